@@ -1,0 +1,1 @@
+//! STREAM payload (stub).

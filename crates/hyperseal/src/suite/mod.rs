@@ -1,0 +1,1 @@
+//! AEAD suites (stub).
