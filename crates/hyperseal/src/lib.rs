@@ -14,6 +14,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod decrypt;
+mod encrypt;
 mod error;
 mod file_key;
 pub mod format;
@@ -21,6 +23,11 @@ pub mod recipient;
 pub mod stream;
 pub mod suite;
 
+pub use decrypt::{decrypt, Decryptor, Source};
+pub use encrypt::{armored, available_threads, encrypt, encrypt_with, Encryptor, Options, SALT_LEN};
 pub use error::Error;
+pub use format::Profile;
+pub use stream::{StreamReader, StreamWriter};
+pub use suite::Suite;
 pub use file_key::FileKey;
 pub use recipient::{Identity, Kind, Recipient};
