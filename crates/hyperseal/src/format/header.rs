@@ -125,6 +125,12 @@ impl Header {
         hmac::verify(&key, &self.mac_input, &self.mac).map_err(|_| Error::HeaderMac)
     }
 
+    /// Bytes of a parsed header on disk (version line through the MAC line).
+    pub fn encode_len(&self) -> usize {
+        // mac_input ends with "---"; then " " + 43 base64 characters + "\n".
+        self.mac_input.len() + 45
+    }
+
     /// Whether this is a passphrase file (a lone passphrase stanza).
     pub fn is_passphrase(&self) -> bool {
         self.stanzas.len() == 1 && matches!(self.stanzas[0].tag.as_str(), "argon2id" | "scrypt")
