@@ -1,0 +1,2 @@
+//! SM4 block cipher with SIMD backends (work in progress).
+#![no_std]
