@@ -62,15 +62,26 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
+    /// An empty batch; slot memory is allocated on first use, so a 1 KB file never pays for a
+    /// 2 MiB buffer.
     pub fn new(layout: &Layout) -> Self {
         Batch {
-            buf: vec![0u8; layout.slots * layout.slot_cap()],
+            buf: Vec::new(),
             lens: Vec::with_capacity(layout.slots),
             out: Vec::with_capacity(layout.slots),
             first: 0,
             last: false,
             failed: None,
         }
+    }
+
+    /// Slot `i`, allocated if needed.
+    pub fn slot_mut(&mut self, i: usize, layout: &Layout) -> &mut [u8] {
+        let cap = layout.slot_cap();
+        if self.buf.len() < (i + 1) * cap {
+            self.buf.resize((i + 1) * cap, 0);
+        }
+        &mut self.buf[i * cap..(i + 1) * cap]
     }
 
     /// Slots whose output may be released.
@@ -81,6 +92,9 @@ impl Batch {
     /// Seals or opens every filled slot, on `pool` when given and worth it.
     pub fn process(&mut self, cipher: &ChunkCipher, layout: &Layout, pool: Option<&rayon::ThreadPool>) {
         let n = self.lens.len();
+        if n > 0 {
+            self.slot_mut(n - 1, layout); // an empty final chunk may never have been touched
+        }
         let (first, last, dir) = (self.first, self.last, layout.dir);
         // Keep a copy of a final ciphertext chunk: if it fails, we explain why from the original.
         let final_copy = (dir == Dir::Open && last && n > 0).then(|| {
@@ -167,8 +181,7 @@ impl Filler {
         b.last = false;
         let stride = layout.in_stride();
         for slot in 0..layout.slots {
-            let start = slot * layout.slot_cap();
-            let dst = &mut b.buf[start..start + stride];
+            let dst = &mut b.slot_mut(slot, layout)[..stride];
             let mut n = 0;
             if let Some(c) = self.carry.take() {
                 dst[0] = c;

@@ -72,7 +72,7 @@ impl<W: Write> Write for StreamWriter<W> {
             return Err(io::Error::other("an earlier write failed"));
         }
         let total = data.len();
-        let (chunk, cap) = (self.layout.chunk, self.layout.slot_cap());
+        let chunk = self.layout.chunk;
         while !data.is_empty() {
             if self.fill == chunk {
                 if self.slot + 1 == self.layout.slots {
@@ -87,8 +87,8 @@ impl<W: Write> Write for StreamWriter<W> {
                 }
             }
             let k = (chunk - self.fill).min(data.len());
-            let at = self.slot * cap + self.fill;
-            self.batch.buf[at..at + k].copy_from_slice(&data[..k]);
+            let (slot, fill) = (self.slot, self.fill);
+            self.batch.slot_mut(slot, &self.layout)[fill..fill + k].copy_from_slice(&data[..k]);
             self.fill += k;
             data = &data[k..];
         }
