@@ -216,3 +216,31 @@ fn parse_recipient_dispatches_and_rejects_garbage() {
     assert!(matches!(parse_recipient("nonsense"), Err(Error::InvalidRecipient(_))));
     assert!(parse_identities("# only a comment\n").is_err());
 }
+
+#[test]
+fn hybrid_decrypts_file_made_by_age() {
+    fixed_vector("age_pq_identity.txt", "age_pq.age");
+}
+
+#[test]
+fn hybrid_interoperates_with_live_age() {
+    live_age_round_trip(Kind::Hybrid);
+}
+
+#[test]
+fn hybrid_public_of_matches_age_keygen() {
+    let text = std::fs::read_to_string(format!("{DATA}age_pq_identity.txt")).unwrap();
+    let expected = text.lines().find_map(|l| l.strip_prefix("# public key: ")).unwrap();
+    assert_eq!(public_of(&text).unwrap(), expected);
+}
+
+#[test]
+fn wrap_all_refuses_postquantum_with_classic() {
+    let pq = parse_recipient(&generate(Kind::Hybrid).unwrap().public).unwrap();
+    let pq2 = parse_recipient(&generate(Kind::Hybrid).unwrap().public).unwrap();
+    let classic = parse_recipient(&generate(Kind::X25519).unwrap().public).unwrap();
+    let fk = FileKey::generate(32);
+    assert!(matches!(wrap_all(&[pq, classic], &fk), Err(Error::IncompatibleRecipients(_))));
+    let pq = parse_recipient(&generate(Kind::Hybrid).unwrap().public).unwrap();
+    assert_eq!(wrap_all(&[pq, pq2], &fk).unwrap().len(), 2);
+}

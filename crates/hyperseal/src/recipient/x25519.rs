@@ -244,7 +244,8 @@ mod tests {
         // upper-case recipient is the same key; mixed case is not bech32
         assert!(X25519Recipient::from_bech32(&k.public.to_ascii_uppercase()).is_ok());
         let mut mixed = k.public.clone();
-        mixed.replace_range(5..6, &mixed[5..6].to_ascii_uppercase());
+        let i = mixed.rfind(|c: char| c.is_ascii_lowercase()).unwrap();
+        mixed.replace_range(i..i + 1, &mixed[i..i + 1].to_ascii_uppercase());
         assert!(X25519Recipient::from_bech32(&mixed).is_err());
         // bad checksum
         let mut bad = k.public.clone().into_bytes();
