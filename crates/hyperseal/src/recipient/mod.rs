@@ -15,11 +15,15 @@ use zeroize::Zeroizing;
 use crate::format::Stanza;
 use crate::{Error, FileKey};
 
+mod bech32_long;
 pub mod hybrid;
 pub mod mlkem1024;
 pub mod passphrase;
 pub mod rsa;
 pub mod x25519;
+mod primitives;
+#[cfg(test)]
+mod tests;
 
 /// Labels a recipient attaches to its stanzas (see the module docs).
 pub type Labels = BTreeSet<String>;
