@@ -1,26 +1,18 @@
-//! (not yet implemented: placeholder so the crate builds while kinds land one by one)
+//! stub until the recipients branch lands
 #![allow(missing_docs, dead_code)]
-use super::{GeneratedKey, Identity, Labels, Recipient};
-use crate::format::Stanza;
-use crate::{Error, FileKey};
-pub const RECIPIENT_HRP: &str = "passphrase-recipient-placeholder";
-pub const IDENTITY_HRP: &str = "PASSPHRASE-IDENTITY-PLACEHOLDER";
-fn todo_err() -> Error { Error::InvalidKey("passphrase: not implemented yet".into()) }
+use super::{Identity, Labels, Recipient};
+use crate::{format::Stanza, Error, FileKey};
+use zeroize::Zeroizing;
 pub struct PassphraseRecipient;
-impl PassphraseRecipient {
-    pub fn from_bech32(_: &str) -> Result<Self, Error> { Err(todo_err()) }
-    pub fn to_bech32(&self) -> String { String::new() }
-}
-impl Recipient for PassphraseRecipient {
-    fn wrap_file_key(&self, _: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> { Err(todo_err()) }
-}
 pub struct PassphraseIdentity;
-impl PassphraseIdentity {
-    pub fn from_bech32(_: &str) -> Result<Self, Error> { Err(todo_err()) }
-    pub fn to_public(&self) -> PassphraseRecipient { PassphraseRecipient }
+impl PassphraseRecipient {
+    pub fn new(_: Zeroizing<String>) -> Self { PassphraseRecipient }
+    pub fn with_params(_: Zeroizing<String>, _m: u32, _t: u32, _p: u32) -> Self { PassphraseRecipient }
+}
+impl PassphraseIdentity { pub fn new(_: Zeroizing<String>) -> Self { PassphraseIdentity } }
+impl Recipient for PassphraseRecipient {
+    fn wrap_file_key(&self, _: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> { unimplemented!() }
 }
 impl Identity for PassphraseIdentity {
     fn unwrap_stanza(&self, _: &Stanza) -> Option<Result<FileKey, Error>> { None }
 }
-pub fn generate() -> Result<GeneratedKey, Error> { Err(todo_err()) }
-
