@@ -15,7 +15,7 @@ use argon2::{Algorithm, Argon2, Params, Version};
 use zeroize::Zeroizing;
 
 use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key, ZERO_NONCE};
-use super::{GeneratedKey, Identity, Labels, Recipient};
+use super::{Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
 
@@ -168,12 +168,6 @@ impl Identity for PassphraseIdentity {
         }
         stanzas.iter().find_map(|s| self.unwrap_stanza(s))
     }
-}
-
-/// Passphrases are not generated key pairs; `hyperseal keygen` has no passphrase kind.
-#[allow(dead_code)]
-fn generate() -> Result<GeneratedKey, Error> {
-    Err(Error::InvalidArgument("passphrases are chosen, not generated".into()))
 }
 
 #[cfg(test)]
