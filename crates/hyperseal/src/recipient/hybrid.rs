@@ -14,7 +14,10 @@
 //! * Stanza: `-> mlkem768x25519 <b64 enc>`, body = the HPKE ciphertext of the file key.
 //! * Bech32 without the 90-character limit; HRPs `age1pq` and `AGE-SECRET-KEY-PQ-`.
 
-use x_wing::{DecapsulationKeyRejectNonContrib, Decapsulator, Encapsulate, EncapsulationKey, KeyExport, KeyInit, TryDecapsulate};
+use x_wing::{
+    DecapsulationKeyRejectNonContrib, Decapsulator, Encapsulate, EncapsulationKey, KeyExport, KeyInit,
+    TryDecapsulate,
+};
 use zeroize::Zeroizing;
 
 use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key, AwsLcRng};

@@ -16,7 +16,9 @@ use ml_kem::ml_kem_1024::{Ciphertext, DecapsulationKey, EncapsulationKey};
 use ml_kem::{Decapsulate, Encapsulate, KeyExport, Seed, TryKeyInit};
 use zeroize::Zeroizing;
 
-use super::primitives::{check_wrapped_len, decode_arg, hkdf_sha256, open_file_key, random, seal_file_key, AwsLcRng, ZERO_NONCE};
+use super::primitives::{
+    check_wrapped_len, decode_arg, hkdf_sha256, open_file_key, random, seal_file_key, AwsLcRng, ZERO_NONCE,
+};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
@@ -174,7 +176,10 @@ mod tests {
 
     fn pair() -> (Mlkem1024Recipient, Mlkem1024Identity) {
         let k = generate().unwrap();
-        (Mlkem1024Recipient::from_bech32(&k.public).unwrap(), Mlkem1024Identity::from_bech32(&k.secret).unwrap())
+        (
+            Mlkem1024Recipient::from_bech32(&k.public).unwrap(),
+            Mlkem1024Identity::from_bech32(&k.secret).unwrap(),
+        )
     }
 
     #[test]
@@ -259,7 +264,9 @@ mod tests {
             fn $name() {
                 let json = wycheproof($file);
                 let (mut valid, mut invalid) = (0, 0);
-                for t in json["testGroups"].as_array().unwrap().iter().flat_map(|g| g["tests"].as_array().unwrap()) {
+                for t in
+                    json["testGroups"].as_array().unwrap().iter().flat_map(|g| g["tests"].as_array().unwrap())
+                {
                     let run = || -> Option<(Vec<u8>, Vec<u8>)> {
                         let seed = Seed::try_from(&h(t, "seed")[..]).ok()?;
                         let dk = ml_kem::DecapsulationKey::<$params>::from_seed(seed);
@@ -278,7 +285,10 @@ mod tests {
                         (got, r) => panic!("tcId {}: expected {r}, got {:?}", t["tcId"], got.is_some()),
                     }
                 }
-                println!(concat!("wycheproof ", $file, ": {} valid matched, {} invalid refused"), valid, invalid);
+                println!(
+                    concat!("wycheproof ", $file, ": {} valid matched, {} invalid refused"),
+                    valid, invalid
+                );
                 assert_eq!(valid + invalid, json["numberOfTests"].as_u64().unwrap() as usize);
             }
         };

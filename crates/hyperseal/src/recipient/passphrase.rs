@@ -68,7 +68,11 @@ pub struct PassphraseRecipient {
 
 impl std::fmt::Debug for PassphraseRecipient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PassphraseRecipient(m={} KiB, t={}, p={}, passphrase redacted)", self.m_kib, self.t, self.p)
+        write!(
+            f,
+            "PassphraseRecipient(m={} KiB, t={}, p={}, passphrase redacted)",
+            self.m_kib, self.t, self.p
+        )
     }
 }
 
@@ -226,7 +230,10 @@ mod tests {
         for (m, t, p) in [("4294967295", "1", "1"), ("64", "17", "1"), ("64", "1", "17")] {
             let mut s = stanzas[0].clone();
             s.args[1..].clone_from_slice(&[m.into(), t.into(), p.into()]);
-            assert!(matches!(identity("pw").unwrap_stanza(&s), Some(Err(Error::WorkFactorTooHigh(_)))), "{m} {t} {p}");
+            assert!(
+                matches!(identity("pw").unwrap_stanza(&s), Some(Err(Error::WorkFactorTooHigh(_)))),
+                "{m} {t} {p}"
+            );
         }
         let mut s = stanzas[0].clone();
         s.args[1] = "128".into();

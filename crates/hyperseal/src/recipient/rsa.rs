@@ -115,7 +115,10 @@ impl RsaIdentity {
         let private = PrivateDecryptingKey::from_pkcs8(&der)
             .map_err(|e| Error::InvalidKey(format!("not an RSA PKCS#8 private key: {e}")))?;
         if private.key_size_bits() < MIN_BITS {
-            return Err(Error::InvalidKey(format!("RSA key of {} bits is too small (minimum {MIN_BITS})", private.key_size_bits())));
+            return Err(Error::InvalidKey(format!(
+                "RSA key of {} bits is too small (minimum {MIN_BITS})",
+                private.key_size_bits()
+            )));
         }
         let key_id = key_id(&spki_der(&private.public_key())?);
         let key = OaepPrivateDecryptingKey::new(private).map_err(|_| Error::Crypto)?;
@@ -135,7 +138,8 @@ impl RsaIdentity {
             .key
             .decrypt(&OAEP_SHA256_MGF1SHA256, &stanza.body, &mut pt, None)
             .map_err(|_| Error::InvalidStanza("rsa-oaep decryption failed".into()))?;
-        FileKey::from_slice(pt).ok_or_else(|| Error::InvalidStanza("rsa-oaep file key must be 16 or 32 bytes".into()))
+        FileKey::from_slice(pt)
+            .ok_or_else(|| Error::InvalidStanza("rsa-oaep file key must be 16 or 32 bytes".into()))
     }
 }
 
@@ -249,7 +253,7 @@ mod tests {
         broken(&|b| b.args[0] = encode_b64(&[0; 7]));
         broken(&|b| b.body.pop().map(drop).unwrap_or(()));
         broken(&|b| b.body[100] ^= 1); // tampered: our key id, so a definite error
-        // OAEP of a 20-byte key decrypts but is not a file key
+                                       // OAEP of a 20-byte key decrypts but is not a file key
         let mut ct = vec![0u8; 384];
         let n = r.key.encrypt(&OAEP_SHA256_MGF1SHA256, &[7; 20], &mut ct, None).unwrap().len();
         broken(&|b| b.body = ct[..n].to_vec());
@@ -263,7 +267,8 @@ mod tests {
         let pem = pem_encode("PRIVATE KEY", small.as_der().unwrap().as_ref());
         assert!(RsaIdentity::from_pkcs8_pem(&pem).is_err());
         assert!(RsaRecipient::from_spki_pem(&key(3072).secret).is_err(), "a private PEM is not a recipient");
-        assert!(RsaRecipient::from_spki_pem("-----BEGIN PUBLIC KEY-----\n!!\n-----END PUBLIC KEY-----\n").is_err());
+        assert!(RsaRecipient::from_spki_pem("-----BEGIN PUBLIC KEY-----\n!!\n-----END PUBLIC KEY-----\n")
+            .is_err());
         assert!(generate(2048).is_err());
         let id = RsaIdentity::from_pkcs8_pem(&key(3072).secret).unwrap();
         assert!(format!("{id:?}").contains("redacted"));
@@ -317,11 +322,13 @@ mod tests {
                 "{}/../../vectors/wycheproof/rsa_oaep_{bits}_sha256_mgf1sha256_test.json",
                 env!("CARGO_MANIFEST_DIR")
             );
-            let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
             let (mut valid, mut invalid, mut labelled) = (0, 0, 0);
             for g in json["testGroups"].as_array().unwrap() {
                 let der = hex::decode(g["privateKeyPkcs8"].as_str().unwrap()).unwrap();
-                let key = OaepPrivateDecryptingKey::new(PrivateDecryptingKey::from_pkcs8(&der).unwrap()).unwrap();
+                let key =
+                    OaepPrivateDecryptingKey::new(PrivateDecryptingKey::from_pkcs8(&der).unwrap()).unwrap();
                 for t in g["tests"].as_array().unwrap() {
                     let h = |k: &str| hex::decode(t[k].as_str().unwrap()).unwrap();
                     let (msg, ct, label) = (h("msg"), h("ct"), h("label"));
