@@ -132,7 +132,7 @@ impl HybridIdentity {
 
     /// The `AGE-SECRET-KEY-PQ-1…` encoding (upper case, as age writes it).
     pub fn to_bech32(&self) -> Zeroizing<String> {
-        Zeroizing::new(bech32_long::encode(SECRET_HRP, &self.seed[..]).to_ascii_uppercase())
+        bech32_long::encode_secret(SECRET_HRP, &self.seed[..])
     }
 
     /// The matching recipient.

@@ -132,7 +132,7 @@ impl Mlkem1024Identity {
 
     /// The `HS-MLKEM1024-SECRET-KEY-1…` encoding (upper case, like age's secret keys).
     pub fn to_bech32(&self) -> Zeroizing<String> {
-        Zeroizing::new(bech32_long::encode(SECRET_HRP, &self.seed[..]).to_ascii_uppercase())
+        bech32_long::encode_secret(SECRET_HRP, &self.seed[..])
     }
 
     /// The matching recipient.

@@ -112,7 +112,7 @@ impl X25519Identity {
 
     /// The `AGE-SECRET-KEY-1…` encoding (upper case, as age writes it).
     pub fn to_bech32(&self) -> Zeroizing<String> {
-        Zeroizing::new(bech32_long::encode(SECRET_HRP, &self.secret[..]).to_ascii_uppercase())
+        bech32_long::encode_secret(SECRET_HRP, &self.secret[..])
     }
 
     /// The matching recipient.
