@@ -23,7 +23,7 @@ pub mod recipient;
 pub mod stream;
 pub mod suite;
 
-pub use decrypt::{decrypt, Decryptor, Source};
+pub use decrypt::{decrypt, decrypt_slice, Decryptor, Source};
 pub use encrypt::{armored, available_threads, encrypt, encrypt_with, Encryptor, Options, SALT_LEN};
 pub use error::Error;
 pub use format::Profile;

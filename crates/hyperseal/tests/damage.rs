@@ -31,6 +31,11 @@ fn all_paths_fail(ct: &[u8]) -> Vec<String> {
         r.read_to_end(&mut out).map_err(Error::from_io)
     });
     errors.push(format!("{:?}", r.expect_err("reader accepted damaged file")));
+    let r = hyperseal::decrypt(&identities(), ct);
+    errors.push(format!("{:?}", r.expect_err("one-shot accepted damaged file")));
+    let mut sink = Vec::new();
+    let r = hyperseal::decrypt_slice(&identities(), ct, &mut sink, 2, None);
+    errors.push(format!("{:?}", r.expect_err("slice path accepted damaged file")));
     errors
 }
 

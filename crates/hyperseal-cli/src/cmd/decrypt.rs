@@ -55,7 +55,7 @@ pub fn run(a: DecryptArgs) -> Result<()> {
 
     let input = Input::open(a.input.as_deref())?;
     let (size, path) = (input.size, input.path.clone());
-    let random_access = a.offset.is_some() || a.length.is_some();
+    let random_access = random_access_wanted(&a);
     if random_access && size.is_none() {
         return Err(hint("--offset/--length need a regular input file", "decrypt the whole stream instead"));
     }
@@ -102,4 +102,8 @@ pub fn run(a: DecryptArgs) -> Result<()> {
     }
     output.flush()?;
     output.commit()
+}
+
+fn random_access_wanted(a: &DecryptArgs) -> bool {
+    a.offset.is_some() || a.length.is_some()
 }

@@ -114,13 +114,15 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         }
     };
     let progress_ref: &(dyn Fn(u64) + Sync) = &progress;
+    // read(2) into the pipeline rather than mmap: a mapping of the whole input would count
+    // towards the resident set and break the constant-memory guarantee on large files.
+    let run = |sink: &mut (dyn std::io::Write + Send)| enc.encrypt_stream(&mut input.reader, sink, Some(progress_ref));
     if a.armor {
         let mut w = hyperseal::armored(&mut output, opts.profile);
-        let mut sink: &mut (dyn std::io::Write + Send) = &mut w;
-        enc.encrypt_stream(&mut input.reader, &mut sink, Some(progress_ref))?;
+        run(&mut w)?;
         w.finish()?;
     } else {
-        enc.encrypt_stream(&mut input.reader, &mut output, Some(progress_ref))?;
+        run(&mut output)?;
     }
     if let Some(b) = bar {
         b.finish_and_clear();

@@ -106,4 +106,21 @@ impl ChunkKey {
             .map(|_| ())
             .map_err(|_| ())
     }
+
+    /// Seals `pt` into `out` (`pt.len() + 16` bytes: ciphertext ‖ tag) without touching `pt`, so
+    /// a memory-mapped or borrowed input needs no copy.
+    pub(crate) fn seal_to(&self, nonce: [u8; 12], pt: &[u8], out: &mut [u8]) {
+        let (ct, tag) = out.split_at_mut(pt.len());
+        self.0
+            .seal_out_of_place_scatter(Nonce::assume_unique_for_key(nonce), Aad::empty(), pt, ct, &[], tag)
+            .expect("AEAD seal cannot fail for chunk-sized inputs");
+    }
+
+    /// Opens `input` (ciphertext ‖ tag) into `out` (`input.len() - 16` bytes).
+    pub(crate) fn open_to(&self, nonce: [u8; 12], input: &[u8], out: &mut [u8]) -> Result<(), ()> {
+        let (ct, tag) = input.split_at(input.len() - TAG_LEN);
+        self.0
+            .open_separate_gather(Nonce::assume_unique_for_key(nonce), Aad::empty(), ct, tag, out)
+            .map_err(|_| ())
+    }
 }
