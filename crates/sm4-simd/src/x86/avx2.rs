@@ -192,6 +192,8 @@ macro_rules! avx2_backend {
             /// functions after run-time feature detection (see `lib.rs`).
             pub(crate) struct Backend<'a> {
                 pub(crate) rk: &'a [u32; 32],
+                /// Round keys for `aesni::crypt1` (`fused_round_keys`).
+                pub(crate) fk: &'a [u32; 32],
             }
 
             impl BlockSizeUser for Backend<'_> {
@@ -207,7 +209,7 @@ macro_rules! avx2_backend {
                 fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
                     let mut b: [u8; 16] = (*block.get_in()).into();
                     // SAFETY: this backend's features imply SSSE3 + AES-NI.
-                    unsafe { aesni::crypt1(self.rk, &mut b) };
+                    unsafe { aesni::crypt1(self.fk, &mut b) };
                     block.get_out().copy_from_slice(&b);
                 }
 
