@@ -6,8 +6,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use sm4_simd::aes_gcm::{AeadInOut, AesGcm};
 use sm4_simd::cipher::{
     consts::{U12, U16},
-    Array, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt,
-    BlockSizeUser, InnerIvInit, KeyInit, StreamCipher,
+    Array, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, BlockSizeUser,
+    InnerIvInit, KeyInit, StreamCipher,
 };
 use sm4_simd::{Backend, Sm4};
 use std::hint::black_box;
@@ -55,9 +55,7 @@ fn run_all<C: Impl>(c: &mut Criterion, name: &str, cipher: C) {
     });
     let gcm = AesGcm::<C, U12>::from(cipher.clone());
     group.bench_function(BenchmarkId::new("gcm-seal", name), |b| {
-        b.iter(|| {
-            gcm.encrypt_inout_detached(&[7u8; 12].into(), b"", black_box(&mut buf[..]).into()).unwrap()
-        })
+        b.iter(|| gcm.encrypt_inout_detached(&[7u8; 12].into(), b"", black_box(&mut buf[..]).into()).unwrap())
     });
     group.finish();
 }

@@ -5,8 +5,8 @@
 
 use sm4_simd::aes_gcm::{AeadInOut, AesGcm};
 use sm4_simd::cipher::{
-    consts::U12, Array, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt,
-    BlockModeEncrypt, InnerIvInit, KeyInit, StreamCipher,
+    consts::U12, Array, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt,
+    InnerIvInit, KeyInit, StreamCipher,
 };
 use sm4_simd::{Backend, Sm4};
 
@@ -43,11 +43,8 @@ impl Rng {
 fn lengths(rng: &mut Rng) -> Vec<usize> {
     let mut v: Vec<usize> = (0..=300).collect();
     v.extend((0..40).map(|_| rng.below(70_000)));
-    let big: &[usize] = if cfg!(debug_assertions) {
-        &[(1 << 20) + 13]
-    } else {
-        &[(1 << 20) + 13, (3 << 20) + 5, 4 << 20]
-    };
+    let big: &[usize] =
+        if cfg!(debug_assertions) { &[(1 << 20) + 13] } else { &[(1 << 20) + 13, (3 << 20) + 5, 4 << 20] };
     v.extend_from_slice(big);
     v
 }
@@ -110,9 +107,11 @@ fn check_backend(backend: Backend) {
             ctr_iv[8..].copy_from_slice(&(u64::MAX - rng.below(40) as u64).to_be_bytes());
             let mut a = buf.clone();
             let mut b = msg.to_vec();
-            let core = ctr::CtrCore::<Sm4, ctr::flavors::Ctr128BE>::inner_iv_init(ours.clone(), &ctr_iv.into());
+            let core =
+                ctr::CtrCore::<Sm4, ctr::flavors::Ctr128BE>::inner_iv_init(ours.clone(), &ctr_iv.into());
             ctr::Ctr128BE::from_core(core).apply_keystream(&mut a[off..]);
-            let core = ctr::CtrCore::<RefSm4, ctr::flavors::Ctr128BE>::inner_iv_init(theirs.clone(), &ctr_iv.into());
+            let core =
+                ctr::CtrCore::<RefSm4, ctr::flavors::Ctr128BE>::inner_iv_init(theirs.clone(), &ctr_iv.into());
             ctr::Ctr128BE::from_core(core).apply_keystream(&mut b);
             assert!(a[off..] == b[..], "{backend} CTR len={len}");
         }
@@ -132,8 +131,7 @@ fn check_backend(backend: Backend) {
                 .unwrap();
             assert!(a[off..] == b[..] && ta == tb, "{backend} GCM seal len={len}");
             let gcm = AesGcm::<Sm4, U12>::from(ours.clone());
-            gcm.decrypt_inout_detached(&nonce.into(), aad, (&mut a[off..]).into(), &ta)
-                .unwrap();
+            gcm.decrypt_inout_detached(&nonce.into(), aad, (&mut a[off..]).into(), &ta).unwrap();
             assert!(a[off..] == *msg, "{backend} GCM open len={len}");
         }
     }

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 use sm4_simd::aes_gcm::{AeadInOut, AesGcm};
+use sm4_simd::cipher::array::ArraySize;
 use sm4_simd::cipher::consts::*;
 use sm4_simd::cipher::typenum::Unsigned;
-use sm4_simd::cipher::array::ArraySize;
 use sm4_simd::{Backend, Sm4};
 
 const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vectors/wycheproof/sm4_gcm_test.json");
@@ -47,7 +47,9 @@ fn run_any(cipher: &Sm4, c: &Case) -> Option<(Vec<u8>, Vec<u8>, bool)> {
             }
         };
     }
-    sizes!(U1, U2, U3, U4, U5, U6, U7, U8, U9, U10, U11, U12, U13, U14, U15, U16, U20, U24, U32, U64, U128, U257)
+    sizes!(
+        U1, U2, U3, U4, U5, U6, U7, U8, U9, U10, U11, U12, U13, U14, U15, U16, U20, U24, U32, U64, U128, U257
+    )
 }
 
 fn hex(v: &Value, k: &str) -> Vec<u8> {

@@ -17,8 +17,7 @@ use cipher::{
     array::Array,
     consts::{U16, U8},
     inout::{InOut, InOutBuf},
-    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, ParBlocks,
-    ParBlocksSizeUser,
+    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, ParBlocks, ParBlocksSizeUser,
 };
 
 /// Shuffle patterns and tables, loaded into registers once per call.
@@ -79,10 +78,7 @@ fn t(x: __m128i, k: &Consts) -> __m128i {
     let y = _mm_aesenclast_si128(_mm_shuffle_epi8(y, k.isr), _mm_setzero_si128());
     let s = nibble_map(y, k.post_lo, k.post_hi, k.mask);
     // L(s) = s ^ rol24(s) ^ rol2(s ^ rol8(s) ^ rol16(s))
-    let a = _mm_xor_si128(
-        _mm_xor_si128(s, _mm_shuffle_epi8(s, k.rol8)),
-        _mm_shuffle_epi8(s, k.rol16),
-    );
+    let a = _mm_xor_si128(_mm_xor_si128(s, _mm_shuffle_epi8(s, k.rol8)), _mm_shuffle_epi8(s, k.rol16));
     let a = _mm_or_si128(_mm_slli_epi32::<2>(a), _mm_srli_epi32::<30>(a));
     _mm_xor_si128(_mm_xor_si128(s, _mm_shuffle_epi8(s, k.rol24)), a)
 }
@@ -269,9 +265,9 @@ impl Backend<'_> {
         match blocks.len() {
             0 => {}
             1 => self.one(blocks.get(0)),
-            // SAFETY: lengths fit the padded buffers; features detected.
+            // SAFETY: 2..=4 blocks fit the 4-block batch; features detected.
             2..=4 => unsafe { crypt_padded::<1>(self.rk, blocks) },
-            // SAFETY: as above (`tail` is only called with len < 8).
+            // SAFETY: `tail` is only called with len < 8; features detected.
             _ => unsafe { crypt_padded::<2>(self.rk, blocks) },
         }
     }

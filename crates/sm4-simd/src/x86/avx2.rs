@@ -20,7 +20,9 @@ macro_rules! avx2_backend {
             #[cfg(target_arch = "x86_64")]
             use core::arch::x86_64::*;
 
-            use crate::x86::{aesni, BSWAP32, INV_SHIFT_ROWS, POST_HI, POST_LO, PRE_HI, PRE_LO, ROL16, ROL24, ROL8};
+            use crate::x86::{
+                aesni, BSWAP32, INV_SHIFT_ROWS, POST_HI, POST_LO, PRE_HI, PRE_LO, ROL16, ROL24, ROL8,
+            };
             use cipher::{
                 array::Array,
                 consts::U16,
@@ -172,7 +174,10 @@ macro_rules! avx2_backend {
             /// `blocks.len() <= 8 * G <= 16`; CPU features of this module.
             #[inline]
             #[target_feature(enable = $features)]
-            unsafe fn crypt_padded<const G: usize>(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Array<u8, U16>>) {
+            unsafe fn crypt_padded<const G: usize>(
+                rk: &[u32; 32],
+                mut blocks: InOutBuf<'_, '_, Array<u8, U16>>,
+            ) {
                 let n = blocks.len();
                 debug_assert!(n <= 8 * G && G <= 2);
                 let mut buf = [[0u8; 16]; 16];
@@ -224,13 +229,14 @@ macro_rules! avx2_backend {
 
                 #[inline(always)]
                 fn tail(&self, mut blocks: InOutBuf<'_, '_, Block<Self>>) {
-                    // SAFETY (all arms): lengths fit the padded buffers and the
-                    // features (which imply SSSE3 + AES-NI) were detected.
                     match blocks.len() {
                         0 => {}
                         1 => self.one(blocks.get(0)),
+                        // SAFETY: 2..=4 blocks fit; features imply SSSE3 + AES-NI.
                         2..=4 => unsafe { aesni::crypt_padded::<1>(self.rk, blocks) },
+                        // SAFETY: 5..=8 blocks fit 8; this module's features were detected.
                         5..=8 => unsafe { crypt_padded::<1>(self.rk, blocks) },
+                        // SAFETY: `tail` gets < 16 blocks, which fit 16; features detected.
                         _ => unsafe { crypt_padded::<2>(self.rk, blocks) },
                     }
                 }
@@ -269,21 +275,13 @@ macro_rules! avx2_backend {
     };
 }
 
-avx2_backend!(
-    vaes,
-    "avx2,aes,vaes",
-    "AVX2 + VAES: one 256-bit `vaesenclast` per S-box layer.",
-    |y| _mm256_aesenclast_epi128(y, _mm256_setzero_si256())
-);
+avx2_backend!(vaes, "avx2,aes,vaes", "AVX2 + VAES: one 256-bit `vaesenclast` per S-box layer.", |y| {
+    _mm256_aesenclast_epi128(y, _mm256_setzero_si256())
+});
 
-avx2_backend!(
-    split,
-    "avx2,aes",
-    "AVX2 + AES-NI: S-box layer as two 128-bit `aesenclast`.",
-    |y| {
-        let z = _mm_setzero_si128();
-        let lo = _mm_aesenclast_si128(_mm256_castsi256_si128(y), z);
-        let hi = _mm_aesenclast_si128(_mm256_extracti128_si256::<1>(y), z);
-        _mm256_set_m128i(hi, lo)
-    }
-);
+avx2_backend!(split, "avx2,aes", "AVX2 + AES-NI: S-box layer as two 128-bit `aesenclast`.", |y| {
+    let z = _mm_setzero_si128();
+    let lo = _mm_aesenclast_si128(_mm256_castsi256_si128(y), z);
+    let hi = _mm_aesenclast_si128(_mm256_extracti128_si256::<1>(y), z);
+    _mm256_set_m128i(hi, lo)
+});
