@@ -33,7 +33,8 @@ fn stderr(o: &Output) -> String {
 }
 
 fn only_files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let mut v: Vec<String> =
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     v.sort();
     v
 }
@@ -106,7 +107,8 @@ fn stdin_to_stdout_and_random_access() {
     assert_eq!(pt.stdout, data);
     let f = d.path().join("ra.hs");
     fs::write(&f, &ct.stdout).unwrap();
-    let part = hs(&["decrypt", "-i", &key, "--offset", "16380", "--length", "40000", f.to_str().unwrap()], None);
+    let part =
+        hs(&["decrypt", "-i", &key, "--offset", "16380", "--length", "40000", f.to_str().unwrap()], None);
     assert!(part.status.success(), "{}", stderr(&part));
     assert_eq!(part.stdout, data[16380..56380]);
     // Random access needs a file.
@@ -121,7 +123,19 @@ fn damaged_file_leaves_nothing_behind() {
     let input = d.path().join("in");
     fs::write(&input, vec![7u8; 100_000]).unwrap();
     let enc = d.path().join("in.hs");
-    ok(&hs(&["encrypt", "-r", &public, "--chunk-size", "16K", "-o", enc.to_str().unwrap(), input.to_str().unwrap()], None));
+    ok(&hs(
+        &[
+            "encrypt",
+            "-r",
+            &public,
+            "--chunk-size",
+            "16K",
+            "-o",
+            enc.to_str().unwrap(),
+            input.to_str().unwrap(),
+        ],
+        None,
+    ));
     let mut bytes = fs::read(&enc).unwrap();
     let n = bytes.len();
     bytes[n - 40_000] ^= 1;
@@ -158,11 +172,17 @@ fn refuses_to_overwrite_and_wrong_key_hints() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("already exists") && stderr(&o).contains("--force"));
     assert_eq!(fs::read(&existing).unwrap(), b"keep me");
-    ok(&hs(&["decrypt", "-i", &key, "--force", "-o", existing.to_str().unwrap(), enc.to_str().unwrap()], None));
+    ok(&hs(
+        &["decrypt", "-i", &key, "--force", "-o", existing.to_str().unwrap(), enc.to_str().unwrap()],
+        None,
+    ));
     assert_eq!(fs::read(&existing).unwrap(), b"secret");
     let o = hs(&["decrypt", "-i", &other, enc.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o).lines().next().unwrap(), "hyperseal: error: no identity matched any of the file's recipients");
+    assert_eq!(
+        stderr(&o).lines().next().unwrap(),
+        "hyperseal: error: no identity matched any of the file's recipients"
+    );
     let o = hs(&["decrypt", "-i", &key], Some(b"garbage that is not a file\n"));
     assert!(stderr(&o).starts_with("hyperseal: error: unknown file format"), "{}", stderr(&o));
 }
@@ -172,8 +192,12 @@ fn inspect_reports_without_secrets() {
     let d = tempfile::tempdir().unwrap();
     let (_, public) = keypair(d.path(), "hybrid");
     let enc = d.path().join("f.hs");
-    ok(&hs(&["encrypt", "-r", &public, "--suite", "chacha20-poly1305", "-o", enc.to_str().unwrap()], Some(&[1u8; 70_000])));
-    let j: serde_json::Value = serde_json::from_str(&ok(&hs(&["inspect", "--json", enc.to_str().unwrap()], None))).unwrap();
+    ok(&hs(
+        &["encrypt", "-r", &public, "--suite", "chacha20-poly1305", "-o", enc.to_str().unwrap()],
+        Some(&[1u8; 70_000]),
+    ));
+    let j: serde_json::Value =
+        serde_json::from_str(&ok(&hs(&["inspect", "--json", enc.to_str().unwrap()], None))).unwrap();
     assert_eq!(j["suite"], "chacha20-poly1305");
     assert_eq!(j["chunk_size"], 65536);
     assert_eq!(j["recipients"]["mlkem768x25519"], 1);
@@ -246,8 +270,12 @@ fn passphrase_files() {
     let wrong = d.path().join("wrong");
     fs::write(&wrong, "incorrect horse\n").unwrap();
     let enc = d.path().join("p.hs");
-    ok(&hs(&["encrypt", "--passphrase-file", pass.to_str().unwrap(), "-o", enc.to_str().unwrap()], Some(b"by passphrase")));
-    let j: serde_json::Value = serde_json::from_str(&ok(&hs(&["inspect", "--json", enc.to_str().unwrap()], None))).unwrap();
+    ok(&hs(
+        &["encrypt", "--passphrase-file", pass.to_str().unwrap(), "-o", enc.to_str().unwrap()],
+        Some(b"by passphrase"),
+    ));
+    let j: serde_json::Value =
+        serde_json::from_str(&ok(&hs(&["inspect", "--json", enc.to_str().unwrap()], None))).unwrap();
     assert_eq!(j["recipients"]["argon2id"], 1);
     let out = hs(&["decrypt", "--passphrase-file", pass.to_str().unwrap(), enc.to_str().unwrap()], None);
     assert_eq!(ok(&out), "by passphrase");

@@ -48,7 +48,9 @@ impl<R: Read + Seek> Seek for Source<R> {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
         match self {
             Source::Plain(r) => r.seek(pos),
-            Source::Armored(_) => Err(io::Error::new(io::ErrorKind::Unsupported, "cannot seek in an armored file")),
+            Source::Armored(_) => {
+                Err(io::Error::new(io::ErrorKind::Unsupported, "cannot seek in an armored file"))
+            }
         }
     }
 }
@@ -117,11 +119,12 @@ impl<R: Read> Decryptor<R> {
         R: Send,
     {
         let cipher = self.cipher(identities)?;
-        let n = stream::decrypt_pipeline(&cipher, &mut self.source, output, self.threads, progress)
-            .map_err(|e| match e {
+        let n = stream::decrypt_pipeline(&cipher, &mut self.source, output, self.threads, progress).map_err(
+            |e| match e {
                 Error::Io(e) => Error::from_io(e),
                 e => e,
-            })?;
+            },
+        )?;
         output.flush()?;
         Ok(n)
     }
@@ -148,7 +151,10 @@ fn payload_cipher(header: &Header, file_key: &FileKey, salt: &[u8]) -> Result<Ch
 }
 
 /// Parses a binary (non-armored) file held in memory: header, payload cipher, payload bytes.
-fn open_slice<'a>(identities: &[Box<dyn Identity>], file: &'a [u8]) -> Result<(ChunkCipher, &'a [u8]), Error> {
+fn open_slice<'a>(
+    identities: &[Box<dyn Identity>],
+    file: &'a [u8],
+) -> Result<(ChunkCipher, &'a [u8]), Error> {
     let mut rest = file;
     let header = Header::read_from(&mut rest)?;
     let file_key = unwrap_file_key(&header, identities)?;

@@ -69,7 +69,10 @@ impl Encryptor {
     /// Encrypts to one or more recipients.
     pub fn with_recipients(recipients: &[Box<dyn Recipient>], opts: Options) -> Result<Self, Error> {
         if !opts.suite.is_available() {
-            return Err(Error::InvalidArgument(format!("suite {} is not available in this build", opts.suite)));
+            return Err(Error::InvalidArgument(format!(
+                "suite {} is not available in this build",
+                opts.suite
+            )));
         }
         let file_key = FileKey::generate(opts.profile.file_key_len());
         let stanzas = wrap_all(recipients, &file_key)?;
@@ -136,7 +139,11 @@ pub fn encrypt(recipients: &[Box<dyn Recipient>], plaintext: &[u8]) -> Result<Ve
 }
 
 /// One-shot with explicit options.
-pub fn encrypt_with(recipients: &[Box<dyn Recipient>], opts: Options, plaintext: &[u8]) -> Result<Vec<u8>, Error> {
+pub fn encrypt_with(
+    recipients: &[Box<dyn Recipient>],
+    opts: Options,
+    plaintext: &[u8],
+) -> Result<Vec<u8>, Error> {
     let enc = Encryptor::with_recipients(recipients, opts)?;
     // Seal straight into the final buffer: one pass over the data, no intermediate copies.
     let mut out = Vec::with_capacity(enc.header_len() + stream::sealed_len(&enc.cipher, plaintext.len()));

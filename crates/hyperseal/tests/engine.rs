@@ -6,7 +6,9 @@ mod common;
 use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 
 use common::{data, identities, recipients};
-use hyperseal::stream::{decrypt_pipeline, encrypt_pipeline, open_into, seal_into, sealed_len, ChunkCipher, StreamWriter};
+use hyperseal::stream::{
+    decrypt_pipeline, encrypt_pipeline, open_into, seal_into, sealed_len, ChunkCipher, StreamWriter,
+};
 use hyperseal::{Decryptor, Options, Profile, Suite};
 use zeroize::Zeroizing;
 
@@ -47,7 +49,8 @@ fn output_is_identical_for_every_thread_count_and_api() {
 
 fn encrypted(n: usize) -> (Vec<u8>, Vec<u8>) {
     let pt = data(n, 11);
-    let opts = Options { profile: Profile::Hyperseal, suite: Suite::Aes256Gcm, chunk_size: 16 << 10, threads: 2 };
+    let opts =
+        Options { profile: Profile::Hyperseal, suite: Suite::Aes256Gcm, chunk_size: 16 << 10, threads: 2 };
     (hyperseal::encrypt_with(&recipients(), opts, &pt).unwrap(), pt)
 }
 

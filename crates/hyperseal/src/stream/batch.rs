@@ -125,7 +125,8 @@ impl Batch {
             std::thread::scope(|s| {
                 let mut parts = buf.chunks_mut(per * cap).enumerate();
                 let (_, head) = parts.next().expect("n > 1");
-                let handles: Vec<_> = parts.map(|(g, region)| s.spawn(move || run(g * per, region))).collect();
+                let handles: Vec<_> =
+                    parts.map(|(g, region)| s.spawn(move || run(g * per, region))).collect();
                 let mut all = run(0, head);
                 for h in handles {
                     all.extend(h.join().expect("crypto worker panicked"));

@@ -16,12 +16,12 @@ mod reader;
 mod slice;
 mod writer;
 
+pub(crate) use batch::read_full as read_exact_or_eof;
 pub use pipeline::{decrypt_pipeline, encrypt_pipeline, Progress};
 pub use reader::StreamReader;
-pub use slice::{open_into, seal_into, sealed_len};
 pub(crate) use slice::stream_slice;
+pub use slice::{open_into, seal_into, sealed_len};
 pub use writer::StreamWriter;
-pub(crate) use batch::read_full as read_exact_or_eof;
 
 use zeroize::Zeroizing;
 
@@ -40,9 +40,7 @@ pub fn check_chunk_size(n: usize) -> Result<(), Error> {
     if n.is_power_of_two() && (MIN_CHUNK..=MAX_CHUNK).contains(&n) {
         Ok(())
     } else {
-        Err(Error::InvalidArgument(format!(
-            "chunk size {n} must be a power of two from 16 KiB to 16 MiB"
-        )))
+        Err(Error::InvalidArgument(format!("chunk size {n} must be a power of two from 16 KiB to 16 MiB")))
     }
 }
 

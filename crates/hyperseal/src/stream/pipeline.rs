@@ -6,8 +6,8 @@
 //! is also the last one (anything up to one batch, 2 MiB at the default chunk size) it is
 //! processed right there — split over the threads only when it holds more than one chunk.
 
-use std::io::{Read, Write};
 use std::collections::BTreeMap;
+use std::io::{Read, Write};
 use std::sync::mpsc::sync_channel;
 use std::sync::Mutex;
 use std::thread;

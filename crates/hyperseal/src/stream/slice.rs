@@ -62,7 +62,14 @@ impl Shape {
 }
 
 /// Seals or opens chunks `a..b` into `out`; on failure, the failing chunk's error.
-fn run_chunks(cipher: &ChunkCipher, s: &Shape, input: &[u8], a: usize, b: usize, out: &mut [u8]) -> Result<(), Error> {
+fn run_chunks(
+    cipher: &ChunkCipher,
+    s: &Shape,
+    input: &[u8],
+    a: usize,
+    b: usize,
+    out: &mut [u8],
+) -> Result<(), Error> {
     let mut at = 0;
     for i in a..b {
         let last = i + 1 == s.chunks;
@@ -115,7 +122,7 @@ fn split(cipher: &ChunkCipher, s: &Shape, input: &[u8], out: &mut [u8], threads:
             handles.push(scope.spawn(move || run_chunks(cipher, s, input, a, b, mine)));
         }
         // Report the earliest failing chunk, as the sequential path would.
-        handles.into_iter().map(|h| h.join().expect("crypto worker panicked")).collect()
+        handles.into_iter().try_for_each(|h| h.join().expect("crypto worker panicked"))
     })
 }
 

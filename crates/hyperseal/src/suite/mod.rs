@@ -48,14 +48,17 @@ impl Suite {
     pub fn default_for_cpu() -> Suite {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("aes") && std::arch::is_x86_feature_detected!("pclmulqdq") {
+            if std::arch::is_x86_feature_detected!("aes") && std::arch::is_x86_feature_detected!("pclmulqdq")
+            {
                 return Suite::Aes256Gcm;
             }
             Suite::ChaCha20Poly1305
         }
         #[cfg(target_arch = "aarch64")]
         {
-            if std::arch::is_aarch64_feature_detected!("aes") && std::arch::is_aarch64_feature_detected!("pmull") {
+            if std::arch::is_aarch64_feature_detected!("aes")
+                && std::arch::is_aarch64_feature_detected!("pmull")
+            {
                 return Suite::Aes256Gcm;
             }
             Suite::ChaCha20Poly1305
