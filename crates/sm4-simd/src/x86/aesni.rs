@@ -74,8 +74,10 @@ fn nibble_map(x: __m128i, lo_t: __m128i, hi_t: __m128i, mask: __m128i) -> __m128
 #[inline]
 #[target_feature(enable = "ssse3,aes")]
 fn t(x: __m128i, k: &Consts) -> __m128i {
-    let y = nibble_map(x, k.pre_lo, k.pre_hi, k.mask);
-    let y = _mm_aesenclast_si128(_mm_shuffle_epi8(y, k.isr), _mm_setzero_si128());
+    // Inverse ShiftRows first: the pre-map is bytewise, so it commutes with
+    // the byte permutation, and LLVM then keeps it a single shuffle.
+    let x = _mm_shuffle_epi8(x, k.isr);
+    let y = _mm_aesenclast_si128(nibble_map(x, k.pre_lo, k.pre_hi, k.mask), _mm_setzero_si128());
     let s = nibble_map(y, k.post_lo, k.post_hi, k.mask);
     // L(s) = s ^ rol24(s) ^ rol2(s ^ rol8(s) ^ rol16(s))
     let a = _mm_xor_si128(_mm_xor_si128(s, _mm_shuffle_epi8(s, k.rol8)), _mm_shuffle_epi8(s, k.rol16));

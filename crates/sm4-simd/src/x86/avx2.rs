@@ -91,8 +91,10 @@ macro_rules! avx2_backend {
             #[inline]
             #[target_feature(enable = $features)]
             fn t(x: __m256i, k: &Consts) -> __m256i {
-                let y = nibble_map(x, k.pre_lo, k.pre_hi, k.mask);
-                let y = aes_last(_mm256_shuffle_epi8(y, k.isr));
+                // Inverse ShiftRows first: the pre-map is bytewise, so it
+                // commutes with the byte permutation (one shuffle, not two).
+                let x = _mm256_shuffle_epi8(x, k.isr);
+                let y = aes_last(nibble_map(x, k.pre_lo, k.pre_hi, k.mask));
                 let s = nibble_map(y, k.post_lo, k.post_hi, k.mask);
                 // L(s) = s ^ rol24(s) ^ rol2(s ^ rol8(s) ^ rol16(s))
                 let a = _mm256_xor_si256(
