@@ -127,8 +127,8 @@ fn split(cipher: &ChunkCipher, s: &Shape, input: &[u8], out: &mut [u8], threads:
 }
 
 /// Seals (or opens) `input` onto `output` window by window on `threads` workers, writing in
-/// order; an opened window is written only if all its chunks authenticated. Returns the input
-/// bytes consumed.
+/// order; an opened window is written only if all its chunks authenticated. Returns the
+/// plaintext length.
 pub(crate) fn stream_slice(
     cipher: &ChunkCipher,
     seal: bool,
@@ -151,7 +151,11 @@ pub(crate) fn stream_slice(
         }
     };
     let threads = threads.clamp(1, windows);
-    let mut done = 0u64;
+    let (mut done, mut plain) = (0u64, 0u64);
+    let plain_bytes = |k: usize| {
+        let (a, b) = span(k);
+        if seal { in_bytes(k) } else { s.out_span(a, b) as u64 }
+    };
     if threads == 1 {
         let mut buf = vec![0u8; s.out_span(0, w.min(s.chunks))];
         for k in 0..windows {
@@ -160,9 +164,10 @@ pub(crate) fn stream_slice(
             run_chunks(cipher, &s, input, a, b, &mut buf[..n])?;
             output.write_all(&buf[..n])?;
             done += in_bytes(k);
+            plain += plain_bytes(k);
             report(done);
         }
-        return Ok(done);
+        return Ok(plain);
     }
     let next = AtomicUsize::new(0);
     let (free_tx, free_rx) = sync_channel::<Vec<u8>>(threads + 2);
@@ -200,12 +205,13 @@ pub(crate) fn stream_slice(
                     let (a, b) = span(want);
                     output.write_all(&buf[..s.out_span(a, b)])?;
                     done += in_bytes(want);
+                    plain += plain_bytes(want);
                     report(done);
                     want += 1;
                     let _ = free_tx.send(buf);
                 }
             }
-            Ok(done)
+            Ok(plain)
         })();
         // On error, stop the workers: no window is handed out after this.
         next.store(windows, Ordering::Relaxed);
