@@ -1,0 +1,153 @@
+//! Key generation and the one-shot buffer API, sync and async (seed 000's names).
+//!
+//! Async calls run on the libuv pool as `AsyncTask`s; inside one call the library spreads large
+//! inputs over all cores (`Options::threads`), while inputs up to one batch (2 MiB) stay on the
+//! calling thread, so a thousand small concurrent calls spawn no threads at all.
+
+use hyperseal::recipient::{self, Kind};
+use hyperseal::{Decryptor, Options};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Uint8Array};
+use napi::{Env, Task};
+use napi_derive::napi;
+
+use crate::errors::{Code, Fail, JsErr};
+use crate::keys::{self, PublicKeys};
+
+/// Options of {@link generateKeyPair}.
+#[napi(object)]
+pub struct KeyPairOptions {
+    /// 'hybrid' (ML-KEM-768 + X25519, the default), 'x25519', 'mlkem1024', 'rsa3072', 'rsa4096'.
+    pub kind: Option<String>,
+}
+
+/// A key pair as text, exactly as `hyperseal keygen` / `hyperseal pubkey` print it.
+#[napi(object)]
+pub struct KeyPair {
+    /// The recipient: `age1pq1…`, `age1…`, or an SPKI PEM for RSA.
+    pub public_key: String,
+    /// The identity: an `AGE-SECRET-KEY-…` line, or a PKCS#8 PEM for RSA. Keep it secret.
+    pub private_key: String,
+}
+
+/// Generates a key pair. Kinds that this build does not implement yet fail with
+/// `ERR_HYPERSEAL_KEY` and a message containing "not implemented".
+#[napi]
+pub fn generate_key_pair(options: Option<KeyPairOptions>) -> Result<KeyPair, JsErr> {
+    let name = options.and_then(|o| o.kind).unwrap_or_else(|| "hybrid".into());
+    let kind = Kind::from_name(&name).ok_or_else(|| {
+        Fail::arg(format!("unknown key kind {name:?}: use hybrid, x25519, mlkem1024, rsa3072 or rsa4096"))
+    })?;
+    let key = recipient::generate(kind).map_err(Fail::from)?;
+    Ok(KeyPair { public_key: key.public.clone(), private_key: key.secret.to_string() })
+}
+
+/// The public key of a private key (what `hyperseal pubkey` prints).
+#[napi]
+pub fn public_key_of(private_key: String) -> Result<String, JsErr> {
+    Ok(recipient::public_of(&private_key).map_err(Fail::from)?)
+}
+
+fn options() -> Options {
+    Options::default()
+}
+
+pub(crate) fn seal(keys: &PublicKeys, plaintext: &[u8]) -> Result<Vec<u8>, Fail> {
+    let recipients = keys::recipients(keys)?;
+    Ok(hyperseal::encrypt_with(&recipients, options(), plaintext)?)
+}
+
+pub(crate) fn open(private_key: &str, file: &[u8]) -> Result<Vec<u8>, Fail> {
+    if file.is_empty() {
+        return Err(Fail::new(Code::Format, "unknown file format: the input is empty"));
+    }
+    let ids = keys::identities(private_key)?;
+    let mut out = Vec::with_capacity(file.len());
+    Decryptor::new(file)?.threads(hyperseal::available_threads()).decrypt_stream(&ids, &mut out, None)?;
+    Ok(out)
+}
+
+fn bytes<'a>(data: &'a Either<&[u8], String>) -> &'a [u8] {
+    match data {
+        Either::A(b) => b,
+        Either::B(s) => s.as_bytes(),
+    }
+}
+
+/// Encrypts `data` (a Buffer, Uint8Array or UTF-8 string) to one or more public keys.
+/// Blocks the event loop: prefer {@link encryptByPublicKeyAsync} for large inputs.
+#[napi]
+pub fn encrypt_by_public_key(data: Either<&[u8], String>, public_key: Either<String, Vec<String>>) -> Result<Buffer, JsErr> {
+    Ok(seal(&public_key, bytes(&data))?.into())
+}
+
+/// Decrypts a buffer made by any hyperseal API or the CLI (binary or armored).
+#[napi]
+pub fn decrypt_by_private_key(data: Either<&[u8], String>, private_key: String) -> Result<Buffer, JsErr> {
+    Ok(open(&private_key, bytes(&data))?.into())
+}
+
+/// Bytes borrowed from JS for the duration of an async call (the reference keeps them alive).
+pub enum Data {
+    Bytes(Uint8Array),
+    Text(String),
+}
+
+impl Data {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Data::Bytes(b) => b,
+            Data::Text(s) => s.as_bytes(),
+        }
+    }
+}
+
+impl From<Either<Uint8Array, String>> for Data {
+    fn from(e: Either<Uint8Array, String>) -> Self {
+        match e {
+            Either::A(b) => Data::Bytes(b),
+            Either::B(s) => Data::Text(s),
+        }
+    }
+}
+
+pub enum Job {
+    Seal(PublicKeys),
+    Open(String),
+}
+
+/// One async encrypt or decrypt on the libuv pool.
+pub struct BufferTask {
+    data: Data,
+    job: Job,
+}
+
+impl Task for BufferTask {
+    type Output = Result<Vec<u8>, Fail>;
+    type JsValue = Buffer;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(match &self.job {
+            Job::Seal(keys) => seal(keys, self.data.as_slice()),
+            Job::Open(key) => open(key, self.data.as_slice()),
+        })
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Buffer> {
+        output.map(Buffer::from).map_err(|f| f.into_rejection(&env))
+    }
+}
+
+/// Encrypts on the libuv thread pool (all cores for large inputs); never blocks the event loop.
+#[napi(ts_return_type = "Promise<Buffer>")]
+pub fn encrypt_by_public_key_async(
+    data: Either<Uint8Array, String>,
+    public_key: Either<String, Vec<String>>,
+) -> AsyncTask<BufferTask> {
+    AsyncTask::new(BufferTask { data: data.into(), job: Job::Seal(public_key) })
+}
+
+/// Decrypts on the libuv thread pool (all cores for large inputs); never blocks the event loop.
+#[napi(ts_return_type = "Promise<Buffer>")]
+pub fn decrypt_by_private_key_async(data: Either<Uint8Array, String>, private_key: String) -> AsyncTask<BufferTask> {
+    AsyncTask::new(BufferTask { data: data.into(), job: Job::Open(private_key) })
+}
