@@ -4,7 +4,9 @@
 //! `force`; on failure the temporary file is removed and the destination is untouched.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::path::{Path, PathBuf};
 
 use hyperseal::{Decryptor, Encryptor, Options};
@@ -109,13 +111,18 @@ impl FileTask {
             .map_err(|e| io_fail(&dir, "cannot create a file in", e))?;
         let size = meta.len();
         let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file());
-        let mut reader = std::io::BufReader::with_capacity(1 << 20, input);
+        let reader = std::io::BufReader::with_capacity(1 << 20, input);
         let n = match &self.key {
             Key::Public(keys) => {
                 let recipients = keys::recipients(keys)?;
                 let enc = Encryptor::with_recipients(&recipients, Options { threads: self.threads, ..Options::default() })?;
-                let progress = |done: u64| self.report(done, size);
-                enc.encrypt_stream(&mut reader, &mut out, Some(&progress))?
+                // The pipeline reports the sealed bytes it wrote (tags included); progress and
+                // the result are about plaintext, so count what it reads instead.
+                let n = Arc::new(AtomicU64::new(0));
+                let mut counting = Counting { inner: reader, n: n.clone() };
+                let progress = |_: u64| self.report(n.load(Ordering::Relaxed), size);
+                enc.encrypt_stream(&mut counting, &mut out, Some(&progress))?;
+                n.load(Ordering::Relaxed)
             }
             Key::Private(text) => {
                 let ids = keys::identities(text)?;
@@ -140,6 +147,20 @@ fn plaintext_estimate(size: u64, header: u64, chunk: u64) -> u64 {
     let payload = size.saturating_sub(header + hyperseal::SALT_LEN as u64);
     let chunks = payload.div_ceil(chunk + 16).max(1);
     payload.saturating_sub(chunks * 16)
+}
+
+/// Counts what the pipeline reads: the plaintext bytes taken in, whatever the pipeline reports.
+struct Counting<R> {
+    inner: R,
+    n: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n.fetch_add(k as u64, Ordering::Relaxed);
+        Ok(k)
+    }
 }
 
 fn io_fail(path: &Path, what: &str, e: std::io::Error) -> Fail {

@@ -13,7 +13,8 @@ use hyperseal::format::Header;
 use hyperseal::stream::ChunkCipher;
 use hyperseal::suite::TAG_LEN;
 use hyperseal::{Encryptor, FileKey, Options, StreamWriter, SALT_LEN};
-use napi::bindgen_prelude::{Buffer, Either};
+use napi::bindgen_prelude::{BufferSlice, Either};
+use napi::Env;
 use napi_derive::napi;
 
 use crate::errors::{Code, Fail, JsErr};
@@ -24,8 +25,14 @@ use crate::keys;
 struct Sink(Arc<Mutex<Vec<u8>>>);
 
 impl Sink {
-    fn take(&self) -> Vec<u8> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    /// Copies the ready bytes into a JS-heap Buffer and empties the sink, keeping its capacity:
+    /// handing the `Vec` itself to JS would make every batch a fresh external allocation that V8
+    /// frees late, and RSS would climb with the stream's length.
+    fn drain_to_js<'e>(&self, env: &'e Env) -> Result<BufferSlice<'e>, Fail> {
+        let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let out = BufferSlice::copy_from(env, &v[..])?;
+        v.clear();
+        Ok(out)
     }
 }
 
@@ -62,18 +69,18 @@ impl EncryptSession {
     /// Encrypts `data`; returns the file bytes that are ready (often none: chunks are sealed a
     /// batch at a time, and the last chunk only at `final`).
     #[napi]
-    pub fn push(&mut self, data: &[u8]) -> Result<Buffer, JsErr> {
+    pub fn push<'e>(&mut self, env: &'e Env, data: &[u8]) -> Result<BufferSlice<'e>, JsErr> {
         let w = self.writer.as_mut().ok_or_else(|| Fail::arg("the stream is already finished"))?;
         w.write_all(data).map_err(Fail::from)?;
-        Ok(self.sink.take().into())
+        Ok(self.sink.drain_to_js(env)?)
     }
 
     /// Seals the final chunk; returns the remaining file bytes.
     #[napi(js_name = "final")]
-    pub fn finish(&mut self) -> Result<Buffer, JsErr> {
+    pub fn finish<'e>(&mut self, env: &'e Env) -> Result<BufferSlice<'e>, JsErr> {
         let w = self.writer.take().ok_or_else(|| Fail::arg("the stream is already finished"))?;
         w.finish().map_err(Fail::from)?;
-        Ok(self.sink.take().into())
+        Ok(self.sink.drain_to_js(env)?)
     }
 }
 
@@ -92,6 +99,8 @@ enum State {
 pub struct DecryptSession {
     identities: Arc<Vec<Box<dyn hyperseal::Identity>>>,
     pending: Vec<u8>,
+    /// Plaintext of one `push`, reused (see `Sink::drain_to_js` for why it is copied out).
+    out: Vec<u8>,
     state: State,
 }
 
@@ -100,22 +109,30 @@ impl DecryptSession {
     /// Prepares to decrypt with the given private key.
     #[napi(constructor)]
     pub fn new(private_key: String) -> Result<Self, JsErr> {
-        Ok(DecryptSession { identities: keys::identities(&private_key)?, pending: Vec::new(), state: State::Header })
+        Ok(DecryptSession { identities: keys::identities(&private_key)?, pending: Vec::new(), out: Vec::new(), state: State::Header })
     }
 
     /// Feeds file bytes; returns the plaintext of every chunk that is now known not to be the
     /// last and authenticated. Errors are sticky.
     #[napi]
-    pub fn push(&mut self, data: &[u8]) -> Result<Buffer, JsErr> {
+    pub fn push<'e>(&mut self, env: &'e Env, data: &[u8]) -> Result<BufferSlice<'e>, JsErr> {
         self.pending.extend_from_slice(data);
-        self.step(false).map(Buffer::from).map_err(|f| self.fail(f))
+        self.run(env, false)
     }
 
     /// Ends the input: opens the final chunk and returns its plaintext, or fails if the file
     /// was cut short.
     #[napi(js_name = "final")]
-    pub fn finish(&mut self) -> Result<Buffer, JsErr> {
-        self.step(true).map(Buffer::from).map_err(|f| self.fail(f))
+    pub fn finish<'e>(&mut self, env: &'e Env) -> Result<BufferSlice<'e>, JsErr> {
+        self.run(env, true)
+    }
+
+    fn run<'e>(&mut self, env: &'e Env, end: bool) -> Result<BufferSlice<'e>, JsErr> {
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        let r = self.step(end, &mut out).and_then(|()| Ok(BufferSlice::copy_from(env, &out[..])?));
+        self.out = out;
+        r.map_err(|f| self.fail(f))
     }
 
     fn fail(&mut self, f: Fail) -> JsErr {
@@ -124,17 +141,16 @@ impl DecryptSession {
         f.into()
     }
 
-    fn step(&mut self, end: bool) -> Result<Vec<u8>, Fail> {
+    fn step(&mut self, end: bool, out: &mut Vec<u8>) -> Result<(), Fail> {
         if let State::Header = self.state {
             if !self.read_header(end)? {
-                return Ok(Vec::new());
+                return Ok(());
             }
         }
         let State::Payload { cipher, index } = &mut self.state else {
             return Err(Fail::arg("the stream is already finished or failed"));
         };
         let full = cipher.chunk_size() + TAG_LEN;
-        let mut out = Vec::new();
         let mut at = 0;
         // `>` rather than `>=`: a full chunk at the very end may be the last one.
         while self.pending.len() - at > full {
@@ -159,7 +175,7 @@ impl DecryptSession {
             self.state = State::Done;
             self.pending = Vec::new();
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Parses the header and salt once they are all here; `Ok(false)` means "need more".
