@@ -6,7 +6,7 @@
 
 use hyperseal::recipient::{self, Kind};
 use hyperseal::{Decryptor, Options};
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Uint8Array};
+use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Either, Uint8Array};
 use napi::{Env, Task};
 use napi_derive::napi;
 
@@ -73,17 +73,34 @@ fn bytes<'a>(data: &'a Either<&[u8], String>) -> &'a [u8] {
     }
 }
 
+/// Below this, results are copied into the JS heap: a plain allocation there is cheaper than an
+/// external buffer (which needs a finalizer), and V8 accounts for it exactly. Above it, the
+/// `Vec` is handed over without a copy.
+const COPY_BELOW: usize = 64 << 10;
+
+fn to_js(env: &Env, v: Vec<u8>) -> Result<BufferSlice<'_>, Fail> {
+    Ok(if v.len() < COPY_BELOW { BufferSlice::copy_from(env, &v)? } else { BufferSlice::from_data(env, v)? })
+}
+
 /// Encrypts `data` (a Buffer, Uint8Array or UTF-8 string) to one or more public keys.
 /// Blocks the event loop: prefer {@link encryptByPublicKeyAsync} for large inputs.
-#[napi]
-pub fn encrypt_by_public_key(data: Either<&[u8], String>, public_key: Either<String, Vec<String>>) -> Result<Buffer, JsErr> {
-    Ok(seal(&public_key, bytes(&data))?.into())
+#[napi(ts_return_type = "Buffer")]
+pub fn encrypt_by_public_key<'e>(
+    env: &'e Env,
+    data: Either<&[u8], String>,
+    public_key: Either<String, Vec<String>>,
+) -> Result<BufferSlice<'e>, JsErr> {
+    Ok(to_js(env, seal(&public_key, bytes(&data))?)?)
 }
 
 /// Decrypts a buffer made by any hyperseal API or the CLI (binary or armored).
-#[napi]
-pub fn decrypt_by_private_key(data: Either<&[u8], String>, private_key: String) -> Result<Buffer, JsErr> {
-    Ok(open(&private_key, bytes(&data))?.into())
+#[napi(ts_return_type = "Buffer")]
+pub fn decrypt_by_private_key<'e>(
+    env: &'e Env,
+    data: Either<&[u8], String>,
+    private_key: String,
+) -> Result<BufferSlice<'e>, JsErr> {
+    Ok(to_js(env, open(&private_key, bytes(&data))?)?)
 }
 
 /// Bytes borrowed from JS for the duration of an async call (the reference keeps them alive).

@@ -112,31 +112,32 @@ impl FileTask {
         let size = meta.len();
         let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file());
         let reader = std::io::BufReader::with_capacity(1 << 20, input);
-        let n = match &self.key {
+        let n = Arc::new(AtomicU64::new(0));
+        match &self.key {
             Key::Public(keys) => {
                 let recipients = keys::recipients(keys)?;
                 let enc = Encryptor::with_recipients(&recipients, Options { threads: self.threads, ..Options::default() })?;
-                // The pipeline reports the sealed bytes it wrote (tags included); progress and
-                // the result are about plaintext, so count what it reads instead.
-                let n = Arc::new(AtomicU64::new(0));
                 let mut counting = Counting { inner: reader, n: n.clone() };
                 let progress = |_: u64| self.report(n.load(Ordering::Relaxed), size);
                 enc.encrypt_stream(&mut counting, &mut out, Some(&progress))?;
-                n.load(Ordering::Relaxed)
             }
             Key::Private(text) => {
                 let ids = keys::identities(text)?;
                 let dec = Decryptor::new(reader)?.threads(self.threads);
                 let total = plaintext_estimate(size, dec.header().encode_len() as u64, dec.header().chunk_size as u64);
-                let progress = |done: u64| self.report(done, total);
-                dec.decrypt_stream(&ids, &mut out, Some(&progress))?
+                let mut counting = Counting { inner: &mut out, n: n.clone() };
+                let progress = |_: u64| self.report(n.load(Ordering::Relaxed), total);
+                dec.decrypt_stream(&ids, &mut counting, Some(&progress))?;
             }
-        };
+        }
+        let n = n.load(Ordering::Relaxed);
         out.flush().map_err(|e| io_fail(&self.dst, "cannot write", e))?;
         drop(out);
         tmp.as_file().sync_all().ok();
         let persisted = if self.force { tmp.persist(&self.dst).map(drop) } else { tmp.persist_noclobber(&self.dst).map(drop) };
         persisted.map_err(|e| io_fail(&self.dst, "cannot write", e.error))?;
+        // Always end on 100%, whatever the batching (and an armored file's estimate) gave.
+        self.report(n, n);
         Ok(n)
     }
 }
@@ -149,10 +150,23 @@ fn plaintext_estimate(size: u64, header: u64, chunk: u64) -> u64 {
     payload.saturating_sub(chunks * 16)
 }
 
-/// Counts what the pipeline reads: the plaintext bytes taken in, whatever the pipeline reports.
+/// Counts plaintext bytes on the plaintext side of the pipeline (what encryption reads, what
+/// decryption writes). The library's pipeline reports sealed payload bytes (tags included) to
+/// `Progress` and as its result, although `encrypt_stream`/`decrypt_stream` document plaintext.
 struct Counting<R> {
     inner: R,
     n: Arc<AtomicU64>,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let k = self.inner.write(buf)?;
+        self.n.fetch_add(k as u64, Ordering::Relaxed);
+        Ok(k)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 impl<R: Read> Read for Counting<R> {
