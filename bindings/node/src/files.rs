@@ -151,8 +151,9 @@ fn plaintext_estimate(size: u64, header: u64, chunk: u64) -> u64 {
 }
 
 /// Counts plaintext bytes on the plaintext side of the pipeline (what encryption reads, what
-/// decryption writes). The library's pipeline reports sealed payload bytes (tags included) to
-/// `Progress` and as its result, although `encrypt_stream`/`decrypt_stream` document plaintext.
+/// decryption writes). When decrypting, the library's pipeline reports the sealed bytes it read
+/// (tags included) to `Progress` and as its result, although `decrypt_stream` documents the
+/// plaintext length; counting here is right either way.
 struct Counting<R> {
     inner: R,
     n: Arc<AtomicU64>,
