@@ -17,7 +17,7 @@ use zeroize::Zeroizing;
 
 use super::files::ratio;
 use super::report::{Cell, Chart, Section, TableReport};
-use super::stats::{fmt_mbps, fmt_size, time, with_spread, Stats};
+use super::stats::{fmt_mbps, fmt_size, time, time_alternating, with_spread, Stats};
 use super::{Ctx, Table};
 
 pub struct Engine;
@@ -52,7 +52,8 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
          engine = stream::encrypt_pipeline to io::sink(). Target: 1-thread engine ≥ 90% of raw.",
         fmt_size(size as u64)
     ));
-    let mut data = vec![0x33u8; size];
+    let data = vec![0x33u8; size];
+    let (mut raw_buf, mut raw_buf2) = (data.clone(), data.clone());
     let cols = [
         "suite".to_string(),
         "chunk".into(),
@@ -74,20 +75,17 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         let raw_key = LessSafeKey::new(UnboundKey::new(alg, &key[..]).map_err(|_| anyhow::anyhow!("aws-lc-rs key"))?);
         for chunk in CHUNKS {
             let cipher = ChunkCipher::new(suite, chunk, &key)?;
-            let mut figs: Vec<Stats> = Vec::new();
-            for threads in [1, n] {
-                ctx.progress("engine", format!("{suite} {} chunks, {threads} thread(s): raw", fmt_size(chunk as u64)));
-                figs.push(time(reps, || raw_seal(&raw_key, &mut data, chunk, threads)).rate(size as u64).scale(1e-9));
-                ctx.progress("engine", format!("{suite} {} chunks, {threads} thread(s): engine", fmt_size(chunk as u64)));
-                figs.push(
-                    time(reps, || {
-                        let mut input: &[u8] = &data;
-                        encrypt_pipeline(&cipher, &mut input, &mut io::sink(), threads, None).expect("pipeline");
-                    })
-                    .rate(size as u64)
-                    .scale(1e-9),
-                );
-            }
+            ctx.progress("engine", format!("{suite} {} chunks: raw and engine, 1 and {n} threads", fmt_size(chunk as u64)));
+            let (mut r1, mut e1, mut rn, mut en) = (
+                || raw_seal(&raw_key, &mut raw_buf, chunk, 1),
+                || engine(&cipher, &data, 1),
+                || raw_seal(&raw_key, &mut raw_buf2, chunk, n),
+                || engine(&cipher, &data, n),
+            );
+            let figs: Vec<Stats> = time_alternating(reps, &mut [&mut r1, &mut e1, &mut rn, &mut en])
+                .iter()
+                .map(|t| t.rate(size as u64).scale(1e-9))
+                .collect();
             let gbps = |s: &Stats| Cell::measured(*s, "GB/s", with_spread(format!("{:.2}", s.median), s));
             for (i, name) in ["raw 1", "engine 1", &format!("raw {n}"), &format!("engine {n}")].iter().enumerate() {
                 chart.point(&format!("{suite} {name}"), chunk as f64, figs[i].median);
@@ -107,6 +105,11 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
     out.sections.push(sec);
     out.charts.push(chart);
     Ok(())
+}
+
+fn engine(cipher: &ChunkCipher, data: &[u8], threads: usize) {
+    let mut input: &[u8] = data;
+    encrypt_pipeline(cipher, &mut input, &mut io::sink(), threads, None).expect("pipeline");
 }
 
 /// Seals `data` chunk by chunk in place (the tags are dropped: only the work matters here).
@@ -198,13 +201,16 @@ fn crossover(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         let pt = vec![0x24u8; size as usize];
         let iters = iterations(ctx, if size < 256 << 10 { 101 } else { 21 });
         ctx.progress("engine", format!("crossover {}", fmt_size(size)));
-        let mut figs = Vec::new();
-        for threads in [1, n] {
-            let opts = Options { threads, ..Options::default() };
-            figs.push(time(iters, || {
-                std::hint::black_box(hyperseal::encrypt_with(&rs, opts.clone(), &pt).expect("encrypt"));
-            }));
-        }
+        let (o1, on) = (Options { threads: 1, ..Options::default() }, Options { threads: n, ..Options::default() });
+        let (mut f1, mut fn_) = (
+            || {
+                std::hint::black_box(hyperseal::encrypt_with(&rs, o1.clone(), &pt).expect("encrypt"));
+            },
+            || {
+                std::hint::black_box(hyperseal::encrypt_with(&rs, on.clone(), &pt).expect("encrypt"));
+            },
+        );
+        let figs = time_alternating(iters, &mut [&mut f1, &mut fn_]);
         let (r1, rn) = (figs[0].rate(size), figs[1].rate(size));
         chart.point("1 thread", size as f64, r1.median / 1e6);
         chart.point(&format!("{n} threads"), size as f64, rn.median / 1e6);

@@ -11,7 +11,7 @@ use hyperseal::{Decryptor, Options};
 
 use super::files::ratio;
 use super::report::{Cell, Chart, Section, TableReport};
-use super::stats::{fmt_mbps, fmt_size, fmt_time, time, with_spread, Stats};
+use super::stats::{fmt_mbps, fmt_size, fmt_time, time_alternating, with_spread, Stats};
 use super::{Ctx, Table};
 
 pub struct Pubkey;
@@ -72,24 +72,19 @@ impl Table for Pubkey {
             let size = ctx.size(*nominal);
             let pt = vec![0x5au8; size as usize];
             let reps = ctx.reps_small(size);
-            let mut enc = Vec::new();
-            let mut dec = Vec::new();
-            let mut ct_len = 0;
-            for threads in [1, n] {
-                ctx.progress(self.id(), format!("{} threads={threads}", fmt_size(size)));
-                let opts = Options { threads, ..Options::default() };
-                let mut ct = Vec::new();
-                enc.push(time(reps, || ct = hyperseal::encrypt_with(&recipients, opts.clone(), &pt).expect("encrypt")));
-                ct_len = ct.len();
-                let mut back = Vec::with_capacity(pt.len());
-                dec.push(time(reps, || {
-                    back.clear();
-                    Decryptor::new(&ct[..])
-                        .and_then(|d| d.threads(threads).decrypt_stream(&ids, &mut back, None))
-                        .expect("decrypt");
-                }));
-                assert_eq!(back.len(), pt.len());
-            }
+            ctx.progress(self.id(), format!("{}: 1 and {n} threads", fmt_size(size)));
+            let (o1, on) = (Options { threads: 1, ..Options::default() }, Options { threads: n, ..Options::default() });
+            let ct = hyperseal::encrypt_with(&recipients, o1.clone(), &pt)?;
+            let ct_len = ct.len();
+            let (mut e1, mut en) = (
+                || drop(std::hint::black_box(hyperseal::encrypt_with(&recipients, o1.clone(), &pt).expect("encrypt"))),
+                || drop(std::hint::black_box(hyperseal::encrypt_with(&recipients, on.clone(), &pt).expect("encrypt"))),
+            );
+            let enc = time_alternating(reps, &mut [&mut e1, &mut en]);
+            let (mut back1, mut backn) = (Vec::with_capacity(pt.len()), Vec::with_capacity(pt.len()));
+            let (mut d1, mut dn) = (|| open_with(&ct, &ids, 1, &mut back1), || open_with(&ct, &ids, n, &mut backn));
+            let dec = time_alternating(reps, &mut [&mut d1, &mut dn]);
+            assert_eq!(back1.len(), pt.len());
             let name = if ctx.scale == 1.0 { label.to_string() } else { fmt_size(size) };
             enc_sec.rows.push(row(&name, size, &enc, seed_enc));
             dec_sec.rows.push(row(&name, size, &dec, seed_dec));
@@ -111,6 +106,11 @@ impl Table for Pubkey {
         out.charts.push(chart);
         Ok(())
     }
+}
+
+fn open_with(ct: &[u8], ids: &[Box<dyn hyperseal::Identity>], threads: usize, back: &mut Vec<u8>) {
+    back.clear();
+    Decryptor::new(ct).and_then(|d| d.threads(threads).decrypt_stream(ids, back, None)).expect("decrypt");
 }
 
 fn row(name: &str, size: u64, t: &[Stats], seed: &[f64; 4]) -> Vec<Cell> {

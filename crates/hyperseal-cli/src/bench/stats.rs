@@ -62,6 +62,23 @@ pub fn time(reps: usize, mut f: impl FnMut()) -> Stats {
     Stats::of(&samples)
 }
 
+/// Like [`time`] for several contenders, run in turn (A B C, A B C, …) so that load from other
+/// processes on a shared machine falls on all of them alike and their ratios stay meaningful.
+pub fn time_alternating(reps: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<Stats> {
+    for f in fs.iter_mut() {
+        f();
+    }
+    let mut samples = vec![Vec::with_capacity(reps); fs.len()];
+    for _ in 0..reps.max(1) {
+        for (i, f) in fs.iter_mut().enumerate() {
+            let t = Instant::now();
+            f();
+            samples[i].push(t.elapsed().as_secs_f64());
+        }
+    }
+    samples.iter().map(|s| Stats::of(s)).collect()
+}
+
 /// `1 KiB`, `16 MiB`, `1 GiB`, `1.5 KiB`, `3 B` (binary units, as the seed reports use).
 pub fn fmt_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
