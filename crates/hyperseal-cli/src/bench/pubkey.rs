@@ -16,9 +16,12 @@ use super::{Ctx, Table};
 
 pub struct Pubkey;
 
+/// (label, bytes, encrypt figures, decrypt figures, expansion figures) of one seed row.
+type SeedRow = (&'static str, u64, [f64; 4], [f64; 4], [f64; 2]);
+
 /// Seed 000 (Node.js v22.15.0, another machine), per size: encrypt (sync ms, async ms, sync MB/s,
 /// async MB/s), decrypt (same), expansion % (sync, async).
-const SEED: [(&str, u64, [f64; 4], [f64; 4], [f64; 2]); 7] = [
+const SEED: [SeedRow; 7] = [
     ("1 KB", 1 << 10, [374.71, 250.79, 0.26, 0.39], [62.38, 69.98, 1.57, 1.40], [107.03, 113.28]),
     ("10 KB", 10 << 10, [242.54, 167.40, 2.01, 2.92], [50.53, 72.61, 9.66, 6.73], [100.70, 101.33]),
     ("100 KB", 100 << 10, [96.47, 61.71, 20.25, 31.65], [22.09, 13.17, 88.42, 148.25], [100.07, 100.13]),
