@@ -11,7 +11,11 @@ mod io;
 mod kit;
 
 #[derive(Parser)]
-#[command(name = "hyperseal", version, about = "Fast, safe file encryption: post-quantum by default, age-compatible, every core.")]
+#[command(
+    name = "hyperseal",
+    version,
+    about = "Fast, safe file encryption: post-quantum by default, age-compatible, every core."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -3,7 +3,6 @@
 
 use std::io::{self, Read, Write};
 
-use rayon::prelude::*;
 use zeroize::Zeroize;
 
 use super::ChunkCipher;
@@ -89,8 +88,10 @@ impl Batch {
         self.failed.as_ref().map_or(self.lens.len(), |(i, _)| *i)
     }
 
-    /// Seals or opens every filled slot, on `pool` when given and worth it.
-    pub fn process(&mut self, cipher: &ChunkCipher, layout: &Layout, pool: Option<&rayon::ThreadPool>) {
+    /// Seals or opens every filled slot, splitting the slots over `threads` scoped threads when
+    /// there is more than one slot. (Scoped threads rather than a work-stealing pool: on a 2-core
+    /// machine idle pool workers spinning in `sched_yield` stole time from the I/O threads.)
+    pub fn process(&mut self, cipher: &ChunkCipher, layout: &Layout, threads: usize) {
         let n = self.lens.len();
         if n > 0 {
             self.slot_mut(n - 1, layout); // an empty final chunk may never have been touched
@@ -101,7 +102,7 @@ impl Batch {
             let s = (n - 1) * layout.slot_cap();
             self.buf[s..s + self.lens[n - 1]].to_vec()
         });
-        let one = |(i, (slot, &len)): (usize, (&mut [u8], &usize))| -> Result<usize, Error> {
+        let one = |i: usize, slot: &mut [u8], len: usize| -> Result<usize, Error> {
             let index = first + i as u64;
             let is_last = last && i + 1 == n;
             match dir {
@@ -113,12 +114,27 @@ impl Batch {
                 Dir::Open => cipher.open(index, is_last, &mut slot[..len]),
             }
         };
-        let slots = self.buf.chunks_mut(layout.slot_cap()).zip(self.lens.iter());
-        let results: Vec<Result<usize, Error>> = match pool {
-            Some(pool) if n > 1 => pool.install(|| {
-                self.buf.par_chunks_mut(layout.slot_cap()).zip(self.lens.par_iter()).enumerate().map(one).collect()
-            }),
-            _ => slots.enumerate().map(one).collect(),
+        let cap = layout.slot_cap();
+        let lens = &self.lens;
+        let run = |base: usize, region: &mut [u8]| -> Vec<Result<usize, Error>> {
+            region.chunks_mut(cap).enumerate().map(|(k, slot)| one(base + k, slot, lens[base + k])).collect()
+        };
+        let buf = &mut self.buf[..n * cap];
+        let results: Vec<Result<usize, Error>> = if threads > 1 && n > 1 {
+            let per = n.div_ceil(threads.min(n));
+            std::thread::scope(|s| {
+                let mut parts = buf.chunks_mut(per * cap).enumerate();
+                let (_, head) = parts.next().expect("n > 1");
+                let handles: Vec<_> =
+                    parts.map(|(g, region)| s.spawn(move || run(g * per, region))).collect();
+                let mut all = run(0, head);
+                for h in handles {
+                    all.extend(h.join().expect("crypto worker panicked"));
+                }
+                all
+            })
+        } else {
+            run(0, buf)
         };
         self.out.clear();
         self.failed = None;

@@ -7,7 +7,6 @@
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::batch::{read_full, Batch, Dir, Filler, Layout};
-use super::pipeline::build_pool;
 use super::ChunkCipher;
 use crate::suite::TAG_LEN;
 use crate::Error;
@@ -19,7 +18,7 @@ pub struct StreamReader<R> {
     layout: Layout,
     batch: Batch,
     filler: Filler,
-    pool: Option<rayon::ThreadPool>,
+    threads: usize,
     /// Whether `batch` holds processed chunks.
     loaded: bool,
     /// Plaintext position of the next byte to return.
@@ -38,7 +37,7 @@ impl<R: Read> StreamReader<R> {
             inner,
             batch: Batch::new(&layout),
             filler: Filler::starting_at(0),
-            pool: build_pool(threads),
+            threads,
             cipher,
             layout,
             loaded: false,
@@ -86,7 +85,7 @@ impl<R: Read> Read for StreamReader<R> {
                 }
             }
             self.filler.fill(&mut self.inner, &mut self.batch, &self.layout)?;
-            self.batch.process(&self.cipher, &self.layout, self.pool.as_ref());
+            self.batch.process(&self.cipher, &self.layout, self.threads);
             self.loaded = true;
         }
     }

@@ -5,7 +5,6 @@
 use std::io::{self, Write};
 
 use super::batch::{Batch, Dir, Layout};
-use super::pipeline::build_pool;
 use super::ChunkCipher;
 use crate::Error;
 
@@ -16,7 +15,7 @@ pub struct StreamWriter<W: Write> {
     cipher: ChunkCipher,
     layout: Layout,
     batch: Batch,
-    pool: Option<rayon::ThreadPool>,
+    threads: usize,
     /// Current slot and the bytes already in it.
     slot: usize,
     fill: usize,
@@ -30,7 +29,7 @@ impl<W: Write> StreamWriter<W> {
         StreamWriter {
             inner: Some(inner),
             batch: Batch::new(&layout),
-            pool: build_pool(threads),
+            threads,
             cipher,
             layout,
             slot: 0,
@@ -45,7 +44,7 @@ impl<W: Write> StreamWriter<W> {
         self.batch.lens.extend(std::iter::repeat_n(chunk, self.slot));
         self.batch.lens.push(self.fill);
         self.batch.last = last;
-        self.batch.process(&self.cipher, &self.layout, self.pool.as_ref());
+        self.batch.process(&self.cipher, &self.layout, self.threads);
         let w = self.inner.as_mut().expect("writer used after finish");
         let r = self.batch.write_out(&self.layout, w);
         self.batch.first += self.batch.lens.len() as u64;
