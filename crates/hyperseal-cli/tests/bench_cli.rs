@@ -47,7 +47,8 @@ fn file_table_runs_the_binary() {
 
 #[test]
 fn unknown_table_is_an_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_hyperseal")).args(["bench", "--only", "nope"]).output().unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_hyperseal")).args(["bench", "--only", "nope"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown table"));
 }

@@ -72,10 +72,14 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
             Suite::Aes256Gcm => &aead::AES_256_GCM,
             _ => &aead::CHACHA20_POLY1305,
         };
-        let raw_key = LessSafeKey::new(UnboundKey::new(alg, &key[..]).map_err(|_| anyhow::anyhow!("aws-lc-rs key"))?);
+        let raw_key =
+            LessSafeKey::new(UnboundKey::new(alg, &key[..]).map_err(|_| anyhow::anyhow!("aws-lc-rs key"))?);
         for chunk in CHUNKS {
             let cipher = ChunkCipher::new(suite, chunk, &key)?;
-            ctx.progress("engine", format!("{suite} {} chunks: raw and engine, 1 and {n} threads", fmt_size(chunk as u64)));
+            ctx.progress(
+                "engine",
+                format!("{suite} {} chunks: raw and engine, 1 and {n} threads", fmt_size(chunk as u64)),
+            );
             let (mut r1, mut e1, mut rn, mut en) = (
                 || raw_seal(&raw_key, &mut raw_buf, chunk, 1),
                 || engine(&cipher, &data, 1),
@@ -87,7 +91,9 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
                 .map(|t| t.rate(size as u64).scale(1e-9))
                 .collect();
             let gbps = |s: &Stats| Cell::measured(*s, "GB/s", with_spread(format!("{:.2}", s.median), s));
-            for (i, name) in ["raw 1", "engine 1", &format!("raw {n}"), &format!("engine {n}")].iter().enumerate() {
+            for (i, name) in
+                ["raw 1", "engine 1", &format!("raw {n}"), &format!("engine {n}")].iter().enumerate()
+            {
                 chart.point(&format!("{suite} {name}"), chunk as f64, figs[i].median);
             }
             sec.rows.push(vec![
@@ -141,7 +147,11 @@ fn pct(r: f64) -> Cell {
 fn iterations(ctx: &Ctx, base: usize) -> usize {
     let n = if ctx.full { base * 5 } else { base };
     // The hidden test knob shrinks work; keep enough samples for a median.
-    if ctx.scale < 1.0 { (n as f64 * ctx.scale.sqrt()).max(5.0) as usize } else { n }
+    if ctx.scale < 1.0 {
+        (n as f64 * ctx.scale.sqrt()).max(5.0) as usize
+    } else {
+        n
+    }
 }
 
 fn latency(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
@@ -159,7 +169,8 @@ fn latency(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         let ids = recipient::parse_identities(&key.secret)?;
         let opts = Options { threads: 1, ..Options::default() };
         let mut ct = Vec::new();
-        let enc = time(iters, || ct = hyperseal::encrypt_with(&rs, opts.clone(), &pt).expect("encrypt")).scale(1e6);
+        let enc =
+            time(iters, || ct = hyperseal::encrypt_with(&rs, opts.clone(), &pt).expect("encrypt")).scale(1e6);
         let dec = time(iters, || {
             std::hint::black_box(hyperseal::decrypt(&ids, &ct).expect("decrypt"));
         })
@@ -192,7 +203,11 @@ fn crossover(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         format!("{n} threads"),
         format!("{n} threads ÷ 1 thread (speed-up)"),
     ];
-    let mut sec = Section { title: "Crossover: one-shot encrypt, 1 thread vs all cores".into(), columns: cols.to_vec(), rows: vec![] };
+    let mut sec = Section {
+        title: "Crossover: one-shot encrypt, 1 thread vs all cores".into(),
+        columns: cols.to_vec(),
+        rows: vec![],
+    };
     let mut chart = Chart::new("One-shot encrypt: 1 thread vs all cores", "message size", "MB/s", true);
     let mut speedups = Vec::new();
     let nominal: Vec<u64> = (0..=12).step_by(1).map(|i| 1024u64 << i).filter(|s| *s <= 4 << 20).collect();
@@ -201,7 +216,8 @@ fn crossover(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         let pt = vec![0x24u8; size as usize];
         let iters = iterations(ctx, if size < 256 << 10 { 101 } else { 21 });
         ctx.progress("engine", format!("crossover {}", fmt_size(size)));
-        let (o1, on) = (Options { threads: 1, ..Options::default() }, Options { threads: n, ..Options::default() });
+        let (o1, on) =
+            (Options { threads: 1, ..Options::default() }, Options { threads: n, ..Options::default() });
         let (mut f1, mut fn_) = (
             || {
                 std::hint::black_box(hyperseal::encrypt_with(&rs, o1.clone(), &pt).expect("encrypt"));
@@ -224,7 +240,8 @@ fn crossover(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         ]);
     }
     // Parallel "wins" from the smallest size beyond which every larger size is ≥ 5% faster.
-    let win = (0..speedups.len()).find(|&i| speedups[i..].iter().all(|(_, s)| *s >= 1.05)).map(|i| speedups[i].0);
+    let win =
+        (0..speedups.len()).find(|&i| speedups[i..].iter().all(|(_, s)| *s >= 1.05)).map(|i| speedups[i].0);
     out.note(match win {
         Some(s) => format!(
             "Crossover (X25519 recipient, default suite and chunk size): {n} threads beat 1 thread by ≥ 5% from {} up.",

@@ -31,7 +31,10 @@ impl Table for Files {
         if ctx.full {
             nominal.push(1 << 30);
         }
-        out.note(format!("Files in {}; each figure is the median of the runs after one warm-up.", ctx.tmp_note));
+        out.note(format!(
+            "Files in {}; each figure is the median of the runs after one warm-up.",
+            ctx.tmp_note
+        ));
         out.note("`hyperseal encrypt -q --suite S -r R -o OUT IN` and `hyperseal decrypt -q -i KEY -o OUT IN`, all cores.");
         let mut keys = Vec::new();
         for kind in KINDS {
@@ -43,7 +46,16 @@ impl Table for Files {
         let exe = ctx.exe.as_path();
         let mut sec = Section::new(
             "Throughput",
-            &["size", "suite", "kind", "encrypt MB/s", "decrypt MB/s", "cp MB/s", "encrypt ÷ cp", "decrypt ÷ cp"],
+            &[
+                "size",
+                "suite",
+                "kind",
+                "encrypt MB/s",
+                "decrypt MB/s",
+                "cp MB/s",
+                "encrypt ÷ cp",
+                "decrypt ÷ cp",
+            ],
         );
         let mut chart = Chart::new("File throughput vs size", "file size", "MB/s", true);
         for n in nominal {
@@ -52,7 +64,8 @@ impl Table for Files {
             let (ct, pt, copy) = (ctx.path("files.ct"), ctx.path("files.pt"), ctx.path("files.cp"));
             let reps = ctx.reps(size);
             ctx.progress(self.id(), format!("{} cp", fmt_size(size)));
-            let cp = Job::new("cp", &[&input.0.display().to_string(), &copy.display().to_string()]).output(&copy);
+            let cp =
+                Job::new("cp", &[&input.0.display().to_string(), &copy.display().to_string()]).output(&copy);
             let cp_rate = cp.measure(ctx.tmp.path(), reps)?.wall.rate(size);
             let _ = std::fs::remove_file(&copy);
             chart.point("cp", size as f64, cp_rate.median / 1e6);
@@ -62,18 +75,29 @@ impl Table for Files {
                     ctx.progress(self.id(), format!("{label} encrypt"));
                     let enc = Job::new(
                         exe,
-                        &["encrypt", "-q", "--suite", suite.name(), "-r", &key.recipient, "-o", &s(&ct), &s(&input.0)],
+                        &[
+                            "encrypt",
+                            "-q",
+                            "--suite",
+                            suite.name(),
+                            "-r",
+                            &key.recipient,
+                            "-o",
+                            &s(&ct),
+                            &s(&input.0),
+                        ],
                     )
                     .output(&ct)
                     .measure(ctx.tmp.path(), reps)?
                     .wall
                     .rate(size);
                     ctx.progress(self.id(), format!("{label} decrypt"));
-                    let dec = Job::new(exe, &["decrypt", "-q", "-i", &s(&key.identity), "-o", &s(&pt), &s(&ct)])
-                        .output(&pt)
-                        .measure(ctx.tmp.path(), reps)?
-                        .wall
-                        .rate(size);
+                    let dec =
+                        Job::new(exe, &["decrypt", "-q", "-i", &s(&key.identity), "-o", &s(&pt), &s(&ct)])
+                            .output(&pt)
+                            .measure(ctx.tmp.path(), reps)?
+                            .wall
+                            .rate(size);
                     let _ = (std::fs::remove_file(&ct), std::fs::remove_file(&pt));
                     let name = format!("{} {}", suite, key.kind.name());
                     chart.point(&format!("{name} encrypt"), size as f64, enc.median / 1e6);
@@ -84,7 +108,11 @@ impl Table for Files {
                         Cell::text(key.kind.name()),
                         Cell::measured(enc.scale(1e-6), "MB/s", with_spread(fmt_mbps(enc.median), &enc)),
                         Cell::measured(dec.scale(1e-6), "MB/s", with_spread(fmt_mbps(dec.median), &dec)),
-                        Cell::measured(cp_rate.scale(1e-6), "MB/s", with_spread(fmt_mbps(cp_rate.median), &cp_rate)),
+                        Cell::measured(
+                            cp_rate.scale(1e-6),
+                            "MB/s",
+                            with_spread(fmt_mbps(cp_rate.median), &cp_rate),
+                        ),
                         ratio(enc.median / cp_rate.median),
                         ratio(dec.median / cp_rate.median),
                     ]);

@@ -7,8 +7,8 @@ use super::report::{Chart, Report};
 use super::stats::fmt_size;
 
 const PALETTE: [&str; 12] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
-    "#393b79", "#637939",
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
+    "#bcbd22", "#393b79", "#637939",
 ];
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\
@@ -149,7 +149,15 @@ impl Axis {
 fn nice_step(raw: f64) -> f64 {
     let p = 10f64.powf(raw.log10().floor());
     let m = raw / p;
-    p * if m <= 1.0 { 1.0 } else if m <= 2.0 { 2.0 } else if m <= 5.0 { 5.0 } else { 10.0 }
+    p * if m <= 1.0 {
+        1.0
+    } else if m <= 2.0 {
+        2.0
+    } else if m <= 5.0 {
+        5.0
+    } else {
+        10.0
+    }
 }
 
 fn fmt_num(v: f64) -> String {
@@ -205,11 +213,19 @@ fn line_chart(c: &Chart) -> String {
     axes(&mut s, c, pw, ph, xs.log, ys.log);
     for (i, series) in c.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let dash = if series.name.starts_with("seed") || series.name == "cp" { " stroke-dasharray=\"5 4\"" } else { "" };
+        let dash = if series.name.starts_with("seed") || series.name == "cp" {
+            " stroke-dasharray=\"5 4\""
+        } else {
+            ""
+        };
         let mut pts: Vec<(f64, f64)> = series.points.clone();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         let path: Vec<String> = pts.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
-        let _ = write!(s, "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>", path.join(" "));
+        let _ = write!(
+            s,
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>",
+            path.join(" ")
+        );
         for (x, y) in &pts {
             let label = if c.x_bytes { fmt_size(*x as u64) } else { fmt_num(*x) };
             let _ = write!(

@@ -20,7 +20,10 @@ impl Machine {
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         let memory = field(&meminfo, "MemTotal")
             .and_then(|v| v.split_whitespace().next().and_then(|k| k.parse::<u64>().ok()))
-            .map_or_else(|| "unknown".to_string(), |kib| format!("{:.1} GiB", kib as f64 / (1u64 << 20) as f64));
+            .map_or_else(
+                || "unknown".to_string(),
+                |kib| format!("{:.1} GiB", kib as f64 / (1u64 << 20) as f64),
+            );
         let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
         let pretty = field_eq(&os_release, "PRETTY_NAME").unwrap_or_else(|| std::env::consts::OS.to_string());
         let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
@@ -32,7 +35,11 @@ impl Machine {
     pub fn feature_line(&self) -> String {
         let yes: Vec<&str> = self.features.iter().filter(|f| f.1).map(|f| f.0).collect();
         let no: Vec<&str> = self.features.iter().filter(|f| !f.1).map(|f| f.0).collect();
-        format!("{} (not detected: {})", yes.join(", "), if no.is_empty() { "none".into() } else { no.join(", ") })
+        format!(
+            "{} (not detected: {})",
+            yes.join(", "),
+            if no.is_empty() { "none".into() } else { no.join(", ") }
+        )
     }
 
     pub fn to_json(&self) -> Value {
@@ -93,15 +100,21 @@ pub fn version_of(tool: &str, args: &[&str]) -> Option<String> {
 
 /// Versions of the peer tools (`None` = not installed).
 pub fn peer_versions() -> Vec<(String, Option<String>)> {
-    [("age", &["--version"][..]), ("rage", &["--version"]), ("openssl", &["version"]), ("gpg", &["--version"])]
-        .iter()
-        .map(|(t, a)| (t.to_string(), version_of(t, a)))
-        .collect()
+    [
+        ("age", &["--version"][..]),
+        ("rage", &["--version"]),
+        ("openssl", &["version"]),
+        ("gpg", &["--version"]),
+    ]
+    .iter()
+    .map(|(t, a)| (t.to_string(), version_of(t, a)))
+    .collect()
 }
 
 /// The current UTC time as `YYYY-MM-DD HH:MM UTC` (civil-from-days, no date crate needed).
 pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
     let z = days + 719_468;
     let era = z.div_euclid(146_097);

@@ -123,7 +123,11 @@ impl Ctx {
             return 3;
         }
         if bytes < 1 << 20 {
-            if self.full { 51 } else { 15 }
+            if self.full {
+                51
+            } else {
+                15
+            }
         } else {
             self.reps(bytes)
         }
@@ -191,7 +195,8 @@ fn scratch_dir() -> Result<(tempfile::TempDir, String)> {
             return Ok((d, "/dev/shm (tmpfs, in memory)".into()));
         }
     }
-    let d = tempfile::Builder::new().prefix("hyperseal-bench-").tempdir().context("cannot create a temp dir")?;
+    let d =
+        tempfile::Builder::new().prefix("hyperseal-bench-").tempdir().context("cannot create a temp dir")?;
     let note = format!("{} (system temp dir; no /dev/shm)", std::env::temp_dir().display());
     Ok((d, note))
 }
@@ -217,8 +222,12 @@ pub fn run(a: BenchArgs) -> Result<()> {
             } else if let Some((id, what)) = PLANNED.iter().find(|(id, _)| *id == name) {
                 unavailable.push((id.to_string(), what.to_string()));
             } else {
-                let known: Vec<&str> = all.iter().map(|t| t.id()).chain(PLANNED.iter().map(|p| p.0)).collect();
-                return Err(crate::hint(format!("unknown table {name:?}"), format!("choose from: {}", known.join(", "))));
+                let known: Vec<&str> =
+                    all.iter().map(|t| t.id()).chain(PLANNED.iter().map(|p| p.0)).collect();
+                return Err(crate::hint(
+                    format!("unknown table {name:?}"),
+                    format!("choose from: {}", known.join(", ")),
+                ));
             }
         }
     }

@@ -56,7 +56,10 @@ impl Table for Modes {
             ctx.tmp_note
         ));
         if !ctx.full {
-            out.note(format!("Quick profile: the largest size is {} (the seed's is 6.7 GB; `--full` runs 6.7 GB).", fmt_size(ctx.size(big.1))));
+            out.note(format!(
+                "Quick profile: the largest size is {} (the seed's is 6.7 GB; `--full` runs 6.7 GB).",
+                fmt_size(ctx.size(big.1))
+            ));
         } else {
             out.note("Full profile: the 6.7 GB decryption writes to stdout → /dev/null, so tmpfs holds only two copies.");
         }
@@ -67,8 +70,17 @@ impl Table for Modes {
                 Err(e) => out.note(format!("{mode} ({}) skipped: {e}", kind.name())),
             }
         }
-        let columns =
-            ["size", "mode", "wall", "CPU (user+sys)", "CPU ÷ wall", "bytes/s", "seed wall", "seed CPU", "seed bytes/s"];
+        let columns = [
+            "size",
+            "mode",
+            "wall",
+            "CPU (user+sys)",
+            "CPU ÷ wall",
+            "bytes/s",
+            "seed wall",
+            "seed CPU",
+            "seed bytes/s",
+        ];
         let mut secs = [Section::new("Encryption", &columns), Section::new("Decryption", &columns)];
         let mut chart = Chart::new("Whole-file throughput vs size", "file size", "MB/s", true);
         let exe = ctx.exe.as_path();
@@ -79,11 +91,13 @@ impl Table for Modes {
             let reps = if size < 1 << 20 && ctx.scale >= 0.01 { ctx.reps(size) * 3 } else { ctx.reps(size) };
             for (mode, key) in &keys {
                 ctx.progress(self.id(), format!("{} {mode} encrypt", fmt_size(size)));
-                let enc = Job::new(exe, &["encrypt", "-q", "-r", &key.recipient, "-o", &s(&ct), &s(&input.0)])
-                    .output(&ct)
-                    .measure(ctx.tmp.path(), reps)?;
+                let enc =
+                    Job::new(exe, &["encrypt", "-q", "-r", &key.recipient, "-o", &s(&ct), &s(&input.0)])
+                        .output(&ct)
+                        .measure(ctx.tmp.path(), reps)?;
                 ctx.progress(self.id(), format!("{} {mode} decrypt", fmt_size(size)));
-                let mut dec_job = Job::new(exe, &["decrypt", "-q", "-i", &s(&key.identity), "-o", &s(&pt), &s(&ct)]);
+                let mut dec_job =
+                    Job::new(exe, &["decrypt", "-q", "-i", &s(&key.identity), "-o", &s(&pt), &s(&ct)]);
                 if size > 4 << 30 {
                     dec_job = Job::new(exe, &["decrypt", "-q", "-i", &s(&key.identity), &s(&ct)]);
                 }
@@ -104,7 +118,11 @@ impl Table for Modes {
                         Cell::text(*mode),
                         Cell::measured(m.wall, "s", with_spread(fmt_time(m.wall.median), &m.wall)),
                         Cell::measured(m.cpu, "s", with_spread(fmt_time(m.cpu.median), &m.cpu)),
-                        Cell::num(m.cpu.median / m.wall.median, "×", format!("{:.2}", m.cpu.median / m.wall.median)),
+                        Cell::num(
+                            m.cpu.median / m.wall.median,
+                            "×",
+                            format!("{:.2}", m.cpu.median / m.wall.median),
+                        ),
                         Cell::measured(rate, "B/s", format!("{:.0}", rate.median)),
                         seed_fig.map_or_else(Cell::none, |f| Cell::num(f[0], "s", fmt_time(f[0]))),
                         seed_fig.map_or_else(Cell::none, |f| Cell::num(f[1], "s", fmt_time(f[1]))),

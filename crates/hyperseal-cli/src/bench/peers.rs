@@ -44,7 +44,10 @@ impl Table for Peers {
         let mut tools = Vec::new();
         let exe = ctx.exe.as_path();
         let hybrid = ctx.cli_key(Kind::Hybrid).map_err(anyhow::Error::msg)?;
-        let enc = Job::new(exe, &["encrypt", "-q", "--suite", "aes-256-gcm", "-r", &hybrid.recipient, "-o", &cts, &inp]);
+        let enc = Job::new(
+            exe,
+            &["encrypt", "-q", "--suite", "aes-256-gcm", "-r", &hybrid.recipient, "-o", &cts, &inp],
+        );
         let dec = Job::new(exe, &["decrypt", "-q", "-i", &s(&hybrid.identity), "-o", &pts, &cts]);
         tools.push(Tool { name: "hyperseal (hybrid, aes-256-gcm)".into(), enc, dec: Some(dec) });
 
@@ -104,12 +107,26 @@ impl Table for Peers {
             std::fs::create_dir_all(&gnupg_home)?;
             std::fs::set_permissions(&gnupg_home, std::fs::Permissions::from_mode(0o700))?;
             let home = s(&gnupg_home);
-            let common = ["--homedir", &home, "--batch", "--yes", "--quiet", "--passphrase", "x", "--pinentry-mode", "loopback"];
+            let common = [
+                "--homedir",
+                &home,
+                "--batch",
+                "--yes",
+                "--quiet",
+                "--passphrase",
+                "x",
+                "--pinentry-mode",
+                "loopback",
+            ];
             let mut e = common.to_vec();
             e.extend(["--symmetric", "--cipher-algo", "AES256", "-z", "0", "-o", &cts, &inp]);
             let mut d = common.to_vec();
             d.extend(["-o", &pts, "-d", &cts]);
-            tools.push(Tool { name: "gpg --symmetric AES256 -z 0".into(), enc: Job::new(&gpg, &e), dec: Some(Job::new(&gpg, &d)) });
+            tools.push(Tool {
+                name: "gpg --symmetric AES256 -z 0".into(),
+                enc: Job::new(&gpg, &e),
+                dec: Some(Job::new(&gpg, &d)),
+            });
         } else {
             missing.push("gpg");
         }
@@ -128,7 +145,13 @@ impl Table for Peers {
             let jobs = [Some(&tool.enc), tool.dec.as_ref()];
             for (i, job) in jobs.into_iter().enumerate() {
                 let Some(job) = job else { continue };
-                let op = if tool.dec.is_none() { "copy" } else if i == 0 { "encrypt" } else { "decrypt" };
+                let op = if tool.dec.is_none() {
+                    "copy"
+                } else if i == 0 {
+                    "encrypt"
+                } else {
+                    "decrypt"
+                };
                 ctx.progress(self.id(), format!("{} {op}", tool.name));
                 let target = if i == 0 { &ct } else { &pt };
                 let m = match job.clone().output(target).measure(ctx.tmp.path(), reps) {
@@ -151,7 +174,11 @@ impl Table for Peers {
                     Cell::text(op),
                     Cell::measured(m.wall, "s", with_spread(fmt_time(m.wall.median), &m.wall)),
                     Cell::measured(m.cpu, "s", with_spread(fmt_time(m.cpu.median), &m.cpu)),
-                    Cell::num(m.max_rss_kib as f64 / 1024.0, "MiB", format!("{:.1} MiB", m.max_rss_kib as f64 / 1024.0)),
+                    Cell::num(
+                        m.max_rss_kib as f64 / 1024.0,
+                        "MiB",
+                        format!("{:.1} MiB", m.max_rss_kib as f64 / 1024.0),
+                    ),
                     Cell::measured(rate.scale(1e-6), "MB/s", with_spread(fmt_mbps(rate.median), &rate)),
                     ratio(rate.median / base[i]),
                 ]);

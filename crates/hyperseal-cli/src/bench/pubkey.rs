@@ -27,8 +27,20 @@ const SEED: [SeedRow; 7] = [
     ("100 KB", 100 << 10, [96.47, 61.71, 20.25, 31.65], [22.09, 13.17, 88.42, 148.25], [100.07, 100.13]),
     ("1 MB", 1 << 20, [137.61, 37.17, 72.67, 269.05], [116.53, 16.76, 85.81, 596.52], [100.01, 100.01]),
     ("10 MB", 10 << 20, [734.40, 56.88, 68.08, 879.06], [442.52, 57.37, 112.99, 871.52], [100.00, 100.00]),
-    ("100 MB", 100 << 20, [2180.0, 843.64, 91.64, 237.07], [1920.0, 211.79, 104.07, 944.33], [100.00, 100.00]),
-    ("500 MB", 500 << 20, [10360.0, 922.39, 48.25, 542.07], [5200.0, 908.56, 96.16, 550.32], [100.00, 100.00]),
+    (
+        "100 MB",
+        100 << 20,
+        [2180.0, 843.64, 91.64, 237.07],
+        [1920.0, 211.79, 104.07, 944.33],
+        [100.00, 100.00],
+    ),
+    (
+        "500 MB",
+        500 << 20,
+        [10360.0, 922.39, 48.25, 542.07],
+        [5200.0, 908.56, 96.16, 550.32],
+        [100.00, 100.00],
+    ),
 ];
 
 impl Table for Pubkey {
@@ -68,7 +80,10 @@ impl Table for Pubkey {
         };
         let mut enc_sec = Section { title: "Encryption".into(), columns: cols_for("encrypt"), rows: vec![] };
         let mut dec_sec = Section { title: "Decryption".into(), columns: cols_for("decrypt"), rows: vec![] };
-        let mut exp_sec = Section::new("Size expansion (ciphertext ÷ plaintext)", &["size", "hyperseal", "seed hybrid", "seed NaCl"]);
+        let mut exp_sec = Section::new(
+            "Size expansion (ciphertext ÷ plaintext)",
+            &["size", "hyperseal", "seed hybrid", "seed NaCl"],
+        );
         let mut chart = Chart::new("In-memory hybrid throughput vs size", "buffer size", "MB/s", true);
         let sizes = SEED.iter().filter(|s| ctx.full || s.1 <= 100 << 20);
         for (label, nominal, seed_enc, seed_dec, seed_exp) in sizes {
@@ -76,16 +91,26 @@ impl Table for Pubkey {
             let pt = vec![0x5au8; size as usize];
             let reps = ctx.reps_small(size);
             ctx.progress(self.id(), format!("{}: 1 and {n} threads", fmt_size(size)));
-            let (o1, on) = (Options { threads: 1, ..Options::default() }, Options { threads: n, ..Options::default() });
+            let (o1, on) =
+                (Options { threads: 1, ..Options::default() }, Options { threads: n, ..Options::default() });
             let ct = hyperseal::encrypt_with(&recipients, o1.clone(), &pt)?;
             let ct_len = ct.len();
             let (mut e1, mut en) = (
-                || drop(std::hint::black_box(hyperseal::encrypt_with(&recipients, o1.clone(), &pt).expect("encrypt"))),
-                || drop(std::hint::black_box(hyperseal::encrypt_with(&recipients, on.clone(), &pt).expect("encrypt"))),
+                || {
+                    drop(std::hint::black_box(
+                        hyperseal::encrypt_with(&recipients, o1.clone(), &pt).expect("encrypt"),
+                    ))
+                },
+                || {
+                    drop(std::hint::black_box(
+                        hyperseal::encrypt_with(&recipients, on.clone(), &pt).expect("encrypt"),
+                    ))
+                },
             );
             let enc = time_alternating(reps, &mut [&mut e1, &mut en]);
             let (mut back1, mut backn) = (Vec::with_capacity(pt.len()), Vec::with_capacity(pt.len()));
-            let (mut d1, mut dn) = (|| open_with(&ct, &ids, 1, &mut back1), || open_with(&ct, &ids, n, &mut backn));
+            let (mut d1, mut dn) =
+                (|| open_with(&ct, &ids, 1, &mut back1), || open_with(&ct, &ids, n, &mut backn));
             let dec = time_alternating(reps, &mut [&mut d1, &mut dn]);
             assert_eq!(back1.len(), pt.len());
             let name = if ctx.scale == 1.0 { label.to_string() } else { fmt_size(size) };

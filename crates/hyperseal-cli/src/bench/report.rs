@@ -54,7 +54,11 @@ pub struct Section {
 
 impl Section {
     pub fn new(title: impl Into<String>, columns: &[&str]) -> Section {
-        Section { title: title.into(), columns: columns.iter().map(|c| c.to_string()).collect(), rows: Vec::new() }
+        Section {
+            title: title.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+        }
     }
 }
 
@@ -78,7 +82,14 @@ pub struct Chart {
 
 impl Chart {
     pub fn new(title: &str, x_label: &str, y_label: &str, x_bytes: bool) -> Chart {
-        Chart { title: title.into(), x_label: x_label.into(), y_label: y_label.into(), x_bytes, categories: Vec::new(), series: Vec::new() }
+        Chart {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_bytes,
+            categories: Vec::new(),
+            series: Vec::new(),
+        }
     }
     /// Adds a point to the series `name`, creating it on first use.
     pub fn point(&mut self, name: &str, x: f64, y: f64) {
@@ -103,7 +114,16 @@ pub struct TableReport {
 
 impl TableReport {
     pub fn new(id: &'static str, title: &'static str, mirrors: &'static str) -> Self {
-        TableReport { id, title, mirrors, notes: vec![], sections: vec![], charts: vec![], error: None, seconds: 0.0 }
+        TableReport {
+            id,
+            title,
+            mirrors,
+            notes: vec![],
+            sections: vec![],
+            charts: vec![],
+            error: None,
+            seconds: 0.0,
+        }
     }
     pub fn note(&mut self, s: impl Into<String>) {
         self.notes.push(s.into());
@@ -178,8 +198,11 @@ impl Report {
                 })
             })
             .collect();
-        let peers: Map<String, Value> =
-            self.peers.iter().map(|(k, v)| (k.clone(), v.clone().map_or(Value::Null, Value::String))).collect();
+        let peers: Map<String, Value> = self
+            .peers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone().map_or(Value::Null, Value::String)))
+            .collect();
         let unavailable: Vec<Value> =
             self.unavailable.iter().map(|(id, what)| json!({ "id": id, "planned": what })).collect();
         json!({

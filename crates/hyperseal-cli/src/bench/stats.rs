@@ -25,7 +25,11 @@ impl Stats {
         v.sort_by(|a, b| a.total_cmp(b));
         let mid = v.len() / 2;
         let median = if v.len() % 2 == 1 { v[mid] } else { (v[mid - 1] + v[mid]) / 2.0 };
-        let (lo, hi) = if v.len() >= 10 { (v[v.len() / 10], v[v.len() - 1 - v.len() / 10]) } else { (v[0], v[v.len() - 1]) };
+        let (lo, hi) = if v.len() >= 10 {
+            (v[v.len() / 10], v[v.len() - 1 - v.len() / 10])
+        } else {
+            (v[0], v[v.len() - 1])
+        };
         Stats { median, min: v[0], max: v[v.len() - 1], n: v.len(), lo, hi }
     }
 
@@ -40,12 +44,26 @@ impl Stats {
     /// Throughput from times: `bytes / t` (the slowest run gives the minimum).
     pub fn rate(&self, bytes: u64) -> Stats {
         let b = bytes as f64;
-        Stats { median: b / self.median, min: b / self.max, max: b / self.min, n: self.n, lo: b / self.hi, hi: b / self.lo }
+        Stats {
+            median: b / self.median,
+            min: b / self.max,
+            max: b / self.min,
+            n: self.n,
+            lo: b / self.hi,
+            hi: b / self.lo,
+        }
     }
 
     /// Scales every figure (unit changes).
     pub fn scale(&self, k: f64) -> Stats {
-        Stats { median: self.median * k, min: self.min * k, max: self.max * k, n: self.n, lo: self.lo * k, hi: self.hi * k }
+        Stats {
+            median: self.median * k,
+            min: self.min * k,
+            max: self.max * k,
+            n: self.n,
+            lo: self.lo * k,
+            hi: self.hi * k,
+        }
     }
 }
 
