@@ -78,7 +78,7 @@ impl Encryptor {
         let stanzas = wrap_all(recipients, &file_key)?;
         let header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?.encode(&file_key);
         let mut salt = [0u8; SALT_LEN];
-        aws_lc_rs::rand::fill(&mut salt)?;
+        crate::rng::fill(&mut salt)?;
         let key = opts.profile.payload_key(&file_key, &salt, opts.suite);
         let cipher = ChunkCipher::new(opts.suite, opts.chunk_size, &key)?;
         Ok(Encryptor { header, salt, cipher, threads: opts.threads.max(1) })

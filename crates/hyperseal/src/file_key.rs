@@ -16,7 +16,7 @@ impl FileKey {
     pub fn generate(len: usize) -> Self {
         assert!(len == 16 || len == 32, "file keys are 16 or 32 bytes");
         let mut bytes = [0u8; 32];
-        aws_lc_rs::rand::fill(&mut bytes[..len]).expect("system RNG failed");
+        crate::rng::fill(&mut bytes[..len]).expect("system RNG failed");
         FileKey { bytes, len: len as u8 }
     }
 

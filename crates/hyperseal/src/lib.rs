@@ -18,6 +18,7 @@ mod decrypt;
 mod encrypt;
 mod error;
 mod file_key;
+mod rng;
 pub mod format;
 pub mod recipient;
 pub mod stream;

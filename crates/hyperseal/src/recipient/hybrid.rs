@@ -20,7 +20,7 @@ use x_wing::{
 };
 use zeroize::Zeroizing;
 
-use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key, AwsLcRng};
+use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key, OsRng};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
@@ -80,13 +80,15 @@ impl HybridRecipient {
 /// (Go `crypto/ecdh`) fails encapsulation to such a key, so we refuse it when parsing.
 fn is_low_order(x25519_public: &[u8]) -> bool {
     use aws_lc_rs::agreement::{agree, PrivateKey, UnparsedPublicKey, X25519};
-    let Ok(k) = PrivateKey::generate(&X25519) else { return true };
+    // A throwaway scalar from the OS RNG (`PrivateKey::generate` would seed aws-lc's DRBG).
+    let Ok(secret) = super::primitives::random::<32>() else { return true };
+    let Ok(k) = PrivateKey::from_private_key(&X25519, &secret) else { return true };
     agree(&k, UnparsedPublicKey::new(&X25519, x25519_public), (), |_| Ok(())).is_err()
 }
 
 impl Recipient for HybridRecipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
-        let (enc, shared) = self.ek.encapsulate_with_rng(&mut AwsLcRng);
+        let (enc, shared) = self.ek.encapsulate_with_rng(&mut OsRng);
         let shared = Zeroizing::new(<[u8; 32]>::from(shared));
         let (key, nonce) = hpke::key_schedule(&shared, INFO);
         let body = seal_file_key(&key, nonce, file_key);

@@ -17,7 +17,7 @@ use ml_kem::{Decapsulate, Encapsulate, KeyExport, Seed, TryKeyInit};
 use zeroize::Zeroizing;
 
 use super::primitives::{
-    check_wrapped_len, decode_arg, hkdf_sha256, open_file_key, random, seal_file_key, AwsLcRng, ZERO_NONCE,
+    check_wrapped_len, decode_arg, hkdf_sha256, open_file_key, random, seal_file_key, OsRng, ZERO_NONCE,
 };
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
@@ -84,7 +84,7 @@ fn wrap_key(shared: &[u8], ct: &[u8], ek: &[u8]) -> Zeroizing<[u8; 32]> {
 
 impl Recipient for Mlkem1024Recipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
-        let (ct, shared) = self.ek.encapsulate_with_rng(&mut AwsLcRng);
+        let (ct, shared) = self.ek.encapsulate_with_rng(&mut OsRng);
         let shared = Zeroizing::new(<[u8; 32]>::from(shared));
         let key = wrap_key(&shared[..], &ct, &self.bytes);
         let body = seal_file_key(&key, ZERO_NONCE, file_key);

@@ -89,12 +89,12 @@ pub(crate) fn decode_arg(arg: &str, len: usize, what: &str) -> Result<Vec<u8>, E
     }
 }
 
-/// The system CSPRNG behind aws-lc-rs, shaped as the `rand_core` RNG the KEM crates want (so no
+/// The operating system CSPRNG (see `crate::rng`), shaped as the `rand_core` RNG the KEM crates want (so no
 /// second RNG crate is linked). Failure of the system RNG is unrecoverable: panic, as
 /// `FileKey::generate` does.
-pub(crate) struct AwsLcRng;
+pub(crate) struct OsRng;
 
-impl TryRng for AwsLcRng {
+impl TryRng for OsRng {
     type Error = Infallible;
 
     fn try_next_u32(&mut self) -> Result<u32, Infallible> {
@@ -110,16 +110,16 @@ impl TryRng for AwsLcRng {
     }
 
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        aws_lc_rs::rand::fill(dst).expect("system RNG failed");
+        crate::rng::fill(dst).expect("system RNG failed");
         Ok(())
     }
 }
 
-impl TryCryptoRng for AwsLcRng {}
+impl TryCryptoRng for OsRng {}
 
 /// Fresh random bytes.
 pub(crate) fn random<const N: usize>() -> Result<[u8; N], Error> {
     let mut b = [0u8; N];
-    aws_lc_rs::rand::fill(&mut b)?;
+    crate::rng::fill(&mut b)?;
     Ok(b)
 }

@@ -58,7 +58,9 @@ impl X25519Recipient {
 
 impl Recipient for X25519Recipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
-        let ephemeral = PrivateKey::generate(&X25519)?;
+        // The ephemeral secret comes from the OS RNG (see `rng`), not aws-lc's DRBG.
+        let eph_secret = Zeroizing::new(super::primitives::random::<32>()?);
+        let ephemeral = PrivateKey::from_private_key(&X25519, &eph_secret[..]).map_err(|_| Error::Crypto)?;
         let share = ephemeral.compute_public_key()?;
         // aws-lc-rs refuses an all-zero shared secret (a low-order recipient key): that key can
         // never be decrypted to, so the recipient itself is invalid.
