@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use zeroize::Zeroizing;
 
 use crate::format::{armor, Header, Profile};
-use crate::recipient::{passphrase::PassphraseRecipient, wrap_all, Recipient};
+use crate::recipient::{passphrase_recipient, wrap_all, Recipient};
 use crate::stream::{self, ChunkCipher, Progress, StreamWriter, DEFAULT_CHUNK};
 use crate::suite::Suite;
 use crate::{Error, FileKey};
@@ -81,10 +81,10 @@ impl Encryptor {
         Ok(Encryptor { header, salt, cipher, threads: opts.threads.max(1) })
     }
 
-    /// Encrypts with a passphrase (Argon2id in the hyperseal profile).
+    /// Encrypts with a passphrase: Argon2id in the hyperseal profile, scrypt (log2 N = 18, as
+    /// age) in the age profile.
     pub fn with_passphrase(passphrase: Zeroizing<String>, opts: Options) -> Result<Self, Error> {
-        let r: Box<dyn Recipient> = Box::new(PassphraseRecipient::new(passphrase));
-        Self::with_recipients(&[r], opts)
+        Self::with_recipients(&[passphrase_recipient(opts.profile, passphrase)], opts)
     }
 
     /// Writes the header and returns a writer for the plaintext. Call `finish()` at the end.
