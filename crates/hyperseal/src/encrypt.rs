@@ -12,6 +12,9 @@ use crate::stream::{self, ChunkCipher, Progress, StreamWriter, DEFAULT_CHUNK};
 use crate::suite::Suite;
 use crate::{Error, FileKey};
 
+/// Stanza types the age format (and age v1.3 itself) knows.
+const AGE_TYPES: [&str; 3] = ["X25519", "mlkem768x25519", "scrypt"];
+
 /// Bytes of the random payload salt that follows the header.
 pub const SALT_LEN: usize = 16;
 
@@ -73,6 +76,13 @@ impl Encryptor {
         }
         let file_key = FileKey::generate(opts.profile.file_key_len());
         let stanzas = wrap_all(recipients, &file_key)?;
+        // An age file is for age: refuse stanzas that age itself could never open.
+        if let Some(s) = stanzas.iter().find(|s| opts.profile == Profile::Age && !AGE_TYPES.contains(&s.tag.as_str())) {
+            return Err(Error::IncompatibleRecipients(format!(
+                "{} recipients cannot be used in age files (age cannot open them); use --format hyperseal",
+                s.tag
+            )));
+        }
         let header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?.encode(&file_key);
         let mut salt = [0u8; SALT_LEN];
         aws_lc_rs::rand::fill(&mut salt)?;

@@ -12,6 +12,8 @@ use hyperseal::recipient::{parse_identities, scrypt::ScryptIdentity};
 use hyperseal::{Decryptor, Error, Identity};
 use zeroize::Zeroizing;
 
+mod common;
+
 /// Vectors where hyperseal releases less plaintext than age before the error (see `judge`).
 const WITHHELD: [&str; 8] = [
     "armor_garbage_encoded",
@@ -194,4 +196,36 @@ fn c2sp_age_testkit() {
     }
     println!("age testkit: {} vectors {by_class:?}; {runs} decrypt runs, {} problems", vectors.len(), problems.len());
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+}
+
+/// The library's passphrase entry point picks age's scrypt for age files, and the file opens
+/// with the identity chosen from its header.
+#[test]
+fn age_passphrase_round_trip() {
+    use hyperseal::recipient::passphrase_identity_for;
+    use hyperseal::{Encryptor, Options};
+    let pass = || Zeroizing::new("tr0ub4dor".to_string());
+    let mut ct = Vec::new();
+    Encryptor::with_passphrase(pass(), Options::age())
+        .unwrap()
+        .encrypt_stream(&mut &b"hello age"[..], &mut ct, None)
+        .unwrap();
+    assert!(ct.starts_with(b"age-encryption.org/v1\n-> scrypt "));
+    let dec = Decryptor::new(&ct[..]).unwrap();
+    assert!(dec.header().is_passphrase());
+    let ids = vec![passphrase_identity_for(dec.header(), pass())];
+    let mut out = Vec::new();
+    dec.decrypt_stream(&ids, &mut out, None).unwrap();
+    assert_eq!(out, b"hello age");
+    let dec = Decryptor::new(&ct[..]).unwrap();
+    let wrong = vec![passphrase_identity_for(dec.header(), Zeroizing::new("nope".into()))];
+    assert!(matches!(dec.decrypt_stream(&wrong, &mut Vec::new(), None), Err(Error::WrongPassphrase)));
+}
+
+/// Recipients age could never open are refused for age files.
+#[test]
+fn age_files_refuse_hyperseal_only_recipients() {
+    let r: Box<dyn hyperseal::Recipient> = Box::new(common::Plain(1));
+    let e = hyperseal::encrypt_with(&[r], hyperseal::Options::age(), b"x").unwrap_err();
+    assert!(matches!(e, Error::IncompatibleRecipients(_)), "{e}");
 }
