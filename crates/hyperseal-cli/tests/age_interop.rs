@@ -112,9 +112,13 @@ fn check_both_directions(dir: &Path, k: &Keys, label: &str) {
     fs::write(&plain, data(1000)).unwrap();
     let ct = dir.join("multi");
     run(&age, &["-e", "-r", &k.recipients[0], "-r", &k.recipients[1], "-o", ct.to_str().unwrap(), plain.to_str().unwrap()], &[]);
-    for (i, single) in fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| {
-        p.extension().is_some_and(|e| e == "key") && p.to_str().unwrap().contains(if label == "pq" { "-pq" } else { "-x25519" })
-    }).enumerate() {
+    let singles: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "key"))
+        .collect();
+    assert_eq!(singles.len(), 2, "{singles:?}");
+    for (i, single) in singles.iter().enumerate() {
         let out = dir.join(format!("multi-out-{i}"));
         run(Path::new(HS), &["decrypt", "-q", "-i", single.to_str().unwrap(), "-o", out.to_str().unwrap(), ct.to_str().unwrap()], &[]);
         assert_eq!(fs::read(&out).unwrap(), data(1000));
