@@ -19,7 +19,7 @@ pub struct EncryptArgs {
     /// File of recipients, one per line (# comments), or an RSA SPKI PEM; repeatable.
     #[arg(short = 'R', long = "recipients-file")]
     recipient_files: Vec<PathBuf>,
-    /// Encrypt with a passphrase typed at the terminal (asked twice).
+    /// Encrypt with a passphrase typed at the terminal (asked twice); scrypt with --format age.
     #[arg(short = 'p', long = "passphrase")]
     passphrase: bool,
     /// Encrypt with the passphrase on the first line of FILE (for scripts).
