@@ -6,7 +6,7 @@
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 
 use crate::encrypt::{available_threads, SALT_LEN};
-use crate::format::armor::{is_armored, ArmoredReader};
+use crate::format::armor::{is_armored, looks_like_armor, ArmoredReader};
 use crate::format::Header;
 use crate::recipient::Identity;
 use crate::stream::{self, ChunkCipher, Progress, StreamReader};
@@ -66,7 +66,11 @@ impl<R: Read> Decryptor<R> {
     /// Reads the header (and de-armors if the input is armored).
     pub fn new(input: R) -> Result<Self, Error> {
         let mut buffered = BufReader::with_capacity(256 << 10, input);
-        let armored = is_armored(buffered.fill_buf()?);
+        let prefix = buffered.fill_buf()?;
+        if looks_like_armor(prefix) {
+            return Err(Error::Armor("not a valid BEGIN line (or data before it)".into()));
+        }
+        let armored = is_armored(prefix);
         let mut source =
             if armored { Source::Armored(ArmoredReader::new(buffered)) } else { Source::Plain(buffered) };
         let header = Header::read_from(&mut source).map_err(|e| match e {
@@ -96,7 +100,8 @@ impl<R: Read> Decryptor<R> {
         let file_key = unwrap_file_key(&self.header, identities)?;
         let mut salt = [0u8; SALT_LEN];
         if stream::read_exact_or_eof(&mut self.source, &mut salt)? < SALT_LEN {
-            return Err(Error::Truncated(0));
+            // The nonce is part of the header in the age spec: a file that ends here is malformed.
+            return Err(Error::MalformedHeader("file ends before the 16-byte payload nonce".into()));
         }
         payload_cipher(&self.header, &file_key, &salt)
     }

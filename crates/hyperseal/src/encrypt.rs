@@ -7,10 +7,13 @@ use std::io::{Read, Write};
 use zeroize::Zeroizing;
 
 use crate::format::{armor, Header, Profile};
-use crate::recipient::{passphrase::PassphraseRecipient, wrap_all, Recipient};
+use crate::recipient::{passphrase_recipient, wrap_all, Recipient};
 use crate::stream::{self, ChunkCipher, Progress, StreamWriter, DEFAULT_CHUNK};
 use crate::suite::Suite;
 use crate::{Error, FileKey};
+
+/// Stanza types the age format (and age v1.3 itself) knows.
+const AGE_TYPES: [&str; 3] = ["X25519", "mlkem768x25519", "scrypt"];
 
 /// Bytes of the random payload salt that follows the header.
 pub const SALT_LEN: usize = 16;
@@ -76,6 +79,13 @@ impl Encryptor {
         }
         let file_key = FileKey::generate(opts.profile.file_key_len());
         let stanzas = wrap_all(recipients, &file_key)?;
+        // An age file is for age: refuse stanzas that age itself could never open.
+        if let Some(s) = stanzas.iter().find(|s| opts.profile == Profile::Age && !AGE_TYPES.contains(&s.tag.as_str())) {
+            return Err(Error::IncompatibleRecipients(format!(
+                "{} recipients cannot be used in age files (age cannot open them); use --format hyperseal",
+                s.tag
+            )));
+        }
         let header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?.encode(&file_key);
         let mut salt = [0u8; SALT_LEN];
         crate::rng::fill(&mut salt)?;
@@ -84,10 +94,10 @@ impl Encryptor {
         Ok(Encryptor { header, salt, cipher, threads: opts.threads.max(1) })
     }
 
-    /// Encrypts with a passphrase (Argon2id in the hyperseal profile).
+    /// Encrypts with a passphrase: Argon2id in the hyperseal profile, scrypt (log2 N = 18, as
+    /// age) in the age profile.
     pub fn with_passphrase(passphrase: Zeroizing<String>, opts: Options) -> Result<Self, Error> {
-        let r: Box<dyn Recipient> = Box::new(PassphraseRecipient::new(passphrase));
-        Self::with_recipients(&[r], opts)
+        Self::with_recipients(&[passphrase_recipient(opts.profile, passphrase)], opts)
     }
 
     /// Writes the header and returns a writer for the plaintext. Call `finish()` at the end.

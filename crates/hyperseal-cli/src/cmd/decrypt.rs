@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use hyperseal::recipient::{self, passphrase::PassphraseIdentity, Identity};
+use hyperseal::recipient::{self, Identity};
 use hyperseal::Decryptor;
 
 use crate::hint;
@@ -52,9 +52,8 @@ pub fn run(a: DecryptArgs) -> Result<()> {
             )
         })?);
     }
-    if let Some(p) = &a.passphrase_file {
-        identities.push(Box::new(PassphraseIdentity::new(io::read_passphrase_file(p)?)));
-    }
+    // Turned into an identity once the header says which KDF the file uses (age: scrypt).
+    let mut passphrase = a.passphrase_file.as_deref().map(io::read_passphrase_file).transpose()?;
 
     let input = Input::open(a.input.as_deref())?;
     let (size, path) = (input.size, input.path.clone());
@@ -66,9 +65,12 @@ pub fn run(a: DecryptArgs) -> Result<()> {
     if let Some(t) = a.threads {
         dec = dec.threads(t);
     }
+    if let Some(p) = passphrase.take() {
+        identities.push(recipient::passphrase_identity_for(dec.header(), p));
+    }
     if identities.is_empty() {
         if dec.header().is_passphrase() {
-            identities.push(Box::new(PassphraseIdentity::new(io::prompt_passphrase(false)?)));
+            identities.push(recipient::passphrase_identity_for(dec.header(), io::prompt_passphrase(false)?));
         } else {
             return Err(hint(
                 "no identities",

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use hyperseal::recipient::{self, passphrase::PassphraseRecipient, Recipient};
+use hyperseal::recipient::{self, Recipient};
 use hyperseal::{Encryptor, Options, Profile, Suite};
 
 use super::parse_size;
@@ -19,7 +19,7 @@ pub struct EncryptArgs {
     /// File of recipients, one per line (# comments), or an RSA SPKI PEM; repeatable.
     #[arg(short = 'R', long = "recipients-file")]
     recipient_files: Vec<PathBuf>,
-    /// Encrypt with a passphrase typed at the terminal (asked twice).
+    /// Encrypt with a passphrase typed at the terminal (asked twice); scrypt with --format age.
     #[arg(short = 'p', long = "passphrase")]
     passphrase: bool,
     /// Encrypt with the passphrase on the first line of FILE (for scripts).
@@ -97,14 +97,12 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         recipients.extend(recipient::parse_recipients_file(&io::read_small(f, "recipients file")?)?);
     }
     if wants_passphrase {
-        if opts.profile == Profile::Age {
-            anyhow::bail!("passphrase encryption in the age format is not supported yet (scrypt recipients)");
-        }
         let pass = match &a.passphrase_file {
             Some(p) => io::read_passphrase_file(p)?,
             None => io::prompt_passphrase(true)?,
         };
-        recipients.push(Box::new(PassphraseRecipient::new(pass)));
+        // scrypt (as age) for --format age, Argon2id for hyperseal.
+        recipients.push(recipient::passphrase_recipient(opts.profile, pass));
     }
 
     let mut input = Input::open(a.input.as_deref())?;

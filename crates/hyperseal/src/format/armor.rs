@@ -7,7 +7,8 @@
 //! ```
 //! The age profile uses the label `AGE ENCRYPTED FILE`. The reader accepts exactly one encoding
 //! per file: canonical base64, full lines except the last, no blank lines, LF or CRLF line ends,
-//! and only whitespace after the end line.
+//! and only whitespace (at most 1 KiB) before the BEGIN line and after the END line, whose own
+//! newline is optional — the rules of age's armor reader (checked by the C2SP testkit).
 
 use std::io::{self, BufRead, Read, Write};
 
@@ -24,9 +25,22 @@ pub const AGE_LABEL: &str = "AGE ENCRYPTED FILE";
 const COLUMNS: usize = 64;
 const BYTES_PER_LINE: usize = COLUMNS / 4 * 3;
 
+/// Most whitespace accepted before the BEGIN line and after the END line (as age).
+const MAX_WHITESPACE: usize = 1 << 10;
+
 /// Whether `prefix` (the first bytes of an input) starts an armored file.
 pub fn is_armored(prefix: &[u8]) -> bool {
-    prefix.starts_with(b"-----BEGIN ")
+    prefix.trim_ascii_start().starts_with(b"-----BEGIN ")
+}
+
+/// Whether `prefix` looks like armor that [`is_armored`] refused (garbage before the BEGIN line,
+/// a mangled BEGIN line): such input gets an armor error rather than "unknown format".
+pub fn looks_like_armor(prefix: &[u8]) -> bool {
+    let head = &prefix[..prefix.len().min(MAX_WHITESPACE + 64)];
+    !is_armored(prefix)
+        && !prefix.starts_with(b"age-encryption.org/")
+        && !prefix.starts_with(b"hyperseal/")
+        && (head.trim_ascii_start().starts_with(b"-----") || head.windows(10).any(|w| w == b"-----BEGIN"))
 }
 
 /// Armoring writer; must be [`finish`](ArmoredWriter::finish)ed to write the last line.
@@ -108,10 +122,13 @@ impl<R: BufRead> ArmoredReader<R> {
         if n == 0 {
             return Ok(None);
         }
-        if buf.last() != Some(&b'\n') {
-            return Err(bad("line too long or missing its newline"));
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        } else if n as u64 == COLUMNS as u64 + 64 {
+            return Err(bad("line too long"));
         }
-        buf.pop();
+        // (An unterminated line can only be the last one; whatever it is, the checks of the
+        // caller still apply.)
         if buf.last() == Some(&b'\r') {
             buf.pop();
         }
@@ -123,7 +140,17 @@ impl<R: BufRead> ArmoredReader<R> {
         self.decoded.clear();
         self.at = 0;
         if self.label.is_none() {
-            let begin = self.line()?.ok_or_else(|| bad("empty input"))?;
+            let mut skipped = 0;
+            let begin = loop {
+                let line = self.line()?.ok_or_else(|| bad("no BEGIN line"))?;
+                if !line.bytes().all(is_space) {
+                    break line;
+                }
+                skipped += line.len() + 1;
+                if skipped > MAX_WHITESPACE {
+                    return Err(bad("too much whitespace before the BEGIN line"));
+                }
+            };
             let label = begin
                 .strip_prefix("-----BEGIN ")
                 .and_then(|l| l.strip_suffix("-----"))
@@ -158,8 +185,8 @@ impl<R: BufRead> ArmoredReader<R> {
     fn finish_trailer(&mut self) -> Result<(), Error> {
         self.done = true;
         let mut rest = Vec::new();
-        (&mut self.inner).take(1 << 10).read_to_end(&mut rest)?;
-        if rest.iter().all(u8::is_ascii_whitespace) && rest.len() < 1 << 10 {
+        (&mut self.inner).take(MAX_WHITESPACE as u64).read_to_end(&mut rest)?;
+        if rest.iter().copied().all(is_space) && rest.len() < MAX_WHITESPACE {
             Ok(())
         } else {
             Err(bad("data after the END line"))
@@ -187,6 +214,11 @@ impl<R: BufRead> BufRead for ArmoredReader<R> {
     fn consume(&mut self, n: usize) {
         self.at = (self.at + n).min(self.decoded.len());
     }
+}
+
+/// ASCII whitespace as Go's `bytes.TrimSpace` sees it (which includes vertical tab).
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
 fn bad(msg: &str) -> Error {

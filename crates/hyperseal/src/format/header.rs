@@ -188,6 +188,11 @@ impl Header {
                 if stanzas.is_empty() {
                     return Err(bad("no recipient stanzas"));
                 }
+                // A passphrase must stand alone (age spec: "an scrypt stanza must be the only
+                // one"): checked here so no identity, passphrase or not, ever opens such a file.
+                if stanzas.len() > 1 && stanzas.iter().any(|s| matches!(s.tag.as_str(), "argon2id" | "scrypt")) {
+                    return Err(bad("a passphrase stanza must be the only stanza"));
+                }
                 return Ok(Header { profile, suite, chunk_size, stanzas, mac_input: raw, mac });
             } else {
                 return Err(bad("expected a stanza (->) or the MAC line (---)"));

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use zeroize::Zeroizing;
 
-use crate::format::Stanza;
+use crate::format::{Header, Profile, Stanza};
 use crate::{Error, FileKey};
 
 mod bech32_long;
@@ -21,6 +21,7 @@ pub mod mlkem1024;
 pub mod passphrase;
 mod primitives;
 pub mod rsa;
+pub mod scrypt;
 #[cfg(test)]
 mod tests;
 pub mod x25519;
@@ -191,6 +192,22 @@ pub fn public_of(identity_text: &str) -> Result<String, Error> {
         return Err(Error::InvalidKey("no identities found".into()));
     }
     Ok(out.join("\n"))
+}
+
+/// The passphrase recipient of a profile: age's scrypt for age files, Argon2id for hyperseal.
+pub fn passphrase_recipient(profile: Profile, passphrase: Zeroizing<String>) -> Box<dyn Recipient> {
+    match profile {
+        Profile::Age => Box::new(scrypt::ScryptRecipient::new(passphrase)),
+        Profile::Hyperseal => Box::new(passphrase::PassphraseRecipient::new(passphrase)),
+    }
+}
+
+/// The passphrase identity that can open a file with this header (see [`Header::is_passphrase`]).
+pub fn passphrase_identity_for(header: &Header, passphrase: Zeroizing<String>) -> Box<dyn Identity> {
+    match header.profile {
+        Profile::Age => Box::new(scrypt::ScryptIdentity::new(passphrase)),
+        Profile::Hyperseal => Box::new(passphrase::PassphraseIdentity::new(passphrase)),
+    }
 }
 
 /// Wraps `file_key` for every recipient and enforces the label rule.
