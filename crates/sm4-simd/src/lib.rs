@@ -53,7 +53,9 @@ pub struct Sm4 {
     /// Decryption round keys: the same keys in reverse order.
     dec: [u32; 32],
     /// `enc`/`dec` transformed for the x86 single-block path.
+    #[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
     enc_fused: [u32; 32],
+    #[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
     dec_fused: [u32; 32],
     backend: Backend,
 }

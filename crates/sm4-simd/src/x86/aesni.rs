@@ -10,7 +10,7 @@ use core::arch::x86::*;
 use core::arch::x86_64::*;
 
 use super::{
-    lin_word, BSWAP32, F_TABLES, INV_SHIFT_ROWS, M1_COLS, M1_INV_COLS, POST_HI, POST_LO, PRE_HI, PRE_LO,
+    BSWAP32, F_TABLES, INV_SHIFT_ROWS, M1_INV_TABLES, M1_TABLES, POST_HI, POST_LO, PRE_HI, PRE_LO,
     ROL16, ROL24, ROL8,
 };
 use cipher::{
@@ -167,11 +167,15 @@ pub(crate) unsafe fn crypt1(fk: &[u32; 32], block: &mut [u8; 16]) {
     let mask = _mm_set1_epi8(0x0f);
     let t: [__m128i; 8] = core::array::from_fn(|i| v(&F_TABLES[i]));
     let (r8, r16, r24) = (v(&ROL8), v(&ROL16), v(&ROL24));
-    let w = |i: usize| {
-        let x = u32::from_be_bytes([block[4 * i], block[4 * i + 1], block[4 * i + 2], block[4 * i + 3]]);
-        _mm_set1_epi32(lin_word(&M1_COLS, x) as i32)
-    };
-    let mut m = [w(0), w(1), w(2), w(3)];
+    // m = M1(x) for all four words at once, then broadcast each word.
+    let x = _mm_shuffle_epi8(v(block), v(&BSWAP32));
+    let mx = nibble_map(x, v(&M1_TABLES[0]), v(&M1_TABLES[1]), mask);
+    let mut m = [
+        _mm_shuffle_epi32::<0x00>(mx),
+        _mm_shuffle_epi32::<0x55>(mx),
+        _mm_shuffle_epi32::<0xaa>(mx),
+        _mm_shuffle_epi32::<0xff>(mx),
+    ];
     macro_rules! round {
         ($r:expr, $d:literal, $a:literal, $b:literal, $c:literal) => {{
             // m[c] was written by the previous round: xor it in last.
@@ -196,10 +200,11 @@ pub(crate) unsafe fn crypt1(fk: &[u32; 32], block: &mut [u8; 16]) {
         round!(r, 2, 3, 0, 1);
         round!(r, 3, 0, 1, 2);
     }
-    for i in 0..4 {
-        let word = lin_word(&M1_INV_COLS, _mm_cvtsi128_si32(m[3 - i]) as u32);
-        block[4 * i..4 * i + 4].copy_from_slice(&word.to_be_bytes());
-    }
+    // Output words in reverse order (R), back through M1^-1, big-endian.
+    let out = _mm_unpacklo_epi64(_mm_unpacklo_epi32(m[3], m[2]), _mm_unpacklo_epi32(m[1], m[0]));
+    let out = nibble_map(out, v(&M1_INV_TABLES[0]), v(&M1_INV_TABLES[1]), mask);
+    // SAFETY: `block` is 16 writable bytes; `storeu` is unaligned.
+    unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), _mm_shuffle_epi8(out, v(&BSWAP32))) };
 }
 
 /// Processes `n < 16` blocks through a zero-padded buffer of `4 * G` blocks.

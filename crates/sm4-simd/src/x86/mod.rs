@@ -147,6 +147,22 @@ pub(crate) const M1_INV_COLS: [u8; 8] = {
     c
 };
 
+/// Nibble tables of the byte map with columns `cols` (for `pshufb`).
+const fn nibble_tables(cols: &[u8; 8]) -> [[u8; 16]; 2] {
+    let mut t = [[0u8; 16]; 2];
+    let mut n = 0;
+    while n < 16 {
+        t[0][n] = lin_byte(cols, n as u8);
+        t[1][n] = lin_byte(cols, (n as u8) << 4);
+        n += 1;
+    }
+    t
+}
+
+/// `[lo, hi]` nibble tables of M1 and of M1^-1.
+pub(crate) const M1_TABLES: [[u8; 16]; 2] = nibble_tables(&M1_COLS);
+pub(crate) const M1_INV_TABLES: [[u8; 16]; 2] = nibble_tables(&M1_INV_COLS);
+
 /// The pre-map constant c1 in every byte.
 pub(crate) const C1_WORD: u32 = u32::from_ne_bytes([PRE_LO[0]; 4]);
 
