@@ -18,7 +18,7 @@ fn cipher(suite: Suite, chunk: usize) -> ChunkCipher {
 
 #[test]
 fn output_is_identical_for_every_thread_count_and_api() {
-    for suite in [Suite::Aes256Gcm, Suite::ChaCha20Poly1305] {
+    for suite in Suite::ALL {
         for n in [0usize, 1, 16 << 10, (5 << 20) + 3] {
             let pt = data(n, 5);
             let reference = {

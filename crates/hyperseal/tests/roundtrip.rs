@@ -20,7 +20,7 @@ fn sizes() -> Vec<usize> {
 
 #[test]
 fn write_adapter_then_pipeline_reader() {
-    for suite in [Suite::Aes256Gcm, Suite::ChaCha20Poly1305] {
+    for suite in Suite::ALL {
         for n in sizes() {
             let pt = data(n, n as u64);
             for write_size in [7usize, 4096, C + 3, usize::MAX] {

@@ -25,7 +25,7 @@ pub struct EncryptArgs {
     /// Encrypt with the passphrase on the first line of FILE (for scripts).
     #[arg(long = "passphrase-file")]
     passphrase_file: Option<PathBuf>,
-    /// Payload suite: aes-256-gcm (default with AES instructions), chacha20-poly1305.
+    /// Payload suite: aes-256-gcm (default with AES instructions), chacha20-poly1305, sm4-gcm.
     #[arg(long)]
     suite: Option<String>,
     /// Chunk size, a power of two from 16K to 16M (default 64K).
@@ -63,7 +63,7 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     };
     if let Some(s) = &a.suite {
         let suite = Suite::from_name(s)
-            .ok_or_else(|| hint(format!("unknown suite {s:?}"), "choose aes-256-gcm or chacha20-poly1305"))?;
+            .ok_or_else(|| hint(format!("unknown suite {s:?}"), "choose aes-256-gcm, chacha20-poly1305 or sm4-gcm"))?;
         opts.suite = suite;
     }
     if let Some(c) = a.chunk_size {
