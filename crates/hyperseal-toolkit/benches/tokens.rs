@@ -1,1 +1,50 @@
-fn main(){}
+//! Token seal+open latency at seed 004's payload sizes (FISE's table: 100, 500, 1000 chars,
+//! 4.9 KB, 9.8 KB, 48.8 KB). Run pinned to one core:
+//! `taskset -c 0 cargo bench -p hyperseal-toolkit --bench tokens`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hyperseal_toolkit::token::{self, KeyRing, Suite, TokenKey};
+
+const SIZES: [(&str, usize); 6] = [
+    ("100ch", 100),
+    ("500ch", 500),
+    ("1000ch", 1000),
+    ("4.9KB", 5000),
+    ("9.8KB", 10_000),
+    ("48.8KB", 50_000),
+];
+
+fn bench(c: &mut Criterion) {
+    for (suite, sname) in [(Suite::XChaCha20Poly1305, "xchacha20poly1305"), (Suite::Aes256GcmSiv, "aes256gcmsiv")] {
+        let key = TokenKey::from_bytes(&[7u8; 32]).with_suite(suite);
+        let ring = KeyRing::new().with(TokenKey::from_bytes(&[7u8; 32]));
+        let mut g = c.benchmark_group(format!("token/{sname}"));
+        g.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+        for (label, n) in SIZES {
+            let pt = vec![b'a'; n];
+            g.throughput(Throughput::Bytes(n as u64));
+            g.bench_with_input(BenchmarkId::new("seal+open", label), &pt, |b, pt| {
+                b.iter(|| {
+                    let t = token::seal(&key, black_box(pt), b"aad", None);
+                    token::open(&ring, black_box(&t), b"aad").unwrap()
+                })
+            });
+            if suite == Suite::XChaCha20Poly1305 {
+                let t = token::seal(&key, &pt, b"aad", None);
+                g.bench_with_input(BenchmarkId::new("seal", label), &pt, |b, pt| {
+                    b.iter(|| token::seal(&key, black_box(pt), b"aad", None))
+                });
+                g.bench_with_input(BenchmarkId::new("open", label), &t, |b, t| {
+                    b.iter(|| token::open(&ring, black_box(t), b"aad").unwrap())
+                });
+            }
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
