@@ -309,7 +309,8 @@ pub fn seal_at(key: &TokenKey, plaintext: &[u8], aad: &[u8], ttl: Option<Duratio
     let tag = with_full_aad(header, aad, |full| key.aead(suite).seal_in_place_detached(nonce, full, body))
         .expect("nonce length matches the suite");
     bin.extend_from_slice(&tag);
-    URL_SAFE_NO_PAD.encode(&bin)
+    // SIMD base64: on a 48.8 KB token the scalar `base64` crate alone took longer than the AEAD.
+    base64_simd::URL_SAFE_NO_PAD.encode_to_string(&bin)
 }
 
 /// Opens a token with any key of `ring`, checking `aad` and the expiry.
@@ -319,7 +320,8 @@ pub fn open(ring: &KeyRing, token: &str, aad: &[u8]) -> Result<Zeroizing<Vec<u8>
 
 /// [`open`] with an explicit "now".
 pub fn open_at(ring: &KeyRing, token: &str, aad: &[u8], now: SystemTime) -> Result<Zeroizing<Vec<u8>>, TokenError> {
-    let mut bin = Zeroizing::new(URL_SAFE_NO_PAD.decode(token).map_err(|_| TokenError::Malformed)?);
+    let mut bin =
+        Zeroizing::new(base64_simd::URL_SAFE_NO_PAD.decode_to_vec(token).map_err(|_| TokenError::Malformed)?);
     if bin.len() < FIXED_HEADER || bin[0] != VERSION {
         return Err(TokenError::Malformed);
     }
