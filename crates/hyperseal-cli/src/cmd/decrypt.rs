@@ -1,0 +1,105 @@
+//! `hyperseal decrypt`.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use hyperseal::recipient::{self, passphrase::PassphraseIdentity, Identity};
+use hyperseal::Decryptor;
+
+use crate::hint;
+use crate::io::{self, Input, Output};
+
+#[derive(Args)]
+pub struct DecryptArgs {
+    /// Identity file (secret keys, # comments, or an RSA PKCS#8 PEM); repeatable.
+    #[arg(short = 'i', long = "identity")]
+    identities: Vec<PathBuf>,
+    /// Decrypt with the passphrase on the first line of FILE.
+    #[arg(long = "passphrase-file")]
+    passphrase_file: Option<PathBuf>,
+    /// Output file (default: stdout). Written only if the whole file authenticates.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Overwrite an existing output file.
+    #[arg(long)]
+    force: bool,
+    /// No progress bar.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Worker threads (default: all cores; 1 = sequential).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Random access: start at plaintext byte N (needs a seekable, non-armored input file).
+    #[arg(long)]
+    offset: Option<u64>,
+    /// Random access: at most M plaintext bytes.
+    #[arg(long)]
+    length: Option<u64>,
+    /// Input file (default or `-`: stdin).
+    input: Option<PathBuf>,
+}
+
+pub fn run(a: DecryptArgs) -> Result<()> {
+    let mut identities: Vec<Box<dyn Identity>> = Vec::new();
+    for f in &a.identities {
+        let text = zeroize::Zeroizing::new(io::read_small(f, "identity file")?);
+        identities.extend(recipient::parse_identities(&text).map_err(|e| {
+            hint(format!("{}: {e}", f.display()), "an identity file holds AGE-SECRET-KEY-… lines or a PKCS#8 PEM")
+        })?);
+    }
+    if let Some(p) = &a.passphrase_file {
+        identities.push(Box::new(PassphraseIdentity::new(io::read_passphrase_file(p)?)));
+    }
+
+    let input = Input::open(a.input.as_deref())?;
+    let (size, path) = (input.size, input.path.clone());
+    let random_access = a.offset.is_some() || a.length.is_some();
+    if random_access && size.is_none() {
+        return Err(hint("--offset/--length need a regular input file", "decrypt the whole stream instead"));
+    }
+    let mut dec = Decryptor::new(input.reader)?;
+    if let Some(t) = a.threads {
+        dec = dec.threads(t);
+    }
+    if identities.is_empty() {
+        if dec.header().is_passphrase() {
+            identities.push(Box::new(PassphraseIdentity::new(io::prompt_passphrase(false)?)));
+        } else {
+            return Err(hint("no identities", "give -i IDENTITY_FILE (or --passphrase-file for passphrase files)"));
+        }
+    }
+    if dec.header().is_passphrase() && a.passphrase_file.is_none() && !a.identities.is_empty() {
+        return Err(hint("this file is encrypted with a passphrase", "use --passphrase-file FILE, or omit -i to be prompted"));
+    }
+
+    let mut output = Output::create(a.output.as_deref(), a.force, path.as_deref())?;
+    if random_access {
+        if dec.is_armored() {
+            return Err(hint("cannot seek in an armored file", "decrypt it whole, or dearmor it first"));
+        }
+        // Random access goes through the seekable reader: it authenticates the final chunk first
+        // and decrypts only the chunks covering the range.
+        drop(dec);
+        let file = std::fs::File::open(path.as_ref().expect("regular file"))?;
+        let mut reader = Decryptor::new(file)?.into_reader(&identities)?;
+        reader.seek(SeekFrom::Start(a.offset.unwrap_or(0)))?;
+        let mut limited = reader.take(a.length.unwrap_or(u64::MAX));
+        std::io::copy(&mut limited, &mut output).map_err(|e| anyhow::Error::new(hyperseal::Error::from_io(e)))?;
+    } else {
+        let bar = io::progress_bar(a.quiet, size, "decrypting");
+        let progress = |n: u64| {
+            if let Some(b) = &bar {
+                b.set_position(n)
+            }
+        };
+        let r = dec.decrypt_stream(&identities, &mut output, Some(&progress));
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        r?;
+    }
+    output.flush()?;
+    output.commit()
+}

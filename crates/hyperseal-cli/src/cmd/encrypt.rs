@@ -1,0 +1,129 @@
+//! `hyperseal encrypt`.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use hyperseal::recipient::{self, passphrase::PassphraseRecipient, Recipient};
+use hyperseal::{Encryptor, Options, Profile, Suite};
+
+use super::parse_size;
+use crate::io::{self, Input, Output};
+use crate::hint;
+
+#[derive(Args)]
+pub struct EncryptArgs {
+    /// Recipient: age1… (X25519), age1pq1… (hybrid), hs-mlkem1024…; repeatable.
+    #[arg(short = 'r', long = "recipient")]
+    recipients: Vec<String>,
+    /// File of recipients, one per line (# comments), or an RSA SPKI PEM; repeatable.
+    #[arg(short = 'R', long = "recipients-file")]
+    recipient_files: Vec<PathBuf>,
+    /// Encrypt with a passphrase typed at the terminal (asked twice).
+    #[arg(short = 'p', long = "passphrase")]
+    passphrase: bool,
+    /// Encrypt with the passphrase on the first line of FILE (for scripts).
+    #[arg(long = "passphrase-file")]
+    passphrase_file: Option<PathBuf>,
+    /// Payload suite: aes-256-gcm (default with AES instructions), chacha20-poly1305.
+    #[arg(long)]
+    suite: Option<String>,
+    /// Chunk size, a power of two from 16K to 16M (default 64K).
+    #[arg(long = "chunk-size", value_parser = parse_size)]
+    chunk_size: Option<usize>,
+    /// File format: hyperseal (default) or age.
+    #[arg(long, default_value = "hyperseal")]
+    format: String,
+    /// ASCII-armor the output.
+    #[arg(short = 'a', long)]
+    armor: bool,
+    /// Output file (default: stdout).
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Overwrite an existing output file.
+    #[arg(long)]
+    force: bool,
+    /// No progress bar.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Worker threads (default: all cores; 1 = sequential).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Input file (default or `-`: stdin).
+    input: Option<PathBuf>,
+}
+
+pub fn run(a: EncryptArgs) -> Result<()> {
+    let mut opts = match a.format.as_str() {
+        "hyperseal" => Options::default(),
+        "age" => Options::age(),
+        other => return Err(hint(format!("unknown format {other:?}"), "use --format hyperseal or --format age")),
+    };
+    if let Some(s) = &a.suite {
+        let suite = Suite::from_name(s).ok_or_else(|| {
+            hint(format!("unknown suite {s:?}"), "choose aes-256-gcm or chacha20-poly1305")
+        })?;
+        opts.suite = suite;
+    }
+    if let Some(c) = a.chunk_size {
+        opts.chunk_size = c;
+    }
+    if opts.profile == Profile::Age && (a.suite.is_some() || a.chunk_size.is_some()) {
+        anyhow::bail!("--suite and --chunk-size do not apply to --format age (ChaCha20-Poly1305, 64 KiB chunks)");
+    }
+    if let Some(t) = a.threads {
+        opts.threads = t.max(1);
+    }
+
+    let wants_passphrase = a.passphrase || a.passphrase_file.is_some();
+    let has_recipients = !a.recipients.is_empty() || !a.recipient_files.is_empty();
+    if wants_passphrase && has_recipients {
+        return Err(hint("a passphrase cannot be combined with recipients", "encrypt twice, or use only keys"));
+    }
+    if !wants_passphrase && !has_recipients {
+        return Err(hint("no recipients", "give -r RECIPIENT, -R FILE, -p or --passphrase-file FILE"));
+    }
+    let mut recipients: Vec<Box<dyn Recipient>> = Vec::new();
+    for r in &a.recipients {
+        recipients.push(recipient::parse_recipient(r)?);
+    }
+    for f in &a.recipient_files {
+        recipients.extend(recipient::parse_recipients_file(&io::read_small(f, "recipients file")?)?);
+    }
+    if wants_passphrase {
+        if opts.profile == Profile::Age {
+            anyhow::bail!("passphrase encryption in the age format is not supported yet (scrypt recipients)");
+        }
+        let pass = match &a.passphrase_file {
+            Some(p) => io::read_passphrase_file(p)?,
+            None => io::prompt_passphrase(true)?,
+        };
+        recipients.push(Box::new(PassphraseRecipient::new(pass)));
+    }
+
+    let mut input = Input::open(a.input.as_deref())?;
+    let mut output = Output::create(a.output.as_deref(), a.force, input.path.as_deref())?;
+    if output.is_terminal() && !a.armor {
+        return Err(hint("refusing to write binary ciphertext to a terminal", "use -a/--armor or -o FILE"));
+    }
+    let enc = Encryptor::with_recipients(&recipients, opts.clone())?;
+    let bar = io::progress_bar(a.quiet, input.size, "encrypting");
+    let progress = |n: u64| {
+        if let Some(b) = &bar {
+            b.set_position(n)
+        }
+    };
+    let progress_ref: &(dyn Fn(u64) + Sync) = &progress;
+    if a.armor {
+        let mut w = hyperseal::armored(&mut output, opts.profile);
+        let mut sink: &mut (dyn std::io::Write + Send) = &mut w;
+        enc.encrypt_stream(&mut input.reader, &mut sink, Some(progress_ref))?;
+        w.finish()?;
+    } else {
+        enc.encrypt_stream(&mut input.reader, &mut output, Some(progress_ref))?;
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    output.commit()
+}

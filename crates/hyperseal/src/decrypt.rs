@@ -1,0 +1,151 @@
+//! The decryption API: read the header from any `Read` (armor detected by itself), unwrap the
+//! file key with the caller's identities, verify the header MAC, then either get a plaintext
+//! reader ([`Decryptor::into_reader`], seekable on seekable inputs) or run the multi-core
+//! pipeline ([`Decryptor::decrypt_stream`]).
+
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+
+use crate::encrypt::{available_threads, SALT_LEN};
+use crate::format::armor::{is_armored, ArmoredReader};
+use crate::format::Header;
+use crate::recipient::Identity;
+use crate::stream::{self, ChunkCipher, Progress, StreamReader};
+use crate::{Error, FileKey};
+
+/// Input, de-armored when needed. Seekable only when not armored.
+pub enum Source<R: Read> {
+    /// Binary input.
+    Plain(BufReader<R>),
+    /// ASCII-armored input.
+    Armored(ArmoredReader<BufReader<R>>),
+}
+
+impl<R: Read> Read for Source<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Source::Plain(r) => r.read(buf),
+            Source::Armored(r) => r.read(buf),
+        }
+    }
+}
+
+impl<R: Read> BufRead for Source<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self {
+            Source::Plain(r) => r.fill_buf(),
+            Source::Armored(r) => r.fill_buf(),
+        }
+    }
+    fn consume(&mut self, n: usize) {
+        match self {
+            Source::Plain(r) => r.consume(n),
+            Source::Armored(r) => r.consume(n),
+        }
+    }
+}
+
+impl<R: Read + Seek> Seek for Source<R> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        match self {
+            Source::Plain(r) => r.seek(pos),
+            Source::Armored(_) => Err(io::Error::new(io::ErrorKind::Unsupported, "cannot seek in an armored file")),
+        }
+    }
+}
+
+/// A file whose header has been read.
+pub struct Decryptor<R: Read> {
+    source: Source<R>,
+    header: Header,
+    threads: usize,
+}
+
+impl<R: Read> Decryptor<R> {
+    /// Reads the header (and de-armors if the input is armored).
+    pub fn new(input: R) -> Result<Self, Error> {
+        let mut buffered = BufReader::with_capacity(256 << 10, input);
+        let armored = is_armored(buffered.fill_buf()?);
+        let mut source =
+            if armored { Source::Armored(ArmoredReader::new(buffered)) } else { Source::Plain(buffered) };
+        let header = Header::read_from(&mut source).map_err(|e| match e {
+            Error::Io(e) => Error::from_io(e),
+            e => e,
+        })?;
+        Ok(Decryptor { source, header, threads: available_threads() })
+    }
+
+    /// Sets the worker threads for the payload (1 = sequential).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n.max(1);
+        self
+    }
+
+    /// The parsed header (never holds secrets).
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Whether the input was armored.
+    pub fn is_armored(&self) -> bool {
+        matches!(self.source, Source::Armored(_))
+    }
+
+    /// Finds the file key: tries each identity on the stanzas, then checks the header MAC.
+    fn unwrap_file_key(&self, identities: &[Box<dyn Identity>]) -> Result<FileKey, Error> {
+        for id in identities {
+            if let Some(result) = id.unwrap_stanzas(&self.header.stanzas) {
+                let key = result?;
+                if key.expose().len() != self.header.profile.file_key_len() {
+                    return Err(Error::InvalidStanza("file key has the wrong length for this format".into()));
+                }
+                self.header.verify_mac(&key)?;
+                return Ok(key);
+            }
+        }
+        Err(Error::NoIdentityMatched)
+    }
+
+    fn cipher(&mut self, identities: &[Box<dyn Identity>]) -> Result<ChunkCipher, Error> {
+        let file_key = self.unwrap_file_key(identities)?;
+        let mut salt = [0u8; SALT_LEN];
+        if stream::read_exact_or_eof(&mut self.source, &mut salt)? < SALT_LEN {
+            return Err(Error::Truncated(0));
+        }
+        let key = self.header.profile.payload_key(&file_key, &salt, self.header.suite);
+        ChunkCipher::new(self.header.suite, self.header.chunk_size, &key)
+    }
+
+    /// A reader of authenticated plaintext. Seekable when `R` is and the input is not armored.
+    pub fn into_reader(mut self, identities: &[Box<dyn Identity>]) -> Result<StreamReader<Source<R>>, Error> {
+        let cipher = self.cipher(identities)?;
+        Ok(StreamReader::new(self.source, cipher, self.threads))
+    }
+
+    /// Decrypts the whole payload onto `output` on the multi-core pipeline. A chunk's plaintext
+    /// is written only after it authenticates; returns the plaintext length.
+    pub fn decrypt_stream(
+        mut self,
+        identities: &[Box<dyn Identity>],
+        output: &mut (dyn Write + Send),
+        progress: Option<Progress>,
+    ) -> Result<u64, Error>
+    where
+        R: Send,
+    {
+        let cipher = self.cipher(identities)?;
+        let n = stream::decrypt_pipeline(&cipher, &mut self.source, output, self.threads, progress)
+            .map_err(|e| match e {
+                Error::Io(e) => Error::from_io(e),
+                e => e,
+            })?;
+        output.flush()?;
+        Ok(n)
+    }
+}
+
+/// One-shot: decrypts a whole file held in memory.
+pub fn decrypt(identities: &[Box<dyn Identity>], file: &[u8]) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::with_capacity(file.len());
+    Decryptor::new(file)?.decrypt_stream(identities, &mut out, None)?;
+    Ok(out)
+}

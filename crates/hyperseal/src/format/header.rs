@@ -1,0 +1,256 @@
+//! Header codec shared by both profiles.
+//!
+//! ```text
+//! hyperseal/v1                        | age-encryption.org/v1
+//! params aes-256-gcm 65536            | (no parameters line: fixed by the spec)
+//! -> X25519 <share>                   | -> X25519 <share>
+//! <base64 body>                       | <base64 body>
+//! --- <base64 HMAC-SHA-256>           | --- <base64 HMAC-SHA-256>
+//! ```
+//! The MAC covers every byte up to and including `---`, keyed by HKDF-SHA-256(file key,
+//! info "header"). A file key that unwraps but fails the MAC is rejected, which also commits the
+//! file to a single file key (the AEADs alone are not key-committing).
+
+use std::io::{BufRead, Read};
+
+use aws_lc_rs::{hkdf, hmac};
+use zeroize::Zeroizing;
+
+use super::stanza::{decode_b64, encode_b64, Stanza};
+use crate::stream::{check_chunk_size, DEFAULT_CHUNK};
+use crate::suite::Suite;
+use crate::{Error, FileKey};
+
+/// Which header dialect a file uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// `hyperseal/v1`: any suite and chunk size, 256-bit file keys.
+    Hyperseal,
+    /// `age-encryption.org/v1`: ChaCha20-Poly1305, 64 KiB chunks, 128-bit file keys.
+    Age,
+}
+
+/// Version line of the hyperseal profile.
+pub const HYPERSEAL_V1: &str = "hyperseal/v1";
+/// Version line of the age profile.
+pub const AGE_V1: &str = "age-encryption.org/v1";
+
+/// Longest header line we accept: far above the longest stanza line (an ML-KEM-1024 ciphertext,
+/// ~2.1 KB of base64), far below anything that could exhaust memory.
+const MAX_LINE: u64 = 16 << 10;
+/// Most stanzas we accept in one header.
+const MAX_STANZAS: usize = 4096;
+
+impl Profile {
+    /// The version line.
+    pub fn version_line(self) -> &'static str {
+        match self {
+            Profile::Hyperseal => HYPERSEAL_V1,
+            Profile::Age => AGE_V1,
+        }
+    }
+
+    /// File key bytes.
+    pub fn file_key_len(self) -> usize {
+        match self {
+            Profile::Hyperseal => 32,
+            Profile::Age => 16,
+        }
+    }
+
+    /// Payload key = HKDF-SHA-256(ikm = file key, salt = payload salt, info). hyperseal's info
+    /// names the suite, so one file key can never key two different ciphers.
+    pub fn payload_key(self, file_key: &FileKey, salt: &[u8], suite: Suite) -> Zeroizing<[u8; 32]> {
+        let info = match self {
+            Profile::Hyperseal => format!("hyperseal/v1 payload {}", suite.name()),
+            Profile::Age => "payload".to_string(),
+        };
+        hkdf32(salt, file_key.expose(), info.as_bytes())
+    }
+}
+
+/// A parsed or to-be-written header.
+#[derive(Clone, Debug)]
+pub struct Header {
+    /// Dialect.
+    pub profile: Profile,
+    /// Payload suite.
+    pub suite: Suite,
+    /// Plaintext bytes per chunk.
+    pub chunk_size: usize,
+    /// Recipient stanzas.
+    pub stanzas: Vec<Stanza>,
+    /// Bytes covered by the MAC (set when parsed).
+    mac_input: Vec<u8>,
+    mac: [u8; 32],
+}
+
+impl Header {
+    /// A header ready to be encoded.
+    pub fn new(profile: Profile, suite: Suite, chunk_size: usize, stanzas: Vec<Stanza>) -> Result<Self, Error> {
+        check_chunk_size(chunk_size)?;
+        if profile == Profile::Age && (suite != Suite::ChaCha20Poly1305 || chunk_size != DEFAULT_CHUNK) {
+            return Err(Error::InvalidArgument("age files use chacha20-poly1305 and 64 KiB chunks".into()));
+        }
+        Ok(Header { profile, suite, chunk_size, stanzas, mac_input: Vec::new(), mac: [0; 32] })
+    }
+
+    fn body_without_mac(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(256);
+        out.extend_from_slice(self.profile.version_line().as_bytes());
+        out.push(b'\n');
+        if self.profile == Profile::Hyperseal {
+            out.extend_from_slice(format!("params {} {}\n", self.suite.name(), self.chunk_size).as_bytes());
+        }
+        for s in &self.stanzas {
+            s.write_to(&mut out);
+        }
+        out.extend_from_slice(b"---");
+        out
+    }
+
+    /// The encoded header, MAC'd under `file_key`, including the final newline.
+    pub fn encode(&self, file_key: &FileKey) -> Vec<u8> {
+        let mut out = self.body_without_mac();
+        let mac = compute_mac(file_key, &out);
+        out.push(b' ');
+        out.extend_from_slice(encode_b64(&mac).as_bytes());
+        out.push(b'\n');
+        out
+    }
+
+    /// Checks the MAC of a parsed header in constant time.
+    pub fn verify_mac(&self, file_key: &FileKey) -> Result<(), Error> {
+        let key = hmac::Key::new(hmac::HMAC_SHA256, &hkdf32(&[], file_key.expose(), b"header")[..]);
+        hmac::verify(&key, &self.mac_input, &self.mac).map_err(|_| Error::HeaderMac)
+    }
+
+    /// Bytes of a parsed header on disk (version line through the MAC line).
+    pub fn encode_len(&self) -> usize {
+        // mac_input ends with "---"; then " " + 43 base64 characters + "\n".
+        self.mac_input.len() + 45
+    }
+
+    /// Whether this is a passphrase file (a lone passphrase stanza).
+    pub fn is_passphrase(&self) -> bool {
+        self.stanzas.len() == 1 && matches!(self.stanzas[0].tag.as_str(), "argon2id" | "scrypt")
+    }
+
+    /// Reads a header, leaving `r` at the first payload byte.
+    pub fn read_from(r: &mut impl BufRead) -> Result<Header, Error> {
+        let mut raw = Vec::with_capacity(512);
+        let version = read_line(r, &mut raw)?.ok_or(Error::UnknownFormat)?;
+        let profile = match version.as_slice() {
+            v if v == HYPERSEAL_V1.as_bytes() => Profile::Hyperseal,
+            v if v == AGE_V1.as_bytes() => Profile::Age,
+            v if v.starts_with(b"hyperseal/") || v.starts_with(b"age-encryption.org/") => {
+                return Err(bad(&format!("unsupported version {:?}", String::from_utf8_lossy(v))))
+            }
+            _ => return Err(Error::UnknownFormat),
+        };
+        let (suite, chunk_size) = match profile {
+            Profile::Age => (Suite::ChaCha20Poly1305, DEFAULT_CHUNK),
+            Profile::Hyperseal => {
+                let line = read_line(r, &mut raw)?.ok_or_else(|| bad("missing parameters line"))?;
+                parse_params(&line)?
+            }
+        };
+        let mut stanzas = Vec::new();
+        let mut line = read_line(r, &mut raw)?.ok_or_else(|| bad("header ends before its MAC"))?;
+        loop {
+            if let Some(args) = line.strip_prefix(b"-> ") {
+                if stanzas.len() == MAX_STANZAS {
+                    return Err(bad("too many stanzas"));
+                }
+                let (tag, args) = Stanza::parse_args(args)?;
+                let mut body = Vec::new();
+                loop {
+                    let l = read_line(r, &mut raw)?.ok_or_else(|| bad("header ends inside a stanza"))?;
+                    let (bytes, last) = Stanza::parse_body_line(&l)?;
+                    body.extend(bytes);
+                    if last {
+                        break;
+                    }
+                }
+                stanzas.push(Stanza { tag, args, body });
+            } else if line.starts_with(b"---") {
+                let mac_b64 = line.strip_prefix(b"--- ").ok_or_else(|| bad("malformed MAC line"))?;
+                let mac: [u8; 32] =
+                    decode_b64(mac_b64)?.try_into().map_err(|_| bad("MAC is not 32 bytes"))?;
+                // The MAC covers the header up to and including "---", not the space after it.
+                let covered = raw.len() - line.len() - 1 + 3;
+                raw.truncate(covered);
+                if stanzas.is_empty() {
+                    return Err(bad("no recipient stanzas"));
+                }
+                return Ok(Header { profile, suite, chunk_size, stanzas, mac_input: raw, mac });
+            } else {
+                return Err(bad("expected a stanza (->) or the MAC line (---)"));
+            }
+            line = read_line(r, &mut raw)?.ok_or_else(|| bad("header ends before its MAC"))?;
+        }
+    }
+}
+
+fn parse_params(line: &[u8]) -> Result<(Suite, usize), Error> {
+    let text = std::str::from_utf8(line).map_err(|_| bad("parameters line is not ASCII"))?;
+    let mut it = text.split(' ');
+    if it.next() != Some("params") {
+        return Err(bad("expected the parameters line"));
+    }
+    let suite_name = it.next().unwrap_or("");
+    let suite = Suite::from_name(suite_name).ok_or_else(|| bad(&format!("unknown suite {suite_name:?}")))?;
+    let chunk_text = it.next().unwrap_or("");
+    // Canonical decimal only: the MAC covers the text, so one value must have one spelling.
+    if chunk_text.is_empty() || chunk_text.starts_with('0') || !chunk_text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad("chunk size is not a canonical decimal"));
+    }
+    let chunk: usize = chunk_text.parse().map_err(|_| bad("chunk size out of range"))?;
+    check_chunk_size(chunk).map_err(|_| bad("chunk size out of range"))?;
+    if it.next().is_some() {
+        return Err(bad("unexpected field in the parameters line"));
+    }
+    Ok((suite, chunk))
+}
+
+/// Reads one LF-terminated line (without the LF), appending the raw bytes to `raw`.
+/// `Ok(None)` at end of input; an unterminated final line is an error.
+fn read_line(r: &mut impl BufRead, raw: &mut Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
+    let mut line = Vec::new();
+    let n = Read::take(&mut *r, MAX_LINE + 1).read_until(b'\n', &mut line)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.last() != Some(&b'\n') {
+        return Err(bad(if n as u64 > MAX_LINE { "header line too long" } else { "header ends without a newline" }));
+    }
+    raw.extend_from_slice(&line);
+    line.pop();
+    Ok(Some(line))
+}
+
+fn compute_mac(file_key: &FileKey, data: &[u8]) -> [u8; 32] {
+    let key = hmac::Key::new(hmac::HMAC_SHA256, &hkdf32(&[], file_key.expose(), b"header")[..]);
+    hmac::sign(&key, data).as_ref().try_into().expect("SHA-256 output")
+}
+
+/// HKDF-SHA-256 to 32 bytes.
+pub(crate) fn hkdf32(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
+    struct Len32;
+    impl hkdf::KeyType for Len32 {
+        fn len(&self) -> usize {
+            32
+        }
+    }
+    let mut out = Zeroizing::new([0u8; 32]);
+    hkdf::Salt::new(hkdf::HKDF_SHA256, salt)
+        .extract(ikm)
+        .expand(&[info], Len32)
+        .and_then(|okm| okm.fill(&mut out[..]))
+        .expect("HKDF-SHA-256 to 32 bytes cannot fail");
+    out
+}
+
+fn bad(msg: &str) -> Error {
+    Error::MalformedHeader(msg.to_string())
+}

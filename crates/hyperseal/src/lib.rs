@@ -1,0 +1,33 @@
+//! hyperseal: fast, safe file and stream encryption.
+//!
+//! A file is a text header (version, parameters, one stanza per recipient, a MAC) followed by a
+//! STREAM-chunked AEAD payload. See `docs/FORMAT.md` for the normative byte layout.
+//!
+//! ```
+//! use hyperseal::{recipient, Kind};
+//! let key = recipient::generate(Kind::X25519).unwrap();
+//! let r = recipient::parse_recipient(&key.public).unwrap();
+//! let ids = recipient::parse_identities(&key.secret).unwrap();
+//! let ct = hyperseal::encrypt(&[r], b"hello").unwrap();
+//! assert_eq!(&hyperseal::decrypt(&ids, &ct).unwrap()[..], b"hello");
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod decrypt;
+mod encrypt;
+mod error;
+mod file_key;
+pub mod format;
+pub mod recipient;
+pub mod stream;
+pub mod suite;
+
+pub use decrypt::{decrypt, Decryptor, Source};
+pub use encrypt::{armored, available_threads, encrypt, encrypt_with, Encryptor, Options, SALT_LEN};
+pub use error::Error;
+pub use format::Profile;
+pub use stream::{StreamReader, StreamWriter};
+pub use suite::Suite;
+pub use file_key::FileKey;
+pub use recipient::{Identity, Kind, Recipient};

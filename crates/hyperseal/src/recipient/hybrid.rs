@@ -1,0 +1,307 @@
+//! ML-KEM-768 + X25519 recipients, exactly age v1.3's `mlkem768x25519` (`age1pq1…` /
+//! `AGE-SECRET-KEY-PQ-1…`).
+//!
+//! The construction, taken from age v1.3.1 `pq.go` and `filippo.io/hpke` v0.4.0 (`hpke.go`,
+//! `pq.go`, `kdf.go`) and checked against files made by the real `age` (see `recipient/tests.rs`):
+//!
+//! * KEM: X-Wing (draft-connolly-cfrg-xwing-kem, HPKE KEM id 0x647a, "MLKEM768-X25519" of
+//!   draft-ietf-hpke-pq). Identity = the 32-byte X-Wing seed; recipient = the 1216-byte
+//!   encapsulation key (ML-KEM-768 ek ‖ X25519 public key); enc = 1120 bytes (ML-KEM-768
+//!   ciphertext ‖ ephemeral X25519 share). A non-contributory (all-zero) X25519 result is an
+//!   error, as Go's `crypto/ecdh` makes it.
+//! * HPKE (RFC 9180) base mode, KDF HKDF-SHA-256 (0x0001), AEAD ChaCha20-Poly1305 (0x0003),
+//!   info = "age-encryption.org/mlkem768x25519", one `Seal` with sequence number 0 and empty AAD.
+//! * Stanza: `-> mlkem768x25519 <b64 enc>`, body = the HPKE ciphertext of the file key.
+//! * Bech32 without the 90-character limit; HRPs `age1pq` and `AGE-SECRET-KEY-PQ-`.
+
+use x_wing::{DecapsulationKeyRejectNonContrib, Decapsulator, Encapsulate, EncapsulationKey, KeyExport, KeyInit, TryDecapsulate};
+use zeroize::Zeroizing;
+
+use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key, AwsLcRng};
+use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
+use crate::format::{encode_b64, Stanza};
+use crate::{Error, FileKey};
+
+/// Detection prefix of a recipient string (bech32 HRP `age1pq` plus the separator).
+pub const RECIPIENT_HRP: &str = "age1pq1";
+/// Detection prefix of an identity string.
+pub const IDENTITY_HRP: &str = "AGE-SECRET-KEY-PQ-1";
+
+const PUBLIC_HRP: &str = "age1pq";
+const SECRET_HRP: &str = "age-secret-key-pq-";
+const TAG: &str = "mlkem768x25519";
+const INFO: &[u8] = b"age-encryption.org/mlkem768x25519";
+const EK_LEN: usize = x_wing::ENCAPSULATION_KEY_SIZE;
+const ENC_LEN: usize = x_wing::CIPHERTEXT_SIZE;
+
+/// An age post-quantum public key.
+#[derive(Clone)]
+pub struct HybridRecipient {
+    ek: EncapsulationKey,
+}
+
+impl std::fmt::Debug for HybridRecipient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.to_bech32();
+        write!(f, "HybridRecipient({}…)", &s[..24])
+    }
+}
+
+impl HybridRecipient {
+    /// Parses `age1pq1…`.
+    pub fn from_bech32(s: &str) -> Result<Self, Error> {
+        let bad = |why: &str| Error::InvalidRecipient(format!("ML-KEM-768 + X25519 recipient: {why}"));
+        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
+        if hrp != PUBLIC_HRP {
+            return Err(bad("wrong type (expected age1pq1…)"));
+        }
+        if data.len() != EK_LEN {
+            return Err(bad("wrong length"));
+        }
+        // The ML-KEM part is checked (coefficients reduced mod q, FIPS 203 7.2); the X25519 part
+        // is checked below the way Go's encapsulation would fail on it.
+        let ek = EncapsulationKey::try_from(&data[..]).map_err(|_| bad("invalid ML-KEM-768 key"))?;
+        if is_low_order(&data[EK_LEN - 32..]) {
+            return Err(bad("X25519 part is a low-order point"));
+        }
+        Ok(HybridRecipient { ek })
+    }
+
+    /// The `age1pq1…` encoding.
+    pub fn to_bech32(&self) -> String {
+        bech32_long::encode(PUBLIC_HRP, &self.ek.to_bytes())
+    }
+}
+
+/// True if X25519 with this public key yields the all-zero secret (a small-order point): age
+/// (Go `crypto/ecdh`) fails encapsulation to such a key, so we refuse it when parsing.
+fn is_low_order(x25519_public: &[u8]) -> bool {
+    use aws_lc_rs::agreement::{agree, PrivateKey, UnparsedPublicKey, X25519};
+    let Ok(k) = PrivateKey::generate(&X25519) else { return true };
+    agree(&k, UnparsedPublicKey::new(&X25519, x25519_public), (), |_| Ok(())).is_err()
+}
+
+impl Recipient for HybridRecipient {
+    fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
+        let (enc, shared) = self.ek.encapsulate_with_rng(&mut AwsLcRng);
+        let shared = Zeroizing::new(<[u8; 32]>::from(shared));
+        let (key, nonce) = hpke::key_schedule(&shared, INFO);
+        let body = seal_file_key(&key, nonce, file_key);
+        let labels = Labels::from([POSTQUANTUM.to_string()]);
+        Ok((vec![Stanza::new(TAG, vec![encode_b64(&enc)], body)], labels))
+    }
+}
+
+/// An age post-quantum secret key (the 32-byte X-Wing seed). Zeroized on drop (the `x-wing`
+/// crate's `zeroize` feature covers its copy); `Debug` is redacted.
+pub struct HybridIdentity {
+    seed: Zeroizing<[u8; 32]>,
+    dk: DecapsulationKeyRejectNonContrib,
+}
+
+impl std::fmt::Debug for HybridIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HybridIdentity(redacted)")
+    }
+}
+
+impl HybridIdentity {
+    fn from_seed(seed: Zeroizing<[u8; 32]>) -> Self {
+        let dk = DecapsulationKeyRejectNonContrib::new(&(*seed).into());
+        HybridIdentity { seed, dk }
+    }
+
+    /// Parses `AGE-SECRET-KEY-PQ-1…`.
+    pub fn from_bech32(s: &str) -> Result<Self, Error> {
+        let bad = |why: &str| Error::InvalidKey(format!("ML-KEM-768 + X25519 identity: {why}"));
+        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
+        let data = Zeroizing::new(data);
+        if hrp != SECRET_HRP {
+            return Err(bad("wrong type (expected AGE-SECRET-KEY-PQ-1…)"));
+        }
+        if data.len() != 32 {
+            return Err(bad("wrong length"));
+        }
+        let mut seed = Zeroizing::new([0u8; 32]);
+        seed.copy_from_slice(&data);
+        Ok(Self::from_seed(seed))
+    }
+
+    /// The `AGE-SECRET-KEY-PQ-1…` encoding (upper case, as age writes it).
+    pub fn to_bech32(&self) -> Zeroizing<String> {
+        Zeroizing::new(bech32_long::encode(SECRET_HRP, &self.seed[..]).to_ascii_uppercase())
+    }
+
+    /// The matching recipient.
+    pub fn to_public(&self) -> HybridRecipient {
+        HybridRecipient { ek: self.dk.encapsulation_key().clone() }
+    }
+
+    /// `Ok(None)`: well-formed but not ours. ML-KEM decapsulation never fails (implicit
+    /// rejection), so a foreign stanza shows up only as the AEAD failing to open, exactly as in
+    /// age; a tampered body is indistinguishable from that.
+    fn unwrap_own(&self, stanza: &Stanza) -> Result<Option<FileKey>, Error> {
+        let [arg] = stanza.args.as_slice() else {
+            return Err(Error::InvalidStanza("mlkem768x25519 stanza must have exactly one argument".into()));
+        };
+        let enc = decode_arg(arg, ENC_LEN, "mlkem768x25519 encapsulated key")?;
+        check_wrapped_len(&stanza.body)?;
+        let enc = x_wing::Ciphertext::try_from(&enc[..]).map_err(|_| Error::Crypto)?;
+        let shared = self
+            .dk
+            .try_decapsulate(&enc)
+            .map_err(|_| Error::InvalidStanza("mlkem768x25519: X25519 share is a low-order point".into()))?;
+        let shared = Zeroizing::new(<[u8; 32]>::from(shared));
+        let (key, nonce) = hpke::key_schedule(&shared, INFO);
+        Ok(open_file_key(&key, nonce, &stanza.body))
+    }
+}
+
+impl Identity for HybridIdentity {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        if stanza.tag != TAG {
+            return None;
+        }
+        self.unwrap_own(stanza).transpose()
+    }
+}
+
+/// Generates an ML-KEM-768 + X25519 key pair.
+pub fn generate() -> Result<GeneratedKey, Error> {
+    let id = HybridIdentity::from_seed(Zeroizing::new(random::<32>()?));
+    Ok(GeneratedKey { secret: id.to_bech32(), public: id.to_public().to_bech32() })
+}
+
+/// The part of HPKE (RFC 9180) age uses: the base-mode key schedule for suite
+/// (X-Wing 0x647a, HKDF-SHA-256 0x0001, ChaCha20-Poly1305 0x0003). Only the first message is
+/// ever sealed, so its nonce is `base_nonce` XOR 0 = `base_nonce`; the exporter secret is unused.
+mod hpke {
+    use aws_lc_rs::hmac;
+    use zeroize::Zeroizing;
+
+    use super::super::primitives::hkdf_expand;
+
+    const SUITE_ID: [u8; 10] = *b"HPKE\x64\x7a\x00\x01\x00\x03";
+    const MODE_BASE: u8 = 0;
+
+    /// LabeledExtract(salt, label, ikm) = HKDF-Extract(salt, "HPKE-v1" ‖ suite_id ‖ label ‖ ikm).
+    /// An empty salt is HMAC's all-zero key, as RFC 5869 specifies.
+    fn labeled_extract(salt: &[u8], label: &[u8], ikm: &[u8]) -> Zeroizing<[u8; 32]> {
+        let mut ctx = hmac::Context::with_key(&hmac::Key::new(hmac::HMAC_SHA256, salt));
+        for part in [&b"HPKE-v1"[..], &SUITE_ID, label, ikm] {
+            ctx.update(part);
+        }
+        let mut out = Zeroizing::new([0u8; 32]);
+        out.copy_from_slice(ctx.sign().as_ref());
+        out
+    }
+
+    /// LabeledExpand(prk, label, info, L) = HKDF-Expand(prk, I2OSP(L, 2) ‖ "HPKE-v1" ‖ suite_id ‖
+    /// label ‖ info, L).
+    fn labeled_expand(prk: &[u8], label: &[u8], info: &[u8], out: &mut [u8]) {
+        let len = (out.len() as u16).to_be_bytes();
+        hkdf_expand(prk, &[&len, b"HPKE-v1", &SUITE_ID, label, info], out);
+    }
+
+    /// Returns (key, base_nonce) for mode_base with no PSK.
+    pub(super) fn key_schedule(shared_secret: &[u8; 32], info: &[u8]) -> (Zeroizing<[u8; 32]>, [u8; 12]) {
+        let psk_id_hash = labeled_extract(b"", b"psk_id_hash", b"");
+        let info_hash = labeled_extract(b"", b"info_hash", info);
+        let mut context = [0u8; 65];
+        context[0] = MODE_BASE;
+        context[1..33].copy_from_slice(&psk_id_hash[..]);
+        context[33..].copy_from_slice(&info_hash[..]);
+        // secret = LabeledExtract(shared_secret, "secret", psk = "")
+        let secret = labeled_extract(shared_secret, b"secret", b"");
+        let mut key = Zeroizing::new([0u8; 32]);
+        labeled_expand(&secret[..], b"key", &context, &mut key[..]);
+        let mut nonce = [0u8; 12];
+        labeled_expand(&secret[..], b"base_nonce", &context, &mut nonce);
+        (key, nonce)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (HybridRecipient, HybridIdentity) {
+        let k = generate().unwrap();
+        (HybridRecipient::from_bech32(&k.public).unwrap(), HybridIdentity::from_bech32(&k.secret).unwrap())
+    }
+
+    #[test]
+    fn round_trip_both_key_lengths() {
+        let (r, id) = pair();
+        for len in [16, 32] {
+            let fk = FileKey::generate(len);
+            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+            assert_eq!(labels, Labels::from([POSTQUANTUM.to_string()]));
+            assert_eq!(stanzas[0].tag, TAG);
+            assert_eq!(stanzas[0].body.len(), len + 16);
+            assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
+        }
+    }
+
+    #[test]
+    fn not_mine_and_broken() {
+        let (r, id) = pair();
+        let (_, other) = pair();
+        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
+        let s = &stanzas[0];
+        assert!(other.unwrap_stanza(s).is_none());
+        assert!(id.unwrap_stanza(&Stanza::new("X25519", vec!["AA".into()], vec![])).is_none());
+        let mut bad = s.clone();
+        bad.args.clear();
+        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        let mut bad = s.clone();
+        bad.args[0] = encode_b64(&[1u8; ENC_LEN - 1]);
+        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        let mut bad = s.clone();
+        bad.body.truncate(31);
+        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        // A non-contributory X25519 share is refused, as age (Go crypto/ecdh) refuses it.
+        let mut enc = crate::format::decode_b64(s.args[0].as_bytes()).unwrap();
+        enc[ENC_LEN - 32..].fill(0);
+        let mut bad = s.clone();
+        bad.args[0] = encode_b64(&enc);
+        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        // Tampered body: indistinguishable from another recipient's (age: ErrIncorrectIdentity).
+        let mut bad = s.clone();
+        bad.body[3] ^= 0x80;
+        assert!(id.unwrap_stanza(&bad).is_none());
+    }
+
+    #[test]
+    fn bech32_round_trips_and_rejections() {
+        let k = generate().unwrap();
+        assert!(k.public.starts_with(RECIPIENT_HRP) && k.secret.starts_with(IDENTITY_HRP));
+        assert!(k.public.len() > 1900, "longer than BIP 173 allows");
+        assert_eq!(HybridRecipient::from_bech32(&k.public).unwrap().to_bech32(), k.public);
+        let id = HybridIdentity::from_bech32(&k.secret).unwrap();
+        assert_eq!(*id.to_bech32(), *k.secret);
+        assert_eq!(id.to_public().to_bech32(), k.public);
+        let mut mixed = k.public.clone();
+        let i = mixed.rfind(|c: char| c.is_ascii_lowercase()).unwrap();
+        mixed.replace_range(i..i + 1, &mixed[i..i + 1].to_ascii_uppercase());
+        assert!(HybridRecipient::from_bech32(&mixed).is_err());
+        let mut bad = k.public.clone().into_bytes();
+        bad[100] = if bad[100] == b'q' { b'p' } else { b'q' };
+        assert!(HybridRecipient::from_bech32(std::str::from_utf8(&bad).unwrap()).is_err());
+        // the X25519 HRP with the same payload, and an X25519 key, are both wrong here
+        let data = bech32_long::decode(&k.public).unwrap().1;
+        assert!(HybridRecipient::from_bech32(&bech32_long::encode("age", &data)).is_err());
+        assert!(HybridRecipient::from_bech32(&super::super::x25519::generate().unwrap().public).is_err());
+        assert!(HybridIdentity::from_bech32(&k.public).is_err());
+        // an ML-KEM coefficient >= q is refused (FIPS 203 modulus check)
+        let mut data2 = data.clone();
+        data2[0] = 0xff;
+        data2[1] |= 0x0f;
+        assert!(HybridRecipient::from_bech32(&bech32_long::encode(PUBLIC_HRP, &data2)).is_err());
+        // a low-order X25519 half is refused
+        let mut data3 = data;
+        data3[EK_LEN - 32..].fill(0);
+        assert!(HybridRecipient::from_bech32(&bech32_long::encode(PUBLIC_HRP, &data3)).is_err());
+        assert_eq!(format!("{id:?}"), "HybridIdentity(redacted)");
+    }
+}

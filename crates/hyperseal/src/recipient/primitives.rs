@@ -1,0 +1,125 @@
+//! The few primitives every recipient kind shares: HKDF-SHA-256, the ChaCha20-Poly1305 file-key
+//! wrap, and an RNG adapter that lets the RustCrypto KEM crates draw from aws-lc-rs.
+
+use std::convert::Infallible;
+
+use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
+use aws_lc_rs::hkdf;
+use x_wing::kem::common::rand_core::{TryCryptoRng, TryRng};
+use zeroize::Zeroizing;
+
+use crate::{Error, FileKey};
+
+/// The Poly1305 tag length.
+pub(crate) const TAG_LEN: usize = 16;
+
+/// A zero nonce. Safe wherever it is used below because each wrap key is derived from fresh
+/// randomness (an ephemeral share, a KEM encapsulation, a random salt) and seals exactly one
+/// message.
+pub(crate) const ZERO_NONCE: [u8; 12] = [0; 12];
+
+struct Len(usize);
+
+impl hkdf::KeyType for Len {
+    fn len(&self) -> usize {
+        self.0
+    }
+}
+
+/// HKDF-SHA-256 (RFC 5869) to 32 bytes.
+pub(crate) fn hkdf_sha256(ikm: &[u8], salt: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
+    let mut out = Zeroizing::new([0u8; 32]);
+    hkdf::Salt::new(hkdf::HKDF_SHA256, salt)
+        .extract(ikm)
+        .expand(&[info], Len(32))
+        .and_then(|okm| okm.fill(&mut out[..]))
+        .expect("HKDF-SHA-256 to 32 bytes cannot fail");
+    out
+}
+
+/// HKDF-Expand only, from a pseudorandom key given as bytes (for HPKE's labelled expand), with
+/// `info` given in parts that are concatenated.
+pub(crate) fn hkdf_expand(prk: &[u8], info: &[&[u8]], out: &mut [u8]) {
+    hkdf::Prk::new_less_safe(hkdf::HKDF_SHA256, prk)
+        .expand(info, Len(out.len()))
+        .and_then(|okm| okm.fill(out))
+        .expect("HKDF-Expand within 255 blocks cannot fail");
+}
+
+/// Rejects a wrapped file key of the wrong size before any cryptography: only a 16- or 32-byte
+/// file key plus its tag is ever produced, so anything else is a broken stanza, not another
+/// recipient's.
+pub(crate) fn check_wrapped_len(body: &[u8]) -> Result<(), Error> {
+    if body.len() == 16 + TAG_LEN || body.len() == 32 + TAG_LEN {
+        Ok(())
+    } else {
+        Err(Error::InvalidStanza(format!(
+            "wrapped file key is {} bytes, expected {} or {}",
+            body.len(),
+            16 + TAG_LEN,
+            32 + TAG_LEN
+        )))
+    }
+}
+
+/// ChaCha20-Poly1305 seal of the file key, no associated data.
+pub(crate) fn seal_file_key(key: &[u8; 32], nonce: [u8; 12], file_key: &FileKey) -> Vec<u8> {
+    let key = LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, key).expect("32-byte key"));
+    let mut buf = file_key.expose().to_vec();
+    key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut buf)
+        .expect("sealing a short buffer cannot fail");
+    buf
+}
+
+/// Opens a wrapped file key; `None` if it does not authenticate (another recipient's stanza, or
+/// a tampered one: the two are indistinguishable for anonymous recipients). The caller has
+/// checked the length with [`check_wrapped_len`].
+pub(crate) fn open_file_key(key: &[u8; 32], nonce: [u8; 12], body: &[u8]) -> Option<FileKey> {
+    let key = LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, key).expect("32-byte key"));
+    let mut buf = Zeroizing::new(body.to_vec());
+    let pt = key.open_in_place(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut buf).ok()?;
+    FileKey::from_slice(pt)
+}
+
+/// Decodes a base64 stanza argument of an exact length, or says which one is wrong.
+pub(crate) fn decode_arg(arg: &str, len: usize, what: &str) -> Result<Vec<u8>, Error> {
+    match crate::format::decode_b64(arg.as_bytes()) {
+        Ok(v) if v.len() == len => Ok(v),
+        _ => Err(Error::InvalidStanza(format!("{what} must be {len} bytes of canonical base64"))),
+    }
+}
+
+/// The system CSPRNG behind aws-lc-rs, shaped as the `rand_core` RNG the KEM crates want (so no
+/// second RNG crate is linked). Failure of the system RNG is unrecoverable: panic, as
+/// `FileKey::generate` does.
+pub(crate) struct AwsLcRng;
+
+impl TryRng for AwsLcRng {
+    type Error = Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        let mut b = [0u8; 4];
+        self.try_fill_bytes(&mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        let mut b = [0u8; 8];
+        self.try_fill_bytes(&mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        aws_lc_rs::rand::fill(dst).expect("system RNG failed");
+        Ok(())
+    }
+}
+
+impl TryCryptoRng for AwsLcRng {}
+
+/// Fresh random bytes.
+pub(crate) fn random<const N: usize>() -> Result<[u8; N], Error> {
+    let mut b = [0u8; N];
+    aws_lc_rs::rand::fill(&mut b)?;
+    Ok(b)
+}

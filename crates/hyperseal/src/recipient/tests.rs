@@ -1,0 +1,246 @@
+//! Cross-kind tests: label mixing, and interoperability with the real age (v1.3.1).
+//!
+//! The age side is exercised two ways: fixed files made by `age` and committed under
+//! `tests/data/` (always run), and live round trips through `.tools/bin/age` (skipped with a
+//! note when it is not installed). A tiny test-only age v1 header/payload codec lives here so
+//! these tests do not depend on the lead's header code.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
+use aws_lc_rs::{hkdf, hmac};
+
+use super::*;
+use crate::format::{decode_b64, encode_b64};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
+const AGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin/age");
+const CHUNK: usize = 64 * 1024;
+
+// ---- a test-only age v1 codec ----------------------------------------------------------------
+
+struct AgeFile {
+    stanzas: Vec<Stanza>,
+    /// The header bytes the MAC covers: everything up to and including `---`.
+    mac_input: Vec<u8>,
+    mac: Vec<u8>,
+    payload: Vec<u8>,
+}
+
+fn parse_age(file: &[u8]) -> AgeFile {
+    let mut pos = 0;
+    let mut next_line = || {
+        let end = pos + file[pos..].iter().position(|&b| b == b'\n').expect("header line");
+        let line = &file[pos..end];
+        let start = pos;
+        pos = end + 1;
+        (start, line)
+    };
+    assert_eq!(next_line().1, b"age-encryption.org/v1");
+    let mut stanzas = Vec::new();
+    loop {
+        let (start, line) = next_line();
+        if let Some(mac) = line.strip_prefix(b"--- ") {
+            let mac_input = file[..start + 3].to_vec();
+            return AgeFile {
+                stanzas,
+                mac_input,
+                mac: decode_b64(mac).unwrap(),
+                payload: file[pos..].to_vec(),
+            };
+        }
+        let args = line.strip_prefix(b"-> ").expect("stanza line");
+        let (tag, args) = Stanza::parse_args(args).unwrap();
+        let mut body = Vec::new();
+        loop {
+            let (b, last) = Stanza::parse_body_line(next_line().1).unwrap();
+            body.extend(b);
+            if last {
+                break;
+            }
+        }
+        stanzas.push(Stanza { tag, args, body });
+    }
+}
+
+fn hkdf32(ikm: &[u8], salt: &[u8], info: &[u8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    hkdf::Salt::new(hkdf::HKDF_SHA256, salt)
+        .extract(ikm)
+        .expand(&[info], hkdf::HKDF_SHA256)
+        .unwrap()
+        .fill(&mut out)
+        .unwrap();
+    out
+}
+
+fn header_mac(file_key: &FileKey, mac_input: &[u8]) -> Vec<u8> {
+    let k = hmac::Key::new(hmac::HMAC_SHA256, &hkdf32(file_key.expose(), b"", b"header"));
+    hmac::sign(&k, mac_input).as_ref().to_vec()
+}
+
+fn payload_key(file_key: &FileKey, nonce: &[u8]) -> LessSafeKey {
+    let k = hkdf32(file_key.expose(), nonce, b"payload");
+    LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, &k).unwrap())
+}
+
+fn chunk_nonce(i: u64, last: bool) -> Nonce {
+    let mut n = [0u8; 12];
+    n[3..11].copy_from_slice(&i.to_be_bytes());
+    n[11] = last as u8;
+    Nonce::assume_unique_for_key(n)
+}
+
+fn open_payload(file_key: &FileKey, payload: &[u8]) -> Vec<u8> {
+    let key = payload_key(file_key, &payload[..16]);
+    let chunks: Vec<&[u8]> = payload[16..].chunks(CHUNK + 16).collect();
+    let mut out = Vec::new();
+    for (i, c) in chunks.iter().enumerate() {
+        let mut buf = c.to_vec();
+        let last = i + 1 == chunks.len();
+        out.extend_from_slice(key.open_in_place(chunk_nonce(i as u64, last), Aad::empty(), &mut buf).unwrap());
+    }
+    out
+}
+
+/// Builds a complete age v1 file around `stanzas` for `plaintext`.
+fn build_age(file_key: &FileKey, stanzas: &[Stanza], plaintext: &[u8]) -> Vec<u8> {
+    let mut out = b"age-encryption.org/v1\n".to_vec();
+    for s in stanzas {
+        s.write_to(&mut out);
+    }
+    out.extend_from_slice(b"---");
+    let mac = header_mac(file_key, &out);
+    out.extend_from_slice(format!(" {}\n", encode_b64(&mac)).as_bytes());
+    let nonce = primitives::random::<16>().unwrap();
+    out.extend_from_slice(&nonce);
+    let key = payload_key(file_key, &nonce);
+    let chunks: Vec<&[u8]> = if plaintext.is_empty() { vec![&[][..]] } else { plaintext.chunks(CHUNK).collect() };
+    for (i, c) in chunks.iter().enumerate() {
+        let mut buf = c.to_vec();
+        key.seal_in_place_append_tag(chunk_nonce(i as u64, i + 1 == chunks.len()), Aad::empty(), &mut buf)
+            .unwrap();
+        out.extend(buf);
+    }
+    out
+}
+
+/// Unwraps a real age file with `identity`, then proves the key right with the header MAC and
+/// returns the plaintext.
+fn decrypt_age(identity: &dyn Identity, file: &[u8]) -> Vec<u8> {
+    let f = parse_age(file);
+    let fk = identity.unwrap_stanzas(&f.stanzas).expect("stanza should be ours").expect("unwrap");
+    assert_eq!(fk.expose().len(), 16, "age uses 16-byte file keys");
+    assert_eq!(header_mac(&fk, &f.mac_input), f.mac, "header MAC must match");
+    open_payload(&fk, &f.payload)
+}
+
+// ---- running the real age --------------------------------------------------------------------
+
+fn age_binary() -> Option<PathBuf> {
+    let p = PathBuf::from(AGE);
+    if p.exists() {
+        Some(p)
+    } else {
+        println!("NOTE: {AGE} not found; skipping the live age interoperability test (run `make tools`)");
+        None
+    }
+}
+
+fn temp_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("hyperseal-recip-{}-{name}", std::process::id()))
+}
+
+/// Our recipient wraps, we build the file, the real `age -d` must decrypt it; then the real
+/// `age -r` encrypts to our recipient string and our identity must decrypt that.
+fn live_age_round_trip(kind: Kind) {
+    let Some(age) = age_binary() else { return };
+    let key = generate(kind).unwrap();
+    let id_path = temp_path(&format!("{}.key", kind.name()));
+    std::fs::write(&id_path, format!("# test key\n{}\n", &*key.secret)).unwrap();
+
+    // hyperseal -> age
+    let plaintext: Vec<u8> = (0..CHUNK + 500).map(|i| (i % 251) as u8).collect();
+    let fk = FileKey::generate(16);
+    let stanzas = wrap_all(&[parse_recipient(&key.public).unwrap()], &fk).unwrap();
+    let file_path = temp_path(&format!("{}.age", kind.name()));
+    std::fs::write(&file_path, build_age(&fk, &stanzas, &plaintext)).unwrap();
+    let out = Command::new(&age).arg("-d").arg("-i").arg(&id_path).arg(&file_path).output().unwrap();
+    assert!(out.status.success(), "age -d failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout, plaintext, "age decrypted something else");
+
+    // age -> hyperseal
+    let msg_path = temp_path(&format!("{}.txt", kind.name()));
+    std::fs::write(&msg_path, b"from the real age\n").unwrap();
+    let out = Command::new(&age).arg("-r").arg(&key.public).arg(&msg_path).output().unwrap();
+    assert!(out.status.success(), "age -r failed: {}", String::from_utf8_lossy(&out.stderr));
+    let ids = parse_identities(&key.secret).unwrap();
+    assert_eq!(decrypt_age(ids[0].as_ref(), &out.stdout), b"from the real age\n");
+
+    for p in [id_path, file_path, msg_path] {
+        let _ = std::fs::remove_file(p);
+    }
+    println!("age interop ({}): both directions OK", kind.name());
+}
+
+fn fixed_vector(identity_file: &str, age_file: &str) {
+    let ids = parse_identities(&std::fs::read_to_string(format!("{DATA}{identity_file}")).unwrap()).unwrap();
+    let file = std::fs::read(format!("{DATA}{age_file}")).unwrap();
+    assert_eq!(decrypt_age(ids[0].as_ref(), &file), b"hello from age v1.3.1\n");
+}
+
+// ---- the tests -------------------------------------------------------------------------------
+
+#[test]
+fn x25519_decrypts_file_made_by_age() {
+    fixed_vector("age_x25519_identity.txt", "age_x25519.age");
+}
+
+#[test]
+fn x25519_interoperates_with_live_age() {
+    live_age_round_trip(Kind::X25519);
+}
+
+#[test]
+fn public_of_matches_age_keygen() {
+    let text = std::fs::read_to_string(format!("{DATA}age_x25519_identity.txt")).unwrap();
+    let expected = text.lines().find_map(|l| l.strip_prefix("# public key: ")).unwrap();
+    assert_eq!(public_of(&text).unwrap(), expected);
+}
+
+#[test]
+fn parse_recipient_dispatches_and_rejects_garbage() {
+    let k = generate(Kind::X25519).unwrap();
+    assert!(parse_recipient(&k.public).is_ok());
+    assert!(matches!(parse_recipient("nonsense"), Err(Error::InvalidRecipient(_))));
+    assert!(parse_identities("# only a comment\n").is_err());
+}
+
+#[test]
+fn hybrid_decrypts_file_made_by_age() {
+    fixed_vector("age_pq_identity.txt", "age_pq.age");
+}
+
+#[test]
+fn hybrid_interoperates_with_live_age() {
+    live_age_round_trip(Kind::Hybrid);
+}
+
+#[test]
+fn hybrid_public_of_matches_age_keygen() {
+    let text = std::fs::read_to_string(format!("{DATA}age_pq_identity.txt")).unwrap();
+    let expected = text.lines().find_map(|l| l.strip_prefix("# public key: ")).unwrap();
+    assert_eq!(public_of(&text).unwrap(), expected);
+}
+
+#[test]
+fn wrap_all_refuses_postquantum_with_classic() {
+    let pq = parse_recipient(&generate(Kind::Hybrid).unwrap().public).unwrap();
+    let pq2 = parse_recipient(&generate(Kind::Hybrid).unwrap().public).unwrap();
+    let classic = parse_recipient(&generate(Kind::X25519).unwrap().public).unwrap();
+    let fk = FileKey::generate(32);
+    assert!(matches!(wrap_all(&[pq, classic], &fk), Err(Error::IncompatibleRecipients(_))));
+    let pq = parse_recipient(&generate(Kind::Hybrid).unwrap().public).unwrap();
+    assert_eq!(wrap_all(&[pq, pq2], &fk).unwrap().len(), 2);
+}

@@ -1,0 +1,302 @@
+//! X25519 recipients, encoded exactly as age's (`age1…` / `AGE-SECRET-KEY-1…`).
+//!
+//! C2SP age spec, "X25519 recipient stanza":
+//! `-> X25519 <b64 ephemeral share>`, wrap key = HKDF-SHA-256(ikm = shared secret,
+//! salt = ephemeral share ‖ recipient, info = "age-encryption.org/v1/X25519"), body =
+//! ChaCha20-Poly1305(wrap key, zero nonce, file key). Verified against age v1.3.1 by the tests in
+//! `recipient/tests.rs` (both directions).
+
+use aws_lc_rs::agreement::{self, PrivateKey, UnparsedPublicKey, X25519};
+use zeroize::Zeroizing;
+
+use super::primitives::{check_wrapped_len, decode_arg, hkdf_sha256, open_file_key, seal_file_key, ZERO_NONCE};
+use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient};
+use crate::format::{encode_b64, Stanza};
+use crate::{Error, FileKey};
+
+/// Detection prefix of a recipient string (bech32 HRP `age` plus the separator).
+pub const RECIPIENT_HRP: &str = "age1";
+/// Detection prefix of an identity string (bech32 HRP `AGE-SECRET-KEY-` plus the separator).
+pub const IDENTITY_HRP: &str = "AGE-SECRET-KEY-1";
+
+const PUBLIC_HRP: &str = "age";
+const SECRET_HRP: &str = "age-secret-key-";
+const TAG: &str = "X25519";
+const INFO: &[u8] = b"age-encryption.org/v1/X25519";
+
+/// An age X25519 public key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct X25519Recipient {
+    public: [u8; 32],
+}
+
+impl std::fmt::Debug for X25519Recipient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "X25519Recipient({})", self.to_bech32())
+    }
+}
+
+impl X25519Recipient {
+    /// Parses `age1…`.
+    pub fn from_bech32(s: &str) -> Result<Self, Error> {
+        let bad = |why: &str| Error::InvalidRecipient(format!("X25519 recipient: {why}"));
+        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
+        if hrp != PUBLIC_HRP {
+            return Err(bad("wrong type (expected age1…)"));
+        }
+        let public: [u8; 32] = data.try_into().map_err(|_| bad("wrong length"))?;
+        Ok(X25519Recipient { public })
+    }
+
+    /// The `age1…` encoding.
+    pub fn to_bech32(&self) -> String {
+        bech32_long::encode(PUBLIC_HRP, &self.public)
+    }
+}
+
+impl Recipient for X25519Recipient {
+    fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
+        let ephemeral = PrivateKey::generate(&X25519)?;
+        let share = ephemeral.compute_public_key()?;
+        // aws-lc-rs refuses an all-zero shared secret (a low-order recipient key): that key can
+        // never be decrypted to, so the recipient itself is invalid.
+        let low_order = || Error::InvalidRecipient("X25519 recipient is a low-order point".into());
+        let shared = agreement::agree(&ephemeral, UnparsedPublicKey::new(&X25519, &self.public), low_order(), |s| {
+            nonzero(s).ok_or_else(low_order)
+        })?;
+        let key = wrap_key(&shared, share.as_ref(), &self.public);
+        let body = seal_file_key(&key, ZERO_NONCE, file_key);
+        Ok((vec![Stanza::new(TAG, vec![encode_b64(share.as_ref())], body)], Labels::new()))
+    }
+}
+
+/// An age X25519 secret key. Zeroized on drop; `Debug` shows only the public key.
+pub struct X25519Identity {
+    secret: Zeroizing<[u8; 32]>,
+    public: [u8; 32],
+}
+
+impl std::fmt::Debug for X25519Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "X25519Identity({}, secret redacted)", self.to_public().to_bech32())
+    }
+}
+
+impl X25519Identity {
+    fn from_secret(secret: Zeroizing<[u8; 32]>) -> Result<Self, Error> {
+        let public = PrivateKey::from_private_key(&X25519, &secret[..])
+            .map_err(|_| Error::InvalidKey("X25519 secret key rejected".into()))?
+            .compute_public_key()?;
+        let public = public.as_ref().try_into().map_err(|_| Error::Crypto)?;
+        Ok(X25519Identity { secret, public })
+    }
+
+    /// Parses `AGE-SECRET-KEY-1…`.
+    pub fn from_bech32(s: &str) -> Result<Self, Error> {
+        let bad = |why: &str| Error::InvalidKey(format!("X25519 identity: {why}"));
+        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
+        let data = Zeroizing::new(data);
+        if hrp != SECRET_HRP {
+            return Err(bad("wrong type (expected AGE-SECRET-KEY-1…)"));
+        }
+        if data.len() != 32 {
+            return Err(bad("wrong length"));
+        }
+        let mut secret = Zeroizing::new([0u8; 32]);
+        secret.copy_from_slice(&data);
+        Self::from_secret(secret)
+    }
+
+    /// The `AGE-SECRET-KEY-1…` encoding (upper case, as age writes it).
+    pub fn to_bech32(&self) -> Zeroizing<String> {
+        Zeroizing::new(bech32_long::encode(SECRET_HRP, &self.secret[..]).to_ascii_uppercase())
+    }
+
+    /// The matching recipient.
+    pub fn to_public(&self) -> X25519Recipient {
+        X25519Recipient { public: self.public }
+    }
+}
+
+impl Identity for X25519Identity {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        if stanza.tag != TAG {
+            return None;
+        }
+        self.unwrap_own(stanza).transpose()
+    }
+}
+
+impl X25519Identity {
+    /// `Ok(None)`: well-formed but not ours (the AEAD did not open).
+    fn unwrap_own(&self, stanza: &Stanza) -> Result<Option<FileKey>, Error> {
+        let [arg] = stanza.args.as_slice() else {
+            return Err(Error::InvalidStanza("X25519 stanza must have exactly one argument".into()));
+        };
+        let share = decode_arg(arg, 32, "X25519 ephemeral share")?;
+        check_wrapped_len(&stanza.body)?;
+        let me = PrivateKey::from_private_key(&X25519, &self.secret[..]).map_err(|_| Error::Crypto)?;
+        // An all-zero shared secret means a low-order share: the spec requires rejecting it, and
+        // aws-lc-rs's `agree` already does.
+        let low_order = || Error::InvalidStanza("X25519 share is a low-order point".into());
+        let shared = agreement::agree(&me, UnparsedPublicKey::new(&X25519, &share), low_order(), |s| {
+            nonzero(s).ok_or_else(low_order)
+        })?;
+        let key = wrap_key(&shared, &share, &self.public);
+        Ok(open_file_key(&key, ZERO_NONCE, &stanza.body))
+    }
+}
+
+/// The shared secret, unless it is all zeros. aws-lc-rs already refuses that case; checking again
+/// keeps the spec's rule independent of the backend.
+fn nonzero(shared: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
+    let zero = shared.iter().fold(0u8, |acc, &b| acc | b) == 0;
+    (!zero).then(|| Zeroizing::new(shared.to_vec()))
+}
+
+fn wrap_key(shared: &[u8], share: &[u8], recipient: &[u8; 32]) -> Zeroizing<[u8; 32]> {
+    let mut salt = [0u8; 64];
+    salt[..32].copy_from_slice(share);
+    salt[32..].copy_from_slice(recipient);
+    hkdf_sha256(shared, &salt, INFO)
+}
+
+/// Generates an X25519 key pair.
+pub fn generate() -> Result<GeneratedKey, Error> {
+    let secret = Zeroizing::new(super::primitives::random::<32>()?);
+    let id = X25519Identity::from_secret(secret)?;
+    Ok(GeneratedKey { secret: id.to_bech32(), public: id.to_public().to_bech32() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (X25519Recipient, X25519Identity) {
+        let k = generate().unwrap();
+        (X25519Recipient::from_bech32(&k.public).unwrap(), X25519Identity::from_bech32(&k.secret).unwrap())
+    }
+
+    #[test]
+    fn round_trip_both_key_lengths() {
+        let (r, id) = pair();
+        for len in [16, 32] {
+            let fk = FileKey::generate(len);
+            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+            assert!(labels.is_empty());
+            assert_eq!(stanzas[0].tag, "X25519");
+            assert_eq!(stanzas[0].body.len(), len + 16);
+            let got = id.unwrap_stanzas(&stanzas).unwrap().unwrap();
+            assert_eq!(got.expose(), fk.expose());
+        }
+    }
+
+    #[test]
+    fn not_mine_is_none() {
+        let (r, _) = pair();
+        let (_, other) = pair();
+        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
+        assert!(other.unwrap_stanza(&stanzas[0]).is_none());
+        let foreign = Stanza::new("scrypt", vec!["x".into(), "10".into()], vec![0; 32]);
+        assert!(other.unwrap_stanza(&foreign).is_none());
+    }
+
+    #[test]
+    fn broken_own_stanza_is_error() {
+        let (r, id) = pair();
+        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
+        let s = &stanzas[0];
+        let mut bad = s.clone();
+        bad.args.push("extra".into());
+        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        let mut bad = s.clone();
+        bad.args[0] = encode_b64(&[9u8; 31]);
+        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        let mut bad = s.clone();
+        bad.body.push(0);
+        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        // A low-order share gives an all-zero shared secret: fatal, as the spec requires.
+        let mut bad = s.clone();
+        bad.args[0] = encode_b64(&[0u8; 32]);
+        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        // A tampered body cannot be told apart from another recipient's stanza (the recipient is
+        // anonymous), so, as in age, it is "not mine"; the header MAC and the final "no identity
+        // matched" error still stop the file.
+        let mut bad = s.clone();
+        bad.body[0] ^= 1;
+        assert!(id.unwrap_stanza(&bad).is_none());
+    }
+
+    #[test]
+    fn low_order_recipient_is_refused() {
+        let r = X25519Recipient { public: [0; 32] };
+        assert!(matches!(r.wrap_file_key(&FileKey::generate(16)), Err(Error::InvalidRecipient(_))));
+    }
+
+    #[test]
+    fn bech32_round_trips_and_rejections() {
+        let k = generate().unwrap();
+        assert!(k.public.starts_with(RECIPIENT_HRP) && k.secret.starts_with(IDENTITY_HRP));
+        assert_eq!(X25519Recipient::from_bech32(&k.public).unwrap().to_bech32(), k.public);
+        let id = X25519Identity::from_bech32(&k.secret).unwrap();
+        assert_eq!(*id.to_bech32(), *k.secret);
+        assert_eq!(id.to_public().to_bech32(), k.public);
+        // upper-case recipient is the same key; mixed case is not bech32
+        assert!(X25519Recipient::from_bech32(&k.public.to_ascii_uppercase()).is_ok());
+        let mut mixed = k.public.clone();
+        let i = mixed.rfind(|c: char| c.is_ascii_lowercase()).unwrap();
+        mixed.replace_range(i..i + 1, &mixed[i..i + 1].to_ascii_uppercase());
+        assert!(X25519Recipient::from_bech32(&mixed).is_err());
+        // bad checksum
+        let mut bad = k.public.clone().into_bytes();
+        let last = bad.len() - 1;
+        bad[last] = if bad[last] == b'q' { b'p' } else { b'q' };
+        assert!(X25519Recipient::from_bech32(std::str::from_utf8(&bad).unwrap()).is_err());
+        // wrong HRP: a secret key is not a recipient and vice versa
+        assert!(X25519Recipient::from_bech32(&k.secret).is_err());
+        assert!(X25519Identity::from_bech32(&k.public).is_err());
+        // wrong length
+        assert!(X25519Recipient::from_bech32(&bech32_long::encode("age", &[1; 31])).is_err());
+        assert!(format!("{id:?}").contains("redacted") && !format!("{id:?}").contains(&k.secret[16..]));
+    }
+
+    /// RFC 7748 section 6.1 / the C2SP age spec's X25519 example keys.
+    #[test]
+    fn rfc7748_public_key() {
+        let secret = hex::decode("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a").unwrap();
+        let id = X25519Identity::from_secret(Zeroizing::new(secret.try_into().unwrap())).unwrap();
+        assert_eq!(
+            hex::encode(id.public),
+            "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a"
+        );
+    }
+
+    /// Wycheproof X25519 through aws-lc-rs (the backend both directions use). Every `valid` and
+    /// `acceptable` case must give the expected shared secret, except those whose expected
+    /// secret is all zeros (low-order public keys): aws-lc-rs refuses them, which is exactly the
+    /// rejection age's spec demands, so they are counted separately.
+    #[test]
+    fn wycheproof_x25519() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vectors/wycheproof/x25519_test.json");
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let (mut matched, mut zero_refused, mut invalid_refused) = (0, 0, 0);
+        for t in json["testGroups"].as_array().unwrap().iter().flat_map(|g| g["tests"].as_array().unwrap()) {
+            let h = |k: &str| hex::decode(t[k].as_str().unwrap()).unwrap();
+            let (private, public, shared, result) = (h("private"), h("public"), h("shared"), t["result"].as_str().unwrap());
+            let got = PrivateKey::from_private_key(&X25519, &private).ok().and_then(|k| {
+                agreement::agree(&k, UnparsedPublicKey::new(&X25519, &public), (), |s| Ok(s.to_vec())).ok()
+            });
+            match (got, result) {
+                (Some(g), "valid" | "acceptable") => {
+                    assert_eq!(g, shared, "tcId {}", t["tcId"]);
+                    matched += 1;
+                }
+                (None, "valid" | "acceptable") if shared.iter().all(|&b| b == 0) => zero_refused += 1,
+                (None, "invalid") => invalid_refused += 1,
+                (got, r) => panic!("tcId {}: result {r}, got {got:?}", t["tcId"]),
+            }
+        }
+        println!("wycheproof x25519_test.json: {matched} matched, {zero_refused} all-zero outputs refused, {invalid_refused} invalid refused");
+        assert_eq!(matched + zero_refused + invalid_refused, json["numberOfTests"].as_u64().unwrap() as usize);
+    }
+}

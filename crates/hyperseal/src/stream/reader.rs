@@ -1,0 +1,171 @@
+//! `Read` (and, on seekable inputs, `Seek`) adapter that decrypts a payload.
+//!
+//! Plaintext is released only from chunks that authenticated. Random access authenticates the
+//! final chunk first, so the plaintext length it reports is trusted, then decrypts only the
+//! batch of chunks that covers the requested position.
+
+use std::io::{self, Read, Seek, SeekFrom};
+
+use super::batch::{read_full, Batch, Dir, Filler, Layout};
+use super::ChunkCipher;
+use crate::suite::TAG_LEN;
+use crate::Error;
+
+/// Decrypting reader.
+pub struct StreamReader<R> {
+    inner: R,
+    cipher: ChunkCipher,
+    layout: Layout,
+    batch: Batch,
+    filler: Filler,
+    threads: usize,
+    /// Whether `batch` holds processed chunks.
+    loaded: bool,
+    /// Plaintext position of the next byte to return.
+    pos: u64,
+    /// Seekable inputs only: payload start offset and the authenticated plaintext length.
+    start: Option<u64>,
+    len: Option<u64>,
+}
+
+impl<R: Read> StreamReader<R> {
+    /// Wraps `inner`, positioned at the first payload chunk. `threads > 1` opens batches of
+    /// chunks in parallel.
+    pub fn new(inner: R, cipher: ChunkCipher, threads: usize) -> Self {
+        let layout = Layout::new(Dir::Open, cipher.chunk_size(), threads);
+        StreamReader {
+            inner,
+            batch: Batch::new(&layout),
+            filler: Filler::starting_at(0),
+            threads,
+            cipher,
+            layout,
+            loaded: false,
+            pos: 0,
+            start: None,
+            len: None,
+        }
+    }
+
+    /// Consumes the reader, returning the inner reader.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    fn chunk_of(&self, pos: u64) -> (u64, usize) {
+        let c = self.cipher.chunk_size() as u64;
+        (pos / c, (pos % c) as usize)
+    }
+}
+
+impl<R: Read> Read for StreamReader<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            if self.loaded {
+                let (chunk, off) = self.chunk_of(self.pos);
+                let slot = chunk.wrapping_sub(self.batch.first) as usize;
+                if chunk >= self.batch.first && slot < self.batch.good_slots() && off < self.batch.out[slot] {
+                    let at = slot * self.layout.slot_cap() + off;
+                    let k = (self.batch.out[slot] - off).min(out.len());
+                    out[..k].copy_from_slice(&self.batch.buf[at..at + k]);
+                    self.pos += k as u64;
+                    return Ok(k);
+                }
+                if let Some((bad, e)) = &self.batch.failed {
+                    if slot >= *bad {
+                        // Sticky: the same error on every later read.
+                        return Err(clone_err(e).into_io());
+                    }
+                }
+                if self.batch.last {
+                    return Ok(0);
+                }
+            }
+            self.filler.fill(&mut self.inner, &mut self.batch, &self.layout)?;
+            self.batch.process(&self.cipher, &self.layout, self.threads);
+            self.loaded = true;
+        }
+    }
+}
+
+impl<R: Read + Seek> StreamReader<R> {
+    /// The plaintext length, after authenticating the final chunk. Seekable inputs only.
+    pub fn plaintext_len(&mut self) -> Result<u64, Error> {
+        if let Some(len) = self.len {
+            return Ok(len);
+        }
+        // The payload start is where we are now, minus what the sequential path has consumed.
+        let start = match self.start {
+            Some(s) => s,
+            None if self.filler.next == 0 => self.inner.stream_position()?,
+            None => return Err(Error::InvalidArgument("seek after a sequential read".into())),
+        };
+        let end = self.inner.seek(SeekFrom::End(0))?;
+        let full = (self.cipher.chunk_size() + TAG_LEN) as u64;
+        let payload = end.checked_sub(start).filter(|&p| p > 0).ok_or(Error::Truncated(0))?;
+        let last = (payload - 1) / full;
+        let last_len = (payload - last * full) as usize;
+        let mut buf = vec![0u8; last_len];
+        self.inner.seek(SeekFrom::Start(start + last * full))?;
+        read_full(&mut self.inner, &mut buf)?;
+        let pt = match self.cipher.open(last, true, &mut buf) {
+            Ok(pt) => pt,
+            Err(_) => {
+                self.inner.seek(SeekFrom::Start(start + last * full))?;
+                read_full(&mut self.inner, &mut buf)?;
+                return Err(self.cipher.diagnose_last(last, &buf));
+            }
+        };
+        let len = last * self.cipher.chunk_size() as u64 + pt as u64;
+        self.start = Some(start);
+        self.len = Some(len);
+        // Force a reposition on the next read.
+        self.loaded = false;
+        self.reposition(self.pos)?;
+        Ok(len)
+    }
+
+    fn reposition(&mut self, pos: u64) -> io::Result<()> {
+        let start = self.start.expect("set by plaintext_len");
+        let (chunk, _) = self.chunk_of(pos.min(self.len.unwrap_or(0)));
+        let full = (self.cipher.chunk_size() + TAG_LEN) as u64;
+        self.inner.seek(SeekFrom::Start(start + chunk * full))?;
+        self.filler = Filler::starting_at(chunk);
+        self.loaded = false;
+        Ok(())
+    }
+}
+
+impl<R: Read + Seek> Seek for StreamReader<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let len = self.plaintext_len().map_err(Error::into_io)?;
+        let target = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        }
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        let in_batch = self.loaded && {
+            let (chunk, _) = self.chunk_of(target);
+            chunk >= self.batch.first && chunk < self.batch.first + self.batch.lens.len() as u64
+        };
+        if !in_batch {
+            self.reposition(target)?;
+        }
+        self.pos = target;
+        Ok(target)
+    }
+}
+
+/// Library errors are not `Clone` (they may hold an `io::Error`); payload errors are plain data.
+fn clone_err(e: &Error) -> Error {
+    match e {
+        Error::ChunkAuth(i) => Error::ChunkAuth(*i),
+        Error::Truncated(i) => Error::Truncated(*i),
+        Error::TrailingData => Error::TrailingData,
+        other => Error::Io(io::Error::other(other.to_string())),
+    }
+}

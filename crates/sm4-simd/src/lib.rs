@@ -1,0 +1,166 @@
+//! Constant-time SM4 (GB/T 32907-2016) with SIMD backends.
+//!
+//! [`Sm4`] implements the RustCrypto `cipher` 0.5 block-cipher traits, so it
+//! plugs into the generic `ecb`, `cbc`, `ctr` and `aes-gcm` crates; the
+//! [`modes`] module wraps the common cases in small byte-slice functions.
+//!
+//! Backends (see [`Backend`]), chosen at run time:
+//! * `vaes`  – AVX2 + VAES, 16 blocks in flight,
+//! * `avx2`  – AVX2 + AES-NI, 16 blocks in flight,
+//! * `aesni` – SSSE3 + AES-NI, 8 blocks in flight,
+//! * `soft`  – portable bitsliced code, 16 blocks per batch.
+//!
+//! No backend performs secret-dependent table lookups or branches: the x86
+//! backends evaluate the S-box with `aesenclast` plus `pshufb` affine maps,
+//! the portable one with a Boolean circuit.
+//!
+//! ```
+//! use sm4_simd::{Sm4, cipher::{BlockCipherEncrypt, KeyInit}};
+//! let key = [0u8; 16];
+//! let sm4 = Sm4::new(&key.into());
+//! let mut block = [0u8; 16].into();
+//! sm4.encrypt_block(&mut block);
+//! ```
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
+
+pub use aes_gcm;
+pub use cipher;
+
+mod autodetect;
+pub mod modes;
+mod soft;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod x86;
+
+pub use autodetect::{backend_name, default_backend, Backend};
+pub use modes::{Error, Sm4CbcDec, Sm4CbcEnc, Sm4Ctr, Sm4EcbDec, Sm4EcbEnc, Sm4Gcm};
+
+use cipher::{
+    consts::U16, AlgorithmName, BlockCipherDecClosure, BlockCipherDecrypt, BlockCipherEncClosure,
+    BlockCipherEncrypt, BlockSizeUser, Key, KeyInit, KeySizeUser,
+};
+use core::fmt;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+/// SM4 block cipher with expanded round keys and a fixed backend.
+///
+/// Round keys are zeroized on drop; `Debug` prints only the backend.
+#[derive(Clone)]
+pub struct Sm4 {
+    /// Encryption round keys rk[0..32].
+    enc: [u32; 32],
+    /// Decryption round keys: the same keys in reverse order.
+    dec: [u32; 32],
+    backend: Backend,
+}
+
+impl Sm4 {
+    /// Builds a cipher that uses `backend`, or `None` if this CPU cannot run
+    /// it. Mostly for tests and benchmarks; [`KeyInit::new`] picks the best.
+    pub fn with_backend(backend: Backend, key: &[u8; 16]) -> Option<Self> {
+        if !backend.is_supported() {
+            return None;
+        }
+        let enc = soft::expand_key(key);
+        let mut dec = enc;
+        dec.reverse();
+        Some(Self { enc, dec, backend })
+    }
+
+    /// The backend this instance runs on.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+}
+
+impl KeySizeUser for Sm4 {
+    type KeySize = U16;
+}
+
+impl KeyInit for Sm4 {
+    fn new(key: &Key<Self>) -> Self {
+        let key: &[u8; 16] = key.as_ref();
+        // The default backend is always supported (checked at selection).
+        Self::with_backend(default_backend(), key)
+            .or_else(|| Self::with_backend(Backend::Soft, key))
+            .expect("the soft backend is always supported")
+    }
+}
+
+impl BlockSizeUser for Sm4 {
+    type BlockSize = U16;
+}
+
+impl BlockCipherEncrypt for Sm4 {
+    #[inline]
+    fn encrypt_with_backend(&self, f: impl BlockCipherEncClosure<BlockSize = U16>) {
+        let rk = &self.enc;
+        match self.backend {
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: `self.backend` was checked with `is_supported()` when
+            // this instance was built, so the required CPU features exist.
+            Backend::AesNi => unsafe { x86::enc_aesni(rk, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Avx2 => unsafe { x86::enc_avx2(rk, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Vaes => unsafe { x86::enc_vaes(rk, f) },
+            _ => f.call(&soft::Backend { rk }),
+        }
+    }
+}
+
+impl BlockCipherDecrypt for Sm4 {
+    #[inline]
+    fn decrypt_with_backend(&self, f: impl BlockCipherDecClosure<BlockSize = U16>) {
+        let rk = &self.dec;
+        match self.backend {
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: `self.backend` was checked with `is_supported()` when
+            // this instance was built, so the required CPU features exist.
+            Backend::AesNi => unsafe { x86::dec_aesni(rk, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Avx2 => unsafe { x86::dec_avx2(rk, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Vaes => unsafe { x86::dec_vaes(rk, f) },
+            _ => f.call(&soft::Backend { rk }),
+        }
+    }
+}
+
+impl fmt::Debug for Sm4 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sm4").field("backend", &self.backend).finish_non_exhaustive()
+    }
+}
+
+impl AlgorithmName for Sm4 {
+    fn write_alg_name(f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SM4")
+    }
+}
+
+impl Drop for Sm4 {
+    fn drop(&mut self) {
+        self.enc.zeroize();
+        self.dec.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for Sm4 {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_hides_keys() {
+        let c = Sm4::with_backend(Backend::Soft, &[0x42; 16]).unwrap();
+        let s = format!("{c:?}");
+        assert!(s.contains("Soft") && !s.contains("rk") && !s.contains("66"), "{s}");
+    }
+}
