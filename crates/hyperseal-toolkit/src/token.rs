@@ -251,6 +251,11 @@ impl KeyRing {
         self.keys.first()
     }
 
+    /// Takes the first key out of the ring (e.g. to seal with a chosen [`Suite`]).
+    pub fn into_primary(self) -> Option<TokenKey> {
+        self.keys.into_iter().next()
+    }
+
     /// Number of keys.
     pub fn len(&self) -> usize {
         self.keys.len()
