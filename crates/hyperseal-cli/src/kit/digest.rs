@@ -1,6 +1,6 @@
 //! `hash` and `mac`: digests in the exact line format of sha256sum/b2sum, and `--check`.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -177,5 +177,3 @@ pub fn mac(a: MacArgs) -> Result<()> {
     }
     Ok(())
 }
-
-use std::io::Read as _;
