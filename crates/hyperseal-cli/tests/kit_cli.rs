@@ -173,8 +173,8 @@ fn hazmat_is_openssl_enc_compatible_and_always_warns() {
     let ptf = d.path().join("pt");
     fs::write(&ptf, &pt).unwrap();
     for (algo, klen) in [("aes-256-cbc", 32), ("aes-128-cbc", 16), ("aes-256-ctr", 32), ("aes-128-ctr", 16), ("aes-256-ecb", 32), ("aes-128-ecb", 16)] {
-        let key = hex::encode(random(klen + 1)[1..].to_vec());
-        let iv = hex::encode(random(17)[1..].to_vec());
+        let key = hex::encode(&random(klen + 1)[1..]);
+        let iv = hex::encode(&random(17)[1..]);
         let ecb = algo.ends_with("ecb");
         let mut ours_args = vec!["hazmat", "encrypt", "--algo", algo, "--key", &key];
         let mut ossl_args = vec!["enc".to_string(), format!("-{algo}"), "-K".into(), key.clone()];

@@ -178,7 +178,7 @@ impl TokenKey {
     pub fn to_key_file(&self) -> Zeroizing<String> {
         let mut s = Zeroizing::new(String::with_capacity(KEY_FILE_PREFIX.len() + 44));
         s.push_str(KEY_FILE_PREFIX);
-        URL_SAFE_NO_PAD.encode_string(&*self.master, &mut s);
+        URL_SAFE_NO_PAD.encode_string(*self.master, &mut s);
         s.push('\n');
         s
     }

@@ -53,7 +53,7 @@ enum TokenCmd {
 /// Tokens are for small messages; this bounds memory on a runaway stdin.
 const LIMIT: u64 = 64 << 20;
 
-fn ring(path: &PathBuf) -> Result<KeyRing> {
+fn ring(path: &std::path::Path) -> Result<KeyRing> {
     let text = zeroize::Zeroizing::new(crate::io::read_small(path, "token key file")?);
     KeyRing::from_key_file(&text).map_err(|e| {
         crate::hint(format!("{}: {e}", path.display()), "create one with `hyperseal token keygen -o FILE`")
