@@ -23,7 +23,9 @@ impl Input {
     pub fn open(path: Option<&Path>) -> Result<Input> {
         match path {
             None => Ok(Input { reader: Box::new(io::stdin()), size: None, path: None }),
-            Some(p) if p.as_os_str() == "-" => Ok(Input { reader: Box::new(io::stdin()), size: None, path: None }),
+            Some(p) if p.as_os_str() == "-" => {
+                Ok(Input { reader: Box::new(io::stdin()), size: None, path: None })
+            }
             Some(p) => {
                 let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
                 let meta = f.metadata()?;
@@ -56,7 +58,10 @@ impl Output {
             }
         }
         if dest.exists() && !force {
-            return Err(hint(format!("output file {} already exists", dest.display()), "use --force to overwrite it"));
+            return Err(hint(
+                format!("output file {} already exists", dest.display()),
+                "use --force to overwrite it",
+            ));
         }
         let dir = match dest.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -80,7 +85,11 @@ impl Output {
             Output::Stdout(mut s) => Ok(s.flush()?),
             Output::File { tmp, dest, force } => {
                 tmp.as_file().sync_all().ok();
-                let r = if force { tmp.persist(&dest).map(|_| ()) } else { tmp.persist_noclobber(&dest).map(|_| ()) };
+                let r = if force {
+                    tmp.persist(&dest).map(|_| ())
+                } else {
+                    tmp.persist_noclobber(&dest).map(|_| ())
+                };
                 r.map_err(|e| anyhow::anyhow!("cannot write {}: {}", dest.display(), e.error))
             }
         }
@@ -120,8 +129,9 @@ pub fn progress_bar(quiet: bool, size: Option<u64>, verb: &str) -> Option<Progre
                 .expect("valid template")
                 .progress_chars("=> "),
         ),
-        None => ProgressBar::new_spinner()
-            .with_style(ProgressStyle::with_template("{msg} {bytes} {bytes_per_sec}").expect("valid template")),
+        None => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("{msg} {bytes} {bytes_per_sec}").expect("valid template"),
+        ),
     };
     bar.set_message(verb.to_string());
     Some(bar)
@@ -149,7 +159,10 @@ pub fn read_passphrase_file(path: &Path) -> Result<zeroize::Zeroizing<String>> {
 /// Prompts for a passphrase on the terminal (twice when `confirm`).
 pub fn prompt_passphrase(confirm: bool) -> Result<zeroize::Zeroizing<String>> {
     if !io::stdin().is_terminal() && !io::stderr().is_terminal() {
-        return Err(hint("cannot prompt for a passphrase: no terminal", "use --passphrase-file FILE in scripts"));
+        return Err(hint(
+            "cannot prompt for a passphrase: no terminal",
+            "use --passphrase-file FILE in scripts",
+        ));
     }
     let p = zeroize::Zeroizing::new(rpassword::prompt_password("Enter passphrase: ")?);
     if p.is_empty() {

@@ -33,7 +33,8 @@ fn stderr(o: &Output) -> String {
 }
 
 fn only_files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let mut v: Vec<String> =
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     v.sort();
     v
 }
@@ -67,13 +68,22 @@ fn file_round_trips_for_kinds_and_suites() {
     let input = d.path().join("plain.bin");
     let data: Vec<u8> = (0..300_000u32).map(|i| (i * 31 % 251) as u8).collect();
     fs::write(&input, &data).unwrap();
-    for kind in ["hybrid", "x25519"] {
+    for kind in ["hybrid", "x25519", "mlkem1024", "rsa3072"] {
         let (key, public) = keypair(d.path(), kind);
+        // RSA recipients are PEM blocks: pass them as a recipients file.
+        let pub_file = d.path().join(format!("{kind}.pub"));
+        fs::write(&pub_file, &public).unwrap();
+        let public = if kind.starts_with("rsa") { String::new() } else { public };
         for suite in ["aes-256-gcm", "chacha20-poly1305"] {
             for extra in [&[][..], &["-a"][..], &["--threads", "1", "--chunk-size", "16K"][..]] {
                 let enc = d.path().join("x.hs");
                 let dec = d.path().join("x.out");
-                let mut args = vec!["encrypt", "-r", &public, "--suite", suite, "-o", enc.to_str().unwrap()];
+                let mut args = vec!["encrypt", "--suite", suite, "-o", enc.to_str().unwrap()];
+                if public.is_empty() {
+                    args.extend(["-R", pub_file.to_str().unwrap()]);
+                } else {
+                    args.extend(["-r", &public]);
+                }
                 args.extend_from_slice(extra);
                 args.push(input.to_str().unwrap());
                 ok(&hs(&args, None));
@@ -97,7 +107,8 @@ fn stdin_to_stdout_and_random_access() {
     assert_eq!(pt.stdout, data);
     let f = d.path().join("ra.hs");
     fs::write(&f, &ct.stdout).unwrap();
-    let part = hs(&["decrypt", "-i", &key, "--offset", "16380", "--length", "40000", f.to_str().unwrap()], None);
+    let part =
+        hs(&["decrypt", "-i", &key, "--offset", "16380", "--length", "40000", f.to_str().unwrap()], None);
     assert!(part.status.success(), "{}", stderr(&part));
     assert_eq!(part.stdout, data[16380..56380]);
     // Random access needs a file.
@@ -112,7 +123,19 @@ fn damaged_file_leaves_nothing_behind() {
     let input = d.path().join("in");
     fs::write(&input, vec![7u8; 100_000]).unwrap();
     let enc = d.path().join("in.hs");
-    ok(&hs(&["encrypt", "-r", &public, "--chunk-size", "16K", "-o", enc.to_str().unwrap(), input.to_str().unwrap()], None));
+    ok(&hs(
+        &[
+            "encrypt",
+            "-r",
+            &public,
+            "--chunk-size",
+            "16K",
+            "-o",
+            enc.to_str().unwrap(),
+            input.to_str().unwrap(),
+        ],
+        None,
+    ));
     let mut bytes = fs::read(&enc).unwrap();
     let n = bytes.len();
     bytes[n - 40_000] ^= 1;
@@ -149,11 +172,17 @@ fn refuses_to_overwrite_and_wrong_key_hints() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("already exists") && stderr(&o).contains("--force"));
     assert_eq!(fs::read(&existing).unwrap(), b"keep me");
-    ok(&hs(&["decrypt", "-i", &key, "--force", "-o", existing.to_str().unwrap(), enc.to_str().unwrap()], None));
+    ok(&hs(
+        &["decrypt", "-i", &key, "--force", "-o", existing.to_str().unwrap(), enc.to_str().unwrap()],
+        None,
+    ));
     assert_eq!(fs::read(&existing).unwrap(), b"secret");
     let o = hs(&["decrypt", "-i", &other, enc.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o).lines().next().unwrap(), "hyperseal: error: no identity matched any of the file's recipients");
+    assert_eq!(
+        stderr(&o).lines().next().unwrap(),
+        "hyperseal: error: no identity matched any of the file's recipients"
+    );
     let o = hs(&["decrypt", "-i", &key], Some(b"garbage that is not a file\n"));
     assert!(stderr(&o).starts_with("hyperseal: error: unknown file format"), "{}", stderr(&o));
 }
@@ -163,8 +192,12 @@ fn inspect_reports_without_secrets() {
     let d = tempfile::tempdir().unwrap();
     let (_, public) = keypair(d.path(), "hybrid");
     let enc = d.path().join("f.hs");
-    ok(&hs(&["encrypt", "-r", &public, "--suite", "chacha20-poly1305", "-o", enc.to_str().unwrap()], Some(&[1u8; 70_000])));
-    let j: serde_json::Value = serde_json::from_str(&ok(&hs(&["inspect", "--json", enc.to_str().unwrap()], None))).unwrap();
+    ok(&hs(
+        &["encrypt", "-r", &public, "--suite", "chacha20-poly1305", "-o", enc.to_str().unwrap()],
+        Some(&[1u8; 70_000]),
+    ));
+    let j: serde_json::Value =
+        serde_json::from_str(&ok(&hs(&["inspect", "--json", enc.to_str().unwrap()], None))).unwrap();
     assert_eq!(j["suite"], "chacha20-poly1305");
     assert_eq!(j["chunk_size"], 65536);
     assert_eq!(j["recipients"]["mlkem768x25519"], 1);
@@ -184,10 +217,11 @@ fn mixing_post_quantum_and_classic_is_refused() {
     assert!(o.stdout.is_empty());
 }
 
-/// Peak RSS stays flat: encrypt a 1 GiB sparse file and decrypt the stream back, reading the
-/// children's peak resident set from the OS (getrusage), not timing anything.
+/// Peak RSS stays flat: encrypt a 1 GiB sparse file and decrypt the stream back, reading each
+/// child's peak resident set from the OS (wait4), not timing anything.
 #[test]
 fn constant_memory_on_a_large_input() {
+    use std::io::Read;
     let d = tempfile::tempdir().unwrap();
     let (key, public) = keypair(d.path(), "x25519");
     let big = d.path().join("sparse");
@@ -197,21 +231,58 @@ fn constant_memory_on_a_large_input() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let dec = Command::new(env!("CARGO_BIN_EXE_hyperseal"))
+    let mut dec = Command::new(env!("CARGO_BIN_EXE_hyperseal"))
         .args(["decrypt", "-q", "-i", &key])
         .stdin(enc.stdout.take().unwrap())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = dec.wait_with_output().unwrap();
-    assert!(enc.wait().unwrap().success() && out.status.success());
-    // Nothing above read the plaintext into memory; the bytes still must come back.
-    assert_eq!(out.stdout.len(), 1 << 30);
-    assert!(out.stdout.iter().all(|&b| b == 0));
-    drop(out);
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes into the struct we own; RUSAGE_CHILDREN covers waited children.
-    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) }, 0);
-    let peak_mib = usage.ru_maxrss as f64 / 1024.0;
-    assert!(peak_mib < 64.0, "peak RSS of a child was {peak_mib:.1} MiB");
+    // Stream the plaintext back without holding it: the bytes must all come back as zeros.
+    let mut out = dec.stdout.take().unwrap();
+    let (mut total, mut buf) = (0u64, vec![0u8; 1 << 20]);
+    loop {
+        let n = out.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        assert!(buf[..n].iter().all(|&b| b == 0));
+        total += n as u64;
+    }
+    assert_eq!(total, 1 << 30);
+    for child in [dec, enc] {
+        let mut status = 0;
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 reaps our own child and writes into locals we own; the Child handle is
+        // not waited on again.
+        let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+        assert_eq!(pid, child.id() as libc::pid_t);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        let peak_mib = usage.ru_maxrss as f64 / 1024.0;
+        assert!(peak_mib < 64.0, "peak RSS of a child was {peak_mib:.1} MiB");
+    }
+}
+
+#[test]
+fn passphrase_files() {
+    let d = tempfile::tempdir().unwrap();
+    let pass = d.path().join("pass");
+    fs::write(&pass, "correct horse battery staple\n").unwrap();
+    let wrong = d.path().join("wrong");
+    fs::write(&wrong, "incorrect horse\n").unwrap();
+    let enc = d.path().join("p.hs");
+    ok(&hs(
+        &["encrypt", "--passphrase-file", pass.to_str().unwrap(), "-o", enc.to_str().unwrap()],
+        Some(b"by passphrase"),
+    ));
+    let j: serde_json::Value =
+        serde_json::from_str(&ok(&hs(&["inspect", "--json", enc.to_str().unwrap()], None))).unwrap();
+    assert_eq!(j["recipients"]["argon2id"], 1);
+    let out = hs(&["decrypt", "--passphrase-file", pass.to_str().unwrap(), enc.to_str().unwrap()], None);
+    assert_eq!(ok(&out), "by passphrase");
+    let o = hs(&["decrypt", "--passphrase-file", wrong.to_str().unwrap(), enc.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).lines().next().unwrap(), "hyperseal: error: incorrect passphrase");
+    // A passphrase cannot be combined with recipients.
+    let o = hs(&["encrypt", "--passphrase-file", pass.to_str().unwrap(), "-r", "age1xyz"], Some(b"x"));
+    assert_eq!(o.status.code(), Some(1));
 }

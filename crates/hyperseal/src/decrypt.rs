@@ -48,7 +48,9 @@ impl<R: Read + Seek> Seek for Source<R> {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
         match self {
             Source::Plain(r) => r.seek(pos),
-            Source::Armored(_) => Err(io::Error::new(io::ErrorKind::Unsupported, "cannot seek in an armored file")),
+            Source::Armored(_) => {
+                Err(io::Error::new(io::ErrorKind::Unsupported, "cannot seek in an armored file"))
+            }
         }
     }
 }
@@ -90,29 +92,13 @@ impl<R: Read> Decryptor<R> {
         matches!(self.source, Source::Armored(_))
     }
 
-    /// Finds the file key: tries each identity on the stanzas, then checks the header MAC.
-    fn unwrap_file_key(&self, identities: &[Box<dyn Identity>]) -> Result<FileKey, Error> {
-        for id in identities {
-            if let Some(result) = id.unwrap_stanzas(&self.header.stanzas) {
-                let key = result?;
-                if key.expose().len() != self.header.profile.file_key_len() {
-                    return Err(Error::InvalidStanza("file key has the wrong length for this format".into()));
-                }
-                self.header.verify_mac(&key)?;
-                return Ok(key);
-            }
-        }
-        Err(Error::NoIdentityMatched)
-    }
-
     fn cipher(&mut self, identities: &[Box<dyn Identity>]) -> Result<ChunkCipher, Error> {
-        let file_key = self.unwrap_file_key(identities)?;
+        let file_key = unwrap_file_key(&self.header, identities)?;
         let mut salt = [0u8; SALT_LEN];
         if stream::read_exact_or_eof(&mut self.source, &mut salt)? < SALT_LEN {
             return Err(Error::Truncated(0));
         }
-        let key = self.header.profile.payload_key(&file_key, &salt, self.header.suite);
-        ChunkCipher::new(self.header.suite, self.header.chunk_size, &key)
+        payload_cipher(&self.header, &file_key, &salt)
     }
 
     /// A reader of authenticated plaintext. Seekable when `R` is and the input is not armored.
@@ -133,19 +119,81 @@ impl<R: Read> Decryptor<R> {
         R: Send,
     {
         let cipher = self.cipher(identities)?;
-        let n = stream::decrypt_pipeline(&cipher, &mut self.source, output, self.threads, progress)
-            .map_err(|e| match e {
+        let n = stream::decrypt_pipeline(&cipher, &mut self.source, output, self.threads, progress).map_err(
+            |e| match e {
                 Error::Io(e) => Error::from_io(e),
                 e => e,
-            })?;
+            },
+        )?;
         output.flush()?;
         Ok(n)
     }
 }
 
+/// Finds the file key: tries each identity on the stanzas, then checks the header MAC.
+fn unwrap_file_key(header: &Header, identities: &[Box<dyn Identity>]) -> Result<FileKey, Error> {
+    for id in identities {
+        if let Some(result) = id.unwrap_stanzas(&header.stanzas) {
+            let key = result?;
+            if key.expose().len() != header.profile.file_key_len() {
+                return Err(Error::InvalidStanza("file key has the wrong length for this format".into()));
+            }
+            header.verify_mac(&key)?;
+            return Ok(key);
+        }
+    }
+    Err(Error::NoIdentityMatched)
+}
+
+fn payload_cipher(header: &Header, file_key: &FileKey, salt: &[u8]) -> Result<ChunkCipher, Error> {
+    let key = header.profile.payload_key(file_key, salt, header.suite);
+    ChunkCipher::new(header.suite, header.chunk_size, &key)
+}
+
+/// Parses a binary (non-armored) file held in memory: header, payload cipher, payload bytes.
+fn open_slice<'a>(
+    identities: &[Box<dyn Identity>],
+    file: &'a [u8],
+) -> Result<(ChunkCipher, &'a [u8]), Error> {
+    let mut rest = file;
+    let header = Header::read_from(&mut rest)?;
+    let file_key = unwrap_file_key(&header, identities)?;
+    if rest.len() < SALT_LEN {
+        return Err(Error::Truncated(0));
+    }
+    let (salt, payload) = rest.split_at(SALT_LEN);
+    Ok((payload_cipher(&header, &file_key, salt)?, payload))
+}
+
+/// Decrypts a file held in memory (or memory-mapped) onto `output`, opening chunks straight from
+/// `file` on `threads` threads. Output is released window by window, each only after all of its
+/// chunks authenticated. Armored input goes through the streaming path.
+pub fn decrypt_slice(
+    identities: &[Box<dyn Identity>],
+    file: &[u8],
+    output: &mut (dyn Write + Send),
+    threads: usize,
+    progress: Option<Progress>,
+) -> Result<u64, Error> {
+    if is_armored(file) {
+        return Decryptor::new(file)?.threads(threads).decrypt_stream(identities, output, progress);
+    }
+    let (cipher, payload) = open_slice(identities, file)?;
+    let n = stream::stream_slice(&cipher, false, payload, output, threads, progress)?;
+    output.flush()?;
+    Ok(n)
+}
+
 /// One-shot: decrypts a whole file held in memory.
 pub fn decrypt(identities: &[Box<dyn Identity>], file: &[u8]) -> Result<Vec<u8>, Error> {
-    let mut out = Vec::with_capacity(file.len());
-    Decryptor::new(file)?.decrypt_stream(identities, &mut out, None)?;
+    if is_armored(file) {
+        let mut out = Vec::with_capacity(file.len());
+        Decryptor::new(file)?.decrypt_stream(identities, &mut out, None)?;
+        return Ok(out);
+    }
+    let (cipher, payload) = open_slice(identities, file)?;
+    let mut out = vec![0u8; payload.len()];
+    let n = stream::open_into(&cipher, payload, &mut out, available_threads())?;
+    out.truncate(n);
     Ok(out)
 }

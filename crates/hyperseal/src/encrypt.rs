@@ -69,7 +69,10 @@ impl Encryptor {
     /// Encrypts to one or more recipients.
     pub fn with_recipients(recipients: &[Box<dyn Recipient>], opts: Options) -> Result<Self, Error> {
         if !opts.suite.is_available() {
-            return Err(Error::InvalidArgument(format!("suite {} is not available in this build", opts.suite)));
+            return Err(Error::InvalidArgument(format!(
+                "suite {} is not available in this build",
+                opts.suite
+            )));
         }
         let file_key = FileKey::generate(opts.profile.file_key_len());
         let stanzas = wrap_all(recipients, &file_key)?;
@@ -109,6 +112,21 @@ impl Encryptor {
         Ok(n)
     }
 
+    /// Like [`encrypt_stream`](Self::encrypt_stream) for an input already in memory (or
+    /// memory-mapped): chunks are sealed straight from `input`, without a staging copy.
+    pub fn encrypt_slice(
+        self,
+        input: &[u8],
+        output: &mut (dyn Write + Send),
+        progress: Option<Progress>,
+    ) -> Result<u64, Error> {
+        output.write_all(&self.header)?;
+        output.write_all(&self.salt)?;
+        let n = stream::stream_slice(&self.cipher, true, input, output, self.threads, progress)?;
+        output.flush()?;
+        Ok(n)
+    }
+
     /// Bytes of header and salt that precede the payload.
     pub fn header_len(&self) -> usize {
         self.header.len() + SALT_LEN
@@ -121,11 +139,19 @@ pub fn encrypt(recipients: &[Box<dyn Recipient>], plaintext: &[u8]) -> Result<Ve
 }
 
 /// One-shot with explicit options.
-pub fn encrypt_with(recipients: &[Box<dyn Recipient>], opts: Options, mut plaintext: &[u8]) -> Result<Vec<u8>, Error> {
+pub fn encrypt_with(
+    recipients: &[Box<dyn Recipient>],
+    opts: Options,
+    plaintext: &[u8],
+) -> Result<Vec<u8>, Error> {
     let enc = Encryptor::with_recipients(recipients, opts)?;
-    let chunks = plaintext.len() / enc.cipher.chunk_size() + 1;
-    let mut out = Vec::with_capacity(enc.header_len() + plaintext.len() + chunks * crate::suite::TAG_LEN);
-    enc.encrypt_stream(&mut plaintext, &mut out, None)?;
+    // Seal straight into the final buffer: one pass over the data, no intermediate copies.
+    let mut out = Vec::with_capacity(enc.header_len() + stream::sealed_len(&enc.cipher, plaintext.len()));
+    out.extend_from_slice(&enc.header);
+    out.extend_from_slice(&enc.salt);
+    let start = out.len();
+    out.resize(start + stream::sealed_len(&enc.cipher, plaintext.len()), 0);
+    stream::seal_into(&enc.cipher, plaintext, &mut out[start..], enc.threads);
     Ok(out)
 }
 

@@ -23,11 +23,11 @@ pub mod recipient;
 pub mod stream;
 pub mod suite;
 
-pub use decrypt::{decrypt, Decryptor, Source};
+pub use decrypt::{decrypt, decrypt_slice, Decryptor, Source};
 pub use encrypt::{armored, available_threads, encrypt, encrypt_with, Encryptor, Options, SALT_LEN};
 pub use error::Error;
+pub use file_key::FileKey;
 pub use format::Profile;
+pub use recipient::{Identity, Kind, Recipient};
 pub use stream::{StreamReader, StreamWriter};
 pub use suite::Suite;
-pub use file_key::FileKey;
-pub use recipient::{Identity, Kind, Recipient};

@@ -23,7 +23,8 @@ fn all_paths_fail(ct: &[u8]) -> Vec<String> {
     let mut errors = Vec::new();
     for threads in [1, 2] {
         let mut out = Vec::new();
-        let r = Decryptor::new(ct).and_then(|d| d.threads(threads).decrypt_stream(&identities(), &mut out, None));
+        let r =
+            Decryptor::new(ct).and_then(|d| d.threads(threads).decrypt_stream(&identities(), &mut out, None));
         errors.push(format!("{:?}", r.expect_err("pipeline accepted damaged file")));
     }
     let r = Decryptor::new(ct).and_then(|d| d.into_reader(&identities())).and_then(|mut r| {
@@ -31,6 +32,11 @@ fn all_paths_fail(ct: &[u8]) -> Vec<String> {
         r.read_to_end(&mut out).map_err(Error::from_io)
     });
     errors.push(format!("{:?}", r.expect_err("reader accepted damaged file")));
+    let r = hyperseal::decrypt(&identities(), ct);
+    errors.push(format!("{:?}", r.expect_err("one-shot accepted damaged file")));
+    let mut sink = Vec::new();
+    let r = hyperseal::decrypt_slice(&identities(), ct, &mut sink, 2, None);
+    errors.push(format!("{:?}", r.expect_err("slice path accepted damaged file")));
     errors
 }
 
@@ -41,7 +47,8 @@ fn every_flipped_byte_fails() {
         let mut bad = ct.clone();
         bad[i] ^= 0x01;
         let mut out = Vec::new();
-        let r = Decryptor::new(&bad[..]).and_then(|d| d.threads(1).decrypt_stream(&identities(), &mut out, None));
+        let r =
+            Decryptor::new(&bad[..]).and_then(|d| d.threads(1).decrypt_stream(&identities(), &mut out, None));
         assert!(r.is_err(), "flip at byte {i} of {} went unnoticed", ct.len());
     }
 }

@@ -6,7 +6,9 @@ mod common;
 use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 
 use common::{data, identities, recipients};
-use hyperseal::stream::{decrypt_pipeline, encrypt_pipeline, ChunkCipher, StreamWriter};
+use hyperseal::stream::{
+    decrypt_pipeline, encrypt_pipeline, open_into, seal_into, sealed_len, ChunkCipher, StreamWriter,
+};
 use hyperseal::{Decryptor, Options, Profile, Suite};
 use zeroize::Zeroizing;
 
@@ -31,6 +33,12 @@ fn output_is_identical_for_every_thread_count_and_api() {
                 let mut w = StreamWriter::new(Vec::new(), cipher(suite, 16 << 10), threads);
                 w.write_all(&pt).unwrap();
                 assert_eq!(w.finish().unwrap(), reference);
+                let mut direct = vec![0u8; sealed_len(&cipher(suite, 16 << 10), n)];
+                seal_into(&cipher(suite, 16 << 10), &pt, &mut direct, threads);
+                assert_eq!(direct, reference, "borrowed-input path, threads={threads}");
+                let mut opened = vec![0u8; out.len()];
+                let k = open_into(&cipher(suite, 16 << 10), &out, &mut opened, threads).unwrap();
+                assert_eq!(opened[..k], pt[..]);
                 let mut back = Vec::new();
                 decrypt_pipeline(&cipher(suite, 16 << 10), &mut &out[..], &mut back, threads, None).unwrap();
                 assert_eq!(back, pt);
@@ -41,7 +49,8 @@ fn output_is_identical_for_every_thread_count_and_api() {
 
 fn encrypted(n: usize) -> (Vec<u8>, Vec<u8>) {
     let pt = data(n, 11);
-    let opts = Options { profile: Profile::Hyperseal, suite: Suite::Aes256Gcm, chunk_size: 16 << 10, threads: 2 };
+    let opts =
+        Options { profile: Profile::Hyperseal, suite: Suite::Aes256Gcm, chunk_size: 16 << 10, threads: 2 };
     (hyperseal::encrypt_with(&recipients(), opts, &pt).unwrap(), pt)
 }
 

@@ -36,11 +36,15 @@ fn write_adapter_then_pipeline_reader() {
                     let ct = w.finish().unwrap();
                     // Decrypt through both the pipeline and the Read adapter.
                     let mut out = Vec::new();
-                    Decryptor::new(&ct[..])
+                    let n_out = Decryptor::new(&ct[..])
                         .unwrap()
                         .threads(threads)
                         .decrypt_stream(&identities(), &mut out, None)
                         .unwrap();
+                    assert_eq!(n_out, n as u64, "decrypt_stream returns the plaintext length");
+                    let mut sink = Vec::new();
+                    let n_slice = hyperseal::decrypt_slice(&identities(), &ct, &mut sink, threads, None).unwrap();
+                    assert_eq!((n_slice, &sink), (n as u64, &pt));
                     assert_eq!(out, pt, "{suite} n={n} ws={write_size} t={threads}");
                     let mut r = Decryptor::new(&ct[..]).unwrap().into_reader(&identities()).unwrap();
                     let mut out2 = Vec::new();

@@ -49,9 +49,7 @@ impl Backend {
         match self {
             Backend::Soft => true,
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-            Backend::AesNi => {
-                std::is_x86_feature_detected!("ssse3") && std::is_x86_feature_detected!("aes")
-            }
+            Backend::AesNi => std::is_x86_feature_detected!("ssse3") && std::is_x86_feature_detected!("aes"),
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             Backend::Avx2 => Backend::AesNi.is_supported() && std::is_x86_feature_detected!("avx2"),
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]

@@ -52,6 +52,9 @@ pub struct Sm4 {
     enc: [u32; 32],
     /// Decryption round keys: the same keys in reverse order.
     dec: [u32; 32],
+    /// `enc`/`dec` transformed for the x86 single-block path.
+    enc_fused: [u32; 32],
+    dec_fused: [u32; 32],
     backend: Backend,
 }
 
@@ -65,7 +68,11 @@ impl Sm4 {
         let enc = soft::expand_key(key);
         let mut dec = enc;
         dec.reverse();
-        Some(Self { enc, dec, backend })
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        let (enc_fused, dec_fused) = (x86::fused_round_keys(&enc), x86::fused_round_keys(&dec));
+        #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+        let (enc_fused, dec_fused) = ([0u32; 32], [0u32; 32]);
+        Some(Self { enc, dec, enc_fused, dec_fused, backend })
     }
 
     /// The backend this instance runs on.
@@ -100,13 +107,13 @@ impl BlockCipherEncrypt for Sm4 {
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             // SAFETY: `self.backend` was checked with `is_supported()` when
             // this instance was built, so the required CPU features exist.
-            Backend::AesNi => unsafe { x86::enc_aesni(rk, f) },
+            Backend::AesNi => unsafe { x86::enc_aesni(rk, &self.enc_fused, f) },
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             // SAFETY: as above.
-            Backend::Avx2 => unsafe { x86::enc_avx2(rk, f) },
+            Backend::Avx2 => unsafe { x86::enc_avx2(rk, &self.enc_fused, f) },
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             // SAFETY: as above.
-            Backend::Vaes => unsafe { x86::enc_vaes(rk, f) },
+            Backend::Vaes => unsafe { x86::enc_vaes(rk, &self.enc_fused, f) },
             _ => f.call(&soft::Backend { rk }),
         }
     }
@@ -120,13 +127,13 @@ impl BlockCipherDecrypt for Sm4 {
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             // SAFETY: `self.backend` was checked with `is_supported()` when
             // this instance was built, so the required CPU features exist.
-            Backend::AesNi => unsafe { x86::dec_aesni(rk, f) },
+            Backend::AesNi => unsafe { x86::dec_aesni(rk, &self.dec_fused, f) },
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             // SAFETY: as above.
-            Backend::Avx2 => unsafe { x86::dec_avx2(rk, f) },
+            Backend::Avx2 => unsafe { x86::dec_avx2(rk, &self.dec_fused, f) },
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             // SAFETY: as above.
-            Backend::Vaes => unsafe { x86::dec_vaes(rk, f) },
+            Backend::Vaes => unsafe { x86::dec_vaes(rk, &self.dec_fused, f) },
             _ => f.call(&soft::Backend { rk }),
         }
     }
@@ -148,6 +155,8 @@ impl Drop for Sm4 {
     fn drop(&mut self) {
         self.enc.zeroize();
         self.dec.zeroize();
+        self.enc_fused.zeroize();
+        self.dec_fused.zeroize();
     }
 }
 

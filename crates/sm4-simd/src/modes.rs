@@ -107,7 +107,7 @@ pub fn cbc_encrypt_pkcs7(key: &[u8; 16], iv: &[u8; 16], plaintext: &[u8]) -> Vec
 /// [`Error::InvalidLength`] for an empty or non-block-multiple input,
 /// [`Error::BadPadding`] if the padding is malformed.
 pub fn cbc_decrypt_pkcs7(key: &[u8; 16], iv: &[u8; 16], ciphertext: &[u8]) -> Result<Vec<u8>, Error> {
-    if ciphertext.is_empty() || ciphertext.len() % 16 != 0 {
+    if ciphertext.is_empty() || !ciphertext.len().is_multiple_of(16) {
         return Err(Error::InvalidLength);
     }
     Sm4CbcDec::inner_iv_init(cipher(key), iv.into())

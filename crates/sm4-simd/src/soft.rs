@@ -21,8 +21,7 @@ use cipher::{
     array::Array,
     consts::U16,
     inout::{InOut, InOutBuf},
-    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, ParBlocks,
-    ParBlocksSizeUser,
+    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, ParBlocks, ParBlocksSizeUser,
 };
 
 /// System parameter FK and fixed parameters CK from GB/T 32907.
@@ -129,11 +128,8 @@ fn sbox_planes(x: &Planes) -> Planes {
 /// Afterwards word `i` holds bit `i` of every byte; it is an involution.
 #[inline(always)]
 fn transpose8(w: &mut Planes) {
-    const MASKS: [(u32, u64); 3] = [
-        (1, 0x5555_5555_5555_5555),
-        (2, 0x3333_3333_3333_3333),
-        (4, 0x0f0f_0f0f_0f0f_0f0f),
-    ];
+    const MASKS: [(u32, u64); 3] =
+        [(1, 0x5555_5555_5555_5555), (2, 0x3333_3333_3333_3333), (4, 0x0f0f_0f0f_0f0f_0f0f)];
     for (shift, mask) in MASKS {
         let s = shift as usize;
         for j in 0..8 {
@@ -223,10 +219,7 @@ pub(crate) fn crypt16(rk: &[u32; 32], blocks: &mut [[u8; 16]; 16]) {
         let j = r % 4;
         let mut w: Planes = core::array::from_fn(|p| {
             let t0 = x[2 * p][(j + 1) % 4] ^ x[2 * p][(j + 2) % 4] ^ x[2 * p][(j + 3) % 4] ^ k;
-            let t1 = x[2 * p + 1][(j + 1) % 4]
-                ^ x[2 * p + 1][(j + 2) % 4]
-                ^ x[2 * p + 1][(j + 3) % 4]
-                ^ k;
+            let t1 = x[2 * p + 1][(j + 1) % 4] ^ x[2 * p + 1][(j + 2) % 4] ^ x[2 * p + 1][(j + 3) % 4] ^ k;
             u64::from(t0) | (u64::from(t1) << 32)
         });
         transpose8(&mut w);

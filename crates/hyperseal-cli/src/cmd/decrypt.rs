@@ -46,7 +46,10 @@ pub fn run(a: DecryptArgs) -> Result<()> {
     for f in &a.identities {
         let text = zeroize::Zeroizing::new(io::read_small(f, "identity file")?);
         identities.extend(recipient::parse_identities(&text).map_err(|e| {
-            hint(format!("{}: {e}", f.display()), "an identity file holds AGE-SECRET-KEY-… lines or a PKCS#8 PEM")
+            hint(
+                format!("{}: {e}", f.display()),
+                "an identity file holds AGE-SECRET-KEY-… lines or a PKCS#8 PEM",
+            )
         })?);
     }
     if let Some(p) = &a.passphrase_file {
@@ -55,7 +58,7 @@ pub fn run(a: DecryptArgs) -> Result<()> {
 
     let input = Input::open(a.input.as_deref())?;
     let (size, path) = (input.size, input.path.clone());
-    let random_access = a.offset.is_some() || a.length.is_some();
+    let random_access = random_access_wanted(&a);
     if random_access && size.is_none() {
         return Err(hint("--offset/--length need a regular input file", "decrypt the whole stream instead"));
     }
@@ -67,11 +70,17 @@ pub fn run(a: DecryptArgs) -> Result<()> {
         if dec.header().is_passphrase() {
             identities.push(Box::new(PassphraseIdentity::new(io::prompt_passphrase(false)?)));
         } else {
-            return Err(hint("no identities", "give -i IDENTITY_FILE (or --passphrase-file for passphrase files)"));
+            return Err(hint(
+                "no identities",
+                "give -i IDENTITY_FILE (or --passphrase-file for passphrase files)",
+            ));
         }
     }
     if dec.header().is_passphrase() && a.passphrase_file.is_none() && !a.identities.is_empty() {
-        return Err(hint("this file is encrypted with a passphrase", "use --passphrase-file FILE, or omit -i to be prompted"));
+        return Err(hint(
+            "this file is encrypted with a passphrase",
+            "use --passphrase-file FILE, or omit -i to be prompted",
+        ));
     }
 
     let mut output = Output::create(a.output.as_deref(), a.force, path.as_deref())?;
@@ -86,7 +95,8 @@ pub fn run(a: DecryptArgs) -> Result<()> {
         let mut reader = Decryptor::new(file)?.into_reader(&identities)?;
         reader.seek(SeekFrom::Start(a.offset.unwrap_or(0)))?;
         let mut limited = reader.take(a.length.unwrap_or(u64::MAX));
-        std::io::copy(&mut limited, &mut output).map_err(|e| anyhow::Error::new(hyperseal::Error::from_io(e)))?;
+        std::io::copy(&mut limited, &mut output)
+            .map_err(|e| anyhow::Error::new(hyperseal::Error::from_io(e)))?;
     } else {
         let bar = io::progress_bar(a.quiet, size, "decrypting");
         let progress = |n: u64| {
@@ -102,4 +112,8 @@ pub fn run(a: DecryptArgs) -> Result<()> {
     }
     output.flush()?;
     output.commit()
+}
+
+fn random_access_wanted(a: &DecryptArgs) -> bool {
+    a.offset.is_some() || a.length.is_some()
 }

@@ -8,8 +8,8 @@ use hyperseal::recipient::{self, passphrase::PassphraseRecipient, Recipient};
 use hyperseal::{Encryptor, Options, Profile, Suite};
 
 use super::parse_size;
-use crate::io::{self, Input, Output};
 use crate::hint;
+use crate::io::{self, Input, Output};
 
 #[derive(Args)]
 pub struct EncryptArgs {
@@ -57,19 +57,22 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     let mut opts = match a.format.as_str() {
         "hyperseal" => Options::default(),
         "age" => Options::age(),
-        other => return Err(hint(format!("unknown format {other:?}"), "use --format hyperseal or --format age")),
+        other => {
+            return Err(hint(format!("unknown format {other:?}"), "use --format hyperseal or --format age"))
+        }
     };
     if let Some(s) = &a.suite {
-        let suite = Suite::from_name(s).ok_or_else(|| {
-            hint(format!("unknown suite {s:?}"), "choose aes-256-gcm or chacha20-poly1305")
-        })?;
+        let suite = Suite::from_name(s)
+            .ok_or_else(|| hint(format!("unknown suite {s:?}"), "choose aes-256-gcm or chacha20-poly1305"))?;
         opts.suite = suite;
     }
     if let Some(c) = a.chunk_size {
         opts.chunk_size = c;
     }
     if opts.profile == Profile::Age && (a.suite.is_some() || a.chunk_size.is_some()) {
-        anyhow::bail!("--suite and --chunk-size do not apply to --format age (ChaCha20-Poly1305, 64 KiB chunks)");
+        anyhow::bail!(
+            "--suite and --chunk-size do not apply to --format age (ChaCha20-Poly1305, 64 KiB chunks)"
+        );
     }
     if let Some(t) = a.threads {
         opts.threads = t.max(1);
@@ -78,7 +81,10 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     let wants_passphrase = a.passphrase || a.passphrase_file.is_some();
     let has_recipients = !a.recipients.is_empty() || !a.recipient_files.is_empty();
     if wants_passphrase && has_recipients {
-        return Err(hint("a passphrase cannot be combined with recipients", "encrypt twice, or use only keys"));
+        return Err(hint(
+            "a passphrase cannot be combined with recipients",
+            "encrypt twice, or use only keys",
+        ));
     }
     if !wants_passphrase && !has_recipients {
         return Err(hint("no recipients", "give -r RECIPIENT, -R FILE, -p or --passphrase-file FILE"));
@@ -114,13 +120,17 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         }
     };
     let progress_ref: &(dyn Fn(u64) + Sync) = &progress;
+    // read(2) into the pipeline rather than mmap: a mapping of the whole input would count
+    // towards the resident set and break the constant-memory guarantee on large files.
+    let run = |sink: &mut (dyn std::io::Write + Send)| {
+        enc.encrypt_stream(&mut input.reader, sink, Some(progress_ref))
+    };
     if a.armor {
         let mut w = hyperseal::armored(&mut output, opts.profile);
-        let mut sink: &mut (dyn std::io::Write + Send) = &mut w;
-        enc.encrypt_stream(&mut input.reader, &mut sink, Some(progress_ref))?;
+        run(&mut w)?;
         w.finish()?;
     } else {
-        enc.encrypt_stream(&mut input.reader, &mut output, Some(progress_ref))?;
+        run(&mut output)?;
     }
     if let Some(b) = bar {
         b.finish_and_clear();

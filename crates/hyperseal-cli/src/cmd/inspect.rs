@@ -63,7 +63,8 @@ pub fn run(a: InspectArgs) -> Result<()> {
     println!("format:       {format}{}", if dec.is_armored() { " (armored)" } else { "" });
     println!("suite:        {}", h.suite);
     println!("chunk size:   {} bytes", h.chunk_size);
-    let list: Vec<String> = kinds.iter().map(|(k, n)| if *n > 1 { format!("{k} x{n}") } else { k.clone() }).collect();
+    let list: Vec<String> =
+        kinds.iter().map(|(k, n)| if *n > 1 { format!("{k} x{n}") } else { k.clone() }).collect();
     println!("recipients:   {}", list.join(", "));
     println!("post-quantum: {}", if pq { "yes" } else { "no" });
     println!("header:       {header_len} bytes");

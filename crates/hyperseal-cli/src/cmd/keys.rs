@@ -39,7 +39,8 @@ pub fn keygen(a: KeygenArgs) -> Result<()> {
     let text = if key.secret.starts_with("-----BEGIN") {
         zeroize::Zeroizing::new(key.secret.to_string())
     } else {
-        let created = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let created =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         zeroize::Zeroizing::new(format!(
             "# created: {created} (unix time)\n# kind: {}\n# public key: {}\n{}\n",
             kind.name(),
@@ -49,17 +50,15 @@ pub fn keygen(a: KeygenArgs) -> Result<()> {
     };
     match &a.output {
         Some(path) => {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(path)
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::AlreadyExists => {
-                        hint(format!("{} already exists", path.display()), "keygen never overwrites a key; pick another name")
-                    }
+            let mut f = OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map_err(
+                |e| match e.kind() {
+                    std::io::ErrorKind::AlreadyExists => hint(
+                        format!("{} already exists", path.display()),
+                        "keygen never overwrites a key; pick another name",
+                    ),
                     _ => anyhow::Error::new(e).context(format!("cannot create {}", path.display())),
-                })?;
+                },
+            )?;
             f.write_all(text.as_bytes())?;
             f.sync_all()?;
         }

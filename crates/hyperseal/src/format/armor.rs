@@ -48,7 +48,8 @@ impl<W: Write> ArmoredWriter<W> {
             writeln!(self.inner, "-----BEGIN {}-----", self.label)?;
             self.started = true;
         }
-        let whole = if all { self.pending.len() } else { self.pending.len() / BYTES_PER_LINE * BYTES_PER_LINE };
+        let whole =
+            if all { self.pending.len() } else { self.pending.len() / BYTES_PER_LINE * BYTES_PER_LINE };
         let mut text = String::with_capacity(whole / 3 * 4 + whole / BYTES_PER_LINE + 8);
         for line in self.pending[..whole].chunks(BYTES_PER_LINE) {
             STANDARD.encode_string(line, &mut text);

@@ -87,7 +87,12 @@ pub struct Header {
 
 impl Header {
     /// A header ready to be encoded.
-    pub fn new(profile: Profile, suite: Suite, chunk_size: usize, stanzas: Vec<Stanza>) -> Result<Self, Error> {
+    pub fn new(
+        profile: Profile,
+        suite: Suite,
+        chunk_size: usize,
+        stanzas: Vec<Stanza>,
+    ) -> Result<Self, Error> {
         check_chunk_size(chunk_size)?;
         if profile == Profile::Age && (suite != Suite::ChaCha20Poly1305 || chunk_size != DEFAULT_CHUNK) {
             return Err(Error::InvalidArgument("age files use chacha20-poly1305 and 64 KiB chunks".into()));
@@ -202,7 +207,8 @@ fn parse_params(line: &[u8]) -> Result<(Suite, usize), Error> {
     let suite = Suite::from_name(suite_name).ok_or_else(|| bad(&format!("unknown suite {suite_name:?}")))?;
     let chunk_text = it.next().unwrap_or("");
     // Canonical decimal only: the MAC covers the text, so one value must have one spelling.
-    if chunk_text.is_empty() || chunk_text.starts_with('0') || !chunk_text.bytes().all(|b| b.is_ascii_digit()) {
+    if chunk_text.is_empty() || chunk_text.starts_with('0') || !chunk_text.bytes().all(|b| b.is_ascii_digit())
+    {
         return Err(bad("chunk size is not a canonical decimal"));
     }
     let chunk: usize = chunk_text.parse().map_err(|_| bad("chunk size out of range"))?;
@@ -222,7 +228,11 @@ fn read_line(r: &mut impl BufRead, raw: &mut Vec<u8>) -> Result<Option<Vec<u8>>,
         return Ok(None);
     }
     if line.last() != Some(&b'\n') {
-        return Err(bad(if n as u64 > MAX_LINE { "header line too long" } else { "header ends without a newline" }));
+        return Err(bad(if n as u64 > MAX_LINE {
+            "header line too long"
+        } else {
+            "header ends without a newline"
+        }));
     }
     raw.extend_from_slice(&line);
     line.pop();

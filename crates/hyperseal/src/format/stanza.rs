@@ -56,7 +56,7 @@ impl Stanza {
         }
         // A body whose encoding fills whole lines ends with an empty line, so the reader knows it
         // ended (the age rule).
-        if b64.len() % COLUMNS == 0 {
+        if b64.len().is_multiple_of(COLUMNS) {
             out.push(b'\n');
         }
     }

@@ -7,6 +7,8 @@
 //! `bech32` crate bakes the limit into its checksum type, and every kind must share one set of
 //! case and padding rules.
 
+use zeroize::Zeroizing;
+
 const CHARSET: &[u8; 32] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
 const GENERATOR: [u32; 5] = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
 
@@ -31,7 +33,8 @@ fn hrp_expand(hrp: &[u8]) -> impl Iterator<Item = u8> + '_ {
 /// Encodes `data` under `hrp` (lower-case output; callers upper-case secret keys, as age does).
 pub(crate) fn encode(hrp: &str, data: &[u8]) -> String {
     let hrp = hrp.to_ascii_lowercase();
-    let mut five = Vec::with_capacity(data.len() * 8 / 5 + 8);
+    // Secret keys pass through here: keep every intermediate copy zeroizing.
+    let mut five = Zeroizing::new(Vec::with_capacity(data.len() * 8 / 5 + 8));
     let (mut acc, mut bits) = (0u32, 0u32);
     for &b in data {
         acc = (acc << 8) | u32::from(b);
@@ -45,11 +48,21 @@ pub(crate) fn encode(hrp: &str, data: &[u8]) -> String {
         five.push(((acc << (5 - bits)) & 31) as u8);
     }
     let chk = polymod(hrp_expand(hrp.as_bytes()).chain(five.iter().copied()).chain([0u8; 6])) ^ 1;
-    let mut out = hrp;
+    // Sized up front so no reallocation leaves a partial copy behind.
+    let mut out = String::with_capacity(hrp.len() + 1 + five.len() + 6);
+    out.push_str(&hrp);
     out.push('1');
     out.extend(five.iter().map(|&v| CHARSET[v as usize] as char));
     out.extend((0..6).map(|i| CHARSET[((chk >> (5 * (5 - i))) & 31) as usize] as char));
     out
+}
+
+/// Encodes a secret key: upper case, as age writes secret keys, without leaving a lower-case
+/// copy behind.
+pub(crate) fn encode_secret(hrp: &str, data: &[u8]) -> Zeroizing<String> {
+    let mut s = Zeroizing::new(encode(hrp, data));
+    s.make_ascii_uppercase();
+    s
 }
 
 /// Decodes a bech32 string; returns the human-readable part in lower case and the data.
@@ -64,16 +77,17 @@ pub(crate) fn decode(s: &str) -> Result<(String, Vec<u8>), &'static str> {
     if s.bytes().any(|b| b.is_ascii_lowercase()) && s.bytes().any(|b| b.is_ascii_uppercase()) {
         return Err("mixed case");
     }
-    let s = s.to_ascii_lowercase();
+    let s = Zeroizing::new(s.to_ascii_lowercase());
     let sep = s.rfind('1').ok_or("missing separator")?;
     let (hrp, rest) = (&s[..sep], &s.as_bytes()[sep + 1..]);
     if hrp.is_empty() || rest.len() < 6 {
         return Err("too short");
     }
-    let values: Vec<u8> = rest
+    let values: Zeroizing<Vec<u8>> = rest
         .iter()
         .map(|c| CHARSET.iter().position(|x| x == c).map(|p| p as u8))
-        .collect::<Option<_>>()
+        .collect::<Option<Vec<u8>>>()
+        .map(Zeroizing::new)
         .ok_or("invalid character")?;
     if polymod(hrp_expand(hrp.as_bytes()).chain(values.iter().copied())) != 1 {
         return Err("invalid checksum");

@@ -14,7 +14,10 @@
 //! * Stanza: `-> mlkem768x25519 <b64 enc>`, body = the HPKE ciphertext of the file key.
 //! * Bech32 without the 90-character limit; HRPs `age1pq` and `AGE-SECRET-KEY-PQ-`.
 
-use x_wing::{DecapsulationKeyRejectNonContrib, Decapsulator, Encapsulate, EncapsulationKey, KeyExport, KeyInit, TryDecapsulate};
+use x_wing::{
+    DecapsulationKeyRejectNonContrib, Decapsulator, Encapsulate, EncapsulationKey, KeyExport, KeyInit,
+    TryDecapsulate,
+};
 use zeroize::Zeroizing;
 
 use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key, AwsLcRng};
@@ -129,7 +132,7 @@ impl HybridIdentity {
 
     /// The `AGE-SECRET-KEY-PQ-1…` encoding (upper case, as age writes it).
     pub fn to_bech32(&self) -> Zeroizing<String> {
-        Zeroizing::new(bech32_long::encode(SECRET_HRP, &self.seed[..]).to_ascii_uppercase())
+        bech32_long::encode_secret(SECRET_HRP, &self.seed[..])
     }
 
     /// The matching recipient.

@@ -1,26 +1,323 @@
-//! (not yet implemented: placeholder so the crate builds while kinds land one by one)
-#![allow(missing_docs, dead_code)]
-use super::{GeneratedKey, Identity, Labels, Recipient};
-use crate::format::Stanza;
-use crate::{Error, FileKey};
-pub const RECIPIENT_HRP: &str = "mlkem1024-recipient-placeholder";
-pub const IDENTITY_HRP: &str = "MLKEM1024-IDENTITY-PLACEHOLDER";
-fn todo_err() -> Error { Error::InvalidKey("mlkem1024: not implemented yet".into()) }
-pub struct Mlkem1024Recipient;
-impl Mlkem1024Recipient {
-    pub fn from_bech32(_: &str) -> Result<Self, Error> { Err(todo_err()) }
-    pub fn to_bech32(&self) -> String { String::new() }
-}
-impl Recipient for Mlkem1024Recipient {
-    fn wrap_file_key(&self, _: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> { Err(todo_err()) }
-}
-pub struct Mlkem1024Identity;
-impl Mlkem1024Identity {
-    pub fn from_bech32(_: &str) -> Result<Self, Error> { Err(todo_err()) }
-    pub fn to_public(&self) -> Mlkem1024Recipient { Mlkem1024Recipient }
-}
-impl Identity for Mlkem1024Identity {
-    fn unwrap_stanza(&self, _: &Stanza) -> Option<Result<FileKey, Error>> { None }
-}
-pub fn generate() -> Result<GeneratedKey, Error> { Err(todo_err()) }
+//! ML-KEM-1024 recipients (FIPS 203, category 5), alone: the "PQC mode" of nkCryptoTool.
+//!
+//! For users who want no classical component at all. Recipient = bech32 `hs-mlkem1024` over the
+//! 1568-byte encapsulation key; identity = upper-case bech32 `HS-MLKEM1024-SECRET-KEY-` over the
+//! 64-byte seed d ‖ z (FIPS 203 `ML-KEM.KeyGen_internal`), both without bech32's length limit.
+//! Stanza `-> mlkem1024 <b64 1568-byte ciphertext>`, wrap key = HKDF-SHA-256(ikm = shared
+//! secret, salt = ciphertext ‖ encapsulation key, info = "hyperseal/v1/mlkem1024"), body =
+//! ChaCha20-Poly1305(wrap key, zero nonce, file key).
+//!
+//! Why the salt: ML-KEM's shared secret already depends on the ciphertext and the key (FO
+//! transform), but binding both again costs nothing and makes the wrap key depend on the exact
+//! stanza and recipient whatever the KEM, as age's X25519 construction does. The zero nonce is
+//! safe because every encapsulation yields a fresh key used once.
 
+use ml_kem::ml_kem_1024::{Ciphertext, DecapsulationKey, EncapsulationKey};
+use ml_kem::{Decapsulate, Encapsulate, KeyExport, Seed, TryKeyInit};
+use zeroize::Zeroizing;
+
+use super::primitives::{
+    check_wrapped_len, decode_arg, hkdf_sha256, open_file_key, random, seal_file_key, AwsLcRng, ZERO_NONCE,
+};
+use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
+use crate::format::{encode_b64, Stanza};
+use crate::{Error, FileKey};
+
+/// Detection prefix (and bech32 HRP) of a recipient string.
+pub const RECIPIENT_HRP: &str = "hs-mlkem1024";
+/// Detection prefix of an identity string (HRP `HS-MLKEM1024-SECRET-KEY-` plus the separator).
+pub const IDENTITY_HRP: &str = "HS-MLKEM1024-SECRET-KEY-1";
+
+const SECRET_HRP: &str = "hs-mlkem1024-secret-key-";
+const TAG: &str = "mlkem1024";
+const INFO: &[u8] = b"hyperseal/v1/mlkem1024";
+const EK_LEN: usize = 1568;
+const CT_LEN: usize = 1568;
+const SEED_LEN: usize = 64;
+
+/// An ML-KEM-1024 encapsulation key.
+#[derive(Clone)]
+pub struct Mlkem1024Recipient {
+    ek: EncapsulationKey,
+    bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for Mlkem1024Recipient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mlkem1024Recipient({}…)", &self.to_bech32()[..32])
+    }
+}
+
+impl Mlkem1024Recipient {
+    fn from_ek(ek: EncapsulationKey) -> Self {
+        let bytes = ek.to_bytes().to_vec();
+        Mlkem1024Recipient { ek, bytes }
+    }
+
+    /// Parses `hs-mlkem10241…`.
+    pub fn from_bech32(s: &str) -> Result<Self, Error> {
+        let bad = |why: &str| Error::InvalidRecipient(format!("ML-KEM-1024 recipient: {why}"));
+        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
+        if hrp != RECIPIENT_HRP {
+            return Err(bad("wrong type (expected hs-mlkem10241…)"));
+        }
+        if data.len() != EK_LEN {
+            return Err(bad("wrong length"));
+        }
+        // FIPS 203 7.2 modulus check happens here: "Encaps shall not be run" without it.
+        let ek = EncapsulationKey::new_from_slice(&data).map_err(|_| bad("invalid encapsulation key"))?;
+        Ok(Self::from_ek(ek))
+    }
+
+    /// The `hs-mlkem10241…` encoding.
+    pub fn to_bech32(&self) -> String {
+        bech32_long::encode(RECIPIENT_HRP, &self.bytes)
+    }
+}
+
+fn wrap_key(shared: &[u8], ct: &[u8], ek: &[u8]) -> Zeroizing<[u8; 32]> {
+    let mut salt = Vec::with_capacity(CT_LEN + EK_LEN);
+    salt.extend_from_slice(ct);
+    salt.extend_from_slice(ek);
+    hkdf_sha256(shared, &salt, INFO)
+}
+
+impl Recipient for Mlkem1024Recipient {
+    fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
+        let (ct, shared) = self.ek.encapsulate_with_rng(&mut AwsLcRng);
+        let shared = Zeroizing::new(<[u8; 32]>::from(shared));
+        let key = wrap_key(&shared[..], &ct, &self.bytes);
+        let body = seal_file_key(&key, ZERO_NONCE, file_key);
+        let labels = Labels::from([POSTQUANTUM.to_string()]);
+        Ok((vec![Stanza::new(TAG, vec![encode_b64(&ct)], body)], labels))
+    }
+}
+
+/// An ML-KEM-1024 secret key, kept as its 64-byte seed. Zeroized on drop (with `ml-kem`'s
+/// `zeroize` feature for the expanded key); `Debug` is redacted.
+pub struct Mlkem1024Identity {
+    seed: Zeroizing<[u8; SEED_LEN]>,
+    dk: DecapsulationKey,
+    ek_bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for Mlkem1024Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mlkem1024Identity(redacted)")
+    }
+}
+
+impl Mlkem1024Identity {
+    fn from_seed(seed: Zeroizing<[u8; SEED_LEN]>) -> Self {
+        let dk = DecapsulationKey::from_seed(Seed::from(*seed));
+        let ek_bytes = dk.encapsulation_key().to_bytes().to_vec();
+        Mlkem1024Identity { seed, dk, ek_bytes }
+    }
+
+    /// Parses `HS-MLKEM1024-SECRET-KEY-1…`.
+    pub fn from_bech32(s: &str) -> Result<Self, Error> {
+        let bad = |why: &str| Error::InvalidKey(format!("ML-KEM-1024 identity: {why}"));
+        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
+        let data = Zeroizing::new(data);
+        if hrp != SECRET_HRP {
+            return Err(bad("wrong type (expected HS-MLKEM1024-SECRET-KEY-1…)"));
+        }
+        if data.len() != SEED_LEN {
+            return Err(bad("wrong length"));
+        }
+        let mut seed = Zeroizing::new([0u8; SEED_LEN]);
+        seed.copy_from_slice(&data);
+        Ok(Self::from_seed(seed))
+    }
+
+    /// The `HS-MLKEM1024-SECRET-KEY-1…` encoding (upper case, like age's secret keys).
+    pub fn to_bech32(&self) -> Zeroizing<String> {
+        bech32_long::encode_secret(SECRET_HRP, &self.seed[..])
+    }
+
+    /// The matching recipient.
+    pub fn to_public(&self) -> Mlkem1024Recipient {
+        Mlkem1024Recipient::from_ek(self.dk.encapsulation_key().clone())
+    }
+
+    /// `Ok(None)`: not ours. Decapsulation never fails (implicit rejection: a foreign ciphertext
+    /// yields a pseudorandom secret), so "not mine" shows up as the AEAD failing to open.
+    fn unwrap_own(&self, stanza: &Stanza) -> Result<Option<FileKey>, Error> {
+        let [arg] = stanza.args.as_slice() else {
+            return Err(Error::InvalidStanza("mlkem1024 stanza must have exactly one argument".into()));
+        };
+        let ct = decode_arg(arg, CT_LEN, "mlkem1024 ciphertext")?;
+        check_wrapped_len(&stanza.body)?;
+        let ct_arr = Ciphertext::try_from(&ct[..]).map_err(|_| Error::Crypto)?;
+        let shared = Zeroizing::new(<[u8; 32]>::from(self.dk.decapsulate(&ct_arr)));
+        let key = wrap_key(&shared[..], &ct, &self.ek_bytes);
+        Ok(open_file_key(&key, ZERO_NONCE, &stanza.body))
+    }
+}
+
+impl Identity for Mlkem1024Identity {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        if stanza.tag != TAG {
+            return None;
+        }
+        self.unwrap_own(stanza).transpose()
+    }
+}
+
+/// Generates an ML-KEM-1024 key pair from a fresh 64-byte seed.
+pub fn generate() -> Result<GeneratedKey, Error> {
+    let id = Mlkem1024Identity::from_seed(Zeroizing::new(random::<SEED_LEN>()?));
+    Ok(GeneratedKey { secret: id.to_bech32(), public: id.to_public().to_bech32() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (Mlkem1024Recipient, Mlkem1024Identity) {
+        let k = generate().unwrap();
+        (
+            Mlkem1024Recipient::from_bech32(&k.public).unwrap(),
+            Mlkem1024Identity::from_bech32(&k.secret).unwrap(),
+        )
+    }
+
+    #[test]
+    fn round_trip_both_key_lengths() {
+        let (r, id) = pair();
+        for len in [16, 32] {
+            let fk = FileKey::generate(len);
+            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+            assert_eq!(labels, Labels::from([POSTQUANTUM.to_string()]));
+            assert_eq!(stanzas[0].body.len(), len + 16);
+            assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
+        }
+    }
+
+    #[test]
+    fn not_mine_and_broken() {
+        let (r, id) = pair();
+        let (_, other) = pair();
+        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(32)).unwrap();
+        let s = &stanzas[0];
+        assert!(other.unwrap_stanza(s).is_none());
+        assert!(id.unwrap_stanza(&Stanza::new("mlkem768x25519", vec!["AA".into()], vec![])).is_none());
+        let broken = |f: &dyn Fn(&mut Stanza)| {
+            let mut b = s.clone();
+            f(&mut b);
+            assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
+        };
+        broken(&|b| b.args.push("AA".into()));
+        broken(&|b| b.args[0] = encode_b64(&[0; CT_LEN - 1]));
+        broken(&|b| b.body.truncate(47));
+        broken(&|b| b.body.extend([0; 16]));
+        // tampered body or ciphertext: indistinguishable from another recipient's stanza
+        let mut t = s.clone();
+        t.body[0] ^= 1;
+        assert!(id.unwrap_stanza(&t).is_none());
+    }
+
+    #[test]
+    fn bech32_round_trips_and_rejections() {
+        let k = generate().unwrap();
+        assert!(k.public.starts_with(RECIPIENT_HRP) && k.secret.starts_with(IDENTITY_HRP));
+        assert_eq!(Mlkem1024Recipient::from_bech32(&k.public).unwrap().to_bech32(), k.public);
+        let id = Mlkem1024Identity::from_bech32(&k.secret).unwrap();
+        assert_eq!(*id.to_bech32(), *k.secret);
+        assert_eq!(id.to_public().to_bech32(), k.public);
+        assert_eq!(super::super::public_of(&k.secret).unwrap(), k.public);
+        let mut mixed = k.public.clone();
+        let i = mixed.rfind(|c: char| c.is_ascii_lowercase()).unwrap();
+        mixed.replace_range(i..i + 1, &mixed[i..i + 1].to_ascii_uppercase());
+        assert!(Mlkem1024Recipient::from_bech32(&mixed).is_err());
+        let mut bad = k.public.clone().into_bytes();
+        bad[200] = if bad[200] == b'q' { b'p' } else { b'q' };
+        assert!(Mlkem1024Recipient::from_bech32(std::str::from_utf8(&bad).unwrap()).is_err());
+        let data = bech32_long::decode(&k.public).unwrap().1;
+        assert!(Mlkem1024Recipient::from_bech32(&bech32_long::encode("age1pq", &data)).is_err());
+        assert!(Mlkem1024Identity::from_bech32(&k.public).is_err());
+        assert!(Mlkem1024Recipient::from_bech32(&bech32_long::encode(RECIPIENT_HRP, &data[1..])).is_err());
+        let mut over = data;
+        over[0] = 0xff;
+        over[1] |= 0x0f; // first coefficient 4095 >= q
+        assert!(Mlkem1024Recipient::from_bech32(&bech32_long::encode(RECIPIENT_HRP, &over)).is_err());
+        assert!(super::super::parse_recipient(&k.public).is_ok());
+        assert!(super::super::parse_identities(&k.secret).is_ok());
+        assert_eq!(format!("{id:?}"), "Mlkem1024Identity(redacted)");
+    }
+
+    fn wycheproof(file: &str) -> serde_json::Value {
+        let path = format!("{}/../../vectors/wycheproof/{file}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn h(t: &serde_json::Value, k: &str) -> Vec<u8> {
+        hex::decode(t[k].as_str().unwrap_or("")).unwrap()
+    }
+
+    /// Wycheproof `MLKEMTest`: key generation from the 64-byte seed must give `ek`, and
+    /// decapsulating `c` must give `K`. The invalid cases are wrong-length seeds or ciphertexts,
+    /// which the typed API refuses before any arithmetic.
+    macro_rules! wycheproof_keygen_decaps {
+        ($name:ident, $file:literal, $params:ty) => {
+            #[test]
+            fn $name() {
+                let json = wycheproof($file);
+                let (mut valid, mut invalid) = (0, 0);
+                for t in
+                    json["testGroups"].as_array().unwrap().iter().flat_map(|g| g["tests"].as_array().unwrap())
+                {
+                    let run = || -> Option<(Vec<u8>, Vec<u8>)> {
+                        let seed = Seed::try_from(&h(t, "seed")[..]).ok()?;
+                        let dk = ml_kem::DecapsulationKey::<$params>::from_seed(seed);
+                        let ct = ml_kem::Ciphertext::<$params>::try_from(&h(t, "c")[..]).ok()?;
+                        Some((dk.encapsulation_key().to_bytes().to_vec(), dk.decapsulate(&ct).to_vec()))
+                    };
+                    match (run(), t["result"].as_str().unwrap()) {
+                        (Some((ek, k)), "valid") => {
+                            if t.get("ek").is_some() {
+                                assert_eq!(ek, h(t, "ek"), "tcId {}", t["tcId"]);
+                            }
+                            assert_eq!(k, h(t, "K"), "tcId {}", t["tcId"]);
+                            valid += 1;
+                        }
+                        (None, "invalid") => invalid += 1,
+                        (got, r) => panic!("tcId {}: expected {r}, got {:?}", t["tcId"], got.is_some()),
+                    }
+                }
+                println!(
+                    concat!("wycheproof ", $file, ": {} valid matched, {} invalid refused"),
+                    valid, invalid
+                );
+                assert_eq!(valid + invalid, json["numberOfTests"].as_u64().unwrap() as usize);
+            }
+        };
+    }
+
+    wycheproof_keygen_decaps!(wycheproof_mlkem_768, "mlkem_768_test.json", ml_kem::MlKem768);
+    wycheproof_keygen_decaps!(wycheproof_mlkem_1024, "mlkem_1024_test.json", ml_kem::MlKem1024);
+
+    /// Wycheproof `MLKEMEncapsTest` (ML-KEM-768, the hybrid's KEM): deterministic encapsulation
+    /// with the given `m` must give `c` and `K`; keys that are not reduced mod q or have the
+    /// wrong length must be refused at parse time (FIPS 203 7.2).
+    #[test]
+    fn wycheproof_mlkem_768_encaps() {
+        let json = wycheproof("mlkem_768_encaps_test.json");
+        let (mut valid, mut invalid) = (0, 0);
+        for t in json["testGroups"].as_array().unwrap().iter().flat_map(|g| g["tests"].as_array().unwrap()) {
+            let ek = ml_kem::ml_kem_768::EncapsulationKey::new_from_slice(&h(t, "ek"));
+            match (ek, t["result"].as_str().unwrap()) {
+                (Ok(ek), "valid") => {
+                    let m = ml_kem::B32::try_from(&h(t, "m")[..]).unwrap();
+                    let (c, k) = ek.encapsulate_deterministic(&m);
+                    assert_eq!((c.to_vec(), k.to_vec()), (h(t, "c"), h(t, "K")), "tcId {}", t["tcId"]);
+                    valid += 1;
+                }
+                (Err(_), "invalid") => invalid += 1,
+                (got, r) => panic!("tcId {}: expected {r}, parse ok = {}", t["tcId"], got.is_ok()),
+            }
+        }
+        println!("wycheproof mlkem_768_encaps_test.json: {valid} valid matched, {invalid} invalid refused");
+        assert_eq!(valid + invalid, json["numberOfTests"].as_u64().unwrap() as usize);
+    }
+}

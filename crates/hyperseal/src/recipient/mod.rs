@@ -19,11 +19,11 @@ mod bech32_long;
 pub mod hybrid;
 pub mod mlkem1024;
 pub mod passphrase;
-pub mod rsa;
-pub mod x25519;
 mod primitives;
+pub mod rsa;
 #[cfg(test)]
 mod tests;
+pub mod x25519;
 
 /// Labels a recipient attaches to its stanzas (see the module docs).
 pub type Labels = BTreeSet<String>;

@@ -99,7 +99,9 @@ fn open_payload(file_key: &FileKey, payload: &[u8]) -> Vec<u8> {
     for (i, c) in chunks.iter().enumerate() {
         let mut buf = c.to_vec();
         let last = i + 1 == chunks.len();
-        out.extend_from_slice(key.open_in_place(chunk_nonce(i as u64, last), Aad::empty(), &mut buf).unwrap());
+        out.extend_from_slice(
+            key.open_in_place(chunk_nonce(i as u64, last), Aad::empty(), &mut buf).unwrap(),
+        );
     }
     out
 }
@@ -116,7 +118,8 @@ fn build_age(file_key: &FileKey, stanzas: &[Stanza], plaintext: &[u8]) -> Vec<u8
     let nonce = primitives::random::<16>().unwrap();
     out.extend_from_slice(&nonce);
     let key = payload_key(file_key, &nonce);
-    let chunks: Vec<&[u8]> = if plaintext.is_empty() { vec![&[][..]] } else { plaintext.chunks(CHUNK).collect() };
+    let chunks: Vec<&[u8]> =
+        if plaintext.is_empty() { vec![&[][..]] } else { plaintext.chunks(CHUNK).collect() };
     for (i, c) in chunks.iter().enumerate() {
         let mut buf = c.to_vec();
         key.seal_in_place_append_tag(chunk_nonce(i as u64, i + 1 == chunks.len()), Aad::empty(), &mut buf)

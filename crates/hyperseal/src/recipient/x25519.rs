@@ -9,7 +9,9 @@
 use aws_lc_rs::agreement::{self, PrivateKey, UnparsedPublicKey, X25519};
 use zeroize::Zeroizing;
 
-use super::primitives::{check_wrapped_len, decode_arg, hkdf_sha256, open_file_key, seal_file_key, ZERO_NONCE};
+use super::primitives::{
+    check_wrapped_len, decode_arg, hkdf_sha256, open_file_key, seal_file_key, ZERO_NONCE,
+};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
@@ -61,9 +63,10 @@ impl Recipient for X25519Recipient {
         // aws-lc-rs refuses an all-zero shared secret (a low-order recipient key): that key can
         // never be decrypted to, so the recipient itself is invalid.
         let low_order = || Error::InvalidRecipient("X25519 recipient is a low-order point".into());
-        let shared = agreement::agree(&ephemeral, UnparsedPublicKey::new(&X25519, &self.public), low_order(), |s| {
-            nonzero(s).ok_or_else(low_order)
-        })?;
+        let shared =
+            agreement::agree(&ephemeral, UnparsedPublicKey::new(&X25519, &self.public), low_order(), |s| {
+                nonzero(s).ok_or_else(low_order)
+            })?;
         let key = wrap_key(&shared, share.as_ref(), &self.public);
         let body = seal_file_key(&key, ZERO_NONCE, file_key);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(share.as_ref())], body)], Labels::new()))
@@ -109,7 +112,7 @@ impl X25519Identity {
 
     /// The `AGE-SECRET-KEY-1…` encoding (upper case, as age writes it).
     pub fn to_bech32(&self) -> Zeroizing<String> {
-        Zeroizing::new(bech32_long::encode(SECRET_HRP, &self.secret[..]).to_ascii_uppercase())
+        bech32_long::encode_secret(SECRET_HRP, &self.secret[..])
     }
 
     /// The matching recipient.
@@ -282,7 +285,8 @@ mod tests {
         let (mut matched, mut zero_refused, mut invalid_refused) = (0, 0, 0);
         for t in json["testGroups"].as_array().unwrap().iter().flat_map(|g| g["tests"].as_array().unwrap()) {
             let h = |k: &str| hex::decode(t[k].as_str().unwrap()).unwrap();
-            let (private, public, shared, result) = (h("private"), h("public"), h("shared"), t["result"].as_str().unwrap());
+            let (private, public, shared, result) =
+                (h("private"), h("public"), h("shared"), t["result"].as_str().unwrap());
             let got = PrivateKey::from_private_key(&X25519, &private).ok().and_then(|k| {
                 agreement::agree(&k, UnparsedPublicKey::new(&X25519, &public), (), |s| Ok(s.to_vec())).ok()
             });
@@ -297,6 +301,9 @@ mod tests {
             }
         }
         println!("wycheproof x25519_test.json: {matched} matched, {zero_refused} all-zero outputs refused, {invalid_refused} invalid refused");
-        assert_eq!(matched + zero_refused + invalid_refused, json["numberOfTests"].as_u64().unwrap() as usize);
+        assert_eq!(
+            matched + zero_refused + invalid_refused,
+            json["numberOfTests"].as_u64().unwrap() as usize
+        );
     }
 }

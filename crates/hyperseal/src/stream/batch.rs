@@ -125,7 +125,8 @@ impl Batch {
             std::thread::scope(|s| {
                 let mut parts = buf.chunks_mut(per * cap).enumerate();
                 let (_, head) = parts.next().expect("n > 1");
-                let handles: Vec<_> = parts.map(|(g, region)| s.spawn(move || run(g * per, region))).collect();
+                let handles: Vec<_> =
+                    parts.map(|(g, region)| s.spawn(move || run(g * per, region))).collect();
                 let mut all = run(0, head);
                 for h in handles {
                     all.extend(h.join().expect("crypto worker panicked"));
@@ -152,8 +153,9 @@ impl Batch {
         }
     }
 
-    /// Writes the released output; returns the input bytes it accounts for.
-    pub fn write_out(&self, layout: &Layout, w: &mut dyn Write) -> io::Result<u64> {
+    /// Writes the released output; returns (input bytes consumed, plaintext bytes) — the first
+    /// drives progress against the input size, the second is what the caller gets back.
+    pub fn write_out(&self, layout: &Layout, w: &mut dyn Write) -> io::Result<(u64, u64)> {
         let good = self.good_slots();
         let cap = layout.slot_cap();
         match layout.dir {
@@ -166,7 +168,12 @@ impl Batch {
                 }
             }
         }
-        Ok(self.lens[..good].iter().map(|&l| l as u64).sum())
+        let consumed: u64 = self.lens[..good].iter().map(|&l| l as u64).sum();
+        let plaintext = match layout.dir {
+            Dir::Seal => consumed,
+            Dir::Open => self.out[..good].iter().map(|&l| l as u64).sum(),
+        };
+        Ok((consumed, plaintext))
     }
 }
 

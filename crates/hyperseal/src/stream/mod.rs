@@ -13,12 +13,15 @@
 mod batch;
 mod pipeline;
 mod reader;
+mod slice;
 mod writer;
 
+pub(crate) use batch::read_full as read_exact_or_eof;
 pub use pipeline::{decrypt_pipeline, encrypt_pipeline, Progress};
 pub use reader::StreamReader;
+pub(crate) use slice::stream_slice;
+pub use slice::{open_into, seal_into, sealed_len};
 pub use writer::StreamWriter;
-pub(crate) use batch::read_full as read_exact_or_eof;
 
 use zeroize::Zeroizing;
 
@@ -37,9 +40,7 @@ pub fn check_chunk_size(n: usize) -> Result<(), Error> {
     if n.is_power_of_two() && (MIN_CHUNK..=MAX_CHUNK).contains(&n) {
         Ok(())
     } else {
-        Err(Error::InvalidArgument(format!(
-            "chunk size {n} must be a power of two from 16 KiB to 16 MiB"
-        )))
+        Err(Error::InvalidArgument(format!("chunk size {n} must be a power of two from 16 KiB to 16 MiB")))
     }
 }
 
@@ -81,19 +82,34 @@ impl ChunkCipher {
 
     /// Opens chunk `index` in place (ciphertext ‖ tag); returns the plaintext length.
     pub fn open(&self, index: u64, last: bool, buf: &mut [u8]) -> Result<usize, Error> {
-        if buf.len() < TAG_LEN || buf.len() > self.chunk_size + TAG_LEN {
-            return Err(Error::ChunkAuth(index));
-        }
-        // Only the sole chunk of an empty file may be empty: one encoding per plaintext.
-        if last && index > 0 && buf.len() == TAG_LEN {
-            return Err(Error::ChunkAuth(index));
-        }
-        // A non-final chunk is always full.
-        if !last && buf.len() != self.chunk_size + TAG_LEN {
-            return Err(Error::ChunkAuth(index));
-        }
+        self.check_shape(index, last, buf.len())?;
         self.key.open(nonce(index, last), buf).map_err(|()| Error::ChunkAuth(index))?;
         Ok(buf.len() - TAG_LEN)
+    }
+
+    /// Seals chunk `index` from `pt` into `out` (`pt.len() + 16` bytes), leaving `pt` untouched.
+    pub fn seal_to(&self, index: u64, last: bool, pt: &[u8], out: &mut [u8]) {
+        debug_assert!(pt.len() <= self.chunk_size && out.len() == pt.len() + TAG_LEN);
+        self.key.seal_to(nonce(index, last), pt, out)
+    }
+
+    /// Opens chunk `index` from `ct` (ciphertext ‖ tag) into `out`; returns the plaintext length.
+    /// `out` is left unspecified on failure and must not be released.
+    pub fn open_to(&self, index: u64, last: bool, ct: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        self.check_shape(index, last, ct.len())?;
+        let n = ct.len() - TAG_LEN;
+        self.key.open_to(nonce(index, last), ct, &mut out[..n]).map_err(|()| Error::ChunkAuth(index))?;
+        Ok(n)
+    }
+
+    fn check_shape(&self, index: u64, last: bool, len: usize) -> Result<(), Error> {
+        // Sizes first: a non-final chunk is always full, and only the sole chunk of an empty file
+        // may be empty (one encoding per plaintext).
+        let full = self.chunk_size + TAG_LEN;
+        if len < TAG_LEN || len > full || (!last && len != full) || (last && index > 0 && len == TAG_LEN) {
+            return Err(Error::ChunkAuth(index));
+        }
+        Ok(())
     }
 
     /// Explains a final chunk that failed: if it opens as a *non*-final chunk, the file was cut

@@ -6,8 +6,8 @@
 //! is also the last one (anything up to one batch, 2 MiB at the default chunk size) it is
 //! processed right there — split over the threads only when it holds more than one chunk.
 
-use std::io::{Read, Write};
 use std::collections::BTreeMap;
+use std::io::{Read, Write};
 use std::sync::mpsc::sync_channel;
 use std::sync::Mutex;
 use std::thread;
@@ -65,16 +65,17 @@ fn run(
     // Sequential path: one thread, or everything fits in the first batch (its chunks are still
     // split over the threads when there are several).
     if batch.last || threads == 1 {
-        let mut done = 0;
+        let (mut done, mut plain) = (0, 0);
         loop {
             batch.process(cipher, &layout, threads);
-            done += batch.write_out(&layout, output)?;
+            let (i, o) = batch.write_out(&layout, output)?;
+            (done, plain) = (done + i, plain + o);
             report(done);
             if let Some((_, e)) = batch.failed.take() {
                 return Err(e);
             }
             if batch.last {
-                return Ok(done);
+                return Ok(plain);
             }
             filler.fill(input, &mut batch, &layout)?;
         }
@@ -125,18 +126,19 @@ fn run(
         drop(done_tx);
 
         let mut pending: BTreeMap<u64, Batch> = BTreeMap::new();
-        let (mut next, mut done) = (0u64, 0u64);
+        let (mut next, mut done, mut plain) = (0u64, 0u64, 0u64);
         let written = (|| -> Result<u64, Error> {
             for (seq, b) in done_rx.iter() {
                 pending.insert(seq, b);
                 while let Some(mut b) = pending.remove(&next) {
-                    done += b.write_out(&layout, output)?;
+                    let (i, o) = b.write_out(&layout, output)?;
+                    (done, plain) = (done + i, plain + o);
                     report(done);
                     if let Some((_, e)) = b.failed.take() {
                         return Err(e);
                     }
                     if b.last {
-                        return Ok(done);
+                        return Ok(plain);
                     }
                     next += 1;
                     let _ = free_tx.send(b);

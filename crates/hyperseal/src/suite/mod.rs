@@ -48,14 +48,17 @@ impl Suite {
     pub fn default_for_cpu() -> Suite {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("aes") && std::arch::is_x86_feature_detected!("pclmulqdq") {
+            if std::arch::is_x86_feature_detected!("aes") && std::arch::is_x86_feature_detected!("pclmulqdq")
+            {
                 return Suite::Aes256Gcm;
             }
             Suite::ChaCha20Poly1305
         }
         #[cfg(target_arch = "aarch64")]
         {
-            if std::arch::is_aarch64_feature_detected!("aes") && std::arch::is_aarch64_feature_detected!("pmull") {
+            if std::arch::is_aarch64_feature_detected!("aes")
+                && std::arch::is_aarch64_feature_detected!("pmull")
+            {
                 return Suite::Aes256Gcm;
             }
             Suite::ChaCha20Poly1305
@@ -104,6 +107,23 @@ impl ChunkKey {
         self.0
             .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::empty(), buf)
             .map(|_| ())
+            .map_err(|_| ())
+    }
+
+    /// Seals `pt` into `out` (`pt.len() + 16` bytes: ciphertext ‖ tag) without touching `pt`, so
+    /// a memory-mapped or borrowed input needs no copy.
+    pub(crate) fn seal_to(&self, nonce: [u8; 12], pt: &[u8], out: &mut [u8]) {
+        let (ct, tag) = out.split_at_mut(pt.len());
+        self.0
+            .seal_out_of_place_scatter(Nonce::assume_unique_for_key(nonce), Aad::empty(), pt, ct, &[], tag)
+            .expect("AEAD seal cannot fail for chunk-sized inputs");
+    }
+
+    /// Opens `input` (ciphertext ‖ tag) into `out` (`input.len() - 16` bytes).
+    pub(crate) fn open_to(&self, nonce: [u8; 12], input: &[u8], out: &mut [u8]) -> Result<(), ()> {
+        let (ct, tag) = input.split_at(input.len() - TAG_LEN);
+        self.0
+            .open_separate_gather(Nonce::assume_unique_for_key(nonce), Aad::empty(), ct, tag, out)
             .map_err(|_| ())
     }
 }

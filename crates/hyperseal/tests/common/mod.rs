@@ -16,9 +16,8 @@ impl Recipient for Plain {
 
 impl Identity for Plain {
     fn unwrap_stanza(&self, s: &Stanza) -> Option<Result<FileKey, Error>> {
-        (s.tag == "test-plain" && s.args == [self.0.to_string()]).then(|| {
-            FileKey::from_slice(&s.body).ok_or_else(|| Error::InvalidStanza("bad test body".into()))
-        })
+        (s.tag == "test-plain" && s.args == [self.0.to_string()])
+            .then(|| FileKey::from_slice(&s.body).ok_or_else(|| Error::InvalidStanza("bad test body".into())))
     }
 }
 

@@ -9,13 +9,15 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
-use super::{BSWAP32, INV_SHIFT_ROWS, POST_HI, POST_LO, PRE_HI, PRE_LO, ROL16, ROL24, ROL8};
+use super::{
+    lin_word, BSWAP32, F_TABLES, INV_SHIFT_ROWS, M1_COLS, M1_INV_COLS, POST_HI, POST_LO, PRE_HI, PRE_LO,
+    ROL16, ROL24, ROL8,
+};
 use cipher::{
     array::Array,
     consts::{U16, U8},
     inout::{InOut, InOutBuf},
-    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, ParBlocks,
-    ParBlocksSizeUser,
+    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, ParBlocks, ParBlocksSizeUser,
 };
 
 /// Shuffle patterns and tables, loaded into registers once per call.
@@ -68,22 +70,17 @@ fn nibble_map(x: __m128i, lo_t: __m128i, hi_t: __m128i, mask: __m128i) -> __m128
     _mm_xor_si128(_mm_shuffle_epi8(lo_t, lo), _mm_shuffle_epi8(hi_t, hi))
 }
 
-/// T = L(tau(x)) on every 32-bit lane. `ISR = false` is only valid when all
-/// four lanes are equal (then inverse ShiftRows is the identity).
+/// T = L(tau(x)) on every 32-bit lane.
 #[inline]
 #[target_feature(enable = "ssse3,aes")]
-fn t<const ISR: bool>(x: __m128i, k: &Consts) -> __m128i {
-    let mut y = nibble_map(x, k.pre_lo, k.pre_hi, k.mask);
-    if ISR {
-        y = _mm_shuffle_epi8(y, k.isr);
-    }
-    y = _mm_aesenclast_si128(y, _mm_setzero_si128());
+fn t(x: __m128i, k: &Consts) -> __m128i {
+    // Inverse ShiftRows first: the pre-map is bytewise, so it commutes with
+    // the byte permutation, and LLVM then keeps it a single shuffle.
+    let x = _mm_shuffle_epi8(x, k.isr);
+    let y = _mm_aesenclast_si128(nibble_map(x, k.pre_lo, k.pre_hi, k.mask), _mm_setzero_si128());
     let s = nibble_map(y, k.post_lo, k.post_hi, k.mask);
     // L(s) = s ^ rol24(s) ^ rol2(s ^ rol8(s) ^ rol16(s))
-    let a = _mm_xor_si128(
-        _mm_xor_si128(s, _mm_shuffle_epi8(s, k.rol8)),
-        _mm_shuffle_epi8(s, k.rol16),
-    );
+    let a = _mm_xor_si128(_mm_xor_si128(s, _mm_shuffle_epi8(s, k.rol8)), _mm_shuffle_epi8(s, k.rol16));
     let a = _mm_or_si128(_mm_slli_epi32::<2>(a), _mm_srli_epi32::<30>(a));
     _mm_xor_si128(_mm_xor_si128(s, _mm_shuffle_epi8(s, k.rol24)), a)
 }
@@ -91,13 +88,13 @@ fn t<const ISR: bool>(x: __m128i, k: &Consts) -> __m128i {
 /// 32 rounds over `G` independent 4-block register sets.
 #[inline]
 #[target_feature(enable = "ssse3,aes")]
-fn rounds<const G: usize, const ISR: bool>(x: &mut [[__m128i; 4]; G], rk: &[u32; 32], k: &Consts) {
+fn rounds<const G: usize>(x: &mut [[__m128i; 4]; G], rk: &[u32; 32], k: &Consts) {
     macro_rules! round {
         ($r:expr, $d:literal, $a:literal, $b:literal, $c:literal) => {{
             let key = _mm_set1_epi32(rk[$r + $d] as i32);
             for g in 0..G {
                 let s = _mm_xor_si128(_mm_xor_si128(x[g][$a], x[g][$b]), _mm_xor_si128(x[g][$c], key));
-                x[g][$d] = _mm_xor_si128(x[g][$d], t::<ISR>(s, k));
+                x[g][$d] = _mm_xor_si128(x[g][$d], t(s, k));
             }
         }};
     }
@@ -144,7 +141,7 @@ pub(crate) unsafe fn crypt_n<const G: usize>(rk: &[u32; 32], inp: *const u8, out
         });
         *xg = transpose(b[0], b[1], b[2], b[3]);
     }
-    rounds::<G, true>(&mut x, rk, &k);
+    rounds::<G>(&mut x, rk, &k);
     for (g, xg) in x.iter().enumerate() {
         // Output is the word-reversed state (R transform).
         let b = transpose(xg[3], xg[2], xg[1], xg[0]);
@@ -155,25 +152,52 @@ pub(crate) unsafe fn crypt_n<const G: usize>(rk: &[u32; 32], inp: *const u8, out
     }
 }
 
-/// One block, latency-optimised: each word is broadcast to all lanes, which
-/// makes the inverse-ShiftRows shuffle unnecessary.
+/// One block, latency-optimised (CBC encryption is a serial chain of these).
+///
+/// Tracks `m = M1(x)` instead of `x` (see `x86/mod.rs`), so a round is
+/// `m[d] ^= F(aesenclast(m[a] ^ m[b] ^ K[r] ^ m[c]))`: the pre-map is off the
+/// critical path and post-map + L + next pre-map are one table step. Every
+/// word is broadcast to all four lanes, which makes ShiftRows a no-op.
 ///
 /// # Safety
 /// The CPU must support SSSE3 and AES-NI.
 #[inline]
 #[target_feature(enable = "ssse3,aes")]
-pub(crate) unsafe fn crypt1(rk: &[u32; 32], block: &mut [u8; 16]) {
-    let k = Consts::new();
-    let w = |i: usize| u32::from_be_bytes([block[4 * i], block[4 * i + 1], block[4 * i + 2], block[4 * i + 3]]);
-    let mut x = [[
-        _mm_set1_epi32(w(0) as i32),
-        _mm_set1_epi32(w(1) as i32),
-        _mm_set1_epi32(w(2) as i32),
-        _mm_set1_epi32(w(3) as i32),
-    ]];
-    rounds::<1, false>(&mut x, rk, &k);
+pub(crate) unsafe fn crypt1(fk: &[u32; 32], block: &mut [u8; 16]) {
+    let mask = _mm_set1_epi8(0x0f);
+    let t: [__m128i; 8] = core::array::from_fn(|i| v(&F_TABLES[i]));
+    let (r8, r16, r24) = (v(&ROL8), v(&ROL16), v(&ROL24));
+    let w = |i: usize| {
+        let x = u32::from_be_bytes([block[4 * i], block[4 * i + 1], block[4 * i + 2], block[4 * i + 3]]);
+        _mm_set1_epi32(lin_word(&M1_COLS, x) as i32)
+    };
+    let mut m = [w(0), w(1), w(2), w(3)];
+    macro_rules! round {
+        ($r:expr, $d:literal, $a:literal, $b:literal, $c:literal) => {{
+            // m[c] was written by the previous round: xor it in last.
+            let u = _mm_xor_si128(_mm_xor_si128(m[$a], m[$b]), _mm_set1_epi32(fk[$r + $d] as i32));
+            let y = _mm_aesenclast_si128(_mm_xor_si128(u, m[$c]), _mm_setzero_si128());
+            let lo = _mm_and_si128(y, mask);
+            let hi = _mm_and_si128(_mm_srli_epi32::<4>(y), mask);
+            let a0 = _mm_xor_si128(_mm_shuffle_epi8(t[0], lo), _mm_shuffle_epi8(t[1], hi));
+            let a1 = _mm_xor_si128(_mm_shuffle_epi8(t[2], lo), _mm_shuffle_epi8(t[3], hi));
+            let a2 = _mm_xor_si128(_mm_shuffle_epi8(t[4], lo), _mm_shuffle_epi8(t[5], hi));
+            let a3 = _mm_xor_si128(_mm_shuffle_epi8(t[6], lo), _mm_shuffle_epi8(t[7], hi));
+            let f = _mm_xor_si128(
+                _mm_xor_si128(a0, _mm_shuffle_epi8(a1, r8)),
+                _mm_xor_si128(_mm_shuffle_epi8(a2, r16), _mm_shuffle_epi8(a3, r24)),
+            );
+            m[$d] = _mm_xor_si128(m[$d], f);
+        }};
+    }
+    for r in (0..32).step_by(4) {
+        round!(r, 0, 1, 2, 3);
+        round!(r, 1, 2, 3, 0);
+        round!(r, 2, 3, 0, 1);
+        round!(r, 3, 0, 1, 2);
+    }
     for i in 0..4 {
-        let word = _mm_cvtsi128_si32(x[0][3 - i]) as u32;
+        let word = lin_word(&M1_INV_COLS, _mm_cvtsi128_si32(m[3 - i]) as u32);
         block[4 * i..4 * i + 4].copy_from_slice(&word.to_be_bytes());
     }
 }
@@ -208,6 +232,8 @@ pub(crate) unsafe fn crypt_padded<const G: usize>(
 /// after run-time detection of SSSE3 + AES-NI (see `lib.rs`).
 pub(crate) struct Backend<'a> {
     pub(crate) rk: &'a [u32; 32],
+    /// Round keys in the single-block path's form (`fused_round_keys`).
+    pub(crate) fk: &'a [u32; 32],
 }
 
 impl BlockSizeUser for Backend<'_> {
@@ -223,7 +249,7 @@ impl Backend<'_> {
     fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
         let mut b: [u8; 16] = (*block.get_in()).into();
         // SAFETY: `Backend` exists only after AES-NI/SSSE3 were detected.
-        unsafe { crypt1(self.rk, &mut b) };
+        unsafe { crypt1(self.fk, &mut b) };
         block.get_out().copy_from_slice(&b);
     }
 
@@ -241,9 +267,9 @@ impl Backend<'_> {
         match blocks.len() {
             0 => {}
             1 => self.one(blocks.get(0)),
-            // SAFETY: lengths fit the padded buffers; features detected.
+            // SAFETY: 2..=4 blocks fit the 4-block batch; features detected.
             2..=4 => unsafe { crypt_padded::<1>(self.rk, blocks) },
-            // SAFETY: as above (`tail` is only called with len < 8).
+            // SAFETY: `tail` is only called with len < 8; features detected.
             _ => unsafe { crypt_padded::<2>(self.rk, blocks) },
         }
     }

@@ -20,7 +20,9 @@ macro_rules! avx2_backend {
             #[cfg(target_arch = "x86_64")]
             use core::arch::x86_64::*;
 
-            use crate::x86::{aesni, BSWAP32, INV_SHIFT_ROWS, POST_HI, POST_LO, PRE_HI, PRE_LO, ROL16, ROL24, ROL8};
+            use crate::x86::{
+                aesni, BSWAP32, INV_SHIFT_ROWS, POST_HI, POST_LO, PRE_HI, PRE_LO, ROL16, ROL24, ROL8,
+            };
             use cipher::{
                 array::Array,
                 consts::U16,
@@ -89,8 +91,10 @@ macro_rules! avx2_backend {
             #[inline]
             #[target_feature(enable = $features)]
             fn t(x: __m256i, k: &Consts) -> __m256i {
-                let y = nibble_map(x, k.pre_lo, k.pre_hi, k.mask);
-                let y = aes_last(_mm256_shuffle_epi8(y, k.isr));
+                // Inverse ShiftRows first: the pre-map is bytewise, so it
+                // commutes with the byte permutation (one shuffle, not two).
+                let x = _mm256_shuffle_epi8(x, k.isr);
+                let y = aes_last(nibble_map(x, k.pre_lo, k.pre_hi, k.mask));
                 let s = nibble_map(y, k.post_lo, k.post_hi, k.mask);
                 // L(s) = s ^ rol24(s) ^ rol2(s ^ rol8(s) ^ rol16(s))
                 let a = _mm256_xor_si256(
@@ -172,7 +176,10 @@ macro_rules! avx2_backend {
             /// `blocks.len() <= 8 * G <= 16`; CPU features of this module.
             #[inline]
             #[target_feature(enable = $features)]
-            unsafe fn crypt_padded<const G: usize>(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Array<u8, U16>>) {
+            unsafe fn crypt_padded<const G: usize>(
+                rk: &[u32; 32],
+                mut blocks: InOutBuf<'_, '_, Array<u8, U16>>,
+            ) {
                 let n = blocks.len();
                 debug_assert!(n <= 8 * G && G <= 2);
                 let mut buf = [[0u8; 16]; 16];
@@ -192,6 +199,8 @@ macro_rules! avx2_backend {
             /// functions after run-time feature detection (see `lib.rs`).
             pub(crate) struct Backend<'a> {
                 pub(crate) rk: &'a [u32; 32],
+                /// Round keys for `aesni::crypt1` (`fused_round_keys`).
+                pub(crate) fk: &'a [u32; 32],
             }
 
             impl BlockSizeUser for Backend<'_> {
@@ -207,7 +216,7 @@ macro_rules! avx2_backend {
                 fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
                     let mut b: [u8; 16] = (*block.get_in()).into();
                     // SAFETY: this backend's features imply SSSE3 + AES-NI.
-                    unsafe { aesni::crypt1(self.rk, &mut b) };
+                    unsafe { aesni::crypt1(self.fk, &mut b) };
                     block.get_out().copy_from_slice(&b);
                 }
 
@@ -222,13 +231,14 @@ macro_rules! avx2_backend {
 
                 #[inline(always)]
                 fn tail(&self, mut blocks: InOutBuf<'_, '_, Block<Self>>) {
-                    // SAFETY (all arms): lengths fit the padded buffers and the
-                    // features (which imply SSSE3 + AES-NI) were detected.
                     match blocks.len() {
                         0 => {}
                         1 => self.one(blocks.get(0)),
+                        // SAFETY: 2..=4 blocks fit; features imply SSSE3 + AES-NI.
                         2..=4 => unsafe { aesni::crypt_padded::<1>(self.rk, blocks) },
+                        // SAFETY: 5..=8 blocks fit 8; this module's features were detected.
                         5..=8 => unsafe { crypt_padded::<1>(self.rk, blocks) },
+                        // SAFETY: `tail` gets < 16 blocks, which fit 16; features detected.
                         _ => unsafe { crypt_padded::<2>(self.rk, blocks) },
                     }
                 }
@@ -267,21 +277,13 @@ macro_rules! avx2_backend {
     };
 }
 
-avx2_backend!(
-    vaes,
-    "avx2,aes,vaes",
-    "AVX2 + VAES: one 256-bit `vaesenclast` per S-box layer.",
-    |y| _mm256_aesenclast_epi128(y, _mm256_setzero_si256())
-);
+avx2_backend!(vaes, "avx2,aes,vaes", "AVX2 + VAES: one 256-bit `vaesenclast` per S-box layer.", |y| {
+    _mm256_aesenclast_epi128(y, _mm256_setzero_si256())
+});
 
-avx2_backend!(
-    split,
-    "avx2,aes",
-    "AVX2 + AES-NI: S-box layer as two 128-bit `aesenclast`.",
-    |y| {
-        let z = _mm_setzero_si128();
-        let lo = _mm_aesenclast_si128(_mm256_castsi256_si128(y), z);
-        let hi = _mm_aesenclast_si128(_mm256_extracti128_si256::<1>(y), z);
-        _mm256_set_m128i(hi, lo)
-    }
-);
+avx2_backend!(split, "avx2,aes", "AVX2 + AES-NI: S-box layer as two 128-bit `aesenclast`.", |y| {
+    let z = _mm_setzero_si128();
+    let lo = _mm_aesenclast_si128(_mm256_castsi256_si128(y), z);
+    let hi = _mm_aesenclast_si128(_mm256_extracti128_si256::<1>(y), z);
+    _mm256_set_m128i(hi, lo)
+});

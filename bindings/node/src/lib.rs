@@ -1,0 +1,16 @@
+//! Node.js bindings for hyperseal (napi-rs). The JS entry (`index.js`) adds the `Transform`
+//! streams and normalises error codes; everything else is here.
+//!
+//! Only the library's public API is used, so what Node writes the CLI reads and the reverse.
+#![deny(clippy::all)]
+
+mod buffers;
+mod errors;
+mod files;
+mod keys;
+mod streams;
+mod toolkit;
+
+pub use buffers::*;
+pub use files::*;
+pub use streams::*;
