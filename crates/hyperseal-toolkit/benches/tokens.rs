@@ -68,6 +68,11 @@ fn components(c: &mut Criterion) {
             b.iter(|| k.seal_in_place_detached(&nonce, b"", black_box(&mut buf)).unwrap())
         });
     }
+    // `open` returns `Zeroizing<Vec<u8>>`; zeroize 1.9 wipes it with byte-wise volatile writes
+    // when the caller drops it, and that drop is inside the seal+open figures above.
+    g.bench_function("zeroizing_vec_drop", |b| {
+        b.iter_batched(|| zeroize::Zeroizing::new(vec![1u8; 50_000]), drop, criterion::BatchSize::SmallInput)
+    });
     g.finish();
 }
 
