@@ -44,6 +44,10 @@
 //!
 //! One allocation for the binary token and one for the string on `seal`; one for the
 //! decoded bytes on `open`, whose plaintext is moved to the front of that same buffer.
+//! Base64 is SIMD (`base64-simd`). Measured seal+open on one core of a shared 2-core AMD
+//! EPYC (`benches/tokens.rs`): 1000 bytes 4.0 µs (XChaCha20-Poly1305) / 2.3 µs
+//! (AES-256-GCM-SIV); 48.8 KB 90 µs / 51 µs. For large tokens prefer GCM-SIV: two
+//! ChaCha20-Poly1305 passes alone cost ~42 µs there on AVX2 hardware.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
