@@ -75,7 +75,9 @@ fn hash_output_equals_coreutils_and_check_works() {
     let b = d.path().join("b file.txt");
     fs::write(&a, random(100_000)).unwrap();
     fs::write(&b, b"hello\n").unwrap();
-    for (algo, t) in [("sha256", "sha256sum"), ("sha512", "sha512sum"), ("blake2b512", "b2sum"), ("legacy-md5", "md5sum")] {
+    for (algo, t) in
+        [("sha256", "sha256sum"), ("sha512", "sha512sum"), ("blake2b512", "b2sum"), ("legacy-md5", "md5sum")]
+    {
         if !have(t) {
             continue;
         }
@@ -84,7 +86,9 @@ fn hash_output_equals_coreutils_and_check_works() {
         assert_eq!(ours, theirs, "{algo}");
         // stdin as `-`
         let ours = ok(&hs(&["hash", "--algo", algo, "-"], Some(b"hello\n")));
-        let theirs = String::from_utf8(tool(Command::new("sh").arg("-c").arg(format!("printf 'hello\\n' | {t} -")))).unwrap();
+        let theirs =
+            String::from_utf8(tool(Command::new("sh").arg("-c").arg(format!("printf 'hello\\n' | {t} -"))))
+                .unwrap();
         assert_eq!(ours, theirs);
     }
     if !have("sha256sum") {
@@ -120,11 +124,23 @@ fn mac_matches_openssl_hmac() {
     fs::write(&kf, &key).unwrap();
     let f = d.path().join("f");
     fs::write(&f, random(5000)).unwrap();
-    for (algo, md) in [("hmac-sha256", "sha256"), ("hmac-sha512", "sha512"), ("hmac-sm3", "sm3"), ("hmac-sha3-256", "sha3-256")] {
+    for (algo, md) in [
+        ("hmac-sha256", "sha256"),
+        ("hmac-sha512", "sha512"),
+        ("hmac-sm3", "sm3"),
+        ("hmac-sha3-256", "sha3-256"),
+    ] {
         let ours = ok(&hs(&["mac", "--algo", algo, "--key-file", p(&kf), p(&f)], None));
         let theirs = String::from_utf8(tool(
             Command::new("openssl")
-                .args(["dgst", &format!("-{md}"), "-mac", "HMAC", "-macopt", &format!("hexkey:{}", hex::encode(&key))])
+                .args([
+                    "dgst",
+                    &format!("-{md}"),
+                    "-mac",
+                    "HMAC",
+                    "-macopt",
+                    &format!("hexkey:{}", hex::encode(&key)),
+                ])
                 .arg(&f),
         ))
         .unwrap();
@@ -147,16 +163,78 @@ fn kdf_matches_openssl_kdf() {
         out.trim().replace(':', "").to_ascii_lowercase()
     };
     let pass = "pass:correct horse battery staple";
-    let ours = ok(&hs(&["kdf", "--algo", "pbkdf2", "--password-file", p(&pw), "--salt", salt, "--iterations", "1000"], None));
-    let theirs = openssl(&["-keylen", "32", "-kdfopt", "digest:SHA256", "-kdfopt", pass, "-kdfopt", &format!("hexsalt:{salt}"), "-kdfopt", "iter:1000", "PBKDF2"]);
+    let ours = ok(&hs(
+        &["kdf", "--algo", "pbkdf2", "--password-file", p(&pw), "--salt", salt, "--iterations", "1000"],
+        None,
+    ));
+    let theirs = openssl(&[
+        "-keylen",
+        "32",
+        "-kdfopt",
+        "digest:SHA256",
+        "-kdfopt",
+        pass,
+        "-kdfopt",
+        &format!("hexsalt:{salt}"),
+        "-kdfopt",
+        "iter:1000",
+        "PBKDF2",
+    ]);
     assert_eq!(ours.trim(), theirs);
-    let ours = ok(&hs(&["kdf", "--algo", "scrypt", "--salt", salt, "--log-n", "10", "-r", "8", "-p", "1", "-l", "48"], Some(b"correct horse battery staple\n")));
-    let theirs = openssl(&["-keylen", "48", "-kdfopt", pass, "-kdfopt", &format!("hexsalt:{salt}"), "-kdfopt", "n:1024", "-kdfopt", "r:8", "-kdfopt", "p:1", "SCRYPT"]);
+    let ours = ok(&hs(
+        &["kdf", "--algo", "scrypt", "--salt", salt, "--log-n", "10", "-r", "8", "-p", "1", "-l", "48"],
+        Some(b"correct horse battery staple\n"),
+    ));
+    let theirs = openssl(&[
+        "-keylen",
+        "48",
+        "-kdfopt",
+        pass,
+        "-kdfopt",
+        &format!("hexsalt:{salt}"),
+        "-kdfopt",
+        "n:1024",
+        "-kdfopt",
+        "r:8",
+        "-kdfopt",
+        "p:1",
+        "SCRYPT",
+    ]);
     assert_eq!(ours.trim(), theirs);
-    let ours = ok(&hs(&["kdf", "--algo", "hkdf", "--password-file", p(&pw), "--salt", salt, "--info", "696e666f", "-l", "42"], None));
-    let theirs = openssl(&["-keylen", "42", "-kdfopt", "digest:SHA256", "-kdfopt", "key:correct horse battery staple", "-kdfopt", &format!("hexsalt:{salt}"), "-kdfopt", "hexinfo:696e666f", "HKDF"]);
+    let ours = ok(&hs(
+        &[
+            "kdf",
+            "--algo",
+            "hkdf",
+            "--password-file",
+            p(&pw),
+            "--salt",
+            salt,
+            "--info",
+            "696e666f",
+            "-l",
+            "42",
+        ],
+        None,
+    ));
+    let theirs = openssl(&[
+        "-keylen",
+        "42",
+        "-kdfopt",
+        "digest:SHA256",
+        "-kdfopt",
+        "key:correct horse battery staple",
+        "-kdfopt",
+        &format!("hexsalt:{salt}"),
+        "-kdfopt",
+        "hexinfo:696e666f",
+        "HKDF",
+    ]);
     assert_eq!(ours.trim(), theirs);
-    let a = ok(&hs(&["kdf", "--algo", "argon2id", "--salt", salt, "--m-cost", "64", "--t-cost", "1"], Some(b"pw")));
+    let a = ok(&hs(
+        &["kdf", "--algo", "argon2id", "--salt", salt, "--m-cost", "64", "--t-cost", "1"],
+        Some(b"pw"),
+    ));
     assert_eq!(a.trim().len(), 64);
     // Too-short salt is refused with a hint.
     let e = fails(&hs(&["kdf", "--algo", "pbkdf2", "--salt", "0011"], Some(b"pw")));
@@ -172,7 +250,14 @@ fn hazmat_is_openssl_enc_compatible_and_always_warns() {
     let pt = random(3001);
     let ptf = d.path().join("pt");
     fs::write(&ptf, &pt).unwrap();
-    for (algo, klen) in [("aes-256-cbc", 32), ("aes-128-cbc", 16), ("aes-256-ctr", 32), ("aes-128-ctr", 16), ("aes-256-ecb", 32), ("aes-128-ecb", 16)] {
+    for (algo, klen) in [
+        ("aes-256-cbc", 32),
+        ("aes-128-cbc", 16),
+        ("aes-256-ctr", 32),
+        ("aes-128-ctr", 16),
+        ("aes-256-ecb", 32),
+        ("aes-128-ecb", 16),
+    ] {
         let key = hex::encode(&random(klen + 1)[1..]);
         let iv = hex::encode(&random(17)[1..]);
         let ecb = algo.ends_with("ecb");
@@ -188,7 +273,10 @@ fn hazmat_is_openssl_enc_compatible_and_always_warns() {
         let o = hs(&args, None);
         ok(&o);
         let warn = String::from_utf8_lossy(&o.stderr).into_owned();
-        assert!(warn.starts_with(&format!("hyperseal: warning: hazmat: {algo} is unauthenticated")), "{warn}");
+        assert!(
+            warn.starts_with(&format!("hyperseal: warning: hazmat: {algo} is unauthenticated")),
+            "{warn}"
+        );
         let ours_ct = fs::read(&ctf).unwrap();
         let theirs_ct = tool(Command::new("openssl").args(&ossl_args).arg("-in").arg(&ptf));
         assert_eq!(ours_ct, theirs_ct, "{algo}");
@@ -209,12 +297,28 @@ fn hazmat_is_openssl_enc_compatible_and_always_warns() {
         again.push("--force");
         ok(&hs(&again, None));
     }
-    assert!(fs::read_dir(d.path()).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains("partial")));
+    assert!(fs::read_dir(d.path()).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains("partial")));
     // Wrong key on CBC: padding error, exit 1, hint, and no output file.
     let ct = d.path().join("aes-256-cbc.ct");
     let out = d.path().join("never");
     let e = fails(&hs(
-        &["hazmat", "decrypt", "--algo", "aes-256-cbc", "--key", &"00".repeat(32), "--iv", &"00".repeat(16), "-o", p(&out), p(&ct)],
+        &[
+            "hazmat",
+            "decrypt",
+            "--algo",
+            "aes-256-cbc",
+            "--key",
+            &"00".repeat(32),
+            "--iv",
+            &"00".repeat(16),
+            "-o",
+            p(&out),
+            p(&ct),
+        ],
         None,
     ));
     assert!(e.contains("hint"), "{e}");
@@ -245,23 +349,59 @@ fn sign_and_verify_interoperate_with_openssl() {
         tool(Command::new("openssl").args(["pkey", "-pubout", "-in"]).arg(&key).arg("-out").arg(&pubk));
         let sig = d.path().join(format!("{name}.sig"));
         ok(&hs(&["sign", "-i", p(&key), "-o", p(&sig), p(&msg)], None));
-        assert_eq!(fs::metadata(&sig).unwrap().permissions().mode() & 0o077, 0, "signature file is private by default");
+        assert_eq!(
+            fs::metadata(&sig).unwrap().permissions().mode() & 0o077,
+            0,
+            "signature file is private by default"
+        );
         let o = hs(&["verify", "--pubkey", p(&pubk), "--sig", p(&sig), p(&msg)], None);
         assert_eq!(ok(&o), "Signature OK\n");
         // openssl verifies ours…
         let verified = if name == "ed25519" {
-            Command::new("openssl").args(["pkeyutl", "-verify", "-rawin", "-pubin", "-inkey"]).arg(&pubk).arg("-sigfile").arg(&sig).arg("-in").arg(&msg).output()
+            Command::new("openssl")
+                .args(["pkeyutl", "-verify", "-rawin", "-pubin", "-inkey"])
+                .arg(&pubk)
+                .arg("-sigfile")
+                .arg(&sig)
+                .arg("-in")
+                .arg(&msg)
+                .output()
         } else {
-            Command::new("openssl").args(["dgst", "-sha256"]).args(sigopts).arg("-verify").arg(&pubk).arg("-signature").arg(&sig).arg(&msg).output()
+            Command::new("openssl")
+                .args(["dgst", "-sha256"])
+                .args(sigopts)
+                .arg("-verify")
+                .arg(&pubk)
+                .arg("-signature")
+                .arg(&sig)
+                .arg(&msg)
+                .output()
         }
         .unwrap();
         assert!(verified.status.success(), "{name}: {}", String::from_utf8_lossy(&verified.stdout));
         // …and we verify openssl's.
         let osig = d.path().join(format!("{name}.osig"));
         if name == "ed25519" {
-            tool(Command::new("openssl").args(["pkeyutl", "-sign", "-rawin", "-inkey"]).arg(&key).arg("-in").arg(&msg).arg("-out").arg(&osig));
+            tool(
+                Command::new("openssl")
+                    .args(["pkeyutl", "-sign", "-rawin", "-inkey"])
+                    .arg(&key)
+                    .arg("-in")
+                    .arg(&msg)
+                    .arg("-out")
+                    .arg(&osig),
+            );
         } else {
-            tool(Command::new("openssl").args(["dgst", "-sha256"]).args(sigopts).arg("-sign").arg(&key).arg("-out").arg(&osig).arg(&msg));
+            tool(
+                Command::new("openssl")
+                    .args(["dgst", "-sha256"])
+                    .args(sigopts)
+                    .arg("-sign")
+                    .arg(&key)
+                    .arg("-out")
+                    .arg(&osig)
+                    .arg(&msg),
+            );
         }
         ok(&hs(&["verify", "--pubkey", p(&pubk), "--sig", p(&osig), p(&msg)], None));
         // A modified message fails with exit 1.
@@ -284,8 +424,11 @@ fn token_keygen_seal_open_and_errors() {
     fails(&hs(&["token", "keygen", "-o", p(&k)], None));
     assert_eq!(fs::read(&k).unwrap(), before);
 
-    let t = ok(&hs(&["token", "seal", "--key", p(&k), "--aad", "user=1", "--ttl", "15m"], Some(b"top secret")));
-    assert!(t.ends_with('\n') && t.trim().bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    let t =
+        ok(&hs(&["token", "seal", "--key", p(&k), "--aad", "user=1", "--ttl", "15m"], Some(b"top secret")));
+    assert!(
+        t.ends_with('\n') && t.trim().bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    );
     let o = hs(&["token", "open", "--key", p(&k), "--aad", "user=1"], Some(t.as_bytes()));
     assert!(o.status.success());
     assert_eq!(o.stdout, b"top secret");

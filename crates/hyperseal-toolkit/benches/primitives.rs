@@ -43,8 +43,15 @@ fn symmetric(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("hmac_50B");
     quick(&mut g);
-    for alg in [mac::Algorithm::LegacyHmacMd5, mac::Algorithm::HmacSha256, mac::Algorithm::HmacSha512, mac::Algorithm::HmacSm3] {
-        g.bench_function(alg.name(), |b| b.iter(|| mac::sign(alg, b"0123456789abcdef0123456789abcdef", black_box(MSG))));
+    for alg in [
+        mac::Algorithm::LegacyHmacMd5,
+        mac::Algorithm::HmacSha256,
+        mac::Algorithm::HmacSha512,
+        mac::Algorithm::HmacSm3,
+    ] {
+        g.bench_function(alg.name(), |b| {
+            b.iter(|| mac::sign(alg, b"0123456789abcdef0123456789abcdef", black_box(MSG)))
+        });
     }
     g.finish();
 }
@@ -71,8 +78,12 @@ fn rsa(c: &mut Criterion) {
     g.bench_function("decrypt_oaep", |b| b.iter(|| dec.decrypt(black_box(&ct), b"").unwrap()));
     g.bench_function("sign_pss", |b| b.iter(|| sk.sign(black_box(MSG)).unwrap()));
     g.bench_function("verify_pss", |b| b.iter(|| vk.verify(black_box(MSG), &sig).unwrap()));
-    g.bench_function("sign_pkcs1", |b| b.iter(|| sk.sign_with(black_box(MSG), RsaPadding::Pkcs1v15).unwrap()));
-    g.bench_function("verify_pkcs1", |b| b.iter(|| vk.verify_with(black_box(MSG), &sig1, RsaPadding::Pkcs1v15).unwrap()));
+    g.bench_function("sign_pkcs1", |b| {
+        b.iter(|| sk.sign_with(black_box(MSG), RsaPadding::Pkcs1v15).unwrap())
+    });
+    g.bench_function("verify_pkcs1", |b| {
+        b.iter(|| vk.verify_with(black_box(MSG), &sig1, RsaPadding::Pkcs1v15).unwrap())
+    });
     g.finish();
 }
 

@@ -18,7 +18,9 @@ const SIZES: [(&str, usize); 6] = [
 ];
 
 fn bench(c: &mut Criterion) {
-    for (suite, sname) in [(Suite::XChaCha20Poly1305, "xchacha20poly1305"), (Suite::Aes256GcmSiv, "aes256gcmsiv")] {
+    for (suite, sname) in
+        [(Suite::XChaCha20Poly1305, "xchacha20poly1305"), (Suite::Aes256GcmSiv, "aes256gcmsiv")]
+    {
         let key = TokenKey::from_bytes(&[7u8; 32]).with_suite(suite);
         let ring = KeyRing::new().with(TokenKey::from_bytes(&[7u8; 32]));
         let mut g = c.benchmark_group(format!("token/{sname}"));
@@ -53,8 +55,12 @@ fn components(c: &mut Criterion) {
     g.warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
     let data = vec![7u8; 50_000];
     let enc = base64_simd::URL_SAFE_NO_PAD.encode_to_string(&data);
-    g.bench_function("base64_simd_encode", |b| b.iter(|| base64_simd::URL_SAFE_NO_PAD.encode_to_string(black_box(&data))));
-    g.bench_function("base64_simd_decode", |b| b.iter(|| base64_simd::URL_SAFE_NO_PAD.decode_to_vec(black_box(&enc)).unwrap()));
+    g.bench_function("base64_simd_encode", |b| {
+        b.iter(|| base64_simd::URL_SAFE_NO_PAD.encode_to_string(black_box(&data)))
+    });
+    g.bench_function("base64_simd_decode", |b| {
+        b.iter(|| base64_simd::URL_SAFE_NO_PAD.decode_to_vec(black_box(&enc)).unwrap())
+    });
     {
         use base64::Engine as _;
         let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;

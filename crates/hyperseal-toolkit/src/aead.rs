@@ -64,10 +64,7 @@ impl Algorithm {
     /// Parses a canonical name.
     pub fn parse(name: &str) -> Result<Self> {
         let lower = name.to_ascii_lowercase();
-        Algorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == lower)
-            .ok_or_else(|| Error::unknown(name, NAMES))
+        Algorithm::ALL.into_iter().find(|a| a.name() == lower).ok_or_else(|| Error::unknown(name, NAMES))
     }
 
     /// Key length in bytes.
@@ -221,7 +218,12 @@ impl Key {
     }
 
     /// Decrypts `ciphertext ‖ tag` under an explicit nonce.
-    pub fn open_with_nonce(&self, nonce: &[u8], ciphertext_and_tag: &[u8], aad: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+    pub fn open_with_nonce(
+        &self,
+        nonce: &[u8],
+        ciphertext_and_tag: &[u8],
+        aad: &[u8],
+    ) -> Result<Zeroizing<Vec<u8>>> {
         let ct_len = ciphertext_and_tag.len().checked_sub(TAG_LEN).ok_or(Error::Crypto)?;
         let (ct, tag) = ciphertext_and_tag.split_at(ct_len);
         let mut out = Zeroizing::new(ct.to_vec());
@@ -264,7 +266,13 @@ pub fn open(algorithm: Algorithm, key: &[u8], sealed: &[u8], aad: &[u8]) -> Resu
 }
 
 /// One-shot [`Key::seal_with_nonce`] (hazmat: caller guarantees nonce uniqueness).
-pub fn seal_with_nonce(algorithm: Algorithm, key: &[u8], nonce: &[u8], plaintext: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
+pub fn seal_with_nonce(
+    algorithm: Algorithm,
+    key: &[u8],
+    nonce: &[u8],
+    plaintext: &[u8],
+    aad: &[u8],
+) -> Result<Vec<u8>> {
     Key::new(algorithm, key)?.seal_with_nonce(nonce, plaintext, aad)
 }
 

@@ -70,10 +70,7 @@ impl Cipher {
     /// Parses an OpenSSL-style name.
     pub fn parse(name: &str) -> Result<Self> {
         let lower = name.to_ascii_lowercase();
-        Cipher::ALL
-            .into_iter()
-            .find(|c| c.name() == lower)
-            .ok_or_else(|| Error::unknown(name, NAMES))
+        Cipher::ALL.into_iter().find(|c| c.name() == lower).ok_or_else(|| Error::unknown(name, NAMES))
     }
 
     /// Whether the mode takes an IV (ECB does not).
@@ -107,7 +104,9 @@ impl Cipher {
             (false, None) => Ok(None),
             (false, Some(_)) => Err(Error::param("ECB takes no IV")),
             (true, None) => Err(Error::param(format!("{} needs a 16-byte IV", self.name()))),
-            (true, Some(iv)) => Ok(Some(iv.try_into().map_err(|_| Error::InvalidLength("IV must be 16 bytes"))?)),
+            (true, Some(iv)) => {
+                Ok(Some(iv.try_into().map_err(|_| Error::InvalidLength("IV must be 16 bytes"))?))
+            }
         }
     }
 

@@ -207,7 +207,13 @@ impl PasswordKdf {
 }
 
 /// HKDF (RFC 5869) extract-and-expand. `salt` may be empty; `out_len` ≤ 255·hash length.
-pub fn hkdf(hash: HashFn, ikm: &[u8], salt: &[u8], info: &[u8], out_len: usize) -> Result<Zeroizing<Vec<u8>>> {
+pub fn hkdf(
+    hash: HashFn,
+    ikm: &[u8],
+    salt: &[u8],
+    info: &[u8],
+    out_len: usize,
+) -> Result<Zeroizing<Vec<u8>>> {
     let (alg, hlen) = match hash {
         HashFn::Sha256 => (hkdf::HKDF_SHA256, 32),
         HashFn::Sha512 => (hkdf::HKDF_SHA512, 64),
@@ -223,10 +229,7 @@ pub fn hkdf(hash: HashFn, ikm: &[u8], salt: &[u8], info: &[u8], out_len: usize) 
     }
     let mut out = Zeroizing::new(vec![0u8; out_len]);
     let info = [info];
-    hkdf::Salt::new(alg, salt)
-        .extract(ikm)
-        .expand(&info, Len(out_len))?
-        .fill(&mut out)?;
+    hkdf::Salt::new(alg, salt).extract(ikm).expand(&info, Len(out_len))?.fill(&mut out)?;
     Ok(out)
 }
 

@@ -73,10 +73,7 @@ impl Algorithm {
     /// Parses a canonical name (case-insensitive).
     pub fn parse(name: &str) -> Result<Self> {
         let lower = name.to_ascii_lowercase();
-        Algorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == lower)
-            .ok_or_else(|| Error::unknown(name, NAMES))
+        Algorithm::ALL.into_iter().find(|a| a.name() == lower).ok_or_else(|| Error::unknown(name, NAMES))
     }
 
     /// Tag length in bytes.
@@ -219,10 +216,7 @@ mod tests {
     #[test]
     fn rfc4231_case2_and_verify() {
         let tag = sign(Algorithm::HmacSha256, b"Jefe", b"what do ya want for nothing?");
-        assert_eq!(
-            hex::encode(&tag),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-        );
+        assert_eq!(hex::encode(&tag), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
         assert!(verify(Algorithm::HmacSha256, b"Jefe", b"what do ya want for nothing?", &tag).is_ok());
         let mut bad = tag.clone();
         bad[31] ^= 1;

@@ -32,7 +32,8 @@ pub(crate) fn decode(text: &str) -> Result<(String, Zeroizing<Vec<u8>>)> {
     let body = &rest[label_end + 5..];
     let end_marker = format!("-----END {label}-----");
     let end = body.find(&end_marker).ok_or(Error::Malformed("no matching PEM END line"))?;
-    let b64: Zeroizing<String> = Zeroizing::new(body[..end].chars().filter(|c| !c.is_ascii_whitespace()).collect());
+    let b64: Zeroizing<String> =
+        Zeroizing::new(body[..end].chars().filter(|c| !c.is_ascii_whitespace()).collect());
     let der = STANDARD.decode(b64.as_bytes()).map_err(|_| Error::Malformed("bad base64 in PEM"))?;
     Ok((label, Zeroizing::new(der)))
 }

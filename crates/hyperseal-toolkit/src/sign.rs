@@ -17,10 +17,10 @@ pub mod oaep;
 use aws_lc_rs::encoding::{AsDer, Pkcs8V1Der};
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::rsa::KeySize;
+use aws_lc_rs::signature::PqdsaKeyPair;
 use aws_lc_rs::signature::{
     self as sig, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RsaKeyPair, UnparsedPublicKey,
 };
-use aws_lc_rs::signature::PqdsaKeyPair;
 use zeroize::Zeroizing;
 
 use crate::{pem, Error, Result};
@@ -71,10 +71,7 @@ impl KeyKind {
     /// Parses a canonical name.
     pub fn parse(name: &str) -> Result<Self> {
         let lower = name.to_ascii_lowercase();
-        KeyKind::ALL
-            .into_iter()
-            .find(|k| k.name() == lower)
-            .ok_or_else(|| Error::unknown(name, KIND_NAMES))
+        KeyKind::ALL.into_iter().find(|k| k.name() == lower).ok_or_else(|| Error::unknown(name, KIND_NAMES))
     }
 
     /// Whether this is an RSA kind.
@@ -144,7 +141,9 @@ impl SigningKey {
     pub fn generate(kind: KeyKind) -> Result<Self> {
         let inner = match kind {
             KeyKind::Ed25519 => Private::Ed25519(Ed25519KeyPair::generate()?),
-            KeyKind::EcdsaP256 => Private::Ecdsa(EcdsaKeyPair::generate(&sig::ECDSA_P256_SHA256_ASN1_SIGNING)?),
+            KeyKind::EcdsaP256 => {
+                Private::Ecdsa(EcdsaKeyPair::generate(&sig::ECDSA_P256_SHA256_ASN1_SIGNING)?)
+            }
             KeyKind::Rsa2048 => Private::Rsa(RsaKeyPair::generate(KeySize::Rsa2048)?),
             KeyKind::Rsa3072 => Private::Rsa(RsaKeyPair::generate(KeySize::Rsa3072)?),
             KeyKind::Rsa4096 => Private::Rsa(RsaKeyPair::generate(KeySize::Rsa4096)?),
@@ -186,7 +185,9 @@ impl SigningKey {
                 Ok(SigningKey { kind: KeyKind::EcdsaP256, inner: Private::Ecdsa(k) })
             }
             "RSA PRIVATE KEY" => Self::rsa(RsaKeyPair::from_der(&der)?),
-            "ENCRYPTED PRIVATE KEY" => Err(Error::InvalidKey("encrypted PKCS#8 is not supported; decrypt it with openssl pkey first")),
+            "ENCRYPTED PRIVATE KEY" => Err(Error::InvalidKey(
+                "encrypted PKCS#8 is not supported; decrypt it with openssl pkey first",
+            )),
             _ => Err(Error::Malformed("PEM block is not a private key")),
         }
     }
@@ -270,14 +271,18 @@ impl VerifyingKey {
     pub fn from_spki_der(der: &[u8]) -> Result<Self> {
         let kind = if sig::ParsedPublicKey::new(&sig::ED25519, der).is_ok() && der.len() != 32 {
             KeyKind::Ed25519
-        } else if sig::ParsedPublicKey::new(&sig::ECDSA_P256_SHA256_ASN1, der).is_ok() && der.first() == Some(&0x30) {
+        } else if sig::ParsedPublicKey::new(&sig::ECDSA_P256_SHA256_ASN1, der).is_ok()
+            && der.first() == Some(&0x30)
+        {
             KeyKind::EcdsaP256
         } else if let Ok(k) = aws_lc_rs::rsa::PublicEncryptingKey::from_der(der) {
             KeyKind::rsa_from_bits(k.key_size_bits())?
         } else if sig::ParsedPublicKey::new(&sig::ML_DSA_65, der).is_ok() {
             KeyKind::MlDsa65
         } else {
-            return Err(Error::InvalidKey("not a supported public key (ed25519, ecdsa-p256, rsa, ml-dsa-65)"));
+            return Err(Error::InvalidKey(
+                "not a supported public key (ed25519, ecdsa-p256, rsa, ml-dsa-65)",
+            ));
         };
         Ok(VerifyingKey { kind, spki: der.to_vec() })
     }

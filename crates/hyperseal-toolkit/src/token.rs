@@ -196,8 +196,10 @@ impl TokenKey {
         let bytes = Zeroizing::new(
             URL_SAFE_NO_PAD.decode(b64).map_err(|_| crate::Error::Malformed("token key is not base64url"))?,
         );
-        let arr: &[u8; 32] =
-            bytes.as_slice().try_into().map_err(|_| crate::Error::InvalidKey("token key must be 32 bytes"))?;
+        let arr: &[u8; 32] = bytes
+            .as_slice()
+            .try_into()
+            .map_err(|_| crate::Error::InvalidKey("token key must be 32 bytes"))?;
         Ok(Self::from_bytes(arr))
     }
 
@@ -297,7 +299,13 @@ pub fn seal(key: &TokenKey, plaintext: &[u8], aad: &[u8], ttl: Option<Duration>)
 }
 
 /// [`seal`] with an explicit "now" (for tests and replaying clocks).
-pub fn seal_at(key: &TokenKey, plaintext: &[u8], aad: &[u8], ttl: Option<Duration>, now: SystemTime) -> String {
+pub fn seal_at(
+    key: &TokenKey,
+    plaintext: &[u8],
+    aad: &[u8],
+    ttl: Option<Duration>,
+    now: SystemTime,
+) -> String {
     let suite = key.suite;
     let nlen = suite.nonce_len();
     let hlen = FIXED_HEADER + if ttl.is_some() { 8 } else { 0 };
@@ -328,7 +336,12 @@ pub fn open(ring: &KeyRing, token: &str, aad: &[u8]) -> Result<Zeroizing<Vec<u8>
 }
 
 /// [`open`] with an explicit "now".
-pub fn open_at(ring: &KeyRing, token: &str, aad: &[u8], now: SystemTime) -> Result<Zeroizing<Vec<u8>>, TokenError> {
+pub fn open_at(
+    ring: &KeyRing,
+    token: &str,
+    aad: &[u8],
+    now: SystemTime,
+) -> Result<Zeroizing<Vec<u8>>, TokenError> {
     let mut bin =
         Zeroizing::new(base64_simd::URL_SAFE_NO_PAD.decode_to_vec(token).map_err(|_| TokenError::Malformed)?);
     if bin.len() < FIXED_HEADER || bin[0] != VERSION {
@@ -377,10 +390,10 @@ pub fn parse_ttl(s: &str) -> crate::Result<Duration> {
         Some((i, 'd')) => (&s[..i], 86_400),
         _ => (s, 1),
     };
-    let n: u64 = num.parse().map_err(|_| crate::Error::param(format!("bad duration {s:?} (use e.g. 30s, 15m, 2h, 7d)")))?;
-    n.checked_mul(mult)
-        .map(Duration::from_secs)
-        .ok_or_else(|| crate::Error::param("duration too large"))
+    let n: u64 = num
+        .parse()
+        .map_err(|_| crate::Error::param(format!("bad duration {s:?} (use e.g. 30s, 15m, 2h, 7d)")))?;
+    n.checked_mul(mult).map(Duration::from_secs).ok_or_else(|| crate::Error::param("duration too large"))
 }
 
 #[cfg(test)]
@@ -407,7 +420,10 @@ mod tests {
         let ring = KeyRing::new().with(TokenKey::from_bytes(&k.master));
         let t = seal(&k, b"secret", b"aad", None);
         assert_eq!(open(&ring, &t, b"other").unwrap_err(), TokenError::Auth);
-        assert_eq!(open(&KeyRing::new().with(TokenKey::generate()), &t, b"aad").unwrap_err(), TokenError::UnknownKeyId);
+        assert_eq!(
+            open(&KeyRing::new().with(TokenKey::generate()), &t, b"aad").unwrap_err(),
+            TokenError::UnknownKeyId
+        );
         assert_eq!(open(&ring, "!!!", b"aad").unwrap_err(), TokenError::Malformed);
         assert_eq!(open(&ring, "AQ", b"aad").unwrap_err(), TokenError::Malformed);
         let now = SystemTime::now();

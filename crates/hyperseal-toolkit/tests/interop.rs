@@ -80,7 +80,12 @@ fn hashes_match_coreutils_and_openssl() {
         }
         for (path, data) in &files {
             let expected = tool_hex(&run(Command::new(tool).args(args).arg(path)));
-            assert_eq!(hex::encode(hash::hash_file(alg, path).unwrap()), expected, "{alg} {}", path.display());
+            assert_eq!(
+                hex::encode(hash::hash_file(alg, path).unwrap()),
+                expected,
+                "{alg} {}",
+                path.display()
+            );
             assert_eq!(hex::encode(hash::hash(alg, data)), expected, "{alg} one-shot");
             checked += 1;
         }
@@ -167,7 +172,8 @@ fn signatures_interoperate_with_openssl() {
     let d = dir.path();
     let msg = random(1234);
     let msgf = write(d, "msg", &msg);
-    let pss = ["-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:32", "-sigopt", "rsa_mgf1_md:sha256"];
+    let pss =
+        ["-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:32", "-sigopt", "rsa_mgf1_md:sha256"];
 
     struct Case {
         kind: sign::KeyKind,
@@ -175,7 +181,11 @@ fn signatures_interoperate_with_openssl() {
         genpkey: &'static [&'static str],
     }
     let cases = [
-        Case { kind: sign::KeyKind::Ed25519, padding: sign::RsaPadding::Pss, genpkey: &["-algorithm", "ed25519"] },
+        Case {
+            kind: sign::KeyKind::Ed25519,
+            padding: sign::RsaPadding::Pss,
+            genpkey: &["-algorithm", "ed25519"],
+        },
         Case {
             kind: sign::KeyKind::EcdsaP256,
             padding: sign::RsaPadding::Pss,
@@ -226,7 +236,11 @@ fn signatures_interoperate_with_openssl() {
                 cmd.arg("-verify").arg(&pubf).arg("-signature").arg(&sigf).arg(&msgf).output().unwrap()
             }
         };
-        assert!(verify.status.success(), "{label}: openssl rejected our signature: {}", String::from_utf8_lossy(&verify.stdout));
+        assert!(
+            verify.status.success(),
+            "{label}: openssl rejected our signature: {}",
+            String::from_utf8_lossy(&verify.stdout)
+        );
 
         // openssl key, openssl signature, we verify (and parse its PEM private key).
         let (okf, ok_pem) = openssl_genpkey(d, "theirs.pem", c.genpkey);
@@ -247,7 +261,8 @@ fn signatures_interoperate_with_openssl() {
         };
         let vk = sign::VerifyingKey::from_pem(&sign::public_pem_from_private(&ok_pem).unwrap()).unwrap();
         assert_eq!(vk.kind(), c.kind);
-        vk.verify_with(&msg, &osig, c.padding).unwrap_or_else(|_| panic!("{label}: openssl signature rejected"));
+        vk.verify_with(&msg, &osig, c.padding)
+            .unwrap_or_else(|_| panic!("{label}: openssl signature rejected"));
         let mut bad = osig.clone();
         let last = bad.len() - 1;
         bad[last] ^= 1;
@@ -265,14 +280,31 @@ fn rsa_oaep_interoperates_with_openssl() {
     let sk_pem = sign::generate(sign::KeyKind::Rsa2048).unwrap();
     let skf = write(d, "k.pem", sk_pem.as_bytes());
     let pubf = write(d, "k.pub", sign::public_pem_from_private(&sk_pem).unwrap().as_bytes());
-    let opts = ["-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256", "-pkeyopt", "rsa_mgf1_md:sha256"];
+    let opts = [
+        "-pkeyopt",
+        "rsa_padding_mode:oaep",
+        "-pkeyopt",
+        "rsa_oaep_md:sha256",
+        "-pkeyopt",
+        "rsa_mgf1_md:sha256",
+    ];
     let secret = random(32);
     let secf = write(d, "secret", &secret);
-    let ct = run(Command::new("openssl").args(["pkeyutl", "-encrypt", "-pubin", "-inkey"]).arg(&pubf).args(opts).arg("-in").arg(&secf));
+    let ct = run(Command::new("openssl")
+        .args(["pkeyutl", "-encrypt", "-pubin", "-inkey"])
+        .arg(&pubf)
+        .args(opts)
+        .arg("-in")
+        .arg(&secf));
     let dk = sign::oaep::RsaOaepPrivateKey::from_pem(&sk_pem).unwrap();
     assert_eq!(*dk.decrypt(&ct, b"").unwrap(), secret);
     let pk = sign::oaep::RsaOaepPublicKey::from_pem(&std::fs::read_to_string(&pubf).unwrap()).unwrap();
     let ours = write(d, "ct", &pk.encrypt(&secret, b"").unwrap());
-    let back = run(Command::new("openssl").args(["pkeyutl", "-decrypt", "-inkey"]).arg(&skf).args(opts).arg("-in").arg(&ours));
+    let back = run(Command::new("openssl")
+        .args(["pkeyutl", "-decrypt", "-inkey"])
+        .arg(&skf)
+        .args(opts)
+        .arg("-in")
+        .arg(&ours));
     assert_eq!(back, secret);
 }

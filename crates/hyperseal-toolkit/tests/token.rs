@@ -26,7 +26,10 @@ fn round_trip_and_every_error_is_distinct() {
     let mut m = bytes.to_vec();
     let j = m.len() - 5;
     m[j] = if m[j] == b'A' { b'B' } else { b'A' };
-    assert_eq!(token::open(&ring, std::str::from_utf8(&m).unwrap(), b"user=42").unwrap_err(), TokenError::Auth);
+    assert_eq!(
+        token::open(&ring, std::str::from_utf8(&m).unwrap(), b"user=42").unwrap_err(),
+        TokenError::Auth
+    );
 
     assert_eq!(token::open(&ring, &t, b"user=43").unwrap_err(), TokenError::Auth);
     let other = KeyRing::new().with(TokenKey::generate());

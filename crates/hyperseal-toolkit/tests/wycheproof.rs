@@ -86,8 +86,17 @@ fn run_aead(name: &'static str, path: &str, family: &[aead::Algorithm], nonce_bi
                 let iv = h(&t["iv"]);
                 let refused = match alg {
                     None => family.iter().all(|a| aead::Key::new(*a, &key).is_err()),
-                    Some(a) => aead::seal_with_nonce(a, &key, &iv, &h(&t["msg"]), &h(&t["aad"])).is_err()
-                        && aead::open_with_nonce(a, &key, &iv, &[h(&t["ct"]), h(&t["tag"])].concat(), &h(&t["aad"])).is_err(),
+                    Some(a) => {
+                        aead::seal_with_nonce(a, &key, &iv, &h(&t["msg"]), &h(&t["aad"])).is_err()
+                            && aead::open_with_nonce(
+                                a,
+                                &key,
+                                &iv,
+                                &[h(&t["ct"]), h(&t["tag"])].concat(),
+                                &h(&t["aad"]),
+                            )
+                            .is_err()
+                    }
                 };
                 assert!(refused, "{name}: unsupported parameters were not rejected (tcId {})", t["tcId"]);
                 tally.skipped += 1;
@@ -96,11 +105,13 @@ fn run_aead(name: &'static str, path: &str, family: &[aead::Algorithm], nonce_bi
         }
         let alg = alg.unwrap();
         for t in tests(g) {
-            let (key, iv, aad, msg, ct, tag) = (h(&t["key"]), h(&t["iv"]), h(&t["aad"]), h(&t["msg"]), h(&t["ct"]), h(&t["tag"]));
+            let (key, iv, aad, msg, ct, tag) =
+                (h(&t["key"]), h(&t["iv"]), h(&t["aad"]), h(&t["msg"]), h(&t["ct"]), h(&t["tag"]));
             let ct_tag = [ct.clone(), tag].concat();
             let opened = aead::open_with_nonce(alg, &key, &iv, &ct_tag, &aad);
             let open_ok = matches!(&opened, Ok(p) if **p == msg);
-            let seal_ok = aead::seal_with_nonce(alg, &key, &iv, &msg, &aad).map(|c| c == ct_tag).unwrap_or(false);
+            let seal_ok =
+                aead::seal_with_nonce(alg, &key, &iv, &msg, &aad).map(|c| c == ct_tag).unwrap_or(false);
             // Valid: both directions agree. Invalid: the forged ciphertext must not open.
             let ok = if t["result"] == "invalid" { open_ok } else { open_ok && seal_ok };
             tally.record(t, ok);
@@ -126,12 +137,22 @@ fn aes_gcm_siv() {
 
 #[test]
 fn chacha20_poly1305() {
-    run_aead("chacha20_poly1305", vectors!("chacha20_poly1305_test"), &[aead::Algorithm::ChaCha20Poly1305], 96);
+    run_aead(
+        "chacha20_poly1305",
+        vectors!("chacha20_poly1305_test"),
+        &[aead::Algorithm::ChaCha20Poly1305],
+        96,
+    );
 }
 
 #[test]
 fn xchacha20_poly1305() {
-    run_aead("xchacha20_poly1305", vectors!("xchacha20_poly1305_test"), &[aead::Algorithm::XChaCha20Poly1305], 192);
+    run_aead(
+        "xchacha20_poly1305",
+        vectors!("xchacha20_poly1305_test"),
+        &[aead::Algorithm::XChaCha20Poly1305],
+        192,
+    );
 }
 
 #[test]
@@ -231,7 +252,8 @@ fn pbkdf2_hmacsha256() {
                 iterations: t["iterationCount"].as_u64().unwrap() as u32,
             });
             let mut out = vec![0u8; t["dkLen"].as_u64().unwrap() as usize];
-            let ok = p.derive_into(&h(&t["password"]), &h(&t["salt"]), &mut out).is_ok() && out == h(&t["dk"]);
+            let ok =
+                p.derive_into(&h(&t["password"]), &h(&t["salt"]), &mut out).is_ok() && out == h(&t["dk"]);
             tally.record(t, ok);
         }
     }
@@ -270,12 +292,20 @@ fn ecdsa_secp256r1_sha256() {
 
 #[test]
 fn rsa_pss_2048_sha256_mgf1_32() {
-    run_verify("rsa_pss_2048_sha256_mgf1_32", vectors!("rsa_pss_2048_sha256_mgf1_32_test"), sign::RsaPadding::Pss);
+    run_verify(
+        "rsa_pss_2048_sha256_mgf1_32",
+        vectors!("rsa_pss_2048_sha256_mgf1_32_test"),
+        sign::RsaPadding::Pss,
+    );
 }
 
 #[test]
 fn rsa_signature_2048_sha256() {
-    run_verify("rsa_signature_2048_sha256", vectors!("rsa_signature_2048_sha256_test"), sign::RsaPadding::Pkcs1v15);
+    run_verify(
+        "rsa_signature_2048_sha256",
+        vectors!("rsa_signature_2048_sha256_test"),
+        sign::RsaPadding::Pkcs1v15,
+    );
 }
 
 #[test]

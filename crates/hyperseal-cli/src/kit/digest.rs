@@ -154,7 +154,8 @@ fn check(alg: hash::Algorithm, list: &Path) -> Result<()> {
 pub fn mac(a: MacArgs) -> Result<()> {
     let alg = mac::Algorithm::parse(&a.algo)?;
     let key = zeroize::Zeroizing::new(
-        std::fs::read(&a.key_file).with_context(|| format!("cannot read key file {}", a.key_file.display()))?,
+        std::fs::read(&a.key_file)
+            .with_context(|| format!("cannot read key file {}", a.key_file.display()))?,
     );
     if key.is_empty() {
         anyhow::bail!("key file {} is empty", a.key_file.display());

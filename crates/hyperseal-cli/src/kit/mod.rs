@@ -62,10 +62,19 @@ fn read_all(path: Option<&Path>, limit: u64, what: &str) -> Result<Zeroizing<Vec
 
 /// Writes `data` to `-o PATH` atomically (temp file + rename), or to stdout. Refuses to put
 /// binary data on a terminal.
-fn write_output(path: Option<&PathBuf>, force: bool, input: Option<&Path>, data: &[u8], binary: bool) -> Result<()> {
+fn write_output(
+    path: Option<&PathBuf>,
+    force: bool,
+    input: Option<&Path>,
+    data: &[u8],
+    binary: bool,
+) -> Result<()> {
     let mut out = Output::create(path.map(PathBuf::as_path), force, input)?;
     if binary && out.is_terminal() {
-        return Err(crate::hint("refusing to write binary output to a terminal", "use -o FILE or redirect stdout"));
+        return Err(crate::hint(
+            "refusing to write binary output to a terminal",
+            "use -o FILE or redirect stdout",
+        ));
     }
     out.write_all(data)?;
     out.commit()
@@ -73,9 +82,9 @@ fn write_output(path: Option<&PathBuf>, force: bool, input: Option<&Path>, data:
 
 /// Decodes a hex argument, naming it in the error.
 fn parse_hex(s: &str, what: &str) -> Result<Zeroizing<Vec<u8>>> {
-    hex::decode(s.trim())
-        .map(Zeroizing::new)
-        .map_err(|_| crate::hint(format!("{what} is not valid hex"), format!("pass {what} as hex digits, e.g. 00112233…")))
+    hex::decode(s.trim()).map(Zeroizing::new).map_err(|_| {
+        crate::hint(format!("{what} is not valid hex"), format!("pass {what} as hex digits, e.g. 00112233…"))
+    })
 }
 
 /// Whether stdout is a terminal (for binary-output refusals).

@@ -46,7 +46,10 @@ pub fn sign(a: SignArgs) -> Result<()> {
     let padding = RsaPadding::parse(&a.rsa_padding)?;
     let pem = zeroize::Zeroizing::new(crate::io::read_small(&a.key, "private key")?);
     let key = SigningKey::from_pem(&pem).map_err(|e| {
-        crate::hint(format!("{}: {e}", a.key.display()), "expected a PEM private key (e.g. from `openssl genpkey`)")
+        crate::hint(
+            format!("{}: {e}", a.key.display()),
+            "expected a PEM private key (e.g. from `openssl genpkey`)",
+        )
     })?;
     if a.output.is_none() && super::stdout_is_terminal() {
         return Err(crate::hint("refusing to write a binary signature to a terminal", "use -o FILE"));

@@ -73,7 +73,9 @@ pub fn run(a: TokenArgs) -> Result<()> {
             let suite = match suite.to_ascii_lowercase().as_str() {
                 "xchacha20-poly1305" => Suite::XChaCha20Poly1305,
                 "aes-256-gcm-siv" => Suite::Aes256GcmSiv,
-                other => anyhow::bail!("unknown token suite {other:?} (expected xchacha20-poly1305, aes-256-gcm-siv)"),
+                other => anyhow::bail!(
+                    "unknown token suite {other:?} (expected xchacha20-poly1305, aes-256-gcm-siv)"
+                ),
             };
             let ttl = ttl.as_deref().map(token::parse_ttl).transpose()?;
             let sealing = ring(&key)?

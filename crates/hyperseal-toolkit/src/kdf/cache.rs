@@ -57,12 +57,7 @@ impl DerivationCache {
     pub fn new(capacity: usize, ttl: Duration) -> Self {
         let mut hash_key = Zeroizing::new([0u8; 32]);
         SystemRandom::new().fill(&mut *hash_key).expect("system RNG available");
-        DerivationCache {
-            hash_key,
-            capacity: capacity.max(1),
-            ttl,
-            entries: Mutex::new(HashMap::new()),
-        }
+        DerivationCache { hash_key, capacity: capacity.max(1), ttl, entries: Mutex::new(HashMap::new()) }
     }
 
     fn lookup_key(&self, kdf: &PasswordKdf, password: &[u8], salt: &[u8], out_len: usize) -> [u8; 32] {
