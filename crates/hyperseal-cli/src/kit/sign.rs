@@ -1,0 +1,86 @@
+//! `sign` and `verify`: detached signatures over a file, keys in PEM.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use hyperseal_toolkit::sign::{RsaPadding, SigningKey, VerifyingKey};
+
+/// Messages are signed whole (Ed25519 and ML-DSA sign the message itself, not a hash).
+const LIMIT: u64 = 1 << 30;
+
+#[derive(Args)]
+pub struct SignArgs {
+    /// PEM private key (PKCS#8, or OpenSSL's EC/RSA PRIVATE KEY).
+    #[arg(short = 'i', long = "identity", value_name = "KEY")]
+    key: PathBuf,
+    /// Write the signature here (default stdout); written atomically.
+    #[arg(short = 'o', long)]
+    output: Option<PathBuf>,
+    /// Overwrite an existing output file.
+    #[arg(long)]
+    force: bool,
+    /// RSA only: pss (default) or pkcs1.
+    #[arg(long, default_value = "pss")]
+    rsa_padding: String,
+    /// File to sign (`-` = stdin).
+    file: PathBuf,
+}
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// PEM public key (BEGIN PUBLIC KEY).
+    #[arg(long, value_name = "PUB")]
+    pubkey: PathBuf,
+    /// Signature file.
+    #[arg(long, value_name = "SIG")]
+    sig: PathBuf,
+    /// RSA only: pss (default) or pkcs1.
+    #[arg(long, default_value = "pss")]
+    rsa_padding: String,
+    /// Signed file (`-` = stdin).
+    file: PathBuf,
+}
+
+pub fn sign(a: SignArgs) -> Result<()> {
+    let padding = RsaPadding::parse(&a.rsa_padding)?;
+    let pem = zeroize::Zeroizing::new(crate::io::read_small(&a.key, "private key")?);
+    let key = SigningKey::from_pem(&pem).map_err(|e| {
+        crate::hint(
+            format!("{}: {e}", a.key.display()),
+            "expected a PEM private key (e.g. from `openssl genpkey`)",
+        )
+    })?;
+    if a.output.is_none() && super::stdout_is_terminal() {
+        return Err(crate::hint("refusing to write a binary signature to a terminal", "use -o FILE"));
+    }
+    let msg = super::read_all(Some(&a.file), LIMIT, "file to sign")?;
+    let sig = key.sign_with(&msg, padding)?;
+    super::write_output(a.output.as_ref(), a.force, Some(&a.file), &sig, true)
+}
+
+pub fn verify(a: VerifyArgs) -> Result<()> {
+    let padding = RsaPadding::parse(&a.rsa_padding)?;
+    let pem = crate::io::read_small(&a.pubkey, "public key")?;
+    let key = VerifyingKey::from_pem(&pem).map_err(|e| {
+        let h = if pem.contains("PRIVATE KEY") {
+            "that is a private key; pass the public key (openssl pkey -pubout, or hyperseal pubkey)"
+        } else {
+            "expected a PEM public key (BEGIN PUBLIC KEY)"
+        };
+        crate::hint(format!("{}: {e}", a.pubkey.display()), h)
+    })?;
+    let sig = std::fs::read(&a.sig).with_context(|| format!("cannot read signature {}", a.sig.display()))?;
+    let msg = super::read_all(Some(&a.file), LIMIT, "signed file")?;
+    match key.verify_with(&msg, &sig, padding) {
+        Ok(()) => {
+            println!("Signature OK");
+            Ok(())
+        }
+        Err(_) if key.kind().is_rsa() => Err(crate::hint(
+            "signature verification failed",
+            "for RSA, also check --rsa-padding (pss or pkcs1) matches how it was signed",
+        )),
+        Err(_) => anyhow::bail!("signature verification failed"),
+    }
+}

@@ -1,0 +1,115 @@
+//! `token keygen|seal|open`: compact authenticated tokens (see `hyperseal_toolkit::token`).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use hyperseal_toolkit::token::{self, KeyRing, Suite, TokenError, TokenKey};
+
+#[derive(Args)]
+pub struct TokenArgs {
+    #[command(subcommand)]
+    cmd: TokenCmd,
+}
+
+#[derive(Subcommand)]
+enum TokenCmd {
+    /// Write a new token key file (mode 0600; never overwrites without --force).
+    Keygen {
+        /// Key file to create.
+        #[arg(short = 'o', long)]
+        output: PathBuf,
+        /// Overwrite an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Seal stdin into a token printed on stdout.
+    Seal {
+        /// Key file; its first key seals.
+        #[arg(long)]
+        key: PathBuf,
+        /// Associated data that must be repeated to open the token.
+        #[arg(long, default_value = "")]
+        aad: String,
+        /// Lifetime, e.g. 30s, 15m, 2h, 7d.
+        #[arg(long)]
+        ttl: Option<String>,
+        /// xchacha20-poly1305 (default) or aes-256-gcm-siv.
+        #[arg(long, default_value = "xchacha20-poly1305")]
+        suite: String,
+    },
+    /// Open a token read from stdin; the plaintext goes to stdout.
+    Open {
+        /// Key file (one or more keys, one per line, for rotation).
+        #[arg(long)]
+        key: PathBuf,
+        /// Associated data given when sealing.
+        #[arg(long, default_value = "")]
+        aad: String,
+    },
+}
+
+/// Tokens are for small messages; this bounds memory on a runaway stdin.
+const LIMIT: u64 = 64 << 20;
+
+fn ring(path: &std::path::Path) -> Result<KeyRing> {
+    let text = zeroize::Zeroizing::new(crate::io::read_small(path, "token key file")?);
+    KeyRing::from_key_file(&text).map_err(|e| {
+        crate::hint(format!("{}: {e}", path.display()), "create one with `hyperseal token keygen -o FILE`")
+    })
+}
+
+pub fn run(a: TokenArgs) -> Result<()> {
+    match a.cmd {
+        TokenCmd::Keygen { output, force } => {
+            let key = TokenKey::generate();
+            // crate::io::Output writes through a 0600 temp file and renames it into place.
+            super::write_output(Some(&output), force, None, key.to_key_file().as_bytes(), false)?;
+            eprintln!("Token key id: {}", hex::encode(key.id()));
+            Ok(())
+        }
+        TokenCmd::Seal { key, aad, ttl, suite } => {
+            let suite = match suite.to_ascii_lowercase().as_str() {
+                "xchacha20-poly1305" => Suite::XChaCha20Poly1305,
+                "aes-256-gcm-siv" => Suite::Aes256GcmSiv,
+                other => anyhow::bail!(
+                    "unknown token suite {other:?} (expected xchacha20-poly1305, aes-256-gcm-siv)"
+                ),
+            };
+            let ttl = ttl.as_deref().map(token::parse_ttl).transpose()?;
+            let sealing = ring(&key)?
+                .into_primary()
+                .expect("a parsed key file holds at least one key")
+                .with_suite(suite);
+            let pt = super::read_all(None, LIMIT, "stdin")?;
+            let t = token::seal(&sealing, &pt, aad.as_bytes(), ttl);
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{t}")?;
+            Ok(())
+        }
+        TokenCmd::Open { key, aad } => {
+            let ring = ring(&key)?;
+            let input = super::read_all(None, LIMIT * 2, "stdin")?;
+            let text = std::str::from_utf8(&input).map_err(|_| open_error(TokenError::Malformed))?;
+            let pt = token::open(&ring, text.trim(), aad.as_bytes()).map_err(open_error)?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&pt)?;
+            out.flush()?;
+            Ok(())
+        }
+    }
+}
+
+fn open_error(e: TokenError) -> anyhow::Error {
+    match e {
+        TokenError::Malformed => {
+            crate::hint(e, "pass the token on stdin exactly as `hyperseal token seal` printed it")
+        }
+        TokenError::UnknownKeyId => {
+            crate::hint(e, "add the key it was sealed with to the key file (one key per line)")
+        }
+        TokenError::Auth => crate::hint(e, "check that --aad is exactly the value used when sealing"),
+        TokenError::Expired => anyhow::Error::new(e),
+    }
+}

@@ -1,0 +1,323 @@
+//! One-shot authenticated encryption.
+//!
+//! All five AEADs run on aws-lc-rs. aws-lc-rs has no XChaCha20-Poly1305, so that one is
+//! built the standard way (draft-irtf-cfrg-xchacha §2.3): HChaCha20 (RustCrypto `chacha20`,
+//! the only piece not from aws-lc) turns the key and the first 16 nonce bytes into a subkey,
+//! and aws-lc-rs ChaCha20-Poly1305 runs with that subkey and nonce `0⁴ ‖ nonce[16..24]`.
+//! That keeps the bulk work on aws-lc's assembly and is checked against Wycheproof.
+//!
+//! [`Key::seal`] draws a fresh random nonce and returns `nonce ‖ ciphertext ‖ tag`.
+//! Random 96-bit nonces (AES-GCM, ChaCha20-Poly1305) are safe for up to about 2³² messages
+//! per key; prefer XChaCha20-Poly1305 (192-bit nonce) or AES-256-GCM-SIV (nonce-misuse
+//! resistant) when one key seals many messages. [`Key::seal_with_nonce`] takes the nonce
+//! from the caller and exists for test vectors and framed formats that derive nonces
+//! themselves: reusing a nonce with GCM or ChaCha20 destroys confidentiality and integrity.
+
+use aws_lc_rs::aead::{self as aws, Aad, LessSafeKey, Nonce, UnboundKey};
+use aws_lc_rs::rand::{SecureRandom, SystemRandom};
+use zeroize::{Zeroize, Zeroizing};
+
+use crate::{Error, Result};
+
+/// Every AEAD here has a 16-byte tag.
+pub const TAG_LEN: usize = 16;
+
+/// An AEAD algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// AES-128-GCM.
+    Aes128Gcm,
+    /// AES-256-GCM.
+    Aes256Gcm,
+    /// ChaCha20-Poly1305 (RFC 8439).
+    ChaCha20Poly1305,
+    /// XChaCha20-Poly1305 (192-bit nonce; safe with random nonces).
+    XChaCha20Poly1305,
+    /// AES-256-GCM-SIV (RFC 8452; nonce-misuse resistant).
+    Aes256GcmSiv,
+}
+
+const NAMES: &str = "aes-128-gcm, aes-256-gcm, chacha20-poly1305, xchacha20-poly1305, aes-256-gcm-siv";
+
+impl Algorithm {
+    /// Every algorithm.
+    pub const ALL: [Algorithm; 5] = [
+        Algorithm::Aes128Gcm,
+        Algorithm::Aes256Gcm,
+        Algorithm::ChaCha20Poly1305,
+        Algorithm::XChaCha20Poly1305,
+        Algorithm::Aes256GcmSiv,
+    ];
+
+    /// Canonical name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Aes128Gcm => "aes-128-gcm",
+            Algorithm::Aes256Gcm => "aes-256-gcm",
+            Algorithm::ChaCha20Poly1305 => "chacha20-poly1305",
+            Algorithm::XChaCha20Poly1305 => "xchacha20-poly1305",
+            Algorithm::Aes256GcmSiv => "aes-256-gcm-siv",
+        }
+    }
+
+    /// Parses a canonical name.
+    pub fn parse(name: &str) -> Result<Self> {
+        let lower = name.to_ascii_lowercase();
+        Algorithm::ALL.into_iter().find(|a| a.name() == lower).ok_or_else(|| Error::unknown(name, NAMES))
+    }
+
+    /// Key length in bytes.
+    pub fn key_len(self) -> usize {
+        match self {
+            Algorithm::Aes128Gcm => 16,
+            _ => 32,
+        }
+    }
+
+    /// Nonce length in bytes.
+    pub fn nonce_len(self) -> usize {
+        match self {
+            Algorithm::XChaCha20Poly1305 => 24,
+            _ => 12,
+        }
+    }
+
+    fn aws(self) -> &'static aws::Algorithm {
+        match self {
+            Algorithm::Aes128Gcm => &aws::AES_128_GCM,
+            Algorithm::Aes256Gcm => &aws::AES_256_GCM,
+            Algorithm::ChaCha20Poly1305 | Algorithm::XChaCha20Poly1305 => &aws::CHACHA20_POLY1305,
+            Algorithm::Aes256GcmSiv => &aws::AES_256_GCM_SIV,
+        }
+    }
+}
+
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+enum Inner {
+    Aws(LessSafeKey),
+    // XChaCha needs the raw key for HChaCha20 on every message.
+    XChaCha(Zeroizing<[u8; 32]>),
+}
+
+/// An AEAD key bound to its algorithm. `Debug` never shows key material.
+pub struct Key {
+    algorithm: Algorithm,
+    inner: Inner,
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("aead::Key").field("algorithm", &self.algorithm).finish_non_exhaustive()
+    }
+}
+
+/// Fills a fresh random key of the right length for `algorithm`.
+pub fn generate_key(algorithm: Algorithm) -> Zeroizing<Vec<u8>> {
+    let mut k = Zeroizing::new(vec![0u8; algorithm.key_len()]);
+    fill_random(&mut k);
+    k
+}
+
+pub(crate) fn fill_random(buf: &mut [u8]) {
+    // The system RNG failing is not a recoverable condition for a crypto library.
+    SystemRandom::new().fill(buf).expect("system RNG failed");
+}
+
+/// XChaCha20 → ChaCha20 reduction: derive the per-nonce subkey and 96-bit nonce.
+fn xchacha_subkey(key: &[u8; 32], nonce: &[u8]) -> Result<(LessSafeKey, Nonce)> {
+    let nonce: &[u8; 24] = nonce.try_into().map_err(|_| Error::InvalidLength("nonce"))?;
+    let mut sub = chacha20::hchacha::<chacha20::R20>(
+        &chacha20::Key::from(*key),
+        &(*<&[u8; 16]>::try_from(&nonce[..16]).expect("16 bytes")).into(),
+    );
+    let unbound = UnboundKey::new(&aws::CHACHA20_POLY1305, sub.as_slice());
+    sub.as_mut_slice().zeroize();
+    let mut n = [0u8; 12];
+    n[4..].copy_from_slice(&nonce[16..]);
+    Ok((LessSafeKey::new(unbound?), Nonce::assume_unique_for_key(n)))
+}
+
+impl Key {
+    /// Builds a key; `bytes` must be exactly [`Algorithm::key_len`] long.
+    pub fn new(algorithm: Algorithm, bytes: &[u8]) -> Result<Self> {
+        if bytes.len() != algorithm.key_len() {
+            return Err(Error::InvalidKey("wrong key length for this AEAD"));
+        }
+        let inner = match algorithm {
+            Algorithm::XChaCha20Poly1305 => {
+                let mut k = Zeroizing::new([0u8; 32]);
+                k.copy_from_slice(bytes);
+                Inner::XChaCha(k)
+            }
+            _ => Inner::Aws(LessSafeKey::new(UnboundKey::new(algorithm.aws(), bytes)?)),
+        };
+        Ok(Key { algorithm, inner })
+    }
+
+    /// The algorithm this key is for.
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    /// Encrypts `buf` in place under a caller-chosen nonce and returns the tag.
+    ///
+    /// Hazmat: never reuse a nonce with the same key.
+    pub fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
+        if nonce.len() != self.algorithm.nonce_len() {
+            return Err(Error::InvalidLength("nonce"));
+        }
+        let tag = match &self.inner {
+            Inner::Aws(k) => {
+                let n = Nonce::try_assume_unique_for_key(nonce)?;
+                k.seal_in_place_separate_tag(n, Aad::from(aad), buf)?
+            }
+            Inner::XChaCha(raw) => {
+                let (k, n) = xchacha_subkey(raw, nonce)?;
+                k.seal_in_place_separate_tag(n, Aad::from(aad), buf)?
+            }
+        };
+        let mut out = [0u8; TAG_LEN];
+        out.copy_from_slice(tag.as_ref());
+        Ok(out)
+    }
+
+    /// Decrypts `buf` in place after checking `tag`; on failure `buf` is wiped.
+    pub fn open_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
+        if nonce.len() != self.algorithm.nonce_len() || tag.len() != TAG_LEN {
+            return Err(Error::Crypto);
+        }
+        let r = match &self.inner {
+            Inner::Aws(k) => Nonce::try_assume_unique_for_key(nonce)
+                .and_then(|n| k.open_in_place_separate_tag(n, Aad::from(aad), tag, buf).map(|_| ())),
+            Inner::XChaCha(raw) => {
+                let (k, n) = xchacha_subkey(raw, nonce)?;
+                k.open_in_place_separate_tag(n, Aad::from(aad), tag, buf).map(|_| ())
+            }
+        };
+        if r.is_err() {
+            // Never hand back unauthenticated plaintext, even partially.
+            buf.zeroize();
+            return Err(Error::Crypto);
+        }
+        Ok(())
+    }
+
+    /// Encrypts under a caller-chosen nonce; returns `ciphertext ‖ tag`. Hazmat: see module docs.
+    pub fn seal_with_nonce(&self, nonce: &[u8], plaintext: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(plaintext.len() + TAG_LEN);
+        out.extend_from_slice(plaintext);
+        let tag = self.seal_in_place_detached(nonce, aad, &mut out)?;
+        out.extend_from_slice(&tag);
+        Ok(out)
+    }
+
+    /// Decrypts `ciphertext ‖ tag` under an explicit nonce.
+    pub fn open_with_nonce(
+        &self,
+        nonce: &[u8],
+        ciphertext_and_tag: &[u8],
+        aad: &[u8],
+    ) -> Result<Zeroizing<Vec<u8>>> {
+        let ct_len = ciphertext_and_tag.len().checked_sub(TAG_LEN).ok_or(Error::Crypto)?;
+        let (ct, tag) = ciphertext_and_tag.split_at(ct_len);
+        let mut out = Zeroizing::new(ct.to_vec());
+        self.open_in_place_detached(nonce, aad, &mut out, tag)?;
+        Ok(out)
+    }
+
+    /// Encrypts with a fresh random nonce; returns `nonce ‖ ciphertext ‖ tag`.
+    pub fn seal(&self, plaintext: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
+        let nlen = self.algorithm.nonce_len();
+        let mut out = Vec::with_capacity(nlen + plaintext.len() + TAG_LEN);
+        out.resize(nlen, 0);
+        fill_random(&mut out);
+        out.extend_from_slice(plaintext);
+        let (nonce, body) = out.split_at_mut(nlen);
+        let tag = self.seal_in_place_detached(nonce, aad, body)?;
+        out.extend_from_slice(&tag);
+        Ok(out)
+    }
+
+    /// Decrypts the output of [`Key::seal`].
+    pub fn open(&self, sealed: &[u8], aad: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+        let nlen = self.algorithm.nonce_len();
+        if sealed.len() < nlen + TAG_LEN {
+            return Err(Error::Crypto);
+        }
+        let (nonce, rest) = sealed.split_at(nlen);
+        self.open_with_nonce(nonce, rest, aad)
+    }
+}
+
+/// One-shot [`Key::seal`].
+pub fn seal(algorithm: Algorithm, key: &[u8], plaintext: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
+    Key::new(algorithm, key)?.seal(plaintext, aad)
+}
+
+/// One-shot [`Key::open`].
+pub fn open(algorithm: Algorithm, key: &[u8], sealed: &[u8], aad: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+    Key::new(algorithm, key)?.open(sealed, aad)
+}
+
+/// One-shot [`Key::seal_with_nonce`] (hazmat: caller guarantees nonce uniqueness).
+pub fn seal_with_nonce(
+    algorithm: Algorithm,
+    key: &[u8],
+    nonce: &[u8],
+    plaintext: &[u8],
+    aad: &[u8],
+) -> Result<Vec<u8>> {
+    Key::new(algorithm, key)?.seal_with_nonce(nonce, plaintext, aad)
+}
+
+/// One-shot [`Key::open_with_nonce`].
+pub fn open_with_nonce(
+    algorithm: Algorithm,
+    key: &[u8],
+    nonce: &[u8],
+    ciphertext_and_tag: &[u8],
+    aad: &[u8],
+) -> Result<Zeroizing<Vec<u8>>> {
+    Key::new(algorithm, key)?.open_with_nonce(nonce, ciphertext_and_tag, aad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_tamper_all() {
+        for alg in Algorithm::ALL {
+            let key = Key::new(alg, &generate_key(alg)).unwrap();
+            for len in [0usize, 1, 15, 16, 17, 1000] {
+                let pt = vec![0xa5u8; len];
+                let sealed = key.seal(&pt, b"aad").unwrap();
+                assert_eq!(sealed.len(), alg.nonce_len() + len + TAG_LEN);
+                assert_eq!(*key.open(&sealed, b"aad").unwrap(), pt);
+                assert!(key.open(&sealed, b"aaD").is_err());
+                let mut bad = sealed.clone();
+                *bad.last_mut().unwrap() ^= 1;
+                assert!(key.open(&bad, b"aad").is_err(), "{alg}");
+            }
+            assert!(Key::new(alg, &[0u8; 7]).is_err());
+        }
+    }
+
+    #[test]
+    fn xchacha_draft_vector() {
+        // draft-irtf-cfrg-xchacha-03 §A.3.1.
+        let key = hex::decode("808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f").unwrap();
+        let nonce = hex::decode("404142434445464748494a4b4c4d4e4f5051525354555657").unwrap();
+        let aad = hex::decode("50515253c0c1c2c3c4c5c6c7").unwrap();
+        let pt = b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.";
+        let out = seal_with_nonce(Algorithm::XChaCha20Poly1305, &key, &nonce, pt, &aad).unwrap();
+        assert_eq!(hex::encode(&out[pt.len()..]), "c0875924c1c7987947deafd8780acf49");
+        assert_eq!(hex::encode(&out[..8]), "bd6d179d3e83d43b");
+    }
+}

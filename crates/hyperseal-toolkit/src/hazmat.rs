@@ -1,0 +1,213 @@
+//! **Hazardous materials: unauthenticated legacy AES modes.**
+//!
+//! AES-128/256 in CBC (PKCS#7 padding), CTR and ECB (PKCS#7 padding), provided only to
+//! read and write data for systems that already use them. None of these modes detects
+//! tampering: CBC decryption with a padding check is a classic padding oracle, CTR
+//! ciphertexts are malleable bit by bit, and ECB leaks which blocks are equal. For anything
+//! new use [`crate::aead`].
+//!
+//! The byte format is exactly that of `openssl enc -K <hex> -iv <hex>` (no salt, no
+//! header): `hyperseal` and OpenSSL decrypt each other's output. All modes run on
+//! aws-lc-rs (`aws_lc_rs::cipher`), which has CBC, CTR and ECB with PKCS#7.
+
+use aws_lc_rs::cipher::{
+    DecryptingKey, DecryptionContext, EncryptingKey, EncryptionContext, PaddedBlockDecryptingKey,
+    PaddedBlockEncryptingKey, UnboundCipherKey, AES_128, AES_256,
+};
+use aws_lc_rs::iv::FixedLength;
+use zeroize::Zeroizing;
+
+use crate::{Error, Result};
+
+/// AES block and IV size.
+pub const IV_LEN: usize = 16;
+
+/// Block-cipher mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Cipher block chaining with PKCS#7 padding.
+    Cbc,
+    /// Counter mode (big-endian 128-bit counter, as OpenSSL); no padding.
+    Ctr,
+    /// Electronic code book with PKCS#7 padding. Leaks equal blocks.
+    Ecb,
+}
+
+/// A legacy cipher: AES key size plus mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Cipher {
+    /// 16 or 32.
+    pub key_len: usize,
+    /// The mode.
+    pub mode: Mode,
+}
+
+const NAMES: &str = "aes-128-cbc, aes-256-cbc, aes-128-ctr, aes-256-ctr, aes-128-ecb, aes-256-ecb";
+
+impl Cipher {
+    /// Every supported cipher.
+    pub const ALL: [Cipher; 6] = [
+        Cipher { key_len: 16, mode: Mode::Cbc },
+        Cipher { key_len: 32, mode: Mode::Cbc },
+        Cipher { key_len: 16, mode: Mode::Ctr },
+        Cipher { key_len: 32, mode: Mode::Ctr },
+        Cipher { key_len: 16, mode: Mode::Ecb },
+        Cipher { key_len: 32, mode: Mode::Ecb },
+    ];
+
+    /// OpenSSL-style name, e.g. `aes-256-cbc`.
+    pub fn name(self) -> &'static str {
+        match (self.key_len, self.mode) {
+            (16, Mode::Cbc) => "aes-128-cbc",
+            (16, Mode::Ctr) => "aes-128-ctr",
+            (16, Mode::Ecb) => "aes-128-ecb",
+            (_, Mode::Cbc) => "aes-256-cbc",
+            (_, Mode::Ctr) => "aes-256-ctr",
+            (_, Mode::Ecb) => "aes-256-ecb",
+        }
+    }
+
+    /// Parses an OpenSSL-style name.
+    pub fn parse(name: &str) -> Result<Self> {
+        let lower = name.to_ascii_lowercase();
+        Cipher::ALL.into_iter().find(|c| c.name() == lower).ok_or_else(|| Error::unknown(name, NAMES))
+    }
+
+    /// Whether the mode takes an IV (ECB does not).
+    pub fn needs_iv(self) -> bool {
+        self.mode != Mode::Ecb
+    }
+
+    /// The one-line reason this cipher is hazardous, for warnings.
+    pub fn hazard(self) -> &'static str {
+        match self.mode {
+            Mode::Cbc => "unauthenticated (no integrity; padding-oracle prone)",
+            Mode::Ctr => "unauthenticated (ciphertext is malleable; never reuse key+IV)",
+            Mode::Ecb => "unauthenticated and leaks equal blocks (no IV)",
+        }
+    }
+
+    fn unbound(self, key: &[u8]) -> Result<UnboundCipherKey> {
+        if key.len() != self.key_len {
+            return Err(Error::InvalidKey(if self.key_len == 16 {
+                "AES-128 needs a 16-byte key"
+            } else {
+                "AES-256 needs a 32-byte key"
+            }));
+        }
+        let alg = if self.key_len == 16 { &AES_128 } else { &AES_256 };
+        Ok(UnboundCipherKey::new(alg, key)?)
+    }
+
+    fn iv(self, iv: Option<&[u8]>) -> Result<Option<[u8; IV_LEN]>> {
+        match (self.needs_iv(), iv) {
+            (false, None) => Ok(None),
+            (false, Some(_)) => Err(Error::param("ECB takes no IV")),
+            (true, None) => Err(Error::param(format!("{} needs a 16-byte IV", self.name()))),
+            (true, Some(iv)) => {
+                Ok(Some(iv.try_into().map_err(|_| Error::InvalidLength("IV must be 16 bytes"))?))
+            }
+        }
+    }
+
+    /// Encrypts `plaintext` exactly like `openssl enc -<name> -K <key> [-iv <iv>]`.
+    pub fn encrypt(self, key: &[u8], iv: Option<&[u8]>, plaintext: &[u8]) -> Result<Vec<u8>> {
+        let iv = self.iv(iv)?;
+        let key = self.unbound(key)?;
+        let ctx = match iv {
+            Some(iv) => EncryptionContext::Iv128(FixedLength::from(iv)),
+            None => EncryptionContext::None,
+        };
+        match self.mode {
+            Mode::Cbc | Mode::Ecb => {
+                let k = if self.mode == Mode::Cbc {
+                    PaddedBlockEncryptingKey::cbc_pkcs7(key)?
+                } else {
+                    PaddedBlockEncryptingKey::ecb_pkcs7(key)?
+                };
+                let mut buf = Vec::with_capacity(plaintext.len() + IV_LEN);
+                buf.extend_from_slice(plaintext);
+                k.less_safe_encrypt(&mut buf, ctx)?;
+                Ok(buf)
+            }
+            Mode::Ctr => {
+                let mut buf = plaintext.to_vec();
+                EncryptingKey::ctr(key)?.less_safe_encrypt(&mut buf, ctx)?;
+                Ok(buf)
+            }
+        }
+    }
+
+    /// Decrypts the output of [`Cipher::encrypt`] or `openssl enc`.
+    ///
+    /// A bad key, IV or corrupted final block usually shows up as a padding error
+    /// ([`Error::Crypto`]) in CBC/ECB, but CTR and many corruptions decrypt "successfully"
+    /// to garbage: these modes cannot tell.
+    pub fn decrypt(self, key: &[u8], iv: Option<&[u8]>, ciphertext: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+        let iv = self.iv(iv)?;
+        let key = self.unbound(key)?;
+        let ctx = match iv {
+            Some(iv) => DecryptionContext::Iv128(FixedLength::from(iv)),
+            None => DecryptionContext::None,
+        };
+        let mut buf = Zeroizing::new(ciphertext.to_vec());
+        match self.mode {
+            Mode::Cbc | Mode::Ecb => {
+                if buf.is_empty() || buf.len() % IV_LEN != 0 {
+                    return Err(Error::Crypto);
+                }
+                let k = if self.mode == Mode::Cbc {
+                    PaddedBlockDecryptingKey::cbc_pkcs7(key)?
+                } else {
+                    PaddedBlockDecryptingKey::ecb_pkcs7(key)?
+                };
+                let n = k.decrypt(&mut buf, ctx)?.len();
+                buf.truncate(n);
+            }
+            Mode::Ctr => {
+                DecryptingKey::ctr(key)?.decrypt(&mut buf, ctx)?;
+            }
+        }
+        Ok(buf)
+    }
+}
+
+impl std::fmt::Display for Cipher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sp800_38a_cbc_first_block() {
+        // NIST SP 800-38A F.2.5 (AES-256-CBC), first block; PKCS#7 adds one block.
+        let key = hex::decode("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4").unwrap();
+        let iv = hex::decode("000102030405060708090a0b0c0d0e0f").unwrap();
+        let pt = hex::decode("6bc1bee22e409f96e93d7e117393172a").unwrap();
+        let c = Cipher::parse("aes-256-cbc").unwrap();
+        let ct = c.encrypt(&key, Some(&iv), &pt).unwrap();
+        assert_eq!(hex::encode(&ct[..16]), "f58c4c04d6e5f1ba779eabfb5f7bfbd6");
+        assert_eq!(ct.len(), 32);
+        assert_eq!(*c.decrypt(&key, Some(&iv), &ct).unwrap(), pt);
+    }
+
+    #[test]
+    fn all_round_trip_and_iv_rules() {
+        for c in Cipher::ALL {
+            let key = vec![7u8; c.key_len];
+            let iv = [9u8; 16];
+            let iv = c.needs_iv().then_some(&iv[..]);
+            for len in [0usize, 1, 15, 16, 17, 100] {
+                let pt = vec![3u8; len];
+                let ct = c.encrypt(&key, iv, &pt).unwrap();
+                assert_eq!(*c.decrypt(&key, iv, &ct).unwrap(), pt, "{c} {len}");
+            }
+            assert!(c.encrypt(&key, if c.needs_iv() { None } else { Some(&[0u8; 16]) }, b"x").is_err());
+            assert!(c.encrypt(&[0u8; 24], iv, b"x").is_err());
+        }
+    }
+}
