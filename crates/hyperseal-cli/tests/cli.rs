@@ -286,3 +286,23 @@ fn passphrase_files() {
     let o = hs(&["encrypt", "--passphrase-file", pass.to_str().unwrap(), "-r", "age1xyz"], Some(b"x"));
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn signing_keys_from_keygen() {
+    let d = tempfile::tempdir().unwrap();
+    let msg = d.path().join("msg");
+    fs::write(&msg, b"signed message").unwrap();
+    for kind in ["ed25519", "ecdsa-p256"] {
+        let key = d.path().join(format!("{kind}.pem"));
+        ok(&hs(&["keygen", "--kind", kind, "-o", key.to_str().unwrap()], None));
+        let public = d.path().join(format!("{kind}.pub"));
+        fs::write(&public, ok(&hs(&["pubkey", "-i", key.to_str().unwrap()], None))).unwrap();
+        let sig = d.path().join(format!("{kind}.sig"));
+        ok(&hs(&["sign", "-i", key.to_str().unwrap(), "-o", sig.to_str().unwrap(), msg.to_str().unwrap()], None));
+        let verify = |m: &Path| hs(&["verify", "--pubkey", public.to_str().unwrap(), "--sig", sig.to_str().unwrap(), m.to_str().unwrap()], None);
+        assert!(verify(&msg).status.success(), "{kind}");
+        let other = d.path().join("other");
+        fs::write(&other, b"signed messagE").unwrap();
+        assert_eq!(verify(&other).status.code(), Some(1), "{kind}");
+    }
+}

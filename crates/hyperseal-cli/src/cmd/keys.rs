@@ -8,12 +8,14 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use hyperseal::recipient::{self, Kind};
+use hyperseal_toolkit::sign;
 
 use crate::{hint, io};
 
 #[derive(Args)]
 pub struct KeygenArgs {
-    /// Key kind: hybrid (ML-KEM-768 + X25519, default), x25519, mlkem1024, rsa3072, rsa4096.
+    /// Key kind. Encryption: hybrid (ML-KEM-768 + X25519, default), x25519, mlkem1024, rsa3072,
+    /// rsa4096. Signing: ed25519, ecdsa-p256, rsa2048, ml-dsa-65 (rsa3072/rsa4096 sign too).
     #[arg(long, default_value = "hybrid")]
     kind: String,
     /// Write the identity to FILE (created with mode 0600; never overwritten).
@@ -29,13 +31,22 @@ pub struct PubkeyArgs {
 }
 
 pub fn keygen(a: KeygenArgs) -> Result<()> {
-    let kind = Kind::from_name(&a.kind).ok_or_else(|| {
-        hint(
-            format!("unknown key kind {:?}", a.kind),
-            "choose one of: hybrid, x25519, mlkem1024, rsa3072, rsa4096",
-        )
-    })?;
-    let key = recipient::generate(kind)?;
+    let key = match Kind::from_name(&a.kind) {
+        Some(kind) => recipient::generate(kind)?,
+        None => {
+            // Signature-only kinds come from the toolkit: a PKCS#8 private key, SPKI public key.
+            let kind = sign::KeyKind::parse(&a.kind).map_err(|_| {
+                hint(
+                    format!("unknown key kind {:?}", a.kind),
+                    "choose one of: hybrid, x25519, mlkem1024, rsa3072, rsa4096, ed25519, ecdsa-p256, rsa2048, ml-dsa-65",
+                )
+            })?;
+            let secret = sign::generate(kind)?;
+            let public = sign::public_pem_from_private(&secret)?;
+            recipient::GeneratedKey { secret: zeroize::Zeroizing::new(secret.to_string()), public }
+        }
+    };
+    let kind_name = a.kind.as_str();
     let text = if key.secret.starts_with("-----BEGIN") {
         zeroize::Zeroizing::new(key.secret.to_string())
     } else {
@@ -43,7 +54,7 @@ pub fn keygen(a: KeygenArgs) -> Result<()> {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         zeroize::Zeroizing::new(format!(
             "# created: {created} (unix time)\n# kind: {}\n# public key: {}\n{}\n",
-            kind.name(),
+            kind_name,
             key.public,
             key.secret.as_str()
         ))
@@ -81,7 +92,12 @@ pub fn pubkey(a: PubkeyArgs) -> Result<()> {
             s
         }
     };
-    let public = recipient::public_of(&text)?;
+    // RSA identities are both recipients and signing keys; Ed25519/ECDSA/ML-DSA only sign.
+    let public = match recipient::public_of(&text) {
+        Ok(p) => p,
+        Err(e) if text.trim_start().starts_with("-----BEGIN") => sign::public_pem_from_private(&text).map_err(|_| e)?,
+        Err(e) => return Err(e.into()),
+    };
     println!("{}", public.trim_end());
     Ok(())
 }
