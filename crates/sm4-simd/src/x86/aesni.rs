@@ -10,8 +10,8 @@ use core::arch::x86::*;
 use core::arch::x86_64::*;
 
 use super::{
-    BSWAP32, F_TABLES, INV_SHIFT_ROWS, M1_INV_TABLES, M1_TABLES, POST_HI, POST_LO, PRE_HI, PRE_LO,
-    ROL16, ROL24, ROL8,
+    BSWAP32, F_TABLES, INV_SHIFT_ROWS, M1_INV_TABLES, M1_TABLES, POST_HI, POST_LO, PRE_HI, PRE_LO, ROL16,
+    ROL24, ROL8,
 };
 use cipher::{
     array::Array,
