@@ -171,11 +171,11 @@ impl Table for Primitives {
         out.sections.push(sec);
 
         // Memory: resident set before and after 1000 operations of each kind.
+        let n = if test { 10 } else { 1000 };
         let mut mem = Section::new(
-            "Memory growth over 1000 operations (RSS, /proc/self/statm)",
+            format!("Memory growth over {n} operations (RSS, /proc/self/statm)"),
             &["operation", "RSS before", "RSS after", "growth"],
         );
-        let n = if test { 10 } else { 1000 };
         let mut measure = |name: &str, f: &mut dyn FnMut()| {
             let before = rss();
             for _ in 0..n {

@@ -140,12 +140,13 @@ impl Table for Sm4Table {
                         Cell::measured(rate.scale(1e-6), "MB/s", with_spread(fmt_mbps(rate.median), &rate)),
                     ];
                     match seed {
-                        Some((secs, mbs)) => row.extend([
+                        // The seed's figures belong to the nominal sizes only.
+                        Some((secs, mbs)) if ctx.scale == 1.0 => row.extend([
                             Cell::num(secs, "s", fmt_time(secs)),
                             Cell::num(mbs, "MB/s", format!("{mbs:.0} MB/s")),
                             ratio(rate.median / 1e6 / mbs),
                         ]),
-                        None => row.extend([Cell::none(), Cell::none(), Cell::none()]),
+                        _ => row.extend([Cell::none(), Cell::none(), Cell::none()]),
                     }
                     sec.rows.push(row);
                 }
