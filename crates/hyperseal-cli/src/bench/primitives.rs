@@ -44,8 +44,8 @@ impl Table for Primitives {
         // Calls per timed sample: enough that the clock's resolution does not matter.
         let (fast, slow) = if test { (2, 1) } else { (2000, 20) };
         out.note(format!(
-            "Library calls of `hyperseal_toolkit` on one thread, {MSG_LEN}-byte message, fresh random IV/nonce per \
-             call where the mode needs one. Latency = median over {reps} samples of (batch time ÷ batch size); \
+            "Library calls of `hyperseal_toolkit` on one thread, {MSG_LEN}-byte message, fixed IV for the hazmat modes and a \
+             random nonce per call for AES-256-GCM (as `Key::seal` draws one). Latency = median over {reps} samples of (batch time ÷ batch size); \
              ops/s = 1 ÷ latency."
         ));
         out.note(
