@@ -38,11 +38,30 @@ fn engine_and_pubkey_tables() {
 
 #[test]
 fn file_table_runs_the_binary() {
-    let v = bench("modes,sm4");
+    let v = bench("modes");
     assert_eq!(table_ids(&v), ["modes"]);
-    assert_eq!(v["not_yet_available"][0]["id"], "sm4");
     let rows = v["tables"][0]["sections"][0]["rows"].as_array().unwrap();
     assert!(!rows.is_empty(), "modes measured nothing");
+}
+
+#[test]
+fn tokens_primitives_sm4_node_tables() {
+    let v = bench("tokens,primitives,sm4,node");
+    assert_eq!(table_ids(&v), ["tokens", "primitives", "sm4", "node"]);
+    assert!(v["not_yet_available"].as_array().unwrap().is_empty());
+    for t in v["tables"].as_array().unwrap() {
+        assert!(t["error"].is_null(), "{} failed: {}", t["id"], t["error"]);
+        let sections = t["sections"].as_array().unwrap();
+        if t["id"] == "node" {
+            // Only a note when the addon is not built or node is missing; never a failure.
+            assert!(!sections.is_empty() || !t["notes"].as_array().unwrap().is_empty());
+        } else {
+            assert!(!sections.is_empty(), "{} measured nothing", t["id"]);
+            assert!(!sections[0]["rows"].as_array().unwrap().is_empty(), "{} has no rows", t["id"]);
+        }
+    }
+    let tokens = &v["tables"][0]["sections"][0];
+    assert_eq!(tokens["rows"].as_array().unwrap().len(), 6, "six message sizes");
 }
 
 #[test]

@@ -21,10 +21,14 @@ mod html;
 mod machine;
 mod markdown;
 mod modes;
+mod node;
 mod peers;
+mod primitives;
 mod pubkey;
 mod report;
+mod sm4;
 mod stats;
+mod tokens;
 
 use report::{Report, TableReport};
 
@@ -36,7 +40,7 @@ pub struct BenchArgs {
     /// Full profile: sizes up to 1 GiB (6.7 GB for `modes`), more runs per figure. Takes long.
     #[arg(long)]
     full: bool,
-    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine.
+    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, tokens, node.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Directory for report.md, report.json and report.html.
@@ -76,16 +80,15 @@ fn tables() -> Vec<Box<dyn Table>> {
         Box::new(modes::Modes),
         Box::new(peers::Peers),
         Box::new(engine::Engine),
+        Box::new(primitives::Primitives),
+        Box::new(sm4::Sm4Table),
+        Box::new(tokens::Tokens),
+        Box::new(node::Node),
     ]
 }
 
 /// Tables that later work adds, one file each: (id, what it will mirror).
-const PLANNED: &[(&str, &str)] = &[
-    ("primitives", "seed 001: AES modes, hashes, HMAC, RSA, PBKDF2 vs crypto-js/node-forge/node"),
-    ("sm4", "seed 003: SM4 ECB/CBC (and SM4-GCM) throughput"),
-    ("tokens", "seed 004: small-message token encrypt/decrypt latency"),
-    ("node", "seed 000: the Node.js binding, sync vs async"),
-];
+const PLANNED: &[(&str, &str)] = &[];
 
 /// What every table may use: the profile, the scratch directory, the binary under test.
 pub struct Ctx {
