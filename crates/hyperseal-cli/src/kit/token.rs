@@ -35,9 +35,9 @@ enum TokenCmd {
         /// Lifetime, e.g. 30s, 15m, 2h, 7d.
         #[arg(long)]
         ttl: Option<String>,
-        /// xchacha20-poly1305 (default) or aes-256-gcm-siv.
-        #[arg(long, default_value = "xchacha20-poly1305")]
-        suite: String,
+        /// xchacha20-poly1305 or aes-256-gcm-siv (default with AES-NI, else xchacha20-poly1305).
+        #[arg(long)]
+        suite: Option<String>,
     },
     /// Open a token read from stdin; the plaintext goes to stdout.
     Open {
@@ -70,10 +70,11 @@ pub fn run(a: TokenArgs) -> Result<()> {
             Ok(())
         }
         TokenCmd::Seal { key, aad, ttl, suite } => {
-            let suite = match suite.to_ascii_lowercase().as_str() {
-                "xchacha20-poly1305" => Suite::XChaCha20Poly1305,
-                "aes-256-gcm-siv" => Suite::Aes256GcmSiv,
-                other => anyhow::bail!(
+            let suite = match suite.as_deref().map(str::to_ascii_lowercase).as_deref() {
+                None => Suite::default(),
+                Some("xchacha20-poly1305") => Suite::XChaCha20Poly1305,
+                Some("aes-256-gcm-siv") => Suite::Aes256GcmSiv,
+                Some(other) => anyhow::bail!(
                     "unknown token suite {other:?} (expected xchacha20-poly1305, aes-256-gcm-siv)"
                 ),
             };
