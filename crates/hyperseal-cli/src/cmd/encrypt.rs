@@ -13,8 +13,9 @@ use crate::io::{self, Input, Output};
 
 #[derive(Args)]
 pub struct EncryptArgs {
-    /// Recipient: age1… (X25519), age1pq1… (hybrid), hs-mlkem1024…; repeatable.
-    #[arg(short = 'r', long = "recipient")]
+    /// Recipient: age1… (X25519), age1pq1… (hybrid), hs-mlkem1024…, or an RSA SPKI PEM;
+    /// repeatable.
+    #[arg(short = 'r', long = "recipient", allow_hyphen_values = true)]
     recipients: Vec<String>,
     /// File of recipients, one per line (# comments), or an RSA SPKI PEM; repeatable.
     #[arg(short = 'R', long = "recipients-file")]
