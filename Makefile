@@ -8,7 +8,7 @@ AGE_VERSION := v1.3.1
 CARGO ?= cargo
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age rage clean fmt clippy
+.PHONY: all build test bench tools age rage node-addon clean fmt clippy
 
 all: build
 
@@ -32,7 +32,11 @@ test: tools
 	$(CARGO) test --release --workspace
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
 
-bench: build age $(if $(RAGE),rage)
+# The Node addon, for the bench's `node` table (skipped with a note if npm is missing or fails).
+node-addon:
+	-@if command -v npm >/dev/null && [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node build; fi
+
+bench: build age node-addon $(if $(RAGE),rage)
 	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal bench $(BENCH_ARGS) --out bench-report
 
 fmt:
