@@ -33,30 +33,52 @@ pub enum Mode {
     Ecb,
 }
 
-/// A legacy cipher: AES key size plus mode.
+/// The 128-bit block cipher under the mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Block {
+    /// AES (aws-lc-rs).
+    Aes,
+    /// SM4, GB/T 32907 (the project's constant-time SIMD `sm4-simd`); 16-byte keys.
+    Sm4,
+}
+
+/// A legacy cipher: block cipher, key size and mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Cipher {
-    /// 16 or 32.
+    /// AES or SM4.
+    pub block: Block,
+    /// 16 or 32 (SM4: 16).
     pub key_len: usize,
     /// The mode.
     pub mode: Mode,
 }
 
-const NAMES: &str = "aes-128-cbc, aes-256-cbc, aes-128-ctr, aes-256-ctr, aes-128-ecb, aes-256-ecb";
+const NAMES: &str =
+    "aes-128-cbc, aes-256-cbc, aes-128-ctr, aes-256-ctr, aes-128-ecb, aes-256-ecb, sm4-cbc, sm4-ctr, sm4-ecb";
 
 impl Cipher {
     /// Every supported cipher.
-    pub const ALL: [Cipher; 6] = [
-        Cipher { key_len: 16, mode: Mode::Cbc },
-        Cipher { key_len: 32, mode: Mode::Cbc },
-        Cipher { key_len: 16, mode: Mode::Ctr },
-        Cipher { key_len: 32, mode: Mode::Ctr },
-        Cipher { key_len: 16, mode: Mode::Ecb },
-        Cipher { key_len: 32, mode: Mode::Ecb },
+    pub const ALL: [Cipher; 9] = [
+        Cipher { block: Block::Aes, key_len: 16, mode: Mode::Cbc },
+        Cipher { block: Block::Aes, key_len: 32, mode: Mode::Cbc },
+        Cipher { block: Block::Aes, key_len: 16, mode: Mode::Ctr },
+        Cipher { block: Block::Aes, key_len: 32, mode: Mode::Ctr },
+        Cipher { block: Block::Aes, key_len: 16, mode: Mode::Ecb },
+        Cipher { block: Block::Aes, key_len: 32, mode: Mode::Ecb },
+        Cipher { block: Block::Sm4, key_len: 16, mode: Mode::Cbc },
+        Cipher { block: Block::Sm4, key_len: 16, mode: Mode::Ctr },
+        Cipher { block: Block::Sm4, key_len: 16, mode: Mode::Ecb },
     ];
 
-    /// OpenSSL-style name, e.g. `aes-256-cbc`.
+    /// OpenSSL-style name, e.g. `aes-256-cbc`, `sm4-ctr`.
     pub fn name(self) -> &'static str {
+        if self.block == Block::Sm4 {
+            return match self.mode {
+                Mode::Cbc => "sm4-cbc",
+                Mode::Ctr => "sm4-ctr",
+                Mode::Ecb => "sm4-ecb",
+            };
+        }
         match (self.key_len, self.mode) {
             (16, Mode::Cbc) => "aes-128-cbc",
             (16, Mode::Ctr) => "aes-128-ctr",
@@ -113,6 +135,9 @@ impl Cipher {
     /// Encrypts `plaintext` exactly like `openssl enc -<name> -K <key> [-iv <iv>]`.
     pub fn encrypt(self, key: &[u8], iv: Option<&[u8]>, plaintext: &[u8]) -> Result<Vec<u8>> {
         let iv = self.iv(iv)?;
+        if self.block == Block::Sm4 {
+            return sm4_encrypt(self.mode, sm4_key(key)?, iv, plaintext);
+        }
         let key = self.unbound(key)?;
         let ctx = match iv {
             Some(iv) => EncryptionContext::Iv128(FixedLength::from(iv)),
@@ -145,6 +170,9 @@ impl Cipher {
     /// to garbage: these modes cannot tell.
     pub fn decrypt(self, key: &[u8], iv: Option<&[u8]>, ciphertext: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
         let iv = self.iv(iv)?;
+        if self.block == Block::Sm4 {
+            return sm4_decrypt(self.mode, sm4_key(key)?, iv, ciphertext);
+        }
         let key = self.unbound(key)?;
         let ctx = match iv {
             Some(iv) => DecryptionContext::Iv128(FixedLength::from(iv)),
@@ -169,6 +197,59 @@ impl Cipher {
             }
         }
         Ok(buf)
+    }
+}
+
+fn sm4_key(key: &[u8]) -> Result<&[u8; 16]> {
+    key.try_into().map_err(|_| Error::InvalidKey("SM4 needs a 16-byte key"))
+}
+
+/// SM4 in the legacy modes, byte-compatible with `openssl enc -sm4-*` (PKCS#7 for CBC and ECB).
+fn sm4_encrypt(mode: Mode, key: &[u8; 16], iv: Option<[u8; IV_LEN]>, pt: &[u8]) -> Result<Vec<u8>> {
+    use sm4_simd::modes;
+    match (mode, iv) {
+        (Mode::Cbc, Some(iv)) => Ok(modes::cbc_encrypt_pkcs7(key, &iv, pt)),
+        (Mode::Ctr, Some(iv)) => {
+            let mut buf = pt.to_vec();
+            modes::ctr_apply(key, &iv, &mut buf);
+            Ok(buf)
+        }
+        (Mode::Ecb, None) => {
+            let pad = IV_LEN - pt.len() % IV_LEN;
+            let mut buf = Vec::with_capacity(pt.len() + pad);
+            buf.extend_from_slice(pt);
+            buf.resize(pt.len() + pad, pad as u8);
+            modes::ecb_encrypt(key, &mut buf).map_err(|_| Error::Crypto)?;
+            Ok(buf)
+        }
+        _ => Err(Error::param("IV given where none is taken, or missing")),
+    }
+}
+
+fn sm4_decrypt(mode: Mode, key: &[u8; 16], iv: Option<[u8; IV_LEN]>, ct: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+    use sm4_simd::modes;
+    match (mode, iv) {
+        (Mode::Cbc, Some(iv)) => Ok(Zeroizing::new(modes::cbc_decrypt_pkcs7(key, &iv, ct).map_err(|_| Error::Crypto)?)),
+        (Mode::Ctr, Some(iv)) => {
+            let mut buf = Zeroizing::new(ct.to_vec());
+            modes::ctr_apply(key, &iv, &mut buf);
+            Ok(buf)
+        }
+        (Mode::Ecb, None) => {
+            if ct.is_empty() || ct.len() % IV_LEN != 0 {
+                return Err(Error::Crypto);
+            }
+            let mut buf = Zeroizing::new(ct.to_vec());
+            modes::ecb_decrypt(key, &mut buf).map_err(|_| Error::Crypto)?;
+            let pad = *buf.last().expect("non-empty") as usize;
+            if pad == 0 || pad > IV_LEN || !buf[buf.len() - pad..].iter().all(|&b| b as usize == pad) {
+                return Err(Error::Crypto);
+            }
+            let n = buf.len() - pad;
+            buf.truncate(n);
+            Ok(buf)
+        }
+        _ => Err(Error::param("IV given where none is taken, or missing")),
     }
 }
 

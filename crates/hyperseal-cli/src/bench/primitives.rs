@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use hyperseal_toolkit::hazmat::{Cipher, Mode};
+use hyperseal_toolkit::hazmat::{Block, Cipher, Mode};
 use hyperseal_toolkit::kdf::{DerivationCache, HashFn, PasswordKdf, Pbkdf2Params};
 use hyperseal_toolkit::sign::oaep::{RsaOaepPrivateKey, RsaOaepPublicKey};
 use hyperseal_toolkit::sign::{KeyKind, SigningKey};
@@ -78,7 +78,7 @@ impl Table for Primitives {
             ("AES-256-CTR (hazmat)", 32, Mode::Ctr, Some(1.05)),
         ];
         for (name, key_len, mode, seed) in ciphers {
-            let c = Cipher { key_len, mode };
+            let c = Cipher { block: Block::Aes, key_len, mode };
             let key: &[u8] = if key_len == 16 { &k16 } else { &k32 };
             add(&mut sec, name, fast, seed, &mut || {
                 std::hint::black_box(c.encrypt(key, Some(&iv), &msg).expect("hazmat encrypt"));
@@ -193,7 +193,7 @@ impl Table for Primitives {
             });
         };
         measure("AES-256-GCM seal", &mut || drop(std::hint::black_box(gcm.seal(&msg, b"").expect("seal"))));
-        let cbc = Cipher { key_len: 32, mode: Mode::Cbc };
+        let cbc = Cipher { block: Block::Aes, key_len: 32, mode: Mode::Cbc };
         measure("AES-256-CBC encrypt", &mut || {
             drop(std::hint::black_box(cbc.encrypt(&k32, Some(&iv), &msg).expect("cbc")))
         });

@@ -1,4 +1,4 @@
-//! `hazmat encrypt|decrypt`: legacy unauthenticated AES modes, byte-compatible with
+//! `hazmat encrypt|decrypt`: legacy unauthenticated AES and SM4 modes, byte-compatible with
 //! `openssl enc -<cipher> -K <hex> -iv <hex>`. Warns on every use.
 
 use std::path::PathBuf;
@@ -23,7 +23,8 @@ enum HazmatCmd {
 
 #[derive(Args)]
 struct Opts {
-    /// aes-256-cbc, aes-128-cbc, aes-256-ctr, aes-128-ctr, aes-256-ecb, aes-128-ecb.
+    /// aes-256-cbc, aes-128-cbc, aes-256-ctr, aes-128-ctr, aes-256-ecb, aes-128-ecb, sm4-cbc, sm4-ctr,
+    /// sm4-ecb.
     #[arg(long, short = 'a')]
     algo: String,
     /// Key as hex (16 or 32 bytes).
