@@ -16,7 +16,6 @@
 
 use x_wing::{
     DecapsulationKeyRejectNonContrib, Decapsulator, Encapsulate, EncapsulationKey, KeyExport, KeyInit,
-    TryDecapsulate,
 };
 use zeroize::Zeroizing;
 
@@ -102,6 +101,59 @@ impl Recipient for HybridRecipient {
 pub struct HybridIdentity {
     seed: Zeroizing<[u8; 32]>,
     dk: DecapsulationKeyRejectNonContrib,
+    expanded: Expanded,
+}
+
+/// The X-Wing decapsulation key expanded once. The `x-wing` crate re-derives ML-KEM-768 and
+/// X25519 keys from the seed on every decapsulation (SHAKE-256 + ML-KEM key generation + a
+/// base-point multiplication: most of a 1 KiB decrypt's ~350 µs); the identity is long-lived, so
+/// we expand at parse time and run the same decapsulation on the expanded keys: ML-KEM-768
+/// (`ml-kem`) and X25519 (aws-lc-rs), combined exactly as the X-Wing draft and the crate do.
+struct Expanded {
+    dk_m: ml_kem::ml_kem_768::DecapsulationKey,
+    sk_x: aws_lc_rs::agreement::PrivateKey,
+    pk_x: [u8; 32],
+}
+
+impl Expanded {
+    fn new(seed: &[u8; 32]) -> Result<Self, Error> {
+        use sha3::digest::Update;
+        use shake::{ExtendableOutput, Shake256, XofReader};
+        let mut xof = Shake256::default();
+        xof.update(seed);
+        let mut reader = xof.finalize_xof();
+        let mut m_seed = Zeroizing::new([0u8; 64]);
+        reader.read(&mut m_seed[..]);
+        let mut x_seed = Zeroizing::new([0u8; 32]);
+        reader.read(&mut x_seed[..]);
+        let dk_m = ml_kem::ml_kem_768::DecapsulationKey::from_seed(ml_kem::Seed::from(*m_seed));
+        let sk_x = aws_lc_rs::agreement::PrivateKey::from_private_key(&aws_lc_rs::agreement::X25519, &x_seed[..])
+            .map_err(|_| Error::Crypto)?;
+        let pk_x = sk_x.compute_public_key().map_err(|_| Error::Crypto)?.as_ref().try_into().map_err(|_| Error::Crypto)?;
+        Ok(Expanded { dk_m, sk_x, pk_x })
+    }
+
+    /// X-Wing decapsulation: SHA3-256(ss_M ‖ ss_X ‖ ct_X ‖ pk_X ‖ label), refusing a
+    /// non-contributory X25519 share as `DecapsulationKeyRejectNonContrib` does.
+    fn decapsulate(&self, enc: &[u8]) -> Result<Zeroizing<[u8; 32]>, Error> {
+        use ml_kem::Decapsulate;
+        use sha3::Digest;
+        let (ct_m, ct_x) = enc.split_at(ENC_LEN - 32);
+        let ct_m = ml_kem::ml_kem_768::Ciphertext::try_from(ct_m).map_err(|_| Error::Crypto)?;
+        let ss_m = Zeroizing::new(<[u8; 32]>::from(self.dk_m.decapsulate(&ct_m)));
+        let low_order = || Error::InvalidStanza("mlkem768x25519: X25519 share is a low-order point".into());
+        let peer = aws_lc_rs::agreement::UnparsedPublicKey::new(&aws_lc_rs::agreement::X25519, ct_x);
+        let ss_x = aws_lc_rs::agreement::agree(&self.sk_x, peer, low_order(), |k| {
+            Ok(Zeroizing::new(<[u8; 32]>::try_from(k).map_err(|_| low_order())?))
+        })?;
+        let mut h = sha3::Sha3_256::new();
+        Digest::update(&mut h, &ss_m[..]);
+        Digest::update(&mut h, &ss_x[..]);
+        Digest::update(&mut h, ct_x);
+        Digest::update(&mut h, self.pk_x);
+        Digest::update(&mut h, br"\.//^\");
+        Ok(Zeroizing::new(h.finalize().into()))
+    }
 }
 
 impl std::fmt::Debug for HybridIdentity {
@@ -111,9 +163,10 @@ impl std::fmt::Debug for HybridIdentity {
 }
 
 impl HybridIdentity {
-    fn from_seed(seed: Zeroizing<[u8; 32]>) -> Self {
+    fn from_seed(seed: Zeroizing<[u8; 32]>) -> Result<Self, Error> {
         let dk = DecapsulationKeyRejectNonContrib::new(&(*seed).into());
-        HybridIdentity { seed, dk }
+        let expanded = Expanded::new(&seed)?;
+        Ok(HybridIdentity { seed, dk, expanded })
     }
 
     /// Parses `AGE-SECRET-KEY-PQ-1…`.
@@ -129,7 +182,7 @@ impl HybridIdentity {
         }
         let mut seed = Zeroizing::new([0u8; 32]);
         seed.copy_from_slice(&data);
-        Ok(Self::from_seed(seed))
+        Self::from_seed(seed)
     }
 
     /// The `AGE-SECRET-KEY-PQ-1…` encoding (upper case, as age writes it).
@@ -151,12 +204,7 @@ impl HybridIdentity {
         };
         let enc = decode_arg(arg, ENC_LEN, "mlkem768x25519 encapsulated key")?;
         check_wrapped_len(&stanza.body)?;
-        let enc = x_wing::Ciphertext::try_from(&enc[..]).map_err(|_| Error::Crypto)?;
-        let shared = self
-            .dk
-            .try_decapsulate(&enc)
-            .map_err(|_| Error::InvalidStanza("mlkem768x25519: X25519 share is a low-order point".into()))?;
-        let shared = Zeroizing::new(<[u8; 32]>::from(shared));
+        let shared = self.expanded.decapsulate(&enc)?;
         let (key, nonce) = hpke::key_schedule(&shared, INFO);
         Ok(open_file_key(&key, nonce, &stanza.body))
     }
@@ -173,7 +221,7 @@ impl Identity for HybridIdentity {
 
 /// Generates an ML-KEM-768 + X25519 key pair.
 pub fn generate() -> Result<GeneratedKey, Error> {
-    let id = HybridIdentity::from_seed(Zeroizing::new(random::<32>()?));
+    let id = HybridIdentity::from_seed(Zeroizing::new(random::<32>()?))?;
     Ok(GeneratedKey { secret: id.to_bech32(), public: id.to_public().to_bech32() })
 }
 
