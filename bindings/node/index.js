@@ -138,8 +138,8 @@ const toolkit = {
   hashFile: async(native.hashFile),
   hmac: sync(native.hmac),
   hmacVerify: sync(native.hmacVerify),
-  kdfPbkdf2: async(native.kdfPbkdf2),
-  kdfArgon2id: async(native.kdfArgon2id),
+  kdfPbkdf2: async((password, salt, o) => native.kdfPbkdf2(password, salt, opts(o, 'kdf.pbkdf2'))),
+  kdfArgon2id: async((password, salt, o) => native.kdfArgon2id(password, salt, opts(o, 'kdf.argon2id'))),
   kdfScrypt: async((password, salt, o) => {
     o = opts(o, 'kdf.scrypt')
     if (o) {
