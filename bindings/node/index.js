@@ -115,7 +115,7 @@ function createDecryptStream (opts) {
 }
 
 // ── toolkit (src/toolkit.rs): flat native exports, wrapped so every error is coded, then
-//    assembled into namespaces. Both spellings are exported (`token.seal` and `tokenSeal`).
+//    assembled into namespaces. Both spellings are exported (`aead.seal` and `aeadSeal`).
 
 function sync (f) {
   return function (...args) { try { return f(...args) } catch (e) { throw coded(e) } }
@@ -190,8 +190,10 @@ function tokenOpen (keys, token, o) {
   } catch (e) { throw coded(e) }
 }
 
-toolkit.tokenSeal = tokenSeal
-toolkit.tokenOpen = tokenOpen
+// The flat exports keep the native positional signatures (as index.d.ts declares them);
+// `token.seal` / `token.open` take the options object.
+toolkit.tokenSeal = sync(nativeTokenSeal)
+toolkit.tokenOpen = sync(nativeTokenOpen)
 
 const kdf = Object.freeze({
   pbkdf2: toolkit.kdfPbkdf2,

@@ -200,6 +200,7 @@ test('token: round trip, key rings, every error code', () => {
   assert.deepEqual(hs.token.open(`# ring\n${k2}\n${k1}\n`, t, { aad: 'user:42' }), data)
   assert.deepEqual(hs.token.open(k1, hs.token.seal(k1, 'plain')).toString(), 'plain')
   assert.deepEqual(hs.tokenOpen(k1, hs.tokenSeal(k1, '')), Buffer.alloc(0))
+  assert.deepEqual(hs.tokenOpen([k1], hs.tokenSeal(k1, 'p', 'aad', 30), 'aad').toString(), 'p')
   // ring text seals with its first key
   assert.deepEqual(hs.token.open(k2, hs.token.seal(`${k2}\n${k1}`, 'x')).toString(), 'x')
 
