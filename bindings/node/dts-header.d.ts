@@ -10,6 +10,8 @@ export type HypersealErrorCode =
   | 'ERR_HYPERSEAL_KEY'
   | 'ERR_HYPERSEAL_ARGUMENT'
   | 'ERR_HYPERSEAL_IO'
+  | 'ERR_HYPERSEAL_TOKEN_EXPIRED'
+  | 'ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY'
 
 /** Every code, for `switch`es and tests. */
 export declare const ERROR_CODES: readonly HypersealErrorCode[]
@@ -25,3 +27,70 @@ export declare function createEncryptStream(options: { publicKey: string | strin
  * authenticated is emitted; a cut or tampered file ends the stream with `ERR_HYPERSEAL_AUTH`.
  */
 export declare function createDecryptStream(options: { privateKey: string }): Transform
+
+// ── toolkit namespaces (assembled in index.js from the flat exports declared below) ──
+
+/** Password and key derivation. The password KDFs run on the libuv pool. */
+export declare const kdf: {
+  /** PBKDF2-HMAC-SHA-256/512 (see {@link kdfPbkdf2}). */
+  pbkdf2: typeof kdfPbkdf2
+  /** Argon2id v1.3 (see {@link kdfArgon2id}). */
+  argon2id: typeof kdfArgon2id
+  /** scrypt; also accepts Node's option names `N`, `r`, `p` (see {@link kdfScrypt}). */
+  scrypt(
+    password: Uint8Array | string,
+    salt: Uint8Array | string,
+    options?: ScryptOptions & { N?: number; r?: number; p?: number },
+  ): Promise<Buffer>
+  /** HKDF extract-and-expand (see {@link kdfHkdf}). */
+  hkdf: typeof kdfHkdf
+}
+
+/** One-shot AEAD; sealed = nonce ‖ ciphertext ‖ tag. */
+export declare const aead: {
+  seal: typeof aeadSeal
+  open: typeof aeadOpen
+  generateKey: typeof aeadGenerateKey
+}
+
+/** LEGACY, UNAUTHENTICATED AES/SM4 CBC/CTR/ECB, for old systems only (openssl enc compatible). */
+export declare const hazmat: {
+  encrypt: typeof hazmatEncrypt
+  decrypt: typeof hazmatDecrypt
+}
+
+/** Signatures with PEM keys: Ed25519, ECDSA P-256, RSA (PSS / PKCS#1 v1.5), ML-DSA-65. */
+export declare const sign: {
+  generateKeyPair: typeof signGenerateKeyPair
+  sign: typeof signSign
+  verify: typeof signVerify
+  publicKeyOf: typeof signPublicKeyOf
+}
+
+/** RSA-OAEP (SHA-256) for wrapping short secrets. */
+export declare const rsa: {
+  encrypt: typeof rsaEncrypt
+  decrypt: typeof rsaDecrypt
+}
+
+/** Options of `token.seal`. */
+export interface TokenSealOptions {
+  /** Associated data bound to the token (must be given again to open it). */
+  aad?: Uint8Array | string
+  /** Lifetime in seconds; opening later fails with `ERR_HYPERSEAL_TOKEN_EXPIRED`. */
+  ttlSeconds?: number
+}
+
+/** Compact authenticated tokens with key rotation and expiry. */
+export declare const token: {
+  /** A new key-file line `HYPERSEAL-TOKEN-KEY-1…`. Keep it secret. */
+  generateKey: typeof tokenGenerateKey
+  /** Seals into a base64url token (a key file's first key seals). */
+  seal(key: string, plaintext: Uint8Array | string, options?: TokenSealOptions): string
+  /**
+   * Opens with any of the keys. Throws `ERR_HYPERSEAL_TOKEN_EXPIRED`,
+   * `ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY`, `ERR_HYPERSEAL_AUTH` (tampered / wrong aad) or
+   * `ERR_HYPERSEAL_FORMAT` (not a token).
+   */
+  open(keys: string | string[], token: string, options?: { aad?: Uint8Array | string }): Buffer
+}

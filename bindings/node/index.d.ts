@@ -10,6 +10,8 @@ export type HypersealErrorCode =
   | 'ERR_HYPERSEAL_KEY'
   | 'ERR_HYPERSEAL_ARGUMENT'
   | 'ERR_HYPERSEAL_IO'
+  | 'ERR_HYPERSEAL_TOKEN_EXPIRED'
+  | 'ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY'
 
 /** Every code, for `switch`es and tests. */
 export declare const ERROR_CODES: readonly HypersealErrorCode[]
@@ -25,6 +27,73 @@ export declare function createEncryptStream(options: { publicKey: string | strin
  * authenticated is emitted; a cut or tampered file ends the stream with `ERR_HYPERSEAL_AUTH`.
  */
 export declare function createDecryptStream(options: { privateKey: string }): Transform
+
+// ── toolkit namespaces (assembled in index.js from the flat exports declared below) ──
+
+/** Password and key derivation. The password KDFs run on the libuv pool. */
+export declare const kdf: {
+  /** PBKDF2-HMAC-SHA-256/512 (see {@link kdfPbkdf2}). */
+  pbkdf2: typeof kdfPbkdf2
+  /** Argon2id v1.3 (see {@link kdfArgon2id}). */
+  argon2id: typeof kdfArgon2id
+  /** scrypt; also accepts Node's option names `N`, `r`, `p` (see {@link kdfScrypt}). */
+  scrypt(
+    password: Uint8Array | string,
+    salt: Uint8Array | string,
+    options?: ScryptOptions & { N?: number; r?: number; p?: number },
+  ): Promise<Buffer>
+  /** HKDF extract-and-expand (see {@link kdfHkdf}). */
+  hkdf: typeof kdfHkdf
+}
+
+/** One-shot AEAD; sealed = nonce ‖ ciphertext ‖ tag. */
+export declare const aead: {
+  seal: typeof aeadSeal
+  open: typeof aeadOpen
+  generateKey: typeof aeadGenerateKey
+}
+
+/** LEGACY, UNAUTHENTICATED AES/SM4 CBC/CTR/ECB, for old systems only (openssl enc compatible). */
+export declare const hazmat: {
+  encrypt: typeof hazmatEncrypt
+  decrypt: typeof hazmatDecrypt
+}
+
+/** Signatures with PEM keys: Ed25519, ECDSA P-256, RSA (PSS / PKCS#1 v1.5), ML-DSA-65. */
+export declare const sign: {
+  generateKeyPair: typeof signGenerateKeyPair
+  sign: typeof signSign
+  verify: typeof signVerify
+  publicKeyOf: typeof signPublicKeyOf
+}
+
+/** RSA-OAEP (SHA-256) for wrapping short secrets. */
+export declare const rsa: {
+  encrypt: typeof rsaEncrypt
+  decrypt: typeof rsaDecrypt
+}
+
+/** Options of `token.seal`. */
+export interface TokenSealOptions {
+  /** Associated data bound to the token (must be given again to open it). */
+  aad?: Uint8Array | string
+  /** Lifetime in seconds; opening later fails with `ERR_HYPERSEAL_TOKEN_EXPIRED`. */
+  ttlSeconds?: number
+}
+
+/** Compact authenticated tokens with key rotation and expiry. */
+export declare const token: {
+  /** A new key-file line `HYPERSEAL-TOKEN-KEY-1…`. Keep it secret. */
+  generateKey: typeof tokenGenerateKey
+  /** Seals into a base64url token (a key file's first key seals). */
+  seal(key: string, plaintext: Uint8Array | string, options?: TokenSealOptions): string
+  /**
+   * Opens with any of the keys. Throws `ERR_HYPERSEAL_TOKEN_EXPIRED`,
+   * `ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY`, `ERR_HYPERSEAL_AUTH` (tampered / wrong aad) or
+   * `ERR_HYPERSEAL_FORMAT` (not a token).
+   */
+  open(keys: string | string[], token: string, options?: { aad?: Uint8Array | string }): Buffer
+}
 
 /** Native half of `createDecryptStream`: file bytes in, authenticated plaintext out. */
 export declare class DecryptSession {
@@ -54,6 +123,46 @@ export declare class EncryptSession {
   /** Seals the final chunk; returns the remaining file bytes. */
   final(): Buffer
 }
+
+/** A random key of the right length for `algo` (16 bytes for AES-128-GCM, else 32). */
+export declare function aeadGenerateKey(algo: string): Buffer
+
+/**
+ * Opens what {@link aeadSeal} made; a wrong key, AAD or any changed byte throws
+ * `ERR_HYPERSEAL_AUTH`.
+ */
+export declare function aeadOpen(algo: string, key: Uint8Array, sealed: Uint8Array, aad?: Uint8Array | string | undefined | null): Buffer
+
+/**
+ * AEAD-encrypts with a fresh random nonce. Returns `nonce ‖ ciphertext ‖ tag` (12-byte nonce,
+ * 24 for 'xchacha20-poly1305'; 16-byte tag). `algo`: 'aes-128-gcm', 'aes-256-gcm',
+ * 'chacha20-poly1305', 'xchacha20-poly1305', 'aes-256-gcm-siv'.
+ */
+export declare function aeadSeal(algo: string, key: Uint8Array, plaintext: Uint8Array | string, aad?: Uint8Array | string | undefined | null): Buffer
+
+/** Options of {@link kdfArgon2id}. */
+export interface Argon2Options {
+  /** Memory in KiB (default 19456, i.e. 19 MiB). */
+  memoryKib?: number
+  /** Passes (default 2). */
+  timeCost?: number
+  /** Lanes (default 1). */
+  parallelism?: number
+  /** Output bytes, 1–1024 (default 32). */
+  length?: number
+}
+
+/**
+ * Opens every message sealed by {@link batchEncrypt} / {@link aeadSeal} (no AAD), in input
+ * order. Rejects with `ERR_HYPERSEAL_AUTH` naming the first index that fails.
+ */
+export declare function batchDecrypt(algo: string, key: Uint8Array, messages: Array<Uint8Array | string>): Promise<Buffer[]>
+
+/**
+ * Seals every message (as {@link aeadSeal}, each with its own random nonce, no AAD) on the
+ * libuv pool; the result array is in input order.
+ */
+export declare function batchEncrypt(algo: string, key: Uint8Array, messages: Array<Uint8Array | string>): Promise<Buffer[]>
 
 /** Decrypts a buffer made by any hyperseal API or the CLI (binary or armored). */
 export declare function decryptByPrivateKey(data: Uint8Array | string, privateKey: string): Buffer
@@ -109,6 +218,58 @@ export interface EncryptFileOptions {
  */
 export declare function generateKeyPair(options?: KeyPairOptions | undefined | null): KeyPair
 
+/**
+ * Digest of `data` (Buffer, Uint8Array or UTF-8 string). `algo`: 'sha256', 'sha384',
+ * 'sha512', 'sha3-256', 'sha3-512', 'blake2b512', 'blake3', 'sm3', 'legacy-md5',
+ * 'legacy-sha1' (the legacy ones are collision-broken; bare 'md5'/'sha1' are refused).
+ */
+export declare function hash(algo: string, data: Uint8Array | string): Buffer
+
+/** Digest of a file, read on the libuv pool (BLAKE3 hashes large files on all cores). */
+export declare function hashFile(algo: string, path: string): Promise<Buffer>
+
+/**
+ * LEGACY, UNAUTHENTICATED decryption (see {@link hazmatEncrypt}). Bad CBC/ECB padding
+ * throws `ERR_HYPERSEAL_AUTH`, but a tampered ciphertext usually decrypts to garbage silently.
+ */
+export declare function hazmatDecrypt(algo: string, key: Uint8Array, iv: Uint8Array | undefined | null, data: Uint8Array): Buffer
+
+/**
+ * LEGACY, UNAUTHENTICATED encryption, byte-compatible with `openssl enc -K … -iv …` and
+ * Node's `createCipheriv` (PKCS#7 padding for CBC/ECB). Only for interoperating with old
+ * systems: nothing detects tampering. `algo`: 'aes-128-cbc', 'aes-256-cbc', 'aes-128-ctr',
+ * 'aes-256-ctr', 'aes-128-ecb', 'aes-256-ecb', 'sm4-cbc', 'sm4-ctr', 'sm4-ecb'; `iv` is
+ * 16 bytes, and must be null/undefined for ECB.
+ */
+export declare function hazmatEncrypt(algo: string, key: Uint8Array, iv: Uint8Array | undefined | null, data: Uint8Array | string): Buffer
+
+/**
+ * HMAC tag of `data` under `key`. `algo`: 'sha256', 'sha384', 'sha512', 'sha3-256',
+ * 'sha3-512', 'blake2b512', 'sm3', 'legacy-sha1', 'legacy-md5' (or 'hmac-sha256', …).
+ */
+export declare function hmac(algo: string, key: Uint8Array | string, data: Uint8Array | string): Buffer
+
+/**
+ * Whether `tag` is the HMAC of `data` under `key`, compared in constant time (in Rust).
+ * A tag of the wrong length is simply `false`.
+ */
+export declare function hmacVerify(algo: string, key: Uint8Array | string, data: Uint8Array | string, tag: Uint8Array): boolean
+
+/** Argon2id (v1.3) on the libuv pool. The salt must be at least 8 bytes. */
+export declare function kdfArgon2id(password: Uint8Array | string, salt: Uint8Array | string, options?: Argon2Options | undefined | null): Promise<Buffer>
+
+/**
+ * HKDF (RFC 5869) extract-and-expand: `length` bytes (1..=255×hash length) from input key
+ * material. `hash`: 'sha256' (default) or 'sha512'. Fast: synchronous.
+ */
+export declare function kdfHkdf(ikm: Uint8Array | string, salt: Uint8Array | string, info: Uint8Array | string, length: number, hash?: string | undefined | null): Buffer
+
+/** PBKDF2-HMAC on the libuv pool. The salt must be at least 8 bytes. */
+export declare function kdfPbkdf2(password: Uint8Array | string, salt: Uint8Array | string, options?: Pbkdf2Options | undefined | null): Promise<Buffer>
+
+/** scrypt on the libuv pool. The salt must be at least 8 bytes; memory is capped at 4 GiB. */
+export declare function kdfScrypt(password: Uint8Array | string, salt: Uint8Array | string, options?: ScryptOptions | undefined | null): Promise<Buffer>
+
 /** A key pair as text, exactly as `hyperseal keygen` / `hyperseal pubkey` print it. */
 export interface KeyPair {
   /** The recipient: `age1pq1…`, `age1…`, or an SPKI PEM for RSA. */
@@ -123,6 +284,16 @@ export interface KeyPairOptions {
   kind?: string
 }
 
+/** Options of {@link kdfPbkdf2}. */
+export interface Pbkdf2Options {
+  /** Iterations (default 600000, at most 10000000). */
+  iterations?: number
+  /** 'sha256' (default) or 'sha512'. */
+  hash?: string
+  /** Output bytes, 1–1024 (default 32). */
+  length?: number
+}
+
 /** What `onProgress` receives. */
 export interface Progress {
   /** Plaintext bytes done so far. */
@@ -135,3 +306,74 @@ export interface Progress {
 
 /** The public key of a private key (what `hyperseal pubkey` prints). */
 export declare function publicKeyOf(privateKey: string): string
+
+/** RSA-OAEP decryption with a PKCS#8 PEM private key; any failure is `ERR_HYPERSEAL_AUTH`. */
+export declare function rsaDecrypt(privateKey: string, data: Uint8Array, label?: Uint8Array | string | undefined | null): Buffer
+
+/**
+ * RSA-OAEP (SHA-256, MGF1-SHA-256) encryption of a short secret to an RSA SPKI PEM public
+ * key (at most key bytes − 66: 190 bytes for RSA-2048). `label` is the optional OAEP label.
+ */
+export declare function rsaEncrypt(publicKey: string, data: Uint8Array | string, label?: Uint8Array | string | undefined | null): Buffer
+
+/** Options of {@link kdfScrypt} (`kdf.scrypt` also accepts Node's `N` / `cost`). */
+export interface ScryptOptions {
+  /** CPU/memory cost N, a power of two (default 131072 = 2^17). Same as Node's `N`. */
+  cost?: number
+  /** Block size r (default 8). */
+  blockSize?: number
+  /** Parallelism p (default 1). */
+  parallelization?: number
+  /** Output bytes, 1–1024 (default 32). */
+  length?: number
+}
+
+/**
+ * Generates a signing key pair. `kind`: 'ed25519' (default), 'ecdsa-p256', 'rsa2048',
+ * 'rsa3072', 'rsa4096', 'ml-dsa-65'. RSA generation takes up to seconds and blocks.
+ */
+export declare function signGenerateKeyPair(kind?: string | undefined | null): SignKeyPair
+
+/** A signing key pair as PEM text. */
+export interface SignKeyPair {
+  /** PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`). Keep it secret. */
+  privateKey: string
+  /** SPKI PEM (`-----BEGIN PUBLIC KEY-----`). */
+  publicKey: string
+}
+
+/** The SPKI PEM public key of a PEM private signing key. */
+export declare function signPublicKeyOf(privateKey: string): string
+
+/**
+ * Signs `data` with a PEM private key (PKCS#8, or OpenSSL's SEC1/PKCS#1 forms). Ed25519 and
+ * ML-DSA sign the message itself, ECDSA P-256 is SHA-256/ASN.1 (DER), RSA is SHA-256 with
+ * `padding` 'pss' (default) or 'pkcs1'.
+ */
+export declare function signSign(privateKey: string, data: Uint8Array | string, padding?: string | undefined | null): Buffer
+
+/**
+ * Whether `signature` is a valid signature of `data` under the PEM public key (SPKI). An
+ * unusable key throws `ERR_HYPERSEAL_KEY`; a wrong signature is just `false`.
+ */
+export declare function signVerify(publicKey: string, data: Uint8Array | string, signature: Uint8Array, padding?: string | undefined | null): boolean
+
+/**
+ * A new random token key: one key-file line `HYPERSEAL-TOKEN-KEY-1<43 base64url chars>`
+ * (no newline), the same format `hyperseal kit token` reads. Keep it secret.
+ */
+export declare function tokenGenerateKey(): string
+
+/**
+ * Opens a token with any of the given keys (one key line, several, or a key file: keep old
+ * keys while their tokens live). Codes: `ERR_HYPERSEAL_TOKEN_EXPIRED`,
+ * `ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY`, `ERR_HYPERSEAL_AUTH` (tampered or wrong `aad`),
+ * `ERR_HYPERSEAL_FORMAT` (not a token).
+ */
+export declare function tokenOpen(keys: string | Array<string>, token: string, aad?: Uint8Array | string | undefined | null): Buffer
+
+/**
+ * Seals `plaintext` into a compact base64url token, authenticated together with the optional
+ * `aad`; `ttlSeconds` adds an expiry. `key` is a key line, or a key file whose first key seals.
+ */
+export declare function tokenSeal(key: string, plaintext: Uint8Array | string, aad?: Uint8Array | string | undefined | null, ttlSeconds?: number | undefined | null): string

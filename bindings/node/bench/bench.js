@@ -3,7 +3,8 @@
 // Side by side in one process: seed 000's design (tweetnacl box sync, WebCrypto AES-GCM hybrid
 // async) vs hyperseal sync and async, 1 KB … 100 MB (500 MB with --full): time per call, MB/s,
 // expansion; plus Node's own single-call AES-256-GCM at 100 MB. Markdown to stdout, JSON to
-// --json FILE (read by the main `hyperseal bench` for its `node` table).
+// --json FILE (read by the main `hyperseal bench` for its `node` table). Also a toolkit row:
+// token seal+open of 1 KB from JS beside FISE's published 0.32 ms (`--tokens` runs only that).
 const fs = require('node:fs')
 const os = require('node:os')
 const crypto = require('node:crypto')
@@ -37,7 +38,36 @@ async function time (fn, size) {
   return best
 }
 
+/** Toolkit tokens: 1000-byte seal+open from JS (best of 5 runs of 20000), in µs. */
+function tokenBench () {
+  const key = hs.token.generateKey()
+  const pt = crypto.randomBytes(1000)
+  const rows = []
+  for (const [label, so, oo] of [['no options', undefined, undefined], ["aad + ttlSeconds", { aad: 'user:42', ttlSeconds: 3600 }, { aad: 'user:42' }]]) {
+    for (let i = 0; i < 20000; i++) hs.token.open(key, hs.token.seal(key, pt, so), oo)
+    let best = Infinity
+    for (let r = 0; r < 5; r++) {
+      const n = quick ? 5000 : 20000
+      const t0 = performance.now()
+      for (let i = 0; i < n; i++) hs.token.open(key, hs.token.seal(key, pt, so), oo)
+      best = Math.min(best, ((performance.now() - t0) * 1000) / n)
+    }
+    rows.push({ label, us: best, tokenChars: hs.token.seal(key, pt, so).length })
+  }
+  return rows
+}
+
+function printTokens (rows) {
+  console.log('### Toolkit tokens: 1 KB (1000 bytes) seal + open, from JS\n')
+  console.log('| | seal+open | vs FISE |')
+  console.log('|---|---|---|')
+  for (const r of rows) console.log(`| hyperseal token.seal + token.open (${r.label}, ${r.tokenChars}-char token) | ${r.us.toFixed(2)} µs | ${(320 / r.us).toFixed(0)}× faster |`)
+  console.log('| FISE (published, another machine, unauthenticated) | 320 µs (0.32 ms) | – |')
+  console.log('')
+}
+
 async function main () {
+  if (args.includes('--tokens')) return printTokens(tokenBench())
   const seedKey = seed.generateKeyPair()
   const hsKey = hs.generateKeyPair({ kind })
   const impls = [
@@ -69,10 +99,12 @@ async function main () {
   const nodeGcm = await time(() => { const c = crypto.createCipheriv('aes-256-gcm', key, iv); c.update(big); c.final(); c.getAuthTag() }, big.length)
   const nodeGcmOut = await time(() => { const c = crypto.createCipheriv('aes-256-gcm', key, iv); Buffer.concat([c.update(big), c.final()]); c.getAuthTag() }, big.length)
 
+  const tokens = tokenBench()
   const env = { node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model, date: new Date().toISOString(), kind }
   print(rows, env, nodeGcm, nodeGcmOut)
+  printTokens(tokens)
   if (jsonFile) {
-    fs.writeFileSync(jsonFile, JSON.stringify({ bench: 'node', env, rows, nodeAes256Gcm100MB: { ms: nodeGcm, msWithConcat: nodeGcmOut } }, null, 2) + '\n')
+    fs.writeFileSync(jsonFile, JSON.stringify({ bench: 'node', env, rows, nodeAes256Gcm100MB: { ms: nodeGcm, msWithConcat: nodeGcmOut }, tokens1KB: tokens.map((t) => ({ ...t, fiseUs: 320 })) }, null, 2) + '\n')
     process.stderr.write(`wrote ${jsonFile}\n`)
   }
 }

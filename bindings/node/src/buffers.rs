@@ -89,7 +89,7 @@ pub(crate) fn open(private_key: &str, file: &[u8]) -> Result<Vec<u8>, Fail> {
     Ok(out)
 }
 
-fn bytes<'a>(data: &'a Either<&[u8], String>) -> &'a [u8] {
+pub(crate) fn bytes<'a>(data: &'a Either<&[u8], String>) -> &'a [u8] {
     match data {
         Either::A(b) => b,
         Either::B(s) => s.as_bytes(),
@@ -101,7 +101,7 @@ fn bytes<'a>(data: &'a Either<&[u8], String>) -> &'a [u8] {
 /// `Vec` is handed over without a copy.
 const COPY_BELOW: usize = 64 << 10;
 
-fn to_js(env: &Env, v: Vec<u8>) -> Result<BufferSlice<'_>, Fail> {
+pub(crate) fn to_js(env: &Env, v: Vec<u8>) -> Result<BufferSlice<'_>, Fail> {
     Ok(if v.len() < COPY_BELOW { BufferSlice::copy_from(env, &v)? } else { BufferSlice::from_data(env, v)? })
 }
 
@@ -133,7 +133,7 @@ pub enum Data {
 }
 
 impl Data {
-    fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         match self {
             Data::Bytes(b) => b,
             Data::Text(s) => s.as_bytes(),

@@ -20,6 +20,10 @@ pub enum Code {
     Argument,
     /// Reading or writing a file failed.
     Io,
+    /// A toolkit token authenticated but its expiry time has passed.
+    TokenExpired,
+    /// A toolkit token names a key id that none of the given keys has.
+    TokenUnknownKey,
 }
 
 impl AsRef<str> for Code {
@@ -31,6 +35,8 @@ impl AsRef<str> for Code {
             Code::Key => "ERR_HYPERSEAL_KEY",
             Code::Argument => "ERR_HYPERSEAL_ARGUMENT",
             Code::Io => "ERR_HYPERSEAL_IO",
+            Code::TokenExpired => "ERR_HYPERSEAL_TOKEN_EXPIRED",
+            Code::TokenUnknownKey => "ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY",
         }
     }
 }
@@ -106,6 +112,35 @@ impl From<hyperseal::Error> for Fail {
             e => e.to_string(),
         };
         Fail { code, msg }
+    }
+}
+
+/// Toolkit errors: failed opens/verifies are `AUTH`; unusable keys (wrong length, bad PEM or
+/// key line) are `KEY`; unknown algorithms and out-of-range lengths or parameters `ARGUMENT`.
+impl From<hyperseal_toolkit::Error> for Fail {
+    fn from(e: hyperseal_toolkit::Error) -> Self {
+        use hyperseal_toolkit::Error as E;
+        let code = match &e {
+            E::Crypto => Code::Auth,
+            // The only encoded inputs the bindings take are keys (PEM, token key lines).
+            E::InvalidKey(_) | E::Malformed(_) => Code::Key,
+            E::Io(_) => Code::Io,
+            _ => Code::Argument,
+        };
+        Fail { code, msg: e.to_string() }
+    }
+}
+
+impl From<hyperseal_toolkit::token::TokenError> for Fail {
+    fn from(e: hyperseal_toolkit::token::TokenError) -> Self {
+        use hyperseal_toolkit::token::TokenError as T;
+        let code = match e {
+            T::Malformed => Code::Format,
+            T::UnknownKeyId => Code::TokenUnknownKey,
+            T::Expired => Code::TokenExpired,
+            T::Auth => Code::Auth,
+        };
+        Fail { code, msg: e.to_string() }
     }
 }
 
