@@ -18,16 +18,17 @@ const CACHE_SLOTS: usize = 16;
 type Recipients = Arc<Vec<Box<dyn Recipient>>>;
 type Identities = Arc<Vec<Box<dyn Identity>>>;
 
-struct Cache<T> {
+/// A few parsed keys, by their exact text (shared with the toolkit's PEM keys).
+pub(crate) struct Cache<T> {
     entries: Mutex<Vec<(Zeroizing<String>, T)>>,
 }
 
 impl<T: Clone> Cache<T> {
-    const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         Cache { entries: Mutex::new(Vec::new()) }
     }
 
-    fn get_or(&self, key: &str, parse: impl FnOnce() -> Result<T, Fail>) -> Result<T, Fail> {
+    pub(crate) fn get_or(&self, key: &str, parse: impl FnOnce() -> Result<T, Fail>) -> Result<T, Fail> {
         if let Some((_, v)) = self.lock().iter().find(|(k, _)| k.as_str() == key) {
             return Ok(v.clone());
         }

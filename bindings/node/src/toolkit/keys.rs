@@ -4,6 +4,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hyperseal_toolkit::sign::oaep::{RsaOaepPrivateKey, RsaOaepPublicKey};
+
+use crate::keys::Cache;
 use hyperseal_toolkit::sign::{self as ts, KeyKind, RsaPadding, SigningKey, VerifyingKey};
 use hyperseal_toolkit::token::{self as tt, KeyRing, TokenKey};
 use napi::bindgen_prelude::{BufferSlice, Either};
@@ -42,6 +44,13 @@ pub fn sign_generate_key_pair(kind: Option<String>) -> Result<SignKeyPair, JsErr
     Ok(run()?)
 }
 
+// Parsed PEM keys, cached by their text: parsing an RSA private key validates it (hundreds of
+// µs), which made a 50-byte RSA-2048 signature 2.3× slower than Node's KeyObject path.
+static SIGNING: Cache<Arc<SigningKey>> = Cache::new();
+static VERIFYING: Cache<Arc<VerifyingKey>> = Cache::new();
+static OAEP_PUBLIC: Cache<Arc<RsaOaepPublicKey>> = Cache::new();
+static OAEP_PRIVATE: Cache<Arc<RsaOaepPrivateKey>> = Cache::new();
+
 /// Signs `data` with a PEM private key (PKCS#8, or OpenSSL's SEC1/PKCS#1 forms). Ed25519 and
 /// ML-DSA sign the message itself, ECDSA P-256 is SHA-256/ASN.1 (DER), RSA is SHA-256 with
 /// `padding` 'pss' (default) or 'pkcs1'.
@@ -53,7 +62,7 @@ pub fn sign_sign<'e>(
     padding: Option<String>,
 ) -> Result<BufferSlice<'e>, JsErr> {
     let pad = rsa_padding(padding.as_deref())?;
-    let sk = SigningKey::from_pem(&private_key).map_err(Fail::from)?;
+    let sk = SIGNING.get_or(&private_key, || Ok(Arc::new(SigningKey::from_pem(&private_key)?)))?;
     Ok(to_js(env, sk.sign_with(bytes(&data), pad).map_err(Fail::from)?)?)
 }
 
@@ -67,7 +76,7 @@ pub fn sign_verify(
     padding: Option<String>,
 ) -> Result<bool, JsErr> {
     let pad = rsa_padding(padding.as_deref())?;
-    let vk = VerifyingKey::from_pem(&public_key).map_err(Fail::from)?;
+    let vk = VERIFYING.get_or(&public_key, || Ok(Arc::new(VerifyingKey::from_pem(&public_key)?)))?;
     Ok(vk.verify_with(bytes(&data), signature, pad).is_ok())
 }
 
@@ -86,7 +95,7 @@ pub fn rsa_encrypt<'e>(
     data: Either<&[u8], String>,
     label: Option<Either<&[u8], String>>,
 ) -> Result<BufferSlice<'e>, JsErr> {
-    let k = RsaOaepPublicKey::from_pem(&public_key).map_err(Fail::from)?;
+    let k = OAEP_PUBLIC.get_or(&public_key, || Ok(Arc::new(RsaOaepPublicKey::from_pem(&public_key)?)))?;
     Ok(to_js(env, k.encrypt(bytes(&data), opt_bytes(&label)).map_err(Fail::from)?)?)
 }
 
@@ -98,7 +107,7 @@ pub fn rsa_decrypt<'e>(
     data: &[u8],
     label: Option<Either<&[u8], String>>,
 ) -> Result<BufferSlice<'e>, JsErr> {
-    let k = RsaOaepPrivateKey::from_pem(&private_key).map_err(Fail::from)?;
+    let k = OAEP_PRIVATE.get_or(&private_key, || Ok(Arc::new(RsaOaepPrivateKey::from_pem(&private_key)?)))?;
     Ok(to_js(env, take(k.decrypt(data, opt_bytes(&label)).map_err(Fail::from)?))?)
 }
 
