@@ -36,6 +36,9 @@ fn output_is_identical_for_every_thread_count_and_api() {
                 let mut direct = vec![0u8; sealed_len(&cipher(suite, 16 << 10), n)];
                 seal_into(&cipher(suite, 16 << 10), &pt, &mut direct, threads);
                 assert_eq!(direct, reference, "borrowed-input path, threads={threads}");
+                let mut streamed = Vec::new();
+                encrypt_slice(&cipher(suite, 16 << 10), &pt, &mut streamed, threads, None).unwrap();
+                assert_eq!(streamed, reference, "borrowed-input stream, threads={threads}");
                 let mut opened = vec![0u8; out.len()];
                 let k = open_into(&cipher(suite, 16 << 10), &out, &mut opened, threads).unwrap();
                 assert_eq!(opened[..k], pt[..]);

@@ -20,7 +20,7 @@ pub(crate) use batch::read_full as read_exact_or_eof;
 pub use pipeline::{decrypt_pipeline, encrypt_pipeline, Progress};
 pub use reader::StreamReader;
 pub(crate) use slice::stream_slice;
-pub use slice::{open_into, seal_into, sealed_len};
+pub use slice::{encrypt_slice, open_into, seal_into, sealed_len};
 pub use writer::StreamWriter;
 
 use zeroize::Zeroizing;

@@ -126,6 +126,19 @@ fn split(cipher: &ChunkCipher, s: &Shape, input: &[u8], out: &mut [u8], threads:
     })
 }
 
+/// Encrypts a borrowed input (in memory or memory-mapped) as a payload onto `output`, window by
+/// window on `threads` workers, sealing straight from `input` (no staging copy). Same bytes as
+/// [`encrypt_pipeline`](super::encrypt_pipeline). Returns the plaintext length.
+pub fn encrypt_slice(
+    cipher: &ChunkCipher,
+    input: &[u8],
+    output: &mut (dyn Write + Send),
+    threads: usize,
+    progress: Option<Progress>,
+) -> Result<u64, Error> {
+    stream_slice(cipher, true, input, output, threads, progress)
+}
+
 /// Seals (or opens) `input` onto `output` window by window on `threads` workers, writing in
 /// order; an opened window is written only if all its chunks authenticated. Returns the
 /// plaintext length.
