@@ -7,7 +7,8 @@ use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 
 use common::{data, identities, recipients};
 use hyperseal::stream::{
-    decrypt_pipeline, encrypt_pipeline, open_into, seal_into, sealed_len, ChunkCipher, StreamWriter,
+    decrypt_pipeline, encrypt_pipeline, encrypt_slice, open_into, seal_into, sealed_len, ChunkCipher,
+    StreamWriter,
 };
 use hyperseal::{Decryptor, Options, Profile, Suite};
 use zeroize::Zeroizing;
