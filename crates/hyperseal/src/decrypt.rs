@@ -99,7 +99,7 @@ impl<R: Read> Decryptor<R> {
     fn cipher(&mut self, identities: &[Box<dyn Identity>]) -> Result<ChunkCipher, Error> {
         let file_key = unwrap_file_key(&self.header, identities)?;
         let mut salt = [0u8; SALT_LEN];
-        if stream::read_exact_or_eof(&mut self.source, &mut salt)? < SALT_LEN {
+        if stream::read_full(&mut self.source, &mut salt)? < SALT_LEN {
             // The nonce is part of the header in the age spec: a file that ends here is malformed.
             return Err(Error::MalformedHeader("file ends before the 16-byte payload nonce".into()));
         }

@@ -36,9 +36,6 @@ pub enum Error {
     /// The payload ends before its final chunk.
     #[error("file is truncated: the final chunk is missing (after chunk {0})")]
     Truncated(u64),
-    /// Bytes follow the final chunk.
-    #[error("trailing data after the final chunk")]
-    TrailingData,
     /// A key or identity string could not be parsed.
     #[error("invalid key: {0}")]
     InvalidKey(String),

@@ -88,7 +88,7 @@ fn class(e: &Error) -> &'static str {
         }
         Error::HeaderMac => "HMAC failure",
         Error::NoIdentityMatched | Error::WrongPassphrase => "no match",
-        Error::ChunkAuth(_) | Error::Truncated(_) | Error::TrailingData => "payload failure",
+        Error::ChunkAuth(_) | Error::Truncated(_) => "payload failure",
         Error::Armor(_) => "armor failure",
         _ => "other error",
     }

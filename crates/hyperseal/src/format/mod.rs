@@ -8,7 +8,6 @@ pub mod armor;
 mod header;
 mod stanza;
 
-#[allow(unused_imports)]
 pub(crate) use header::hkdf32;
 pub use header::{Header, Profile, AGE_V1, HYPERSEAL_V1};
 pub use stanza::{decode_b64, encode_b64, Stanza};

@@ -15,7 +15,7 @@
 //! * Bech32 without the 90-character limit; HRPs `age1pq` and `AGE-SECRET-KEY-PQ-`.
 
 use x_wing::{
-    DecapsulationKeyRejectNonContrib, Decapsulator, Encapsulate, EncapsulationKey, KeyExport, KeyInit,
+    Encapsulate, EncapsulationKey, KeyExport,
 };
 use zeroize::Zeroizing;
 
@@ -96,11 +96,10 @@ impl Recipient for HybridRecipient {
     }
 }
 
-/// An age post-quantum secret key (the 32-byte X-Wing seed). Zeroized on drop (the `x-wing`
-/// crate's `zeroize` feature covers its copy); `Debug` is redacted.
+/// An age post-quantum secret key (the 32-byte X-Wing seed and its expansion). Zeroized on drop
+/// (ml-kem's `zeroize` feature; aws-lc frees the X25519 key); `Debug` is redacted.
 pub struct HybridIdentity {
     seed: Zeroizing<[u8; 32]>,
-    dk: DecapsulationKeyRejectNonContrib,
     expanded: Expanded,
 }
 
@@ -164,9 +163,8 @@ impl std::fmt::Debug for HybridIdentity {
 
 impl HybridIdentity {
     fn from_seed(seed: Zeroizing<[u8; 32]>) -> Result<Self, Error> {
-        let dk = DecapsulationKeyRejectNonContrib::new(&(*seed).into());
         let expanded = Expanded::new(&seed)?;
-        Ok(HybridIdentity { seed, dk, expanded })
+        Ok(HybridIdentity { seed, expanded })
     }
 
     /// Parses `AGE-SECRET-KEY-PQ-1…`.
@@ -192,7 +190,10 @@ impl HybridIdentity {
 
     /// The matching recipient.
     pub fn to_public(&self) -> HybridRecipient {
-        HybridRecipient { ek: self.dk.encapsulation_key().clone() }
+        // X-Wing's encapsulation key is the ML-KEM-768 key followed by the X25519 public key.
+        let mut bytes = self.expanded.dk_m.encapsulation_key().to_bytes().to_vec();
+        bytes.extend_from_slice(&self.expanded.pk_x);
+        HybridRecipient { ek: EncapsulationKey::try_from(&bytes[..]).expect("a valid key pair's public half") }
     }
 
     /// `Ok(None)`: well-formed but not ours. ML-KEM decapsulation never fails (implicit

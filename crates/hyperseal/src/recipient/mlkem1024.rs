@@ -17,7 +17,7 @@ use ml_kem::{Decapsulate, Encapsulate, KeyExport, Seed, TryKeyInit};
 use zeroize::Zeroizing;
 
 use super::primitives::{
-    check_wrapped_len, decode_arg, hkdf_sha256, open_file_key, random, seal_file_key, OsRng, ZERO_NONCE,
+    check_wrapped_len, decode_arg, hkdf32, open_file_key, random, seal_file_key, OsRng, ZERO_NONCE,
 };
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
@@ -79,7 +79,7 @@ fn wrap_key(shared: &[u8], ct: &[u8], ek: &[u8]) -> Zeroizing<[u8; 32]> {
     let mut salt = Vec::with_capacity(CT_LEN + EK_LEN);
     salt.extend_from_slice(ct);
     salt.extend_from_slice(ek);
-    hkdf_sha256(shared, &salt, INFO)
+    hkdf32(&salt, shared, INFO)
 }
 
 impl Recipient for Mlkem1024Recipient {

@@ -150,23 +150,7 @@ pub fn parse_identities(text: &str) -> Result<Vec<Box<dyn Identity>>, Error> {
     if text.trim_start().starts_with("-----BEGIN") {
         return Ok(vec![Box::new(rsa::RsaIdentity::from_pkcs8_pem(text)?)]);
     }
-    let mut out: Vec<Box<dyn Identity>> = Vec::new();
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        let upper = line.to_ascii_uppercase();
-        if upper.starts_with(hybrid::IDENTITY_HRP) {
-            out.push(Box::new(hybrid::HybridIdentity::from_bech32(line)?));
-        } else if upper.starts_with(mlkem1024::IDENTITY_HRP) {
-            out.push(Box::new(mlkem1024::Mlkem1024Identity::from_bech32(line)?));
-        } else if upper.starts_with(x25519::IDENTITY_HRP) {
-            out.push(Box::new(x25519::X25519Identity::from_bech32(line)?));
-        } else {
-            return Err(Error::InvalidKey("unrecognised identity line (expected AGE-SECRET-KEY-…)".into()));
-        }
-    }
-    if out.is_empty() {
-        return Err(Error::InvalidKey("no identities found".into()));
-    }
-    Ok(out)
+    Ok(secret_key_lines(text)?.into_iter().map(SecretKeyLine::boxed).collect())
 }
 
 /// The recipient (public) string of an identity file, for `hyperseal pubkey`.
@@ -175,23 +159,61 @@ pub fn public_of(identity_text: &str) -> Result<String, Error> {
     if t.starts_with("-----BEGIN") {
         return rsa::public_pem_from_pkcs8_pem(t);
     }
-    let mut out = Vec::new();
-    for line in t.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+    let publics: Vec<String> = secret_key_lines(t)?.iter().map(SecretKeyLine::public).collect();
+    Ok(publics.join("\n"))
+}
+
+/// One bech32 identity line, by kind: the single place that maps prefixes to key types.
+enum SecretKeyLine {
+    Hybrid(hybrid::HybridIdentity),
+    Mlkem1024(mlkem1024::Mlkem1024Identity),
+    X25519(x25519::X25519Identity),
+}
+
+impl SecretKeyLine {
+    fn parse(line: &str) -> Result<Self, Error> {
         let upper = line.to_ascii_uppercase();
-        out.push(if upper.starts_with(hybrid::IDENTITY_HRP) {
-            hybrid::HybridIdentity::from_bech32(line)?.to_public().to_bech32()
+        // The hybrid prefix (AGE-SECRET-KEY-PQ-1) must be tested before X25519's (AGE-SECRET-KEY-1).
+        if upper.starts_with(hybrid::IDENTITY_HRP) {
+            Ok(Self::Hybrid(hybrid::HybridIdentity::from_bech32(line)?))
         } else if upper.starts_with(mlkem1024::IDENTITY_HRP) {
-            mlkem1024::Mlkem1024Identity::from_bech32(line)?.to_public().to_bech32()
+            Ok(Self::Mlkem1024(mlkem1024::Mlkem1024Identity::from_bech32(line)?))
         } else if upper.starts_with(x25519::IDENTITY_HRP) {
-            x25519::X25519Identity::from_bech32(line)?.to_public().to_bech32()
+            Ok(Self::X25519(x25519::X25519Identity::from_bech32(line)?))
         } else {
-            return Err(Error::InvalidKey("unrecognised identity line".into()));
-        });
+            Err(Error::InvalidKey("unrecognised identity line (expected AGE-SECRET-KEY-…)".into()))
+        }
     }
-    if out.is_empty() {
+
+    fn boxed(self) -> Box<dyn Identity> {
+        match self {
+            Self::Hybrid(k) => Box::new(k),
+            Self::Mlkem1024(k) => Box::new(k),
+            Self::X25519(k) => Box::new(k),
+        }
+    }
+
+    fn public(&self) -> String {
+        match self {
+            Self::Hybrid(k) => k.to_public().to_bech32(),
+            Self::Mlkem1024(k) => k.to_public().to_bech32(),
+            Self::X25519(k) => k.to_public().to_bech32(),
+        }
+    }
+}
+
+/// Every identity line of a text, skipping blank lines and `#` comments; at least one.
+fn secret_key_lines(text: &str) -> Result<Vec<SecretKeyLine>, Error> {
+    let keys = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(SecretKeyLine::parse)
+        .collect::<Result<Vec<_>, _>>()?;
+    if keys.is_empty() {
         return Err(Error::InvalidKey("no identities found".into()));
     }
-    Ok(out.join("\n"))
+    Ok(keys)
 }
 
 /// The passphrase recipient of a profile: age's scrypt for age files, Argon2id for hyperseal.

@@ -26,16 +26,7 @@ impl hkdf::KeyType for Len {
     }
 }
 
-/// HKDF-SHA-256 (RFC 5869) to 32 bytes.
-pub(crate) fn hkdf_sha256(ikm: &[u8], salt: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
-    let mut out = Zeroizing::new([0u8; 32]);
-    hkdf::Salt::new(hkdf::HKDF_SHA256, salt)
-        .extract(ikm)
-        .expand(&[info], Len(32))
-        .and_then(|okm| okm.fill(&mut out[..]))
-        .expect("HKDF-SHA-256 to 32 bytes cannot fail");
-    out
-}
+pub(crate) use crate::format::hkdf32;
 
 /// HKDF-Expand only, from a pseudorandom key given as bytes (for HPKE's labelled expand), with
 /// `info` given in parts that are concatenated.

@@ -10,7 +10,7 @@ use aws_lc_rs::agreement::{self, PrivateKey, UnparsedPublicKey, X25519};
 use zeroize::Zeroizing;
 
 use super::primitives::{
-    check_wrapped_len, decode_arg, hkdf_sha256, open_file_key, seal_file_key, ZERO_NONCE,
+    check_wrapped_len, decode_arg, hkdf32, open_file_key, seal_file_key, ZERO_NONCE,
 };
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
@@ -163,7 +163,7 @@ fn wrap_key(shared: &[u8], share: &[u8], recipient: &[u8; 32]) -> Zeroizing<[u8;
     let mut salt = [0u8; 64];
     salt[..32].copy_from_slice(share);
     salt[32..].copy_from_slice(recipient);
-    hkdf_sha256(shared, &salt, INFO)
+    hkdf32(&salt, shared, INFO)
 }
 
 /// Generates an X25519 key pair.

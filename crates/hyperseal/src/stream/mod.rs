@@ -16,7 +16,7 @@ mod reader;
 mod slice;
 mod writer;
 
-pub(crate) use batch::read_full as read_exact_or_eof;
+pub(crate) use batch::read_full;
 pub use pipeline::{decrypt_pipeline, encrypt_pipeline, Progress};
 pub use reader::StreamReader;
 pub(crate) use slice::stream_slice;

@@ -165,7 +165,6 @@ fn clone_err(e: &Error) -> Error {
     match e {
         Error::ChunkAuth(i) => Error::ChunkAuth(*i),
         Error::Truncated(i) => Error::Truncated(*i),
-        Error::TrailingData => Error::TrailingData,
         other => Error::Io(io::Error::other(other.to_string())),
     }
 }
