@@ -2,8 +2,8 @@
 //! in `index.js`). Both hold at most a batch of chunks, so memory is flat whatever the size.
 //!
 //! The decrypting side is push-driven ("feed bytes, get the plaintext of the chunks that
-//! authenticated"), built from the library's public pieces: `Header::read_from`, the identities,
-//! `Profile::payload_key` and the position-explicit `ChunkCipher`. A chunk is opened only when
+//! authenticated"), built from the library's public pieces: `Header::read_from`,
+//! `Header::payload_cipher` and the position-explicit `ChunkCipher`. A chunk is opened only when
 //! more bytes follow it, because only then is it known not to be the last one.
 
 use std::io::Write;
@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use hyperseal::format::Header;
 use hyperseal::stream::ChunkCipher;
 use hyperseal::suite::TAG_LEN;
-use hyperseal::{Encryptor, FileKey, Options, StreamWriter, SALT_LEN};
+use hyperseal::{Encryptor, Options, StreamWriter, SALT_LEN};
 use napi::bindgen_prelude::{BufferSlice, Either};
 use napi::Env;
 use napi_derive::napi;
@@ -207,29 +207,11 @@ impl DecryptSession {
         let header = Header::read_from(&mut rest)?;
         let consumed = buf.len() - rest.len();
         if rest.len() < SALT_LEN {
-            return Err(hyperseal::Error::Truncated(0).into());
+            return Err(hyperseal::Error::MalformedHeader("file ends before the 16-byte payload nonce".into()).into());
         }
-        let file_key = unwrap_file_key(&self.identities, &header)?;
-        let key = header.profile.payload_key(&file_key, &rest[..SALT_LEN], header.suite);
-        let cipher = ChunkCipher::new(header.suite, header.chunk_size, &key)?;
+        let cipher = header.payload_cipher(&self.identities, &rest[..SALT_LEN])?;
         self.pending.drain(..consumed + SALT_LEN);
         self.state = State::Payload { cipher, index: 0 };
         Ok(true)
     }
-}
-
-/// The library's rule (`Decryptor`): the first identity that claims a stanza decides; its key
-/// must have the profile's length and pass the header MAC.
-fn unwrap_file_key(ids: &[Box<dyn hyperseal::Identity>], header: &Header) -> Result<FileKey, Fail> {
-    for id in ids {
-        if let Some(result) = id.unwrap_stanzas(&header.stanzas) {
-            let key = result?;
-            if key.expose().len() != header.profile.file_key_len() {
-                return Err(hyperseal::Error::InvalidStanza("file key has the wrong length for this format".into()).into());
-            }
-            header.verify_mac(&key)?;
-            return Ok(key);
-        }
-    }
-    Err(hyperseal::Error::NoIdentityMatched.into())
 }

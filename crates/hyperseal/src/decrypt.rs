@@ -10,7 +10,7 @@ use crate::format::armor::{is_armored, looks_like_armor, ArmoredReader};
 use crate::format::Header;
 use crate::recipient::Identity;
 use crate::stream::{self, ChunkCipher, Progress, StreamReader};
-use crate::{Error, FileKey};
+use crate::Error;
 
 /// Input, de-armored when needed. Seekable only when not armored.
 pub enum Source<R: Read> {
@@ -97,13 +97,9 @@ impl<R: Read> Decryptor<R> {
     }
 
     fn cipher(&mut self, identities: &[Box<dyn Identity>]) -> Result<ChunkCipher, Error> {
-        let file_key = unwrap_file_key(&self.header, identities)?;
         let mut salt = [0u8; SALT_LEN];
-        if stream::read_full(&mut self.source, &mut salt)? < SALT_LEN {
-            // The nonce is part of the header in the age spec: a file that ends here is malformed.
-            return Err(Error::MalformedHeader("file ends before the 16-byte payload nonce".into()));
-        }
-        payload_cipher(&self.header, &file_key, &salt)
+        let n = stream::read_full(&mut self.source, &mut salt)?;
+        keyed(&self.header, identities, &salt[..n])
     }
 
     /// A reader of authenticated plaintext. Seekable when `R` is and the input is not armored.
@@ -135,24 +131,15 @@ impl<R: Read> Decryptor<R> {
     }
 }
 
-/// Finds the file key: tries each identity on the stanzas, then checks the header MAC.
-fn unwrap_file_key(header: &Header, identities: &[Box<dyn Identity>]) -> Result<FileKey, Error> {
-    for id in identities {
-        if let Some(result) = id.unwrap_stanzas(&header.stanzas) {
-            let key = result?;
-            if key.expose().len() != header.profile.file_key_len() {
-                return Err(Error::InvalidStanza("file key has the wrong length for this format".into()));
-            }
-            header.verify_mac(&key)?;
-            return Ok(key);
-        }
+/// Unwraps the file key (a file for someone else says so even when it is also cut short), then
+/// requires the whole salt: the nonce is part of the header in the age spec, so a file that ends
+/// inside it is malformed.
+fn keyed(header: &Header, identities: &[Box<dyn Identity>], salt: &[u8]) -> Result<ChunkCipher, Error> {
+    let cipher = header.payload_cipher(identities, salt)?;
+    if salt.len() < SALT_LEN {
+        return Err(Error::MalformedHeader("file ends before the 16-byte payload nonce".into()));
     }
-    Err(Error::NoIdentityMatched)
-}
-
-fn payload_cipher(header: &Header, file_key: &FileKey, salt: &[u8]) -> Result<ChunkCipher, Error> {
-    let key = header.profile.payload_key(file_key, salt, header.suite);
-    ChunkCipher::new(header.suite, header.chunk_size, &key)
+    Ok(cipher)
 }
 
 /// Parses a binary (non-armored) file held in memory: header, payload cipher, payload bytes.
@@ -162,12 +149,8 @@ fn open_slice<'a>(
 ) -> Result<(ChunkCipher, &'a [u8]), Error> {
     let mut rest = file;
     let header = Header::read_from(&mut rest)?;
-    let file_key = unwrap_file_key(&header, identities)?;
-    if rest.len() < SALT_LEN {
-        return Err(Error::Truncated(0));
-    }
-    let (salt, payload) = rest.split_at(SALT_LEN);
-    Ok((payload_cipher(&header, &file_key, salt)?, payload))
+    let (salt, payload) = rest.split_at(SALT_LEN.min(rest.len()));
+    Ok((keyed(&header, identities, salt)?, payload))
 }
 
 /// Decrypts a file held in memory (or memory-mapped) onto `output`, opening chunks straight from

@@ -17,7 +17,8 @@ use aws_lc_rs::{hkdf, hmac};
 use zeroize::Zeroizing;
 
 use super::stanza::{decode_b64, encode_b64, Stanza};
-use crate::stream::{check_chunk_size, DEFAULT_CHUNK};
+use crate::recipient::Identity;
+use crate::stream::{check_chunk_size, ChunkCipher, DEFAULT_CHUNK};
 use crate::suite::Suite;
 use crate::{Error, FileKey};
 
@@ -134,6 +135,22 @@ impl Header {
     pub fn encode_len(&self) -> usize {
         // mac_input ends with "---"; then " " + 43 base64 characters + "\n".
         self.mac_input.len() + 45
+    }
+
+    /// Finds the file key with `identities` (the first identity that claims a stanza decides;
+    /// its key must have this profile's length and pass the header MAC), then keys the payload
+    /// with the `salt` that follows the header. Every decrypt path goes through here.
+    pub fn payload_cipher(&self, identities: &[Box<dyn Identity>], salt: &[u8]) -> Result<ChunkCipher, Error> {
+        let file_key = identities
+            .iter()
+            .find_map(|id| id.unwrap_stanzas(&self.stanzas))
+            .ok_or(Error::NoIdentityMatched)??;
+        if file_key.expose().len() != self.profile.file_key_len() {
+            return Err(Error::InvalidStanza("file key has the wrong length for this format".into()));
+        }
+        self.verify_mac(&file_key)?;
+        let key = self.profile.payload_key(&file_key, salt, self.suite);
+        ChunkCipher::new(self.suite, self.chunk_size, &key)
     }
 
     /// Whether this is a passphrase file (a lone passphrase stanza).
