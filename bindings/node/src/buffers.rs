@@ -1,13 +1,11 @@
 //! Key generation and the one-shot buffer API, sync and async (seed 000's names).
 //!
-//! Async calls run on the libuv pool as `AsyncTask`s; inside one call the library spreads large
-//! inputs over all cores (`Options::threads`), while inputs up to one batch (2 MiB) stay on the
-//! calling thread, so a thousand small concurrent calls spawn no threads at all.
+//! Async calls run on the libuv pool as `AsyncTask`s; inside one call the library spreads inputs
+//! of 1 MiB and more over all cores, while smaller ones stay on the calling thread, so a thousand
+//! small concurrent calls spawn no threads at all.
 
 use hyperseal::recipient::{self, Kind};
-use std::io::{Read, Write};
-
-use hyperseal::{Decryptor, Encryptor, Options};
+use hyperseal::Options;
 use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Either, Uint8Array};
 use napi::{Env, Task};
 use napi_derive::napi;
@@ -49,29 +47,11 @@ pub fn public_key_of(private_key: String) -> Result<String, JsErr> {
     Ok(recipient::public_of(&private_key).map_err(Fail::from)?)
 }
 
-/// Inputs up to this size run on the caller's thread alone: a thread pool costs more than it
-/// saves on four chunks.
-const ONE_THREAD_BELOW: usize = 256 << 10;
-/// From this size on, the library's pipeline (reader and writer threads around the crypto pool)
-/// wins; below it, the plain writer/reader sealing batches on the pool is faster (measured on
-/// 2 cores: 1 MB 0.8 vs 2.0 ms, 10 MB 10.5 vs 18 ms; at 100 MB the pipeline is ahead).
-const PIPELINE_FROM: usize = 32 << 20;
-
-fn threads_for(len: usize) -> usize {
-    if len < ONE_THREAD_BELOW { 1 } else { hyperseal::available_threads() }
-}
-
+/// One pass straight into the result buffer (the library's one-shot API): it uses several
+/// cores only where that pays (from 1 MiB; measured) and huge pages for large results.
 pub(crate) fn seal(keys: &PublicKeys, plaintext: &[u8]) -> Result<Vec<u8>, Fail> {
     let recipients = keys::recipients(keys)?;
-    let opts = Options { threads: threads_for(plaintext.len()), ..Options::default() };
-    if plaintext.len() >= PIPELINE_FROM {
-        return Ok(hyperseal::encrypt_with(&recipients, opts, plaintext)?);
-    }
-    let chunks = plaintext.len() / opts.chunk_size + 1;
-    let room = plaintext.len() + chunks * hyperseal::suite::TAG_LEN + 4096;
-    let mut w = Encryptor::with_recipients(&recipients, opts)?.wrap_output(Vec::with_capacity(room))?;
-    w.write_all(plaintext)?;
-    Ok(w.finish()?)
+    Ok(hyperseal::encrypt_with(&recipients, Options::default(), plaintext)?)
 }
 
 pub(crate) fn open(private_key: &str, file: &[u8]) -> Result<Vec<u8>, Fail> {
@@ -79,14 +59,7 @@ pub(crate) fn open(private_key: &str, file: &[u8]) -> Result<Vec<u8>, Fail> {
         return Err(Fail::new(Code::Format, "unknown file format: the input is empty"));
     }
     let ids = keys::identities(private_key)?;
-    let dec = Decryptor::new(file)?.threads(threads_for(file.len()));
-    let mut out = Vec::with_capacity(file.len());
-    if file.len() >= PIPELINE_FROM {
-        dec.decrypt_stream(&ids, &mut out, None)?;
-    } else {
-        dec.into_reader(&ids)?.read_to_end(&mut out)?;
-    }
-    Ok(out)
+    Ok(hyperseal::decrypt(&ids, file)?)
 }
 
 pub(crate) fn bytes<'a>(data: &'a Either<&[u8], String>) -> &'a [u8] {

@@ -172,16 +172,22 @@ pub fn decrypt_slice(
     Ok(n)
 }
 
-/// One-shot: decrypts a whole file held in memory.
+/// One-shot: decrypts a whole file held in memory, on all cores.
 pub fn decrypt(identities: &[Box<dyn Identity>], file: &[u8]) -> Result<Vec<u8>, Error> {
+    decrypt_with(identities, file, available_threads())
+}
+
+/// One-shot on `threads` threads (1 = sequential). Chunks are opened straight from `file` into
+/// the result; nothing is returned unless every chunk authenticated.
+pub fn decrypt_with(identities: &[Box<dyn Identity>], file: &[u8], threads: usize) -> Result<Vec<u8>, Error> {
     if is_armored(file) {
         let mut out = Vec::with_capacity(file.len());
-        Decryptor::new(file)?.decrypt_stream(identities, &mut out, None)?;
+        Decryptor::new(file)?.threads(threads).decrypt_stream(identities, &mut out, None)?;
         return Ok(out);
     }
     let (cipher, payload) = open_slice(identities, file)?;
-    let mut out = vec![0u8; payload.len()];
-    let n = stream::open_into(&cipher, payload, &mut out, available_threads())?;
+    let mut out = crate::mem::zeroed(payload.len());
+    let n = stream::open_into(&cipher, payload, &mut out, threads.max(1))?;
     out.truncate(n);
     Ok(out)
 }

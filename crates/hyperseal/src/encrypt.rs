@@ -49,9 +49,12 @@ impl Options {
     }
 }
 
-/// The number of CPUs this process may use.
+/// The number of CPUs this process may use, read once: `available_parallelism` reads cgroup
+/// files under /proc and /sys on every call (~40 µs, a fifth of a 1 KiB one-shot encrypt +
+/// decrypt before it was cached).
 pub fn available_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// A prepared encryption: header written once, payload cipher keyed.
@@ -155,12 +158,13 @@ pub fn encrypt_with(
     plaintext: &[u8],
 ) -> Result<Vec<u8>, Error> {
     let enc = Encryptor::with_recipients(recipients, opts)?;
-    // Seal straight into the final buffer: one pass over the data, no intermediate copies.
-    let mut out = Vec::with_capacity(enc.header_len() + stream::sealed_len(&enc.cipher, plaintext.len()));
-    out.extend_from_slice(&enc.header);
-    out.extend_from_slice(&enc.salt);
-    let start = out.len();
-    out.resize(start + stream::sealed_len(&enc.cipher, plaintext.len()), 0);
+    // Seal straight into the final buffer: one pass over the data, no intermediate copies. The
+    // buffer comes zeroed from the allocator (fresh pages for a large one), not memset here, so
+    // its pages are first touched by the workers that fill them, in parallel.
+    let start = enc.header_len();
+    let mut out = crate::mem::zeroed(start + stream::sealed_len(&enc.cipher, plaintext.len()));
+    out[..enc.header.len()].copy_from_slice(&enc.header);
+    out[enc.header.len()..start].copy_from_slice(&enc.salt);
     stream::seal_into(&enc.cipher, plaintext, &mut out[start..], enc.threads);
     Ok(out)
 }

@@ -94,3 +94,21 @@ fn seek_fails_on_tampered_final_chunk() {
     assert!(r.seek(SeekFrom::Start(0)).is_err());
     assert!(r.plaintext_len().is_err());
 }
+
+/// The one-shot paths split inputs of 1 MiB and more across threads: a damaged chunk in either
+/// half, or the final one, must fail the whole call whatever the thread count.
+#[test]
+fn parallel_one_shot_refuses_a_damaged_chunk_anywhere() {
+    let (ct, pt) = encrypted(3 << 20);
+    for threads in [1, 2, 4] {
+        assert_eq!(hyperseal::decrypt_with(&identities(), &ct, threads).unwrap(), pt);
+    }
+    for at in [ct.len() / 3, ct.len() / 2, ct.len() * 5 / 6, ct.len() - 5] {
+        let mut bad = ct.clone();
+        bad[at] ^= 1;
+        for threads in [1, 2, 4] {
+            let r = hyperseal::decrypt_with(&identities(), &bad, threads);
+            assert!(matches!(r, Err(hyperseal::Error::ChunkAuth(_))), "byte {at}, {threads} threads: {r:?}");
+        }
+    }
+}

@@ -14,12 +14,11 @@
 //! * Stanza: `-> mlkem768x25519 <b64 enc>`, body = the HPKE ciphertext of the file key.
 //! * Bech32 without the 90-character limit; HRPs `age1pq` and `AGE-SECRET-KEY-PQ-`.
 
-use x_wing::{
-    Encapsulate, EncapsulationKey, KeyExport,
-};
+use aws_lc_rs::agreement::{agree, PrivateKey, UnparsedPublicKey, X25519};
 use zeroize::Zeroizing;
 
-use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key, OsRng};
+use super::mlkem::{DecapsKey, EncapsKey, Level};
+use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
@@ -33,13 +32,16 @@ const PUBLIC_HRP: &str = "age1pq";
 const SECRET_HRP: &str = "age-secret-key-pq-";
 const TAG: &str = "mlkem768x25519";
 const INFO: &[u8] = b"age-encryption.org/mlkem768x25519";
-const EK_LEN: usize = x_wing::ENCAPSULATION_KEY_SIZE;
-const ENC_LEN: usize = x_wing::CIPHERTEXT_SIZE;
+/// ML-KEM-768 encapsulation key ‖ X25519 public key.
+const EK_LEN: usize = Level::L768.ek_len() + 32;
+/// ML-KEM-768 ciphertext ‖ X25519 ephemeral share.
+const ENC_LEN: usize = Level::L768.ct_len() + 32;
 
 /// An age post-quantum public key.
 #[derive(Clone)]
 pub struct HybridRecipient {
-    ek: EncapsulationKey,
+    ek_m: EncapsKey,
+    pk_x: [u8; 32],
 }
 
 impl std::fmt::Debug for HybridRecipient {
@@ -62,33 +64,62 @@ impl HybridRecipient {
         }
         // The ML-KEM part is checked (coefficients reduced mod q, FIPS 203 7.2); the X25519 part
         // is checked below the way Go's encapsulation would fail on it.
-        let ek = EncapsulationKey::try_from(&data[..]).map_err(|_| bad("invalid ML-KEM-768 key"))?;
-        if is_low_order(&data[EK_LEN - 32..]) {
+        let (m, x) = data.split_at(Level::L768.ek_len());
+        let ek_m = EncapsKey::new(Level::L768, m).ok_or_else(|| bad("invalid ML-KEM-768 key"))?;
+        if is_low_order(x) {
             return Err(bad("X25519 part is a low-order point"));
         }
-        Ok(HybridRecipient { ek })
+        Ok(HybridRecipient { ek_m, pk_x: x.try_into().expect("32 bytes") })
     }
 
     /// The `age1pq1…` encoding.
     pub fn to_bech32(&self) -> String {
-        bech32_long::encode(PUBLIC_HRP, &self.ek.to_bytes())
+        bech32_long::encode(PUBLIC_HRP, &[self.ek_m.bytes(), &self.pk_x[..]].concat())
     }
+
+    /// X-Wing encapsulation with the given 64 random bytes (32 for ML-KEM, then the ephemeral
+    /// X25519 scalar), as the draft and the `x-wing` crate define it: (enc, shared secret).
+    fn encapsulate_derand(&self, rand: &[u8; 64]) -> Result<(Vec<u8>, Zeroizing<[u8; 32]>), Error> {
+        let (rand_m, rand_x) = rand.split_at(32);
+        let (mut enc, ss_m) = self.ek_m.encapsulate_derand(rand_m.try_into().expect("32 bytes"))?;
+        let sk_e = PrivateKey::from_private_key(&X25519, rand_x).map_err(|_| Error::Crypto)?;
+        let ct_x: [u8; 32] =
+            sk_e.compute_public_key().map_err(|_| Error::Crypto)?.as_ref().try_into().map_err(|_| Error::Crypto)?;
+        // The recipient's share was checked at parse time, so this cannot be non-contributory.
+        let ss_x = x25519(&sk_e, &self.pk_x).ok_or(Error::Crypto)?;
+        enc.extend_from_slice(&ct_x);
+        Ok((enc, combiner(&ss_m, &ss_x, &ct_x, &self.pk_x)))
+    }
+}
+
+/// X25519; `None` for an all-zero (non-contributory) result.
+fn x25519(sk: &PrivateKey, peer: &[u8]) -> Option<Zeroizing<[u8; 32]>> {
+    agree(sk, UnparsedPublicKey::new(&X25519, peer), (), |k| Ok(Zeroizing::new(k.try_into().map_err(|_| ())?))).ok()
+}
+
+/// The X-Wing combiner: SHA3-256(ss_M ‖ ss_X ‖ ct_X ‖ pk_X ‖ label).
+fn combiner(ss_m: &[u8; 32], ss_x: &[u8; 32], ct_x: &[u8; 32], pk_x: &[u8; 32]) -> Zeroizing<[u8; 32]> {
+    use sha3::Digest;
+    let mut h = sha3::Sha3_256::new();
+    for part in [&ss_m[..], ss_x, ct_x, pk_x, br"\.//^\"] {
+        Digest::update(&mut h, part);
+    }
+    Zeroizing::new(h.finalize().into())
 }
 
 /// True if X25519 with this public key yields the all-zero secret (a small-order point): age
 /// (Go `crypto/ecdh`) fails encapsulation to such a key, so we refuse it when parsing.
 fn is_low_order(x25519_public: &[u8]) -> bool {
-    use aws_lc_rs::agreement::{agree, PrivateKey, UnparsedPublicKey, X25519};
     // A throwaway scalar from the OS RNG (`PrivateKey::generate` would seed aws-lc's DRBG).
-    let Ok(secret) = super::primitives::random::<32>() else { return true };
+    let Ok(secret) = random::<32>() else { return true };
     let Ok(k) = PrivateKey::from_private_key(&X25519, &secret) else { return true };
-    agree(&k, UnparsedPublicKey::new(&X25519, x25519_public), (), |_| Ok(())).is_err()
+    x25519(&k, x25519_public).is_none()
 }
 
 impl Recipient for HybridRecipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
-        let (enc, shared) = self.ek.encapsulate_with_rng(&mut OsRng);
-        let shared = Zeroizing::new(<[u8; 32]>::from(shared));
+        let rand = Zeroizing::new(random::<64>()?);
+        let (enc, shared) = self.encapsulate_derand(&rand)?;
         let (key, nonce) = hpke::key_schedule(&shared, INFO);
         let body = seal_file_key(&key, nonce, file_key);
         let labels = Labels::from([POSTQUANTUM.to_string()]);
@@ -103,14 +134,12 @@ pub struct HybridIdentity {
     expanded: Expanded,
 }
 
-/// The X-Wing decapsulation key expanded once. The `x-wing` crate re-derives ML-KEM-768 and
-/// X25519 keys from the seed on every decapsulation (SHAKE-256 + ML-KEM key generation + a
-/// base-point multiplication: most of a 1 KiB decrypt's ~350 µs); the identity is long-lived, so
-/// we expand at parse time and run the same decapsulation on the expanded keys: ML-KEM-768
-/// (`ml-kem`) and X25519 (aws-lc-rs), combined exactly as the X-Wing draft and the crate do.
+/// The X-Wing decapsulation key expanded once at parse time (re-deriving it from the seed costs
+/// SHAKE-256, an ML-KEM key generation and a base-point multiplication: more than the
+/// decapsulation itself): ML-KEM-768 (aws-lc, see `mlkem.rs`) and X25519 (aws-lc).
 struct Expanded {
-    dk_m: ml_kem::ml_kem_768::DecapsulationKey,
-    sk_x: aws_lc_rs::agreement::PrivateKey,
+    dk_m: DecapsKey,
+    sk_x: PrivateKey,
     pk_x: [u8; 32],
 }
 
@@ -125,33 +154,20 @@ impl Expanded {
         reader.read(&mut m_seed[..]);
         let mut x_seed = Zeroizing::new([0u8; 32]);
         reader.read(&mut x_seed[..]);
-        let dk_m = ml_kem::ml_kem_768::DecapsulationKey::from_seed(ml_kem::Seed::from(*m_seed));
-        let sk_x = aws_lc_rs::agreement::PrivateKey::from_private_key(&aws_lc_rs::agreement::X25519, &x_seed[..])
-            .map_err(|_| Error::Crypto)?;
+        let dk_m = DecapsKey::from_seed(Level::L768, &m_seed)?;
+        let sk_x = PrivateKey::from_private_key(&X25519, &x_seed[..]).map_err(|_| Error::Crypto)?;
         let pk_x = sk_x.compute_public_key().map_err(|_| Error::Crypto)?.as_ref().try_into().map_err(|_| Error::Crypto)?;
         Ok(Expanded { dk_m, sk_x, pk_x })
     }
 
-    /// X-Wing decapsulation: SHA3-256(ss_M ‖ ss_X ‖ ct_X ‖ pk_X ‖ label), refusing a
-    /// non-contributory X25519 share as `DecapsulationKeyRejectNonContrib` does.
+    /// X-Wing decapsulation, refusing a non-contributory X25519 share as the `x-wing` crate's
+    /// `DecapsulationKeyRejectNonContrib` and Go's `crypto/ecdh` do.
     fn decapsulate(&self, enc: &[u8]) -> Result<Zeroizing<[u8; 32]>, Error> {
-        use ml_kem::Decapsulate;
-        use sha3::Digest;
         let (ct_m, ct_x) = enc.split_at(ENC_LEN - 32);
-        let ct_m = ml_kem::ml_kem_768::Ciphertext::try_from(ct_m).map_err(|_| Error::Crypto)?;
-        let ss_m = Zeroizing::new(<[u8; 32]>::from(self.dk_m.decapsulate(&ct_m)));
-        let low_order = || Error::InvalidStanza("mlkem768x25519: X25519 share is a low-order point".into());
-        let peer = aws_lc_rs::agreement::UnparsedPublicKey::new(&aws_lc_rs::agreement::X25519, ct_x);
-        let ss_x = aws_lc_rs::agreement::agree(&self.sk_x, peer, low_order(), |k| {
-            Ok(Zeroizing::new(<[u8; 32]>::try_from(k).map_err(|_| low_order())?))
-        })?;
-        let mut h = sha3::Sha3_256::new();
-        Digest::update(&mut h, &ss_m[..]);
-        Digest::update(&mut h, &ss_x[..]);
-        Digest::update(&mut h, ct_x);
-        Digest::update(&mut h, self.pk_x);
-        Digest::update(&mut h, br"\.//^\");
-        Ok(Zeroizing::new(h.finalize().into()))
+        let ss_m = self.dk_m.decapsulate(ct_m)?;
+        let ss_x = x25519(&self.sk_x, ct_x)
+            .ok_or_else(|| Error::InvalidStanza("mlkem768x25519: X25519 share is a low-order point".into()))?;
+        Ok(combiner(&ss_m, &ss_x, ct_x.try_into().expect("32 bytes"), &self.pk_x))
     }
 }
 
@@ -191,9 +207,7 @@ impl HybridIdentity {
     /// The matching recipient.
     pub fn to_public(&self) -> HybridRecipient {
         // X-Wing's encapsulation key is the ML-KEM-768 key followed by the X25519 public key.
-        let mut bytes = self.expanded.dk_m.encapsulation_key().to_bytes().to_vec();
-        bytes.extend_from_slice(&self.expanded.pk_x);
-        HybridRecipient { ek: EncapsulationKey::try_from(&bytes[..]).expect("a valid key pair's public half") }
+        HybridRecipient { ek_m: self.expanded.dk_m.encapsulation_key().clone(), pk_x: self.expanded.pk_x }
     }
 
     /// `Ok(None)`: well-formed but not ours. ML-KEM decapsulation never fails (implicit
@@ -324,6 +338,29 @@ mod tests {
         let mut bad = s.clone();
         bad.body[3] ^= 0x80;
         assert!(id.unwrap_stanza(&bad).is_none());
+    }
+
+    /// Our X-Wing (aws-lc ML-KEM + aws-lc X25519) gives the `x-wing` crate's bytes for the same
+    /// randomness, and each side decapsulates the other's ciphertexts.
+    #[test]
+    fn agrees_with_the_x_wing_crate() {
+        use x_wing::{Decapsulate, Decapsulator, KeyExport};
+        for _ in 0..16 {
+            let seed = random::<32>().unwrap();
+            let id = HybridIdentity::from_seed(Zeroizing::new(seed)).unwrap();
+            let theirs = x_wing::DecapsulationKey::from(seed);
+            let r = id.to_public();
+            let their_ek = theirs.encapsulation_key();
+            assert_eq!(&[r.ek_m.bytes(), &r.pk_x[..]].concat()[..], &their_ek.to_bytes()[..]);
+            let rand = random::<64>().unwrap();
+            let (enc, ss) = r.encapsulate_derand(&rand).unwrap();
+            let (enc2, ss2) = their_ek.encapsulate_deterministic(&rand.into());
+            assert_eq!((&enc[..], &ss[..]), (&enc2[..], &ss2[..]));
+            let (enc3, ss3) = r.encapsulate_derand(&random::<64>().unwrap()).unwrap();
+            let ct3 = x_wing::Ciphertext::try_from(&enc3[..]).unwrap();
+            assert_eq!(&theirs.decapsulate(&ct3)[..], &ss3[..]);
+            assert_eq!(&id.expanded.decapsulate(&enc2).unwrap()[..], &ss2[..]);
+        }
     }
 
     #[test]

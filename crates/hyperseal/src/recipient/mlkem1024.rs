@@ -12,13 +12,10 @@
 //! stanza and recipient whatever the KEM, as age's X25519 construction does. The zero nonce is
 //! safe because every encapsulation yields a fresh key used once.
 
-use ml_kem::ml_kem_1024::{Ciphertext, DecapsulationKey, EncapsulationKey};
-use ml_kem::{Decapsulate, Encapsulate, KeyExport, Seed, TryKeyInit};
 use zeroize::Zeroizing;
 
-use super::primitives::{
-    check_wrapped_len, decode_arg, hkdf32, open_file_key, random, seal_file_key, OsRng, ZERO_NONCE,
-};
+use super::mlkem::{DecapsKey, EncapsKey, Level};
+use super::primitives::{check_wrapped_len, decode_arg, hkdf32, open_file_key, random, seal_file_key, ZERO_NONCE};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
@@ -31,15 +28,14 @@ pub const IDENTITY_HRP: &str = "HS-MLKEM1024-SECRET-KEY-1";
 const SECRET_HRP: &str = "hs-mlkem1024-secret-key-";
 const TAG: &str = "mlkem1024";
 const INFO: &[u8] = b"hyperseal/v1/mlkem1024";
-const EK_LEN: usize = 1568;
-const CT_LEN: usize = 1568;
+const EK_LEN: usize = Level::L1024.ek_len();
+const CT_LEN: usize = Level::L1024.ct_len();
 const SEED_LEN: usize = 64;
 
 /// An ML-KEM-1024 encapsulation key.
 #[derive(Clone)]
 pub struct Mlkem1024Recipient {
-    ek: EncapsulationKey,
-    bytes: Vec<u8>,
+    ek: EncapsKey,
 }
 
 impl std::fmt::Debug for Mlkem1024Recipient {
@@ -49,11 +45,6 @@ impl std::fmt::Debug for Mlkem1024Recipient {
 }
 
 impl Mlkem1024Recipient {
-    fn from_ek(ek: EncapsulationKey) -> Self {
-        let bytes = ek.to_bytes().to_vec();
-        Mlkem1024Recipient { ek, bytes }
-    }
-
     /// Parses `hs-mlkem10241…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
         let bad = |why: &str| Error::InvalidRecipient(format!("ML-KEM-1024 recipient: {why}"));
@@ -65,13 +56,13 @@ impl Mlkem1024Recipient {
             return Err(bad("wrong length"));
         }
         // FIPS 203 7.2 modulus check happens here: "Encaps shall not be run" without it.
-        let ek = EncapsulationKey::new_from_slice(&data).map_err(|_| bad("invalid encapsulation key"))?;
-        Ok(Self::from_ek(ek))
+        let ek = EncapsKey::new(Level::L1024, &data).ok_or_else(|| bad("invalid encapsulation key"))?;
+        Ok(Mlkem1024Recipient { ek })
     }
 
     /// The `hs-mlkem10241…` encoding.
     pub fn to_bech32(&self) -> String {
-        bech32_long::encode(RECIPIENT_HRP, &self.bytes)
+        bech32_long::encode(RECIPIENT_HRP, self.ek.bytes())
     }
 }
 
@@ -84,21 +75,19 @@ fn wrap_key(shared: &[u8], ct: &[u8], ek: &[u8]) -> Zeroizing<[u8; 32]> {
 
 impl Recipient for Mlkem1024Recipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
-        let (ct, shared) = self.ek.encapsulate_with_rng(&mut OsRng);
-        let shared = Zeroizing::new(<[u8; 32]>::from(shared));
-        let key = wrap_key(&shared[..], &ct, &self.bytes);
+        let (ct, shared) = self.ek.encapsulate()?;
+        let key = wrap_key(&shared[..], &ct, self.ek.bytes());
         let body = seal_file_key(&key, ZERO_NONCE, file_key);
         let labels = Labels::from([POSTQUANTUM.to_string()]);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&ct)], body)], labels))
     }
 }
 
-/// An ML-KEM-1024 secret key, kept as its 64-byte seed. Zeroized on drop (with `ml-kem`'s
-/// `zeroize` feature for the expanded key); `Debug` is redacted.
+/// An ML-KEM-1024 secret key: its 64-byte seed and the key expanded from it. Zeroized on drop
+/// (see `mlkem.rs` for the expanded key); `Debug` is redacted.
 pub struct Mlkem1024Identity {
     seed: Zeroizing<[u8; SEED_LEN]>,
-    dk: DecapsulationKey,
-    ek_bytes: Vec<u8>,
+    dk: DecapsKey,
 }
 
 impl std::fmt::Debug for Mlkem1024Identity {
@@ -108,10 +97,9 @@ impl std::fmt::Debug for Mlkem1024Identity {
 }
 
 impl Mlkem1024Identity {
-    fn from_seed(seed: Zeroizing<[u8; SEED_LEN]>) -> Self {
-        let dk = DecapsulationKey::from_seed(Seed::from(*seed));
-        let ek_bytes = dk.encapsulation_key().to_bytes().to_vec();
-        Mlkem1024Identity { seed, dk, ek_bytes }
+    fn from_seed(seed: Zeroizing<[u8; SEED_LEN]>) -> Result<Self, Error> {
+        let dk = DecapsKey::from_seed(Level::L1024, &seed)?;
+        Ok(Mlkem1024Identity { seed, dk })
     }
 
     /// Parses `HS-MLKEM1024-SECRET-KEY-1…`.
@@ -127,7 +115,7 @@ impl Mlkem1024Identity {
         }
         let mut seed = Zeroizing::new([0u8; SEED_LEN]);
         seed.copy_from_slice(&data);
-        Ok(Self::from_seed(seed))
+        Self::from_seed(seed)
     }
 
     /// The `HS-MLKEM1024-SECRET-KEY-1…` encoding (upper case, like age's secret keys).
@@ -137,7 +125,7 @@ impl Mlkem1024Identity {
 
     /// The matching recipient.
     pub fn to_public(&self) -> Mlkem1024Recipient {
-        Mlkem1024Recipient::from_ek(self.dk.encapsulation_key().clone())
+        Mlkem1024Recipient { ek: self.dk.encapsulation_key().clone() }
     }
 
     /// `Ok(None)`: not ours. Decapsulation never fails (implicit rejection: a foreign ciphertext
@@ -148,9 +136,8 @@ impl Mlkem1024Identity {
         };
         let ct = decode_arg(arg, CT_LEN, "mlkem1024 ciphertext")?;
         check_wrapped_len(&stanza.body)?;
-        let ct_arr = Ciphertext::try_from(&ct[..]).map_err(|_| Error::Crypto)?;
-        let shared = Zeroizing::new(<[u8; 32]>::from(self.dk.decapsulate(&ct_arr)));
-        let key = wrap_key(&shared[..], &ct, &self.ek_bytes);
+        let shared = self.dk.decapsulate(&ct)?;
+        let key = wrap_key(&shared[..], &ct, self.dk.encapsulation_key().bytes());
         Ok(open_file_key(&key, ZERO_NONCE, &stanza.body))
     }
 }
@@ -166,7 +153,7 @@ impl Identity for Mlkem1024Identity {
 
 /// Generates an ML-KEM-1024 key pair from a fresh 64-byte seed.
 pub fn generate() -> Result<GeneratedKey, Error> {
-    let id = Mlkem1024Identity::from_seed(Zeroizing::new(random::<SEED_LEN>()?));
+    let id = Mlkem1024Identity::from_seed(Zeroizing::new(random::<SEED_LEN>()?))?;
     Ok(GeneratedKey { secret: id.to_bech32(), public: id.to_public().to_bech32() })
 }
 
@@ -244,80 +231,5 @@ mod tests {
         assert!(super::super::parse_recipient(&k.public).is_ok());
         assert!(super::super::parse_identities(&k.secret).is_ok());
         assert_eq!(format!("{id:?}"), "Mlkem1024Identity(redacted)");
-    }
-
-    fn wycheproof(file: &str) -> serde_json::Value {
-        let path = format!("{}/../../vectors/wycheproof/{file}", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    }
-
-    fn h(t: &serde_json::Value, k: &str) -> Vec<u8> {
-        hex::decode(t[k].as_str().unwrap_or("")).unwrap()
-    }
-
-    /// Wycheproof `MLKEMTest`: key generation from the 64-byte seed must give `ek`, and
-    /// decapsulating `c` must give `K`. The invalid cases are wrong-length seeds or ciphertexts,
-    /// which the typed API refuses before any arithmetic.
-    macro_rules! wycheproof_keygen_decaps {
-        ($name:ident, $file:literal, $params:ty) => {
-            #[test]
-            fn $name() {
-                let json = wycheproof($file);
-                let (mut valid, mut invalid) = (0, 0);
-                for t in
-                    json["testGroups"].as_array().unwrap().iter().flat_map(|g| g["tests"].as_array().unwrap())
-                {
-                    let run = || -> Option<(Vec<u8>, Vec<u8>)> {
-                        let seed = Seed::try_from(&h(t, "seed")[..]).ok()?;
-                        let dk = ml_kem::DecapsulationKey::<$params>::from_seed(seed);
-                        let ct = ml_kem::Ciphertext::<$params>::try_from(&h(t, "c")[..]).ok()?;
-                        Some((dk.encapsulation_key().to_bytes().to_vec(), dk.decapsulate(&ct).to_vec()))
-                    };
-                    match (run(), t["result"].as_str().unwrap()) {
-                        (Some((ek, k)), "valid") => {
-                            if t.get("ek").is_some() {
-                                assert_eq!(ek, h(t, "ek"), "tcId {}", t["tcId"]);
-                            }
-                            assert_eq!(k, h(t, "K"), "tcId {}", t["tcId"]);
-                            valid += 1;
-                        }
-                        (None, "invalid") => invalid += 1,
-                        (got, r) => panic!("tcId {}: expected {r}, got {:?}", t["tcId"], got.is_some()),
-                    }
-                }
-                println!(
-                    concat!("wycheproof ", $file, ": {} valid matched, {} invalid refused"),
-                    valid, invalid
-                );
-                assert_eq!(valid + invalid, json["numberOfTests"].as_u64().unwrap() as usize);
-            }
-        };
-    }
-
-    wycheproof_keygen_decaps!(wycheproof_mlkem_768, "mlkem_768_test.json", ml_kem::MlKem768);
-    wycheproof_keygen_decaps!(wycheproof_mlkem_1024, "mlkem_1024_test.json", ml_kem::MlKem1024);
-
-    /// Wycheproof `MLKEMEncapsTest` (ML-KEM-768, the hybrid's KEM): deterministic encapsulation
-    /// with the given `m` must give `c` and `K`; keys that are not reduced mod q or have the
-    /// wrong length must be refused at parse time (FIPS 203 7.2).
-    #[test]
-    fn wycheproof_mlkem_768_encaps() {
-        let json = wycheproof("mlkem_768_encaps_test.json");
-        let (mut valid, mut invalid) = (0, 0);
-        for t in json["testGroups"].as_array().unwrap().iter().flat_map(|g| g["tests"].as_array().unwrap()) {
-            let ek = ml_kem::ml_kem_768::EncapsulationKey::new_from_slice(&h(t, "ek"));
-            match (ek, t["result"].as_str().unwrap()) {
-                (Ok(ek), "valid") => {
-                    let m = ml_kem::B32::try_from(&h(t, "m")[..]).unwrap();
-                    let (c, k) = ek.encapsulate_deterministic(&m);
-                    assert_eq!((c.to_vec(), k.to_vec()), (h(t, "c"), h(t, "K")), "tcId {}", t["tcId"]);
-                    valid += 1;
-                }
-                (Err(_), "invalid") => invalid += 1,
-                (got, r) => panic!("tcId {}: expected {r}, parse ok = {}", t["tcId"], got.is_ok()),
-            }
-        }
-        println!("wycheproof mlkem_768_encaps_test.json: {valid} valid matched, {invalid} invalid refused");
-        assert_eq!(valid + invalid, json["numberOfTests"].as_u64().unwrap() as usize);
     }
 }

@@ -17,6 +17,7 @@ use crate::{Error, FileKey};
 
 mod bech32_long;
 pub mod hybrid;
+mod mlkem;
 pub mod mlkem1024;
 pub mod passphrase;
 mod primitives;

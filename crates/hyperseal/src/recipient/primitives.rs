@@ -1,11 +1,8 @@
 //! The few primitives every recipient kind shares: HKDF-SHA-256, the ChaCha20-Poly1305 file-key
-//! wrap, and an RNG adapter that lets the RustCrypto KEM crates draw from aws-lc-rs.
-
-use std::convert::Infallible;
+//! wrap, and fresh random bytes.
 
 use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
 use aws_lc_rs::hkdf;
-use x_wing::kem::common::rand_core::{TryCryptoRng, TryRng};
 use zeroize::Zeroizing;
 
 use crate::{Error, FileKey};
@@ -79,34 +76,6 @@ pub(crate) fn decode_arg(arg: &str, len: usize, what: &str) -> Result<Vec<u8>, E
         _ => Err(Error::InvalidStanza(format!("{what} must be {len} bytes of canonical base64"))),
     }
 }
-
-/// The operating system CSPRNG (see `crate::rng`), shaped as the `rand_core` RNG the KEM crates want (so no
-/// second RNG crate is linked). Failure of the system RNG is unrecoverable: panic, as
-/// `FileKey::generate` does.
-pub(crate) struct OsRng;
-
-impl TryRng for OsRng {
-    type Error = Infallible;
-
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        let mut b = [0u8; 4];
-        self.try_fill_bytes(&mut b)?;
-        Ok(u32::from_le_bytes(b))
-    }
-
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        let mut b = [0u8; 8];
-        self.try_fill_bytes(&mut b)?;
-        Ok(u64::from_le_bytes(b))
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        crate::rng::fill(dst).expect("system RNG failed");
-        Ok(())
-    }
-}
-
-impl TryCryptoRng for OsRng {}
 
 /// Fresh random bytes.
 pub(crate) fn random<const N: usize>() -> Result<[u8; N], Error> {

@@ -107,8 +107,14 @@ pub fn open_into(cipher: &ChunkCipher, ct: &[u8], out: &mut [u8], threads: usize
     Ok(n)
 }
 
+/// Each worker of [`split`] gets at least this much input: starting a thread costs tens of
+/// microseconds. Measured on the development machine (one-shot X25519 encrypt, 2 threads vs 1):
+/// 0.73× at 256 KiB, 0.97× at 512 KiB, 1.09× at 768 KiB, 1.23× at 1 MiB, 1.6× at 4 MiB.
+const MIN_PER_THREAD: usize = 512 << 10;
+
 fn split(cipher: &ChunkCipher, s: &Shape, input: &[u8], out: &mut [u8], threads: usize) -> Result<(), Error> {
-    let per = s.chunks.div_ceil(threads.clamp(1, s.chunks));
+    let threads = threads.min(input.len() / MIN_PER_THREAD).clamp(1, s.chunks);
+    let per = s.chunks.div_ceil(threads);
     if per >= s.chunks {
         return run_chunks(cipher, s, input, 0, s.chunks, out);
     }
