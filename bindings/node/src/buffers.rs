@@ -161,7 +161,9 @@ pub fn encrypt_by_public_key_async(
 
 /// Decrypts on the libuv thread pool (all cores for large inputs); never blocks the event loop.
 #[napi(ts_return_type = "Promise<Buffer>")]
-pub fn decrypt_by_private_key_async(data: Either<Uint8Array, String>, private_key: String) -> AsyncTask<BufferTask> {
+pub fn decrypt_by_private_key_async(
+    data: Either<Uint8Array, String>,
+    private_key: String,
+) -> AsyncTask<BufferTask> {
     AsyncTask::new(BufferTask { data: data.into(), job: Job::Open(private_key) })
 }
-

@@ -108,7 +108,9 @@ impl From<hyperseal::Error> for Fail {
             _ => Code::Format,
         };
         let msg = match &e {
-            E::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => "file is truncated inside its header".to_string(),
+            E::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+                "file is truncated inside its header".to_string()
+            }
             e => e.to_string(),
         };
         Fail { code, msg }

@@ -5,9 +5,9 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::path::{Path, PathBuf};
 
 use hyperseal::{Decryptor, Encryptor, Options};
 use napi::bindgen_prelude::{AsyncTask, Either, Status, Unknown};
@@ -78,8 +78,12 @@ pub struct FileTask {
 impl FileTask {
     fn report(&self, bytes: u64, total: u64) {
         if let Some(f) = &self.progress {
-            let percentage = if total == 0 { 100.0 } else { (bytes as f64 * 100.0 / total as f64).min(100.0) };
-            f.call(Progress { bytes: bytes as f64, total: total as f64, percentage }, ThreadsafeFunctionCallMode::NonBlocking);
+            let percentage =
+                if total == 0 { 100.0 } else { (bytes as f64 * 100.0 / total as f64).min(100.0) };
+            f.call(
+                Progress { bytes: bytes as f64, total: total as f64, percentage },
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
         }
     }
 
@@ -97,7 +101,10 @@ impl FileTask {
         if self.dst.exists() && !self.force {
             return Err(Fail::new(
                 Code::Io,
-                format!("output file {} already exists (pass force: true to overwrite it)", self.dst.display()),
+                format!(
+                    "output file {} already exists (pass force: true to overwrite it)",
+                    self.dst.display()
+                ),
             ));
         }
         let dir = match self.dst.parent() {
@@ -116,7 +123,10 @@ impl FileTask {
         match &self.key {
             Key::Public(keys) => {
                 let recipients = keys::recipients(keys)?;
-                let enc = Encryptor::with_recipients(&recipients, Options { threads: self.threads, ..Options::default() })?;
+                let enc = Encryptor::with_recipients(
+                    &recipients,
+                    Options { threads: self.threads, ..Options::default() },
+                )?;
                 let mut counting = Counting { inner: reader, n: n.clone() };
                 let progress = |_: u64| self.report(n.load(Ordering::Relaxed), size);
                 enc.encrypt_stream(&mut counting, &mut out, Some(&progress))?;
@@ -124,7 +134,11 @@ impl FileTask {
             Key::Private(text) => {
                 let ids = keys::identities(text)?;
                 let dec = Decryptor::new(reader)?.threads(self.threads);
-                let total = plaintext_estimate(size, dec.header().encode_len() as u64, dec.header().chunk_size as u64);
+                let total = plaintext_estimate(
+                    size,
+                    dec.header().encode_len() as u64,
+                    dec.header().chunk_size as u64,
+                );
                 let mut counting = Counting { inner: &mut out, n: n.clone() };
                 let progress = |_: u64| self.report(n.load(Ordering::Relaxed), total);
                 dec.decrypt_stream(&ids, &mut counting, Some(&progress))?;
@@ -134,7 +148,11 @@ impl FileTask {
         out.flush().map_err(|e| io_fail(&self.dst, "cannot write", e))?;
         drop(out);
         tmp.as_file().sync_all().ok();
-        let persisted = if self.force { tmp.persist(&self.dst).map(drop) } else { tmp.persist_noclobber(&self.dst).map(drop) };
+        let persisted = if self.force {
+            tmp.persist(&self.dst).map(drop)
+        } else {
+            tmp.persist_noclobber(&self.dst).map(drop)
+        };
         persisted.map_err(|e| io_fail(&self.dst, "cannot write", e.error))?;
         // Always end on 100%, whatever the batching (and an armored file's estimate) gave.
         self.report(n, n);

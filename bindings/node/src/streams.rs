@@ -90,7 +90,10 @@ const MAX_HEADER: usize = 1 << 20;
 enum State {
     /// Collecting the header and the salt.
     Header,
-    Payload { cipher: ChunkCipher, index: u64 },
+    Payload {
+        cipher: ChunkCipher,
+        index: u64,
+    },
     Done,
 }
 
@@ -109,7 +112,12 @@ impl DecryptSession {
     /// Prepares to decrypt with the given private key.
     #[napi(constructor)]
     pub fn new(private_key: String) -> Result<Self, JsErr> {
-        Ok(DecryptSession { identities: keys::identities(&private_key)?, pending: Vec::new(), out: Vec::new(), state: State::Header })
+        Ok(DecryptSession {
+            identities: keys::identities(&private_key)?,
+            pending: Vec::new(),
+            out: Vec::new(),
+            state: State::Header,
+        })
     }
 
     /// Feeds file bytes; returns the plaintext of every chunk that is now known not to be the
@@ -190,7 +198,8 @@ impl DecryptSession {
         // Parse as soon as the MAC line ("---" starts no other header line) and the salt are in,
         // or right away when the start already cannot be a header, to fail early.
         let mac_line = buf.windows(4).position(|w| w == b"\n---");
-        let complete = mac_line.and_then(|p| buf[p + 1..].iter().position(|&b| b == b'\n').map(|q| p + 2 + q));
+        let complete =
+            mac_line.and_then(|p| buf[p + 1..].iter().position(|&b| b == b'\n').map(|q| p + 2 + q));
         let plausible = [&b"hyperseal/v1\n"[..], b"age-encryption.org/v1\n"]
             .iter()
             .any(|v| v.starts_with(&buf[..buf.len().min(v.len())]) || buf.starts_with(v));
@@ -207,7 +216,10 @@ impl DecryptSession {
         let header = Header::read_from(&mut rest)?;
         let consumed = buf.len() - rest.len();
         if rest.len() < SALT_LEN {
-            return Err(hyperseal::Error::MalformedHeader("file ends before the 16-byte payload nonce".into()).into());
+            return Err(hyperseal::Error::MalformedHeader(
+                "file ends before the 16-byte payload nonce".into(),
+            )
+            .into());
         }
         let cipher = header.payload_cipher(&self.identities, &rest[..SALT_LEN])?;
         self.pending.drain(..consumed + SALT_LEN);

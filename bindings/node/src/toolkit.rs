@@ -50,8 +50,9 @@ impl BytesTask {
 }
 
 pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T, Fail>) -> Result<T, Fail> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err(Fail::new(crate::errors::Code::Argument, "internal error (panic) in hyperseal")))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(Fail::new(crate::errors::Code::Argument, "internal error (panic) in hyperseal"))
+    })
 }
 
 impl Task for BytesTask {
@@ -178,7 +179,10 @@ pub fn kdf_pbkdf2(
 ) -> Result<AsyncTask<BytesTask>, JsErr> {
     let o = options.unwrap_or(Pbkdf2Options { iterations: None, hash: None, length: None });
     let d = tk::Pbkdf2Params::default();
-    let p = tk::Pbkdf2Params { hash: hash_fn(o.hash.as_deref())?, iterations: o.iterations.unwrap_or(d.iterations) };
+    let p = tk::Pbkdf2Params {
+        hash: hash_fn(o.hash.as_deref())?,
+        iterations: o.iterations.unwrap_or(d.iterations),
+    };
     Ok(derive(tk::PasswordKdf::Pbkdf2(p), &password, &salt, o.length))
 }
 
@@ -202,7 +206,12 @@ pub fn kdf_argon2id(
     salt: Either<&[u8], String>,
     options: Option<Argon2Options>,
 ) -> AsyncTask<BytesTask> {
-    let o = options.unwrap_or(Argon2Options { memory_kib: None, time_cost: None, parallelism: None, length: None });
+    let o = options.unwrap_or(Argon2Options {
+        memory_kib: None,
+        time_cost: None,
+        parallelism: None,
+        length: None,
+    });
     let d = tk::Argon2Params::default();
     let p = tk::Argon2Params {
         m_cost_kib: o.memory_kib.unwrap_or(d.m_cost_kib),
@@ -232,7 +241,12 @@ pub fn kdf_scrypt(
     salt: Either<&[u8], String>,
     options: Option<ScryptOptions>,
 ) -> Result<AsyncTask<BytesTask>, JsErr> {
-    let o = options.unwrap_or(ScryptOptions { cost: None, block_size: None, parallelization: None, length: None });
+    let o = options.unwrap_or(ScryptOptions {
+        cost: None,
+        block_size: None,
+        parallelization: None,
+        length: None,
+    });
     let d = tk::ScryptParams::default();
     let log_n = match o.cost {
         None => d.log_n,

@@ -27,12 +27,7 @@ fn run(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     // PATH first holds .tools/bin so age finds age-plugin-batchpass.
     let path = format!("{TOOLS}:{}", std::env::var("PATH").unwrap_or_default());
     let o = Command::new(bin).args(args).envs(env.iter().copied()).env("PATH", path).output().unwrap();
-    assert!(
-        o.status.success(),
-        "{} {args:?} failed: {}",
-        bin.display(),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
     o
 }
 
@@ -57,7 +52,11 @@ fn keys(dir: &Path, pq: bool) -> Keys {
     }
     run(&keygen, &args, &[]);
     let h = dir.join(format!("hs-{tag}.key"));
-    run(Path::new(HS), &["keygen", "--kind", if pq { "hybrid" } else { "x25519" }, "-o", h.to_str().unwrap()], &[]);
+    run(
+        Path::new(HS),
+        &["keygen", "--kind", if pq { "hybrid" } else { "x25519" }, "-o", h.to_str().unwrap()],
+        &[],
+    );
     let mut recipients = Vec::new();
     for k in [&a, &h] {
         let out = run(&keygen, &["-y", k.to_str().unwrap()], &[]);
@@ -103,7 +102,11 @@ fn check_both_directions(dir: &Path, k: &Keys, label: &str) {
             args.extend(&rs);
             args.push(plain.to_str().unwrap());
             run(&age, &args, &[]);
-            run(Path::new(HS), &["decrypt", "-q", "-i", &k.ids, "-o", out.to_str().unwrap(), ct.to_str().unwrap()], &[]);
+            run(
+                Path::new(HS),
+                &["decrypt", "-q", "-i", &k.ids, "-o", out.to_str().unwrap(), ct.to_str().unwrap()],
+                &[],
+            );
             assert_eq!(fs::read(&out).unwrap(), data(n), "{label} age→hyperseal n={n} armor={armor}");
         }
     }
@@ -111,7 +114,20 @@ fn check_both_directions(dir: &Path, k: &Keys, label: &str) {
     let plain = dir.join("plain");
     fs::write(&plain, data(1000)).unwrap();
     let ct = dir.join("multi");
-    run(&age, &["-e", "-r", &k.recipients[0], "-r", &k.recipients[1], "-o", ct.to_str().unwrap(), plain.to_str().unwrap()], &[]);
+    run(
+        &age,
+        &[
+            "-e",
+            "-r",
+            &k.recipients[0],
+            "-r",
+            &k.recipients[1],
+            "-o",
+            ct.to_str().unwrap(),
+            plain.to_str().unwrap(),
+        ],
+        &[],
+    );
     let singles: Vec<PathBuf> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -120,7 +136,19 @@ fn check_both_directions(dir: &Path, k: &Keys, label: &str) {
     assert_eq!(singles.len(), 2, "{singles:?}");
     for (i, single) in singles.iter().enumerate() {
         let out = dir.join(format!("multi-out-{i}"));
-        run(Path::new(HS), &["decrypt", "-q", "-i", single.to_str().unwrap(), "-o", out.to_str().unwrap(), ct.to_str().unwrap()], &[]);
+        run(
+            Path::new(HS),
+            &[
+                "decrypt",
+                "-q",
+                "-i",
+                single.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                ct.to_str().unwrap(),
+            ],
+            &[],
+        );
         assert_eq!(fs::read(&out).unwrap(), data(1000));
     }
 }
@@ -162,7 +190,8 @@ fn scrypt_both_directions() {
         fs::write(&plain, data(n)).unwrap();
         for armor in [false, true] {
             let (ct, out) = (d.join(format!("ct{n}{armor}")), d.join(format!("out{n}{armor}")));
-            let mut args = vec!["encrypt", "--format", "age", "-q", "--passphrase-file", pass_file.to_str().unwrap()];
+            let mut args =
+                vec!["encrypt", "--format", "age", "-q", "--passphrase-file", pass_file.to_str().unwrap()];
             if armor {
                 args.push("-a");
             }
@@ -182,7 +211,15 @@ fn scrypt_both_directions() {
             run(&age, &args, &env);
             run(
                 Path::new(HS),
-                &["decrypt", "-q", "--passphrase-file", pass_file.to_str().unwrap(), "-o", out.to_str().unwrap(), ct.to_str().unwrap()],
+                &[
+                    "decrypt",
+                    "-q",
+                    "--passphrase-file",
+                    pass_file.to_str().unwrap(),
+                    "-o",
+                    out.to_str().unwrap(),
+                    ct.to_str().unwrap(),
+                ],
                 &[],
             );
             assert_eq!(fs::read(&out).unwrap(), data(n), "age→hyperseal scrypt n={n} armor={armor}");
@@ -193,10 +230,21 @@ fn scrypt_both_directions() {
     fs::write(&pass_file, "wrong\n").unwrap();
     let out = d.join("never");
     let o = Command::new(HS)
-        .args(["decrypt", "--passphrase-file", pass_file.to_str().unwrap(), "-o", out.to_str().unwrap(), ct.to_str().unwrap()])
+        .args([
+            "decrypt",
+            "--passphrase-file",
+            pass_file.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            ct.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("incorrect passphrase"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("incorrect passphrase"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(!out.exists());
 }

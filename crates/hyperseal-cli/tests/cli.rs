@@ -278,8 +278,23 @@ fn signing_keys_from_keygen() {
         let public = d.path().join(format!("{kind}.pub"));
         fs::write(&public, ok(&hs(&["pubkey", "-i", key.to_str().unwrap()], None))).unwrap();
         let sig = d.path().join(format!("{kind}.sig"));
-        ok(&hs(&["sign", "-i", key.to_str().unwrap(), "-o", sig.to_str().unwrap(), msg.to_str().unwrap()], None));
-        let verify = |m: &Path| hs(&["verify", "--pubkey", public.to_str().unwrap(), "--sig", sig.to_str().unwrap(), m.to_str().unwrap()], None);
+        ok(&hs(
+            &["sign", "-i", key.to_str().unwrap(), "-o", sig.to_str().unwrap(), msg.to_str().unwrap()],
+            None,
+        ));
+        let verify = |m: &Path| {
+            hs(
+                &[
+                    "verify",
+                    "--pubkey",
+                    public.to_str().unwrap(),
+                    "--sig",
+                    sig.to_str().unwrap(),
+                    m.to_str().unwrap(),
+                ],
+                None,
+            )
+        };
         assert!(verify(&msg).status.success(), "{kind}");
         let other = d.path().join("other");
         fs::write(&other, b"signed messagE").unwrap();

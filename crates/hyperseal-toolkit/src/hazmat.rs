@@ -226,10 +226,17 @@ fn sm4_encrypt(mode: Mode, key: &[u8; 16], iv: Option<[u8; IV_LEN]>, pt: &[u8]) 
     }
 }
 
-fn sm4_decrypt(mode: Mode, key: &[u8; 16], iv: Option<[u8; IV_LEN]>, ct: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+fn sm4_decrypt(
+    mode: Mode,
+    key: &[u8; 16],
+    iv: Option<[u8; IV_LEN]>,
+    ct: &[u8],
+) -> Result<Zeroizing<Vec<u8>>> {
     use sm4_simd::modes;
     match (mode, iv) {
-        (Mode::Cbc, Some(iv)) => Ok(Zeroizing::new(modes::cbc_decrypt_pkcs7(key, &iv, ct).map_err(|_| Error::Crypto)?)),
+        (Mode::Cbc, Some(iv)) => {
+            Ok(Zeroizing::new(modes::cbc_decrypt_pkcs7(key, &iv, ct).map_err(|_| Error::Crypto)?))
+        }
         (Mode::Ctr, Some(iv)) => {
             let mut buf = Zeroizing::new(ct.to_vec());
             modes::ctr_apply(key, &iv, &mut buf);

@@ -83,7 +83,9 @@ impl Encryptor {
         let file_key = FileKey::generate(opts.profile.file_key_len());
         let stanzas = wrap_all(recipients, &file_key)?;
         // An age file is for age: refuse stanzas that age itself could never open.
-        if let Some(s) = stanzas.iter().find(|s| opts.profile == Profile::Age && !AGE_TYPES.contains(&s.tag.as_str())) {
+        if let Some(s) =
+            stanzas.iter().find(|s| opts.profile == Profile::Age && !AGE_TYPES.contains(&s.tag.as_str()))
+        {
             return Err(Error::IncompatibleRecipients(format!(
                 "{} recipients cannot be used in age files (age cannot open them); use --format hyperseal",
                 s.tag

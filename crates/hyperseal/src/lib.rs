@@ -20,10 +20,10 @@ mod decrypt;
 mod encrypt;
 mod error;
 mod file_key;
-mod mem;
-mod rng;
 pub mod format;
+mod mem;
 pub mod recipient;
+mod rng;
 pub mod stream;
 pub mod suite;
 

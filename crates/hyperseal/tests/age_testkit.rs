@@ -83,9 +83,10 @@ fn vectors() -> Vec<Vector> {
 /// The testkit's result classes, as hyperseal's errors map onto them.
 fn class(e: &Error) -> &'static str {
     match e {
-        Error::UnknownFormat | Error::MalformedHeader(_) | Error::InvalidStanza(_) | Error::WorkFactorTooHigh(_) => {
-            "header failure"
-        }
+        Error::UnknownFormat
+        | Error::MalformedHeader(_)
+        | Error::InvalidStanza(_)
+        | Error::WorkFactorTooHigh(_) => "header failure",
         Error::HeaderMac => "HMAC failure",
         Error::NoIdentityMatched | Error::WrongPassphrase => "no match",
         Error::ChunkAuth(_) | Error::Truncated(_) => "payload failure",
@@ -194,7 +195,11 @@ fn c2sp_age_testkit() {
             }
         }
     }
-    println!("age testkit: {} vectors {by_class:?}; {runs} decrypt runs, {} problems", vectors.len(), problems.len());
+    println!(
+        "age testkit: {} vectors {by_class:?}; {runs} decrypt runs, {} problems",
+        vectors.len(),
+        problems.len()
+    );
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
 }
 

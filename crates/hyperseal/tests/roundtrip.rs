@@ -43,7 +43,8 @@ fn write_adapter_then_pipeline_reader() {
                         .unwrap();
                     assert_eq!(n_out, n as u64, "decrypt_stream returns the plaintext length");
                     let mut sink = Vec::new();
-                    let n_slice = hyperseal::decrypt_slice(&identities(), &ct, &mut sink, threads, None).unwrap();
+                    let n_slice =
+                        hyperseal::decrypt_slice(&identities(), &ct, &mut sink, threads, None).unwrap();
                     assert_eq!((n_slice, &sink), (n as u64, &pt));
                     assert_eq!(out, pt, "{suite} n={n} ws={write_size} t={threads}");
                     let mut r = Decryptor::new(&ct[..]).unwrap().into_reader(&identities()).unwrap();

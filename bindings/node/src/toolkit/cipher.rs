@@ -112,7 +112,10 @@ impl Task for BatchTask {
                 match r {
                     Ok(p) => out.push(take(p)),
                     Err(hyperseal_toolkit::Error::Crypto) => {
-                        return Err(Fail::new(Code::Auth, format!("batchDecrypt: message {i} failed to authenticate")))
+                        return Err(Fail::new(
+                            Code::Auth,
+                            format!("batchDecrypt: message {i} failed to authenticate"),
+                        ))
                     }
                     Err(e) => return Err(e.into()),
                 }
@@ -126,8 +129,18 @@ impl Task for BatchTask {
     }
 }
 
-fn batch_task(algo: String, key: &[u8], messages: Vec<Either<Uint8Array, String>>, seal: bool) -> AsyncTask<BatchTask> {
-    AsyncTask::new(BatchTask { alg: algo, key: Zeroizing::new(key.to_vec()), items: messages.into_iter().map(Data::from).collect(), seal })
+fn batch_task(
+    algo: String,
+    key: &[u8],
+    messages: Vec<Either<Uint8Array, String>>,
+    seal: bool,
+) -> AsyncTask<BatchTask> {
+    AsyncTask::new(BatchTask {
+        alg: algo,
+        key: Zeroizing::new(key.to_vec()),
+        items: messages.into_iter().map(Data::from).collect(),
+        seal,
+    })
 }
 
 /// Seals every message (as {@link aeadSeal}, each with its own random nonce, no AAD) on the

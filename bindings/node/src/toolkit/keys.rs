@@ -39,7 +39,10 @@ pub fn sign_generate_key_pair(kind: Option<String>) -> Result<SignKeyPair, JsErr
     let kind = KeyKind::parse(kind.as_deref().unwrap_or("ed25519")).map_err(Fail::from)?;
     let run = || -> Result<SignKeyPair, Fail> {
         let sk = SigningKey::generate(kind)?;
-        Ok(SignKeyPair { private_key: sk.to_pkcs8_pem()?.to_string(), public_key: sk.verifying_key()?.to_pem() })
+        Ok(SignKeyPair {
+            private_key: sk.to_pkcs8_pem()?.to_string(),
+            public_key: sk.verifying_key()?.to_pem(),
+        })
     };
     Ok(run()?)
 }
@@ -188,7 +191,9 @@ pub fn token_open<'e>(
 ) -> Result<BufferSlice<'e>, JsErr> {
     let ring = match &keys {
         Either::A(k) => ring(k)?,
-        Either::B(list) if list.is_empty() => return Err(Fail::new(Code::Key, "give at least one token key").into()),
+        Either::B(list) if list.is_empty() => {
+            return Err(Fail::new(Code::Key, "give at least one token key").into())
+        }
         Either::B(list) => ring(&Zeroizing::new(list.join("\n")))?,
     };
     let out = tt::open(&ring, &token, opt_bytes(&aad)).map_err(Fail::from)?;

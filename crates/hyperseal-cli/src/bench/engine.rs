@@ -1,7 +1,9 @@
 //! `engine`: how close the streaming engine gets to the raw AEAD, in memory, without I/O.
 //!
 //! "Raw" is aws-lc-rs `LessSafeKey::seal_in_place_separate_tag` over chunk-sized slices of one
-//! buffer (split evenly across threads for N threads): the ceiling for any chunked format.
+//! buffer (split evenly across threads for N threads): the ceiling for any chunked format. For
+//! AES-256-GCM the same loop over ring is shown too, since the engine uses whichever of the two
+//! is faster on the CPU (`hyperseal::suite::AesGcmBackend`).
 //! "Engine" is `hyperseal::stream::encrypt_pipeline` from an in-memory reader to `io::sink()`:
 //! everything hyperseal adds (batching, copies, the reader/writer threads) shows as the gap.
 //! Also: one-shot latency of a 1 KB message, and the size where threads start to pay.
@@ -48,9 +50,10 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
     let size = ctx.size(if ctx.full { 512 << 20 } else { 128 << 20 }) as usize;
     let reps = if ctx.full { 9 } else { 5 };
     out.note(format!(
-        "Throughput: {} in memory per run, GB = 10^9 bytes. Raw = aws-lc-rs seal_in_place_separate_tag per chunk; \
+        "Throughput: {} in memory per run, GB = 10^9 bytes. Raw = aws-lc-rs seal_in_place_separate_tag per chunk (and ring's, for AES-256-GCM: the engine runs AES-256-GCM on {} on this CPU); \
          engine = stream::encrypt_pipeline to io::sink() from a Read (copies input into its batches); borrowed = stream::encrypt_slice from the same bytes in memory (no staging copy). Target: 1-thread engine ≥ 90% of raw.",
-        fmt_size(size as u64)
+        fmt_size(size as u64),
+        hyperseal::suite::AesGcmBackend::preferred().name()
     ));
     let data = vec![0x33u8; size];
     let (mut raw_buf, mut raw_buf2) = (data.clone(), data.clone());
@@ -65,6 +68,7 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         format!("engine ÷ raw ({n})"),
         "borrowed 1 thread GB/s".into(),
         "borrowed ÷ raw (1)".into(),
+        "raw ring 1 thread GB/s".into(),
     ];
     let mut sec = Section { title: "Engine vs raw AEAD".into(), columns: cols.to_vec(), rows: vec![] };
     let mut chart = Chart::new("Engine vs raw AEAD vs chunk size", "chunk size", "GB/s", true);
@@ -74,25 +78,46 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
             Suite::Aes256Gcm => &aead::AES_256_GCM,
             _ => &aead::CHACHA20_POLY1305,
         };
-        let raw_key =
+        let aws_key =
             LessSafeKey::new(UnboundKey::new(alg, &key[..]).map_err(|_| anyhow::anyhow!("aws-lc-rs key"))?);
+        let raw_key = |nonce: [u8; 12], c: &mut [u8]| {
+            let tag =
+                aws_key.seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), c);
+            drop(std::hint::black_box(tag.expect("seal")));
+        };
+        let ring_key = ring::aead::LessSafeKey::new(
+            ring::aead::UnboundKey::new(&ring::aead::AES_256_GCM, &key[..])
+                .map_err(|_| anyhow::anyhow!("ring key"))?,
+        );
+        let ring_seal = |nonce: [u8; 12], c: &mut [u8]| {
+            let n = ring::aead::Nonce::assume_unique_for_key(nonce);
+            let _ = std::hint::black_box(ring_key.seal_in_place_separate_tag(n, ring::aead::Aad::empty(), c));
+        };
+        let mut ring_buf = data.clone();
         for chunk in CHUNKS {
             let cipher = ChunkCipher::new(suite, chunk, &key)?;
             ctx.progress(
                 "engine",
                 format!("{suite} {} chunks: raw and engine, 1 and {n} threads", fmt_size(chunk as u64)),
             );
-            let (mut r1, mut e1, mut rn, mut en, mut b1) = (
+            let is_aes = suite == Suite::Aes256Gcm;
+            let (mut r1, mut e1, mut rn, mut en, mut b1, mut g1) = (
                 || raw_seal(&raw_key, &mut raw_buf, chunk, 1),
                 || engine(&cipher, &data, 1),
                 || raw_seal(&raw_key, &mut raw_buf2, chunk, n),
                 || engine(&cipher, &data, n),
                 || borrowed(&cipher, &data),
+                || {
+                    if is_aes {
+                        raw_seal(&ring_seal, &mut ring_buf, chunk, 1)
+                    }
+                },
             );
-            let figs: Vec<Stats> = time_alternating(reps, &mut [&mut r1, &mut e1, &mut rn, &mut en, &mut b1])
-                .iter()
-                .map(|t| t.rate(size as u64).scale(1e-9))
-                .collect();
+            let figs: Vec<Stats> =
+                time_alternating(reps, &mut [&mut r1, &mut e1, &mut rn, &mut en, &mut b1, &mut g1])
+                    .iter()
+                    .map(|t| t.rate(size as u64).scale(1e-9))
+                    .collect();
             let gbps = |s: &Stats| Cell::measured(*s, "GB/s", with_spread(format!("{:.2}", s.median), s));
             for (i, name) in
                 ["raw 1", "engine 1", &format!("raw {n}"), &format!("engine {n}")].iter().enumerate()
@@ -110,6 +135,7 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
                 pct(figs[3].median / figs[2].median),
                 gbps(&figs[4]),
                 pct(figs[4].median / figs[0].median),
+                if is_aes { gbps(&figs[5]) } else { Cell::text("–") },
             ]);
         }
     }
@@ -129,14 +155,14 @@ fn borrowed(cipher: &ChunkCipher, data: &[u8]) {
     encrypt_slice(cipher, data, &mut io::sink(), 1, None).expect("slice engine");
 }
 
-/// Seals `data` chunk by chunk in place (the tags are dropped: only the work matters here).
-fn raw_seal(key: &LessSafeKey, data: &mut [u8], chunk: usize, threads: usize) {
+/// Seals `data` chunk by chunk in place with `seal_one(nonce, chunk)` (tags are dropped: only
+/// the work matters here).
+fn raw_seal(seal_one: &(dyn Fn([u8; 12], &mut [u8]) + Sync), data: &mut [u8], chunk: usize, threads: usize) {
     let seal = |part: &mut [u8], first: u64| {
         for (i, c) in part.chunks_mut(chunk).enumerate() {
             let mut nonce = [0u8; 12];
             nonce[3..11].copy_from_slice(&(first + i as u64).to_be_bytes());
-            let tag = key.seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), c);
-            let _ = std::hint::black_box(tag.expect("seal"));
+            seal_one(nonce, c);
         }
     };
     if threads <= 1 {

@@ -63,8 +63,9 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         }
     };
     if let Some(s) = &a.suite {
-        let suite = Suite::from_name(s)
-            .ok_or_else(|| hint(format!("unknown suite {s:?}"), "choose aes-256-gcm, chacha20-poly1305 or sm4-gcm"))?;
+        let suite = Suite::from_name(s).ok_or_else(|| {
+            hint(format!("unknown suite {s:?}"), "choose aes-256-gcm, chacha20-poly1305 or sm4-gcm")
+        })?;
         opts.suite = suite;
     }
     if let Some(c) = a.chunk_size {

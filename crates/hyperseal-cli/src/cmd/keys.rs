@@ -95,7 +95,9 @@ pub fn pubkey(a: PubkeyArgs) -> Result<()> {
     // RSA identities are both recipients and signing keys; Ed25519/ECDSA/ML-DSA only sign.
     let public = match recipient::public_of(&text) {
         Ok(p) => p,
-        Err(e) if text.trim_start().starts_with("-----BEGIN") => sign::public_pem_from_private(&text).map_err(|_| e)?,
+        Err(e) if text.trim_start().starts_with("-----BEGIN") => {
+            sign::public_pem_from_private(&text).map_err(|_| e)?
+        }
         Err(e) => return Err(e.into()),
     };
     println!("{}", public.trim_end());

@@ -140,7 +140,11 @@ impl Header {
     /// Finds the file key with `identities` (the first identity that claims a stanza decides;
     /// its key must have this profile's length and pass the header MAC), then keys the payload
     /// with the `salt` that follows the header. Every decrypt path goes through here.
-    pub fn payload_cipher(&self, identities: &[Box<dyn Identity>], salt: &[u8]) -> Result<ChunkCipher, Error> {
+    pub fn payload_cipher(
+        &self,
+        identities: &[Box<dyn Identity>],
+        salt: &[u8],
+    ) -> Result<ChunkCipher, Error> {
         let file_key = identities
             .iter()
             .find_map(|id| id.unwrap_stanzas(&self.stanzas))
@@ -207,7 +211,9 @@ impl Header {
                 }
                 // A passphrase must stand alone (age spec: "an scrypt stanza must be the only
                 // one"): checked here so no identity, passphrase or not, ever opens such a file.
-                if stanzas.len() > 1 && stanzas.iter().any(|s| matches!(s.tag.as_str(), "argon2id" | "scrypt")) {
+                if stanzas.len() > 1
+                    && stanzas.iter().any(|s| matches!(s.tag.as_str(), "argon2id" | "scrypt"))
+                {
                     return Err(bad("a passphrase stanza must be the only stanza"));
                 }
                 return Ok(Header { profile, suite, chunk_size, stanzas, mac_input: raw, mac });

@@ -83,8 +83,12 @@ impl HybridRecipient {
         let (rand_m, rand_x) = rand.split_at(32);
         let (mut enc, ss_m) = self.ek_m.encapsulate_derand(rand_m.try_into().expect("32 bytes"))?;
         let sk_e = PrivateKey::from_private_key(&X25519, rand_x).map_err(|_| Error::Crypto)?;
-        let ct_x: [u8; 32] =
-            sk_e.compute_public_key().map_err(|_| Error::Crypto)?.as_ref().try_into().map_err(|_| Error::Crypto)?;
+        let ct_x: [u8; 32] = sk_e
+            .compute_public_key()
+            .map_err(|_| Error::Crypto)?
+            .as_ref()
+            .try_into()
+            .map_err(|_| Error::Crypto)?;
         // The recipient's share was checked at parse time, so this cannot be non-contributory.
         let ss_x = x25519(&sk_e, &self.pk_x).ok_or(Error::Crypto)?;
         enc.extend_from_slice(&ct_x);
@@ -94,7 +98,10 @@ impl HybridRecipient {
 
 /// X25519; `None` for an all-zero (non-contributory) result.
 fn x25519(sk: &PrivateKey, peer: &[u8]) -> Option<Zeroizing<[u8; 32]>> {
-    agree(sk, UnparsedPublicKey::new(&X25519, peer), (), |k| Ok(Zeroizing::new(k.try_into().map_err(|_| ())?))).ok()
+    agree(sk, UnparsedPublicKey::new(&X25519, peer), (), |k| {
+        Ok(Zeroizing::new(k.try_into().map_err(|_| ())?))
+    })
+    .ok()
 }
 
 /// The X-Wing combiner: SHA3-256(ss_M ‖ ss_X ‖ ct_X ‖ pk_X ‖ label).
@@ -156,7 +163,12 @@ impl Expanded {
         reader.read(&mut x_seed[..]);
         let dk_m = DecapsKey::from_seed(Level::L768, &m_seed)?;
         let sk_x = PrivateKey::from_private_key(&X25519, &x_seed[..]).map_err(|_| Error::Crypto)?;
-        let pk_x = sk_x.compute_public_key().map_err(|_| Error::Crypto)?.as_ref().try_into().map_err(|_| Error::Crypto)?;
+        let pk_x = sk_x
+            .compute_public_key()
+            .map_err(|_| Error::Crypto)?
+            .as_ref()
+            .try_into()
+            .map_err(|_| Error::Crypto)?;
         Ok(Expanded { dk_m, sk_x, pk_x })
     }
 
@@ -165,8 +177,9 @@ impl Expanded {
     fn decapsulate(&self, enc: &[u8]) -> Result<Zeroizing<[u8; 32]>, Error> {
         let (ct_m, ct_x) = enc.split_at(ENC_LEN - 32);
         let ss_m = self.dk_m.decapsulate(ct_m)?;
-        let ss_x = x25519(&self.sk_x, ct_x)
-            .ok_or_else(|| Error::InvalidStanza("mlkem768x25519: X25519 share is a low-order point".into()))?;
+        let ss_x = x25519(&self.sk_x, ct_x).ok_or_else(|| {
+            Error::InvalidStanza("mlkem768x25519: X25519 share is a low-order point".into())
+        })?;
         Ok(combiner(&ss_m, &ss_x, ct_x.try_into().expect("32 bytes"), &self.pk_x))
     }
 }

@@ -109,7 +109,8 @@ impl EncapsKey {
         // own reference to the key, so freeing our reference first is allowed and frees nothing
         // early), and a null from either constructor is checked before use.
         let ok = unsafe {
-            let pkey = EVP_PKEY_kem_new_raw_public_key(self.level.nid(), self.bytes.as_ptr(), self.bytes.len());
+            let pkey =
+                EVP_PKEY_kem_new_raw_public_key(self.level.nid(), self.bytes.as_ptr(), self.bytes.len());
             if pkey.is_null() {
                 return Err(Error::Crypto);
             }
@@ -300,6 +301,7 @@ mod tests {
     fn ours_rejects_wrong_lengths(level: Level) -> bool {
         let dk = DecapsKey::from_seed(level, &[7; 64]).unwrap();
         let short = vec![0u8; level.ct_len() - 1];
-        dk.decapsulate(&short).is_err() && EncapsKey::new(level, &dk.encapsulation_key().bytes()[1..]).is_none()
+        dk.decapsulate(&short).is_err()
+            && EncapsKey::new(level, &dk.encapsulation_key().bytes()[1..]).is_none()
     }
 }

@@ -15,7 +15,9 @@
 use zeroize::Zeroizing;
 
 use super::mlkem::{DecapsKey, EncapsKey, Level};
-use super::primitives::{check_wrapped_len, decode_arg, hkdf32, open_file_key, random, seal_file_key, ZERO_NONCE};
+use super::primitives::{
+    check_wrapped_len, decode_arg, hkdf32, open_file_key, random, seal_file_key, ZERO_NONCE,
+};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};

@@ -61,7 +61,9 @@ impl ScryptRecipient {
 impl Recipient for ScryptRecipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         if file_key.expose().len() != 16 {
-            return Err(Error::InvalidArgument("scrypt recipients are for age files (16-byte file keys)".into()));
+            return Err(Error::InvalidArgument(
+                "scrypt recipients are for age files (16-byte file keys)".into(),
+            ));
         }
         let salt = random::<SALT_LEN>()?;
         let key = derive(&self.passphrase, &salt, self.log_n)?;
@@ -142,7 +144,8 @@ fn derive(passphrase: &str, salt: &[u8], log_n: u8) -> Result<Zeroizing<[u8; 32]
     let mut full_salt = Vec::with_capacity(LABEL.len() + salt.len());
     full_salt.extend_from_slice(LABEL);
     full_salt.extend_from_slice(salt);
-    let params = scrypt::Params::new(log_n, 8, 1).map_err(|_| Error::InvalidArgument("scrypt parameters".into()))?;
+    let params =
+        scrypt::Params::new(log_n, 8, 1).map_err(|_| Error::InvalidArgument("scrypt parameters".into()))?;
     let mut key = Zeroizing::new([0u8; 32]);
     scrypt::scrypt(passphrase.as_bytes(), &full_salt, &params, &mut key[..]).map_err(|_| Error::Crypto)?;
     Ok(key)

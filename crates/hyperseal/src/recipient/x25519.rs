@@ -9,9 +9,7 @@
 use aws_lc_rs::agreement::{self, PrivateKey, UnparsedPublicKey, X25519};
 use zeroize::Zeroizing;
 
-use super::primitives::{
-    check_wrapped_len, decode_arg, hkdf32, open_file_key, seal_file_key, ZERO_NONCE,
-};
+use super::primitives::{check_wrapped_len, decode_arg, hkdf32, open_file_key, seal_file_key, ZERO_NONCE};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};

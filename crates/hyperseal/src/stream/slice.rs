@@ -173,7 +173,11 @@ pub(crate) fn stream_slice(
     let (mut done, mut plain) = (0u64, 0u64);
     let plain_bytes = |k: usize| {
         let (a, b) = span(k);
-        if seal { in_bytes(k) } else { s.out_span(a, b) as u64 }
+        if seal {
+            in_bytes(k)
+        } else {
+            s.out_span(a, b) as u64
+        }
     };
     if threads == 1 {
         let mut buf = vec![0u8; s.out_span(0, w.min(s.chunks))];

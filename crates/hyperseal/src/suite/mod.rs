@@ -8,13 +8,18 @@ use sm4_simd::Sm4Gcm;
 
 use crate::Error;
 
+mod aes_gcm;
+pub use aes_gcm::AesGcmBackend;
+use aes_gcm::RingKey;
+
 /// Bytes of every suite's authentication tag.
 pub const TAG_LEN: usize = 16;
 
 /// An AEAD suite for the payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Suite {
-    /// AES-256-GCM (aws-lc-rs). The default on CPUs with AES instructions.
+    /// AES-256-GCM (aws-lc-rs or ring, whichever is faster on the CPU: see [`AesGcmBackend`]).
+    /// The default on CPUs with AES instructions.
     Aes256Gcm,
     /// ChaCha20-Poly1305 (aws-lc-rs). The default elsewhere, and age's payload cipher.
     ChaCha20Poly1305,
@@ -72,7 +77,13 @@ impl Suite {
 
     /// Builds the keyed primitive for one payload.
     pub(crate) fn key(self, key: &[u8; 32]) -> Result<ChunkKey, Error> {
+        self.key_with(key, AesGcmBackend::preferred())
+    }
+
+    /// Like [`key`](Self::key) with the AES-256-GCM library chosen by the caller.
+    pub(crate) fn key_with(self, key: &[u8; 32], aes: AesGcmBackend) -> Result<ChunkKey, Error> {
         let alg = match self {
+            Suite::Aes256Gcm if aes == AesGcmBackend::Ring => return Ok(ChunkKey::Ring(RingKey::new(key))),
             Suite::Aes256Gcm => &aead::AES_256_GCM,
             Suite::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
             Suite::Sm4Gcm => {
@@ -94,6 +105,7 @@ impl std::fmt::Display for Suite {
 /// paths share one implementation. Only `stream` builds nonces, from unique chunk positions.
 pub(crate) enum ChunkKey {
     Aws(LessSafeKey),
+    Ring(RingKey),
     Sm4(Box<Sm4Gcm>),
 }
 
@@ -108,6 +120,7 @@ impl ChunkKey {
                     .expect("AEAD seal cannot fail for chunk-sized inputs");
                 tag_out.copy_from_slice(tag.as_ref());
             }
+            ChunkKey::Ring(k) => k.seal(nonce, buf),
             ChunkKey::Sm4(k) => {
                 let tag = k
                     .encrypt_inout_detached(&nonce.into(), &[], pt.into())
@@ -121,9 +134,11 @@ impl ChunkKey {
     /// On failure the buffer content is unspecified and must not be released.
     pub(crate) fn open(&self, nonce: [u8; 12], buf: &mut [u8]) -> Result<(), ()> {
         match self {
-            ChunkKey::Aws(k) => {
-                k.open_in_place(Nonce::assume_unique_for_key(nonce), Aad::empty(), buf).map(|_| ()).map_err(|_| ())
-            }
+            ChunkKey::Aws(k) => k
+                .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::empty(), buf)
+                .map(|_| ())
+                .map_err(|_| ()),
+            ChunkKey::Ring(k) => k.open(nonce, buf),
             ChunkKey::Sm4(k) => {
                 let (ct, tag) = buf.split_at_mut(buf.len() - TAG_LEN);
                 let tag: [u8; TAG_LEN] = (&*tag).try_into().expect("16 bytes");
@@ -138,9 +153,17 @@ impl ChunkKey {
         match self {
             ChunkKey::Aws(k) => {
                 let (ct, tag) = out.split_at_mut(pt.len());
-                k.seal_out_of_place_scatter(Nonce::assume_unique_for_key(nonce), Aad::empty(), pt, ct, &[], tag)
-                    .expect("AEAD seal cannot fail for chunk-sized inputs");
+                k.seal_out_of_place_scatter(
+                    Nonce::assume_unique_for_key(nonce),
+                    Aad::empty(),
+                    pt,
+                    ct,
+                    &[],
+                    tag,
+                )
+                .expect("AEAD seal cannot fail for chunk-sized inputs");
             }
+            ChunkKey::Ring(k) => k.seal_to(nonce, pt, out),
             ChunkKey::Sm4(_) => {
                 out[..pt.len()].copy_from_slice(pt);
                 self.seal(nonce, out);
@@ -155,6 +178,7 @@ impl ChunkKey {
             ChunkKey::Aws(k) => k
                 .open_separate_gather(Nonce::assume_unique_for_key(nonce), Aad::empty(), ct, tag, out)
                 .map_err(|_| ()),
+            ChunkKey::Ring(k) => k.open_to(nonce, input, out),
             ChunkKey::Sm4(k) => {
                 out.copy_from_slice(ct);
                 let tag: [u8; TAG_LEN] = tag.try_into().expect("16 bytes");
