@@ -5,13 +5,14 @@
 //! small concurrent calls spawn no threads at all.
 
 use hyperseal::recipient::{self, Kind};
-use hyperseal::Options;
+use hyperseal::{Encryptor, Options};
 use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, Either, Uint8Array};
 use napi::{Env, Task};
 use napi_derive::napi;
 
 use crate::errors::{Code, Fail, JsErr};
 use crate::keys::{self, PublicKeys};
+use crate::pool;
 
 /// Options of {@link generateKeyPair}.
 #[napi(object)]
@@ -47,19 +48,50 @@ pub fn public_key_of(private_key: String) -> Result<String, JsErr> {
     Ok(recipient::public_of(&private_key).map_err(Fail::from)?)
 }
 
-/// One pass straight into the result buffer (the library's one-shot API): it uses several
-/// cores only where that pays (from 1 MiB; measured) and huge pages for large results.
-pub(crate) fn seal(keys: &PublicKeys, plaintext: &[u8]) -> Result<Vec<u8>, Fail> {
+/// A result: the first `.1` bytes of the buffer (which may be a larger recycled one, see
+/// `pool.rs`).
+pub(crate) type Output = (Vec<u8>, usize);
+
+/// One pass straight into the result buffer (the library's one-shot API): several cores from
+/// 1 MiB on, and recycled memory for large results.
+pub(crate) fn seal(keys: &PublicKeys, plaintext: &[u8]) -> Result<Output, Fail> {
     let recipients = keys::recipients(keys)?;
-    Ok(hyperseal::encrypt_with(&recipients, Options::default(), plaintext)?)
+    let enc = Encryptor::with_recipients(&recipients, Options::default())?;
+    let len = enc.encrypted_len(plaintext.len());
+    let mut out = pool::take(len);
+    match enc.encrypt_into(plaintext, &mut out[..len]) {
+        Ok(()) => Ok((out, len)),
+        Err(e) => {
+            pool::give_back(out);
+            Err(e.into())
+        }
+    }
 }
 
-pub(crate) fn open(private_key: &str, file: &[u8]) -> Result<Vec<u8>, Fail> {
+pub(crate) fn open(private_key: &str, file: &[u8]) -> Result<Output, Fail> {
     if file.is_empty() {
         return Err(Fail::new(Code::Format, "unknown file format: the input is empty"));
     }
     let ids = keys::identities(private_key)?;
-    Ok(hyperseal::decrypt(&ids, file)?)
+    let mut out = pool::take(file.len());
+    match hyperseal::decrypt_into(&ids, file, &mut out, hyperseal::available_threads()) {
+        Ok(n) => Ok((out, n)),
+        Err(e) => {
+            // Unauthenticated bytes never leave: the buffer goes back unexposed.
+            pool::give_back(out);
+            Err(e.into())
+        }
+    }
+}
+
+/// A result for the sync API: small ones copied into the JS heap, large ones handed over.
+fn output_to_js(env: &Env, (v, len): Output) -> Result<Either<BufferSlice<'_>, Buffer>, Fail> {
+    if len < COPY_BELOW {
+        let b = BufferSlice::copy_from(env, &v[..len])?;
+        pool::give_back(v);
+        return Ok(Either::A(b));
+    }
+    Ok(Either::B(pool::to_js_buffer(env, v, len)?))
 }
 
 pub(crate) fn bytes<'a>(data: &'a Either<&[u8], String>) -> &'a [u8] {
@@ -85,8 +117,8 @@ pub fn encrypt_by_public_key<'e>(
     env: &'e Env,
     data: Either<&[u8], String>,
     public_key: Either<String, Vec<String>>,
-) -> Result<BufferSlice<'e>, JsErr> {
-    Ok(to_js(env, seal(&public_key, bytes(&data))?)?)
+) -> Result<Either<BufferSlice<'e>, Buffer>, JsErr> {
+    Ok(output_to_js(env, seal(&public_key, bytes(&data))?)?)
 }
 
 /// Decrypts a buffer made by any hyperseal API or the CLI (binary or armored).
@@ -95,8 +127,8 @@ pub fn decrypt_by_private_key<'e>(
     env: &'e Env,
     data: Either<&[u8], String>,
     private_key: String,
-) -> Result<BufferSlice<'e>, JsErr> {
-    Ok(to_js(env, open(&private_key, bytes(&data))?)?)
+) -> Result<Either<BufferSlice<'e>, Buffer>, JsErr> {
+    Ok(output_to_js(env, open(&private_key, bytes(&data))?)?)
 }
 
 /// Bytes borrowed from JS for the duration of an async call (the reference keeps them alive).
@@ -135,7 +167,7 @@ pub struct BufferTask {
 }
 
 impl Task for BufferTask {
-    type Output = Result<Vec<u8>, Fail>;
+    type Output = Result<Output, Fail>;
     type JsValue = Buffer;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
@@ -146,7 +178,10 @@ impl Task for BufferTask {
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Buffer> {
-        output.map(Buffer::from).map_err(|f| f.into_rejection(&env))
+        match output {
+            Ok((v, len)) => pool::to_js_buffer(&env, v, len),
+            Err(f) => Err(f.into_rejection(&env)),
+        }
     }
 }
 

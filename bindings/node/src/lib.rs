@@ -8,6 +8,7 @@ mod buffers;
 mod errors;
 mod files;
 mod keys;
+mod pool;
 mod streams;
 mod toolkit;
 

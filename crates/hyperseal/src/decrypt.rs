@@ -185,9 +185,33 @@ pub fn decrypt_with(identities: &[Box<dyn Identity>], file: &[u8], threads: usiz
         Decryptor::new(file)?.threads(threads).decrypt_stream(identities, &mut out, None)?;
         return Ok(out);
     }
-    let (cipher, payload) = open_slice(identities, file)?;
-    let mut out = crate::mem::zeroed(payload.len());
-    let n = stream::open_into(&cipher, payload, &mut out, threads.max(1))?;
+    let mut out = crate::mem::output_buffer(file.len());
+    let n = decrypt_into(identities, file, &mut out, threads)?;
     out.truncate(n);
     Ok(out)
+}
+
+/// Decrypts a whole file held in memory into `out`, which must hold at least `file.len()`
+/// bytes (the plaintext is always shorter), on `threads` threads; returns the plaintext length.
+/// On error `out` may hold unauthenticated bytes and must be discarded.
+pub fn decrypt_into(
+    identities: &[Box<dyn Identity>],
+    file: &[u8],
+    out: &mut [u8],
+    threads: usize,
+) -> Result<usize, Error> {
+    if out.len() < file.len() {
+        return Err(Error::InvalidArgument(format!(
+            "output buffer is {} bytes, at least {} are needed",
+            out.len(),
+            file.len()
+        )));
+    }
+    if is_armored(file) {
+        let plain = decrypt_with(identities, file, threads)?;
+        out[..plain.len()].copy_from_slice(&plain);
+        return Ok(plain.len());
+    }
+    let (cipher, payload) = open_slice(identities, file)?;
+    stream::open_into(&cipher, payload, out, threads.max(1))
 }

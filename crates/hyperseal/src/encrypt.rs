@@ -146,6 +146,29 @@ impl Encryptor {
     pub fn header_len(&self) -> usize {
         self.header.len() + SALT_LEN
     }
+
+    /// Bytes of the whole encrypted file for an `n`-byte plaintext.
+    pub fn encrypted_len(&self, n: usize) -> usize {
+        self.header_len() + stream::sealed_len(&self.cipher, n)
+    }
+
+    /// Encrypts `plaintext` into `out`, which must be exactly
+    /// [`encrypted_len`](Self::encrypted_len)`(plaintext.len())` bytes: chunks are sealed
+    /// straight from the input into place, on the configured threads (from 1 MiB on).
+    pub fn encrypt_into(self, plaintext: &[u8], out: &mut [u8]) -> Result<(), Error> {
+        if out.len() != self.encrypted_len(plaintext.len()) {
+            return Err(Error::InvalidArgument(format!(
+                "output buffer is {} bytes, the encrypted file is {}",
+                out.len(),
+                self.encrypted_len(plaintext.len())
+            )));
+        }
+        let (head, payload) = out.split_at_mut(self.header_len());
+        head[..self.header.len()].copy_from_slice(&self.header);
+        head[self.header.len()..].copy_from_slice(&self.salt);
+        stream::seal_into(&self.cipher, plaintext, payload, self.threads);
+        Ok(())
+    }
 }
 
 /// One-shot: encrypts `plaintext` to `recipients` with default options.
@@ -160,14 +183,10 @@ pub fn encrypt_with(
     plaintext: &[u8],
 ) -> Result<Vec<u8>, Error> {
     let enc = Encryptor::with_recipients(recipients, opts)?;
-    // Seal straight into the final buffer: one pass over the data, no intermediate copies. The
-    // buffer comes zeroed from the allocator (fresh pages for a large one), not memset here, so
-    // its pages are first touched by the workers that fill them, in parallel.
-    let start = enc.header_len();
-    let mut out = crate::mem::zeroed(start + stream::sealed_len(&enc.cipher, plaintext.len()));
-    out[..enc.header.len()].copy_from_slice(&enc.header);
-    out[enc.header.len()..start].copy_from_slice(&enc.salt);
-    stream::seal_into(&enc.cipher, plaintext, &mut out[start..], enc.threads);
+    // The buffer comes zeroed from the allocator (fresh pages for a large one), not memset here,
+    // so its pages are first touched by the workers that fill them, in parallel.
+    let mut out = crate::mem::output_buffer(enc.encrypted_len(plaintext.len()));
+    enc.encrypt_into(plaintext, &mut out)?;
     Ok(out)
 }
 

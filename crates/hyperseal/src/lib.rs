@@ -27,11 +27,12 @@ mod rng;
 pub mod stream;
 pub mod suite;
 
-pub use decrypt::{decrypt, decrypt_slice, decrypt_with, Decryptor, Source};
+pub use decrypt::{decrypt, decrypt_into, decrypt_slice, decrypt_with, Decryptor, Source};
 pub use encrypt::{armored, available_threads, encrypt, encrypt_with, Encryptor, Options, SALT_LEN};
 pub use error::Error;
 pub use file_key::FileKey;
 pub use format::Profile;
+pub use mem::output_buffer;
 pub use recipient::{Identity, Kind, Recipient};
 pub use stream::{StreamReader, StreamWriter};
 pub use suite::Suite;

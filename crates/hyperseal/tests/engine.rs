@@ -112,3 +112,29 @@ fn parallel_one_shot_refuses_a_damaged_chunk_anywhere() {
         }
     }
 }
+
+/// The caller-buffer one-shots (for callers that recycle large buffers) write every byte they
+/// report, whatever the buffer held before, and refuse buffers of the wrong size.
+#[test]
+fn into_buffers_overwrite_stale_contents_and_check_sizes() {
+    for n in [0usize, 1, 70_000, 3 << 20] {
+        let pt = data(n, 3);
+        let opts = || Options { chunk_size: 16 << 10, threads: 2, ..Options::default() };
+        let enc = hyperseal::Encryptor::with_recipients(&recipients(), opts()).unwrap();
+        let len = enc.encrypted_len(n);
+        let mut out = vec![0xa5u8; len + 1];
+        let short = hyperseal::Encryptor::with_recipients(&recipients(), opts()).unwrap();
+        assert!(matches!(
+            short.encrypt_into(&pt, &mut out[..len - 1]),
+            Err(hyperseal::Error::InvalidArgument(_))
+        ));
+        enc.encrypt_into(&pt, &mut out[..len]).unwrap();
+        let ct = &out[..len];
+        assert_eq!(hyperseal::decrypt(&identities(), ct).unwrap(), pt);
+        let mut back = vec![0x5au8; ct.len() + 7];
+        let r = hyperseal::decrypt_into(&identities(), ct, &mut back[..ct.len() - 1], 2);
+        assert!(matches!(r, Err(hyperseal::Error::InvalidArgument(_))));
+        let k = hyperseal::decrypt_into(&identities(), ct, &mut back, 2).unwrap();
+        assert_eq!(back[..k], pt[..]);
+    }
+}
