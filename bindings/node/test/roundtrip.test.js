@@ -170,3 +170,26 @@ test('ESM entry re-exports the API', async () => {
   assert.equal(typeof esm.createDecryptStream, 'function')
   assert.equal(esm.default.generateKeyPair, hs.generateKeyPair)
 })
+
+// Large results live in recycled memory (src/pool.rs): a result still referenced from JS must
+// never be reused, and a recycled buffer must carry exactly the new result.
+test('large results: recycled memory never touches a live buffer', async () => {
+  const v8 = require('node:v8')
+  const vm = require('node:vm')
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
+  const key = hs.generateKeyPair({ kind: 'x25519' })
+  const size = 9 << 20
+  const kept = []
+  for (let i = 0; i < 6; i++) {
+    const pt = crypto.randomBytes(size)
+    const ct = await hs.encryptByPublicKeyAsync(pt, key.publicKey)
+    const back = await hs.decryptByPrivateKeyAsync(ct, key.privateKey)
+    assert.ok(back.equals(pt), `round ${i}`)
+    assert.equal(back.length, size)
+    if (i % 2 === 0) kept.push([pt, ct]) // stays referenced; the others become garbage
+    gc()
+    await new Promise((resolve) => setImmediate(resolve)) // let finalizers return memory
+  }
+  for (const [pt, ct] of kept) assert.ok(hs.decryptByPrivateKey(ct, key.privateKey).equals(pt))
+})
