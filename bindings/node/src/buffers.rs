@@ -1,7 +1,7 @@
 //! Key generation and the one-shot buffer API, sync and async (seed 000's names).
 //!
 //! Async calls run on the libuv pool as `AsyncTask`s; inside one call the library spreads inputs
-//! of 1 MiB and more over all cores, while smaller ones stay on the calling thread, so a thousand
+//! of 4 MiB and more over all cores, while smaller ones stay on the calling thread, so a thousand
 //! small concurrent calls spawn no threads at all.
 
 use hyperseal::recipient::{self, Kind};
@@ -53,7 +53,7 @@ pub fn public_key_of(private_key: String) -> Result<String, JsErr> {
 pub(crate) type Output = (Vec<u8>, usize);
 
 /// One pass straight into the result buffer (the library's one-shot API): several cores from
-/// 1 MiB on, and recycled memory for large results.
+/// 4 MiB on, and recycled memory for large results.
 pub(crate) fn seal(keys: &PublicKeys, plaintext: &[u8]) -> Result<Output, Fail> {
     let recipients = keys::recipients(keys)?;
     let enc = Encryptor::with_recipients(&recipients, Options::default())?;

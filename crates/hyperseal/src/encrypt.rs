@@ -154,7 +154,7 @@ impl Encryptor {
 
     /// Encrypts `plaintext` into `out`, which must be exactly
     /// [`encrypted_len`](Self::encrypted_len)`(plaintext.len())` bytes: chunks are sealed
-    /// straight from the input into place, on the configured threads (from 1 MiB on).
+    /// straight from the input into place, on the configured threads (from 4 MiB on).
     pub fn encrypt_into(self, plaintext: &[u8], out: &mut [u8]) -> Result<(), Error> {
         if out.len() != self.encrypted_len(plaintext.len()) {
             return Err(Error::InvalidArgument(format!(

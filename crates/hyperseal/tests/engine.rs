@@ -95,11 +95,11 @@ fn seek_fails_on_tampered_final_chunk() {
     assert!(r.plaintext_len().is_err());
 }
 
-/// The one-shot paths split inputs of 1 MiB and more across threads: a damaged chunk in either
-/// half, or the final one, must fail the whole call whatever the thread count.
+/// The one-shot paths split inputs of 4 MiB and more across threads: a damaged chunk in any
+/// part, or the final one, must fail the whole call whatever the thread count.
 #[test]
 fn parallel_one_shot_refuses_a_damaged_chunk_anywhere() {
-    let (ct, pt) = encrypted(3 << 20);
+    let (ct, pt) = encrypted(9 << 20);
     for threads in [1, 2, 4] {
         assert_eq!(hyperseal::decrypt_with(&identities(), &ct, threads).unwrap(), pt);
     }

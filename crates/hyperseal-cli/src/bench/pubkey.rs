@@ -62,7 +62,7 @@ impl Table for Pubkey {
         out.note(format!(
             "One-shot library calls on buffers in memory, each returning a fresh buffer: `encrypt_with` (hybrid ML-KEM-768 + \
              X25519 recipient, default suite) and `decrypt_with`, threads = 1 vs threads = {n} (the library stays on one \
-             thread below 1 MiB). Each time includes the key encapsulation or decapsulation."
+             thread below 4 MiB). Each time includes the key encapsulation or decapsulation."
         ));
         out.note("Seed columns are seed 000's published figures from another machine (Node.js v22.15.0): \"hybrid\" = its async \
                   hybrid scheme (the counterpart of ours), \"NaCl\" = its sync NaCl box.");
