@@ -83,7 +83,9 @@ impl Suite {
     /// Like [`key`](Self::key) with the AES-256-GCM library chosen by the caller.
     pub(crate) fn key_with(self, key: &[u8; 32], aes: AesGcmBackend) -> Result<ChunkKey, Error> {
         let alg = match self {
-            Suite::Aes256Gcm if aes == AesGcmBackend::Ring => return Ok(ChunkKey::Ring(RingKey::new(key))),
+            Suite::Aes256Gcm if aes == AesGcmBackend::Ring => {
+                return Ok(ChunkKey::Ring(Box::new(RingKey::new(key))))
+            }
             Suite::Aes256Gcm => &aead::AES_256_GCM,
             Suite::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
             Suite::Sm4Gcm => {
@@ -105,7 +107,7 @@ impl std::fmt::Display for Suite {
 /// paths share one implementation. Only `stream` builds nonces, from unique chunk positions.
 pub(crate) enum ChunkKey {
     Aws(LessSafeKey),
-    Ring(RingKey),
+    Ring(Box<RingKey>),
     Sm4(Box<Sm4Gcm>),
 }
 
