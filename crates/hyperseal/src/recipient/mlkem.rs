@@ -12,8 +12,9 @@
 //! Encapsulation draws its 32 random bytes from the OS RNG ([`crate::rng`]) and hands them to
 //! aws-lc's deterministic encapsulation (`EVP_PKEY_encapsulate_deterministic`), through
 //! `aws-lc-sys`: aws-lc-rs's safe `encapsulate` would use aws-lc's DRBG, whose first use in a
-//! process seeds itself from CPU jitter (~35 ms, measured). That call is the only unsafe code of
-//! this crate. Both paths are checked against Wycheproof and against `ml-kem` on random inputs.
+//! process seeds itself from CPU jitter (~35 ms, measured). That call and the huge-page hint in
+//! `mem.rs` are this crate's only unsafe code. Both paths are checked against Wycheproof and
+//! against `ml-kem` on random inputs.
 
 #![allow(unsafe_code)]
 
