@@ -191,8 +191,8 @@ pub fn decrypt_with(identities: &[Box<dyn Identity>], file: &[u8], threads: usiz
     Ok(out)
 }
 
-/// Decrypts a whole file held in memory into `out`, which must hold at least `file.len()`
-/// bytes (the plaintext is always shorter), on `threads` threads; returns the plaintext length.
+/// Decrypts a whole file held in memory into `out`, which must hold the plaintext
+/// (`file.len()` bytes always suffice), on `threads` threads; returns the plaintext length.
 /// On error `out` may hold unauthenticated bytes and must be discarded.
 pub fn decrypt_into(
     identities: &[Box<dyn Identity>],
@@ -200,16 +200,16 @@ pub fn decrypt_into(
     out: &mut [u8],
     threads: usize,
 ) -> Result<usize, Error> {
-    if out.len() < file.len() {
-        return Err(Error::InvalidArgument(format!(
-            "output buffer is {} bytes, at least {} are needed",
-            out.len(),
-            file.len()
-        )));
-    }
     if is_armored(file) {
         let plain = decrypt_with(identities, file, threads)?;
-        out[..plain.len()].copy_from_slice(&plain);
+        let Some(dst) = out.get_mut(..plain.len()) else {
+            return Err(Error::InvalidArgument(format!(
+                "output buffer is {} bytes, {} are needed",
+                out.len(),
+                plain.len()
+            )));
+        };
+        dst.copy_from_slice(&plain);
         return Ok(plain.len());
     }
     let (cipher, payload) = open_slice(identities, file)?;

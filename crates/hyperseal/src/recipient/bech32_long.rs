@@ -65,6 +65,34 @@ pub(crate) fn encode_secret(hrp: &str, data: &[u8]) -> Zeroizing<String> {
     s
 }
 
+/// Decodes a public key string whose HRP must be `hrp` and whose payload must be `len` bytes.
+pub(crate) fn decode_public(s: &str, hrp: &str, len: usize) -> Result<Vec<u8>, String> {
+    let (got, data) = decode(s)?;
+    if got != hrp {
+        return Err(format!("wrong type (expected {hrp}1…)"));
+    }
+    if data.len() != len {
+        return Err("wrong length".into());
+    }
+    Ok(data)
+}
+
+/// Decodes a secret key string (HRP `hrp`, written upper case) of exactly `N` bytes; nothing
+/// decoded is left behind unzeroized.
+pub(crate) fn decode_secret<const N: usize>(s: &str, hrp: &str) -> Result<Zeroizing<[u8; N]>, String> {
+    let (got, data) = decode(s)?;
+    let data = Zeroizing::new(data);
+    if got != hrp {
+        return Err(format!("wrong type (expected {}1…)", hrp.to_ascii_uppercase()));
+    }
+    if data.len() != N {
+        return Err("wrong length".into());
+    }
+    let mut out = Zeroizing::new([0u8; N]);
+    out.copy_from_slice(&data);
+    Ok(out)
+}
+
 /// Decodes a bech32 string; returns the human-readable part in lower case and the data.
 ///
 /// Rejects mixed case, characters outside the charset, a bad checksum, and non-zero or

@@ -18,7 +18,7 @@ use aws_lc_rs::agreement::{agree, PrivateKey, UnparsedPublicKey, X25519};
 use zeroize::Zeroizing;
 
 use super::mlkem::{DecapsKey, EncapsKey, Level};
-use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key};
+use super::primitives::{check_wrapped_len, open_file_key, random, seal_file_key, single_arg};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
@@ -55,13 +55,7 @@ impl HybridRecipient {
     /// Parses `age1pq1…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
         let bad = |why: &str| Error::InvalidRecipient(format!("ML-KEM-768 + X25519 recipient: {why}"));
-        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
-        if hrp != PUBLIC_HRP {
-            return Err(bad("wrong type (expected age1pq1…)"));
-        }
-        if data.len() != EK_LEN {
-            return Err(bad("wrong length"));
-        }
+        let data = bech32_long::decode_public(s, PUBLIC_HRP, EK_LEN).map_err(|e| bad(&e))?;
         // The ML-KEM part is checked (coefficients reduced mod q, FIPS 203 7.2); the X25519 part
         // is checked below the way Go's encapsulation would fail on it.
         let (m, x) = data.split_at(Level::L768.ek_len());
@@ -199,17 +193,7 @@ impl HybridIdentity {
     /// Parses `AGE-SECRET-KEY-PQ-1…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
         let bad = |why: &str| Error::InvalidKey(format!("ML-KEM-768 + X25519 identity: {why}"));
-        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
-        let data = Zeroizing::new(data);
-        if hrp != SECRET_HRP {
-            return Err(bad("wrong type (expected AGE-SECRET-KEY-PQ-1…)"));
-        }
-        if data.len() != 32 {
-            return Err(bad("wrong length"));
-        }
-        let mut seed = Zeroizing::new([0u8; 32]);
-        seed.copy_from_slice(&data);
-        Self::from_seed(seed)
+        Self::from_seed(bech32_long::decode_secret(s, SECRET_HRP).map_err(|e| bad(&e))?)
     }
 
     /// The `AGE-SECRET-KEY-PQ-1…` encoding (upper case, as age writes it).
@@ -227,10 +211,7 @@ impl HybridIdentity {
     /// rejection), so a foreign stanza shows up only as the AEAD failing to open, exactly as in
     /// age; a tampered body is indistinguishable from that.
     fn unwrap_own(&self, stanza: &Stanza) -> Result<Option<FileKey>, Error> {
-        let [arg] = stanza.args.as_slice() else {
-            return Err(Error::InvalidStanza("mlkem768x25519 stanza must have exactly one argument".into()));
-        };
-        let enc = decode_arg(arg, ENC_LEN, "mlkem768x25519 encapsulated key")?;
+        let enc = single_arg(stanza, ENC_LEN, "mlkem768x25519 encapsulated key")?;
         check_wrapped_len(&stanza.body)?;
         let shared = self.expanded.decapsulate(&enc)?;
         let (key, nonce) = hpke::key_schedule(&shared, INFO);

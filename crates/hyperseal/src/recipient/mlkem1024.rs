@@ -16,7 +16,7 @@ use zeroize::Zeroizing;
 
 use super::mlkem::{DecapsKey, EncapsKey, Level};
 use super::primitives::{
-    check_wrapped_len, decode_arg, hkdf32, open_file_key, random, seal_file_key, ZERO_NONCE,
+    check_wrapped_len, hkdf32, open_file_key, random, seal_file_key, single_arg, ZERO_NONCE,
 };
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
@@ -50,13 +50,7 @@ impl Mlkem1024Recipient {
     /// Parses `hs-mlkem10241…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
         let bad = |why: &str| Error::InvalidRecipient(format!("ML-KEM-1024 recipient: {why}"));
-        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
-        if hrp != RECIPIENT_HRP {
-            return Err(bad("wrong type (expected hs-mlkem10241…)"));
-        }
-        if data.len() != EK_LEN {
-            return Err(bad("wrong length"));
-        }
+        let data = bech32_long::decode_public(s, RECIPIENT_HRP, EK_LEN).map_err(|e| bad(&e))?;
         // FIPS 203 7.2 modulus check happens here: "Encaps shall not be run" without it.
         let ek = EncapsKey::new(Level::L1024, &data).ok_or_else(|| bad("invalid encapsulation key"))?;
         Ok(Mlkem1024Recipient { ek })
@@ -107,17 +101,7 @@ impl Mlkem1024Identity {
     /// Parses `HS-MLKEM1024-SECRET-KEY-1…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
         let bad = |why: &str| Error::InvalidKey(format!("ML-KEM-1024 identity: {why}"));
-        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
-        let data = Zeroizing::new(data);
-        if hrp != SECRET_HRP {
-            return Err(bad("wrong type (expected HS-MLKEM1024-SECRET-KEY-1…)"));
-        }
-        if data.len() != SEED_LEN {
-            return Err(bad("wrong length"));
-        }
-        let mut seed = Zeroizing::new([0u8; SEED_LEN]);
-        seed.copy_from_slice(&data);
-        Self::from_seed(seed)
+        Self::from_seed(bech32_long::decode_secret(s, SECRET_HRP).map_err(|e| bad(&e))?)
     }
 
     /// The `HS-MLKEM1024-SECRET-KEY-1…` encoding (upper case, like age's secret keys).
@@ -133,10 +117,7 @@ impl Mlkem1024Identity {
     /// `Ok(None)`: not ours. Decapsulation never fails (implicit rejection: a foreign ciphertext
     /// yields a pseudorandom secret), so "not mine" shows up as the AEAD failing to open.
     fn unwrap_own(&self, stanza: &Stanza) -> Result<Option<FileKey>, Error> {
-        let [arg] = stanza.args.as_slice() else {
-            return Err(Error::InvalidStanza("mlkem1024 stanza must have exactly one argument".into()));
-        };
-        let ct = decode_arg(arg, CT_LEN, "mlkem1024 ciphertext")?;
+        let ct = single_arg(stanza, CT_LEN, "mlkem1024 ciphertext")?;
         check_wrapped_len(&stanza.body)?;
         let shared = self.dk.decapsulate(&ct)?;
         let key = wrap_key(&shared[..], &ct, self.dk.encapsulation_key().bytes());

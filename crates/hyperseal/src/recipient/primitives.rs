@@ -5,6 +5,7 @@ use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
 use aws_lc_rs::hkdf;
 use zeroize::Zeroizing;
 
+use crate::format::Stanza;
 use crate::{Error, FileKey};
 
 /// The Poly1305 tag length.
@@ -67,6 +68,14 @@ pub(crate) fn open_file_key(key: &[u8; 32], nonce: [u8; 12], body: &[u8]) -> Opt
     let mut buf = Zeroizing::new(body.to_vec());
     let pt = key.open_in_place(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut buf).ok()?;
     FileKey::from_slice(pt)
+}
+
+/// The one argument of a single-argument stanza, decoded to exactly `len` bytes.
+pub(crate) fn single_arg(stanza: &Stanza, len: usize, what: &str) -> Result<Vec<u8>, Error> {
+    let [arg] = stanza.args.as_slice() else {
+        return Err(Error::InvalidStanza(format!("{} stanza must have exactly one argument", stanza.tag)));
+    };
+    decode_arg(arg, len, what)
 }
 
 /// Decodes a base64 stanza argument of an exact length, or says which one is wrong.

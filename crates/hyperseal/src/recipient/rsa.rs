@@ -18,7 +18,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use zeroize::Zeroizing;
 
-use super::primitives::decode_arg;
+use super::primitives::single_arg;
 use super::{GeneratedKey, Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
@@ -148,10 +148,7 @@ impl Identity for RsaIdentity {
         if stanza.tag != TAG {
             return None;
         }
-        let [id] = stanza.args.as_slice() else {
-            return Some(Err(Error::InvalidStanza("rsa-oaep stanza must have exactly one argument".into())));
-        };
-        match decode_arg(id, KEY_ID_LEN, "rsa-oaep key id") {
+        match single_arg(stanza, KEY_ID_LEN, "rsa-oaep key id") {
             Err(e) => Some(Err(e)),
             // Another key's stanza: answered without touching the private key.
             Ok(id) if id[..] != self.key_id[..] => None,

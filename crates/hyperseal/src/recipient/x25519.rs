@@ -9,7 +9,7 @@
 use aws_lc_rs::agreement::{self, PrivateKey, UnparsedPublicKey, X25519};
 use zeroize::Zeroizing;
 
-use super::primitives::{check_wrapped_len, decode_arg, hkdf32, open_file_key, seal_file_key, ZERO_NONCE};
+use super::primitives::{check_wrapped_len, hkdf32, open_file_key, seal_file_key, single_arg, ZERO_NONCE};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
@@ -40,12 +40,8 @@ impl X25519Recipient {
     /// Parses `age1…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
         let bad = |why: &str| Error::InvalidRecipient(format!("X25519 recipient: {why}"));
-        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
-        if hrp != PUBLIC_HRP {
-            return Err(bad("wrong type (expected age1…)"));
-        }
-        let public: [u8; 32] = data.try_into().map_err(|_| bad("wrong length"))?;
-        Ok(X25519Recipient { public })
+        let data = bech32_long::decode_public(s, PUBLIC_HRP, 32).map_err(|e| bad(&e))?;
+        Ok(X25519Recipient { public: data.try_into().expect("32 bytes") })
     }
 
     /// The `age1…` encoding.
@@ -97,17 +93,7 @@ impl X25519Identity {
     /// Parses `AGE-SECRET-KEY-1…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
         let bad = |why: &str| Error::InvalidKey(format!("X25519 identity: {why}"));
-        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
-        let data = Zeroizing::new(data);
-        if hrp != SECRET_HRP {
-            return Err(bad("wrong type (expected AGE-SECRET-KEY-1…)"));
-        }
-        if data.len() != 32 {
-            return Err(bad("wrong length"));
-        }
-        let mut secret = Zeroizing::new([0u8; 32]);
-        secret.copy_from_slice(&data);
-        Self::from_secret(secret)
+        Self::from_secret(bech32_long::decode_secret(s, SECRET_HRP).map_err(|e| bad(&e))?)
     }
 
     /// The `AGE-SECRET-KEY-1…` encoding (upper case, as age writes it).
@@ -133,10 +119,7 @@ impl Identity for X25519Identity {
 impl X25519Identity {
     /// `Ok(None)`: well-formed but not ours (the AEAD did not open).
     fn unwrap_own(&self, stanza: &Stanza) -> Result<Option<FileKey>, Error> {
-        let [arg] = stanza.args.as_slice() else {
-            return Err(Error::InvalidStanza("X25519 stanza must have exactly one argument".into()));
-        };
-        let share = decode_arg(arg, 32, "X25519 ephemeral share")?;
+        let share = single_arg(stanza, 32, "X25519 ephemeral share")?;
         check_wrapped_len(&stanza.body)?;
         let me = PrivateKey::from_private_key(&X25519, &self.secret[..]).map_err(|_| Error::Crypto)?;
         // An all-zero shared secret means a low-order share: the spec requires rejecting it, and

@@ -98,12 +98,16 @@ pub fn seal_into(cipher: &ChunkCipher, pt: &[u8], out: &mut [u8], threads: usize
     split(cipher, &s, pt, out, threads).expect("sealing cannot fail");
 }
 
-/// Opens a whole payload into `out` (at least `ct.len()` bytes); returns the plaintext length.
+/// Opens a whole payload into `out` (at least the plaintext length; `ct.len()` always suffices);
+/// returns the plaintext length.
 /// On error `out` holds unauthenticated bytes and must be discarded.
 pub fn open_into(cipher: &ChunkCipher, ct: &[u8], out: &mut [u8], threads: usize) -> Result<usize, Error> {
     let s = Shape::new(cipher, ct.len(), false)?;
     let n = s.out_span(0, s.chunks);
-    split(cipher, &s, ct, &mut out[..n], threads)?;
+    let Some(out) = out.get_mut(..n) else {
+        return Err(Error::InvalidArgument(format!("output buffer is {} bytes, {n} are needed", out.len())));
+    };
+    split(cipher, &s, ct, out, threads)?;
     Ok(n)
 }
 
