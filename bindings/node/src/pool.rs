@@ -1,9 +1,9 @@
 //! Recycled memory for large results of the one-shot buffer API.
 //!
-//! Why: a result in fresh memory costs the kernel's first-touch faults and page zeroing, which
-//! for a 100 MB `encryptByPublicKeyAsync` on the development machine took about as long as the
-//! encryption itself (perf: `clear_page` ~20% of all samples, and the virtual machine adds more
-//! on memory the process has not used yet). Results are handed to JS as external buffers over
+//! Why: a result in fresh memory costs the kernel's first-touch faults and page zeroing (perf of
+//! 100 MB encrypts on the development machine: `clear_page` 21% of samples beside 30% for
+//! AES-GCM), and the virtual machine adds more on memory the process has not used yet; measured
+//! 10–20% faster per 100 MB async call with recycling than with fresh huge-page memory. Results are handed to JS as external buffers over
 //! our memory; when JS's garbage collector frees one, its memory comes back here and the next
 //! large call writes into it again, which costs no faults.
 //!

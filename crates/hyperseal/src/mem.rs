@@ -2,7 +2,8 @@
 //!
 //! A one-shot encrypt or decrypt of a large input writes a fresh buffer of the same size. With
 //! 4 KiB pages, the kernel's first-touch page faults cost more than the AEAD itself (perf, 500 MB
-//! on the development machine: ~55% of the time in the fault path, ~30% in AES-GCM). Asking for
+//! on the development machine, aws-lc AES-GCM: the fault path and page clearing took more
+//! samples than the ~30% in AES-GCM; encrypt went from 2.7 to 6.0 GB/s with the hint). Asking for
 //! transparent huge pages (`MADV_HUGEPAGE`; most distributions enable THP only on request) cuts
 //! the faults 512-fold. It is a hint: the buffer's contents and safety are unchanged, and where
 //! THP is off or unavailable nothing happens.
