@@ -115,10 +115,7 @@ export declare class DecryptSession {
 export declare class EncryptSession {
   /** Starts a file for the given public key(s); the header comes out of the first `push`. */
   constructor(publicKey: string | Array<string>)
-  /**
-   * Encrypts `data`; returns the file bytes that are ready (often none: chunks are sealed a
-   * batch at a time, and the last chunk only at `final`).
-   */
+  /** Encrypts `data`; returns the file bytes that are ready. */
   push(data: Uint8Array): Buffer
   /** Seals the final chunk; returns the remaining file bytes. */
   final(): Buffer

@@ -74,7 +74,7 @@ pub(crate) fn open(private_key: &str, file: &[u8]) -> Result<Output, Fail> {
     }
     let ids = keys::identities(private_key)?;
     let mut out = pool::take(file.len());
-    match hyperseal::decrypt_into(&ids, file, &mut out, hyperseal::available_threads()) {
+    match hyperseal::Decryptor::from_slice(file).and_then(|d| d.decrypt_into(&ids, &mut out)) {
         Ok(n) => Ok((out, n)),
         Err(e) => {
             // Unauthenticated bytes never leave: the buffer goes back unexposed.

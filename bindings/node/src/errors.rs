@@ -94,7 +94,7 @@ impl From<hyperseal::Error> for Fail {
     fn from(e: hyperseal::Error) -> Self {
         use hyperseal::Error as E;
         let e = match e {
-            E::Io(io) => E::from_io(io),
+            E::Io(io) => E::from(io),
             e => e,
         };
         let code = match &e {
@@ -148,7 +148,7 @@ impl From<hyperseal_toolkit::token::TokenError> for Fail {
 
 impl From<std::io::Error> for Fail {
     fn from(e: std::io::Error) -> Self {
-        Fail::from(hyperseal::Error::from_io(e))
+        Fail::from(hyperseal::Error::from(e))
     }
 }
 

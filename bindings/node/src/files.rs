@@ -123,10 +123,7 @@ impl FileTask {
         match &self.key {
             Key::Public(keys) => {
                 let recipients = keys::recipients(keys)?;
-                let enc = Encryptor::with_recipients(
-                    &recipients,
-                    Options { threads: self.threads, ..Options::default() },
-                )?;
+                let enc = Encryptor::with_recipients(&recipients, Options::default())?.threads(self.threads);
                 let mut counting = Counting { inner: reader, n: n.clone() };
                 let progress = |_: u64| self.report(n.load(Ordering::Relaxed), size);
                 enc.encrypt_stream(&mut counting, &mut out, Some(&progress))?;
@@ -163,7 +160,7 @@ impl FileTask {
 /// Plaintext length of a binary file of `size` bytes, from its header and chunk geometry.
 /// (An armored file's estimate is high; it only scales the progress percentage.)
 fn plaintext_estimate(size: u64, header: u64, chunk: u64) -> u64 {
-    let payload = size.saturating_sub(header + hyperseal::SALT_LEN as u64);
+    let payload = size.saturating_sub(header + hyperseal::format::SALT_LEN as u64);
     let chunks = payload.div_ceil(chunk + 16).max(1);
     payload.saturating_sub(chunks * 16)
 }

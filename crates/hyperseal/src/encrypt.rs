@@ -1,24 +1,31 @@
-//! The encryption API: pick recipients and options, then either wrap a `Write`
-//! ([`Encryptor::wrap_output`]) or run the multi-core pipeline ([`Encryptor::encrypt_stream`]).
-//! Both produce the same bytes for the same keys and salt: they share the chunk code.
+//! Encryption: choose recipients and options, get an [`Encryptor`] (header written once, payload
+//! keyed), then give it the plaintext in whichever shape you have it:
+//!
+//! | you have | call | notes |
+//! |---|---|---|
+//! | a `Read` (file, pipe, socket) | [`Encryptor::encrypt_stream`] | all cores, constant memory |
+//! | bytes in memory (or mapped) | [`Encryptor::encrypt_slice`] | no staging copy |
+//! | bytes, and a buffer for the result | [`Encryptor::encrypt_into`] | sized by [`Encryptor::encrypted_len`] |
+//! | pieces arriving over time | [`Encryptor::sealer`] | push-based: `update`, `finish` |
+//! | a `Write` to wrap | [`Encryptor::wrap_output`] | call `finish` at the end |
+//!
+//! All produce the same bytes for the same keys and salt. Every file has a fresh file key and a
+//! fresh salt, so an `Encryptor` seals exactly one payload (each method consumes it).
 
 use std::io::{Read, Write};
 
 use zeroize::Zeroizing;
 
-use crate::format::{armor, Header, Profile};
+use crate::format::{armor, Header, Profile, Suite, DEFAULT_CHUNK, SALT_LEN};
 use crate::recipient::{passphrase_recipient, wrap_all, Recipient};
-use crate::stream::{self, ChunkCipher, Progress, StreamWriter, DEFAULT_CHUNK};
-use crate::suite::Suite;
-use crate::{Error, FileKey};
+use crate::stream::exec::available_threads;
+use crate::stream::{self, ChunkCipher, Dir, Input, PayloadSealer, Progress, StreamWriter};
+use crate::{keys, Error, FileKey};
 
 /// Stanza types the age format (and age v1.3 itself) knows.
 const AGE_TYPES: [&str; 3] = ["X25519", "mlkem768x25519", "scrypt"];
 
-/// Bytes of the random payload salt that follows the header.
-pub const SALT_LEN: usize = 16;
-
-/// Encryption parameters.
+/// What the file looks like: header dialect, payload suite, chunk size.
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Header dialect.
@@ -27,18 +34,11 @@ pub struct Options {
     pub suite: Suite,
     /// Plaintext bytes per chunk.
     pub chunk_size: usize,
-    /// Worker threads for the payload (1 = sequential).
-    pub threads: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options {
-            profile: Profile::Hyperseal,
-            suite: Suite::default_for_cpu(),
-            chunk_size: DEFAULT_CHUNK,
-            threads: available_threads(),
-        }
+        Options { profile: Profile::Hyperseal, suite: Suite::default_for_cpu(), chunk_size: DEFAULT_CHUNK }
     }
 }
 
@@ -49,37 +49,40 @@ impl Options {
     }
 }
 
-/// The number of CPUs this process may use, read once: `available_parallelism` reads cgroup
-/// files under /proc and /sys on every call (~40 µs, a fifth of a 1 KiB one-shot encrypt +
-/// decrypt before it was cached).
-pub fn available_threads() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+/// Clamps a thread count: 0 means all cores, and more than the cores never helps.
+pub(crate) fn clamp_threads(n: usize) -> usize {
+    match n {
+        0 => available_threads(),
+        n => n.min(available_threads()),
+    }
 }
 
-/// A prepared encryption: header written once, payload cipher keyed.
+/// A prepared encryption: header and salt made, payload cipher keyed. See the module docs.
 pub struct Encryptor {
-    header: Vec<u8>,
-    salt: [u8; SALT_LEN],
+    /// Header and salt: everything before the payload.
+    head: Vec<u8>,
     cipher: ChunkCipher,
     threads: usize,
 }
 
 impl std::fmt::Debug for Encryptor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Encryptor({:?})", self.cipher)
+        write!(f, "Encryptor({:?}, {} threads)", self.cipher, self.threads)
     }
 }
 
 impl Encryptor {
     /// Encrypts to one or more recipients.
+    ///
+    /// ```
+    /// use hyperseal::{recipient, Encryptor, Kind, Options};
+    /// let key = recipient::generate(Kind::X25519)?;
+    /// let to = [recipient::parse_recipient(&key.public)?];
+    /// let mut file = Vec::new();
+    /// Encryptor::with_recipients(&to, Options::default())?.encrypt_slice(b"hi", &mut file, None)?;
+    /// # Ok::<(), hyperseal::Error>(())
+    /// ```
     pub fn with_recipients(recipients: &[Box<dyn Recipient>], opts: Options) -> Result<Self, Error> {
-        if !opts.suite.is_available() {
-            return Err(Error::InvalidArgument(format!(
-                "suite {} is not available in this build",
-                opts.suite
-            )));
-        }
         let file_key = FileKey::generate(opts.profile.file_key_len());
         let stanzas = wrap_all(recipients, &file_key)?;
         // An age file is for age: refuse stanzas that age itself could never open.
@@ -91,12 +94,13 @@ impl Encryptor {
                 s.tag
             )));
         }
-        let header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?.encode(&file_key);
+        let header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?;
+        let mut head = keys::seal_header(&header, &file_key);
         let mut salt = [0u8; SALT_LEN];
         crate::rng::fill(&mut salt)?;
-        let key = opts.profile.payload_key(&file_key, &salt, opts.suite);
-        let cipher = ChunkCipher::new(opts.suite, opts.chunk_size, &key)?;
-        Ok(Encryptor { header, salt, cipher, threads: opts.threads.max(1) })
+        head.extend_from_slice(&salt);
+        let cipher = keys::payload_cipher(opts.profile, opts.suite, opts.chunk_size, &file_key, &salt)?;
+        Ok(Encryptor { head, cipher, threads: available_threads() })
     }
 
     /// Encrypts with a passphrase: Argon2id in the hyperseal profile, scrypt (log2 N = 18, as
@@ -105,26 +109,33 @@ impl Encryptor {
         Self::with_recipients(&[passphrase_recipient(opts.profile, passphrase)], opts)
     }
 
-    /// Writes the header and returns a writer for the plaintext. Call `finish()` at the end.
-    pub fn wrap_output<W: Write>(self, mut out: W) -> Result<StreamWriter<W>, Error> {
-        out.write_all(&self.header)?;
-        out.write_all(&self.salt)?;
-        Ok(StreamWriter::new(out, self.cipher, self.threads))
+    /// Sets the threads for the payload: 1 = this thread only, 0 = all cores (the default).
+    /// More than the cores never helps, so more are not used.
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = clamp_threads(n);
+        self
     }
 
-    /// Encrypts everything `input` yields onto `output` on the multi-core pipeline; returns the
-    /// plaintext length. The fastest path for files and pipes.
+    /// Bytes of header and salt that precede the payload.
+    pub fn header_len(&self) -> usize {
+        self.head.len()
+    }
+
+    /// Bytes of the whole encrypted file for an `n`-byte plaintext.
+    pub fn encrypted_len(&self, n: usize) -> usize {
+        self.head.len() + stream::sealed_len(self.cipher.chunk_size(), n)
+    }
+
+    /// Encrypts everything `input` yields onto `output`; returns the plaintext length.
+    /// `progress` gets the plaintext bytes read so far.
     pub fn encrypt_stream(
         self,
         input: &mut (dyn Read + Send),
         output: &mut (dyn Write + Send),
         progress: Option<Progress>,
     ) -> Result<u64, Error> {
-        output.write_all(&self.header)?;
-        output.write_all(&self.salt)?;
-        let n = stream::encrypt_pipeline(&self.cipher, input, output, self.threads, progress)?;
-        output.flush()?;
-        Ok(n)
+        output.write_all(&self.head)?;
+        stream::stream(&self.cipher, Dir::Seal, Input::Reader(input), output, self.threads, progress)
     }
 
     /// Like [`encrypt_stream`](Self::encrypt_stream) for an input already in memory (or
@@ -135,56 +146,80 @@ impl Encryptor {
         output: &mut (dyn Write + Send),
         progress: Option<Progress>,
     ) -> Result<u64, Error> {
-        output.write_all(&self.header)?;
-        output.write_all(&self.salt)?;
-        let n = stream::stream_slice(&self.cipher, true, input, output, self.threads, progress)?;
-        output.flush()?;
-        Ok(n)
-    }
-
-    /// Bytes of header and salt that precede the payload.
-    pub fn header_len(&self) -> usize {
-        self.header.len() + SALT_LEN
-    }
-
-    /// Bytes of the whole encrypted file for an `n`-byte plaintext.
-    pub fn encrypted_len(&self, n: usize) -> usize {
-        self.header_len() + stream::sealed_len(&self.cipher, n)
+        output.write_all(&self.head)?;
+        stream::stream(&self.cipher, Dir::Seal, Input::Slice(input), output, self.threads, progress)
     }
 
     /// Encrypts `plaintext` into `out`, which must be exactly
-    /// [`encrypted_len`](Self::encrypted_len)`(plaintext.len())` bytes: chunks are sealed
-    /// straight from the input into place, on the configured threads (from 4 MiB on).
+    /// [`encrypted_len`](Self::encrypted_len)`(plaintext.len())` bytes, sealing straight into
+    /// place (over all threads from 1 MiB on).
     pub fn encrypt_into(self, plaintext: &[u8], out: &mut [u8]) -> Result<(), Error> {
-        if out.len() != self.encrypted_len(plaintext.len()) {
+        let need = self.encrypted_len(plaintext.len());
+        if out.len() != need {
             return Err(Error::InvalidArgument(format!(
-                "output buffer is {} bytes, the encrypted file is {}",
-                out.len(),
-                self.encrypted_len(plaintext.len())
+                "output buffer is {} bytes, the encrypted file is {need}",
+                out.len()
             )));
         }
-        let (head, payload) = out.split_at_mut(self.header_len());
-        head[..self.header.len()].copy_from_slice(&self.header);
-        head[self.header.len()..].copy_from_slice(&self.salt);
-        stream::seal_into(&self.cipher, plaintext, payload, self.threads);
+        let (head, payload) = out.split_at_mut(self.head.len());
+        head.copy_from_slice(&self.head);
+        stream::seal_run(&self.cipher, 0, plaintext, true, payload, self.threads);
         Ok(())
+    }
+
+    /// A push-based sealer: feed plaintext in pieces of any size, collect the file's bytes.
+    ///
+    /// ```
+    /// # use hyperseal::{recipient, Encryptor, Kind, Options};
+    /// # let key = recipient::generate(Kind::X25519)?;
+    /// # let to = [recipient::parse_recipient(&key.public)?];
+    /// let mut sealer = Encryptor::with_recipients(&to, Options::default())?.sealer();
+    /// let mut file = Vec::new();
+    /// for piece in [&b"hello, "[..], b"world"] {
+    ///     sealer.update(piece, &mut file);
+    /// }
+    /// sealer.finish(&mut file);
+    /// # Ok::<(), hyperseal::Error>(())
+    /// ```
+    pub fn sealer(self) -> Sealer {
+        Sealer { head: Some(self.head), payload: PayloadSealer::new(self.cipher, self.threads) }
+    }
+
+    /// Writes the header and returns a `Write` for the plaintext. Call `finish()` at the end.
+    pub fn wrap_output<W: Write>(self, mut out: W) -> Result<StreamWriter<W>, Error> {
+        out.write_all(&self.head)?;
+        Ok(StreamWriter::new(out, PayloadSealer::new(self.cipher, self.threads)))
     }
 }
 
-/// One-shot: encrypts `plaintext` to `recipients` with default options.
-pub fn encrypt(recipients: &[Box<dyn Recipient>], plaintext: &[u8]) -> Result<Vec<u8>, Error> {
-    encrypt_with(recipients, Options::default(), plaintext)
+/// Push-based encryption (from [`Encryptor::sealer`]): the bindings' streams wrap this.
+pub struct Sealer {
+    head: Option<Vec<u8>>,
+    payload: PayloadSealer,
 }
 
-/// One-shot with explicit options.
-pub fn encrypt_with(
-    recipients: &[Box<dyn Recipient>],
-    opts: Options,
-    plaintext: &[u8],
-) -> Result<Vec<u8>, Error> {
-    let enc = Encryptor::with_recipients(recipients, opts)?;
-    // The buffer comes zeroed from the allocator (fresh pages for a large one), not memset here,
-    // so its pages are first touched by the workers that fill them, in parallel.
+impl Sealer {
+    /// Appends to `out` the file bytes that `plaintext` completes: the header first, then whole
+    /// chunks. A chunk is held back until it is known not to be the last one.
+    pub fn update(&mut self, plaintext: &[u8], out: &mut Vec<u8>) {
+        if let Some(head) = self.head.take() {
+            out.extend_from_slice(&head);
+        }
+        self.payload.update(plaintext, out);
+    }
+
+    /// Appends the rest of the file, ending with the final chunk.
+    pub fn finish(mut self, out: &mut Vec<u8>) {
+        self.update(&[], out);
+        self.payload.finish(out);
+    }
+}
+
+/// One-shot: encrypts `plaintext` to `recipients` with default options, on all cores.
+pub fn encrypt(recipients: &[Box<dyn Recipient>], plaintext: &[u8]) -> Result<Vec<u8>, Error> {
+    let enc = Encryptor::with_recipients(recipients, Options::default())?;
+    // Zeroed by the allocator (fresh pages for a large buffer), not memset here, so its pages
+    // are first touched by the threads that fill them.
     let mut out = crate::mem::output_buffer(enc.encrypted_len(plaintext.len()));
     enc.encrypt_into(plaintext, &mut out)?;
     Ok(out)

@@ -53,23 +53,26 @@ pub enum Error {
     Armor(String),
     /// An underlying read or write failed.
     #[error("{0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     /// A primitive failed where it cannot fail with valid inputs (RNG, key setup).
     #[error("internal cryptographic failure")]
     Crypto,
 }
 
-impl Error {
-    /// Recovers a library error that travelled through `io::Read`/`io::Write` as an `io::Error`.
-    pub fn from_io(e: io::Error) -> Self {
-        if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
-            *e.into_inner().unwrap().downcast::<Error>().unwrap()
-        } else {
-            Error::Io(e)
+impl From<io::Error> for Error {
+    /// The one way in from `io`: a library error that travelled through `io::Read`/`io::Write`
+    /// (from [`StreamReader`](crate::StreamReader), say) comes back as itself.
+    fn from(e: io::Error) -> Self {
+        match e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+            true => *e.into_inner().and_then(|b| b.downcast::<Error>().ok()).expect("checked above"),
+            false => Error::Io(e),
         }
     }
+}
 
-    /// Wraps this error so it can travel through `io::Read`/`io::Write`.
+impl Error {
+    /// Wraps this error so it can travel through `io::Read`/`io::Write`; `From<io::Error>`
+    /// unwraps it again.
     pub fn into_io(self) -> io::Error {
         match self {
             Error::Io(e) => e,

@@ -1,18 +1,24 @@
 //! hyperseal: fast, safe file and stream encryption.
 //!
 //! A file is a text header (version, parameters, one stanza per recipient, a MAC) followed by a
-//! STREAM-chunked AEAD payload. See `docs/FORMAT.md` for the normative byte layout.
+//! STREAM-chunked AEAD payload. See `docs/FORMAT.md` for the normative byte layout and
+//! `ARCHITECTURE.md` for where each concern lives.
 //!
 //! ```
 //! use hyperseal::{recipient, Kind};
-//! let key = recipient::generate(Kind::X25519).unwrap();
-//! let r = recipient::parse_recipient(&key.public).unwrap();
-//! let ids = recipient::parse_identities(&key.secret).unwrap();
-//! let ct = hyperseal::encrypt(&[r], b"hello").unwrap();
-//! assert_eq!(&hyperseal::decrypt(&ids, &ct).unwrap()[..], b"hello");
+//! let key = recipient::generate(Kind::X25519)?;
+//! let to = [recipient::parse_recipient(&key.public)?];
+//! let ids = recipient::parse_identities(&key.secret)?;
+//! let file = hyperseal::encrypt(&to, b"hello")?;
+//! assert_eq!(hyperseal::decrypt(&ids, &file)?, b"hello");
+//! # Ok::<(), hyperseal::Error>(())
 //! ```
-// Two modules need unsafe, each with its reason: recipient/mlkem.rs (one aws-lc call) and mem.rs
-// (a huge-page hint); nothing else may.
+//!
+//! Beyond the one-shots: [`Encryptor`] and [`Decryptor`] for streams, slices and buffers (all
+//! cores, constant memory), [`Sealer`] and [`Opener`] for data pushed in pieces, and
+//! [`StreamReader`] for random access. Nothing here lets a caller choose a nonce.
+// Three modules need unsafe, each with its reason: recipient/mlkem.rs (one aws-lc call), mem.rs
+// (a huge-page hint) and stream/exec.rs (a job borrowed by persistent threads); nothing else may.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -21,18 +27,22 @@ mod encrypt;
 mod error;
 mod file_key;
 pub mod format;
+mod keys;
 mod mem;
+mod opener;
 pub mod recipient;
 mod rng;
-pub mod stream;
-pub mod suite;
+mod stream;
+mod suite;
 
-pub use decrypt::{decrypt, decrypt_into, decrypt_slice, decrypt_with, Decryptor, Source};
-pub use encrypt::{armored, available_threads, encrypt, encrypt_with, Encryptor, Options, SALT_LEN};
+pub use decrypt::{decrypt, Decryptor, Source};
+pub use encrypt::{armored, encrypt, Encryptor, Options, Sealer};
 pub use error::Error;
 pub use file_key::FileKey;
-pub use format::Profile;
+pub use format::{Profile, Suite};
 pub use mem::output_buffer;
+pub use opener::Opener;
 pub use recipient::{Identity, Kind, Recipient};
-pub use stream::{StreamReader, StreamWriter};
-pub use suite::Suite;
+pub use stream::exec::available_threads;
+pub use stream::{Progress, StreamReader, StreamWriter};
+pub use suite::AesGcmBackend;

@@ -106,7 +106,7 @@ fn drain(r: &mut impl Read, out: &mut Vec<u8>) -> Result<(), Error> {
         match r.read(&mut buf) {
             Ok(0) => return Ok(()),
             Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(e) => return Err(Error::from_io(e)),
+            Err(e) => return Err(Error::from(e)),
         }
     }
 }
@@ -133,7 +133,7 @@ fn seek_from(v: &Vector, at: u64) -> (Vec<u8>, Result<(), Error>) {
     let r = Decryptor::new(Cursor::new(&v.file[..]))
         .and_then(|d| d.threads(2).into_reader(&v.identities))
         .and_then(|mut r| {
-            r.seek(SeekFrom::Start(at)).map_err(Error::from_io)?;
+            r.seek(SeekFrom::Start(at)).map_err(Error::from)?;
             drain(&mut r, &mut out)
         });
     (out, r)
@@ -231,6 +231,6 @@ fn age_passphrase_round_trip() {
 #[test]
 fn age_files_refuse_hyperseal_only_recipients() {
     let r: Box<dyn hyperseal::Recipient> = Box::new(common::Plain(1));
-    let e = hyperseal::encrypt_with(&[r], hyperseal::Options::age(), b"x").unwrap_err();
+    let e = hyperseal::Encryptor::with_recipients(&[r], hyperseal::Options::age()).unwrap_err();
     assert!(matches!(e, Error::IncompatibleRecipients(_)), "{e}");
 }

@@ -3,8 +3,8 @@
 //! "Raw" is aws-lc-rs `LessSafeKey::seal_in_place_separate_tag` over chunk-sized slices of one
 //! buffer (split evenly across threads for N threads): the ceiling for any chunked format. For
 //! AES-256-GCM the same loop over ring is shown too, since the engine uses whichever of the two
-//! is faster on the CPU (`hyperseal::suite::AesGcmBackend`).
-//! "Engine" is `hyperseal::stream::encrypt_pipeline` from an in-memory reader to `io::sink()`:
+//! is faster on the CPU (`hyperseal::AesGcmBackend`).
+//! "Engine" is `hyperseal::Encryptor::encrypt_stream` from an in-memory reader to `io::sink()`:
 //! everything hyperseal adds (batching, copies, the reader/writer threads) shows as the gap.
 //! Also: one-shot latency of a 1 KB message, and the size where threads start to pay.
 
@@ -13,7 +13,6 @@ use std::io;
 use anyhow::Result;
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use hyperseal::recipient::{self, Kind};
-use hyperseal::stream::{encrypt_pipeline, encrypt_slice, ChunkCipher};
 use hyperseal::{Options, Suite};
 use zeroize::Zeroizing;
 
@@ -51,9 +50,9 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
     let reps = if ctx.full { 9 } else { 5 };
     out.note(format!(
         "Throughput: {} in memory per run, GB = 10^9 bytes. Raw = aws-lc-rs seal_in_place_separate_tag per chunk (and ring's, for AES-256-GCM: the engine runs AES-256-GCM on {} on this CPU); \
-         engine = stream::encrypt_pipeline to io::sink() from a Read (copies input into its batches); borrowed = stream::encrypt_slice from the same bytes in memory (no staging copy). Target: 1-thread engine ≥ 90% of raw.",
+         engine = Encryptor::encrypt_stream to io::sink() from a Read (copies input into its batches); borrowed = Encryptor::encrypt_slice from the same bytes in memory (no staging copy). Target: 1-thread engine ≥ 90% of raw.",
         fmt_size(size as u64),
-        hyperseal::suite::AesGcmBackend::preferred().name()
+        hyperseal::AesGcmBackend::preferred().name()
     ));
     let data = vec![0x33u8; size];
     let (mut raw_buf, mut raw_buf2) = (data.clone(), data.clone());
@@ -95,7 +94,7 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         };
         let mut ring_buf = data.clone();
         for chunk in CHUNKS {
-            let cipher = ChunkCipher::new(suite, chunk, &key)?;
+            let cipher = Stream::new(suite, chunk)?;
             ctx.progress(
                 "engine",
                 format!("{suite} {} chunks: raw and engine, 1 and {n} threads", fmt_size(chunk as u64)),
@@ -144,15 +143,55 @@ fn throughput(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
     Ok(())
 }
 
-fn engine(cipher: &ChunkCipher, data: &[u8], threads: usize) {
-    let mut input: &[u8] = data;
-    encrypt_pipeline(cipher, &mut input, &mut io::sink(), threads, None).expect("pipeline");
+/// The library's public streaming API with a fixed suite and chunk size; a fresh X25519 file per
+/// run (its ~40 µs of key work is noise next to 128 MiB).
+struct Stream {
+    to: Vec<Box<dyn hyperseal::Recipient>>,
+    opts: Options,
 }
 
-/// The engine on a borrowed input (what the one-shot API and in-memory callers use): no copy
-/// into a staging buffer, one thread.
-fn borrowed(cipher: &ChunkCipher, data: &[u8]) {
-    encrypt_slice(cipher, data, &mut io::sink(), 1, None).expect("slice engine");
+impl Stream {
+    fn new(suite: Suite, chunk_size: usize) -> anyhow::Result<Stream> {
+        let key = recipient::generate(Kind::X25519)?;
+        let to = vec![recipient::parse_recipient(&key.public)?];
+        Ok(Stream { to, opts: Options { suite, chunk_size, ..Options::default() } })
+    }
+    fn encryptor(&self, threads: usize) -> hyperseal::Encryptor {
+        hyperseal::Encryptor::with_recipients(&self.to, self.opts.clone())
+            .expect("encryptor")
+            .threads(threads)
+    }
+}
+
+/// `Encryptor::encrypt_stream` from an in-memory `Read` (copies input into its batches).
+fn engine(e: &Stream, data: &[u8], threads: usize) {
+    let mut input: &[u8] = data;
+    e.encryptor(threads).encrypt_stream(&mut input, &mut io::sink(), None).expect("engine");
+}
+
+/// `Encryptor::encrypt_slice`, the engine on a borrowed input: no copy into a staging buffer,
+/// one thread.
+fn borrowed(e: &Stream, data: &[u8]) {
+    e.encryptor(1).encrypt_slice(data, &mut io::sink(), None).expect("slice engine");
+}
+
+/// A one-shot encrypt on `threads` threads into a fresh buffer (as `hyperseal::encrypt`).
+pub(super) fn encrypt_with(rs: &[Box<dyn hyperseal::Recipient>], threads: usize, pt: &[u8]) -> Vec<u8> {
+    let enc =
+        hyperseal::Encryptor::with_recipients(rs, Options::default()).expect("encryptor").threads(threads);
+    let mut out = hyperseal::output_buffer(enc.encrypted_len(pt.len()));
+    enc.encrypt_into(pt, &mut out).expect("encrypt");
+    out
+}
+
+/// A one-shot decrypt on `threads` threads into a fresh buffer (as `hyperseal::decrypt`).
+pub(super) fn decrypt_with(ids: &[Box<dyn hyperseal::Identity>], ct: &[u8], threads: usize) -> Vec<u8> {
+    let mut out = hyperseal::output_buffer(ct.len());
+    let n = hyperseal::Decryptor::from_slice(ct)
+        .and_then(|d| d.threads(threads).decrypt_into(ids, &mut out))
+        .expect("decrypt");
+    out.truncate(n);
+    out
 }
 
 /// Seals `data` chunk by chunk in place with `seal_one(nonce, chunk)` (tags are dropped: only
@@ -204,16 +243,14 @@ fn latency(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         let key = recipient::generate(kind)?;
         let rs = vec![recipient::parse_recipient(&key.public)?];
         let ids = recipient::parse_identities(&key.secret)?;
-        let opts = Options { threads: 1, ..Options::default() };
         let mut ct = Vec::new();
-        let enc =
-            time(iters, || ct = hyperseal::encrypt_with(&rs, opts.clone(), &pt).expect("encrypt")).scale(1e6);
+        let enc = time(iters, || ct = encrypt_with(&rs, 1, &pt)).scale(1e6);
         let dec = time(iters, || {
             std::hint::black_box(hyperseal::decrypt(&ids, &ct).expect("decrypt"));
         })
         .scale(1e6);
         let both = time(iters, || {
-            let c = hyperseal::encrypt_with(&rs, opts.clone(), &pt).expect("encrypt");
+            let c = encrypt_with(&rs, 1, &pt);
             std::hint::black_box(hyperseal::decrypt(&ids, &c).expect("decrypt"));
         })
         .scale(1e6);
@@ -253,14 +290,13 @@ fn crossover(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         let pt = vec![0x24u8; size as usize];
         let iters = iterations(ctx, if size < 256 << 10 { 101 } else { 21 });
         ctx.progress("engine", format!("crossover {}", fmt_size(size)));
-        let (o1, on) =
-            (Options { threads: 1, ..Options::default() }, Options { threads: n, ..Options::default() });
+        let (o1, on) = (1, n);
         let (mut f1, mut fn_) = (
             || {
-                std::hint::black_box(hyperseal::encrypt_with(&rs, o1.clone(), &pt).expect("encrypt"));
+                std::hint::black_box(encrypt_with(&rs, o1, &pt));
             },
             || {
-                std::hint::black_box(hyperseal::encrypt_with(&rs, on.clone(), &pt).expect("encrypt"));
+                std::hint::black_box(encrypt_with(&rs, on, &pt));
             },
         );
         let figs = time_alternating(iters, &mut [&mut f1, &mut fn_]);

@@ -7,7 +7,6 @@
 
 use anyhow::Result;
 use hyperseal::recipient::{self, Kind};
-use hyperseal::Options;
 
 use super::files::ratio;
 use super::report::{Cell, Chart, Section, TableReport};
@@ -92,24 +91,15 @@ impl Table for Pubkey {
             let pt = vec![0x5au8; size as usize];
             let reps = ctx.reps_small(size);
             ctx.progress(self.id(), format!("{}: 1 and {n} threads", fmt_size(size)));
-            let (o1, on) =
-                (Options { threads: 1, ..Options::default() }, Options { threads: n, ..Options::default() });
-            let ct = hyperseal::encrypt_with(&recipients, o1.clone(), &pt)?;
+            let (o1, on) = (1, n);
+            let ct = super::engine::encrypt_with(&recipients, o1, &pt);
             let ct_len = ct.len();
             let (mut e1, mut en) = (
-                || {
-                    drop(std::hint::black_box(
-                        hyperseal::encrypt_with(&recipients, o1.clone(), &pt).expect("encrypt"),
-                    ))
-                },
-                || {
-                    drop(std::hint::black_box(
-                        hyperseal::encrypt_with(&recipients, on.clone(), &pt).expect("encrypt"),
-                    ))
-                },
+                || drop(std::hint::black_box(super::engine::encrypt_with(&recipients, o1, &pt))),
+                || drop(std::hint::black_box(super::engine::encrypt_with(&recipients, on, &pt))),
             );
             let enc = time_alternating(reps, &mut [&mut e1, &mut en]);
-            assert_eq!(hyperseal::decrypt_with(&ids, &ct, n)?, pt);
+            assert_eq!(super::engine::decrypt_with(&ids, &ct, n), pt);
             let (mut d1, mut dn) = (|| open_with(&ct, &ids, 1), || open_with(&ct, &ids, n));
             let dec = time_alternating(reps, &mut [&mut d1, &mut dn]);
             let name = if ctx.scale == 1.0 { label.to_string() } else { fmt_size(size) };
@@ -136,7 +126,7 @@ impl Table for Pubkey {
 }
 
 fn open_with(ct: &[u8], ids: &[Box<dyn hyperseal::Identity>], threads: usize) {
-    drop(std::hint::black_box(hyperseal::decrypt_with(ids, ct, threads).expect("decrypt")));
+    drop(std::hint::black_box(super::engine::decrypt_with(ids, ct, threads)));
 }
 
 fn row(name: &str, size: u64, t: &[Stats], seed: &[f64; 4]) -> Vec<Cell> {

@@ -76,9 +76,6 @@ pub fn run(a: EncryptArgs) -> Result<()> {
             "--suite and --chunk-size do not apply to --format age (ChaCha20-Poly1305, 64 KiB chunks)"
         );
     }
-    if let Some(t) = a.threads {
-        opts.threads = t.max(1);
-    }
 
     let wants_passphrase = a.passphrase || a.passphrase_file.is_some();
     let has_recipients = !a.recipients.is_empty() || !a.recipient_files.is_empty();
@@ -112,7 +109,7 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     if output.is_terminal() && !a.armor {
         return Err(hint("refusing to write binary ciphertext to a terminal", "use -a/--armor or -o FILE"));
     }
-    let enc = Encryptor::with_recipients(&recipients, opts.clone())?;
+    let enc = Encryptor::with_recipients(&recipients, opts.clone())?.threads(a.threads.unwrap_or(0));
     let bar = io::progress_bar(a.quiet, input.size, "encrypting");
     let progress = |n: u64| {
         if let Some(b) = &bar {

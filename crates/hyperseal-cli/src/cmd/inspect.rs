@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use hyperseal::{Decryptor, Profile, SALT_LEN};
+use hyperseal::format::SALT_LEN;
+use hyperseal::{Decryptor, Profile};
 
 use crate::io::Input;
 

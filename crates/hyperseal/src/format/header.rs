@@ -1,4 +1,5 @@
-//! Header codec shared by both profiles.
+//! Header codec shared by both profiles: bytes in, [`Header`] out, and back. Pure data: the MAC
+//! is computed and checked by the key schedule (`keys.rs`), which gives this codec the bytes.
 //!
 //! ```text
 //! hyperseal/v1                        | age-encryption.org/v1
@@ -7,68 +8,19 @@
 //! <base64 body>                       | <base64 body>
 //! --- <base64 HMAC-SHA-256>           | --- <base64 HMAC-SHA-256>
 //! ```
-//! The MAC covers every byte up to and including `---`, keyed by HKDF-SHA-256(file key,
-//! info "header"). A file key that unwraps but fails the MAC is rejected, which also commits the
-//! file to a single file key (the AEADs alone are not key-committing).
+//! The MAC covers every byte up to and including `---`.
 
 use std::io::{BufRead, Read};
 
-use aws_lc_rs::{hkdf, hmac};
-use zeroize::Zeroizing;
-
+use super::params::{check_chunk_size, Profile, Suite, AGE_V1, DEFAULT_CHUNK, HYPERSEAL_V1};
 use super::stanza::{decode_b64, encode_b64, Stanza};
-use crate::recipient::Identity;
-use crate::stream::{check_chunk_size, ChunkCipher, DEFAULT_CHUNK};
-use crate::suite::Suite;
-use crate::{Error, FileKey};
-
-/// Which header dialect a file uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Profile {
-    /// `hyperseal/v1`: any suite and chunk size, 256-bit file keys.
-    Hyperseal,
-    /// `age-encryption.org/v1`: ChaCha20-Poly1305, 64 KiB chunks, 128-bit file keys.
-    Age,
-}
-
-/// Version line of the hyperseal profile.
-pub const HYPERSEAL_V1: &str = "hyperseal/v1";
-/// Version line of the age profile.
-pub const AGE_V1: &str = "age-encryption.org/v1";
+use crate::Error;
 
 /// Longest header line we accept: far above the longest stanza line (an ML-KEM-1024 ciphertext,
 /// ~2.1 KB of base64), far below anything that could exhaust memory.
 const MAX_LINE: u64 = 16 << 10;
 /// Most stanzas we accept in one header.
 const MAX_STANZAS: usize = 4096;
-
-impl Profile {
-    /// The version line.
-    pub fn version_line(self) -> &'static str {
-        match self {
-            Profile::Hyperseal => HYPERSEAL_V1,
-            Profile::Age => AGE_V1,
-        }
-    }
-
-    /// File key bytes.
-    pub fn file_key_len(self) -> usize {
-        match self {
-            Profile::Hyperseal => 32,
-            Profile::Age => 16,
-        }
-    }
-
-    /// Payload key = HKDF-SHA-256(ikm = file key, salt = payload salt, info). hyperseal's info
-    /// names the suite, so one file key can never key two different ciphers.
-    pub fn payload_key(self, file_key: &FileKey, salt: &[u8], suite: Suite) -> Zeroizing<[u8; 32]> {
-        let info = match self {
-            Profile::Hyperseal => format!("hyperseal/v1 payload {}", suite.name()),
-            Profile::Age => "payload".to_string(),
-        };
-        hkdf32(salt, file_key.expose(), info.as_bytes())
-    }
-}
 
 /// A parsed or to-be-written header.
 #[derive(Clone, Debug)]
@@ -81,13 +33,13 @@ pub struct Header {
     pub chunk_size: usize,
     /// Recipient stanzas.
     pub stanzas: Vec<Stanza>,
-    /// Bytes covered by the MAC (set when parsed).
+    /// The bytes the MAC covers: version line through `---`.
     mac_input: Vec<u8>,
     mac: [u8; 32],
 }
 
 impl Header {
-    /// A header ready to be encoded.
+    /// A header ready to be MAC'd and encoded.
     pub fn new(
         profile: Profile,
         suite: Suite,
@@ -98,7 +50,9 @@ impl Header {
         if profile == Profile::Age && (suite != Suite::ChaCha20Poly1305 || chunk_size != DEFAULT_CHUNK) {
             return Err(Error::InvalidArgument("age files use chacha20-poly1305 and 64 KiB chunks".into()));
         }
-        Ok(Header { profile, suite, chunk_size, stanzas, mac_input: Vec::new(), mac: [0; 32] })
+        let mut h = Header { profile, suite, chunk_size, stanzas, mac_input: Vec::new(), mac: [0; 32] };
+        h.mac_input = h.body_without_mac();
+        Ok(h)
     }
 
     fn body_without_mac(&self) -> Vec<u8> {
@@ -115,46 +69,30 @@ impl Header {
         out
     }
 
-    /// The encoded header, MAC'd under `file_key`, including the final newline.
-    pub fn encode(&self, file_key: &FileKey) -> Vec<u8> {
-        let mut out = self.body_without_mac();
-        let mac = compute_mac(file_key, &out);
+    /// The bytes the MAC covers (version line through `---`).
+    pub fn mac_input(&self) -> &[u8] {
+        &self.mac_input
+    }
+
+    /// The MAC of a parsed header (zero for one built with [`Header::new`]).
+    pub fn mac(&self) -> &[u8; 32] {
+        &self.mac
+    }
+
+    /// The encoded header with `mac`, including the final newline.
+    pub fn encode(&self, mac: &[u8; 32]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.mac_input.len() + 45);
+        out.extend_from_slice(&self.mac_input);
         out.push(b' ');
-        out.extend_from_slice(encode_b64(&mac).as_bytes());
+        out.extend_from_slice(encode_b64(mac).as_bytes());
         out.push(b'\n');
         out
     }
 
-    /// Checks the MAC of a parsed header in constant time.
-    pub fn verify_mac(&self, file_key: &FileKey) -> Result<(), Error> {
-        let key = hmac::Key::new(hmac::HMAC_SHA256, &hkdf32(&[], file_key.expose(), b"header")[..]);
-        hmac::verify(&key, &self.mac_input, &self.mac).map_err(|_| Error::HeaderMac)
-    }
-
-    /// Bytes of a parsed header on disk (version line through the MAC line).
+    /// Bytes of the header on disk (version line through the MAC line).
     pub fn encode_len(&self) -> usize {
         // mac_input ends with "---"; then " " + 43 base64 characters + "\n".
         self.mac_input.len() + 45
-    }
-
-    /// Finds the file key with `identities` (the first identity that claims a stanza decides;
-    /// its key must have this profile's length and pass the header MAC), then keys the payload
-    /// with the `salt` that follows the header. Every decrypt path goes through here.
-    pub fn payload_cipher(
-        &self,
-        identities: &[Box<dyn Identity>],
-        salt: &[u8],
-    ) -> Result<ChunkCipher, Error> {
-        let file_key = identities
-            .iter()
-            .find_map(|id| id.unwrap_stanzas(&self.stanzas))
-            .ok_or(Error::NoIdentityMatched)??;
-        if file_key.expose().len() != self.profile.file_key_len() {
-            return Err(Error::InvalidStanza("file key has the wrong length for this format".into()));
-        }
-        self.verify_mac(&file_key)?;
-        let key = self.profile.payload_key(&file_key, salt, self.suite);
-        ChunkCipher::new(self.suite, self.chunk_size, &key)
     }
 
     /// Whether this is a passphrase file (a lone passphrase stanza).
@@ -225,6 +163,45 @@ impl Header {
     }
 }
 
+impl Header {
+    /// Parses a header from the start of `buf` as bytes arrive (push-based readers): `Ok(None)`
+    /// while `buf` ends before the header does, else the header and its length in bytes.
+    pub fn parse_prefix(buf: &[u8]) -> Result<Option<(Header, usize)>, Error> {
+        let mut r = EndAware { rest: buf, ended: false };
+        match Header::read_from(&mut r) {
+            Ok(h) => Ok(Some((h, buf.len() - r.rest.len()))),
+            Err(_) if r.ended => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A slice reader that remembers whether the parser ran into its end (then more bytes may
+/// still complete the header).
+struct EndAware<'a> {
+    rest: &'a [u8],
+    ended: bool,
+}
+
+impl Read for EndAware<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.fill_buf()?.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.rest[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for EndAware<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.ended |= self.rest.is_empty();
+        Ok(self.rest)
+    }
+    fn consume(&mut self, n: usize) {
+        self.rest = &self.rest[n..];
+    }
+}
+
 fn parse_params(line: &[u8]) -> Result<(Suite, usize), Error> {
     let text = std::str::from_utf8(line).map_err(|_| bad("parameters line is not ASCII"))?;
     let mut it = text.split(' ');
@@ -265,28 +242,6 @@ fn read_line(r: &mut impl BufRead, raw: &mut Vec<u8>) -> Result<Option<Vec<u8>>,
     raw.extend_from_slice(&line);
     line.pop();
     Ok(Some(line))
-}
-
-fn compute_mac(file_key: &FileKey, data: &[u8]) -> [u8; 32] {
-    let key = hmac::Key::new(hmac::HMAC_SHA256, &hkdf32(&[], file_key.expose(), b"header")[..]);
-    hmac::sign(&key, data).as_ref().try_into().expect("SHA-256 output")
-}
-
-/// HKDF-SHA-256 to 32 bytes.
-pub(crate) fn hkdf32(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
-    struct Len32;
-    impl hkdf::KeyType for Len32 {
-        fn len(&self) -> usize {
-            32
-        }
-    }
-    let mut out = Zeroizing::new([0u8; 32]);
-    hkdf::Salt::new(hkdf::HKDF_SHA256, salt)
-        .extract(ikm)
-        .expand(&[info], Len32)
-        .and_then(|okm| okm.fill(&mut out[..]))
-        .expect("HKDF-SHA-256 to 32 bytes cannot fail");
-    out
 }
 
 fn bad(msg: &str) -> Error {

@@ -24,7 +24,7 @@ impl hkdf::KeyType for Len {
     }
 }
 
-pub(crate) use crate::format::hkdf32;
+pub(crate) use crate::keys::hkdf32;
 
 /// HKDF-Expand only, from a pseudorandom key given as bytes (for HPKE's labelled expand), with
 /// `info` given in parts that are concatenated.

@@ -1,12 +1,14 @@
-//! A batch of chunks in one buffer: the unit that the pipeline reads, seals or opens (in parallel
-//! when a pool is given) and writes. Every path (writer, reader, pipeline) goes through here.
+//! A batch of consecutive chunks in one buffer: the unit the streaming engines read (or take
+//! from a borrowed slice), seal or open, and write. Every slot has room for a full chunk and its
+//! tag, so both directions work in place.
 
 use std::io::{self, Read, Write};
+use std::sync::Mutex;
 
 use zeroize::Zeroize;
 
-use super::ChunkCipher;
-use crate::suite::TAG_LEN;
+use super::{exec, ready, ChunkCipher};
+use crate::format::TAG_LEN;
 use crate::Error;
 
 /// Which way the chunks go.
@@ -15,10 +17,6 @@ pub(crate) enum Dir {
     Seal,
     Open,
 }
-
-/// Target bytes per batch: large enough that per-batch costs (a pool dispatch, a channel hop) are
-/// noise, small enough that a handful in flight stays far below the 64 MiB memory budget.
-const BATCH_BYTES: usize = 2 << 20;
 
 /// Geometry shared by every batch of one stream.
 #[derive(Clone, Copy, Debug)]
@@ -29,58 +27,61 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    pub fn new(dir: Dir, chunk: usize, threads: usize) -> Self {
-        let slots = (BATCH_BYTES / chunk).max(2 * threads.max(1));
-        Layout { dir, chunk, slots }
+    /// `bytes` of input per batch, rounded to whole chunks (at least one).
+    pub fn new(dir: Dir, chunk: usize, bytes: usize) -> Self {
+        Layout { dir, chunk, slots: (bytes / chunk).max(1) }
     }
-    /// Bytes per slot: room for a full chunk and its tag, so both directions work in place.
-    pub fn slot_cap(&self) -> usize {
+    /// Bytes per slot.
+    pub fn cap(&self) -> usize {
         self.chunk + TAG_LEN
     }
     /// Input bytes of a full slot.
-    pub fn in_stride(&self) -> usize {
+    pub fn stride(&self) -> usize {
         match self.dir {
             Dir::Seal => self.chunk,
             Dir::Open => self.chunk + TAG_LEN,
         }
     }
+    /// Output bytes of a slot with `len` input bytes.
+    fn out_len(&self, len: usize) -> usize {
+        match self.dir {
+            Dir::Seal => len + TAG_LEN,
+            Dir::Open => len - TAG_LEN,
+        }
+    }
 }
 
-/// Up to `slots` consecutive chunks; the last slot of a `last` batch is the final chunk.
+/// Up to `layout.slots` consecutive chunks; with `last`, the last filled slot is the final chunk.
+#[derive(Default)]
 pub(crate) struct Batch {
     pub buf: Vec<u8>,
     /// Input bytes per filled slot.
     pub lens: Vec<usize>,
-    /// Output bytes per slot, valid for slots before `failed`.
-    pub out: Vec<usize>,
     /// Stream index of slot 0.
     pub first: u64,
     pub last: bool,
-    /// The first slot that failed to open, and why; later slots are not released.
+    /// Borrowed input: the offset of slot 0's input in the slice; `None`: the input is in `buf`.
+    pub src: Option<usize>,
+    /// The first slot that failed, and why; it and later slots are never released.
     pub failed: Option<(usize, Error)>,
 }
 
 impl Batch {
-    /// An empty batch; slot memory is allocated on first use, so a 1 KB file never pays for a
-    /// 2 MiB buffer.
-    pub fn new(layout: &Layout) -> Self {
-        Batch {
-            buf: Vec::new(),
-            lens: Vec::with_capacity(layout.slots),
-            out: Vec::with_capacity(layout.slots),
-            first: 0,
-            last: false,
-            failed: None,
-        }
-    }
-
-    /// Slot `i`, allocated if needed.
+    /// Slot `i`, allocated on first use (a 1 KB file never pays for a whole batch).
     pub fn slot_mut(&mut self, i: usize, layout: &Layout) -> &mut [u8] {
-        let cap = layout.slot_cap();
+        let cap = layout.cap();
         if self.buf.len() < (i + 1) * cap {
             self.buf.resize((i + 1) * cap, 0);
         }
         &mut self.buf[i * cap..(i + 1) * cap]
+    }
+
+    fn reset(&mut self, first: u64) {
+        self.lens.clear();
+        self.first = first;
+        self.last = false;
+        self.src = None;
+        self.failed = None;
     }
 
     /// Slots whose output may be released.
@@ -88,92 +89,62 @@ impl Batch {
         self.failed.as_ref().map_or(self.lens.len(), |(i, _)| *i)
     }
 
-    /// Seals or opens every filled slot, splitting the slots over `threads` scoped threads when
-    /// there is more than one slot. (Scoped threads rather than a work-stealing pool: on a 2-core
-    /// machine idle pool workers spinning in `sched_yield` stole time from the I/O threads.)
-    pub fn process(&mut self, cipher: &ChunkCipher, layout: &Layout, threads: usize) {
-        let n = self.lens.len();
-        if n > 0 {
-            self.slot_mut(n - 1, layout); // an empty final chunk may never have been touched
-        }
-        let (first, last, dir) = (self.first, self.last, layout.dir);
-        // Keep a copy of a final ciphertext chunk: if it fails, we explain why from the original.
-        let final_copy = (dir == Dir::Open && last && n > 0).then(|| {
-            let s = (n - 1) * layout.slot_cap();
-            self.buf[s..s + self.lens[n - 1]].to_vec()
-        });
-        let one = |i: usize, slot: &mut [u8], len: usize| -> Result<usize, Error> {
-            let index = first + i as u64;
-            let is_last = last && i + 1 == n;
-            match dir {
-                Dir::Seal => {
-                    cipher.seal(index, is_last, &mut slot[..len + TAG_LEN]);
-                    Ok(len + TAG_LEN)
-                }
-                Dir::Open if len == 0 => Err(Error::Truncated(index.saturating_sub(1))),
-                Dir::Open => cipher.open(index, is_last, &mut slot[..len]),
-            }
-        };
-        let cap = layout.slot_cap();
-        let lens = &self.lens;
-        let run = |base: usize, region: &mut [u8]| -> Vec<Result<usize, Error>> {
-            region.chunks_mut(cap).enumerate().map(|(k, slot)| one(base + k, slot, lens[base + k])).collect()
-        };
-        let buf = &mut self.buf[..n * cap];
-        let results: Vec<Result<usize, Error>> = if threads > 1 && n > 1 {
-            let per = n.div_ceil(threads.min(n));
-            std::thread::scope(|s| {
-                let mut parts = buf.chunks_mut(per * cap).enumerate();
-                let (_, head) = parts.next().expect("n > 1");
-                let handles: Vec<_> =
-                    parts.map(|(g, region)| s.spawn(move || run(g * per, region))).collect();
-                let mut all = run(0, head);
-                for h in handles {
-                    all.extend(h.join().expect("crypto worker panicked"));
-                }
-                all
-            })
-        } else {
-            run(0, buf)
-        };
-        self.out.clear();
-        self.failed = None;
-        for (i, r) in results.into_iter().enumerate() {
-            match r {
-                Ok(len) => self.out.push(len),
-                Err(e) => {
-                    let e = match (&final_copy, i + 1 == n, e) {
-                        (Some(ct), true, Error::ChunkAuth(idx)) => cipher.diagnose_last(idx, ct),
-                        (_, _, e) => e,
-                    };
-                    self.failed = Some((i, e));
-                    break;
-                }
-            }
-        }
+    /// Output bytes of slot `i`.
+    pub fn out_len(&self, i: usize, layout: &Layout) -> usize {
+        layout.out_len(self.lens[i])
     }
 
-    /// Writes the released output; returns (input bytes consumed, plaintext bytes) — the first
-    /// drives progress against the input size, the second is what the caller gets back.
-    pub fn write_out(&self, layout: &Layout, w: &mut dyn Write) -> io::Result<(u64, u64)> {
+    /// Seals or opens every filled slot (from `input` when the batch borrows it), over up to
+    /// `threads` threads.
+    pub fn process(&mut self, cipher: &ChunkCipher, layout: &Layout, input: &[u8], threads: usize) {
+        let n = self.lens.len();
+        if n == 0 {
+            return;
+        }
+        self.slot_mut(n - 1, layout); // an empty final chunk may never have been touched
+        let (first, last, src, lens, cap) = (self.first, self.last, self.src, &self.lens, layout.cap());
+        let one = |i: usize, slot: &mut [u8]| -> Result<(), Error> {
+            let (index, is_last, len) = (first + i as u64, last && i + 1 == n, lens[i]);
+            let from = src.map(|s| &input[s + i * layout.stride()..][..len]);
+            match (layout.dir, from) {
+                (Dir::Seal, None) => cipher.seal(index, is_last, &mut slot[..len + TAG_LEN]),
+                (Dir::Seal, Some(pt)) => cipher.seal_to(index, is_last, pt, &mut slot[..len + TAG_LEN]),
+                (Dir::Open, None) => return cipher.open(index, is_last, &mut slot[..len]).map(drop),
+                (Dir::Open, Some(ct)) => return cipher.open_to(index, is_last, ct, slot).map(drop),
+            }
+            Ok(())
+        };
+        let buf = &mut self.buf[..n * cap];
+        self.failed = if threads > 1 && n > 1 {
+            let slots: Vec<Mutex<&mut [u8]>> = buf.chunks_mut(cap).map(Mutex::new).collect();
+            exec::for_each(n, threads, &|i| one(i, &mut slots[i].lock().expect("one user per slot"))).err()
+        } else {
+            buf.chunks_mut(cap).enumerate().find_map(|(i, slot)| one(i, slot).err().map(|e| (i, e)))
+        };
+    }
+
+    /// Writes the released output; returns (input bytes consumed, output bytes written).
+    pub fn write_out(&self, layout: &Layout, w: &mut (impl Write + ?Sized)) -> io::Result<(u64, u64)> {
         let good = self.good_slots();
-        let cap = layout.slot_cap();
+        let cap = layout.cap();
+        let mut written = 0;
         match layout.dir {
-            // Sealed full chunks are exactly `cap` bytes, so the batch is one contiguous run.
-            Dir::Seal if good > 0 => w.write_all(&self.buf[..(good - 1) * cap + self.out[good - 1]])?,
+            // Sealed full chunks are exactly `cap` bytes: the batch is one contiguous run.
+            Dir::Seal if good > 0 => {
+                let n = (good - 1) * cap + self.out_len(good - 1, layout);
+                w.write_all(&self.buf[..n])?;
+                written = n;
+            }
             Dir::Seal => {}
             Dir::Open => {
                 for i in 0..good {
-                    w.write_all(&self.buf[i * cap..i * cap + self.out[i]])?;
+                    let n = self.out_len(i, layout);
+                    w.write_all(&self.buf[i * cap..i * cap + n])?;
+                    written += n;
                 }
             }
         }
-        let consumed: u64 = self.lens[..good].iter().map(|&l| l as u64).sum();
-        let plaintext = match layout.dir {
-            Dir::Seal => consumed,
-            Dir::Open => self.out[..good].iter().map(|&l| l as u64).sum(),
-        };
-        Ok((consumed, plaintext))
+        Ok((self.lens[..good].iter().map(|&l| l as u64).sum(), written as u64))
     }
 }
 
@@ -184,7 +155,7 @@ impl Drop for Batch {
     }
 }
 
-/// Fills batches from a reader, deciding which chunk is final by looking one byte ahead.
+/// Fills batches from a reader, deciding which chunk is final by reading one byte ahead.
 pub(crate) struct Filler {
     carry: Option<u8>,
     pub next: u64,
@@ -195,13 +166,11 @@ impl Filler {
         Filler { carry: None, next }
     }
 
-    pub fn fill(&mut self, r: &mut (impl Read + ?Sized), b: &mut Batch, layout: &Layout) -> io::Result<()> {
-        b.lens.clear();
-        b.out.clear();
-        b.failed = None;
-        b.first = self.next;
-        b.last = false;
-        let stride = layout.in_stride();
+    /// Reads the next batch; returns whether it holds the final chunk.
+    pub fn fill(&mut self, r: &mut (impl Read + ?Sized), b: &mut Batch, layout: &Layout) -> io::Result<bool> {
+        b.reset(self.next);
+        let stride = layout.stride();
+        let (mut total, mut eof) = (0, false);
         for slot in 0..layout.slots {
             let dst = &mut b.slot_mut(slot, layout)[..stride];
             let mut n = 0;
@@ -210,28 +179,24 @@ impl Filler {
                 n = 1;
             }
             n += read_full(r, &mut dst[n..])?;
-            // Nothing left: the previous slot was the final chunk, unless the stream is empty
-            // (one empty final chunk).
-            if n == 0 && self.next + b.lens.len() as u64 > 0 {
-                b.last = true;
-                break;
-            }
-            b.lens.push(n);
+            total += n;
             if n < stride {
-                b.last = true;
+                eof = true;
                 break;
             }
         }
-        if !b.last {
+        if !eof {
             let mut one = [0u8; 1];
-            if read_full(r, &mut one)? == 0 {
-                b.last = true;
-            } else {
-                self.carry = Some(one[0]);
+            match read_full(r, &mut one)? {
+                0 => eof = true,
+                _ => self.carry = Some(one[0]),
             }
         }
-        self.next += b.lens.len() as u64;
-        Ok(())
+        let (count, last) = ready(total + usize::from(self.carry.is_some()), stride, eof, self.next);
+        b.lens.extend((0..count).map(|i| (total - i * stride).min(stride)));
+        b.last = last;
+        self.next += count as u64;
+        Ok(last)
     }
 }
 

@@ -7,45 +7,41 @@
 //! per key because every (index, last) pair is distinct and every file has a fresh payload key
 //! (fresh file key and fresh salt).
 //!
-//! [`ChunkCipher`] is position-explicit and keeps no state, so the sequential writer/reader, the
-//! parallel pipeline and random access all call the same two functions.
+//! Layout of this module:
+//! - here: [`ChunkCipher`] (position-explicit and stateless: every path calls the same two
+//!   functions) and the final-chunk rule, [`ready`] and `check_shape`, in one place;
+//! - `exec`: the one executor all parallel work runs on;
+//! - `batch`: batches of chunks, the unit of the streaming engines;
+//! - `engine`: whole payloads — from a `Read` or a borrowed slice onto a `Write`, or straight
+//!   into a buffer;
+//! - `push`: [`Sealer`]/[`Opener`]-style push state (feed bytes in any pieces) and the `Write`
+//!   adapter built on it;
+//! - `reader`: the seekable `Read` adapter.
 
 mod batch;
-mod pipeline;
+mod engine;
+pub(crate) mod exec;
+mod push;
 mod reader;
-mod slice;
-mod writer;
 
 pub(crate) use batch::read_full;
-pub use pipeline::{decrypt_pipeline, encrypt_pipeline, Progress};
+pub(crate) use engine::{open_run, seal_run, sealed_len, stream, Dir, Input};
+pub use push::StreamWriter;
+pub(crate) use push::{PayloadOpener, PayloadSealer};
 pub use reader::StreamReader;
-pub(crate) use slice::stream_slice;
-pub use slice::{encrypt_slice, open_into, seal_into, sealed_len};
-pub use writer::StreamWriter;
 
 use zeroize::Zeroizing;
 
-use crate::suite::{ChunkKey, Suite, TAG_LEN};
+use crate::format::{check_chunk_size, Suite, TAG_LEN};
+use crate::suite::ChunkKey;
 use crate::Error;
 
-/// Smallest selectable chunk size (16 KiB).
-pub const MIN_CHUNK: usize = 16 << 10;
-/// Largest selectable chunk size (16 MiB).
-pub const MAX_CHUNK: usize = 16 << 20;
-/// Default chunk size (64 KiB, as age).
-pub const DEFAULT_CHUNK: usize = 64 << 10;
+/// Called with the number of input bytes processed so far.
+pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);
 
-/// Checks that a chunk size is a power of two in [`MIN_CHUNK`, `MAX_CHUNK`].
-pub fn check_chunk_size(n: usize) -> Result<(), Error> {
-    if n.is_power_of_two() && (MIN_CHUNK..=MAX_CHUNK).contains(&n) {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument(format!("chunk size {n} must be a power of two from 16 KiB to 16 MiB")))
-    }
-}
-
-/// Seals and opens payload chunks by position.
-pub struct ChunkCipher {
+/// Seals and opens payload chunks by position. Crate-private: a caller choosing positions could
+/// reuse a nonce, so only the engines here build them.
+pub(crate) struct ChunkCipher {
     key: ChunkKey,
     chunk_size: usize,
     suite: Suite,
@@ -57,66 +53,95 @@ impl std::fmt::Debug for ChunkCipher {
     }
 }
 
+/// The final-chunk rule for data that arrives over time: of `avail` buffered payload bytes
+/// (the input has ended iff `end`), how many chunks of `stride` input bytes can be processed
+/// now, and whether the last of them is the final chunk. A full chunk is final only if nothing
+/// follows it, so before the end a chunk is released only once a byte after it has arrived; at
+/// the end everything goes, and an empty payload is one empty final chunk.
+pub(crate) fn ready(avail: usize, stride: usize, end: bool, next_index: u64) -> (usize, bool) {
+    match (end, avail) {
+        (false, _) => (avail.saturating_sub(1) / stride, false),
+        (true, 0) => (usize::from(next_index == 0), true),
+        (true, _) => (avail.div_ceil(stride), true),
+    }
+}
+
 impl ChunkCipher {
-    /// Keys `suite` with a payload key derived by the header profile.
-    pub fn new(suite: Suite, chunk_size: usize, payload_key: &Zeroizing<[u8; 32]>) -> Result<Self, Error> {
+    /// Keys `suite` with a payload key derived by the key schedule.
+    pub(crate) fn new(
+        suite: Suite,
+        chunk_size: usize,
+        payload_key: &Zeroizing<[u8; 32]>,
+    ) -> Result<Self, Error> {
         check_chunk_size(chunk_size)?;
         Ok(ChunkCipher { key: suite.key(payload_key)?, chunk_size, suite })
     }
 
     /// Plaintext bytes per full chunk.
-    pub fn chunk_size(&self) -> usize {
+    pub(crate) fn chunk_size(&self) -> usize {
         self.chunk_size
     }
 
-    /// The suite.
-    pub fn suite(&self) -> Suite {
-        self.suite
+    /// Sealed bytes per full chunk.
+    pub(crate) fn full(&self) -> usize {
+        self.chunk_size + TAG_LEN
     }
 
     /// Seals chunk `index` in place: `buf` holds the plaintext followed by 16 bytes for the tag.
-    pub fn seal(&self, index: u64, last: bool, buf: &mut [u8]) {
+    pub(crate) fn seal(&self, index: u64, last: bool, buf: &mut [u8]) {
         debug_assert!(buf.len() >= TAG_LEN && buf.len() - TAG_LEN <= self.chunk_size);
         self.key.seal(nonce(index, last), buf)
     }
 
-    /// Opens chunk `index` in place (ciphertext ‖ tag); returns the plaintext length.
-    pub fn open(&self, index: u64, last: bool, buf: &mut [u8]) -> Result<usize, Error> {
-        self.check_shape(index, last, buf.len())?;
-        self.key.open(nonce(index, last), buf).map_err(|()| Error::ChunkAuth(index))?;
-        Ok(buf.len() - TAG_LEN)
-    }
-
     /// Seals chunk `index` from `pt` into `out` (`pt.len() + 16` bytes), leaving `pt` untouched.
-    pub fn seal_to(&self, index: u64, last: bool, pt: &[u8], out: &mut [u8]) {
+    pub(crate) fn seal_to(&self, index: u64, last: bool, pt: &[u8], out: &mut [u8]) {
         debug_assert!(pt.len() <= self.chunk_size && out.len() == pt.len() + TAG_LEN);
         self.key.seal_to(nonce(index, last), pt, out)
     }
 
-    /// Opens chunk `index` from `ct` (ciphertext ‖ tag) into `out`; returns the plaintext length.
-    /// `out` is left unspecified on failure and must not be released.
-    pub fn open_to(&self, index: u64, last: bool, ct: &[u8], out: &mut [u8]) -> Result<usize, Error> {
-        self.check_shape(index, last, ct.len())?;
-        let n = ct.len() - TAG_LEN;
-        self.key.open_to(nonce(index, last), ct, &mut out[..n]).map_err(|()| Error::ChunkAuth(index))?;
-        Ok(n)
+    /// Opens chunk `index` in place (ciphertext ‖ tag); returns the plaintext length. On failure
+    /// the buffer holds unauthenticated bytes and must not be released.
+    pub(crate) fn open(&self, index: u64, last: bool, buf: &mut [u8]) -> Result<usize, Error> {
+        self.check_shape(index, last, buf.len())?;
+        // A full final chunk that fails may be a non-final one (a cut at a chunk boundary): keep
+        // the ciphertext to tell. One chunk per payload, so the copy costs nothing measurable.
+        let original = (last && buf.len() == self.full()).then(|| Zeroizing::new(buf.to_vec()));
+        match self.key.open(nonce(index, last), buf) {
+            Ok(()) => Ok(buf.len() - TAG_LEN),
+            Err(()) => Err(self.failed(index, last, original.as_deref().map(|v| &v[..]))),
+        }
     }
 
+    /// Opens chunk `index` from `ct` (ciphertext ‖ tag) into `out`; returns the plaintext length.
+    /// On failure `out` holds unauthenticated bytes and must not be released.
+    pub(crate) fn open_to(&self, index: u64, last: bool, ct: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        self.check_shape(index, last, ct.len())?;
+        let n = ct.len() - TAG_LEN;
+        match self.key.open_to(nonce(index, last), ct, &mut out[..n]) {
+            Ok(()) => Ok(n),
+            Err(()) => Err(self.failed(index, last, Some(ct))),
+        }
+    }
+
+    /// Sizes first: a non-final chunk is always full, only the sole chunk of an empty payload may
+    /// be empty (one encoding per plaintext), and no chunk at all where the final one must be is
+    /// a truncation.
     fn check_shape(&self, index: u64, last: bool, len: usize) -> Result<(), Error> {
-        // Sizes first: a non-final chunk is always full, and only the sole chunk of an empty file
-        // may be empty (one encoding per plaintext).
-        let full = self.chunk_size + TAG_LEN;
+        if last && len == 0 {
+            return Err(Error::Truncated(index.saturating_sub(1)));
+        }
+        let full = self.full();
         if len < TAG_LEN || len > full || (!last && len != full) || (last && index > 0 && len == TAG_LEN) {
             return Err(Error::ChunkAuth(index));
         }
         Ok(())
     }
 
-    /// Explains a final chunk that failed: if it opens as a *non*-final chunk, the file was cut
-    /// at a chunk boundary. Called only on the failure path.
-    pub(crate) fn diagnose_last(&self, index: u64, ciphertext: &[u8]) -> Error {
-        if ciphertext.len() == self.chunk_size + TAG_LEN {
-            let mut copy = ciphertext.to_vec();
+    /// The error for a chunk that did not authenticate: a final chunk that opens as a
+    /// *non*-final one means the payload was cut at a chunk boundary.
+    fn failed(&self, index: u64, last: bool, ciphertext: Option<&[u8]>) -> Error {
+        if let Some(ct) = ciphertext.filter(|c| last && c.len() == self.full()) {
+            let mut copy = Zeroizing::new(ct.to_vec());
             if self.key.open(nonce(index, false), &mut copy).is_ok() {
                 return Error::Truncated(index);
             }
@@ -134,22 +159,4 @@ fn nonce(index: u64, last: bool) -> [u8; 12] {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nonce_layout() {
-        assert_eq!(nonce(1, true), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
-        assert_eq!(nonce(0x0102, false)[9..], [1, 2, 0]);
-    }
-
-    #[test]
-    fn chunk_sizes() {
-        assert!(check_chunk_size(64 << 10).is_ok());
-        assert!(check_chunk_size(16 << 10).is_ok());
-        assert!(check_chunk_size(16 << 20).is_ok());
-        for bad in [0, 1000, 8 << 10, 32 << 20, (64 << 10) + 1] {
-            assert!(check_chunk_size(bad).is_err());
-        }
-    }
-}
+mod tests;

@@ -8,8 +8,11 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 use super::batch::{read_full, Batch, Dir, Filler, Layout};
 use super::ChunkCipher;
-use crate::suite::TAG_LEN;
+use crate::format::TAG_LEN;
 use crate::Error;
+
+/// Plaintext per batch: the most a seek-and-read decrypts beyond what it returns.
+const BATCH_BYTES: usize = 1 << 20;
 
 /// Decrypting reader.
 pub struct StreamReader<R> {
@@ -29,13 +32,13 @@ pub struct StreamReader<R> {
 }
 
 impl<R: Read> StreamReader<R> {
-    /// Wraps `inner`, positioned at the first payload chunk. `threads > 1` opens batches of
-    /// chunks in parallel.
-    pub fn new(inner: R, cipher: ChunkCipher, threads: usize) -> Self {
-        let layout = Layout::new(Dir::Open, cipher.chunk_size(), threads);
+    /// Wraps `inner`, positioned at the first payload chunk. `threads > 1` opens the chunks of
+    /// a batch in parallel.
+    pub(crate) fn new(inner: R, cipher: ChunkCipher, threads: usize) -> Self {
+        let layout = Layout::new(Dir::Open, cipher.chunk_size(), BATCH_BYTES);
         StreamReader {
             inner,
-            batch: Batch::new(&layout),
+            batch: Batch::default(),
             filler: Filler::starting_at(0),
             threads,
             cipher,
@@ -67,9 +70,10 @@ impl<R: Read> Read for StreamReader<R> {
             if self.loaded {
                 let (chunk, off) = self.chunk_of(self.pos);
                 let slot = chunk.wrapping_sub(self.batch.first) as usize;
-                if chunk >= self.batch.first && slot < self.batch.good_slots() && off < self.batch.out[slot] {
-                    let at = slot * self.layout.slot_cap() + off;
-                    let k = (self.batch.out[slot] - off).min(out.len());
+                let len = |slot| self.batch.out_len(slot, &self.layout);
+                if chunk >= self.batch.first && slot < self.batch.good_slots() && off < len(slot) {
+                    let at = slot * self.layout.cap() + off;
+                    let k = (len(slot) - off).min(out.len());
                     out[..k].copy_from_slice(&self.batch.buf[at..at + k]);
                     self.pos += k as u64;
                     return Ok(k);
@@ -85,7 +89,7 @@ impl<R: Read> Read for StreamReader<R> {
                 }
             }
             self.filler.fill(&mut self.inner, &mut self.batch, &self.layout)?;
-            self.batch.process(&self.cipher, &self.layout, self.threads);
+            self.batch.process(&self.cipher, &self.layout, &[], self.threads);
             self.loaded = true;
         }
     }
@@ -111,14 +115,7 @@ impl<R: Read + Seek> StreamReader<R> {
         let mut buf = vec![0u8; last_len];
         self.inner.seek(SeekFrom::Start(start + last * full))?;
         read_full(&mut self.inner, &mut buf)?;
-        let pt = match self.cipher.open(last, true, &mut buf) {
-            Ok(pt) => pt,
-            Err(_) => {
-                self.inner.seek(SeekFrom::Start(start + last * full))?;
-                read_full(&mut self.inner, &mut buf)?;
-                return Err(self.cipher.diagnose_last(last, &buf));
-            }
-        };
+        let pt = self.cipher.open(last, true, &mut buf)?;
         let len = last * self.cipher.chunk_size() as u64 + pt as u64;
         self.start = Some(start);
         self.len = Some(len);

@@ -1,78 +1,28 @@
-//! AEAD suites: values with static descriptors, named in the header and bound into the payload
-//! key derivation (so a header edited to name another suite fails its MAC *and* derives a
-//! different key).
+//! Keying the payload suites. A [`Suite`] is a plain value named in the header (see
+//! `format/params.rs`) and bound into the payload key derivation, so a header edited to name
+//! another suite fails its MAC *and* derives a different key. Here each suite becomes a keyed,
+//! stateless AEAD that takes its nonce on every call; only `stream` builds nonces.
 
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use sm4_simd::aes_gcm::{AeadInOut, KeyInit};
 use sm4_simd::Sm4Gcm;
 
+pub use crate::format::Suite;
+use crate::format::TAG_LEN;
 use crate::Error;
 
 mod aes_gcm;
 pub use aes_gcm::AesGcmBackend;
 use aes_gcm::RingKey;
 
-/// Bytes of every suite's authentication tag.
-pub const TAG_LEN: usize = 16;
-
-/// An AEAD suite for the payload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Suite {
-    /// AES-256-GCM (aws-lc-rs or ring, whichever is faster on the CPU: see [`AesGcmBackend`]).
-    /// The default on CPUs with AES instructions.
-    Aes256Gcm,
-    /// ChaCha20-Poly1305 (aws-lc-rs). The default elsewhere, and age's payload cipher.
-    ChaCha20Poly1305,
-    /// SM4-GCM (GB/T 32907 block cipher in GCM), on the project's SIMD SM4 (`sm4-simd`) with
-    /// GHASH on carry-less multiply. Keyed with the first 16 bytes of the payload key.
-    Sm4Gcm,
-}
-
 impl Suite {
-    /// Every suite, in documentation order.
-    pub const ALL: [Suite; 3] = [Suite::Aes256Gcm, Suite::ChaCha20Poly1305, Suite::Sm4Gcm];
-
-    /// The name used in headers and on the command line.
-    pub fn name(self) -> &'static str {
+    /// The library that runs this suite on this CPU (for reports and `inspect`).
+    pub fn backend(self) -> &'static str {
         match self {
-            Suite::Aes256Gcm => "aes-256-gcm",
-            Suite::ChaCha20Poly1305 => "chacha20-poly1305",
-            Suite::Sm4Gcm => "sm4-gcm",
+            Suite::Aes256Gcm if AesGcmBackend::preferred() == AesGcmBackend::Ring => "ring",
+            Suite::Aes256Gcm | Suite::ChaCha20Poly1305 => "aws-lc",
+            Suite::Sm4Gcm => "sm4-simd",
         }
-    }
-
-    /// Parses a header or CLI name.
-    pub fn from_name(s: &str) -> Option<Suite> {
-        Suite::ALL.into_iter().find(|x| x.name() == s)
-    }
-
-    /// Whether this build can run the suite (all of them, today).
-    pub fn is_available(self) -> bool {
-        true
-    }
-
-    /// AES-256-GCM where the CPU has AES and carry-less multiply instructions (where it is
-    /// several times faster than ChaCha20-Poly1305), ChaCha20-Poly1305 elsewhere.
-    pub fn default_for_cpu() -> Suite {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("aes") && std::arch::is_x86_feature_detected!("pclmulqdq")
-            {
-                return Suite::Aes256Gcm;
-            }
-            Suite::ChaCha20Poly1305
-        }
-        #[cfg(target_arch = "aarch64")]
-        {
-            if std::arch::is_aarch64_feature_detected!("aes")
-                && std::arch::is_aarch64_feature_detected!("pmull")
-            {
-                return Suite::Aes256Gcm;
-            }
-            Suite::ChaCha20Poly1305
-        }
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        Suite::ChaCha20Poly1305
     }
 
     /// Builds the keyed primitive for one payload.
@@ -94,12 +44,6 @@ impl Suite {
             }
         };
         Ok(ChunkKey::Aws(LessSafeKey::new(UnboundKey::new(alg, key)?)))
-    }
-}
-
-impl std::fmt::Display for Suite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -1,0 +1,84 @@
+//! The key schedule, in one place for both directions: from a file key to the header MAC and the
+//! payload key.
+//!
+//! ```text
+//! header MAC key = HKDF-SHA-256(ikm = file key, salt = "", info = "header")
+//! header MAC     = HMAC-SHA-256(header MAC key, version line … "---")
+//! payload key    = HKDF-SHA-256(ikm = file key, salt = 16-byte payload salt, info)
+//!   info         = "hyperseal/v1 payload <suite>"   (hyperseal profile: binds the suite)
+//!                = "payload"                        (age profile, as the age spec)
+//! ```
+//! Encryption calls [`seal_header`] and [`payload_cipher`]; decryption calls [`open_header`],
+//! which ends in the same [`payload_cipher`]. A file key that unwraps but fails the MAC is
+//! rejected, which also commits the file to a single file key (the AEADs alone are not
+//! key-committing).
+
+use aws_lc_rs::{hkdf, hmac};
+use zeroize::Zeroizing;
+
+use crate::format::{Header, Profile, Suite};
+use crate::recipient::Identity;
+use crate::stream::ChunkCipher;
+use crate::{Error, FileKey};
+
+/// The encoded header, MAC'd under `file_key`.
+pub(crate) fn seal_header(header: &Header, file_key: &FileKey) -> Vec<u8> {
+    let tag = hmac::sign(&mac_key(file_key), header.mac_input());
+    header.encode(tag.as_ref().try_into().expect("SHA-256 output is 32 bytes"))
+}
+
+/// Finds the file key with `identities` (the first identity that claims a stanza decides; its
+/// key must have this profile's length and pass the header MAC, checked in constant time), then
+/// keys the payload with the `salt` that follows the header. Every decrypt path comes here.
+pub(crate) fn open_header(
+    header: &Header,
+    identities: &[Box<dyn Identity>],
+    salt: &[u8; crate::format::SALT_LEN],
+) -> Result<ChunkCipher, Error> {
+    let file_key = identities
+        .iter()
+        .find_map(|id| id.unwrap_stanzas(&header.stanzas))
+        .ok_or(Error::NoIdentityMatched)??;
+    if file_key.expose().len() != header.profile.file_key_len() {
+        return Err(Error::InvalidStanza("file key has the wrong length for this format".into()));
+    }
+    hmac::verify(&mac_key(&file_key), header.mac_input(), header.mac()).map_err(|_| Error::HeaderMac)?;
+    payload_cipher(header.profile, header.suite, header.chunk_size, &file_key, salt)
+}
+
+/// Keys the payload of one file.
+pub(crate) fn payload_cipher(
+    profile: Profile,
+    suite: Suite,
+    chunk_size: usize,
+    file_key: &FileKey,
+    salt: &[u8],
+) -> Result<ChunkCipher, Error> {
+    let info = match profile {
+        Profile::Hyperseal => format!("hyperseal/v1 payload {}", suite.name()),
+        Profile::Age => "payload".to_string(),
+    };
+    let key = hkdf32(salt, file_key.expose(), info.as_bytes());
+    ChunkCipher::new(suite, chunk_size, &key)
+}
+
+fn mac_key(file_key: &FileKey) -> hmac::Key {
+    hmac::Key::new(hmac::HMAC_SHA256, &hkdf32(&[], file_key.expose(), b"header")[..])
+}
+
+/// HKDF-SHA-256 to 32 bytes (also the recipients' KDF).
+pub(crate) fn hkdf32(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
+    struct Len32;
+    impl hkdf::KeyType for Len32 {
+        fn len(&self) -> usize {
+            32
+        }
+    }
+    let mut out = Zeroizing::new([0u8; 32]);
+    hkdf::Salt::new(hkdf::HKDF_SHA256, salt)
+        .extract(ikm)
+        .expand(&[info], Len32)
+        .and_then(|okm| okm.fill(&mut out[..]))
+        .expect("HKDF-SHA-256 to 32 bytes cannot fail");
+    out
+}

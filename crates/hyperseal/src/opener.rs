@@ -1,0 +1,125 @@
+//! Push-based decryption of a whole file, header included: feed the file's bytes in pieces of
+//! any size, get back only plaintext that authenticated. The Node and browser streams and
+//! Python's file objects wrap this; none of them parses a header or frames a chunk itself.
+
+use std::sync::Arc;
+
+use crate::format::{Header, SALT_LEN};
+use crate::recipient::Identity;
+use crate::stream::exec::available_threads;
+use crate::stream::PayloadOpener;
+use crate::{keys, Error};
+
+/// A header this long without its MAC line is not one (real headers are a few KB).
+const MAX_HEADER: usize = 1 << 20;
+
+enum State {
+    /// Collecting the header and the salt.
+    Header(Vec<u8>),
+    Payload(PayloadOpener),
+    /// Finished, or failed: errors are sticky.
+    Done,
+}
+
+/// Push-based decryption: `update` with the file's bytes as they arrive, then `finish`.
+///
+/// ```
+/// use hyperseal::{recipient, Kind, Opener};
+/// let key = recipient::generate(Kind::X25519)?;
+/// let file = hyperseal::encrypt(&[recipient::parse_recipient(&key.public)?], b"hello")?;
+/// let mut opener = Opener::new(recipient::parse_identities(&key.secret)?.into());
+/// let mut plain = Vec::new();
+/// for piece in file.chunks(100) {
+///     opener.update(piece, &mut plain)?;
+/// }
+/// opener.finish(&mut plain)?;
+/// assert_eq!(plain, b"hello");
+/// # Ok::<(), hyperseal::Error>(())
+/// ```
+pub struct Opener {
+    identities: Arc<Vec<Box<dyn Identity>>>,
+    state: State,
+    header: Option<Header>,
+    threads: usize,
+}
+
+impl Opener {
+    /// Prepares to decrypt a binary (not armored) file with `identities`.
+    pub fn new(identities: Arc<Vec<Box<dyn Identity>>>) -> Self {
+        Opener { identities, state: State::Header(Vec::new()), header: None, threads: available_threads() }
+    }
+
+    /// Sets the threads for large pieces: 1 = this thread only, 0 = all cores (the default).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = crate::encrypt::clamp_threads(n);
+        self
+    }
+
+    /// The header, once it has been read and authenticated.
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// Feeds file bytes; appends to `out` the plaintext of every chunk now known not to be the
+    /// last that authenticated. After an error every call fails.
+    pub fn update(&mut self, data: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
+        let r = self.step(data, out);
+        if r.is_err() {
+            self.state = State::Done;
+        }
+        r
+    }
+
+    /// Ends the input: opens the final chunk, or fails if the file was cut short.
+    pub fn finish(mut self, out: &mut Vec<u8>) -> Result<(), Error> {
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Payload(p) => p.finish(out),
+            // The whole file was shorter than its header: say what the stream reader would.
+            State::Header(buf) => Err(match Header::read_from(&mut &buf[..]) {
+                Err(e) => e,
+                Ok(_) => Error::MalformedHeader("file ends before the 16-byte payload nonce".into()),
+            }),
+            State::Done => Err(finished()),
+        }
+    }
+
+    fn step(&mut self, data: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
+        let buf = match &mut self.state {
+            State::Payload(p) => return p.update(data, out),
+            State::Done => return Err(finished()),
+            State::Header(buf) => {
+                buf.extend_from_slice(data);
+                std::mem::take(buf)
+            }
+        };
+        if buf.starts_with(b"-----BEGIN") {
+            return Err(Error::Armor("push-based decryption reads binary files; de-armor first".into()));
+        }
+        // Fail at once on input that cannot become a header.
+        let plausible = [crate::format::HYPERSEAL_V1, crate::format::AGE_V1].iter().any(|v| {
+            v.as_bytes().starts_with(&buf[..buf.len().min(v.len())]) || buf.starts_with(v.as_bytes())
+        });
+        if !plausible {
+            return Err(Error::UnknownFormat);
+        }
+        let parsed = Header::parse_prefix(&buf)?.filter(|(_, len)| buf.len() >= len + SALT_LEN);
+        let Some((header, len)) = parsed else {
+            if buf.len() > MAX_HEADER {
+                return Err(Error::MalformedHeader("header too long".into()));
+            }
+            self.state = State::Header(buf);
+            return Ok(());
+        };
+        let salt: &[u8; SALT_LEN] = buf[len..len + SALT_LEN].try_into().expect("checked above");
+        let cipher = keys::open_header(&header, &self.identities, salt)?;
+        let mut payload = PayloadOpener::new(cipher, self.threads);
+        payload.update(&buf[len + SALT_LEN..], out)?;
+        self.header = Some(header);
+        self.state = State::Payload(payload);
+        Ok(())
+    }
+}
+
+fn finished() -> Error {
+    Error::InvalidArgument("the stream is already finished or failed".into())
+}

@@ -1,0 +1,190 @@
+//! Whole payloads. Two engines, both on the executor:
+//! - [`stream`]: from a `Read` or a borrowed slice onto a `Write`, batch by batch in order, with
+//!   a bounded number of batches in flight (constant memory whatever the size);
+//! - [`seal_run`]/[`open_run`]: a run of chunks from a slice straight into a buffer, split into
+//!   pieces that every free thread pulls (one-shots, and large pieces fed to `Sealer`/`Opener`).
+
+use std::io::{Read, Write};
+use std::sync::Mutex;
+
+pub(crate) use super::batch::Dir;
+use super::batch::{Batch, Filler, Layout};
+use super::exec::{self, available_threads, Made};
+use super::{ready, ChunkCipher, Progress};
+use crate::format::TAG_LEN;
+use crate::Error;
+
+/// Input bytes per batch: small enough that a batch read (or borrowed) is still in the L2
+/// cache when it is sealed and written, large enough that per-batch costs (a lock, a wake-up)
+/// are noise. Batches in flight are at most `MAX_UNITS`, so memory stays below 16 MiB (plus one
+/// chunk per batch at 16 MiB chunks) however many threads are asked for.
+const BATCH_BYTES: usize = 512 << 10;
+const MAX_UNITS: usize = 24;
+
+/// Pieces of [`seal_run`]/[`open_run`]: each free thread takes the next one.
+const PIECE_BYTES: usize = 256 << 10;
+/// Below this a run stays on the calling thread: waking a helper costs more than it saves.
+/// Measured with `hyperseal-bench --only engine` (crossover table).
+const PARALLEL_MIN: usize = 1 << 20;
+
+/// Where a payload comes from.
+pub(crate) enum Input<'a> {
+    /// Read (and copied into batches) as it arrives.
+    Reader(&'a mut (dyn Read + Send)),
+    /// Borrowed whole: chunks are sealed or opened straight from it.
+    Slice(&'a [u8]),
+}
+
+/// Seals or opens a whole payload onto `output`; returns the plaintext length. Opened bytes are
+/// written only after their chunk authenticated, in order; nothing after a failing chunk is.
+pub(crate) fn stream(
+    cipher: &ChunkCipher,
+    dir: Dir,
+    input: Input<'_>,
+    output: &mut (dyn Write + Send),
+    threads: usize,
+    progress: Option<Progress>,
+) -> Result<u64, Error> {
+    let layout = Layout::new(dir, cipher.chunk_size(), BATCH_BYTES);
+    let stride = layout.stride();
+    let (slice, mut reader) = match input {
+        Input::Slice(s) => (s, None),
+        Input::Reader(r) => (&[][..], Some(r)),
+    };
+    let mut filler = Filler::starting_at(0);
+    let chunks = ready(slice.len(), stride, true, 0).0;
+    let mut next = 0;
+    let mut produce = |b: &mut Batch| -> Result<Made, Error> {
+        let last = match reader.as_mut() {
+            Some(r) => filler.fill(&mut **r, b, &layout)?,
+            None => {
+                let count = (chunks - next).min(layout.slots);
+                b.lens.clear();
+                b.lens.extend((next..next + count).map(|i| (slice.len() - i * stride).min(stride)));
+                (b.first, b.src, b.failed) = (next as u64, Some(next * stride), None);
+                next += count;
+                b.last = next == chunks;
+                b.last
+            }
+        };
+        Ok(if last { Made::Last } else { Made::More })
+    };
+    // Anything that fits in one batch stays on this thread.
+    let mut first = Batch::default();
+    let one_batch = matches!(produce(&mut first)?, Made::Last);
+    let threads = if one_batch { 1 } else { threads.clamp(1, available_threads()) };
+    let units: Vec<Batch> = std::iter::once(first)
+        .chain(std::iter::repeat_with(Batch::default))
+        .take(if threads == 1 { 1 } else { (threads + 2).min(MAX_UNITS) })
+        .collect();
+    let mut primed = Some(one_batch);
+    let produce = |b: &mut Batch| match primed.take() {
+        // The first unit is the batch read above.
+        Some(true) => Ok(Made::Last),
+        Some(false) => Ok(Made::More),
+        None => produce(b),
+    };
+    let (mut consumed, mut written) = (0u64, 0u64);
+    let consume = |b: &mut Batch| -> Result<bool, Error> {
+        let (i, o) = b.write_out(&layout, &mut *output)?;
+        (consumed, written) = (consumed + i, written + o);
+        if let Some(p) = progress {
+            p(consumed)
+        }
+        b.failed.take().map_or(Ok(true), |(_, e)| Err(e))
+    };
+    exec::ordered(units, threads, produce, |b| b.process(cipher, &layout, slice, 1), consume)?;
+    output.flush()?;
+    Ok(if dir == Dir::Seal { consumed } else { written })
+}
+
+/// Exact payload size of an `n`-byte plaintext.
+pub(crate) fn sealed_len(chunk: usize, n: usize) -> usize {
+    n + TAG_LEN * n.div_ceil(chunk).max(1)
+}
+
+/// Seals `pt` as chunks `first..` of a payload — whole chunks, except that with `ends` the last
+/// one is the final chunk — straight into `out` (exactly the sealed length).
+pub(crate) fn seal_run(
+    cipher: &ChunkCipher,
+    first: u64,
+    pt: &[u8],
+    ends: bool,
+    out: &mut [u8],
+    threads: usize,
+) {
+    run(cipher, Dir::Seal, first, pt, ends, out, threads).expect("sealing cannot fail");
+}
+
+/// Opens `ct` as chunks `first..` of a payload (with `ends`, the last one is the final chunk)
+/// into `out` (at least the plaintext length; `ct.len()` always suffices); returns the
+/// plaintext length. On error `out` holds unauthenticated bytes and must be discarded.
+pub(crate) fn open_run(
+    cipher: &ChunkCipher,
+    first: u64,
+    ct: &[u8],
+    ends: bool,
+    out: &mut [u8],
+    threads: usize,
+) -> Result<usize, Error> {
+    run(cipher, Dir::Open, first, ct, ends, out, threads)
+}
+
+fn run(
+    cipher: &ChunkCipher,
+    dir: Dir,
+    first: u64,
+    input: &[u8],
+    ends: bool,
+    out: &mut [u8],
+    threads: usize,
+) -> Result<usize, Error> {
+    let (chunk, full) = (cipher.chunk_size(), cipher.full());
+    let (stride, out_full) = if dir == Dir::Seal { (chunk, full) } else { (full, chunk) };
+    let count = if ends { ready(input.len(), stride, true, first).0 } else { input.len() / stride };
+    debug_assert!(ends || input.len() % stride == 0, "a run that does not end is whole chunks");
+    let len_of = |i: usize| (input.len() - i * stride).min(stride);
+    let total = match count {
+        0 => 0,
+        n => {
+            let tail = len_of(n - 1);
+            (n - 1) * out_full + if dir == Dir::Seal { tail + TAG_LEN } else { tail.saturating_sub(TAG_LEN) }
+        }
+    };
+    let Some(out) = out.get_mut(..total) else {
+        return Err(Error::InvalidArgument(format!(
+            "output buffer is {} bytes, {total} are needed",
+            out.len()
+        )));
+    };
+    let per = (PIECE_BYTES / chunk).max(1);
+    let threads = if input.len() >= PARALLEL_MIN { threads } else { 1 };
+    // One region per piece, even an empty one: a final chunk too short to have output must
+    // still be checked.
+    let pieces = count.div_ceil(per);
+    let mut regions = Vec::with_capacity(pieces);
+    let mut rest = out;
+    for _ in 0..pieces {
+        let n = (per * out_full).min(rest.len());
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        regions.push(Mutex::new(mine));
+        rest = tail;
+    }
+    let piece = |p: usize| -> Result<(), Error> {
+        let mut dst = regions[p].lock().expect("one user per piece");
+        let mut at = 0;
+        for i in p * per..((p + 1) * per).min(count) {
+            let (index, last) = (first + i as u64, ends && i + 1 == count);
+            let src = &input[i * stride..][..len_of(i)];
+            at += match dir {
+                Dir::Seal => {
+                    cipher.seal_to(index, last, src, &mut dst[at..at + src.len() + TAG_LEN]);
+                    src.len() + TAG_LEN
+                }
+                Dir::Open => cipher.open_to(index, last, src, &mut dst[at..])?,
+            };
+        }
+        Ok(())
+    };
+    exec::for_each(pieces, threads, &piece).map(|()| total).map_err(|(_, e)| e)
+}
