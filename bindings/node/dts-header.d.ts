@@ -2,16 +2,10 @@
 /* eslint-disable */
 import type { Transform } from 'node:stream'
 
-/** The stable `code` strings on every error this package throws or rejects with. */
+/** The stable `code` strings on every error this package throws or rejects with (generated from
+ * the library's list by scripts/dts-header.js). */
 export type HypersealErrorCode =
-  | 'ERR_HYPERSEAL_AUTH'
-  | 'ERR_HYPERSEAL_NO_IDENTITY'
-  | 'ERR_HYPERSEAL_FORMAT'
-  | 'ERR_HYPERSEAL_KEY'
-  | 'ERR_HYPERSEAL_ARGUMENT'
-  | 'ERR_HYPERSEAL_IO'
-  | 'ERR_HYPERSEAL_TOKEN_EXPIRED'
-  | 'ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY'
+@@ERROR_CODES@@
 
 /** Every code, for `switch`es and tests. */
 export declare const ERROR_CODES: readonly HypersealErrorCode[]

@@ -2,7 +2,8 @@
 /* eslint-disable */
 import type { Transform } from 'node:stream'
 
-/** The stable `code` strings on every error this package throws or rejects with. */
+/** The stable `code` strings on every error this package throws or rejects with (generated from
+ * the library's list by scripts/dts-header.js). */
 export type HypersealErrorCode =
   | 'ERR_HYPERSEAL_AUTH'
   | 'ERR_HYPERSEAL_NO_IDENTITY'
@@ -208,6 +209,9 @@ export interface EncryptFileOptions {
   /** Called from time to time (about every 2 MiB) while the file is processed. */
   onProgress?: (progress: Progress) => void
 }
+
+/** Every `code` string, in a stable order (`ERROR_CODES` in JS). */
+export declare function errorCodes(): Array<string>
 
 /**
  * Generates a key pair. Kinds that this build does not implement yet fail with

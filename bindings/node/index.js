@@ -6,16 +6,8 @@
 const { Transform } = require('node:stream')
 const native = require('./hyperseal.node')
 
-const ERROR_CODES = Object.freeze([
-  'ERR_HYPERSEAL_AUTH',
-  'ERR_HYPERSEAL_NO_IDENTITY',
-  'ERR_HYPERSEAL_FORMAT',
-  'ERR_HYPERSEAL_KEY',
-  'ERR_HYPERSEAL_ARGUMENT',
-  'ERR_HYPERSEAL_IO',
-  'ERR_HYPERSEAL_TOKEN_EXPIRED',
-  'ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY',
-])
+// The one list lives in the library (hyperseal::ErrorCode); the addon hands it over.
+const ERROR_CODES = Object.freeze(native.errorCodes())
 
 /** Anything not already coded came from a type check before our code ran: an argument error. */
 function coded (e) {

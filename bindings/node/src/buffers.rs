@@ -70,7 +70,7 @@ pub(crate) fn seal(keys: &PublicKeys, plaintext: &[u8]) -> Result<Output, Fail> 
 
 pub(crate) fn open(private_key: &str, file: &[u8]) -> Result<Output, Fail> {
     if file.is_empty() {
-        return Err(Fail::new(Code::Format, "unknown file format: the input is empty"));
+        return Err(Fail::new(Code(hyperseal::ErrorCode::Format), "unknown file format: the input is empty"));
     }
     let ids = keys::identities(private_key)?;
     let mut out = pool::take(file.len());

@@ -2,50 +2,32 @@
 //! `hyperseal::Error` is mapped here and nowhere else, so the codes cannot drift apart between
 //! the sync, async, file and stream entry points.
 
+use hyperseal::ErrorCode;
 use napi::bindgen_prelude::{FromNapiValue, JsError, Status, Unknown};
 use napi::Env;
 
-/// The stable `code` strings (part of the public API: never rename one).
+/// The stable `code` strings: the library's one list (`hyperseal::ErrorCode`), wrapped so napi
+/// can carry it (it needs `From<Status>`, which only this crate may add).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Code {
-    /// A chunk or the header failed to authenticate, or the payload was cut short.
-    Auth,
-    /// None of the given private keys opens the file.
-    NoIdentity,
-    /// Not a hyperseal/age file, or a malformed one.
-    Format,
-    /// A key string could not be parsed, or keys cannot be mixed.
-    Key,
-    /// Wrong argument types or bad options.
-    Argument,
-    /// Reading or writing a file failed.
-    Io,
-    /// A toolkit token authenticated but its expiry time has passed.
-    TokenExpired,
-    /// A toolkit token names a key id that none of the given keys has.
-    TokenUnknownKey,
-}
+pub struct Code(pub ErrorCode);
 
 impl AsRef<str> for Code {
     fn as_ref(&self) -> &str {
-        match self {
-            Code::Auth => "ERR_HYPERSEAL_AUTH",
-            Code::NoIdentity => "ERR_HYPERSEAL_NO_IDENTITY",
-            Code::Format => "ERR_HYPERSEAL_FORMAT",
-            Code::Key => "ERR_HYPERSEAL_KEY",
-            Code::Argument => "ERR_HYPERSEAL_ARGUMENT",
-            Code::Io => "ERR_HYPERSEAL_IO",
-            Code::TokenExpired => "ERR_HYPERSEAL_TOKEN_EXPIRED",
-            Code::TokenUnknownKey => "ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY",
-        }
+        self.0.as_str()
     }
 }
 
 /// napi's own failures (an argument of the wrong JS type, mostly) are argument errors.
 impl From<Status> for Code {
     fn from(_: Status) -> Self {
-        Code::Argument
+        Code(ErrorCode::Argument)
     }
+}
+
+/// Every `code` string, in a stable order (`ERROR_CODES` in JS).
+#[napi_derive::napi]
+pub fn error_codes() -> Vec<&'static str> {
+    ErrorCode::ALL.iter().map(|c| c.as_str()).collect()
 }
 
 /// What sync functions return as their error: napi throws it with `code` set.
@@ -65,7 +47,7 @@ impl Fail {
     }
 
     pub fn arg(msg: impl Into<String>) -> Self {
-        Fail::new(Code::Argument, msg)
+        Fail::new(Code(ErrorCode::Argument), msg)
     }
 
     /// Builds the JS error object on the main thread, for async completions: napi rejects a
@@ -92,28 +74,13 @@ impl From<Fail> for JsErr {
 
 impl From<hyperseal::Error> for Fail {
     fn from(e: hyperseal::Error) -> Self {
-        use hyperseal::Error as E;
-        let e = match e {
-            E::Io(io) => E::from(io),
-            e => e,
-        };
-        let code = match &e {
-            E::HeaderMac | E::ChunkAuth(_) | E::Truncated(_) | E::WrongPassphrase => Code::Auth,
-            E::NoIdentityMatched => Code::NoIdentity,
-            E::InvalidKey(_) | E::InvalidRecipient(_) | E::IncompatibleRecipients(_) => Code::Key,
-            E::InvalidArgument(_) => Code::Argument,
-            // An input that ends inside the header is a malformed file, not an I/O failure.
-            E::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => Code::Format,
-            E::Io(_) | E::Crypto => Code::Io,
-            _ => Code::Format,
-        };
         let msg = match &e {
-            E::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            hyperseal::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
                 "file is truncated inside its header".to_string()
             }
             e => e.to_string(),
         };
-        Fail { code, msg }
+        Fail { code: Code(e.code()), msg }
     }
 }
 
@@ -123,11 +90,11 @@ impl From<hyperseal_toolkit::Error> for Fail {
     fn from(e: hyperseal_toolkit::Error) -> Self {
         use hyperseal_toolkit::Error as E;
         let code = match &e {
-            E::Crypto => Code::Auth,
+            E::Crypto => Code(ErrorCode::Auth),
             // The only encoded inputs the bindings take are keys (PEM, token key lines).
-            E::InvalidKey(_) | E::Malformed(_) => Code::Key,
-            E::Io(_) => Code::Io,
-            _ => Code::Argument,
+            E::InvalidKey(_) | E::Malformed(_) => Code(ErrorCode::Key),
+            E::Io(_) => Code(ErrorCode::Io),
+            _ => Code(ErrorCode::Argument),
         };
         Fail { code, msg: e.to_string() }
     }
@@ -137,10 +104,10 @@ impl From<hyperseal_toolkit::token::TokenError> for Fail {
     fn from(e: hyperseal_toolkit::token::TokenError) -> Self {
         use hyperseal_toolkit::token::TokenError as T;
         let code = match e {
-            T::Malformed => Code::Format,
-            T::UnknownKeyId => Code::TokenUnknownKey,
-            T::Expired => Code::TokenExpired,
-            T::Auth => Code::Auth,
+            T::Malformed => Code(ErrorCode::Format),
+            T::UnknownKeyId => Code(ErrorCode::TokenUnknownKey),
+            T::Expired => Code(ErrorCode::TokenExpired),
+            T::Auth => Code(ErrorCode::Auth),
         };
         Fail { code, msg: e.to_string() }
     }

@@ -91,7 +91,7 @@ impl FileTask {
         let input = File::open(&self.src).map_err(|e| io_fail(&self.src, "cannot open", e))?;
         let meta = input.metadata().map_err(|e| io_fail(&self.src, "cannot read", e))?;
         if meta.is_dir() {
-            return Err(Fail::new(Code::Io, format!("{} is a directory", self.src.display())));
+            return Err(Fail::new(Code(hyperseal::ErrorCode::Io), format!("{} is a directory", self.src.display())));
         }
         if let (Ok(a), Ok(b)) = (self.src.canonicalize(), self.dst.canonicalize()) {
             if a == b {
@@ -100,7 +100,7 @@ impl FileTask {
         }
         if self.dst.exists() && !self.force {
             return Err(Fail::new(
-                Code::Io,
+                Code(hyperseal::ErrorCode::Io),
                 format!(
                     "output file {} already exists (pass force: true to overwrite it)",
                     self.dst.display()
@@ -194,7 +194,7 @@ impl<R: Read> Read for Counting<R> {
 }
 
 fn io_fail(path: &Path, what: &str, e: std::io::Error) -> Fail {
-    Fail::new(Code::Io, format!("{what} {}: {e}", path.display()))
+    Fail::new(Code(hyperseal::ErrorCode::Io), format!("{what} {}: {e}", path.display()))
 }
 
 impl Task for FileTask {

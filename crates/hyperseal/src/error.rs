@@ -86,3 +86,82 @@ impl From<aws_lc_rs::error::Unspecified> for Error {
         Error::Crypto
     }
 }
+
+/// The stable error codes every binding reports (Node's `err.code`, Python's `.code`, the
+/// browser's `err.code`): one list, here. Never rename one; add new ones at the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// A chunk or the header failed to authenticate, a wrong passphrase, or a payload cut short.
+    Auth,
+    /// None of the given identities opens the file.
+    NoIdentity,
+    /// Not a hyperseal/age file, or a malformed one.
+    Format,
+    /// A key string could not be parsed, or keys cannot be mixed.
+    Key,
+    /// Wrong argument types or bad options.
+    Argument,
+    /// Reading or writing failed.
+    Io,
+    /// A toolkit token authenticated but its expiry time has passed.
+    TokenExpired,
+    /// A toolkit token names a key id that none of the given keys has.
+    TokenUnknownKey,
+}
+
+impl ErrorCode {
+    /// Every code, in a stable order.
+    pub const ALL: [ErrorCode; 8] = [
+        ErrorCode::Auth,
+        ErrorCode::NoIdentity,
+        ErrorCode::Format,
+        ErrorCode::Key,
+        ErrorCode::Argument,
+        ErrorCode::Io,
+        ErrorCode::TokenExpired,
+        ErrorCode::TokenUnknownKey,
+    ];
+
+    /// The code string, e.g. `ERR_HYPERSEAL_AUTH`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Auth => "ERR_HYPERSEAL_AUTH",
+            ErrorCode::NoIdentity => "ERR_HYPERSEAL_NO_IDENTITY",
+            ErrorCode::Format => "ERR_HYPERSEAL_FORMAT",
+            ErrorCode::Key => "ERR_HYPERSEAL_KEY",
+            ErrorCode::Argument => "ERR_HYPERSEAL_ARGUMENT",
+            ErrorCode::Io => "ERR_HYPERSEAL_IO",
+            ErrorCode::TokenExpired => "ERR_HYPERSEAL_TOKEN_EXPIRED",
+            ErrorCode::TokenUnknownKey => "ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY",
+        }
+    }
+}
+
+impl AsRef<str> for ErrorCode {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Error {
+    /// The stable code of this error (what the bindings report).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::HeaderMac | Error::ChunkAuth(_) | Error::Truncated(_) | Error::WrongPassphrase => {
+                ErrorCode::Auth
+            }
+            Error::NoIdentityMatched => ErrorCode::NoIdentity,
+            Error::InvalidKey(_) | Error::InvalidRecipient(_) | Error::IncompatibleRecipients(_) => ErrorCode::Key,
+            Error::InvalidArgument(_) => ErrorCode::Argument,
+            // An input that ends inside the header is a malformed file, not an I/O failure.
+            Error::Io(io) if io.kind() == io::ErrorKind::UnexpectedEof => ErrorCode::Format,
+            Error::Io(_) | Error::Crypto => ErrorCode::Io,
+            Error::UnknownFormat
+            | Error::MalformedHeader(_)
+            | Error::WorkFactorTooHigh(_)
+            | Error::InvalidStanza(_)
+            | Error::Armor(_) => ErrorCode::Format,
+        }
+    }
+}

@@ -37,7 +37,7 @@ mod suite;
 
 pub use decrypt::{decrypt, Decryptor, Source};
 pub use encrypt::{armored, encrypt, Encryptor, Options, Sealer};
-pub use error::Error;
+pub use error::{Error, ErrorCode};
 pub use file_key::FileKey;
 pub use format::{Profile, Suite};
 pub use mem::output_buffer;

@@ -113,7 +113,7 @@ impl Task for BatchTask {
                     Ok(p) => out.push(take(p)),
                     Err(hyperseal_toolkit::Error::Crypto) => {
                         return Err(Fail::new(
-                            Code::Auth,
+                            Code(hyperseal::ErrorCode::Auth),
                             format!("batchDecrypt: message {i} failed to authenticate"),
                         ))
                     }

@@ -139,7 +139,7 @@ fn ring(text: &str) -> Result<Arc<KeyRing>, Fail> {
         }
     }
     if text.trim().is_empty() {
-        return Err(Fail::new(Code::Key, "invalid token key: empty"));
+        return Err(Fail::new(Code(hyperseal::ErrorCode::Key), "invalid token key: empty"));
     }
     let parsed = Arc::new(KeyRing::from_key_file(text)?);
     let mut entries = lock();
@@ -174,7 +174,7 @@ pub fn token_seal(
         Some(_) => return Err(Fail::arg("ttlSeconds must be a positive number").into()),
     };
     let ring = ring(&key)?;
-    let primary: &TokenKey = ring.primary().ok_or_else(|| Fail::new(Code::Key, "no token key"))?;
+    let primary: &TokenKey = ring.primary().ok_or_else(|| Fail::new(Code(hyperseal::ErrorCode::Key), "no token key"))?;
     Ok(tt::seal(primary, bytes(&plaintext), opt_bytes(&aad), ttl))
 }
 
@@ -192,7 +192,7 @@ pub fn token_open<'e>(
     let ring = match &keys {
         Either::A(k) => ring(k)?,
         Either::B(list) if list.is_empty() => {
-            return Err(Fail::new(Code::Key, "give at least one token key").into())
+            return Err(Fail::new(Code(hyperseal::ErrorCode::Key), "give at least one token key").into())
         }
         Either::B(list) => ring(&Zeroizing::new(list.join("\n")))?,
     };
