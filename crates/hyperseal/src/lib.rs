@@ -11,8 +11,8 @@
 //! let ct = hyperseal::encrypt(&[r], b"hello").unwrap();
 //! assert_eq!(&hyperseal::decrypt(&ids, &ct).unwrap()[..], b"hello");
 //! ```
-// Two modules need unsafe, each with its reason: recipient/mlkem.rs (one aws-lc call) and mem.rs
-// (a huge-page hint); nothing else may.
+// Three modules need unsafe, each with its reason: recipient/mlkem.rs (one aws-lc call), mem.rs
+// (a huge-page hint) and output/ (linkat of an unnamed file, signal handlers); nothing else may.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -22,6 +22,8 @@ mod error;
 mod file_key;
 pub mod format;
 mod mem;
+#[cfg(all(feature = "fs", unix))]
+pub mod output;
 pub mod recipient;
 mod rng;
 pub mod stream;
