@@ -88,7 +88,10 @@ impl Output {
     }
 
     pub fn is_terminal(&self) -> bool {
-        matches!(self, Output::Stdout { out, .. } if out.is_terminal())
+        match self {
+            Output::Stdout { out, .. } => out.is_terminal(),
+            Output::File(f) => f.is_terminal(),
+        }
     }
 
     /// Makes the output visible: links the finished file into place.

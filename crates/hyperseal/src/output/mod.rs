@@ -171,6 +171,12 @@ impl AtomicOutput {
         matches!(self.state, State::Through(_))
     }
 
+    /// True when the destination is a terminal (`-o /dev/tty`), so a caller can refuse to put
+    /// binary data on it as it would for stdout.
+    pub fn is_terminal(&self) -> bool {
+        matches!(&self.state, State::Through(f) if std::io::IsTerminal::is_terminal(f))
+    }
+
     /// Bytes written so far.
     pub fn bytes_written(&self) -> u64 {
         self.written
