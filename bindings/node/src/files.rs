@@ -1,7 +1,8 @@
 //! `encryptFile` / `decryptFile`: the multi-core pipeline from file to file, with the CLI's
-//! nothing-lost rules — output goes to a temporary file in the destination's directory and is
-//! renamed into place only when everything succeeded; an existing file is replaced only with
-//! `force`; on failure the temporary file is removed and the destination is untouched.
+//! nothing-lost rules, from the library's [`AtomicOutput`]: a regular destination appears only
+//! when everything succeeded (on Linux the output has no name until then, so even a killed
+//! process leaves nothing); an existing file is replaced only with `force`; devices and FIFOs
+//! are written through; on failure the destination is untouched.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use hyperseal::output::{AtomicOutput, OutputError, OutputErrorKind, OutputOptions};
 use hyperseal::{Decryptor, Encryptor, Options};
 use napi::bindgen_prelude::{AsyncTask, Either, Status, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -93,31 +95,10 @@ impl FileTask {
         if meta.is_dir() {
             return Err(Fail::new(Code(hyperseal::ErrorCode::Io), format!("{} is a directory", self.src.display())));
         }
-        if let (Ok(a), Ok(b)) = (self.src.canonicalize(), self.dst.canonicalize()) {
-            if a == b {
-                return Err(Fail::arg("source and destination are the same file"));
-            }
-        }
-        if self.dst.exists() && !self.force {
-            return Err(Fail::new(
-                Code(hyperseal::ErrorCode::Io),
-                format!(
-                    "output file {} already exists (pass force: true to overwrite it)",
-                    self.dst.display()
-                ),
-            ));
-        }
-        let dir = match self.dst.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(".hyperseal-")
-            .suffix(".partial")
-            .tempfile_in(&dir)
-            .map_err(|e| io_fail(&dir, "cannot create a file in", e))?;
+        let output =
+            OutputOptions::new().force(self.force).input(&meta).create(&self.dst).map_err(output_fail)?;
         let size = meta.len();
-        let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file());
+        let mut out = BufWriter::with_capacity(1 << 20, output);
         let reader = std::io::BufReader::with_capacity(1 << 20, input);
         let n = Arc::new(AtomicU64::new(0));
         match &self.key {
@@ -142,15 +123,10 @@ impl FileTask {
             }
         }
         let n = n.load(Ordering::Relaxed);
-        out.flush().map_err(|e| io_fail(&self.dst, "cannot write", e))?;
-        drop(out);
-        tmp.as_file().sync_all().ok();
-        let persisted = if self.force {
-            tmp.persist(&self.dst).map(drop)
-        } else {
-            tmp.persist_noclobber(&self.dst).map(drop)
-        };
-        persisted.map_err(|e| io_fail(&self.dst, "cannot write", e.error))?;
+        // The writer's errors already name the destination ("writing out.hs: No space left…").
+        let output: AtomicOutput =
+            out.into_inner().map_err(|e| Fail::new(Code(hyperseal::ErrorCode::Io), e.error().to_string()))?;
+        output.commit().map_err(output_fail)?;
         // Always end on 100%, whatever the batching (and an armored file's estimate) gave.
         self.report(n, n);
         Ok(n)
@@ -195,6 +171,17 @@ impl<R: Read> Read for Counting<R> {
 
 fn io_fail(path: &Path, what: &str, e: std::io::Error) -> Fail {
     Fail::new(Code(hyperseal::ErrorCode::Io), format!("{what} {}: {e}", path.display()))
+}
+
+/// Output rule violations: writing a file into itself is a bad argument, everything else I/O.
+fn output_fail(e: OutputError) -> Fail {
+    match e.kind() {
+        OutputErrorKind::SameFile => Fail::arg(e.to_string()),
+        OutputErrorKind::AlreadyExists => {
+            Fail::new(Code(hyperseal::ErrorCode::Io), format!("{e} (pass force: true to overwrite it)"))
+        }
+        _ => Fail::new(Code(hyperseal::ErrorCode::Io), e.to_string()),
+    }
 }
 
 impl Task for FileTask {

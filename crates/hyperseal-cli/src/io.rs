@@ -1,15 +1,22 @@
-//! Inputs, outputs and progress. Outputs named with `-o` are written to a temporary file in the
-//! same directory and renamed into place only when the whole operation succeeded; on failure the
-//! temporary file is removed and any existing file is untouched.
+//! Inputs, outputs and progress. Outputs named with `-o` go through the library's
+//! [`AtomicOutput`]: a regular file appears complete or not at all (an unnamed `O_TMPFILE` on
+//! Linux, linked into place only when the whole operation succeeded), an existing file is
+//! replaced only with `--force`, and devices and FIFOs are written through.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, IsTerminal, Read, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+use hyperseal::output::{refuse_stdout_is_input, AtomicOutput, OutputError, OutputErrorKind, OutputOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::hint;
+
+/// Set (to anything) to use a named `.hyperseal-*.partial` temporary even where `O_TMPFILE`
+/// works: the path taken on filesystems without it, exercised by the fault-injection tests.
+const NAMED_TEMPORARY_ENV: &str = "HYPERSEAL_NAMED_TEMPORARY";
 
 /// An input: a file or stdin.
 pub struct Input {
@@ -27,7 +34,8 @@ impl Input {
                 Ok(Input { reader: Box::new(io::stdin()), size: None, path: None })
             }
             Some(p) => {
-                let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
+                let f = File::open(p)
+                    .map_err(|e| anyhow::anyhow!("cannot open {}: {}", p.display(), reason(&e)))?;
                 let meta = f.metadata()?;
                 if meta.is_dir() {
                     anyhow::bail!("{} is a directory", p.display());
@@ -39,80 +47,134 @@ impl Input {
     }
 }
 
+/// The OS error without its number: "No such file or directory", not "… (os error 2)".
+pub fn reason(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if e.raw_os_error().is_some() => s[..i].to_string(),
+        _ => s,
+    }
+}
+
 /// Where output goes.
 pub enum Output {
-    Stdout(io::Stdout),
-    File { tmp: tempfile::NamedTempFile, dest: PathBuf, force: bool },
+    /// Standard output; counts the bytes that went out (they cannot be taken back).
+    Stdout {
+        out: io::Stdout,
+        written: u64,
+    },
+    File(AtomicOutput),
 }
 
 impl Output {
-    /// Prepares the output. Refuses to replace an existing file without `force`, and to write to
-    /// the input file itself.
+    /// Prepares the output. `input` is the input file (`None`: standard input). Refuses to write
+    /// into the input (also through stdout, as `cat` does), to replace an existing file without
+    /// `force`, a directory, and a symbolic link to nothing.
     pub fn create(path: Option<&Path>, force: bool, input: Option<&Path>) -> Result<Output> {
+        let (input_meta, input_name) = input_identity(input);
         let Some(dest) = path.filter(|p| p.as_os_str() != "-") else {
-            return Ok(Output::Stdout(io::stdout()));
-        };
-        if let (Some(i), Ok(d)) = (input, dest.canonicalize()) {
-            if i.canonicalize().ok().as_deref() == Some(d.as_path()) {
-                anyhow::bail!("input and output are the same file");
+            if let Some(m) = &input_meta {
+                refuse_stdout_is_input(m, &input_name).map_err(output_error)?;
             }
-        }
-        if dest.exists() && !force {
-            return Err(hint(
-                format!("output file {} already exists", dest.display()),
-                "use --force to overwrite it",
-            ));
-        }
-        let dir = match dest.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
+            return Ok(Output::Stdout { out: io::stdout(), written: 0 });
         };
-        let tmp = tempfile::Builder::new()
-            .prefix(".hyperseal-")
-            .suffix(".partial")
-            .tempfile_in(&dir)
-            .with_context(|| format!("cannot create a file in {}", dir.display()))?;
-        Ok(Output::File { tmp, dest: dest.to_path_buf(), force })
+        let mut options = OutputOptions::new()
+            .force(force)
+            .named_temporary(std::env::var_os(NAMED_TEMPORARY_ENV).is_some());
+        if let Some(m) = &input_meta {
+            options = options.input(m);
+        }
+        Ok(Output::File(options.create(dest).map_err(output_error)?))
     }
 
     pub fn is_terminal(&self) -> bool {
-        matches!(self, Output::Stdout(s) if s.is_terminal())
+        match self {
+            Output::Stdout { out, .. } => out.is_terminal(),
+            Output::File(f) => f.is_terminal(),
+        }
     }
 
-    /// Makes the output visible: renames the temporary file into place.
+    /// Makes the output visible: links the finished file into place.
     pub fn commit(self) -> Result<()> {
         match self {
-            Output::Stdout(mut s) => Ok(s.flush()?),
-            Output::File { tmp, dest, force } => {
-                tmp.as_file().sync_all().ok();
-                let r = if force {
-                    tmp.persist(&dest).map(|_| ())
-                } else {
-                    tmp.persist_noclobber(&dest).map(|_| ())
-                };
-                r.map_err(|e| anyhow::anyhow!("cannot write {}: {}", dest.display(), e.error))
-            }
+            Output::Stdout { mut out, .. } => Ok(out.flush()?),
+            Output::File(f) => f.commit().map_err(output_error),
         }
+    }
+
+    /// Rewords a failure after which bytes already reached their reader (stdout, a device, a
+    /// FIFO): the "no output file was written" hint for a damaged file would be false there.
+    pub fn failed(&self, e: anyhow::Error) -> anyhow::Error {
+        let (name, n) = match self {
+            Output::Stdout { written, .. } => ("standard output".to_string(), *written),
+            Output::File(f) if f.is_write_through() => (f.path().display().to_string(), f.bytes_written()),
+            Output::File(_) => return e,
+        };
+        let damaged = matches!(
+            e.downcast_ref::<hyperseal::Error>(),
+            Some(hyperseal::Error::ChunkAuth(_) | hyperseal::Error::Truncated(_))
+        );
+        if n == 0 || !damaged {
+            return e;
+        }
+        hint(
+            e,
+            format!(
+                "the file is damaged or was modified; the {n} bytes already written to {name} are \
+                 only its authenticated beginning: discard them"
+            ),
+        )
+    }
+}
+
+/// The input's metadata (for the same-file checks) and a name for messages.
+fn input_identity(input: Option<&Path>) -> (Option<Metadata>, PathBuf) {
+    match input.filter(|p| p.as_os_str() != "-") {
+        Some(p) => (std::fs::metadata(p).ok(), p.to_path_buf()),
+        None => {
+            // A duplicate of fd 0 lets safe code ask fstat what stdin is (`< f`).
+            let meta =
+                io::stdin().as_fd().try_clone_to_owned().ok().and_then(|fd| File::from(fd).metadata().ok());
+            (meta, PathBuf::from("standard input"))
+        }
+    }
+}
+
+/// One line, with a hint where there is a next step.
+fn output_error(e: OutputError) -> anyhow::Error {
+    match e.kind() {
+        OutputErrorKind::AlreadyExists => hint(e, "use --force to overwrite it"),
+        OutputErrorKind::DanglingSymlink => hint(e, "give the path of the file itself, or remove the link"),
+        _ => anyhow::Error::new(e),
     }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Output::Stdout(s) => s.write(buf),
-            Output::File { tmp, .. } => tmp.write(buf),
+            Output::Stdout { out, written } => {
+                let n = out.write(buf)?;
+                *written += n as u64;
+                Ok(n)
+            }
+            Output::File(f) => f.write(buf),
         }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
-            Output::Stdout(s) => s.write_all(buf),
-            Output::File { tmp, .. } => tmp.write_all(buf),
+            // One lock of stdout per call, as before, and the count for `failed`.
+            Output::Stdout { out, written } => {
+                out.write_all(buf)?;
+                *written += buf.len() as u64;
+                Ok(())
+            }
+            Output::File(f) => f.write_all(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Output::Stdout(s) => s.flush(),
-            Output::File { tmp, .. } => tmp.flush(),
+            Output::Stdout { out, .. } => out.flush(),
+            Output::File(f) => f.flush(),
         }
     }
 }
@@ -142,7 +204,7 @@ pub fn read_small(path: &Path, what: &str) -> Result<String> {
     let mut s = String::new();
     File::open(path)
         .and_then(|f| f.take(16 << 20).read_to_string(&mut s))
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot read {what} {}: {}", path.display(), reason(&e)))?;
     Ok(s)
 }
 

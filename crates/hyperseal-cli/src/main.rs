@@ -60,6 +60,9 @@ pub fn hint(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow
 }
 
 fn main() -> ExitCode {
+    // Past `ulimit -f`, a write must fail with EFBIG (reported, output discarded) rather than
+    // SIGXFSZ killing the process without a word.
+    hyperseal::output::ignore_file_size_signal();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Keygen(a) => cmd::keys::keygen(a),

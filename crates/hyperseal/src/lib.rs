@@ -17,8 +17,9 @@
 //! Beyond the one-shots: [`Encryptor`] and [`Decryptor`] for streams, slices and buffers (all
 //! cores, constant memory), [`Sealer`] and [`Opener`] for data pushed in pieces, and
 //! [`StreamReader`] for random access. Nothing here lets a caller choose a nonce.
-// Three modules need unsafe, each with its reason: recipient/mlkem.rs (one aws-lc call), mem.rs
-// (a huge-page hint) and stream/exec.rs (a job borrowed by persistent threads); nothing else may.
+// Four modules need unsafe, each with its reason: recipient/mlkem.rs (one aws-lc call), mem.rs
+// (a huge-page hint), stream/exec.rs (a job borrowed by persistent threads) and output/ (linkat
+// of an unnamed file, signal handlers); nothing else may.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -30,6 +31,8 @@ pub mod format;
 mod keys;
 mod mem;
 mod opener;
+#[cfg(all(feature = "fs", unix))]
+pub mod output;
 pub mod recipient;
 mod rng;
 mod stream;

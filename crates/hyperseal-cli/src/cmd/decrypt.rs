@@ -98,7 +98,7 @@ pub fn run(a: DecryptArgs) -> Result<()> {
         reader.seek(SeekFrom::Start(a.offset.unwrap_or(0)))?;
         let mut limited = reader.take(a.length.unwrap_or(u64::MAX));
         std::io::copy(&mut limited, &mut output)
-            .map_err(|e| anyhow::Error::new(hyperseal::Error::from(e)))?;
+            .map_err(|e| output.failed(anyhow::Error::new(hyperseal::Error::from(e))))?;
     } else {
         let bar = io::progress_bar(a.quiet, size, "decrypting");
         let progress = |n: u64| {
@@ -110,7 +110,7 @@ pub fn run(a: DecryptArgs) -> Result<()> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        r?;
+        r.map_err(|e| output.failed(e.into()))?;
     }
     output.flush()?;
     output.commit()
