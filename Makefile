@@ -8,7 +8,7 @@ AGE_VERSION := v1.3.1
 CARGO ?= cargo
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age rage node-addon clean fmt clippy
+.PHONY: all build test bench tools age rage node-addon clean fmt clippy lint
 
 all: build
 
@@ -28,7 +28,7 @@ $(TOOLS)/cargo/bin/rage:
 
 tools: age
 
-test: tools
+test: tools lint
 	$(CARGO) test --release --workspace
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
 
@@ -42,8 +42,14 @@ bench: build age node-addon $(if $(RAGE),rage)
 fmt:
 	$(CARGO) fmt --all
 
-clippy:
-	$(CARGO) clippy --workspace --all-targets
+clippy: lint
+
+# Formatting and clippy with warnings denied, part of `make test`. The Node addon is linted
+# without test targets: its napi exports only register inside a running node process.
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --release --workspace --all-targets --exclude hyperseal-node -- -D warnings
+	$(CARGO) clippy --release -p hyperseal-node -- -D warnings
 
 clean:
 	$(CARGO) clean

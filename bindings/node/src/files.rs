@@ -93,7 +93,10 @@ impl FileTask {
         let input = File::open(&self.src).map_err(|e| io_fail(&self.src, "cannot open", e))?;
         let meta = input.metadata().map_err(|e| io_fail(&self.src, "cannot read", e))?;
         if meta.is_dir() {
-            return Err(Fail::new(Code(hyperseal::ErrorCode::Io), format!("{} is a directory", self.src.display())));
+            return Err(Fail::new(
+                Code(hyperseal::ErrorCode::Io),
+                format!("{} is a directory", self.src.display()),
+            ));
         }
         let output =
             OutputOptions::new().force(self.force).input(&meta).create(&self.dst).map_err(output_fail)?;

@@ -68,7 +68,10 @@ pub fn recipients(keys: &PublicKeys) -> Result<Recipients, Fail> {
         for k in list {
             // A recipients file (several lines) is accepted too, as the CLI's -R does.
             if k.trim().is_empty() {
-                return Err(Fail::new(Code(hyperseal::ErrorCode::Key), "invalid recipient: empty public key"));
+                return Err(Fail::new(
+                    Code(hyperseal::ErrorCode::Key),
+                    "invalid recipient: empty public key",
+                ));
             }
             if k.trim().lines().count() > 1 && !k.trim_start().starts_with("-----BEGIN") {
                 out.extend(recipient::parse_recipients_file(k)?);

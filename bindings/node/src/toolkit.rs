@@ -51,7 +51,10 @@ impl BytesTask {
 
 pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T, Fail>) -> Result<T, Fail> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        Err(Fail::new(crate::errors::Code(hyperseal::ErrorCode::Argument), "internal error (panic) in hyperseal"))
+        Err(Fail::new(
+            crate::errors::Code(hyperseal::ErrorCode::Argument),
+            "internal error (panic) in hyperseal",
+        ))
     })
 }
 

@@ -181,7 +181,7 @@ impl Cipher {
         let mut buf = Zeroizing::new(ciphertext.to_vec());
         match self.mode {
             Mode::Cbc | Mode::Ecb => {
-                if buf.is_empty() || buf.len() % IV_LEN != 0 {
+                if buf.is_empty() || !buf.len().is_multiple_of(IV_LEN) {
                     return Err(Error::Crypto);
                 }
                 let k = if self.mode == Mode::Cbc {
@@ -243,7 +243,7 @@ fn sm4_decrypt(
             Ok(buf)
         }
         (Mode::Ecb, None) => {
-            if ct.is_empty() || ct.len() % IV_LEN != 0 {
+            if ct.is_empty() || !ct.len().is_multiple_of(IV_LEN) {
                 return Err(Error::Crypto);
             }
             let mut buf = Zeroizing::new(ct.to_vec());

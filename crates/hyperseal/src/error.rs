@@ -152,7 +152,9 @@ impl Error {
                 ErrorCode::Auth
             }
             Error::NoIdentityMatched => ErrorCode::NoIdentity,
-            Error::InvalidKey(_) | Error::InvalidRecipient(_) | Error::IncompatibleRecipients(_) => ErrorCode::Key,
+            Error::InvalidKey(_) | Error::InvalidRecipient(_) | Error::IncompatibleRecipients(_) => {
+                ErrorCode::Key
+            }
             Error::InvalidArgument(_) => ErrorCode::Argument,
             // An input that ends inside the header is a malformed file, not an I/O failure.
             Error::Io(io) if io.kind() == io::ErrorKind::UnexpectedEof => ErrorCode::Format,

@@ -174,7 +174,8 @@ pub fn token_seal(
         Some(_) => return Err(Fail::arg("ttlSeconds must be a positive number").into()),
     };
     let ring = ring(&key)?;
-    let primary: &TokenKey = ring.primary().ok_or_else(|| Fail::new(Code(hyperseal::ErrorCode::Key), "no token key"))?;
+    let primary: &TokenKey =
+        ring.primary().ok_or_else(|| Fail::new(Code(hyperseal::ErrorCode::Key), "no token key"))?;
     Ok(tt::seal(primary, bytes(&plaintext), opt_bytes(&aad), ttl))
 }
 

@@ -142,7 +142,7 @@ fn run(
     let (chunk, full) = (cipher.chunk_size(), cipher.full());
     let (stride, out_full) = if dir == Dir::Seal { (chunk, full) } else { (full, chunk) };
     let count = if ends { ready(input.len(), stride, true, first).0 } else { input.len() / stride };
-    debug_assert!(ends || input.len() % stride == 0, "a run that does not end is whole chunks");
+    debug_assert!(ends || input.len().is_multiple_of(stride), "a run that does not end is whole chunks");
     let len_of = |i: usize| (input.len() - i * stride).min(stride);
     let total = match count {
         0 => 0,
