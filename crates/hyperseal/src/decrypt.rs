@@ -1,25 +1,11 @@
-//! Decryption: [`Decryptor::new`] reads the header from any `Read` (armor detected by itself),
-//! [`Decryptor::from_slice`] from a file in memory; then the caller's identities unwrap the file
-//! key, the header MAC is checked, and the payload goes wherever the caller wants it:
-//!
-//! | you want | call | notes |
-//! |---|---|---|
-//! | plaintext onto a `Write` | [`Decryptor::decrypt_stream`] | all cores, constant memory |
-//! | … from a file in memory | [`Decryptor::decrypt_slice`] | no staging copy |
-//! | … into a buffer | [`Decryptor::decrypt_into`] | `file.len()` bytes always suffice |
-//! | a `Read` (+ `Seek`) of plaintext | [`Decryptor::into_reader`] | random access |
-//! | to push pieces as they arrive | [`Opener`](crate::Opener) | header included |
-//!
-//! Every path releases a chunk's plaintext only after that chunk authenticated, and fails on a
-//! file that was cut short.
+//! Decryption: `Decryptor` (see its docs for which method fits which output), `Source`, and
+//! the one-shot `decrypt`.
 
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 
-use crate::encrypt::clamp_threads;
 use crate::format::armor::{is_armored, looks_like_armor, ArmoredReader};
 use crate::format::{Header, SALT_LEN};
 use crate::recipient::Identity;
-use crate::stream::exec::available_threads;
 use crate::stream::{self, read_full, ChunkCipher, Dir, Input, Progress, StreamReader};
 use crate::{keys, Error};
 
@@ -51,7 +37,20 @@ impl<R: Read + Seek> Seek for Source<R> {
     }
 }
 
-/// A file whose header has been read. See the module docs.
+/// A file whose header has been read: [`Decryptor::new`] reads the header from any `Read` (armor detected by itself),
+/// [`Decryptor::from_slice`] from a file in memory; then the caller's identities unwrap the file
+/// key, the header MAC is checked, and the payload goes wherever the caller wants it:
+///
+/// | you want | call | notes |
+/// |---|---|---|
+/// | plaintext onto a `Write` | [`Decryptor::decrypt_stream`] | all cores, constant memory |
+/// | … from a file in memory | [`Decryptor::decrypt_slice`] | no staging copy |
+/// | … into a buffer | [`Decryptor::decrypt_into`] | `file.len()` bytes always suffice |
+/// | a `Read` (+ `Seek`) of plaintext | [`Decryptor::into_reader`] | random access |
+/// | to push pieces as they arrive | [`Opener`](crate::Opener) | header included |
+///
+/// Every path releases a chunk's plaintext only after that chunk authenticated, and fails on a
+/// file that was cut short.
 pub struct Decryptor<R: Read> {
     source: Source<R>,
     header: Header,
@@ -74,12 +73,12 @@ impl<R: Read> Decryptor<R> {
             Inner::Plain(r) => Header::read_from(r),
             Inner::Armored(r) => Header::read_from(r),
         }?;
-        Ok(Decryptor { source, header, threads: available_threads() })
+        Ok(Decryptor { source, header, threads: 0 })
     }
 
     /// Sets the threads for the payload: 1 = this thread only, 0 = all cores (the default).
     pub fn threads(mut self, n: usize) -> Self {
-        self.threads = clamp_threads(n);
+        self.threads = n;
         self
     }
 
@@ -140,7 +139,7 @@ impl<'a> Decryptor<&'a [u8]> {
         let header = Header::read_from(&mut rest)?;
         // Capacity 0: nothing is ever buffered, so `into_inner` gives back exactly the rest.
         let source = Source(Inner::Plain(BufReader::with_capacity(0, rest)));
-        Ok(Decryptor { source, header, threads: available_threads() })
+        Ok(Decryptor { source, header, threads: 0 })
     }
 
     /// The payload still in place in the caller's slice, if it is (binary input).

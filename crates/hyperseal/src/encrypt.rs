@@ -1,16 +1,5 @@
-//! Encryption: choose recipients and options, get an [`Encryptor`] (header written once, payload
-//! keyed), then give it the plaintext in whichever shape you have it:
-//!
-//! | you have | call | notes |
-//! |---|---|---|
-//! | a `Read` (file, pipe, socket) | [`Encryptor::encrypt_stream`] | all cores, constant memory |
-//! | bytes in memory (or mapped) | [`Encryptor::encrypt_slice`] | no staging copy |
-//! | bytes, and a buffer for the result | [`Encryptor::encrypt_into`] | sized by [`Encryptor::encrypted_len`] |
-//! | pieces arriving over time | [`Encryptor::sealer`] | push-based: `update`, `finish` |
-//! | a `Write` to wrap | [`Encryptor::wrap_output`] | call `finish` at the end |
-//!
-//! All produce the same bytes for the same keys and salt. Every file has a fresh file key and a
-//! fresh salt, so an `Encryptor` seals exactly one payload (each method consumes it).
+//! Encryption: `Encryptor` (see its docs for which method fits which input), `Sealer`, and
+//! the one-shot `encrypt`.
 
 use std::io::{Read, Write};
 
@@ -18,7 +7,6 @@ use zeroize::Zeroizing;
 
 use crate::format::{armor, Header, Profile, Suite, DEFAULT_CHUNK, SALT_LEN};
 use crate::recipient::{passphrase_recipient, wrap_all, Recipient};
-use crate::stream::exec::available_threads;
 use crate::stream::{self, ChunkCipher, Dir, Input, PayloadSealer, Progress, StreamWriter};
 use crate::{keys, Error, FileKey};
 
@@ -49,15 +37,19 @@ impl Options {
     }
 }
 
-/// Clamps a thread count: 0 means all cores, and more than the cores never helps.
-pub(crate) fn clamp_threads(n: usize) -> usize {
-    match n {
-        0 => available_threads(),
-        n => n.min(available_threads()),
-    }
-}
-
-/// A prepared encryption: header and salt made, payload cipher keyed. See the module docs.
+/// A prepared encryption. Choose recipients and options, get an `Encryptor` (header written
+/// once, payload keyed), then give it the plaintext in whichever shape you have it:
+///
+/// | you have | call | notes |
+/// |---|---|---|
+/// | a `Read` (file, pipe, socket) | [`Encryptor::encrypt_stream`] | all cores, constant memory |
+/// | bytes in memory (or mapped) | [`Encryptor::encrypt_slice`] | no staging copy |
+/// | bytes, and a buffer for the result | [`Encryptor::encrypt_into`] | sized by [`Encryptor::encrypted_len`] |
+/// | pieces arriving over time | [`Encryptor::sealer`] | push-based: `update`, `finish` |
+/// | a `Write` to wrap | [`Encryptor::wrap_output`] | call `finish` at the end |
+///
+/// All produce the same bytes for the same keys and salt. Every file has a fresh file key and a
+/// fresh salt, so an `Encryptor` seals exactly one payload (each method consumes it).
 pub struct Encryptor {
     /// Header and salt: everything before the payload.
     head: Vec<u8>,
@@ -100,7 +92,7 @@ impl Encryptor {
         crate::rng::fill(&mut salt)?;
         head.extend_from_slice(&salt);
         let cipher = keys::payload_cipher(opts.profile, opts.suite, opts.chunk_size, &file_key, &salt)?;
-        Ok(Encryptor { head, cipher, threads: available_threads() })
+        Ok(Encryptor { head, cipher, threads: 0 })
     }
 
     /// Encrypts with a passphrase: Argon2id in the hyperseal profile, scrypt (log2 N = 18, as
@@ -112,7 +104,7 @@ impl Encryptor {
     /// Sets the threads for the payload: 1 = this thread only, 0 = all cores (the default).
     /// More than the cores never helps, so more are not used.
     pub fn threads(mut self, n: usize) -> Self {
-        self.threads = clamp_threads(n);
+        self.threads = n;
         self
     }
 

@@ -14,11 +14,11 @@
 const HUGE_MIN: usize = 8 << 20;
 
 /// A zeroed buffer of `len` bytes for a large one-shot result ([`Encryptor::encrypt_into`],
-/// [`decrypt_into`]): huge-page backed where the OS allows, and zeroed by the allocator (fresh
+/// [`Decryptor::decrypt_into`]): huge-page backed where the OS allows, and zeroed by the allocator (fresh
 /// pages), so its pages are first touched by whichever thread fills them.
 ///
 /// [`Encryptor::encrypt_into`]: crate::Encryptor::encrypt_into
-/// [`decrypt_into`]: crate::decrypt_into
+/// [`Decryptor::decrypt_into`]: crate::Decryptor::decrypt_into
 pub fn output_buffer(len: usize) -> Vec<u8> {
     let mut v = vec![0u8; len];
     if len >= HUGE_MIN {

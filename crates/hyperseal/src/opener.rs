@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use crate::format::{Header, SALT_LEN};
 use crate::recipient::Identity;
-use crate::stream::exec::available_threads;
 use crate::stream::PayloadOpener;
 use crate::{keys, Error};
 
@@ -46,12 +45,12 @@ pub struct Opener {
 impl Opener {
     /// Prepares to decrypt a binary (not armored) file with `identities`.
     pub fn new(identities: Arc<Vec<Box<dyn Identity>>>) -> Self {
-        Opener { identities, state: State::Header(Vec::new()), header: None, threads: available_threads() }
+        Opener { identities, state: State::Header(Vec::new()), header: None, threads: 0 }
     }
 
     /// Sets the threads for large pieces: 1 = this thread only, 0 = all cores (the default).
     pub fn threads(mut self, n: usize) -> Self {
-        self.threads = crate::encrypt::clamp_threads(n);
+        self.threads = n;
         self
     }
 

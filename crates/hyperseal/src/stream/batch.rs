@@ -64,6 +64,9 @@ pub(crate) struct Batch {
     pub src: Option<usize>,
     /// The first slot that failed, and why; it and later slots are never released.
     pub failed: Option<(usize, Error)>,
+    /// Whether plaintext was ever in `buf` (read for sealing, or opened): then it is zeroized
+    /// when dropped. Sealing from a borrowed slice only ever puts ciphertext here.
+    plaintext: bool,
 }
 
 impl Batch {
@@ -102,6 +105,7 @@ impl Batch {
             return;
         }
         self.slot_mut(n - 1, layout); // an empty final chunk may never have been touched
+        self.plaintext |= layout.dir == Dir::Open;
         let (first, last, src, lens, cap) = (self.first, self.last, self.src, &self.lens, layout.cap());
         let one = |i: usize, slot: &mut [u8]| -> Result<(), Error> {
             let (index, is_last, len) = (first + i as u64, last && i + 1 == n, lens[i]);
@@ -115,7 +119,7 @@ impl Batch {
             Ok(())
         };
         let buf = &mut self.buf[..n * cap];
-        self.failed = if threads > 1 && n > 1 {
+        self.failed = if threads != 1 && n > 1 {
             let slots: Vec<Mutex<&mut [u8]>> = buf.chunks_mut(cap).map(Mutex::new).collect();
             exec::for_each(n, threads, &|i| one(i, &mut slots[i].lock().expect("one user per slot"))).err()
         } else {
@@ -149,9 +153,11 @@ impl Batch {
 }
 
 impl Drop for Batch {
-    // Slots held plaintext: do not leave it in freed memory.
+    // Do not leave plaintext in freed memory.
     fn drop(&mut self) {
-        self.buf.zeroize();
+        if self.plaintext {
+            self.buf.zeroize();
+        }
     }
 }
 
@@ -169,6 +175,7 @@ impl Filler {
     /// Reads the next batch; returns whether it holds the final chunk.
     pub fn fill(&mut self, r: &mut (impl Read + ?Sized), b: &mut Batch, layout: &Layout) -> io::Result<bool> {
         b.reset(self.next);
+        b.plaintext |= layout.dir == Dir::Seal;
         let stride = layout.stride();
         let (mut total, mut eof) = (0, false);
         for slot in 0..layout.slots {

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 pub(crate) use super::batch::Dir;
 use super::batch::{Batch, Filler, Layout};
-use super::exec::{self, available_threads, Made};
+use super::exec::{self, Made};
 use super::{ready, ChunkCipher, Progress};
 use crate::format::TAG_LEN;
 use crate::Error;
@@ -72,7 +72,7 @@ pub(crate) fn stream(
     // Anything that fits in one batch stays on this thread.
     let mut first = Batch::default();
     let one_batch = matches!(produce(&mut first)?, Made::Last);
-    let threads = if one_batch { 1 } else { threads.clamp(1, available_threads()) };
+    let threads = if one_batch { 1 } else { exec::resolve(threads) };
     let units: Vec<Batch> = std::iter::once(first)
         .chain(std::iter::repeat_with(Batch::default))
         .take(if threads == 1 { 1 } else { (threads + 2).min(MAX_UNITS) })

@@ -32,6 +32,17 @@ pub fn available_threads() -> usize {
     *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// How many threads a job asked for `threads` may use: 0 means all cores, and more than the
+/// cores never helps. Resolved only when a job is about to go parallel, so small inputs never
+/// pay for counting the cores.
+pub(crate) fn resolve(threads: usize) -> usize {
+    match threads {
+        1 => 1,
+        0 => available_threads(),
+        n => n.min(available_threads()),
+    }
+}
+
 /// A job's body, with its lifetime erased while it is published (see `run`).
 type Body = &'static (dyn Fn() + Sync);
 
@@ -97,12 +108,13 @@ fn helper(pool: &'static Pool) {
     }
 }
 
-/// Runs `body` on the calling thread and on up to `threads - 1` helpers that are free, and
+/// Runs `body` on the calling thread and on up to `threads - 1` helpers that are free (0 = all), and
 /// returns when every copy has returned. `body` must share its work through its own state (an
 /// atomic counter, a queue): any number of copies, including only the caller's, must finish it.
 /// While another job holds the helpers, `body` runs on the caller alone.
 pub(crate) fn run(threads: usize, body: &(dyn Fn() + Sync)) {
-    if threads.min(available_threads()) <= 1 {
+    let threads = resolve(threads);
+    if threads <= 1 {
         return body();
     }
     let pool = pool();
@@ -118,7 +130,7 @@ pub(crate) fn run(threads: usize, body: &(dyn Fn() + Sync)) {
         // `active` in the same critical section, and drop their copy before leaving `active`.
         let erased: Body = unsafe { std::mem::transmute::<&(dyn Fn() + Sync), Body>(body) };
         st.body = Some(erased);
-        st.wanted = threads.min(available_threads()) - 1;
+        st.wanted = threads - 1;
         st.epoch += 1;
         st.panicked = false;
     }
@@ -148,7 +160,7 @@ pub(crate) fn for_each(
     threads: usize,
     f: &(dyn Fn(usize) -> Result<(), Error> + Sync),
 ) -> Result<(), (usize, Error)> {
-    if threads <= 1 || n <= 1 {
+    if resolve(threads) <= 1 || n <= 1 {
         return (0..n).try_for_each(|i| f(i).map_err(|e| (i, e)));
     }
     let next = AtomicUsize::new(0);
@@ -191,7 +203,7 @@ pub(crate) fn ordered<U: Send>(
     work: impl Fn(&mut U) + Sync,
     mut consume: impl FnMut(&mut U) -> Result<bool, Error> + Send,
 ) -> Result<(), Error> {
-    if threads.min(available_threads()) <= 1 || units.len() < 2 {
+    if resolve(threads) <= 1 || units.len() < 2 {
         let u = units.first_mut().expect("at least one unit");
         loop {
             let made = produce(u)?;
