@@ -115,11 +115,9 @@ impl FileTask {
             Key::Private(text) => {
                 let ids = keys::identities(text)?;
                 let dec = Decryptor::new(reader)?.threads(self.threads);
-                let total = plaintext_estimate(
-                    size,
-                    dec.header().encode_len() as u64,
-                    dec.header().chunk_size as u64,
-                );
+                // Only scales the percentage: a cut file fails below, an armored one reads high.
+                let header = (dec.header().encode_len() + hyperseal::format::SALT_LEN) as u64;
+                let total = dec.header().payload_shape(size.saturating_sub(header)).map_or(size, |(_, n)| n);
                 let mut counting = Counting { inner: &mut out, n: n.clone() };
                 let progress = |_: u64| self.report(n.load(Ordering::Relaxed), total);
                 dec.decrypt_stream(&ids, &mut counting, Some(&progress))?;
@@ -134,14 +132,6 @@ impl FileTask {
         self.report(n, n);
         Ok(n)
     }
-}
-
-/// Plaintext length of a binary file of `size` bytes, from its header and chunk geometry.
-/// (An armored file's estimate is high; it only scales the progress percentage.)
-fn plaintext_estimate(size: u64, header: u64, chunk: u64) -> u64 {
-    let payload = size.saturating_sub(header + hyperseal::format::SALT_LEN as u64);
-    let chunks = payload.div_ceil(chunk + 16).max(1);
-    payload.saturating_sub(chunks * 16)
 }
 
 /// Counts plaintext bytes on the plaintext side of the pipeline (what encryption reads, what

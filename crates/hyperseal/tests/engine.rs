@@ -88,3 +88,27 @@ fn into_buffers_overwrite_stale_contents_and_check_sizes() {
         assert_eq!(back[..k], pt[..]);
     }
 }
+
+/// The header predicts a payload's plaintext length from its size, and says when no file could
+/// have that size (a cut at a chunk boundary still looks valid: only decryption tells).
+#[test]
+fn payload_shape_from_the_size() {
+    for n in [0usize, 1, 16 << 10, (16 << 10) + 1, 3 * (16 << 10)] {
+        let (ct, _) = encrypted(n);
+        let dec = Decryptor::from_slice(&ct).unwrap();
+        let head = dec.header().encode_len() + hyperseal::format::SALT_LEN;
+        let shape = dec.header().payload_shape((ct.len() - head) as u64);
+        assert_eq!(shape.map(|(_, p)| p), Some(n as u64), "n={n}");
+        for cut in [1u64, 15, 16] {
+            let short = dec.header().payload_shape((ct.len() - head) as u64 - cut);
+            if n == 0 || (n > 16 << 10 && n % (16 << 10) == 1 && cut >= 1) {
+                assert_eq!(short, None, "n={n} cut={cut}");
+            }
+        }
+    }
+    let (ct, _) = encrypted(0);
+    let dec = Decryptor::from_slice(&ct).unwrap();
+    assert_eq!(dec.header().payload_shape(0), None, "no payload at all");
+    assert_eq!(dec.header().payload_shape(16), Some((1, 0)), "one empty final chunk");
+    assert_eq!(dec.header().payload_shape((16 << 10) + 16 + 16), None, "an empty chunk after a full one");
+}

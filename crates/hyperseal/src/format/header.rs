@@ -89,6 +89,20 @@ impl Header {
         out
     }
 
+    /// The chunk count and plaintext length of a payload of `payload_len` bytes (what follows
+    /// the header and the 16-byte salt), or `None` when no file of this header has that length
+    /// (it was cut short, or grown). Every chunk but the last is full; the last holds at least
+    /// its tag, and more than that unless it is the only one. Unauthenticated: only decryption
+    /// proves the sizes.
+    pub fn payload_shape(&self, payload_len: u64) -> Option<(u64, u64)> {
+        let tag = super::TAG_LEN as u64;
+        let full = self.chunk_size as u64 + tag;
+        let chunks = payload_len.div_ceil(full).max(1);
+        let last = payload_len - (chunks - 1) * full;
+        let valid = last >= tag && (chunks == 1 || last > tag);
+        valid.then(|| (chunks, payload_len - chunks * tag))
+    }
+
     /// Bytes of the header on disk (version line through the MAC line).
     pub fn encode_len(&self) -> usize {
         // mac_input ends with "---"; then " " + 43 base64 characters + "\n".
