@@ -1,6 +1,7 @@
 # hyperseal — two commands on a fresh clone:
 #   make bench   build in release mode, install the peers it can, run the benchmark report
 #   make test    every test, all languages (installs what it needs first)
+#   make fuzz    every fuzz target for FUZZ_SECONDS each (installs nightly and cargo-fuzz first)
 SHELL := /bin/bash
 TOOLS := $(CURDIR)/.tools
 GOBIN := $(TOOLS)/bin
@@ -8,7 +9,7 @@ AGE_VERSION := v1.3.1
 CARGO ?= cargo
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age rage node-addon clean fmt clippy lint
+.PHONY: all build test bench tools age rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin
 
 all: build
 
@@ -38,6 +39,34 @@ node-addon:
 
 bench: build age node-addon $(if $(RAGE),rage)
 	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal bench $(BENCH_ARGS) --out bench-report
+
+# Fuzzing (libFuzzer through cargo-fuzz, nightly Rust): the targets are fuzz/fuzz_targets, their
+# bodies crates/hyperseal-fuzz; `make test` replays fuzz/corpus on stable. New inputs go to
+# fuzz/work (not committed); `make fuzz-cmin` folds what adds coverage into fuzz/corpus.
+FUZZ_SECONDS ?= 180
+FUZZ_TARGETS ?= header armor stanza decrypt token keys checklist
+CARGO_FUZZ := $(TOOLS)/cargo/bin/cargo-fuzz
+FUZZ_ENV := PATH="$(TOOLS)/cargo/bin:$$PATH"
+
+fuzz-tools: $(CARGO_FUZZ)
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+$(CARGO_FUZZ):
+	$(CARGO) install --locked --root $(TOOLS)/cargo cargo-fuzz
+
+fuzz: fuzz-tools
+	@set -e; cd fuzz; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p work/$$t; \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_ENV) nice -n 15 cargo +nightly fuzz run $$t work/$$t corpus/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1; \
+	done
+
+fuzz-cmin: fuzz-tools
+	@set -e; cd fuzz; for t in $(FUZZ_TARGETS); do \
+	  rm -rf work/min && mkdir -p work/min work/$$t; \
+	  $(FUZZ_ENV) nice -n 15 cargo +nightly fuzz run $$t work/min corpus/$$t work/$$t -- -merge=1; \
+	  rm -rf corpus/$$t && mv work/min corpus/$$t; \
+	done
 
 fmt:
 	$(CARGO) fmt --all

@@ -208,9 +208,16 @@ pub fn read_small(path: &Path, what: &str) -> Result<String> {
     Ok(s)
 }
 
-/// Reads a passphrase file: the first line, without its newline.
+/// Reads a passphrase file: the first line, without its newline. Errors do not repeat the path:
+/// it may be the passphrase itself, typed where its file name belongs.
 pub fn read_passphrase_file(path: &Path) -> Result<zeroize::Zeroizing<String>> {
-    let text = zeroize::Zeroizing::new(read_small(path, "passphrase file")?);
+    let mut text = zeroize::Zeroizing::new(String::new());
+    File::open(path).and_then(|f| f.take(16 << 20).read_to_string(&mut text)).map_err(|e| {
+        hint(
+            format!("cannot read the --passphrase-file: {e}"),
+            "--passphrase-file takes the name of a file whose first line is the passphrase",
+        )
+    })?;
     let line = text.lines().next().unwrap_or("");
     if line.is_empty() {
         anyhow::bail!("passphrase file {} is empty", path.display());

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod cmd;
+mod errors;
 mod io;
 mod kit;
 
@@ -39,11 +40,13 @@ enum Command {
     Kit(kit::KitCommand),
 }
 
-/// An error with a hint line, for errors where the next step is not obvious.
+/// An error with a hint line, for errors where the next step is not obvious. `usage` marks a
+/// bad command line (exit status 2, as for clap's own errors).
 #[derive(Debug)]
 pub struct Hinted {
     msg: String,
     hint: String,
+    usage: bool,
 }
 
 impl std::fmt::Display for Hinted {
@@ -56,14 +59,23 @@ impl std::error::Error for Hinted {}
 
 /// Attaches a hint to an error message.
 pub fn hint(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::Error::new(Hinted { msg: err.to_string(), hint: hint.to_string() })
+    anyhow::Error::new(Hinted { msg: err.to_string(), hint: hint.to_string(), usage: false })
+}
+
+/// A usage error found after parsing (options that exclude each other by value): exit status 2.
+pub fn usage(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(Hinted { msg: err.to_string(), hint: hint.to_string(), usage: true })
 }
 
 fn main() -> ExitCode {
     // Past `ulimit -f`, a write must fail with EFBIG (reported, output discarded) rather than
     // SIGXFSZ killing the process without a word.
     hyperseal::output::ignore_file_size_signal();
-    let cli = Cli::parse();
+    errors::die_on_sigpipe();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return errors::clap_error(e),
+    };
     let result = match cli.command {
         Command::Keygen(a) => cmd::keys::keygen(a),
         Command::Pubkey(a) => cmd::keys::pubkey(a),
@@ -75,27 +87,6 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            report(&e);
-            ExitCode::from(1)
-        }
-    }
-}
-
-fn report(e: &anyhow::Error) {
-    // A closed pipe downstream (`| head`) is not an error worth a message.
-    if let Some(io) = e.downcast_ref::<std::io::Error>() {
-        if io.kind() == std::io::ErrorKind::BrokenPipe {
-            return;
-        }
-    }
-    let line: String = e.to_string().lines().next().unwrap_or("").to_string();
-    eprintln!("hyperseal: error: {line}");
-    if let Some(h) = e.downcast_ref::<Hinted>() {
-        eprintln!("hyperseal: hint: {}", h.hint);
-    } else if let Some(lib) = e.downcast_ref::<hyperseal::Error>() {
-        if let Some(h) = cmd::library_hint(lib) {
-            eprintln!("hyperseal: hint: {h}");
-        }
+        Err(e) => ExitCode::from(errors::report(&e)),
     }
 }

@@ -38,7 +38,8 @@ fn keygen_never_overwrites() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).starts_with("hyperseal: error: "), "{}", stderr(&o));
     assert_eq!(fs::read(&key).unwrap(), before);
-    assert_eq!(hs(&["keygen", "--kind", "nope"], None).status.code(), Some(1));
+    // An unknown kind is a usage error, like an unknown flag.
+    assert_eq!(hs(&["keygen", "--kind", "nope"], None).status.code(), Some(2));
     assert_eq!(hs(&["keygen", "--bogus-flag"], None).status.code(), Some(2));
 }
 
@@ -262,9 +263,9 @@ fn passphrase_files() {
     let o = hs(&["decrypt", "--passphrase-file", wrong.to_str().unwrap(), enc.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o).lines().next().unwrap(), "hyperseal: error: incorrect passphrase");
-    // A passphrase cannot be combined with recipients.
+    // A passphrase cannot be combined with recipients (a usage error).
     let o = hs(&["encrypt", "--passphrase-file", pass.to_str().unwrap(), "-r", "age1xyz"], Some(b"x"));
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]

@@ -102,6 +102,23 @@ impl Algorithm {
         })
     }
 
+    /// The tag of a BSD-style (`--tag`) checksum line, as coreutils writes it (`SHA256`,
+    /// `BLAKE2b`, `SHA3-256`, `SM3`, `MD5`, …).
+    pub fn tag(self) -> &'static str {
+        match self {
+            Algorithm::Sha256 => "SHA256",
+            Algorithm::Sha384 => "SHA384",
+            Algorithm::Sha512 => "SHA512",
+            Algorithm::Sha3_256 => "SHA3-256",
+            Algorithm::Sha3_512 => "SHA3-512",
+            Algorithm::Blake2b512 => "BLAKE2b",
+            Algorithm::Blake3 => "BLAKE3",
+            Algorithm::Sm3 => "SM3",
+            Algorithm::LegacyMd5 => "MD5",
+            Algorithm::LegacySha1 => "SHA1",
+        }
+    }
+
     /// Output length in bytes.
     pub fn output_len(self) -> usize {
         match self {

@@ -7,6 +7,7 @@
 //!
 //! | module | what |
 //! |---|---|
+//! | [`checklist`] | checksum list lines as coreutils writes and reads them (escaping, `--tag`) |
 //! | [`hash`] | digests, streaming hasher, multithreaded BLAKE3 file hashing |
 //! | [`mac`] | HMAC with constant-time verification |
 //! | [`kdf`] | PBKDF2, Argon2id, scrypt, HKDF and a bounded, TTL'd [`kdf::DerivationCache`] |
@@ -21,6 +22,7 @@
 
 pub mod aead;
 pub mod batch;
+pub mod checklist;
 mod error;
 pub mod hash;
 pub mod hazmat;

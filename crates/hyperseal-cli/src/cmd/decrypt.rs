@@ -28,14 +28,14 @@ pub struct DecryptArgs {
     /// No progress bar.
     #[arg(short = 'q', long)]
     quiet: bool,
-    /// Worker threads (default: all cores; 1 = sequential).
-    #[arg(long)]
+    /// Worker threads, 1 (sequential) to 256; default or 0: all cores.
+    #[arg(long, value_parser = super::parse_threads, allow_negative_numbers = true)]
     threads: Option<usize>,
     /// Random access: start at plaintext byte N (needs a seekable, non-armored input file).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     offset: Option<u64>,
     /// Random access: at most M plaintext bytes.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     length: Option<u64>,
     /// Input file (default or `-`: stdin).
     input: Option<PathBuf>,
@@ -46,10 +46,13 @@ pub fn run(a: DecryptArgs) -> Result<()> {
     for f in &a.identities {
         let text = zeroize::Zeroizing::new(io::read_small(f, "identity file")?);
         identities.extend(recipient::parse_identities(&text).map_err(|e| {
-            hint(
-                format!("{}: {e}", f.display()),
-                "an identity file holds AGE-SECRET-KEY-… lines or a PKCS#8 PEM",
-            )
+            let h = match &e {
+                hyperseal::Error::InvalidKey(m) if m == recipient::RECIPIENT_NOT_IDENTITY => {
+                    "decrypting needs the identity (secret key) file that the recipient was made from"
+                }
+                _ => "an identity file holds AGE-SECRET-KEY-… lines or a PKCS#8 PEM",
+            };
+            hint(format!("{}: {e}", f.display()), h)
         })?);
     }
     // Turned into an identity once the header says which KDF the file uses (age: scrypt).

@@ -7,7 +7,6 @@ use clap::Args;
 use hyperseal::recipient::{self, Recipient};
 use hyperseal::{Encryptor, Options, Profile, Suite};
 
-use super::parse_size;
 use crate::hint;
 use crate::io::{self, Input, Output};
 
@@ -21,20 +20,20 @@ pub struct EncryptArgs {
     #[arg(short = 'R', long = "recipients-file")]
     recipient_files: Vec<PathBuf>,
     /// Encrypt with a passphrase typed at the terminal (asked twice); scrypt with --format age.
-    #[arg(short = 'p', long = "passphrase")]
+    #[arg(short = 'p', long = "passphrase", conflicts_with_all = ["passphrase_file", "recipients", "recipient_files"])]
     passphrase: bool,
     /// Encrypt with the passphrase on the first line of FILE (for scripts).
-    #[arg(long = "passphrase-file")]
+    #[arg(long = "passphrase-file", conflicts_with_all = ["recipients", "recipient_files"])]
     passphrase_file: Option<PathBuf>,
     /// Payload suite: aes-256-gcm (default with AES instructions), chacha20-poly1305, sm4-gcm.
-    #[arg(long)]
-    suite: Option<String>,
+    #[arg(long, value_parser = super::parse_suite)]
+    suite: Option<Suite>,
     /// Chunk size, a power of two from 16K to 16M (default 64K).
-    #[arg(long = "chunk-size", value_parser = parse_size)]
+    #[arg(long = "chunk-size", value_parser = super::parse_chunk_size, allow_negative_numbers = true)]
     chunk_size: Option<usize>,
     /// File format: hyperseal (default) or age.
-    #[arg(long, default_value = "hyperseal")]
-    format: String,
+    #[arg(long, default_value = "hyperseal", value_parser = super::parse_format)]
+    format: Profile,
     /// ASCII-armor the output.
     #[arg(short = 'a', long)]
     armor: bool,
@@ -47,53 +46,46 @@ pub struct EncryptArgs {
     /// No progress bar.
     #[arg(short = 'q', long)]
     quiet: bool,
-    /// Worker threads (default: all cores; 1 = sequential).
-    #[arg(long)]
+    /// Worker threads, 1 (sequential) to 256; default or 0: all cores.
+    #[arg(long, value_parser = super::parse_threads, allow_negative_numbers = true)]
     threads: Option<usize>,
     /// Input file (default or `-`: stdin).
     input: Option<PathBuf>,
 }
 
 pub fn run(a: EncryptArgs) -> Result<()> {
-    let mut opts = match a.format.as_str() {
-        "hyperseal" => Options::default(),
-        "age" => Options::age(),
-        other => {
-            return Err(hint(format!("unknown format {other:?}"), "use --format hyperseal or --format age"))
-        }
+    let mut opts = match a.format {
+        Profile::Age => Options::age(),
+        _ => Options::default(),
     };
-    if let Some(s) = &a.suite {
-        let suite = Suite::from_name(s).ok_or_else(|| {
-            hint(format!("unknown suite {s:?}"), "choose aes-256-gcm, chacha20-poly1305 or sm4-gcm")
-        })?;
+    if opts.profile == Profile::Age && (a.suite.is_some() || a.chunk_size.is_some()) {
+        return Err(crate::usage(
+            "--suite and --chunk-size do not apply to --format age",
+            "age files always use ChaCha20-Poly1305 and 64 KiB chunks; drop those options",
+        ));
+    }
+    if let Some(suite) = a.suite {
         opts.suite = suite;
     }
     if let Some(c) = a.chunk_size {
         opts.chunk_size = c;
     }
-    if opts.profile == Profile::Age && (a.suite.is_some() || a.chunk_size.is_some()) {
-        anyhow::bail!(
-            "--suite and --chunk-size do not apply to --format age (ChaCha20-Poly1305, 64 KiB chunks)"
-        );
-    }
 
     let wants_passphrase = a.passphrase || a.passphrase_file.is_some();
     let has_recipients = !a.recipients.is_empty() || !a.recipient_files.is_empty();
-    if wants_passphrase && has_recipients {
-        return Err(hint(
-            "a passphrase cannot be combined with recipients",
-            "encrypt twice, or use only keys",
-        ));
-    }
     if !wants_passphrase && !has_recipients {
-        return Err(hint("no recipients", "give -r RECIPIENT, -R FILE, -p or --passphrase-file FILE"));
+        return Err(crate::usage(
+            "no recipients",
+            "give -r RECIPIENT, -R FILE, -p or --passphrase-file FILE",
+        ));
     }
     let mut recipients: Vec<Box<dyn Recipient>> = Vec::new();
     for r in &a.recipients {
-        recipients.push(recipient::parse_recipient(r)?);
+        recipients.push(recipient::parse_recipient(r).map_err(|e| recipient_error(e, None))?);
     }
     for f in &a.recipient_files {
-        recipients.extend(recipient::parse_recipients_file(&io::read_small(f, "recipients file")?)?);
+        let text = zeroize::Zeroizing::new(io::read_small(f, "recipients file")?);
+        recipients.extend(recipient::parse_recipients_file(&text).map_err(|e| recipient_error(e, Some(f)))?);
     }
     if wants_passphrase {
         let pass = match &a.passphrase_file {
@@ -133,4 +125,23 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         b.finish_and_clear();
     }
     output.commit()
+}
+
+/// A recipient that did not parse: never quoted (it may be a secret key pasted in the wrong
+/// place); a secret key gets told where it belongs.
+fn recipient_error(e: hyperseal::Error, file: Option<&std::path::Path>) -> anyhow::Error {
+    let msg = match file {
+        Some(f) => format!("{}: {e}", f.display()),
+        None => e.to_string(),
+    };
+    match &e {
+        hyperseal::Error::InvalidRecipient(m) if m == recipient::IDENTITY_NOT_RECIPIENT => hint(
+            msg,
+            "that is an identity (secret key); use -i, or 'hyperseal pubkey -i FILE' for its recipient",
+        ),
+        _ => hint(
+            msg,
+            "a recipient is age1…, age1pq1…, hs-mlkem1024… or an SPKI PEM (hyperseal pubkey prints it)",
+        ),
+    }
 }

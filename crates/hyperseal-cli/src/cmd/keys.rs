@@ -16,7 +16,7 @@ use crate::{hint, io};
 pub struct KeygenArgs {
     /// Key kind. Encryption: hybrid (ML-KEM-768 + X25519, default), x25519, mlkem1024, rsa3072,
     /// rsa4096. Signing: ed25519, ecdsa-p256, rsa2048, ml-dsa-65 (rsa3072/rsa4096 sign too).
-    #[arg(long, default_value = "hybrid")]
+    #[arg(long, default_value = "hybrid", value_parser = parse_kind)]
     kind: String,
     /// Write the identity to FILE (created with mode 0600; never overwritten).
     #[arg(short = 'o', long = "output")]
@@ -30,17 +30,22 @@ pub struct PubkeyArgs {
     identity: Option<PathBuf>,
 }
 
+/// `--kind`: an encryption kind or a signature-only kind, checked while parsing (a usage error).
+fn parse_kind(s: &str) -> Result<String, String> {
+    if Kind::from_name(s).is_some() || sign::KeyKind::parse(s).is_ok() {
+        Ok(s.to_string())
+    } else {
+        Err("expected one of: hybrid, x25519, mlkem1024, rsa3072, rsa4096, ed25519, ecdsa-p256, rsa2048, ml-dsa-65"
+            .to_string())
+    }
+}
+
 pub fn keygen(a: KeygenArgs) -> Result<()> {
     let key = match Kind::from_name(&a.kind) {
         Some(kind) => recipient::generate(kind)?,
         None => {
             // Signature-only kinds come from the toolkit: a PKCS#8 private key, SPKI public key.
-            let kind = sign::KeyKind::parse(&a.kind).map_err(|_| {
-                hint(
-                    format!("unknown key kind {:?}", a.kind),
-                    "choose one of: hybrid, x25519, mlkem1024, rsa3072, rsa4096, ed25519, ecdsa-p256, rsa2048, ml-dsa-65",
-                )
-            })?;
+            let kind = sign::KeyKind::parse(&a.kind)?;
             let secret = sign::generate(kind)?;
             let public = sign::public_pem_from_private(&secret)?;
             recipient::GeneratedKey { secret: zeroize::Zeroizing::new(secret.to_string()), public }

@@ -5,7 +5,7 @@ pub mod encrypt;
 pub mod inspect;
 pub mod keys;
 
-use hyperseal::Error;
+use hyperseal::{Error, Profile, Suite};
 
 /// Hints for library errors whose next step is not obvious from the message.
 pub fn library_hint(e: &Error) -> Option<&'static str> {
@@ -22,6 +22,48 @@ pub fn library_hint(e: &Error) -> Option<&'static str> {
         Error::IncompatibleRecipients(_) => "encrypt separately for post-quantum and classic recipients",
         _ => return None,
     })
+}
+
+/// Most worker threads `--threads` accepts; larger values are a usage error (exit 2), not
+/// silently changed: 256 covers the largest machines, and anything beyond is a typo.
+pub const MAX_THREADS: usize = 256;
+
+/// `--threads N` for every subcommand that takes it: 1 to [`MAX_THREADS`], or 0 for all cores.
+/// Parsed as text, so no number (`18446744073709551616`, `-1`) can panic or overflow. More
+/// threads than cores are not started: they add no speed, and the pipeline keeps chunks in
+/// flight for each worker (256 workers held ~310 MiB), so the cores cap keeps every accepted
+/// value inside the 64 MiB memory budget.
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        // 0 = all cores; the library never uses more threads than cores.
+        Ok(n) if n <= MAX_THREADS => Ok(n),
+        _ => Err(format!("expected 1 to {MAX_THREADS}, or 0 for all cores")),
+    }
+}
+
+/// `--chunk-size`: a size (see [`parse_size`]) that is a power of two from 16 KiB to 16 MiB.
+pub fn parse_chunk_size(s: &str) -> Result<usize, String> {
+    const RULE: &str = "expected a power of two from 16K to 16M (e.g. 64K, 1M)";
+    let n = parse_size(s).map_err(|_| RULE.to_string())?;
+    if n.is_power_of_two() && ((16 << 10)..=(16 << 20)).contains(&n) {
+        Ok(n)
+    } else {
+        Err(RULE.to_string())
+    }
+}
+
+/// `--suite`.
+pub fn parse_suite(s: &str) -> Result<Suite, String> {
+    Suite::from_name(s).ok_or_else(|| "expected aes-256-gcm, chacha20-poly1305 or sm4-gcm".to_string())
+}
+
+/// `--format`.
+pub fn parse_format(s: &str) -> Result<Profile, String> {
+    match s {
+        "hyperseal" => Ok(Profile::Hyperseal),
+        "age" => Ok(Profile::Age),
+        _ => Err("expected hyperseal or age".to_string()),
+    }
 }
 
 /// Parses a size such as `65536`, `64K`, `64KiB`, `1M`, `16MiB`.

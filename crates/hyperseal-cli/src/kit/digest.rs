@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use hyperseal_toolkit::checklist::{self, Style};
 use hyperseal_toolkit::{hash, mac};
 
 use crate::io::Input;
@@ -13,11 +14,15 @@ use crate::io::Input;
 pub struct HashArgs {
     /// sha256, sha384, sha512, sha3-256, sha3-512, blake2b512 (= b2sum), blake3, sm3,
     /// legacy-md5, legacy-sha1.
-    #[arg(long, short = 'a', default_value = "sha256")]
-    algo: String,
-    /// Verify the "HEX  NAME" lines in FILE instead of printing digests (`-` = stdin).
-    #[arg(long, short = 'c', value_name = "FILE")]
+    #[arg(long, short = 'a', default_value = "sha256", value_parser = parse_hash_algo)]
+    algo: hash::Algorithm,
+    /// Verify the lines of FILE (`HEX  NAME`, or `TAG (NAME) = HEX` from --tag; `-` = stdin)
+    /// instead of printing digests.
+    #[arg(long, short = 'c', value_name = "FILE", conflicts_with_all = ["files", "tag"])]
     check: Option<PathBuf>,
+    /// Print BSD-style lines, `SHA256 (NAME) = HEX`, as `sha256sum --tag` does.
+    #[arg(long)]
+    tag: bool,
     /// Files to hash (`-` = stdin; none = stdin).
     files: Vec<PathBuf>,
 }
@@ -26,8 +31,8 @@ pub struct HashArgs {
 pub struct MacArgs {
     /// hmac-sha256, hmac-sha384, hmac-sha512, hmac-sha3-256, hmac-sha3-512, hmac-blake2b512,
     /// hmac-sm3, legacy-hmac-sha1, legacy-hmac-md5.
-    #[arg(long, short = 'a', default_value = "hmac-sha256")]
-    algo: String,
+    #[arg(long, short = 'a', default_value = "hmac-sha256", value_parser = parse_mac_algo)]
+    algo: mac::Algorithm,
     /// File whose raw bytes (all of them, newline included) are the HMAC key.
     #[arg(long, value_name = "FILE")]
     key_file: PathBuf,
@@ -35,32 +40,19 @@ pub struct MacArgs {
     files: Vec<PathBuf>,
 }
 
-/// coreutils escapes names holding `\` or a newline and marks such lines with a leading `\`.
-fn display_name(p: &Path) -> (bool, String) {
-    let s = p.to_string_lossy();
-    if s.contains('\\') || s.contains('\n') || s.contains('\r') {
-        (true, s.replace('\\', "\\\\").replace('\n', "\\n").replace('\r', "\\r"))
-    } else {
-        (false, s.into_owned())
-    }
+fn parse_hash_algo(s: &str) -> Result<hash::Algorithm, String> {
+    hash::Algorithm::parse(s).map_err(|_| {
+        "expected sha256, sha384, sha512, sha3-256, sha3-512, blake2b512, blake3, sm3, legacy-md5 or legacy-sha1"
+            .to_string()
+    })
 }
 
-fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut it = s.chars();
-    while let Some(c) = it.next() {
-        if c == '\\' {
-            match it.next() {
-                Some('n') => out.push('\n'),
-                Some('r') => out.push('\r'),
-                Some(o) => out.push(o),
-                None => out.push('\\'),
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
+fn parse_mac_algo(s: &str) -> Result<mac::Algorithm, String> {
+    mac::Algorithm::parse(s).map_err(|_| {
+        "expected hmac-sha256, hmac-sha384, hmac-sha512, hmac-sha3-256, hmac-sha3-512, hmac-blake2b512, \
+         hmac-sm3, legacy-hmac-sha1 or legacy-hmac-md5"
+            .to_string()
+    })
 }
 
 fn files_or_stdin(files: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -78,18 +70,44 @@ fn digest_of(alg: hash::Algorithm, path: &Path) -> Result<Vec<u8>> {
     hash::hash_file(alg, path).with_context(|| format!("{}", path.display()))
 }
 
+/// Runs `each` for every file like sha256sum does: a file that fails gets its error line on
+/// stderr and the others are still processed; the exit status is 1 if any failed.
+fn for_each_file(files: Vec<PathBuf>, mut each: impl FnMut(&Path) -> Result<String>) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let mut failed = false;
+    for f in files_or_stdin(files) {
+        match each(&f) {
+            Ok(line) => writeln!(out, "{line}")?,
+            Err(e) => {
+                // Keep stdout and stderr in order for a reader of both.
+                out.flush()?;
+                crate::errors::report(&e);
+                failed = true;
+            }
+        }
+    }
+    out.flush()?;
+    if failed {
+        return Err(crate::errors::Reported.into());
+    }
+    Ok(())
+}
+
 pub fn hash(a: HashArgs) -> Result<()> {
-    let alg = hash::Algorithm::parse(&a.algo)?;
+    let alg = a.algo;
     if let Some(list) = a.check {
         return check(alg, &list);
     }
-    let mut out = std::io::stdout().lock();
-    for f in files_or_stdin(a.files) {
-        let d = digest_of(alg, &f)?;
-        let (esc, name) = display_name(&f);
-        writeln!(out, "{}{}  {}", if esc { "\\" } else { "" }, hex::encode(d), name)?;
-    }
-    Ok(())
+    let style = if a.tag { Style::Tag } else { Style::Gnu };
+    for_each_file(a.files, |f| {
+        let d = digest_of(alg, f)?;
+        Ok(checklist::format_line(style, alg.tag(), &hex::encode(d), &f.to_string_lossy()))
+    })
+}
+
+/// Whether a BSD line's tag names `alg` (b2sum also writes `BLAKE2b-512`).
+fn tag_matches(alg: hash::Algorithm, tag: &str) -> bool {
+    tag == alg.tag() || (alg == hash::Algorithm::Blake2b512 && tag == "BLAKE2b-512")
 }
 
 fn check(alg: hash::Algorithm, list: &Path) -> Result<()> {
@@ -97,38 +115,35 @@ fn check(alg: hash::Algorithm, list: &Path) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let (mut failed, mut unreadable, mut bad_lines, mut ok) = (0usize, 0usize, 0usize, 0usize);
     let want_len = alg.output_len() * 2;
-    for line in BufReader::new(input.reader).lines() {
+    for line in BufReader::new(input.reader).split(b'\n') {
         let line = line.context("cannot read the checksum list")?;
-        let (esc, body) = match line.strip_prefix('\\') {
-            Some(rest) => (true, rest),
-            None => (false, line.as_str()),
-        };
-        // "HEX  NAME" (text mode) or "HEX *NAME" (binary mode), as coreutils writes them.
-        let parsed = body.split_once(' ').and_then(|(h, rest)| {
-            let name = rest.strip_prefix(' ').or_else(|| rest.strip_prefix('*'))?;
-            (h.len() == want_len && h.bytes().all(|b| b.is_ascii_hexdigit())).then_some((h, name))
-        });
-        let Some((expected, name)) = parsed else {
-            if !line.trim().is_empty() {
+        let parsed = std::str::from_utf8(&line)
+            .ok()
+            .and_then(checklist::parse_line)
+            .filter(|l| l.hex.len() == want_len && l.tag.map_or(true, |t| tag_matches(alg, t)));
+        let Some(entry) = parsed else {
+            if !line.trim_ascii().is_empty() {
                 bad_lines += 1;
             }
             continue;
         };
-        let name = if esc { unescape(name) } else { name.to_string() };
-        match digest_of(alg, Path::new(&name)) {
-            Ok(d) if hex::encode(&d).eq_ignore_ascii_case(expected) => {
+        let status = match digest_of(alg, Path::new(&entry.name)) {
+            Ok(d) if hex::encode(&d).eq_ignore_ascii_case(entry.hex) => {
                 ok += 1;
-                writeln!(out, "{name}: OK")?;
+                "OK"
             }
             Ok(_) => {
                 failed += 1;
-                writeln!(out, "{name}: FAILED")?;
+                "FAILED"
             }
-            Err(_) => {
+            Err(e) => {
+                out.flush()?;
+                crate::errors::report(&e);
                 unreadable += 1;
-                writeln!(out, "{name}: FAILED open or read")?;
+                "FAILED open or read"
             }
-        }
+        };
+        writeln!(out, "{}", checklist::status_line(&entry.name, status))?;
     }
     out.flush()?;
     if bad_lines > 0 {
@@ -152,17 +167,14 @@ fn check(alg: hash::Algorithm, list: &Path) -> Result<()> {
 }
 
 pub fn mac(a: MacArgs) -> Result<()> {
-    let alg = mac::Algorithm::parse(&a.algo)?;
-    let key = zeroize::Zeroizing::new(
-        std::fs::read(&a.key_file)
-            .with_context(|| format!("cannot read key file {}", a.key_file.display()))?,
-    );
+    let alg = a.algo;
+    // The path is not repeated: a key pasted in place of its file name must not be echoed.
+    let key = zeroize::Zeroizing::new(std::fs::read(&a.key_file).context("cannot read the --key-file")?);
     if key.is_empty() {
         anyhow::bail!("key file {} is empty", a.key_file.display());
     }
-    let mut out = std::io::stdout().lock();
-    for f in files_or_stdin(a.files) {
-        let input = Input::open(Some(&f))?;
+    for_each_file(a.files, |f| {
+        let input = Input::open(Some(f))?;
         let mut m = mac::Mac::new(alg, &key);
         let mut r = input.reader;
         let mut buf = vec![0u8; 64 * 1024];
@@ -173,8 +185,6 @@ pub fn mac(a: MacArgs) -> Result<()> {
             }
             m.update(&buf[..n]);
         }
-        let (esc, name) = display_name(&f);
-        writeln!(out, "{}{}  {}", if esc { "\\" } else { "" }, hex::encode(m.finalize()), name)?;
-    }
-    Ok(())
+        Ok(checklist::format_line(Style::Gnu, "", &hex::encode(m.finalize()), &f.to_string_lossy()))
+    })
 }

@@ -10,7 +10,7 @@ use zeroize::Zeroizing;
 #[derive(Args)]
 pub struct KdfArgs {
     /// pbkdf2 (= pbkdf2-sha256), pbkdf2-sha512, argon2id, scrypt, hkdf (= hkdf-sha256), hkdf-sha512.
-    #[arg(long, short = 'a', default_value = "argon2id")]
+    #[arg(long, short = 'a', default_value = "argon2id", value_parser = parse_algo)]
     algo: String,
     /// Read the password (hkdf: input key material) from FILE; default stdin. One trailing
     /// newline is removed.
@@ -48,8 +48,28 @@ pub struct KdfArgs {
     info: String,
 }
 
+const ALGOS: [&str; 7] =
+    ["pbkdf2", "pbkdf2-sha256", "pbkdf2-sha512", "argon2id", "scrypt", "hkdf", "hkdf-sha256"];
+
+/// `--algo`, checked while parsing (a usage error); `hkdf-sha512` too.
+fn parse_algo(s: &str) -> Result<String, String> {
+    let lower = s.to_ascii_lowercase();
+    if ALGOS.contains(&lower.as_str()) || lower == "hkdf-sha512" {
+        Ok(lower)
+    } else {
+        Err("expected pbkdf2, pbkdf2-sha512, argon2id, scrypt, hkdf or hkdf-sha512".to_string())
+    }
+}
+
 pub fn run(a: KdfArgs) -> Result<()> {
-    let mut secret = super::read_all(a.password_file.as_deref(), 1 << 20, "password")?;
+    // The path is not repeated in errors: a password typed in place of its file name must not
+    // be echoed.
+    let mut secret = super::read_all(a.password_file.as_deref(), 1 << 20, "password").map_err(|e| match a
+        .password_file
+    {
+        Some(_) => anyhow::anyhow!("cannot read the --password-file: {}", e.root_cause()),
+        None => e,
+    })?;
     if secret.last() == Some(&b'\n') {
         secret.pop();
         if secret.last() == Some(&b'\r') {
@@ -57,7 +77,7 @@ pub fn run(a: KdfArgs) -> Result<()> {
         }
     }
     let salt = super::parse_hex(&a.salt, "--salt")?;
-    let algo = a.algo.to_ascii_lowercase();
+    let algo = a.algo;
     let out: Zeroizing<Vec<u8>> = match algo.as_str() {
         "hkdf" | "hkdf-sha256" | "hkdf-sha512" => {
             let hash = if algo == "hkdf-sha512" { HashFn::Sha512 } else { HashFn::Sha256 };

@@ -21,8 +21,8 @@ pub struct SignArgs {
     #[arg(long)]
     force: bool,
     /// RSA only: pss (default) or pkcs1.
-    #[arg(long, default_value = "pss")]
-    rsa_padding: String,
+    #[arg(long, default_value = "pss", value_parser = parse_padding)]
+    rsa_padding: RsaPadding,
     /// File to sign (`-` = stdin).
     file: PathBuf,
 }
@@ -36,14 +36,18 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "SIG")]
     sig: PathBuf,
     /// RSA only: pss (default) or pkcs1.
-    #[arg(long, default_value = "pss")]
-    rsa_padding: String,
+    #[arg(long, default_value = "pss", value_parser = parse_padding)]
+    rsa_padding: RsaPadding,
     /// Signed file (`-` = stdin).
     file: PathBuf,
 }
 
+fn parse_padding(s: &str) -> Result<RsaPadding, String> {
+    RsaPadding::parse(s).map_err(|_| "expected pss or pkcs1".to_string())
+}
+
 pub fn sign(a: SignArgs) -> Result<()> {
-    let padding = RsaPadding::parse(&a.rsa_padding)?;
+    let padding = a.rsa_padding;
     let pem = zeroize::Zeroizing::new(crate::io::read_small(&a.key, "private key")?);
     let key = SigningKey::from_pem(&pem).map_err(|e| {
         crate::hint(
@@ -60,7 +64,7 @@ pub fn sign(a: SignArgs) -> Result<()> {
 }
 
 pub fn verify(a: VerifyArgs) -> Result<()> {
-    let padding = RsaPadding::parse(&a.rsa_padding)?;
+    let padding = a.rsa_padding;
     let pem = crate::io::read_small(&a.pubkey, "public key")?;
     let key = VerifyingKey::from_pem(&pem).map_err(|e| {
         let h = if pem.contains("PRIVATE KEY") {

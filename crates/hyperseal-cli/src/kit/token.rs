@@ -33,11 +33,11 @@ enum TokenCmd {
         #[arg(long, default_value = "")]
         aad: String,
         /// Lifetime, e.g. 30s, 15m, 2h, 7d.
-        #[arg(long)]
-        ttl: Option<String>,
+        #[arg(long, value_parser = parse_ttl)]
+        ttl: Option<std::time::Duration>,
         /// xchacha20-poly1305 or aes-256-gcm-siv (default with AES-NI, else xchacha20-poly1305).
-        #[arg(long)]
-        suite: Option<String>,
+        #[arg(long, value_parser = parse_suite)]
+        suite: Option<Suite>,
     },
     /// Open a token read from stdin; the plaintext goes to stdout.
     Open {
@@ -48,6 +48,18 @@ enum TokenCmd {
         #[arg(long, default_value = "")]
         aad: String,
     },
+}
+
+fn parse_suite(s: &str) -> Result<Suite, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "xchacha20-poly1305" => Ok(Suite::XChaCha20Poly1305),
+        "aes-256-gcm-siv" => Ok(Suite::Aes256GcmSiv),
+        _ => Err("expected xchacha20-poly1305 or aes-256-gcm-siv".to_string()),
+    }
+}
+
+fn parse_ttl(s: &str) -> Result<std::time::Duration, String> {
+    token::parse_ttl(s).map_err(|_| "expected a lifetime such as 30s, 15m, 2h or 7d".to_string())
 }
 
 /// Tokens are for small messages; this bounds memory on a runaway stdin.
@@ -70,15 +82,7 @@ pub fn run(a: TokenArgs) -> Result<()> {
             Ok(())
         }
         TokenCmd::Seal { key, aad, ttl, suite } => {
-            let suite = match suite.as_deref().map(str::to_ascii_lowercase).as_deref() {
-                None => Suite::default(),
-                Some("xchacha20-poly1305") => Suite::XChaCha20Poly1305,
-                Some("aes-256-gcm-siv") => Suite::Aes256GcmSiv,
-                Some(other) => anyhow::bail!(
-                    "unknown token suite {other:?} (expected xchacha20-poly1305, aes-256-gcm-siv)"
-                ),
-            };
-            let ttl = ttl.as_deref().map(token::parse_ttl).transpose()?;
+            let suite = suite.unwrap_or_default();
             let sealing = ring(&key)?
                 .into_primary()
                 .expect("a parsed key file holds at least one key")

@@ -111,9 +111,23 @@ pub fn generate(kind: Kind) -> Result<GeneratedKey, Error> {
     }
 }
 
+/// The message of the [`Error::InvalidRecipient`] returned when a secret key is given where a
+/// recipient belongs (callers match on it to suggest `-i` or `pubkey`).
+pub const IDENTITY_NOT_RECIPIENT: &str = "a secret key (identity) was given, not a public key";
+
+/// The message of the [`Error::InvalidKey`] returned when a recipient is given where an identity
+/// belongs.
+pub const RECIPIENT_NOT_IDENTITY: &str = "a public key (recipient) was given, not a secret key";
+
 /// Parses one recipient: `age1…`, `age1pq1…`, `hs1mlkem1024…`-style bech32, or an SPKI PEM.
+///
+/// Errors never quote the input: a secret key pasted in the wrong place must not end up in a
+/// terminal, a log or a CI transcript. A secret key gets [`IDENTITY_NOT_RECIPIENT`].
 pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
     let s = s.trim();
+    if looks_like_identity(s) {
+        return Err(Error::InvalidRecipient(IDENTITY_NOT_RECIPIENT.into()));
+    }
     if s.starts_with("-----BEGIN PUBLIC KEY-----") {
         return Ok(Box::new(rsa::RsaRecipient::from_spki_pem(s)?));
     }
@@ -126,11 +140,27 @@ pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
         Ok(Box::new(x25519::X25519Recipient::from_bech32(s)?))
     } else {
         Err(Error::InvalidRecipient(format!(
-            "unrecognised recipient {:?}: expected age1…, age1pq1…, {}… or an SPKI PEM",
-            truncate(s),
+            "unrecognised recipient: expected age1…, age1pq1…, {}… or an SPKI PEM",
             mlkem1024::RECIPIENT_HRP
         )))
     }
+}
+
+/// Whether `s` is (the start of) a secret: an identity line, a private-key PEM, or a
+/// `hyperseal token` key. Case-insensitive, as bech32 is.
+pub fn looks_like_identity(s: &str) -> bool {
+    let upper = s.trim_start().to_ascii_uppercase();
+    [
+        hybrid::IDENTITY_HRP,
+        mlkem1024::IDENTITY_HRP,
+        x25519::IDENTITY_HRP,
+        "AGE-SECRET-KEY-",
+        "HYPERSEAL-TOKEN-KEY-",
+    ]
+    .iter()
+    .any(|p| upper.starts_with(p))
+        || (upper.starts_with("-----BEGIN")
+            && upper.lines().next().is_some_and(|l| l.contains("PRIVATE KEY")))
 }
 
 /// Parses a recipients file: one recipient per line, `#` comments and blank lines ignored, or a
@@ -181,6 +211,8 @@ impl SecretKeyLine {
             Ok(Self::Mlkem1024(mlkem1024::Mlkem1024Identity::from_bech32(line)?))
         } else if upper.starts_with(x25519::IDENTITY_HRP) {
             Ok(Self::X25519(x25519::X25519Identity::from_bech32(line)?))
+        } else if parse_recipient(line).is_ok() {
+            Err(Error::InvalidKey(RECIPIENT_NOT_IDENTITY.into()))
         } else {
             Err(Error::InvalidKey("unrecognised identity line (expected AGE-SECRET-KEY-…)".into()))
         }
@@ -256,8 +288,4 @@ pub fn wrap_all(recipients: &[Box<dyn Recipient>], file_key: &FileKey) -> Result
         stanzas.extend(s);
     }
     Ok(stanzas)
-}
-
-fn truncate(s: &str) -> String {
-    s.chars().take(24).collect()
 }
