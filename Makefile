@@ -8,7 +8,7 @@ AGE_VERSION := v1.3.1
 CARGO ?= cargo
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age rage node-addon clean fmt clippy
+.PHONY: all build test bench tools age ssh-keygen rage node-addon clean fmt clippy
 
 all: build
 
@@ -26,7 +26,11 @@ rage: $(TOOLS)/cargo/bin/rage
 $(TOOLS)/cargo/bin/rage:
 	$(CARGO) install --locked --root $(TOOLS)/cargo rage
 
-tools: age
+# ssh-keygen (Debian's openssh-client) makes the keys of the SSH interop tests (tests/age_ssh.rs).
+ssh-keygen:
+	@command -v ssh-keygen >/dev/null || (apt-get update && apt-get install -y --no-install-recommends openssh-client)
+
+tools: age ssh-keygen
 
 test: tools
 	$(CARGO) test --release --workspace

@@ -13,7 +13,7 @@ use crate::suite::Suite;
 use crate::{Error, FileKey};
 
 /// Stanza types the age format (and age v1.3 itself) knows.
-const AGE_TYPES: [&str; 3] = ["X25519", "mlkem768x25519", "scrypt"];
+const AGE_TYPES: [&str; 5] = ["X25519", "mlkem768x25519", "scrypt", "ssh-ed25519", "ssh-rsa"];
 
 /// Bytes of the random payload salt that follows the header.
 pub const SALT_LEN: usize = 16;

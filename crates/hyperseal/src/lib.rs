@@ -11,7 +11,8 @@
 //! let ct = hyperseal::encrypt(&[r], b"hello").unwrap();
 //! assert_eq!(&hyperseal::decrypt(&ids, &ct).unwrap()[..], b"hello");
 //! ```
-// Two modules need unsafe, each with its reason: recipient/mlkem.rs (one aws-lc call) and mem.rs
+// Three modules need unsafe, each with its reason: recipient/mlkem.rs (one aws-lc call),
+// recipient/ssh_rsa.rs (aws-lc bignum division for the CRT exponents OpenSSH keys omit) and mem.rs
 // (a huge-page hint); nothing else may.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -13,11 +13,12 @@ use crate::io::{self, Input, Output};
 
 #[derive(Args)]
 pub struct EncryptArgs {
-    /// Recipient: age1… (X25519), age1pq1… (hybrid), hs-mlkem1024…, or an RSA SPKI PEM;
-    /// repeatable.
+    /// Recipient: age1… (X25519), age1pq1… (hybrid), hs-mlkem1024…, an RSA SPKI PEM, or an SSH
+    /// public key ("ssh-ed25519 AAAA…", "ssh-rsa AAAA…"); repeatable.
     #[arg(short = 'r', long = "recipient", allow_hyphen_values = true)]
     recipients: Vec<String>,
-    /// File of recipients, one per line (# comments), or an RSA SPKI PEM; repeatable.
+    /// File of recipients, one per line (# comments; authorized_keys and GitHub .keys files
+    /// work), or an RSA SPKI PEM; repeatable.
     #[arg(short = 'R', long = "recipients-file")]
     recipient_files: Vec<PathBuf>,
     /// Encrypt with a passphrase typed at the terminal (asked twice); scrypt with --format age.
@@ -96,7 +97,7 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         recipients.push(recipient::parse_recipient(r)?);
     }
     for f in &a.recipient_files {
-        recipients.extend(recipient::parse_recipients_file(&io::read_small(f, "recipients file")?)?);
+        recipients.extend(super::identity::load_recipients_file(f)?);
     }
     if wants_passphrase {
         let pass = match &a.passphrase_file {

@@ -2,6 +2,7 @@
 
 pub mod decrypt;
 pub mod encrypt;
+pub mod identity;
 pub mod inspect;
 pub mod keys;
 

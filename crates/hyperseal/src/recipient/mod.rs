@@ -9,6 +9,7 @@
 //! a unique random label) must stand alone.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use zeroize::Zeroizing;
 
@@ -16,16 +17,24 @@ use crate::format::{Header, Profile, Stanza};
 use crate::{Error, FileKey};
 
 mod bech32_long;
+mod callbacks;
 pub mod hybrid;
 mod mlkem;
 pub mod mlkem1024;
+pub mod openssh;
+pub mod openssh_key;
 pub mod passphrase;
 mod primitives;
 pub mod rsa;
 pub mod scrypt;
+pub mod ssh;
+pub mod ssh_ed25519;
+pub mod ssh_rsa;
 #[cfg(test)]
 mod tests;
 pub mod x25519;
+
+pub use callbacks::{Callbacks, NoCallbacks};
 
 /// Labels a recipient attaches to its stanzas (see the module docs).
 pub type Labels = BTreeSet<String>;
@@ -111,7 +120,8 @@ pub fn generate(kind: Kind) -> Result<GeneratedKey, Error> {
     }
 }
 
-/// Parses one recipient: `age1…`, `age1pq1…`, `hs1mlkem1024…`-style bech32, or an SPKI PEM.
+/// Parses one recipient: `age1…`, `age1pq1…`, `hs1mlkem1024…`-style bech32, an SPKI PEM, or an
+/// SSH public key line (`ssh-ed25519 AAAA… comment`, `ssh-rsa …`, with `authorized_keys` options).
 pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
     let s = s.trim();
     if s.starts_with("-----BEGIN PUBLIC KEY-----") {
@@ -124,9 +134,11 @@ pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
         Ok(Box::new(mlkem1024::Mlkem1024Recipient::from_bech32(s)?))
     } else if lower.starts_with(x25519::RECIPIENT_HRP) {
         Ok(Box::new(x25519::X25519Recipient::from_bech32(s)?))
+    } else if openssh::looks_like_ssh(s) {
+        ssh::parse_recipient(s)
     } else {
         Err(Error::InvalidRecipient(format!(
-            "unrecognised recipient {:?}: expected age1…, age1pq1…, {}… or an SPKI PEM",
+            "unrecognised recipient {:?}: expected age1…, age1pq1…, {}…, ssh-ed25519 …, ssh-rsa … or an SPKI PEM",
             truncate(s),
             mlkem1024::RECIPIENT_HRP
         )))
@@ -134,29 +146,86 @@ pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
 }
 
 /// Parses a recipients file: one recipient per line, `#` comments and blank lines ignored, or a
-/// single SPKI PEM block.
+/// single SPKI PEM block. SSH keys of types age cannot encrypt to (ECDSA, security keys) are
+/// skipped, as age does, so an `authorized_keys` or GitHub `.keys` file works as it is.
 pub fn parse_recipients_file(text: &str) -> Result<Vec<Box<dyn Recipient>>, Error> {
+    parse_recipients_file_with(text, &NoCallbacks)
+}
+
+/// [`parse_recipients_file`], telling `callbacks` about every skipped SSH key.
+pub fn parse_recipients_file_with(
+    text: &str,
+    callbacks: &dyn Callbacks,
+) -> Result<Vec<Box<dyn Recipient>>, Error> {
     if text.trim_start().starts_with("-----BEGIN") {
         return Ok(vec![parse_recipient(text)?]);
     }
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(parse_recipient)
-        .collect()
+    let mut out = Vec::new();
+    let mut skipped = 0;
+    for (n, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Ok(openssh::AuthorizedKey::Unsupported(t)) = openssh::parse_authorized_key(line) {
+            callbacks.display_message(&format!("ignoring an SSH key of unsupported type {t} at line {n}"));
+            skipped += 1;
+            continue;
+        }
+        out.push(parse_recipient(line)?);
+    }
+    if out.is_empty() {
+        return Err(Error::InvalidRecipient(if skipped > 0 {
+            format!("no usable recipients: {skipped} SSH key(s) of unsupported types (age takes ssh-ed25519 and ssh-rsa)")
+        } else {
+            "no recipients found".into()
+        }));
+    }
+    Ok(out)
 }
 
-/// Parses an identity file: bech32 secret keys one per line with `#` comments, or a PKCS#8 PEM.
+/// Parses an identity file: bech32 secret keys one per line with `#` comments, a PKCS#8 PEM, or
+/// an OpenSSH private key. Passphrase-protected SSH keys fail when first needed; use
+/// [`parse_identities_with`] to supply the passphrase.
 pub fn parse_identities(text: &str) -> Result<Vec<Box<dyn Identity>>, Error> {
-    if text.trim_start().starts_with("-----BEGIN") {
+    parse_identities_with(text, Arc::new(NoCallbacks))
+}
+
+/// [`parse_identities`], asking `callbacks` for the passphrase of protected keys.
+pub fn parse_identities_with(
+    text: &str,
+    callbacks: Arc<dyn Callbacks>,
+) -> Result<Vec<Box<dyn Identity>>, Error> {
+    let t = text.trim_start();
+    if t.starts_with(openssh_key::BEGIN) {
+        return Ok(vec![ssh::parse_identity(t, callbacks)?.0]);
+    }
+    legacy_ssh_pem(t)?;
+    if t.starts_with("-----BEGIN") {
         return Ok(vec![Box::new(rsa::RsaIdentity::from_pkcs8_pem(text)?)]);
     }
     Ok(secret_key_lines(text)?.into_iter().map(SecretKeyLine::boxed).collect())
 }
 
+/// SSH keys in the old PEM formats: say how to convert them instead of "not PKCS#8".
+fn legacy_ssh_pem(t: &str) -> Result<(), Error> {
+    for label in ["RSA PRIVATE KEY", "EC PRIVATE KEY", "DSA PRIVATE KEY"] {
+        if t.starts_with(&format!("-----BEGIN {label}-----")) {
+            return Err(Error::InvalidKey(format!(
+                "{label} PEM files are not supported: convert the key to the OpenSSH format with \
+                 `ssh-keygen -p -f KEY` (it rewrites the file in place)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The recipient (public) string of an identity file, for `hyperseal pubkey`.
 pub fn public_of(identity_text: &str) -> Result<String, Error> {
     let t = identity_text.trim_start();
+    if t.starts_with(openssh_key::BEGIN) {
+        // The public key is in the clear part: no passphrase needed.
+        return Ok(openssh_key::OpensshKeyFile::parse(t)?.public().to_authorized_key());
+    }
     if t.starts_with("-----BEGIN") {
         return rsa::public_pem_from_pkcs8_pem(t);
     }
