@@ -5,8 +5,9 @@
 //! ECDSA key age skips) and GitHub `.keys` form; passphrase-protected private keys
 //! (aes256-ctr, the default, and aes256-gcm@openssh.com) opened with `--identity-passphrase-file`.
 //!
-//! age reads an SSH key's passphrase only from a terminal, so where age must decrypt with a
-//! protected key it is handed an unprotected copy of the same key (`ssh-keygen -p -N ""`).
+//! age reads an SSH key's passphrase only from a terminal: the bulk runs hand age an unprotected
+//! copy of the same key (`ssh-keygen -p -N ""`), and `protected_keys_on_a_terminal` types the
+//! passphrase into both tools on a pseudo-terminal (util-linux `script`).
 //! Without age or ssh-keygen every test prints a note and passes.
 
 use std::fs;
@@ -273,4 +274,54 @@ fn wrong_and_unusable_keys_are_refused() {
     fail(&["decrypt", "-i", other.private.to_str().unwrap(), "-o", o, c], "no identity matched");
     fail(&["decrypt", "-i", small.private.to_str().unwrap(), "-o", o, c], "2048");
     fail(&["encrypt", "--format", "age", "-r", &small.public, "-o", o, plain.to_str().unwrap()], "2048");
+}
+
+/// Runs `command` on a pseudo-terminal (util-linux `script`) typing `typed` into it.
+fn on_terminal(command: &str, typed: &str) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux script");
+    child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A protected key typed at the terminal, in both tools, on the same files; and `encrypt -i`
+/// with a protected key needs no passphrase (the public key is in the clear).
+#[test]
+fn protected_keys_on_a_terminal() {
+    let Some(age) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    for (name, kind) in [("ed", &["-t", "ed25519"][..]), ("rsa", &["-t", "rsa", "-b", "2048"][..])] {
+        let k = ssh_keygen(d, name, kind, PASS);
+        let plain = d.join("plain");
+        fs::write(&plain, data(65537)).unwrap();
+        let ct = d.join(format!("{name}.age"));
+        run(
+            Path::new(HS),
+            &["encrypt", "--format", "age", "-q", "-i", &p(&k.private), "-o", &p(&ct), &p(&plain)],
+        );
+        let out = d.join(format!("{name}.age-out"));
+        let o = on_terminal(
+            &format!("{} -d -i {} -o {} {}", p(&age), p(&k.private), p(&out), p(&ct)),
+            &format!("{PASS}\n"),
+        );
+        assert!(o.status.success(), "age: {}", String::from_utf8_lossy(&o.stdout));
+        assert_eq!(fs::read(&out).unwrap(), data(65537), "age opened it with the protected key");
+        let out = d.join(format!("{name}.hs-out"));
+        let o = on_terminal(
+            &format!("{HS} decrypt -q -i {} -o {} {}", p(&k.private), p(&out), p(&ct)),
+            &format!("{PASS}\n"),
+        );
+        assert!(o.status.success(), "hyperseal: {}", String::from_utf8_lossy(&o.stdout));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("Enter passphrase for"));
+        assert_eq!(fs::read(&out).unwrap(), data(65537));
+    }
 }

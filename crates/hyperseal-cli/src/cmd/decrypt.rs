@@ -13,11 +13,12 @@ use crate::io::{self, Input, Output};
 
 #[derive(Args)]
 pub struct DecryptArgs {
-    /// Identity file (secret keys, # comments, an RSA PKCS#8 PEM, or an OpenSSH private key);
-    /// repeatable.
+    /// Identity file (secret keys, # comments, an RSA PKCS#8 PEM, an OpenSSH private key, or one
+    /// of these encrypted with age -p); repeatable.
     #[arg(short = 'i', long = "identity")]
     identities: Vec<PathBuf>,
-    /// Passphrase of protected identity files (SSH keys), first line of FILE; default: ask.
+    /// Passphrase of protected identity files (SSH keys, age -p files), first line of FILE;
+    /// default: ask.
     #[arg(long = "identity-passphrase-file")]
     identity_passphrase_file: Option<PathBuf>,
     /// Decrypt with the passphrase on the first line of FILE.

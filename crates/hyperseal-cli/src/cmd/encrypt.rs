@@ -21,6 +21,12 @@ pub struct EncryptArgs {
     /// work), or an RSA SPKI PEM; repeatable.
     #[arg(short = 'R', long = "recipients-file")]
     recipient_files: Vec<PathBuf>,
+    /// Encrypt to the recipient of an identity file (age's -e -i); repeatable.
+    #[arg(short = 'i', long = "identity")]
+    identities: Vec<PathBuf>,
+    /// Passphrase of a passphrase-encrypted identity file, first line of FILE; default: ask.
+    #[arg(long = "identity-passphrase-file")]
+    identity_passphrase_file: Option<PathBuf>,
     /// Encrypt with a passphrase typed at the terminal (asked twice); scrypt with --format age.
     #[arg(short = 'p', long = "passphrase")]
     passphrase: bool,
@@ -82,7 +88,8 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     }
 
     let wants_passphrase = a.passphrase || a.passphrase_file.is_some();
-    let has_recipients = !a.recipients.is_empty() || !a.recipient_files.is_empty();
+    let has_recipients =
+        !a.recipients.is_empty() || !a.recipient_files.is_empty() || !a.identities.is_empty();
     if wants_passphrase && has_recipients {
         return Err(hint(
             "a passphrase cannot be combined with recipients",
@@ -90,7 +97,10 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         ));
     }
     if !wants_passphrase && !has_recipients {
-        return Err(hint("no recipients", "give -r RECIPIENT, -R FILE, -p or --passphrase-file FILE"));
+        return Err(hint(
+            "no recipients",
+            "give -r RECIPIENT, -R FILE, -i IDENTITY, -p or --passphrase-file FILE",
+        ));
     }
     let mut recipients: Vec<Box<dyn Recipient>> = Vec::new();
     for r in &a.recipients {
@@ -99,6 +109,10 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     for f in &a.recipient_files {
         recipients.extend(super::identity::load_recipients_file(f)?);
     }
+    recipients.extend(super::identity::load_identity_recipients(
+        &a.identities,
+        a.identity_passphrase_file.as_deref(),
+    )?);
     if wants_passphrase {
         let pass = match &a.passphrase_file {
             Some(p) => io::read_passphrase_file(p)?,

@@ -19,6 +19,7 @@ use crate::{Error, FileKey};
 mod bech32_long;
 mod callbacks;
 pub mod hybrid;
+pub mod identity_file;
 mod mlkem;
 pub mod mlkem1024;
 pub mod openssh;
@@ -200,6 +201,11 @@ pub fn parse_identities_with(
         return Ok(vec![ssh::parse_identity(t, callbacks)?.0]);
     }
     legacy_ssh_pem(t)?;
+    if t.starts_with("-----BEGIN AGE ENCRYPTED FILE-----") || t.starts_with(crate::format::AGE_V1) {
+        return Err(Error::InvalidKey(
+            "this identity file is an encrypted age file: read it with identity_file::parse".into(),
+        ));
+    }
     if t.starts_with("-----BEGIN") {
         return Ok(vec![Box::new(rsa::RsaIdentity::from_pkcs8_pem(text)?)]);
     }
