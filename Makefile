@@ -8,7 +8,7 @@ AGE_VERSION := v1.3.1
 CARGO ?= cargo
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age ssh-keygen rage node-addon clean fmt clippy
+.PHONY: all build test bench tools age ssh-keygen test-plugin rage node-addon clean fmt clippy
 
 all: build
 
@@ -30,7 +30,14 @@ $(TOOLS)/cargo/bin/rage:
 ssh-keygen:
 	@command -v ssh-keygen >/dev/null || (apt-get update && apt-get install -y --no-install-recommends openssh-client)
 
-tools: age ssh-keygen
+# A test plugin built on age's own filippo.io/age/plugin package (tests/age_plugin.rs).
+TEST_PLUGIN := crates/hyperseal-cli/tests/plugin
+test-plugin: $(GOBIN)/age-plugin-hstest
+$(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_PLUGIN)/go.sum
+	@mkdir -p $(GOBIN)
+	cd $(TEST_PLUGIN) && GOFLAGS=-mod=mod go build -o $(GOBIN)/age-plugin-hstest .
+
+tools: age ssh-keygen test-plugin
 
 test: tools
 	$(CARGO) test --release --workspace

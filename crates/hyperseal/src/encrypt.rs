@@ -12,8 +12,8 @@ use crate::stream::{self, ChunkCipher, Progress, StreamWriter, DEFAULT_CHUNK};
 use crate::suite::Suite;
 use crate::{Error, FileKey};
 
-/// Stanza types the age format (and age v1.3 itself) knows.
-const AGE_TYPES: [&str; 5] = ["X25519", "mlkem768x25519", "scrypt", "ssh-ed25519", "ssh-rsa"];
+/// Stanza types only hyperseal opens: never written into an age file (plugins may add any other).
+const HYPERSEAL_ONLY_TYPES: [&str; 3] = ["argon2id", "mlkem1024", "rsa-oaep"];
 
 /// Bytes of the random payload salt that follows the header.
 pub const SALT_LEN: usize = 16;
@@ -83,8 +83,9 @@ impl Encryptor {
         let file_key = FileKey::generate(opts.profile.file_key_len());
         let stanzas = wrap_all(recipients, &file_key)?;
         // An age file is for age: refuse stanzas that age itself could never open.
-        if let Some(s) =
-            stanzas.iter().find(|s| opts.profile == Profile::Age && !AGE_TYPES.contains(&s.tag.as_str()))
+        if let Some(s) = stanzas
+            .iter()
+            .find(|s| opts.profile == Profile::Age && HYPERSEAL_ONLY_TYPES.contains(&s.tag.as_str()))
         {
             return Err(Error::IncompatibleRecipients(format!(
                 "{} recipients cannot be used in age files (age cannot open them); use --format hyperseal",

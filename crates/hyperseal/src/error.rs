@@ -51,6 +51,9 @@ pub enum Error {
     /// ASCII armor is malformed.
     #[error("malformed armor: {0}")]
     Armor(String),
+    /// An age plugin is missing, refused, crashed, hung or broke the protocol.
+    #[error("plugin: {0}")]
+    Plugin(String),
     /// An underlying read or write failed.
     #[error("{0}")]
     Io(#[from] io::Error),

@@ -21,6 +21,9 @@ pub struct DecryptArgs {
     /// default: ask.
     #[arg(long = "identity-passphrase-file")]
     identity_passphrase_file: Option<PathBuf>,
+    /// Use age-plugin-NAME's identity without data (age's -j NAME); repeatable.
+    #[arg(short = 'j', long = "plugin", value_name = "NAME")]
+    plugins: Vec<String>,
     /// Decrypt with the passphrase on the first line of FILE.
     #[arg(long = "passphrase-file")]
     passphrase_file: Option<PathBuf>,
@@ -49,6 +52,7 @@ pub struct DecryptArgs {
 pub fn run(a: DecryptArgs) -> Result<()> {
     let mut identities: Vec<Box<dyn Identity>> =
         super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
+    identities.extend(super::identity::plugin_identities(&a.plugins)?);
     // Turned into an identity once the header says which KDF the file uses (age: scrypt).
     let mut passphrase = a.passphrase_file.as_deref().map(io::read_passphrase_file).transpose()?;
 

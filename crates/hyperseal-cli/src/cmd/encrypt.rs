@@ -27,6 +27,9 @@ pub struct EncryptArgs {
     /// Passphrase of a passphrase-encrypted identity file, first line of FILE; default: ask.
     #[arg(long = "identity-passphrase-file")]
     identity_passphrase_file: Option<PathBuf>,
+    /// Encrypt to the plugin identity without data of age-plugin-NAME (age's -e -j); repeatable.
+    #[arg(short = 'j', long = "plugin", value_name = "NAME")]
+    plugins: Vec<String>,
     /// Encrypt with a passphrase typed at the terminal (asked twice); scrypt with --format age.
     #[arg(short = 'p', long = "passphrase")]
     passphrase: bool,
@@ -88,8 +91,10 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     }
 
     let wants_passphrase = a.passphrase || a.passphrase_file.is_some();
-    let has_recipients =
-        !a.recipients.is_empty() || !a.recipient_files.is_empty() || !a.identities.is_empty();
+    let has_recipients = !a.recipients.is_empty()
+        || !a.recipient_files.is_empty()
+        || !a.identities.is_empty()
+        || !a.plugins.is_empty();
     if wants_passphrase && has_recipients {
         return Err(hint(
             "a passphrase cannot be combined with recipients",
@@ -104,11 +109,12 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     }
     let mut recipients: Vec<Box<dyn Recipient>> = Vec::new();
     for r in &a.recipients {
-        recipients.push(recipient::parse_recipient(r)?);
+        recipients.push(super::identity::parse_recipient_arg(r)?);
     }
     for f in &a.recipient_files {
         recipients.extend(super::identity::load_recipients_file(f)?);
     }
+    recipients.extend(super::identity::plugin_recipients(&a.plugins)?);
     recipients.extend(super::identity::load_identity_recipients(
         &a.identities,
         a.identity_passphrase_file.as_deref(),

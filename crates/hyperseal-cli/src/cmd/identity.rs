@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use anyhow::Result;
+use hyperseal::recipient::plugin::{PluginIdentity, PluginRecipient};
 use hyperseal::recipient::{self, identity_file, Callbacks, Identity, Recipient};
 use zeroize::Zeroizing;
 
@@ -23,19 +24,77 @@ struct Terminal {
     passphrase: Option<Zeroizing<String>>,
 }
 
+impl Terminal {
+    /// For `-r` and `-j`, where no file is involved.
+    fn plain() -> Arc<Self> {
+        Arc::new(Terminal { name: String::new(), passphrase: None })
+    }
+
+    fn has_terminal() -> bool {
+        std::io::stdin().is_terminal() || std::io::stderr().is_terminal()
+    }
+
+    /// Prompts on the terminal and reads one visible line.
+    fn ask_line(prompt: &str) -> Option<String> {
+        use std::io::{BufRead, Write};
+        if !Self::has_terminal() {
+            return None;
+        }
+        let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").ok()?;
+        (&tty).write_all(prompt.as_bytes()).ok()?;
+        let mut line = String::new();
+        std::io::BufReader::new(tty).read_line(&mut line).ok()?;
+        Some(line.trim_end_matches(['\r', '\n']).to_string())
+    }
+}
+
 impl Callbacks for Terminal {
     fn display_message(&self, message: &str) {
-        eprintln!("hyperseal: note: {}: {message}", self.name);
+        if self.name.is_empty() {
+            eprintln!("hyperseal: note: {message}");
+        } else {
+            eprintln!("hyperseal: note: {}: {message}", self.name);
+        }
+    }
+
+    fn confirm(&self, message: &str, yes: &str, no: Option<&str>) -> Option<bool> {
+        let choices = match no {
+            Some(no) => format!("[1] {yes}  [2] {no}"),
+            None => format!("[1] {yes}"),
+        };
+        let answer = Self::ask_line(&format!("{message}\n{choices}: "))?;
+        match answer.trim() {
+            "1" => Some(true),
+            "2" if no.is_some() => Some(false),
+            _ => None,
+        }
+    }
+
+    fn request_public_string(&self, description: &str) -> Option<String> {
+        Self::ask_line(&format!("{description}\nValue: "))
+    }
+
+    /// `HYPERSEAL_PLUGIN_TIMEOUT` seconds, if set (scripts and tests), else the library default.
+    fn plugin_timeout(&self) -> std::time::Duration {
+        std::env::var("HYPERSEAL_PLUGIN_TIMEOUT")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(std::time::Duration::from_secs)
+            .unwrap_or(std::time::Duration::from_secs(300))
     }
 
     fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>> {
         if let Some(p) = &self.passphrase {
             return Some(p.clone());
         }
-        if !std::io::stdin().is_terminal() && !std::io::stderr().is_terminal() {
+        if !Self::has_terminal() {
             return None;
         }
-        let prompt = format!("Enter passphrase for {} ({description}): ", self.name);
+        let prompt = if self.name.is_empty() {
+            format!("{description}\nEnter value: ")
+        } else {
+            format!("Enter passphrase for {} ({description}): ", self.name)
+        };
         rpassword::prompt_password(prompt).ok().filter(|p| !p.is_empty()).map(Zeroizing::new)
     }
 }
@@ -98,11 +157,36 @@ pub fn load_identity_recipients(
 /// Reads and parses one `-R` file; SSH keys of types age cannot use are skipped with a note.
 pub fn load_recipients_file(path: &Path) -> Result<Vec<Box<dyn Recipient>>> {
     let text = io::read_small(path, "recipients file")?;
-    let notes = Terminal { name: path.display().to_string(), passphrase: None };
-    recipient::parse_recipients_file_with(&text, &notes).map_err(|e| {
+    let notes = Arc::new(Terminal { name: path.display().to_string(), passphrase: None });
+    recipient::parse_recipients_file_with(&text, notes).map_err(|e| {
         hint(
             format!("{}: {e}", path.display()),
             "a recipients file holds one recipient per line: age1…, ssh-ed25519 …, ssh-rsa …",
         )
     })
+}
+
+/// One `-r` recipient (plugin recipients get the terminal for their requests).
+pub fn parse_recipient_arg(r: &str) -> Result<Box<dyn Recipient>> {
+    Ok(recipient::parse_recipient_with(r, Terminal::plain())?)
+}
+
+/// The identities of `-j NAME` (age's plugin identities without data).
+pub fn plugin_identities(names: &[String]) -> Result<Vec<Box<dyn Identity>>> {
+    names
+        .iter()
+        .map(|n| Ok(Box::new(PluginIdentity::without_data(n, Terminal::plain())?) as Box<dyn Identity>))
+        .collect()
+}
+
+/// The recipients of `-j NAME` for `encrypt` (the plugin wraps to its own identity, as age's
+/// `-e -j`).
+pub fn plugin_recipients(names: &[String]) -> Result<Vec<Box<dyn Recipient>>> {
+    names
+        .iter()
+        .map(|n| {
+            let id = PluginIdentity::without_data(n, Terminal::plain())?;
+            Ok(Box::new(PluginRecipient::from_identity(&id)) as Box<dyn Recipient>)
+        })
+        .collect()
 }

@@ -17,6 +17,8 @@
 //! assert_eq!(Fixed("pw").request_passphrase("key").unwrap().as_str(), "pw");
 //! ```
 
+use std::time::Duration;
+
 use zeroize::Zeroizing;
 
 /// Requests an identity or recipient may make of the user while it is being used.
@@ -26,9 +28,28 @@ pub trait Callbacks: Send + Sync {
         let _ = message;
     }
 
-    /// Asks for a passphrase; `description` says what for (never includes a secret). `None`:
-    /// none can be had (no terminal, or the user declined).
+    /// Asks for a passphrase or another secret (a plugin's PIN); `description` says what for
+    /// (never includes a secret). `None`: none can be had (no terminal, or the user declined).
     fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>>;
+
+    /// Asks the user to choose between `yes` and (if given) `no`; `Some(true)` for yes. The
+    /// default cannot ask: `None`.
+    fn confirm(&self, message: &str, yes: &str, no: Option<&str>) -> Option<bool> {
+        let _ = (message, yes, no);
+        None
+    }
+
+    /// Asks for a public value (not hidden while typed). The default cannot ask: `None`.
+    fn request_public_string(&self, description: &str) -> Option<String> {
+        let _ = description;
+        None
+    }
+
+    /// How long to wait for a plugin's next message before stopping it (a plugin may be waiting
+    /// for a hardware key to be touched, so the default is generous: 5 minutes).
+    fn plugin_timeout(&self) -> Duration {
+        Duration::from_secs(300)
+    }
 }
 
 /// Answers nothing: passphrase-protected keys then fail with a clear error when needed.

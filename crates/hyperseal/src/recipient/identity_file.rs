@@ -22,7 +22,7 @@ use std::sync::Arc;
 use zeroize::Zeroizing;
 
 use super::callbacks::Callbacks;
-use super::{parse_identities_with, parse_recipients_file, public_of, Identity, Recipient};
+use super::{identity_recipients, parse_identities_with, Identity, Recipient};
 use crate::format::AGE_V1;
 use crate::{Decryptor, Error};
 
@@ -75,7 +75,7 @@ pub fn parse(bytes: &[u8], callbacks: Arc<dyn Callbacks>) -> Result<Vec<Box<dyn 
 /// an encrypted identity file does.
 pub fn recipients_of(bytes: &[u8], callbacks: Arc<dyn Callbacks>) -> Result<Vec<Box<dyn Recipient>>, Error> {
     let text = plaintext(bytes, callbacks.as_ref())?;
-    parse_recipients_file(&public_of(&text)?)
+    identity_recipients(&text, callbacks)
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod mlkem1024;
 pub mod openssh;
 pub mod openssh_key;
 pub mod passphrase;
+pub mod plugin;
 mod primitives;
 pub mod rsa;
 pub mod scrypt;
@@ -121,9 +122,15 @@ pub fn generate(kind: Kind) -> Result<GeneratedKey, Error> {
     }
 }
 
-/// Parses one recipient: `age1…`, `age1pq1…`, `hs1mlkem1024…`-style bech32, an SPKI PEM, or an
-/// SSH public key line (`ssh-ed25519 AAAA… comment`, `ssh-rsa …`, with `authorized_keys` options).
+/// Parses one recipient: `age1…`, `age1pq1…`, `hs1mlkem1024…`-style bech32, an SPKI PEM, an
+/// SSH public key line (`ssh-ed25519 AAAA… comment`, `ssh-rsa …`, with `authorized_keys` options),
+/// or a plugin recipient `age1NAME1…` (run through `age-plugin-NAME`, without callbacks).
 pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
+    parse_recipient_with(s, Arc::new(NoCallbacks))
+}
+
+/// [`parse_recipient`], with `callbacks` for a plugin's requests.
+pub fn parse_recipient_with(s: &str, callbacks: Arc<dyn Callbacks>) -> Result<Box<dyn Recipient>, Error> {
     let s = s.trim();
     if s.starts_with("-----BEGIN PUBLIC KEY-----") {
         return Ok(Box::new(rsa::RsaRecipient::from_spki_pem(s)?));
@@ -133,6 +140,8 @@ pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
         Ok(Box::new(hybrid::HybridRecipient::from_bech32(s)?))
     } else if lower.starts_with(mlkem1024::RECIPIENT_HRP) {
         Ok(Box::new(mlkem1024::Mlkem1024Recipient::from_bech32(s)?))
+    } else if plugin::is_recipient(s) {
+        Ok(Box::new(plugin::PluginRecipient::from_bech32(s, callbacks)?))
     } else if lower.starts_with(x25519::RECIPIENT_HRP) {
         Ok(Box::new(x25519::X25519Recipient::from_bech32(s)?))
     } else if openssh::looks_like_ssh(s) {
@@ -150,13 +159,14 @@ pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
 /// single SPKI PEM block. SSH keys of types age cannot encrypt to (ECDSA, security keys) are
 /// skipped, as age does, so an `authorized_keys` or GitHub `.keys` file works as it is.
 pub fn parse_recipients_file(text: &str) -> Result<Vec<Box<dyn Recipient>>, Error> {
-    parse_recipients_file_with(text, &NoCallbacks)
+    parse_recipients_file_with(text, Arc::new(NoCallbacks))
 }
 
-/// [`parse_recipients_file`], telling `callbacks` about every skipped SSH key.
+/// [`parse_recipients_file`], telling `callbacks` about every skipped SSH key and handing them
+/// to plugin recipients.
 pub fn parse_recipients_file_with(
     text: &str,
-    callbacks: &dyn Callbacks,
+    callbacks: Arc<dyn Callbacks>,
 ) -> Result<Vec<Box<dyn Recipient>>, Error> {
     if text.trim_start().starts_with("-----BEGIN") {
         return Ok(vec![parse_recipient(text)?]);
@@ -172,7 +182,7 @@ pub fn parse_recipients_file_with(
             skipped += 1;
             continue;
         }
-        out.push(parse_recipient(line)?);
+        out.push(parse_recipient_with(line, callbacks.clone())?);
     }
     if out.is_empty() {
         return Err(Error::InvalidRecipient(if skipped > 0 {
@@ -209,7 +219,7 @@ pub fn parse_identities_with(
     if t.starts_with("-----BEGIN") {
         return Ok(vec![Box::new(rsa::RsaIdentity::from_pkcs8_pem(text)?)]);
     }
-    Ok(secret_key_lines(text)?.into_iter().map(SecretKeyLine::boxed).collect())
+    Ok(secret_key_lines(text, &callbacks)?.into_iter().map(SecretKeyLine::boxed).collect())
 }
 
 /// SSH keys in the old PEM formats: say how to convert them instead of "not PKCS#8".
@@ -235,8 +245,31 @@ pub fn public_of(identity_text: &str) -> Result<String, Error> {
     if t.starts_with("-----BEGIN") {
         return rsa::public_pem_from_pkcs8_pem(t);
     }
-    let publics: Vec<String> = secret_key_lines(t)?.iter().map(SecretKeyLine::public).collect();
+    let publics = secret_key_lines(t, &(Arc::new(NoCallbacks) as Arc<dyn Callbacks>))?
+        .iter()
+        .map(SecretKeyLine::public)
+        .collect::<Result<Vec<String>, Error>>()?;
     Ok(publics.join("\n"))
+}
+
+/// The recipients of an identity file's identities (age's `-e -i`): plugin identities become
+/// plugin recipients that wrap to the identity itself.
+pub fn identity_recipients(
+    text: &str,
+    callbacks: Arc<dyn Callbacks>,
+) -> Result<Vec<Box<dyn Recipient>>, Error> {
+    if text.trim_start().starts_with("-----BEGIN") {
+        return parse_recipients_file(&public_of(text)?);
+    }
+    secret_key_lines(text, &callbacks)?
+        .iter()
+        .map(|line| match line {
+            SecretKeyLine::Plugin(id) => {
+                Ok(Box::new(plugin::PluginRecipient::from_identity(id)) as Box<dyn Recipient>)
+            }
+            other => parse_recipient(&other.public()?),
+        })
+        .collect()
 }
 
 /// One bech32 identity line, by kind: the single place that maps prefixes to key types.
@@ -244,10 +277,11 @@ enum SecretKeyLine {
     Hybrid(hybrid::HybridIdentity),
     Mlkem1024(mlkem1024::Mlkem1024Identity),
     X25519(x25519::X25519Identity),
+    Plugin(plugin::PluginIdentity),
 }
 
 impl SecretKeyLine {
-    fn parse(line: &str) -> Result<Self, Error> {
+    fn parse(line: &str, callbacks: &Arc<dyn Callbacks>) -> Result<Self, Error> {
         let upper = line.to_ascii_uppercase();
         // The hybrid prefix (AGE-SECRET-KEY-PQ-1) must be tested before X25519's (AGE-SECRET-KEY-1).
         if upper.starts_with(hybrid::IDENTITY_HRP) {
@@ -256,8 +290,12 @@ impl SecretKeyLine {
             Ok(Self::Mlkem1024(mlkem1024::Mlkem1024Identity::from_bech32(line)?))
         } else if upper.starts_with(x25519::IDENTITY_HRP) {
             Ok(Self::X25519(x25519::X25519Identity::from_bech32(line)?))
+        } else if upper.starts_with(plugin::IDENTITY_PREFIX) {
+            Ok(Self::Plugin(plugin::PluginIdentity::from_bech32(line, callbacks.clone())?))
         } else {
-            Err(Error::InvalidKey("unrecognised identity line (expected AGE-SECRET-KEY-…)".into()))
+            Err(Error::InvalidKey(
+                "unrecognised identity line (expected AGE-SECRET-KEY-… or AGE-PLUGIN-…)".into(),
+            ))
         }
     }
 
@@ -266,25 +304,32 @@ impl SecretKeyLine {
             Self::Hybrid(k) => Box::new(k),
             Self::Mlkem1024(k) => Box::new(k),
             Self::X25519(k) => Box::new(k),
+            Self::Plugin(k) => Box::new(k),
         }
     }
 
-    fn public(&self) -> String {
-        match self {
+    fn public(&self) -> Result<String, Error> {
+        Ok(match self {
             Self::Hybrid(k) => k.to_public().to_bech32(),
             Self::Mlkem1024(k) => k.to_public().to_bech32(),
             Self::X25519(k) => k.to_public().to_bech32(),
-        }
+            Self::Plugin(k) => {
+                return Err(Error::Plugin(format!(
+                    "the recipient of an age-plugin-{} identity is known only to the plugin (see its own commands)",
+                    k.name()
+                )))
+            }
+        })
     }
 }
 
 /// Every identity line of a text, skipping blank lines and `#` comments; at least one.
-fn secret_key_lines(text: &str) -> Result<Vec<SecretKeyLine>, Error> {
+fn secret_key_lines(text: &str, callbacks: &Arc<dyn Callbacks>) -> Result<Vec<SecretKeyLine>, Error> {
     let keys = text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(SecretKeyLine::parse)
+        .map(|l| SecretKeyLine::parse(l, callbacks))
         .collect::<Result<Vec<_>, _>>()?;
     if keys.is_empty() {
         return Err(Error::InvalidKey("no identities found".into()));

@@ -220,8 +220,8 @@ mod tests {
         }
         let (ed, rsa, ecdsa) = (vector("ed25519.pub"), vector("rsa2048.pub"), vector("ecdsa.pub"));
         let text = format!("# my keys\n\n{ed}command=\"ls -l\",no-pty {rsa}{ecdsa}");
-        let notes = Notes(Default::default());
-        let rs = crate::recipient::parse_recipients_file_with(&text, &notes).unwrap();
+        let notes = Arc::new(Notes(Default::default()));
+        let rs = crate::recipient::parse_recipients_file_with(&text, notes.clone()).unwrap();
         assert_eq!(rs.len(), 2);
         assert_eq!(
             *notes.0.lock().unwrap(),
