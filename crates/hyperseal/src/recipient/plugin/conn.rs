@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use zeroize::{Zeroize, Zeroizing};
+
 use crate::format::Stanza;
 use crate::Error;
 
@@ -84,9 +86,11 @@ impl Connection {
 
     /// Sends one stanza.
     pub(super) fn send(&mut self, tag: &str, args: &[&str], body: &[u8]) -> Result<(), Error> {
-        let s = Stanza::new(tag, args.iter().map(|a| a.to_string()).collect(), body.to_vec());
-        let mut buf = Vec::new();
+        // Bodies can be file keys or PINs: every copy is wiped.
+        let mut s = Stanza::new(tag, args.iter().map(|a| a.to_string()).collect(), body.to_vec());
+        let mut buf = Zeroizing::new(Vec::new());
         s.write_to(&mut buf);
+        s.body.zeroize();
         let r = self.stdin.as_mut().map(|w| w.write_all(&buf).and_then(|_| w.flush()));
         match r {
             Some(Ok(())) => Ok(()),

@@ -238,4 +238,32 @@ mod tests {
         let ups = cwd.components().count() - 1;
         format!("{}{}", "../".repeat(ups), dir.strip_prefix("/").unwrap().display())
     }
+
+    /// Grease and unknown commands from the plugin get `unsupported`, and the exchange goes on:
+    /// a shell-script plugin sends one before its file key, and refuses unless answered so.
+    #[test]
+    fn unknown_plugin_commands_are_answered_unsupported() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("hs-plugin-grease-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = dir.join("age-plugin-greasy");
+        // The file key is 16 bytes 0x01..0x10: base64 AQIDBAUGBwgJCgsMDQ4PEA.
+        let script = r#"#!/bin/sh
+while IFS= read -r line; do [ "$line" = "-> done" ] && break; done
+IFS= read -r _
+printf -- '-> grease-zz 1 2\nZ3JlYXNl\n'
+IFS= read -r reply; IFS= read -r _
+if [ "$reply" != "-> unsupported" ]; then printf -- '-> error internal\nYmFk\n'; exit 1; fi
+printf -- '-> file-key 0\nAQIDBAUGBwgJCgsMDQ4PEA\n'
+IFS= read -r reply; IFS= read -r _
+printf -- '-> done\n\n'
+"#;
+        std::fs::write(&exe, script).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let stanza = Stanza::new("anything", vec!["x".into()], vec![1, 2, 3]);
+        let key =
+            v1::unwrap("greasy", &exe, "AGE-PLUGIN-GREASY-1", &[stanza], &NoCallbacks).unwrap().unwrap();
+        assert_eq!(key.expose(), (1..=16).collect::<Vec<u8>>());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+use zeroize::Zeroize;
+
 use super::conn::Connection;
 use crate::format::{decode_b64, Stanza};
 use crate::recipient::{Callbacks, Labels};
@@ -145,8 +147,10 @@ pub(super) fn unwrap(
                 if file_key.is_some() {
                     return Err(conn.error("sent two file keys for one file"));
                 }
-                let key = FileKey::from_slice(&s.body)
-                    .ok_or_else(|| conn.error("sent a file key of the wrong size"))?;
+                let mut body = s.body;
+                let key = FileKey::from_slice(&body);
+                body.zeroize();
+                let key = key.ok_or_else(|| conn.error("sent a file key of the wrong size"))?;
                 file_key = Some(key);
                 conn.send("ok", &[], &[])?;
             }
