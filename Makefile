@@ -9,7 +9,7 @@ AGE_VERSION := v1.3.1
 CARGO ?= cargo
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin
+.PHONY: all build test bench tools age ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin
 
 all: build
 
@@ -27,7 +27,18 @@ rage: $(TOOLS)/cargo/bin/rage
 $(TOOLS)/cargo/bin/rage:
 	$(CARGO) install --locked --root $(TOOLS)/cargo rage
 
-tools: age
+# ssh-keygen (Debian's openssh-client) makes the keys of the SSH interop tests (tests/age_ssh.rs).
+ssh-keygen:
+	@command -v ssh-keygen >/dev/null || (apt-get update && apt-get install -y --no-install-recommends openssh-client)
+
+# A test plugin built on age's own filippo.io/age/plugin package (tests/age_plugin.rs).
+TEST_PLUGIN := crates/hyperseal-cli/tests/plugin
+test-plugin: $(GOBIN)/age-plugin-hstest
+$(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_PLUGIN)/go.sum
+	@mkdir -p $(GOBIN)
+	cd $(TEST_PLUGIN) && GOFLAGS=-mod=mod go build -o $(GOBIN)/age-plugin-hstest .
+
+tools: age ssh-keygen test-plugin
 
 test: tools lint
 	$(CARGO) test --release --workspace

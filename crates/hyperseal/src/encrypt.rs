@@ -10,8 +10,8 @@ use crate::recipient::{passphrase_recipient, wrap_all, Recipient};
 use crate::stream::{self, ChunkCipher, Dir, Input, PayloadSealer, Progress, StreamWriter};
 use crate::{keys, Error, FileKey};
 
-/// Stanza types the age format (and age v1.3 itself) knows.
-const AGE_TYPES: [&str; 3] = ["X25519", "mlkem768x25519", "scrypt"];
+/// Stanza types only hyperseal opens: never written into an age file (plugins may add any other).
+const HYPERSEAL_ONLY_TYPES: [&str; 3] = ["argon2id", "mlkem1024", "rsa-oaep"];
 
 /// What the file looks like: header dialect, payload suite, chunk size.
 #[derive(Clone, Debug)]
@@ -78,8 +78,9 @@ impl Encryptor {
         let file_key = FileKey::generate(opts.profile.file_key_len());
         let stanzas = wrap_all(recipients, &file_key)?;
         // An age file is for age: refuse stanzas that age itself could never open.
-        if let Some(s) =
-            stanzas.iter().find(|s| opts.profile == Profile::Age && !AGE_TYPES.contains(&s.tag.as_str()))
+        if let Some(s) = stanzas
+            .iter()
+            .find(|s| opts.profile == Profile::Age && HYPERSEAL_ONLY_TYPES.contains(&s.tag.as_str()))
         {
             return Err(Error::IncompatibleRecipients(format!(
                 "{} recipients cannot be used in age files (age cannot open them); use --format hyperseal",

@@ -51,6 +51,9 @@ pub enum Error {
     /// ASCII armor is malformed.
     #[error("malformed armor: {0}")]
     Armor(String),
+    /// An age plugin is missing, refused, crashed, hung or broke the protocol.
+    #[error("plugin: {0}")]
+    Plugin(String),
     /// An underlying read or write failed.
     #[error("{0}")]
     Io(io::Error),
@@ -152,6 +155,8 @@ impl Error {
                 ErrorCode::Auth
             }
             Error::NoIdentityMatched => ErrorCode::NoIdentity,
+            // A plugin that is missing, misnamed, or failed: its key cannot be used.
+            Error::Plugin(_) => ErrorCode::Key,
             Error::InvalidKey(_) | Error::InvalidRecipient(_) | Error::IncompatibleRecipients(_) => {
                 ErrorCode::Key
             }

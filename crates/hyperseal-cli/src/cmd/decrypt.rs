@@ -13,9 +13,17 @@ use crate::io::{self, Input, Output};
 
 #[derive(Args)]
 pub struct DecryptArgs {
-    /// Identity file (secret keys, # comments, or an RSA PKCS#8 PEM); repeatable.
+    /// Identity file (secret keys, # comments, an RSA PKCS#8 PEM, an OpenSSH private key, or one
+    /// of these encrypted with age -p); repeatable.
     #[arg(short = 'i', long = "identity")]
     identities: Vec<PathBuf>,
+    /// Passphrase of protected identity files (SSH keys, age -p files), first line of FILE;
+    /// default: ask.
+    #[arg(long = "identity-passphrase-file")]
+    identity_passphrase_file: Option<PathBuf>,
+    /// Use age-plugin-NAME's identity without data (age's -j NAME); repeatable.
+    #[arg(short = 'j', long = "plugin", value_name = "NAME")]
+    plugins: Vec<String>,
     /// Decrypt with the passphrase on the first line of FILE.
     #[arg(long = "passphrase-file")]
     passphrase_file: Option<PathBuf>,
@@ -42,19 +50,9 @@ pub struct DecryptArgs {
 }
 
 pub fn run(a: DecryptArgs) -> Result<()> {
-    let mut identities: Vec<Box<dyn Identity>> = Vec::new();
-    for f in &a.identities {
-        let text = zeroize::Zeroizing::new(io::read_small(f, "identity file")?);
-        identities.extend(recipient::parse_identities(&text).map_err(|e| {
-            let h = match &e {
-                hyperseal::Error::InvalidKey(m) if m == recipient::RECIPIENT_NOT_IDENTITY => {
-                    "decrypting needs the identity (secret key) file that the recipient was made from"
-                }
-                _ => "an identity file holds AGE-SECRET-KEY-… lines or a PKCS#8 PEM",
-            };
-            hint(format!("{}: {e}", f.display()), h)
-        })?);
-    }
+    let mut identities: Vec<Box<dyn Identity>> =
+        super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
+    identities.extend(super::identity::plugin_identities(&a.plugins)?);
     // Turned into an identity once the header says which KDF the file uses (age: scrypt).
     let mut passphrase = a.passphrase_file.as_deref().map(io::read_passphrase_file).transpose()?;
 

@@ -12,13 +12,23 @@ use crate::io::{self, Input, Output};
 
 #[derive(Args)]
 pub struct EncryptArgs {
-    /// Recipient: age1… (X25519), age1pq1… (hybrid), hs-mlkem1024…, or an RSA SPKI PEM;
-    /// repeatable.
+    /// Recipient: age1… (X25519), age1pq1… (hybrid), hs-mlkem1024…, an RSA SPKI PEM, or an SSH
+    /// public key ("ssh-ed25519 AAAA…", "ssh-rsa AAAA…"); repeatable.
     #[arg(short = 'r', long = "recipient", allow_hyphen_values = true)]
     recipients: Vec<String>,
-    /// File of recipients, one per line (# comments), or an RSA SPKI PEM; repeatable.
+    /// File of recipients, one per line (# comments; authorized_keys and GitHub .keys files
+    /// work), or an RSA SPKI PEM; repeatable.
     #[arg(short = 'R', long = "recipients-file")]
     recipient_files: Vec<PathBuf>,
+    /// Encrypt to the recipient of an identity file (age's -e -i); repeatable.
+    #[arg(short = 'i', long = "identity")]
+    identities: Vec<PathBuf>,
+    /// Passphrase of a passphrase-encrypted identity file, first line of FILE; default: ask.
+    #[arg(long = "identity-passphrase-file")]
+    identity_passphrase_file: Option<PathBuf>,
+    /// Encrypt to the plugin identity without data of age-plugin-NAME (age's -e -j); repeatable.
+    #[arg(short = 'j', long = "plugin", value_name = "NAME")]
+    plugins: Vec<String>,
     /// Encrypt with a passphrase typed at the terminal (asked twice); scrypt with --format age.
     #[arg(short = 'p', long = "passphrase", conflicts_with_all = ["passphrase_file", "recipients", "recipient_files"])]
     passphrase: bool,
@@ -72,21 +82,37 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     }
 
     let wants_passphrase = a.passphrase || a.passphrase_file.is_some();
-    let has_recipients = !a.recipients.is_empty() || !a.recipient_files.is_empty();
+    let has_recipients = !a.recipients.is_empty()
+        || !a.recipient_files.is_empty()
+        || !a.identities.is_empty()
+        || !a.plugins.is_empty();
+    if wants_passphrase && has_recipients {
+        return Err(crate::usage(
+            "a passphrase cannot be combined with recipients",
+            "encrypt twice, or use only keys",
+        ));
+    }
     if !wants_passphrase && !has_recipients {
         return Err(crate::usage(
             "no recipients",
-            "give -r RECIPIENT, -R FILE, -p or --passphrase-file FILE",
+            "give -r RECIPIENT, -R FILE, -i IDENTITY, -p or --passphrase-file FILE",
         ));
     }
     let mut recipients: Vec<Box<dyn Recipient>> = Vec::new();
     for r in &a.recipients {
-        recipients.push(recipient::parse_recipient(r).map_err(|e| recipient_error(e, None))?);
+        recipients.push(super::identity::parse_recipient_arg(r).map_err(|e| recipient_error(e, None))?);
     }
     for f in &a.recipient_files {
         let text = zeroize::Zeroizing::new(io::read_small(f, "recipients file")?);
-        recipients.extend(recipient::parse_recipients_file(&text).map_err(|e| recipient_error(e, Some(f)))?);
+        recipients.extend(
+            super::identity::parse_recipients_text(&text, f).map_err(|e| recipient_error(e, Some(f)))?,
+        );
     }
+    recipients.extend(super::identity::plugin_recipients(&a.plugins)?);
+    recipients.extend(super::identity::load_identity_recipients(
+        &a.identities,
+        a.identity_passphrase_file.as_deref(),
+    )?);
     if wants_passphrase {
         let pass = match &a.passphrase_file {
             Some(p) => io::read_passphrase_file(p)?,
@@ -141,7 +167,7 @@ fn recipient_error(e: hyperseal::Error, file: Option<&std::path::Path>) -> anyho
         ),
         _ => hint(
             msg,
-            "a recipient is age1…, age1pq1…, hs-mlkem1024… or an SPKI PEM (hyperseal pubkey prints it)",
+            "a recipient is age1…, age1pq1…, hs-mlkem1024…, an SSH public key or an SPKI PEM (hyperseal pubkey prints it)",
         ),
     }
 }

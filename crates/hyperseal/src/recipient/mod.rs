@@ -9,6 +9,7 @@
 //! a unique random label) must stand alone.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use zeroize::Zeroizing;
 
@@ -16,16 +17,26 @@ use crate::format::{Header, Profile, Stanza};
 use crate::{Error, FileKey};
 
 mod bech32_long;
+mod callbacks;
 pub mod hybrid;
+pub mod identity_file;
 mod mlkem;
 pub mod mlkem1024;
+pub mod openssh;
+pub mod openssh_key;
 pub mod passphrase;
+pub mod plugin;
 mod primitives;
 pub mod rsa;
 pub mod scrypt;
+pub mod ssh;
+pub mod ssh_ed25519;
+pub mod ssh_rsa;
 #[cfg(test)]
 mod tests;
 pub mod x25519;
+
+pub use callbacks::{Callbacks, NoCallbacks};
 
 /// Labels a recipient attaches to its stanzas (see the module docs).
 pub type Labels = BTreeSet<String>;
@@ -119,11 +130,18 @@ pub const IDENTITY_NOT_RECIPIENT: &str = "a secret key (identity) was given, not
 /// belongs.
 pub const RECIPIENT_NOT_IDENTITY: &str = "a public key (recipient) was given, not a secret key";
 
-/// Parses one recipient: `age1…`, `age1pq1…`, `hs1mlkem1024…`-style bech32, or an SPKI PEM.
+/// Parses one recipient: `age1…`, `age1pq1…`, `hs1mlkem1024…`-style bech32, an SPKI PEM, an
+/// SSH public key line (`ssh-ed25519 AAAA… comment`, `ssh-rsa …`, with `authorized_keys` options),
+/// or a plugin recipient `age1NAME1…` (run through `age-plugin-NAME`, without callbacks).
 ///
 /// Errors never quote the input: a secret key pasted in the wrong place must not end up in a
 /// terminal, a log or a CI transcript. A secret key gets [`IDENTITY_NOT_RECIPIENT`].
 pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
+    parse_recipient_with(s, Arc::new(NoCallbacks))
+}
+
+/// [`parse_recipient`], with `callbacks` for a plugin's requests.
+pub fn parse_recipient_with(s: &str, callbacks: Arc<dyn Callbacks>) -> Result<Box<dyn Recipient>, Error> {
     let s = s.trim();
     if looks_like_identity(s) {
         return Err(Error::InvalidRecipient(IDENTITY_NOT_RECIPIENT.into()));
@@ -136,11 +154,15 @@ pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
         Ok(Box::new(hybrid::HybridRecipient::from_bech32(s)?))
     } else if lower.starts_with(mlkem1024::RECIPIENT_HRP) {
         Ok(Box::new(mlkem1024::Mlkem1024Recipient::from_bech32(s)?))
+    } else if plugin::is_recipient(s) {
+        Ok(Box::new(plugin::PluginRecipient::from_bech32(s, callbacks)?))
     } else if lower.starts_with(x25519::RECIPIENT_HRP) {
         Ok(Box::new(x25519::X25519Recipient::from_bech32(s)?))
+    } else if openssh::looks_like_ssh(s) {
+        ssh::parse_recipient(s)
     } else {
         Err(Error::InvalidRecipient(format!(
-            "unrecognised recipient: expected age1…, age1pq1…, {}… or an SPKI PEM",
+            "unrecognised recipient: expected age1…, age1pq1…, {}…, ssh-ed25519 …, ssh-rsa … or an SPKI PEM",
             mlkem1024::RECIPIENT_HRP
         )))
     }
@@ -164,34 +186,120 @@ pub fn looks_like_identity(s: &str) -> bool {
 }
 
 /// Parses a recipients file: one recipient per line, `#` comments and blank lines ignored, or a
-/// single SPKI PEM block.
+/// single SPKI PEM block. SSH keys of types age cannot encrypt to (ECDSA, security keys) are
+/// skipped, as age does, so an `authorized_keys` or GitHub `.keys` file works as it is.
 pub fn parse_recipients_file(text: &str) -> Result<Vec<Box<dyn Recipient>>, Error> {
+    parse_recipients_file_with(text, Arc::new(NoCallbacks))
+}
+
+/// [`parse_recipients_file`], telling `callbacks` about every skipped SSH key and handing them
+/// to plugin recipients.
+pub fn parse_recipients_file_with(
+    text: &str,
+    callbacks: Arc<dyn Callbacks>,
+) -> Result<Vec<Box<dyn Recipient>>, Error> {
     if text.trim_start().starts_with("-----BEGIN") {
         return Ok(vec![parse_recipient(text)?]);
     }
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(parse_recipient)
-        .collect()
+    let mut out = Vec::new();
+    let mut skipped = 0;
+    for (n, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Ok(openssh::AuthorizedKey::Unsupported(t)) = openssh::parse_authorized_key(line) {
+            callbacks.display_message(&format!("ignoring an SSH key of unsupported type {t} at line {n}"));
+            skipped += 1;
+            continue;
+        }
+        out.push(parse_recipient_with(line, callbacks.clone())?);
+    }
+    if out.is_empty() {
+        return Err(Error::InvalidRecipient(if skipped > 0 {
+            format!("no usable recipients: {skipped} SSH key(s) of unsupported types (age takes ssh-ed25519 and ssh-rsa)")
+        } else {
+            "no recipients found".into()
+        }));
+    }
+    Ok(out)
 }
 
-/// Parses an identity file: bech32 secret keys one per line with `#` comments, or a PKCS#8 PEM.
+/// Parses an identity file: bech32 secret keys one per line with `#` comments, a PKCS#8 PEM, or
+/// an OpenSSH private key. Passphrase-protected SSH keys fail when first needed; use
+/// [`parse_identities_with`] to supply the passphrase.
 pub fn parse_identities(text: &str) -> Result<Vec<Box<dyn Identity>>, Error> {
-    if text.trim_start().starts_with("-----BEGIN") {
+    parse_identities_with(text, Arc::new(NoCallbacks))
+}
+
+/// [`parse_identities`], asking `callbacks` for the passphrase of protected keys.
+pub fn parse_identities_with(
+    text: &str,
+    callbacks: Arc<dyn Callbacks>,
+) -> Result<Vec<Box<dyn Identity>>, Error> {
+    let t = text.trim_start();
+    if t.starts_with(openssh_key::BEGIN) {
+        return Ok(vec![ssh::parse_identity(t, callbacks)?.0]);
+    }
+    legacy_ssh_pem(t)?;
+    if t.starts_with("-----BEGIN AGE ENCRYPTED FILE-----") || t.starts_with(crate::format::AGE_V1) {
+        return Err(Error::InvalidKey(
+            "this identity file is an encrypted age file: read it with identity_file::parse".into(),
+        ));
+    }
+    if t.starts_with("-----BEGIN") {
         return Ok(vec![Box::new(rsa::RsaIdentity::from_pkcs8_pem(text)?)]);
     }
-    Ok(secret_key_lines(text)?.into_iter().map(SecretKeyLine::boxed).collect())
+    Ok(secret_key_lines(text, &callbacks)?.into_iter().map(SecretKeyLine::boxed).collect())
+}
+
+/// SSH keys in the old PEM formats: say how to convert them instead of "not PKCS#8".
+fn legacy_ssh_pem(t: &str) -> Result<(), Error> {
+    for label in ["RSA PRIVATE KEY", "EC PRIVATE KEY", "DSA PRIVATE KEY"] {
+        if t.starts_with(&format!("-----BEGIN {label}-----")) {
+            return Err(Error::InvalidKey(format!(
+                "{label} PEM files are not supported: convert the key to the OpenSSH format with \
+                 `ssh-keygen -p -f KEY` (it rewrites the file in place)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The recipient (public) string of an identity file, for `hyperseal pubkey`.
 pub fn public_of(identity_text: &str) -> Result<String, Error> {
     let t = identity_text.trim_start();
+    if t.starts_with(openssh_key::BEGIN) {
+        // The public key is in the clear part: no passphrase needed.
+        return Ok(openssh_key::OpensshKeyFile::parse(t)?.public().to_authorized_key());
+    }
     if t.starts_with("-----BEGIN") {
         return rsa::public_pem_from_pkcs8_pem(t);
     }
-    let publics: Vec<String> = secret_key_lines(t)?.iter().map(SecretKeyLine::public).collect();
+    let publics = secret_key_lines(t, &(Arc::new(NoCallbacks) as Arc<dyn Callbacks>))?
+        .iter()
+        .map(SecretKeyLine::public)
+        .collect::<Result<Vec<String>, Error>>()?;
     Ok(publics.join("\n"))
+}
+
+/// The recipients of an identity file's identities (age's `-e -i`): plugin identities become
+/// plugin recipients that wrap to the identity itself.
+pub fn identity_recipients(
+    text: &str,
+    callbacks: Arc<dyn Callbacks>,
+) -> Result<Vec<Box<dyn Recipient>>, Error> {
+    if text.trim_start().starts_with("-----BEGIN") {
+        return parse_recipients_file(&public_of(text)?);
+    }
+    secret_key_lines(text, &callbacks)?
+        .iter()
+        .map(|line| match line {
+            SecretKeyLine::Plugin(id) => {
+                Ok(Box::new(plugin::PluginRecipient::from_identity(id)) as Box<dyn Recipient>)
+            }
+            other => parse_recipient(&other.public()?),
+        })
+        .collect()
 }
 
 /// One bech32 identity line, by kind: the single place that maps prefixes to key types.
@@ -199,10 +307,11 @@ enum SecretKeyLine {
     Hybrid(hybrid::HybridIdentity),
     Mlkem1024(mlkem1024::Mlkem1024Identity),
     X25519(x25519::X25519Identity),
+    Plugin(plugin::PluginIdentity),
 }
 
 impl SecretKeyLine {
-    fn parse(line: &str) -> Result<Self, Error> {
+    fn parse(line: &str, callbacks: &Arc<dyn Callbacks>) -> Result<Self, Error> {
         let upper = line.to_ascii_uppercase();
         // The hybrid prefix (AGE-SECRET-KEY-PQ-1) must be tested before X25519's (AGE-SECRET-KEY-1).
         if upper.starts_with(hybrid::IDENTITY_HRP) {
@@ -211,10 +320,14 @@ impl SecretKeyLine {
             Ok(Self::Mlkem1024(mlkem1024::Mlkem1024Identity::from_bech32(line)?))
         } else if upper.starts_with(x25519::IDENTITY_HRP) {
             Ok(Self::X25519(x25519::X25519Identity::from_bech32(line)?))
+        } else if upper.starts_with(plugin::IDENTITY_PREFIX) {
+            Ok(Self::Plugin(plugin::PluginIdentity::from_bech32(line, callbacks.clone())?))
         } else if parse_recipient(line).is_ok() {
             Err(Error::InvalidKey(RECIPIENT_NOT_IDENTITY.into()))
         } else {
-            Err(Error::InvalidKey("unrecognised identity line (expected AGE-SECRET-KEY-…)".into()))
+            Err(Error::InvalidKey(
+                "unrecognised identity line (expected AGE-SECRET-KEY-… or AGE-PLUGIN-…)".into(),
+            ))
         }
     }
 
@@ -223,25 +336,32 @@ impl SecretKeyLine {
             Self::Hybrid(k) => Box::new(k),
             Self::Mlkem1024(k) => Box::new(k),
             Self::X25519(k) => Box::new(k),
+            Self::Plugin(k) => Box::new(k),
         }
     }
 
-    fn public(&self) -> String {
-        match self {
+    fn public(&self) -> Result<String, Error> {
+        Ok(match self {
             Self::Hybrid(k) => k.to_public().to_bech32(),
             Self::Mlkem1024(k) => k.to_public().to_bech32(),
             Self::X25519(k) => k.to_public().to_bech32(),
-        }
+            Self::Plugin(k) => {
+                return Err(Error::Plugin(format!(
+                    "the recipient of an age-plugin-{} identity is known only to the plugin (see its own commands)",
+                    k.name()
+                )))
+            }
+        })
     }
 }
 
 /// Every identity line of a text, skipping blank lines and `#` comments; at least one.
-fn secret_key_lines(text: &str) -> Result<Vec<SecretKeyLine>, Error> {
+fn secret_key_lines(text: &str, callbacks: &Arc<dyn Callbacks>) -> Result<Vec<SecretKeyLine>, Error> {
     let keys = text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(SecretKeyLine::parse)
+        .map(|l| SecretKeyLine::parse(l, callbacks))
         .collect::<Result<Vec<_>, _>>()?;
     if keys.is_empty() {
         return Err(Error::InvalidKey("no identities found".into()));

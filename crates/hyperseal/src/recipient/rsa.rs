@@ -192,7 +192,7 @@ fn pem_encode(label: &str, der: &[u8]) -> String {
 
 /// Extracts the one `label` block: text outside it is ignored (RFC 7468 explanatory text), CRLF
 /// and surrounding whitespace are tolerated, headers (`Proc-Type:` encrypted keys) are not.
-fn pem_decode(pem: &str, label: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn pem_decode(pem: &str, label: &str) -> Result<Vec<u8>, String> {
     let (begin, end) = (format!("-----BEGIN {label}-----"), format!("-----END {label}-----"));
     let start = pem.find(&begin).ok_or_else(|| format!("expected a PEM block {begin}"))? + begin.len();
     let stop = start + pem[start..].find(&end).ok_or_else(|| format!("missing {end}"))?;

@@ -1,0 +1,199 @@
+//! Loading `-i` identity files and `-R` recipient files for `encrypt` and `decrypt`, with the
+//! terminal side of the library's [`Callbacks`]: passphrases of protected SSH keys and of
+//! passphrase-encrypted identity files (`age-keygen | age -p`) are read from
+//! `--identity-passphrase-file` or asked on the terminal, only when the library needs them (a
+//! protected SSH key asks only when the file has a stanza with its tag, as age does).
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use anyhow::Result;
+use hyperseal::recipient::plugin::{PluginIdentity, PluginRecipient};
+use hyperseal::recipient::{self, identity_file, Callbacks, Identity, Recipient};
+use zeroize::Zeroizing;
+
+use crate::{hint, io};
+
+/// Answers the library's requests for one identity or recipients file.
+struct Terminal {
+    /// The file, to name it in prompts and notes.
+    name: String,
+    /// The passphrase given with `--identity-passphrase-file`, if any: never prompt then.
+    passphrase: Option<Zeroizing<String>>,
+}
+
+impl Terminal {
+    /// For `-r` and `-j`, where no file is involved.
+    fn plain() -> Arc<Self> {
+        Arc::new(Terminal { name: String::new(), passphrase: None })
+    }
+
+    fn has_terminal() -> bool {
+        std::io::stdin().is_terminal() || std::io::stderr().is_terminal()
+    }
+
+    /// Prompts on the terminal and reads one visible line.
+    fn ask_line(prompt: &str) -> Option<String> {
+        use std::io::{BufRead, Write};
+        if !Self::has_terminal() {
+            return None;
+        }
+        let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").ok()?;
+        (&tty).write_all(prompt.as_bytes()).ok()?;
+        let mut line = String::new();
+        std::io::BufReader::new(tty).read_line(&mut line).ok()?;
+        Some(line.trim_end_matches(['\r', '\n']).to_string())
+    }
+}
+
+impl Callbacks for Terminal {
+    fn display_message(&self, message: &str) {
+        if self.name.is_empty() {
+            eprintln!("hyperseal: note: {message}");
+        } else {
+            eprintln!("hyperseal: note: {}: {message}", self.name);
+        }
+    }
+
+    fn confirm(&self, message: &str, yes: &str, no: Option<&str>) -> Option<bool> {
+        let choices = match no {
+            Some(no) => format!("[1] {yes}  [2] {no}"),
+            None => format!("[1] {yes}"),
+        };
+        let answer = Self::ask_line(&format!("{message}\n{choices}: "))?;
+        match answer.trim() {
+            "1" => Some(true),
+            "2" if no.is_some() => Some(false),
+            _ => None,
+        }
+    }
+
+    fn request_public_string(&self, description: &str) -> Option<String> {
+        Self::ask_line(&format!("{description}\nValue: "))
+    }
+
+    /// `HYPERSEAL_PLUGIN_TIMEOUT` seconds, if set (scripts and tests), else the library default.
+    fn plugin_timeout(&self) -> std::time::Duration {
+        std::env::var("HYPERSEAL_PLUGIN_TIMEOUT")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(std::time::Duration::from_secs)
+            .unwrap_or(std::time::Duration::from_secs(300))
+    }
+
+    fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>> {
+        if let Some(p) = &self.passphrase {
+            return Some(p.clone());
+        }
+        if !Self::has_terminal() {
+            return None;
+        }
+        let prompt = if self.name.is_empty() {
+            format!("{description}\nEnter value: ")
+        } else {
+            format!("Enter passphrase for {} ({description}): ", self.name)
+        };
+        rpassword::prompt_password(prompt).ok().filter(|p| !p.is_empty()).map(Zeroizing::new)
+    }
+}
+
+/// An identity file's bytes (it may be a binary age file), at most 16 MiB as in age.
+fn read_identity_file(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
+    let mut bytes = Zeroizing::new(Vec::new());
+    std::fs::File::open(path)
+        .and_then(|f| f.take(16 << 20).read_to_end(&mut bytes))
+        .with_context(|| format!("cannot read identity file {}", path.display()))?;
+    Ok(bytes)
+}
+
+const IDENTITY_HINT: &str =
+    "an identity file holds AGE-SECRET-KEY-… lines, a PKCS#8 PEM or an OpenSSH private key, or is such a file encrypted with age -p";
+
+const NO_PASSPHRASE_HINT: &str =
+    "give --identity-passphrase-file FILE, or run in a terminal to be asked for the passphrase";
+
+/// The error for one identity file, with the hint that fits it.
+fn file_error(f: &Path, e: hyperseal::Error) -> anyhow::Error {
+    let h = match e {
+        hyperseal::Error::WrongPassphrase => "check the identity file's passphrase",
+        _ if e.to_string().contains("no passphrase was given") => NO_PASSPHRASE_HINT,
+        _ => IDENTITY_HINT,
+    };
+    hint(format!("{}: {e}", f.display()), h)
+}
+
+/// Runs `parse` on every `-i` file with callbacks for that file.
+fn each_identity_file<T>(
+    paths: &[PathBuf],
+    passphrase_file: Option<&Path>,
+    parse: impl Fn(&[u8], Arc<dyn Callbacks>) -> Result<Vec<T>, hyperseal::Error>,
+) -> Result<Vec<T>> {
+    let passphrase = passphrase_file.map(io::read_passphrase_file).transpose()?;
+    let mut out = Vec::new();
+    for f in paths {
+        let bytes = read_identity_file(f)?;
+        let callbacks = Arc::new(Terminal { name: f.display().to_string(), passphrase: passphrase.clone() });
+        out.extend(parse(&bytes, callbacks).map_err(|e| file_error(f, e))?);
+    }
+    Ok(out)
+}
+
+/// Reads and parses every `-i` file; a protected SSH key keeps `passphrase_file`'s passphrase
+/// (or the terminal) for when it is needed; an encrypted identity file is opened at once.
+pub fn load_identities(paths: &[PathBuf], passphrase_file: Option<&Path>) -> Result<Vec<Box<dyn Identity>>> {
+    each_identity_file(paths, passphrase_file, identity_file::parse)
+}
+
+/// The recipients of every `-i` file, for `encrypt -i` (age's `-e -i`: encrypt to oneself).
+pub fn load_identity_recipients(
+    paths: &[PathBuf],
+    passphrase_file: Option<&Path>,
+) -> Result<Vec<Box<dyn Recipient>>> {
+    each_identity_file(paths, passphrase_file, identity_file::recipients_of)
+}
+
+/// Reads and parses one `-R` file; SSH keys of types age cannot use are skipped with a note.
+pub fn load_recipients_file(path: &Path) -> Result<Vec<Box<dyn Recipient>>> {
+    let text = io::read_small(path, "recipients file")?;
+    let notes = Arc::new(Terminal { name: path.display().to_string(), passphrase: None });
+    recipient::parse_recipients_file_with(&text, notes).map_err(|e| {
+        hint(
+            format!("{}: {e}", path.display()),
+            "a recipients file holds one recipient per line: age1…, ssh-ed25519 …, ssh-rsa …",
+        )
+    })
+}
+
+/// One `-r` recipient (plugin recipients get the terminal for their requests).
+pub fn parse_recipient_arg(r: &str) -> Result<Box<dyn Recipient>, hyperseal::Error> {
+    recipient::parse_recipient_with(r, Terminal::plain())
+}
+
+/// The recipients in the text of the `-R` file `path`; SSH keys of types age cannot use are
+/// skipped with a note.
+pub fn parse_recipients_text(text: &str, path: &Path) -> Result<Vec<Box<dyn Recipient>>, hyperseal::Error> {
+    let notes = Arc::new(Terminal { name: path.display().to_string(), passphrase: None });
+    recipient::parse_recipients_file_with(text, notes)
+}
+
+/// The identities of `-j NAME` (age's plugin identities without data).
+pub fn plugin_identities(names: &[String]) -> Result<Vec<Box<dyn Identity>>> {
+    names
+        .iter()
+        .map(|n| Ok(Box::new(PluginIdentity::without_data(n, Terminal::plain())?) as Box<dyn Identity>))
+        .collect()
+}
+
+/// The recipients of `-j NAME` for `encrypt` (the plugin wraps to its own identity, as age's
+/// `-e -j`).
+pub fn plugin_recipients(names: &[String]) -> Result<Vec<Box<dyn Recipient>>> {
+    names
+        .iter()
+        .map(|n| {
+            let id = PluginIdentity::without_data(n, Terminal::plain())?;
+            Ok(Box::new(PluginRecipient::from_identity(&id)) as Box<dyn Recipient>)
+        })
+        .collect()
+}

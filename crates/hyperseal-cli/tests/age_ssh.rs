@@ -1,0 +1,327 @@
+//! SSH keys against the real age (v1.3.1, `.tools/bin` from `make age`), with keys made fresh by
+//! `ssh-keygen` (Debian's openssh-client, installed by `make tools`): `ssh-ed25519` and `ssh-rsa`
+//! in both directions, armored and not, at sizes around the 64 KiB chunk boundary; keys given as
+//! `-r "ssh-… AAAA… comment"`, as `-R` files in `authorized_keys` form (options, comments, an
+//! ECDSA key age skips) and GitHub `.keys` form; passphrase-protected private keys
+//! (aes256-ctr, the default, and aes256-gcm@openssh.com) opened with `--identity-passphrase-file`.
+//!
+//! age reads an SSH key's passphrase only from a terminal: the bulk runs hand age an unprotected
+//! copy of the same key (`ssh-keygen -p -N ""`), and `protected_keys_on_a_terminal` types the
+//! passphrase into both tools on a pseudo-terminal (util-linux `script`).
+//! Without age or ssh-keygen every test prints a note and passes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
+const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
+const SIZES: [usize; 6] = [0, 1, 65535, 65536, 65537, 2 * 65536 + 500];
+const PASS: &str = "correct horse ssh staple";
+
+fn tools() -> Option<PathBuf> {
+    let age = Path::new(TOOLS).join("age");
+    let keygen = Command::new("ssh-keygen").arg("-?").output().is_ok();
+    if age.exists() && keygen {
+        Some(age)
+    } else {
+        eprintln!("note: age ({}) or ssh-keygen missing (run `make tools`); skipping", age.display());
+        None
+    }
+}
+
+fn run(bin: &Path, args: &[&str]) -> Output {
+    let o = Command::new(bin).args(args).output().unwrap();
+    assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn data(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 131 + i / 65536) as u8).collect()
+}
+
+struct Key {
+    /// The private key file, possibly passphrase-protected.
+    private: PathBuf,
+    /// An unprotected copy of the same key, for age.
+    plain: PathBuf,
+    /// The `.pub` line: `ssh-… AAAA… comment`.
+    public: String,
+}
+
+/// `ssh-keygen -t KIND [args]` with passphrase `pass` ("" = none).
+fn ssh_keygen(dir: &Path, name: &str, kind_args: &[&str], pass: &str) -> Key {
+    let private = dir.join(name);
+    let mut args = vec!["-q", "-C", "interop test key", "-N", pass, "-f", private.to_str().unwrap()];
+    args.extend(kind_args);
+    run(Path::new("ssh-keygen"), &args);
+    let public = fs::read_to_string(dir.join(format!("{name}.pub"))).unwrap().trim().to_string();
+    let plain = if pass.is_empty() {
+        private.clone()
+    } else {
+        let copy = dir.join(format!("{name}.plain"));
+        fs::copy(&private, &copy).unwrap();
+        run(Path::new("ssh-keygen"), &["-q", "-p", "-P", pass, "-N", "", "-f", copy.to_str().unwrap()]);
+        copy
+    };
+    Key { private, plain, public }
+}
+
+/// Encrypts with each tool to `recipient_args` and decrypts with the other, every size, armored
+/// and not. `hs_id` are hyperseal's identity arguments, `age_id` age's identity file.
+fn both_directions(
+    dir: &Path,
+    age: &Path,
+    recipient_args: &[&str],
+    age_id: &Path,
+    hs_id: &[&str],
+    label: &str,
+) {
+    let (plain, ct, out) = (dir.join("plain"), dir.join("ct"), dir.join("out"));
+    for &n in &SIZES {
+        fs::write(&plain, data(n)).unwrap();
+        for armor in [false, true] {
+            let a: &[&str] = if armor { &["-a"] } else { &[] };
+
+            let _ = (fs::remove_file(&ct), fs::remove_file(&out));
+            let mut args = vec!["encrypt", "--format", "age", "-q", "-o", ct.to_str().unwrap()];
+            args.extend(a.iter().chain(recipient_args));
+            args.push(plain.to_str().unwrap());
+            run(Path::new(HS), &args);
+            let head = fs::read(&ct).unwrap();
+            assert!(armor || head.starts_with(b"age-encryption.org/v1\n-> ssh-"), "{label}");
+            run(
+                age,
+                &["-d", "-i", age_id.to_str().unwrap(), "-o", out.to_str().unwrap(), ct.to_str().unwrap()],
+            );
+            assert_eq!(fs::read(&out).unwrap(), data(n), "{label} hyperseal→age n={n} armor={armor}");
+
+            let _ = (fs::remove_file(&ct), fs::remove_file(&out));
+            let mut args = vec!["-e", "-o", ct.to_str().unwrap()];
+            args.extend(a.iter().chain(recipient_args));
+            args.push(plain.to_str().unwrap());
+            run(age, &args);
+            let mut args = vec!["decrypt", "-q", "-o", out.to_str().unwrap()];
+            args.extend(hs_id);
+            args.push(ct.to_str().unwrap());
+            run(Path::new(HS), &args);
+            assert_eq!(fs::read(&out).unwrap(), data(n), "{label} age→hyperseal n={n} armor={armor}");
+        }
+    }
+}
+
+#[test]
+fn ssh_ed25519_both_directions() {
+    let Some(age) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let k = ssh_keygen(dir.path(), "id_ed25519", &["-t", "ed25519"], "");
+    let id = ["-i", k.private.to_str().unwrap()];
+    both_directions(dir.path(), &age, &["-r", &k.public], &k.plain, &id, "ssh-ed25519");
+}
+
+#[test]
+fn ssh_rsa_both_directions() {
+    let Some(age) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    for bits in ["2048", "3072"] {
+        let k = ssh_keygen(dir.path(), &format!("id_rsa{bits}"), &["-t", "rsa", "-b", bits], "");
+        let id = ["-i", k.private.to_str().unwrap()];
+        both_directions(dir.path(), &age, &["-r", &k.public], &k.plain, &id, &format!("ssh-rsa {bits}"));
+    }
+}
+
+#[test]
+fn passphrase_protected_keys() {
+    let Some(age) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pass_file = d.join("pass");
+    fs::write(&pass_file, format!("{PASS}\n")).unwrap();
+    let keys = [
+        ssh_keygen(d, "ed_ctr", &["-t", "ed25519"], PASS),
+        ssh_keygen(d, "ed_gcm", &["-t", "ed25519", "-Z", "aes256-gcm@openssh.com"], PASS),
+        ssh_keygen(d, "rsa_ctr", &["-t", "rsa", "-b", "3072"], PASS),
+    ];
+    for k in &keys {
+        assert!(fs::read_to_string(&k.private).unwrap() != fs::read_to_string(&k.plain).unwrap());
+        let id =
+            ["-i", k.private.to_str().unwrap(), "--identity-passphrase-file", pass_file.to_str().unwrap()];
+        let label = k.private.file_name().unwrap().to_str().unwrap();
+        both_directions(d, &age, &["-r", &k.public], &k.plain, &id, label);
+    }
+
+    // Without a passphrase (no terminal here) or with a wrong one: one clear error, no output.
+    let plain = d.join("small");
+    fs::write(&plain, data(1000)).unwrap();
+    let ct = d.join("small.age");
+    run(&age, &["-e", "-r", &keys[0].public, "-o", ct.to_str().unwrap(), plain.to_str().unwrap()]);
+    let out = d.join("never");
+    let wrong = d.join("wrong");
+    fs::write(&wrong, "not the passphrase\n").unwrap();
+    for extra in [vec![], vec!["--identity-passphrase-file", wrong.to_str().unwrap()]] {
+        let mut args = vec!["decrypt", "-i", keys[0].private.to_str().unwrap(), "-o", out.to_str().unwrap()];
+        args.extend(&extra);
+        args.push(ct.to_str().unwrap());
+        let o = Command::new(HS).args(&args).stdin(std::process::Stdio::null()).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{extra:?}");
+        assert!(err.starts_with("hyperseal: error: ") && err.lines().count() <= 2, "{err}");
+        let want = if extra.is_empty() { "no passphrase was given" } else { "incorrect passphrase" };
+        assert!(err.contains(want), "{err}");
+        assert!(!err.contains("not the passphrase") && !err.contains(PASS), "no secret in errors");
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn authorized_keys_and_github_keys_files() {
+    let Some(age) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ed = ssh_keygen(d, "ed", &["-t", "ed25519"], "");
+    let rsa = ssh_keygen(d, "rsa", &["-t", "rsa", "-b", "2048"], "");
+    let ecdsa = ssh_keygen(d, "ecdsa", &["-t", "ecdsa"], "");
+    let bare = |k: &Key| k.public.split(' ').take(2).collect::<Vec<_>>().join(" ");
+    // authorized_keys: comments, options before a key, and a key type age skips.
+    let authorized = d.join("authorized_keys");
+    let text = format!(
+        "# keys allowed in\n{}\nno-pty,command=\"echo hi there\" {}\n{}\n",
+        ed.public, rsa.public, ecdsa.public
+    );
+    fs::write(&authorized, text).unwrap();
+    // GitHub's USER.keys: bare `type base64` lines (age reads this form too).
+    let github = d.join("github.keys");
+    fs::write(&github, format!("{}\n{}\n{}\n", bare(&ed), bare(&rsa), bare(&ecdsa))).unwrap();
+
+    let plain = d.join("plain");
+    fs::write(&plain, data(65537)).unwrap();
+    for file in [&authorized, &github] {
+        let ct = d.join("ct");
+        let _ = fs::remove_file(&ct);
+        let o = run(
+            Path::new(HS),
+            &[
+                "encrypt",
+                "--format",
+                "age",
+                "-q",
+                "-R",
+                file.to_str().unwrap(),
+                "-o",
+                ct.to_str().unwrap(),
+                plain.to_str().unwrap(),
+            ],
+        );
+        let note = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            note.contains("ignoring an SSH key of unsupported type ecdsa-sha2-nistp256 at line"),
+            "{note}"
+        );
+        for k in [&ed, &rsa] {
+            let out = d.join("out");
+            let _ = fs::remove_file(&out);
+            run(
+                &age,
+                &["-d", "-i", k.private.to_str().unwrap(), "-o", out.to_str().unwrap(), ct.to_str().unwrap()],
+            );
+            assert_eq!(fs::read(&out).unwrap(), data(65537));
+        }
+    }
+    // age with the GitHub file (it skips the ECDSA key too), hyperseal decrypts with either key.
+    let ct = d.join("age.ct");
+    run(&age, &["-e", "-R", github.to_str().unwrap(), "-o", ct.to_str().unwrap(), plain.to_str().unwrap()]);
+    for k in [&ed, &rsa] {
+        let out = d.join(format!("hs-{}", k.private.file_name().unwrap().to_str().unwrap()));
+        run(
+            Path::new(HS),
+            &[
+                "decrypt",
+                "-q",
+                "-i",
+                k.private.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                ct.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(fs::read(&out).unwrap(), data(65537));
+    }
+    // `pubkey` of a private SSH key is its authorized_keys line (without the comment).
+    let o = run(Path::new(HS), &["pubkey", "-i", ed.private.to_str().unwrap()]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), bare(&ed));
+}
+
+#[test]
+fn wrong_and_unusable_keys_are_refused() {
+    let Some(age) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ed = ssh_keygen(d, "ed", &["-t", "ed25519"], "");
+    let other = ssh_keygen(d, "other", &["-t", "ed25519"], "");
+    let small = ssh_keygen(d, "small", &["-t", "rsa", "-b", "1024"], "");
+    let plain = d.join("plain");
+    fs::write(&plain, data(100)).unwrap();
+    let ct = d.join("ct");
+    run(&age, &["-e", "-r", &ed.public, "-o", ct.to_str().unwrap(), plain.to_str().unwrap()]);
+    let out = d.join("never");
+    let fail = |args: &[&str], want: &str| {
+        let o = Command::new(HS).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(want), "{args:?}: {err}");
+        assert!(!out.exists());
+    };
+    let (o, c) = (out.to_str().unwrap(), ct.to_str().unwrap());
+    fail(&["decrypt", "-i", other.private.to_str().unwrap(), "-o", o, c], "no identity matched");
+    fail(&["decrypt", "-i", small.private.to_str().unwrap(), "-o", o, c], "2048");
+    fail(&["encrypt", "--format", "age", "-r", &small.public, "-o", o, plain.to_str().unwrap()], "2048");
+}
+
+/// Runs `command` on a pseudo-terminal (util-linux `script`) typing `typed` into it.
+fn on_terminal(command: &str, typed: &str) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux script");
+    child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A protected key typed at the terminal, in both tools, on the same files; and `encrypt -i`
+/// with a protected key needs no passphrase (the public key is in the clear).
+#[test]
+fn protected_keys_on_a_terminal() {
+    let Some(age) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    for (name, kind) in [("ed", &["-t", "ed25519"][..]), ("rsa", &["-t", "rsa", "-b", "2048"][..])] {
+        let k = ssh_keygen(d, name, kind, PASS);
+        let plain = d.join("plain");
+        fs::write(&plain, data(65537)).unwrap();
+        let ct = d.join(format!("{name}.age"));
+        run(
+            Path::new(HS),
+            &["encrypt", "--format", "age", "-q", "-i", &p(&k.private), "-o", &p(&ct), &p(&plain)],
+        );
+        let out = d.join(format!("{name}.age-out"));
+        let o = on_terminal(
+            &format!("{} -d -i {} -o {} {}", p(&age), p(&k.private), p(&out), p(&ct)),
+            &format!("{PASS}\n"),
+        );
+        assert!(o.status.success(), "age: {}", String::from_utf8_lossy(&o.stdout));
+        assert_eq!(fs::read(&out).unwrap(), data(65537), "age opened it with the protected key");
+        let out = d.join(format!("{name}.hs-out"));
+        let o = on_terminal(
+            &format!("{HS} decrypt -q -i {} -o {} {}", p(&k.private), p(&out), p(&ct)),
+            &format!("{PASS}\n"),
+        );
+        assert!(o.status.success(), "hyperseal: {}", String::from_utf8_lossy(&o.stdout));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("Enter passphrase for"));
+        assert_eq!(fs::read(&out).unwrap(), data(65537));
+    }
+}

@@ -1,0 +1,151 @@
+// age-plugin-hstest: a test plugin for hyperseal's plugin client, built on age's own
+// filippo.io/age/plugin package (so the plugin side of the protocol is age's, not ours).
+//
+// Keys are native X25519 keys carried inside plugin encodings: the recipient age1hstest1… holds
+// the bytes of an "age1…" string, the identity AGE-PLUGIN-HSTEST-1… the bytes of an
+// "AGE-SECRET-KEY-1…" string; the identity without data (-j hstest) is a fixed test key. Stanzas
+// are X25519 stanzas renamed "hstest-x25519", so that only this plugin can open them.
+//
+// HSTEST_MODE (inherited from the client's environment) picks a behaviour:
+//
+//	ui       ask every UI request (msg, confirm, request-public, request-secret) and check the
+//	         answers ("1"/yes, "pub-ok", "sec-ok") before wrapping or unwrapping
+//	pq       wrap with the label "postquantum"
+//	error    refuse (an error stanza)
+//	crash    exit 3 with a message on stderr
+//	hang     never answer
+//	garbage  print something that is not a stanza
+//
+// Run with --keygen to print a fresh identity and its recipient.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"filippo.io/age"
+	"filippo.io/age/plugin"
+)
+
+// A throw-away key for the identity without data (-j hstest). Test use only.
+const fixedIdentity = "AGE-SECRET-KEY-1SRDP9WSAG9MJQY2YMGELHS08UHGAN4UAG97SF3JMEJHSWDGZKZ5SZSFPEV"
+
+const stanzaType = "hstest-x25519"
+
+var p *plugin.Plugin
+
+// misbehave acts out the crash, hang and garbage modes, and the UI checks.
+func misbehave() error {
+	switch os.Getenv("HSTEST_MODE") {
+	case "crash":
+		fmt.Fprintln(os.Stderr, "hstest crashed on purpose")
+		os.Exit(3)
+	case "hang":
+		time.Sleep(time.Hour)
+	case "garbage":
+		fmt.Println("this is not an age stanza")
+		os.Exit(0)
+	case "error":
+		return errors.New("hstest refuses on purpose")
+	case "ui":
+		if err := p.DisplayMessage("hello from hstest"); err != nil {
+			return err
+		}
+		yes, err := p.Confirm("proceed with hstest?", "yes please", "no thanks")
+		if err != nil || !yes {
+			return fmt.Errorf("confirmation refused (%v)", err)
+		}
+		if v, err := p.RequestValue("type pub-ok", false); err != nil || v != "pub-ok" {
+			return fmt.Errorf("wrong public value %q (%v)", v, err)
+		}
+		if v, err := p.RequestValue("type sec-ok", true); err != nil || v != "sec-ok" {
+			return fmt.Errorf("wrong secret value (%v)", err)
+		}
+	}
+	return nil
+}
+
+type recipient struct{ r *age.X25519Recipient }
+
+func (r recipient) Wrap(fileKey []byte) ([]*age.Stanza, error) {
+	s, _, err := r.WrapWithLabels(fileKey)
+	return s, err
+}
+
+func (r recipient) WrapWithLabels(fileKey []byte) ([]*age.Stanza, []string, error) {
+	if err := misbehave(); err != nil {
+		return nil, nil, err
+	}
+	stanzas, err := r.r.Wrap(fileKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, s := range stanzas {
+		s.Type = stanzaType
+	}
+	var labels []string
+	if os.Getenv("HSTEST_MODE") == "pq" {
+		labels = []string{"postquantum"}
+	}
+	return stanzas, labels, nil
+}
+
+type identity struct{ i *age.X25519Identity }
+
+func (i identity) Unwrap(stanzas []*age.Stanza) ([]byte, error) {
+	var ours []*age.Stanza
+	for _, s := range stanzas {
+		if s.Type == stanzaType {
+			ours = append(ours, &age.Stanza{Type: "X25519", Args: s.Args, Body: s.Body})
+		}
+	}
+	if len(ours) == 0 {
+		return nil, age.ErrIncorrectIdentity
+	}
+	if err := misbehave(); err != nil {
+		return nil, err
+	}
+	return i.i.Unwrap(ours)
+}
+
+func parseIdentity(data []byte) (*age.X25519Identity, error) {
+	if len(data) == 0 {
+		return age.ParseX25519Identity(fixedIdentity)
+	}
+	return age.ParseX25519Identity(string(data))
+}
+
+func main() {
+	var err error
+	if p, err = plugin.New("hstest"); err != nil {
+		panic(err)
+	}
+	if len(os.Args) == 2 && os.Args[1] == "--keygen" {
+		id, _ := age.GenerateX25519Identity()
+		fmt.Println(plugin.EncodeIdentity("hstest", []byte(id.String())))
+		fmt.Println(plugin.EncodeRecipient("hstest", []byte(id.Recipient().String())))
+		return
+	}
+	p.HandleRecipient(func(data []byte) (age.Recipient, error) {
+		if !strings.HasPrefix(string(data), "age1") {
+			return nil, errors.New("not an hstest recipient")
+		}
+		r, err := age.ParseX25519Recipient(string(data))
+		return recipient{r}, err
+	})
+	p.HandleIdentityAsRecipient(func(data []byte) (age.Recipient, error) {
+		i, err := parseIdentity(data)
+		if err != nil {
+			return nil, err
+		}
+		return recipient{i.Recipient()}, nil
+	})
+	p.HandleIdentity(func(data []byte) (age.Identity, error) {
+		i, err := parseIdentity(data)
+		return identity{i}, err
+	})
+	os.Exit(p.Main())
+}

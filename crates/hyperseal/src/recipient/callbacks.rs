@@ -1,0 +1,63 @@
+//! How the library asks the user something without ever touching a terminal itself: the caller
+//! passes [`Callbacks`] (the CLI prompts on the terminal or reads a file; a server would refuse).
+//! The shape follows rage's `age::Callbacks`.
+//!
+//! ```
+//! use hyperseal::recipient::{Callbacks, NoCallbacks};
+//! use zeroize::Zeroizing;
+//!
+//! /// Answers every passphrase request from memory, e.g. from a secret store.
+//! struct Fixed(&'static str);
+//! impl Callbacks for Fixed {
+//!     fn request_passphrase(&self, _description: &str) -> Option<Zeroizing<String>> {
+//!         Some(Zeroizing::new(self.0.to_string()))
+//!     }
+//! }
+//! assert!(NoCallbacks.request_passphrase("key").is_none());
+//! assert_eq!(Fixed("pw").request_passphrase("key").unwrap().as_str(), "pw");
+//! ```
+
+use std::time::Duration;
+
+use zeroize::Zeroizing;
+
+/// Requests an identity or recipient may make of the user while it is being used.
+pub trait Callbacks: Send + Sync {
+    /// Shows a message (a note, a warning about a skipped key). The default drops it.
+    fn display_message(&self, message: &str) {
+        let _ = message;
+    }
+
+    /// Asks for a passphrase or another secret (a plugin's PIN); `description` says what for
+    /// (never includes a secret). `None`: none can be had (no terminal, or the user declined).
+    fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>>;
+
+    /// Asks the user to choose between `yes` and (if given) `no`; `Some(true)` for yes. The
+    /// default cannot ask: `None`.
+    fn confirm(&self, message: &str, yes: &str, no: Option<&str>) -> Option<bool> {
+        let _ = (message, yes, no);
+        None
+    }
+
+    /// Asks for a public value (not hidden while typed). The default cannot ask: `None`.
+    fn request_public_string(&self, description: &str) -> Option<String> {
+        let _ = description;
+        None
+    }
+
+    /// How long to wait for a plugin's next message before stopping it (a plugin may be waiting
+    /// for a hardware key to be touched, so the default is generous: 5 minutes).
+    fn plugin_timeout(&self) -> Duration {
+        Duration::from_secs(300)
+    }
+}
+
+/// Answers nothing: passphrase-protected keys then fail with a clear error when needed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoCallbacks;
+
+impl Callbacks for NoCallbacks {
+    fn request_passphrase(&self, _description: &str) -> Option<Zeroizing<String>> {
+        None
+    }
+}

@@ -1,0 +1,269 @@
+//! age plugins (C2SP age-plugin.md): `age1NAME1…` recipients and `AGE-PLUGIN-NAME-1…`
+//! identities are handled by a program `age-plugin-NAME`, found on `PATH`, which speaks the
+//! `recipient-v1` / `identity-v1` state machines over its stdin/stdout ([`v1`], [`conn`]).
+//!
+//! Two rules keep a hostile recipient or identity string from running an arbitrary program
+//! (age's GHSA-32gq-x56h-299c, and the rage fix for the same): NAME may only hold letters,
+//! digits and `-_.+` (the spec's `1*(ALPHA / DIGIT / "-" / "_" / "." / "+")`), so it can never
+//! name a path; and only absolute `PATH` entries are searched, so an empty entry or `.` never
+//! makes the current directory a plugin directory.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use hyperseal::recipient::{plugin::PluginIdentity, NoCallbacks};
+//! // `age -j batchpass`: an identity without data, answered by age-plugin-batchpass.
+//! let id = PluginIdentity::without_data("batchpass", Arc::new(NoCallbacks)).unwrap();
+//! assert_eq!(id.name(), "batchpass");
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use zeroize::Zeroizing;
+
+use super::bech32_long;
+use super::{Callbacks, Identity, Labels, Recipient};
+use crate::format::Stanza;
+use crate::{Error, FileKey};
+
+mod conn;
+mod v1;
+
+/// Prefix of plugin identities (`AGE-PLUGIN-NAME-1…`).
+pub const IDENTITY_PREFIX: &str = "AGE-PLUGIN-";
+
+/// Whether a plugin name is allowed: non-empty, letters, digits and `-_.+` only.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.+".contains(&b))
+}
+
+fn checked_name(name: &str) -> Result<String, Error> {
+    if valid_name(name) {
+        Ok(name.to_ascii_lowercase())
+    } else {
+        Err(Error::Plugin(format!(
+            "invalid plugin name {:?}: only letters, digits and - _ . + are allowed",
+            name.chars().take(40).collect::<String>()
+        )))
+    }
+}
+
+/// `age-plugin-NAME` in the first absolute `PATH` directory that has it as an executable file.
+pub fn find_binary(name: &str) -> Result<PathBuf, Error> {
+    find_binary_in(name, &std::env::var_os("PATH").unwrap_or_default())
+}
+
+fn find_binary_in(name: &str, path: &std::ffi::OsStr) -> Result<PathBuf, Error> {
+    use std::os::unix::fs::PermissionsExt;
+    let name = checked_name(name)?;
+    let file = format!("age-plugin-{name}");
+    std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(&file))
+        .find(|p| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .ok_or_else(|| Error::Plugin(format!("{file} not found on PATH")))
+}
+
+/// Whether `s` is a plugin recipient: bech32 with HRP `age1NAME` (not a native `age1…` key).
+pub fn is_recipient(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    lower.starts_with("age1") && lower.rfind('1').is_some_and(|i| i > 3)
+}
+
+/// A recipient handled by a plugin.
+pub struct PluginRecipient {
+    name: String,
+    encoding: Zeroizing<String>,
+    /// The encoding is an identity (`encrypt -i`, `-j`): sent with `add-identity`.
+    identity: bool,
+    callbacks: Arc<dyn Callbacks>,
+}
+
+impl std::fmt::Debug for PluginRecipient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PluginRecipient(age-plugin-{})", self.name)
+    }
+}
+
+impl PluginRecipient {
+    /// Parses `age1NAME1…`.
+    pub fn from_bech32(s: &str, callbacks: Arc<dyn Callbacks>) -> Result<Self, Error> {
+        let (hrp, _) =
+            bech32_long::decode(s).map_err(|e| Error::InvalidRecipient(format!("plugin recipient: {e}")))?;
+        let name = checked_name(
+            hrp.strip_prefix("age1")
+                .ok_or_else(|| Error::InvalidRecipient("plugin recipients start with age1NAME1".into()))?,
+        )?;
+        Ok(PluginRecipient { name, encoding: Zeroizing::new(s.to_string()), identity: false, callbacks })
+    }
+
+    /// The recipient of a plugin identity (the plugin wraps to the identity itself).
+    pub fn from_identity(id: &PluginIdentity) -> Self {
+        PluginRecipient {
+            name: id.name.clone(),
+            encoding: id.encoding.clone(),
+            identity: true,
+            callbacks: id.callbacks.clone(),
+        }
+    }
+}
+
+impl Recipient for PluginRecipient {
+    fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
+        let binary = find_binary(&self.name)?;
+        v1::wrap(&self.name, &binary, &self.encoding, self.identity, file_key, self.callbacks.as_ref())
+    }
+}
+
+/// An identity handled by a plugin. The encoding may hold key material: zeroized, redacted.
+pub struct PluginIdentity {
+    name: String,
+    encoding: Zeroizing<String>,
+    callbacks: Arc<dyn Callbacks>,
+}
+
+impl std::fmt::Debug for PluginIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PluginIdentity(age-plugin-{}, redacted)", self.name)
+    }
+}
+
+impl PluginIdentity {
+    /// Parses `AGE-PLUGIN-NAME-1…`.
+    pub fn from_bech32(s: &str, callbacks: Arc<dyn Callbacks>) -> Result<Self, Error> {
+        let (hrp, _) =
+            bech32_long::decode(s).map_err(|e| Error::InvalidKey(format!("plugin identity: {e}")))?;
+        let name = hrp
+            .strip_prefix("age-plugin-")
+            .and_then(|n| n.strip_suffix('-'))
+            .ok_or_else(|| Error::InvalidKey("plugin identities look like AGE-PLUGIN-NAME-1…".into()))?;
+        let name = checked_name(name)?;
+        Ok(PluginIdentity { name, encoding: Zeroizing::new(s.to_string()), callbacks })
+    }
+
+    /// The identity of a plugin without data (age's `-j NAME`).
+    pub fn without_data(name: &str, callbacks: Arc<dyn Callbacks>) -> Result<Self, Error> {
+        let name = checked_name(name)?;
+        let hrp = format!("{IDENTITY_PREFIX}{}-", name.to_ascii_uppercase());
+        let encoding = Zeroizing::new(bech32_long::encode(&hrp, &[]).to_ascii_uppercase());
+        Ok(PluginIdentity { name, encoding, callbacks })
+    }
+
+    /// The plugin name (lower case).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Identity for PluginIdentity {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        self.unwrap_stanzas(std::slice::from_ref(stanza))
+    }
+
+    /// One plugin run per file: every stanza is offered at once, as age does.
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Option<Result<FileKey, Error>> {
+        let binary = match find_binary(&self.name) {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        v1::unwrap(&self.name, &binary, &self.encoding, stanzas, self.callbacks.as_ref()).transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recipient::NoCallbacks;
+
+    #[test]
+    fn names_are_restricted() {
+        for good in ["yubikey", "se", "fido2-hmac", "a.b_c+d", "X1"] {
+            assert!(valid_name(good), "{good}");
+        }
+        for bad in ["", "../x", "a/b", "a b", "a\\b", "tab\t", "é", "a:b", "$(x)"] {
+            assert!(!valid_name(bad), "{bad:?}");
+            assert!(matches!(find_binary(bad), Err(Error::Plugin(_))));
+            assert!(PluginIdentity::without_data(bad, Arc::new(NoCallbacks)).is_err());
+        }
+        // A recipient whose HRP smuggles a path is refused before any lookup.
+        let evil = bech32_long::encode("age1../../bin/sh", &[1, 2, 3]);
+        let err = PluginRecipient::from_bech32(&evil, Arc::new(NoCallbacks)).unwrap_err().to_string();
+        assert!(err.contains("invalid plugin name"), "{err}");
+    }
+
+    #[test]
+    fn encodings() {
+        let id = PluginIdentity::without_data("batchpass", Arc::new(NoCallbacks)).unwrap();
+        assert!(id.encoding.starts_with("AGE-PLUGIN-BATCHPASS-1"), "{}", id.encoding.as_str());
+        let back = PluginIdentity::from_bech32(&id.encoding, Arc::new(NoCallbacks)).unwrap();
+        assert_eq!(back.name(), "batchpass");
+        assert!(format!("{back:?}").contains("redacted"));
+        let r = bech32_long::encode("age1yubikey", &[7; 33]);
+        assert!(is_recipient(&r));
+        assert!(!is_recipient("age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq"));
+        assert_eq!(PluginRecipient::from_bech32(&r, Arc::new(NoCallbacks)).unwrap().name, "yubikey");
+    }
+
+    /// PATH lookup skips relative entries (the current directory) and non-executable files.
+    #[test]
+    fn path_lookup_never_uses_the_current_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile_dir();
+        let exe = dir.join("age-plugin-hstestlookup");
+        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o644)).unwrap();
+        // Relative entries, even one naming the right directory, are skipped.
+        let rel = pathdiff(&dir);
+        let find = |path: String| find_binary_in("hstestlookup", std::ffi::OsStr::new(&path));
+        assert!(find(format!(":.:{rel}:{}", dir.display())).is_err(), "not executable");
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(find(format!(":.:{rel}:{}", dir.display())).unwrap(), exe);
+        assert!(
+            std::path::Path::new(&rel).join("age-plugin-hstestlookup").exists(),
+            "the relative entry is right"
+        );
+        assert!(find(format!(":.:{rel}")).is_err(), "relative entries only");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("hs-plugin-lookup-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// `dir` relative to the current directory (as `../../tmp/…`).
+    fn pathdiff(dir: &std::path::Path) -> String {
+        let cwd = std::env::current_dir().unwrap();
+        let ups = cwd.components().count() - 1;
+        format!("{}{}", "../".repeat(ups), dir.strip_prefix("/").unwrap().display())
+    }
+
+    /// Grease and unknown commands from the plugin get `unsupported`, and the exchange goes on:
+    /// a shell-script plugin sends one before its file key, and refuses unless answered so.
+    #[test]
+    fn unknown_plugin_commands_are_answered_unsupported() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("hs-plugin-grease-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = dir.join("age-plugin-greasy");
+        // The file key is 16 bytes 0x01..0x10: base64 AQIDBAUGBwgJCgsMDQ4PEA.
+        let script = r#"#!/bin/sh
+while IFS= read -r line; do [ "$line" = "-> done" ] && break; done
+IFS= read -r _
+printf -- '-> grease-zz 1 2\nZ3JlYXNl\n'
+IFS= read -r reply; IFS= read -r _
+if [ "$reply" != "-> unsupported" ]; then printf -- '-> error internal\nYmFk\n'; exit 1; fi
+printf -- '-> file-key 0\nAQIDBAUGBwgJCgsMDQ4PEA\n'
+IFS= read -r reply; IFS= read -r _
+printf -- '-> done\n\n'
+"#;
+        std::fs::write(&exe, script).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let stanza = Stanza::new("anything", vec!["x".into()], vec![1, 2, 3]);
+        let key =
+            v1::unwrap("greasy", &exe, "AGE-PLUGIN-GREASY-1", &[stanza], &NoCallbacks).unwrap().unwrap();
+        assert_eq!(key.expose(), (1..=16).collect::<Vec<u8>>());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,243 @@
+//! SSH keys as age recipients and identities: the glue between the OpenSSH parsers
+//! ([`super::openssh`], [`super::openssh_key`]) and the two stanza kinds
+//! ([`super::ssh_ed25519`], [`super::ssh_rsa`]), including passphrase-protected private keys,
+//! which ask for their passphrase only when a stanza carries their tag (as age's
+//! `EncryptedSSHIdentity` does), through the caller's [`Callbacks`].
+
+use std::sync::{Arc, OnceLock};
+
+use super::callbacks::Callbacks;
+use super::openssh::{parse_authorized_key, AuthorizedKey, SshPublicKey};
+use super::openssh_key::{OpensshKeyFile, SshPrivateKey};
+use super::ssh_ed25519::{SshEd25519Identity, SshEd25519Recipient};
+use super::ssh_rsa::{SshRsaIdentity, SshRsaRecipient};
+use super::{Identity, Recipient};
+use crate::format::Stanza;
+use crate::{Error, FileKey};
+
+/// The recipient for an SSH public key.
+pub fn recipient_of(public: &SshPublicKey) -> Result<Box<dyn Recipient>, Error> {
+    Ok(match public {
+        SshPublicKey::Ed25519(_) => Box::new(SshEd25519Recipient::new(public)?),
+        SshPublicKey::Rsa { .. } => Box::new(SshRsaRecipient::new(public)?),
+    })
+}
+
+/// Parses one `authorized_keys`-style line into a recipient; an unsupported SSH key type is an
+/// error naming the type.
+pub fn parse_recipient(line: &str) -> Result<Box<dyn Recipient>, Error> {
+    match parse_authorized_key(line).map_err(|e| Error::InvalidRecipient(format!("SSH recipient: {e}")))? {
+        AuthorizedKey::Supported(k) => recipient_of(&k),
+        AuthorizedKey::Unsupported(t) => Err(Error::InvalidRecipient(format!(
+            "SSH key type {t} cannot be an age recipient (only ssh-ed25519 and ssh-rsa)"
+        ))),
+    }
+}
+
+fn identity_of(key: SshPrivateKey) -> Result<Box<dyn Identity>, Error> {
+    Ok(match key {
+        SshPrivateKey::Ed25519 { seed, public } => Box::new(SshEd25519Identity::new(&seed, &public)?),
+        SshPrivateKey::Rsa(c) => Box::new(SshRsaIdentity::new(&c)?),
+    })
+}
+
+/// Parses an OpenSSH private key file into an identity. A passphrase-protected key is returned
+/// still encrypted; `callbacks` is asked for the passphrase the first time a stanza is addressed
+/// to it. Also returns the public key (for `encrypt -i` and `pubkey`).
+pub fn parse_identity(
+    pem: &str,
+    callbacks: Arc<dyn Callbacks>,
+) -> Result<(Box<dyn Identity>, SshPublicKey), Error> {
+    let file = OpensshKeyFile::parse(pem)?;
+    let public = file.public().clone();
+    // Refuse unusable public keys (RSA under 2048 bits) now, not at the first stanza.
+    recipient_of(&public).map_err(|e| match e {
+        Error::InvalidRecipient(why) => Error::InvalidKey(why),
+        other => other,
+    })?;
+    if !file.is_encrypted() {
+        return Ok((identity_of(file.decrypt(None)?)?, public));
+    }
+    let tag = public.fingerprint_tag();
+    let kind = public.key_type();
+    Ok((Box::new(EncryptedSshIdentity { file, tag, kind, callbacks, decrypted: OnceLock::new() }), public))
+}
+
+/// A passphrase-protected SSH key, decrypted on first use and then kept.
+struct EncryptedSshIdentity {
+    file: OpensshKeyFile,
+    tag: String,
+    kind: &'static str,
+    callbacks: Arc<dyn Callbacks>,
+    decrypted: OnceLock<Box<dyn Identity>>,
+}
+
+impl EncryptedSshIdentity {
+    fn decrypt(&self) -> Result<&dyn Identity, Error> {
+        if let Some(id) = self.decrypted.get() {
+            return Ok(id.as_ref());
+        }
+        let description = format!("SSH key {} {}", self.kind, self.tag);
+        let pass = self.callbacks.request_passphrase(&description).ok_or_else(|| {
+            Error::InvalidKey(format!("{description} is passphrase-protected and no passphrase was given"))
+        })?;
+        let key = self.file.decrypt(Some(pass.as_bytes())).map_err(|e| match e {
+            Error::WrongPassphrase => Error::InvalidKey(format!("incorrect passphrase for {description}")),
+            other => other,
+        })?;
+        // Two threads may race here; both decrypt the same key and one result is kept.
+        let _ = self.decrypted.set(identity_of(key)?);
+        Ok(self.decrypted.get().expect("just set").as_ref())
+    }
+}
+
+impl Identity for EncryptedSshIdentity {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        if let Some(id) = self.decrypted.get() {
+            return id.unwrap_stanza(stanza);
+        }
+        if stanza.tag != self.kind {
+            return None;
+        }
+        match stanza.args.first() {
+            None => {
+                return Some(Err(Error::InvalidStanza(format!("{} stanza without arguments", self.kind))))
+            }
+            Some(t) if *t != self.tag => return None,
+            Some(_) => {}
+        }
+        match self.decrypt() {
+            Ok(id) => id.unwrap_stanza(stanza),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use zeroize::Zeroizing;
+
+    use super::*;
+    use crate::recipient::NoCallbacks;
+
+    fn vector(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/../../vectors/ssh/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    /// Counts passphrase requests and answers with a fixed passphrase.
+    struct Counting(&'static str, AtomicUsize);
+    impl Callbacks for Counting {
+        fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>> {
+            assert!(description.starts_with("SSH key ssh-"), "{description}");
+            self.1.fetch_add(1, Ordering::SeqCst);
+            Some(Zeroizing::new(self.0.to_string()))
+        }
+    }
+
+    #[test]
+    fn protected_keys_ask_only_for_their_own_stanzas_and_once() {
+        for name in ["ed25519_ctr", "ed25519_gcm", "rsa3072_ctr"] {
+            let cb = Arc::new(Counting("hyperseal test", AtomicUsize::new(0)));
+            let (id, public) = parse_identity(&vector(name), cb.clone()).unwrap();
+            let r = recipient_of(&public).unwrap();
+            let other = parse_recipient(&vector("ed25519.pub")).unwrap();
+            let (foreign, _) = other.wrap_file_key(&FileKey::generate(16)).unwrap();
+            assert!(id.unwrap_stanzas(&foreign).is_none());
+            assert_eq!(cb.1.load(Ordering::SeqCst), 0, "{name}: no prompt for another key's stanza");
+            for _ in 0..2 {
+                let fk = FileKey::generate(16);
+                let (stanzas, _) = r.wrap_file_key(&fk).unwrap();
+                assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
+            }
+            assert_eq!(cb.1.load(Ordering::SeqCst), 1, "{name}: asked once, then kept");
+        }
+    }
+
+    #[test]
+    fn wrong_or_missing_passphrase_is_a_clear_error() {
+        let (r, _) = (parse_recipient(&vector("ed25519_ctr.pub")).unwrap(), ());
+        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
+        let wrong = Arc::new(Counting("not it", AtomicUsize::new(0)));
+        let (id, _) = parse_identity(&vector("ed25519_ctr"), wrong).unwrap();
+        let err = id.unwrap_stanzas(&stanzas).unwrap().unwrap_err().to_string();
+        assert!(err.contains("incorrect passphrase") && !err.contains("not it"), "{err}");
+        let (id, _) = parse_identity(&vector("ed25519_ctr"), Arc::new(NoCallbacks)).unwrap();
+        let err = id.unwrap_stanzas(&stanzas).unwrap().unwrap_err().to_string();
+        assert!(err.contains("no passphrase was given"), "{err}");
+    }
+
+    #[test]
+    fn unencrypted_keys_and_recipient_lines() {
+        for name in ["ed25519", "rsa2048"] {
+            let (id, public) = parse_identity(&vector(name), Arc::new(NoCallbacks)).unwrap();
+            let r = parse_recipient(&vector(&format!("{name}.pub"))).unwrap();
+            let line = vector(&format!("{name}.pub"));
+            assert_eq!(public.to_authorized_key(), line.split(' ').take(2).collect::<Vec<_>>().join(" "));
+            let fk = FileKey::generate(16);
+            let (stanzas, _) = r.wrap_file_key(&fk).unwrap();
+            assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
+        }
+        assert!(parse_identity(&vector("rsa1024"), Arc::new(NoCallbacks)).is_err(), "too small");
+        let err = parse_recipient(&vector("ecdsa.pub")).err().unwrap().to_string();
+        assert!(err.contains("ecdsa-sha2-nistp256"), "{err}");
+    }
+
+    /// Files made by the real age v1.3.1 (`age -R KEY.pub`, see vectors/ssh/README.md) open with
+    /// the matching private keys, protected ones through the callback.
+    #[test]
+    fn files_made_by_age_decrypt() {
+        for name in ["ed25519", "ed25519_ctr", "ed25519_gcm", "rsa2048", "rsa3072_ctr"] {
+            let file = std::fs::read(format!("{}/../../vectors/ssh/{name}.age", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+            let cb = Arc::new(Counting("hyperseal test", AtomicUsize::new(0)));
+            let ids = crate::recipient::parse_identities_with(&vector(name), cb).unwrap();
+            assert_eq!(&crate::decrypt(&ids, &file).unwrap()[..], b"hello from age\n", "{name}");
+            // Another key's identity does not match.
+            let other = crate::recipient::parse_identities(&vector(if name.starts_with("rsa") {
+                "ed25519"
+            } else {
+                "rsa2048"
+            }))
+            .unwrap();
+            assert!(matches!(crate::decrypt(&other, &file), Err(Error::NoIdentityMatched)), "{name}");
+        }
+    }
+
+    /// An `authorized_keys`-style file with comments, options and an ECDSA key (skipped with a
+    /// note), and a GitHub `.keys` file (bare `type base64` lines).
+    #[test]
+    fn recipients_files() {
+        struct Notes(std::sync::Mutex<Vec<String>>);
+        impl Callbacks for Notes {
+            fn display_message(&self, m: &str) {
+                self.0.lock().unwrap().push(m.to_string());
+            }
+            fn request_passphrase(&self, _: &str) -> Option<Zeroizing<String>> {
+                None
+            }
+        }
+        let (ed, rsa, ecdsa) = (vector("ed25519.pub"), vector("rsa2048.pub"), vector("ecdsa.pub"));
+        let text = format!("# my keys\n\n{ed}command=\"ls -l\",no-pty {rsa}{ecdsa}");
+        let notes = Arc::new(Notes(Default::default()));
+        let rs = crate::recipient::parse_recipients_file_with(&text, notes.clone()).unwrap();
+        assert_eq!(rs.len(), 2);
+        assert_eq!(
+            *notes.0.lock().unwrap(),
+            ["ignoring an SSH key of unsupported type ecdsa-sha2-nistp256 at line 5"]
+        );
+        let bare = |l: &str| l.split(' ').take(2).collect::<Vec<_>>().join(" ") + "\n";
+        let github = format!("{}{}{}", bare(&ed), bare(&rsa), bare(&ecdsa));
+        let rs = crate::recipient::parse_recipients_file(&github).unwrap();
+        let fk = FileKey::generate(16);
+        let stanzas: Vec<Stanza> = rs.iter().flat_map(|r| r.wrap_file_key(&fk).unwrap().0).collect();
+        assert_eq!(stanzas.iter().map(|s| s.tag.as_str()).collect::<Vec<_>>(), ["ssh-ed25519", "ssh-rsa"]);
+        let err = crate::recipient::parse_recipients_file(&ecdsa).err().unwrap().to_string();
+        assert!(err.contains("unsupported types"), "{err}");
+        assert!(
+            crate::recipient::parse_recipients_file(&format!("{ed}ssh-ed25519 AAAA\n")).is_err(),
+            "a broken line fails"
+        );
+    }
+}

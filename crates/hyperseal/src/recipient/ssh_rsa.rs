@@ -1,0 +1,271 @@
+//! `ssh-rsa` recipients, exactly as age's `agessh` package makes them.
+//!
+//! Stanza `-> ssh-rsa <tag>`, tag = unpadded base64 of the first 4 bytes of SHA-256 of the SSH
+//! wire public key; body = RSA-OAEP-SHA-256 (MGF1-SHA-256) of the file key with the label
+//! `age-encryption.org/v1/ssh-rsa`. Keys of 2048 to 8192 bits, as aws-lc-rs allows (2048 is below
+//! the 3072 bits hyperseal's own `rsa-oaep` asks for; it is accepted here only because SSH keys
+//! of that size are what users have, and age takes them).
+//!
+//! OpenSSH private keys carry n, e, d, p, q and q⁻¹ mod p but not the CRT exponents d mod (p−1)
+//! and d mod (q−1) that aws-lc-rs needs, so [`crt_exponents`] asks aws-lc's bignum code for them:
+//! the one unsafe block of this file (see its SAFETY note).
+#![allow(unsafe_code)]
+
+use aws_lc_rs::encoding::AsDer;
+use aws_lc_rs::rsa::{
+    KeyPair, KeyPairComponents, OaepPrivateDecryptingKey, OaepPublicEncryptingKey, PrivateDecryptingKey,
+    PublicEncryptingKey, PublicKeyComponents, OAEP_SHA256_MGF1SHA256,
+};
+use zeroize::Zeroizing;
+
+use super::openssh::SshPublicKey;
+use super::openssh_key::RsaComponents;
+use super::{Identity, Labels, Recipient};
+use crate::format::Stanza;
+use crate::{Error, FileKey};
+
+const TAG: &str = "ssh-rsa";
+const LABEL: &[u8] = b"age-encryption.org/v1/ssh-rsa";
+
+/// An `ssh-rsa` public key as an age recipient.
+pub struct SshRsaRecipient {
+    key: OaepPublicEncryptingKey,
+    public: SshPublicKey,
+}
+
+impl std::fmt::Debug for SshRsaRecipient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SshRsaRecipient({} bits, {})", self.key.key_size_bits(), self.public.fingerprint_tag())
+    }
+}
+
+fn size_error(e: aws_lc_rs::error::KeyRejected) -> String {
+    match e.description_() {
+        "TooSmall" => "ssh-rsa keys must have at least 2048 bits".into(),
+        "TooLarge" => "ssh-rsa keys over 8192 bits are not supported".into(),
+        other => format!("ssh-rsa key rejected ({other})"),
+    }
+}
+
+impl SshRsaRecipient {
+    /// From a parsed `ssh-rsa` public key.
+    pub fn new(public: &SshPublicKey) -> Result<Self, Error> {
+        let SshPublicKey::Rsa { n, e } = public else {
+            return Err(Error::InvalidRecipient("not an ssh-rsa key".into()));
+        };
+        // n has no leading zero byte (the SSH parser strips it), so its bit length is exact.
+        let bits = n.len() * 8 - n[0].leading_zeros() as usize;
+        if !(2048..=8192).contains(&bits) {
+            return Err(Error::InvalidRecipient(format!(
+                "ssh-rsa key of {bits} bits: age needs 2048 to 8192 bits"
+            )));
+        }
+        let key: PublicEncryptingKey = PublicKeyComponents { n: &n[..], e: &e[..] }
+            .try_into()
+            .map_err(|_| Error::InvalidRecipient("ssh-rsa public key rejected".into()))?;
+        let key = OaepPublicEncryptingKey::new(key).map_err(|_| Error::Crypto)?;
+        Ok(SshRsaRecipient { key, public: public.clone() })
+    }
+}
+
+impl Recipient for SshRsaRecipient {
+    fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
+        let mut ct = vec![0u8; self.key.ciphertext_size()];
+        let n = self.key.encrypt(&OAEP_SHA256_MGF1SHA256, file_key.expose(), &mut ct, Some(LABEL))?.len();
+        ct.truncate(n);
+        Ok((vec![Stanza::new(TAG, vec![self.public.fingerprint_tag()], ct)], Labels::new()))
+    }
+}
+
+/// An `ssh-rsa` private key as an age identity. aws-lc-rs holds the key in C memory and clears
+/// it on free; `Debug` is redacted.
+pub struct SshRsaIdentity {
+    key: OaepPrivateDecryptingKey,
+    tag: String,
+}
+
+impl std::fmt::Debug for SshRsaIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SshRsaIdentity({} bits, {}, redacted)", self.key.key_size_bits(), self.tag)
+    }
+}
+
+impl SshRsaIdentity {
+    /// From the components of an OpenSSH RSA private key; aws-lc checks they are consistent.
+    pub fn new(c: &RsaComponents) -> Result<Self, Error> {
+        let (dp, dq) = crt_exponents(&c.d, &c.p, &c.q)?;
+        let components = KeyPairComponents {
+            public_key: PublicKeyComponents { n: &c.n[..], e: &c.e[..] },
+            d: &c.d[..],
+            p: &c.p[..],
+            q: &c.q[..],
+            dP: &dp[..],
+            dQ: &dq[..],
+            qInv: &c.iqmp[..],
+        };
+        let pair = KeyPair::from_components(&components).map_err(|e| Error::InvalidKey(size_error(e)))?;
+        let pkcs8 = pair.as_der().map_err(|_| Error::Crypto)?;
+        let pkcs8 = Zeroizing::new(pkcs8.as_ref().to_vec());
+        let private =
+            PrivateDecryptingKey::from_pkcs8(&pkcs8).map_err(|e| Error::InvalidKey(size_error(e)))?;
+        let public = SshPublicKey::Rsa { n: c.n.clone(), e: c.e.clone() };
+        let key = OaepPrivateDecryptingKey::new(private).map_err(|_| Error::Crypto)?;
+        Ok(SshRsaIdentity { key, tag: public.fingerprint_tag() })
+    }
+
+    fn unwrap_own(&self, stanza: &Stanza) -> Result<FileKey, Error> {
+        if stanza.body.len() != self.key.key_size_bytes() {
+            return Err(Error::InvalidStanza(format!(
+                "ssh-rsa body is {} bytes, expected {}",
+                stanza.body.len(),
+                self.key.key_size_bytes()
+            )));
+        }
+        let mut pt = Zeroizing::new(vec![0u8; self.key.min_output_size()]);
+        let pt = self
+            .key
+            .decrypt(&OAEP_SHA256_MGF1SHA256, &stanza.body, &mut pt, Some(LABEL))
+            .map_err(|_| Error::InvalidStanza("ssh-rsa: failed to decrypt the file key".into()))?;
+        FileKey::from_slice(pt)
+            .ok_or_else(|| Error::InvalidStanza("ssh-rsa file key must be 16 or 32 bytes".into()))
+    }
+}
+
+impl Identity for SshRsaIdentity {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        if stanza.tag != TAG {
+            return None;
+        }
+        // Same order of checks as agessh: shape first, then "is it mine" by tag.
+        match stanza.args.as_slice() {
+            [tag] if *tag == self.tag => Some(self.unwrap_own(stanza)),
+            [_] => None,
+            _ => Some(Err(Error::InvalidStanza("ssh-rsa stanza must have exactly one argument".into()))),
+        }
+    }
+}
+
+/// A secret big-endian integer.
+type Secret = Zeroizing<Vec<u8>>;
+
+/// d mod (p−1) and d mod (q−1), each padded to the length of its prime, computed by aws-lc.
+fn crt_exponents(d: &[u8], p: &[u8], q: &[u8]) -> Result<(Secret, Secret), Error> {
+    use aws_lc_sys::{
+        BN_CTX_free, BN_CTX_new, BN_bin2bn, BN_bn2bin_padded, BN_clear_free, BN_div, BN_sub_word,
+    };
+    let (mut dp, mut dq) = (Zeroizing::new(vec![0u8; p.len()]), Zeroizing::new(vec![0u8; q.len()]));
+    // SAFETY: BN_bin2bn reads exactly `len` bytes from each slice; every BIGNUM and the BN_CTX
+    // are created here, null-checked before any use, and freed exactly once on every path
+    // (BN_clear_free wipes them: they hold secrets); BN_bn2bin_padded writes at most the length
+    // passed, the length of the output buffer. aws-lc's BN_div treats the operands' sizes, not
+    // their values, as public, which holds here (the sizes are in the key file).
+    let ok = unsafe {
+        let ctx = BN_CTX_new();
+        let bn = |b: &[u8]| BN_bin2bn(b.as_ptr(), b.len(), std::ptr::null_mut());
+        let (bd, bp, bq, rp, rq) = (bn(d), bn(p), bn(q), bn(&[]), bn(&[]));
+        let all = [bd, bp, bq, rp, rq];
+        let ok = !ctx.is_null()
+            && all.iter().all(|x| !x.is_null())
+            && BN_sub_word(bp, 1) == 1
+            && BN_sub_word(bq, 1) == 1
+            && BN_div(std::ptr::null_mut(), rp, bd, bp, ctx) == 1
+            && BN_div(std::ptr::null_mut(), rq, bd, bq, ctx) == 1
+            && BN_bn2bin_padded(dp.as_mut_ptr(), dp.len(), rp) == 1
+            && BN_bn2bin_padded(dq.as_mut_ptr(), dq.len(), rq) == 1;
+        for x in all {
+            if !x.is_null() {
+                BN_clear_free(x);
+            }
+        }
+        if !ctx.is_null() {
+            BN_CTX_free(ctx);
+        }
+        ok
+    };
+    if !ok {
+        return Err(Error::InvalidKey("malformed ssh-rsa private key".into()));
+    }
+    Ok((dp, dq))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recipient::openssh_key::{OpensshKeyFile, SshPrivateKey};
+
+    fn vector(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/../../vectors/ssh/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    fn pair(name: &str) -> (SshRsaRecipient, SshRsaIdentity) {
+        let f = OpensshKeyFile::parse(&vector(name)).unwrap();
+        let r = SshRsaRecipient::new(f.public()).unwrap();
+        let SshPrivateKey::Rsa(c) = f.decrypt(Some(b"hyperseal test")).unwrap() else { panic!() };
+        (r, SshRsaIdentity::new(&c).unwrap())
+    }
+
+    #[test]
+    fn round_trip_and_stanza_shape() {
+        for (name, bytes) in [("rsa2048", 256), ("rsa3072_ctr", 384)] {
+            let (r, id) = pair(name);
+            for len in [16, 32] {
+                let fk = FileKey::generate(len);
+                let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+                assert!(labels.is_empty());
+                assert_eq!(stanzas[0].tag, "ssh-rsa");
+                assert_eq!(stanzas[0].args, [r.public.fingerprint_tag()]);
+                assert_eq!(stanzas[0].body.len(), bytes);
+                assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
+            }
+            assert!(format!("{id:?}").contains("redacted"));
+        }
+    }
+
+    #[test]
+    fn not_mine_and_broken() {
+        let (r, id) = pair("rsa2048");
+        let (_, other) = pair("rsa3072_ctr");
+        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
+        let s = &stanzas[0];
+        assert!(other.unwrap_stanza(s).is_none(), "another key's tag");
+        let broken = |f: &dyn Fn(&mut Stanza)| {
+            let mut b = s.clone();
+            f(&mut b);
+            assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
+        };
+        broken(&|b| b.args.push("x".into()));
+        broken(&|b| b.args.clear());
+        broken(&|b| {
+            b.body.pop();
+        });
+        broken(&|b| b.body[10] ^= 1);
+        // The label matters: hyperseal's own rsa-oaep (empty label) does not open as ssh-rsa.
+        let mut ct = vec![0u8; 256];
+        let n = r.key.encrypt(&OAEP_SHA256_MGF1SHA256, &[7; 16], &mut ct, None).unwrap().len();
+        broken(&|b| b.body = ct[..n].to_vec());
+    }
+
+    #[test]
+    fn small_keys_refused() {
+        let text = vector("rsa1024.pub");
+        let super::super::openssh::AuthorizedKey::Supported(k) =
+            super::super::openssh::parse_authorized_key(&text).unwrap()
+        else {
+            panic!()
+        };
+        let err = SshRsaRecipient::new(&k).unwrap_err().to_string();
+        assert!(err.contains("2048"), "{err}");
+        let f = OpensshKeyFile::parse(&vector("rsa1024")).unwrap();
+        let SshPrivateKey::Rsa(c) = f.decrypt(None).unwrap() else { panic!() };
+        assert!(SshRsaIdentity::new(&c).is_err());
+    }
+
+    #[test]
+    fn inconsistent_components_refused() {
+        let f = OpensshKeyFile::parse(&vector("rsa2048")).unwrap();
+        let SshPrivateKey::Rsa(mut c) = f.decrypt(None).unwrap() else { panic!() };
+        let last = c.d.len() - 1;
+        c.d[last] ^= 2;
+        assert!(SshRsaIdentity::new(&c).is_err(), "aws-lc's RSA_check_key catches a wrong d");
+    }
+}
