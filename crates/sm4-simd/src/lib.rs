@@ -1,7 +1,7 @@
 //! Constant-time SM4 (GB/T 32907-2016) with SIMD backends.
 //!
 //! [`Sm4`] implements the RustCrypto `cipher` 0.5 block-cipher traits, so it
-//! plugs into the generic `ecb`, `cbc`, `ctr` and `aes-gcm` crates; the
+//! plugs into the generic `ecb`, `cbc`, `ctr`, `aes-gcm` and `ccm` crates; the
 //! [`modes`] module wraps the common cases in small byte-slice functions.
 //!
 //! Backends (see [`Backend`]), chosen at run time:
@@ -25,6 +25,7 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub use aes_gcm;
+pub use ccm;
 pub use cipher;
 
 mod autodetect;
@@ -34,7 +35,7 @@ mod soft;
 mod x86;
 
 pub use autodetect::{backend_name, default_backend, Backend};
-pub use modes::{Error, Sm4CbcDec, Sm4CbcEnc, Sm4Ctr, Sm4EcbDec, Sm4EcbEnc, Sm4Gcm};
+pub use modes::{Error, Sm4CbcDec, Sm4CbcEnc, Sm4Ccm, Sm4Ctr, Sm4EcbDec, Sm4EcbEnc, Sm4Gcm};
 
 use cipher::{
     consts::U16, AlgorithmName, BlockCipherDecClosure, BlockCipherDecrypt, BlockCipherEncClosure,
