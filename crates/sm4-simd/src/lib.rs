@@ -55,11 +55,15 @@ pub struct Sm4 {
     dec: [u32; 32],
     /// `enc`/`dec` transformed for the x86 single-block path.
     #[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
-    enc_fused: [u32; 32],
+    enc_fused: FusedKeys,
     #[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
-    dec_fused: [u32; 32],
+    dec_fused: FusedKeys,
     backend: Backend,
 }
+
+/// Round keys of the x86 single-block path: one 16-byte register image per
+/// round (see `x86/single.rs`).
+pub(crate) type FusedKeys = [[u8; 16]; 32];
 
 impl Sm4 {
     /// Builds a cipher that uses `backend`, or `None` if this CPU cannot run
@@ -74,7 +78,7 @@ impl Sm4 {
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         let (enc_fused, dec_fused) = (x86::fused_round_keys(&enc), x86::fused_round_keys(&dec));
         #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-        let (enc_fused, dec_fused) = ([0u32; 32], [0u32; 32]);
+        let (enc_fused, dec_fused) = ([[0u8; 16]; 32], [[0u8; 16]; 32]);
         Some(Self { enc, dec, enc_fused, dec_fused, backend })
     }
 

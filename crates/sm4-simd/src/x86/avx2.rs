@@ -199,8 +199,8 @@ macro_rules! avx2_backend {
             /// functions after run-time feature detection (see `lib.rs`).
             pub(crate) struct Backend<'a> {
                 pub(crate) rk: &'a [u32; 32],
-                /// Round keys for `aesni::crypt1` (`fused_round_keys`).
-                pub(crate) fk: &'a [u32; 32],
+                /// Round keys for `single::crypt1` (`single::fused_round_keys`).
+                pub(crate) fk: &'a crate::FusedKeys,
             }
 
             impl BlockSizeUser for Backend<'_> {
@@ -215,8 +215,8 @@ macro_rules! avx2_backend {
                 #[inline(always)]
                 fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
                     let mut b: [u8; 16] = (*block.get_in()).into();
-                    // SAFETY: this backend's features imply SSSE3 + AES-NI.
-                    unsafe { aesni::crypt1(self.fk, &mut b) };
+                    // SAFETY: this backend's features imply AVX, SSSE3 and AES-NI.
+                    unsafe { crate::x86::single::crypt1_avx(self.fk, &mut b) };
                     block.get_out().copy_from_slice(&b);
                 }
 

@@ -18,6 +18,9 @@
 
 pub(crate) mod aesni;
 pub(crate) mod avx2;
+pub(crate) mod single;
+
+pub(crate) use single::fused_round_keys;
 
 use cipher::{consts::U16, BlockCipherDecClosure, BlockCipherEncClosure};
 
@@ -30,7 +33,7 @@ macro_rules! entry {
         #[doc = concat!("The CPU must support `", $feat, "`.")]
         #[inline]
         #[target_feature(enable = $feat)]
-        pub(crate) unsafe fn $enc(rk: &[u32; 32], fk: &[u32; 32], f: impl BlockCipherEncClosure<BlockSize = U16>) {
+        pub(crate) unsafe fn $enc(rk: &[u32; 32], fk: &crate::FusedKeys, f: impl BlockCipherEncClosure<BlockSize = U16>) {
             f.call(&$($backend)::+ { rk, fk })
         }
 
@@ -38,7 +41,7 @@ macro_rules! entry {
         #[doc = concat!("The CPU must support `", $feat, "`.")]
         #[inline]
         #[target_feature(enable = $feat)]
-        pub(crate) unsafe fn $dec(rk: &[u32; 32], fk: &[u32; 32], f: impl BlockCipherDecClosure<BlockSize = U16>) {
+        pub(crate) unsafe fn $dec(rk: &[u32; 32], fk: &crate::FusedKeys, f: impl BlockCipherDecClosure<BlockSize = U16>) {
             f.call(&$($backend)::+ { rk, fk })
         }
     };
@@ -89,7 +92,7 @@ pub(crate) const ROL24: [u8; 16] = rol_bytes(3);
 /// `pshufb` pattern converting each 32-bit lane between big and little endian.
 pub(crate) const BSWAP32: [u8; 16] = [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12];
 
-// ---- Latency-optimised single-block path (see `aesni::crypt1`) ----------
+// ---- Latency-optimised single-block path (see `single.rs`) --------------
 //
 // Instead of the state words x, the single-block path tracks m = M1(x)
 // (M1 = linear part of the pre-map, applied bytewise). Because M1 is linear,
@@ -162,14 +165,6 @@ const fn nibble_tables(cols: &[u8; 8]) -> [[u8; 16]; 2] {
 /// `[lo, hi]` nibble tables of M1 and of M1^-1.
 pub(crate) const M1_TABLES: [[u8; 16]; 2] = nibble_tables(&M1_COLS);
 pub(crate) const M1_INV_TABLES: [[u8; 16]; 2] = nibble_tables(&M1_INV_COLS);
-
-/// The pre-map constant c1 in every byte.
-pub(crate) const C1_WORD: u32 = u32::from_ne_bytes([PRE_LO[0]; 4]);
-
-/// Round-key images for the single-block path: K[r] = M1(rk[r]) + c1.
-pub(crate) fn fused_round_keys(rk: &[u32; 32]) -> [u32; 32] {
-    core::array::from_fn(|r| lin_word(&M1_COLS, rk[r]) ^ C1_WORD)
-}
 
 /// Nibble tables of F: `F_TABLES[2j]` / `[2j+1]` give byte j of F's value
 /// for the low / high nibble of one input byte (constant folded into low).
