@@ -5,14 +5,18 @@
 //! [`modes`] module wraps the common cases in small byte-slice functions.
 //!
 //! Backends (see [`Backend`]), chosen at run time:
+//! * `gfni512` – AVX-512 + GFNI, 32 blocks in flight (opt-in),
+//! * `gfni`  – AVX2 + GFNI, 16 blocks in flight (opt-in),
 //! * `vaes`  – AVX2 + VAES, 16 blocks in flight,
 //! * `avx2`  – AVX2 + AES-NI, 16 blocks in flight,
 //! * `aesni` – SSSE3 + AES-NI, 8 blocks in flight,
 //! * `soft`  – portable bitsliced code, 16 blocks per batch.
 //!
 //! No backend performs secret-dependent table lookups or branches: the x86
-//! backends evaluate the S-box with `aesenclast` plus `pshufb` affine maps,
-//! the portable one with a Boolean circuit.
+//! backends evaluate the S-box with `aesenclast` plus `pshufb` affine maps or
+//! with GFNI's affine instructions, the portable one with a Boolean circuit.
+//! The GFNI backends are chosen automatically only with the `gfni` cargo
+//! feature or `SM4_SIMD_GFNI=1` (see [`Backend`]).
 //!
 //! ```
 //! use sm4_simd::{Sm4, cipher::{BlockCipherEncrypt, KeyInit}};
@@ -121,6 +125,12 @@ impl BlockCipherEncrypt for Sm4 {
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             // SAFETY: as above.
             Backend::Vaes => unsafe { x86::enc_vaes(rk, &self.enc_fused, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Gfni => unsafe { x86::enc_gfni(rk, &self.enc_fused, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Gfni512 => unsafe { x86::enc_gfni512(rk, &self.enc_fused, f) },
             _ => f.call(&soft::Backend { rk }),
         }
     }
@@ -141,6 +151,12 @@ impl BlockCipherDecrypt for Sm4 {
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             // SAFETY: as above.
             Backend::Vaes => unsafe { x86::dec_vaes(rk, &self.dec_fused, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Gfni => unsafe { x86::dec_gfni(rk, &self.dec_fused, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Gfni512 => unsafe { x86::dec_gfni512(rk, &self.dec_fused, f) },
             _ => f.call(&soft::Backend { rk }),
         }
     }

@@ -174,6 +174,16 @@ fn backend_vaes() {
     check_backend(Backend::Vaes);
 }
 
+#[test]
+fn backend_gfni() {
+    check_backend(Backend::Gfni);
+}
+
+#[test]
+fn backend_gfni512() {
+    check_backend(Backend::Gfni512);
+}
+
 /// The convenience API goes through the default backend; check it against
 /// the reference too, including PKCS#7 CBC and the GCM functions.
 #[test]

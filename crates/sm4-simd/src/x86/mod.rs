@@ -1,6 +1,7 @@
 //! x86-64 SIMD backends. All `#[target_feature]` code lives in the leaf files.
 //!
-//! Both backends compute the SM4 S-box with the AES S-box hardware:
+//! The AES-NI/VAES backends compute the SM4 S-box with the AES S-box hardware
+//! (the GFNI ones with two affine instructions, see `gfni.rs`):
 //!
 //! ```text
 //! S_sm4(x) = M2 * S_aes(M1 * x + c1) + c2
@@ -17,7 +18,10 @@
 //! round is a handful of whole-register operations on all blocks at once.
 
 pub(crate) mod aesni;
+#[macro_use]
 pub(crate) mod avx2;
+pub(crate) mod gfni;
+pub(crate) mod gfni512;
 pub(crate) mod single;
 
 pub(crate) use single::fused_round_keys;
@@ -50,6 +54,8 @@ macro_rules! entry {
 entry!(enc_aesni, dec_aesni, "ssse3,aes", aesni::Backend);
 entry!(enc_avx2, dec_avx2, "avx2,aes", avx2::split::Backend);
 entry!(enc_vaes, dec_vaes, "avx2,aes,vaes", avx2::vaes::Backend);
+entry!(enc_gfni, dec_gfni, "avx2,aes,gfni", gfni::gfni::Backend);
+entry!(enc_gfni512, dec_gfni512, "avx512f,avx512bw,avx2,aes,gfni", gfni512::Backend);
 
 /// Nibble tables for the pre-map `x -> M1*x + c1` (constant folded into LO).
 pub(crate) const PRE_LO: [u8; 16] =
