@@ -122,7 +122,7 @@ export declare class EncryptSession {
   final(): Buffer
 }
 
-/** A random key of the right length for `algo` (16 bytes for AES-128-GCM, else 32). */
+/** A random key of the right length for `algo` (16 bytes for AES-128-GCM and SM4-CCM, else 32). */
 export declare function aeadGenerateKey(algo: string): Buffer
 
 /**
@@ -134,7 +134,8 @@ export declare function aeadOpen(algo: string, key: Uint8Array, sealed: Uint8Arr
 /**
  * AEAD-encrypts with a fresh random nonce. Returns `nonce ‖ ciphertext ‖ tag` (12-byte nonce,
  * 24 for 'xchacha20-poly1305'; 16-byte tag). `algo`: 'aes-128-gcm', 'aes-256-gcm',
- * 'chacha20-poly1305', 'xchacha20-poly1305', 'aes-256-gcm-siv'.
+ * 'chacha20-poly1305', 'xchacha20-poly1305', 'aes-256-gcm-siv', 'sm4-ccm' (messages under
+ * 16 MiB).
  */
 export declare function aeadSeal(algo: string, key: Uint8Array, plaintext: Uint8Array | string, aad?: Uint8Array | string | undefined | null): Buffer
 

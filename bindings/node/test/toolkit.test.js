@@ -80,9 +80,9 @@ test('kdf: pbkdf2, scrypt, hkdf equal node:crypto; argon2id RFC 9106 shape', asy
 })
 
 test('aead: all algorithms round trip; AAD and tamper give ERR_HYPERSEAL_AUTH', () => {
-  for (const algo of ['aes-128-gcm', 'aes-256-gcm', 'chacha20-poly1305', 'xchacha20-poly1305', 'aes-256-gcm-siv']) {
+  for (const algo of ['aes-128-gcm', 'aes-256-gcm', 'chacha20-poly1305', 'xchacha20-poly1305', 'aes-256-gcm-siv', 'sm4-ccm']) {
     const key = hs.aead.generateKey(algo)
-    assert.equal(key.length, algo === 'aes-128-gcm' ? 16 : 32)
+    assert.equal(key.length, ['aes-128-gcm', 'sm4-ccm'].includes(algo) ? 16 : 32)
     const sealed = hs.aead.seal(algo, key, data, 'hdr')
     assert.equal(sealed.length, data.length + 16 + (algo === 'xchacha20-poly1305' ? 24 : 12))
     assert.deepEqual(hs.aead.open(algo, key, sealed, 'hdr'), data)

@@ -1,6 +1,8 @@
 //! One-shot authenticated encryption.
 //!
-//! All five AEADs run on aws-lc-rs. aws-lc-rs has no XChaCha20-Poly1305, so that one is
+//! Five AEADs run on aws-lc-rs; SM4-CCM runs on the project's constant-time `sm4-simd`
+//! through RustCrypto's generic `ccm` crate (aws-lc has no SM4). aws-lc-rs has no
+//! XChaCha20-Poly1305, so that one is
 //! built the standard way (draft-irtf-cfrg-xchacha §2.3): HChaCha20 (RustCrypto `chacha20`,
 //! the only piece not from aws-lc) turns the key and the first 16 nonce bytes into a subkey,
 //! and aws-lc-rs ChaCha20-Poly1305 runs with that subkey and nonce `0⁴ ‖ nonce[16..24]`.
@@ -15,6 +17,8 @@
 
 use aws_lc_rs::aead::{self as aws, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::rand::{SecureRandom, SystemRandom};
+use sm4_simd::ccm::{AeadInOut, KeyInit};
+use sm4_simd::Sm4Ccm;
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::{Error, Result};
@@ -36,18 +40,23 @@ pub enum Algorithm {
     XChaCha20Poly1305,
     /// AES-256-GCM-SIV (RFC 8452; nonce-misuse resistant).
     Aes256GcmSiv,
+    /// SM4-CCM (GB/T 32907 block cipher in RFC 3610 CCM; 12-byte nonce, 16-byte tag, as
+    /// RFC 8998), for systems that must use the Chinese national algorithms.
+    Sm4Ccm,
 }
 
-const NAMES: &str = "aes-128-gcm, aes-256-gcm, chacha20-poly1305, xchacha20-poly1305, aes-256-gcm-siv";
+const NAMES: &str =
+    "aes-128-gcm, aes-256-gcm, chacha20-poly1305, xchacha20-poly1305, aes-256-gcm-siv, sm4-ccm";
 
 impl Algorithm {
     /// Every algorithm.
-    pub const ALL: [Algorithm; 5] = [
+    pub const ALL: [Algorithm; 6] = [
         Algorithm::Aes128Gcm,
         Algorithm::Aes256Gcm,
         Algorithm::ChaCha20Poly1305,
         Algorithm::XChaCha20Poly1305,
         Algorithm::Aes256GcmSiv,
+        Algorithm::Sm4Ccm,
     ];
 
     /// Canonical name.
@@ -58,6 +67,7 @@ impl Algorithm {
             Algorithm::ChaCha20Poly1305 => "chacha20-poly1305",
             Algorithm::XChaCha20Poly1305 => "xchacha20-poly1305",
             Algorithm::Aes256GcmSiv => "aes-256-gcm-siv",
+            Algorithm::Sm4Ccm => "sm4-ccm",
         }
     }
 
@@ -70,7 +80,7 @@ impl Algorithm {
     /// Key length in bytes.
     pub fn key_len(self) -> usize {
         match self {
-            Algorithm::Aes128Gcm => 16,
+            Algorithm::Aes128Gcm | Algorithm::Sm4Ccm => 16,
             _ => 32,
         }
     }
@@ -83,13 +93,15 @@ impl Algorithm {
         }
     }
 
-    fn aws(self) -> &'static aws::Algorithm {
-        match self {
+    /// The aws-lc-rs algorithm, `None` for SM4-CCM.
+    fn aws(self) -> Option<&'static aws::Algorithm> {
+        Some(match self {
             Algorithm::Aes128Gcm => &aws::AES_128_GCM,
             Algorithm::Aes256Gcm => &aws::AES_256_GCM,
             Algorithm::ChaCha20Poly1305 | Algorithm::XChaCha20Poly1305 => &aws::CHACHA20_POLY1305,
             Algorithm::Aes256GcmSiv => &aws::AES_256_GCM_SIV,
-        }
+            Algorithm::Sm4Ccm => return None,
+        })
     }
 }
 
@@ -103,6 +115,8 @@ enum Inner {
     Aws(LessSafeKey),
     // XChaCha needs the raw key for HChaCha20 on every message.
     XChaCha(Zeroizing<[u8; 32]>),
+    // Round keys expanded once; `Sm4` zeroizes them on drop.
+    Sm4Ccm(Box<Sm4Ccm>),
 }
 
 /// An AEAD key bound to its algorithm. `Debug` never shows key material.
@@ -143,6 +157,12 @@ fn xchacha_subkey(key: &[u8; 32], nonce: &[u8]) -> Result<(LessSafeKey, Nonce)> 
     Ok((LessSafeKey::new(unbound?), Nonce::assume_unique_for_key(n)))
 }
 
+/// A 12-byte SM4-CCM nonce (the length was checked against [`Algorithm::nonce_len`]).
+fn ccm_nonce(nonce: &[u8]) -> Result<&sm4_simd::cipher::Array<u8, sm4_simd::cipher::consts::U12>> {
+    let n: &[u8; 12] = nonce.try_into().map_err(|_| Error::InvalidLength("nonce"))?;
+    Ok(n.into())
+}
+
 impl Key {
     /// Builds a key; `bytes` must be exactly [`Algorithm::key_len`] long.
     pub fn new(algorithm: Algorithm, bytes: &[u8]) -> Result<Self> {
@@ -155,7 +175,14 @@ impl Key {
                 k.copy_from_slice(bytes);
                 Inner::XChaCha(k)
             }
-            _ => Inner::Aws(LessSafeKey::new(UnboundKey::new(algorithm.aws(), bytes)?)),
+            Algorithm::Sm4Ccm => {
+                let key: &[u8; 16] = bytes.try_into().map_err(|_| Error::InvalidKey("wrong key length"))?;
+                Inner::Sm4Ccm(Box::new(Sm4Ccm::new(key.into())))
+            }
+            _ => {
+                let alg = algorithm.aws().expect("every other algorithm is aws-lc's");
+                Inner::Aws(LessSafeKey::new(UnboundKey::new(alg, bytes)?))
+            }
         };
         Ok(Key { algorithm, inner })
     }
@@ -181,6 +208,13 @@ impl Key {
                 let (k, n) = xchacha_subkey(raw, nonce)?;
                 k.seal_in_place_separate_tag(n, Aad::from(aad), buf)?
             }
+            Inner::Sm4Ccm(k) => {
+                // The only failure is a message over CCM's 2^24 - 1 byte limit (12-byte nonce).
+                let t = k
+                    .encrypt_inout_detached(ccm_nonce(nonce)?, aad, buf.into())
+                    .map_err(|_| Error::InvalidLength("message (SM4-CCM: at most 16 MiB - 1)"))?;
+                return Ok(t.into());
+            }
         };
         let mut out = [0u8; TAG_LEN];
         out.copy_from_slice(tag.as_ref());
@@ -192,15 +226,22 @@ impl Key {
         if nonce.len() != self.algorithm.nonce_len() || tag.len() != TAG_LEN {
             return Err(Error::Crypto);
         }
-        let r = match &self.inner {
+        let ok = match &self.inner {
             Inner::Aws(k) => Nonce::try_assume_unique_for_key(nonce)
-                .and_then(|n| k.open_in_place_separate_tag(n, Aad::from(aad), tag, buf).map(|_| ())),
+                .and_then(|n| k.open_in_place_separate_tag(n, Aad::from(aad), tag, buf).map(|_| ()))
+                .is_ok(),
             Inner::XChaCha(raw) => {
                 let (k, n) = xchacha_subkey(raw, nonce)?;
-                k.open_in_place_separate_tag(n, Aad::from(aad), tag, buf).map(|_| ())
+                k.open_in_place_separate_tag(n, Aad::from(aad), tag, buf).is_ok()
+            }
+            // CCM decrypts before it can check the tag: the wipe below is what keeps the
+            // unauthenticated plaintext from the caller (the `ccm` crate zeroes it too).
+            Inner::Sm4Ccm(k) => {
+                let tag: &[u8; TAG_LEN] = tag.try_into().map_err(|_| Error::Crypto)?;
+                k.decrypt_inout_detached(ccm_nonce(nonce)?, aad, buf.into(), tag.into()).is_ok()
             }
         };
-        if r.is_err() {
+        if !ok {
             // Never hand back unauthenticated plaintext, even partially.
             buf.zeroize();
             return Err(Error::Crypto);
@@ -307,6 +348,17 @@ mod tests {
             }
             assert!(Key::new(alg, &[0u8; 7]).is_err());
         }
+    }
+
+    #[test]
+    fn sm4_ccm_length_limit() {
+        // A 12-byte nonce leaves a 3-byte counter: CCM caps messages at 2^24 - 1 bytes.
+        let key = Key::new(Algorithm::Sm4Ccm, &[7u8; 16]).unwrap();
+        let mut big = vec![0u8; 1 << 24];
+        let err = key.seal_in_place_detached(&[1u8; 12], b"", &mut big).unwrap_err();
+        assert!(matches!(err, Error::InvalidLength(_)), "{err:?}");
+        assert!(key.open_in_place_detached(&[1u8; 12], b"", &mut big, &[0u8; 16]).is_err());
+        assert!(key.seal_in_place_detached(&[1u8; 13], b"", &mut [0u8; 4]).is_err(), "13-byte nonce");
     }
 
     #[test]

@@ -1,18 +1,22 @@
 //! Constant-time SM4 (GB/T 32907-2016) with SIMD backends.
 //!
 //! [`Sm4`] implements the RustCrypto `cipher` 0.5 block-cipher traits, so it
-//! plugs into the generic `ecb`, `cbc`, `ctr` and `aes-gcm` crates; the
+//! plugs into the generic `ecb`, `cbc`, `ctr`, `aes-gcm` and `ccm` crates; the
 //! [`modes`] module wraps the common cases in small byte-slice functions.
 //!
 //! Backends (see [`Backend`]), chosen at run time:
+//! * `gfni512` – AVX-512 + GFNI, 32 blocks in flight (opt-in),
+//! * `gfni`  – AVX2 + GFNI, 16 blocks in flight (opt-in),
 //! * `vaes`  – AVX2 + VAES, 16 blocks in flight,
 //! * `avx2`  – AVX2 + AES-NI, 16 blocks in flight,
 //! * `aesni` – SSSE3 + AES-NI, 8 blocks in flight,
 //! * `soft`  – portable bitsliced code, 16 blocks per batch.
 //!
 //! No backend performs secret-dependent table lookups or branches: the x86
-//! backends evaluate the S-box with `aesenclast` plus `pshufb` affine maps,
-//! the portable one with a Boolean circuit.
+//! backends evaluate the S-box with `aesenclast` plus `pshufb` affine maps or
+//! with GFNI's affine instructions, the portable one with a Boolean circuit.
+//! The GFNI backends are chosen automatically only with the `gfni` cargo
+//! feature or `SM4_SIMD_GFNI=1` (see [`Backend`]).
 //!
 //! ```
 //! use sm4_simd::{Sm4, cipher::{BlockCipherEncrypt, KeyInit}};
@@ -25,6 +29,7 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub use aes_gcm;
+pub use ccm;
 pub use cipher;
 
 mod autodetect;
@@ -34,7 +39,7 @@ mod soft;
 mod x86;
 
 pub use autodetect::{backend_name, default_backend, Backend};
-pub use modes::{Error, Sm4CbcDec, Sm4CbcEnc, Sm4Ctr, Sm4EcbDec, Sm4EcbEnc, Sm4Gcm};
+pub use modes::{Error, Sm4CbcDec, Sm4CbcEnc, Sm4Ccm, Sm4Ctr, Sm4EcbDec, Sm4EcbEnc, Sm4Gcm};
 
 use cipher::{
     consts::U16, AlgorithmName, BlockCipherDecClosure, BlockCipherDecrypt, BlockCipherEncClosure,
@@ -54,11 +59,15 @@ pub struct Sm4 {
     dec: [u32; 32],
     /// `enc`/`dec` transformed for the x86 single-block path.
     #[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
-    enc_fused: [u32; 32],
+    enc_fused: FusedKeys,
     #[cfg_attr(not(any(target_arch = "x86", target_arch = "x86_64")), allow(dead_code))]
-    dec_fused: [u32; 32],
+    dec_fused: FusedKeys,
     backend: Backend,
 }
+
+/// Round keys of the x86 single-block path: one 16-byte register image per
+/// round (see `x86/single.rs`).
+pub(crate) type FusedKeys = [[u8; 16]; 32];
 
 impl Sm4 {
     /// Builds a cipher that uses `backend`, or `None` if this CPU cannot run
@@ -73,7 +82,7 @@ impl Sm4 {
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         let (enc_fused, dec_fused) = (x86::fused_round_keys(&enc), x86::fused_round_keys(&dec));
         #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-        let (enc_fused, dec_fused) = ([0u32; 32], [0u32; 32]);
+        let (enc_fused, dec_fused) = ([[0u8; 16]; 32], [[0u8; 16]; 32]);
         Some(Self { enc, dec, enc_fused, dec_fused, backend })
     }
 
@@ -116,6 +125,12 @@ impl BlockCipherEncrypt for Sm4 {
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             // SAFETY: as above.
             Backend::Vaes => unsafe { x86::enc_vaes(rk, &self.enc_fused, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Gfni => unsafe { x86::enc_gfni(rk, &self.enc_fused, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Gfni512 => unsafe { x86::enc_gfni512(rk, &self.enc_fused, f) },
             _ => f.call(&soft::Backend { rk }),
         }
     }
@@ -136,6 +151,12 @@ impl BlockCipherDecrypt for Sm4 {
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             // SAFETY: as above.
             Backend::Vaes => unsafe { x86::dec_vaes(rk, &self.dec_fused, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Gfni => unsafe { x86::dec_gfni(rk, &self.dec_fused, f) },
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            // SAFETY: as above.
+            Backend::Gfni512 => unsafe { x86::dec_gfni512(rk, &self.dec_fused, f) },
             _ => f.call(&soft::Backend { rk }),
         }
     }

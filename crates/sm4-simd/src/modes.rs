@@ -2,12 +2,14 @@
 //!
 //! Two layers:
 //! * type aliases for the RustCrypto generic mode crates (`ecb`, `cbc`,
-//!   `ctr`, `aes-gcm`), for callers that already speak the `cipher`/`aead`
+//!   `ctr`, `aes-gcm`, `ccm`), for callers that already speak the `cipher`/`aead`
 //!   traits;
 //! * small byte-slice functions for the rest of hyperseal.
 //!
 //! **Use [`gcm_seal_in_place_detached`] / [`gcm_open_in_place_detached`]
-//! (or [`Sm4Gcm`]) for data protection.** ECB, CBC and CTR are hazmat: they
+//! (or [`Sm4Gcm`]) for data protection**, or the CCM pair
+//! ([`ccm_seal_in_place_detached`], [`Sm4Ccm`]) where a protocol asks for
+//! SM4-CCM. ECB, CBC and CTR are hazmat: they
 //! are unauthenticated, ECB leaks equal blocks, CTR is malleable and
 //! catastrophically broken by IV reuse, and CBC with padding is a padding
 //! oracle if decryption errors are observable. They exist for
@@ -16,17 +18,23 @@
 //! Performance notes: ECB, CTR and CBC decryption hand the backend a full
 //! batch (8 or 16 blocks) per call; CTR builds the batch of counter blocks
 //! first. CBC encryption is serial by construction and runs the backend's
-//! latency-optimised single-block path.
+//! latency-optimised single-block path; so does CCM's CBC-MAC half.
 
 use crate::Sm4;
 use cipher::{
-    array::Array, block_padding::Pkcs7, consts::U12, BlockCipherDecrypt, BlockCipherEncrypt,
-    BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, KeyInit,
+    array::Array,
+    block_padding::Pkcs7,
+    consts::{U12, U16},
+    BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, KeyInit,
 };
 use core::fmt;
 
 /// SM4-GCM with 96-bit nonces and 128-bit tags (RFC 8998).
 pub type Sm4Gcm = aes_gcm::AesGcm<Sm4, U12>;
+/// SM4-CCM with 96-bit nonces and 128-bit tags (RFC 3610 over SM4; the
+/// parameters of RFC 8998's `TLS_SM4_CCM_SM3`). Other tag/nonce sizes:
+/// `ccm::Ccm<Sm4, M, N>` directly.
+pub type Sm4Ccm = ccm::Ccm<Sm4, U16, U12>;
 /// SM4-CTR with a 128-bit big-endian counter (same as OpenSSL `sm4-ctr`). Hazmat.
 pub type Sm4Ctr = ctr::Ctr128BE<Sm4>;
 /// SM4-CBC encryptor. Hazmat: unauthenticated.
@@ -42,11 +50,12 @@ pub type Sm4EcbDec = ecb::Decryptor<Sm4>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
-    /// Input length is not a multiple of 16 (ECB, CBC) or exceeds GCM limits.
+    /// Input length is not a multiple of 16 (ECB, CBC) or exceeds GCM/CCM limits.
     InvalidLength,
     /// CBC/PKCS#7 padding is malformed.
     BadPadding,
-    /// The GCM tag did not verify; the buffer is left unchanged.
+    /// The GCM or CCM tag did not verify (GCM leaves the buffer unchanged,
+    /// CCM zeroes it).
     AuthenticationFailed,
 }
 
@@ -199,6 +208,45 @@ pub fn gcm_open_in_place_detached(
         .map_err(|_| Error::AuthenticationFailed)
 }
 
+/// SM4-CCM encryption in place; returns the 16-byte tag.
+///
+/// # Errors
+/// [`Error::InvalidLength`] if `buf` exceeds CCM's limit for a 12-byte nonce
+/// (2^24 - 1 bytes: the counter field is 3 bytes).
+pub fn ccm_seal_in_place_detached(
+    key: &[u8; 16],
+    nonce: &[u8; 12],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> Result<[u8; 16], Error> {
+    use ccm::AeadInOut;
+    Sm4Ccm::from(cipher(key))
+        .encrypt_inout_detached(nonce.into(), aad, buf.into())
+        .map(Into::into)
+        .map_err(|_| Error::InvalidLength)
+}
+
+/// SM4-CCM decryption in place. CCM must decrypt before it can check the
+/// tag (the MAC is over the plaintext); on failure `buf` is zeroed, so no
+/// unauthenticated plaintext is ever handed back. The tag compare is
+/// constant time.
+///
+/// # Errors
+/// [`Error::AuthenticationFailed`] if the tag does not verify (or `buf`
+/// exceeds the CCM length limit).
+pub fn ccm_open_in_place_detached(
+    key: &[u8; 16],
+    nonce: &[u8; 12],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8; 16],
+) -> Result<(), Error> {
+    use ccm::AeadInOut;
+    Sm4Ccm::from(cipher(key))
+        .decrypt_inout_detached(nonce.into(), aad, buf.into(), tag.into())
+        .map_err(|_| Error::AuthenticationFailed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,6 +271,23 @@ mod tests {
         );
         assert_eq!(buf, ct, "buffer untouched on failure");
         gcm_open_in_place_detached(&k, &n, b"hdr", &mut buf, &tag).unwrap();
+        assert_eq!(&buf, b"attack at dawn!!xyz");
+    }
+
+    #[test]
+    fn ccm_roundtrip_and_tamper() {
+        let (k, n) = ([9u8; 16], [3u8; 12]);
+        let mut buf = *b"attack at dawn!!xyz";
+        let tag = ccm_seal_in_place_detached(&k, &n, b"hdr", &mut buf).unwrap();
+        assert_ne!(&buf, b"attack at dawn!!xyz");
+        let ct = buf;
+        assert_eq!(
+            ccm_open_in_place_detached(&k, &n, b"hdX", &mut buf, &tag),
+            Err(Error::AuthenticationFailed)
+        );
+        assert_eq!(buf, [0u8; 19], "no unauthenticated plaintext on failure");
+        buf = ct;
+        ccm_open_in_place_detached(&k, &n, b"hdr", &mut buf, &tag).unwrap();
         assert_eq!(&buf, b"attack at dawn!!xyz");
     }
 }

@@ -144,7 +144,7 @@ fn transpose8(w: &mut Planes) {
 
 /// tau: the S-box on the four bytes of one word (4 live lanes, no transpose).
 #[inline(always)]
-fn tau(a: u32) -> u32 {
+pub(crate) fn tau(a: u32) -> u32 {
     const LANES: u64 = 0x0101_0101;
     let a = u64::from(a);
     let mut x = [0u64; 8];

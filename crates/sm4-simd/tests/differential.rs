@@ -1,14 +1,16 @@
-//! Every backend, one shared check (BLAKE3-style): ECB, CBC, CTR and GCM over
+//! Every backend, one shared check (BLAKE3-style): ECB, CBC, CTR, GCM and CCM over
 //! random keys, IVs and lengths (0 .. several MiB, unaligned buffers),
 //! compared with the RustCrypto `sm4` crate driven through the same mode
 //! crates.
 
 use sm4_simd::aes_gcm::{AeadInOut, AesGcm};
+use sm4_simd::ccm::Ccm;
 use sm4_simd::cipher::{
-    consts::U12, Array, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt,
-    InnerIvInit, KeyInit, StreamCipher,
+    consts::{U12, U16},
+    Array, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, KeyInit,
+    StreamCipher,
 };
-use sm4_simd::{Backend, Sm4};
+use sm4_simd::{Backend, Sm4, Sm4Ccm};
 
 type RefSm4 = sm4::Sm4;
 
@@ -133,6 +135,21 @@ fn check_backend(backend: Backend) {
             let gcm = AesGcm::<Sm4, U12>::from(ours.clone());
             gcm.decrypt_inout_detached(&nonce.into(), aad, (&mut a[off..]).into(), &ta).unwrap();
             assert!(a[off..] == *msg, "{backend} GCM open len={len}");
+
+            // CCM (12-byte nonce, 16-byte tag): CTR plus a serial CBC-MAC.
+            let mut a = buf.clone();
+            let mut b = msg.to_vec();
+            let ta = Sm4Ccm::from(ours.clone())
+                .encrypt_inout_detached(&nonce.into(), aad, (&mut a[off..]).into())
+                .unwrap();
+            let tb = Ccm::<RefSm4, U16, U12>::from(theirs.clone())
+                .encrypt_inout_detached(&nonce.into(), aad, (&mut b[..]).into())
+                .unwrap();
+            assert!(a[off..] == b[..] && ta == tb, "{backend} CCM seal len={len}");
+            Sm4Ccm::from(ours.clone())
+                .decrypt_inout_detached(&nonce.into(), aad, (&mut a[off..]).into(), &ta)
+                .unwrap();
+            assert!(a[off..] == *msg, "{backend} CCM open len={len}");
         }
     }
 }
@@ -155,6 +172,16 @@ fn backend_avx2() {
 #[test]
 fn backend_vaes() {
     check_backend(Backend::Vaes);
+}
+
+#[test]
+fn backend_gfni() {
+    check_backend(Backend::Gfni);
+}
+
+#[test]
+fn backend_gfni512() {
+    check_backend(Backend::Gfni512);
 }
 
 /// The convenience API goes through the default backend; check it against

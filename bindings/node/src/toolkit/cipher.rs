@@ -16,7 +16,8 @@ fn aead_alg(algo: &str) -> Result<aead::Algorithm, Fail> {
 
 /// AEAD-encrypts with a fresh random nonce. Returns `nonce ‖ ciphertext ‖ tag` (12-byte nonce,
 /// 24 for 'xchacha20-poly1305'; 16-byte tag). `algo`: 'aes-128-gcm', 'aes-256-gcm',
-/// 'chacha20-poly1305', 'xchacha20-poly1305', 'aes-256-gcm-siv'.
+/// 'chacha20-poly1305', 'xchacha20-poly1305', 'aes-256-gcm-siv', 'sm4-ccm' (messages under
+/// 16 MiB).
 #[napi(ts_return_type = "Buffer")]
 pub fn aead_seal<'e>(
     env: &'e Env,
@@ -43,7 +44,7 @@ pub fn aead_open<'e>(
     Ok(to_js(env, take(out))?)
 }
 
-/// A random key of the right length for `algo` (16 bytes for AES-128-GCM, else 32).
+/// A random key of the right length for `algo` (16 bytes for AES-128-GCM and SM4-CCM, else 32).
 #[napi(ts_return_type = "Buffer")]
 pub fn aead_generate_key(env: &Env, algo: String) -> Result<BufferSlice<'_>, JsErr> {
     let k = aead::generate_key(aead_alg(&algo)?);

@@ -48,10 +48,8 @@ impl Table for Sm4Table {
 
     fn run(&self, ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         let test = ctx.scale < 0.01;
-        let backends: Vec<Backend> = [Backend::Soft, Backend::AesNi, Backend::Avx2, Backend::Vaes]
-            .into_iter()
-            .filter(|b| b.is_supported())
-            .collect();
+        // Every backend the CPU runs, the opt-in GFNI ones included.
+        let backends: Vec<Backend> = Backend::ALL.into_iter().filter(|b| b.is_supported()).collect();
         out.note(format!(
             "`sm4_simd::Sm4::with_backend` on one thread for each backend this CPU supports ({}; default: {}), \
              through the crate's mode types: ECB without padding on whole blocks, CBC with PKCS#7, CTR, GCM \

@@ -9,10 +9,8 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
-use super::{
-    BSWAP32, F_TABLES, INV_SHIFT_ROWS, M1_INV_TABLES, M1_TABLES, POST_HI, POST_LO, PRE_HI, PRE_LO, ROL16,
-    ROL24, ROL8,
-};
+use super::{single, BSWAP32, INV_SHIFT_ROWS, POST_HI, POST_LO, PRE_HI, PRE_LO, ROL16, ROL24, ROL8};
+use crate::FusedKeys;
 use cipher::{
     array::Array,
     consts::{U16, U8},
@@ -152,61 +150,6 @@ pub(crate) unsafe fn crypt_n<const G: usize>(rk: &[u32; 32], inp: *const u8, out
     }
 }
 
-/// One block, latency-optimised (CBC encryption is a serial chain of these).
-///
-/// Tracks `m = M1(x)` instead of `x` (see `x86/mod.rs`), so a round is
-/// `m[d] ^= F(aesenclast(m[a] ^ m[b] ^ K[r] ^ m[c]))`: the pre-map is off the
-/// critical path and post-map + L + next pre-map are one table step. Every
-/// word is broadcast to all four lanes, which makes ShiftRows a no-op.
-///
-/// # Safety
-/// The CPU must support SSSE3 and AES-NI.
-#[inline]
-#[target_feature(enable = "ssse3,aes")]
-pub(crate) unsafe fn crypt1(fk: &[u32; 32], block: &mut [u8; 16]) {
-    let mask = _mm_set1_epi8(0x0f);
-    let t: [__m128i; 8] = core::array::from_fn(|i| v(&F_TABLES[i]));
-    let (r8, r16, r24) = (v(&ROL8), v(&ROL16), v(&ROL24));
-    // m = M1(x) for all four words at once, then broadcast each word.
-    let x = _mm_shuffle_epi8(v(block), v(&BSWAP32));
-    let mx = nibble_map(x, v(&M1_TABLES[0]), v(&M1_TABLES[1]), mask);
-    let mut m = [
-        _mm_shuffle_epi32::<0x00>(mx),
-        _mm_shuffle_epi32::<0x55>(mx),
-        _mm_shuffle_epi32::<0xaa>(mx),
-        _mm_shuffle_epi32::<0xff>(mx),
-    ];
-    macro_rules! round {
-        ($r:expr, $d:literal, $a:literal, $b:literal, $c:literal) => {{
-            // m[c] was written by the previous round: xor it in last.
-            let u = _mm_xor_si128(_mm_xor_si128(m[$a], m[$b]), _mm_set1_epi32(fk[$r + $d] as i32));
-            let y = _mm_aesenclast_si128(_mm_xor_si128(u, m[$c]), _mm_setzero_si128());
-            let lo = _mm_and_si128(y, mask);
-            let hi = _mm_and_si128(_mm_srli_epi32::<4>(y), mask);
-            let a0 = _mm_xor_si128(_mm_shuffle_epi8(t[0], lo), _mm_shuffle_epi8(t[1], hi));
-            let a1 = _mm_xor_si128(_mm_shuffle_epi8(t[2], lo), _mm_shuffle_epi8(t[3], hi));
-            let a2 = _mm_xor_si128(_mm_shuffle_epi8(t[4], lo), _mm_shuffle_epi8(t[5], hi));
-            let a3 = _mm_xor_si128(_mm_shuffle_epi8(t[6], lo), _mm_shuffle_epi8(t[7], hi));
-            let f = _mm_xor_si128(
-                _mm_xor_si128(a0, _mm_shuffle_epi8(a1, r8)),
-                _mm_xor_si128(_mm_shuffle_epi8(a2, r16), _mm_shuffle_epi8(a3, r24)),
-            );
-            m[$d] = _mm_xor_si128(m[$d], f);
-        }};
-    }
-    for r in (0..32).step_by(4) {
-        round!(r, 0, 1, 2, 3);
-        round!(r, 1, 2, 3, 0);
-        round!(r, 2, 3, 0, 1);
-        round!(r, 3, 0, 1, 2);
-    }
-    // Output words in reverse order (R), back through M1^-1, big-endian.
-    let out = _mm_unpacklo_epi64(_mm_unpacklo_epi32(m[3], m[2]), _mm_unpacklo_epi32(m[1], m[0]));
-    let out = nibble_map(out, v(&M1_INV_TABLES[0]), v(&M1_INV_TABLES[1]), mask);
-    // SAFETY: `block` is 16 writable bytes; `storeu` is unaligned.
-    unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), _mm_shuffle_epi8(out, v(&BSWAP32))) };
-}
-
 /// Processes `n < 16` blocks through a zero-padded buffer of `4 * G` blocks.
 ///
 /// # Safety
@@ -237,8 +180,8 @@ pub(crate) unsafe fn crypt_padded<const G: usize>(
 /// after run-time detection of SSSE3 + AES-NI (see `lib.rs`).
 pub(crate) struct Backend<'a> {
     pub(crate) rk: &'a [u32; 32],
-    /// Round keys in the single-block path's form (`fused_round_keys`).
-    pub(crate) fk: &'a [u32; 32],
+    /// Round keys in the single-block path's form (`single::fused_round_keys`).
+    pub(crate) fk: &'a FusedKeys,
 }
 
 impl BlockSizeUser for Backend<'_> {
@@ -254,7 +197,7 @@ impl Backend<'_> {
     fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
         let mut b: [u8; 16] = (*block.get_in()).into();
         // SAFETY: `Backend` exists only after AES-NI/SSSE3 were detected.
-        unsafe { crypt1(self.fk, &mut b) };
+        unsafe { single::crypt1(self.fk, &mut b) };
         block.get_out().copy_from_slice(&b);
     }
 

@@ -1,6 +1,7 @@
 //! x86-64 SIMD backends. All `#[target_feature]` code lives in the leaf files.
 //!
-//! Both backends compute the SM4 S-box with the AES S-box hardware:
+//! The AES-NI/VAES backends compute the SM4 S-box with the AES S-box hardware
+//! (the GFNI ones with two affine instructions, see `gfni.rs`):
 //!
 //! ```text
 //! S_sm4(x) = M2 * S_aes(M1 * x + c1) + c2
@@ -17,7 +18,13 @@
 //! round is a handful of whole-register operations on all blocks at once.
 
 pub(crate) mod aesni;
+#[macro_use]
 pub(crate) mod avx2;
+pub(crate) mod gfni;
+pub(crate) mod gfni512;
+pub(crate) mod single;
+
+pub(crate) use single::fused_round_keys;
 
 use cipher::{consts::U16, BlockCipherDecClosure, BlockCipherEncClosure};
 
@@ -30,7 +37,7 @@ macro_rules! entry {
         #[doc = concat!("The CPU must support `", $feat, "`.")]
         #[inline]
         #[target_feature(enable = $feat)]
-        pub(crate) unsafe fn $enc(rk: &[u32; 32], fk: &[u32; 32], f: impl BlockCipherEncClosure<BlockSize = U16>) {
+        pub(crate) unsafe fn $enc(rk: &[u32; 32], fk: &crate::FusedKeys, f: impl BlockCipherEncClosure<BlockSize = U16>) {
             f.call(&$($backend)::+ { rk, fk })
         }
 
@@ -38,7 +45,7 @@ macro_rules! entry {
         #[doc = concat!("The CPU must support `", $feat, "`.")]
         #[inline]
         #[target_feature(enable = $feat)]
-        pub(crate) unsafe fn $dec(rk: &[u32; 32], fk: &[u32; 32], f: impl BlockCipherDecClosure<BlockSize = U16>) {
+        pub(crate) unsafe fn $dec(rk: &[u32; 32], fk: &crate::FusedKeys, f: impl BlockCipherDecClosure<BlockSize = U16>) {
             f.call(&$($backend)::+ { rk, fk })
         }
     };
@@ -47,6 +54,8 @@ macro_rules! entry {
 entry!(enc_aesni, dec_aesni, "ssse3,aes", aesni::Backend);
 entry!(enc_avx2, dec_avx2, "avx2,aes", avx2::split::Backend);
 entry!(enc_vaes, dec_vaes, "avx2,aes,vaes", avx2::vaes::Backend);
+entry!(enc_gfni, dec_gfni, "avx2,aes,gfni", gfni::gfni::Backend);
+entry!(enc_gfni512, dec_gfni512, "avx512f,avx512bw,avx2,aes,gfni", gfni512::Backend);
 
 /// Nibble tables for the pre-map `x -> M1*x + c1` (constant folded into LO).
 pub(crate) const PRE_LO: [u8; 16] =
@@ -89,7 +98,7 @@ pub(crate) const ROL24: [u8; 16] = rol_bytes(3);
 /// `pshufb` pattern converting each 32-bit lane between big and little endian.
 pub(crate) const BSWAP32: [u8; 16] = [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12];
 
-// ---- Latency-optimised single-block path (see `aesni::crypt1`) ----------
+// ---- Latency-optimised single-block path (see `single.rs`) --------------
 //
 // Instead of the state words x, the single-block path tracks m = M1(x)
 // (M1 = linear part of the pre-map, applied bytewise). Because M1 is linear,
@@ -162,14 +171,6 @@ const fn nibble_tables(cols: &[u8; 8]) -> [[u8; 16]; 2] {
 /// `[lo, hi]` nibble tables of M1 and of M1^-1.
 pub(crate) const M1_TABLES: [[u8; 16]; 2] = nibble_tables(&M1_COLS);
 pub(crate) const M1_INV_TABLES: [[u8; 16]; 2] = nibble_tables(&M1_INV_COLS);
-
-/// The pre-map constant c1 in every byte.
-pub(crate) const C1_WORD: u32 = u32::from_ne_bytes([PRE_LO[0]; 4]);
-
-/// Round-key images for the single-block path: K[r] = M1(rk[r]) + c1.
-pub(crate) fn fused_round_keys(rk: &[u32; 32]) -> [u32; 32] {
-    core::array::from_fn(|r| lin_word(&M1_COLS, rk[r]) ^ C1_WORD)
-}
 
 /// Nibble tables of F: `F_TABLES[2j]` / `[2j+1]` give byte j of F's value
 /// for the low / high nibble of one input byte (constant folded into low).

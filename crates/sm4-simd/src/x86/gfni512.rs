@@ -1,0 +1,210 @@
+//! AVX-512 + GFNI backend (`gfni512`): 16 blocks per 512-bit register set,
+//! two sets interleaved per call (32 blocks in flight).
+//!
+//! The S-box is `vgf2p8affineqb` + `vgf2p8affineinvqb` with the matrices of
+//! `gfni::matrices` (their derivation is there); `L` is four `vprold` and
+//! `vpternlogd` three-way XORs. Byte shuffles and unpacks work within
+//! 128-bit lanes, so the 4x4 transpose of `aesni.rs` carries over per lane:
+//! register `X[j]` holds word `j` of blocks (l, 4+l, 8+l, 12+l) in lane l.
+//!
+//! Not selected by default (see `autodetect.rs`); written on a CPU without
+//! AVX-512 or GFNI, so only the matrices are checked there (in `gfni.rs`).
+//! Constant time: no secret-dependent addresses or branches.
+
+#[cfg(target_arch = "x86")]
+use core::arch::x86::*;
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::*;
+
+use super::gfni::matrices as gf;
+use super::{aesni, single, BSWAP32};
+use crate::FusedKeys;
+use cipher::{
+    array::Array,
+    consts::{U16, U32},
+    inout::{InOut, InOutBuf},
+    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, ParBlocks, ParBlocksSizeUser,
+};
+
+/// XOR of three registers in one `vpternlogd` (truth table 0x96).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn xor3(a: __m512i, b: __m512i, c: __m512i) -> __m512i {
+    _mm512_ternarylogic_epi32::<0x96>(a, b, c)
+}
+
+/// The SM4 S-box on every byte (see `gfni::matrices`).
+#[inline]
+#[target_feature(enable = "avx512f,gfni")]
+fn sbox(x: __m512i) -> __m512i {
+    let t = _mm512_gf2p8affine_epi64_epi8::<{ gf::PRE_C }>(x, _mm512_set1_epi64(gf::PRE as i64));
+    _mm512_gf2p8affineinv_epi64_epi8::<{ gf::POST_C }>(t, _mm512_set1_epi64(gf::POST as i64))
+}
+
+/// 32 rounds over `G` independent 16-block register sets.
+#[inline]
+#[target_feature(enable = "avx512f,gfni")]
+fn rounds<const G: usize>(x: &mut [[__m512i; 4]; G], rk: &[u32; 32]) {
+    macro_rules! round {
+        ($r:expr, $d:literal, $a:literal, $b:literal, $c:literal) => {{
+            let key = _mm512_set1_epi32(rk[$r + $d] as i32);
+            for g in 0..G {
+                let s = sbox(_mm512_xor_si512(xor3(x[g][$a], x[g][$b], x[g][$c]), key));
+                // X[d] ^= L(s), L(s) = s ^ rol2 ^ rol10 ^ rol18 ^ rol24.
+                let t = xor3(s, _mm512_rol_epi32::<2>(s), _mm512_rol_epi32::<10>(s));
+                let u = xor3(x[g][$d], _mm512_rol_epi32::<18>(s), _mm512_rol_epi32::<24>(s));
+                x[g][$d] = _mm512_xor_si512(t, u);
+            }
+        }};
+    }
+    for r in (0..32).step_by(4) {
+        round!(r, 0, 1, 2, 3);
+        round!(r, 1, 2, 3, 0);
+        round!(r, 2, 3, 0, 1);
+        round!(r, 3, 0, 1, 2);
+    }
+}
+
+/// Per-128-bit-lane 4x4 transpose of 32-bit words.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn transpose(a: __m512i, b: __m512i, c: __m512i, d: __m512i) -> [__m512i; 4] {
+    let t0 = _mm512_unpacklo_epi32(a, b);
+    let t1 = _mm512_unpacklo_epi32(c, d);
+    let t2 = _mm512_unpackhi_epi32(a, b);
+    let t3 = _mm512_unpackhi_epi32(c, d);
+    [
+        _mm512_unpacklo_epi64(t0, t1),
+        _mm512_unpackhi_epi64(t0, t1),
+        _mm512_unpacklo_epi64(t2, t3),
+        _mm512_unpackhi_epi64(t2, t3),
+    ]
+}
+
+/// Encrypts (or decrypts, given reversed keys) `16 * G` blocks.
+///
+/// # Safety
+/// `inp` readable and `out` writable for `256 * G` bytes, equal or disjoint;
+/// the CPU must support AVX-512 F and BW and GFNI.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+pub(crate) unsafe fn crypt_n<const G: usize>(rk: &[u32; 32], inp: *const u8, out: *mut u8) {
+    // SAFETY: a 16-byte array; `loadu` is unaligned.
+    let bswap = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(BSWAP32.as_ptr().cast()) });
+    let mut x = [[_mm512_setzero_si512(); 4]; G];
+    for (g, xg) in x.iter_mut().enumerate() {
+        // SAFETY: the caller guarantees 256*G readable bytes.
+        let b: [__m512i; 4] = core::array::from_fn(|i| unsafe {
+            _mm512_shuffle_epi8(_mm512_loadu_si512(inp.add(256 * g + 64 * i).cast()), bswap)
+        });
+        *xg = transpose(b[0], b[1], b[2], b[3]);
+    }
+    rounds::<G>(&mut x, rk);
+    for (g, xg) in x.iter().enumerate() {
+        // Output is the word-reversed state (R transform).
+        let b = transpose(xg[3], xg[2], xg[1], xg[0]);
+        for (i, bi) in b.iter().enumerate() {
+            let o = _mm512_shuffle_epi8(*bi, bswap);
+            // SAFETY: the caller guarantees 256*G writable bytes.
+            unsafe { _mm512_storeu_si512(out.add(256 * g + 64 * i).cast(), o) };
+        }
+    }
+}
+
+/// # Safety
+/// `blocks.len() <= 16 * G <= 32`; the CPU features of this module.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+unsafe fn crypt_padded<const G: usize>(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Array<u8, U16>>) {
+    let n = blocks.len();
+    debug_assert!(n <= 16 * G && G <= 2);
+    let mut buf = [[0u8; 16]; 32];
+    for (dst, src) in buf.iter_mut().zip(blocks.get_in()) {
+        dst.copy_from_slice(src);
+    }
+    let p = buf.as_mut_ptr().cast::<u8>();
+    // SAFETY: `buf` holds 512 >= 256*G bytes; in place is allowed.
+    unsafe { crypt_n::<G>(rk, p, p) };
+    for (dst, src) in blocks.get_out().iter_mut().zip(&buf[..n]) {
+        dst.copy_from_slice(src);
+    }
+    zeroize::Zeroize::zeroize(&mut buf);
+}
+
+/// `cipher` backend; only constructed inside `#[target_feature]` functions
+/// after run-time feature detection (see `lib.rs`).
+pub(crate) struct Backend<'a> {
+    pub(crate) rk: &'a [u32; 32],
+    /// Round keys for `single::crypt1_avx` (`single::fused_round_keys`).
+    pub(crate) fk: &'a FusedKeys,
+}
+
+impl BlockSizeUser for Backend<'_> {
+    type BlockSize = U16;
+}
+
+impl ParBlocksSizeUser for Backend<'_> {
+    type ParBlocksSize = U32;
+}
+
+impl Backend<'_> {
+    #[inline(always)]
+    fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
+        let mut b: [u8; 16] = (*block.get_in()).into();
+        // SAFETY: this backend's detection includes AVX2 and AES-NI.
+        unsafe { single::crypt1_avx(self.fk, &mut b) };
+        block.get_out().copy_from_slice(&b);
+    }
+
+    #[inline(always)]
+    fn par(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+        let (i, o) = blocks.into_raw();
+        // SAFETY: 32 contiguous blocks = 512 bytes behind both pointers (equal
+        // or disjoint per `InOut`); features detected before `Backend` exists.
+        unsafe { crypt_n::<2>(self.rk, i.cast(), o.cast()) };
+    }
+
+    #[inline(always)]
+    fn tail(&self, mut blocks: InOutBuf<'_, '_, Block<Self>>) {
+        match blocks.len() {
+            0 => {}
+            1 => self.one(blocks.get(0)),
+            // SAFETY: 2..=4 blocks fit; detection includes SSSE3 + AES-NI.
+            2..=4 => unsafe { aesni::crypt_padded::<1>(self.rk, blocks) },
+            // SAFETY: 5..=16 blocks fit 16; this module's features were detected.
+            5..=16 => unsafe { crypt_padded::<1>(self.rk, blocks) },
+            // SAFETY: `tail` gets < 32 blocks, which fit 32; features detected.
+            _ => unsafe { crypt_padded::<2>(self.rk, blocks) },
+        }
+    }
+}
+
+impl BlockCipherEncBackend for Backend<'_> {
+    #[inline(always)]
+    fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+        self.one(block);
+    }
+    #[inline(always)]
+    fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+        self.par(blocks);
+    }
+    #[inline(always)]
+    fn encrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+        self.tail(blocks);
+    }
+}
+
+impl BlockCipherDecBackend for Backend<'_> {
+    #[inline(always)]
+    fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+        self.one(block);
+    }
+    #[inline(always)]
+    fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+        self.par(blocks);
+    }
+    #[inline(always)]
+    fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+        self.tail(blocks);
+    }
+}
