@@ -8,7 +8,7 @@ AGE_VERSION := v1.3.1
 CARGO ?= cargo
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age rage node-addon clean fmt clippy
+.PHONY: all build test bench tools age rage node-addon clean fmt clippy wasm-target wasm-core test-portable
 
 all: build
 
@@ -28,9 +28,22 @@ $(TOOLS)/cargo/bin/rage:
 
 tools: age
 
-test: tools
+test: tools wasm-core
 	$(CARGO) test --release --workspace
+	$(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
+
+# The library for WebAssembly: the portable RustCrypto backend (crates/hyperseal/src/crypto/),
+# since aws-lc and ring do not build for wasm32-unknown-unknown.
+wasm-target:
+	@rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+wasm-core: wasm-target
+	$(CARGO) build --release -p hyperseal --target wasm32-unknown-unknown
+
+# The library's whole test suite on the portable backend natively (same bytes as aws-lc: see
+# crates/hyperseal/tests/backends.rs and src/crypto/tests.rs).
+test-portable:
+	$(CARGO) test --release -p hyperseal --features portable
 
 # The Node addon, for the bench's `node` table (skipped with a note if npm is missing or fails).
 node-addon:

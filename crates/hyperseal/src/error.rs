@@ -81,6 +81,7 @@ impl Error {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl From<aws_lc_rs::error::Unspecified> for Error {
     fn from(_: aws_lc_rs::error::Unspecified) -> Self {
         Error::Crypto
@@ -152,7 +153,9 @@ impl Error {
                 ErrorCode::Auth
             }
             Error::NoIdentityMatched => ErrorCode::NoIdentity,
-            Error::InvalidKey(_) | Error::InvalidRecipient(_) | Error::IncompatibleRecipients(_) => ErrorCode::Key,
+            Error::InvalidKey(_) | Error::InvalidRecipient(_) | Error::IncompatibleRecipients(_) => {
+                ErrorCode::Key
+            }
             Error::InvalidArgument(_) => ErrorCode::Argument,
             // An input that ends inside the header is a malformed file, not an I/O failure.
             Error::Io(io) if io.kind() == io::ErrorKind::UnexpectedEof => ErrorCode::Format,

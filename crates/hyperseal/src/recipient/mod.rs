@@ -21,6 +21,10 @@ mod mlkem;
 pub mod mlkem1024;
 pub mod passphrase;
 mod primitives;
+#[cfg(not(portable_backend))]
+pub mod rsa;
+#[cfg(portable_backend)]
+#[path = "rsa_unavailable.rs"]
 pub mod rsa;
 pub mod scrypt;
 #[cfg(test)]
