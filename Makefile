@@ -9,7 +9,7 @@ AGE_VERSION := v1.3.1
 CARGO ?= cargo
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin
+.PHONY: all build test bench tools age ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium
 
 all: build
 
@@ -40,9 +40,48 @@ $(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_
 
 tools: age ssh-keygen test-plugin
 
-test: tools lint
+test: tools lint wasm-core
 	$(CARGO) test --release --workspace
+	$(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
+
+# The library for WebAssembly: the portable RustCrypto backend (crates/hyperseal/src/crypto/),
+# since aws-lc and ring do not build for wasm32-unknown-unknown.
+wasm-target:
+	@rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+wasm-core: wasm-target
+	$(CARGO) build --release -p hyperseal --target wasm32-unknown-unknown
+
+# wasm-bindgen-cli must be exactly the version of the wasm-bindgen crate in Cargo.lock (its
+# output format changes between releases), so the version is read from there. Its own lock file
+# may name a dependency release the registry no longer serves (webpki-roots 1.0.11 for 0.2.130):
+# then it is resolved afresh, still at that exact CLI version.
+WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"/,"",$$3); print $$3}' Cargo.lock)
+WASM_BINDGEN := $(TOOLS)/cargo/bin/wasm-bindgen
+wasm-bindgen-cli:
+	@if [ "$$($(WASM_BINDGEN) --version 2>/dev/null)" != "wasm-bindgen $(WASM_BINDGEN_VERSION)" ]; then \
+	  $(CARGO) install --locked --root $(TOOLS)/cargo wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) \
+	  || $(CARGO) install --root $(TOOLS)/cargo wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION); fi
+
+# The browser package: bindings/wasm/pkg/hyperseal.js + hyperseal_bg.wasm (wasm-bindgen's
+# `--target web` layout: default export `init`, then the named exports).
+wasm: wasm-target wasm-bindgen-cli
+	$(MAKE) -C bindings/wasm pkg WASM_BINDGEN=$(WASM_BINDGEN)
+
+# Debian's Chromium for the browser tests (root on the project's machines; apt-get only when it
+# is missing).
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
+
+# The browser package in headless Chromium: round trips, error codes, and files crossing between
+# the page and the native CLI both ways (bindings/wasm/test/run.mjs).
+wasm-test: wasm build chromium
+	$(MAKE) -C bindings/wasm test
+
+# The library's whole test suite on the portable backend natively (same bytes as aws-lc: see
+# crates/hyperseal/tests/backends.rs and src/crypto/tests.rs).
+test-portable:
+	$(CARGO) test --release -p hyperseal --features portable
 
 # The Node addon, for the bench's `node` table (skipped with a note if npm is missing or fails).
 node-addon:

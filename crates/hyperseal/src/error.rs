@@ -84,6 +84,7 @@ impl Error {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl From<aws_lc_rs::error::Unspecified> for Error {
     fn from(_: aws_lc_rs::error::Unspecified) -> Self {
         Error::Crypto

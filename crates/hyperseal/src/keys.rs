@@ -13,9 +13,10 @@
 //! rejected, which also commits the file to a single file key (the AEADs alone are not
 //! key-committing).
 
-use aws_lc_rs::{hkdf, hmac};
 use zeroize::Zeroizing;
 
+pub(crate) use crate::crypto::hkdf32;
+use crate::crypto::{hmac_sha256, hmac_sha256_verify};
 use crate::format::{Header, Profile, Suite};
 use crate::recipient::Identity;
 use crate::stream::ChunkCipher;
@@ -23,8 +24,7 @@ use crate::{Error, FileKey};
 
 /// The encoded header, MAC'd under `file_key`.
 pub(crate) fn seal_header(header: &Header, file_key: &FileKey) -> Vec<u8> {
-    let tag = hmac::sign(&mac_key(file_key), header.mac_input());
-    header.encode(tag.as_ref().try_into().expect("SHA-256 output is 32 bytes"))
+    header.encode(&hmac_sha256(&mac_key(file_key)[..], &[header.mac_input()]))
 }
 
 /// Finds the file key with `identities` (the first identity that claims a stanza decides; its
@@ -42,7 +42,9 @@ pub(crate) fn open_header(
     if file_key.expose().len() != header.profile.file_key_len() {
         return Err(Error::InvalidStanza("file key has the wrong length for this format".into()));
     }
-    hmac::verify(&mac_key(&file_key), header.mac_input(), header.mac()).map_err(|_| Error::HeaderMac)?;
+    if !hmac_sha256_verify(&mac_key(&file_key)[..], header.mac_input(), header.mac()) {
+        return Err(Error::HeaderMac);
+    }
     payload_cipher(header.profile, header.suite, header.chunk_size, &file_key, salt)
 }
 
@@ -62,23 +64,6 @@ pub(crate) fn payload_cipher(
     ChunkCipher::new(suite, chunk_size, &key)
 }
 
-fn mac_key(file_key: &FileKey) -> hmac::Key {
-    hmac::Key::new(hmac::HMAC_SHA256, &hkdf32(&[], file_key.expose(), b"header")[..])
-}
-
-/// HKDF-SHA-256 to 32 bytes (also the recipients' KDF).
-pub(crate) fn hkdf32(salt: &[u8], ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
-    struct Len32;
-    impl hkdf::KeyType for Len32 {
-        fn len(&self) -> usize {
-            32
-        }
-    }
-    let mut out = Zeroizing::new([0u8; 32]);
-    hkdf::Salt::new(hkdf::HKDF_SHA256, salt)
-        .extract(ikm)
-        .expand(&[info], Len32)
-        .and_then(|okm| okm.fill(&mut out[..]))
-        .expect("HKDF-SHA-256 to 32 bytes cannot fail");
-    out
+fn mac_key(file_key: &FileKey) -> Zeroizing<[u8; 32]> {
+    hkdf32(&[], file_key.expose(), b"header")
 }

@@ -43,5 +43,6 @@ fn advise_huge(buf: &mut [u8]) {
     }
 }
 
+/// Elsewhere (macOS, WebAssembly's linear memory) there is nothing to ask for.
 #[cfg(not(target_os = "linux"))]
 fn advise_huge(_: &mut [u8]) {}

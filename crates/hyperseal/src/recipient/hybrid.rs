@@ -14,12 +14,12 @@
 //! * Stanza: `-> mlkem768x25519 <b64 enc>`, body = the HPKE ciphertext of the file key.
 //! * Bech32 without the 90-character limit; HRPs `age1pq` and `AGE-SECRET-KEY-PQ-`.
 
-use aws_lc_rs::agreement::{agree, PrivateKey, UnparsedPublicKey, X25519};
 use zeroize::Zeroizing;
 
 use super::mlkem::{DecapsKey, EncapsKey, Level};
 use super::primitives::{check_wrapped_len, open_file_key, random, seal_file_key, single_arg};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
+use crate::crypto::X25519Secret;
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
 
@@ -76,26 +76,13 @@ impl HybridRecipient {
     fn encapsulate_derand(&self, rand: &[u8; 64]) -> Result<(Vec<u8>, Zeroizing<[u8; 32]>), Error> {
         let (rand_m, rand_x) = rand.split_at(32);
         let (mut enc, ss_m) = self.ek_m.encapsulate_derand(rand_m.try_into().expect("32 bytes"))?;
-        let sk_e = PrivateKey::from_private_key(&X25519, rand_x).map_err(|_| Error::Crypto)?;
-        let ct_x: [u8; 32] = sk_e
-            .compute_public_key()
-            .map_err(|_| Error::Crypto)?
-            .as_ref()
-            .try_into()
-            .map_err(|_| Error::Crypto)?;
+        let sk_e = X25519Secret::new(rand_x.try_into().expect("32 bytes"))?;
+        let ct_x = sk_e.public()?;
         // The recipient's share was checked at parse time, so this cannot be non-contributory.
-        let ss_x = x25519(&sk_e, &self.pk_x).ok_or(Error::Crypto)?;
+        let ss_x = sk_e.agree(&self.pk_x).ok_or(Error::Crypto)?;
         enc.extend_from_slice(&ct_x);
         Ok((enc, combiner(&ss_m, &ss_x, &ct_x, &self.pk_x)))
     }
-}
-
-/// X25519; `None` for an all-zero (non-contributory) result.
-fn x25519(sk: &PrivateKey, peer: &[u8]) -> Option<Zeroizing<[u8; 32]>> {
-    agree(sk, UnparsedPublicKey::new(&X25519, peer), (), |k| {
-        Ok(Zeroizing::new(k.try_into().map_err(|_| ())?))
-    })
-    .ok()
 }
 
 /// The X-Wing combiner: SHA3-256(ss_M ‖ ss_X ‖ ct_X ‖ pk_X ‖ label).
@@ -113,8 +100,8 @@ fn combiner(ss_m: &[u8; 32], ss_x: &[u8; 32], ct_x: &[u8; 32], pk_x: &[u8; 32]) 
 fn is_low_order(x25519_public: &[u8]) -> bool {
     // A throwaway scalar from the OS RNG (`PrivateKey::generate` would seed aws-lc's DRBG).
     let Ok(secret) = random::<32>() else { return true };
-    let Ok(k) = PrivateKey::from_private_key(&X25519, &secret) else { return true };
-    x25519(&k, x25519_public).is_none()
+    let Ok(k) = X25519Secret::new(&secret) else { return true };
+    k.agree(x25519_public).is_none()
 }
 
 impl Recipient for HybridRecipient {
@@ -129,7 +116,7 @@ impl Recipient for HybridRecipient {
 }
 
 /// An age post-quantum secret key (the 32-byte X-Wing seed and its expansion). Zeroized on drop
-/// (ml-kem's `zeroize` feature; aws-lc frees the X25519 key); `Debug` is redacted.
+/// (see `crate::crypto` for each backend); `Debug` is redacted.
 pub struct HybridIdentity {
     seed: Zeroizing<[u8; 32]>,
     expanded: Expanded,
@@ -137,10 +124,10 @@ pub struct HybridIdentity {
 
 /// The X-Wing decapsulation key expanded once at parse time (re-deriving it from the seed costs
 /// SHAKE-256, an ML-KEM key generation and a base-point multiplication: more than the
-/// decapsulation itself): ML-KEM-768 (aws-lc, see `mlkem.rs`) and X25519 (aws-lc).
+/// decapsulation itself): ML-KEM-768 (see `mlkem.rs`) and X25519.
 struct Expanded {
     dk_m: DecapsKey,
-    sk_x: PrivateKey,
+    sk_x: X25519Secret,
     pk_x: [u8; 32],
 }
 
@@ -156,13 +143,8 @@ impl Expanded {
         let mut x_seed = Zeroizing::new([0u8; 32]);
         reader.read(&mut x_seed[..]);
         let dk_m = DecapsKey::from_seed(Level::L768, &m_seed)?;
-        let sk_x = PrivateKey::from_private_key(&X25519, &x_seed[..]).map_err(|_| Error::Crypto)?;
-        let pk_x = sk_x
-            .compute_public_key()
-            .map_err(|_| Error::Crypto)?
-            .as_ref()
-            .try_into()
-            .map_err(|_| Error::Crypto)?;
+        let sk_x = X25519Secret::new(&x_seed)?;
+        let pk_x = sk_x.public()?;
         Ok(Expanded { dk_m, sk_x, pk_x })
     }
 
@@ -171,7 +153,7 @@ impl Expanded {
     fn decapsulate(&self, enc: &[u8]) -> Result<Zeroizing<[u8; 32]>, Error> {
         let (ct_m, ct_x) = enc.split_at(ENC_LEN - 32);
         let ss_m = self.dk_m.decapsulate(ct_m)?;
-        let ss_x = x25519(&self.sk_x, ct_x).ok_or_else(|| {
+        let ss_x = self.sk_x.agree(ct_x).ok_or_else(|| {
             Error::InvalidStanza("mlkem768x25519: X25519 share is a low-order point".into())
         })?;
         Ok(combiner(&ss_m, &ss_x, ct_x.try_into().expect("32 bytes"), &self.pk_x))
@@ -238,10 +220,10 @@ pub fn generate() -> Result<GeneratedKey, Error> {
 /// (X-Wing 0x647a, HKDF-SHA-256 0x0001, ChaCha20-Poly1305 0x0003). Only the first message is
 /// ever sealed, so its nonce is `base_nonce` XOR 0 = `base_nonce`; the exporter secret is unused.
 mod hpke {
-    use aws_lc_rs::hmac;
     use zeroize::Zeroizing;
 
     use super::super::primitives::hkdf_expand;
+    use crate::crypto::hmac_sha256;
 
     const SUITE_ID: [u8; 10] = *b"HPKE\x64\x7a\x00\x01\x00\x03";
     const MODE_BASE: u8 = 0;
@@ -249,13 +231,7 @@ mod hpke {
     /// LabeledExtract(salt, label, ikm) = HKDF-Extract(salt, "HPKE-v1" ‖ suite_id ‖ label ‖ ikm).
     /// An empty salt is HMAC's all-zero key, as RFC 5869 specifies.
     fn labeled_extract(salt: &[u8], label: &[u8], ikm: &[u8]) -> Zeroizing<[u8; 32]> {
-        let mut ctx = hmac::Context::with_key(&hmac::Key::new(hmac::HMAC_SHA256, salt));
-        for part in [&b"HPKE-v1"[..], &SUITE_ID, label, ikm] {
-            ctx.update(part);
-        }
-        let mut out = Zeroizing::new([0u8; 32]);
-        out.copy_from_slice(ctx.sign().as_ref());
-        out
+        Zeroizing::new(hmac_sha256(salt, &[b"HPKE-v1", &SUITE_ID, label, ikm]))
     }
 
     /// LabeledExpand(prk, label, info, L) = HKDF-Expand(prk, I2OSP(L, 2) ‖ "HPKE-v1" ‖ suite_id ‖
@@ -334,7 +310,7 @@ mod tests {
         assert!(id.unwrap_stanza(&bad).is_none());
     }
 
-    /// Our X-Wing (aws-lc ML-KEM + aws-lc X25519) gives the `x-wing` crate's bytes for the same
+    /// Our X-Wing (the backend's ML-KEM and X25519) gives the `x-wing` crate's bytes for the same
     /// randomness, and each side decapsulates the other's ciphertexts.
     #[test]
     fn agrees_with_the_x_wing_crate() {

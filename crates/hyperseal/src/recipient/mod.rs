@@ -22,16 +22,30 @@ pub mod hybrid;
 pub mod identity_file;
 mod mlkem;
 pub mod mlkem1024;
+#[cfg(not(portable_backend))]
 pub mod openssh;
+#[cfg(not(portable_backend))]
 pub mod openssh_key;
 pub mod passphrase;
 pub mod plugin;
 mod primitives;
+#[cfg(not(portable_backend))]
+pub mod rsa;
+#[cfg(portable_backend)]
+#[path = "rsa_unavailable.rs"]
 pub mod rsa;
 pub mod scrypt;
+#[cfg(not(portable_backend))]
 pub mod ssh;
+#[cfg(not(portable_backend))]
 pub mod ssh_ed25519;
+#[cfg(not(portable_backend))]
 pub mod ssh_rsa;
+// The portable build (WebAssembly) reads no SSH keys: their parsers and stanzas run on aws-lc.
+#[cfg(portable_backend)]
+mod ssh_unavailable;
+#[cfg(portable_backend)]
+use ssh_unavailable::{openssh, openssh_key, ssh};
 #[cfg(test)]
 mod tests;
 pub mod x25519;

@@ -1,8 +1,6 @@
 //! The few primitives every recipient kind shares: HKDF-SHA-256, the ChaCha20-Poly1305 file-key
-//! wrap, and fresh random bytes.
+//! wrap, and fresh random bytes (the primitives themselves come from `crate::crypto`).
 
-use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
-use aws_lc_rs::hkdf;
 use zeroize::Zeroizing;
 
 use crate::format::Stanza;
@@ -16,24 +14,7 @@ pub(crate) const TAG_LEN: usize = 16;
 /// message.
 pub(crate) const ZERO_NONCE: [u8; 12] = [0; 12];
 
-struct Len(usize);
-
-impl hkdf::KeyType for Len {
-    fn len(&self) -> usize {
-        self.0
-    }
-}
-
-pub(crate) use crate::keys::hkdf32;
-
-/// HKDF-Expand only, from a pseudorandom key given as bytes (for HPKE's labelled expand), with
-/// `info` given in parts that are concatenated.
-pub(crate) fn hkdf_expand(prk: &[u8], info: &[&[u8]], out: &mut [u8]) {
-    hkdf::Prk::new_less_safe(hkdf::HKDF_SHA256, prk)
-        .expand(info, Len(out.len()))
-        .and_then(|okm| okm.fill(out))
-        .expect("HKDF-Expand within 255 blocks cannot fail");
-}
+pub(crate) use crate::crypto::{hkdf32, hkdf_expand};
 
 /// Rejects a wrapped file key of the wrong size before any cryptography: only a 16- or 32-byte
 /// file key plus its tag is ever produced, so anything else is a broken stanza, not another
@@ -53,10 +34,8 @@ pub(crate) fn check_wrapped_len(body: &[u8]) -> Result<(), Error> {
 
 /// ChaCha20-Poly1305 seal of the file key, no associated data.
 pub(crate) fn seal_file_key(key: &[u8; 32], nonce: [u8; 12], file_key: &FileKey) -> Vec<u8> {
-    let key = LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, key).expect("32-byte key"));
     let mut buf = file_key.expose().to_vec();
-    key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut buf)
-        .expect("sealing a short buffer cannot fail");
+    crate::crypto::chacha_seal(key, nonce, &mut buf);
     buf
 }
 
@@ -64,10 +43,9 @@ pub(crate) fn seal_file_key(key: &[u8; 32], nonce: [u8; 12], file_key: &FileKey)
 /// a tampered one: the two are indistinguishable for anonymous recipients). The caller has
 /// checked the length with [`check_wrapped_len`].
 pub(crate) fn open_file_key(key: &[u8; 32], nonce: [u8; 12], body: &[u8]) -> Option<FileKey> {
-    let key = LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, key).expect("32-byte key"));
     let mut buf = Zeroizing::new(body.to_vec());
-    let pt = key.open_in_place(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut buf).ok()?;
-    FileKey::from_slice(pt)
+    let n = crate::crypto::chacha_open(key, nonce, &mut buf)?;
+    FileKey::from_slice(&buf[..n])
 }
 
 /// The one argument of a single-argument stanza, decoded to exactly `len` bytes.

@@ -6,11 +6,11 @@
 //! ChaCha20-Poly1305(wrap key, zero nonce, file key). Verified against age v1.3.1 by the tests in
 //! `recipient/tests.rs` (both directions).
 
-use aws_lc_rs::agreement::{self, PrivateKey, UnparsedPublicKey, X25519};
 use zeroize::Zeroizing;
 
 use super::primitives::{check_wrapped_len, hkdf32, open_file_key, seal_file_key, single_arg, ZERO_NONCE};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient};
+use crate::crypto::X25519Secret;
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
 
@@ -54,18 +54,16 @@ impl Recipient for X25519Recipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         // The ephemeral secret comes from the OS RNG (see `rng`), not aws-lc's DRBG.
         let eph_secret = Zeroizing::new(super::primitives::random::<32>()?);
-        let ephemeral = PrivateKey::from_private_key(&X25519, &eph_secret[..]).map_err(|_| Error::Crypto)?;
-        let share = ephemeral.compute_public_key()?;
-        // aws-lc-rs refuses an all-zero shared secret (a low-order recipient key): that key can
-        // never be decrypted to, so the recipient itself is invalid.
-        let low_order = || Error::InvalidRecipient("X25519 recipient is a low-order point".into());
-        let shared =
-            agreement::agree(&ephemeral, UnparsedPublicKey::new(&X25519, &self.public), low_order(), |s| {
-                nonzero(s).ok_or_else(low_order)
-            })?;
-        let key = wrap_key(&shared, share.as_ref(), &self.public);
+        let ephemeral = X25519Secret::new(&eph_secret)?;
+        let share = ephemeral.public()?;
+        // An all-zero shared secret (a low-order recipient key): that key can never be decrypted
+        // to, so the recipient itself is invalid.
+        let shared = ephemeral
+            .agree(&self.public)
+            .ok_or_else(|| Error::InvalidRecipient("X25519 recipient is a low-order point".into()))?;
+        let key = wrap_key(&shared[..], &share, &self.public);
         let body = seal_file_key(&key, ZERO_NONCE, file_key);
-        Ok((vec![Stanza::new(TAG, vec![encode_b64(share.as_ref())], body)], Labels::new()))
+        Ok((vec![Stanza::new(TAG, vec![encode_b64(&share)], body)], Labels::new()))
     }
 }
 
@@ -83,10 +81,9 @@ impl std::fmt::Debug for X25519Identity {
 
 impl X25519Identity {
     fn from_secret(secret: Zeroizing<[u8; 32]>) -> Result<Self, Error> {
-        let public = PrivateKey::from_private_key(&X25519, &secret[..])
+        let public = X25519Secret::new(&secret)
             .map_err(|_| Error::InvalidKey("X25519 secret key rejected".into()))?
-            .compute_public_key()?;
-        let public = public.as_ref().try_into().map_err(|_| Error::Crypto)?;
+            .public()?;
         Ok(X25519Identity { secret, public })
     }
 
@@ -121,23 +118,14 @@ impl X25519Identity {
     fn unwrap_own(&self, stanza: &Stanza) -> Result<Option<FileKey>, Error> {
         let share = single_arg(stanza, 32, "X25519 ephemeral share")?;
         check_wrapped_len(&stanza.body)?;
-        let me = PrivateKey::from_private_key(&X25519, &self.secret[..]).map_err(|_| Error::Crypto)?;
-        // An all-zero shared secret means a low-order share: the spec requires rejecting it, and
-        // aws-lc-rs's `agree` already does.
-        let low_order = || Error::InvalidStanza("X25519 share is a low-order point".into());
-        let shared = agreement::agree(&me, UnparsedPublicKey::new(&X25519, &share), low_order(), |s| {
-            nonzero(s).ok_or_else(low_order)
-        })?;
-        let key = wrap_key(&shared, &share, &self.public);
+        let me = X25519Secret::new(&self.secret)?;
+        // An all-zero shared secret means a low-order share: the spec requires rejecting it.
+        let shared = me
+            .agree(&share)
+            .ok_or_else(|| Error::InvalidStanza("X25519 share is a low-order point".into()))?;
+        let key = wrap_key(&shared[..], &share, &self.public);
         Ok(open_file_key(&key, ZERO_NONCE, &stanza.body))
     }
-}
-
-/// The shared secret, unless it is all zeros. aws-lc-rs already refuses that case; checking again
-/// keeps the spec's rule independent of the backend.
-fn nonzero(shared: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
-    let zero = shared.iter().fold(0u8, |acc, &b| acc | b) == 0;
-    (!zero).then(|| Zeroizing::new(shared.to_vec()))
 }
 
 fn wrap_key(shared: &[u8], share: &[u8], recipient: &[u8; 32]) -> Zeroizing<[u8; 32]> {
@@ -257,9 +245,9 @@ mod tests {
         );
     }
 
-    /// Wycheproof X25519 through aws-lc-rs (the backend both directions use). Every `valid` and
+    /// Wycheproof X25519 through the backend in use (`crate::crypto`). Every `valid` and
     /// `acceptable` case must give the expected shared secret, except those whose expected
-    /// secret is all zeros (low-order public keys): aws-lc-rs refuses them, which is exactly the
+    /// secret is all zeros (low-order public keys): they are refused, which is exactly the
     /// rejection age's spec demands, so they are counted separately.
     #[test]
     fn wycheproof_x25519() {
@@ -270,9 +258,10 @@ mod tests {
             let h = |k: &str| hex::decode(t[k].as_str().unwrap()).unwrap();
             let (private, public, shared, result) =
                 (h("private"), h("public"), h("shared"), t["result"].as_str().unwrap());
-            let got = PrivateKey::from_private_key(&X25519, &private).ok().and_then(|k| {
-                agreement::agree(&k, UnparsedPublicKey::new(&X25519, &public), (), |s| Ok(s.to_vec())).ok()
-            });
+            let got = <[u8; 32]>::try_from(&private[..])
+                .ok()
+                .and_then(|p| X25519Secret::new(&p).ok()?.agree(&public))
+                .map(|s| s.to_vec());
             match (got, result) {
                 (Some(g), "valid" | "acceptable") => {
                     assert_eq!(g, shared, "tcId {}", t["tcId"]);

@@ -27,7 +27,14 @@ use crate::Error;
 /// The number of CPUs this process may use, read once: `available_parallelism` reads cgroup
 /// files under /proc and /sys on every call (~40 µs, a fifth of a 1 KiB one-shot encrypt +
 /// decrypt before it was cached). It is also the most threads any job uses: more never helps.
+///
+/// On WebAssembly, 1: `wasm32-unknown-unknown` has no threads (a page gets parallelism from
+/// Web Workers, each with its own instance), so every job runs on the caller and no helper is
+/// ever started.
 pub fn available_threads() -> usize {
+    if cfg!(target_arch = "wasm32") {
+        return 1;
+    }
     static N: OnceLock<usize> = OnceLock::new();
     *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
@@ -75,6 +82,8 @@ fn pool() -> &'static Pool {
     POOL.get_or_init(|| {
         let pool: &'static Pool =
             Box::leak(Box::new(Pool { state: Mutex::default(), wake: Condvar::new(), idle: Condvar::new() }));
+        // (Never reached on WebAssembly, where `run` stays on the caller; and not even compiled.)
+        #[cfg(not(target_arch = "wasm32"))]
         for i in 1..available_threads() {
             let spawned =
                 std::thread::Builder::new().name(format!("hyperseal-{i}")).spawn(move || helper(pool));
@@ -86,6 +95,7 @@ fn pool() -> &'static Pool {
     })
 }
 
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 fn helper(pool: &'static Pool) {
     let mut seen = 0;
     let mut st = lock(pool);

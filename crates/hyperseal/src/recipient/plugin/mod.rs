@@ -48,19 +48,30 @@ fn checked_name(name: &str) -> Result<String, Error> {
     }
 }
 
+#[cfg(unix)]
+fn is_executable(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode() & 0o111 != 0
+}
+
+/// Elsewhere (the browser) there are no plugin processes to run.
+#[cfg(not(unix))]
+fn is_executable(_: &std::fs::Metadata) -> bool {
+    false
+}
+
 /// `age-plugin-NAME` in the first absolute `PATH` directory that has it as an executable file.
 pub fn find_binary(name: &str) -> Result<PathBuf, Error> {
     find_binary_in(name, &std::env::var_os("PATH").unwrap_or_default())
 }
 
 fn find_binary_in(name: &str, path: &std::ffi::OsStr) -> Result<PathBuf, Error> {
-    use std::os::unix::fs::PermissionsExt;
     let name = checked_name(name)?;
     let file = format!("age-plugin-{name}");
     std::env::split_paths(path)
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(&file))
-        .find(|p| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .find(|p| p.metadata().is_ok_and(|m| m.is_file() && is_executable(&m)))
         .ok_or_else(|| Error::Plugin(format!("{file} not found on PATH")))
 }
 

@@ -1,0 +1,30 @@
+//! hyperseal in the browser: the library compiled to WebAssembly with wasm-bindgen, under the
+//! Node package's names (`bindings/node/index.d.ts`) so code moves between the two unchanged.
+//!
+//! This crate only converts between JS values and the library's public API — no framing, no
+//! cryptography. The build is the library's portable backend (RustCrypto; see
+//! `crates/hyperseal/src/crypto/mod.rs`), which gives the same bytes as the native one, so a file
+//! sealed in a page opens with the CLI and the reverse. What it cannot do there: RSA keys (no
+//! constant-time pure-Rust RSA; they fail with `ERR_HYPERSEAL_KEY`) and threads (one core per
+//! instance: parallelism in a page comes from Web Workers, each with its own instance).
+//!
+//! Every error is a JS `Error` whose `code` is one of the library's stable
+//! [`hyperseal::ErrorCode`] strings, as in Node.
+//!
+//! Layout: `errors.rs` (JS errors with codes), `args.rs` (JS argument decoding), `keys.rs`
+//! (`generateKeyPair`, `publicKeyOf`), `oneshot.rs` (buffers, public key or passphrase),
+//! `session.rs` (`EncryptSession`/`DecryptSession` over `Sealer`/`Opener`; the Web Streams
+//! wrappers are in `js/index.js`).
+
+mod args;
+mod errors;
+mod keys;
+mod oneshot;
+mod session;
+
+pub use errors::error_codes;
+pub use keys::{generate_key_pair, public_key_of};
+pub use oneshot::{
+    decrypt_by_private_key, decrypt_with_passphrase, encrypt_by_public_key, encrypt_with_passphrase,
+};
+pub use session::{DecryptSession, EncryptSession};

@@ -1,0 +1,40 @@
+// A static file server for the test page, on 127.0.0.1 and an ephemeral port only. Serves
+// `root` read-only with the MIME types the page needs (application/wasm lets the browser
+// compile the module while it downloads).
+
+import { createServer } from 'node:http'
+import { readFile } from 'node:fs/promises'
+import { join, normalize, extname, sep } from 'node:path'
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.ts': 'text/plain; charset=utf-8',
+}
+
+export function serve (root) {
+  const server = createServer(async (req, res) => {
+    const path = normalize(join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname)))
+    if (!path.startsWith(root + sep) || path.includes(`${sep}node_modules${sep}`)) {
+      res.writeHead(403).end()
+      return
+    }
+    try {
+      const body = await readFile(path)
+      res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' })
+      res.end(body)
+    } catch {
+      res.writeHead(404).end()
+    }
+  })
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}`,
+        close: () => new Promise((r) => { server.closeAllConnections(); server.close(r) }),
+      })
+    })
+  })
+}

@@ -1,0 +1,12 @@
+//! One name for "this build runs the portable backend": WebAssembly always (aws-lc and ring do not
+//! build there), native only with the `portable` feature (to test that backend). The code then says
+//! `cfg(portable_backend)` instead of repeating the condition in every file.
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(portable_backend)");
+    let wasm = std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "wasm32");
+    if wasm || std::env::var_os("CARGO_FEATURE_PORTABLE").is_some() {
+        println!("cargo::rustc-cfg=portable_backend");
+    }
+    println!("cargo::rerun-if-changed=build.rs");
+}
