@@ -62,7 +62,7 @@ impl Job {
         let _ = fs::remove_file(&stats);
         // Through the helper (see `helper_main`), so ru_maxrss is the tool's own peak.
         let mut cmd = Command::new(std::env::current_exe()?);
-        cmd.arg("bench").arg("--child-stats").arg(&stats).arg("--").arg(&self.program).args(&self.args);
+        cmd.arg("--child-stats").arg(&stats).arg("--").arg(&self.program).args(&self.args);
         cmd.stdin(Stdio::null()).stderr(fs::File::create(&log)?);
         match &self.stdout_to {
             Some(p) => cmd.stdout(fs::File::create(p)?),
