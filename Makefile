@@ -8,12 +8,17 @@ AGE_VERSION := v1.3.1
 CARGO ?= cargo
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age rage node-addon clean fmt clippy
+.PHONY: all build bench-build test bench tools age rage node-addon clean fmt clippy
 
 all: build
 
 build:
 	$(CARGO) build --release -p hyperseal-cli
+
+# The benchmark is its own binary (crates/hyperseal-bench), never part of the shipped `hyperseal`;
+# it measures the `hyperseal` built next to it in target/release.
+bench-build:
+	$(CARGO) build --release -p hyperseal-cli -p hyperseal-bench
 
 # age v1.3 from the Go module proxy, into a project-local folder (interop tests and the bench).
 age: $(GOBIN)/age
@@ -36,8 +41,8 @@ test: tools
 node-addon:
 	-@if command -v npm >/dev/null && [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node build; fi
 
-bench: build age node-addon $(if $(RAGE),rage)
-	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal bench $(BENCH_ARGS) --out bench-report
+bench: bench-build age node-addon $(if $(RAGE),rage)
+	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal-bench $(BENCH_ARGS) --out bench-report
 
 fmt:
 	$(CARGO) fmt --all
