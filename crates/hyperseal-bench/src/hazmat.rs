@@ -92,17 +92,24 @@ impl Table for Hazmat {
                 theirs.extend(["-iv".into(), iv_hex.clone()]);
             }
             let theirs: Vec<&str> = theirs.iter().map(String::as_str).collect();
-            let hs_enc = Job::new(exe, &[&["hazmat", "encrypt"], &ours[..], &["-o", &s(&ct), &inp]].concat()).output(&ct);
+            let hs_enc = Job::new(exe, &[&["hazmat", "encrypt"], &ours[..], &["-o", &s(&ct), &inp]].concat())
+                .output(&ct);
             let os_enc =
-                Job::new(&openssl, &[&["enc"], &theirs[..], &["-in", &inp, "-out", &s(&ct2)]].concat()).output(&ct2);
+                Job::new(&openssl, &[&["enc"], &theirs[..], &["-in", &inp, "-out", &s(&ct2)]].concat())
+                    .output(&ct2);
             hs_enc.run_once(ctx.tmp.path())?;
             os_enc.run_once(ctx.tmp.path())?;
-            same_bytes(&ct, &ct2).with_context(|| format!("{c}: hyperseal and openssl ciphertexts differ"))?;
+            same_bytes(&ct, &ct2)
+                .with_context(|| format!("{c}: hyperseal and openssl ciphertexts differ"))?;
             let _ = std::fs::remove_file(&ct2);
             let hs_dec =
-                Job::new(exe, &[&["hazmat", "decrypt"], &ours[..], &["-o", &s(&pt), &s(&ct)]].concat()).output(&pt);
-            let os_dec = Job::new(&openssl, &[&["enc", "-d"], &theirs[..], &["-in", &s(&ct), "-out", &s(&pt)]].concat())
-                .output(&pt);
+                Job::new(exe, &[&["hazmat", "decrypt"], &ours[..], &["-o", &s(&pt), &s(&ct)]].concat())
+                    .output(&pt);
+            let os_dec = Job::new(
+                &openssl,
+                &[&["enc", "-d"], &theirs[..], &["-in", &s(&ct), "-out", &s(&pt)]].concat(),
+            )
+            .output(&pt);
             let reps = ctx.reps(size);
             for (op, hs, os) in [("encrypt", &hs_enc, &os_enc), ("decrypt", &hs_dec, &os_dec)] {
                 ctx.progress(self.id(), format!("{} {c} {op}: hyperseal and openssl enc", fmt_size(size)));

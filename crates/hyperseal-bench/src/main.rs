@@ -238,7 +238,11 @@ fn scratch_dir() -> Result<(tempfile::TempDir, String)> {
 /// The `hyperseal` binary: `--hyperseal PATH`, else the one next to this program.
 fn find_hyperseal(arg: Option<&Path>) -> std::result::Result<PathBuf, String> {
     if let Some(p) = arg {
-        return if p.is_file() { Ok(p.to_path_buf()) } else { Err(format!("--hyperseal {}: no such file", p.display())) };
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(format!("--hyperseal {}: no such file", p.display()))
+        };
     }
     let me = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
     let exe = me.with_file_name(format!("hyperseal{}", std::env::consts::EXE_SUFFIX));

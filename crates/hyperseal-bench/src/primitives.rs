@@ -60,16 +60,17 @@ impl Table for Primitives {
         let iv = [7u8; 16];
         let (k16, k32) = ([1u8; 16], [2u8; 32]);
 
-        let add = |sec: &mut Section, name: &str, batch: usize, theirs_ms: Option<f64>, f: &mut dyn FnMut()| {
-            ctx.progress("primitives", name);
-            let s = time(reps, || {
-                for _ in 0..batch {
-                    f();
-                }
-            })
-            .scale(1.0 / batch as f64);
-            sec.rows.push(row(name, &s, theirs_ms));
-        };
+        let add =
+            |sec: &mut Section, name: &str, batch: usize, theirs_ms: Option<f64>, f: &mut dyn FnMut()| {
+                ctx.progress("primitives", name);
+                let s = time(reps, || {
+                    for _ in 0..batch {
+                        f();
+                    }
+                })
+                .scale(1.0 / batch as f64);
+                sec.rows.push(row(name, &s, theirs_ms));
+            };
 
         let ciphers = [
             ("AES-128-CBC (hazmat)", 16, Mode::Cbc, Some(0.82)),

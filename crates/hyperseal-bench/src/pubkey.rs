@@ -100,8 +100,10 @@ impl Table for Pubkey {
             );
             let enc = time_alternating(reps, &mut [&mut e1, &mut en]);
             anyhow::ensure!(open(&ids, &ct, n) == pt, "hybrid round trip");
-            let (mut d1, mut dn) =
-                (|| drop(std::hint::black_box(open(&ids, &ct, 1))), || drop(std::hint::black_box(open(&ids, &ct, n))));
+            let (mut d1, mut dn) = (
+                || drop(std::hint::black_box(open(&ids, &ct, 1))),
+                || drop(std::hint::black_box(open(&ids, &ct, n))),
+            );
             let dec = time_alternating(reps, &mut [&mut d1, &mut dn]);
             let name = if ctx.scale == 1.0 { label.to_string() } else { fmt_size(size) };
             enc_sec.rows.push(row(&name, size, &enc, their_enc));

@@ -118,7 +118,8 @@ impl Keyed {
 
     fn sm4(&self, data: &mut [u8], at: [u8; IV_LEN]) -> Result<()> {
         use sm4_simd::modes;
-        let key: &[u8; 16] = self.key[..].try_into().map_err(|_| Error::InvalidKey("SM4 needs a 16-byte key"))?;
+        let key: &[u8; 16] =
+            self.key[..].try_into().map_err(|_| Error::InvalidKey("SM4 needs a 16-byte key"))?;
         let r = match (self.cipher.mode, self.decrypt) {
             (Mode::Ctr, _) => {
                 modes::ctr_apply(key, &at, data);

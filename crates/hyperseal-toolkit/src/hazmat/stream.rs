@@ -71,7 +71,9 @@ pub(crate) fn run<R: Read + Send, W: Write + Send>(
         match (transformed, written, read) {
             (Err(Stop::Failed(e)), _, _) => Err(e),
             (_, Err(e), _) => Err(Error::Io(io::Error::new(e.kind(), format!("writing output: {e}")))),
-            (Err(Stop::Read(e)), _, _) => Err(Error::Io(io::Error::new(e.kind(), format!("reading input: {e}")))),
+            (Err(Stop::Read(e)), _, _) => {
+                Err(Error::Io(io::Error::new(e.kind(), format!("reading input: {e}"))))
+            }
             (Err(Stop::Hangup), _, _) => Err(Error::Io(io::Error::other("output stopped"))),
             (Ok(n), Ok(()), _) => Ok(n),
         }
@@ -219,7 +221,10 @@ mod tests {
         let iv = [0xa5u8; 16];
         for (batch, lens) in [
             (48usize, vec![0usize, 1, 15, 16, 17, 31, 32, 47, 48, 49, 63, 64, 65, 95, 96, 97, 200]),
-            (256 << 10, vec![(128 << 10) - 1, 256 << 10, (256 << 10) + 1, (512 << 10) - 16, (768 << 10) + 17]),
+            (
+                256 << 10,
+                vec![(128 << 10) - 1, 256 << 10, (256 << 10) + 1, (512 << 10) - 16, (768 << 10) + 17],
+            ),
         ] {
             for c in Cipher::ALL {
                 let key = vec![0x3cu8; c.key_len];
