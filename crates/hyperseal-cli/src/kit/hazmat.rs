@@ -82,6 +82,8 @@ pub fn run(a: HazmatArgs) -> Result<()> {
             "decryption failed: bad padding or length",
             "check --key, --iv and --algo; these modes cannot tell a wrong key from corrupted data",
         ),
+        // As a plain io::Error, so a closed pipe downstream stays quiet (see `report`).
+        hyperseal_toolkit::Error::Io(e) => e.into(),
         other => other.into(),
     })?;
     out.commit()

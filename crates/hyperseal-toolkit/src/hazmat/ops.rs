@@ -68,7 +68,7 @@ impl Keyed {
 
     /// Whether pieces may be processed at the same time (all but CBC encryption).
     pub(crate) fn parallel(&self) -> bool {
-        !(self.cipher.mode == Mode::Cbc && !self.decrypt)
+        self.cipher.mode != Mode::Cbc || self.decrypt
     }
 
     /// Whether the mode pads (CBC and ECB, PKCS#7 as `openssl enc`).

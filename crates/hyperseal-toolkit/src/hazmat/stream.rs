@@ -12,10 +12,10 @@
 //! of the next batch, in the [`HEAD`] room kept there.
 
 use std::io::{self, Read, Write};
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender, TryRecvError};
 
 use rayon::prelude::*;
-use zeroize::Zeroizing;
+use zeroize::Zeroize;
 
 use super::ops::{pad, unpad, Keyed};
 use super::IV_LEN;
@@ -31,7 +31,19 @@ const HEAD: usize = IV_LEN;
 /// Below this, a batch is not worth splitting across threads.
 const MIN_PIECE: usize = 64 << 10;
 
-type Buf = Zeroizing<Vec<u8>>;
+/// A batch buffer. Allocated only when needed (a small input uses one) and wiped on drop up to
+/// the highest byte ever written, so a small input does not pay for faulting in and zeroing
+/// every page of `DEPTH` large buffers.
+struct Buf {
+    bytes: Vec<u8>,
+    dirty: usize,
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        self.bytes[..self.dirty].zeroize();
+    }
+}
 
 /// A batch from the reader: the buffer, the bytes read into it after [`HEAD`], and whether the
 /// input ended.
@@ -53,10 +65,6 @@ pub(crate) fn run<R: Read + Send, W: Write + Send>(
 ) -> Result<u64> {
     assert!(batch >= IV_LEN && batch % IV_LEN == 0, "batch must be whole blocks");
     let (free_tx, free_rx) = channel::<Buf>();
-    for _ in 0..DEPTH {
-        // The spare 16 bytes at the end take the padding block of the last batch.
-        let _ = free_tx.send(Zeroizing::new(vec![0u8; HEAD + batch + IV_LEN]));
-    }
     let (full_tx, full_rx) = sync_channel::<io::Result<Filled>>(1);
     let (done_tx, done_rx) = sync_channel::<(Buf, std::ops::Range<usize>)>(1);
     std::thread::scope(|s| {
@@ -66,16 +74,17 @@ pub(crate) fn run<R: Read + Send, W: Write + Send>(
         // Close our ends first, so a stage still waiting on us sees the end.
         drop((full_rx, done_tx));
         let written = writer.join().expect("writer thread");
-        let read = reader.join().expect("reader thread");
+        // The reader reports its errors through the channel.
+        reader.join().expect("reader thread");
         // The first failure is the cause; a stage that stopped because another did is not.
-        match (transformed, written, read) {
-            (Err(Stop::Failed(e)), _, _) => Err(e),
-            (_, Err(e), _) => Err(Error::Io(io::Error::new(e.kind(), format!("writing output: {e}")))),
-            (Err(Stop::Read(e)), _, _) => {
+        match (transformed, written) {
+            (Err(Stop::Failed(e)), _) => Err(e),
+            (_, Err(e)) => Err(Error::Io(io::Error::new(e.kind(), format!("writing output: {e}")))),
+            (Err(Stop::Read(e)), _) => {
                 Err(Error::Io(io::Error::new(e.kind(), format!("reading input: {e}"))))
             }
-            (Err(Stop::Hangup), _, _) => Err(Error::Io(io::Error::other("output stopped"))),
-            (Ok(n), Ok(()), _) => Ok(n),
+            (Err(Stop::Hangup), _) => Err(Error::Io(io::Error::other("output stopped"))),
+            (Ok(n), Ok(())) => Ok(n),
         }
     })
 }
@@ -96,8 +105,25 @@ fn read_batches<R: Read>(
     free: &Receiver<Buf>,
     full: &SyncSender<io::Result<Filled>>,
 ) {
-    while let Ok(mut buf) = free.recv() {
-        let filled = fill(&mut input, &mut buf[HEAD..HEAD + batch]);
+    let mut allocated = 0;
+    loop {
+        let mut buf = match free.try_recv() {
+            Ok(buf) => buf,
+            Err(TryRecvError::Empty) if allocated < DEPTH => {
+                allocated += 1;
+                // The spare 16 bytes at the end take the padding block of the last batch.
+                Buf { bytes: vec![0u8; HEAD + batch + IV_LEN], dirty: 0 }
+            }
+            Err(TryRecvError::Empty) => match free.recv() {
+                Ok(buf) => buf,
+                Err(_) => return,
+            },
+            Err(TryRecvError::Disconnected) => return,
+        };
+        let filled = fill(&mut input, &mut buf.bytes[HEAD..HEAD + batch]);
+        // Everything a read may have touched, and the padding block after it.
+        let touched = filled.as_ref().map_or(buf.bytes.len(), |n| HEAD + n + IV_LEN);
+        buf.dirty = buf.dirty.max(touched);
         let eof = !matches!(filled, Ok(n) if n == batch);
         let msg = filled.map(|len| Filled { buf, len, eof });
         let failed = msg.is_err();
@@ -127,7 +153,7 @@ fn write_batches<W: Write>(
     free: &Sender<Buf>,
 ) -> io::Result<()> {
     while let Ok((buf, range)) = done.recv() {
-        output.write_all(&buf[range])?;
+        output.write_all(&buf.bytes[range])?;
         // The reader may have finished and gone: then the buffer is simply dropped (zeroized).
         let _ = free.send(buf);
     }
@@ -154,24 +180,24 @@ fn transform(
         let mut start = HEAD;
         if let Some(block) = held.take() {
             start -= IV_LEN;
-            buf[start..HEAD].copy_from_slice(&block);
+            buf.bytes[start..HEAD].copy_from_slice(&block);
         }
         let mut end = HEAD + len;
         let hold_back = decrypt && keyed.pads() && !eof;
         if hold_back {
             // Non-final batches are full, so this leaves whole blocks and at least one held.
-            let block: [u8; IV_LEN] = buf[end - IV_LEN..end].try_into().expect("one block");
+            let block: [u8; IV_LEN] = buf.bytes[end - IV_LEN..end].try_into().expect("one block");
             held = Some(block);
             end -= IV_LEN;
         } else if eof && keyed.pads() && !decrypt {
-            end = start + pad(&mut buf[start..], end - start);
+            end = start + pad(&mut buf.bytes[start..], end - start);
         } else if eof && keyed.pads() && (end == start || (end - start) % IV_LEN != 0) {
             // Padded ciphertext is one or more whole blocks.
             return Err(Stop::Failed(Error::Crypto));
         }
-        process(keyed, &mut buf[start..end], &mut chain).map_err(Stop::Failed)?;
+        process(keyed, &mut buf.bytes[start..end], &mut chain).map_err(Stop::Failed)?;
         if eof && decrypt && keyed.pads() {
-            let last: [u8; IV_LEN] = buf[end - IV_LEN..end].try_into().expect("one block");
+            let last: [u8; IV_LEN] = buf.bytes[end - IV_LEN..end].try_into().expect("one block");
             end -= unpad(&last).map_err(Stop::Failed)?;
         }
         total += (end - start) as u64;
