@@ -9,12 +9,17 @@ AGE_VERSION := v1.3.1
 CARGO ?= cargo
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium
+.PHONY: all build bench-build test bench tools age ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium
 
 all: build
 
 build:
 	$(CARGO) build --release -p hyperseal-cli
+
+# The benchmark is its own binary (crates/hyperseal-bench), never part of the shipped `hyperseal`;
+# it measures the `hyperseal` built next to it in target/release.
+bench-build:
+	$(CARGO) build --release -p hyperseal-cli -p hyperseal-bench
 
 # age v1.3 from the Go module proxy, into a project-local folder (interop tests and the bench).
 age: $(GOBIN)/age
@@ -87,8 +92,8 @@ test-portable:
 node-addon:
 	-@if command -v npm >/dev/null && [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node build; fi
 
-bench: build age node-addon $(if $(RAGE),rage)
-	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal bench $(BENCH_ARGS) --out bench-report
+bench: bench-build age node-addon $(if $(RAGE),rage)
+	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal-bench $(BENCH_ARGS) --out bench-report
 
 # Fuzzing (libFuzzer through cargo-fuzz, nightly Rust): the targets are fuzz/fuzz_targets, their
 # bodies crates/hyperseal-fuzz; `make test` replays fuzz/corpus on stable. New inputs go to

@@ -1,15 +1,15 @@
 'use strict'
 // npm run bench [-- --full] [-- --json FILE] [-- --quick]
-// Side by side in one process: seed 000's design (tweetnacl box sync, WebCrypto AES-GCM hybrid
+// Side by side in one process: the Node hybrid library's design (tweetnacl box sync, WebCrypto AES-GCM hybrid
 // async) vs hyperseal sync and async, 1 KB … 100 MB (500 MB with --full): time per call, MB/s,
 // expansion; plus Node's own single-call AES-256-GCM at 100 MB. Markdown to stdout, JSON to
-// --json FILE (read by the main `hyperseal bench` for its `node` table). Also a toolkit row:
+// --json FILE (read by `hyperseal-bench`, `make bench`, for its `node` table). Also a toolkit row:
 // token seal+open of 1 KB from JS beside FISE's published 0.32 ms (`--tokens` runs only that).
 const fs = require('node:fs')
 const os = require('node:os')
 const crypto = require('node:crypto')
 const hs = require('..')
-const seed = require('./seed000')
+const lib = require('./node-hybrid-lib')
 
 const args = process.argv.slice(2)
 const full = args.includes('--full')
@@ -68,11 +68,11 @@ function printTokens (rows) {
 
 async function main () {
   if (args.includes('--tokens')) return printTokens(tokenBench())
-  const seedKey = seed.generateKeyPair()
+  const libKey = lib.generateKeyPair()
   const hsKey = hs.generateKeyPair({ kind })
   const impls = [
-    { name: 'seed000 sync (tweetnacl box)', enc: (d) => seed.encryptByPublicKey(d, seedKey.publicKey), dec: (c) => seed.decryptByPrivateKey(c, seedKey.privateKey), maxSize: full ? 500 * MB : 100 * MB },
-    { name: 'seed000 async (box + WebCrypto AES-GCM)', enc: (d) => seed.encryptByPublicKeyAsync(d, seedKey.publicKey), dec: (c) => seed.decryptByPrivateKeyAsync(c, seedKey.privateKey) },
+    { name: 'Node hybrid lib sync (tweetnacl box)', enc: (d) => lib.encryptByPublicKey(d, libKey.publicKey), dec: (c) => lib.decryptByPrivateKey(c, libKey.privateKey), maxSize: full ? 500 * MB : 100 * MB },
+    { name: 'Node hybrid lib async (box + WebCrypto AES-GCM)', enc: (d) => lib.encryptByPublicKeyAsync(d, libKey.publicKey), dec: (c) => lib.decryptByPrivateKeyAsync(c, libKey.privateKey) },
     { name: `hyperseal sync (${kind})`, enc: (d) => hs.encryptByPublicKey(d, hsKey.publicKey), dec: (c) => hs.decryptByPrivateKey(c, hsKey.privateKey) },
     { name: `hyperseal async (${kind})`, enc: (d) => hs.encryptByPublicKeyAsync(d, hsKey.publicKey), dec: (c) => hs.decryptByPrivateKeyAsync(c, hsKey.privateKey) },
   ]
@@ -112,13 +112,13 @@ async function main () {
 function print (rows, env, nodeGcm, nodeGcmOut) {
   const f = (x) => (x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(3))
   const get = (size, prefix) => rows.find((r) => r.size === size && r.impl.startsWith(prefix))
-  console.log(`## hyperseal Node bindings vs seed 000 (${env.node}, ${env.cpus}× ${env.cpu}, ${env.kind} keys)\n`)
+  console.log(`## hyperseal Node bindings vs the Node hybrid library (${env.node}, ${env.cpus}× ${env.cpu}, ${env.kind} keys)\n`)
   for (const op of ['enc', 'dec']) {
     console.log(`### ${op === 'enc' ? 'Encrypt' : 'Decrypt'}\n`)
-    console.log('| size | seed sync | seed async | hyperseal sync | hyperseal async | seed sync MB/s | seed async MB/s | hs sync MB/s | hs async MB/s | hs async vs seed sync | hs async vs seed async |')
+    console.log('| size | lib sync | lib async | hyperseal sync | hyperseal async | lib sync MB/s | lib async MB/s | hs sync MB/s | hs async MB/s | hs async vs lib sync | hs async vs lib async |')
     console.log('|---|---|---|---|---|---|---|---|---|---|---|')
     for (const size of new Set(rows.map((r) => r.size))) {
-      const [a, b, c, d] = ['seed000 sync', 'seed000 async', 'hyperseal sync', 'hyperseal async'].map((p) => get(size, p))
+      const [a, b, c, d] = ['Node hybrid lib sync', 'Node hybrid lib async', 'hyperseal sync', 'hyperseal async'].map((p) => get(size, p))
       const ms = (r) => (r ? `${f(r[op + 'Ms'])} ms` : '–')
       const mbs = (r) => (r ? f(r[op + 'MBs']) : '–')
       const ratio = (x, y) => (x && y ? `${(y[op + 'Ms'] / x[op + 'Ms']).toFixed(1)}×` : '–')
@@ -127,10 +127,10 @@ function print (rows, env, nodeGcm, nodeGcmOut) {
     console.log('')
   }
   console.log('### Expansion (ciphertext / plaintext)\n')
-  console.log('| size | seed sync | seed async | hyperseal |')
+  console.log('| size | lib sync | lib async | hyperseal |')
   console.log('|---|---|---|---|')
   for (const size of new Set(rows.map((r) => r.size))) {
-    const [a, b, c] = ['seed000 sync', 'seed000 async', 'hyperseal async'].map((p) => get(size, p))
+    const [a, b, c] = ['Node hybrid lib sync', 'Node hybrid lib async', 'hyperseal async'].map((p) => get(size, p))
     const e = (r) => (r ? `${r.expansion.toFixed(2)}%` : '–')
     console.log(`| ${LABEL(size)} | ${e(a)} | ${e(b)} | ${e(c)} |`)
   }

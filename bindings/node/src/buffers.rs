@@ -1,4 +1,4 @@
-//! Key generation and the one-shot buffer API, sync and async (seed 000's names).
+//! Key generation and the one-shot buffer API, sync and async (the Node hybrid library's names).
 //!
 //! Async calls run on the libuv pool as `AsyncTask`s; inside one call the library spreads inputs
 //! of 4 MiB and more over all cores, while smaller ones stay on the calling thread, so a thousand

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod bench;
 mod cmd;
 mod errors;
 mod io;
@@ -34,8 +33,6 @@ enum Command {
     Decrypt(cmd::decrypt::DecryptArgs),
     /// Describe an encrypted file (format, suite, recipients, sizes); never prints secrets.
     Inspect(cmd::inspect::InspectArgs),
-    /// Measure throughput and latency against the seed reports and peer tools; writes a report.
-    Bench(bench::BenchArgs),
     #[command(flatten)]
     Kit(kit::KitCommand),
 }
@@ -82,7 +79,6 @@ fn main() -> ExitCode {
         Command::Encrypt(a) => cmd::encrypt::run(a),
         Command::Decrypt(a) => cmd::decrypt::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
-        Command::Bench(a) => bench::run(a),
         Command::Kit(k) => kit::run(k),
     };
     match result {

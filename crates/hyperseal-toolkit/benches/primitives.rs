@@ -1,4 +1,4 @@
-//! Seed 001's table on hyperseal: 50-byte messages through AES modes, hashes and HMACs;
+//! @ldesign/crypto's table on hyperseal: 50-byte messages through AES modes, hashes and HMACs;
 //! RSA-2048/4096 keygen, RSA-2048 encrypt/decrypt/sign/verify; PBKDF2 with and without the
 //! derivation cache; and the batch crossover (sequential vs rayon) behind
 //! `batch::PARALLEL_THRESHOLD`. Run: `cargo bench -p hyperseal-toolkit --bench primitives`.
@@ -88,7 +88,7 @@ fn rsa(c: &mut Criterion) {
 }
 
 fn kdf_cache(c: &mut Criterion) {
-    // Seed 001 used PBKDF2 with 100,000 iterations and a 100-entry, 5-minute cache.
+    // @ldesign/crypto used PBKDF2 with 100,000 iterations and a 100-entry, 5-minute cache.
     let kdf = PasswordKdf::Pbkdf2(Pbkdf2Params { hash: HashFn::Sha256, iterations: 100_000 });
     let salt = [5u8; 16];
     let cache = DerivationCache::default();

@@ -1,4 +1,4 @@
-//! Token seal+open latency at seed 004's payload sizes (FISE's table: 100, 500, 1000 chars,
+//! Token seal+open latency at FISE's payload sizes (its table: 100, 500, 1000 chars,
 //! 4.9 KB, 9.8 KB, 48.8 KB). Run pinned to one core:
 //! `taskset -c 0 cargo bench -p hyperseal-toolkit --bench tokens`.
 

@@ -12,7 +12,7 @@
 //! | [`mac`] | HMAC with constant-time verification |
 //! | [`kdf`] | PBKDF2, Argon2id, scrypt, HKDF and a bounded, TTL'd [`kdf::DerivationCache`] |
 //! | [`aead`] | one-shot AEAD seal/open (AES-GCM, ChaCha20/XChaCha20-Poly1305, AES-GCM-SIV) |
-//! | [`hazmat`] | unauthenticated legacy AES-CBC/CTR/ECB, byte-compatible with `openssl enc` |
+//! | [`hazmat`] | unauthenticated legacy AES/SM4-CBC/CTR/ECB, byte-compatible with `openssl enc`, streaming |
 //! | [`sign`] | Ed25519, ECDSA P-256, RSA (PSS, PKCS#1 v1.5, OAEP), ML-DSA-65; PEM keys |
 //! | [`token`] | compact authenticated tokens with key rotation and expiry |
 //! | [`batch`] | order-preserving parallel AEAD over many small messages |

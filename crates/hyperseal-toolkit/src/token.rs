@@ -1,4 +1,4 @@
-//! Compact authenticated tokens (what seed 004's "salted XOR" should have been).
+//! Compact authenticated tokens (what FISE's "salted XOR" should have been).
 //!
 //! A token is one base64url string (RFC 4648 §5, no padding) of:
 //!

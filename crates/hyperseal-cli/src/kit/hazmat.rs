@@ -1,11 +1,14 @@
 //! `hazmat encrypt|decrypt`: legacy unauthenticated AES and SM4 modes, byte-compatible with
-//! `openssl enc -<cipher> -K <hex> -iv <hex>`. Warns on every use.
+//! `openssl enc -<cipher> -K <hex> -iv <hex>`. Warns on every use. Streams in constant memory
+//! (`Cipher::encrypt_stream`), on every core except for CBC encryption.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use hyperseal_toolkit::hazmat::Cipher;
+
+use crate::io::{Input, Output};
 
 #[derive(Args)]
 pub struct HazmatArgs {
@@ -33,7 +36,7 @@ struct Opts {
     /// IV as hex (16 bytes; not for ECB).
     #[arg(long)]
     iv: Option<String>,
-    /// Output file (default stdout); written atomically.
+    /// Output file (default stdout); written atomically, never left behind on an error.
     #[arg(short = 'o', long)]
     output: Option<PathBuf>,
     /// Overwrite an existing output file.
@@ -42,9 +45,6 @@ struct Opts {
     /// Input file (default or `-`: stdin).
     input: Option<PathBuf>,
 }
-
-/// Inputs are read into memory; these modes are for interoperability with small legacy blobs.
-const LIMIT: u64 = 1 << 30;
 
 pub fn run(a: HazmatArgs) -> Result<()> {
     let (decrypt, o) = match a.cmd {
@@ -62,17 +62,29 @@ pub fn run(a: HazmatArgs) -> Result<()> {
     if cipher.needs_iv() && iv.is_none() {
         return Err(crate::hint(format!("{} needs --iv", cipher.name()), "pass 16 bytes as 32 hex digits"));
     }
-    let data = super::read_all(o.input.as_deref(), LIMIT, "input")?;
+    let input = Input::open(o.input.as_deref())?;
+    let mut out = Output::create(o.output.as_deref(), o.force, o.input.as_deref())?;
+    if out.is_terminal() {
+        return Err(crate::hint(
+            "refusing to write binary output to a terminal",
+            "use -o FILE or redirect stdout",
+        ));
+    }
+    let iv = iv.as_deref().map(|v| &v[..]);
     let result = if decrypt {
-        cipher.decrypt(&key, iv.as_deref().map(|v| &v[..]), &data).map_err(|e| match e {
-            hyperseal_toolkit::Error::Crypto => crate::hint(
-                "decryption failed: bad padding or length",
-                "check --key, --iv and --algo; these modes cannot tell a wrong key from corrupted data",
-            ),
-            other => other.into(),
-        })?
+        cipher.decrypt_stream(&key, iv, input.reader, &mut out)
     } else {
-        zeroize::Zeroizing::new(cipher.encrypt(&key, iv.as_deref().map(|v| &v[..]), &data)?)
+        cipher.encrypt_stream(&key, iv, input.reader, &mut out)
     };
-    super::write_output(o.output.as_ref(), o.force, o.input.as_deref(), &result, true)
+    // On any error `out` is dropped uncommitted: a `-o` file is never created.
+    result.map_err(|e| match e {
+        hyperseal_toolkit::Error::Crypto => crate::hint(
+            "decryption failed: bad padding or length",
+            "check --key, --iv and --algo; these modes cannot tell a wrong key from corrupted data",
+        ),
+        // As a plain io::Error, so a closed pipe downstream stays quiet (see `report`).
+        hyperseal_toolkit::Error::Io(e) => e.into(),
+        other => other.into(),
+    })?;
+    out.commit()
 }

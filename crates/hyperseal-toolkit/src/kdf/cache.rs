@@ -1,7 +1,7 @@
 //! A bounded, expiring cache of derived keys.
 //!
 //! Password KDFs are slow on purpose; a process that re-derives the same key many times
-//! (seed 001's "same password" case) can keep the result. The cache never stores the
+//! (@ldesign/crypto's "same password" case) can keep the result. The cache never stores the
 //! password: entries are looked up by BLAKE3 keyed with a random per-cache key over
 //! `kdf ‖ params ‖ len(password) ‖ password ‖ len(salt) ‖ salt ‖ out_len`. Because the
 //! hash key is random and never leaves the process, a dump of the lookup table alone does
@@ -46,7 +46,7 @@ impl std::fmt::Debug for DerivationCache {
 }
 
 impl Default for DerivationCache {
-    /// 100 entries, 5 minutes: the figures seed 001 reports.
+    /// 100 entries, 5 minutes: the figures @ldesign/crypto reports.
     fn default() -> Self {
         DerivationCache::new(100, Duration::from_secs(300))
     }

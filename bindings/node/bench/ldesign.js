@@ -1,11 +1,11 @@
 'use strict'
-// npm run bench:seed001 [-- --quick] [-- --json FILE]
-// Seed 001's table, in one Node process on this machine: 50-byte messages through AES-256-CBC,
+// npm run bench:ldesign [-- --quick] [-- --json FILE]
+// @ldesign/crypto's table, in one Node process on this machine: 50-byte messages through AES-256-CBC,
 // AES-256-GCM, SHA-256, HMAC-SHA-256 and RSA-2048 (sign, verify, OAEP encrypt/decrypt, keygen)
 // in hyperseal (native addon) vs crypto-js, node-forge and Node's own crypto; ops/s and the ratio
 // of hyperseal to the fastest JS option. Then 10 MB / 100 MB file encryption, each in a fresh
 // child process so its peak RSS is its own: hyperseal encryptFile vs a Node crypto AES-256-GCM
-// stream pipeline (and crypto-js / node-forge in memory at 10 MB, as seed 001 does).
+// stream pipeline (and crypto-js / node-forge in memory at 10 MB, as @ldesign/crypto's report does).
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -130,7 +130,7 @@ function operations () {
 
 /** Runs in a child: encrypt one file with one implementation; prints { ms, maxRssMiB }. */
 function child (impl, size) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hs-seed001-'))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hs-ldesign-'))
   const src = path.join(dir, 'in')
   const dst = path.join(dir, 'out')
   const chunk = crypto.randomBytes(1 << 20)
@@ -191,7 +191,7 @@ function main () {
   const ops = operations()
   const fileRows = files()
   const fmt = (v) => (v === undefined ? '—' : v >= 100 ? v.toFixed(0) : v.toFixed(1))
-  console.log(`### Seed 001 operations, 50-byte message, ops/s (Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model})\n`)
+  console.log(`### @ldesign/crypto operations, 50-byte message, ops/s (Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model})\n`)
   console.log('| operation | hyperseal | crypto-js | node-forge | node crypto | hyperseal ÷ fastest JS |')
   console.log('|---|---|---|---|---|---|')
   for (const r of ops) console.log(`| ${r.op} | ${fmt(r.hyperseal)} | ${fmt(r['crypto-js'])} | ${fmt(r['node-forge'])} | ${fmt(r['node crypto'])} | ${r.ratio.toFixed(2)}× (${r.fastestPeer}) |`)
@@ -199,7 +199,7 @@ function main () {
   console.log('| size | implementation | time | peak RSS |')
   console.log('|---|---|---|---|')
   for (const f of fileRows) console.log(`| ${f.size >> 20} MB | ${f.impl} | ${f.error ? f.error : `${f.ms.toFixed(0)} ms`} | ${f.error ? '—' : `${f.maxRssMiB.toFixed(0)} MiB`} |`)
-  if (jsonFile) fs.writeFileSync(jsonFile, JSON.stringify({ bench: 'seed001', node: process.version, ops, files: fileRows }, null, 2) + '\n')
+  if (jsonFile) fs.writeFileSync(jsonFile, JSON.stringify({ bench: 'ldesign', node: process.version, ops, files: fileRows }, null, 2) + '\n')
 }
 
 main()

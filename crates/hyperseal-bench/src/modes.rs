@@ -1,4 +1,4 @@
-//! `modes` (seed 002): ECC / PQC / Hybrid recipients × file sizes, encrypt and decrypt as whole
+//! `modes` (nkCryptoTool): ECC / PQC / Hybrid recipients × file sizes, encrypt and decrypt as whole
 //! processes: wall time against the child's own CPU time (user + sys), and bytes per second.
 //!
 //! The mapping to nkCryptoTool's modes: ECC = X25519 (it used P-256 ECDH), PQC = ML-KEM-1024,
@@ -17,10 +17,10 @@ pub struct Modes;
 
 const MODES: [(&str, Kind); 3] = [("ECC", Kind::X25519), ("PQC", Kind::Mlkem1024), ("Hybrid", Kind::Hybrid)];
 
-/// Seed 002 (nkCryptoTool, 16 × 4.7 GHz, another machine): per size label and mode,
+/// nkCryptoTool's published figures (16 × 4.7 GHz, another machine): per size label and mode,
 /// encrypt (wall s, CPU s, B/s) and decrypt (wall s, CPU s, B/s).
 #[allow(clippy::approx_constant)] // published figures, not π or τ
-const SEED: [(&str, &str, [f64; 3], [f64; 3]); 12] = [
+const PUBLISHED: [(&str, &str, [f64; 3], [f64; 3]); 12] = [
     ("1KB", "ECC", [16.58e-3, 0.73e-3, 61753.0], [15.74e-3, 1.65e-3, 65054.0]),
     ("1KB", "PQC", [17.70e-3, 1.09e-3, 57839.0], [16.29e-3, 0.77e-3, 62854.0]),
     ("1KB", "Hybrid", [20.50e-3, 1.86e-3, 49949.0], [19.91e-3, 1.51e-3, 51430.0]),
@@ -43,21 +43,21 @@ impl Table for Modes {
         "ECC / PQC / Hybrid file encryption: wall vs CPU time"
     }
     fn mirrors(&self) -> &'static str {
-        "seed 002 (nkCryptoTool ECC / PQC / Hybrid benchmark)"
+        "nkCryptoTool (its ECC / PQC / Hybrid benchmark)"
     }
 
     fn run(&self, ctx: &Ctx, out: &mut TableReport) -> Result<()> {
-        // (seed label, nominal bytes): the largest size stands in for the seed's 6.7 GB row.
+        // (nkCryptoTool's label, nominal bytes): the largest size stands in for its 6.7 GB row.
         let big: (&str, u64) = if ctx.full { ("6.7GB", 6_700_000_000) } else { ("6.7GB", 1 << 30) };
         let sizes = [("1KB", 1u64 << 10), ("1MB", 1 << 20), ("10MB", 10 << 20), big];
         out.note(format!(
             "Whole processes (`hyperseal encrypt/decrypt -q`, default suite, all cores) on files in {}. CPU = user + sys of \
-             that child (wait4). Seed columns: seed 002's published nkCryptoTool figures, from another machine.",
+             that child (wait4). nkCryptoTool columns: its published figures, from another machine.",
             ctx.tmp_note
         ));
         if !ctx.full {
             out.note(format!(
-                "Quick profile: the largest size is {} (the seed's is 6.7 GB; `--full` runs 6.7 GB).",
+                "Quick profile: the largest size is {} (nkCryptoTool's is 6.7 GB; `--full` runs 6.7 GB).",
                 fmt_size(ctx.size(big.1))
             ));
         } else {
@@ -77,13 +77,13 @@ impl Table for Modes {
             "CPU (user+sys)",
             "CPU ÷ wall",
             "bytes/s",
-            "seed wall",
-            "seed CPU",
-            "seed bytes/s",
+            "nkCryptoTool wall",
+            "nkCryptoTool CPU",
+            "nkCryptoTool bytes/s",
         ];
         let mut secs = [Section::new("Encryption", &columns), Section::new("Decryption", &columns)];
         let mut chart = Chart::new("Whole-file throughput vs size", "file size", "MB/s", true);
-        let exe = ctx.exe.as_path();
+        let exe = ctx.exe()?;
         for (label, nominal) in sizes {
             let size = ctx.size(nominal);
             let input = ctx.data_file("modes.in", size)?;
@@ -103,13 +103,13 @@ impl Table for Modes {
                 }
                 let dec = dec_job.output(&pt).measure(ctx.tmp.path(), reps)?;
                 let _ = (std::fs::remove_file(&ct), std::fs::remove_file(&pt));
-                let seed = SEED.iter().find(|r| r.0 == label && r.1 == *mode);
+                let theirs = PUBLISHED.iter().find(|r| r.0 == label && r.1 == *mode);
                 for (i, (m, op)) in [(&enc, "encrypt"), (&dec, "decrypt")].into_iter().enumerate() {
                     let rate = m.wall.rate(size);
                     chart.point(&format!("{mode} {op}"), size as f64, rate.median / 1e6);
-                    let seed_fig = seed.map(|r| if i == 0 { r.2 } else { r.3 });
+                    let theirs = theirs.map(|r| if i == 0 { r.2 } else { r.3 });
                     let size_cell = if label == "6.7GB" && nominal != 6_700_000_000 || ctx.scale != 1.0 {
-                        format!("{} (seed: {label})", fmt_size(size))
+                        format!("{} (nkCryptoTool: {label})", fmt_size(size))
                     } else {
                         label.replace("KB", " KB").replace("MB", " MB").replace("GB", " GB")
                     };
@@ -124,21 +124,21 @@ impl Table for Modes {
                             format!("{:.2}", m.cpu.median / m.wall.median),
                         ),
                         Cell::measured(rate, "B/s", format!("{:.0}", rate.median)),
-                        seed_fig.map_or_else(Cell::none, |f| Cell::num(f[0], "s", fmt_time(f[0]))),
-                        seed_fig.map_or_else(Cell::none, |f| Cell::num(f[1], "s", fmt_time(f[1]))),
-                        seed_fig.map_or_else(Cell::none, |f| Cell::num(f[2], "B/s", format!("{:.0}", f[2]))),
+                        theirs.map_or_else(Cell::none, |f| Cell::num(f[0], "s", fmt_time(f[0]))),
+                        theirs.map_or_else(Cell::none, |f| Cell::num(f[1], "s", fmt_time(f[1]))),
+                        theirs.map_or_else(Cell::none, |f| Cell::num(f[2], "B/s", format!("{:.0}", f[2]))),
                     ]);
                 }
             }
         }
-        for (label, mode, enc, _) in SEED {
+        for (label, mode, enc, _) in PUBLISHED {
             let x = match label {
                 "1KB" => 1024.0,
                 "1MB" => 1048576.0,
                 "10MB" => 10485760.0,
                 _ => 6.7e9,
             };
-            chart.point(&format!("seed {mode} encrypt"), x, enc[2] / 1e6);
+            chart.point(&format!("nkCryptoTool {mode} encrypt (published)"), x, enc[2] / 1e6);
         }
         out.sections.extend(secs);
         out.charts.push(chart);

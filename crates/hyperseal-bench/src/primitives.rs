@@ -1,6 +1,6 @@
-//! `primitives` (seed 001): one 50-byte message through the toolkit's primitives — legacy AES
+//! `primitives` (@ldesign/crypto): one 50-byte message through the toolkit's primitives — legacy AES
 //! modes (hazmat), AES-256-GCM, hashes, HMAC, RSA-2048 and PBKDF2 with and without the
-//! derivation cache — as ops/s and mean latency, beside seed 001's published figures, plus the
+//! derivation cache — as ops/s and mean latency, beside @ldesign/crypto's published figures, plus the
 //! resident memory growth over 1000 operations.
 
 use std::time::{Duration, Instant};
@@ -29,7 +29,7 @@ impl Table for Primitives {
         "Primitives on a 50-byte message: ops/s and latency"
     }
     fn mirrors(&self) -> &'static str {
-        "seed 001 (@ldesign/crypto vs crypto-js / node-forge / Node crypto, 50-byte text)"
+        "@ldesign/crypto (its comparison with crypto-js / node-forge / Node crypto, 50-byte text)"
     }
 
     fn run(&self, ctx: &Ctx, out: &mut TableReport) -> Result<()> {
@@ -49,27 +49,28 @@ impl Table for Primitives {
              ops/s = 1 ÷ latency."
         ));
         out.note(
-            "Seed columns are seed 001's published figures (i7-9700K, Chrome 120 / Node v20.10.0: another machine, \
-             JavaScript libraries). \"× seed\" = our ops/s ÷ seed ops/s.",
+            "@ldesign columns are @ldesign/crypto's published figures (i7-9700K, Chrome 120 / Node v20.10.0: another machine, \
+             JavaScript libraries). \"× @ldesign\" = our ops/s ÷ its ops/s.",
         );
         let mut sec = Section::new(
             "Operations",
-            &["operation", "latency", "ops/s", "seed latency", "seed ops/s", "× seed"],
+            &["operation", "latency", "ops/s", "@ldesign latency", "@ldesign ops/s", "× @ldesign"],
         );
         let msg = [0x61u8; MSG_LEN];
         let iv = [7u8; 16];
         let (k16, k32) = ([1u8; 16], [2u8; 32]);
 
-        let add = |sec: &mut Section, name: &str, batch: usize, seed_ms: Option<f64>, f: &mut dyn FnMut()| {
-            ctx.progress("primitives", name);
-            let s = time(reps, || {
-                for _ in 0..batch {
-                    f();
-                }
-            })
-            .scale(1.0 / batch as f64);
-            sec.rows.push(row(name, &s, seed_ms));
-        };
+        let add =
+            |sec: &mut Section, name: &str, batch: usize, theirs_ms: Option<f64>, f: &mut dyn FnMut()| {
+                ctx.progress("primitives", name);
+                let s = time(reps, || {
+                    for _ in 0..batch {
+                        f();
+                    }
+                })
+                .scale(1.0 / batch as f64);
+                sec.rows.push(row(name, &s, theirs_ms));
+            };
 
         let ciphers = [
             ("AES-128-CBC (hazmat)", 16, Mode::Cbc, Some(0.82)),
@@ -77,10 +78,10 @@ impl Table for Primitives {
             ("AES-128-CTR (hazmat)", 16, Mode::Ctr, None),
             ("AES-256-CTR (hazmat)", 32, Mode::Ctr, Some(1.05)),
         ];
-        for (name, key_len, mode, seed) in ciphers {
+        for (name, key_len, mode, theirs) in ciphers {
             let c = Cipher { block: Block::Aes, key_len, mode };
             let key: &[u8] = if key_len == 16 { &k16 } else { &k32 };
-            add(&mut sec, name, fast, seed, &mut || {
+            add(&mut sec, name, fast, theirs, &mut || {
                 std::hint::black_box(c.encrypt(key, Some(&iv), &msg).expect("hazmat encrypt"));
             });
         }
@@ -95,17 +96,17 @@ impl Table for Primitives {
             ("SHA-512", hash::Algorithm::Sha512, Some(0.28)),
             ("BLAKE2b-512", hash::Algorithm::Blake2b512, Some(0.18)),
         ];
-        for (name, alg, seed) in hashes {
-            add(&mut sec, name, fast, seed, &mut || {
+        for (name, alg, theirs) in hashes {
+            add(&mut sec, name, fast, theirs, &mut || {
                 std::hint::black_box(hash::hash(alg, &msg));
             });
         }
-        for (name, alg, seed) in [
+        for (name, alg, theirs) in [
             ("HMAC-MD5 (legacy)", mac::Algorithm::LegacyHmacMd5, Some(0.15)),
             ("HMAC-SHA-256", mac::Algorithm::HmacSha256, Some(0.25)),
             ("HMAC-SHA-512", mac::Algorithm::HmacSha512, Some(0.32)),
         ] {
-            add(&mut sec, name, fast, seed, &mut || {
+            add(&mut sec, name, fast, theirs, &mut || {
                 std::hint::black_box(mac::sign(alg, &k32, &msg));
             });
         }
@@ -146,7 +147,7 @@ impl Table for Primitives {
             vk.verify(&msg, &sig).expect("verify");
         });
 
-        // PBKDF2: the seed's "same key" case is served from its cache, the "different key" case is not.
+        // PBKDF2: @ldesign/crypto's "same key" case is served from its cache, the "different key" case is not.
         let iterations = if test { 1_000 } else { 100_000 };
         let kdf = PasswordKdf::Pbkdf2(Pbkdf2Params { hash: HashFn::Sha256, iterations });
         let cache = DerivationCache::new(100, Duration::from_secs(300));
@@ -164,7 +165,7 @@ impl Table for Primitives {
             },
         );
         out.note(format!(
-            "PBKDF2 uses {iterations} iterations; the seed does not say how many it used (its 1.10 → 0.52 ms are \
+            "PBKDF2 uses {iterations} iterations; @ldesign/crypto does not say how many it used (its 1.10 → 0.52 ms are \
              \"encrypt with the same key\" with and without its derivation cache), so compare the cache's effect, \
              not the absolute figures."
         ));
@@ -202,7 +203,7 @@ impl Table for Primitives {
             drop(std::hint::black_box(mac::sign(mac::Algorithm::HmacSha256, &k32, &msg)))
         });
         out.note(format!(
-            "Memory: {n} operations per row in this process; the seed's \"1000 encryptions\" grew the JS heap by \
+            "Memory: {n} operations per row in this process; @ldesign/crypto's \"1000 encryptions\" grew the JS heap by \
              3.6 MB (@ldesign v2.0), 7.3 MB (crypto-js) and 9.3 MB (node-forge). Growth here is page-granular."
         ));
         out.sections.push(mem);
@@ -210,19 +211,19 @@ impl Table for Primitives {
     }
 }
 
-fn row(name: &str, s: &Stats, seed_ms: Option<f64>) -> Vec<Cell> {
+fn row(name: &str, s: &Stats, theirs_ms: Option<f64>) -> Vec<Cell> {
     let ops = 1.0 / s.median;
     let mut r = vec![
         Cell::text(name),
         Cell::measured(*s, "s", with_spread(fmt_time(s.median), s)),
         Cell::num(ops, "ops/s", fmt_ops(ops)),
     ];
-    match seed_ms {
+    match theirs_ms {
         Some(ms) => {
-            let seed_ops = 1e3 / ms;
+            let theirs_ops = 1e3 / ms;
             r.push(Cell::num(ms / 1e3, "s", fmt_time(ms / 1e3)));
-            r.push(Cell::num(seed_ops, "ops/s", fmt_ops(seed_ops)));
-            r.push(ratio(ops / seed_ops));
+            r.push(Cell::num(theirs_ops, "ops/s", fmt_ops(theirs_ops)));
+            r.push(ratio(ops / theirs_ops));
         }
         None => r.extend([Cell::none(), Cell::none(), Cell::none()]),
     }

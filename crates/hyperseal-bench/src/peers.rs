@@ -29,7 +29,7 @@ impl Table for Peers {
         "hyperseal vs age, rage, openssl, gpg (same file, whole process)"
     }
     fn mirrors(&self) -> &'static str {
-        "the peer comparisons of seeds 001 and 002, with the file tools people actually use"
+        "the peer comparisons of @ldesign/crypto and nkCryptoTool, with the file tools people actually use"
     }
 
     fn run(&self, ctx: &Ctx, out: &mut TableReport) -> Result<()> {
@@ -42,7 +42,7 @@ impl Table for Peers {
         out.note("Peak RSS is the child's own ru_maxrss (wait4); for gpg it excludes gpg-agent.");
 
         let mut tools = Vec::new();
-        let exe = ctx.exe.as_path();
+        let exe = ctx.exe()?;
         let hybrid = ctx.cli_key(Kind::Hybrid).map_err(anyhow::Error::msg)?;
         let enc = Job::new(
             exe,

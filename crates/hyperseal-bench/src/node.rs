@@ -1,6 +1,6 @@
-//! `node` (seed 000, from Node.js): runs the binding's own benchmark, `bindings/node/bench/bench.js
-//! --json FILE`, which times seed 000's design and the hyperseal addon side by side in one Node
-//! process, and turns its JSON into a table. When the addon is not built or `node` is missing, the
+//! `node` (the Node hybrid library, in Node.js): runs the binding's own benchmark,
+//! `bindings/node/bench/bench.js --json FILE`, which times that library's design and the hyperseal
+//! addon side by side in one Node process, and turns its JSON into a table. When the addon is not built or `node` is missing, the
 //! table is a note, never a failure of the whole bench.
 
 use std::path::PathBuf;
@@ -17,13 +17,10 @@ pub struct Node;
 
 const NOT_BUILT: &str = "node addon not built (cd bindings/node && npm ci && npm run build)";
 
-/// `bindings/node` of the checkout: under the working directory, else next to this crate's source.
-fn binding_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::current_dir().ok().map(|d| d.join("bindings/node")),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bindings/node")),
-    ];
-    candidates.into_iter().flatten().find(|d| d.join("bench/bench.js").is_file())
+/// `bindings/node` of the checkout named by `--repo` (default: the current directory).
+fn binding_dir(ctx: &Ctx) -> Option<PathBuf> {
+    let dir = ctx.repo.join("bindings/node");
+    dir.join("bench/bench.js").is_file().then_some(dir)
 }
 
 fn node_version() -> Option<String> {
@@ -36,17 +33,18 @@ impl Table for Node {
         "node"
     }
     fn title(&self) -> &'static str {
-        "Node.js binding: seed 000's design vs the hyperseal addon, sync and async"
+        "Node.js binding: the Node hybrid library's design vs the hyperseal addon, sync and async"
     }
     fn mirrors(&self) -> &'static str {
-        "seed 000 (encryptByPublicKey / encryptByPublicKeyAsync in Node.js), run in Node on this machine"
+        "the Node hybrid library (encryptByPublicKey / encryptByPublicKeyAsync in Node.js), run in Node on this machine"
     }
 
     fn run(&self, ctx: &Ctx, out: &mut TableReport) -> Result<()> {
-        let Some(dir) = binding_dir() else {
-            out.note(
-                "bindings/node/bench/bench.js not found (run `hyperseal bench` from the repository root)",
-            );
+        let Some(dir) = binding_dir(ctx) else {
+            out.note(format!(
+                "{}/bindings/node/bench/bench.js not found (run from the repository root, or pass --repo DIR)",
+                ctx.repo.display()
+            ));
             return Ok(());
         };
         if !dir.join("hyperseal.node").is_file() {

@@ -97,7 +97,7 @@ pub fn time_alternating(reps: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<Stats> 
     samples.iter().map(|s| Stats::of(s)).collect()
 }
 
-/// `1 KiB`, `16 MiB`, `1 GiB`, `1.5 KiB`, `3 B` (binary units, as the seed reports use).
+/// `1 KiB`, `16 MiB`, `1 GiB`, `1.5 KiB`, `3 B` (binary units, as the published reports use).
 pub fn fmt_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = bytes as f64;

@@ -1,5 +1,6 @@
 'use strict'
-// Seed 000's design, rebuilt from its description (the report names no code):
+// The Node hybrid library's design (hybrid public-key encryption in Node), rebuilt from its
+// report's description (the report names no code):
 //   sync:  encryptByPublicKey / decryptByPrivateKey = NaCl box (tweetnacl) straight over the
 //          data, with an ephemeral sender key: ephPub(32) ‖ nonce(24) ‖ box(data)(+16).
 //   async: encryptByPublicKeyAsync / decryptByPrivateKeyAsync = hybrid: NaCl box wraps a fresh

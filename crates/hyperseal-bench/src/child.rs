@@ -62,7 +62,7 @@ impl Job {
         let _ = fs::remove_file(&stats);
         // Through the helper (see `helper_main`), so ru_maxrss is the tool's own peak.
         let mut cmd = Command::new(std::env::current_exe()?);
-        cmd.arg("bench").arg("--child-stats").arg(&stats).arg("--").arg(&self.program).args(&self.args);
+        cmd.arg("--child-stats").arg(&stats).arg("--").arg(&self.program).args(&self.args);
         cmd.stdin(Stdio::null()).stderr(fs::File::create(&log)?);
         match &self.stdout_to {
             Some(p) => cmd.stdout(fs::File::create(p)?),
@@ -88,15 +88,36 @@ impl Job {
     pub fn measure(&self, scratch: &Path, reps: usize) -> Result<ChildStats> {
         self.run_once(scratch)?;
         let runs: Vec<ChildRun> = (0..reps.max(1)).map(|_| self.run_once(scratch)).collect::<Result<_>>()?;
-        Ok(ChildStats {
-            wall: Stats::of(&runs.iter().map(|r| r.wall).collect::<Vec<_>>()),
-            cpu: Stats::of(&runs.iter().map(|r| r.cpu).collect::<Vec<_>>()),
-            max_rss_kib: runs.iter().map(|r| r.max_rss_kib).max().unwrap_or(0),
-        })
+        Ok(ChildStats::of(&runs))
     }
 }
 
-/// The measuring helper (`hyperseal bench --child-stats FILE -- PROGRAM ARGS…`): runs PROGRAM with
+impl ChildStats {
+    fn of(runs: &[ChildRun]) -> ChildStats {
+        ChildStats {
+            wall: Stats::of(&runs.iter().map(|r| r.wall).collect::<Vec<_>>()),
+            cpu: Stats::of(&runs.iter().map(|r| r.cpu).collect::<Vec<_>>()),
+            max_rss_kib: runs.iter().map(|r| r.max_rss_kib).max().unwrap_or(0),
+        }
+    }
+}
+
+/// Like [`Job::measure`] for several jobs run in turn (A B, A B, …) after one warm-up each, so
+/// load from elsewhere on a shared machine falls on all of them alike and their ratio holds.
+pub fn measure_alternating(jobs: &[&Job], scratch: &Path, reps: usize) -> Result<Vec<ChildStats>> {
+    for j in jobs {
+        j.run_once(scratch)?;
+    }
+    let mut runs = vec![Vec::with_capacity(reps); jobs.len()];
+    for _ in 0..reps.max(1) {
+        for (i, j) in jobs.iter().enumerate() {
+            runs[i].push(j.run_once(scratch)?);
+        }
+    }
+    Ok(runs.iter().map(|r| ChildStats::of(r)).collect())
+}
+
+/// The measuring helper (`hyperseal-bench --child-stats FILE -- PROGRAM ARGS…`): runs PROGRAM with
 /// the inherited stdio and writes "wall cpu max_rss_kib status" to FILE.
 ///
 /// Why a helper: Linux folds the RSS high-water mark of the address space a process had before

@@ -1,23 +1,40 @@
-//! **Hazardous materials: unauthenticated legacy AES modes.**
+//! **Hazardous materials: unauthenticated legacy AES and SM4 modes.**
 //!
-//! AES-128/256 in CBC (PKCS#7 padding), CTR and ECB (PKCS#7 padding), provided only to
-//! read and write data for systems that already use them. None of these modes detects
+//! AES-128/256 and SM4 in CBC (PKCS#7 padding), CTR and ECB (PKCS#7 padding), provided only
+//! to read and write data for systems that already use them. None of these modes detects
 //! tampering: CBC decryption with a padding check is a classic padding oracle, CTR
 //! ciphertexts are malleable bit by bit, and ECB leaks which blocks are equal. For anything
 //! new use [`crate::aead`].
 //!
 //! The byte format is exactly that of `openssl enc -K <hex> -iv <hex>` (no salt, no
-//! header): `hyperseal` and OpenSSL decrypt each other's output. All modes run on
-//! aws-lc-rs (`aws_lc_rs::cipher`), which has CBC, CTR and ECB with PKCS#7.
+//! header): `hyperseal` and OpenSSL decrypt each other's output. AES runs on aws-lc-rs, SM4 on
+//! the project's constant-time SIMD `sm4-simd`.
+//!
+//! Two ways in: [`Cipher::encrypt`] / [`Cipher::decrypt`] on a buffer in memory, and
+//! [`Cipher::encrypt_stream`] / [`Cipher::decrypt_stream`] from a reader to a writer in
+//! constant memory, on every core for CTR, ECB and CBC decryption.
+//!
+//! ```
+//! use hyperseal_toolkit::hazmat::Cipher;
+//! let c = Cipher::parse("sm4-ctr")?;
+//! let (key, iv) = ([7u8; 16], [9u8; 16]);
+//! let ct = c.encrypt(&key, Some(&iv), b"legacy data")?;
+//! let mut pt = Vec::new();
+//! c.decrypt_stream(&key, Some(&iv), &ct[..], &mut pt)?;
+//! assert_eq!(pt, b"legacy data");
+//! # Ok::<(), hyperseal_toolkit::Error>(())
+//! ```
 
-use aws_lc_rs::cipher::{
-    DecryptingKey, DecryptionContext, EncryptingKey, EncryptionContext, PaddedBlockDecryptingKey,
-    PaddedBlockEncryptingKey, UnboundCipherKey, AES_128, AES_256,
-};
-use aws_lc_rs::iv::FixedLength;
+use std::io::{Read, Write};
+
 use zeroize::Zeroizing;
 
 use crate::{Error, Result};
+
+mod ops;
+mod stream;
+
+use ops::Keyed;
 
 /// AES block and IV size.
 pub const IV_LEN: usize = 16;
@@ -109,18 +126,6 @@ impl Cipher {
         }
     }
 
-    fn unbound(self, key: &[u8]) -> Result<UnboundCipherKey> {
-        if key.len() != self.key_len {
-            return Err(Error::InvalidKey(if self.key_len == 16 {
-                "AES-128 needs a 16-byte key"
-            } else {
-                "AES-256 needs a 32-byte key"
-            }));
-        }
-        let alg = if self.key_len == 16 { &AES_128 } else { &AES_256 };
-        Ok(UnboundCipherKey::new(alg, key)?)
-    }
-
     fn iv(self, iv: Option<&[u8]>) -> Result<Option<[u8; IV_LEN]>> {
         match (self.needs_iv(), iv) {
             (false, None) => Ok(None),
@@ -134,33 +139,18 @@ impl Cipher {
 
     /// Encrypts `plaintext` exactly like `openssl enc -<name> -K <key> [-iv <iv>]`.
     pub fn encrypt(self, key: &[u8], iv: Option<&[u8]>, plaintext: &[u8]) -> Result<Vec<u8>> {
-        let iv = self.iv(iv)?;
-        if self.block == Block::Sm4 {
-            return sm4_encrypt(self.mode, sm4_key(key)?, iv, plaintext);
+        let at = self.iv(iv)?.unwrap_or_default();
+        let keyed = Keyed::new(self, key, false)?;
+        // Zeroizing until encrypted: an error must not leave the plaintext copy behind.
+        let mut buf = Zeroizing::new(Vec::with_capacity(plaintext.len() + IV_LEN));
+        buf.extend_from_slice(plaintext);
+        if keyed.pads() {
+            buf.resize(plaintext.len() + IV_LEN, 0);
+            let n = ops::pad(&mut buf, plaintext.len());
+            buf.truncate(n);
         }
-        let key = self.unbound(key)?;
-        let ctx = match iv {
-            Some(iv) => EncryptionContext::Iv128(FixedLength::from(iv)),
-            None => EncryptionContext::None,
-        };
-        match self.mode {
-            Mode::Cbc | Mode::Ecb => {
-                let k = if self.mode == Mode::Cbc {
-                    PaddedBlockEncryptingKey::cbc_pkcs7(key)?
-                } else {
-                    PaddedBlockEncryptingKey::ecb_pkcs7(key)?
-                };
-                let mut buf = Vec::with_capacity(plaintext.len() + IV_LEN);
-                buf.extend_from_slice(plaintext);
-                k.less_safe_encrypt(&mut buf, ctx)?;
-                Ok(buf)
-            }
-            Mode::Ctr => {
-                let mut buf = plaintext.to_vec();
-                EncryptingKey::ctr(key)?.less_safe_encrypt(&mut buf, ctx)?;
-                Ok(buf)
-            }
-        }
+        keyed.apply(&mut buf, at)?;
+        Ok(std::mem::take(&mut *buf))
     }
 
     /// Decrypts the output of [`Cipher::encrypt`] or `openssl enc`.
@@ -169,94 +159,55 @@ impl Cipher {
     /// ([`Error::Crypto`]) in CBC/ECB, but CTR and many corruptions decrypt "successfully"
     /// to garbage: these modes cannot tell.
     pub fn decrypt(self, key: &[u8], iv: Option<&[u8]>, ciphertext: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
-        let iv = self.iv(iv)?;
-        if self.block == Block::Sm4 {
-            return sm4_decrypt(self.mode, sm4_key(key)?, iv, ciphertext);
+        let at = self.iv(iv)?.unwrap_or_default();
+        let keyed = Keyed::new(self, key, true)?;
+        if keyed.pads() && (ciphertext.is_empty() || ciphertext.len() % IV_LEN != 0) {
+            return Err(Error::Crypto);
         }
-        let key = self.unbound(key)?;
-        let ctx = match iv {
-            Some(iv) => DecryptionContext::Iv128(FixedLength::from(iv)),
-            None => DecryptionContext::None,
-        };
         let mut buf = Zeroizing::new(ciphertext.to_vec());
-        match self.mode {
-            Mode::Cbc | Mode::Ecb => {
-                if buf.is_empty() || !buf.len().is_multiple_of(IV_LEN) {
-                    return Err(Error::Crypto);
-                }
-                let k = if self.mode == Mode::Cbc {
-                    PaddedBlockDecryptingKey::cbc_pkcs7(key)?
-                } else {
-                    PaddedBlockDecryptingKey::ecb_pkcs7(key)?
-                };
-                let n = k.decrypt(&mut buf, ctx)?.len();
-                buf.truncate(n);
-            }
-            Mode::Ctr => {
-                DecryptingKey::ctr(key)?.decrypt(&mut buf, ctx)?;
-            }
+        keyed.apply(&mut buf, at)?;
+        if keyed.pads() {
+            let last: [u8; IV_LEN] = buf[buf.len() - IV_LEN..].try_into().expect("one block");
+            let n = buf.len() - ops::unpad(&last)?;
+            buf.truncate(n);
         }
         Ok(buf)
     }
-}
 
-fn sm4_key(key: &[u8]) -> Result<&[u8; 16]> {
-    key.try_into().map_err(|_| Error::InvalidKey("SM4 needs a 16-byte key"))
-}
-
-/// SM4 in the legacy modes, byte-compatible with `openssl enc -sm4-*` (PKCS#7 for CBC and ECB).
-fn sm4_encrypt(mode: Mode, key: &[u8; 16], iv: Option<[u8; IV_LEN]>, pt: &[u8]) -> Result<Vec<u8>> {
-    use sm4_simd::modes;
-    match (mode, iv) {
-        (Mode::Cbc, Some(iv)) => Ok(modes::cbc_encrypt_pkcs7(key, &iv, pt)),
-        (Mode::Ctr, Some(iv)) => {
-            let mut buf = pt.to_vec();
-            modes::ctr_apply(key, &iv, &mut buf);
-            Ok(buf)
-        }
-        (Mode::Ecb, None) => {
-            let pad = IV_LEN - pt.len() % IV_LEN;
-            let mut buf = Vec::with_capacity(pt.len() + pad);
-            buf.extend_from_slice(pt);
-            buf.resize(pt.len() + pad, pad as u8);
-            modes::ecb_encrypt(key, &mut buf).map_err(|_| Error::Crypto)?;
-            Ok(buf)
-        }
-        _ => Err(Error::param("IV given where none is taken, or missing")),
+    /// Encrypts everything `input` yields to `output`, byte for byte what [`Cipher::encrypt`]
+    /// (and `openssl enc`) would give for the whole input, in constant memory (a few 4 MiB
+    /// batches) and, except for CBC, on every core. Returns the number of bytes written.
+    ///
+    /// # Errors
+    /// I/O errors are [`Error::Io`], their message prefixed by `reading input:` or
+    /// `writing output:`; what was written before an error stays written.
+    pub fn encrypt_stream<R: Read + Send, W: Write + Send>(
+        self,
+        key: &[u8],
+        iv: Option<&[u8]>,
+        input: R,
+        output: W,
+    ) -> Result<u64> {
+        let at = self.iv(iv)?.unwrap_or_default();
+        stream::run(&Keyed::new(self, key, false)?, at, input, output, stream::BATCH, false)
     }
-}
 
-fn sm4_decrypt(
-    mode: Mode,
-    key: &[u8; 16],
-    iv: Option<[u8; IV_LEN]>,
-    ct: &[u8],
-) -> Result<Zeroizing<Vec<u8>>> {
-    use sm4_simd::modes;
-    match (mode, iv) {
-        (Mode::Cbc, Some(iv)) => {
-            Ok(Zeroizing::new(modes::cbc_decrypt_pkcs7(key, &iv, ct).map_err(|_| Error::Crypto)?))
-        }
-        (Mode::Ctr, Some(iv)) => {
-            let mut buf = Zeroizing::new(ct.to_vec());
-            modes::ctr_apply(key, &iv, &mut buf);
-            Ok(buf)
-        }
-        (Mode::Ecb, None) => {
-            if ct.is_empty() || !ct.len().is_multiple_of(IV_LEN) {
-                return Err(Error::Crypto);
-            }
-            let mut buf = Zeroizing::new(ct.to_vec());
-            modes::ecb_decrypt(key, &mut buf).map_err(|_| Error::Crypto)?;
-            let pad = *buf.last().expect("non-empty") as usize;
-            if pad == 0 || pad > IV_LEN || !buf[buf.len() - pad..].iter().all(|&b| b as usize == pad) {
-                return Err(Error::Crypto);
-            }
-            let n = buf.len() - pad;
-            buf.truncate(n);
-            Ok(buf)
-        }
-        _ => Err(Error::param("IV given where none is taken, or missing")),
+    /// Decrypts a stream, as [`Cipher::encrypt_stream`] encrypts one. In CBC and ECB the
+    /// padding can only be checked at the end, so on [`Error::Crypto`] all but the last block
+    /// has already been written: send the output somewhere the caller discards on error.
+    ///
+    /// # Errors
+    /// [`Error::Crypto`] for a padded mode whose input is not whole blocks or whose padding is
+    /// wrong; I/O errors as for [`Cipher::encrypt_stream`].
+    pub fn decrypt_stream<R: Read + Send, W: Write + Send>(
+        self,
+        key: &[u8],
+        iv: Option<&[u8]>,
+        input: R,
+        output: W,
+    ) -> Result<u64> {
+        let at = self.iv(iv)?.unwrap_or_default();
+        stream::run(&Keyed::new(self, key, true)?, at, input, output, stream::BATCH, true)
     }
 }
 

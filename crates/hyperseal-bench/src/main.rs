@@ -1,5 +1,17 @@
-//! `hyperseal bench`: reproduces the tables of the seed reports on this machine, beside the peers
-//! that are installed, and writes them as Markdown, JSON and a self-contained HTML page.
+//! `hyperseal-bench`: re-measures on this machine the tables of the five published reports
+//! hyperseal was built from — the Node hybrid library (hybrid public-key encryption in Node),
+//! @ldesign/crypto, nkCryptoTool, the Go SM4 report and FISE — beside the peer tools that are
+//! installed, and writes them as Markdown, JSON and a self-contained HTML page.
+//!
+//! ```text
+//! cargo build --release -p hyperseal-cli -p hyperseal-bench
+//! ./target/release/hyperseal-bench --quick --only files,hazmat --out bench-report
+//! ```
+//!
+//! Whole-process rows run the `hyperseal` binary next to this one (`target/release/hyperseal`),
+//! or the one `--hyperseal PATH` names. The `node` table runs `bindings/node/bench/bench.js` of the
+//! repository this is run in (`--repo DIR` to name another). Nothing is found through the path the
+//! benchmark was built at.
 //!
 //! One file per table, each behind the [`Table`] trait; adding a table is one file plus one line
 //! in [`tables`]. Tables that are planned but not written yet are listed in [`PLANNED`], so
@@ -8,18 +20,19 @@
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
-use clap::Args;
+use clap::Parser;
 use hyperseal::recipient::{self, Kind};
 
 mod child;
 mod engine;
 mod files;
+mod hazmat;
 mod html;
 mod machine;
-mod markdown;
 mod modes;
 mod node;
 mod peers;
@@ -32,15 +45,16 @@ mod tokens;
 
 use report::{Report, TableReport};
 
-#[derive(Args)]
-pub struct BenchArgs {
+#[derive(Parser)]
+#[command(name = "hyperseal-bench", version, about = "Benchmark report for hyperseal (make bench)")]
+struct BenchArgs {
     /// Quick profile (the default): sizes up to 256 MiB (1 GiB for `modes`), 3–5 runs per figure.
     #[arg(long, conflicts_with = "full")]
     quick: bool,
     /// Full profile: sizes up to 1 GiB (6.7 GB for `modes`), more runs per figure. Takes long.
     #[arg(long)]
     full: bool,
-    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, tokens, node.
+    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Directory for report.md, report.json and report.html.
@@ -49,8 +63,14 @@ pub struct BenchArgs {
     /// Print JSON on stdout instead of Markdown.
     #[arg(long)]
     json: bool,
-    /// Multiplies every data size by F (for tests: 0.001 runs in seconds).
-    #[arg(long, hide = true, default_value_t = 1.0)]
+    /// The `hyperseal` binary to measure (default: the one next to this program).
+    #[arg(long, value_name = "PATH")]
+    hyperseal: Option<PathBuf>,
+    /// The repository checkout (for bindings/node); default: the current directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    repo: PathBuf,
+    /// Multiplies every data size by F (for tests: 0.001 runs in seconds; figures then mean nothing).
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
     size_scale: f64,
     /// Internal: run the program after `--` and write its wall/CPU/peak RSS to FILE.
     #[arg(long, hide = true)]
@@ -66,7 +86,7 @@ pub trait Table {
     fn id(&self) -> &'static str;
     /// The heading.
     fn title(&self) -> &'static str;
-    /// Which seed report it mirrors (or what it is for).
+    /// Which published report it mirrors (or what it is for).
     fn mirrors(&self) -> &'static str;
     /// Measures and fills the report.
     fn run(&self, ctx: &Ctx, out: &mut TableReport) -> Result<()>;
@@ -82,6 +102,7 @@ fn tables() -> Vec<Box<dyn Table>> {
         Box::new(engine::Engine),
         Box::new(primitives::Primitives),
         Box::new(sm4::Sm4Table),
+        Box::new(hazmat::Hazmat),
         Box::new(tokens::Tokens),
         Box::new(node::Node),
     ]
@@ -95,13 +116,23 @@ pub struct Ctx {
     pub full: bool,
     pub scale: f64,
     pub threads: usize,
-    pub exe: PathBuf,
+    /// The `hyperseal` binary, or why there is none (see [`Ctx::exe`]).
+    exe: std::result::Result<PathBuf, String>,
+    /// The repository checkout the bench runs in (for `bindings/node`).
+    pub repo: PathBuf,
     pub tmp: tempfile::TempDir,
     /// Human description of the scratch directory (tmpfs or disk).
     pub tmp_note: String,
 }
 
 impl Ctx {
+    /// The `hyperseal` binary under test; tables that run it fail with the reason when there is none.
+    pub fn exe(&self) -> Result<&Path> {
+        self.exe.as_deref().map_err(|why| {
+            hint(why, "build it first (`cargo build --release -p hyperseal-cli`; `make bench` does), or pass --hyperseal PATH")
+        })
+    }
+
     /// A nominal size after `--size-scale` (never below one byte).
     pub fn size(&self, nominal: u64) -> u64 {
         ((nominal as f64 * self.scale).round() as u64).max(1)
@@ -204,7 +235,25 @@ fn scratch_dir() -> Result<(tempfile::TempDir, String)> {
     Ok((d, note))
 }
 
-pub fn run(a: BenchArgs) -> Result<()> {
+/// The `hyperseal` binary: `--hyperseal PATH`, else the one next to this program.
+fn find_hyperseal(arg: Option<&Path>) -> std::result::Result<PathBuf, String> {
+    if let Some(p) = arg {
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(format!("--hyperseal {}: no such file", p.display()))
+        };
+    }
+    let me = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
+    let exe = me.with_file_name(format!("hyperseal{}", std::env::consts::EXE_SUFFIX));
+    if exe.is_file() {
+        Ok(exe)
+    } else {
+        Err(format!("no hyperseal binary next to {}", me.display()))
+    }
+}
+
+fn run(a: BenchArgs) -> Result<()> {
     if let Some(stats) = &a.child_stats {
         return child::helper_main(stats, &a.child);
     }
@@ -227,7 +276,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
             } else {
                 let known: Vec<&str> =
                     all.iter().map(|t| t.id()).chain(PLANNED.iter().map(|p| p.0)).collect();
-                return Err(crate::hint(
+                return Err(hint(
                     format!("unknown table {name:?}"),
                     format!("choose from: {}", known.join(", ")),
                 ));
@@ -240,7 +289,8 @@ pub fn run(a: BenchArgs) -> Result<()> {
         full: a.full,
         scale: a.size_scale,
         threads: hyperseal::available_threads(),
-        exe: std::env::current_exe().context("cannot find the hyperseal binary")?,
+        exe: find_hyperseal(a.hyperseal.as_deref()),
+        repo: a.repo.clone(),
         tmp,
         tmp_note,
     };
@@ -264,7 +314,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
     report.seconds = started.elapsed().as_secs_f64();
 
     fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
-    let md = markdown::render(&report);
+    let md = report::markdown(&report);
     let json = serde_json::to_string_pretty(&report.to_json())?;
     fs::write(a.out.join("report.md"), &md)?;
     fs::write(a.out.join("report.json"), &json)?;
@@ -277,4 +327,37 @@ pub fn run(a: BenchArgs) -> Result<()> {
         bail!("some tables failed (see the report)");
     }
     Ok(())
+}
+
+/// An error with a hint line, for errors where the next step is not obvious.
+#[derive(Debug)]
+struct Hinted {
+    msg: String,
+    hint: String,
+}
+
+impl std::fmt::Display for Hinted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
+impl std::error::Error for Hinted {}
+
+/// Attaches a hint to an error message.
+pub fn hint(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(Hinted { msg: err.to_string(), hint: hint.to_string() })
+}
+
+fn main() -> ExitCode {
+    match run(BenchArgs::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hyperseal-bench: error: {e:#}");
+            if let Some(h) = e.downcast_ref::<Hinted>() {
+                eprintln!("hyperseal-bench: hint: {}", h.hint);
+            }
+            ExitCode::from(1)
+        }
+    }
 }

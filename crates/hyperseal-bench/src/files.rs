@@ -23,7 +23,7 @@ impl Table for Files {
         "File encryption throughput (whole process) vs cp"
     }
     fn mirrors(&self) -> &'static str {
-        "the headline figure of every seed: how fast a file goes through the tool (seeds 000, 002)"
+        "the headline figure of every published report: how fast a file goes through the tool (the Node hybrid library, nkCryptoTool)"
     }
 
     fn run(&self, ctx: &Ctx, out: &mut TableReport) -> Result<()> {
@@ -43,7 +43,7 @@ impl Table for Files {
                 Err(e) => out.note(format!("kind {} skipped: {e}", kind.name())),
             }
         }
-        let exe = ctx.exe.as_path();
+        let exe = ctx.exe()?;
         let mut sec = Section::new(
             "Throughput",
             &[

@@ -22,9 +22,9 @@ pub fn render(r: &Report) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>hyperseal bench</title><style>{CSS}</style></head><body>"
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>hyperseal benchmark</title><style>{CSS}</style></head><body>"
     );
-    let _ = write!(h, "<h1>hyperseal bench ({} profile)</h1><table>", esc(r.profile));
+    let _ = write!(h, "<h1>hyperseal benchmark ({} profile)</h1><table>", esc(r.profile));
     let m = &r.machine;
     let mut kv = |k: &str, v: &str| {
         let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
@@ -213,7 +213,7 @@ fn line_chart(c: &Chart) -> String {
     axes(&mut s, c, pw, ph, xs.log, ys.log);
     for (i, series) in c.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let dash = if series.name.starts_with("seed") || series.name == "cp" {
+        let dash = if series.name.ends_with("(published)") || series.name == "cp" {
             " stroke-dasharray=\"5 4\""
         } else {
             ""
