@@ -98,7 +98,7 @@ impl From<hyperseal::Error> for Fail {
             e => e,
         };
         let code = match &e {
-            E::HeaderMac | E::ChunkAuth(_) | E::Truncated(_) | E::WrongPassphrase => Code::Auth,
+            E::HeaderMac | E::ChunkAuth(_) | E::Truncated(_) | E::WrongPassphrase | E::WrongKey => Code::Auth,
             E::NoIdentityMatched => Code::NoIdentity,
             E::InvalidKey(_) | E::InvalidRecipient(_) | E::IncompatibleRecipients(_) => Code::Key,
             E::InvalidArgument(_) => Code::Argument,

@@ -30,6 +30,10 @@ pub enum Error {
     /// A stanza that belongs to the identity is broken (fatal, unlike "not mine").
     #[error("invalid recipient stanza: {0}")]
     InvalidStanza(String),
+    /// The key or context does not match the message's key commitment (c2sp-chunked): a wrong
+    /// key, a wrong context, or a modified salt or commitment.
+    #[error("wrong key or context: the key commitment does not match")]
+    WrongKey,
     /// A payload chunk failed to authenticate.
     #[error("payload chunk {0} failed to authenticate: the file is corrupted or was tampered with")]
     ChunkAuth(u64),

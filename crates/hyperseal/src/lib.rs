@@ -16,6 +16,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod c2sp;
 mod decrypt;
 mod encrypt;
 mod error;
