@@ -13,7 +13,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build test bench tools age rage venv c2sp-vectors node-addon clean fmt clippy
+.PHONY: all build test bench tools age rage venv c2sp-vectors python python-test node-addon clean fmt clippy
 
 all: build
 
@@ -51,6 +51,13 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 	mv $@.tmp $@ && rm -rf $(TOOLS)/c2sp/dl
 
 tools: age venv c2sp-vectors
+
+# The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.
+python: $(VENV)/.installed
+	cd bindings/python && VIRTUAL_ENV=$(VENV) PATH="$(VENV)/bin:$$PATH" maturin develop --release --quiet
+
+python-test: python
+	$(VENV)/bin/python -m pytest -q bindings/python/tests
 
 test: tools
 	$(CARGO) test --release --workspace
