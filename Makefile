@@ -7,9 +7,14 @@ TOOLS := $(CURDIR)/.tools
 GOBIN := $(TOOLS)/bin
 AGE_VERSION := v1.3.1
 CARGO ?= cargo
+VENV := $(TOOLS)/venv
+PYTHON ?= python3
+# pyca's C2SP chunked-encryption vectors (SHA-256 instantiation) ship in its vectors package.
+C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
+C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build bench-build test bench tools age ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium
+.PHONY: all build bench-build test bench tools age ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test
 
 all: build
 
@@ -36,6 +41,34 @@ $(TOOLS)/cargo/bin/rage:
 ssh-keygen:
 	@command -v ssh-keygen >/dev/null || (apt-get update && apt-get install -y --no-install-recommends openssh-client)
 
+# A project venv with the pinned Python peers (pyca/cryptography for the c2sp-chunked interop test).
+venv: $(VENV)/.installed
+$(VENV)/.installed: requirements-test.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
+	touch $@
+
+# The one JSON file the c2sp tests read, checked against its pinned hash.
+c2sp-vectors: $(TOOLS)/c2sp/vectors.json
+$(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
+	rm -rf $(TOOLS)/c2sp/dl && mkdir -p $(TOOLS)/c2sp/dl
+	$(VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+		-d $(TOOLS)/c2sp/dl $(C2SP_VECTORS_PKG)
+	$(VENV)/bin/python -c "import glob, zipfile; \
+		z = zipfile.ZipFile(glob.glob('$(TOOLS)/c2sp/dl/*.whl')[0]); \
+		open('$@.tmp', 'wb').write(z.read('cryptography_vectors/chunked-encryption/vectors.json'))"
+	echo "$(C2SP_VECTORS_SHA256)  $@.tmp" | sha256sum -c --quiet
+	mv $@.tmp $@ && rm -rf $(TOOLS)/c2sp/dl
+
+tools: age ssh-keygen test-plugin venv c2sp-vectors
+
+# The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.
+python: $(VENV)/.installed
+	cd bindings/python && VIRTUAL_ENV=$(VENV) PATH="$(VENV)/bin:$$PATH" maturin develop --release --quiet
+
+python-test: python
+	$(VENV)/bin/python -m pytest -q bindings/python/tests
+
 # A test plugin built on age's own filippo.io/age/plugin package (tests/age_plugin.rs).
 TEST_PLUGIN := crates/hyperseal-cli/tests/plugin
 test-plugin: $(GOBIN)/age-plugin-hstest
@@ -43,12 +76,12 @@ $(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_
 	@mkdir -p $(GOBIN)
 	cd $(TEST_PLUGIN) && GOFLAGS=-mod=mod go build -o $(GOBIN)/age-plugin-hstest .
 
-tools: age ssh-keygen test-plugin
-
 test: tools lint wasm-core
 	$(CARGO) test --release --workspace
 	$(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
+	$(MAKE) python-test
+	$(MAKE) wasm-test
 
 # The library for WebAssembly: the portable RustCrypto backend (crates/hyperseal/src/crypto/),
 # since aws-lc and ring do not build for wasm32-unknown-unknown.

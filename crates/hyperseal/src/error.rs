@@ -30,6 +30,10 @@ pub enum Error {
     /// A stanza that belongs to the identity is broken (fatal, unlike "not mine").
     #[error("invalid recipient stanza: {0}")]
     InvalidStanza(String),
+    /// The key or context does not match the message's key commitment (c2sp-chunked): a wrong
+    /// key, a wrong context, or a modified salt or commitment.
+    #[error("wrong key or context: the key commitment does not match")]
+    WrongKey,
     /// A payload chunk failed to authenticate.
     #[error("payload chunk {0} failed to authenticate: the file is corrupted or was tampered with")]
     ChunkAuth(u64),
@@ -152,9 +156,11 @@ impl Error {
     /// The stable code of this error (what the bindings report).
     pub fn code(&self) -> ErrorCode {
         match self {
-            Error::HeaderMac | Error::ChunkAuth(_) | Error::Truncated(_) | Error::WrongPassphrase => {
-                ErrorCode::Auth
-            }
+            Error::HeaderMac
+            | Error::ChunkAuth(_)
+            | Error::Truncated(_)
+            | Error::WrongPassphrase
+            | Error::WrongKey => ErrorCode::Auth,
             Error::NoIdentityMatched => ErrorCode::NoIdentity,
             // A plugin that is missing, misnamed, or failed: its key cannot be used.
             Error::Plugin(_) => ErrorCode::Key,

@@ -24,6 +24,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod c2sp;
 mod crypto;
 mod decrypt;
 mod encrypt;

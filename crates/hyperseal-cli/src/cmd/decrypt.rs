@@ -45,11 +45,38 @@ pub struct DecryptArgs {
     /// Random access: at most M plaintext bytes.
     #[arg(long, allow_negative_numbers = true)]
     length: Option<u64>,
+    /// Input format: detected (hyperseal or age) unless c2sp-chunked, which has no header to
+    /// detect and needs --key-file.
+    #[arg(long)]
+    format: Option<String>,
+    #[command(flatten)]
+    c2sp: super::c2sp::C2spArgs,
     /// Input file (default or `-`: stdin).
     input: Option<PathBuf>,
 }
 
 pub fn run(a: DecryptArgs) -> Result<()> {
+    match a.format.as_deref() {
+        Some(super::c2sp::FORMAT) => {
+            let io = super::c2sp::Common {
+                input: a.input.as_deref(),
+                output: a.output.as_deref(),
+                force: a.force,
+                quiet: a.quiet,
+                threads: a.threads,
+            };
+            let other = (!a.identities.is_empty() || a.passphrase_file.is_some())
+                .then_some("an identity or passphrase");
+            return super::c2sp::decrypt(&a.c2sp, io, other, (a.offset, a.length));
+        }
+        None | Some("hyperseal" | "age") => super::c2sp::reject_stray(&a.c2sp)?,
+        Some(f) => {
+            return Err(crate::usage(
+                format!("unknown format {f:?}"),
+                "use --format c2sp-chunked, or omit it to detect hyperseal and age files",
+            ))
+        }
+    }
     let mut identities: Vec<Box<dyn Identity>> =
         super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
     identities.extend(super::identity::plugin_identities(&a.plugins)?);

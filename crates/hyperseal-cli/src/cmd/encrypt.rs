@@ -41,9 +41,11 @@ pub struct EncryptArgs {
     /// Chunk size, a power of two from 16K to 16M (default 64K).
     #[arg(long = "chunk-size", value_parser = super::parse_chunk_size, allow_negative_numbers = true)]
     chunk_size: Option<usize>,
-    /// File format: hyperseal (default) or age.
-    #[arg(long, default_value = "hyperseal", value_parser = super::parse_format)]
-    format: Profile,
+    /// File format: hyperseal (default), age, or c2sp-chunked (with --key-file).
+    #[arg(long, default_value = "hyperseal")]
+    format: String,
+    #[command(flatten)]
+    c2sp: super::c2sp::C2spArgs,
     /// ASCII-armor the output.
     #[arg(short = 'a', long)]
     armor: bool,
@@ -64,9 +66,33 @@ pub struct EncryptArgs {
 }
 
 pub fn run(a: EncryptArgs) -> Result<()> {
-    let mut opts = match a.format {
-        Profile::Age => Options::age(),
-        _ => Options::default(),
+    if a.format == super::c2sp::FORMAT {
+        let io = super::c2sp::Common {
+            input: a.input.as_deref(),
+            output: a.output.as_deref(),
+            force: a.force,
+            quiet: a.quiet,
+            threads: a.threads,
+        };
+        let other = [
+            (!a.recipients.is_empty() || !a.recipient_files.is_empty(), "a recipient"),
+            (a.passphrase || a.passphrase_file.is_some(), "a passphrase"),
+            (a.suite.is_some(), "--suite"),
+            (a.chunk_size.is_some(), "--chunk-size"),
+            (a.armor, "--armor"),
+        ];
+        return super::c2sp::encrypt(&a.c2sp, io, other.iter().find(|o| o.0).map(|o| o.1));
+    }
+    super::c2sp::reject_stray(&a.c2sp)?;
+    let mut opts = match a.format.as_str() {
+        "hyperseal" => Options::default(),
+        "age" => Options::age(),
+        other => {
+            return Err(crate::usage(
+                format!("unknown format {other:?}"),
+                "use --format hyperseal, age or c2sp-chunked",
+            ))
+        }
     };
     if opts.profile == Profile::Age && (a.suite.is_some() || a.chunk_size.is_some()) {
         return Err(crate::usage(

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod c2sp;
 pub mod decrypt;
 pub mod encrypt;
 pub mod identity;
@@ -18,6 +19,7 @@ pub fn library_hint(e: &Error) -> Option<&'static str> {
         Error::ChunkAuth(_) | Error::Truncated(_) | Error::HeaderMac => {
             "the file is damaged or was modified; no output file was written"
         }
+        Error::WrongKey => "check --key-file and --context; if both are right, the data was modified",
         Error::WrongPassphrase => "check the passphrase (files made with -p need the same passphrase)",
         Error::WorkFactorTooHigh(_) => "the file demands an unreasonable amount of work; it may be hostile",
         Error::IncompatibleRecipients(_) => "encrypt separately for post-quantum and classic recipients",

@@ -1,0 +1,210 @@
+//! `hyperseal.c2sp`: C2SP chunked encryption with pyca/cryptography's method names
+//! (`update`, `update_into`, `finalize`, `generate_key`), over `hyperseal::c2sp`'s push-based
+//! Encryptor/Decryptor. Every call that touches data releases the GIL; large pieces are sealed
+//! and opened on every core. The pyca-named classes (`Cobblestone256Encryptor`, …) are thin
+//! Python subclasses in `hyperseal/c2sp.py`.
+
+use hyperseal::c2sp::{self, Key, Variant};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::buffers::{bytes_with, Input, Output};
+use crate::errors::{already_finalized, to_py, ArgumentError, IntoPy};
+
+fn key_of(key: &Bound<'_, PyAny>) -> PyResult<Key> {
+    Key::from_bytes(Input::get(key, "key")?.as_slice()).py_err()
+}
+
+fn context_of<'py>(context: Option<&Bound<'py, PyAny>>) -> PyResult<Option<Input<'py>>> {
+    context.map(|c| Input::get(c, "context")).transpose()
+}
+
+fn slice<'a>(i: &'a Option<Input<'_>>) -> &'a [u8] {
+    i.as_ref().map_or(&[], Input::as_slice)
+}
+
+fn too_small(need: usize) -> PyErr {
+    ArgumentError::new_err(format!("buffer must be at least {need} bytes"))
+}
+
+/// Encrypts one message pushed in pieces: `update()` returns the salt and commitment and then
+/// every complete 16 KiB chunk, `finalize()` the short final chunk.
+#[pyclass(name = "Encryptor", module = "hyperseal.c2sp", subclass)]
+pub struct C2spEncryptor {
+    inner: Option<c2sp::Encryptor>,
+}
+
+#[pymethods]
+impl C2spEncryptor {
+    #[new]
+    #[pyo3(signature = (key, context = None, *, threads = None))]
+    fn new(
+        key: &Bound<'_, PyAny>,
+        context: Option<&Bound<'_, PyAny>>,
+        threads: Option<usize>,
+    ) -> PyResult<Self> {
+        let ctx = context_of(context)?;
+        let mut enc = c2sp::Encryptor::new(&key_of(key)?, slice(&ctx)).py_err()?;
+        if let Some(t) = threads {
+            enc = enc.threads(t);
+        }
+        Ok(C2spEncryptor { inner: Some(enc) })
+    }
+
+    /// A fresh random key: 16 bytes for bits=128 (Cobblestone-128), 32 for bits=256.
+    #[staticmethod]
+    #[pyo3(signature = (bits = 256))]
+    fn generate_key(py: Python<'_>, bits: usize) -> PyResult<Bound<'_, PyBytes>> {
+        let variant = match bits {
+            128 => Variant::Cobblestone128,
+            256 => Variant::Cobblestone256,
+            _ => return Err(ArgumentError::new_err("bits must be 128 or 256")),
+        };
+        Ok(PyBytes::new(py, Key::generate(variant).expose()))
+    }
+
+    fn update<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        let enc = self.inner.as_mut().ok_or_else(already_finalized)?;
+        let input = Input::get(data, "data")?;
+        let d = input.as_slice();
+        let r = bytes_with(py, enc.update_len(d.len()), |out| enc.update_into(d, out))?;
+        r.map_err(|e| {
+            self.inner = None;
+            to_py(e)
+        })
+    }
+
+    fn update_into(
+        &mut self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        buf: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let enc = self.inner.as_mut().ok_or_else(already_finalized)?;
+        let (input, mut out) = (Input::get(data, "data")?, Output::get(buf)?);
+        // The output never sits at the input's offset (header and tags shift it): work from a
+        // copy when they share memory, as pyca does.
+        let copy = out.overlaps(input.as_slice()).then(|| input.as_slice().to_vec());
+        let d = copy.as_deref().unwrap_or(input.as_slice());
+        let o = out.as_mut_slice();
+        let need = enc.update_len(d.len());
+        if o.len() < need {
+            return Err(too_small(need));
+        }
+        py.detach(|| enc.update_into(d, o)).map_err(|e| {
+            self.inner = None;
+            to_py(e)
+        })
+    }
+
+    fn finalize<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let enc = self.inner.take().ok_or_else(already_finalized)?;
+        let n = enc.finish_len();
+        bytes_with(py, n, |out| enc.finish_into(out))?.py_err()
+    }
+}
+
+/// Decrypts one message pushed in pieces: `update()` returns plaintext only from chunks that
+/// authenticated, `finalize()` opens the final chunk and fails on a truncated message. After
+/// any failure the object is finalized.
+#[pyclass(name = "Decryptor", module = "hyperseal.c2sp", subclass)]
+pub struct C2spDecryptor {
+    inner: Option<c2sp::Decryptor>,
+}
+
+#[pymethods]
+impl C2spDecryptor {
+    #[new]
+    #[pyo3(signature = (key, context = None, *, threads = None))]
+    fn new(
+        key: &Bound<'_, PyAny>,
+        context: Option<&Bound<'_, PyAny>>,
+        threads: Option<usize>,
+    ) -> PyResult<Self> {
+        let ctx = context_of(context)?;
+        let mut dec = c2sp::Decryptor::new(&key_of(key)?, slice(&ctx)).py_err()?;
+        if let Some(t) = threads {
+            dec = dec.threads(t);
+        }
+        Ok(C2spDecryptor { inner: Some(dec) })
+    }
+
+    fn update<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        let dec = self.inner.as_mut().ok_or_else(already_finalized)?;
+        let input = Input::get(data, "data")?;
+        let d = input.as_slice();
+        let r = bytes_with(py, dec.update_len(d.len()), |out| dec.update_into(d, out))?;
+        r.map_err(|e| {
+            self.inner = None;
+            to_py(e)
+        })
+    }
+
+    fn update_into(
+        &mut self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        buf: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let dec = self.inner.as_mut().ok_or_else(already_finalized)?;
+        let (input, mut out) = (Input::get(data, "data")?, Output::get(buf)?);
+        let copy = out.overlaps(input.as_slice()).then(|| input.as_slice().to_vec());
+        let d = copy.as_deref().unwrap_or(input.as_slice());
+        let o = out.as_mut_slice();
+        let need = dec.update_len(d.len());
+        if o.len() < need {
+            return Err(too_small(need));
+        }
+        py.detach(|| dec.update_into(d, o)).map_err(|e| {
+            self.inner = None;
+            to_py(e)
+        })
+    }
+
+    fn finalize<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let dec = self.inner.take().ok_or_else(already_finalized)?;
+        let n = dec.finish_len();
+        bytes_with(py, n, |out| dec.finish_into(out))?.py_err()
+    }
+}
+
+/// One-shot: the whole message, sealed on every core.
+#[pyfunction(name = "c2sp_encrypt")]
+#[pyo3(signature = (key, data, context = None))]
+pub fn encrypt<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyAny>,
+    data: &Bound<'py, PyAny>,
+    context: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (key, ctx, input) = (key_of(key)?, context_of(context)?, Input::get(data, "data")?);
+    let (c, d) = (slice(&ctx), input.as_slice());
+    let mut enc = c2sp::Encryptor::new(&key, c).py_err()?;
+    let len = c2sp::sealed_len(d.len() as u64) as usize;
+    bytes_with(py, len, |out| {
+        let n = enc.update_into(d, out)?;
+        Ok::<_, hyperseal::Error>(n + enc.finish_into(&mut out[n..])?)
+    })?
+    .py_err()
+}
+
+/// One-shot: checks the commitment and length, then opens every chunk on every core; returns
+/// nothing unless all of them authenticate.
+#[pyfunction(name = "c2sp_decrypt")]
+#[pyo3(signature = (key, data, context = None))]
+pub fn decrypt<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyAny>,
+    data: &Bound<'py, PyAny>,
+    context: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (key, ctx, input) = (key_of(key)?, context_of(context)?, Input::get(data, "data")?);
+    let (c, d) = (slice(&ctx), input.as_slice());
+    let (len, _) = c2sp::opened_len(d.len() as u64).py_err()?;
+    let mut dec = c2sp::Decryptor::new(&key, c).py_err()?;
+    bytes_with(py, len as usize, |out| {
+        let n = dec.update_into(d, out)?;
+        Ok::<_, hyperseal::Error>(n + dec.finish_into(&mut out[n..])?)
+    })?
+    .py_err()
+}

@@ -1,0 +1,27 @@
+//! `hyperseal._hyperseal`: the native half of the `hyperseal` Python package (PyO3, stable ABI
+//! for CPython 3.11+). It converts types and errors only; the formats live in the library.
+//! The Python half (`python/hyperseal/`) re-exports these names, defines the exception classes
+//! and the pyca-named C2SP classes.
+
+mod buffers;
+mod c2sp;
+mod errors;
+mod keys;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<keys::Identity>()?;
+    m.add_function(wrap_pyfunction!(keys::generate_key, m)?)?;
+    m.add_function(wrap_pyfunction!(keys::encrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(keys::decrypt, m)?)?;
+    // The C2SP classes are named Encryptor/Decryptor in `hyperseal.c2sp`; here they carry a
+    // prefix so the native format can have its own Encryptor later.
+    m.add("C2spEncryptor", m.py().get_type::<c2sp::C2spEncryptor>())?;
+    m.add("C2spDecryptor", m.py().get_type::<c2sp::C2spDecryptor>())?;
+    m.add_function(wrap_pyfunction!(c2sp::encrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(c2sp::decrypt, m)?)?;
+    Ok(())
+}
