@@ -154,18 +154,6 @@ pub fn load_identity_recipients(
     each_identity_file(paths, passphrase_file, identity_file::recipients_of)
 }
 
-/// Reads and parses one `-R` file; SSH keys of types age cannot use are skipped with a note.
-pub fn load_recipients_file(path: &Path) -> Result<Vec<Box<dyn Recipient>>> {
-    let text = io::read_small(path, "recipients file")?;
-    let notes = Arc::new(Terminal { name: path.display().to_string(), passphrase: None });
-    recipient::parse_recipients_file_with(&text, notes).map_err(|e| {
-        hint(
-            format!("{}: {e}", path.display()),
-            "a recipients file holds one recipient per line: age1…, ssh-ed25519 …, ssh-rsa …",
-        )
-    })
-}
-
 /// One `-r` recipient (plugin recipients get the terminal for their requests).
 pub fn parse_recipient_arg(r: &str) -> Result<Box<dyn Recipient>, hyperseal::Error> {
     recipient::parse_recipient_with(r, Terminal::plain())

@@ -7,7 +7,7 @@ pub mod identity;
 pub mod inspect;
 pub mod keys;
 
-use hyperseal::{Error, Profile, Suite};
+use hyperseal::{Error, Suite};
 
 /// Hints for library errors whose next step is not obvious from the message.
 pub fn library_hint(e: &Error) -> Option<&'static str> {
@@ -61,15 +61,6 @@ pub fn parse_chunk_size(s: &str) -> Result<usize, String> {
 /// `--suite`.
 pub fn parse_suite(s: &str) -> Result<Suite, String> {
     Suite::from_name(s).ok_or_else(|| "expected aes-256-gcm, chacha20-poly1305 or sm4-gcm".to_string())
-}
-
-/// `--format`.
-pub fn parse_format(s: &str) -> Result<Profile, String> {
-    match s {
-        "hyperseal" => Ok(Profile::Hyperseal),
-        "age" => Ok(Profile::Age),
-        _ => Err("expected hyperseal or age".to_string()),
-    }
 }
 
 /// Parses a size such as `65536`, `64K`, `64KiB`, `1M`, `16MiB`.

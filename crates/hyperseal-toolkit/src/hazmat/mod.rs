@@ -161,7 +161,7 @@ impl Cipher {
     pub fn decrypt(self, key: &[u8], iv: Option<&[u8]>, ciphertext: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
         let at = self.iv(iv)?.unwrap_or_default();
         let keyed = Keyed::new(self, key, true)?;
-        if keyed.pads() && (ciphertext.is_empty() || ciphertext.len() % IV_LEN != 0) {
+        if keyed.pads() && (ciphertext.is_empty() || !ciphertext.len().is_multiple_of(IV_LEN)) {
             return Err(Error::Crypto);
         }
         let mut buf = Zeroizing::new(ciphertext.to_vec());

@@ -97,7 +97,7 @@ impl Keyed {
             return Ok(());
         }
         let mode = self.cipher.mode;
-        if mode != Mode::Ctr && data.len() % IV_LEN != 0 {
+        if mode != Mode::Ctr && !data.len().is_multiple_of(IV_LEN) {
             return Err(Error::InvalidLength("not a whole number of blocks"));
         }
         match &self.aes {

@@ -63,7 +63,7 @@ pub(crate) fn run<R: Read + Send, W: Write + Send>(
     batch: usize,
     decrypt: bool,
 ) -> Result<u64> {
-    assert!(batch >= IV_LEN && batch % IV_LEN == 0, "batch must be whole blocks");
+    assert!(batch >= IV_LEN && batch.is_multiple_of(IV_LEN), "batch must be whole blocks");
     let (free_tx, free_rx) = channel::<Buf>();
     let (full_tx, full_rx) = sync_channel::<io::Result<Filled>>(1);
     let (done_tx, done_rx) = sync_channel::<(Buf, std::ops::Range<usize>)>(1);
@@ -191,7 +191,7 @@ fn transform(
             end -= IV_LEN;
         } else if eof && keyed.pads() && !decrypt {
             end = start + pad(&mut buf.bytes[start..], end - start);
-        } else if eof && keyed.pads() && (end == start || (end - start) % IV_LEN != 0) {
+        } else if eof && keyed.pads() && (end == start || !(end - start).is_multiple_of(IV_LEN)) {
             // Padded ciphertext is one or more whole blocks.
             return Err(Stop::Failed(Error::Crypto));
         }
