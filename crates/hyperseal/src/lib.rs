@@ -24,6 +24,8 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+// C2SP chunked encryption runs on aws-lc: native builds only (the browser has the native format).
+#[cfg(not(portable_backend))]
 pub mod c2sp;
 mod crypto;
 mod decrypt;
