@@ -64,12 +64,20 @@ fn parse_algo(s: &str) -> Result<String, String> {
 pub fn run(a: KdfArgs) -> Result<()> {
     // The path is not repeated in errors: a password typed in place of its file name must not
     // be echoed.
-    let mut secret = super::read_all(a.password_file.as_deref(), 1 << 20, "password").map_err(|e| match a
-        .password_file
-    {
-        Some(_) => anyhow::anyhow!("cannot read the --password-file: {}", e.root_cause()),
-        None => e,
-    })?;
+    let mut secret = match a.password_file.as_deref() {
+        // Read here, not through `Input::open`, whose messages name the path.
+        Some(p) if p.as_os_str() != "-" => {
+            let mut v = zeroize::Zeroizing::new(Vec::new());
+            std::fs::File::open(p)
+                .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, (1 << 20) + 1), &mut v))
+                .map_err(|e| anyhow::anyhow!("cannot read the --password-file: {}", crate::io::reason(&e)))?;
+            if v.len() > 1 << 20 {
+                anyhow::bail!("the --password-file is larger than 1 MiB");
+            }
+            v
+        }
+        _ => super::read_all(a.password_file.as_deref(), 1 << 20, "password")?,
+    };
     if secret.last() == Some(&b'\n') {
         secret.pop();
         if secret.last() == Some(&b'\r') {
