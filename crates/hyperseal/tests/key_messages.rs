@@ -15,7 +15,13 @@ fn assert_not_quoted(secret: &str, msg: &str) {
 
 #[test]
 fn a_secret_key_as_recipient_is_named_not_quoted() {
-    for kind in [Kind::X25519, Kind::Hybrid, Kind::Mlkem1024, Kind::Rsa3072] {
+    // RSA keys come from aws-lc: the portable backend (the browser's) has none.
+    let kinds: &[Kind] = if cfg!(portable_backend) {
+        &[Kind::X25519, Kind::Hybrid, Kind::Mlkem1024]
+    } else {
+        &[Kind::X25519, Kind::Hybrid, Kind::Mlkem1024, Kind::Rsa3072]
+    };
+    for &kind in kinds {
         let key = recipient::generate(kind).unwrap();
         let secret = key.secret.as_str();
         let lines: Vec<&str> = secret.lines().filter(|l| !l.starts_with("-----")).collect();
