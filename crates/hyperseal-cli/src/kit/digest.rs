@@ -120,7 +120,7 @@ fn check(alg: hash::Algorithm, list: &Path) -> Result<()> {
         let parsed = std::str::from_utf8(&line)
             .ok()
             .and_then(checklist::parse_line)
-            .filter(|l| l.hex.len() == want_len && l.tag.map_or(true, |t| tag_matches(alg, t)));
+            .filter(|l| l.hex.len() == want_len && !matches!(l.tag, Some(t) if !tag_matches(alg, t)));
         let Some(entry) = parsed else {
             if !line.trim_ascii().is_empty() {
                 bad_lines += 1;
