@@ -1,34 +1,56 @@
-//! `hyperseal::Error` becomes one of the exception classes defined in `hyperseal/_errors.py`,
-//! chosen by the library's stable `ErrorCode` (the one list Node and the browser use too).
+//! `hyperseal::Error` becomes the exception class that `hyperseal/_errors.py` generated for its
+//! stable code (`hyperseal::ErrorCode`, the one list Node and the browser use too): the class is
+//! looked up by the code string, so a code added to the library gets its class without a change
+//! here.
 
 use pyo3::prelude::*;
 
-pyo3::import_exception!(hyperseal._errors, AuthenticationError);
-pyo3::import_exception!(hyperseal._errors, NoIdentityError);
-pyo3::import_exception!(hyperseal._errors, FormatError);
-pyo3::import_exception!(hyperseal._errors, InvalidKeyError);
 pyo3::import_exception!(hyperseal._errors, ArgumentError);
-pyo3::import_exception!(hyperseal._errors, IoError);
 pyo3::import_exception!(hyperseal._errors, AlreadyFinalized);
+pyo3::import_exception!(hyperseal._errors, IoError);
 
-/// The Python exception for a library error, chosen by its stable code (`hyperseal::ErrorCode`,
-/// the one list every binding uses).
+/// Every code string, in the library's stable order (`hyperseal.ERROR_CODES`).
+#[pyfunction]
+pub fn error_codes() -> Vec<&'static str> {
+    hyperseal::ErrorCode::ALL.iter().map(|c| c.as_str()).collect()
+}
+
+/// The Python exception for a library error. An exception that a Python file object raised
+/// while we read or wrote it comes back as itself (see `pyio.rs`).
 pub fn to_py(e: hyperseal::Error) -> PyErr {
-    use hyperseal::ErrorCode as C;
+    let e = match e {
+        hyperseal::Error::Io(io) if io.get_ref().is_some_and(|i| i.is::<PyErr>()) => {
+            let inner = io.into_inner().expect("checked above");
+            return *inner.downcast::<PyErr>().expect("checked above");
+        }
+        e => e,
+    };
     let msg = match &e {
         hyperseal::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
             "file is truncated inside its header".to_string()
         }
         e => e.to_string(),
     };
-    match e.code() {
-        C::Auth | C::TokenExpired | C::TokenUnknownKey => AuthenticationError::new_err(msg),
-        C::NoIdentity => NoIdentityError::new_err(msg),
-        C::Key => InvalidKeyError::new_err(msg),
-        C::Argument => ArgumentError::new_err(msg),
-        C::Io => IoError::new_err(msg),
-        _ => FormatError::new_err(msg),
-    }
+    coded(e.code(), msg)
+}
+
+/// An instance of the class generated for `code`.
+pub fn coded(code: hyperseal::ErrorCode, msg: String) -> PyErr {
+    Python::attach(|py| {
+        let made = py
+            .import("hyperseal._errors")
+            .and_then(|m| m.getattr("exception_for"))
+            .and_then(|f| f.call1((code.as_str(), msg)));
+        match made {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(e) => e,
+        }
+    })
+}
+
+/// An I/O failure with its message (not from the library's `Error`).
+pub fn io_error(msg: String) -> PyErr {
+    coded(hyperseal::ErrorCode::Io, msg)
 }
 
 /// For `?` on library results.

@@ -1,14 +1,16 @@
-//! Keys and the one-shot `encrypt`/`decrypt` of hyperseal files, over the library's public
-//! `hyperseal::{encrypt, decrypt}` and `hyperseal::recipient::{generate, parse_recipient,
-//! parse_identities}`. Recipients and identities are given as the very strings the CLI prints
-//! and reads (`age1…`, `age1pq1…`, `AGE-SECRET-KEY-…`, PEM), or as `Identity` objects.
+//! Keys: `Identity`, `generate_key`, `public_of`, and the conversion of the Python arguments
+//! `recipients`/`identities`/`passphrase` into the library's recipients and identities, over
+//! `hyperseal::recipient::{generate, public_of, parse_recipients_file, parse_identities}`.
+//! Recipients and identities are given as the very strings the CLI prints and reads (`age1…`,
+//! `age1pq1…`, `AGE-SECRET-KEY-…`, PEM), or as `Identity` objects.
 
-use hyperseal::recipient::{self, Identity as LibIdentity, Kind, Recipient};
+use hyperseal::format::Profile;
+use hyperseal::recipient::{self, passphrase::PassphraseIdentity, scrypt::ScryptIdentity};
+use hyperseal::recipient::{Identity as LibIdentity, Kind, Recipient};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
 use zeroize::Zeroizing;
 
-use crate::buffers::Input;
 use crate::errors::{ArgumentError, IntoPy};
 
 /// A key pair: `public` is the recipient string to encrypt to; `secret` the identity string
@@ -41,6 +43,23 @@ impl Identity {
     fn __repr__(&self) -> String {
         format!("Identity(public={:?}, secret=<redacted>)", self.public)
     }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<Identity>().is_ok_and(|o| o.get().secret == self.secret)
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.public.hash(&mut h);
+        h.finish()
+    }
+
+    /// Pickling (for Dask and multiprocessing) sends the secret string: a worker that opens
+    /// files needs the key. Send it only over channels you trust (see `hyperseal.dask`).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        Ok((slf.get_type().into_any(), (slf.get().secret.to_string(),)))
+    }
 }
 
 /// A new key pair. `kind`: "hybrid" (ML-KEM-768 + X25519, age v1.3's post-quantum keys; the
@@ -58,6 +77,16 @@ pub fn generate_key(py: Python<'_>, kind: &str) -> PyResult<Identity> {
     Ok(Identity { secret: k.secret, public: k.public })
 }
 
+/// The recipient (public key) string of an identity string: what `hyperseal pubkey` prints.
+#[pyfunction]
+pub fn public_of(secret: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(id) = secret.cast::<Identity>() {
+        return Ok(id.get().public.clone());
+    }
+    let text = Zeroizing::new(secret.extract::<String>()?);
+    recipient::public_of(&text).py_err()
+}
+
 /// One item or a list/tuple of them.
 fn items<'py>(obj: &Bound<'py, PyAny>) -> Vec<Bound<'py, PyAny>> {
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
@@ -67,7 +96,8 @@ fn items<'py>(obj: &Bound<'py, PyAny>) -> Vec<Bound<'py, PyAny>> {
     }
 }
 
-fn recipients_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Box<dyn Recipient>>> {
+/// The recipients of `recipients` (a string, an `Identity`, or a list of them).
+pub fn recipients_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Box<dyn Recipient>>> {
     let mut out = Vec::new();
     for item in items(obj) {
         if let Ok(id) = item.cast::<Identity>() {
@@ -86,9 +116,19 @@ fn recipients_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Box<dyn Recipient>>> {
     Ok(out)
 }
 
-fn identities_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Box<dyn LibIdentity>>> {
-    let mut out = Vec::new();
-    for item in items(obj) {
+/// The identities of `identities` (as for recipients) plus, with a passphrase, the passphrase
+/// identities of both profiles (Argon2id for hyperseal files, scrypt for age files): each
+/// answers only its own stanza type, so the file's header needs not be read first.
+pub fn identities_of(
+    obj: Option<&Bound<'_, PyAny>>,
+    passphrase: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<Box<dyn LibIdentity>>> {
+    let mut out: Vec<Box<dyn LibIdentity>> = Vec::new();
+    if let Some(p) = passphrase_of(passphrase)? {
+        out.push(Box::new(PassphraseIdentity::new(p.clone())));
+        out.push(Box::new(ScryptIdentity::new(p)));
+    }
+    for item in obj.map(items).unwrap_or_default() {
         if let Ok(id) = item.cast::<Identity>() {
             out.extend(recipient::parse_identities(&id.get().secret).py_err()?);
         } else if let Ok(s) = item.cast::<PyString>() {
@@ -101,38 +141,76 @@ fn identities_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Box<dyn LibIdentity>>> 
         }
     }
     if out.is_empty() {
-        return Err(ArgumentError::new_err("no identities"));
+        return Err(ArgumentError::new_err("no identities (give identities= or passphrase=)"));
     }
     Ok(out)
 }
 
-/// Encrypts `data` to `recipients` (a string, an `Identity`, or a list of them; a string may
-/// hold several recipients, one per line) as a hyperseal file, on every core.
-#[pyfunction]
-pub fn encrypt<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-    recipients: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let r = recipients_of(recipients)?;
-    let input = Input::get(data, "data")?;
-    let d = input.as_slice();
-    let sealed = py.detach(|| hyperseal::encrypt(&r, d)).py_err()?;
-    Ok(PyBytes::new(py, &sealed))
+/// A passphrase given as `str` or bytes (UTF-8), held zeroizing.
+pub fn passphrase_of(p: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Zeroizing<String>>> {
+    let Some(p) = p else { return Ok(None) };
+    let text = match p.cast::<PyString>() {
+        Ok(s) => Zeroizing::new(s.to_str()?.to_string()),
+        Err(_) => {
+            let input = crate::buffers::Input::get(p, "passphrase")?;
+            let s = std::str::from_utf8(input.as_slice())
+                .map_err(|_| ArgumentError::new_err("the passphrase must be UTF-8"))?;
+            Zeroizing::new(s.to_string())
+        }
+    };
+    if text.is_empty() {
+        return Err(ArgumentError::new_err("the passphrase is empty"));
+    }
+    Ok(Some(text))
 }
 
-/// Decrypts a hyperseal or age file (armored or not) with `identities` (a string such as an
-/// identity file's contents, an `Identity`, or a list of them). Returns nothing unless the
-/// whole file authenticates.
-#[pyfunction]
-pub fn decrypt<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-    identities: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let ids = identities_of(identities)?;
-    let input = Input::get(data, "data")?;
-    let d = input.as_slice();
-    let plain = Zeroizing::new(py.detach(|| hyperseal::decrypt(&ids, d)).py_err()?);
-    Ok(PyBytes::new(py, &plain))
+/// What to encrypt to: recipients, or a passphrase (never both, as in the CLI and age).
+pub enum To {
+    Recipients(Vec<Box<dyn Recipient>>),
+    Passphrase(Zeroizing<String>),
+}
+
+impl To {
+    pub fn of(recipients: Option<&Bound<'_, PyAny>>, passphrase: Option<&Bound<'_, PyAny>>) -> PyResult<To> {
+        match (recipients, passphrase_of(passphrase)?) {
+            (Some(_), Some(_)) => Err(ArgumentError::new_err(
+                "give recipients or a passphrase, not both (a passphrase file has one stanza only)",
+            )),
+            (None, Some(p)) => Ok(To::Passphrase(p)),
+            (Some(r), None) => Ok(To::Recipients(recipients_of(r)?)),
+            (None, None) => Err(ArgumentError::new_err("no recipients (give recipients= or passphrase=)")),
+        }
+    }
+
+    /// The library's `Encryptor` for these options (slow for a passphrase: run it detached).
+    pub fn encryptor(self, opts: hyperseal::Options) -> Result<hyperseal::Encryptor, hyperseal::Error> {
+        match self {
+            To::Recipients(r) => hyperseal::Encryptor::with_recipients(&r, opts),
+            To::Passphrase(p) => hyperseal::Encryptor::with_passphrase(p, opts),
+        }
+    }
+}
+
+/// The library's `Options` from `format` ("hyperseal" or "age") and `suite` (a suite name as
+/// the CLI takes it; age files are always ChaCha20-Poly1305).
+pub fn options_of(format: &str, suite: Option<&str>) -> PyResult<hyperseal::Options> {
+    let mut opts = match format {
+        "hyperseal" => hyperseal::Options::default(),
+        "age" => hyperseal::Options::age(),
+        other => {
+            return Err(ArgumentError::new_err(format!("unknown format {other:?}: \"hyperseal\" or \"age\"")))
+        }
+    };
+    if let Some(name) = suite {
+        let s = hyperseal::Suite::from_name(name).ok_or_else(|| {
+            ArgumentError::new_err(format!(
+                "unknown suite {name:?}: aes-256-gcm, chacha20-poly1305 or sm4-gcm"
+            ))
+        })?;
+        if opts.profile == Profile::Age && s != opts.suite {
+            return Err(ArgumentError::new_err("age files are always chacha20-poly1305"));
+        }
+        opts.suite = s;
+    }
+    Ok(opts)
 }

@@ -1,22 +1,35 @@
 //! `hyperseal._hyperseal`: the native half of the `hyperseal` Python package (PyO3, stable ABI
-//! for CPython 3.11+). It converts types and errors only; the formats live in the library.
-//! The Python half (`python/hyperseal/`) re-exports these names, defines the exception classes
-//! and the pyca-named C2SP classes.
+//! for CPython 3.11+). It converts types and errors only; the formats, the output rules and the
+//! key parsing live in the library. The Python half (`python/hyperseal/`) re-exports these
+//! names, generates the exception classes, and adds `open()`, the pyca-named C2SP classes,
+//! the fsspec filesystem and the Dask functions.
 
 mod buffers;
 mod c2sp;
 mod errors;
+mod files;
 mod keys;
+mod pyio;
+mod seal;
+mod streams;
 
 use pyo3::prelude::*;
 
 #[pymodule]
 fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(errors::error_codes, m)?)?;
     m.add_class::<keys::Identity>()?;
     m.add_function(wrap_pyfunction!(keys::generate_key, m)?)?;
-    m.add_function(wrap_pyfunction!(keys::encrypt, m)?)?;
-    m.add_function(wrap_pyfunction!(keys::decrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(keys::public_of, m)?)?;
+    m.add_function(wrap_pyfunction!(seal::encrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(seal::decrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(files::encrypt_file, m)?)?;
+    m.add_function(wrap_pyfunction!(files::decrypt_file, m)?)?;
+    m.add_class::<streams::Sealer>()?;
+    m.add_class::<streams::Opener>()?;
+    m.add_class::<streams::Reader>()?;
+    m.add_class::<streams::Writer>()?;
     // The C2SP classes are named Encryptor/Decryptor in `hyperseal.c2sp`; here they carry a
     // prefix so the native format can have its own Encryptor later.
     m.add("C2spEncryptor", m.py().get_type::<c2sp::C2spEncryptor>())?;

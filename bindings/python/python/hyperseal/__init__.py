@@ -1,44 +1,58 @@
 """hyperseal: fast, safe encryption on every core.
 
-Hyperseal files (post-quantum hybrid keys by default, the same keys as age v1.3) and C2SP
-chunked encryption (:mod:`hyperseal.c2sp`, byte-compatible with pyca/cryptography's
-``cryptography.cobblestone``)::
+Hyperseal and age files (post-quantum hybrid keys by default, the same keys as age v1.3), as
+bytes, files and file objects, and C2SP chunked encryption (:mod:`hyperseal.c2sp`,
+byte-compatible with pyca/cryptography's ``cryptography.cobblestone``)::
 
     import hyperseal
     me = hyperseal.generate_key()                  # ML-KEM-768 + X25519
     sealed = hyperseal.encrypt(b"secret", me.public)
     assert hyperseal.decrypt(sealed, me) == b"secret"
 
+    hyperseal.encrypt_file("report.pdf", "report.pdf.hs", me.public)
+    with hyperseal.open("report.pdf.hs", "rb", identities=me) as f:
+        f.seek(-100, 2)                            # random access, authenticated
+        tail = f.read()
+
 Recipients and identities may also be the strings the ``hyperseal`` CLI prints and reads
-(``age1pq1...``, ``AGE-SECRET-KEY-...``, PEM). Long calls release the GIL.
+(``age1pq1...``, ``AGE-SECRET-KEY-...``, PEM). Long calls release the GIL and use every core.
+Failures raise :class:`hyperseal.Error` subclasses carrying the Node package's ``code``.
+:mod:`hyperseal.fsspec` reads and writes encrypted files on any fsspec filesystem;
+:mod:`hyperseal.dask` encrypts many files on a Dask cluster.
 """
 
 from . import c2sp
-from ._errors import (
-    AlreadyFinalized,
-    ArgumentError,
-    AuthenticationError,
-    Error,
-    FormatError,
-    InvalidKeyError,
-    IoError,
-    NoIdentityError,
+from ._errors import *  # noqa: F403 (one class per library error code)
+from ._errors import ERROR_CODES, AlreadyFinalized, Error
+from ._errors import __all__ as _error_names
+from ._hyperseal import (
+    Identity,
+    Opener,
+    Sealer,
+    __version__,
+    decrypt,
+    decrypt_file,
+    encrypt,
+    encrypt_file,
+    generate_key,
+    public_of,
 )
-from ._hyperseal import Identity, __version__, decrypt, encrypt, generate_key
+from ._io import DecryptingReader, EncryptingWriter, open
 
 __all__ = [
-    "AlreadyFinalized",
-    "ArgumentError",
-    "AuthenticationError",
-    "Error",
-    "FormatError",
+    *_error_names,
+    "DecryptingReader",
+    "EncryptingWriter",
     "Identity",
-    "InvalidKeyError",
-    "IoError",
-    "NoIdentityError",
+    "Opener",
+    "Sealer",
     "__version__",
     "c2sp",
     "decrypt",
+    "decrypt_file",
     "encrypt",
+    "encrypt_file",
     "generate_key",
+    "open",
+    "public_of",
 ]

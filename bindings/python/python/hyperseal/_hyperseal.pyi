@@ -1,19 +1,179 @@
 # Type stubs for the native module (src/*.rs). Buffer: any bytes-like object.
-from collections.abc import Buffer, Sequence
+#
+# Recipients: a recipient string as `hyperseal keygen`/`pubkey` print it ("age1...", "age1pq1...",
+# "hs-mlkem1024...", an RSA SPKI PEM; several lines = several recipients), an Identity, or a list
+# of them. Identities: an identity string ("AGE-SECRET-KEY-...", an identity file's text, a
+# PKCS#8 PEM), an Identity, or a list of them. A passphrase is str or UTF-8 bytes.
+import os
+from collections.abc import Buffer, Callable, Sequence
+from typing import Literal
 
 __version__: str
 
+_Recipients = str | Identity | Sequence[str | Identity]
+_Identities = str | Identity | Sequence[str | Identity]
+_Passphrase = str | Buffer
+_Format = Literal["hyperseal", "age"]
+_Suite = Literal["aes-256-gcm", "chacha20-poly1305", "sm4-gcm"]
+_Path = str | os.PathLike[str]
+
+def error_codes() -> list[str]:
+    """Every stable error code, in the library's order (hyperseal.ERROR_CODES)."""
+
 class Identity:
-    """A key pair; repr() never shows the secret."""
+    """A key pair. ``public`` is the recipient string, ``secret`` the identity string; repr()
+    never shows the secret. Pickling sends the secret (for Dask workers)::
+
+        me = hyperseal.generate_key()
+        same = hyperseal.Identity(me.secret)
+        assert same == me and same.public == me.public
+    """
     def __init__(self, secret: str) -> None: ...
     @property
     def public(self) -> str: ...
     @property
     def secret(self) -> str: ...
 
-def generate_key(kind: str = "hybrid") -> Identity: ...
-def encrypt(data: Buffer, recipients: str | Identity | Sequence[str | Identity]) -> bytes: ...
-def decrypt(data: Buffer, identities: str | Identity | Sequence[str | Identity]) -> bytes: ...
+def generate_key(kind: Literal["hybrid", "x25519", "mlkem1024", "rsa3072", "rsa4096"] = "hybrid") -> Identity:
+    """A new key pair: "hybrid" (ML-KEM-768 + X25519, age v1.3's post-quantum keys, the
+    default), "x25519", "mlkem1024", "rsa3072" or "rsa4096"::
+
+        me = hyperseal.generate_key()
+        assert me.public.startswith("age1pq1")
+    """
+
+def public_of(secret: str | Identity) -> str:
+    """The recipient string of an identity (what ``hyperseal pubkey`` prints)."""
+
+def encrypt(
+    data: Buffer,
+    recipients: _Recipients | None = None,
+    *,
+    passphrase: _Passphrase | None = None,
+    format: _Format = "hyperseal",
+    suite: _Suite | None = None,
+    armor: bool = False,
+    threads: int = 0,
+) -> bytes:
+    """Encrypts ``data`` to ``recipients`` or with ``passphrase`` (Argon2id; scrypt for age
+    files) as one file, on every core (``threads``: 0 = all, 1 = this thread). ``format="age"``
+    writes an age v1 file any age implementation opens; ``armor`` PEM-style text::
+
+        sealed = hyperseal.encrypt(b"secret", me.public)
+        text = hyperseal.encrypt(b"secret", "age1...", format="age", armor=True)
+    """
+
+def decrypt(
+    data: Buffer,
+    identities: _Identities | None = None,
+    *,
+    passphrase: _Passphrase | None = None,
+    threads: int = 0,
+) -> bytes:
+    """Decrypts a hyperseal or age file (binary or armored). Returns nothing unless the whole
+    file authenticates; raises AuthenticationError, NoIdentityError or FormatError::
+
+        assert hyperseal.decrypt(sealed, me) == b"secret"
+    """
+
+def encrypt_file(
+    src: _Path,
+    dst: _Path,
+    recipients: _Recipients | None = None,
+    *,
+    passphrase: _Passphrase | None = None,
+    format: _Format = "hyperseal",
+    suite: _Suite | None = None,
+    armor: bool = False,
+    force: bool = False,
+    progress: Callable[[int, int], object] | None = None,
+    threads: int = 0,
+) -> int:
+    """Encrypts the file ``src`` into ``dst`` with constant memory on every core; returns the
+    plaintext length. ``dst`` appears only when complete (mode 0600); an existing file is
+    replaced (atomically) only with ``force=True``; devices and FIFOs are written through.
+    ``progress(done, total)`` gets input bytes; an exception it raises stops the run and
+    nothing is written::
+
+        hyperseal.encrypt_file("t.parquet", "t.parquet.hs", me.public,
+                               progress=lambda done, total: print(f"{done}/{total}"))
+    """
+
+def decrypt_file(
+    src: _Path,
+    dst: _Path,
+    identities: _Identities | None = None,
+    *,
+    passphrase: _Passphrase | None = None,
+    force: bool = False,
+    progress: Callable[[int, int], object] | None = None,
+    threads: int = 0,
+) -> int:
+    """Decrypts ``src`` (binary or armored) into ``dst``; returns the plaintext length. On any
+    failure (damage, a cut file, a wrong key) ``dst`` is left as it was: a failed decrypt
+    leaves no output file::
+
+        hyperseal.decrypt_file("t.parquet.hs", "t.parquet", me)
+    """
+
+class Sealer:
+    """Push-based encryption: ``update()`` returns the header and every complete chunk,
+    ``finalize()`` the rest (the final chunk)::
+
+        s = hyperseal.Sealer(me.public)
+        sealed = s.update(b"hello, ") + s.update(b"world") + s.finalize()
+    """
+    def __init__(
+        self,
+        recipients: _Recipients | None = None,
+        *,
+        passphrase: _Passphrase | None = None,
+        format: _Format = "hyperseal",
+        suite: _Suite | None = None,
+        threads: int = 0,
+    ) -> None: ...
+    def update(self, data: Buffer) -> bytes: ...
+    def finalize(self) -> bytes: ...
+
+class Opener:
+    """Push-based decryption of a binary file: ``update()`` returns only plaintext that
+    authenticated, ``finalize()`` fails on a file cut short. After a failure every call raises
+    AlreadyFinalized::
+
+        o = hyperseal.Opener(me)
+        plain = o.update(sealed[:1000]) + o.update(sealed[1000:]) + o.finalize()
+    """
+    def __init__(
+        self, identities: _Identities | None = None, *, passphrase: _Passphrase | None = None, threads: int = 0
+    ) -> None: ...
+    def update(self, data: Buffer) -> bytes: ...
+    def finalize(self) -> bytes: ...
+
+class Reader:
+    """Native half of ``hyperseal.open(..., "rb")`` (use that)."""
+    def __init__(
+        self, source: object, identities: _Identities | None = None, *, passphrase: _Passphrase | None = None,
+        threads: int = 0,
+    ) -> None: ...
+    def readinto(self, buf: Buffer) -> int: ...
+    def seek(self, offset: int, whence: int = 0) -> int: ...
+    def tell(self) -> int: ...
+    def seekable(self) -> bool: ...
+    @property
+    def size(self) -> int | None: ...
+    def close(self) -> None: ...
+
+class Writer:
+    """Native half of ``hyperseal.open(..., "wb")`` (use that)."""
+    def __init__(
+        self, target: object, recipients: _Recipients | None = None, *, passphrase: _Passphrase | None = None,
+        format: _Format = "hyperseal", suite: _Suite | None = None, force: bool = False, threads: int = 0,
+    ) -> None: ...
+    def write(self, data: Buffer) -> int: ...
+    def close(self) -> None: ...
+    def abort(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
 
 class C2spEncryptor:
     def __init__(self, key: Buffer, context: Buffer | None = None, *, threads: int | None = None) -> None: ...
