@@ -164,9 +164,9 @@ impl Reader {
                     match reader.read(&mut o[n..]) {
                         Ok(0) => break,
                         Ok(k) => n += k,
-                        // The authenticated bytes before a failure are returned first; the
-                        // library's errors are sticky, so the next call raises.
-                        Err(_) if n > 0 => break,
+                        // A read that reaches a failure raises, even with bytes before it in
+                        // hand: a short count would look like the end of the file to callers
+                        // that read once (pyarrow), and a cut file must never look whole.
                         Err(e) => return Err(e),
                     }
                 }
