@@ -44,8 +44,10 @@ impl Identity {
         format!("Identity(public={:?}, secret=<redacted>)", self.public)
     }
 
+    /// Same key pair: compared by the public key (one per secret), so no comparison ever
+    /// runs over secret bytes.
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<Identity>().is_ok_and(|o| o.get().secret == self.secret)
+        other.cast::<Identity>().is_ok_and(|o| o.get().public == self.public)
     }
 
     fn __hash__(&self) -> u64 {
