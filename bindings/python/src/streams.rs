@@ -136,7 +136,12 @@ impl Reader {
     ) -> PyResult<Self> {
         let ids = identities_of(identities, passphrase)?;
         let (src, seekable) = match path_of(source) {
-            Some(p) => (Src::File(open_input(&p)?), true),
+            Some(p) => {
+                let f = open_input(&p)?;
+                // A FIFO or a device reads as a stream.
+                let regular = f.metadata().is_ok_and(|m| m.is_file());
+                (Src::File(f), regular)
+            }
             None => (Src::Py(PyFile::new(source)), PyFile::seekable(source)),
         };
         py.detach(|| {

@@ -148,3 +148,16 @@ def test_modes_and_arguments(me):
             hyperseal.open(io.BytesIO(), mode, identities=me)
     with pytest.raises(TypeError):
         hyperseal.open(io.BytesIO(), "rb", recipients=me.public)
+
+
+def test_a_fifo_path_reads_as_a_stream(tmp_path, me):
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    sealed = hyperseal.encrypt(b"through a pipe" * 10_000, me)
+    t = threading.Thread(target=lambda: fifo.write_bytes(sealed))
+    t.start()
+    with hyperseal.open(fifo, "rb", identities=me) as f:
+        assert not f.seekable() and f.read() == b"through a pipe" * 10_000
+    t.join()
