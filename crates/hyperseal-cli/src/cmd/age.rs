@@ -405,15 +405,20 @@ fn decrypt(f: &Flags, input: Input, sink: &mut Sink, stdin_in_use: &mut bool) ->
         }
         let pass = cli_io::prompt_passphrase(false)?;
         identities.push(recipient::passphrase_identity_for(dec.header(), pass));
-    } else if passphrase_file {
-        return Err(hint(
-            "file is passphrase-encrypted but identities were specified with -i/--identity or -j",
-            "remove all -i/--identity/-j flags to decrypt passphrase-encrypted files",
-        ));
     }
-    match sink {
+    let result = match sink {
         Sink::Direct(output) => super::decrypt::open_stream(dec, &identities, output, true, size),
         Sink::Held { held, .. } => Ok(dec.decrypt_stream(&identities, held, None).map(drop)?),
+    };
+    // A plugin (`-j batchpass`) may open a passphrase file; keys never do: say what to do then.
+    match result {
+        Err(e) if passphrase_file && matches!(e.downcast_ref(), Some(hyperseal::Error::NoIdentityMatched)) => {
+            Err(hint(
+                "file is passphrase-encrypted but identities were specified with -i/--identity or -j",
+                "remove all -i/--identity/-j flags to decrypt passphrase-encrypted files",
+            ))
+        }
+        r => r,
     }
 }
 
