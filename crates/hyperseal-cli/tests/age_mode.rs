@@ -205,7 +205,9 @@ fn failures_agree() {
     let c = ct.to_str().unwrap();
     assert!(run(&s.tools[0], &["-r", &s.recipient, "-o", c, p], b"").status.success());
     let pass = s.d.join("pass.age");
-    assert!(run(&s.tools[0], &["-e", "-j", "batchpass", "-o", pass.to_str().unwrap(), p], b"").status.success());
+    assert!(run(&s.tools[0], &["-e", "-j", "batchpass", "-o", pass.to_str().unwrap(), p], b"")
+        .status
+        .success());
     let cut = s.d.join("cut.age");
     let whole = fs::read(&ct).unwrap();
     fs::write(&cut, &whole[..whole.len() - 100]).unwrap();
@@ -214,7 +216,7 @@ fn failures_agree() {
     let o = out.to_str().unwrap();
     let cases: Vec<(Vec<&str>, i32)> = vec![
         (vec![], 1),
-        (vec!["-d", "-i", &s.key2, "-o", o, c], 1), // wrong key
+        (vec!["-d", "-i", &s.key2, "-o", o, c], 1),   // wrong key
         (vec!["-d", "-i", &s.key_pq, "-o", o, c], 1), // wrong kind of key
         (vec!["-d", "-i", &missing, "-o", o, c], 1),
         (vec!["-d", "-i", &s.key, "-o", o, &missing], 1),
@@ -222,9 +224,9 @@ fn failures_agree() {
         (vec!["-R", &missing, "-o", o, p], 1),
         (vec!["-r", "age1notarecipient", "-o", o, p], 1),
         (vec!["-r", &s.recipient, "-r", &s.recipient_pq, "-o", o, p], 1), // mixed PQ and classic
-        (vec!["-d", "-i", &s.key, "-o", o, p], 1),                      // not an age file
+        (vec!["-d", "-i", &s.key, "-o", o, p], 1),                        // not an age file
         (vec!["-d", "-o", o, c], 1),                                      // no identity, not -p
-        (vec!["-d", "-i", &s.key, "-o", o, pass.to_str().unwrap()], 1), // passphrase file with -i
+        (vec!["-d", "-i", &s.key, "-o", o, pass.to_str().unwrap()], 1),   // passphrase file with -i
         (vec!["-d", "-a", "-i", &s.key, c], 1),
         (vec!["-e", "-d", "-i", &s.key, c], 1),
         (vec!["-d", "-r", &s.recipient, c], 1),
@@ -306,7 +308,9 @@ fn terminal_rules_and_passphrases() {
     fs::write(&binary_plain, [0u8, 1, 2, 3, 200, 7]).unwrap();
     let bin2 = s.d.join("bin2.age");
     let b2 = bin2.to_str().unwrap();
-    assert!(run(&s.tools[0], &["-r", &s.recipient, "-o", b2, binary_plain.to_str().unwrap()], b"").status.success());
+    assert!(run(&s.tools[0], &["-r", &s.recipient, "-o", b2, binary_plain.to_str().unwrap()], b"")
+        .status
+        .success());
     let b = bin.to_str().unwrap();
     for tool in &s.tools {
         let cases: [(&[&str], i32, Option<&str>); 5] = [
@@ -321,7 +325,11 @@ fn terminal_rules_and_passphrases() {
             let screen = String::from_utf8_lossy(&o.stdout);
             assert_eq!(o.status.code(), Some(code), "{} {args:?}: {screen}", tool.name);
             if code == 1 {
-                assert!(screen.contains("refusing to output binary to the terminal"), "{} {args:?}", tool.name);
+                assert!(
+                    screen.contains("refusing to output binary to the terminal"),
+                    "{} {args:?}",
+                    tool.name
+                );
             }
             if let Some(s) = shows {
                 assert!(screen.contains(s), "{} {args:?}: {screen}", tool.name);
@@ -338,10 +346,8 @@ fn terminal_rules_and_passphrases() {
         for dec in &s.tools {
             let out = s.d.join("p-out");
             let _ = fs::remove_file(&out);
-            let o = on_terminal(
-                &shell_line(dec, &["-d", "-o", out.to_str().unwrap(), c]),
-                &format!("{pass}\n"),
-            );
+            let o =
+                on_terminal(&shell_line(dec, &["-d", "-o", out.to_str().unwrap(), c]), &format!("{pass}\n"));
             assert_eq!(o.status.code(), Some(0), "{} → {}", enc.name, dec.name);
             assert_eq!(fs::read_to_string(&out).unwrap(), "a line of text\n", "{} → {}", enc.name, dec.name);
             let o = on_terminal(&shell_line(dec, &["-d", c]), "not it\n");

@@ -120,7 +120,9 @@ fn parse(args: &[OsString]) -> Parsed {
                 None => true,
                 Some("1" | "t" | "T" | "true" | "TRUE" | "True") => true,
                 Some("0" | "f" | "F" | "false" | "FALSE" | "False") => false,
-                Some(v) => return Parsed::Bad(format!("invalid boolean value {v:?} for -{name}: parse error")),
+                Some(v) => {
+                    return Parsed::Bad(format!("invalid boolean value {v:?} for -{name}: parse error"))
+                }
             };
             *match name.as_str() {
                 "e" | "encrypt" => &mut f.encrypt,
@@ -250,7 +252,9 @@ fn run(f: Flags, argv: &[OsString]) -> Result<()> {
     }
     // age replaces an existing output file; here it is replaced only once the run succeeded.
     let output = Output::create(out_path, true, input.path.as_deref())?;
-    let mut sink = if to_terminal && ((f.decrypt && !explicit_stdout) || stdin_in_use && std::io::stdin().is_terminal()) {
+    let mut sink = if to_terminal
+        && ((f.decrypt && !explicit_stdout) || stdin_in_use && std::io::stdin().is_terminal())
+    {
         // Held back to check it is printable (decryption), or not to mix with typed input.
         Sink::Held { output, held: Vec::new(), printable: f.decrypt && !explicit_stdout }
     } else {
@@ -275,7 +279,8 @@ impl Sink {
         match self {
             Sink::Direct(o) => o.commit(),
             Sink::Held { mut output, held, printable } => {
-                let binary = String::from_utf8_lossy(&held).chars().any(|c| c.is_control() && !"\n\r\t".contains(c));
+                let binary =
+                    String::from_utf8_lossy(&held).chars().any(|c| c.is_control() && !"\n\r\t".contains(c));
                 if printable && binary {
                     return Err(hint("refusing to output binary to the terminal", "force it with \"-o -\""));
                 }
@@ -303,7 +308,11 @@ fn check_modes(f: &Flags) -> Result<()> {
                 Some("note that password protected files are detected automatically"),
             ),
             (!f.recipients.is_empty(), "-r/--recipient can't be used with -d/--decrypt", Some(identity_hint)),
-            (!f.recipient_files.is_empty(), "-R/--recipients-file can't be used with -d/--decrypt", Some(identity_hint)),
+            (
+                !f.recipient_files.is_empty(),
+                "-R/--recipients-file can't be used with -d/--decrypt",
+                Some(identity_hint),
+            ),
         ];
         return match clash.into_iter().find(|c| c.0) {
             Some((_, msg, Some(h))) => Err(hint(msg, h)),
@@ -339,9 +348,8 @@ fn encrypt(f: &Flags, mut input: Input, sink: &mut Sink, stdin_in_use: &mut bool
     let mut recipients: Vec<Box<dyn Recipient>> = Vec::new();
     for r in &f.recipients {
         let text = r.to_str().ok_or_else(|| anyhow::anyhow!("unknown recipient type (not UTF-8)"))?;
-        recipients.push(
-            identity::parse_recipient_arg(text).map_err(|e| super::encrypt::recipient_error(e, None))?,
-        );
+        recipients
+            .push(identity::parse_recipient_arg(text).map_err(|e| super::encrypt::recipient_error(e, None))?);
     }
     for name in &f.recipient_files {
         let (text, path) = if name == "-" {
@@ -412,7 +420,9 @@ fn decrypt(f: &Flags, input: Input, sink: &mut Sink, stdin_in_use: &mut bool) ->
     };
     // A plugin (`-j batchpass`) may open a passphrase file; keys never do: say what to do then.
     match result {
-        Err(e) if passphrase_file && matches!(e.downcast_ref(), Some(hyperseal::Error::NoIdentityMatched)) => {
+        Err(e)
+            if passphrase_file && matches!(e.downcast_ref(), Some(hyperseal::Error::NoIdentityMatched)) =>
+        {
             Err(hint(
                 "file is passphrase-encrypted but identities were specified with -i/--identity or -j",
                 "remove all -i/--identity/-j flags to decrypt passphrase-encrypted files",
@@ -455,9 +465,9 @@ fn too_many_inputs(operands: &[OsString], argv: &[OsString]) -> anyhow::Error {
     if !operands[1].as_bytes().starts_with(b"-") {
         return hint(msg, "only a single input file may be specified at a time");
     }
-    let safe = argv.iter().all(|a| {
-        a.as_bytes().iter().all(|&b| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b))
-    });
+    let safe = argv
+        .iter()
+        .all(|a| a.as_bytes().iter().all(|&b| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b)));
     if !safe {
         return hint(msg, "the input file must be specified after all flags");
     }
@@ -475,7 +485,10 @@ fn warn_duplicates<'a>(items: impl Iterator<Item = &'a OsString>, what: &str) {
     let mut warned: Vec<&OsString> = Vec::new();
     for item in items {
         if seen.contains(&item) && !warned.contains(&item) {
-            eprintln!("hyperseal: warning: duplicate {what} {}", redact(&format!("{:?}", item.to_string_lossy())));
+            eprintln!(
+                "hyperseal: warning: duplicate {what} {}",
+                redact(&format!("{:?}", item.to_string_lossy()))
+            );
             warned.push(item);
         }
         seen.push(item);

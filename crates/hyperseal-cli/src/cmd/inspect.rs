@@ -140,8 +140,12 @@ fn age_postquantum(types: &[String]) -> &'static str {
     let mut verdict = "unknown";
     for t in types {
         match t.as_str() {
-            "X25519" | "ssh-rsa" | "ssh-ed25519" | "age-encryption.org/p256tag" | "piv-p256" => verdict = "no",
-            "mlkem768x25519" | "scrypt" | "age-encryption.org/mlkem768p256tag" if verdict != "no" => verdict = "yes",
+            "X25519" | "ssh-rsa" | "ssh-ed25519" | "age-encryption.org/p256tag" | "piv-p256" => {
+                verdict = "no"
+            }
+            "mlkem768x25519" | "scrypt" | "age-encryption.org/mlkem768p256tag" if verdict != "no" => {
+                verdict = "yes"
+            }
             _ => {}
         }
     }
