@@ -253,6 +253,12 @@ fn failures_agree() {
             assert!(!out.exists(), "{} {args:?} left an output file", t.name);
         }
     }
+    // A passphrase left over on the command line is not repeated by hyperseal (age quotes it).
+    for t in &s.tools[1..] {
+        let r = run(t, &["-r", &s.recipient, p, "hunter2-left-over"], b"");
+        assert_eq!(r.status.code(), Some(1), "{}", t.name);
+        assert!(!err(&r).contains("hunter2"), "{}: {}", t.name, err(&r));
+    }
     // A file cut short: every tool fails. age has written the authenticated chunks to -o by
     // then; hyperseal leaves no output file (the README's difference).
     for t in &s.tools {

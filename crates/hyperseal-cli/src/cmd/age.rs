@@ -46,9 +46,9 @@ INPUT defaults to standard input, and OUTPUT defaults to standard output.
 If OUTPUT exists, it will be replaced, once the whole operation succeeded.
 
 This is hyperseal's age-compatible mode (age v1.3.1's command line; the files are age files).
-RECIPIENT, recipient files and identity files are as in age (age1…, age1pq1…, age1tag…,
-plugins, ssh-ed25519 and ssh-rsa keys; passphrase-encrypted identity files). \"-\" may be used
-to read one recipients or identity file from standard input. With -e, -i and -j encrypt to
+RECIPIENT, recipient files and identity files are as in age (age1…, age1pq1…, plugins,
+ssh-ed25519 and ssh-rsa keys; passphrase-encrypted identity files). \"-\" may be used to
+read one recipients or identity file from standard input. With -e, -i and -j encrypt to
 the identity's own recipient.";
 
 /// The version age mode reports for `--version`.
@@ -185,7 +185,7 @@ pub fn main(argv: &[OsString], prefix: usize) -> ExitCode {
             eprintln!("hyperseal: hint: see '{program} -h'");
             ExitCode::from(errors::USAGE)
         }
-        Parsed::Run(f) => match run(f, argv) {
+        Parsed::Run(f) => match run(f) {
             Ok(()) => ExitCode::SUCCESS,
             // Every failure after parsing is status 1 in age, usage mistakes included.
             Err(e) => ExitCode::from(match errors::report(&e) {
@@ -196,13 +196,13 @@ pub fn main(argv: &[OsString], prefix: usize) -> ExitCode {
     }
 }
 
-fn run(f: Flags, argv: &[OsString]) -> Result<()> {
+fn run(f: Flags) -> Result<()> {
     if f.version {
         println!("hyperseal {} (age {AGE_VERSION} command line)", env!("CARGO_PKG_VERSION"));
         return Ok(());
     }
     if f.operands.len() > 1 {
-        return Err(too_many_inputs(&f.operands, argv));
+        return Err(too_many_inputs(&f.operands));
     }
     check_modes(&f)?;
     warn_duplicates(f.recipients.iter(), "recipient");
@@ -458,25 +458,18 @@ fn read_typed_armor() -> Result<Vec<u8>> {
     }
 }
 
-/// age's error for several operands, with its suggestion when the input came before the flags.
-fn too_many_inputs(operands: &[OsString], argv: &[OsString]) -> anyhow::Error {
-    let quoted: Vec<String> = operands.iter().map(|o| format!("{:?}", o.to_string_lossy())).collect();
-    let msg = format!("too many INPUT arguments: {}", quoted.join(" "));
-    if !operands[1].as_bytes().starts_with(b"-") {
-        return hint(msg, "only a single input file may be specified at a time");
+/// age's error for several operands. Unlike age, the words are not repeated (one may be a
+/// passphrase typed where it does not belong), nor is the command line in a "did you mean".
+fn too_many_inputs(operands: &[OsString]) -> anyhow::Error {
+    let msg = format!(
+        "too many INPUT arguments: {} given (not repeated here, in case one is a secret)",
+        operands.len()
+    );
+    if operands[1].as_bytes().starts_with(b"-") {
+        hint(msg, "the input file must be specified after all flags")
+    } else {
+        hint(msg, "only a single input file may be specified at a time")
     }
-    let safe = argv
-        .iter()
-        .all(|a| a.as_bytes().iter().all(|&b| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b)));
-    if !safe {
-        return hint(msg, "the input file must be specified after all flags");
-    }
-    // Move the input to the end: age's "did you mean".
-    let at = argv.len() - operands.len();
-    let mut words: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    let input = words.remove(at);
-    words.push(input);
-    hint(msg, format!("the input file must be specified after all flags; did you mean: {}", words.join(" ")))
 }
 
 /// age's warning for a recipient or file given twice.
