@@ -33,8 +33,9 @@ enum Command {
     Decrypt(cmd::decrypt::DecryptArgs),
     /// Describe an encrypted file (format, suite, recipients, sizes); never prints secrets.
     Inspect(cmd::inspect::InspectArgs),
-    /// age v1.3.1's command line (-e -d -r -R -i -j -p -a -o), writing age files: see
-    /// `hyperseal age -h`. A hyperseal started as `age` (a link of that name) does the same.
+    /// age v1.3.1's command line (-e -d -r -R -i -j -p -a -o), writing age files; see `age -h`.
+    ///
+    /// A hyperseal started as `age` (a link of that name) does the same.
     #[command(disable_help_flag = true)]
     Age {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -267,6 +267,13 @@ fn failures_agree() {
         assert_eq!(r.status.code(), Some(1), "{}: {}", t.name, err(&r));
         assert_eq!(out.exists(), t.name == "age", "{}", t.name);
     }
+    // An existing output file is replaced, as age replaces it.
+    for t in &s.tools {
+        fs::write(&out, b"old contents").unwrap();
+        let r = run(t, &["-d", "-i", &s.key, "-o", o, c], b"");
+        assert_eq!(r.status.code(), Some(0), "{}: {}", t.name, err(&r));
+        assert!(fs::read(&out).unwrap() == data(70_000), "{}", t.name);
+    }
     // Help (status 0) and version (stdout) work in all three.
     for t in &s.tools {
         for help in ["-h", "--help"] {
