@@ -26,9 +26,11 @@ build:
 bench-build:
 	$(CARGO) build --release -p hyperseal-cli -p hyperseal-bench
 
-# age v1.3 from the Go module proxy, into a project-local folder (interop tests and the bench).
-age: $(GOBIN)/age
-$(GOBIN)/age:
+# age v1.3 from the Go module proxy, into a project-local folder (interop tests and the bench):
+# age, age-keygen, age-inspect (tests/inspect_age.rs) and age-plugin-batchpass, one module.
+AGE_BINS := $(GOBIN)/age $(GOBIN)/age-keygen $(GOBIN)/age-inspect $(GOBIN)/age-plugin-batchpass
+age: $(AGE_BINS)
+$(AGE_BINS) &:
 	@mkdir -p $(GOBIN)
 	GOBIN=$(GOBIN) GOFLAGS=-mod=mod go install filippo.io/age/cmd/...@$(AGE_VERSION)
 
