@@ -158,3 +158,33 @@ impl MlkemDecaps {
         Ok(Zeroizing::new(ss.into()))
     }
 }
+
+/// The message of every P-256 operation here: the portable build has no P-256 (RustCrypto's
+/// `p256` is not among its dependencies, and nothing on the web needs these keys yet).
+pub(crate) const P256_UNAVAILABLE: &str =
+    "P-256 keys (p256, p256-mlkem768, age1tag1…, age1tagpq1…) are not available in this build";
+
+/// Never built: every constructor fails with [`P256_UNAVAILABLE`].
+pub(crate) struct P256Secret(());
+
+impl P256Secret {
+    pub(crate) fn new(_: &[u8; 32]) -> Result<Self, Error> {
+        Err(Error::InvalidKey(P256_UNAVAILABLE.into()))
+    }
+
+    pub(crate) fn public(&self) -> Result<[u8; 65], Error> {
+        Err(Error::InvalidKey(P256_UNAVAILABLE.into()))
+    }
+
+    pub(crate) fn agree(&self, _: &[u8]) -> Option<Zeroizing<[u8; 32]>> {
+        None
+    }
+}
+
+pub(crate) fn p256_decompress(_: &[u8]) -> Option<[u8; 65]> {
+    None
+}
+
+pub(crate) fn p256_compress(_: &[u8]) -> Option<[u8; 33]> {
+    None
+}
