@@ -12,7 +12,7 @@ use ml_kem::{Decapsulate, KeyExport};
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
-use super::MlkemLevel;
+use super::{MlkemLevel, P256_UNAVAILABLE};
 use crate::Error;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -159,12 +159,8 @@ impl MlkemDecaps {
     }
 }
 
-/// The message of every P-256 operation here: the portable build has no P-256 (RustCrypto's
-/// `p256` is not among its dependencies, and nothing on the web needs these keys yet).
-pub(crate) const P256_UNAVAILABLE: &str =
-    "P-256 keys (p256, p256-mlkem768, age1tag1…, age1tagpq1…) are not available in this build";
-
-/// Never built: every constructor fails with [`P256_UNAVAILABLE`].
+/// Never built: the portable build has no P-256 (RustCrypto's `p256` is not among its
+/// dependencies); every constructor fails with [`P256_UNAVAILABLE`].
 pub(crate) struct P256Secret(());
 
 impl P256Secret {

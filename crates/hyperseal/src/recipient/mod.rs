@@ -18,6 +18,8 @@ use crate::{Error, FileKey};
 
 mod bech32_long;
 mod callbacks;
+mod hpke;
+mod hpke_kem;
 pub mod hybrid;
 pub mod identity_file;
 mod mlkem;
