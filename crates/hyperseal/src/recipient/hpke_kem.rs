@@ -34,8 +34,10 @@ pub(crate) const HYBRID_ENC_LEN: usize = Level::L768.ct_len() + POINT_LEN;
 /// happen with a real KDF; the bound only stops a backend without P-256 from looping.
 const SCALAR_TRIES: usize = 8;
 
-/// A P-256 key pair: the scalar (held by the backend) and its public point, uncompressed.
+/// A P-256 key pair: the scalar (zeroized on drop; the backend clears its own copy) and its
+/// public point, uncompressed.
 pub(crate) struct P256Key {
+    scalar: Zeroizing<[u8; 32]>,
     secret: P256Secret,
     public: [u8; POINT_LEN],
 }
@@ -45,7 +47,7 @@ impl P256Key {
     pub(crate) fn from_scalar(scalar: &[u8; 32]) -> Result<Self, Error> {
         let secret = P256Secret::new(scalar)?;
         let public = secret.public()?;
-        Ok(P256Key { secret, public })
+        Ok(P256Key { scalar: Zeroizing::new(*scalar), secret, public })
     }
 
     /// The first acceptable scalar among `next()`'s candidates.
@@ -77,6 +79,11 @@ impl P256Key {
             counter += 1;
             Ok(candidate)
         })
+    }
+
+    /// The scalar, 32 bytes big-endian.
+    pub(crate) fn scalar(&self) -> &[u8; 32] {
+        &self.scalar
     }
 
     pub(crate) fn public(&self) -> &[u8; POINT_LEN] {
@@ -242,6 +249,11 @@ impl HybridKey {
 
     pub(crate) fn seed(&self) -> &[u8; 32] {
         &self.seed
+    }
+
+    /// The P-256 half of the public key, uncompressed.
+    pub(crate) fn point(&self) -> &[u8; POINT_LEN] {
+        self.t.public()
     }
 
     pub(crate) fn public(&self) -> HybridPublic {
