@@ -137,3 +137,73 @@ pub fn generate() -> Result<GeneratedKey, Error> {
     let id = Mlkem768P256Identity { key: HybridKey::generate()? };
     Ok(GeneratedKey { secret: id.to_bech32(), public: id.to_public().to_bech32() })
 }
+
+#[cfg(all(test, not(portable_backend)))]
+mod tests {
+    use super::*;
+
+    fn pair() -> (Mlkem768P256Recipient, Mlkem768P256Identity) {
+        let k = generate().unwrap();
+        (
+            Mlkem768P256Recipient::from_bech32(&k.public).unwrap(),
+            Mlkem768P256Identity::from_bech32(&k.secret).unwrap(),
+        )
+    }
+
+    #[test]
+    fn round_trip_both_key_lengths() {
+        let (r, id) = pair();
+        for len in [16, 32] {
+            let fk = FileKey::generate(len);
+            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+            assert_eq!(labels, Labels::from([POSTQUANTUM.to_string()]));
+            assert_eq!((stanzas[0].tag.as_str(), stanzas[0].body.len()), (TAG, len + 16));
+            assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
+        }
+        let (tagged, _) = id.to_tag_recipient().wrap_file_key(&FileKey::generate(16)).unwrap();
+        assert!(id.unwrap_stanzas(&tagged).unwrap().is_ok());
+    }
+
+    #[test]
+    fn not_mine_and_broken() {
+        let (r, id) = pair();
+        let (_, other) = pair();
+        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
+        let s = &stanzas[0];
+        assert!(other.unwrap_stanza(s).is_none());
+        assert!(id.unwrap_stanza(&Stanza::new("mlkem768x25519", vec!["AA".into()], vec![])).is_none());
+        let broken = |f: &dyn Fn(&mut Stanza)| {
+            let mut b = s.clone();
+            f(&mut b);
+            assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
+        };
+        broken(&|b| b.args.clear());
+        broken(&|b| b.args[0] = encode_b64(&[0; HYBRID_ENC_LEN - 1]));
+        broken(&|b| b.body.push(0));
+        let mut enc = crate::format::decode_b64(s.args[0].as_bytes()).unwrap();
+        enc[HYBRID_ENC_LEN - 1] ^= 1;
+        broken(&|b| b.args[0] = encode_b64(&enc));
+        let mut t = s.clone();
+        t.body[5] ^= 1;
+        assert!(id.unwrap_stanza(&t).is_none());
+    }
+
+    #[test]
+    fn bech32_round_trips_and_rejections() {
+        let k = generate().unwrap();
+        assert!(k.public.starts_with(RECIPIENT_HRP) && k.secret.starts_with(IDENTITY_HRP));
+        assert_eq!(Mlkem768P256Recipient::from_bech32(&k.public).unwrap().to_bech32(), k.public);
+        let id = Mlkem768P256Identity::from_bech32(&k.secret).unwrap();
+        assert_eq!(*id.to_bech32(), *k.secret);
+        assert_eq!(super::super::public_of(&k.secret).unwrap(), k.public);
+        assert!(super::super::parse_recipient(&k.public).is_ok());
+        assert!(super::super::parse_identities(&k.secret).is_ok());
+        let data = bech32_long::decode(&k.public).unwrap().1;
+        // the same bytes are age's tagpq recipient of this key, and nothing else
+        assert_eq!(id.to_tag_recipient().to_bech32(), bech32_long::encode("age1tagpq", &data));
+        assert!(Mlkem768P256Recipient::from_bech32(&bech32_long::encode("age1pq", &data)).is_err());
+        assert!(Mlkem768P256Recipient::from_bech32(&bech32_long::encode(PUBLIC_HRP, &data[1..])).is_err());
+        assert!(Mlkem768P256Identity::from_bech32(&k.public).is_err());
+        assert_eq!(format!("{id:?}"), "Mlkem768P256Identity(redacted)");
+    }
+}

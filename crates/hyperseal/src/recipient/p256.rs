@@ -142,3 +142,82 @@ pub fn generate() -> Result<GeneratedKey, Error> {
     let id = P256Identity { key: P256Key::generate()? };
     Ok(GeneratedKey { secret: id.to_bech32(), public: id.to_public().to_bech32() })
 }
+
+#[cfg(all(test, not(portable_backend)))]
+mod tests {
+    use super::*;
+
+    fn pair() -> (P256Recipient, P256Identity) {
+        let k = generate().unwrap();
+        (P256Recipient::from_bech32(&k.public).unwrap(), P256Identity::from_bech32(&k.secret).unwrap())
+    }
+
+    #[test]
+    fn round_trip_both_key_lengths() {
+        let (r, id) = pair();
+        for len in [16, 32] {
+            let fk = FileKey::generate(len);
+            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+            assert!(labels.is_empty(), "classic: mixes with X25519");
+            assert_eq!((stanzas[0].tag.as_str(), stanzas[0].body.len()), (TAG, len + 16));
+            assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
+        }
+        // The identity also opens what its age1tag1 form wraps.
+        let (tagged, _) = id.to_tag_recipient().wrap_file_key(&FileKey::generate(16)).unwrap();
+        assert!(id.unwrap_stanzas(&tagged).unwrap().is_ok());
+    }
+
+    #[test]
+    fn not_mine_and_broken() {
+        let (r, id) = pair();
+        let (_, other) = pair();
+        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
+        let s = &stanzas[0];
+        assert!(other.unwrap_stanza(s).is_none());
+        assert!(id.unwrap_stanza(&Stanza::new("X25519", vec!["AA".into()], vec![])).is_none());
+        let broken = |f: &dyn Fn(&mut Stanza)| {
+            let mut b = s.clone();
+            f(&mut b);
+            assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
+        };
+        broken(&|b| b.args.push("AA".into()));
+        broken(&|b| b.args[0] = encode_b64(&[4; POINT_LEN - 1]));
+        broken(&|b| b.body.truncate(31));
+        // the share is not a curve point, or is compressed
+        let enc = crate::format::decode_b64(s.args[0].as_bytes()).unwrap();
+        let mut off = enc.clone();
+        off[64] ^= 1;
+        broken(&|b| b.args[0] = encode_b64(&off));
+        let compressed = crate::crypto::p256_compress(&enc).unwrap();
+        broken(&|b| b.args[0] = encode_b64(&compressed));
+        // a tampered body: indistinguishable from another recipient's stanza
+        let mut t = s.clone();
+        t.body[0] ^= 1;
+        assert!(id.unwrap_stanza(&t).is_none());
+    }
+
+    #[test]
+    fn bech32_round_trips_and_rejections() {
+        let k = generate().unwrap();
+        assert!(k.public.starts_with(RECIPIENT_HRP) && k.secret.starts_with(IDENTITY_HRP));
+        assert_eq!(P256Recipient::from_bech32(&k.public).unwrap().to_bech32(), k.public);
+        let id = P256Identity::from_bech32(&k.secret).unwrap();
+        assert_eq!(*id.to_bech32(), *k.secret);
+        assert_eq!(super::super::public_of(&k.secret).unwrap(), k.public);
+        assert!(super::super::parse_recipient(&k.public).is_ok());
+        assert!(super::super::parse_identities(&k.secret).is_ok());
+        assert!(super::super::looks_like_identity(&k.secret));
+        assert!(matches!(super::super::parse_recipient(&k.secret), Err(Error::InvalidRecipient(_))));
+        // a scalar of 0 or >= n is refused, as is a secret under the public HRP
+        let n = hex::decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551").unwrap();
+        for bad in [vec![0u8; 32], n, vec![1u8; 31]] {
+            assert!(P256Identity::from_bech32(&bech32_long::encode_secret(SECRET_HRP, &bad)).is_err());
+        }
+        assert!(P256Recipient::from_bech32(&bech32_long::encode(PUBLIC_HRP, &[2; 32])).is_err());
+        let data = bech32_long::decode(&k.public).unwrap().1;
+        assert!(P256Recipient::from_bech32(&bech32_long::encode("age1tag", &data)).is_err());
+        assert!(P256Identity::from_bech32(&k.public).is_err());
+        assert_eq!(format!("{id:?}"), "P256Identity(redacted)");
+        assert!(!format!("{k:?}").contains(&k.secret[20..]));
+    }
+}
