@@ -331,6 +331,26 @@ pub fn public_of(identity_text: &str) -> Result<String, Error> {
     Ok(publics.join("\n"))
 }
 
+/// The age v1.3 tag recipients (`age1tag1…`, `age1tagpq1…`) of an identity file's `p256` and
+/// `p256-mlkem768` identities, one per line (see `tag.rs`); an error for any other kind.
+pub fn tag_recipients_of(identity_text: &str) -> Result<String, Error> {
+    if identity_text.trim_start().starts_with("-----BEGIN") {
+        return Err(Error::InvalidKey(TAG_KINDS_ONLY.into()));
+    }
+    let tags = secret_key_lines(identity_text, &(Arc::new(NoCallbacks) as Arc<dyn Callbacks>))?
+        .iter()
+        .map(|line| match line {
+            SecretKeyLine::P256(k) => Ok(k.to_tag_recipient().to_bech32()),
+            SecretKeyLine::Mlkem768P256(k) => Ok(k.to_tag_recipient().to_bech32()),
+            _ => Err(Error::InvalidKey(TAG_KINDS_ONLY.into())),
+        })
+        .collect::<Result<Vec<String>, Error>>()?;
+    Ok(tags.join("\n"))
+}
+
+const TAG_KINDS_ONLY: &str =
+    "only p256 and p256-mlkem768 identities have an age tag recipient (age1tag1…, age1tagpq1…)";
+
 /// The recipients of an identity file's identities (age's `-e -i`): plugin identities become
 /// plugin recipients that wrap to the identity itself.
 pub fn identity_recipients(
@@ -381,7 +401,7 @@ impl SecretKeyLine {
             Err(Error::InvalidKey(RECIPIENT_NOT_IDENTITY.into()))
         } else {
             Err(Error::InvalidKey(
-                "unrecognised identity line (expected AGE-SECRET-KEY-… or AGE-PLUGIN-…)".into(),
+                "unrecognised identity line (expected AGE-SECRET-KEY-…, HS-…-SECRET-KEY-… or AGE-PLUGIN-…)".into(),
             ))
         }
     }
