@@ -139,3 +139,14 @@ fn bech32_rejections() {
     }
     assert!(!is_recipient("age1tagx") && is_recipient("AGE1TAG1Q") && is_recipient("age1tagpq1q"));
 }
+
+/// `tests/data/age_tagtest_identities.txt` (read by the CLI interop tests) holds exactly these
+/// two derived keys, as hyperseal `p256` and `p256-mlkem768` identities.
+#[test]
+fn committed_tagtest_identity_file_is_the_derived_keys() {
+    let text = std::fs::read_to_string(format!("{}/tests/data/age_tagtest_identities.txt", env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_default();
+    let want = format!("{}\n{}\n", &*classic().to_bech32(), &*hybrid().to_bech32());
+    let got: String = text.lines().filter(|l| !l.starts_with('#')).map(|l| format!("{l}\n")).collect();
+    assert_eq!(got, want);
+}
