@@ -21,7 +21,8 @@ const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 const IDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../hyperseal/tests/data/age_tagtest_identities.txt");
 const CLASSIC: &str = "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h";
-const HYBRID_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../hyperseal/tests/data/age_tagtest_hybrid_recipient.txt");
+const HYBRID_FILE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../hyperseal/tests/data/age_tagtest_hybrid_recipient.txt");
 const SIZES: [usize; 3] = [65535, 65536, 65537];
 
 fn age() -> Option<PathBuf> {
@@ -74,7 +75,8 @@ fn hyperseal_to_age_via_the_tagtest_plugin() {
     for (kind, r) in [("tag", CLASSIC.to_string()), ("tagpq", hybrid())] {
         for armor in [false, true] {
             for n in SIZES {
-                let (input, file) = (dir.path().join("in"), dir.path().join(format!("{kind}-{armor}-{n}.age")));
+                let (input, file) =
+                    (dir.path().join("in"), dir.path().join(format!("{kind}-{armor}-{n}.age")));
                 fs::write(&input, data(n)).unwrap();
                 let mut args = vec!["encrypt", "-q", "--format", "age", "-r", &r, "-o", p(&file), p(&input)];
                 if armor {
@@ -105,7 +107,8 @@ fn age_to_hyperseal_with_the_same_keys() {
     for (kind, r) in [("tag", CLASSIC.to_string()), ("tagpq", hybrid())] {
         for armor in [false, true] {
             for n in SIZES {
-                let (input, file) = (dir.path().join("in"), dir.path().join(format!("{kind}-{armor}-{n}.age")));
+                let (input, file) =
+                    (dir.path().join("in"), dir.path().join(format!("{kind}-{armor}-{n}.age")));
                 fs::write(&input, data(n)).unwrap();
                 let mut args = vec!["-r", &r, "-o", p(&file), p(&input)];
                 if armor {
@@ -114,7 +117,10 @@ fn age_to_hyperseal_with_the_same_keys() {
                 run(&age, &args);
                 assert_eq!(is_armored(&file), armor);
                 let out = run(hs, &["decrypt", "-q", "-i", IDS, p(&file)]);
-                assert!(out.stdout == data(n), "{kind} armor={armor} n={n}: hyperseal decrypted something else");
+                assert!(
+                    out.stdout == data(n),
+                    "{kind} armor={armor} n={n}: hyperseal decrypted something else"
+                );
                 let out = run(hs, &["decrypt", "-q", "-j", "tagtest", p(&file)]);
                 assert!(out.stdout == data(n), "{kind} armor={armor} n={n}: via the plugin");
             }
@@ -131,10 +137,13 @@ fn fresh_keys_age_tag_form_and_native_form() {
     let Some(age) = age() else { return };
     let dir = tempfile::tempdir().unwrap();
     let hs = Path::new(HS);
-    for (kind, prefix, tag_prefix) in [("p256", "hs-p2561", "age1tag1"), ("p256-mlkem768", "hs-mlkem768p2561", "age1tagpq1")] {
+    for (kind, prefix, tag_prefix) in
+        [("p256", "hs-p2561", "age1tag1"), ("p256-mlkem768", "hs-mlkem768p2561", "age1tagpq1")]
+    {
         let key = dir.path().join(format!("{kind}.key"));
         let o = run(hs, &["keygen", "--kind", kind, "-o", p(&key)]);
-        let public = String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
+        let public =
+            String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
         assert!(public.starts_with(prefix), "{public}");
         let tag = String::from_utf8(run(hs, &["pubkey", "--age-tag", "-i", p(&key)]).stdout).unwrap();
         let tag = tag.trim();
@@ -179,9 +188,26 @@ fn mixed_recipients_with_age() {
     for (native_kind, tag_r) in [("x25519", CLASSIC.to_string()), ("hybrid", hybrid())] {
         let key = dir.path().join(format!("{native_kind}.key"));
         let o = run(hs, &["keygen", "--kind", native_kind, "-o", p(&key)]);
-        let public = String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
+        let public =
+            String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
         let file = dir.path().join(format!("mixed-{native_kind}.age"));
-        run(hs, &["encrypt", "-q", "-a", "--format", "age", "-r", &tag_r, "-r", &public, "-o", p(&file), p(&input)]);
+        run(
+            hs,
+            &[
+                "encrypt",
+                "-q",
+                "-a",
+                "--format",
+                "age",
+                "-r",
+                &tag_r,
+                "-r",
+                &public,
+                "-o",
+                p(&file),
+                p(&input),
+            ],
+        );
         assert!(run(&age, &["-d", "-j", "tagtest", p(&file)]).stdout == data(65536));
         assert!(run(&age, &["-d", "-i", p(&key), p(&file)]).stdout == data(65536));
         // and age's own mixed file opens in hyperseal with either identity
@@ -194,7 +220,10 @@ fn mixed_recipients_with_age() {
     let o = run(hs, &["keygen", "--kind", "x25519", "-o", p(&x)]);
     let x_pub = String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
     let out = dir.path().join("refused.age");
-    let o = cmd(hs, &["encrypt", "-q", "--format", "age", "-r", &hybrid(), "-r", &x_pub, "-o", p(&out), p(&input)]);
+    let o = cmd(
+        hs,
+        &["encrypt", "-q", "--format", "age", "-r", &hybrid(), "-r", &x_pub, "-o", p(&out), p(&input)],
+    );
     assert!(!o.status.success() && !out.exists(), "tagpq + X25519 must be refused");
     let o = cmd(&age, &["-r", &hybrid(), "-r", &x_pub, "-o", p(&out), p(&input)]);
     assert!(!o.status.success(), "age refuses the same mix");

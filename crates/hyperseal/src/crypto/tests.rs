@@ -242,5 +242,8 @@ fn p256_native_rules_and_portable_refusal() {
     assert!(n::p256_decompress(&[2; 32]).is_none() && n::p256_decompress(&[4; 33]).is_none());
     let e = p::P256Secret::new(&n_minus_1).err().unwrap();
     assert!(e.to_string().contains("not available in this build"), "{e}");
-    assert!(p::p256_decompress(&n::p256_compress(&n::P256Secret::new(&n_minus_1).unwrap().public().unwrap()).unwrap()).is_none());
+    assert!(p::p256_decompress(
+        &n::p256_compress(&n::P256Secret::new(&n_minus_1).unwrap().public().unwrap()).unwrap()
+    )
+    .is_none());
 }

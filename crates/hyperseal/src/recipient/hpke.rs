@@ -58,7 +58,12 @@ pub(crate) fn labeled_expand(suite: &[u8], prk: &[u8], label: &[u8], info: &[u8]
 
 /// `KeySchedule(mode_base, shared_secret, info, "", "")` for any suite: fills `key` (Nk bytes)
 /// and returns `base_nonce`.
-pub(crate) fn key_schedule_into(suite: &[u8; 10], shared_secret: &[u8], info: &[u8], key: &mut [u8]) -> [u8; 12] {
+pub(crate) fn key_schedule_into(
+    suite: &[u8; 10],
+    shared_secret: &[u8],
+    info: &[u8],
+    key: &mut [u8],
+) -> [u8; 12] {
     let psk_id_hash = labeled_extract(suite, b"", b"psk_id_hash", b"");
     let info_hash = labeled_extract(suite, b"", b"info_hash", info);
     let mut context = [0u8; 65];
@@ -73,9 +78,18 @@ pub(crate) fn key_schedule_into(suite: &[u8; 10], shared_secret: &[u8], info: &[
 }
 
 /// The key schedule of suite (`kem`, HKDF-SHA-256, ChaCha20-Poly1305): (key, base_nonce).
-pub(crate) fn key_schedule(kem: u16, shared_secret: &[u8; 32], info: &[u8]) -> (Zeroizing<[u8; 32]>, [u8; 12]) {
+pub(crate) fn key_schedule(
+    kem: u16,
+    shared_secret: &[u8; 32],
+    info: &[u8],
+) -> (Zeroizing<[u8; 32]>, [u8; 12]) {
     let mut key = Zeroizing::new([0u8; 32]);
-    let nonce = key_schedule_into(&suite_id(kem, KDF_HKDF_SHA256, AEAD_CHACHA20_POLY1305), shared_secret, info, &mut key[..]);
+    let nonce = key_schedule_into(
+        &suite_id(kem, KDF_HKDF_SHA256, AEAD_CHACHA20_POLY1305),
+        shared_secret,
+        info,
+        &mut key[..],
+    );
     (key, nonce)
 }
 

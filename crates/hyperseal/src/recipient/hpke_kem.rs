@@ -237,7 +237,9 @@ impl HybridKey {
         use shake::{ExtendableOutput, Shake256, XofReader};
         let label = b"DeriveKeyPair";
         let mut xof = Shake256::default();
-        for part in [ikm, b"HPKE-v1", &kem_suite_id(KEM_MLKEM768_P256)[..], &(label.len() as u16).to_be_bytes()] {
+        for part in
+            [ikm, b"HPKE-v1", &kem_suite_id(KEM_MLKEM768_P256)[..], &(label.len() as u16).to_be_bytes()]
+        {
             xof.update(part);
         }
         xof.update(label);

@@ -9,17 +9,24 @@ use super::*;
 
 fn vector(file: &str) -> serde_json::Value {
     let path = format!("{}/../../vectors/hpke/{file}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(path).unwrap()).unwrap()["vector"].clone()
+    serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(path).unwrap()).unwrap()["vector"]
+        .clone()
 }
 
 fn h(v: &serde_json::Value, k: &str) -> Vec<u8> {
     hex::decode(v[k].as_str().unwrap()).unwrap()
 }
 
-fn seal_first(alg: &'static aws_lc_rs::aead::Algorithm, key: &[u8], nonce: [u8; 12], e: &serde_json::Value) -> Vec<u8> {
+fn seal_first(
+    alg: &'static aws_lc_rs::aead::Algorithm,
+    key: &[u8],
+    nonce: [u8; 12],
+    e: &serde_json::Value,
+) -> Vec<u8> {
     let key = LessSafeKey::new(UnboundKey::new(alg, key).unwrap());
     let mut buf = h(e, "pt");
-    key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(h(e, "aad")), &mut buf).unwrap();
+    key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(h(e, "aad")), &mut buf)
+        .unwrap();
     buf
 }
 

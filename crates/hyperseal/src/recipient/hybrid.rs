@@ -17,8 +17,8 @@
 
 use zeroize::Zeroizing;
 
-use super::mlkem::{DecapsKey, EncapsKey, Level};
 use super::hpke;
+use super::mlkem::{DecapsKey, EncapsKey, Level};
 use super::primitives::{check_wrapped_len, random, single_arg};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::crypto::X25519Secret;

@@ -401,7 +401,8 @@ impl SecretKeyLine {
             Err(Error::InvalidKey(RECIPIENT_NOT_IDENTITY.into()))
         } else {
             Err(Error::InvalidKey(
-                "unrecognised identity line (expected AGE-SECRET-KEY-…, HS-…-SECRET-KEY-… or AGE-PLUGIN-…)".into(),
+                "unrecognised identity line (expected AGE-SECRET-KEY-…, HS-…-SECRET-KEY-… or AGE-PLUGIN-…)"
+                    .into(),
             ))
         }
     }

@@ -83,7 +83,9 @@ impl std::fmt::Debug for P256Identity {
 impl P256Identity {
     fn from_scalar(scalar: &[u8; 32]) -> Result<Self, Error> {
         let key = P256Key::from_scalar(scalar).map_err(|e| match e {
-            Error::Crypto => Error::InvalidKey("P-256 identity: the scalar is 0 or not below the group order".into()),
+            Error::Crypto => {
+                Error::InvalidKey("P-256 identity: the scalar is 0 or not below the group order".into())
+            }
             other => other,
         })?;
         Ok(P256Identity { key })

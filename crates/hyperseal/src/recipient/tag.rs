@@ -75,7 +75,7 @@ impl TagRecipient {
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
         hpke_kem::require_p256(true)?;
         let bad = |why: &str| Error::InvalidRecipient(format!("tag recipient: {why}"));
-        let (hrp, data) = bech32_long::decode(s).map_err(|e| bad(e))?;
+        let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
         let key = match hrp.as_str() {
             CLASSIC_HRP if data.len() == COMPRESSED_LEN => Key::Classic(hpke_kem::decompress(&data)?),
             HYBRID_HRP => Key::Hybrid(HybridPublic::parse(&data)?),
@@ -159,7 +159,11 @@ fn args(stanza: &Stanza, enc_len: usize) -> Result<([u8; TAG_LEN], Vec<u8>), Err
 /// After a matching tag the stanza is ours: a body that does not open is an error (as in age's
 /// `tagtest`), not "another recipient's".
 fn opened(kind: &str, key: Option<FileKey>) -> Result<FileKey, Error> {
-    key.ok_or_else(|| Error::InvalidStanza(format!("{kind}: the tag matches this key but the file key does not authenticate")))
+    key.ok_or_else(|| {
+        Error::InvalidStanza(format!(
+            "{kind}: the tag matches this key but the file key does not authenticate"
+        ))
+    })
 }
 
 /// A `p256tag` stanza for this P-256 key: `None` if it is another kind or another key's tag.

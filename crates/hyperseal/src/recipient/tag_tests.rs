@@ -11,7 +11,8 @@ use crate::format::decode_b64;
 /// The recipients hard-coded in age v1.3.1 `tag/internal/age-plugin-tagtest`: the keys
 /// `tagtest.NewClassicIdentity("age-plugin-tagtest")` and `NewHybridIdentity(…)` derive with
 /// HPKE `DeriveKeyPair`.
-pub(crate) const TAGTEST_CLASSIC: &str = "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h";
+pub(crate) const TAGTEST_CLASSIC: &str =
+    "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h";
 const TAGTEST_HYBRID_FILE: &str = include_str!("../../tests/data/age_tagtest_hybrid_recipient.txt");
 
 fn classic() -> P256Identity {
@@ -54,7 +55,8 @@ fn round_trips_labels_and_stanza_shape() {
         (Box::new(classic()) as Box<dyn Identity>, false, "p256tag", POINT_LEN),
         (Box::new(hybrid()), true, "mlkem768p256tag", HYBRID_ENC_LEN),
     ] {
-        let r = TagRecipient::from_bech32(if pq { TAGTEST_HYBRID_FILE.trim() } else { TAGTEST_CLASSIC }).unwrap();
+        let r =
+            TagRecipient::from_bech32(if pq { TAGTEST_HYBRID_FILE.trim() } else { TAGTEST_CLASSIC }).unwrap();
         assert_eq!(r.is_postquantum(), pq);
         let fk = FileKey::generate(16);
         let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
@@ -144,8 +146,11 @@ fn bech32_rejections() {
 /// two derived keys, as hyperseal `p256` and `p256-mlkem768` identities.
 #[test]
 fn committed_tagtest_identity_file_is_the_derived_keys() {
-    let text = std::fs::read_to_string(format!("{}/tests/data/age_tagtest_identities.txt", env!("CARGO_MANIFEST_DIR")))
-        .unwrap_or_default();
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/data/age_tagtest_identities.txt",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap_or_default();
     let want = format!("{}\n{}\n", &*classic().to_bech32(), &*hybrid().to_bech32());
     let got: String = text.lines().filter(|l| !l.starts_with('#')).map(|l| format!("{l}\n")).collect();
     assert_eq!(got, want);
