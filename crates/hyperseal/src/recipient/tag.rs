@@ -201,3 +201,35 @@ pub(crate) fn unwrap_hybrid(key: &HybridKey, stanza: &Stanza) -> Option<Result<F
 #[cfg(all(test, not(portable_backend)))]
 #[path = "tag_tests.rs"]
 mod tests;
+
+/// The portable build (WebAssembly) has no P-256: every P-256 key, native or age tag, recipient
+/// or identity, fails with one clear message rather than as a malformed key.
+#[cfg(all(test, portable_backend))]
+#[test]
+fn p256_unavailable_in_the_portable_build() {
+    use super::{generate, parse_identities, parse_recipient, Kind};
+    let says = |e: Error| assert!(e.to_string().contains("not available in this build"), "{e}");
+    for kind in [Kind::P256, Kind::P256Mlkem768] {
+        says(generate(kind).err().unwrap());
+    }
+    let data = |name: &str| std::fs::read_to_string(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR")));
+    let recipients = [
+        "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h".to_string(),
+        data("age_tagtest_hybrid_recipient.txt").unwrap().trim().to_string(),
+        bech32_long::encode("hs-p256", &[2; COMPRESSED_LEN]),
+        bech32_long::encode("hs-mlkem768p256", &[0; super::hpke_kem::HYBRID_PUBLIC_LEN]),
+    ];
+    for r in recipients {
+        match parse_recipient(&r) {
+            Err(e @ Error::InvalidRecipient(_)) => says(e),
+            other => panic!("{r}: {:?}", other.map(|_| ())),
+        }
+    }
+    let ids = data("age_tagtest_identities.txt").unwrap();
+    for line in ids.lines().filter(|l| !l.starts_with('#')) {
+        match parse_identities(line) {
+            Err(e @ Error::InvalidKey(_)) => says(e),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+}
