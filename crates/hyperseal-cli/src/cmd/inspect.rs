@@ -32,7 +32,8 @@ pub fn run(a: InspectArgs) -> Result<()> {
     for s in &h.stanzas {
         *kinds.entry(s.tag.clone()).or_default() += 1;
     }
-    let pq = h.stanzas.iter().all(|s| matches!(s.tag.as_str(), "mlkem768x25519" | "mlkem1024"));
+    let pq =
+        h.stanzas.iter().all(|s| matches!(s.tag.as_str(), "mlkem768x25519" | "mlkem1024" | "mlkem768p256"));
     let header_len = h.encode_len();
     // Sizes follow from the file size for binary files: every chunk but the last is full. They
     // are read off the length, not authenticated: only a decrypt proves them.

@@ -212,7 +212,8 @@ fn p256_unavailable_in_the_portable_build() {
     for kind in [Kind::P256, Kind::P256Mlkem768] {
         says(generate(kind).err().unwrap());
     }
-    let data = |name: &str| std::fs::read_to_string(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR")));
+    let data =
+        |name: &str| std::fs::read_to_string(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR")));
     let recipients = [
         "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h".to_string(),
         data("age_tagtest_hybrid_recipient.txt").unwrap().trim().to_string(),
