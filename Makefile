@@ -14,7 +14,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build bench-build test bench tools age ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test
+.PHONY: all build bench-build test bench tools age tag-plugin ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test
 
 all: build
 
@@ -33,6 +33,13 @@ age: $(AGE_BINS)
 $(AGE_BINS) &:
 	@mkdir -p $(GOBIN)
 	GOBIN=$(GOBIN) GOFLAGS=-mod=mod go install filippo.io/age/cmd/...@$(AGE_VERSION)
+
+# age's own test plugin for tag recipients (its fixed software keys open age1tag1/age1tagpq1
+# files: tests/age_tag.rs), from the same age module.
+tag-plugin: $(GOBIN)/age-plugin-tagtest
+$(GOBIN)/age-plugin-tagtest:
+	@mkdir -p $(GOBIN)
+	GOBIN=$(GOBIN) GOFLAGS=-mod=mod go install filippo.io/age/tag/internal/age-plugin-tagtest@$(AGE_VERSION)
 
 # rage from crates.io (optional peer; a long build, so only `make rage` or `make bench RAGE=1`).
 rage: $(TOOLS)/cargo/bin/rage
@@ -62,7 +69,7 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 	echo "$(C2SP_VECTORS_SHA256)  $@.tmp" | sha256sum -c --quiet
 	mv $@.tmp $@ && rm -rf $(TOOLS)/c2sp/dl
 
-tools: age ssh-keygen test-plugin venv c2sp-vectors
+tools: age tag-plugin ssh-keygen test-plugin venv c2sp-vectors
 
 # The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.
 python: $(VENV)/.installed

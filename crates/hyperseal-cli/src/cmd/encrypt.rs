@@ -13,8 +13,9 @@ use crate::io::{self, Input, Output};
 
 #[derive(Args)]
 pub struct EncryptArgs {
-    /// Recipient: age1… (X25519), age1pq1… (hybrid), hs-mlkem1024…, an RSA SPKI PEM, or an SSH
-    /// public key ("ssh-ed25519 AAAA…", "ssh-rsa AAAA…"); repeatable.
+    /// Recipient: age1… (X25519), age1pq1… (hybrid), age1tag1… / age1tagpq1… (age's tag keys),
+    /// hs-mlkem1024…, hs-p256…, hs-mlkem768p256…, an RSA SPKI PEM, or an SSH public key
+    /// ("ssh-ed25519 AAAA…", "ssh-rsa AAAA…"); repeatable.
     #[arg(short = 'r', long = "recipient", allow_hyphen_values = true)]
     recipients: Vec<String>,
     /// File of recipients, one per line (# comments; authorized_keys and GitHub .keys files
