@@ -39,7 +39,10 @@ pub fn run(a: InspectArgs) -> Result<()> {
     let age_pq = (h.profile == Profile::Age).then(|| age_postquantum(&stanza_types));
     let pq = match age_pq {
         Some(tri) => tri == "yes",
-        None => h.stanzas.iter().all(|s| matches!(s.tag.as_str(), "mlkem768x25519" | "mlkem1024" | "mlkem768p256")),
+        None => h
+            .stanzas
+            .iter()
+            .all(|s| matches!(s.tag.as_str(), "mlkem768x25519" | "mlkem1024" | "mlkem768p256")),
     };
     let header_len = h.encode_len();
     let (suite, chunk_size, armored) = (h.suite, h.chunk_size, dec.is_armored());
