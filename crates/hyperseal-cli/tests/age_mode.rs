@@ -39,6 +39,8 @@ fn setup() -> Option<Setup> {
     let age = Path::new(TOOLS).join("age");
     if !age.exists() {
         eprintln!("note: {} not installed (run `make age`); skipping", age.display());
+        // `make test` sets this: there a missing peer is a failure, never a quiet skip.
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
         return None;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -18,6 +18,8 @@ fn tool(name: &str) -> Option<PathBuf> {
         Some(p)
     } else {
         eprintln!("note: {} not installed (run `make age`); skipping", p.display());
+        // `make test` sets this: there a missing peer is a failure, never a quiet skip.
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
         None
     }
 }
