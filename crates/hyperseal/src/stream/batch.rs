@@ -64,8 +64,8 @@ pub(crate) struct Batch {
     pub src: Option<usize>,
     /// The first slot that failed, and why; it and later slots are never released.
     pub failed: Option<(usize, Error)>,
-    /// Whether plaintext was ever in `buf` (read for sealing, or opened): then it is zeroized
-    /// when dropped. Sealing from a borrowed slice only ever puts ciphertext here.
+    /// Whether `buf` may hold plaintext (read for sealing and not yet sealed, or ever opened):
+    /// then it is zeroized when dropped. Sealing from a borrowed slice only puts ciphertext here.
     plaintext: bool,
 }
 
@@ -133,6 +133,12 @@ impl Batch {
         } else {
             buf.chunks_mut(cap).enumerate().find_map(|(i, slot)| one(i, slot).err().map(|e| (i, e)))
         };
+        // Sealing in place cannot fail and overwrote every plaintext byte read into this batch
+        // (and earlier batches' were overwritten the same way): nothing is left to zeroize, and
+        // skipping it saves a byte-by-byte volatile pass over every buffer at exit.
+        if layout.dir == Dir::Seal {
+            self.plaintext = false;
+        }
     }
 
     /// Writes the released output; returns (input bytes consumed, output bytes written).
