@@ -40,6 +40,7 @@ mod primitives;
 mod pubkey;
 mod report;
 mod sm4;
+mod small;
 mod stats;
 mod tokens;
 
@@ -96,6 +97,7 @@ pub trait Table {
 fn tables() -> Vec<Box<dyn Table>> {
     vec![
         Box::new(files::Files),
+        Box::new(small::Small),
         Box::new(pubkey::Pubkey),
         Box::new(modes::Modes),
         Box::new(peers::Peers),
