@@ -1,0 +1,88 @@
+// hyperseal on WebAssembly, without loading the module: the wasm-bindgen build (pkg/hyperseal.js,
+// made by `make wasm`) plus what is better written in JS — the Web Streams wrappers. Same names as
+// the Node package. `index.js` (browsers) and `node.js` (Node) load the module and re-export this;
+// import this file directly only to load the .wasm from somewhere else:
+//
+//   import init, { generateKeyPair, encryptByPublicKey, decryptByPrivateKey } from 'hyperseal/wasm/core'
+//   await init({ module_or_path: '/assets/hyperseal_bg.wasm' })   // once; later calls return at once
+//   const { publicKey, privateKey } = generateKeyPair({ kind: 'x25519' })
+//   const file = encryptByPublicKey('hello', publicKey, { format: 'age' })
+//   decryptByPrivateKey(file, privateKey)   // Uint8Array [104, 101, 108, 108, 111]
+//
+// Every error is an Error whose `code` is an ERR_HYPERSEAL_* string (see errorCodes()).
+
+import init, { EncryptSession, DecryptSession } from '../pkg/hyperseal.js'
+
+export default init
+export {
+  errorCodes,
+  generateKeyPair,
+  publicKeyOf,
+  encryptByPublicKey,
+  decryptByPrivateKey,
+  encryptWithPassphrase,
+  decryptWithPassphrase,
+  EncryptSession,
+  DecryptSession,
+} from '../pkg/hyperseal.js'
+
+const utf8 = new TextEncoder()
+
+function argError (msg) {
+  const e = new TypeError(msg)
+  e.code = 'ERR_HYPERSEAL_ARGUMENT'
+  return e
+}
+
+/** A TransformStream over a session: `push(bytes) → bytes ready`, `final() → the rest`. */
+function sessionTransform (session) {
+  const done = () => { try { session.free() } catch {} }
+  return new TransformStream({
+    transform (chunk, controller) {
+      const bytes = typeof chunk === 'string' ? utf8.encode(chunk) : chunk
+      if (!(bytes instanceof Uint8Array)) {
+        done()
+        throw argError('stream chunks must be Uint8Array or string')
+      }
+      let out
+      try { out = session.push(bytes) } catch (e) { done(); throw e }
+      if (out.length > 0) controller.enqueue(out)
+    },
+    flush (controller) {
+      let out
+      try { out = session.final() } finally { done() }
+      if (out.length > 0) controller.enqueue(out)
+    },
+  })
+}
+
+/**
+ * A TransformStream that encrypts to `publicKey` (a string or an array): plaintext chunks in,
+ * a binary hyperseal file (or age with `format: 'age'`) out. Memory stays flat.
+ */
+export function createEncryptStream (options) {
+  if (options == null || options.publicKey === undefined) throw argError('createEncryptStream: options.publicKey is required')
+  return sessionTransform(new EncryptSession(options.publicKey, options))
+}
+
+/**
+ * A TransformStream that decrypts a binary hyperseal or age file with `privateKey` or
+ * `passphrase`. Only authenticated plaintext comes out; a cut or tampered file errors the
+ * stream with ERR_HYPERSEAL_AUTH.
+ */
+export function createDecryptStream (options) {
+  if (options == null) throw argError('createDecryptStream: options are required')
+  if (typeof options.passphrase === 'string') return sessionTransform(DecryptSession.withPassphrase(options.passphrase))
+  if (options.privateKey === undefined) throw argError('createDecryptStream: options.privateKey or options.passphrase is required')
+  return sessionTransform(new DecryptSession(options.privateKey))
+}
+
+/** `readable.pipeThrough(createEncryptStream(options))`. */
+export function encryptStream (readable, options) {
+  return readable.pipeThrough(createEncryptStream(options))
+}
+
+/** `readable.pipeThrough(createDecryptStream(options))`. */
+export function decryptStream (readable, options) {
+  return readable.pipeThrough(createDecryptStream(options))
+}
