@@ -11,7 +11,7 @@
 //
 // Every error is an Error whose `code` is an ERR_HYPERSEAL_* string (see errorCodes()).
 
-import init, { EncryptSession, DecryptSession } from '../pkg/hyperseal.js'
+import init, { EncryptSession, DecryptSession, RangeJob } from '../pkg/hyperseal.js'
 
 export default init
 export {
@@ -85,4 +85,33 @@ export function encryptStream (readable, options) {
 /** `readable.pipeThrough(createDecryptStream(options))`. */
 export function decryptStream (readable, options) {
   return readable.pipeThrough(createDecryptStream(options))
+}
+
+/**
+ * Plaintext bytes `offset … offset + length` of an encrypted `Blob` or `File` (a binary hyperseal
+ * or age file), reading only the blocks the library's random-access reader asks for (the header,
+ * the final chunk, which it authenticates first, and the chunks of the range), each with one
+ * `Blob.slice`. Fewer bytes at the end of the plaintext, none past it. Only authenticated bytes
+ * come back; damage in what is read rejects with ERR_HYPERSEAL_AUTH.
+ */
+export async function decryptRange (blob, privateKey, offset, length) {
+  if (!(blob instanceof Blob)) throw argError('decryptRange: blob must be a Blob or a File')
+  if (typeof privateKey !== 'string') throw argError('decryptRange: privateKey must be a string')
+  const job = new RangeJob(blob.size, privateKey)
+  try {
+    const block = RangeJob.blockSize()
+    const read = new Set()
+    for (;;) {
+      const out = job.run(offset, length)
+      if (out !== undefined) return out
+      const i = job.wanted()
+      // Each block is read once; asking again would mean the reader does not progress.
+      if (read.has(i)) throw Object.assign(new Error(`decryptRange: block ${i} was asked for twice`), { code: 'ERR_HYPERSEAL_IO' })
+      read.add(i)
+      const piece = blob.slice(i * block, Math.min(blob.size, (i + 1) * block))
+      job.supply(i, new Uint8Array(await piece.arrayBuffer()))
+    }
+  } finally {
+    job.free()
+  }
 }

@@ -55,3 +55,10 @@ export class DecryptSession {
   final (): Uint8Array
   free (): void
 }
+
+/**
+ * Plaintext bytes `offset … offset + length` of an encrypted `Blob`/`File` (binary hyperseal or
+ * age), reading only what the library's random-access reader needs (header, final chunk, the
+ * chunks of the range). Fewer bytes at the end, none past it.
+ */
+export function decryptRange (blob: Blob, privateKey: string, offset: number, length: number): Promise<Uint8Array>

@@ -14,12 +14,14 @@
 //! Layout: `errors.rs` (JS errors with codes), `args.rs` (JS argument decoding), `keys.rs`
 //! (`generateKeyPair`, `publicKeyOf`), `oneshot.rs` (buffers, public key or passphrase),
 //! `session.rs` (`EncryptSession`/`DecryptSession` over `Sealer`/`Opener`; the Web Streams
-//! wrappers are in `js/index.js`).
+//! wrappers are in `js/core.js`), `range.rs` (`RangeJob`: `decryptRange` over the library's
+//! seekable reader, a `Blob` read lazily).
 
 mod args;
 mod errors;
 mod keys;
 mod oneshot;
+mod range;
 mod session;
 
 pub use errors::error_codes;
@@ -27,4 +29,5 @@ pub use keys::{generate_key_pair, public_key_of};
 pub use oneshot::{
     decrypt_by_private_key, decrypt_with_passphrase, encrypt_by_public_key, encrypt_with_passphrase,
 };
+pub use range::RangeJob;
 pub use session::{DecryptSession, EncryptSession};
