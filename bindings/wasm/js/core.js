@@ -11,7 +11,10 @@
 //
 // Every error is an Error whose `code` is an ERR_HYPERSEAL_* string (see errorCodes()).
 
-import init, { EncryptSession, DecryptSession, RangeJob } from '../pkg/hyperseal.js'
+import init, {
+  EncryptSession, DecryptSession, RangeJob, kdfPbkdf2Sync, kdfArgon2idSync, kdfScryptSync, kdfHkdf,
+  aeadSeal, aeadOpen, aeadGenerateKey, tokenGenerateKey, tokenSeal, tokenOpen,
+} from '../pkg/hyperseal.js'
 
 export default init
 export {
@@ -24,6 +27,16 @@ export {
   decryptWithPassphrase,
   EncryptSession,
   DecryptSession,
+  hash,
+  hmac,
+  hmacVerify,
+  kdfHkdf,
+  aeadSeal,
+  aeadOpen,
+  aeadGenerateKey,
+  tokenGenerateKey,
+  tokenSeal,
+  tokenOpen,
 } from '../pkg/hyperseal.js'
 
 const utf8 = new TextEncoder()
@@ -115,3 +128,35 @@ export async function decryptRange (blob, privateKey, offset, length) {
     job.free()
   }
 }
+
+// ── toolkit namespaces, as in the Node package ──────────────────────────────────────────────
+// The password KDFs return promises as in Node; here they run on the calling thread (use the
+// worker, js/worker.js, to keep a page responsive while Argon2id or scrypt run).
+
+const settle = (f) => new Promise((resolve) => resolve(f()))
+
+/** PBKDF2-HMAC: `{ iterations, hash: 'sha256' | 'sha512', length }`. */
+export function kdfPbkdf2 (password, salt, options) { return settle(() => kdfPbkdf2Sync(password, salt, options)) }
+/** Argon2id v1.3: `{ memoryKib, timeCost, parallelism, length }`. */
+export function kdfArgon2id (password, salt, options) { return settle(() => kdfArgon2idSync(password, salt, options)) }
+/** scrypt: `{ cost, blockSize, parallelization, length }` (or Node's `N`, `r`, `p`). */
+export function kdfScrypt (password, salt, o) {
+  if (o != null && typeof o === 'object') o = { cost: o.cost ?? o.N, blockSize: o.blockSize ?? o.r, parallelization: o.parallelization ?? o.p, length: o.length }
+  return settle(() => kdfScryptSync(password, salt, o))
+}
+
+export const kdf = Object.freeze({ pbkdf2: kdfPbkdf2, argon2id: kdfArgon2id, scrypt: kdfScrypt, hkdf: kdfHkdf })
+export const aead = Object.freeze({ seal: aeadSeal, open: aeadOpen, generateKey: aeadGenerateKey })
+
+function options (o, what) {
+  if (o === undefined || o === null) return {}
+  if (typeof o !== 'object') throw argError(`${what}: options must be an object`)
+  return o
+}
+
+/** Compact authenticated tokens: `seal(key, plaintext, { aad, ttlSeconds })`, `open(keys, token, { aad })`. */
+export const token = Object.freeze({
+  generateKey: tokenGenerateKey,
+  seal (key, plaintext, o) { o = options(o, 'token.seal'); return tokenSeal(key, plaintext, o.aad, o.ttlSeconds) },
+  open (keys, tok, o) { return tokenOpen(keys, tok, options(o, 'token.open').aad) },
+})

@@ -62,3 +62,39 @@ export class DecryptSession {
  * chunks of the range). Fewer bytes at the end, none past it.
  */
 export function decryptRange (blob: Blob, privateKey: string, offset: number, length: number): Promise<Uint8Array>
+
+// ── toolkit (as in the Node package; signatures and hazmat modes are native-only) ─────────────
+
+export type HashAlgorithm = 'sha256' | 'sha384' | 'sha512' | 'sha3-256' | 'sha3-512' | 'blake2b512' | 'blake3' | 'sm3' | 'legacy-md5' | 'legacy-sha1'
+export type AeadAlgorithm = 'aes-128-gcm' | 'aes-256-gcm' | 'chacha20-poly1305' | 'xchacha20-poly1305' | 'aes-256-gcm-siv' | 'sm4-ccm'
+
+export function hash (algo: HashAlgorithm, data: Data): Uint8Array
+/** `algo`: a hash name ('sha256', 'blake2b512', …) or 'hmac-sha256'. */
+export function hmac (algo: string, key: Data, data: Data): Uint8Array
+/** Constant-time; a tag of the wrong length is `false`. */
+export function hmacVerify (algo: string, key: Data, data: Data, tag: Uint8Array): boolean
+
+export interface Pbkdf2Options { iterations?: number, hash?: 'sha256' | 'sha512', length?: number }
+export interface Argon2Options { memoryKib?: number, timeCost?: number, parallelism?: number, length?: number }
+export interface ScryptOptions { cost?: number, blockSize?: number, parallelization?: number, length?: number, N?: number, r?: number, p?: number }
+
+export function kdfPbkdf2 (password: Data, salt: Data, options?: Pbkdf2Options): Promise<Uint8Array>
+export function kdfArgon2id (password: Data, salt: Data, options?: Argon2Options): Promise<Uint8Array>
+export function kdfScrypt (password: Data, salt: Data, options?: ScryptOptions): Promise<Uint8Array>
+export function kdfHkdf (ikm: Data, salt: Data, info: Data, length: number, hash?: 'sha256' | 'sha512'): Uint8Array
+export const kdf: { pbkdf2: typeof kdfPbkdf2, argon2id: typeof kdfArgon2id, scrypt: typeof kdfScrypt, hkdf: typeof kdfHkdf }
+
+/** `nonce ‖ ciphertext ‖ tag`, with a fresh random nonce. */
+export function aeadSeal (algo: AeadAlgorithm, key: Uint8Array, plaintext: Data, aad?: Data): Uint8Array
+export function aeadOpen (algo: AeadAlgorithm, key: Uint8Array, sealed: Uint8Array, aad?: Data): Uint8Array
+export function aeadGenerateKey (algo: AeadAlgorithm): Uint8Array
+export const aead: { seal: typeof aeadSeal, open: typeof aeadOpen, generateKey: typeof aeadGenerateKey }
+
+export function tokenGenerateKey (): string
+export function tokenSeal (key: string, plaintext: Data, aad?: Data, ttlSeconds?: number): string
+export function tokenOpen (keys: string | string[], token: string, aad?: Data): Uint8Array
+export const token: {
+  generateKey: typeof tokenGenerateKey
+  seal (key: string, plaintext: Data, options?: { aad?: Data, ttlSeconds?: number }): string
+  open (keys: string | string[], token: string, options?: { aad?: Data }): Uint8Array
+}

@@ -15,7 +15,8 @@
 //! (`generateKeyPair`, `publicKeyOf`), `oneshot.rs` (buffers, public key or passphrase),
 //! `session.rs` (`EncryptSession`/`DecryptSession` over `Sealer`/`Opener`; the Web Streams
 //! wrappers are in `js/core.js`), `range.rs` (`RangeJob`: `decryptRange` over the library's
-//! seekable reader, a `Blob` read lazily).
+//! seekable reader, a `Blob` read lazily), `toolkit.rs` (hash, hmac, kdf, aead, token over
+//! `hyperseal_toolkit`).
 
 mod args;
 mod errors;
@@ -23,6 +24,7 @@ mod keys;
 mod oneshot;
 mod range;
 mod session;
+mod toolkit;
 
 pub use errors::error_codes;
 pub use keys::{generate_key_pair, public_key_of};
@@ -31,3 +33,7 @@ pub use oneshot::{
 };
 pub use range::RangeJob;
 pub use session::{DecryptSession, EncryptSession};
+pub use toolkit::{
+    aead_generate_key, aead_open, aead_seal, hash, hmac, hmac_verify, kdf_argon2id, kdf_hkdf, kdf_pbkdf2,
+    kdf_scrypt, token_generate_key, token_open, token_seal,
+};
