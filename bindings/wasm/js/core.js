@@ -70,11 +70,13 @@ function sessionTransform (session) {
 }
 
 /**
- * A TransformStream that encrypts to `publicKey` (a string or an array): plaintext chunks in,
- * a binary hyperseal file (or age with `format: 'age'`) out. Memory stays flat.
+ * A TransformStream that encrypts to `publicKey` (a string or an array) or with `passphrase`:
+ * plaintext chunks in, a binary hyperseal file (or age with `format: 'age'`) out. Memory stays flat.
  */
 export function createEncryptStream (options) {
-  if (options == null || options.publicKey === undefined) throw argError('createEncryptStream: options.publicKey is required')
+  if (options == null) throw argError('createEncryptStream: options are required')
+  if (typeof options.passphrase === 'string') return sessionTransform(EncryptSession.withPassphrase(options.passphrase, options))
+  if (options.publicKey === undefined) throw argError('createEncryptStream: options.publicKey or options.passphrase is required')
   return sessionTransform(new EncryptSession(options.publicKey, options))
 }
 

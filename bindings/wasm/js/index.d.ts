@@ -33,7 +33,7 @@ export function decryptByPrivateKey (data: Data, privateKey: string): Uint8Array
 export function encryptWithPassphrase (data: Data, passphrase: string, options?: FileOptions): Uint8Array
 export function decryptWithPassphrase (data: Data, passphrase: string): Uint8Array
 
-export interface EncryptStreamOptions { publicKey: string | string[], format?: 'hyperseal' | 'age' }
+export type EncryptStreamOptions = ({ publicKey: string | string[] } | { passphrase: string }) & { format?: 'hyperseal' | 'age' }
 export type DecryptStreamOptions = { privateKey: string } | { passphrase: string }
 
 export function createEncryptStream (options: EncryptStreamOptions): TransformStream<Data, Uint8Array>
@@ -44,6 +44,7 @@ export function decryptStream (readable: ReadableStream<Uint8Array>, options: De
 /** Push-based sessions under the streams: `push` returns the bytes ready, `final` the rest. */
 export class EncryptSession {
   constructor (publicKey: string | string[], options?: FileOptions)
+  static withPassphrase (passphrase: string, options?: FileOptions): EncryptSession
   push (data: Uint8Array): Uint8Array
   final (): Uint8Array
   free (): void
@@ -97,4 +98,19 @@ export const token: {
   generateKey: typeof tokenGenerateKey
   seal (key: string, plaintext: Data, options?: { aad?: Data, ttlSeconds?: number }): string
   open (keys: string | string[], token: string, options?: { aad?: Data }): Uint8Array
+}
+
+// ── off the main thread (browser entry only) ──────────────────────────────────────────────────
+
+export interface FileJobOptions { onProgress?: (bytesRead: number) => void }
+
+/** Workers, each with its own WebAssembly instance; calls go to the least busy one. */
+export class WorkerPool {
+  constructor (options?: { size?: number, url?: string | URL })
+  readonly size: number
+  encryptFile (blob: Blob, options: EncryptStreamOptions & FileJobOptions): Promise<Blob>
+  decryptFile (blob: Blob, options: DecryptStreamOptions & FileJobOptions): Promise<Blob>
+  /** Runs an export of the package by name in a worker. */
+  run (name: string, ...args: unknown[]): Promise<any>
+  terminate (): void
 }

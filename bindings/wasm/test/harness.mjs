@@ -39,6 +39,8 @@ export async function startBrowser ({ root = PKG_ROOT, pagePath = '/test/page.ht
   const context = await chromium.launchPersistentContext(join(work, 'profile'), {
     executablePath: CHROMIUM,
     headless: true,
+    acceptDownloads: true,
+    viewport: { width: 1100, height: 760 },
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
       '--disable-sync', '--no-first-run'],
   })
