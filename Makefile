@@ -14,7 +14,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build bench-build test bench tools age ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test
+.PHONY: all build bench-build test bench tools age ssh-keygen test-plugin rage node-addon wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test
 
 all: build
 
@@ -125,7 +125,12 @@ test-portable:
 node-addon:
 	-@if command -v npm >/dev/null && [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node build; fi
 
-bench: bench-build age node-addon $(if $(RAGE),rage)
+# The WebAssembly build, its npm packages (the peers) and Chromium, for the bench's `browser`
+# table (skipped with a note if any of them cannot be had).
+wasm-bench:
+	-@$(MAKE) wasm chromium && $(MAKE) -C bindings/wasm node_modules/.installed
+
+bench: bench-build age node-addon wasm-bench $(if $(RAGE),rage)
 	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal-bench $(BENCH_ARGS) --out bench-report
 
 # Fuzzing (libFuzzer through cargo-fuzz, nightly Rust): the targets are fuzz/fuzz_targets, their
