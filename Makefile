@@ -14,7 +14,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build bench-build test bench tools age ssh-keygen test-plugin rage node-addon wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test
+.PHONY: all build bench-build test bench tools age tag-plugin ssh-keygen test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test
 
 all: build
 
@@ -26,11 +26,20 @@ build:
 bench-build:
 	$(CARGO) build --release -p hyperseal-cli -p hyperseal-bench
 
-# age v1.3 from the Go module proxy, into a project-local folder (interop tests and the bench).
-age: $(GOBIN)/age
-$(GOBIN)/age:
+# age v1.3 from the Go module proxy, into a project-local folder (interop tests and the bench):
+# age, age-keygen, age-inspect (tests/inspect_age.rs) and age-plugin-batchpass, one module.
+AGE_BINS := $(GOBIN)/age $(GOBIN)/age-keygen $(GOBIN)/age-inspect $(GOBIN)/age-plugin-batchpass
+age: $(AGE_BINS)
+$(AGE_BINS) &:
 	@mkdir -p $(GOBIN)
 	GOBIN=$(GOBIN) GOFLAGS=-mod=mod go install filippo.io/age/cmd/...@$(AGE_VERSION)
+
+# age's own test plugin for tag recipients (its fixed software keys open age1tag1/age1tagpq1
+# files: tests/age_tag.rs), from the same age module.
+tag-plugin: $(GOBIN)/age-plugin-tagtest
+$(GOBIN)/age-plugin-tagtest:
+	@mkdir -p $(GOBIN)
+	GOBIN=$(GOBIN) GOFLAGS=-mod=mod go install filippo.io/age/tag/internal/age-plugin-tagtest@$(AGE_VERSION)
 
 # rage from crates.io (optional peer; a long build, so only `make rage` or `make bench RAGE=1`).
 rage: $(TOOLS)/cargo/bin/rage
@@ -60,7 +69,7 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 	echo "$(C2SP_VECTORS_SHA256)  $@.tmp" | sha256sum -c --quiet
 	mv $@.tmp $@ && rm -rf $(TOOLS)/c2sp/dl
 
-tools: age ssh-keygen test-plugin venv c2sp-vectors
+tools: age tag-plugin ssh-keygen test-plugin venv c2sp-vectors
 
 # The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.
 python: $(VENV)/.installed
@@ -76,8 +85,10 @@ $(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_
 	@mkdir -p $(GOBIN)
 	cd $(TEST_PLUGIN) && GOFLAGS=-mod=mod go build -o $(GOBIN)/age-plugin-hstest .
 
-test: tools lint wasm-core
-	$(CARGO) test --release --workspace
+# HYPERSEAL_REQUIRE_PEERS: a test whose real peer (age, openssl, the C2SP vectors…) is missing
+# fails here instead of skipping with a note, as it may in a bare `cargo test`.
+test: tools lint wasm-core wasm-deps
+	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace
 	$(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
 	$(MAKE) python-test
@@ -119,16 +130,19 @@ wasm-test: wasm build chromium
 # The library's whole test suite on the portable backend natively (same bytes as aws-lc: see
 # crates/hyperseal/tests/backends.rs and src/crypto/tests.rs).
 test-portable:
-	$(CARGO) test --release -p hyperseal --features portable
+	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release -p hyperseal --features portable
 
 # The Node addon, for the bench's `node` table (skipped with a note if npm is missing or fails).
 node-addon:
 	-@if command -v npm >/dev/null && [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node build; fi
 
-# The WebAssembly build, its npm packages (the peers) and Chromium, for the bench's `browser`
-# table (skipped with a note if any of them cannot be had).
+# The WebAssembly build, its npm packages (playwright-core, esbuild, the benchmark's peers) and
+# Chromium: for the browser tests and the bench's `browser` table. `make bench` goes on without
+# them (the table is then a note); `make test` requires them.
+wasm-deps: wasm chromium
+	$(MAKE) -C bindings/wasm node_modules/.installed
 wasm-bench:
-	-@$(MAKE) wasm chromium && $(MAKE) -C bindings/wasm node_modules/.installed
+	-@$(MAKE) wasm-deps
 
 bench: bench-build age node-addon wasm-bench $(if $(RAGE),rage)
 	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal-bench $(BENCH_ARGS) --out bench-report

@@ -17,7 +17,8 @@ use crate::pool;
 /// Options of {@link generateKeyPair}.
 #[napi(object)]
 pub struct KeyPairOptions {
-    /// 'hybrid' (ML-KEM-768 + X25519, the default), 'x25519', 'mlkem1024', 'rsa3072', 'rsa4096'.
+    /// 'hybrid' (ML-KEM-768 + X25519, the default), 'x25519', 'mlkem1024', 'p256', 'p256-mlkem768',
+    /// 'rsa3072', 'rsa4096'.
     pub kind: Option<String>,
 }
 
@@ -36,7 +37,7 @@ pub struct KeyPair {
 pub fn generate_key_pair(options: Option<KeyPairOptions>) -> Result<KeyPair, JsErr> {
     let name = options.and_then(|o| o.kind).unwrap_or_else(|| "hybrid".into());
     let kind = Kind::from_name(&name).ok_or_else(|| {
-        Fail::arg(format!("unknown key kind {name:?}: use hybrid, x25519, mlkem1024, rsa3072 or rsa4096"))
+        Fail::arg(format!("unknown key kind {name:?}: use hybrid, x25519, mlkem1024, p256, p256-mlkem768, rsa3072 or rsa4096"))
     })?;
     let key = recipient::generate(kind).map_err(Fail::from)?;
     Ok(KeyPair { public_key: key.public.clone(), private_key: key.secret.to_string() })

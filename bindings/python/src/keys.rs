@@ -65,13 +65,13 @@ impl Identity {
 }
 
 /// A new key pair. `kind`: "hybrid" (ML-KEM-768 + X25519, age v1.3's post-quantum keys; the
-/// default), "x25519", "mlkem1024", "rsa3072" or "rsa4096".
+/// default), "x25519", "mlkem1024", "p256", "p256-mlkem768", "rsa3072" or "rsa4096".
 #[pyfunction]
 #[pyo3(signature = (kind = "hybrid"))]
 pub fn generate_key(py: Python<'_>, kind: &str) -> PyResult<Identity> {
     let kind = Kind::from_name(kind).ok_or_else(|| {
         ArgumentError::new_err(format!(
-            "unknown key kind {kind:?}: hybrid, x25519, mlkem1024, rsa3072 or rsa4096"
+            "unknown key kind {kind:?}: hybrid, x25519, mlkem1024, p256, p256-mlkem768, rsa3072 or rsa4096"
         ))
     })?;
     // RSA key generation takes a while: let other threads run.

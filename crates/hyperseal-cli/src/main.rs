@@ -33,6 +33,14 @@ enum Command {
     Decrypt(cmd::decrypt::DecryptArgs),
     /// Describe an encrypted file (format, suite, recipients, sizes); never prints secrets.
     Inspect(cmd::inspect::InspectArgs),
+    /// age v1.3.1's command line (-e -d -r -R -i -j -p -a -o), writing age files; see `age -h`.
+    ///
+    /// A hyperseal started as `age` (a link of that name) does the same.
+    #[command(disable_help_flag = true)]
+    Age {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     #[command(flatten)]
     Kit(kit::KitCommand),
 }
@@ -69,7 +77,15 @@ fn main() -> ExitCode {
     // SIGXFSZ killing the process without a word.
     hyperseal::output::ignore_file_size_signal();
     errors::die_on_sigpipe();
-    let cli = match Cli::try_parse() {
+    // age mode first, before clap builds the command tree: scripts may run `age` in loops.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.first().is_some_and(|a| cmd::age::invoked_as_age(a)) {
+        return cmd::age::main(&argv, 1);
+    }
+    if argv.get(1).is_some_and(|a| a == "age") {
+        return cmd::age::main(&argv, 2);
+    }
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => return errors::clap_error(e),
     };
@@ -80,6 +96,8 @@ fn main() -> ExitCode {
         Command::Decrypt(a) => cmd::decrypt::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Kit(k) => kit::run(k),
+        // Reached only through clap's own spellings; the same mode as above.
+        Command::Age { .. } => return cmd::age::main(&argv, 2),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -19,6 +19,8 @@ fn age_bin(name: &str) -> Option<PathBuf> {
         Some(p)
     } else {
         eprintln!("note: {} not installed (run `make age`); skipping the age interop test", p.display());
+        // `make test` sets this: there a missing peer is a failure, never a quiet skip.
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
         None
     }
 }

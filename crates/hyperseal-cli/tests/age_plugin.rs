@@ -19,6 +19,11 @@ fn tools() -> Option<PathBuf> {
     for t in ["age", "age-plugin-batchpass", "age-plugin-hstest"] {
         if !Path::new(TOOLS).join(t).exists() {
             eprintln!("note: {TOOLS}/{t} not installed (run `make tools`); skipping");
+            // `make test` sets this: there a missing peer is a failure, never a quiet skip.
+            assert!(
+                std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(),
+                "a peer is missing under make test"
+            );
             return None;
         }
     }

@@ -26,6 +26,8 @@ fn tools() -> Option<PathBuf> {
         Some(age)
     } else {
         eprintln!("note: age ({}) or ssh-keygen missing (run `make tools`); skipping", age.display());
+        // `make test` sets this: there a missing peer is a failure, never a quiet skip.
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
         None
     }
 }

@@ -26,6 +26,8 @@ fn python() -> Option<&'static str> {
         Some(VENV_PYTHON)
     } else {
         eprintln!("note: {VENV_PYTHON} missing (run `make venv`); skipping the pyca interop test");
+        // `make test` sets this: there a missing peer is a failure, never a quiet skip.
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
         None
     }
 }

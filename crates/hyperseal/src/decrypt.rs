@@ -105,6 +105,12 @@ impl<R: Read> Decryptor<R> {
         Ok(cipher)
     }
 
+    /// The payload as stored after the header (salt, then chunks; de-armored), unauthenticated:
+    /// for tools that measure a file without a key (`inspect` on a stream or an armored file).
+    pub fn into_payload(self) -> Source<R> {
+        self.source
+    }
+
     /// A reader of authenticated plaintext. Seekable when `R` is and the input is not armored.
     pub fn into_reader(mut self, identities: &[Box<dyn Identity>]) -> Result<StreamReader<Source<R>>, Error> {
         let cipher = self.cipher(identities)?;

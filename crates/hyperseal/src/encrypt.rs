@@ -11,7 +11,7 @@ use crate::stream::{self, ChunkCipher, Dir, Input, PayloadSealer, Progress, Stre
 use crate::{keys, Error, FileKey};
 
 /// Stanza types only hyperseal opens: never written into an age file (plugins may add any other).
-const HYPERSEAL_ONLY_TYPES: [&str; 3] = ["argon2id", "mlkem1024", "rsa-oaep"];
+const HYPERSEAL_ONLY_TYPES: [&str; 5] = ["argon2id", "mlkem1024", "mlkem768p256", "p256", "rsa-oaep"];
 
 /// What the file looks like: header dialect, payload suite, chunk size.
 #[derive(Clone, Debug)]

@@ -128,20 +128,34 @@ pub fn run(a: DecryptArgs) -> Result<()> {
         std::io::copy(&mut limited, &mut output)
             .map_err(|e| output.failed(anyhow::Error::new(hyperseal::Error::from(e))))?;
     } else {
-        let bar = io::progress_bar(a.quiet, size, "decrypting");
-        let progress = |n: u64| {
-            if let Some(b) = &bar {
-                b.set_position(n)
-            }
-        };
-        let r = dec.decrypt_stream(&identities, &mut output, Some(&progress));
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        r.map_err(|e| output.failed(e.into()))?;
+        open_stream(dec, &identities, &mut output, a.quiet, size)?;
     }
     output.flush()?;
     output.commit()
+}
+
+/// Decrypts the whole payload onto `output`, with a progress bar unless `quiet`: the one
+/// streaming decryption path of `decrypt` and `age`. A failure after bytes reached a reader
+/// says so (see [`Output::failed`]).
+pub fn open_stream<R: Read + Send>(
+    dec: Decryptor<R>,
+    identities: &[Box<dyn Identity>],
+    output: &mut Output,
+    quiet: bool,
+    size: Option<u64>,
+) -> Result<()> {
+    let bar = io::progress_bar(quiet, size, "decrypting");
+    let progress = |n: u64| {
+        if let Some(b) = &bar {
+            b.set_position(n)
+        }
+    };
+    let r = dec.decrypt_stream(identities, output, Some(&progress));
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    r.map_err(|e| output.failed(e.into()))?;
+    Ok(())
 }
 
 fn random_access_wanted(a: &DecryptArgs) -> bool {

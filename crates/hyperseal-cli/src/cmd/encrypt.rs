@@ -1,5 +1,6 @@
 //! `hyperseal encrypt`.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -12,8 +13,9 @@ use crate::io::{self, Input, Output};
 
 #[derive(Args)]
 pub struct EncryptArgs {
-    /// Recipient: age1… (X25519), age1pq1… (hybrid), hs-mlkem1024…, an RSA SPKI PEM, or an SSH
-    /// public key ("ssh-ed25519 AAAA…", "ssh-rsa AAAA…"); repeatable.
+    /// Recipient: age1… (X25519), age1pq1… (hybrid), age1tag1… / age1tagpq1… (age's tag keys),
+    /// hs-mlkem1024…, hs-p256…, hs-mlkem768p256…, an RSA SPKI PEM, or an SSH public key
+    /// ("ssh-ed25519 AAAA…", "ssh-rsa AAAA…"); repeatable.
     #[arg(short = 'r', long = "recipient", allow_hyphen_values = true)]
     recipients: Vec<String>,
     /// File of recipients, one per line (# comments; authorized_keys and GitHub .keys files
@@ -154,7 +156,21 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         return Err(hint("refusing to write binary ciphertext to a terminal", "use -a/--armor or -o FILE"));
     }
     let enc = Encryptor::with_recipients(&recipients, opts.clone())?.threads(a.threads.unwrap_or(0));
-    let bar = io::progress_bar(a.quiet, input.size, "encrypting");
+    seal(enc, &mut input, &mut output, a.armor, opts.profile, a.quiet)?;
+    output.commit()
+}
+
+/// Encrypts `input` onto `out` (armored when asked), with a progress bar unless `quiet`: the one
+/// encryption path of `encrypt` and `age`.
+pub fn seal(
+    enc: Encryptor,
+    input: &mut Input,
+    out: &mut (dyn Write + Send),
+    armor: bool,
+    profile: Profile,
+    quiet: bool,
+) -> Result<()> {
+    let bar = io::progress_bar(quiet, input.size, "encrypting");
     let progress = |n: u64| {
         if let Some(b) = &bar {
             b.set_position(n)
@@ -163,25 +179,22 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     let progress_ref: &(dyn Fn(u64) + Sync) = &progress;
     // read(2) into the pipeline rather than mmap: a mapping of the whole input would count
     // towards the resident set and break the constant-memory guarantee on large files.
-    let run = |sink: &mut (dyn std::io::Write + Send)| {
-        enc.encrypt_stream(&mut input.reader, sink, Some(progress_ref))
-    };
-    if a.armor {
-        let mut w = hyperseal::armored(&mut output, opts.profile);
-        run(&mut w)?;
+    if armor {
+        let mut w = hyperseal::armored(out, profile);
+        enc.encrypt_stream(&mut input.reader, &mut w, Some(progress_ref))?;
         w.finish()?;
     } else {
-        run(&mut output)?;
+        enc.encrypt_stream(&mut input.reader, out, Some(progress_ref))?;
     }
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    output.commit()
+    Ok(())
 }
 
 /// A recipient that did not parse: never quoted (it may be a secret key pasted in the wrong
 /// place); a secret key gets told where it belongs.
-fn recipient_error(e: hyperseal::Error, file: Option<&std::path::Path>) -> anyhow::Error {
+pub fn recipient_error(e: hyperseal::Error, file: Option<&std::path::Path>) -> anyhow::Error {
     let msg = match file {
         Some(f) => format!("{}: {e}", f.display()),
         None => e.to_string(),

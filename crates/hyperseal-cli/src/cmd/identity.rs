@@ -140,6 +140,30 @@ fn each_identity_file<T>(
     Ok(out)
 }
 
+/// Runs `parse` on an identity file read from standard input (`age -i -`), at most 16 MiB.
+fn stdin_identity_file<T>(
+    parse: impl Fn(&[u8], Arc<dyn Callbacks>) -> Result<Vec<T>, hyperseal::Error>,
+) -> Result<Vec<T>> {
+    let name = Path::new("standard input");
+    let mut bytes = Zeroizing::new(Vec::new());
+    std::io::stdin()
+        .take(16 << 20)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read identity file {}", name.display()))?;
+    let callbacks = Arc::new(Terminal { name: name.display().to_string(), passphrase: None });
+    parse(&bytes, callbacks).map_err(|e| file_error(name, e))
+}
+
+/// The identities of an identity file given as `-` (standard input).
+pub fn load_stdin_identities() -> Result<Vec<Box<dyn Identity>>> {
+    stdin_identity_file(identity_file::parse)
+}
+
+/// The recipients of an identity file given as `-` (standard input), for `age -e -i -`.
+pub fn load_stdin_identity_recipients() -> Result<Vec<Box<dyn Recipient>>> {
+    stdin_identity_file(identity_file::recipients_of)
+}
+
 /// Reads and parses every `-i` file; a protected SSH key keeps `passphrase_file`'s passphrase
 /// (or the terminal) for when it is needed; an encrypted identity file is opened at once.
 pub fn load_identities(paths: &[PathBuf], passphrase_file: Option<&Path>) -> Result<Vec<Box<dyn Identity>>> {

@@ -1,7 +1,9 @@
 //! `hyperseal inspect`: what a file is, never what it hides.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use anyhow::Result;
 use clap::Args;
@@ -22,7 +24,8 @@ pub struct InspectArgs {
 pub fn run(a: InspectArgs) -> Result<()> {
     let input = Input::open(Some(&a.input))?;
     let size = input.size;
-    let dec = Decryptor::new(input.reader)?;
+    let read = Rc::new(Cell::new(0u64));
+    let dec = Decryptor::new(Counting { inner: input.reader, read: read.clone() })?;
     let h = dec.header();
     let format = match h.profile {
         Profile::Hyperseal => "hyperseal/v1",
@@ -32,17 +35,36 @@ pub fn run(a: InspectArgs) -> Result<()> {
     for s in &h.stanzas {
         *kinds.entry(s.tag.clone()).or_default() += 1;
     }
-    let pq = h.stanzas.iter().all(|s| matches!(s.tag.as_str(), "mlkem768x25519" | "mlkem1024"));
+    let stanza_types: Vec<String> = h.stanzas.iter().map(|s| s.tag.clone()).collect();
+    let age_pq = (h.profile == Profile::Age).then(|| age_postquantum(&stanza_types));
+    let pq = match age_pq {
+        Some(tri) => tri == "yes",
+        None => h
+            .stanzas
+            .iter()
+            .all(|s| matches!(s.tag.as_str(), "mlkem768x25519" | "mlkem1024" | "mlkem768p256")),
+    };
     let header_len = h.encode_len();
+    let (suite, chunk_size, armored) = (h.suite, h.chunk_size, dec.is_armored());
     // Sizes follow from the file size for binary files: every chunk but the last is full. They
     // are read off the length, not authenticated: only a decrypt proves them.
-    let sizes = size.filter(|_| !dec.is_armored()).map(|total| Sizes::of(total, header_len, h.chunk_size));
+    let sizes = size.filter(|_| !armored).map(|total| Sizes::of(total, header_len, chunk_size));
+    // age-inspect's breakdown: the length of the binary file (read through when armored or
+    // not a regular file, as age-inspect does) and the armor's share of the bytes read.
+    let age = match age_pq {
+        Some(_) if armored || size.is_none() => {
+            let decoded = header_len as u64 + std::io::copy(&mut dec.into_payload(), &mut std::io::sink())?;
+            Some((Sizes::of(decoded, header_len, chunk_size), read.get() - decoded))
+        }
+        Some(_) => sizes.map(|z| (z, 0)),
+        None => None,
+    };
     if a.json {
         let mut v = serde_json::json!({
             "format": format,
-            "armored": dec.is_armored(),
-            "suite": h.suite.name(),
-            "chunk_size": h.chunk_size,
+            "armored": armored,
+            "suite": suite.name(),
+            "chunk_size": chunk_size,
             "recipients": kinds,
             "post_quantum": pq,
             "header_bytes": header_len,
@@ -57,17 +79,48 @@ pub fn run(a: InspectArgs) -> Result<()> {
                 v["plaintext_bytes"] = plaintext.into();
             }
         }
+        if let Some(tri) = age_pq {
+            // age-inspect --json's fields, with its names and values.
+            v["version"] = format.into();
+            v["postquantum"] = tri.into();
+            v["armor"] = armored.into();
+            v["stanza_types"] = stanza_types.clone().into();
+            if let Some((Sizes { shape: Some((payload, _, plaintext)), .. }, armor)) = &age {
+                v["sizes"] = serde_json::json!({
+                    "header": header_len,
+                    "armor": armor,
+                    "overhead": SALT_LEN as u64 + payload - plaintext,
+                    "min_payload": plaintext,
+                    "max_payload": plaintext,
+                    "min_padding": 0,
+                    "max_padding": 0,
+                });
+            }
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
-        return truncation(&sizes);
+        return truncation(&sizes).and(truncation(&age.map(|a| a.0)));
     }
-    println!("format:       {format}{}", if dec.is_armored() { " (armored)" } else { "" });
-    println!("suite:        {}", h.suite);
-    println!("chunk size:   {} bytes", h.chunk_size);
+    println!("format:       {format}{}", if armored { " (armored)" } else { "" });
+    println!("suite:        {suite}");
+    println!("chunk size:   {chunk_size} bytes");
     let list: Vec<String> =
         kinds.iter().map(|(k, n)| if *n > 1 { format!("{k} x{n}") } else { k.clone() }).collect();
     println!("recipients:   {}", list.join(", "));
-    println!("post-quantum: {}", if pq { "yes" } else { "no" });
+    match age_pq {
+        Some(tri) => println!("post-quantum: {tri}"),
+        None => println!("post-quantum: {}", if pq { "yes" } else { "no" }),
+    }
     println!("header:       {header_len} bytes");
+    if let Some((Sizes { shape: Some((payload, _, plaintext)), .. }, armor)) = &age {
+        // age-inspect's size breakdown.
+        if armored {
+            println!("armor:        {armor} bytes");
+        }
+        println!("overhead:     {} bytes (nonce and tags)", SALT_LEN as u64 + payload - plaintext);
+        if sizes.is_none() {
+            println!("plaintext:    {plaintext} bytes (unauthenticated until the file is decrypted)");
+        }
+    }
     if let Some(z) = &sizes {
         println!("file size:    {} bytes", z.total);
         match z.shape {
@@ -81,7 +134,39 @@ pub fn run(a: InspectArgs) -> Result<()> {
             ),
         }
     }
-    truncation(&sizes)
+    truncation(&sizes).and(truncation(&age.map(|a| a.0)))
+}
+
+/// age-inspect's verdict from the stanza types: "no" if any is classic only, else "yes" if any
+/// is post-quantum (passphrases count: scrypt is symmetric), else "unknown" (plugins).
+fn age_postquantum(types: &[String]) -> &'static str {
+    let mut verdict = "unknown";
+    for t in types {
+        match t.as_str() {
+            "X25519" | "ssh-rsa" | "ssh-ed25519" | "age-encryption.org/p256tag" | "piv-p256" => {
+                verdict = "no"
+            }
+            "mlkem768x25519" | "scrypt" | "age-encryption.org/mlkem768p256tag" if verdict != "no" => {
+                verdict = "yes"
+            }
+            _ => {}
+        }
+    }
+    verdict
+}
+
+/// Counts the bytes read from the input (armor included), for the armor's share.
+struct Counting<R> {
+    inner: R,
+    read: Rc<Cell<u64>>,
+}
+
+impl<R: std::io::Read> std::io::Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
 }
 
 /// A payload that is not a whole number of chunks fails the command (after the description).
@@ -96,6 +181,7 @@ fn truncation(sizes: &Option<Sizes>) -> Result<()> {
 }
 
 /// Sizes derived from the file length.
+#[derive(Clone, Copy)]
 struct Sizes {
     total: u64,
     /// Payload bytes, chunks and plaintext bytes, when the payload length is one the encryptor

@@ -14,8 +14,9 @@ use crate::{hint, io};
 
 #[derive(Args)]
 pub struct KeygenArgs {
-    /// Key kind. Encryption: hybrid (ML-KEM-768 + X25519, default), x25519, mlkem1024, rsa3072,
-    /// rsa4096. Signing: ed25519, ecdsa-p256, rsa2048, ml-dsa-65 (rsa3072/rsa4096 sign too).
+    /// Key kind. Encryption: hybrid (ML-KEM-768 + X25519, default), x25519, mlkem1024, p256,
+    /// p256-mlkem768, rsa3072, rsa4096. Signing: ed25519, ecdsa-p256, rsa2048, ml-dsa-65
+    /// (rsa3072/rsa4096 sign too).
     #[arg(long, default_value = "hybrid", value_parser = parse_kind)]
     kind: String,
     /// Write the identity to FILE (created with mode 0600; never overwritten).
@@ -28,6 +29,10 @@ pub struct PubkeyArgs {
     /// Identity file (default: stdin).
     #[arg(short = 'i', long = "identity")]
     identity: Option<PathBuf>,
+    /// Print the age v1.3 tag recipient (age1tag1… / age1tagpq1…) of a p256 or p256-mlkem768
+    /// identity instead: age encrypts to it, and the identity opens what age made.
+    #[arg(long = "age-tag")]
+    age_tag: bool,
 }
 
 /// `--kind`: an encryption kind or a signature-only kind, checked while parsing (a usage error).
@@ -35,7 +40,8 @@ fn parse_kind(s: &str) -> Result<String, String> {
     if Kind::from_name(s).is_some() || sign::KeyKind::parse(s).is_ok() {
         Ok(s.to_string())
     } else {
-        Err("expected one of: hybrid, x25519, mlkem1024, rsa3072, rsa4096, ed25519, ecdsa-p256, rsa2048, ml-dsa-65"
+        Err("expected one of: hybrid, x25519, mlkem1024, p256, p256-mlkem768, rsa3072, rsa4096, ed25519, \
+             ecdsa-p256, rsa2048, ml-dsa-65"
             .to_string())
     }
 }
@@ -97,6 +103,10 @@ pub fn pubkey(a: PubkeyArgs) -> Result<()> {
             s
         }
     };
+    if a.age_tag {
+        println!("{}", recipient::tag_recipients_of(&text)?);
+        return Ok(());
+    }
     // RSA identities are both recipients and signing keys; Ed25519/ECDSA/ML-DSA only sign.
     let public = match recipient::public_of(&text) {
         Ok(p) => p,

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod age;
 pub mod c2sp;
 pub mod decrypt;
 pub mod encrypt;

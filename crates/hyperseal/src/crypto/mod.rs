@@ -17,7 +17,9 @@
 //! - `hmac_sha256(key, parts)`, `hmac_sha256_verify(key, msg, tag)` (constant time);
 //! - `chacha_seal(key, nonce, buf)` (appends the tag), `chacha_open(key, nonce, buf)`;
 //! - `X25519Secret::{new, public, agree}` (`agree` refuses an all-zero result);
-//! - `mlkem_encapsulate_derand(level, ek, m)`, `MlkemDecaps::{from_seed, decapsulate}`.
+//! - `mlkem_encapsulate_derand(level, ek, m)`, `MlkemDecaps::{from_seed, decapsulate}`;
+//! - `P256Secret::{new, public, agree}`, `p256_compress`, `p256_decompress` (native only: the
+//!   portable twins fail, see [`P256_AVAILABLE`]).
 
 // Each is built wherever it can be, used or not (then only by the tests), so that `tests.rs`
 // can compare the two in either configuration.
@@ -31,6 +33,13 @@ mod portable;
 pub(crate) use native::*;
 #[cfg(portable_backend)]
 pub(crate) use portable::*;
+
+/// Whether this build has P-256: the portable backend has not.
+pub(crate) const P256_AVAILABLE: bool = cfg!(not(portable_backend));
+
+/// The message every P-256 key gets in a build without P-256.
+pub(crate) const P256_UNAVAILABLE: &str =
+    "P-256 keys (p256, p256-mlkem768, age1tag1…, age1tagpq1…) are not available in this build";
 
 /// The two ML-KEM parameter sets hyperseal uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

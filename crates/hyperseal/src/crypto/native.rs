@@ -17,7 +17,7 @@
 #![allow(unsafe_code)]
 
 use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
-use aws_lc_rs::agreement::{agree, PrivateKey, UnparsedPublicKey, X25519};
+use aws_lc_rs::agreement::{agree, PrivateKey, UnparsedPublicKey, ECDH_P256, X25519};
 use aws_lc_rs::kem::{self, AlgorithmId};
 use aws_lc_rs::{hkdf, hmac};
 use zeroize::{Zeroize, Zeroizing};
@@ -205,4 +205,62 @@ impl MlkemDecaps {
         out.copy_from_slice(ss.as_ref());
         Ok(out)
     }
+}
+
+/// A P-256 secret scalar (aws-lc holds it and clears it when freed).
+pub(crate) struct P256Secret(PrivateKey);
+
+impl P256Secret {
+    /// The scalar as 32 big-endian bytes; refused unless 1 ≤ scalar < n (the group order), so a
+    /// caller drawing random bytes retries, as RFC 9180 `DeriveKeyPair` and Go's `crypto/ecdh` do.
+    pub(crate) fn new(scalar: &[u8; 32]) -> Result<Self, Error> {
+        PrivateKey::from_private_key(&ECDH_P256, scalar).map(P256Secret).map_err(|_| Error::Crypto)
+    }
+
+    /// The public point, uncompressed (0x04 ‖ x ‖ y).
+    pub(crate) fn public(&self) -> Result<[u8; 65], Error> {
+        self.0.compute_public_key()?.as_ref().try_into().map_err(|_| Error::Crypto)
+    }
+
+    /// ECDH with a peer's uncompressed point: the shared x-coordinate (SEC 1 §3.3.1, as RFC 9180
+    /// `DH` and Go's `crypto/ecdh` define it). `None` unless `peer` is 65 bytes starting 0x04 and
+    /// on the curve (aws-lc checks the curve equation; compressed and hybrid forms are refused
+    /// here so each key has one encoding).
+    pub(crate) fn agree(&self, peer: &[u8]) -> Option<Zeroizing<[u8; 32]>> {
+        if peer.len() != 65 || peer[0] != 4 {
+            return None;
+        }
+        agree(&self.0, UnparsedPublicKey::new(&ECDH_P256, peer), (), |k| {
+            Ok(Zeroizing::new(<[u8; 32]>::try_from(k).map_err(|_| ())?))
+        })
+        .ok()
+    }
+}
+
+/// A P-256 point given compressed (0x02/0x03 ‖ x), checked to be on the curve, uncompressed.
+pub(crate) fn p256_decompress(compressed: &[u8]) -> Option<[u8; 65]> {
+    use aws_lc_rs::encoding::{AsDer, PublicKeyX509Der};
+    use aws_lc_rs::signature::{ParsedPublicKey, ECDSA_P256_SHA256_ASN1};
+    if compressed.len() != 33 || !matches!(compressed[0], 2 | 3) {
+        return None;
+    }
+    // aws-lc parses (and checks) the point; its SubjectPublicKeyInfo carries it uncompressed,
+    // after a fixed 26-byte prefix (id-ecPublicKey, prime256v1, the BIT STRING header).
+    let key = ParsedPublicKey::new(&ECDSA_P256_SHA256_ASN1, compressed).ok()?;
+    let der: PublicKeyX509Der = key.as_der().ok()?;
+    let der = der.as_ref();
+    (der.len() == 91 && der[26] == 4).then(|| der[26..].try_into().expect("65 bytes"))
+}
+
+/// A P-256 point given uncompressed, compressed (0x02 + parity of y ‖ x); `None` if not on the
+/// curve.
+pub(crate) fn p256_compress(uncompressed: &[u8]) -> Option<[u8; 33]> {
+    if uncompressed.len() != 65 || uncompressed[0] != 4 {
+        return None;
+    }
+    let mut out = [0u8; 33];
+    out[0] = 2 | (uncompressed[64] & 1);
+    out[1..].copy_from_slice(&uncompressed[1..33]);
+    // Decompressing again checks the curve equation and that y was the matching root.
+    (p256_decompress(&out)? == *uncompressed).then_some(out)
 }

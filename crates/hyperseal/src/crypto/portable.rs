@@ -12,7 +12,7 @@ use ml_kem::{Decapsulate, KeyExport};
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
-use super::MlkemLevel;
+use super::{MlkemLevel, P256_UNAVAILABLE};
 use crate::Error;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -157,4 +157,30 @@ impl MlkemDecaps {
         };
         Ok(Zeroizing::new(ss.into()))
     }
+}
+
+/// Never built: the portable build has no P-256 (RustCrypto's `p256` is not among its
+/// dependencies); every constructor fails with [`P256_UNAVAILABLE`].
+pub(crate) struct P256Secret(());
+
+impl P256Secret {
+    pub(crate) fn new(_: &[u8; 32]) -> Result<Self, Error> {
+        Err(Error::InvalidKey(P256_UNAVAILABLE.into()))
+    }
+
+    pub(crate) fn public(&self) -> Result<[u8; 65], Error> {
+        Err(Error::InvalidKey(P256_UNAVAILABLE.into()))
+    }
+
+    pub(crate) fn agree(&self, _: &[u8]) -> Option<Zeroizing<[u8; 32]>> {
+        None
+    }
+}
+
+pub(crate) fn p256_decompress(_: &[u8]) -> Option<[u8; 65]> {
+    None
+}
+
+pub(crate) fn p256_compress(_: &[u8]) -> Option<[u8; 33]> {
+    None
 }

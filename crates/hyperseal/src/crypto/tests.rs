@@ -209,3 +209,41 @@ fn wycheproof_chacha_native() {
 fn wycheproof_chacha_portable() {
     wycheproof_chacha(p::chacha_seal, p::chacha_open);
 }
+
+/// P-256 (native only; the portable build refuses it with one clear message): scalars outside
+/// [1, n) are refused, points survive compression both ways, ECDH is symmetric, and points off
+/// the curve or in other encodings are refused.
+#[test]
+fn p256_native_rules_and_portable_refusal() {
+    // n, the group order of P-256 (SEC 2 §2.4.2).
+    let n = hex::decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551").unwrap();
+    let n: [u8; 32] = n.try_into().unwrap();
+    let mut n_minus_1 = n;
+    n_minus_1[31] -= 1;
+    assert!(n::P256Secret::new(&n_minus_1).is_ok());
+    for bad in [[0u8; 32], n, [0xff; 32]] {
+        assert!(n::P256Secret::new(&bad).is_err());
+    }
+    for _ in 0..16 {
+        let (a, b) = (n::P256Secret::new(&random()).unwrap(), n::P256Secret::new(&random()).unwrap());
+        let (pa, pb) = (a.public().unwrap(), b.public().unwrap());
+        let ca = n::p256_compress(&pa).unwrap();
+        assert_eq!(ca[0], 2 | (pa[64] & 1));
+        assert_eq!(n::p256_decompress(&ca).unwrap(), pa);
+        assert_eq!(*a.agree(&pb).unwrap(), *b.agree(&pa).unwrap());
+        assert!(a.agree(&ca).is_none(), "compressed peers are refused");
+        let mut off = pb;
+        off[64] ^= 1;
+        assert!(a.agree(&off).is_none() && n::p256_compress(&off).is_none());
+        let mut wrong_parity = ca;
+        wrong_parity[0] ^= 1;
+        assert_ne!(n::p256_decompress(&wrong_parity), Some(pa));
+    }
+    assert!(n::p256_decompress(&[2; 32]).is_none() && n::p256_decompress(&[4; 33]).is_none());
+    let e = p::P256Secret::new(&n_minus_1).err().unwrap();
+    assert!(e.to_string().contains("not available in this build"), "{e}");
+    assert!(p::p256_decompress(
+        &n::p256_compress(&n::P256Secret::new(&n_minus_1).unwrap().public().unwrap()).unwrap()
+    )
+    .is_none());
+}

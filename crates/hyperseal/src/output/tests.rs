@@ -268,6 +268,12 @@ fn child() {
     let Ok(mode) = std::env::var(CHILD_ENV) else { return };
     let dir = PathBuf::from(std::env::var_os("HYPERSEAL_OUTPUT_TEST_DIR").unwrap());
     let named = mode.ends_with("-named");
+    // The harness may run under `nohup` (SIGHUP ignored, inherited): the library rightly keeps an
+    // ignored signal ignored, but these children are about what happens when one is delivered.
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: restoring a standard signal's default disposition has no memory effects.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
     match mode.trim_end_matches("-named") {
         // Write, say so, and wait to be killed.
         "hold" => {

@@ -9,15 +9,17 @@
 //!   encapsulation key (ML-KEM-768 ek ‖ X25519 public key); enc = 1120 bytes (ML-KEM-768
 //!   ciphertext ‖ ephemeral X25519 share). A non-contributory (all-zero) X25519 result is an
 //!   error, as Go's `crypto/ecdh` makes it.
-//! * HPKE (RFC 9180) base mode, KDF HKDF-SHA-256 (0x0001), AEAD ChaCha20-Poly1305 (0x0003),
-//!   info = "age-encryption.org/mlkem768x25519", one `Seal` with sequence number 0 and empty AAD.
+//! * HPKE (RFC 9180, `hpke.rs`) base mode, KDF HKDF-SHA-256 (0x0001), AEAD ChaCha20-Poly1305
+//!   (0x0003), info = "age-encryption.org/mlkem768x25519", one `Seal` with sequence number 0 and
+//!   empty AAD.
 //! * Stanza: `-> mlkem768x25519 <b64 enc>`, body = the HPKE ciphertext of the file key.
 //! * Bech32 without the 90-character limit; HRPs `age1pq` and `AGE-SECRET-KEY-PQ-`.
 
 use zeroize::Zeroizing;
 
+use super::hpke;
 use super::mlkem::{DecapsKey, EncapsKey, Level};
-use super::primitives::{check_wrapped_len, open_file_key, random, seal_file_key, single_arg};
+use super::primitives::{check_wrapped_len, random, single_arg};
 use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::crypto::X25519Secret;
 use crate::format::{encode_b64, Stanza};
@@ -108,8 +110,7 @@ impl Recipient for HybridRecipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         let rand = Zeroizing::new(random::<64>()?);
         let (enc, shared) = self.encapsulate_derand(&rand)?;
-        let (key, nonce) = hpke::key_schedule(&shared, INFO);
-        let body = seal_file_key(&key, nonce, file_key);
+        let body = hpke::seal(hpke::KEM_XWING, &shared, INFO, file_key);
         let labels = Labels::from([POSTQUANTUM.to_string()]);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&enc)], body)], labels))
     }
@@ -196,8 +197,7 @@ impl HybridIdentity {
         let enc = single_arg(stanza, ENC_LEN, "mlkem768x25519 encapsulated key")?;
         check_wrapped_len(&stanza.body)?;
         let shared = self.expanded.decapsulate(&enc)?;
-        let (key, nonce) = hpke::key_schedule(&shared, INFO);
-        Ok(open_file_key(&key, nonce, &stanza.body))
+        Ok(hpke::open(hpke::KEM_XWING, &shared, INFO, &stanza.body))
     }
 }
 
@@ -214,49 +214,6 @@ impl Identity for HybridIdentity {
 pub fn generate() -> Result<GeneratedKey, Error> {
     let id = HybridIdentity::from_seed(Zeroizing::new(random::<32>()?))?;
     Ok(GeneratedKey { secret: id.to_bech32(), public: id.to_public().to_bech32() })
-}
-
-/// The part of HPKE (RFC 9180) age uses: the base-mode key schedule for suite
-/// (X-Wing 0x647a, HKDF-SHA-256 0x0001, ChaCha20-Poly1305 0x0003). Only the first message is
-/// ever sealed, so its nonce is `base_nonce` XOR 0 = `base_nonce`; the exporter secret is unused.
-mod hpke {
-    use zeroize::Zeroizing;
-
-    use super::super::primitives::hkdf_expand;
-    use crate::crypto::hmac_sha256;
-
-    const SUITE_ID: [u8; 10] = *b"HPKE\x64\x7a\x00\x01\x00\x03";
-    const MODE_BASE: u8 = 0;
-
-    /// LabeledExtract(salt, label, ikm) = HKDF-Extract(salt, "HPKE-v1" ‖ suite_id ‖ label ‖ ikm).
-    /// An empty salt is HMAC's all-zero key, as RFC 5869 specifies.
-    fn labeled_extract(salt: &[u8], label: &[u8], ikm: &[u8]) -> Zeroizing<[u8; 32]> {
-        Zeroizing::new(hmac_sha256(salt, &[b"HPKE-v1", &SUITE_ID, label, ikm]))
-    }
-
-    /// LabeledExpand(prk, label, info, L) = HKDF-Expand(prk, I2OSP(L, 2) ‖ "HPKE-v1" ‖ suite_id ‖
-    /// label ‖ info, L).
-    fn labeled_expand(prk: &[u8], label: &[u8], info: &[u8], out: &mut [u8]) {
-        let len = (out.len() as u16).to_be_bytes();
-        hkdf_expand(prk, &[&len, b"HPKE-v1", &SUITE_ID, label, info], out);
-    }
-
-    /// Returns (key, base_nonce) for mode_base with no PSK.
-    pub(super) fn key_schedule(shared_secret: &[u8; 32], info: &[u8]) -> (Zeroizing<[u8; 32]>, [u8; 12]) {
-        let psk_id_hash = labeled_extract(b"", b"psk_id_hash", b"");
-        let info_hash = labeled_extract(b"", b"info_hash", info);
-        let mut context = [0u8; 65];
-        context[0] = MODE_BASE;
-        context[1..33].copy_from_slice(&psk_id_hash[..]);
-        context[33..].copy_from_slice(&info_hash[..]);
-        // secret = LabeledExtract(shared_secret, "secret", psk = "")
-        let secret = labeled_extract(shared_secret, b"secret", b"");
-        let mut key = Zeroizing::new([0u8; 32]);
-        labeled_expand(&secret[..], b"key", &context, &mut key[..]);
-        let mut nonce = [0u8; 12];
-        labeled_expand(&secret[..], b"base_nonce", &context, &mut nonce);
-        (key, nonce)
-    }
 }
 
 #[cfg(test)]

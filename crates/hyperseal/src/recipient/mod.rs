@@ -18,14 +18,18 @@ use crate::{Error, FileKey};
 
 mod bech32_long;
 mod callbacks;
+mod hpke;
+mod hpke_kem;
 pub mod hybrid;
 pub mod identity_file;
 mod mlkem;
 pub mod mlkem1024;
+pub mod mlkem768p256;
 #[cfg(not(portable_backend))]
 pub mod openssh;
 #[cfg(not(portable_backend))]
 pub mod openssh_key;
+pub mod p256;
 pub mod passphrase;
 pub mod plugin;
 mod primitives;
@@ -46,6 +50,7 @@ pub mod ssh_rsa;
 mod ssh_unavailable;
 #[cfg(portable_backend)]
 use ssh_unavailable::{openssh, openssh_key, ssh};
+pub mod tag;
 #[cfg(test)]
 mod tests;
 pub mod x25519;
@@ -84,6 +89,11 @@ pub enum Kind {
     X25519,
     /// ML-KEM-1024 alone.
     Mlkem1024,
+    /// P-256 (HPKE DHKEM(P-256)): nkCryptoTool's ECC mode. Not in the portable build.
+    P256,
+    /// ML-KEM-768 + P-256 (HPKE MLKEM768-P256): nkCryptoTool's Hybrid mode. Not in the portable
+    /// build.
+    P256Mlkem768,
     /// RSA-OAEP-SHA-256 with a 3072-bit modulus.
     Rsa3072,
     /// RSA-OAEP-SHA-256 with a 4096-bit modulus.
@@ -92,7 +102,15 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order the CLI lists them.
-    pub const ALL: [Kind; 5] = [Kind::Hybrid, Kind::X25519, Kind::Mlkem1024, Kind::Rsa3072, Kind::Rsa4096];
+    pub const ALL: [Kind; 7] = [
+        Kind::Hybrid,
+        Kind::X25519,
+        Kind::Mlkem1024,
+        Kind::P256,
+        Kind::P256Mlkem768,
+        Kind::Rsa3072,
+        Kind::Rsa4096,
+    ];
 
     /// The CLI name.
     pub fn name(self) -> &'static str {
@@ -100,6 +118,8 @@ impl Kind {
             Kind::Hybrid => "hybrid",
             Kind::X25519 => "x25519",
             Kind::Mlkem1024 => "mlkem1024",
+            Kind::P256 => "p256",
+            Kind::P256Mlkem768 => "p256-mlkem768",
             Kind::Rsa3072 => "rsa3072",
             Kind::Rsa4096 => "rsa4096",
         }
@@ -131,6 +151,8 @@ pub fn generate(kind: Kind) -> Result<GeneratedKey, Error> {
         Kind::Hybrid => hybrid::generate(),
         Kind::X25519 => x25519::generate(),
         Kind::Mlkem1024 => mlkem1024::generate(),
+        Kind::P256 => p256::generate(),
+        Kind::P256Mlkem768 => mlkem768p256::generate(),
         Kind::Rsa3072 => rsa::generate(3072),
         Kind::Rsa4096 => rsa::generate(4096),
     }
@@ -144,7 +166,8 @@ pub const IDENTITY_NOT_RECIPIENT: &str = "a secret key (identity) was given, not
 /// belongs.
 pub const RECIPIENT_NOT_IDENTITY: &str = "a public key (recipient) was given, not a secret key";
 
-/// Parses one recipient: `age1…`, `age1pq1…`, `hs1mlkem1024…`-style bech32, an SPKI PEM, an
+/// Parses one recipient: `age1…`, `age1pq1…`, age's tag recipients `age1tag1…` / `age1tagpq1…`,
+/// hyperseal's `hs-mlkem10241…`, `hs-p2561…`, `hs-mlkem768p2561…`, an SPKI PEM, an
 /// SSH public key line (`ssh-ed25519 AAAA… comment`, `ssh-rsa …`, with `authorized_keys` options),
 /// or a plugin recipient `age1NAME1…` (run through `age-plugin-NAME`, without callbacks).
 ///
@@ -168,6 +191,13 @@ pub fn parse_recipient_with(s: &str, callbacks: Arc<dyn Callbacks>) -> Result<Bo
         Ok(Box::new(hybrid::HybridRecipient::from_bech32(s)?))
     } else if lower.starts_with(mlkem1024::RECIPIENT_HRP) {
         Ok(Box::new(mlkem1024::Mlkem1024Recipient::from_bech32(s)?))
+    } else if lower.starts_with(p256::RECIPIENT_HRP) {
+        Ok(Box::new(p256::P256Recipient::from_bech32(s)?))
+    } else if lower.starts_with(mlkem768p256::RECIPIENT_HRP) {
+        Ok(Box::new(mlkem768p256::Mlkem768P256Recipient::from_bech32(s)?))
+    } else if tag::is_recipient(s) {
+        // Before the plugin rule: `age1tag1…` is also the shape of a plugin named "tag".
+        Ok(Box::new(tag::TagRecipient::from_bech32(s)?))
     } else if plugin::is_recipient(s) {
         Ok(Box::new(plugin::PluginRecipient::from_bech32(s, callbacks)?))
     } else if lower.starts_with(x25519::RECIPIENT_HRP) {
@@ -176,8 +206,11 @@ pub fn parse_recipient_with(s: &str, callbacks: Arc<dyn Callbacks>) -> Result<Bo
         ssh::parse_recipient(s)
     } else {
         Err(Error::InvalidRecipient(format!(
-            "unrecognised recipient: expected age1…, age1pq1…, {}…, ssh-ed25519 …, ssh-rsa … or an SPKI PEM",
-            mlkem1024::RECIPIENT_HRP
+            "unrecognised recipient: expected age1…, age1pq1…, age1tag1…, {}…, {}…, {}…, ssh-ed25519 …, \
+             ssh-rsa … or an SPKI PEM",
+            mlkem1024::RECIPIENT_HRP,
+            p256::RECIPIENT_HRP,
+            mlkem768p256::RECIPIENT_HRP
         )))
     }
 }
@@ -189,6 +222,8 @@ pub fn looks_like_identity(s: &str) -> bool {
     [
         hybrid::IDENTITY_HRP,
         mlkem1024::IDENTITY_HRP,
+        p256::IDENTITY_HRP,
+        mlkem768p256::IDENTITY_HRP,
         x25519::IDENTITY_HRP,
         "AGE-SECRET-KEY-",
         "HYPERSEAL-TOKEN-KEY-",
@@ -296,6 +331,26 @@ pub fn public_of(identity_text: &str) -> Result<String, Error> {
     Ok(publics.join("\n"))
 }
 
+/// The age v1.3 tag recipients (`age1tag1…`, `age1tagpq1…`) of an identity file's `p256` and
+/// `p256-mlkem768` identities, one per line (see `tag.rs`); an error for any other kind.
+pub fn tag_recipients_of(identity_text: &str) -> Result<String, Error> {
+    if identity_text.trim_start().starts_with("-----BEGIN") {
+        return Err(Error::InvalidKey(TAG_KINDS_ONLY.into()));
+    }
+    let tags = secret_key_lines(identity_text, &(Arc::new(NoCallbacks) as Arc<dyn Callbacks>))?
+        .iter()
+        .map(|line| match line {
+            SecretKeyLine::P256(k) => Ok(k.to_tag_recipient().to_bech32()),
+            SecretKeyLine::Mlkem768P256(k) => Ok(k.to_tag_recipient().to_bech32()),
+            _ => Err(Error::InvalidKey(TAG_KINDS_ONLY.into())),
+        })
+        .collect::<Result<Vec<String>, Error>>()?;
+    Ok(tags.join("\n"))
+}
+
+const TAG_KINDS_ONLY: &str =
+    "only p256 and p256-mlkem768 identities have an age tag recipient (age1tag1…, age1tagpq1…)";
+
 /// The recipients of an identity file's identities (age's `-e -i`): plugin identities become
 /// plugin recipients that wrap to the identity itself.
 pub fn identity_recipients(
@@ -320,6 +375,8 @@ pub fn identity_recipients(
 enum SecretKeyLine {
     Hybrid(hybrid::HybridIdentity),
     Mlkem1024(mlkem1024::Mlkem1024Identity),
+    P256(p256::P256Identity),
+    Mlkem768P256(mlkem768p256::Mlkem768P256Identity),
     X25519(x25519::X25519Identity),
     Plugin(plugin::PluginIdentity),
 }
@@ -332,6 +389,10 @@ impl SecretKeyLine {
             Ok(Self::Hybrid(hybrid::HybridIdentity::from_bech32(line)?))
         } else if upper.starts_with(mlkem1024::IDENTITY_HRP) {
             Ok(Self::Mlkem1024(mlkem1024::Mlkem1024Identity::from_bech32(line)?))
+        } else if upper.starts_with(p256::IDENTITY_HRP) {
+            Ok(Self::P256(p256::P256Identity::from_bech32(line)?))
+        } else if upper.starts_with(mlkem768p256::IDENTITY_HRP) {
+            Ok(Self::Mlkem768P256(mlkem768p256::Mlkem768P256Identity::from_bech32(line)?))
         } else if upper.starts_with(x25519::IDENTITY_HRP) {
             Ok(Self::X25519(x25519::X25519Identity::from_bech32(line)?))
         } else if upper.starts_with(plugin::IDENTITY_PREFIX) {
@@ -340,7 +401,8 @@ impl SecretKeyLine {
             Err(Error::InvalidKey(RECIPIENT_NOT_IDENTITY.into()))
         } else {
             Err(Error::InvalidKey(
-                "unrecognised identity line (expected AGE-SECRET-KEY-… or AGE-PLUGIN-…)".into(),
+                "unrecognised identity line (expected AGE-SECRET-KEY-…, HS-…-SECRET-KEY-… or AGE-PLUGIN-…)"
+                    .into(),
             ))
         }
     }
@@ -349,6 +411,8 @@ impl SecretKeyLine {
         match self {
             Self::Hybrid(k) => Box::new(k),
             Self::Mlkem1024(k) => Box::new(k),
+            Self::P256(k) => Box::new(k),
+            Self::Mlkem768P256(k) => Box::new(k),
             Self::X25519(k) => Box::new(k),
             Self::Plugin(k) => Box::new(k),
         }
@@ -358,6 +422,8 @@ impl SecretKeyLine {
         Ok(match self {
             Self::Hybrid(k) => k.to_public().to_bech32(),
             Self::Mlkem1024(k) => k.to_public().to_bech32(),
+            Self::P256(k) => k.to_public().to_bech32(),
+            Self::Mlkem768P256(k) => k.to_public().to_bech32(),
             Self::X25519(k) => k.to_public().to_bech32(),
             Self::Plugin(k) => {
                 return Err(Error::Plugin(format!(

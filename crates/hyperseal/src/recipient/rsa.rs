@@ -299,6 +299,11 @@ mod tests {
         let k = key(3072);
         let Some(public) = run(&["pkey", "-pubout"], &k.secret) else {
             println!("NOTE: openssl not found; skipping the PEM interoperability test");
+            // `make test` sets this: there a missing peer is a failure, never a quiet skip.
+            assert!(
+                std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(),
+                "a peer is missing under make test"
+            );
             return;
         };
         assert_eq!(public, k.public, "openssl derives the same SPKI PEM, byte for byte");

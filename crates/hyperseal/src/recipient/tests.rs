@@ -147,6 +147,8 @@ fn age_binary() -> Option<PathBuf> {
         Some(p)
     } else {
         println!("NOTE: {AGE} not found; skipping the live age interoperability test (run `make tools`)");
+        // `make test` sets this: there a missing peer is a failure, never a quiet skip.
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
         None
     }
 }

@@ -70,13 +70,20 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
-    /// Slot `i`, allocated on first use (a 1 KB file never pays for a whole batch).
-    pub fn slot_mut(&mut self, i: usize, layout: &Layout) -> &mut [u8] {
-        let cap = layout.cap();
-        if self.buf.len() < (i + 1) * cap {
-            self.buf.resize((i + 1) * cap, 0);
+    /// Makes `buf` at least `len` bytes, allocating exactly that: the spare capacity of a doubled
+    /// `Vec` would be zeroized (and so touched) on drop for nothing.
+    fn grow(&mut self, len: usize) {
+        if self.buf.len() < len {
+            self.buf.reserve_exact(len - self.buf.len());
+            self.buf.resize(len, 0);
         }
-        &mut self.buf[i * cap..(i + 1) * cap]
+    }
+
+    /// Bytes of `buf` the filled slots use: whole slots, then the last one's input plus room for
+    /// a tag (sealing), never more than a slot.
+    fn used(&self, layout: &Layout) -> usize {
+        let n = self.lens.len();
+        (n - 1) * layout.cap() + (self.lens[n - 1] + TAG_LEN).min(layout.cap())
     }
 
     fn reset(&mut self, first: u64) {
@@ -104,7 +111,8 @@ impl Batch {
         if n == 0 {
             return;
         }
-        self.slot_mut(n - 1, layout); // an empty final chunk may never have been touched
+        let used = self.used(layout);
+        self.grow(used); // a short final slot was only allocated as far as bytes arrived
         self.plaintext |= layout.dir == Dir::Open;
         let (first, last, src, lens, cap) = (self.first, self.last, self.src, &self.lens, layout.cap());
         let one = |i: usize, slot: &mut [u8]| -> Result<(), Error> {
@@ -118,7 +126,7 @@ impl Batch {
             }
             Ok(())
         };
-        let buf = &mut self.buf[..n * cap];
+        let buf = &mut self.buf[..used];
         self.failed = if threads != 1 && n > 1 {
             let slots: Vec<Mutex<&mut [u8]>> = buf.chunks_mut(cap).map(Mutex::new).collect();
             exec::for_each(n, threads, &|i| one(i, &mut slots[i].lock().expect("one user per slot"))).err()
@@ -161,6 +169,9 @@ impl Drop for Batch {
     }
 }
 
+/// First read into a slot not yet allocated (see [`Filler::read_slot`]).
+const GROW_FIRST: usize = 4 << 10;
+
 /// Fills batches from a reader, deciding which chunk is final by reading one byte ahead.
 pub(crate) struct Filler {
     carry: Option<u8>,
@@ -179,13 +190,7 @@ impl Filler {
         let stride = layout.stride();
         let (mut total, mut eof) = (0, false);
         for slot in 0..layout.slots {
-            let dst = &mut b.slot_mut(slot, layout)[..stride];
-            let mut n = 0;
-            if let Some(c) = self.carry.take() {
-                dst[0] = c;
-                n = 1;
-            }
-            n += read_full(r, &mut dst[n..])?;
+            let n = self.read_slot(r, b, slot * layout.cap(), stride)?;
             total += n;
             if n < stride {
                 eof = true;
@@ -204,6 +209,32 @@ impl Filler {
         b.last = last;
         self.next += count as u64;
         Ok(last)
+    }
+
+    /// Reads up to `stride` bytes into the slot at `start`. Where the slot was never allocated
+    /// the buffer grows as bytes arrive (4 KiB, then ×4), so a 1 KB file zeroes and faults in one
+    /// page instead of a whole chunk; an allocated slot is read in one call.
+    fn read_slot(
+        &mut self,
+        r: &mut (impl Read + ?Sized),
+        b: &mut Batch,
+        start: usize,
+        stride: usize,
+    ) -> io::Result<usize> {
+        let mut n = 0;
+        let mut want = if b.buf.len() >= start + stride { stride } else { GROW_FIRST.min(stride) };
+        loop {
+            b.grow(start + want);
+            if let Some(c) = self.carry.take() {
+                b.buf[start] = c;
+                n = 1;
+            }
+            n += read_full(r, &mut b.buf[start + n..start + want])?;
+            if n < want || want == stride {
+                return Ok(n);
+            }
+            want = (want * 4).min(stride);
+        }
     }
 }
 

@@ -1,0 +1,267 @@
+//! age v1.3's tag recipients (`age1tag1…`, `age1tagpq1…`) against the real age v1.3.1, and the
+//! native P-256 kinds (`p256`, `p256-mlkem768`) through the CLI.
+//!
+//! age has no software identity for tag recipients: its own test plugin `age-plugin-tagtest`
+//! (built by `make tools` from age v1.3.1) holds two fixed keys. So:
+//! * hyperseal → age: hyperseal encrypts to the plugin's two recipients, `age -d -j tagtest`
+//!   must decrypt (the only way age can, short of a hardware key);
+//! * age → hyperseal: `age -r` encrypts to them, and hyperseal decrypts with the same two keys as
+//!   hyperseal identities (`tests/data/age_tagtest_identities.txt`, derived as the plugin derives
+//!   them; `recipient::tag` tests check the derivation) — and, for a freshly generated key, to
+//!   the `pubkey --age-tag` form of `keygen --kind p256` / `p256-mlkem768`.
+//!
+//! Armored and not, around 64 KiB (age's chunk size). Without the tools every test prints a
+//! note and passes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
+const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
+const IDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../hyperseal/tests/data/age_tagtest_identities.txt");
+const CLASSIC: &str = "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h";
+const HYBRID_FILE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../hyperseal/tests/data/age_tagtest_hybrid_recipient.txt");
+const SIZES: [usize; 3] = [65535, 65536, 65537];
+
+fn age() -> Option<PathBuf> {
+    for t in ["age", "age-plugin-tagtest"] {
+        if !Path::new(TOOLS).join(t).exists() {
+            eprintln!("note: {TOOLS}/{t} not installed (run `make tools`); skipping");
+            // `make test` sets this: there a missing peer is a failure, never a quiet skip.
+            assert!(
+                std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(),
+                "a peer is missing under make test"
+            );
+            return None;
+        }
+    }
+    Some(Path::new(TOOLS).join("age"))
+}
+
+fn hybrid() -> String {
+    fs::read_to_string(HYBRID_FILE).unwrap().trim().to_string()
+}
+
+fn cmd(bin: &Path, args: &[&str]) -> Output {
+    Command::new(bin)
+        .args(args)
+        .env("PATH", format!("{TOOLS}:{}", std::env::var("PATH").unwrap_or_default()))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn run(bin: &Path, args: &[&str]) -> Output {
+    let o = cmd(bin, args);
+    assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn data(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 + i / 251) as u8).collect()
+}
+
+fn p(x: &Path) -> &str {
+    x.to_str().unwrap()
+}
+
+fn is_armored(file: &Path) -> bool {
+    fs::read(file).unwrap().starts_with(b"-----BEGIN AGE ENCRYPTED FILE-----")
+}
+
+/// hyperseal encrypts to each tagtest recipient (armored and not); age decrypts with the plugin.
+#[test]
+fn hyperseal_to_age_via_the_tagtest_plugin() {
+    let Some(age) = age() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let hs = Path::new(HS);
+    for (kind, r) in [("tag", CLASSIC.to_string()), ("tagpq", hybrid())] {
+        for armor in [false, true] {
+            for n in SIZES {
+                let (input, file) =
+                    (dir.path().join("in"), dir.path().join(format!("{kind}-{armor}-{n}.age")));
+                fs::write(&input, data(n)).unwrap();
+                let mut args = vec!["encrypt", "-q", "--format", "age", "-r", &r, "-o", p(&file), p(&input)];
+                if armor {
+                    args.insert(1, "-a");
+                }
+                run(hs, &args);
+                assert_eq!(is_armored(&file), armor);
+                let header = fs::read(&file).unwrap();
+                if !armor {
+                    let stanza = if kind == "tag" { "\n-> p256tag " } else { "\n-> mlkem768p256tag " };
+                    assert!(header.windows(stanza.len()).any(|w| w == stanza.as_bytes()), "{kind}");
+                }
+                let out = run(&age, &["-d", "-j", "tagtest", p(&file)]);
+                assert!(out.stdout == data(n), "{kind} armor={armor} n={n}: age decrypted something else");
+            }
+        }
+        println!("hyperseal -> age ({kind}): plain and armored OK");
+    }
+}
+
+/// age encrypts to each tagtest recipient (armored and not); hyperseal decrypts with the same keys
+/// as its own identities, and through the plugin (`-j tagtest`).
+#[test]
+fn age_to_hyperseal_with_the_same_keys() {
+    let Some(age) = age() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let hs = Path::new(HS);
+    for (kind, r) in [("tag", CLASSIC.to_string()), ("tagpq", hybrid())] {
+        for armor in [false, true] {
+            for n in SIZES {
+                let (input, file) =
+                    (dir.path().join("in"), dir.path().join(format!("{kind}-{armor}-{n}.age")));
+                fs::write(&input, data(n)).unwrap();
+                let mut args = vec!["-r", &r, "-o", p(&file), p(&input)];
+                if armor {
+                    args.insert(0, "-a");
+                }
+                run(&age, &args);
+                assert_eq!(is_armored(&file), armor);
+                let out = run(hs, &["decrypt", "-q", "-i", IDS, p(&file)]);
+                assert!(
+                    out.stdout == data(n),
+                    "{kind} armor={armor} n={n}: hyperseal decrypted something else"
+                );
+                let out = run(hs, &["decrypt", "-q", "-j", "tagtest", p(&file)]);
+                assert!(out.stdout == data(n), "{kind} armor={armor} n={n}: via the plugin");
+            }
+        }
+        println!("age -> hyperseal ({kind}): plain and armored OK");
+    }
+}
+
+/// A fresh `keygen --kind p256` / `p256-mlkem768` key: age encrypts to its `pubkey --age-tag`
+/// form and hyperseal decrypts; the native recipient round-trips through hyperseal alone (age
+/// cannot read hyperseal files, and refuses nothing here because it never sees them).
+#[test]
+fn fresh_keys_age_tag_form_and_native_form() {
+    let Some(age) = age() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let hs = Path::new(HS);
+    for (kind, prefix, tag_prefix) in
+        [("p256", "hs-p2561", "age1tag1"), ("p256-mlkem768", "hs-mlkem768p2561", "age1tagpq1")]
+    {
+        let key = dir.path().join(format!("{kind}.key"));
+        let o = run(hs, &["keygen", "--kind", kind, "-o", p(&key)]);
+        let public =
+            String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
+        assert!(public.starts_with(prefix), "{public}");
+        let tag = String::from_utf8(run(hs, &["pubkey", "--age-tag", "-i", p(&key)]).stdout).unwrap();
+        let tag = tag.trim();
+        assert!(tag.starts_with(tag_prefix), "{tag}");
+        let input = dir.path().join("in");
+        fs::write(&input, data(70_000)).unwrap();
+        for armor in [false, true] {
+            let file = dir.path().join(format!("{kind}-{armor}.age"));
+            let mut args = vec!["-r", tag, "-o", p(&file), p(&input)];
+            if armor {
+                args.insert(0, "-a");
+            }
+            run(&age, &args);
+            assert!(run(hs, &["decrypt", "-q", "-i", p(&key), p(&file)]).stdout == data(70_000), "{kind}");
+            // the native form, in a hyperseal file
+            let native = dir.path().join(format!("{kind}-{armor}.hs"));
+            let mut args = vec!["encrypt", "-q", "-r", &public, "-o", p(&native), p(&input)];
+            if armor {
+                args.insert(1, "-a");
+            }
+            run(hs, &args);
+            assert!(run(hs, &["decrypt", "-q", "-i", p(&key), p(&native)]).stdout == data(70_000), "{kind}");
+        }
+        // An age file cannot carry the native stanza: refused, nothing written.
+        let refused = dir.path().join(format!("{kind}-refused.age"));
+        let o = cmd(hs, &["encrypt", "-q", "--format", "age", "-r", &public, "-o", p(&refused), p(&input)]);
+        assert!(!o.status.success() && !refused.exists());
+        assert!(String::from_utf8_lossy(&o.stderr).starts_with("hyperseal: error: "));
+    }
+}
+
+/// Mixed recipients in one age file, as age's own mixing rules allow: a tag key with X25519
+/// (both classic), a tagpq key with age1pq1 (both post-quantum); tagpq with X25519 is refused by
+/// hyperseal as by age, leaving no output.
+#[test]
+fn mixed_recipients_with_age() {
+    let Some(age) = age() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let hs = Path::new(HS);
+    let input = dir.path().join("in");
+    fs::write(&input, data(65536)).unwrap();
+    for (native_kind, tag_r) in [("x25519", CLASSIC.to_string()), ("hybrid", hybrid())] {
+        let key = dir.path().join(format!("{native_kind}.key"));
+        let o = run(hs, &["keygen", "--kind", native_kind, "-o", p(&key)]);
+        let public =
+            String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
+        let file = dir.path().join(format!("mixed-{native_kind}.age"));
+        run(
+            hs,
+            &[
+                "encrypt",
+                "-q",
+                "-a",
+                "--format",
+                "age",
+                "-r",
+                &tag_r,
+                "-r",
+                &public,
+                "-o",
+                p(&file),
+                p(&input),
+            ],
+        );
+        assert!(run(&age, &["-d", "-j", "tagtest", p(&file)]).stdout == data(65536));
+        assert!(run(&age, &["-d", "-i", p(&key), p(&file)]).stdout == data(65536));
+        // and age's own mixed file opens in hyperseal with either identity
+        let theirs = dir.path().join(format!("theirs-{native_kind}.age"));
+        run(&age, &["-r", &tag_r, "-r", &public, "-o", p(&theirs), p(&input)]);
+        assert!(run(hs, &["decrypt", "-q", "-i", IDS, p(&theirs)]).stdout == data(65536));
+        assert!(run(hs, &["decrypt", "-q", "-i", p(&key), p(&theirs)]).stdout == data(65536));
+    }
+    let x = dir.path().join("x.key");
+    let o = run(hs, &["keygen", "--kind", "x25519", "-o", p(&x)]);
+    let x_pub = String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
+    let out = dir.path().join("refused.age");
+    let o = cmd(
+        hs,
+        &["encrypt", "-q", "--format", "age", "-r", &hybrid(), "-r", &x_pub, "-o", p(&out), p(&input)],
+    );
+    assert!(!o.status.success() && !out.exists(), "tagpq + X25519 must be refused");
+    let o = cmd(&age, &["-r", &hybrid(), "-r", &x_pub, "-o", p(&out), p(&input)]);
+    assert!(!o.status.success(), "age refuses the same mix");
+}
+
+/// A wrong key is "no identity matched"; a tag stanza with a matching tag but a damaged body is a
+/// broken file. Neither leaves an output file.
+#[test]
+fn wrong_key_and_damaged_stanza() {
+    let Some(age) = age() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let hs = Path::new(HS);
+    let input = dir.path().join("in");
+    fs::write(&input, b"tag test\n").unwrap();
+    let file = dir.path().join("f.age");
+    run(&age, &["-r", CLASSIC, "-o", p(&file), p(&input)]);
+    let other = dir.path().join("other.key");
+    run(hs, &["keygen", "--kind", "p256", "-o", p(&other)]);
+    let out = dir.path().join("out");
+    let o = cmd(hs, &["decrypt", "-q", "-i", p(&other), "-o", p(&out), p(&file)]);
+    assert!(!o.status.success() && !out.exists());
+    // Flip one bit of the wrapped file key (the line after the stanza's arguments).
+    let bytes = fs::read(&file).unwrap();
+    let start = bytes.windows(9).position(|w| w == b"\n-> p256t").unwrap() + 1;
+    let body_line = start + bytes[start..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    let mut damaged = bytes.clone();
+    damaged[body_line] = if damaged[body_line] == b'A' { b'B' } else { b'A' };
+    let bad = dir.path().join("bad.age");
+    fs::write(&bad, &damaged).unwrap();
+    let o = cmd(hs, &["decrypt", "-q", "-i", IDS, "-o", p(&out), p(&bad)]);
+    assert!(!o.status.success() && !out.exists());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("hyperseal: error: ") && err.contains("p256tag"), "{err}");
+    // age (through its plugin) also refuses it
+    assert!(!cmd(&age, &["-d", "-j", "tagtest", p(&bad)]).status.success());
+}
