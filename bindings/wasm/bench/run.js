@@ -15,22 +15,25 @@ function random (n) {
 const hex = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, '0')).join('')
 const equal = (a, b) => a.length === b.length && a.every((x, i) => x === b[i])
 
-/** Median seconds per call of `fn` (sync or async). */
+/**
+ * Median seconds per call of `fn` (sync or async). Each sample runs the call in doubling runs
+ * (1, 2, 4, … calls) until at least `sampleMs` have passed, so the clock is read only a few times
+ * per sample and every sample spans far more than its resolution (100 µs in a page that is not
+ * cross-origin isolated).
+ */
 async function time (fn, { sampleMs, samples }) {
   await fn() // warm-up (and JIT / WebAssembly tier-up)
-  let batch = 1
-  for (;;) {
-    const t0 = performance.now()
-    for (let i = 0; i < batch; i++) await fn()
-    const dt = performance.now() - t0
-    if (dt >= sampleMs || batch >= 1 << 20) break
-    batch *= dt > 0 ? Math.min(16, Math.ceil((sampleMs / dt) * 1.2)) : 16
-  }
   const per = []
   for (let s = 0; s < samples; s++) {
+    let calls = 0
+    let elapsed = 0
     const t0 = performance.now()
-    for (let i = 0; i < batch; i++) await fn()
-    per.push((performance.now() - t0) / 1000 / batch)
+    for (let run = 1; elapsed < sampleMs; run *= 2) {
+      for (let i = 0; i < run; i++) await fn()
+      calls += run
+      elapsed = performance.now() - t0
+    }
+    per.push(elapsed / 1000 / calls)
   }
   per.sort((a, b) => a - b)
   return per[per.length >> 1]
