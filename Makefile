@@ -14,7 +14,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build bench-build test bench tools age tag-plugin ssh-keygen test-plugin rage node-addon clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test
+.PHONY: all build bench-build test bench tools age tag-plugin ssh-keygen test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test
 
 all: build
 
@@ -93,7 +93,7 @@ $(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_
 
 # HYPERSEAL_REQUIRE_PEERS: a test whose real peer (age, openssl, the C2SP vectors…) is missing
 # fails here instead of skipping with a note, as it may in a bare `cargo test`.
-test: tools lint wasm-core
+test: tools lint wasm-core wasm-deps
 	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace
 	$(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
@@ -142,7 +142,15 @@ test-portable:
 node-addon:
 	-@if command -v npm >/dev/null && [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node build; fi
 
-bench: bench-build age node-addon $(if $(RAGE),rage)
+# The WebAssembly build, its npm packages (playwright-core, esbuild, the benchmark's peers) and
+# Chromium: for the browser tests and the bench's `browser` table. `make bench` goes on without
+# them (the table is then a note); `make test` requires them.
+wasm-deps: wasm chromium
+	$(MAKE) -C bindings/wasm node_modules/.installed
+wasm-bench:
+	-@$(MAKE) wasm-deps
+
+bench: bench-build age node-addon wasm-bench $(if $(RAGE),rage)
 	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal-bench $(BENCH_ARGS) --out bench-report
 
 # Fuzzing (libFuzzer through cargo-fuzz, nightly Rust): the targets are fuzz/fuzz_targets, their

@@ -1,86 +1,18 @@
-// hyperseal for browsers: the WebAssembly build (pkg/hyperseal.js, made by `make wasm`) plus what
-// is better written in JS — the Web Streams wrappers. Same names as the Node package.
+// The browser entry (the `browser` export condition of the `hyperseal` package): loads
+// hyperseal_bg.wasm from beside pkg/hyperseal.js before the importing module runs, so the
+// functions are ready as soon as the import resolves, as the Node package's are:
 //
-//   import init, { generateKeyPair, encryptByPublicKey, decryptByPrivateKey } from 'hyperseal'
-//   await init()                      // once: fetches and compiles hyperseal_bg.wasm
-//   const { publicKey, privateKey } = generateKeyPair({ kind: 'x25519' })
-//   const file = encryptByPublicKey('hello', publicKey, { format: 'age' })
-//   decryptByPrivateKey(file, privateKey)   // Uint8Array [104, 101, 108, 108, 111]
+//   import * as hs from 'hyperseal'
+//   const { publicKey, privateKey } = hs.generateKeyPair({ kind: 'x25519' })
 //
-// Every error is an Error whose `code` is an ERR_HYPERSEAL_* string (see errorCodes()).
+// Bundlers that understand `new URL('…', import.meta.url)` (webpack 5, Vite, Parcel) emit the
+// .wasm as an asset by themselves; with esbuild, copy pkg/hyperseal_bg.wasm next to the bundle.
+// `await init()` (the default export) is still accepted and returns at once.
 
-import init, { EncryptSession, DecryptSession } from '../pkg/hyperseal.js'
+import init from './core.js'
 
+await init()
+
+export * from './core.js'
+export { WorkerPool } from './workers.js'
 export default init
-export {
-  errorCodes,
-  generateKeyPair,
-  publicKeyOf,
-  encryptByPublicKey,
-  decryptByPrivateKey,
-  encryptWithPassphrase,
-  decryptWithPassphrase,
-  EncryptSession,
-  DecryptSession,
-} from '../pkg/hyperseal.js'
-
-const utf8 = new TextEncoder()
-
-function argError (msg) {
-  const e = new TypeError(msg)
-  e.code = 'ERR_HYPERSEAL_ARGUMENT'
-  return e
-}
-
-/** A TransformStream over a session: `push(bytes) → bytes ready`, `final() → the rest`. */
-function sessionTransform (session) {
-  const done = () => { try { session.free() } catch {} }
-  return new TransformStream({
-    transform (chunk, controller) {
-      const bytes = typeof chunk === 'string' ? utf8.encode(chunk) : chunk
-      if (!(bytes instanceof Uint8Array)) {
-        done()
-        throw argError('stream chunks must be Uint8Array or string')
-      }
-      let out
-      try { out = session.push(bytes) } catch (e) { done(); throw e }
-      if (out.length > 0) controller.enqueue(out)
-    },
-    flush (controller) {
-      let out
-      try { out = session.final() } finally { done() }
-      if (out.length > 0) controller.enqueue(out)
-    },
-  })
-}
-
-/**
- * A TransformStream that encrypts to `publicKey` (a string or an array): plaintext chunks in,
- * a binary hyperseal file (or age with `format: 'age'`) out. Memory stays flat.
- */
-export function createEncryptStream (options) {
-  if (options == null || options.publicKey === undefined) throw argError('createEncryptStream: options.publicKey is required')
-  return sessionTransform(new EncryptSession(options.publicKey, options))
-}
-
-/**
- * A TransformStream that decrypts a binary hyperseal or age file with `privateKey` or
- * `passphrase`. Only authenticated plaintext comes out; a cut or tampered file errors the
- * stream with ERR_HYPERSEAL_AUTH.
- */
-export function createDecryptStream (options) {
-  if (options == null) throw argError('createDecryptStream: options are required')
-  if (typeof options.passphrase === 'string') return sessionTransform(DecryptSession.withPassphrase(options.passphrase))
-  if (options.privateKey === undefined) throw argError('createDecryptStream: options.privateKey or options.passphrase is required')
-  return sessionTransform(new DecryptSession(options.privateKey))
-}
-
-/** `readable.pipeThrough(createEncryptStream(options))`. */
-export function encryptStream (readable, options) {
-  return readable.pipeThrough(createEncryptStream(options))
-}
-
-/** `readable.pipeThrough(createDecryptStream(options))`. */
-export function decryptStream (readable, options) {
-  return readable.pipeThrough(createDecryptStream(options))
-}

@@ -66,3 +66,30 @@ pub(crate) fn file_options(options: &JsValue) -> Result<Options, JsValue> {
         Some(other) => Err(arg(format!("options.format must be 'hyperseal' or 'age', not {other:?}"))),
     }
 }
+
+/// An optional non-negative whole-number option.
+pub(crate) fn u32_field(options: &JsValue, name: &str) -> Result<Option<u32>, JsValue> {
+    number_field(options, name)?
+        .map(|n| match n >= 0.0 && n <= f64::from(u32::MAX) && n.fract() == 0.0 {
+            true => Ok(n as u32),
+            false => Err(arg(format!("options.{name} must be a whole number from 0 to 2^32 - 1"))),
+        })
+        .transpose()
+}
+
+/// An optional number option.
+pub(crate) fn number_field(options: &JsValue, name: &str) -> Result<Option<f64>, JsValue> {
+    let v = field(options, name)?;
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_f64().map(Some).ok_or_else(|| arg(format!("options.{name} must be a number")))
+}
+
+/// Optional bytes (`undefined`/`null` = empty), e.g. associated data.
+pub(crate) fn opt_bytes(v: &JsValue, name: &str) -> Result<Vec<u8>, JsValue> {
+    match v.is_undefined() || v.is_null() {
+        true => Ok(Vec::new()),
+        false => bytes(v, name),
+    }
+}

@@ -14,17 +14,26 @@
 //! Layout: `errors.rs` (JS errors with codes), `args.rs` (JS argument decoding), `keys.rs`
 //! (`generateKeyPair`, `publicKeyOf`), `oneshot.rs` (buffers, public key or passphrase),
 //! `session.rs` (`EncryptSession`/`DecryptSession` over `Sealer`/`Opener`; the Web Streams
-//! wrappers are in `js/index.js`).
+//! wrappers are in `js/core.js`), `range.rs` (`RangeJob`: `decryptRange` over the library's
+//! seekable reader, a `Blob` read lazily), `toolkit.rs` (hash, hmac, kdf, aead, token over
+//! `hyperseal_toolkit`).
 
 mod args;
 mod errors;
 mod keys;
 mod oneshot;
+mod range;
 mod session;
+mod toolkit;
 
 pub use errors::error_codes;
 pub use keys::{generate_key_pair, public_key_of};
 pub use oneshot::{
     decrypt_by_private_key, decrypt_with_passphrase, encrypt_by_public_key, encrypt_with_passphrase,
 };
+pub use range::RangeJob;
 pub use session::{DecryptSession, EncryptSession};
+pub use toolkit::{
+    aead_generate_key, aead_open, aead_seal, hash, hmac, hmac_verify, kdf_argon2id, kdf_hkdf, kdf_pbkdf2,
+    kdf_scrypt, token_generate_key, token_open, token_seal,
+};

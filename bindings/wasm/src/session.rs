@@ -40,6 +40,23 @@ impl EncryptSession {
         Ok(EncryptSession { sealer: Some(enc.sealer()), out: Vec::new() })
     }
 
+    /// Starts a passphrase-encrypted file: Argon2id for 'hyperseal' (the default), scrypt for
+    /// 'age' (`options.format`).
+    #[wasm_bindgen(js_name = withPassphrase)]
+    pub fn with_passphrase(passphrase: String, options: JsValue) -> Result<EncryptSession, JsValue> {
+        let passphrase = zeroize::Zeroizing::new(passphrase);
+        if passphrase.is_empty() {
+            return Err(arg("the passphrase is empty"));
+        }
+        if args::bool_field(&options, "armor")? {
+            return Err(arg(
+                "options.armor: streams write binary files (armor is for encryptWithPassphrase)",
+            ));
+        }
+        let enc = Encryptor::with_passphrase(passphrase, args::file_options(&options)?).map_err(fail)?;
+        Ok(EncryptSession { sealer: Some(enc.sealer()), out: Vec::new() })
+    }
+
     /// Encrypts `data`; returns the file bytes that are ready.
     pub fn push(&mut self, data: &[u8]) -> Result<js_sys::Uint8Array, JsValue> {
         self.sealer.as_mut().ok_or_else(finished)?.update(data, &mut self.out);

@@ -9,8 +9,9 @@
 //! ```
 //!
 //! Whole-process rows run the `hyperseal` binary next to this one (`target/release/hyperseal`),
-//! or the one `--hyperseal PATH` names. The `node` table runs `bindings/node/bench/bench.js` of the
-//! repository this is run in (`--repo DIR` to name another). Nothing is found through the path the
+//! or the one `--hyperseal PATH` names. The `node` table runs `bindings/node/bench/bench.js` and
+//! the `browser` table `bindings/wasm/bench/browser.mjs` of the repository this is run in
+//! (`--repo DIR` to name another). Nothing is found through the path the
 //! benchmark was built at.
 //!
 //! One file per table, each behind the [`Table`] trait; adding a table is one file plus one line
@@ -27,6 +28,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::Parser;
 use hyperseal::recipient::{self, Kind};
 
+mod browser;
 mod child;
 mod engine;
 mod files;
@@ -55,7 +57,7 @@ struct BenchArgs {
     /// Full profile: sizes up to 1 GiB (6.7 GB for `modes`), more runs per figure. Takes long.
     #[arg(long)]
     full: bool,
-    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node.
+    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Directory for report.md, report.json and report.html.
@@ -107,6 +109,7 @@ fn tables() -> Vec<Box<dyn Table>> {
         Box::new(hazmat::Hazmat),
         Box::new(tokens::Tokens),
         Box::new(node::Node),
+        Box::new(browser::Browser),
     ]
 }
 

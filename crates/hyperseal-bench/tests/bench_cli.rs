@@ -105,3 +105,28 @@ fn unknown_table_is_an_error() {
     assert!(err.starts_with("hyperseal-bench: error: unknown table \"nope\""), "{err}");
     assert!(err.contains("hyperseal-bench: hint: choose from: files,"), "{err}");
 }
+
+#[test]
+fn browser_table() {
+    let v = bench("browser");
+    assert_eq!(table_ids(&v), ["browser"]);
+    let t = &v["tables"][0];
+    assert!(t["error"].is_null(), "browser failed: {}", t["error"]);
+    let wasm = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bindings/wasm");
+    let ready = wasm.join("pkg/hyperseal_bg.wasm").is_file()
+        && wasm.join("node_modules/age-encryption").is_dir()
+        && std::path::Path::new(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))
+            .is_file()
+        && which("node").is_some();
+    let sections = t["sections"].as_array().unwrap();
+    if ready {
+        // `make wasm-test` (or `make wasm` and `npm ci` in bindings/wasm) has run: the table must measure.
+        let rows = sections[0]["rows"].as_array().unwrap();
+        assert!(rows.len() > 30, "{} rows", rows.len());
+    } else {
+        // `make test` sets this (and builds them first): there a missing peer is a failure.
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
+        // Only a note when the build, the npm packages or Chromium are missing; never a failure.
+        assert!(!t["notes"].as_array().unwrap().is_empty());
+    }
+}

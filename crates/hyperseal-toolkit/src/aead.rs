@@ -15,8 +15,8 @@
 //! from the caller and exists for test vectors and framed formats that derive nonces
 //! themselves: reusing a nonce with GCM or ChaCha20 destroys confidentiality and integrity.
 
-use aws_lc_rs::aead::{self as aws, Aad, LessSafeKey, Nonce, UnboundKey};
-use aws_lc_rs::rand::{SecureRandom, SystemRandom};
+use crate::backend::aead::{self as aws, Aad, LessSafeKey, Nonce, UnboundKey};
+use crate::backend::rand::{SecureRandom, SystemRandom};
 use sm4_simd::ccm::{AeadInOut, KeyInit};
 use sm4_simd::Sm4Ccm;
 use zeroize::{Zeroize, Zeroizing};

@@ -51,14 +51,14 @@ impl Error {
     }
 }
 
-impl From<aws_lc_rs::error::Unspecified> for Error {
-    fn from(_: aws_lc_rs::error::Unspecified) -> Self {
+impl From<crate::backend::error::Unspecified> for Error {
+    fn from(_: crate::backend::error::Unspecified) -> Self {
         Error::Crypto
     }
 }
 
-impl From<aws_lc_rs::error::KeyRejected> for Error {
-    fn from(_: aws_lc_rs::error::KeyRejected) -> Self {
+impl From<crate::backend::error::KeyRejected> for Error {
+    fn from(_: crate::backend::error::KeyRejected) -> Self {
         Error::InvalidKey("key rejected")
     }
 }

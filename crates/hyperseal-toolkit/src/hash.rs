@@ -1,6 +1,6 @@
 //! Message digests.
 //!
-//! SHA-2, SHA-3 and (legacy) SHA-1 come from aws-lc-rs; BLAKE2b-512, SM3 and (legacy) MD5
+//! SHA-2, SHA-3 and (legacy) SHA-1 come from aws-lc-rs (RustCrypto on wasm32); BLAKE2b-512, SM3 and (legacy) MD5
 //! from RustCrypto because aws-lc-rs has none of them; BLAKE3 from the official crate, whose
 //! SIMD and multithreaded paths make it the fastest choice for whole files.
 //!
@@ -9,11 +9,13 @@
 //! `legacy-md5` and `legacy-sha1` (enum variants [`Algorithm::LegacyMd5`] and
 //! [`Algorithm::LegacySha1`]): nobody should pick them by accident.
 
+#[cfg(not(target_arch = "wasm32"))]
 use std::fs::File;
 use std::io::Read;
+#[cfg(not(target_arch = "wasm32"))]
 use std::path::Path;
 
-use aws_lc_rs::digest;
+use crate::backend::digest;
 use blake2::Digest as _;
 
 use crate::{Error, Result};
@@ -263,11 +265,12 @@ pub fn hash_reader(algorithm: Algorithm, reader: impl Read) -> Result<Vec<u8>> {
     Ok(h.finalize())
 }
 
-/// Hashes a file.
+/// Hashes a file (native only: files and threads).
 ///
 /// For BLAKE3 and files of at least [`BLAKE3_PARALLEL_THRESHOLD`] bytes this memory-maps the
 /// file and hashes it on all cores (`update_mmap_rayon`); everything else streams in 64 KiB
 /// reads.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn hash_file(algorithm: Algorithm, path: impl AsRef<Path>) -> Result<Vec<u8>> {
     let path = path.as_ref();
     let file = File::open(path)?;

@@ -15,7 +15,7 @@ pub use cache::DerivationCache;
 
 use std::num::NonZeroU32;
 
-use aws_lc_rs::{hkdf, pbkdf2};
+use crate::backend::{hkdf, pbkdf2};
 use zeroize::Zeroizing;
 
 use crate::{Error, Result};

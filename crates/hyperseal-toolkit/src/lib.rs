@@ -16,19 +16,27 @@
 //! | [`sign`] | Ed25519, ECDSA P-256, RSA (PSS, PKCS#1 v1.5, OAEP), ML-DSA-65; PEM keys |
 //! | [`token`] | compact authenticated tokens with key rotation and expiry |
 //! | [`batch`] | order-preserving parallel AEAD over many small messages |
+//!
+//! On wasm32 (the browser package) the primitives come from RustCrypto behind the same names
+//! (`backend/`), and `sign`, `hazmat` and `batch` are not built (aws-lc keys, threads).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod aead;
+mod backend;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod batch;
 pub mod checklist;
 mod error;
 pub mod hash;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod hazmat;
 pub mod kdf;
 pub mod mac;
+#[cfg(not(target_arch = "wasm32"))]
 mod pem;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod sign;
 pub mod token;
 

@@ -7,7 +7,7 @@
 //! Verification always compares full-length tags in constant time (aws-lc-rs `verify` or
 //! `subtle`), so timing reveals nothing about how many leading bytes matched.
 
-use aws_lc_rs::hmac as aws;
+use crate::backend::hmac as aws;
 use hmac::{KeyInit, Mac as _};
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;

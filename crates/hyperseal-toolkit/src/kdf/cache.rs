@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use aws_lc_rs::rand::{SecureRandom, SystemRandom};
+use crate::backend::rand::{SecureRandom, SystemRandom};
 use zeroize::{Zeroize, Zeroizing};
 
 use super::PasswordKdf;

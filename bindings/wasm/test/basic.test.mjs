@@ -1,71 +1,23 @@
-// The browser package in a real browser: Debian's headless Chromium driven by playwright-core,
-// the page served over HTTP on 127.0.0.1. Round trips in the page (every key kind, both formats,
-// armor, sizes around the chunk boundaries, streams, passphrases), errors with their codes, and
-// files crossing between the page and the native CLI (target/release/hyperseal) both ways.
-//
-// Run by `make wasm-test` (which builds pkg/, the CLI and installs Chromium first).
+// The browser package in a real browser (test/harness.mjs): round trips in the page (every key
+// kind, both formats, armor, sizes around the chunk boundaries, streams, passphrases), errors with
+// their codes, and files crossing between the page and the native CLI both ways.
 
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, dirname } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { chromium } from 'playwright-core'
-import { serve } from './serve.mjs'
+import { startBrowser, cli, b64, unb64 } from './harness.mjs'
 
-const HERE = dirname(fileURLToPath(import.meta.url))
-const PKG_ROOT = join(HERE, '..')
-const CLI = join(PKG_ROOT, '../../target/release/hyperseal')
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium'
-
-let server, context, page, work
-
-const b64 = (buf) => Buffer.from(buf).toString('base64')
-const unb64 = (s) => Buffer.from(s, 'base64')
-
-function cli (args, input) {
-  return execFileSync(CLI, args, { input, maxBuffer: 1 << 30, stdio: ['pipe', 'pipe', 'pipe'] })
-}
-
-/** Runs `fn(hs, arg)` in the page, where `hs` is the initialised package. */
-function inPage (fn, arg) {
-  return page.evaluate(async ([src, arg]) => {
-    const hs = await window.hyperseal
-    // eslint-disable-next-line no-new-func
-    return await (new Function('return ' + src)())(hs, arg)
-  }, [fn.toString(), arg])
-}
+let h, work
+const inPage = (fn, arg) => h.inPage(fn, arg)
 
 before(async () => {
-  for (const [what, path] of [['pkg/ (make wasm)', join(PKG_ROOT, 'pkg/hyperseal_bg.wasm')], ['the CLI', CLI], ['Chromium', CHROMIUM]]) {
-    if (!existsSync(path)) throw new Error(`${what} is missing: ${path}`)
-  }
-  work = mkdtempSync(join(tmpdir(), 'hyperseal-wasm-test-'))
-  server = await serve(PKG_ROOT)
-  context = await chromium.launchPersistentContext(join(work, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run'],
-  })
-  page = context.pages()[0] ?? await context.newPage()
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e))
-  await page.goto(`${server.url}/test/page.html`)
-  const version = context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent))
-  console.log(`# browser: ${version}`)
-  await page.waitForFunction(() => window.hyperseal !== undefined)
-  assert.deepEqual(errors, [])
+  h = await startBrowser()
+  work = h.work
 })
 
-after(async () => {
-  await context?.close()
-  await server?.close()
-  if (work) rmSync(work, { recursive: true, force: true })
-})
+after(async () => { await h?.close() })
 
 test('round trips: every key kind, both formats, armor, sizes around the chunk boundaries', async () => {
   const r = await inPage(async (hs) => {

@@ -1,0 +1,90 @@
+// `npm run bench:browser` (and the `browser` table of `make bench`): hyperseal's WebAssembly
+// build against the libraries browser code uses today, in one headless Chromium page with the
+// same inputs — @noble/ciphers, WebCrypto, hash-wasm, crypto-js, node-forge and age-encryption
+// (typage). Prints a table and, with --json FILE, writes every figure with the machine's details.
+//
+//   node bench/browser.mjs [--quick | --full] [--size-scale F] [--json FILE]
+//
+// --quick: 1 KB, 64 KB, 1 MB, 16 MB; --full: 1 KB … 100 MB. --size-scale multiplies the sizes
+// (tests use a tiny one: the figures then mean nothing). Before timing, every pair of
+// implementations is checked to agree; a disagreement fails the run.
+
+import { cpus } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { gzipSync } from 'node:zlib'
+import { join, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import * as esbuild from 'esbuild'
+import { chromium } from 'playwright-core'
+import { serve } from '../test/serve.mjs'
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+const ROOT = join(HERE, '..')
+const args = process.argv.slice(2)
+const flag = (name) => args.includes(name)
+const value = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined }
+
+const full = flag('--full')
+const scale = Number(value('--size-scale') ?? 1)
+const nominal = full ? [1e3, 64e3, 1e6, 10e6, 100e6] : [1e3, 64e3, 1e6, 16e6]
+const sizes = nominal.map((n) => Math.max(1, Math.round(n * scale)))
+const tiny = scale < 0.01
+const options = { sizes, sampleMs: tiny ? 5 : full ? 300 : 100, samples: tiny ? 3 : full ? 9 : 5 }
+
+await esbuild.build({
+  entryPoints: [join(HERE, 'peers.js')], outfile: join(HERE, 'dist/peers.js'), bundle: true,
+  format: 'iife', platform: 'browser', target: 'es2022', logLevel: 'silent',
+})
+
+const server = await serve(ROOT)
+const profile = mkdtempSync(join(tmpdir(), 'hyperseal-bench-chromium-'))
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+})
+let result
+try {
+  const page = context.pages()[0] ?? await context.newPage()
+  await page.goto(`${server.url}/bench/page.html`)
+  await page.waitForFunction(() => typeof window.bench === 'function' && window.peers !== undefined)
+  result = await page.evaluate((o) => window.bench(o), options)
+  result.chromium = context.browser()?.version() ?? await page.evaluate(() => navigator.userAgent)
+} finally {
+  await context.close()
+  await server.close()
+  rmSync(profile, { recursive: true, force: true })
+}
+
+const failed = Object.entries(result.checks).filter(([, ok]) => !ok).map(([k]) => k)
+if (failed.length > 0) {
+  console.error(`bench:browser: implementations disagree: ${failed.join(', ')}`)
+  process.exit(1)
+}
+
+const wasm = readFileSync(join(ROOT, 'pkg/hyperseal_bg.wasm'))
+const report = {
+  profile: full ? 'full' : 'quick',
+  sizeScale: scale,
+  chromium: result.chromium,
+  cpu: cpus()[0]?.model ?? 'unknown',
+  cores: cpus().length,
+  wasmBytes: wasm.length,
+  wasmGzipBytes: gzipSync(wasm, { level: 9 }).length,
+  rows: result.rows,
+}
+if (value('--json')) writeFileSync(value('--json'), JSON.stringify(report, null, 2) + '\n')
+
+// The table: per group, size and operation, each implementation's time, MB/s and speed relative
+// to hyperseal's row (above 1: hyperseal is faster).
+const fmtTime = (s) => s >= 1 ? `${s.toFixed(2)} s` : s >= 1e-3 ? `${(s * 1e3).toFixed(2)} ms` : `${(s * 1e6).toFixed(1)} µs`
+console.log(`# hyperseal in Chromium ${report.chromium} on ${report.cpu} (${report.cores} cores); .wasm ${report.wasmGzipBytes} bytes gzipped`)
+console.log('| group | size | implementation | op | time | MB/s | hyperseal ÷ this |')
+console.log('|---|---|---|---|---|---|---|')
+for (const r of report.rows) {
+  const ours = report.rows.find((o) => o.group === r.group && o.size === r.size && o.op === r.op && o.impl.startsWith('hyperseal'))
+  const ratio = ours ? (r.seconds / ours.seconds).toFixed(2) : '–'
+  console.log(`| ${r.group} | ${r.size} | ${r.impl} | ${r.op} | ${fmtTime(r.seconds)} | ${(r.size / r.seconds / 1e6).toFixed(1)} | ${ratio} |`)
+}

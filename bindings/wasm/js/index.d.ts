@@ -1,0 +1,116 @@
+// Types of the browser package (js/index.js, js/node.js and js/core.js export the same names).
+// Every function throws (or rejects with) an Error whose `code` is one of `ErrorCode`.
+
+/** The stable error codes, as in the Node package's `ERROR_CODES`. */
+export type ErrorCode =
+  | 'ERR_HYPERSEAL_AUTH' | 'ERR_HYPERSEAL_NO_IDENTITY' | 'ERR_HYPERSEAL_FORMAT' | 'ERR_HYPERSEAL_KEY'
+  | 'ERR_HYPERSEAL_ARGUMENT' | 'ERR_HYPERSEAL_IO' | 'ERR_HYPERSEAL_TOKEN_EXPIRED' | 'ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY'
+
+/** An error thrown by the package. */
+export interface HypersealError extends Error { code: ErrorCode }
+
+/** Bytes, or a string taken as its UTF-8 bytes. */
+export type Data = Uint8Array | string
+
+/** Key kinds available on WebAssembly (RSA is native-only). */
+export type KeyKind = 'hybrid' | 'x25519' | 'mlkem1024'
+
+export interface FileOptions {
+  /** 'hyperseal' (default) or 'age' (X25519 and hybrid keys only). */
+  format?: 'hyperseal' | 'age'
+  /** ASCII armor (one-shot calls only). */
+  armor?: boolean
+}
+
+/** Loads the module; the `hyperseal` and `hyperseal/wasm` entries have already done it. */
+export default function init (options?: { module_or_path?: RequestInfo | URL | Response | BufferSource | WebAssembly.Module }): Promise<unknown>
+
+export function errorCodes (): ErrorCode[]
+export function generateKeyPair (options?: { kind?: KeyKind }): { publicKey: string, privateKey: string }
+export function publicKeyOf (privateKey: string): string
+export function encryptByPublicKey (data: Data, publicKey: string | string[], options?: FileOptions): Uint8Array
+export function decryptByPrivateKey (data: Data, privateKey: string): Uint8Array
+export function encryptWithPassphrase (data: Data, passphrase: string, options?: FileOptions): Uint8Array
+export function decryptWithPassphrase (data: Data, passphrase: string): Uint8Array
+
+export type EncryptStreamOptions = ({ publicKey: string | string[] } | { passphrase: string }) & { format?: 'hyperseal' | 'age' }
+export type DecryptStreamOptions = { privateKey: string } | { passphrase: string }
+
+export function createEncryptStream (options: EncryptStreamOptions): TransformStream<Data, Uint8Array>
+export function createDecryptStream (options: DecryptStreamOptions): TransformStream<Uint8Array, Uint8Array>
+export function encryptStream (readable: ReadableStream<Data>, options: EncryptStreamOptions): ReadableStream<Uint8Array>
+export function decryptStream (readable: ReadableStream<Uint8Array>, options: DecryptStreamOptions): ReadableStream<Uint8Array>
+
+/** Push-based sessions under the streams: `push` returns the bytes ready, `final` the rest. */
+export class EncryptSession {
+  constructor (publicKey: string | string[], options?: FileOptions)
+  static withPassphrase (passphrase: string, options?: FileOptions): EncryptSession
+  push (data: Uint8Array): Uint8Array
+  final (): Uint8Array
+  free (): void
+}
+export class DecryptSession {
+  constructor (privateKey: string)
+  static withPassphrase (passphrase: string): DecryptSession
+  push (data: Uint8Array): Uint8Array
+  final (): Uint8Array
+  free (): void
+}
+
+/**
+ * Plaintext bytes `offset … offset + length` of an encrypted `Blob`/`File` (binary hyperseal or
+ * age), reading only what the library's random-access reader needs (header, final chunk, the
+ * chunks of the range). Fewer bytes at the end, none past it.
+ */
+export function decryptRange (blob: Blob, privateKey: string, offset: number, length: number): Promise<Uint8Array>
+
+// ── toolkit (as in the Node package; signatures and hazmat modes are native-only) ─────────────
+
+export type HashAlgorithm = 'sha256' | 'sha384' | 'sha512' | 'sha3-256' | 'sha3-512' | 'blake2b512' | 'blake3' | 'sm3' | 'legacy-md5' | 'legacy-sha1'
+export type AeadAlgorithm = 'aes-128-gcm' | 'aes-256-gcm' | 'chacha20-poly1305' | 'xchacha20-poly1305' | 'aes-256-gcm-siv' | 'sm4-ccm'
+
+export function hash (algo: HashAlgorithm, data: Data): Uint8Array
+/** `algo`: a hash name ('sha256', 'blake2b512', …) or 'hmac-sha256'. */
+export function hmac (algo: string, key: Data, data: Data): Uint8Array
+/** Constant-time; a tag of the wrong length is `false`. */
+export function hmacVerify (algo: string, key: Data, data: Data, tag: Uint8Array): boolean
+
+export interface Pbkdf2Options { iterations?: number, hash?: 'sha256' | 'sha512', length?: number }
+export interface Argon2Options { memoryKib?: number, timeCost?: number, parallelism?: number, length?: number }
+export interface ScryptOptions { cost?: number, blockSize?: number, parallelization?: number, length?: number, N?: number, r?: number, p?: number }
+
+export function kdfPbkdf2 (password: Data, salt: Data, options?: Pbkdf2Options): Promise<Uint8Array>
+export function kdfArgon2id (password: Data, salt: Data, options?: Argon2Options): Promise<Uint8Array>
+export function kdfScrypt (password: Data, salt: Data, options?: ScryptOptions): Promise<Uint8Array>
+export function kdfHkdf (ikm: Data, salt: Data, info: Data, length: number, hash?: 'sha256' | 'sha512'): Uint8Array
+export const kdf: { pbkdf2: typeof kdfPbkdf2, argon2id: typeof kdfArgon2id, scrypt: typeof kdfScrypt, hkdf: typeof kdfHkdf }
+
+/** `nonce ‖ ciphertext ‖ tag`, with a fresh random nonce. */
+export function aeadSeal (algo: AeadAlgorithm, key: Uint8Array, plaintext: Data, aad?: Data): Uint8Array
+export function aeadOpen (algo: AeadAlgorithm, key: Uint8Array, sealed: Uint8Array, aad?: Data): Uint8Array
+export function aeadGenerateKey (algo: AeadAlgorithm): Uint8Array
+export const aead: { seal: typeof aeadSeal, open: typeof aeadOpen, generateKey: typeof aeadGenerateKey }
+
+export function tokenGenerateKey (): string
+export function tokenSeal (key: string, plaintext: Data, aad?: Data, ttlSeconds?: number): string
+export function tokenOpen (keys: string | string[], token: string, aad?: Data): Uint8Array
+export const token: {
+  generateKey: typeof tokenGenerateKey
+  seal (key: string, plaintext: Data, options?: { aad?: Data, ttlSeconds?: number }): string
+  open (keys: string | string[], token: string, options?: { aad?: Data }): Uint8Array
+}
+
+// ── off the main thread (browser entry only) ──────────────────────────────────────────────────
+
+export interface FileJobOptions { onProgress?: (bytesRead: number) => void }
+
+/** Workers, each with its own WebAssembly instance; calls go to the least busy one. */
+export class WorkerPool {
+  constructor (options?: { size?: number, url?: string | URL })
+  readonly size: number
+  encryptFile (blob: Blob, options: EncryptStreamOptions & FileJobOptions): Promise<Blob>
+  decryptFile (blob: Blob, options: DecryptStreamOptions & FileJobOptions): Promise<Blob>
+  /** Runs an export of the package by name in a worker. */
+  run (name: string, ...args: unknown[]): Promise<any>
+  terminate (): void
+}

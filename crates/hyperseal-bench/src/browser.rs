@@ -1,0 +1,136 @@
+//! `browser` (issue 14's table: @ldesign/crypto's browser peers, FISE's "frontend" claim, age in
+//! TypeScript): runs `bindings/wasm/bench/browser.mjs --json FILE` (`npm run bench:browser`),
+//! which measures hyperseal's WebAssembly build beside @noble/ciphers, WebCrypto, hash-wasm,
+//! crypto-js, node-forge and age-encryption (typage) in one headless Chromium page with the same
+//! inputs, and turns its JSON into a table. When the build, the npm packages or Chromium are
+//! missing, the table is a note, never a failure of the whole bench.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use super::report::{Cell, Chart, Section, TableReport};
+use super::stats::{fmt_mbps, fmt_time};
+use super::{Ctx, Table};
+
+pub struct Browser;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// `bindings/wasm` of the checkout, or why the table cannot run.
+fn binding_dir(ctx: &Ctx) -> std::result::Result<PathBuf, String> {
+    let dir = ctx.repo.join("bindings/wasm");
+    let missing = |what: &str, how: &str| Err(format!("{what} missing ({how}); browser table skipped"));
+    if !dir.join("bench/browser.mjs").is_file() {
+        return missing(
+            "bindings/wasm/bench/browser.mjs",
+            "run from the repository root, or pass --repo DIR",
+        );
+    }
+    if !dir.join("pkg/hyperseal_bg.wasm").is_file() {
+        return missing("the WebAssembly build", "make wasm");
+    }
+    if !dir.join("node_modules/playwright-core").is_dir() || !dir.join("node_modules/age-encryption").is_dir()
+    {
+        return missing("the npm packages", "cd bindings/wasm && npm ci");
+    }
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| CHROMIUM.into());
+    if !std::path::Path::new(&chromium).is_file() {
+        return missing("Chromium", "make chromium");
+    }
+    Ok(dir)
+}
+
+impl Table for Browser {
+    fn id(&self) -> &'static str {
+        "browser"
+    }
+    fn title(&self) -> &'static str {
+        "Browser: hyperseal's WebAssembly build vs the libraries pages use, in headless Chromium"
+    }
+    fn mirrors(&self) -> &'static str {
+        "@ldesign/crypto (Chrome: crypto-js, node-forge, WebCrypto), @noble/ciphers, hash-wasm, age-encryption (typage), FISE's frontend tokens"
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut TableReport) -> Result<()> {
+        let dir = match binding_dir(ctx) {
+            Ok(d) => d,
+            Err(why) => {
+                out.note(why);
+                return Ok(());
+            }
+        };
+        let json_path = ctx.path("browser-bench.json");
+        let mut cmd = Command::new("node");
+        cmd.current_dir(&dir).arg("bench/browser.mjs").arg("--json").arg(&json_path);
+        cmd.arg(if ctx.full { "--full" } else { "--quick" });
+        if ctx.scale != 1.0 {
+            cmd.arg("--size-scale").arg(ctx.scale.to_string());
+        }
+        ctx.progress(
+            self.id(),
+            format!("node bench/browser.mjs ({})", if ctx.full { "--full" } else { "--quick" }),
+        );
+        let failed = match cmd.output() {
+            Ok(o) if o.status.success() => None,
+            Ok(o) => Some(format!(
+                "bench/browser.mjs failed ({}): {}",
+                o.status,
+                String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
+            )),
+            Err(e) => Some(format!("cannot run node: {e}")),
+        };
+        if let Some(why) = failed {
+            out.note(format!("{why}; browser table skipped"));
+            return Ok(());
+        }
+        let parsed: Value = serde_json::from_slice(&std::fs::read(&json_path)?)?;
+        out.note(format!(
+            "One headless Chromium {} page on {} ({} cores), main thread, the same inputs for every implementation; \
+             median time per call. The hyperseal .wasm is {} bytes, {} gzipped. Ratios are the peer's time ÷ \
+             hyperseal's in the same group, size and operation (above 1: hyperseal is faster).",
+            parsed["chromium"].as_str().unwrap_or("?"),
+            parsed["cpu"].as_str().unwrap_or("?"),
+            parsed["cores"].as_u64().unwrap_or(0),
+            parsed["wasmBytes"].as_u64().unwrap_or(0),
+            parsed["wasmGzipBytes"].as_u64().unwrap_or(0),
+        ));
+        let rows = parsed["rows"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let field = |r: &Value, k: &str| r[k].as_str().unwrap_or("").to_string();
+        let mut sec = Section::new(
+            "Per call, in the page",
+            &["group", "size", "implementation", "op", "time", "MB/s", "peer ÷ hyperseal"],
+        );
+        let mut chart = Chart::new("Browser: throughput vs size", "input size", "MB/s", true);
+        for r in rows {
+            let (Some(size), Some(secs)) = (r["size"].as_f64(), r["seconds"].as_f64()) else { continue };
+            let (group, name, op) = (field(r, "group"), field(r, "impl"), field(r, "op"));
+            let ours = rows.iter().find(|o| {
+                field(o, "group") == group
+                    && o["size"].as_f64() == Some(size)
+                    && field(o, "op") == op
+                    && field(o, "impl").starts_with("hyperseal")
+            });
+            let ratio = ours.and_then(|o| o["seconds"].as_f64()).map(|h| secs / h);
+            let bps = size / secs;
+            chart.point(&format!("{group}: {name} {op}"), size, bps / 1e6);
+            sec.rows.push(vec![
+                Cell::text(group),
+                Cell::num(size, "B", format!("{size}")),
+                Cell::text(name),
+                Cell::text(op),
+                Cell::num(secs, "s", fmt_time(secs)),
+                Cell::num(bps / 1e6, "MB/s", fmt_mbps(bps)),
+                match ratio {
+                    Some(x) => Cell::num(x, "×", format!("{x:.2}×")),
+                    None => Cell::text("–"),
+                },
+            ]);
+        }
+        out.sections.push(sec);
+        out.charts.push(chart);
+        Ok(())
+    }
+}
