@@ -20,11 +20,22 @@ enum Inner<R: Read> {
 impl<R: Read> Read for Source<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.0 {
+            // Past the header the engine reads whole chunks: once the bytes buffered with the
+            // header are used up, reads go straight to the input instead of through the buffer
+            // (a second copy of every byte; BufReader alone bypasses only reads of its capacity).
+            // An empty buffer means the inner position is the logical one, so seeking still works.
+            Inner::Plain(r) if r.buffer().is_empty() && buf.len() >= DIRECT_READ => r.get_mut().read(buf),
             Inner::Plain(r) => r.read(buf),
             Inner::Armored(r) => r.read(buf),
         }
     }
 }
+
+/// Reads of at least this many bytes skip the header buffer once it is empty.
+const DIRECT_READ: usize = 8 << 10;
+
+/// The header buffer: any header fits in a few reads of this; the payload does not use it.
+const HEADER_BUFFER: usize = 64 << 10;
 
 impl<R: Read + Seek> Seek for Source<R> {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
@@ -60,7 +71,7 @@ pub struct Decryptor<R: Read> {
 impl<R: Read> Decryptor<R> {
     /// Reads the header (and de-armors if the input is armored).
     pub fn new(input: R) -> Result<Self, Error> {
-        let mut buffered = BufReader::with_capacity(256 << 10, input);
+        let mut buffered = BufReader::with_capacity(HEADER_BUFFER, input);
         let prefix = buffered.fill_buf()?;
         if looks_like_armor(prefix) {
             return Err(Error::Armor("not a valid BEGIN line (or data before it)".into()));
