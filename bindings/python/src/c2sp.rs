@@ -27,6 +27,82 @@ fn too_small(need: usize) -> PyErr {
     ArgumentError::new_err(format!("buffer must be at least {need} bytes"))
 }
 
+/// What the two push objects share: `update` turns input into output bytes (sealed chunks, or
+/// plaintext of chunks that authenticated), `finish` ends the message.
+trait Push: Send {
+    fn update_len(&self, n: usize) -> usize;
+    fn update_into(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize, hyperseal::Error>;
+    fn finish_len(&self) -> usize;
+    fn finish_into(self, out: &mut [u8]) -> Result<usize, hyperseal::Error>;
+}
+
+macro_rules! push_for {
+    ($t:ty) => {
+        impl Push for $t {
+            fn update_len(&self, n: usize) -> usize {
+                <$t>::update_len(self, n)
+            }
+            fn update_into(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize, hyperseal::Error> {
+                <$t>::update_into(self, data, out)
+            }
+            fn finish_len(&self) -> usize {
+                <$t>::finish_len(self)
+            }
+            fn finish_into(self, out: &mut [u8]) -> Result<usize, hyperseal::Error> {
+                <$t>::finish_into(self, out)
+            }
+        }
+    };
+}
+push_for!(c2sp::Encryptor);
+push_for!(c2sp::Decryptor);
+
+/// `update()`: a new bytes object; after a failure the object is finalized.
+fn update<'py, P: Push>(
+    inner: &mut Option<P>,
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let p = inner.as_mut().ok_or_else(already_finalized)?;
+    let input = Input::get(data, "data")?;
+    let d = input.as_slice();
+    bytes_with(py, p.update_len(d.len()), |out| p.update_into(d, out))?.map_err(|e| {
+        *inner = None;
+        to_py(e)
+    })
+}
+
+/// `update_into()`: into the caller's buffer, which must hold `update_len` bytes.
+fn update_into<P: Push>(
+    inner: &mut Option<P>,
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    buf: &Bound<'_, PyAny>,
+) -> PyResult<usize> {
+    let p = inner.as_mut().ok_or_else(already_finalized)?;
+    let (input, mut out) = (Input::get(data, "data")?, Output::get(buf)?);
+    // The output never sits at the input's offset (header and tags shift it): work from a
+    // copy when they share memory, as pyca does.
+    let copy = out.overlaps(input.as_slice()).then(|| input.as_slice().to_vec());
+    let d = copy.as_deref().unwrap_or(input.as_slice());
+    let o = out.as_mut_slice();
+    let need = p.update_len(d.len());
+    if o.len() < need {
+        return Err(too_small(need));
+    }
+    py.detach(|| p.update_into(d, o)).map_err(|e| {
+        *inner = None;
+        to_py(e)
+    })
+}
+
+/// `finalize()`: the end of the message; the object cannot be used again.
+fn finalize<'py, P: Push>(inner: &mut Option<P>, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+    let p = inner.take().ok_or_else(already_finalized)?;
+    let n = p.finish_len();
+    bytes_with(py, n, |out| p.finish_into(out))?.py_err()
+}
+
 /// Encrypts one message pushed in pieces: `update()` returns the salt and commitment and then
 /// every complete 16 KiB chunk, `finalize()` the short final chunk.
 #[pyclass(name = "Encryptor", module = "hyperseal.c2sp", subclass)]
@@ -64,14 +140,7 @@ impl C2spEncryptor {
     }
 
     fn update<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        let enc = self.inner.as_mut().ok_or_else(already_finalized)?;
-        let input = Input::get(data, "data")?;
-        let d = input.as_slice();
-        let r = bytes_with(py, enc.update_len(d.len()), |out| enc.update_into(d, out))?;
-        r.map_err(|e| {
-            self.inner = None;
-            to_py(e)
-        })
+        update(&mut self.inner, py, data)
     }
 
     fn update_into(
@@ -80,27 +149,11 @@ impl C2spEncryptor {
         data: &Bound<'_, PyAny>,
         buf: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
-        let enc = self.inner.as_mut().ok_or_else(already_finalized)?;
-        let (input, mut out) = (Input::get(data, "data")?, Output::get(buf)?);
-        // The output never sits at the input's offset (header and tags shift it): work from a
-        // copy when they share memory, as pyca does.
-        let copy = out.overlaps(input.as_slice()).then(|| input.as_slice().to_vec());
-        let d = copy.as_deref().unwrap_or(input.as_slice());
-        let o = out.as_mut_slice();
-        let need = enc.update_len(d.len());
-        if o.len() < need {
-            return Err(too_small(need));
-        }
-        py.detach(|| enc.update_into(d, o)).map_err(|e| {
-            self.inner = None;
-            to_py(e)
-        })
+        update_into(&mut self.inner, py, data, buf)
     }
 
     fn finalize<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let enc = self.inner.take().ok_or_else(already_finalized)?;
-        let n = enc.finish_len();
-        bytes_with(py, n, |out| enc.finish_into(out))?.py_err()
+        finalize(&mut self.inner, py)
     }
 }
 
@@ -130,14 +183,7 @@ impl C2spDecryptor {
     }
 
     fn update<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        let dec = self.inner.as_mut().ok_or_else(already_finalized)?;
-        let input = Input::get(data, "data")?;
-        let d = input.as_slice();
-        let r = bytes_with(py, dec.update_len(d.len()), |out| dec.update_into(d, out))?;
-        r.map_err(|e| {
-            self.inner = None;
-            to_py(e)
-        })
+        update(&mut self.inner, py, data)
     }
 
     fn update_into(
@@ -146,25 +192,11 @@ impl C2spDecryptor {
         data: &Bound<'_, PyAny>,
         buf: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
-        let dec = self.inner.as_mut().ok_or_else(already_finalized)?;
-        let (input, mut out) = (Input::get(data, "data")?, Output::get(buf)?);
-        let copy = out.overlaps(input.as_slice()).then(|| input.as_slice().to_vec());
-        let d = copy.as_deref().unwrap_or(input.as_slice());
-        let o = out.as_mut_slice();
-        let need = dec.update_len(d.len());
-        if o.len() < need {
-            return Err(too_small(need));
-        }
-        py.detach(|| dec.update_into(d, o)).map_err(|e| {
-            self.inner = None;
-            to_py(e)
-        })
+        update_into(&mut self.inner, py, data, buf)
     }
 
     fn finalize<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let dec = self.inner.take().ok_or_else(already_finalized)?;
-        let n = dec.finish_len();
-        bytes_with(py, n, |out| dec.finish_into(out))?.py_err()
+        finalize(&mut self.inner, py)
     }
 }
 
