@@ -37,7 +37,8 @@ fn ready_is_the_final_chunk_rule() {
 #[test]
 fn every_path_gives_the_same_bytes() {
     for suite in Suite::ALL {
-        for n in [0usize, 1, 16 << 10, (16 << 10) + 1, (5 << 20) + 3] {
+        // Around 1 MiB: where `engine::stream` hands over from the calling thread to the executor.
+        for n in [0usize, 1, 16 << 10, (16 << 10) + 1, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, (5 << 20) + 3] {
             let pt = data(n);
             let c = cipher(suite);
             let mut reference = vec![0u8; sealed_len(c.chunk_size(), n)];
