@@ -281,16 +281,5 @@ fn deliver(dir: Dir, b: &mut Batch, output: &mut (dyn Write + Send), plain: &mut
     }
 }
 
-/// Reads until `buf` is full or the input ends; returns the bytes read.
-pub(crate) fn read_full(r: &mut (impl Read + ?Sized), buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
+/// The stream engine's: reads until `buf` is full or the input ends.
+pub(crate) use crate::stream::read_full;
