@@ -10,7 +10,7 @@ use hyperseal::recipient::{passphrase_recipient, Recipient};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
 
-use crate::buffers::Input;
+use crate::buffers::{bytes_with, Input};
 use crate::errors::IntoPy;
 use crate::keys::{identities_of, options_of, To};
 use crate::pyio::PyFile;
@@ -92,8 +92,9 @@ impl PartKey {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let input = Input::get(data, "data")?;
         let d = input.as_slice();
-        let sealed = py.detach(|| self.0.seal(first_chunk, d)).py_err()?;
-        Ok(PyBytes::new(py, &sealed))
+        let len = self.0.sealed_len(first_chunk, d.len()).py_err()?;
+        // Sealed straight into the result: no second copy of a part that may be many MiB.
+        bytes_with(py, len, |out| self.0.seal_into(first_chunk, d, out).map(|()| len))?.py_err()
     }
 
     /// Opens the part starting at chunk `first_chunk` (its bytes in the file); returns its
@@ -106,9 +107,10 @@ impl PartKey {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let input = Input::get(data, "data")?;
         let d = input.as_slice();
-        // The library's buffer is zeroizing; the bytes object is the caller's plaintext.
-        let plain = py.detach(|| self.0.open(first_chunk, d)).py_err()?;
-        Ok(PyBytes::new(py, &plain))
+        // Opened straight into the result; unauthenticated bytes are wiped before it is freed.
+        let len = self.0.opened_len(d.len());
+        bytes_with(py, len, |out| self.0.open_into(first_chunk, d, out).inspect_err(|_| out.fill(0)))?
+            .py_err()
     }
 
     #[getter]

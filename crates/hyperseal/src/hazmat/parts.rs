@@ -248,33 +248,78 @@ impl PartKey {
     /// place in the file is given by [`plan`](Self::plan). Sealing a part again with the same
     /// bytes gives the same output; with other bytes it reuses nonces (see the module docs).
     pub fn seal(&self, first_chunk: u64, plaintext: &[u8]) -> Result<Vec<u8>, Error> {
+        let mut out = vec![0u8; self.sealed_len(first_chunk, plaintext.len())?];
+        self.seal_into(first_chunk, plaintext, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`seal`](Self::seal) into `out`, which must be exactly
+    /// [`sealed_len`](Self::sealed_len)`(first_chunk, plaintext.len())` bytes (a buffer the
+    /// caller owns: a Python `bytes`, a mapped file).
+    pub fn seal_into(&self, first_chunk: u64, plaintext: &[u8], out: &mut [u8]) -> Result<(), Error> {
+        let need = self.sealed_len(first_chunk, plaintext.len())?;
+        if out.len() != need {
+            return Err(Error::InvalidArgument(format!(
+                "output buffer is {} bytes, the part is {need}",
+                out.len()
+            )));
+        }
+        seal_run(
+            &self.cipher,
+            first_chunk,
+            plaintext,
+            self.ends_at(first_chunk, plaintext.len()),
+            out,
+            self.threads,
+        );
+        Ok(())
+    }
+
+    /// Bytes of the sealed part at chunk `first_chunk` with `len` plaintext bytes; an error if
+    /// no such part fits this file (see [`seal`](Self::seal)).
+    pub fn sealed_len(&self, first_chunk: u64, len: usize) -> Result<usize, Error> {
         if self.role != Role::Seal {
             return Err(Error::InvalidArgument("this part key opens a file; it cannot seal".into()));
         }
         let chunk = self.cipher.chunk_size() as u64;
-        let (start, len, total) =
-            (first_chunk.saturating_mul(chunk), plaintext.len() as u64, self.plaintext_len());
-        let ends = start.checked_add(len) == Some(total);
+        let (start, total) = (first_chunk.saturating_mul(chunk), self.plaintext_len());
+        let ends = self.ends_at(first_chunk, len);
         let fits = start < total || (start == 0 && total == 0);
-        if !fits || (!ends && (len == 0 || !len.is_multiple_of(chunk) || start + len > total)) {
+        let whole = len > 0 && (len as u64).is_multiple_of(chunk) && start + len as u64 <= total;
+        if !fits || !(ends || whole) {
             return Err(Error::InvalidArgument(format!(
                 "a part at chunk {first_chunk} with {len} bytes does not fit a {total}-byte plaintext in {chunk}-byte chunks"
             )));
         }
-        let tags = if ends {
-            plaintext.len().div_ceil(chunk as usize).max(1)
-        } else {
-            plaintext.len() / chunk as usize
-        };
-        let mut out = vec![0u8; plaintext.len() + TAG_LEN * tags];
-        seal_run(&self.cipher, first_chunk, plaintext, ends, &mut out, self.threads);
-        Ok(out)
+        let chunks = if ends { len.div_ceil(chunk as usize).max(1) } else { len / chunk as usize };
+        Ok(len + TAG_LEN * chunks)
+    }
+
+    /// Whether `len` plaintext bytes at chunk `first_chunk` reach the end of the plaintext.
+    fn ends_at(&self, first_chunk: u64, len: usize) -> bool {
+        let start = first_chunk.saturating_mul(self.cipher.chunk_size() as u64);
+        start.checked_add(len as u64) == Some(self.plaintext_len())
     }
 
     /// Opens the part that starts at chunk `first_chunk` (its bytes as [`plan`](Self::plan)
     /// places them in the file) and returns its plaintext, all of it authenticated. The part
     /// holding the end of the file also proves the file was not cut short.
     pub fn open(&self, first_chunk: u64, sealed: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
+        // Unauthenticated bytes are wiped whatever happens; only a part that opened is returned.
+        let mut out = Zeroizing::new(vec![0u8; sealed.len()]);
+        let n = self.open_into(first_chunk, sealed, &mut out)?;
+        out.truncate(n);
+        Ok(out)
+    }
+
+    /// Plaintext bytes in a part of `sealed_len` bytes (exact for a part that opens).
+    pub fn opened_len(&self, sealed_len: usize) -> usize {
+        sealed_len - TAG_LEN * sealed_len.div_ceil(self.cipher.full()).min(sealed_len / TAG_LEN)
+    }
+
+    /// [`open`](Self::open) into `out` ([`opened_len`](Self::opened_len) bytes suffice, as does
+    /// `sealed.len()`); returns the plaintext length. On error `out` holds unauthenticated bytes and must be discarded.
+    pub fn open_into(&self, first_chunk: u64, sealed: &[u8], out: &mut [u8]) -> Result<usize, Error> {
         let full = self.cipher.full() as u64;
         let (start, len) = (first_chunk.saturating_mul(full), sealed.len() as u64);
         let ends = start.checked_add(len) == Some(self.payload_len);
@@ -284,11 +329,7 @@ impl PartKey {
                 "a part at chunk {first_chunk} with {len} bytes does not fit this file's payload"
             )));
         }
-        // Unauthenticated bytes are wiped whatever happens; only a part that opened is returned.
-        let mut out = Zeroizing::new(vec![0u8; sealed.len()]);
-        let n = open_run(&self.cipher, first_chunk, sealed, ends, &mut out, self.threads)?;
-        out.truncate(n);
-        Ok(out)
+        open_run(&self.cipher, first_chunk, sealed, ends, out, self.threads)
     }
 
     /// The key and geometry as bytes, to send to a worker (see the module docs for what that
