@@ -25,12 +25,14 @@ pub struct PartKey {
 #[wasm_bindgen]
 impl PartKey {
     /// Begins a file of exactly `plaintextLen` bytes for the given public key(s);
-    /// `options.format`: 'hyperseal' (default) or 'age'.
+    /// `options.format`: 'hyperseal' (default) or 'age'; `options.suite` (hyperseal files):
+    /// 'chacha20-poly1305' (default) or 'aes-256-gcm' (for a caller that seals through
+    /// WebCrypto, see `chunkCalls`).
     #[wasm_bindgen(js_name = sealNew)]
     pub fn seal_new(public_key: JsValue, plaintext_len: f64, options: JsValue) -> Result<PartKey, JsValue> {
         let to = keys::recipients(&public_key)?;
         let (head, key) =
-            LibPartKey::seal_new(&to, args::file_options(&options)?, length(plaintext_len)?).map_err(fail)?;
+            LibPartKey::seal_new(&to, options_of(&options)?, length(plaintext_len)?).map_err(fail)?;
         Ok(PartKey { key, head })
     }
 
@@ -45,7 +47,7 @@ impl PartKey {
         if passphrase.is_empty() {
             return Err(arg("the passphrase is empty"));
         }
-        let opts = args::file_options(&options)?;
+        let opts = options_of(&options)?;
         let to = [passphrase_recipient(opts.profile, passphrase)];
         let (head, key) = LibPartKey::seal_new(&to, opts, length(plaintext_len)?).map_err(fail)?;
         Ok(PartKey { key, head })
@@ -113,6 +115,59 @@ impl PartKey {
         Ok(plain.to_vec())
     }
 
+    /// The payload suite's name ('aes-256-gcm', 'chacha20-poly1305', 'sm4-gcm').
+    #[wasm_bindgen(getter)]
+    pub fn suite(&self) -> String {
+        self.key.suite().name().to_string()
+    }
+
+    /// Bytes of the sealed part at chunk `firstChunk` holding `length` plaintext bytes.
+    #[wasm_bindgen(js_name = sealedLength)]
+    pub fn sealed_length(&self, first_chunk: f64, length_: f64) -> Result<f64, JsValue> {
+        let n = self.key.sealed_len(length(first_chunk)?, length(length_)? as usize).map_err(fail)?;
+        Ok(n as f64)
+    }
+
+    /// Plaintext bytes of a part of `length` sealed bytes (exact for a part that opens).
+    #[wasm_bindgen(js_name = openedLength)]
+    pub fn opened_length(&self, length_: f64) -> Result<f64, JsValue> {
+        Ok(self.key.opened_len(length(length_)? as usize) as f64)
+    }
+
+    /// The AEAD calls of one part, for WebCrypto: `[nonce, inputStart, inputEnd, outputStart,
+    /// outputEnd]` each (the library decides every nonce and boundary, and checks the part's
+    /// shape first). See the library's `PartKey::chunk_calls` for the caller's duties.
+    #[wasm_bindgen(js_name = chunkCalls)]
+    pub fn chunk_calls(
+        &self,
+        first_chunk: f64,
+        input_length: f64,
+        sealing: bool,
+    ) -> Result<js_sys::Array, JsValue> {
+        let calls = self
+            .key
+            .chunk_calls(length(first_chunk)?, length(input_length)? as usize, sealing)
+            .map_err(fail)?;
+        Ok(calls
+            .into_iter()
+            .map(|c| {
+                let row = js_sys::Array::new();
+                row.push(&js_sys::Uint8Array::from(&c.nonce[..]));
+                for n in [c.input.start, c.input.end, c.output.start, c.output.end] {
+                    row.push(&JsValue::from_f64(n as f64));
+                }
+                row
+            })
+            .collect())
+    }
+
+    /// The raw AEAD key, for `crypto.subtle.importKey('raw', …)` (AES-256-GCM and
+    /// ChaCha20-Poly1305 files only). Import it non-extractable and wipe this copy.
+    #[wasm_bindgen(js_name = rawAeadKey)]
+    pub fn raw_aead_key(&self) -> Result<Vec<u8>, JsValue> {
+        Ok(self.key.raw_aead_key().map_err(fail)?.to_vec())
+    }
+
     /// The key and geometry as bytes, for another worker (`PartKey.fromBytes`).
     #[wasm_bindgen(js_name = toBytes)]
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -124,6 +179,22 @@ impl PartKey {
     pub fn from_bytes(bytes: &[u8]) -> Result<PartKey, JsValue> {
         Ok(PartKey { key: LibPartKey::from_bytes(bytes).map_err(fail)?, head: Vec::new() })
     }
+}
+
+/// `args::file_options` plus `options.suite` for hyperseal files.
+fn options_of(options: &JsValue) -> Result<hyperseal::Options, JsValue> {
+    let mut opts = args::file_options(options)?;
+    if let Some(name) = args::string_field(options, "suite")? {
+        let suite =
+            hyperseal::Suite::from_name(&name).filter(|s| *s != hyperseal::Suite::Sm4Gcm).ok_or_else(
+                || arg(format!("options.suite must be 'chacha20-poly1305' or 'aes-256-gcm', not {name:?}")),
+            )?;
+        if opts.profile == hyperseal::Profile::Age && suite != opts.suite {
+            return Err(arg("options.suite: age files are always chacha20-poly1305"));
+        }
+        opts.suite = suite;
+    }
+    Ok(opts)
 }
 
 /// A JS number that must be a whole, non-negative, exactly representable length.

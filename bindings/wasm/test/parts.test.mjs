@@ -1,5 +1,5 @@
 // One file across every worker: WorkerPool's parallel path (js/workers.js) over the library's
-// PartKey, in Chromium. Files sealed by two workers open with the native CLI and CLI files open
+// PartKey, in Chromium; AES-256-GCM parts through WebCrypto with the library's chunk calls. Files sealed by two workers open with the native CLI and CLI files open
 // through two workers, both formats, keys and passphrases, sizes around the part boundaries;
 // damage, truncation and a wrong key are rejected with their codes and return nothing.
 
@@ -53,6 +53,9 @@ test('files sealed across two workers open with the CLI, progress reaches the en
     const how = opts[i].passphrase ? ['--passphrase-file', join(h.work, 'pass')] : ['-i', key]
     assert.deepEqual(cli(['decrypt', '-q', ...how, path]), pts[i], `file ${i} (${sizes[i]} B)`)
     assert.equal(last, sizes[i])
+    // Hyperseal files sealed in parts are AES-256-GCM, sealed through WebCrypto (js/worker.js).
+    const params = unb64(file).toString('latin1').split('\n')[1]
+    assert.equal(params.startsWith('params aes-256-gcm'), opts[i].format !== 'age', params)
   })
 })
 

@@ -100,6 +100,18 @@ pub struct Part {
     pub file: Range<u64>,
 }
 
+/// One AEAD call of a part (see [`PartKey::chunk_calls`]): offsets into the part's input and
+/// output buffers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkCall {
+    /// The chunk's nonce (its index and final flag, `docs/FORMAT.md` §5.2).
+    pub nonce: [u8; 12],
+    /// Bytes of the part's input the call reads.
+    pub input: Range<usize>,
+    /// Where in the part's output its result goes.
+    pub output: Range<usize>,
+}
+
 /// Magic and version of [`PartKey::to_bytes`].
 const MAGIC: &[u8; 8] = b"hs-part1";
 
@@ -330,6 +342,72 @@ impl PartKey {
             )));
         }
         open_run(&self.cipher, first_chunk, sealed, ends, out, self.threads)
+    }
+
+    /// The AEAD calls that seal (`sealing`) or open the part at chunk `first_chunk` whose input
+    /// is `input_len` bytes, for a caller that runs the cipher itself — a page handing
+    /// AES-256-GCM to WebCrypto, which runs it off the main thread several times faster than
+    /// WebAssembly. Each call is `AEAD(raw_aead_key, nonce, aad = empty, input[input])` and its
+    /// result (ciphertext ‖ tag, or the plaintext) goes to `output[output]` of a buffer of
+    /// [`sealed_len`](Self::sealed_len) (or [`opened_len`](Self::opened_len)) bytes. The shape
+    /// checks are the library's: a part that does not fit, or a final chunk too short to be
+    /// one, is an error here, before any call. A caller opening MUST NOT release any output of a
+    /// part unless every call of it succeeded, and reports a failed call as `ChunkAuth`.
+    pub fn chunk_calls(
+        &self,
+        first_chunk: u64,
+        input_len: usize,
+        sealing: bool,
+    ) -> Result<Vec<ChunkCall>, Error> {
+        let (chunk, full) = (self.cipher.chunk_size(), self.cipher.full());
+        let (stride, ends) = match sealing {
+            true => {
+                self.sealed_len(first_chunk, input_len)?;
+                (chunk, self.ends_at(first_chunk, input_len))
+            }
+            false => {
+                let start = first_chunk.saturating_mul(full as u64);
+                let ends = start.checked_add(input_len as u64) == Some(self.payload_len);
+                let whole = input_len > 0 && input_len.is_multiple_of(full);
+                if !(ends || whole && start + input_len as u64 <= self.payload_len) {
+                    return Err(Error::InvalidArgument(format!(
+                        "a part at chunk {first_chunk} with {input_len} bytes does not fit this file's payload"
+                    )));
+                }
+                (full, ends)
+            }
+        };
+        let count = if ends {
+            crate::stream::ready(input_len, stride, true, first_chunk).0
+        } else {
+            input_len / stride
+        };
+        let mut calls = Vec::with_capacity(count);
+        let mut at = 0;
+        for i in 0..count {
+            let (index, last) = (first_chunk + i as u64, ends && i + 1 == count);
+            let len = (input_len - i * stride).min(stride);
+            if !sealing {
+                self.cipher.check_shape(index, last, len)?;
+            }
+            let out = if sealing { len + TAG_LEN } else { len - TAG_LEN };
+            calls.push(ChunkCall {
+                nonce: crate::stream::nonce(index, last),
+                input: i * stride..i * stride + len,
+                output: at..at + out,
+            });
+            at += out;
+        }
+        Ok(calls)
+    }
+
+    /// The payload's raw AEAD key, for [`chunk_calls`](Self::chunk_calls): AES-256-GCM and
+    /// ChaCha20-Poly1305 files only (their key is the whole payload key).
+    pub fn raw_aead_key(&self) -> Result<Zeroizing<[u8; 32]>, Error> {
+        match self.suite {
+            Suite::Aes256Gcm | Suite::ChaCha20Poly1305 => Ok(self.key.clone()),
+            other => Err(Error::InvalidArgument(format!("no raw key export for {other} payloads"))),
+        }
     }
 
     /// The key and geometry as bytes, to send to a worker (see the module docs for what that

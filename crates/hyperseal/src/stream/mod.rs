@@ -126,7 +126,7 @@ impl ChunkCipher {
     /// Sizes first: a non-final chunk is always full, only the sole chunk of an empty payload may
     /// be empty (one encoding per plaintext), and no chunk at all where the final one must be is
     /// a truncation.
-    fn check_shape(&self, index: u64, last: bool, len: usize) -> Result<(), Error> {
+    pub(crate) fn check_shape(&self, index: u64, last: bool, len: usize) -> Result<(), Error> {
         if last && len == 0 {
             return Err(Error::Truncated(index.saturating_sub(1)));
         }
@@ -151,7 +151,7 @@ impl ChunkCipher {
 }
 
 /// Nonce = 11-byte big-endian index ‖ last flag. `u64` indices cannot overflow 88 bits.
-fn nonce(index: u64, last: bool) -> [u8; 12] {
+pub(crate) fn nonce(index: u64, last: bool) -> [u8; 12] {
     let mut n = [0u8; 12];
     n[3..11].copy_from_slice(&index.to_be_bytes());
     n[11] = last as u8;

@@ -153,3 +153,47 @@ fn debug_never_shows_the_key() {
     let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
     assert!(!shown.contains(&hex) && !shown.contains(&format!("{:?}", &raw[..4])));
 }
+
+/// The calls a WebCrypto caller makes, run here with RustCrypto's AES-GCM (a second
+/// implementation on native builds), give exactly the library's sealed part, and open it again.
+#[test]
+fn chunk_calls_run_elsewhere_give_the_same_bytes() {
+    use aes_gcm::aead::{Aead, KeyInit};
+    let (to, ids) = keypair();
+    for len in [0, 5, CHUNK, 3 * CHUNK, 3 * CHUNK + 9] {
+        let pt: Vec<u8> = (0..len).map(|i| (i % 249) as u8).collect();
+        let (head, key) = PartKey::seal_new(&to, opts(Suite::Aes256Gcm), len as u64).unwrap();
+        let aead = aes_gcm::Aes256Gcm::new_from_slice(&key.raw_aead_key().unwrap()[..]).unwrap();
+        let mut file = head.clone();
+        for part in key.plan(2 * CHUNK as u64).unwrap() {
+            let input = &pt[part.plaintext.start as usize..part.plaintext.end as usize];
+            let mut out = vec![0u8; key.sealed_len(part.first_chunk, input.len()).unwrap()];
+            for c in key.chunk_calls(part.first_chunk, input.len(), true).unwrap() {
+                let sealed = aead.encrypt((&c.nonce).into(), &input[c.input.clone()]).unwrap();
+                out[c.output].copy_from_slice(&sealed);
+            }
+            assert_eq!(out, key.seal(part.first_chunk, input).unwrap());
+            file.extend_from_slice(&out);
+        }
+        assert_eq!(decrypt(&ids, &file).unwrap(), pt);
+        let opener = PartKey::open_file(&mut Cursor::new(&file), file.len() as u64, &ids).unwrap();
+        let mut back = Vec::new();
+        for part in opener.plan(CHUNK as u64).unwrap() {
+            let input = &file[part.file.start as usize..part.file.end as usize];
+            let mut out = vec![0u8; opener.opened_len(input.len())];
+            for c in opener.chunk_calls(part.first_chunk, input.len(), false).unwrap() {
+                out[c.output]
+                    .copy_from_slice(&aead.decrypt((&c.nonce).into(), &input[c.input.clone()]).unwrap());
+            }
+            back.extend_from_slice(&out);
+        }
+        assert_eq!(back, pt);
+    }
+    // Shapes are checked before any call: a cut final chunk, a part that does not fit.
+    let (_, key) = PartKey::seal_new(&to, opts(Suite::Aes256Gcm), 10).unwrap();
+    assert!(key.chunk_calls(0, 11, true).is_err());
+    assert!(matches!(key.chunk_calls(0, 10, false), Err(Error::InvalidArgument(_))));
+    assert!(matches!(key.chunk_calls(0, 26, false), Ok(c) if c.len() == 1 && c[0].nonce[11] == 1));
+    let (_, sm4) = PartKey::seal_new(&to, opts(Suite::Sm4Gcm), 10).unwrap();
+    assert!(sm4.raw_aead_key().is_err());
+}
