@@ -61,14 +61,16 @@ export class WorkerPool {
   #file (op, blob, options = {}) {
     if (!(blob instanceof Blob)) return Promise.reject(Object.assign(new TypeError(`${op}: the input must be a Blob or a File`), { code: 'ERR_HYPERSEAL_ARGUMENT' }))
     const { onProgress, parallel, ...rest } = options
-    if (this.size > 1 && parallel !== false && (parallel === true || blob.size >= PARALLEL_MIN)) {
+    // Even one worker gains from parts: they are what lets AES-256-GCM run on WebCrypto.
+    if (parallel === true || (parallel !== false && blob.size >= PARALLEL_MIN)) {
       return this.#parts(op === 'encryptFile', blob, rest, onProgress)
     }
     return this.#post({ op, blob, options: rest }, onProgress)
   }
 
   // One file across every worker. At most one part per worker is in flight (memory stays at a
-  // few parts whatever the file size); results are joined in plan order. Any failure rejects
+  // few parts whatever the file size); the workers return Blobs, joined here in plan order
+  // without copying (a 100 MB copy on the main thread would be a long task). Any failure rejects
   // the whole call and nothing is returned.
   async #parts (sealing, blob, options, onProgress) {
     const begun = await this.#post({ op: sealing ? 'beginSeal' : 'beginOpen', blob, options: { ...options, partSize: PART_BYTES } })
