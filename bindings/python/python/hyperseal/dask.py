@@ -350,6 +350,16 @@ def _run_parts(client, task, plan, dest, key, progress, **extra):
         client.cancel(shared)
 
 
+def _commit(dest, plan, key, src, dst):
+    """Every part is in: the destination appears now, or nothing is left."""
+    try:
+        dest.commit(len(plan))
+    except BaseException:
+        dest.discard()
+        raise
+    return LargeResult(src, dst, key.plaintext_len, key.file_len, len(plan))
+
+
 def encrypt_large(client, src, dst, recipients=None, *, passphrase=None, format="hyperseal", suite=None,
                   part_size=_PART, force=False, progress=None):
     """Encrypts **one** object ``src`` into ``dst`` across the cluster's workers: the header and
@@ -371,12 +381,7 @@ def encrypt_large(client, src, dst, recipients=None, *, passphrase=None, format=
     if _stamp(src_fs, src_path) != before:
         dest.discard()
         raise _hyperseal_io_error(f"{src} changed while it was being encrypted; nothing was written")
-    try:
-        dest.commit(len(plan))
-    except BaseException:
-        dest.discard()
-        raise
-    return LargeResult(src, dst, key.plaintext_len, key.file_len, len(plan))
+    return _commit(dest, plan, key, src, dst)
 
 
 def decrypt_large(client, src, dst, identities=None, *, passphrase=None, part_size=_PART, force=False,
@@ -397,12 +402,7 @@ def decrypt_large(client, src, dst, identities=None, *, passphrase=None, part_si
     plan = _parts_of(key, part_size)
     dest = _Destination(dst, key.plaintext_len, force)
     _run_parts(client, _open_task, plan, dest, key, progress, src=src)
-    try:
-        dest.commit(len(plan))
-    except BaseException:
-        dest.discard()
-        raise
-    return LargeResult(src, dst, key.plaintext_len, key.file_len, len(plan))
+    return _commit(dest, plan, key, src, dst)
 
 
 __all__ = ["FileResult", "LargeResult", "decrypt_files", "decrypt_large", "encrypt_files", "encrypt_large"]
