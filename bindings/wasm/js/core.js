@@ -14,6 +14,7 @@
 import init, {
   EncryptSession, DecryptSession, RangeJob, kdfPbkdf2Sync, kdfArgon2idSync, kdfScryptSync, kdfHkdf,
   aeadSeal, aeadOpen, aeadGenerateKey, tokenGenerateKey, tokenSeal, tokenOpen,
+  signGenerateKeyPair, signSign, signVerify, signPublicKeyOf,
 } from '../pkg/hyperseal.js'
 
 export default init
@@ -37,6 +38,10 @@ export {
   tokenGenerateKey,
   tokenSeal,
   tokenOpen,
+  signGenerateKeyPair,
+  signSign,
+  signVerify,
+  signPublicKeyOf,
 } from '../pkg/hyperseal.js'
 
 const utf8 = new TextEncoder()
@@ -149,6 +154,8 @@ export function kdfScrypt (password, salt, o) {
 
 export const kdf = Object.freeze({ pbkdf2: kdfPbkdf2, argon2id: kdfArgon2id, scrypt: kdfScrypt, hkdf: kdfHkdf })
 export const aead = Object.freeze({ seal: aeadSeal, open: aeadOpen, generateKey: aeadGenerateKey })
+/** Signatures with PEM keys (Ed25519, ECDSA P-256, ML-DSA-65; RSA is native-only), as in Node. */
+export const sign = Object.freeze({ generateKeyPair: signGenerateKeyPair, sign: signSign, verify: signVerify, publicKeyOf: signPublicKeyOf })
 
 function options (o, what) {
   if (o === undefined || o === null) return {}

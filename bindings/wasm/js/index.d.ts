@@ -91,6 +91,18 @@ export function aeadOpen (algo: AeadAlgorithm, key: Uint8Array, sealed: Uint8Arr
 export function aeadGenerateKey (algo: AeadAlgorithm): Uint8Array
 export const aead: { seal: typeof aeadSeal, open: typeof aeadOpen, generateKey: typeof aeadGenerateKey }
 
+/** 'ed25519' (default), 'ecdsa-p256', 'ml-dsa-65' (RSA is native-only: ERR_HYPERSEAL_ARGUMENT). */
+export type SignKeyKind = 'ed25519' | 'ecdsa-p256' | 'ml-dsa-65'
+/** A signing key pair as PEM text: PKCS#8 (`BEGIN PRIVATE KEY`, keep it secret) and SPKI. */
+export interface SignKeyPair { privateKey: string, publicKey: string }
+export function signGenerateKeyPair (kind?: SignKeyKind): SignKeyPair
+/** Ed25519 and ML-DSA-65 sign the message itself; ECDSA P-256 is SHA-256 with an ASN.1 DER signature. */
+export function signSign (privateKey: string, data: Data, padding?: 'pss' | 'pkcs1'): Uint8Array
+/** Whether the signature is valid; an unusable key throws ERR_HYPERSEAL_KEY, a wrong signature is `false`. */
+export function signVerify (publicKey: string, data: Data, signature: Uint8Array, padding?: 'pss' | 'pkcs1'): boolean
+export function signPublicKeyOf (privateKey: string): string
+export const sign: { generateKeyPair: typeof signGenerateKeyPair, sign: typeof signSign, verify: typeof signVerify, publicKeyOf: typeof signPublicKeyOf }
+
 export function tokenGenerateKey (): string
 export function tokenSeal (key: string, plaintext: Data, aad?: Data, ttlSeconds?: number): string
 export function tokenOpen (keys: string | string[], token: string, aad?: Data): Uint8Array
