@@ -76,7 +76,8 @@ function sessionTransform (session) {
 
 /**
  * A TransformStream that encrypts to `publicKey` (a string or an array) or with `passphrase`:
- * plaintext chunks in, a binary hyperseal file (or age with `format: 'age'`) out. Memory stays flat.
+ * plaintext chunks in, a hyperseal file (or age with `format: 'age'`) out, binary or with
+ * `armor: true` ASCII-armored. Memory stays flat.
  */
 export function createEncryptStream (options) {
   if (options == null) throw argError('createEncryptStream: options are required')
@@ -86,7 +87,7 @@ export function createEncryptStream (options) {
 }
 
 /**
- * A TransformStream that decrypts a binary hyperseal or age file with `privateKey` or
+ * A TransformStream that decrypts a hyperseal or age file, binary or armored, with `privateKey` or
  * `passphrase`. Only authenticated plaintext comes out; a cut or tampered file errors the
  * stream with ERR_HYPERSEAL_AUTH.
  */

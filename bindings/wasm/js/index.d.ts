@@ -18,7 +18,7 @@ export type KeyKind = 'hybrid' | 'x25519' | 'mlkem1024'
 export interface FileOptions {
   /** 'hyperseal' (default) or 'age' (X25519 and hybrid keys only). */
   format?: 'hyperseal' | 'age'
-  /** ASCII armor (one-shot calls only). */
+  /** ASCII armor (PEM-style, `-----BEGIN HYPERSEAL ENCRYPTED FILE-----` / age's). */
   armor?: boolean
 }
 
@@ -33,7 +33,7 @@ export function decryptByPrivateKey (data: Data, privateKey: string): Uint8Array
 export function encryptWithPassphrase (data: Data, passphrase: string, options?: FileOptions): Uint8Array
 export function decryptWithPassphrase (data: Data, passphrase: string): Uint8Array
 
-export type EncryptStreamOptions = ({ publicKey: string | string[] } | { passphrase: string }) & { format?: 'hyperseal' | 'age' }
+export type EncryptStreamOptions = ({ publicKey: string | string[] } | { passphrase: string }) & { format?: 'hyperseal' | 'age', armor?: boolean }
 export type DecryptStreamOptions = { privateKey: string } | { passphrase: string }
 
 export function createEncryptStream (options: EncryptStreamOptions): TransformStream<Data, Uint8Array>
