@@ -9,6 +9,7 @@ mod c2sp;
 mod errors;
 mod files;
 mod keys;
+mod parts;
 mod pyio;
 mod seal;
 mod streams;
@@ -36,5 +37,6 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("C2spDecryptor", m.py().get_type::<c2sp::C2spDecryptor>())?;
     m.add_function(wrap_pyfunction!(c2sp::encrypt, m)?)?;
     m.add_function(wrap_pyfunction!(c2sp::decrypt, m)?)?;
+    m.add_class::<parts::PartKey>()?;
     Ok(())
 }

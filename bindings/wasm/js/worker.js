@@ -1,13 +1,17 @@
 // The worker side of WorkerPool (js/workers.js): one WebAssembly instance per worker, so each
 // runs on its own core and the page's main thread never waits on cryptography.
 //
-// Messages in: { id, op: 'encryptFile' | 'decryptFile', blob, options } or { id, op: 'run', name,
-// args }. Messages out: { id, progress: bytesRead }, then { id, ok: result } or
+// Messages in: { id, op: 'encryptFile' | 'decryptFile', blob, options }, { id, op: 'run', name,
+// args }, or the steps of one file across workers (WorkerPool's parallel path, over the
+// library's PartKey): { id, op: 'beginSeal' | 'beginOpen', blob, options } then
+// { id, op: 'sealPart' | 'openPart', blob (the part's slice), options: { key, first } }. Messages out: { id, progress: bytesRead }, then { id, ok: result } or
 // { id, error: { message, code } }. Files are read with Blob.stream() and pushed through the
 // library's Sealer/Opener (EncryptSession/DecryptSession), so memory stays flat; the result is
 // a Blob (large Blobs may live on disk in Chromium, and cross threads without a copy).
 
 import init, * as hs from './core.js'
+// Not a public export (a hazmat API): only WorkerPool's parallel path uses it, here.
+import { PartKey } from '../pkg/hyperseal.js'
 
 const ready = init()
 
@@ -50,6 +54,46 @@ function decryptSession ({ privateKey, passphrase }) {
   return new hs.DecryptSession(privateKey)
 }
 
+/** The header and salt always fit in this many bytes from the start of a file. */
+const HEADER_MAX = (1 << 20) + 64
+
+/** Begins a file of blob.size bytes: its first bytes, the part key (as bytes) and its plan. */
+function beginSeal (blob, { publicKey, passphrase, partSize, ...options }) {
+  const key = typeof passphrase === 'string'
+    ? PartKey.sealNewWithPassphrase(passphrase, blob.size, options)
+    : PartKey.sealNew(publicKey, blob.size, options)
+  try {
+    return { head: key.head(), key: key.toBytes(), plan: key.plan(partSize) }
+  } finally {
+    key.free()
+  }
+}
+
+/** Opens the header of an encrypted blob: the part key (as bytes) and its plan. */
+async function beginOpen (blob, { privateKey, passphrase, partSize }) {
+  const prefix = new Uint8Array(await blob.slice(0, HEADER_MAX).arrayBuffer())
+  const key = typeof passphrase === 'string'
+    ? PartKey.openFileWithPassphrase(prefix, blob.size, passphrase)
+    : PartKey.openFile(prefix, blob.size, privateKey)
+  try {
+    // Parts are counted in plaintext; whole chunks of it, so the plan is chunk-aligned.
+    return { key: key.toBytes(), plan: key.plan(partSize) }
+  } finally {
+    key.free()
+  }
+}
+
+/** Seals or opens one part (the blob is the part's slice of the input). */
+async function part (blob, { key, first }, sealing) {
+  const data = new Uint8Array(await blob.arrayBuffer())
+  const k = PartKey.fromBytes(key)
+  try {
+    return sealing ? k.seal(first, data) : k.open(first, data)
+  } finally {
+    k.free()
+  }
+}
+
 // Functions a page may run here by name: everything the package exports that is a function.
 const callable = (name) => typeof hs[name] === 'function' && !/^[A-Z]/.test(name) && name !== 'default' && name !== 'initSync'
 
@@ -59,6 +103,9 @@ self.onmessage = async ({ data: { id, op, blob, options, name, args } }) => {
     let ok
     if (op === 'encryptFile') ok = await pump(id, blob, encryptSession(options ?? {}))
     else if (op === 'decryptFile') ok = await pump(id, blob, decryptSession(options ?? {}))
+    else if (op === 'beginSeal') ok = beginSeal(blob, options)
+    else if (op === 'beginOpen') ok = await beginOpen(blob, options)
+    else if (op === 'sealPart' || op === 'openPart') ok = await part(blob, options, op === 'sealPart')
     else if (op === 'run' && callable(name)) ok = await hs[name](...(args ?? []))
     else throw Object.assign(new Error(`worker: unknown operation ${op} ${name ?? ''}`), { code: 'ERR_HYPERSEAL_ARGUMENT' })
     postMessage({ id, ok }, ok instanceof Uint8Array ? [ok.buffer] : [])

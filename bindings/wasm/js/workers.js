@@ -1,6 +1,8 @@
 // WorkerPool: hyperseal off the main thread, on every core. Each worker (js/worker.js) holds its
-// own WebAssembly instance; calls go to the least busy one. One file is sealed by one worker
-// (the library's sealer is sequential); several files, or a file and a KDF, run side by side.
+// own WebAssembly instance; calls go to the least busy one. A large file is sealed (or opened)
+// by all the workers together: one begins it (header and payload key, the library's PartKey),
+// each seals the parts it is handed, and the parts are joined in order into one ordinary file —
+// the same file the CLI opens. Smaller files stream through one worker's Sealer/Opener.
 //
 //   import { WorkerPool } from 'hyperseal'
 //   const pool = new WorkerPool()                       // navigator.hardwareConcurrency workers
@@ -10,6 +12,12 @@
 //   pool.terminate()
 //
 // Rejections are Errors with the same `code`s as the direct calls.
+
+/** Files from this size on go through every worker (below, one worker streams it: measured). */
+export const PARALLEL_MIN = 4 << 20
+
+/** Plaintext per part: a few per worker even for mid-sized files, little memory in flight. */
+const PART_BYTES = 4 << 20
 
 export class WorkerPool {
   /**
@@ -25,10 +33,14 @@ export class WorkerPool {
     this.next = 0
   }
 
-  /** Encrypts a Blob/File: `{ publicKey | passphrase, format, onProgress(bytesRead) }` → Blob. */
+  /**
+   * Encrypts a Blob/File: `{ publicKey | passphrase, format, onProgress(bytesRead), parallel }`
+   * → Blob. `parallel`: true/false forces all workers or one; by default files of
+   * `PARALLEL_MIN` bytes and more use all of them.
+   */
   encryptFile (blob, options) { return this.#file('encryptFile', blob, options) }
 
-  /** Decrypts a Blob/File: `{ privateKey | passphrase, onProgress(bytesRead) }` → Blob. */
+  /** Decrypts a Blob/File: `{ privateKey | passphrase, onProgress(bytesRead), parallel }` → Blob. */
   decryptFile (blob, options) { return this.#file('decryptFile', blob, options) }
 
   /** Runs the package's export `name` in a worker (arguments and result are structured-cloned). */
@@ -44,8 +56,34 @@ export class WorkerPool {
 
   #file (op, blob, options = {}) {
     if (!(blob instanceof Blob)) return Promise.reject(Object.assign(new TypeError(`${op}: the input must be a Blob or a File`), { code: 'ERR_HYPERSEAL_ARGUMENT' }))
-    const { onProgress, ...rest } = options
+    const { onProgress, parallel, ...rest } = options
+    if (this.size > 1 && parallel !== false && (parallel === true || blob.size >= PARALLEL_MIN)) {
+      return this.#parts(op === 'encryptFile', blob, rest, onProgress)
+    }
     return this.#post({ op, blob, options: rest }, onProgress)
+  }
+
+  // One file across every worker. At most one part per worker is in flight (memory stays at a
+  // few parts whatever the file size); results are joined in plan order. Any failure rejects
+  // the whole call and nothing is returned.
+  async #parts (sealing, blob, options, onProgress) {
+    const begun = await this.#post({ op: sealing ? 'beginSeal' : 'beginOpen', blob, options: { ...options, partSize: PART_BYTES } })
+    const { key, plan } = begun
+    const out = new Array(plan.length)
+    let next = 0
+    let done = 0
+    const lane = async () => {
+      while (next < plan.length) {
+        const i = next++
+        const [first, p0, p1, f0, f1] = plan[i]
+        const slice = sealing ? blob.slice(p0, p1) : blob.slice(f0, f1)
+        out[i] = await this.#post({ op: sealing ? 'sealPart' : 'openPart', blob: slice, options: { key, first } })
+        done += slice.size
+        onProgress?.(done)
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(this.size, plan.length) }, lane))
+    return new Blob(sealing ? [begun.head, ...out] : out, { type: 'application/octet-stream' })
   }
 
   #pick () {

@@ -14,14 +14,16 @@
 //! Layout: `errors.rs` (JS errors with codes), `args.rs` (JS argument decoding), `keys.rs`
 //! (`generateKeyPair`, `publicKeyOf`), `oneshot.rs` (buffers, public key or passphrase),
 //! `session.rs` (`EncryptSession`/`DecryptSession` over `Sealer`/`Opener`; the Web Streams
-//! wrappers are in `js/core.js`), `range.rs` (`RangeJob`: `decryptRange` over the library's
-//! seekable reader, a `Blob` read lazily), `toolkit.rs` (hash, hmac, kdf, aead, token over
+//! wrappers are in `js/core.js`), `parts.rs` (`PartKey`: one file sealed or opened across
+//! `WorkerPool`'s workers), `range.rs` (`RangeJob`: `decryptRange` over the library's seekable
+//! reader, a `Blob` read lazily), `toolkit.rs` (hash, hmac, kdf, aead, token over
 //! `hyperseal_toolkit`), `sign.rs` (`sign`/`verify`: Ed25519, ECDSA P-256, ML-DSA-65).
 
 mod args;
 mod errors;
 mod keys;
 mod oneshot;
+mod parts;
 mod range;
 mod session;
 mod sign;
@@ -32,6 +34,7 @@ pub use keys::{generate_key_pair, public_key_of};
 pub use oneshot::{
     decrypt_by_private_key, decrypt_with_passphrase, encrypt_by_public_key, encrypt_with_passphrase,
 };
+pub use parts::PartKey;
 pub use range::RangeJob;
 pub use session::{DecryptSession, EncryptSession};
 pub use sign::{sign_generate_key_pair, sign_public_key_of, sign_sign, sign_verify};

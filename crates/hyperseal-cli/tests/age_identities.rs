@@ -13,23 +13,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
+mod common;
+use common::{peer, tools_path};
+
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 const PASS: &str = "identity file passphrase";
 
-fn age_bin(name: &str) -> Option<PathBuf> {
-    let p = Path::new(TOOLS).join(name);
-    if p.exists() {
-        return Some(p);
-    }
-    eprintln!("note: {} not installed (run `make age`); skipping", p.display());
-    // `make test` sets this: there a missing peer is a failure, never a quiet skip.
-    assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
-    None
-}
-
 fn run(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let path = format!("{TOOLS}:{}", std::env::var("PATH").unwrap_or_default());
+    let path = tools_path();
     let o = Command::new(bin).args(args).envs(env.iter().copied()).env("PATH", path).output().unwrap();
     assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
     o
@@ -64,17 +55,16 @@ struct Setup {
 }
 
 fn setup() -> Option<(PathBuf, Setup)> {
-    let age = age_bin("age")?;
-    age_bin("age-plugin-batchpass")?;
+    let age = peer("age")?;
+    peer("age-plugin-batchpass")?;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
     let key = d.join("key.txt");
-    run(&age_bin("age-keygen")?, &["-o", key.to_str().unwrap()], &[]);
-    let recipient =
-        String::from_utf8(run(&age_bin("age-keygen")?, &["-y", key.to_str().unwrap()], &[]).stdout)
-            .unwrap()
-            .trim()
-            .to_string();
+    run(&peer("age-keygen")?, &["-o", key.to_str().unwrap()], &[]);
+    let recipient = String::from_utf8(run(&peer("age-keygen")?, &["-y", key.to_str().unwrap()], &[]).stdout)
+        .unwrap()
+        .trim()
+        .to_string();
     let pass_file = d.join("pass");
     fs::write(&pass_file, format!("{PASS}\n")).unwrap();
     Some((age, Setup { _dir: dir, d, key, recipient, pass_file }))
@@ -195,7 +185,7 @@ fn encrypt_to_identity_like_age_e_i() {
     // -i with a post-quantum identity makes a post-quantum file; -i and -r of another kind mix
     // only if age's rule allows (classic + pq is refused, as in age).
     let pq = s.d.join("pq.txt");
-    run(&age_bin("age-keygen").unwrap(), &["-pq", "-o", &p(&pq)], &[]);
+    run(&peer("age-keygen").unwrap(), &["-pq", "-o", &p(&pq)], &[]);
     let ct = s.d.join("pq.age");
     run(Path::new(HS), &["encrypt", "--format", "age", "-q", "-i", &p(&pq), "-o", &p(&ct), &p(&plain)], &[]);
     assert!(fs::read(&ct).unwrap().starts_with(b"age-encryption.org/v1\n-> mlkem768x25519 "));

@@ -9,25 +9,15 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
+mod common;
+use common::{peer, tools_path};
+
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 const SIZES: [usize; 6] = [0, 1, 65535, 65536, 65537, 2 * 65536 + 500];
 
-fn age_bin(name: &str) -> Option<PathBuf> {
-    let p = Path::new(TOOLS).join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("note: {} not installed (run `make age`); skipping the age interop test", p.display());
-        // `make test` sets this: there a missing peer is a failure, never a quiet skip.
-        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
-        None
-    }
-}
-
 fn run(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     // PATH first holds .tools/bin so age finds age-plugin-batchpass.
-    let path = format!("{TOOLS}:{}", std::env::var("PATH").unwrap_or_default());
+    let path = tools_path();
     let o = Command::new(bin).args(args).envs(env.iter().copied()).env("PATH", path).output().unwrap();
     assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
     o
@@ -45,7 +35,7 @@ struct Keys {
 
 /// Two keys of one kind (one from age-keygen, one from hyperseal keygen) in one identity file.
 fn keys(dir: &Path, pq: bool) -> Keys {
-    let keygen = age_bin("age-keygen").unwrap();
+    let keygen = peer("age-keygen").unwrap();
     let tag = if pq { "pq" } else { "x25519" };
     let a = dir.join(format!("age-{tag}.key"));
     let mut args = vec!["-o", a.to_str().unwrap()];
@@ -75,7 +65,7 @@ fn keys(dir: &Path, pq: bool) -> Keys {
 }
 
 fn check_both_directions(dir: &Path, k: &Keys, label: &str) {
-    let age = age_bin("age").unwrap();
+    let age = peer("age").unwrap();
     for &n in &SIZES {
         let plain = dir.join("plain");
         fs::write(&plain, data(n)).unwrap();
@@ -157,7 +147,7 @@ fn check_both_directions(dir: &Path, k: &Keys, label: &str) {
 
 #[test]
 fn x25519_both_directions() {
-    if age_bin("age").is_none() {
+    if peer("age").is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -167,7 +157,7 @@ fn x25519_both_directions() {
 
 #[test]
 fn mlkem768x25519_both_directions() {
-    if age_bin("age").is_none() {
+    if peer("age").is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -177,8 +167,8 @@ fn mlkem768x25519_both_directions() {
 
 #[test]
 fn scrypt_both_directions() {
-    let Some(age) = age_bin("age") else { return };
-    if age_bin("age-plugin-batchpass").is_none() {
+    let Some(age) = peer("age") else { return };
+    if peer("age-plugin-batchpass").is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

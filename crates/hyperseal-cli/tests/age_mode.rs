@@ -8,10 +8,12 @@
 //! Without `.tools/bin/age` every test prints a note and passes (as the other age tests).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
+mod common;
+use common::{peers, tools_path};
+
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 
 /// One way to run "age": a program and the words before age's own arguments.
@@ -36,13 +38,7 @@ struct Setup {
 }
 
 fn setup() -> Option<Setup> {
-    let age = Path::new(TOOLS).join("age");
-    if !age.exists() {
-        eprintln!("note: {} not installed (run `make age`); skipping", age.display());
-        // `make test` sets this: there a missing peer is a failure, never a quiet skip.
-        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
-        return None;
-    }
+    let age = peers(&["age", "age-keygen"])?;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
     // A link named `age` to the hyperseal binary, as a user would install it.
@@ -53,7 +49,7 @@ fn setup() -> Option<Setup> {
         Tool { name: "hyperseal age", program: HS.into(), prefix: &["age"] },
         Tool { name: "link age", program: d.join("bin/age"), prefix: &[] },
     ];
-    let keygen = Path::new(TOOLS).join("age-keygen");
+    let keygen = common::TOOLS.to_string() + "/age-keygen";
     let make_key = |name: &str, pq: bool| {
         let path = d.join(name);
         let mut args = vec!["-o", path.to_str().unwrap()];
@@ -76,7 +72,7 @@ fn setup() -> Option<Setup> {
 /// Runs `tool ARGS` with `stdin`, PATH led by `.tools/bin` (for age-plugin-batchpass) and
 /// AGE_PASSPHRASE set (batchpass reads it).
 fn run(tool: &Tool, args: &[&str], stdin: &[u8]) -> Output {
-    let path = format!("{TOOLS}:{}", std::env::var("PATH").unwrap_or_default());
+    let path = tools_path();
     let mut child = Command::new(&tool.program)
         .args(tool.prefix)
         .args(args)

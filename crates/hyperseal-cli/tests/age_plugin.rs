@@ -12,33 +12,21 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
-const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
+mod common;
+use common::{peers, tools_path, TOOLS};
 
+/// age and the two plugins these tests run.
 fn tools() -> Option<PathBuf> {
-    for t in ["age", "age-plugin-batchpass", "age-plugin-hstest"] {
-        if !Path::new(TOOLS).join(t).exists() {
-            eprintln!("note: {TOOLS}/{t} not installed (run `make tools`); skipping");
-            // `make test` sets this: there a missing peer is a failure, never a quiet skip.
-            assert!(
-                std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(),
-                "a peer is missing under make test"
-            );
-            return None;
-        }
-    }
-    Some(Path::new(TOOLS).join("age"))
+    peers(&["age", "age-plugin-batchpass", "age-plugin-hstest"])
 }
 
-fn path_env() -> String {
-    format!("{TOOLS}:{}", std::env::var("PATH").unwrap_or_default())
-}
+const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 
 fn cmd(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(bin)
         .args(args)
         .envs(env.iter().copied())
-        .env("PATH", path_env())
+        .env("PATH", tools_path())
         .stdin(Stdio::null())
         .output()
         .unwrap()
@@ -213,7 +201,7 @@ fn on_terminal(command: &str, typed: &str, env: &[(&str, &str)]) -> Output {
     let mut child = Command::new("script")
         .args(["-qec", command, "/dev/null"])
         .envs(env.iter().copied())
-        .env("PATH", path_env())
+        .env("PATH", tools_path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -375,7 +363,7 @@ fn hostile_names_and_the_current_directory() {
     let o = Command::new(HS)
         .args(["encrypt", "--format", "age", "-j", "planted", "-o", &p(&out), &p(&plain)])
         .current_dir(d)
-        .env("PATH", format!(":.:{}", path_env()))
+        .env("PATH", format!(":.:{}", tools_path()))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);

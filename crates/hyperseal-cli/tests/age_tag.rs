@@ -17,7 +17,14 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
+mod common;
+use common::{peers, tools_path};
+
+/// age and the tag test plugin.
+fn age() -> Option<PathBuf> {
+    peers(&["age", "age-plugin-tagtest"])
+}
+
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 const IDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../hyperseal/tests/data/age_tagtest_identities.txt");
 const CLASSIC: &str = "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h";
@@ -25,32 +32,12 @@ const HYBRID_FILE: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/../hyperseal/tests/data/age_tagtest_hybrid_recipient.txt");
 const SIZES: [usize; 3] = [65535, 65536, 65537];
 
-fn age() -> Option<PathBuf> {
-    for t in ["age", "age-plugin-tagtest"] {
-        if !Path::new(TOOLS).join(t).exists() {
-            eprintln!("note: {TOOLS}/{t} not installed (run `make tools`); skipping");
-            // `make test` sets this: there a missing peer is a failure, never a quiet skip.
-            assert!(
-                std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(),
-                "a peer is missing under make test"
-            );
-            return None;
-        }
-    }
-    Some(Path::new(TOOLS).join("age"))
-}
-
 fn hybrid() -> String {
     fs::read_to_string(HYBRID_FILE).unwrap().trim().to_string()
 }
 
 fn cmd(bin: &Path, args: &[&str]) -> Output {
-    Command::new(bin)
-        .args(args)
-        .env("PATH", format!("{TOOLS}:{}", std::env::var("PATH").unwrap_or_default()))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    Command::new(bin).args(args).env("PATH", tools_path()).stdin(Stdio::null()).output().unwrap()
 }
 
 fn run(bin: &Path, args: &[&str]) -> Output {

@@ -9,24 +9,14 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
-const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
+mod common;
+use common::{peer, tools_path};
 
-fn tool(name: &str) -> Option<PathBuf> {
-    let p = Path::new(TOOLS).join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("note: {} not installed (run `make age`); skipping", p.display());
-        // `make test` sets this: there a missing peer is a failure, never a quiet skip.
-        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
-        None
-    }
-}
+const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 
 /// Runs `program ARGS`, feeding `stdin` (a file's bytes, for the pipe case) when given.
 fn run(program: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let path = format!("{TOOLS}:{}", std::env::var("PATH").unwrap_or_default());
+    let path = tools_path();
     let mut child = Command::new(program)
         .args(args)
         .env("PATH", path)
@@ -76,7 +66,7 @@ fn same_report(file: &Path, inspect: &Path, label: &str) {
 
 #[test]
 fn inspect_json_matches_age_inspect() {
-    let (Some(age), Some(keygen), Some(inspect)) = (tool("age"), tool("age-keygen"), tool("age-inspect"))
+    let (Some(age), Some(keygen), Some(inspect)) = (peer("age"), peer("age-keygen"), peer("age-inspect"))
     else {
         return;
     };
@@ -132,7 +122,7 @@ fn inspect_json_matches_age_inspect() {
 /// The verdicts themselves, so a test that compares with age-inspect also pins what it says.
 #[test]
 fn postquantum_verdicts_and_sizes() {
-    let (Some(age), Some(keygen)) = (tool("age"), tool("age-keygen")) else { return };
+    let (Some(age), Some(keygen)) = (peer("age"), peer("age-keygen")) else { return };
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("k");
     assert!(run(&keygen, &["-pq", "-o", key.to_str().unwrap()], None).status.success());
@@ -157,7 +147,7 @@ fn postquantum_verdicts_and_sizes() {
     let whole = fs::read(&file).unwrap();
     fs::write(&file, &whole[..whole.len() - 10]).unwrap();
     assert_eq!(run(Path::new(HS), &["inspect", "--json", f], None).status.code(), Some(1));
-    if let Some(inspect) = tool("age-inspect") {
+    if let Some(inspect) = peer("age-inspect") {
         assert_eq!(run(&inspect, &["--json", f], None).status.code(), Some(1));
     }
 }

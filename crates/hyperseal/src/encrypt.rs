@@ -75,24 +75,8 @@ impl Encryptor {
     /// # Ok::<(), hyperseal::Error>(())
     /// ```
     pub fn with_recipients(recipients: &[Box<dyn Recipient>], opts: Options) -> Result<Self, Error> {
-        let file_key = FileKey::generate(opts.profile.file_key_len());
-        let stanzas = wrap_all(recipients, &file_key)?;
-        // An age file is for age: refuse stanzas that age itself could never open.
-        if let Some(s) = stanzas
-            .iter()
-            .find(|s| opts.profile == Profile::Age && HYPERSEAL_ONLY_TYPES.contains(&s.tag.as_str()))
-        {
-            return Err(Error::IncompatibleRecipients(format!(
-                "{} recipients cannot be used in age files (age cannot open them); use --format hyperseal",
-                s.tag
-            )));
-        }
-        let header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?;
-        let mut head = keys::seal_header(&header, &file_key);
-        let mut salt = [0u8; SALT_LEN];
-        crate::rng::fill(&mut salt)?;
-        head.extend_from_slice(&salt);
-        let cipher = keys::payload_cipher(opts.profile, opts.suite, opts.chunk_size, &file_key, &salt)?;
+        let Prepared { head, payload_key } = prepare(recipients, &opts)?;
+        let cipher = ChunkCipher::new(opts.suite, opts.chunk_size, &payload_key)?;
         Ok(Encryptor { head, cipher, threads: 0 })
     }
 
@@ -206,6 +190,37 @@ impl Sealer {
         self.update(&[], out);
         self.payload.finish(out);
     }
+}
+
+/// Everything before the payload, and the key the payload is sealed under.
+pub(crate) struct Prepared {
+    /// Header and salt.
+    pub(crate) head: Vec<u8>,
+    pub(crate) payload_key: Zeroizing<[u8; 32]>,
+}
+
+/// Makes a fresh file key, wraps it to every recipient, writes the header and a fresh salt, and
+/// derives the payload key: the one way a file begins ([`Encryptor`] and the hazmat part sealer).
+pub(crate) fn prepare(recipients: &[Box<dyn Recipient>], opts: &Options) -> Result<Prepared, Error> {
+    let file_key = FileKey::generate(opts.profile.file_key_len());
+    let stanzas = wrap_all(recipients, &file_key)?;
+    // An age file is for age: refuse stanzas that age itself could never open.
+    if let Some(s) = stanzas
+        .iter()
+        .find(|s| opts.profile == Profile::Age && HYPERSEAL_ONLY_TYPES.contains(&s.tag.as_str()))
+    {
+        return Err(Error::IncompatibleRecipients(format!(
+            "{} recipients cannot be used in age files (age cannot open them); use --format hyperseal",
+            s.tag
+        )));
+    }
+    let header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?;
+    let mut head = keys::seal_header(&header, &file_key);
+    let mut salt = [0u8; SALT_LEN];
+    crate::rng::fill(&mut salt)?;
+    head.extend_from_slice(&salt);
+    let payload_key = keys::payload_key(opts.profile, opts.suite, &file_key, &salt);
+    Ok(Prepared { head, payload_key })
 }
 
 /// One-shot: encrypts `plaintext` to `recipients` with default options, on all cores.

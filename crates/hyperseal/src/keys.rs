@@ -8,8 +8,8 @@
 //!   info         = "hyperseal/v1 payload <suite>"   (hyperseal profile: binds the suite)
 //!                = "payload"                        (age profile, as the age spec)
 //! ```
-//! Encryption calls [`seal_header`] and [`payload_cipher`]; decryption calls [`open_header`],
-//! which ends in the same [`payload_cipher`]. A file key that unwraps but fails the MAC is
+//! Encryption calls [`seal_header`] and [`payload_key`]; decryption calls [`open_header`],
+//! which ends in the same [`payload_key`]. A file key that unwraps but fails the MAC is
 //! rejected, which also commits the file to a single file key (the AEADs alone are not
 //! key-committing).
 
@@ -35,6 +35,16 @@ pub(crate) fn open_header(
     identities: &[Box<dyn Identity>],
     salt: &[u8; crate::format::SALT_LEN],
 ) -> Result<ChunkCipher, Error> {
+    let key = open_header_key(header, identities, salt)?;
+    ChunkCipher::new(header.suite, header.chunk_size, &key)
+}
+
+/// [`open_header`], stopping at the payload key (the hazmat part opener ships it to workers).
+pub(crate) fn open_header_key(
+    header: &Header,
+    identities: &[Box<dyn Identity>],
+    salt: &[u8; crate::format::SALT_LEN],
+) -> Result<Zeroizing<[u8; 32]>, Error> {
     let file_key = identities
         .iter()
         .find_map(|id| id.unwrap_stanzas(&header.stanzas))
@@ -45,23 +55,21 @@ pub(crate) fn open_header(
     if !hmac_sha256_verify(&mac_key(&file_key)[..], header.mac_input(), header.mac()) {
         return Err(Error::HeaderMac);
     }
-    payload_cipher(header.profile, header.suite, header.chunk_size, &file_key, salt)
+    Ok(payload_key(header.profile, header.suite, &file_key, salt))
 }
 
-/// Keys the payload of one file.
-pub(crate) fn payload_cipher(
+/// The payload key of one file.
+pub(crate) fn payload_key(
     profile: Profile,
     suite: Suite,
-    chunk_size: usize,
     file_key: &FileKey,
     salt: &[u8],
-) -> Result<ChunkCipher, Error> {
+) -> Zeroizing<[u8; 32]> {
     let info = match profile {
         Profile::Hyperseal => format!("hyperseal/v1 payload {}", suite.name()),
         Profile::Age => "payload".to_string(),
     };
-    let key = hkdf32(salt, file_key.expose(), info.as_bytes());
-    ChunkCipher::new(suite, chunk_size, &key)
+    hkdf32(salt, file_key.expose(), info.as_bytes())
 }
 
 fn mac_key(file_key: &FileKey) -> Zeroizing<[u8; 32]> {

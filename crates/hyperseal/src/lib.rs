@@ -33,6 +33,7 @@ mod encrypt;
 mod error;
 mod file_key;
 pub mod format;
+pub mod hazmat;
 mod keys;
 mod mem;
 mod opener;

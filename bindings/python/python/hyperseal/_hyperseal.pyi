@@ -6,7 +6,7 @@
 # PKCS#8 PEM), an Identity, or a list of them. A passphrase is str or UTF-8 bytes.
 import os
 from collections.abc import Buffer, Callable, Sequence
-from typing import Literal
+from typing import IO, Literal
 
 __version__: str
 
@@ -191,3 +191,35 @@ class C2spDecryptor:
 
 def c2sp_encrypt(key: Buffer, data: Buffer, context: Buffer | None = None) -> bytes: ...
 def c2sp_decrypt(key: Buffer, data: Buffer, context: Buffer | None = None) -> bytes: ...
+
+class PartKey:
+    """One file sealed or opened in chunk-aligned parts (see :mod:`hyperseal.hazmat`)."""
+
+    @classmethod
+    def seal_new(
+        cls,
+        plaintext_len: int,
+        recipients: _Recipients | None = None,
+        *,
+        passphrase: _Passphrase | None = None,
+        format: _Format = "hyperseal",
+        suite: _Suite | None = None,
+        chunk_size: int | None = None,
+    ) -> tuple[bytes, PartKey]: ...
+    @classmethod
+    def open_file(
+        cls, file: IO[bytes], file_len: int, identities: _Identities | None = None, *, passphrase: _Passphrase | None = None
+    ) -> PartKey: ...
+    def plan(self, part_size: int) -> list[tuple[int, int, int, int, int]]:
+        """``(first_chunk, plaintext_start, plaintext_end, file_start, file_end)`` per part."""
+    def seal(self, first_chunk: int, data: Buffer) -> bytes: ...
+    def open(self, first_chunk: int, data: Buffer) -> bytes: ...
+    @property
+    def chunk_size(self) -> int: ...
+    @property
+    def plaintext_len(self) -> int: ...
+    @property
+    def file_len(self) -> int: ...
+    def to_bytes(self) -> bytes: ...
+    @classmethod
+    def from_bytes(cls, data: Buffer) -> PartKey: ...

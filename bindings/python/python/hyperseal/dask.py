@@ -27,14 +27,32 @@ you trust the machine holding the key, (3) never put keys in task names or logs 
 functions pass them as arguments only; their repr() is redacted). The library zeroizes key
 material and plaintext buffers it owns when they are dropped.
 
-**One huge object across workers** (``encrypt_large``) needs a core API that does not exist
-yet: sealing a chunk-aligned plaintext range at explicit chunk positions under one header and
-payload key. Until the library has it, one object is sealed by one worker, on all its cores.
+**One huge object across workers** (:func:`encrypt_large`, :func:`decrypt_large`): the client
+makes the header and the file's payload key once (:class:`hyperseal.hazmat.PartKey`), every
+worker seals (or opens) chunk-aligned parts at their explicit chunk positions, the part holding
+the end carries the final chunk, and the parts become one ordinary file that the CLI opens byte
+for byte. Local destinations (on a filesystem every worker sees) are written in place: each
+worker writes its part at its offset in one hidden temporary file, renamed to the destination
+only when every part is done; other fsspec destinations get one object per part (the first
+carries the header, so every part but the last is ``part_size`` or more, as S3 multipart uploads
+require) joined by the filesystem's ``merge`` when it has one (s3fs: a server-side multipart
+copy), else by streaming concatenation, and the part objects are removed either way.
+
+*What a worker learns here*: the payload key of that one file (shipped once per worker with
+``client.scatter``), which reads and forges that file and no other; no identity or passphrase
+leaves the client. The same advice holds: TLS between nodes, trusted worker hosts, keys never
+in task names or logs (``repr(PartKey)`` is redacted). Decrypted parts exist in the temporary
+file (or part objects) only until a part fails, then everything written is removed.
+
+Measured throughput per worker (``python -m hyperseal.bench``, README) times the workers is
+the projection for a cluster, until the storage's bandwidth is the limit.
 """
 
 import os
 import posixpath
+import secrets
 import shutil
+import threading
 from dataclasses import dataclass
 
 from . import _hyperseal
@@ -154,4 +172,237 @@ def decrypt_files(client, paths, dst_dir, identities=None, *, passphrase=None, s
                 lambda n: n[: -len(suffix)] if suffix and n.endswith(suffix) else n + ".out")
 
 
-__all__ = ["FileResult", "decrypt_files", "encrypt_files"]
+# One object across workers ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LargeResult:
+    """One object sealed or opened across workers: ``size`` is the plaintext length,
+    ``file_len`` the encrypted file's, ``parts`` how many tasks did the work."""
+
+    src: str
+    dst: str
+    size: int
+    file_len: int
+    parts: int
+
+
+_PART = 64 << 20
+
+
+def _stamp(fs, path):
+    """What must not change while a source is sealed: its size and modification stamp."""
+    info = fs.info(path)
+    return info.get("size"), info.get("mtime") or info.get("LastModified") or info.get("ETag") or info.get("created")
+
+
+_scratch = threading.local()
+
+
+def _read_range(url, start, end):
+    """Bytes ``start:end`` of ``url``. Local files are read into one buffer per worker thread,
+    reused from part to part (a fresh 32 MiB ``bytes`` per part costs more page faults than its
+    sealing)."""
+    n = end - start
+    if _is_local(url):
+        buf = getattr(_scratch, "buf", None)
+        if buf is None or len(buf) < n:
+            buf = _scratch.buf = bytearray(n)
+        view = memoryview(buf)[:n]
+        with open(_local(url), "rb") as f:
+            got = 0
+            while got < n:
+                k = os.preadv(f.fileno(), [view[got:]], start + got)
+                if k == 0:
+                    break
+                got += k
+    else:
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(url)
+        view = fs.cat_file(path, start=start, end=end)
+        got = len(view)
+    if got != n:
+        raise _hyperseal_io_error(f"{url} changed size while it was being read")
+    return view
+
+
+def _write_part(where, offset, index, head, data):
+    """A worker's output: at `offset` in the shared temporary file (the header, on the first
+    part, just before it), or as part object `index`."""
+    if where[0] == "file":
+        fd = os.open(where[1], os.O_WRONLY)
+        try:
+            for piece, at in ((head, offset - len(head)), (data, offset)):
+                view = memoryview(piece)
+                while view:
+                    n = os.pwrite(fd, view, at)
+                    view, at = view[n:], at + n
+        finally:
+            os.close(fd)
+        return
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(where[1])
+    with fs.open(posixpath.join(path, f"{index:06d}"), "wb") as f:
+        f.write(head)
+        f.write(data)
+
+
+def _seal_task(part, src, part_key, where, head):
+    first, p0, p1, f0, _ = part
+    sealed = part_key.seal(first, _read_range(src, p0, p1))
+    _write_part(where, f0, first, head if first == 0 else b"", sealed)
+    return p1 - p0
+
+
+def _open_task(part, src, part_key, where):
+    first, p0, _, f0, f1 = part
+    plain = part_key.open(first, _read_range(src, f0, f1))
+    _write_part(where, p0, first, b"", plain)
+    return f1 - f0
+
+
+class _Destination:
+    """Where the parts go, and how they become the destination or leave no trace."""
+
+    def __init__(self, dst, length, force):
+        import fsspec
+
+        self.dst, self.local = dst, _is_local(dst)
+        self.fs, self.path = fsspec.core.url_to_fs(dst)
+        if not force and self.fs.exists(self.path):
+            raise _hyperseal_io_error(f"output file {dst} already exists (pass force=True to replace it)")
+        parent = self.fs._parent(self.path)
+        self.fs.makedirs(parent, exist_ok=True)
+        name = f".{posixpath.basename(self.path)}.{secrets.token_hex(6)}.parts"
+        if self.local:
+            self.tmp = os.path.join(os.path.dirname(_local(dst)) or ".", name)
+            fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.ftruncate(fd, length)
+            finally:
+                os.close(fd)
+            self.where = ("file", self.tmp)
+        else:
+            self.tmp = posixpath.join(parent, name)
+            self.where = ("fs", self.fs.unstrip_protocol(self.tmp))
+
+    def commit(self, count):
+        if self.local:
+            fd = os.open(self.tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(self.tmp, _local(self.dst))
+            return
+        names = [posixpath.join(self.tmp, f"{i:06d}") for i in sorted(self._indices())]
+        if len(names) != count:
+            raise _hyperseal_io_error(f"{len(names)} of {count} parts were written")
+        merge = getattr(self.fs, "merge", None)
+        if merge is not None and type(self.fs).__name__ == "S3FileSystem":
+            merge(self.path, names)
+        else:
+            with self.fs.open(self.path, "wb") as out:
+                for n in names:
+                    with self.fs.open(n, "rb") as f:
+                        shutil.copyfileobj(f, out, _COPY)
+        self.fs.rm(self.tmp, recursive=True)
+
+    def _indices(self):
+        return [int(posixpath.basename(p)) for p in self.fs.ls(self.tmp, detail=False)]
+
+    def discard(self):
+        if self.local:
+            if os.path.exists(self.tmp):
+                os.unlink(self.tmp)
+        elif self.fs.exists(self.tmp):
+            self.fs.rm(self.tmp, recursive=True)
+
+
+def _parts_of(key, part_size):
+    chunk = key.chunk_size
+    return key.plan(max(chunk, -(-part_size // chunk) * chunk))  # rounded up to whole chunks
+
+
+def _run_parts(client, task, plan, dest, key, progress, **extra):
+    from dask.distributed import as_completed, wait
+
+    shared = client.scatter(key, broadcast=True, hash=False)
+    futures = client.map(task, plan, part_key=shared, where=dest.where, pure=False, **extra)
+    try:
+        done = 0
+        for f in as_completed(futures):
+            done += f.result()  # the first failure raises here, with its hyperseal class
+            if progress:
+                progress(done)
+    except Exception:
+        # Running tasks cannot be stopped: wait for them, so none writes after the cleanup.
+        wait(futures)
+        dest.discard()
+        raise
+    except BaseException:  # interrupted: stop what has not started, clean up what we can
+        client.cancel(futures)
+        dest.discard()
+        raise
+    finally:
+        client.cancel(shared)
+
+
+def encrypt_large(client, src, dst, recipients=None, *, passphrase=None, format="hyperseal", suite=None,
+                  part_size=_PART, force=False, progress=None):
+    """Encrypts **one** object ``src`` into ``dst`` across the cluster's workers: the header and
+    payload key are made here once, each task seals ``part_size`` bytes (rounded up to whole
+    chunks) at their chunk positions, and the result is one ordinary hyperseal (or age) file.
+    ``src`` must not change while it is sealed (checked: size and modification time before and
+    after). ``progress(bytes_done)`` is called as parts finish. Nothing is left at ``dst`` on
+    failure. Returns a :class:`LargeResult`."""
+    from .hazmat import PartKey
+    import fsspec
+
+    src, dst = os.fspath(src), os.fspath(dst)
+    src_fs, src_path = fsspec.core.url_to_fs(src)
+    before = _stamp(src_fs, src_path)
+    head, key = PartKey.seal_new(before[0], recipients, passphrase=passphrase, format=format, suite=suite)
+    plan = _parts_of(key, part_size)
+    dest = _Destination(dst, key.file_len, force)
+    _run_parts(client, _seal_task, plan, dest, key, progress, src=src, head=head)
+    if _stamp(src_fs, src_path) != before:
+        dest.discard()
+        raise _hyperseal_io_error(f"{src} changed while it was being encrypted; nothing was written")
+    try:
+        dest.commit(len(plan))
+    except BaseException:
+        dest.discard()
+        raise
+    return LargeResult(src, dst, key.plaintext_len, key.file_len, len(plan))
+
+
+def decrypt_large(client, src, dst, identities=None, *, passphrase=None, part_size=_PART, force=False,
+                  progress=None):
+    """Decrypts one hyperseal or age file ``src`` into ``dst`` across the workers: the header is
+    opened here (the identities never leave this process), each task opens ``part_size``
+    plaintext bytes' worth of chunks, the part holding the end proves the file was not cut
+    short, and ``dst`` appears only once every part authenticated. Returns a
+    :class:`LargeResult`."""
+    from .hazmat import PartKey
+    import fsspec
+
+    src, dst = os.fspath(src), os.fspath(dst)
+    src_fs, src_path = fsspec.core.url_to_fs(src)
+    size = src_fs.info(src_path)["size"]
+    with src_fs.open(src_path, "rb") as f:
+        key = PartKey.open_file(f, size, identities, passphrase=passphrase)
+    plan = _parts_of(key, part_size)
+    dest = _Destination(dst, key.plaintext_len, force)
+    _run_parts(client, _open_task, plan, dest, key, progress, src=src)
+    try:
+        dest.commit(len(plan))
+    except BaseException:
+        dest.discard()
+        raise
+    return LargeResult(src, dst, key.plaintext_len, key.file_len, len(plan))
+
+
+__all__ = ["FileResult", "LargeResult", "decrypt_files", "decrypt_large", "encrypt_files", "encrypt_large"]

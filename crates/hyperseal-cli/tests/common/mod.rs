@@ -1,7 +1,33 @@
 //! Running the built `hyperseal` binary as a user would, shared by the CLI test files.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+/// `.tools/bin`: age v1.3.1, its keygen and inspect, and the test plugins (`make tools`).
+pub const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
+
+/// `.tools/bin/<first name>` when every one of `names` is installed there, else `None` with a
+/// note. `make test` sets HYPERSEAL_REQUIRE_PEERS: there a missing peer fails the test instead
+/// of skipping it quietly.
+pub fn peers(names: &[&str]) -> Option<PathBuf> {
+    if let Some(t) = names.iter().find(|t| !Path::new(TOOLS).join(t).exists()) {
+        eprintln!("note: {TOOLS}/{t} not installed (run `make tools`); skipping");
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
+        return None;
+    }
+    Some(Path::new(TOOLS).join(names[0]))
+}
+
+/// `.tools/bin/NAME`, as [`peers`].
+pub fn peer(name: &str) -> Option<PathBuf> {
+    peers(&[name])
+}
+
+/// PATH led by `.tools/bin`, where age finds its plugins.
+pub fn tools_path() -> String {
+    format!("{TOOLS}:{}", std::env::var("PATH").unwrap_or_default())
+}
 
 /// Runs `hyperseal ARGS` with `stdin` and returns everything it printed.
 pub fn hs(args: &[&str], stdin: Option<&[u8]>) -> Output {

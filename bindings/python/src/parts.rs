@@ -1,0 +1,151 @@
+//! `hyperseal.hazmat.PartKey`: the library's `hazmat::parts::PartKey` — one file sealed or
+//! opened in chunk-aligned parts by several processes (what `hyperseal.dask.encrypt_large`
+//! runs on). The geometry, nonces and framing stay in the library; this converts arguments and
+//! releases the GIL around the cipher work.
+
+use std::io::Read;
+
+use hyperseal::hazmat::parts::{Part, PartKey as LibPartKey};
+use hyperseal::recipient::{passphrase_recipient, Recipient};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyType};
+
+use crate::buffers::{bytes_with, Input};
+use crate::errors::IntoPy;
+use crate::keys::{identities_of, options_of, To};
+use crate::pyio::PyFile;
+
+/// The payload key of one file and its geometry. `repr()` never shows the key.
+#[pyclass(frozen, module = "hyperseal.hazmat")]
+pub struct PartKey(LibPartKey);
+
+/// A part as Python sees it: (first_chunk, plaintext_start, plaintext_end, file_start, file_end).
+type PartTuple = (u64, u64, u64, u64, u64);
+
+fn tuple(p: Part) -> PartTuple {
+    (p.first_chunk, p.plaintext.start, p.plaintext.end, p.file.start, p.file.end)
+}
+
+#[pymethods]
+impl PartKey {
+    /// Begins a file of exactly `plaintext_len` bytes: returns `(head, key)`, the file's first
+    /// bytes (header and salt) and the key that seals its parts.
+    #[classmethod]
+    #[pyo3(signature = (plaintext_len, recipients = None, *, passphrase = None, format = "hyperseal", suite = None, chunk_size = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn seal_new<'py>(
+        _cls: &Bound<'py, PyType>,
+        py: Python<'py>,
+        plaintext_len: u64,
+        recipients: Option<&Bound<'py, PyAny>>,
+        passphrase: Option<&Bound<'py, PyAny>>,
+        format: &str,
+        suite: Option<&str>,
+        chunk_size: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyBytes>, PartKey)> {
+        let mut opts = options_of(format, suite)?;
+        if let Some(c) = chunk_size {
+            opts.chunk_size = c;
+        }
+        let to: Vec<Box<dyn Recipient>> = match To::of(recipients, passphrase)? {
+            To::Recipients(r) => r,
+            To::Passphrase(p) => vec![passphrase_recipient(opts.profile, p)],
+        };
+        // Wrapping the file key takes a KEM encapsulation, or Argon2id/scrypt for a passphrase.
+        let (head, key) = py.detach(|| LibPartKey::seal_new(&to, opts, plaintext_len)).py_err()?;
+        Ok((PyBytes::new(py, &head), PartKey(key)))
+    }
+
+    /// Reads the header of an encrypted file of `file_len` bytes from the binary file object
+    /// `file` (at its start), unwraps it with `identities` (or `passphrase`), and returns the
+    /// key that opens its parts.
+    #[classmethod]
+    #[pyo3(signature = (file, file_len, identities = None, *, passphrase = None))]
+    fn open_file<'py>(
+        _cls: &Bound<'py, PyType>,
+        py: Python<'py>,
+        file: &Bound<'py, PyAny>,
+        file_len: u64,
+        identities: Option<&Bound<'py, PyAny>>,
+        passphrase: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<PartKey> {
+        let ids = identities_of(identities, passphrase)?;
+        let mut src = PyFile::new(file);
+        let key = py.detach(|| LibPartKey::open_file(&mut src as &mut dyn Read, file_len, &ids)).py_err()?;
+        Ok(PartKey(key))
+    }
+
+    /// The parts of `part_size` plaintext bytes (a multiple of `chunk_size`), in order, as
+    /// tuples `(first_chunk, plaintext_start, plaintext_end, file_start, file_end)`.
+    fn plan(&self, part_size: u64) -> PyResult<Vec<PartTuple>> {
+        Ok(self.0.plan(part_size).py_err()?.into_iter().map(tuple).collect())
+    }
+
+    /// Seals the plaintext of the part starting at chunk `first_chunk`; returns its bytes in
+    /// the file. The same bytes sealed again give the same output; different bytes for the
+    /// same chunks reuse nonces (see the module docs): seal from an unchanging source.
+    fn seal<'py>(
+        &self,
+        py: Python<'py>,
+        first_chunk: u64,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let input = Input::get(data, "data")?;
+        let d = input.as_slice();
+        let len = self.0.sealed_len(first_chunk, d.len()).py_err()?;
+        // Sealed straight into the result: no second copy of a part that may be many MiB.
+        bytes_with(py, len, |out| self.0.seal_into(first_chunk, d, out).map(|()| len))?.py_err()
+    }
+
+    /// Opens the part starting at chunk `first_chunk` (its bytes in the file); returns its
+    /// plaintext, all of it authenticated.
+    fn open<'py>(
+        &self,
+        py: Python<'py>,
+        first_chunk: u64,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let input = Input::get(data, "data")?;
+        let d = input.as_slice();
+        // Opened straight into the result; unauthenticated bytes are wiped before it is freed.
+        let len = self.0.opened_len(d.len());
+        bytes_with(py, len, |out| self.0.open_into(first_chunk, d, out).inspect_err(|_| out.fill(0)))?
+            .py_err()
+    }
+
+    #[getter]
+    fn chunk_size(&self) -> usize {
+        self.0.chunk_size()
+    }
+
+    #[getter]
+    fn plaintext_len(&self) -> u64 {
+        self.0.plaintext_len()
+    }
+
+    #[getter]
+    fn file_len(&self) -> u64 {
+        self.0.file_len()
+    }
+
+    /// The key as bytes, for a worker (the pickle form). Whoever holds them can read and forge
+    /// this one file.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.0.to_bytes())
+    }
+
+    #[classmethod]
+    fn from_bytes(_cls: &Bound<'_, PyType>, data: &Bound<'_, PyAny>) -> PyResult<PartKey> {
+        Ok(PartKey(LibPartKey::from_bytes(Input::get(data, "data")?.as_slice()).py_err()?))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<hyperseal.hazmat.{:?}>", self.0)
+    }
+
+    /// Pickled as its bytes, so Dask can ship it to workers.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let from = slf.get_type().getattr("from_bytes")?;
+        Ok((from, (slf.get().to_bytes(slf.py()),)))
+    }
+}

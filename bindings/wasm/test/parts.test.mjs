@@ -1,0 +1,96 @@
+// One file across every worker: WorkerPool's parallel path (js/workers.js) over the library's
+// PartKey, in Chromium. Files sealed by two workers open with the native CLI and CLI files open
+// through two workers, both formats, keys and passphrases, sizes around the part boundaries;
+// damage, truncation and a wrong key are rejected with their codes and return nothing.
+
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createHash, randomBytes } from 'node:crypto'
+import { startBrowser, cli, b64, unb64 } from './harness.mjs'
+
+const MIB = 1 << 20
+let h, key, pub
+
+before(async () => {
+  h = await startBrowser()
+  key = join(h.work, 'key')
+  cli(['keygen', '--kind', 'x25519', '-o', key])
+  pub = cli(['pubkey', '-i', key]).toString().trim()
+  writeFileSync(join(h.work, 'pass'), 'parts pass\n')
+})
+after(async () => { await h?.close() })
+
+// The page's helpers: base64 both ways (the page has no Buffer).
+const PAGE_B64 = `
+  const bytes = (s) => Uint8Array.from(atob(s), (ch) => ch.charCodeAt(0))
+  const b64 = (u8) => { let s = ''; for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode(...u8.subarray(i, i + 0x8000)); return btoa(s) }
+`
+
+test('files sealed across two workers open with the CLI, progress reaches the end', async () => {
+  const sizes = [0, 1, 4 * MIB, 4 * MIB + 1, 9 * MIB + 5]
+  const pts = sizes.map((n) => randomBytes(n))
+  const opts = [{ publicKey: pub }, { publicKey: pub, format: 'age' }, { passphrase: 'parts pass' },
+    { publicKey: [pub] }, { passphrase: 'parts pass', format: 'age' }]
+  const r = await h.inPage(async (hs, { pts, opts, B64 }) => {
+    const { bytes, b64 } = new Function(`${B64}; return { bytes, b64 }`)()
+    const pool = new hs.WorkerPool({ size: 2 })
+    const out = []
+    for (let i = 0; i < pts.length; i++) {
+      const seen = []
+      const sealed = await pool.encryptFile(new Blob([bytes(pts[i])]), { ...opts[i], parallel: true, onProgress: (n) => seen.push(n) })
+      out.push({ file: b64(new Uint8Array(await sealed.arrayBuffer())), last: seen.at(-1) })
+    }
+    const workers = pool.workers.length
+    pool.terminate()
+    return { out, workers }
+  }, { pts: pts.map(b64), opts, B64: PAGE_B64 })
+  assert.equal(r.workers, 2)
+  r.out.forEach(({ file, last }, i) => {
+    const path = join(h.work, `parts-${i}`)
+    writeFileSync(path, unb64(file))
+    const how = opts[i].passphrase ? ['--passphrase-file', join(h.work, 'pass')] : ['-i', key]
+    assert.deepEqual(cli(['decrypt', '-q', ...how, path]), pts[i], `file ${i} (${sizes[i]} B)`)
+    assert.equal(last, sizes[i])
+  })
+})
+
+test('CLI files open across two workers; damage, truncation and a wrong key are rejected', async () => {
+  const pt = randomBytes(10 * MIB + 77)
+  const plainPath = join(h.work, 'plain')
+  writeFileSync(plainPath, pt)
+  const files = {
+    hs: cli(['encrypt', '-q', '-r', pub, plainPath]),
+    age: cli(['encrypt', '-q', '--format', 'age', '-r', pub, plainPath]),
+    pass: cli(['encrypt', '-q', '--passphrase-file', join(h.work, 'pass'), plainPath]),
+  }
+  const r = await h.inPage(async (hs, { files, privateKey, B64 }) => {
+    const { bytes } = new Function(`${B64}; return { bytes, b64 }`)()
+    const pool = new hs.WorkerPool({ size: 2 })
+    const code = async (p) => { try { await p; return 'no error' } catch (e) { return e.code } }
+    const digest = async (blob) => Array.from(hs.hash('sha256', new Uint8Array(await blob.arrayBuffer())))
+    const opened = {}
+    for (const [name, f] of Object.entries(files)) {
+      const how = name === 'pass' ? { passphrase: 'parts pass' } : { privateKey }
+      opened[name] = await digest(await pool.decryptFile(new Blob([bytes(f)]), { ...how, parallel: true }))
+    }
+    const file = bytes(files.hs)
+    const flipped = file.slice()
+    flipped[Math.floor(file.length / 2)] ^= 1
+    const other = hs.generateKeyPair({ kind: 'x25519' })
+    const full = 65536 + 16
+    const bad = {
+      flipped: await code(pool.decryptFile(new Blob([flipped]), { privateKey, parallel: true })),
+      // Cut after a whole number of chunks: every part that remains opens, the last is not final.
+      cut: await code(pool.decryptFile(new Blob([file.subarray(0, file.length - ((file.length - 200) % full) - full)]), { privateKey, parallel: true })),
+      wrongKey: await code(pool.decryptFile(new Blob([file]), { privateKey: other.privateKey, parallel: true })),
+      wrongPass: await code(pool.decryptFile(new Blob([bytes(files.pass)]), { passphrase: 'nope', parallel: true })),
+    }
+    pool.terminate()
+    return { opened, bad }
+  }, { files: Object.fromEntries(Object.entries(files).map(([k, v]) => [k, b64(v)])), privateKey: readFileSync(key, 'utf8'), B64: PAGE_B64 })
+  const want = [...createHash('sha256').update(pt).digest()]
+  for (const name of Object.keys(files)) assert.deepEqual(r.opened[name], want, name)
+  assert.deepEqual(r.bad, { flipped: 'ERR_HYPERSEAL_AUTH', cut: 'ERR_HYPERSEAL_AUTH', wrongKey: 'ERR_HYPERSEAL_NO_IDENTITY', wrongPass: 'ERR_HYPERSEAL_AUTH' })
+})
