@@ -117,6 +117,14 @@ impl EncryptSession {
     }
 }
 
+/// Whether a file whose first byte is `first` is armored (the library's rule, which
+/// `DecryptSession` applies): `WorkerPool` sends such files to one worker's stream, since
+/// parts work on binary files only.
+#[wasm_bindgen(js_name = startsArmor)]
+pub fn starts_armor_js(first: u8) -> bool {
+    starts_armor(first)
+}
+
 /// How the input is read: not known before its first byte, then binary or armored.
 enum Input {
     Unknown,

@@ -129,3 +129,25 @@ test('damaged armor errors the stream with a code, after no unauthenticated plai
   }
   assert.equal(r.flippedPayload.code, 'ERR_HYPERSEAL_AUTH')
 })
+
+test('WorkerPool: armored files (large ones too) go through one worker, both ways; the CLI opens them', async () => {
+  const key = join(h.work, 'pool.key')
+  cli(['keygen', '--kind', 'x25519', '-o', key])
+  const pub = cli(['pubkey', '-i', key]).toString().trim()
+  const pt = randomBytes(5 << 20) // above PARALLEL_MIN: binary files this large go out in parts
+  writeFileSync(join(h.work, 'pool-pt'), pt)
+  const fromCli = cli(['encrypt', '-q', '-r', pub, '--armor', join(h.work, 'pool-pt')]).toString()
+  const r = await h.inPage(async (hs, { pub, priv, fromCli, pt }) => {
+    const bytes = Uint8Array.from(atob(pt), (c) => c.charCodeAt(0))
+    const pool = new hs.WorkerPool({ size: 2 })
+    try {
+      const text = await (await pool.encryptFile(new Blob([bytes]), { publicKey: pub, armor: true })).text()
+      const back = new Uint8Array(await (await pool.decryptFile(new Blob([fromCli]), { privateKey: priv })).arrayBuffer())
+      return { text, same: back.length === bytes.length && back.every((b, i) => b === bytes[i]) }
+    } finally { pool.terminate() }
+  }, { pub, priv: readFileSync(key, 'utf8'), fromCli, pt: b64(pt) })
+  assert.equal(r.same, true, 'the CLI\'s armored file opens in the pool')
+  assert.ok(r.text.startsWith('-----BEGIN HYPERSEAL ENCRYPTED FILE-----\n'))
+  writeFileSync(join(h.work, 'pool.hs'), r.text)
+  assert.deepEqual(cli(['decrypt', '-q', '-i', key, join(h.work, 'pool.hs')]), pt)
+})
