@@ -137,6 +137,7 @@ wasm-test: wasm build chromium
 # crates/hyperseal/tests/backends.rs and src/crypto/tests.rs).
 test-portable:
 	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release -p hyperseal --features portable
+	$(CARGO) test --release -p hyperseal-toolkit --features portable --lib --test wycheproof --test sign_portable
 
 # The Node addon, for the bench's `node` table (skipped with a note if npm is missing or fails).
 node-addon:

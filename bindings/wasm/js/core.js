@@ -14,6 +14,7 @@
 import init, {
   EncryptSession, DecryptSession, RangeJob, kdfPbkdf2Sync, kdfArgon2idSync, kdfScryptSync, kdfHkdf,
   aeadSeal, aeadOpen, aeadGenerateKey, tokenGenerateKey, tokenSeal, tokenOpen,
+  signGenerateKeyPair, signSign, signVerify, signPublicKeyOf,
 } from '../pkg/hyperseal.js'
 
 export default init
@@ -37,6 +38,10 @@ export {
   tokenGenerateKey,
   tokenSeal,
   tokenOpen,
+  signGenerateKeyPair,
+  signSign,
+  signVerify,
+  signPublicKeyOf,
 } from '../pkg/hyperseal.js'
 
 const utf8 = new TextEncoder()
@@ -71,7 +76,8 @@ function sessionTransform (session) {
 
 /**
  * A TransformStream that encrypts to `publicKey` (a string or an array) or with `passphrase`:
- * plaintext chunks in, a binary hyperseal file (or age with `format: 'age'`) out. Memory stays flat.
+ * plaintext chunks in, a hyperseal file (or age with `format: 'age'`) out, binary or with
+ * `armor: true` ASCII-armored. Memory stays flat.
  */
 export function createEncryptStream (options) {
   if (options == null) throw argError('createEncryptStream: options are required')
@@ -81,7 +87,7 @@ export function createEncryptStream (options) {
 }
 
 /**
- * A TransformStream that decrypts a binary hyperseal or age file with `privateKey` or
+ * A TransformStream that decrypts a hyperseal or age file, binary or armored, with `privateKey` or
  * `passphrase`. Only authenticated plaintext comes out; a cut or tampered file errors the
  * stream with ERR_HYPERSEAL_AUTH.
  */
@@ -149,6 +155,8 @@ export function kdfScrypt (password, salt, o) {
 
 export const kdf = Object.freeze({ pbkdf2: kdfPbkdf2, argon2id: kdfArgon2id, scrypt: kdfScrypt, hkdf: kdfHkdf })
 export const aead = Object.freeze({ seal: aeadSeal, open: aeadOpen, generateKey: aeadGenerateKey })
+/** Signatures with PEM keys (Ed25519, ECDSA P-256, ML-DSA-65; RSA is native-only), as in Node. */
+export const sign = Object.freeze({ generateKeyPair: signGenerateKeyPair, sign: signSign, verify: signVerify, publicKeyOf: signPublicKeyOf })
 
 function options (o, what) {
   if (o === undefined || o === null) return {}

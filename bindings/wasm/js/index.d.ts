@@ -18,7 +18,7 @@ export type KeyKind = 'hybrid' | 'x25519' | 'mlkem1024'
 export interface FileOptions {
   /** 'hyperseal' (default) or 'age' (X25519 and hybrid keys only). */
   format?: 'hyperseal' | 'age'
-  /** ASCII armor (one-shot calls only). */
+  /** ASCII armor (PEM-style, `-----BEGIN HYPERSEAL ENCRYPTED FILE-----` / age's). */
   armor?: boolean
 }
 
@@ -33,7 +33,7 @@ export function decryptByPrivateKey (data: Data, privateKey: string): Uint8Array
 export function encryptWithPassphrase (data: Data, passphrase: string, options?: FileOptions): Uint8Array
 export function decryptWithPassphrase (data: Data, passphrase: string): Uint8Array
 
-export type EncryptStreamOptions = ({ publicKey: string | string[] } | { passphrase: string }) & { format?: 'hyperseal' | 'age' }
+export type EncryptStreamOptions = ({ publicKey: string | string[] } | { passphrase: string }) & { format?: 'hyperseal' | 'age', armor?: boolean }
 export type DecryptStreamOptions = { privateKey: string } | { passphrase: string }
 
 export function createEncryptStream (options: EncryptStreamOptions): TransformStream<Data, Uint8Array>
@@ -90,6 +90,18 @@ export function aeadSeal (algo: AeadAlgorithm, key: Uint8Array, plaintext: Data,
 export function aeadOpen (algo: AeadAlgorithm, key: Uint8Array, sealed: Uint8Array, aad?: Data): Uint8Array
 export function aeadGenerateKey (algo: AeadAlgorithm): Uint8Array
 export const aead: { seal: typeof aeadSeal, open: typeof aeadOpen, generateKey: typeof aeadGenerateKey }
+
+/** 'ed25519' (default), 'ecdsa-p256', 'ml-dsa-65' (RSA is native-only: ERR_HYPERSEAL_ARGUMENT). */
+export type SignKeyKind = 'ed25519' | 'ecdsa-p256' | 'ml-dsa-65'
+/** A signing key pair as PEM text: PKCS#8 (`BEGIN PRIVATE KEY`, keep it secret) and SPKI. */
+export interface SignKeyPair { privateKey: string, publicKey: string }
+export function signGenerateKeyPair (kind?: SignKeyKind): SignKeyPair
+/** Ed25519 and ML-DSA-65 sign the message itself; ECDSA P-256 is SHA-256 with an ASN.1 DER signature. */
+export function signSign (privateKey: string, data: Data, padding?: 'pss' | 'pkcs1'): Uint8Array
+/** Whether the signature is valid; an unusable key throws ERR_HYPERSEAL_KEY, a wrong signature is `false`. */
+export function signVerify (publicKey: string, data: Data, signature: Uint8Array, padding?: 'pss' | 'pkcs1'): boolean
+export function signPublicKeyOf (privateKey: string): string
+export const sign: { generateKeyPair: typeof signGenerateKeyPair, sign: typeof signSign, verify: typeof signVerify, publicKeyOf: typeof signPublicKeyOf }
 
 export function tokenGenerateKey (): string
 export function tokenSeal (key: string, plaintext: Data, aad?: Data, ttlSeconds?: number): string

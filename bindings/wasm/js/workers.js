@@ -2,7 +2,8 @@
 // own WebAssembly instance; calls go to the least busy one. A large file is sealed (or opened)
 // by all the workers together: one begins it (header and payload key, the library's PartKey),
 // each seals the parts it is handed, and the parts are joined in order into one ordinary file —
-// the same file the CLI opens. Smaller files stream through one worker's Sealer/Opener.
+// the same file the CLI opens. Smaller files, and armored ones, stream through one worker's
+// Sealer/Opener.
 //
 //   import { WorkerPool } from 'hyperseal'
 //   const pool = new WorkerPool()                       // navigator.hardwareConcurrency workers
@@ -13,12 +14,19 @@
 //
 // Rejections are Errors with the same `code`s as the direct calls.
 
+import { startsArmor } from '../pkg/hyperseal.js'
+
 /**
  * Files from this size on go through every worker in parts (AES-256-GCM parts on WebCrypto);
  * below it one worker streams the file. Measured in Chromium 156 (bindings/wasm/README.md): at
  * 1 MiB the parts path already seals 1.5–1.8× faster.
  */
 export const PARALLEL_MIN = 1 << 20
+
+async function startsArmored (blob) {
+  const first = new Uint8Array(await blob.slice(0, 1).arrayBuffer())
+  return first.length === 1 && startsArmor(first[0])
+}
 
 /** Plaintext per part: a few per worker even for mid-sized files, little memory in flight. */
 const PART_BYTES = 4 << 20
@@ -58,11 +66,14 @@ export class WorkerPool {
     this.calls.clear()
   }
 
-  #file (op, blob, options = {}) {
-    if (!(blob instanceof Blob)) return Promise.reject(Object.assign(new TypeError(`${op}: the input must be a Blob or a File`), { code: 'ERR_HYPERSEAL_ARGUMENT' }))
+  async #file (op, blob, options = {}) {
+    if (!(blob instanceof Blob)) throw Object.assign(new TypeError(`${op}: the input must be a Blob or a File`), { code: 'ERR_HYPERSEAL_ARGUMENT' })
     const { onProgress, parallel, ...rest } = options
-    // Even one worker gains from parts: they are what lets AES-256-GCM run on WebCrypto.
-    if (parallel === true || (parallel !== false && blob.size >= PARALLEL_MIN)) {
+    // Armor is a text encoding of the whole file: one worker streams it (the library's armored
+    // writer and push decoder); parts work on binary files only. Even one worker gains from
+    // parts: they are what lets AES-256-GCM run on WebCrypto.
+    const armored = op === 'encryptFile' ? rest.armor === true : await startsArmored(blob)
+    if (!armored && parallel !== false && (parallel === true || blob.size >= PARALLEL_MIN)) {
       return this.#parts(op === 'encryptFile', blob, rest, onProgress)
     }
     return this.#post({ op, blob, options: rest }, onProgress)

@@ -5,7 +5,7 @@
 //! cryptography. The build is the library's portable backend (RustCrypto; see
 //! `crates/hyperseal/src/crypto/mod.rs`), which gives the same bytes as the native one, so a file
 //! sealed in a page opens with the CLI and the reverse. What it cannot do there: RSA keys (no
-//! constant-time pure-Rust RSA; they fail with `ERR_HYPERSEAL_KEY`) and threads (one core per
+//! constant-time pure-Rust RSA; they fail with `ERR_HYPERSEAL_KEY`, RSA signing keys too) and threads (one core per
 //! instance: parallelism in a page comes from Web Workers, each with its own instance).
 //!
 //! Every error is a JS `Error` whose `code` is one of the library's stable
@@ -17,7 +17,7 @@
 //! wrappers are in `js/core.js`), `parts.rs` (`PartKey`: one file sealed or opened across
 //! `WorkerPool`'s workers), `range.rs` (`RangeJob`: `decryptRange` over the library's seekable
 //! reader, a `Blob` read lazily), `toolkit.rs` (hash, hmac, kdf, aead, token over
-//! `hyperseal_toolkit`).
+//! `hyperseal_toolkit`), `sign.rs` (`sign`/`verify`: Ed25519, ECDSA P-256, ML-DSA-65).
 
 mod args;
 mod errors;
@@ -26,6 +26,7 @@ mod oneshot;
 mod parts;
 mod range;
 mod session;
+mod sign;
 mod toolkit;
 
 pub use errors::error_codes;
@@ -35,7 +36,8 @@ pub use oneshot::{
 };
 pub use parts::PartKey;
 pub use range::RangeJob;
-pub use session::{DecryptSession, EncryptSession};
+pub use session::{starts_armor_js, DecryptSession, EncryptSession};
+pub use sign::{sign_generate_key_pair, sign_public_key_of, sign_sign, sign_verify};
 pub use toolkit::{
     aead_generate_key, aead_open, aead_seal, hash, hmac, hmac_verify, kdf_argon2id, kdf_hkdf, kdf_pbkdf2,
     kdf_scrypt, token_generate_key, token_open, token_seal,

@@ -15,6 +15,7 @@ use hyperseal_toolkit::kdf::{self as tk, PasswordKdf};
 use hyperseal_toolkit::token::{self as tt, KeyRing};
 use hyperseal_toolkit::{aead, hash as th, mac as tm};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 use zeroize::Zeroizing;
 
 use crate::args::{self, bytes, opt_bytes};
@@ -160,8 +161,21 @@ pub fn kdf_hkdf(
 #[wasm_bindgen(js_name = aeadSeal)]
 pub fn aead_seal(algo: String, key: &[u8], plaintext: JsValue, aad: JsValue) -> Result<Vec<u8>, JsValue> {
     let alg = aead::Algorithm::parse(&algo).map_err(fail_kit)?;
-    let plaintext = Zeroizing::new(bytes(&plaintext, "plaintext")?);
-    aead::seal(alg, key, &plaintext, &opt_bytes(&aad, "aad")?).map_err(fail_kit)
+    let key = aead::Key::new(alg, key).map_err(fail_kit)?;
+    let aad = opt_bytes(&aad, "aad")?;
+    // A Uint8Array is copied once, straight into its place in the output (not into a Vec that
+    // `seal` would copy again): a third fewer passes over a large message.
+    let (n, body) = match plaintext.dyn_ref::<js_sys::Uint8Array>() {
+        Some(a) => (alg.nonce_len(), a.length() as usize),
+        None => {
+            let p = Zeroizing::new(bytes(&plaintext, "plaintext")?);
+            return key.seal(&p, &aad).map_err(fail_kit);
+        }
+    };
+    let mut out = vec![0u8; n + body + aead::TAG_LEN];
+    plaintext.unchecked_ref::<js_sys::Uint8Array>().copy_to(&mut out[n..n + body]);
+    key.seal_in_place(&mut out, &aad).map_err(fail_kit)?;
+    Ok(out)
 }
 
 /// Opens what `aeadSeal` made; a wrong key, AAD or any changed byte fails with `ERR_HYPERSEAL_AUTH`.

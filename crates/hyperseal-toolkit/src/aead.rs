@@ -277,12 +277,28 @@ impl Key {
         let nlen = self.algorithm.nonce_len();
         let mut out = Vec::with_capacity(nlen + plaintext.len() + TAG_LEN);
         out.resize(nlen, 0);
-        fill_random(&mut out);
         out.extend_from_slice(plaintext);
-        let (nonce, body) = out.split_at_mut(nlen);
-        let tag = self.seal_in_place_detached(nonce, aad, body)?;
-        out.extend_from_slice(&tag);
+        out.resize(nlen + plaintext.len() + TAG_LEN, 0);
+        self.seal_in_place(&mut out, aad)?;
         Ok(out)
+    }
+
+    /// [`Key::seal`] for a caller who has already put the plaintext where it goes:
+    /// `buf` is `nonce_len` bytes (overwritten with a fresh random nonce) ‖ plaintext ‖
+    /// [`TAG_LEN`] bytes (overwritten with the tag), and becomes what `seal` returns. Saves
+    /// the copy when the plaintext arrives from elsewhere (the browser package copies it
+    /// straight out of a JS array into `buf`).
+    pub fn seal_in_place(&self, buf: &mut [u8], aad: &[u8]) -> Result<()> {
+        let nlen = self.algorithm.nonce_len();
+        if buf.len() < nlen + TAG_LEN {
+            return Err(Error::InvalidLength("buffer shorter than nonce and tag"));
+        }
+        let (nonce, rest) = buf.split_at_mut(nlen);
+        fill_random(nonce);
+        let (body, tag_out) = rest.split_at_mut(rest.len() - TAG_LEN);
+        let tag = self.seal_in_place_detached(nonce, aad, body)?;
+        tag_out.copy_from_slice(&tag);
+        Ok(())
     }
 
     /// Decrypts the output of [`Key::seal`].

@@ -17,26 +17,25 @@
 //! | [`token`] | compact authenticated tokens with key rotation and expiry |
 //! | [`batch`] | order-preserving parallel AEAD over many small messages |
 //!
-//! On wasm32 (the browser package) the primitives come from RustCrypto behind the same names
-//! (`backend/`), and `sign`, `hazmat` and `batch` are not built (aws-lc keys, threads).
+//! On wasm32 (the browser package), or natively with the `portable` feature, the primitives come
+//! from RustCrypto behind the same names (`backend/`, `sign/portable.rs`); `hazmat`, `batch` and
+//! RSA are not built there (aws-lc keys, threads).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod aead;
 mod backend;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(portable_backend))]
 pub mod batch;
 pub mod checklist;
 mod error;
 pub mod hash;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(portable_backend))]
 pub mod hazmat;
 pub mod kdf;
 pub mod mac;
-#[cfg(not(target_arch = "wasm32"))]
 mod pem;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod sign;
 pub mod token;
 

@@ -1,5 +1,11 @@
-//! Digital signatures: Ed25519, ECDSA P-256, RSA (PSS and PKCS#1 v1.5) and ML-DSA-65, all on
-//! aws-lc-rs; plus RSA-OAEP encryption in [`oaep`].
+//! Digital signatures: Ed25519, ECDSA P-256, RSA (PSS and PKCS#1 v1.5) and ML-DSA-65; plus RSA-OAEP
+//! encryption in [`oaep`].
+//!
+//! Two backends behind this one front, chosen at compile time: aws-lc-rs natively
+//! (`sign/native.rs`), and RustCrypto (`ed25519-dalek`, `p256`, `ml-dsa`: `sign/portable.rs`) on
+//! wasm32 or with the `portable` feature. They read and write the same PEM keys and signature
+//! encodings (tested across in `tests/sign_portable.rs`); the portable one has no RSA and no
+//! [`oaep`] (no constant-time pure-Rust RSA).
 //!
 //! Keys travel as PEM: private keys as PKCS#8 (`BEGIN PRIVATE KEY`, returned as
 //! `Zeroizing<String>`), public keys as SubjectPublicKeyInfo (`BEGIN PUBLIC KEY`), the forms
@@ -12,15 +18,17 @@
 //! RSA keys are limited to 2048, 3072 and 4096 bits: smaller is too weak, larger is slow
 //! for no practical gain.
 
+#[cfg(not(portable_backend))]
+mod native;
+#[cfg(not(portable_backend))]
 pub mod oaep;
+#[cfg(portable_backend)]
+mod portable;
 
-use aws_lc_rs::encoding::{AsDer, Pkcs8V1Der};
-use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::rsa::KeySize;
-use aws_lc_rs::signature::PqdsaKeyPair;
-use aws_lc_rs::signature::{
-    self as sig, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RsaKeyPair, UnparsedPublicKey,
-};
+#[cfg(not(portable_backend))]
+use native as imp;
+#[cfg(portable_backend)]
+use portable as imp;
 use zeroize::Zeroizing;
 
 use crate::{pem, Error, Result};
@@ -79,7 +87,8 @@ impl KeyKind {
         matches!(self, KeyKind::Rsa2048 | KeyKind::Rsa3072 | KeyKind::Rsa4096)
     }
 
-    fn rsa_from_bits(bits: usize) -> Result<Self> {
+    #[cfg(not(portable_backend))]
+    pub(crate) fn rsa_from_bits(bits: usize) -> Result<Self> {
         match bits {
             2048 => Ok(KeyKind::Rsa2048),
             3072 => Ok(KeyKind::Rsa3072),
@@ -117,17 +126,10 @@ impl RsaPadding {
     }
 }
 
-enum Private {
-    Ed25519(Ed25519KeyPair),
-    Ecdsa(EcdsaKeyPair),
-    Rsa(RsaKeyPair),
-    MlDsa(PqdsaKeyPair),
-}
-
 /// A private signing key. `Debug` shows only the kind.
 pub struct SigningKey {
     kind: KeyKind,
-    inner: Private,
+    inner: imp::Private,
 }
 
 impl std::fmt::Debug for SigningKey {
@@ -137,41 +139,15 @@ impl std::fmt::Debug for SigningKey {
 }
 
 impl SigningKey {
-    /// Generates a fresh key.
+    /// Generates a fresh key (the portable backend has no RSA: [`Error::InvalidKey`]).
     pub fn generate(kind: KeyKind) -> Result<Self> {
-        let inner = match kind {
-            KeyKind::Ed25519 => Private::Ed25519(Ed25519KeyPair::generate()?),
-            KeyKind::EcdsaP256 => {
-                Private::Ecdsa(EcdsaKeyPair::generate(&sig::ECDSA_P256_SHA256_ASN1_SIGNING)?)
-            }
-            KeyKind::Rsa2048 => Private::Rsa(RsaKeyPair::generate(KeySize::Rsa2048)?),
-            KeyKind::Rsa3072 => Private::Rsa(RsaKeyPair::generate(KeySize::Rsa3072)?),
-            KeyKind::Rsa4096 => Private::Rsa(RsaKeyPair::generate(KeySize::Rsa4096)?),
-            KeyKind::MlDsa65 => Private::MlDsa(PqdsaKeyPair::generate(&sig::ML_DSA_65_SIGNING)?),
-        };
-        Ok(SigningKey { kind, inner })
+        Ok(SigningKey { kind, inner: imp::generate(kind)? })
     }
 
     /// Parses a PKCS#8 DER private key of any supported kind.
     pub fn from_pkcs8_der(der: &[u8]) -> Result<Self> {
-        if let Ok(k) = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der) {
-            return Ok(SigningKey { kind: KeyKind::Ed25519, inner: Private::Ed25519(k) });
-        }
-        if let Ok(k) = EcdsaKeyPair::from_pkcs8(&sig::ECDSA_P256_SHA256_ASN1_SIGNING, der) {
-            return Ok(SigningKey { kind: KeyKind::EcdsaP256, inner: Private::Ecdsa(k) });
-        }
-        if let Ok(k) = RsaKeyPair::from_pkcs8(der) {
-            return Self::rsa(k);
-        }
-        if let Ok(k) = PqdsaKeyPair::from_pkcs8(&sig::ML_DSA_65_SIGNING, der) {
-            return Ok(SigningKey { kind: KeyKind::MlDsa65, inner: Private::MlDsa(k) });
-        }
-        Err(Error::InvalidKey("not a supported PKCS#8 private key (ed25519, ecdsa-p256, rsa, ml-dsa-65)"))
-    }
-
-    fn rsa(k: RsaKeyPair) -> Result<Self> {
-        let kind = KeyKind::rsa_from_bits(k.public_modulus_len() * 8)?;
-        Ok(SigningKey { kind, inner: Private::Rsa(k) })
+        let (kind, inner) = imp::from_pkcs8_der(der)?;
+        Ok(SigningKey { kind, inner })
     }
 
     /// Parses a PEM private key: PKCS#8, or OpenSSL's SEC1 / PKCS#1 forms.
@@ -179,12 +155,11 @@ impl SigningKey {
         let (label, der) = pem::decode(text)?;
         match label.as_str() {
             "PRIVATE KEY" => Self::from_pkcs8_der(&der),
-            "EC PRIVATE KEY" => {
-                let k = EcdsaKeyPair::from_private_key_der(&sig::ECDSA_P256_SHA256_ASN1_SIGNING, &der)
-                    .map_err(|_| Error::InvalidKey("only P-256 EC keys are supported"))?;
-                Ok(SigningKey { kind: KeyKind::EcdsaP256, inner: Private::Ecdsa(k) })
+            "EC PRIVATE KEY" => Ok(SigningKey { kind: KeyKind::EcdsaP256, inner: imp::from_sec1_der(&der)? }),
+            "RSA PRIVATE KEY" => {
+                let (kind, inner) = imp::from_pkcs1_der(&der)?;
+                Ok(SigningKey { kind, inner })
             }
-            "RSA PRIVATE KEY" => Self::rsa(RsaKeyPair::from_der(&der)?),
             "ENCRYPTED PRIVATE KEY" => Err(Error::InvalidKey(
                 "encrypted PKCS#8 is not supported; decrypt it with openssl pkey first",
             )),
@@ -199,13 +174,7 @@ impl SigningKey {
 
     /// PKCS#8 v1 DER.
     pub fn to_pkcs8_der(&self) -> Result<Zeroizing<Vec<u8>>> {
-        let doc = match &self.inner {
-            Private::Ed25519(k) => k.to_pkcs8v1()?.as_ref().to_vec(),
-            Private::Ecdsa(k) => k.to_pkcs8v1()?.as_ref().to_vec(),
-            Private::Rsa(k) => AsDer::<Pkcs8V1Der>::as_der(k)?.as_ref().to_vec(),
-            Private::MlDsa(k) => k.to_pkcs8v1()?.as_ref().to_vec(),
-        };
-        Ok(Zeroizing::new(doc))
+        imp::to_pkcs8_der(&self.inner)
     }
 
     /// PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
@@ -215,13 +184,7 @@ impl SigningKey {
 
     /// The matching public key.
     pub fn verifying_key(&self) -> Result<VerifyingKey> {
-        let spki = match &self.inner {
-            Private::Ed25519(k) => k.public_key().as_der()?.as_ref().to_vec(),
-            Private::Ecdsa(k) => k.public_key().as_der()?.as_ref().to_vec(),
-            Private::Rsa(k) => k.public_key().as_der()?.as_ref().to_vec(),
-            Private::MlDsa(k) => k.public_key().as_der()?.as_ref().to_vec(),
-        };
-        Ok(VerifyingKey { kind: self.kind, spki })
+        Ok(VerifyingKey { kind: self.kind, spki: imp::spki_der(&self.inner)? })
     }
 
     /// Signs `msg` (RSA: PSS).
@@ -231,25 +194,7 @@ impl SigningKey {
 
     /// Signs `msg`; `padding` matters only for RSA keys.
     pub fn sign_with(&self, msg: &[u8], padding: RsaPadding) -> Result<Vec<u8>> {
-        Ok(match &self.inner {
-            Private::Ed25519(k) => k.try_sign(msg)?.as_ref().to_vec(),
-            Private::Ecdsa(k) => k.sign(&SystemRandom::new(), msg)?.as_ref().to_vec(),
-            Private::Rsa(k) => {
-                let enc: &'static dyn sig::RsaEncoding = match padding {
-                    RsaPadding::Pss => &sig::RSA_PSS_SHA256,
-                    RsaPadding::Pkcs1v15 => &sig::RSA_PKCS1_SHA256,
-                };
-                let mut out = vec![0u8; k.public_modulus_len()];
-                k.sign(enc, &SystemRandom::new(), msg, &mut out)?;
-                out
-            }
-            Private::MlDsa(k) => {
-                let mut out = vec![0u8; k.algorithm().signature_len()];
-                let n = k.sign(msg, &mut out)?;
-                out.truncate(n);
-                out
-            }
-        })
+        imp::sign(&self.inner, msg, padding)
     }
 }
 
@@ -269,22 +214,7 @@ impl std::fmt::Debug for VerifyingKey {
 impl VerifyingKey {
     /// Parses SubjectPublicKeyInfo DER and works out its kind.
     pub fn from_spki_der(der: &[u8]) -> Result<Self> {
-        let kind = if sig::ParsedPublicKey::new(&sig::ED25519, der).is_ok() && der.len() != 32 {
-            KeyKind::Ed25519
-        } else if sig::ParsedPublicKey::new(&sig::ECDSA_P256_SHA256_ASN1, der).is_ok()
-            && der.first() == Some(&0x30)
-        {
-            KeyKind::EcdsaP256
-        } else if let Ok(k) = aws_lc_rs::rsa::PublicEncryptingKey::from_der(der) {
-            KeyKind::rsa_from_bits(k.key_size_bits())?
-        } else if sig::ParsedPublicKey::new(&sig::ML_DSA_65, der).is_ok() {
-            KeyKind::MlDsa65
-        } else {
-            return Err(Error::InvalidKey(
-                "not a supported public key (ed25519, ecdsa-p256, rsa, ml-dsa-65)",
-            ));
-        };
-        Ok(VerifyingKey { kind, spki: der.to_vec() })
+        Ok(VerifyingKey { kind: imp::spki_kind(der)?, spki: der.to_vec() })
     }
 
     /// Parses a `-----BEGIN PUBLIC KEY-----` PEM block.
@@ -318,16 +248,7 @@ impl VerifyingKey {
 
     /// Verifies a signature; `padding` matters only for RSA keys.
     pub fn verify_with(&self, msg: &[u8], signature: &[u8], padding: RsaPadding) -> Result<()> {
-        let alg: &'static dyn sig::VerificationAlgorithm = match self.kind {
-            KeyKind::Ed25519 => &sig::ED25519,
-            KeyKind::EcdsaP256 => &sig::ECDSA_P256_SHA256_ASN1,
-            KeyKind::MlDsa65 => &sig::ML_DSA_65,
-            _ => match padding {
-                RsaPadding::Pss => &sig::RSA_PSS_2048_8192_SHA256,
-                RsaPadding::Pkcs1v15 => &sig::RSA_PKCS1_2048_8192_SHA256,
-            },
-        };
-        UnparsedPublicKey::new(alg, &self.spki).verify(msg, signature).map_err(|_| Error::Crypto)
+        imp::verify(self.kind, &self.spki, msg, signature, padding)
     }
 }
 
@@ -347,7 +268,12 @@ mod tests {
 
     #[test]
     fn every_fast_kind_round_trips_through_pem() {
-        for kind in [KeyKind::Ed25519, KeyKind::EcdsaP256, KeyKind::Rsa2048, KeyKind::MlDsa65] {
+        let kinds: &[KeyKind] = if cfg!(portable_backend) {
+            &[KeyKind::Ed25519, KeyKind::EcdsaP256, KeyKind::MlDsa65]
+        } else {
+            &[KeyKind::Ed25519, KeyKind::EcdsaP256, KeyKind::Rsa2048, KeyKind::MlDsa65]
+        };
+        for &kind in kinds {
             let pem = generate(kind).unwrap();
             assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----\n"));
             let sk = SigningKey::from_pem(&pem).unwrap();

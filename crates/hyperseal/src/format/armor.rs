@@ -17,6 +17,10 @@ use base64::Engine;
 
 use crate::Error;
 
+// The push-based decoder (pieces arriving over time: the browser's streams).
+mod push;
+pub use push::{starts_armor, ArmorDecoder};
+
 /// Armor label of hyperseal files.
 pub const HYPERSEAL_LABEL: &str = "HYPERSEAL ENCRYPTED FILE";
 /// Armor label of age files.
