@@ -71,6 +71,33 @@ export async function run (hs, peers, { sizes, smallSize = 50, tokenChars = 1000
     add('age file', size, 'age-encryption (typage)', 'decrypt', await time(() => dec.decrypt(byTypage), t))
   }
 
+  // ── files on every core: WorkerPool (parts across workers; hyperseal files' AES-256-GCM on
+  // WebCrypto) against typage on the same age file, at the two largest sizes ──
+  {
+    const pool = new hs.WorkerPool()
+    await Promise.all(Array.from({ length: pool.size }, () => pool.run('errorCodes'))) // workers loaded
+    for (const size of sizes.slice(-2)) {
+      const data = random(size)
+      const blob = new Blob([data])
+      const dec = new peers.age.Decrypter(); dec.addIdentity(ageId)
+      const enc = new peers.age.Encrypter(); enc.addRecipient(ageRecipient)
+      const byPool = await pool.encryptFile(blob, { publicKey: hsPair.publicKey, format: 'age' })
+      const hsFile = await pool.encryptFile(blob, { publicKey: hsPair.publicKey })
+      checks[`pool age ${size}`] = equal(await dec.decrypt(new Uint8Array(await byPool.arrayBuffer())), data)
+      checks[`pool hyperseal ${size}`] = equal(new Uint8Array(await (await pool.decryptFile(hsFile, hsPair)).arrayBuffer()), data)
+      const g = 'file, all cores'
+      add(g, size, `hyperseal WorkerPool, age (${pool.size} workers)`, 'encrypt', await time(() => pool.encryptFile(blob, { publicKey: hsPair.publicKey, format: 'age' }), t))
+      add(g, size, `hyperseal WorkerPool, age (${pool.size} workers)`, 'decrypt', await time(() => pool.decryptFile(byPool, hsPair), t))
+      add(g, size, 'hyperseal WorkerPool, hyperseal (WebCrypto AES-256-GCM)', 'encrypt', await time(() => pool.encryptFile(blob, { publicKey: hsPair.publicKey }), t))
+      add(g, size, 'hyperseal WorkerPool, hyperseal (WebCrypto AES-256-GCM)', 'decrypt', await time(() => pool.decryptFile(hsFile, hsPair), t))
+      add(g, size, 'hyperseal WorkerPool, one worker streaming (parallel: false)', 'encrypt', await time(() => pool.encryptFile(blob, { publicKey: hsPair.publicKey, format: 'age', parallel: false }), t))
+      add(g, size, 'age-encryption (typage), main thread', 'encrypt', await time(() => enc.encrypt(data), t))
+      const byTypage = await enc.encrypt(data)
+      add(g, size, 'age-encryption (typage), main thread', 'decrypt', await time(() => dec.decrypt(byTypage), t))
+    }
+    pool.terminate()
+  }
+
   // ── bulk AEAD: ChaCha20-Poly1305 and AES-256-GCM ──
   const key = random(32)
   const wcKey = await crypto.subtle.importKey('raw', key, 'AES-GCM', false, ['encrypt'])
