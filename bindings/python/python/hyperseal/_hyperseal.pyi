@@ -191,3 +191,38 @@ class C2spDecryptor:
 
 def c2sp_encrypt(key: Buffer, data: Buffer, context: Buffer | None = None) -> bytes: ...
 def c2sp_decrypt(key: Buffer, data: Buffer, context: Buffer | None = None) -> bytes: ...
+
+# ── the toolkit (names as in the Node package) ──────────────────────────────────────────
+_HashAlgo = Literal[
+    "sha256", "sha384", "sha512", "sha3-256", "sha3-512", "blake2b512", "blake3", "sm3", "legacy-md5", "legacy-sha1"
+]
+_MacAlgo = Literal[
+    "sha256", "sha384", "sha512", "sha3-256", "sha3-512", "blake2b512", "sm3", "legacy-sha1", "legacy-md5"
+] | str
+
+def hash(algo: _HashAlgo, data: Buffer | str) -> bytes:
+    """The digest of ``data`` (a ``str`` is hashed as UTF-8): ``sha256``, ``sha384``,
+    ``sha512``, ``sha3-256``, ``sha3-512``, ``blake2b512``, ``blake3``, ``sm3``, and the
+    collision-broken ``legacy-md5`` / ``legacy-sha1`` (bare ``md5``/``sha1`` are refused)::
+
+        hyperseal.hash("sha256", b"abc").hex()   # same as hashlib.sha256(b"abc").hexdigest()
+    """
+
+def hash_file(algo: _HashAlgo, path: _Path) -> bytes:
+    """The digest of a file, read with the GIL released (BLAKE3: every core, memory-mapped)."""
+
+def hmac(algo: _MacAlgo, key: Buffer | str, data: Buffer | str) -> bytes:
+    """The HMAC tag of ``data`` under ``key``; ``algo`` is a hash name (``"sha256"``) or the
+    toolkit's ``"hmac-sha256"``."""
+
+def hmac_verify(algo: _MacAlgo, key: Buffer | str, data: Buffer | str, tag: Buffer) -> bool:
+    """Whether ``tag`` is the HMAC of ``data`` under ``key``, compared in constant time; a tag
+    of the wrong length is ``False``."""
+
+# Native names behind hyperseal.kdf, .aead, .sign and .token (typed in their own stubs).
+from .kdf import argon2id as kdf_argon2id, hkdf as kdf_hkdf, pbkdf2 as kdf_pbkdf2, scrypt as kdf_scrypt
+from .aead import generate_key as aead_generate_key, open as aead_open, seal as aead_seal
+from .sign import public_key_of as sign_public_key_of, sign as sign_sign, verify as sign_verify
+from .token import generate_key as token_generate_key, open as token_open, seal as token_seal
+
+def sign_generate_key_pair(kind: str = "ed25519") -> tuple[str, str]: ...
