@@ -210,7 +210,9 @@ unsafe fn copy(at: usize, src: &[u8]) {
         for piece in src.chunks(per) {
             let to = at + (piece.as_ptr() as usize - src.as_ptr() as usize);
             // SAFETY: disjoint ranges of the destination, one per thread (caller's contract).
-            s.spawn(move || unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), to as *mut u8, piece.len()) });
+            s.spawn(move || unsafe {
+                std::ptr::copy_nonoverlapping(piece.as_ptr(), to as *mut u8, piece.len())
+            });
         }
     });
 }

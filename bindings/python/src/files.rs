@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use hyperseal::output::{AtomicOutput, OutputError, OutputErrorKind, OutputOptions};
-use hyperseal::recipient::Identity as LibIdentity;
 use hyperseal::{Decryptor, Options};
 use pyo3::prelude::*;
 
@@ -38,7 +37,7 @@ pub fn open_input(path: &std::path::Path) -> PyResult<File> {
 
 enum Job {
     Encrypt { to: To, opts: Options, armor: bool },
-    Decrypt { ids: Vec<Box<dyn LibIdentity>> },
+    Decrypt { ids: crate::keys::Identities },
 }
 
 /// One file job, run with the GIL released; `progress(done, total)` is called with it taken

@@ -42,7 +42,11 @@ pub fn hash<'py>(py: Python<'py>, algo: &str, data: &Bound<'py, PyAny>) -> PyRes
 /// Digest of a file (BLAKE3 on every core for large files).
 #[pyfunction]
 #[pyo3(signature = (algo, path))]
-pub fn hash_file<'py>(py: Python<'py>, algo: &str, path: std::path::PathBuf) -> PyResult<Bound<'py, PyBytes>> {
+pub fn hash_file<'py>(
+    py: Python<'py>,
+    algo: &str,
+    path: std::path::PathBuf,
+) -> PyResult<Bound<'py, PyBytes>> {
     let alg = th::Algorithm::parse(algo).map_err(kit)?;
     let digest = py.detach(|| th::hash_file(alg, &path)).map_err(|e| match e {
         hyperseal_toolkit::Error::Io(io) => crate::errors::io_error(format!("{}: {io}", path.display())),
@@ -107,7 +111,9 @@ fn hash_fn(name: &str) -> PyResult<tk::HashFn> {
     match name.to_ascii_lowercase().as_str() {
         "sha256" | "sha-256" => Ok(tk::HashFn::Sha256),
         "sha512" | "sha-512" => Ok(tk::HashFn::Sha512),
-        other => Err(ArgumentError::new_err(format!("unknown KDF hash {other:?} (expected sha256 or sha512)"))),
+        other => {
+            Err(ArgumentError::new_err(format!("unknown KDF hash {other:?} (expected sha256 or sha512)")))
+        }
     }
 }
 
@@ -214,7 +220,8 @@ pub fn aead_seal<'py>(
     let (p, a) = (p.as_slice()?, or_empty(&a)?);
     let nlen = key.algorithm().nonce_len();
     let mut nonce = [0u8; 24];
-    getrandom::fill(&mut nonce[..nlen]).map_err(|e| crate::errors::io_error(format!("OS randomness: {e}")))?;
+    getrandom::fill(&mut nonce[..nlen])
+        .map_err(|e| crate::errors::io_error(format!("OS randomness: {e}")))?;
     let sealed = bytes_around(py, &nonce[..nlen], p, aead::TAG_LEN, p.len() >= DETACH_AT, |buf| {
         let (nonce, rest) = buf.split_at_mut(nlen);
         let (body, tag) = rest.split_at_mut(p.len());

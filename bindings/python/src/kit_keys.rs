@@ -128,9 +128,10 @@ pub fn token_seal(
 ) -> PyResult<String> {
     let ttl = match ttl_seconds {
         None => None,
-        Some(s) if s > 0.0 && s.is_finite() => {
-            Some(Duration::try_from_secs_f64(s).map_err(|_| ArgumentError::new_err("ttl_seconds is out of range"))?)
-        }
+        Some(s) if s > 0.0 && s.is_finite() => Some(
+            Duration::try_from_secs_f64(s)
+                .map_err(|_| ArgumentError::new_err("ttl_seconds is out of range"))?,
+        ),
         Some(_) => return Err(ArgumentError::new_err("ttl_seconds must be a positive number")),
     };
     let ring = ring(key)?;
