@@ -90,7 +90,8 @@ impl Table for Python {
             "One CPython {} process ({} cores), the same inputs for hyperseal {} and its peers (pyca/cryptography {}, \
              pyrage {}); median of {runs} runs per figure (at least 50 below 1 MiB); files in {}. Ratios: the \
              peer's time ÷ hyperseal's for the same table, size and operation (above 1: hyperseal is faster). \
-             Load average at start / end: {} / {}.",
+             Load average at start / end: {} / {}; other processes' CPU during each table (in cores, \
+             from /proc/stat): {}.",
             v["python"].as_str().unwrap_or("?"),
             parsed["cores"].as_u64().unwrap_or(0),
             v["hyperseal"].as_str().unwrap_or("?"),
@@ -99,6 +100,14 @@ impl Table for Python {
             ctx.tmp_note,
             parsed["load"][0].as_f64().map_or("?".into(), |l| format!("{l:.2}")),
             parsed["load"][1].as_f64().map_or("?".into(), |l| format!("{l:.2}")),
+            parsed["others_cpu"]
+                .as_object()
+                .map(|m| m
+                    .iter()
+                    .map(|(t, x)| format!("{t} {:.2}", x.as_f64().unwrap_or(f64::NAN)))
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .unwrap_or_else(|| "unknown".into()),
         ));
         let mut sec = Section::new(
             "Per call, in one Python process",

@@ -22,6 +22,7 @@ import os
 import platform
 import sys
 import tempfile
+import time
 
 import hyperseal
 
@@ -67,6 +68,29 @@ def machine():
     return {"cpu": cpu, "cores": os.cpu_count(), "versions": versions}
 
 
+def busy_seconds():
+    """CPU seconds the whole machine has spent busy (``/proc/stat``), or None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return None
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def others_share(run):
+    """Runs ``run()`` and returns its result and the share of one core that *other* processes
+    used meanwhile (machine busy time minus this process's CPU time, per wall second): the
+    honest measure of how quiet the machine was for these figures."""
+    b0, c0, t0 = busy_seconds(), time.process_time(), time.perf_counter()
+    out = run()
+    b1, c1, t1 = busy_seconds(), time.process_time(), time.perf_counter()
+    if b0 is None:
+        return out, None
+    return out, max(0.0, (b1 - b0) - (c1 - c0)) / (t1 - t0)
+
+
 def ratios(rows):
     """For each hyperseal row: the peer's time ÷ hyperseal's (above 1: hyperseal is faster)."""
     out = {}
@@ -97,9 +121,11 @@ def targets(rows, ratio):
     }
 
 
-def render(rows, ratio, info, runs, load):
+def render(rows, ratio, info, runs, load, others):
     print(f"# python -m hyperseal.bench: {info['cpu']}, {info['cores']} cores, median of {runs} runs (more below 1 MiB)")
-    print(f"versions: {info['versions']}; load average at start / end: {load[0]} / {load[1]}")
+    print(f"versions: {info['versions']}; load average at start / end: {load[0]:.2f} / {load[1]:.2f}")
+    busy = ", ".join(f"{t} {x:.0%}" for t, x in others.items() if x is not None)
+    print(f"other processes' CPU during each table, in cores: {busy or 'unknown'}")
     for table in dict.fromkeys(r[0] for r in rows):
         print(f"\n## {TITLES[table]}\n")
         unit = "µs" if table == "small" else "GB/s"
@@ -127,19 +153,19 @@ def main(argv=None):
     sizes, runs = parse_sizes("1K,1M,256M" if a.quick else a.sizes), 3 if a.quick else a.runs
     chosen = a.tables.split(",")
     load0 = os.getloadavg()[0]
-    rows = []
+    rows, others = [], {}
     with tempfile.TemporaryDirectory(dir=a.dir, prefix="hyperseal-bench-") as work:
+        run = {
+            "aead": lambda: tables.aead_table(sizes, runs),
+            "c2sp": lambda: tables.c2sp_table(sizes, runs),
+            "age": lambda: tables.age_table(sizes, runs, work),
+            "small": lambda: tables.small_table(runs),
+        }
         for t in chosen:
-            if t == "aead":
-                rows += tables.aead_table(sizes, runs)
-            elif t == "c2sp":
-                rows += tables.c2sp_table(sizes, runs)
-            elif t == "age":
-                rows += tables.age_table(sizes, runs, work)
-            elif t == "small":
-                rows += tables.small_table(runs)
-            else:
+            if t not in run:
                 p.error(f"unknown table {t!r}")
+            got, others[t] = others_share(run[t])
+            rows += got
     load = (load0, os.getloadavg()[0])
     info, ratio = machine(), ratios(rows)
     if a.json:
@@ -147,6 +173,7 @@ def main(argv=None):
             **info,
             "runs": runs,
             "load": load,
+            "others_cpu": others,
             "dir": a.dir,
             "rows": [
                 {"table": t, "size": s, "impl": n, "op": o, "seconds": secs, "cpu": c,
@@ -161,6 +188,6 @@ def main(argv=None):
             return
         with open(a.json, "w") as f:
             f.write(text + "\n")
-    render(rows, ratio, info, runs, load)
+    render(rows, ratio, info, runs, load, others)
     for name, t in targets(rows, ratio).items():
         print(f"target {name}: {t}", file=sys.stderr)
