@@ -92,8 +92,9 @@ $(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_
 	cd $(TEST_PLUGIN) && GOFLAGS=-mod=mod go build -o $(GOBIN)/age-plugin-hstest .
 
 # HYPERSEAL_REQUIRE_PEERS: a test whose real peer (age, openssl, the C2SP vectors…) is missing
-# fails here instead of skipping with a note, as it may in a bare `cargo test`.
-test: tools lint wasm-core wasm-deps
+# fails here instead of skipping with a note, as it may in a bare `cargo test`. `python` first:
+# the bench's python table test (crates/hyperseal-bench/tests) needs the built package.
+test: tools lint wasm-core wasm-deps python
 	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace
 	$(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
