@@ -14,7 +14,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build bench-build test bench tools age tag-plugin ssh-keygen test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test
+.PHONY: all build bench-build test bench tools age tag-plugin ssh-keygen test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench
 
 all: build
 
@@ -92,8 +92,9 @@ $(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_
 	cd $(TEST_PLUGIN) && GOFLAGS=-mod=mod go build -o $(GOBIN)/age-plugin-hstest .
 
 # HYPERSEAL_REQUIRE_PEERS: a test whose real peer (age, openssl, the C2SP vectors…) is missing
-# fails here instead of skipping with a note, as it may in a bare `cargo test`.
-test: tools lint wasm-core wasm-deps
+# fails here instead of skipping with a note, as it may in a bare `cargo test`. `python` first:
+# the bench's python table test (crates/hyperseal-bench/tests) needs the built package.
+test: tools lint wasm-core wasm-deps python
 	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace
 	$(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
@@ -151,7 +152,12 @@ wasm-deps: wasm chromium
 wasm-bench:
 	-@$(MAKE) wasm-deps
 
-bench: bench-build age node-addon wasm-bench $(if $(RAGE),rage)
+# The Python package and its peers (pyca/cryptography, pyrage) for the `python` table; a failed
+# build leaves the table as a note, as for node and browser.
+python-bench:
+	-@$(MAKE) python
+
+bench: bench-build age node-addon wasm-bench python-bench $(if $(RAGE),rage)
 	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal-bench $(BENCH_ARGS) --out bench-report
 
 # Fuzzing (libFuzzer through cargo-fuzz, nightly Rust): the targets are fuzz/fuzz_targets, their

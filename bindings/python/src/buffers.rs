@@ -8,7 +8,7 @@ use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString};
 
 /// A read-only view of a bytes-like argument, held for the length of one call.
 pub enum Input<'py> {
@@ -47,6 +47,41 @@ impl<'py> Input<'py> {
             }
         }
     }
+}
+
+/// A bytes-like or `str` argument (a `str` is its UTF-8 bytes), as the toolkit calls take data,
+/// keys and passwords (the Node package accepts strings there too).
+pub enum Data<'py> {
+    Bytes(Input<'py>),
+    Str(Bound<'py, PyString>),
+}
+
+impl<'py> Data<'py> {
+    pub fn get(obj: &Bound<'py, PyAny>, what: &str) -> PyResult<Data<'py>> {
+        match obj.cast::<PyString>() {
+            Ok(s) => Ok(Data::Str(s.clone())),
+            Err(_) => Input::get(obj, what)
+                .map(Data::Bytes)
+                .map_err(|_| PyTypeError::new_err(format!("{what} must be bytes-like or str"))),
+        }
+    }
+
+    /// `None` stays `None` (an absent optional argument such as `aad`).
+    pub fn opt(obj: Option<&Bound<'py, PyAny>>, what: &str) -> PyResult<Option<Data<'py>>> {
+        obj.filter(|o| !o.is_none()).map(|o| Data::get(o, what)).transpose()
+    }
+
+    pub fn as_slice(&self) -> PyResult<&[u8]> {
+        match self {
+            Data::Bytes(b) => Ok(b.as_slice()),
+            Data::Str(s) => Ok(s.to_str()?.as_bytes()),
+        }
+    }
+}
+
+/// The bytes of an optional argument, empty when absent.
+pub fn or_empty<'a>(d: &'a Option<Data<'_>>) -> PyResult<&'a [u8]> {
+    d.as_ref().map_or(Ok(&[][..]), Data::as_slice)
 }
 
 /// A writable buffer argument (`bytearray`, writable `memoryview`).
@@ -96,6 +131,23 @@ pub fn bytes_with<'py, E: Send>(
     len: usize,
     fill: impl FnOnce(&mut [u8]) -> Result<usize, E> + Send,
 ) -> PyResult<Result<Bound<'py, PyBytes>, E>> {
+    bytes_around(py, &[], &[], len, true, fill)
+}
+
+/// A new `bytes` laid out as `head ‖ body ‖ tail` zero bytes, then `fill` on all of it, with
+/// the GIL released: how the AEAD one-shots seal and open in place without a zeroing pass or a
+/// second copy. A large `body` is copied by every core into huge pages, as `bytes_with` zeroes.
+/// If `fill` fails the buffer is zeroized before it is dropped (it may hold unauthenticated
+/// plaintext). `detach: false` keeps the GIL (for small inputs; see `kit.rs`).
+pub fn bytes_around<'py, E: Send>(
+    py: Python<'py>,
+    head: &[u8],
+    body: &[u8],
+    tail: usize,
+    detach: bool,
+    fill: impl FnOnce(&mut [u8]) -> Result<usize, E> + Send,
+) -> PyResult<Result<Bound<'py, PyBytes>, E>> {
+    let len = head.len() + body.len() + tail;
     // SAFETY: PyBytes_FromStringAndSize(NULL, n) returns a new reference (or NULL with an
     // exception set, which from_owned_ptr_or_err turns into Err) to a bytes object whose n bytes
     // are not yet initialised; it is a bytes object, so the cast cannot fail.
@@ -110,17 +162,59 @@ pub fn bytes_with<'py, E: Send>(
     // `len` bytes for as long as `obj` lives, which outlives every use below. Nothing else
     // holds a reference to the new object, so nobody reads it before it is filled.
     let at = unsafe { ffi::PyBytes_AsString(obj.as_ptr()) } as usize;
-    let outcome = py.detach(move || {
-        zero(at, len);
-        // SAFETY: `zero` initialised all `len` bytes at `at` (see above for validity).
+    let work = move || {
+        if len >= LARGE {
+            advise_huge(at, len);
+        }
+        // SAFETY: the three ranges are disjoint and inside the buffer (see above); `head` and
+        // `body` are caller memory, never this new object.
+        unsafe {
+            std::ptr::copy_nonoverlapping(head.as_ptr(), at as *mut u8, head.len());
+            copy(at + head.len(), body);
+        }
+        zero(at + head.len() + body.len(), tail);
+        // SAFETY: every one of the `len` bytes at `at` was initialised just above.
         let buf = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) };
-        fill(buf)
-    });
+        let r = fill(buf);
+        if r.is_err() {
+            zeroize::Zeroize::zeroize(buf);
+        }
+        r
+    };
+    let outcome = if detach { py.detach(work) } else { work() };
     Ok(match outcome {
         Ok(n) if n == len => Ok(obj),
         Ok(n) => Ok(PyBytes::new(py, &obj.as_bytes()[..n])),
         Err(e) => Err(e),
     })
+}
+
+/// The per-thread span for touching `len` fresh bytes: one thread per core when large.
+fn span(len: usize) -> usize {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(len / LARGE).max(1);
+    len.div_ceil(threads).next_multiple_of(4096)
+}
+
+/// Copies `src` to address `at` (a fresh buffer: page faults dominate), split over the cores
+/// when large.
+///
+/// # Safety
+/// `at..at + src.len()` must be writable memory that `src` does not overlap.
+unsafe fn copy(at: usize, src: &[u8]) {
+    if src.len() < LARGE {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), at as *mut u8, src.len());
+        return;
+    }
+    let per = span(src.len());
+    std::thread::scope(|s| {
+        for piece in src.chunks(per) {
+            let to = at + (piece.as_ptr() as usize - src.as_ptr() as usize);
+            // SAFETY: disjoint ranges of the destination, one per thread (caller's contract).
+            s.spawn(move || unsafe {
+                std::ptr::copy_nonoverlapping(piece.as_ptr(), to as *mut u8, piece.len())
+            });
+        }
+    });
 }
 
 /// Initialises `len` bytes at address `at` to zero: huge-page hinted and split over the cores
@@ -131,9 +225,7 @@ fn zero(at: usize, len: usize) {
         unsafe { std::ptr::write_bytes(at as *mut u8, 0, len) };
         return;
     }
-    advise_huge(at, len);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(len / LARGE).max(1);
-    let per = len.div_ceil(threads).next_multiple_of(4096);
+    let per = span(len);
     std::thread::scope(|s| {
         for start in (0..len).step_by(per) {
             let n = per.min(len - start);

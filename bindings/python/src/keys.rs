@@ -3,10 +3,18 @@
 //! `hyperseal::recipient::{generate, public_of, parse_recipients_file, parse_identities}`.
 //! Recipients and identities are given as the very strings the CLI prints and reads (`age1…`,
 //! `age1pq1…`, `AGE-SECRET-KEY-…`, PEM), or as `Identity` objects.
+//!
+//! Parsing is not free: a hybrid public key is ~1.9 KB of bech32, and a hybrid identity expands
+//! its seed into ML-KEM keys on every parse (together ~120 µs, more than sealing 1 KB to it). So
+//! an `Identity` parses its keys once, on first use, and key strings are looked up in a small
+//! cache of the last few parsed (as the Node package does). Cached identities are the
+//! library's own types, which zeroize on drop.
 
 use hyperseal::format::Profile;
 use hyperseal::recipient::{self, passphrase::PassphraseIdentity, scrypt::ScryptIdentity};
 use hyperseal::recipient::{Identity as LibIdentity, Kind, Recipient};
+use std::sync::{Arc, Mutex, OnceLock};
+
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use zeroize::Zeroizing;
@@ -19,7 +27,67 @@ use crate::errors::{ArgumentError, IntoPy};
 pub struct Identity {
     secret: Zeroizing<String>,
     public: String,
+    recipients: OnceLock<Recipients>,
+    identities: OnceLock<Identities>,
 }
+
+impl Identity {
+    fn of(secret: Zeroizing<String>, public: String) -> Self {
+        Identity { secret, public, recipients: OnceLock::new(), identities: OnceLock::new() }
+    }
+
+    /// Its recipient, parsed on first use.
+    fn recipients(&self) -> PyResult<Recipients> {
+        if let Some(r) = self.recipients.get() {
+            return Ok(r.clone());
+        }
+        let parsed = Arc::new(vec![recipient::parse_recipient(&self.public).py_err()?]);
+        Ok(self.recipients.get_or_init(|| parsed).clone())
+    }
+
+    /// Its identities, parsed on first use.
+    fn identities(&self) -> PyResult<Identities> {
+        if let Some(i) = self.identities.get() {
+            return Ok(i.clone());
+        }
+        let parsed = Arc::new(recipient::parse_identities(&self.secret).py_err()?);
+        Ok(self.identities.get_or_init(|| parsed).clone())
+    }
+}
+
+/// Parsed recipients and identities, shared by the caches and the calls that use them.
+pub type Recipients = Arc<Vec<Box<dyn Recipient>>>;
+pub type Identities = Arc<Vec<Box<dyn LibIdentity>>>;
+
+/// Distinct key strings remembered per direction; few, so a linear scan is the fastest lookup.
+const CACHE_SLOTS: usize = 16;
+
+/// The last few parsed key strings, by their exact text (least recently added evicted first).
+struct Cache<T>(Mutex<Vec<(Zeroizing<String>, T)>>);
+
+impl<T: Clone> Cache<T> {
+    const fn new() -> Self {
+        Cache(Mutex::new(Vec::new()))
+    }
+
+    fn get_or(&self, key: &str, parse: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+        // A panic while holding the lock leaves only a cache behind: keep using it.
+        let lock = || self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, v)) = lock().iter().find(|(k, _)| k.as_str() == key) {
+            return Ok(v.clone());
+        }
+        let v = parse()?;
+        let mut entries = lock();
+        if entries.len() == CACHE_SLOTS {
+            entries.remove(0);
+        }
+        entries.push((Zeroizing::new(key.to_owned()), v.clone()));
+        Ok(v)
+    }
+}
+
+static RECIPIENTS: Cache<Recipients> = Cache::new();
+static IDENTITIES: Cache<Identities> = Cache::new();
 
 #[pymethods]
 impl Identity {
@@ -27,7 +95,7 @@ impl Identity {
     #[new]
     fn new(secret: &str) -> PyResult<Self> {
         let public = recipient::public_of(secret).py_err()?;
-        Ok(Identity { secret: Zeroizing::new(secret.trim().to_string()), public })
+        Ok(Identity::of(Zeroizing::new(secret.trim().to_string()), public))
     }
 
     #[getter]
@@ -76,7 +144,7 @@ pub fn generate_key(py: Python<'_>, kind: &str) -> PyResult<Identity> {
     })?;
     // RSA key generation takes a while: let other threads run.
     let k = py.detach(|| recipient::generate(kind)).py_err()?;
-    Ok(Identity { secret: k.secret, public: k.public })
+    Ok(Identity::of(k.secret, k.public))
 }
 
 /// The recipient (public key) string of an identity string: what `hyperseal pubkey` prints.
@@ -98,20 +166,50 @@ fn items<'py>(obj: &Bound<'py, PyAny>) -> Vec<Bound<'py, PyAny>> {
     }
 }
 
-/// The recipients of `recipients` (a string, an `Identity`, or a list of them).
-pub fn recipients_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Box<dyn Recipient>>> {
-    let mut out = Vec::new();
-    for item in items(obj) {
-        if let Ok(id) = item.cast::<Identity>() {
-            out.push(recipient::parse_recipient(&id.get().public).py_err()?);
-        } else if let Ok(s) = item.cast::<PyString>() {
-            out.extend(recipient::parse_recipients_file(s.to_str()?).py_err()?);
-        } else {
-            return Err(pyo3::exceptions::PyTypeError::new_err(
-                "recipients must be str, Identity, or a list of them",
-            ));
-        }
+fn not_keys(what: &str) -> PyErr {
+    pyo3::exceptions::PyTypeError::new_err(format!("{what} must be str, Identity, or a list of them"))
+}
+
+/// The recipients of one item: an `Identity` (its own parsed key) or a string (cached).
+fn recipients_of_item(item: &Bound<'_, PyAny>) -> PyResult<Recipients> {
+    if let Ok(id) = item.cast::<Identity>() {
+        return id.get().recipients();
     }
+    let Ok(s) = item.cast::<PyString>() else { return Err(not_keys("recipients")) };
+    let text = s.to_str()?;
+    RECIPIENTS.get_or(text, || Ok(Arc::new(recipient::parse_recipients_file(text).py_err()?)))
+}
+
+/// The identities of one item, as for recipients.
+fn identities_of_item(item: &Bound<'_, PyAny>) -> PyResult<Identities> {
+    if let Ok(id) = item.cast::<Identity>() {
+        return id.get().identities();
+    }
+    let Ok(s) = item.cast::<PyString>() else { return Err(not_keys("identities")) };
+    let text = s.to_str()?;
+    IDENTITIES.get_or(text, || Ok(Arc::new(recipient::parse_identities(text).py_err()?)))
+}
+
+/// The recipients of `recipients` (a string, an `Identity`, or a list of them). One item is
+/// the cached parse itself; several are parsed afresh into one list (boxed keys do not clone).
+pub fn recipients_of(obj: &Bound<'_, PyAny>) -> PyResult<Recipients> {
+    let list = items(obj);
+    let out = match list.as_slice() {
+        [one] => recipients_of_item(one)?,
+        _ => {
+            let mut out = Vec::new();
+            for item in &list {
+                if let Ok(id) = item.cast::<Identity>() {
+                    out.push(recipient::parse_recipient(&id.get().public).py_err()?);
+                } else if let Ok(s) = item.cast::<PyString>() {
+                    out.extend(recipient::parse_recipients_file(s.to_str()?).py_err()?);
+                } else {
+                    return Err(not_keys("recipients"));
+                }
+            }
+            Arc::new(out)
+        }
+    };
     if out.is_empty() {
         return Err(ArgumentError::new_err("no recipients"));
     }
@@ -124,28 +222,31 @@ pub fn recipients_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Box<dyn Recipient>>
 pub fn identities_of(
     obj: Option<&Bound<'_, PyAny>>,
     passphrase: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Vec<Box<dyn LibIdentity>>> {
+) -> PyResult<Identities> {
+    let pass = passphrase_of(passphrase)?;
+    let list = obj.map(items).unwrap_or_default();
+    if let (None, [one]) = (&pass, list.as_slice()) {
+        return identities_of_item(one);
+    }
     let mut out: Vec<Box<dyn LibIdentity>> = Vec::new();
-    if let Some(p) = passphrase_of(passphrase)? {
+    if let Some(p) = pass {
         out.push(Box::new(PassphraseIdentity::new(p.clone())));
         out.push(Box::new(ScryptIdentity::new(p)));
     }
-    for item in obj.map(items).unwrap_or_default() {
+    for item in &list {
         if let Ok(id) = item.cast::<Identity>() {
             out.extend(recipient::parse_identities(&id.get().secret).py_err()?);
         } else if let Ok(s) = item.cast::<PyString>() {
             let text = Zeroizing::new(s.to_str()?.to_string());
             out.extend(recipient::parse_identities(&text).py_err()?);
         } else {
-            return Err(pyo3::exceptions::PyTypeError::new_err(
-                "identities must be str, Identity, or a list of them",
-            ));
+            return Err(not_keys("identities"));
         }
     }
     if out.is_empty() {
         return Err(ArgumentError::new_err("no identities (give identities= or passphrase=)"));
     }
-    Ok(out)
+    Ok(Arc::new(out))
 }
 
 /// A passphrase given as `str` or bytes (UTF-8), held zeroizing.
@@ -168,7 +269,7 @@ pub fn passphrase_of(p: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Zeroizing<
 
 /// What to encrypt to: recipients, or a passphrase (never both, as in the CLI and age).
 pub enum To {
-    Recipients(Vec<Box<dyn Recipient>>),
+    Recipients(Recipients),
     Passphrase(Zeroizing<String>),
 }
 

@@ -9,6 +9,8 @@ mod c2sp;
 mod errors;
 mod files;
 mod keys;
+mod kit;
+mod kit_keys;
 mod parts;
 mod pyio;
 mod seal;
@@ -38,5 +40,27 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(c2sp::encrypt, m)?)?;
     m.add_function(wrap_pyfunction!(c2sp::decrypt, m)?)?;
     m.add_class::<parts::PartKey>()?;
+    for f in [
+        wrap_pyfunction!(kit::hash, m)?,
+        wrap_pyfunction!(kit::hash_file, m)?,
+        wrap_pyfunction!(kit::hmac, m)?,
+        wrap_pyfunction!(kit::hmac_verify, m)?,
+        wrap_pyfunction!(kit::kdf_pbkdf2, m)?,
+        wrap_pyfunction!(kit::kdf_argon2id, m)?,
+        wrap_pyfunction!(kit::kdf_scrypt, m)?,
+        wrap_pyfunction!(kit::kdf_hkdf, m)?,
+        wrap_pyfunction!(kit::aead_seal, m)?,
+        wrap_pyfunction!(kit::aead_open, m)?,
+        wrap_pyfunction!(kit::aead_generate_key, m)?,
+        wrap_pyfunction!(kit_keys::sign_generate_key_pair, m)?,
+        wrap_pyfunction!(kit_keys::sign_sign, m)?,
+        wrap_pyfunction!(kit_keys::sign_verify, m)?,
+        wrap_pyfunction!(kit_keys::sign_public_key_of, m)?,
+        wrap_pyfunction!(kit_keys::token_generate_key, m)?,
+        wrap_pyfunction!(kit_keys::token_seal, m)?,
+        wrap_pyfunction!(kit_keys::token_open, m)?,
+    ] {
+        m.add_function(f)?;
+    }
     Ok(())
 }

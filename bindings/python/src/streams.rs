@@ -6,7 +6,6 @@
 
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use hyperseal::output::OutputOptions;
 use hyperseal::{Decryptor, Opener as LibOpener, Sealer as LibSealer, Source, StreamReader, StreamWriter};
@@ -81,7 +80,7 @@ impl Opener {
         threads: usize,
     ) -> PyResult<Self> {
         let ids = identities_of(identities, passphrase)?;
-        Ok(Opener { inner: Some(LibOpener::new(Arc::new(ids)).threads(threads)) })
+        Ok(Opener { inner: Some(LibOpener::new(ids).threads(threads)) })
     }
 
     fn update<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {

@@ -76,3 +76,19 @@ def test_cli_opens_what_python_sealed(tmp_path):
     assert out.stdout == plain
     sealed = subprocess.run([CLI, "encrypt", "-r", me.public], input=plain, capture_output=True, check=True)
     assert hyperseal.decrypt(sealed.stdout, me) == plain
+
+
+def test_decrypt_sizes_from_the_header_in_both_formats():
+    """decrypt() sizes its result from the header and the file length: exact for every
+    format, armored or not, and a cut or grown file still fails."""
+    me = hyperseal.generate_key("x25519")
+    for n in (0, 1, 65535, 65536, 65537, 3 * 65536 + 5):
+        plain = os.urandom(n)
+        for fmt in ("hyperseal", "age"):
+            for armor in (False, True):
+                sealed = hyperseal.encrypt(plain, me, format=fmt, armor=armor)
+                assert hyperseal.decrypt(sealed, me) == plain
+            sealed = hyperseal.encrypt(plain, me, format=fmt)
+            for bad in (sealed + b"\0", sealed[:-1], sealed + bytes(17)):
+                with pytest.raises((hyperseal.AuthenticationError, hyperseal.FormatError)):
+                    hyperseal.decrypt(bad, me)

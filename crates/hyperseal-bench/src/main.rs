@@ -40,6 +40,7 @@ mod node;
 mod peers;
 mod primitives;
 mod pubkey;
+mod python;
 mod report;
 mod sm4;
 mod small;
@@ -57,7 +58,7 @@ struct BenchArgs {
     /// Full profile: sizes up to 1 GiB (6.7 GB for `modes`), more runs per figure. Takes long.
     #[arg(long)]
     full: bool,
-    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser.
+    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, python.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Directory for report.md, report.json and report.html.
@@ -110,6 +111,7 @@ fn tables() -> Vec<Box<dyn Table>> {
         Box::new(tokens::Tokens),
         Box::new(node::Node),
         Box::new(browser::Browser),
+        Box::new(python::Python),
     ]
 }
 

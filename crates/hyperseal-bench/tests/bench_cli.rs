@@ -130,3 +130,30 @@ fn browser_table() {
         assert!(!t["notes"].as_array().unwrap().is_empty());
     }
 }
+
+#[test]
+fn python_table() {
+    let v = bench("python");
+    assert_eq!(table_ids(&v), ["python"]);
+    let t = &v["tables"][0];
+    assert!(t["error"].is_null(), "python failed: {}", t["error"]);
+    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/venv/bin/python");
+    let ready = python.is_file()
+        && Command::new(&python)
+            .args(["-c", "import hyperseal.bench, cryptography, pyrage"])
+            .status()
+            .is_ok_and(|s| s.success());
+    let sections = t["sections"].as_array().unwrap();
+    if ready {
+        // `make python` has run: every table of the Python benchmark must measure, with ratios.
+        let rows = sections[0]["rows"].as_array().unwrap();
+        assert!(rows.len() >= 40, "{} rows", rows.len());
+        let text = serde_json::to_string(rows).unwrap();
+        for name in ["pyca AESGCM", "pyca Cobblestone256", "pyrage", "hyperseal hybrid"] {
+            assert!(text.contains(name), "no {name} row");
+        }
+    } else {
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
+        assert!(!t["notes"].as_array().unwrap().is_empty());
+    }
+}

@@ -19,9 +19,13 @@ Recipients and identities may also be the strings the ``hyperseal`` CLI prints a
 Failures raise :class:`hyperseal.Error` subclasses carrying the Node package's ``code``.
 :mod:`hyperseal.fsspec` reads and writes encrypted files on any fsspec filesystem;
 :mod:`hyperseal.dask` encrypts many files on a Dask cluster.
+
+The toolkit, with the Node package's names: :func:`hash`, :func:`hash_file`, :func:`hmac`,
+:func:`hmac_verify`, and the modules :mod:`hyperseal.kdf`, :mod:`hyperseal.aead`,
+:mod:`hyperseal.sign` and :mod:`hyperseal.token`.
 """
 
-from . import c2sp
+from . import aead, c2sp, kdf, sign, token
 from ._errors import *  # noqa: F403 (one class per library error code)
 from ._errors import ERROR_CODES, AlreadyFinalized, Error
 from ._errors import __all__ as _error_names
@@ -35,6 +39,10 @@ from ._hyperseal import (
     encrypt,
     encrypt_file,
     generate_key,
+    hash,  # noqa: A004 (the Node package's name; hyperseal.hash, never the builtin)
+    hash_file,
+    hmac,
+    hmac_verify,
     public_of,
 )
 from ._io import DecryptingReader, EncryptingWriter, open
@@ -47,12 +55,20 @@ __all__ = [
     "Opener",
     "Sealer",
     "__version__",
+    "aead",
     "c2sp",
     "decrypt",
     "decrypt_file",
     "encrypt",
     "encrypt_file",
     "generate_key",
+    "hash",
+    "hash_file",
+    "hmac",
+    "hmac_verify",
+    "kdf",
     "open",
     "public_of",
+    "sign",
+    "token",
 ]
