@@ -47,12 +47,17 @@ impl PartKey {
         if let Some(c) = chunk_size {
             opts.chunk_size = c;
         }
-        let to: Vec<Box<dyn Recipient>> = match To::of(recipients, passphrase)? {
-            To::Recipients(r) => r,
-            To::Passphrase(p) => vec![passphrase_recipient(opts.profile, p)],
-        };
+        let to = To::of(recipients, passphrase)?;
         // Wrapping the file key takes a KEM encapsulation, or Argon2id/scrypt for a passphrase.
-        let (head, key) = py.detach(|| LibPartKey::seal_new(&to, opts, plaintext_len)).py_err()?;
+        let (head, key) = py
+            .detach(|| match to {
+                To::Recipients(r) => LibPartKey::seal_new(&r, opts, plaintext_len),
+                To::Passphrase(p) => {
+                    let only: [Box<dyn Recipient>; 1] = [passphrase_recipient(opts.profile, p)];
+                    LibPartKey::seal_new(&only, opts, plaintext_len)
+                }
+            })
+            .py_err()?;
         Ok((PyBytes::new(py, &head), PartKey(key)))
     }
 
