@@ -10,7 +10,7 @@ use hyperseal::recipient::{passphrase_recipient, Recipient};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
 
-use crate::buffers::{bytes_with, Input};
+use crate::buffers::{bytes_with, Input, Output};
 use crate::errors::IntoPy;
 use crate::keys::{identities_of, options_of, To};
 use crate::pyio::PyFile;
@@ -100,6 +100,43 @@ impl PartKey {
         let len = self.0.sealed_len(first_chunk, d.len()).py_err()?;
         // Sealed straight into the result: no second copy of a part that may be many MiB.
         bytes_with(py, len, |out| self.0.seal_into(first_chunk, d, out).map(|()| len))?.py_err()
+    }
+
+    /// `seal` into the writable buffer `out` (exactly the sealed part's size: `file_end -
+    /// file_start` of its plan row), e.g. a memory map of the destination file, so the sealed
+    /// bytes are written once, where they belong.
+    fn seal_into(
+        &self,
+        py: Python<'_>,
+        first_chunk: u64,
+        data: &Bound<'_, PyAny>,
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let input = Input::get(data, "data")?;
+        let mut output = Output::get(out)?;
+        if output.overlaps(input.as_slice()) {
+            return Err(crate::errors::ArgumentError::new_err("out must not overlap data"));
+        }
+        let (d, o) = (input.as_slice(), output.as_mut_slice());
+        py.detach(|| self.0.seal_into(first_chunk, d, o)).py_err()
+    }
+
+    /// `open` into the writable buffer `out` (at least the part's plaintext size); returns the
+    /// plaintext length. On error `out` is wiped (it held unauthenticated bytes).
+    fn open_into(
+        &self,
+        py: Python<'_>,
+        first_chunk: u64,
+        data: &Bound<'_, PyAny>,
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let input = Input::get(data, "data")?;
+        let mut output = Output::get(out)?;
+        if output.overlaps(input.as_slice()) {
+            return Err(crate::errors::ArgumentError::new_err("out must not overlap data"));
+        }
+        let (d, o) = (input.as_slice(), output.as_mut_slice());
+        py.detach(|| self.0.open_into(first_chunk, d, o).inspect_err(|_| o.fill(0))).py_err()
     }
 
     /// Opens the part starting at chunk `first_chunk` (its bytes in the file); returns its

@@ -214,6 +214,10 @@ class PartKey:
         """``(first_chunk, plaintext_start, plaintext_end, file_start, file_end)`` per part."""
     def seal(self, first_chunk: int, data: Buffer) -> bytes: ...
     def open(self, first_chunk: int, data: Buffer) -> bytes: ...
+    def seal_into(self, first_chunk: int, data: Buffer, out: Buffer) -> None:
+        """``seal`` into a writable buffer of exactly the sealed part's size (e.g. an mmap)."""
+    def open_into(self, first_chunk: int, data: Buffer, out: Buffer) -> int:
+        """``open`` into a writable buffer; returns the plaintext length."""
     @property
     def chunk_size(self) -> int: ...
     @property

@@ -249,15 +249,49 @@ def _write_part(where, offset, index, head, data):
         f.write(data)
 
 
+def _mapped(f, start, end, writable):
+    """A memoryview of bytes ``start:end`` of the open file ``f`` through a memory map (offsets
+    need not be page-aligned), and the map to close after the view is released."""
+    import mmap
+
+    base = start - start % mmap.ALLOCATIONGRANULARITY
+    access = mmap.ACCESS_WRITE if writable else mmap.ACCESS_READ
+    m = mmap.mmap(f.fileno(), end - base, offset=base, access=access)
+    return memoryview(m)[start - base:end - base], m
+
+
+def _in_place(src, dst, inp, out, run):
+    """Local source and destination: both ranges memory-mapped, so the cipher reads the part
+    where it lies and writes its result where it belongs — no copy through Python (on the
+    development machine a read alone ran at 1.5 GB/s, slower than sealing)."""
+    with open(src, "rb") as fin, open(dst, "r+b") as fout:
+        (vin, min_), (vout, mout) = _mapped(fin, *inp, False), _mapped(fout, *out, True)
+        try:
+            return run(vin, vout)
+        finally:
+            vin.release()
+            vout.release()
+            min_.close()
+            mout.close()
+
+
 def _seal_task(part, src, part_key, where, head):
-    first, p0, p1, f0, _ = part
+    first, p0, p1, f0, f1 = part
+    if where[0] == "file" and _is_local(src) and p1 > p0:
+        _in_place(_local(src), where[1], (p0, p1), (f0, f1), lambda i, o: part_key.seal_into(first, i, o))
+        if first == 0:
+            _write_part(where, f0, first, head, b"")
+        return p1 - p0
     sealed = part_key.seal(first, _read_range(src, p0, p1))
     _write_part(where, f0, first, head if first == 0 else b"", sealed)
     return p1 - p0
 
 
 def _open_task(part, src, part_key, where):
-    first, p0, _, f0, f1 = part
+    first, p0, p1, f0, f1 = part
+    if where[0] == "file" and _is_local(src) and p1 > p0:
+        _in_place(_local(src), where[1], (f0, f1), (p0, p1), lambda i, o: part_key.open_into(first, i, o))
+        return f1 - f0
     plain = part_key.open(first, _read_range(src, f0, f1))
     _write_part(where, p0, first, b"", plain)
     return f1 - f0

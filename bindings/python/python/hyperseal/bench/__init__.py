@@ -9,7 +9,10 @@ Tables, each hyperseal against the peer Python users run for the same job today:
   ``decrypt`` in memory and ``encrypt_file`` / ``decrypt_file`` on files, vs pyrage (rage's
   Python binding): ``encrypt``/``decrypt`` and ``encrypt_file``/``decrypt_file``;
 * ``small``: a 1 KB encrypt + decrypt round trip in µs to a hybrid (ML-KEM-768 + X25519)
-  recipient, and to X25519 beside pyrage's.
+  recipient, and to X25519 beside pyrage's;
+* ``dask``: one file at the largest size through ``hyperseal.dask.encrypt_large`` /
+  ``decrypt_large`` on a ``LocalCluster`` of 1 and 2 worker processes vs ``encrypt_file`` /
+  ``decrypt_file`` in one process (the cluster's overhead, and the per-worker rate).
 
 Each figure is the median of ``--runs`` calls; ``cpu`` is process CPU time per wall second (2.0 =
 two cores busy). ``--json FILE`` (``-`` for stdout) writes the rows for machines
@@ -27,14 +30,16 @@ import time
 import hyperseal
 
 from . import tables
+from .dask import dask_table
 
-TABLES = ("aead", "c2sp", "age", "small")
+TABLES = ("aead", "c2sp", "age", "small", "dask")
 TITLES = {
     "aead": "AES-256-GCM one-shot (in memory)",
     "c2sp": "C2SP chunked encryption, Cobblestone-256 (in memory)",
     "age": "age, X25519 recipient (in memory)",
     "age-file": "age files, X25519 recipient (file to file)",
     "small": "1 KB encrypt + decrypt round trip",
+    "dask": "one file across Dask worker processes (LocalCluster) vs one process",
 }
 MULT = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
@@ -160,6 +165,7 @@ def main(argv=None):
             "c2sp": lambda: tables.c2sp_table(sizes, runs),
             "age": lambda: tables.age_table(sizes, runs, work),
             "small": lambda: tables.small_table(runs),
+            "dask": lambda: dask_table(sizes, runs, work),
         }
         for t in chosen:
             if t not in run:

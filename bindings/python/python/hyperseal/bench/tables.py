@@ -7,7 +7,13 @@ import time
 
 import hyperseal
 
-PEERS = {"aead": "pyca AESGCM", "c2sp": "pyca Cobblestone256", "age": "pyrage", "age-file": "pyrage"}
+PEERS = {
+    "aead": "pyca AESGCM",
+    "c2sp": "pyca Cobblestone256",
+    "age": "pyrage",
+    "age-file": "pyrage",
+    "dask": "one process",
+}
 
 
 def measure(fn, runs, setup=None):
