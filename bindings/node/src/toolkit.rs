@@ -99,20 +99,7 @@ pub fn hash_file(algo: String, path: String) -> AsyncTask<BytesTask> {
 /// Accepts the toolkit's names ('hmac-sha256', 'legacy-hmac-sha1') and the hash names
 /// ('sha256', 'legacy-sha1').
 fn mac_alg(algo: &str) -> Result<tm::Algorithm, Fail> {
-    let lower = algo.to_ascii_lowercase();
-    let name = if lower.starts_with("hmac-") || lower.starts_with("legacy-hmac-") {
-        lower
-    } else if let Some(rest) = lower.strip_prefix("legacy-") {
-        format!("legacy-hmac-{rest}")
-    } else {
-        format!("hmac-{lower}")
-    };
-    tm::Algorithm::parse(&name).map_err(|_| {
-        Fail::arg(format!(
-            "unknown HMAC algorithm {algo:?} (expected one of: sha256, sha384, sha512, sha3-256, sha3-512, \
-             blake2b512, sm3, legacy-sha1, legacy-md5)"
-        ))
-    })
+    tm::Algorithm::parse_by_hash(algo).map_err(|e| Fail::arg(e.to_string()))
 }
 
 /// HMAC tag of `data` under `key`. `algo`: 'sha256', 'sha384', 'sha512', 'sha3-256',

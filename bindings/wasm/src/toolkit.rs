@@ -37,20 +37,7 @@ pub fn hash(algo: String, data: JsValue) -> Result<Vec<u8>, JsValue> {
 /// Accepts the toolkit's names ('hmac-sha256') and the hash names ('sha256', 'legacy-sha1'),
 /// as the Node package does.
 fn mac_alg(algo: &str) -> Result<tm::Algorithm, JsValue> {
-    let lower = algo.to_ascii_lowercase();
-    let name = match () {
-        _ if lower.starts_with("hmac-") || lower.starts_with("legacy-hmac-") => lower,
-        _ => match lower.strip_prefix("legacy-") {
-            Some(rest) => format!("legacy-hmac-{rest}"),
-            None => format!("hmac-{lower}"),
-        },
-    };
-    tm::Algorithm::parse(&name).map_err(|_| {
-        arg(format!(
-            "unknown HMAC algorithm {algo:?} (expected one of: sha256, sha384, sha512, sha3-256, sha3-512, \
-             blake2b512, sm3, legacy-sha1, legacy-md5)"
-        ))
-    })
+    tm::Algorithm::parse_by_hash(algo).map_err(|e| arg(e.to_string()))
 }
 
 /// HMAC tag of `data` under `key`.

@@ -38,6 +38,10 @@ pub enum Algorithm {
     LegacyHmacMd5,
 }
 
+/// The names [`Algorithm::parse_by_hash`] takes.
+const HASH_NAMES: &str =
+    "sha256, sha384, sha512, sha3-256, sha3-512, blake2b512, sm3, legacy-sha1, legacy-md5";
+
 const NAMES: &str = "hmac-sha256, hmac-sha384, hmac-sha512, hmac-sha3-256, hmac-sha3-512, \
                      hmac-blake2b512, hmac-sm3, legacy-hmac-sha1, legacy-hmac-md5";
 
@@ -74,6 +78,19 @@ impl Algorithm {
     pub fn parse(name: &str) -> Result<Self> {
         let lower = name.to_ascii_lowercase();
         Algorithm::ALL.into_iter().find(|a| a.name() == lower).ok_or_else(|| Error::unknown(name, NAMES))
+    }
+
+    /// Parses a MAC name or the name of its hash (`sha256` = `hmac-sha256`, `legacy-sha1` =
+    /// `legacy-hmac-sha1`), case-insensitive: what the Node, browser and Python bindings take
+    /// (Node's `createHmac('sha256')` habit), in one place.
+    pub fn parse_by_hash(name: &str) -> Result<Self> {
+        let lower = name.to_ascii_lowercase();
+        let canonical = match lower.strip_prefix("legacy-") {
+            _ if lower.starts_with("hmac-") || lower.starts_with("legacy-hmac-") => lower.clone(),
+            Some(rest) => format!("legacy-hmac-{rest}"),
+            None => format!("hmac-{lower}"),
+        };
+        Algorithm::parse(&canonical).map_err(|_| Error::unknown(name, HASH_NAMES))
     }
 
     /// Tag length in bytes.
@@ -212,6 +229,21 @@ pub fn verify(algorithm: Algorithm, key: &[u8], data: &[u8], tag: &[u8]) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hash_names_are_mac_names() {
+        for (given, want) in [
+            ("sha256", Algorithm::HmacSha256),
+            ("HMAC-SHA512", Algorithm::HmacSha512),
+            ("legacy-sha1", Algorithm::LegacyHmacSha1),
+            ("legacy-hmac-md5", Algorithm::LegacyHmacMd5),
+            ("sm3", Algorithm::HmacSm3),
+        ] {
+            assert_eq!(Algorithm::parse_by_hash(given).unwrap(), want, "{given}");
+        }
+        let e = Algorithm::parse_by_hash("md5").unwrap_err().to_string();
+        assert!(e.contains("\"md5\"") && e.contains("legacy-md5"), "{e}");
+    }
 
     #[test]
     fn rfc4231_case2_and_verify() {
