@@ -4,48 +4,19 @@
 //! servers call the API with the same few keys over and over, so the last few parsed key sets
 //! are kept. Cached identities are the library's own types, which zeroize on drop.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use hyperseal::recipient::{self, Identity, Recipient};
 use napi::bindgen_prelude::Either;
-use zeroize::Zeroizing;
 
 use crate::errors::{Code, Fail};
-
-/// Distinct key sets remembered per direction; small, so a linear scan is the fastest lookup.
-const CACHE_SLOTS: usize = 16;
 
 type Recipients = Arc<Vec<Box<dyn Recipient>>>;
 type Identities = Arc<Vec<Box<dyn Identity>>>;
 
-/// A few parsed keys, by their exact text (shared with the toolkit's PEM keys).
-pub(crate) struct Cache<T> {
-    entries: Mutex<Vec<(Zeroizing<String>, T)>>,
-}
-
-impl<T: Clone> Cache<T> {
-    pub(crate) const fn new() -> Self {
-        Cache { entries: Mutex::new(Vec::new()) }
-    }
-
-    pub(crate) fn get_or(&self, key: &str, parse: impl FnOnce() -> Result<T, Fail>) -> Result<T, Fail> {
-        if let Some((_, v)) = self.lock().iter().find(|(k, _)| k.as_str() == key) {
-            return Ok(v.clone());
-        }
-        let v = parse()?;
-        let mut entries = self.lock();
-        if entries.len() == CACHE_SLOTS {
-            entries.remove(0);
-        }
-        entries.push((Zeroizing::new(key.to_owned()), v.clone()));
-        Ok(v)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(Zeroizing<String>, T)>> {
-        // A panic while holding the lock leaves only a cache behind: keep using it.
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
+/// A few parsed keys, found again by their text (the library's `KeyCache`: it keeps no key
+/// text and compares in constant time); shared with the toolkit's PEM keys.
+pub(crate) type Cache<T> = hyperseal::KeyCache<T>;
 
 static RECIPIENTS: Cache<Recipients> = Cache::new();
 static IDENTITIES: Cache<Identities> = Cache::new();
@@ -63,7 +34,7 @@ pub fn recipients(keys: &PublicKeys) -> Result<Recipients, Fail> {
         return Err(Fail::arg("publicKey: give at least one public key"));
     }
     let joined = list.join("\n");
-    RECIPIENTS.get_or(&joined, || {
+    RECIPIENTS.get_or_parse(&joined, || {
         let mut out = Vec::with_capacity(list.len());
         for k in list {
             // A recipients file (several lines) is accepted too, as the CLI's -R does.
@@ -86,5 +57,5 @@ pub fn recipients(keys: &PublicKeys) -> Result<Recipients, Fail> {
 /// Parses (or finds cached) identities: a secret key line, an identity file as the CLI writes
 /// it, or a PKCS#8 PEM.
 pub fn identities(text: &str) -> Result<Identities, Fail> {
-    IDENTITIES.get_or(text, || Ok(Arc::new(recipient::parse_identities(text)?)))
+    IDENTITIES.get_or_parse(text, || Ok::<_, Fail>(Arc::new(recipient::parse_identities(text)?)))
 }

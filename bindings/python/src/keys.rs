@@ -13,7 +13,7 @@
 use hyperseal::format::Profile;
 use hyperseal::recipient::{self, passphrase::PassphraseIdentity, scrypt::ScryptIdentity};
 use hyperseal::recipient::{Identity as LibIdentity, Kind, Recipient};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
@@ -59,32 +59,9 @@ impl Identity {
 pub type Recipients = Arc<Vec<Box<dyn Recipient>>>;
 pub type Identities = Arc<Vec<Box<dyn LibIdentity>>>;
 
-/// Distinct key strings remembered per direction; few, so a linear scan is the fastest lookup.
-const CACHE_SLOTS: usize = 16;
-
-/// The last few parsed key strings, by their exact text (least recently added evicted first).
-struct Cache<T>(Mutex<Vec<(Zeroizing<String>, T)>>);
-
-impl<T: Clone> Cache<T> {
-    const fn new() -> Self {
-        Cache(Mutex::new(Vec::new()))
-    }
-
-    fn get_or(&self, key: &str, parse: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-        // A panic while holding the lock leaves only a cache behind: keep using it.
-        let lock = || self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, v)) = lock().iter().find(|(k, _)| k.as_str() == key) {
-            return Ok(v.clone());
-        }
-        let v = parse()?;
-        let mut entries = lock();
-        if entries.len() == CACHE_SLOTS {
-            entries.remove(0);
-        }
-        entries.push((Zeroizing::new(key.to_owned()), v.clone()));
-        Ok(v)
-    }
-}
+/// The last few parsed key strings (the library's `KeyCache`: it keeps no key text and compares
+/// in constant time).
+type Cache<T> = hyperseal::KeyCache<T>;
 
 static RECIPIENTS: Cache<Recipients> = Cache::new();
 static IDENTITIES: Cache<Identities> = Cache::new();
@@ -177,7 +154,7 @@ fn recipients_of_item(item: &Bound<'_, PyAny>) -> PyResult<Recipients> {
     }
     let Ok(s) = item.cast::<PyString>() else { return Err(not_keys("recipients")) };
     let text = s.to_str()?;
-    RECIPIENTS.get_or(text, || Ok(Arc::new(recipient::parse_recipients_file(text).py_err()?)))
+    RECIPIENTS.get_or_parse(text, || Ok(Arc::new(recipient::parse_recipients_file(text).py_err()?)))
 }
 
 /// The identities of one item, as for recipients.
@@ -187,7 +164,7 @@ fn identities_of_item(item: &Bound<'_, PyAny>) -> PyResult<Identities> {
     }
     let Ok(s) = item.cast::<PyString>() else { return Err(not_keys("identities")) };
     let text = s.to_str()?;
-    IDENTITIES.get_or(text, || Ok(Arc::new(recipient::parse_identities(text).py_err()?)))
+    IDENTITIES.get_or_parse(text, || Ok(Arc::new(recipient::parse_identities(text).py_err()?)))
 }
 
 /// The recipients of `recipients` (a string, an `Identity`, or a list of them). One item is

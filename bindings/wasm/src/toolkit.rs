@@ -7,10 +7,10 @@
 //! Secret outputs (derived keys, opened plaintext, AEAD keys) are copied into a JS array from a
 //! zeroizing buffer, so no copy stays behind in WebAssembly memory.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use hyperseal::KeyCache;
 use hyperseal_toolkit::kdf::{self as tk, PasswordKdf};
 use hyperseal_toolkit::token::{self as tt, KeyRing};
 use hyperseal_toolkit::{aead, hash as th, mac as tm};
@@ -185,38 +185,20 @@ pub fn aead_generate_key(algo: String) -> Result<js_sys::Uint8Array, JsValue> {
 
 // ── tokens ────────────────────────────────────────────────────────────────────────────────
 
-/// Parsed key rings by their exact text, most recently used last: parsing a key line derives
-/// keys and expands two AEAD key schedules, more than sealing a 1 KB token takes.
-const RING_SLOTS: usize = 16;
-
-type Rings = Vec<(Zeroizing<String>, Rc<KeyRing>)>;
-
 thread_local! {
-    static RINGS: RefCell<Rings> = const { RefCell::new(Vec::new()) };
+    /// Parsed key rings (the library's `KeyCache`: no key text kept, constant-time lookups):
+    /// parsing a key line derives keys and expands two AEAD key schedules, more than sealing a
+    /// 1 KB token takes.
+    static RINGS: KeyCache<Rc<KeyRing>> = const { KeyCache::new() };
 }
 
 fn ring(text: &str) -> Result<Rc<KeyRing>, JsValue> {
-    let hit = RINGS.with_borrow_mut(|rings| {
-        let i = rings.iter().position(|(k, _)| k.as_str() == text)?;
-        let entry = rings.remove(i);
-        let ring = entry.1.clone();
-        rings.push(entry);
-        Some(ring)
-    });
-    if let Some(ring) = hit {
-        return Ok(ring);
-    }
     if text.trim().is_empty() {
         return Err(error(hyperseal::ErrorCode::Key, "invalid token key: empty"));
     }
-    let parsed = Rc::new(KeyRing::from_key_file(text).map_err(fail_kit)?);
-    RINGS.with_borrow_mut(|rings| {
-        if rings.len() >= RING_SLOTS {
-            rings.remove(0);
-        }
-        rings.push((Zeroizing::new(text.to_owned()), parsed.clone()));
-    });
-    Ok(parsed)
+    RINGS.with(|rings| {
+        rings.get_or_parse(text, || Ok(Rc::new(KeyRing::from_key_file(text).map_err(fail_kit)?)))
+    })
 }
 
 /// The page's clock (`std::time::SystemTime::now` does not exist on wasm32-unknown-unknown).

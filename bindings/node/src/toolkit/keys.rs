@@ -1,6 +1,6 @@
 //! Signatures (PEM keys), RSA-OAEP, and tokens with a small cache of parsed token keys.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use hyperseal_toolkit::sign::oaep::{RsaOaepPrivateKey, RsaOaepPublicKey};
@@ -65,7 +65,8 @@ pub fn sign_sign<'e>(
     padding: Option<String>,
 ) -> Result<BufferSlice<'e>, JsErr> {
     let pad = rsa_padding(padding.as_deref())?;
-    let sk = SIGNING.get_or(&private_key, || Ok(Arc::new(SigningKey::from_pem(&private_key)?)))?;
+    let sk = SIGNING
+        .get_or_parse(&private_key, || Ok::<_, Fail>(Arc::new(SigningKey::from_pem(&private_key)?)))?;
     Ok(to_js(env, sk.sign_with(bytes(&data), pad).map_err(Fail::from)?)?)
 }
 
@@ -79,7 +80,8 @@ pub fn sign_verify(
     padding: Option<String>,
 ) -> Result<bool, JsErr> {
     let pad = rsa_padding(padding.as_deref())?;
-    let vk = VERIFYING.get_or(&public_key, || Ok(Arc::new(VerifyingKey::from_pem(&public_key)?)))?;
+    let vk = VERIFYING
+        .get_or_parse(&public_key, || Ok::<_, Fail>(Arc::new(VerifyingKey::from_pem(&public_key)?)))?;
     Ok(vk.verify_with(bytes(&data), signature, pad).is_ok())
 }
 
@@ -98,7 +100,8 @@ pub fn rsa_encrypt<'e>(
     data: Either<&[u8], String>,
     label: Option<Either<&[u8], String>>,
 ) -> Result<BufferSlice<'e>, JsErr> {
-    let k = OAEP_PUBLIC.get_or(&public_key, || Ok(Arc::new(RsaOaepPublicKey::from_pem(&public_key)?)))?;
+    let k = OAEP_PUBLIC
+        .get_or_parse(&public_key, || Ok::<_, Fail>(Arc::new(RsaOaepPublicKey::from_pem(&public_key)?)))?;
     Ok(to_js(env, k.encrypt(bytes(&data), opt_bytes(&label)).map_err(Fail::from)?)?)
 }
 
@@ -110,44 +113,22 @@ pub fn rsa_decrypt<'e>(
     data: &[u8],
     label: Option<Either<&[u8], String>>,
 ) -> Result<BufferSlice<'e>, JsErr> {
-    let k = OAEP_PRIVATE.get_or(&private_key, || Ok(Arc::new(RsaOaepPrivateKey::from_pem(&private_key)?)))?;
+    let k = OAEP_PRIVATE
+        .get_or_parse(&private_key, || Ok::<_, Fail>(Arc::new(RsaOaepPrivateKey::from_pem(&private_key)?)))?;
     Ok(to_js(env, take(k.decrypt(data, opt_bytes(&label)).map_err(Fail::from)?))?)
 }
 
 // ── tokens ───────────────────────────────────────────────────────────────────────────────
 
-/// Distinct key strings remembered; a linear scan over so few is the fastest lookup. Parsing
-/// a key line derives three keys with BLAKE3 and expands two AEAD key schedules (~µs), more
-/// than the AEAD itself on a 1 KB token.
-const RING_SLOTS: usize = 16;
+static RINGS: Cache<Arc<KeyRing>> = Cache::new();
 
-static RINGS: Mutex<Vec<(Zeroizing<String>, Arc<KeyRing>)>> = Mutex::new(Vec::new());
-
-/// The parsed ring of a key line or key file, cached by its exact text (most recently used
-/// last; the least recently used is evicted).
+/// The parsed ring of a key line or key file (cached: parsing derives three keys with BLAKE3 and
+/// expands two AEAD key schedules, more than the AEAD itself on a 1 KB token).
 fn ring(text: &str) -> Result<Arc<KeyRing>, Fail> {
-    let lock = || RINGS.lock().unwrap_or_else(|p| p.into_inner());
-    {
-        let mut entries = lock();
-        if let Some(i) = entries.iter().position(|(k, _)| k.as_str() == text) {
-            let hit = entries[i].1.clone();
-            if i + 1 != entries.len() {
-                let e = entries.remove(i);
-                entries.push(e);
-            }
-            return Ok(hit);
-        }
-    }
     if text.trim().is_empty() {
         return Err(Fail::new(Code(hyperseal::ErrorCode::Key), "invalid token key: empty"));
     }
-    let parsed = Arc::new(KeyRing::from_key_file(text)?);
-    let mut entries = lock();
-    if entries.len() >= RING_SLOTS {
-        entries.remove(0);
-    }
-    entries.push((Zeroizing::new(text.to_owned()), parsed.clone()));
-    Ok(parsed)
+    RINGS.get_or_parse(text, || Ok::<_, Fail>(Arc::new(KeyRing::from_key_file(text)?)))
 }
 
 /// A new random token key: one key-file line `HYPERSEAL-TOKEN-KEY-1<43 base64url chars>`
