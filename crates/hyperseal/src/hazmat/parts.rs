@@ -190,6 +190,13 @@ impl PartKey {
         key: Zeroizing<[u8; 32]>,
     ) -> Result<PartKey, Error> {
         let cipher = ChunkCipher::new(suite, chunk_size, &key)?;
+        // Every offset a plan computes stays below the file's end plus one chunk: bound the
+        // geometry once here (it may come from `from_bytes` or a caller's `file_len`), so no
+        // offset arithmetic can overflow. A sealing key always has at least one tag of payload.
+        let end = payload_start.checked_add(payload_len).and_then(|e| e.checked_add(cipher.full() as u64));
+        if end.is_none_or(|e| e > i64::MAX as u64) || (role == Role::Seal && payload_len < TAG_LEN as u64) {
+            return Err(Error::InvalidArgument("part key geometry out of range".into()));
+        }
         Ok(PartKey { role, suite, payload_start, payload_len, key, cipher, threads: 0 })
     }
 

@@ -113,6 +113,13 @@ fn parts_that_do_not_fit_are_refused() {
     bad(opener.seal(0, &vec![0; CHUNK]));
     assert!(matches!(opener.open(0, &file[head.len()..][..CHUNK]), Err(Error::InvalidArgument(_))));
     assert!(matches!(PartKey::from_bytes(&key.to_bytes()[..40]), Err(Error::InvalidKey(_))));
+    // A geometry whose offsets would overflow (bytes tampered with, or an absurd file_len).
+    let mut huge = key.to_bytes().to_vec();
+    let at = MAGIC.len() + 2 + Suite::Aes256Gcm.name().len() + 4 + 8;
+    huge[at..at + 8].copy_from_slice(&u64::MAX.to_be_bytes());
+    let got = PartKey::from_bytes(&huge);
+    assert!(matches!(got, Err(Error::InvalidArgument(_))), "{got:?}");
+    assert!(PartKey::open_file(&mut Cursor::new(&file), u64::MAX, &ids).is_err());
 }
 
 #[test]
