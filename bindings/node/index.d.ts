@@ -282,7 +282,10 @@ export interface KeyPair {
 
 /** Options of {@link generateKeyPair}. */
 export interface KeyPairOptions {
-  /** 'hybrid' (ML-KEM-768 + X25519, the default), 'x25519', 'mlkem1024', 'rsa3072', 'rsa4096'. */
+  /**
+   * 'hybrid' (ML-KEM-768 + X25519, the default), 'x25519', 'mlkem1024', 'p256', 'p256-mlkem768',
+   * 'rsa3072', 'rsa4096'.
+   */
   kind?: string
 }
 

@@ -112,11 +112,7 @@ impl PartKey {
         data: &Bound<'_, PyAny>,
         out: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let input = Input::get(data, "data")?;
-        let mut output = Output::get(out)?;
-        if output.overlaps(input.as_slice()) {
-            return Err(crate::errors::ArgumentError::new_err("out must not overlap data"));
-        }
+        let (input, mut output) = in_out(data, out)?;
         let (d, o) = (input.as_slice(), output.as_mut_slice());
         py.detach(|| self.0.seal_into(first_chunk, d, o)).py_err()
     }
@@ -130,11 +126,7 @@ impl PartKey {
         data: &Bound<'_, PyAny>,
         out: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
-        let input = Input::get(data, "data")?;
-        let mut output = Output::get(out)?;
-        if output.overlaps(input.as_slice()) {
-            return Err(crate::errors::ArgumentError::new_err("out must not overlap data"));
-        }
+        let (input, mut output) = in_out(data, out)?;
         let (d, o) = (input.as_slice(), output.as_mut_slice());
         py.detach(|| self.0.open_into(first_chunk, d, o).inspect_err(|_| o.fill(0))).py_err()
     }
@@ -190,4 +182,13 @@ impl PartKey {
         let from = slf.get_type().getattr("from_bytes")?;
         Ok((from, (slf.get().to_bytes(slf.py()),)))
     }
+}
+
+/// The input and the caller's output buffer of the `*_into` methods, which must not overlap.
+fn in_out<'py>(data: &Bound<'py, PyAny>, out: &Bound<'py, PyAny>) -> PyResult<(Input<'py>, Output)> {
+    let (input, output) = (Input::get(data, "data")?, Output::get(out)?);
+    if output.overlaps(input.as_slice()) {
+        return Err(crate::errors::ArgumentError::new_err("out must not overlap data"));
+    }
+    Ok((input, output))
 }

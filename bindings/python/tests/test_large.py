@@ -143,3 +143,15 @@ def test_part_key_in_one_process(me):
         opener.seal(0, plain[: 16 * KIB])  # an opening key does not seal
     with pytest.raises(hyperseal.ArgumentError):
         key.seal(0, plain[: 16 * KIB + 1])  # not whole chunks, not the end
+    # Into a caller's buffer: exactly the part's size, never overlapping the input.
+    first, p0, p1, f0, f1 = parts[0]
+    out = bytearray(f1 - f0)
+    key.seal_into(first, plain[p0:p1], out)
+    assert bytes(out) == sealed[0]
+    with pytest.raises(hyperseal.ArgumentError):
+        key.seal_into(first, plain[p0:p1], bytearray(f1 - f0 + 1))
+    shared = bytearray(2 * (f1 - f0))
+    with pytest.raises(hyperseal.ArgumentError, match="overlap"):
+        key.seal_into(first, memoryview(shared)[: p1 - p0], memoryview(shared)[1:])
+    back = bytearray(p1 - p0)
+    assert opener.open_into(first, file[f0:f1], back) == p1 - p0 and bytes(back) == plain[p0:p1]
