@@ -91,8 +91,9 @@ const subtle = globalThis.crypto?.subtle
 /**
  * Seals or opens one part (the blob is the part's slice of the input). AES-256-GCM parts go to
  * WebCrypto, chunk by chunk with the calls the library plans (its nonces, its boundaries, its
- * shape checks): Chromium runs them on its own threads with AES instructions, 4–5× the
- * WebAssembly ChaCha20-Poly1305 (bindings/wasm/README.md). Everything else runs in WebAssembly.
+ * shape checks): Chromium runs them on its own threads with AES instructions, 1.6–1.9× the
+ * WebAssembly ChaCha20-Poly1305 and 5–6× its AES-GCM (bindings/wasm/README.md). Everything
+ * else runs in WebAssembly.
  */
 async function part (blob, { key, first }, sealing) {
   const data = new Uint8Array(await blob.arrayBuffer())
