@@ -13,6 +13,7 @@ export type HypersealErrorCode =
   | 'ERR_HYPERSEAL_IO'
   | 'ERR_HYPERSEAL_TOKEN_EXPIRED'
   | 'ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY'
+  | 'ERR_HYPERSEAL_LIMIT'
 
 /** Every code, for `switch`es and tests. */
 export declare const ERROR_CODES: readonly HypersealErrorCode[]

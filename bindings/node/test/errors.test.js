@@ -28,7 +28,7 @@ async function both (data, k, code, dir = 'decrypt') {
 test('ERROR_CODES lists the stable codes', () => {
   assert.deepEqual([...hs.ERROR_CODES].sort(), [
     'ERR_HYPERSEAL_ARGUMENT', 'ERR_HYPERSEAL_AUTH', 'ERR_HYPERSEAL_FORMAT',
-    'ERR_HYPERSEAL_IO', 'ERR_HYPERSEAL_KEY', 'ERR_HYPERSEAL_NO_IDENTITY',
+    'ERR_HYPERSEAL_IO', 'ERR_HYPERSEAL_KEY', 'ERR_HYPERSEAL_LIMIT', 'ERR_HYPERSEAL_NO_IDENTITY',
     'ERR_HYPERSEAL_TOKEN_EXPIRED', 'ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY',
   ])
 })

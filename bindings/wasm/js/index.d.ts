@@ -5,6 +5,7 @@
 export type ErrorCode =
   | 'ERR_HYPERSEAL_AUTH' | 'ERR_HYPERSEAL_NO_IDENTITY' | 'ERR_HYPERSEAL_FORMAT' | 'ERR_HYPERSEAL_KEY'
   | 'ERR_HYPERSEAL_ARGUMENT' | 'ERR_HYPERSEAL_IO' | 'ERR_HYPERSEAL_TOKEN_EXPIRED' | 'ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY'
+  | 'ERR_HYPERSEAL_LIMIT'
 
 /** An error thrown by the package. */
 export interface HypersealError extends Error { code: ErrorCode }

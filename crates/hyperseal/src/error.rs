@@ -64,6 +64,11 @@ pub enum Error {
     /// A primitive failed where it cannot fail with valid inputs (RNG, key setup).
     #[error("internal cryptographic failure")]
     Crypto,
+    /// An input went past one of the budgets in [`limits`](crate::limits) (a header, a stanza,
+    /// an armor line, a key file, a plugin's messages): refused before it could take more
+    /// memory or time. The text names what and the limit.
+    #[error("input too large: {0}")]
+    Limit(String),
 }
 
 impl From<io::Error> for Error {
@@ -116,11 +121,13 @@ pub enum ErrorCode {
     TokenExpired,
     /// A toolkit token names a key id that none of the given keys has.
     TokenUnknownKey,
+    /// An input went past one of the library's size or count budgets (`hyperseal::limits`).
+    Limit,
 }
 
 impl ErrorCode {
     /// Every code, in a stable order.
-    pub const ALL: [ErrorCode; 8] = [
+    pub const ALL: [ErrorCode; 9] = [
         ErrorCode::Auth,
         ErrorCode::NoIdentity,
         ErrorCode::Format,
@@ -129,6 +136,7 @@ impl ErrorCode {
         ErrorCode::Io,
         ErrorCode::TokenExpired,
         ErrorCode::TokenUnknownKey,
+        ErrorCode::Limit,
     ];
 
     /// The code string, e.g. `ERR_HYPERSEAL_AUTH`.
@@ -142,6 +150,7 @@ impl ErrorCode {
             ErrorCode::Io => "ERR_HYPERSEAL_IO",
             ErrorCode::TokenExpired => "ERR_HYPERSEAL_TOKEN_EXPIRED",
             ErrorCode::TokenUnknownKey => "ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY",
+            ErrorCode::Limit => "ERR_HYPERSEAL_LIMIT",
         }
     }
 }
@@ -168,6 +177,7 @@ impl Error {
                 ErrorCode::Key
             }
             Error::InvalidArgument(_) => ErrorCode::Argument,
+            Error::Limit(_) => ErrorCode::Limit,
             // An input that ends inside the header is a malformed file, not an I/O failure.
             Error::Io(io) if io.kind() == io::ErrorKind::UnexpectedEof => ErrorCode::Format,
             Error::Io(_) | Error::Crypto => ErrorCode::Io,

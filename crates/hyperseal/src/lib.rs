@@ -36,6 +36,7 @@ pub mod format;
 pub mod hazmat;
 mod key_cache;
 mod keys;
+pub mod limits;
 mod mem;
 mod opener;
 #[cfg(all(feature = "fs", unix))]

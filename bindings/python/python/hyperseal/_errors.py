@@ -52,6 +52,12 @@ _CLASSES = {
     "ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY": (
         "TokenUnknownKeyError", "ERR_HYPERSEAL_AUTH", (), "A token names a key id none of the keys has.",
     ),
+    "ERR_HYPERSEAL_LIMIT": (
+        "LimitError", None, (ValueError,),
+        "An input went past one of the library's budgets (a header over 1 MiB, an oversized "
+        "stanza, armor line or key file, a plugin that sends too much): refused before it could "
+        "take more memory or time.",
+    ),
 }
 
 BY_CODE: dict[str, type[Error]] = {}

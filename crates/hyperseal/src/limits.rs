@@ -1,0 +1,73 @@
+//! The budget of everything an input controls: one list, here, that every reader enforces.
+//!
+//! A file, a key or a plugin can be hostile. Whatever size or count it claims or sends, a
+//! reader stops at these numbers and fails at once with [`Error::Limit`] (code
+//! `ERR_HYPERSEAL_LIMIT`), so no input can take more memory than a few MiB or keep a reader
+//! waiting for bytes that never end. Each number is far above anything a real peer writes (the
+//! largest stanza age or hyperseal writes is an ML-KEM-1024 hybrid: about 2.2 KB of base64) and
+//! far below anything that could exhaust a small machine. The payload is not budgeted here: it
+//! is streamed in chunks of at most [`MAX_CHUNK`](crate::format::MAX_CHUNK) bytes, in constant
+//! memory whatever its length.
+
+use crate::Error;
+
+/// Bytes of a file header, from the version line through the MAC line.
+pub const HEADER_BYTES: usize = 1 << 20;
+/// Bytes of one header line (stanza lines are at most 64 base64 characters of body; argument
+/// lines carry a few public keys at most).
+pub const HEADER_LINE: usize = 16 << 10;
+/// Recipient stanzas in one header.
+pub const STANZAS: usize = 4096;
+/// Decoded bytes of one stanza body.
+pub const STANZA_BODY: usize = 64 << 10;
+/// Characters of one armor line before its newline (the format's lines are 64 columns; the
+/// slack admits trailing whitespace and CRLF).
+pub const ARMOR_LINE: usize = 1 << 10;
+/// Bytes of an identity or recipients file (thousands of keys).
+pub const KEY_FILE: usize = 4 << 20;
+/// Bytes of one PEM or OpenSSH key (an RSA-16384 private key in PEM is about 12 KB).
+pub const KEY_TEXT: usize = 256 << 10;
+/// Bytes of one message (stanza) from an age plugin.
+pub const PLUGIN_MESSAGE: usize = 1 << 20;
+/// Messages an age plugin may send in one exchange (each `msg`, `confirm` or unknown command
+/// counts), and bytes in all of them.
+pub const PLUGIN_MESSAGES: usize = 4096;
+/// See [`PLUGIN_MESSAGES`].
+pub const PLUGIN_BYTES: usize = 16 << 20;
+/// Messages buffered between a plugin's reader thread and the exchange (the channel is
+/// bounded, so a flooding plugin is paced by its own pipe, not by our memory).
+pub const PLUGIN_QUEUE: usize = 16;
+
+/// The error for `what` growing past `limit` bytes: "input too large: the header is longer
+/// than 1 MiB".
+pub fn too_long(what: &str, limit: usize) -> Error {
+    Error::Limit(format!("{what} is longer than {}", bytes(limit)))
+}
+
+/// The error for more than `limit` of `what`: "input too large: more than 4096 stanzas".
+pub fn too_many(what: &str, limit: usize) -> Error {
+    Error::Limit(format!("more than {limit} {what}"))
+}
+
+/// `n` bytes as a reader would say it: "1 MiB", "16 KiB", "100 bytes".
+fn bytes(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 && n.is_multiple_of(1 << 20) => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n.is_multiple_of(1 << 10) => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_limit() {
+        let e = too_long("the header", HEADER_BYTES);
+        assert_eq!(e.to_string(), "input too large: the header is longer than 1 MiB");
+        assert_eq!(e.code(), crate::ErrorCode::Limit);
+        assert_eq!(too_long("a line", 100).to_string(), "input too large: a line is longer than 100 bytes");
+        assert_eq!(too_many("stanzas", STANZAS).to_string(), "input too large: more than 4096 stanzas");
+    }
+}
