@@ -20,9 +20,9 @@ pub const HEADER_LINE: usize = 16 << 10;
 pub const STANZAS: usize = 4096;
 /// Decoded bytes of one stanza body.
 pub const STANZA_BODY: usize = 64 << 10;
-/// Characters of one armor line before its newline (the format's lines are 64 columns; the
-/// slack admits trailing whitespace and CRLF).
-pub const ARMOR_LINE: usize = 1 << 10;
+/// Bytes of one armor line with its newline (the format's lines are 64 columns; the slack
+/// admits CRLF and the BEGIN and END lines).
+pub const ARMOR_LINE: usize = 128;
 /// Bytes of an identity or recipients file (thousands of keys).
 pub const KEY_FILE: usize = 4 << 20;
 /// Bytes of one PEM or OpenSSH key (an RSA-16384 private key in PEM is about 12 KB).

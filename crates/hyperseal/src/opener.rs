@@ -9,12 +9,21 @@ use crate::recipient::Identity;
 use crate::stream::PayloadOpener;
 use crate::{keys, Error};
 
-/// A header this long without its MAC line is not one (real headers are a few KB).
-const MAX_HEADER: usize = 1 << 20;
+/// The start of a file, until its header and salt are in.
+#[derive(Default)]
+struct Pending {
+    buf: Vec<u8>,
+    /// Bytes already searched for the MAC line.
+    scanned: usize,
+    /// Where the MAC line (`---`) starts, once seen.
+    mac_at: Option<usize>,
+    /// Length of `buf` at the last parse.
+    looked: usize,
+}
 
 enum State {
     /// Collecting the header and the salt.
-    Header(Vec<u8>),
+    Header(Pending),
     Payload(PayloadOpener),
     /// Finished, or failed: errors are sticky.
     Done,
@@ -45,7 +54,7 @@ pub struct Opener {
 impl Opener {
     /// Prepares to decrypt a binary (not armored) file with `identities`.
     pub fn new(identities: Arc<Vec<Box<dyn Identity>>>) -> Self {
-        Opener { identities, state: State::Header(Vec::new()), header: None, threads: 0 }
+        Opener { identities, state: State::Header(Pending::default()), header: None, threads: 0 }
     }
 
     /// Sets the threads for large pieces: 1 = this thread only, 0 = all cores (the default).
@@ -74,7 +83,7 @@ impl Opener {
         match std::mem::replace(&mut self.state, State::Done) {
             State::Payload(p) => p.finish(out),
             // The whole file was shorter than its header: say what the stream reader would.
-            State::Header(buf) => Err(match Header::read_from(&mut &buf[..]) {
+            State::Header(Pending { buf, .. }) => Err(match Header::read_from(&mut &buf[..]) {
                 Err(e) => e,
                 Ok(_) => Error::MalformedHeader("file ends before the 16-byte payload nonce".into()),
             }),
@@ -83,14 +92,15 @@ impl Opener {
     }
 
     fn step(&mut self, data: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
-        let buf = match &mut self.state {
+        let mut pending = match &mut self.state {
             State::Payload(p) => return p.update(data, out),
             State::Done => return Err(finished()),
-            State::Header(buf) => {
-                buf.extend_from_slice(data);
-                std::mem::take(buf)
+            State::Header(p) => {
+                p.buf.extend_from_slice(data);
+                std::mem::take(p)
             }
         };
+        let buf = &pending.buf;
         if buf.starts_with(b"-----BEGIN") {
             return Err(Error::Armor("push-based decryption reads binary files; de-armor first".into()));
         }
@@ -101,12 +111,35 @@ impl Opener {
         if !plausible {
             return Err(Error::UnknownFormat);
         }
-        let parsed = Header::parse_prefix(&buf)?.filter(|(_, len)| buf.len() >= len + SALT_LEN);
+        // Parse once the MAC line and the salt are in, or when the buffer has doubled since the
+        // last look (so malformed input still fails early) — never at every piece, which would
+        // cost time quadratic in the header for input that arrives a byte at a time. The parser
+        // itself stops at the header budget (`limits::HEADER_BYTES`).
+        if pending.mac_at.is_none() {
+            let from = pending.scanned.saturating_sub(3);
+            pending.mac_at = buf[from..].windows(4).position(|w| w == b"\n---").map(|i| from + i + 1);
+            pending.scanned = buf.len();
+        }
+        let complete = match pending.mac_at {
+            Some(at) => match buf[at..].iter().position(|&b| b == b'\n') {
+                Some(nl) => buf.len() >= at + nl + 1 + SALT_LEN,
+                // "--- " and 43 base64 characters: a longer MAC line is not one.
+                None if buf.len() - at > 64 => {
+                    Header::parse_prefix(buf)?;
+                    return Err(Error::MalformedHeader("malformed MAC line".into()));
+                }
+                None => false,
+            },
+            None => false,
+        };
+        if !complete && buf.len() < 2 * pending.looked.max(256) {
+            self.state = State::Header(pending);
+            return Ok(());
+        }
+        let parsed = Header::parse_prefix(buf)?.filter(|(_, len)| buf.len() >= len + SALT_LEN);
         let Some((header, len)) = parsed else {
-            if buf.len() > MAX_HEADER {
-                return Err(Error::MalformedHeader("header too long".into()));
-            }
-            self.state = State::Header(buf);
+            pending.looked = pending.buf.len();
+            self.state = State::Header(pending);
             return Ok(());
         };
         let salt: &[u8; SALT_LEN] = buf[len..len + SALT_LEN].try_into().expect("checked above");

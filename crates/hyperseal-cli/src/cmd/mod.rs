@@ -24,6 +24,9 @@ pub fn library_hint(e: &Error) -> Option<&'static str> {
         Error::WrongPassphrase => "check the passphrase (files made with -p need the same passphrase)",
         Error::WorkFactorTooHigh(_) => "the file demands an unreasonable amount of work; it may be hostile",
         Error::IncompatibleRecipients(_) => "encrypt separately for post-quantum and classic recipients",
+        Error::Limit(_) => {
+            "real files, keys and plugins stay far below this limit; the input is damaged or hostile (limits: docs/SECURITY.md)"
+        }
         Error::Plugin(m) if m.contains("not found on PATH") || m.contains("invalid plugin name") => {
             "plugins are programs named age-plugin-NAME, looked up in PATH's absolute directories (never the current one)"
         }

@@ -1,6 +1,8 @@
 //! Running the built `hyperseal` binary as a user would, shared by the CLI test files.
 #![allow(dead_code)]
 
+pub mod bounded;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

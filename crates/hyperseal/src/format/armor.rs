@@ -15,6 +15,7 @@ use std::io::{self, BufRead, Read, Write};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
+use crate::limits::{self, ARMOR_LINE};
 use crate::Error;
 
 // The push-based decoder (pieces arriving over time: the browser's streams).
@@ -122,14 +123,14 @@ impl<R: BufRead> ArmoredReader<R> {
 
     fn line(&mut self) -> Result<Option<String>, Error> {
         let mut buf = Vec::new();
-        let n = (&mut self.inner).take(COLUMNS as u64 + 64).read_until(b'\n', &mut buf)?;
+        let n = (&mut self.inner).take(ARMOR_LINE as u64).read_until(b'\n', &mut buf)?;
         if n == 0 {
             return Ok(None);
         }
         if buf.last() == Some(&b'\n') {
             buf.pop();
-        } else if n as u64 == COLUMNS as u64 + 64 {
-            return Err(bad("line too long"));
+        } else if n == ARMOR_LINE {
+            return Err(limits::too_long("an armor line", ARMOR_LINE));
         }
         // (An unterminated line can only be the last one; whatever it is, the checks of the
         // caller still apply.)

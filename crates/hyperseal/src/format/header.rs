@@ -14,13 +14,7 @@ use std::io::{BufRead, Read};
 
 use super::params::{check_chunk_size, Profile, Suite, AGE_V1, DEFAULT_CHUNK, HYPERSEAL_V1};
 use super::stanza::{decode_b64, encode_b64, Stanza};
-use crate::Error;
-
-/// Longest header line we accept: far above the longest stanza line (an ML-KEM-1024 ciphertext,
-/// ~2.1 KB of base64), far below anything that could exhaust memory.
-const MAX_LINE: u64 = 16 << 10;
-/// Most stanzas we accept in one header.
-const MAX_STANZAS: usize = 4096;
+use crate::{limits, Error};
 
 /// A parsed or to-be-written header.
 #[derive(Clone, Debug)]
@@ -114,10 +108,14 @@ impl Header {
         self.stanzas.len() == 1 && matches!(self.stanzas[0].tag.as_str(), "argon2id" | "scrypt")
     }
 
-    /// Reads a header, leaving `r` at the first payload byte.
+    /// Reads a header, leaving `r` at the first payload byte. Whatever the input, this reads at
+    /// most [`limits::HEADER_BYTES`] bytes (one line at most [`limits::HEADER_LINE`], at most
+    /// [`limits::STANZAS`] stanzas of at most [`limits::STANZA_BODY`] bytes each) and then fails
+    /// with [`Error::Limit`]: an endless stanza or line from a pipe costs a bounded amount of
+    /// memory and time.
     pub fn read_from(r: &mut impl BufRead) -> Result<Header, Error> {
-        let mut raw = Vec::with_capacity(512);
-        let version = read_line(r, &mut raw)?.ok_or(Error::UnknownFormat)?;
+        let mut lines = Lines { r, raw: Vec::with_capacity(512) };
+        let version = lines.next()?.ok_or(Error::UnknownFormat)?;
         let profile = match version.as_slice() {
             v if v == HYPERSEAL_V1.as_bytes() => Profile::Hyperseal,
             v if v == AGE_V1.as_bytes() => Profile::Age,
@@ -129,22 +127,25 @@ impl Header {
         let (suite, chunk_size) = match profile {
             Profile::Age => (Suite::ChaCha20Poly1305, DEFAULT_CHUNK),
             Profile::Hyperseal => {
-                let line = read_line(r, &mut raw)?.ok_or_else(|| bad("missing parameters line"))?;
+                let line = lines.next()?.ok_or_else(|| bad("missing parameters line"))?;
                 parse_params(&line)?
             }
         };
         let mut stanzas = Vec::new();
-        let mut line = read_line(r, &mut raw)?.ok_or_else(|| bad("header ends before its MAC"))?;
+        let mut line = lines.next()?.ok_or_else(|| bad("header ends before its MAC"))?;
         loop {
             if let Some(args) = line.strip_prefix(b"-> ") {
-                if stanzas.len() == MAX_STANZAS {
-                    return Err(bad("too many stanzas"));
+                if stanzas.len() == limits::STANZAS {
+                    return Err(limits::too_many("recipient stanzas in the header", limits::STANZAS));
                 }
                 let (tag, args) = Stanza::parse_args(args)?;
                 let mut body = Vec::new();
                 loop {
-                    let l = read_line(r, &mut raw)?.ok_or_else(|| bad("header ends inside a stanza"))?;
+                    let l = lines.next()?.ok_or_else(|| bad("header ends inside a stanza"))?;
                     let (bytes, last) = Stanza::parse_body_line(&l)?;
+                    if body.len() + bytes.len() > limits::STANZA_BODY {
+                        return Err(limits::too_long("a stanza body", limits::STANZA_BODY));
+                    }
                     body.extend(bytes);
                     if last {
                         break;
@@ -156,6 +157,7 @@ impl Header {
                 let mac: [u8; 32] =
                     decode_b64(mac_b64)?.try_into().map_err(|_| bad("MAC is not 32 bytes"))?;
                 // The MAC covers the header up to and including "---", not the space after it.
+                let mut raw = lines.raw;
                 let covered = raw.len() - line.len() - 1 + 3;
                 raw.truncate(covered);
                 if stanzas.is_empty() {
@@ -172,7 +174,7 @@ impl Header {
             } else {
                 return Err(bad("expected a stanza (->) or the MAC line (---)"));
             }
-            line = read_line(r, &mut raw)?.ok_or_else(|| bad("header ends before its MAC"))?;
+            line = lines.next()?.ok_or_else(|| bad("header ends before its MAC"))?;
         }
     }
 }
@@ -238,24 +240,37 @@ fn parse_params(line: &[u8]) -> Result<(Suite, usize), Error> {
     Ok((suite, chunk))
 }
 
-/// Reads one LF-terminated line (without the LF), appending the raw bytes to `raw`.
-/// `Ok(None)` at end of input; an unterminated final line is an error.
-fn read_line(r: &mut impl BufRead, raw: &mut Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
-    let mut line = Vec::new();
-    let n = Read::take(&mut *r, MAX_LINE + 1).read_until(b'\n', &mut line)?;
-    if n == 0 {
-        return Ok(None);
+/// The header's lines, read within the budget: every byte read is kept in `raw` (the MAC input),
+/// and no read goes past [`limits::HEADER_BYTES`] in all or [`limits::HEADER_LINE`] in a line.
+struct Lines<'a, R: BufRead> {
+    r: &'a mut R,
+    raw: Vec<u8>,
+}
+
+impl<R: BufRead> Lines<'_, R> {
+    /// One LF-terminated line (without the LF); `Ok(None)` at end of input; an unterminated
+    /// final line is an error.
+    fn next(&mut self) -> Result<Option<Vec<u8>>, Error> {
+        let left = limits::HEADER_BYTES - self.raw.len();
+        let cap = left.min(limits::HEADER_LINE);
+        let mut line = Vec::new();
+        let n = Read::take(&mut *self.r, cap as u64 + 1).read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if n > cap {
+            return Err(match cap == left {
+                true => limits::too_long("the header", limits::HEADER_BYTES),
+                false => limits::too_long("a header line", limits::HEADER_LINE),
+            });
+        }
+        if line.last() != Some(&b'\n') {
+            return Err(bad("header ends without a newline"));
+        }
+        self.raw.extend_from_slice(&line);
+        line.pop();
+        Ok(Some(line))
     }
-    if line.last() != Some(&b'\n') {
-        return Err(bad(if n as u64 > MAX_LINE {
-            "header line too long"
-        } else {
-            "header ends without a newline"
-        }));
-    }
-    raw.extend_from_slice(&line);
-    line.pop();
-    Ok(Some(line))
 }
 
 fn bad(msg: &str) -> Error {

@@ -112,11 +112,12 @@ pub struct ChunkCall {
     pub output: Range<usize>,
 }
 
-/// Magic and version of [`PartKey::to_bytes`].
-const MAGIC: &[u8; 8] = b"hs-part1";
+/// Magic and version of [`PartKey::to_bytes`]. (Version 1 carried its layout without a MAC
+/// and is refused.)
+const MAGIC: &[u8; 8] = b"hs-part2";
 
-/// Headers are a few KB; one that is not complete after this many bytes is not one.
-const MAX_HEADER: usize = 1 << 20;
+/// HKDF info of the key that MACs a serialized part key's layout.
+const LAYOUT_MAC_INFO: &[u8] = b"hyperseal/v1 part key layout";
 
 impl PartKey {
     /// Begins a file of exactly `plaintext_len` bytes to `recipients`: returns the header and
@@ -153,9 +154,6 @@ impl PartKey {
             }
             if let Some(found) = Header::parse_prefix(&buf)? {
                 break found;
-            }
-            if buf.len() >= MAX_HEADER {
-                return Err(Error::MalformedHeader("no MAC line in the first MiB".into()));
             }
             if read_more(input, &mut buf, 16 << 10)? == 0 {
                 return Err(Error::MalformedHeader("file ends inside the header".into()));
@@ -301,10 +299,11 @@ impl PartKey {
             return Err(Error::InvalidArgument("this part key opens a file; it cannot seal".into()));
         }
         let chunk = self.cipher.chunk_size() as u64;
-        let (start, total) = (first_chunk.saturating_mul(chunk), self.plaintext_len());
-        let ends = self.ends_at(first_chunk, len);
-        let fits = start < total || (start == 0 && total == 0);
-        let whole = len > 0 && (len as u64).is_multiple_of(chunk) && start + len as u64 <= total;
+        let (start, total) = (first_chunk.checked_mul(chunk), self.plaintext_len());
+        let end = start.and_then(|s| s.checked_add(len as u64));
+        let ends = end == Some(total);
+        let fits = start.is_some_and(|s| s < total) || (start == Some(0) && total == 0);
+        let whole = len > 0 && (len as u64).is_multiple_of(chunk) && end.is_some_and(|e| e <= total);
         if !fits || !(ends || whole) {
             return Err(Error::InvalidArgument(format!(
                 "a part at chunk {first_chunk} with {len} bytes does not fit a {total}-byte plaintext in {chunk}-byte chunks"
@@ -339,16 +338,30 @@ impl PartKey {
     /// [`open`](Self::open) into `out` ([`opened_len`](Self::opened_len) bytes suffice, as does
     /// `sealed.len()`); returns the plaintext length. On error `out` holds unauthenticated bytes and must be discarded.
     pub fn open_into(&self, first_chunk: u64, sealed: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        let ends = self.open_fits(first_chunk, sealed.len())?;
+        open_run(&self.cipher, first_chunk, sealed, ends, out, self.threads)
+    }
+
+    /// The one bounds check of every opening path ([`open`](Self::open),
+    /// [`open_into`](Self::open_into), [`chunk_calls`](Self::chunk_calls)): a part of `len`
+    /// sealed bytes at chunk `first_chunk` either reaches exactly the end of the payload or is a
+    /// positive number of whole chunks inside it, and starts inside it (only a file whose payload
+    /// is empty — a truncated one, which then fails to open — has a part at its end). Returns
+    /// whether the part holds the end. Overflow-safe for any input.
+    fn open_fits(&self, first_chunk: u64, len: usize) -> Result<bool, Error> {
         let full = self.cipher.full() as u64;
-        let (start, len) = (first_chunk.saturating_mul(full), sealed.len() as u64);
-        let ends = start.checked_add(len) == Some(self.payload_len);
-        let fits = start < self.payload_len || start == 0;
-        if !fits || (!ends && (len == 0 || !len.is_multiple_of(full) || start + len > self.payload_len)) {
+        let start = first_chunk.checked_mul(full);
+        let end = start.and_then(|s| s.checked_add(len as u64));
+        let ends = end == Some(self.payload_len);
+        let starts_inside = start.is_some_and(|s| s < self.payload_len) || start == Some(0);
+        let whole =
+            len > 0 && (len as u64).is_multiple_of(full) && end.is_some_and(|e| e <= self.payload_len);
+        if !starts_inside || !(ends || whole) {
             return Err(Error::InvalidArgument(format!(
                 "a part at chunk {first_chunk} with {len} bytes does not fit this file's payload"
             )));
         }
-        open_run(&self.cipher, first_chunk, sealed, ends, out, self.threads)
+        Ok(ends)
     }
 
     /// The AEAD calls that seal (`sealing`) or open the part at chunk `first_chunk` whose input
@@ -372,23 +385,18 @@ impl PartKey {
                 self.sealed_len(first_chunk, input_len)?;
                 (chunk, self.ends_at(first_chunk, input_len))
             }
-            false => {
-                let start = first_chunk.saturating_mul(full as u64);
-                let ends = start.checked_add(input_len as u64) == Some(self.payload_len);
-                let whole = input_len > 0 && input_len.is_multiple_of(full);
-                if !(ends || whole && start + input_len as u64 <= self.payload_len) {
-                    return Err(Error::InvalidArgument(format!(
-                        "a part at chunk {first_chunk} with {input_len} bytes does not fit this file's payload"
-                    )));
-                }
-                (full, ends)
-            }
+            false => (full, self.open_fits(first_chunk, input_len)?),
         };
         let count = if ends {
             crate::stream::ready(input_len, stride, true, first_chunk).0
         } else {
             input_len / stride
         };
+        // An opening part always has a chunk to check (the bounds above guarantee it; this
+        // keeps "no call, so nothing failed" from ever passing as authenticated).
+        if count == 0 {
+            return Err(Error::InvalidArgument("a part must hold at least one chunk".into()));
+        }
         let mut calls = Vec::with_capacity(count);
         let mut at = 0;
         for i in 0..count {
@@ -418,10 +426,13 @@ impl PartKey {
     }
 
     /// The key and geometry as bytes, to send to a worker (see the module docs for what that
-    /// worker learns). [`from_bytes`](Self::from_bytes) reads them back.
+    /// worker learns). [`from_bytes`](Self::from_bytes) reads them back. The geometry (role,
+    /// suite, chunk size, offsets) is MACed under a key derived from the payload key, so a copy
+    /// whose layout was edited — another chunk size would put other plaintext under each
+    /// chunk's nonce — is refused.
     pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
         let name = self.suite.name().as_bytes();
-        let mut out = Zeroizing::new(Vec::with_capacity(MAGIC.len() + 2 + name.len() + 4 + 16 + 32));
+        let mut out = Zeroizing::new(Vec::with_capacity(MAGIC.len() + 2 + name.len() + 4 + 16 + 64));
         out.extend_from_slice(MAGIC);
         out.push(matches!(self.role, Role::Open) as u8);
         out.push(name.len() as u8);
@@ -429,30 +440,44 @@ impl PartKey {
         out.extend_from_slice(&(self.cipher.chunk_size() as u32).to_be_bytes());
         out.extend_from_slice(&self.payload_start.to_be_bytes());
         out.extend_from_slice(&self.payload_len.to_be_bytes());
+        let mac = crate::crypto::hmac_sha256(&layout_mac_key(&self.key)[..], &[&out[..]]);
         out.extend_from_slice(&self.key[..]);
+        out.extend_from_slice(&mac);
         out
     }
 
-    /// Reads [`to_bytes`](Self::to_bytes)' output.
+    /// Reads [`to_bytes`](Self::to_bytes)' output; refuses any byte changed.
     pub fn from_bytes(bytes: &[u8]) -> Result<PartKey, Error> {
-        let bad = || Error::InvalidKey("not a hyperseal part key".into());
-        let rest = bytes.strip_prefix(MAGIC).ok_or_else(bad)?;
+        let bad = || Error::InvalidKey("not a hyperseal part key, or one that was modified".into());
+        let layout_len = bytes.len().checked_sub(64).ok_or_else(bad)?;
+        let (layout, secret) = bytes.split_at(layout_len);
+        let (key, mac) = secret.split_at(32);
+        let key = Zeroizing::new(<[u8; 32]>::try_from(key).expect("split at 32"));
+        if !crate::crypto::hmac_sha256_verify(&layout_mac_key(&key)[..], layout, mac) {
+            return Err(bad());
+        }
+        let rest = layout.strip_prefix(MAGIC).ok_or_else(bad)?;
         let (&[role, name_len], rest) = rest.split_first_chunk::<2>().ok_or_else(bad)?;
         let (name, rest) = rest.split_at_checked(name_len.into()).ok_or_else(bad)?;
         let suite = std::str::from_utf8(name).ok().and_then(Suite::from_name).ok_or_else(bad)?;
         let (chunk, rest) = rest.split_first_chunk::<4>().ok_or_else(bad)?;
         let (start, rest) = rest.split_first_chunk::<8>().ok_or_else(bad)?;
         let (len, rest) = rest.split_first_chunk::<8>().ok_or_else(bad)?;
-        let key: [u8; 32] = rest.try_into().map_err(|_| bad())?;
-        let role = match role {
-            0 => Role::Seal,
-            1 => Role::Open,
+        let role = match (role, rest.is_empty()) {
+            (0, true) => Role::Seal,
+            (1, true) => Role::Open,
             _ => return Err(bad()),
         };
         let chunk_size = u32::from_be_bytes(*chunk) as usize;
         let (start, len) = (u64::from_be_bytes(*start), u64::from_be_bytes(*len));
-        PartKey::build(role, suite, chunk_size, start, len, Zeroizing::new(key))
+        PartKey::build(role, suite, chunk_size, start, len, key)
     }
+}
+
+/// The key that MACs a serialized part key's layout: bound to the payload key, used for nothing
+/// else.
+fn layout_mac_key(payload_key: &[u8; 32]) -> Zeroizing<[u8; 32]> {
+    crate::crypto::hkdf32(&[], payload_key, LAYOUT_MAC_INFO)
 }
 
 /// Appends up to `n` bytes read from `input` to `buf`; returns how many came.

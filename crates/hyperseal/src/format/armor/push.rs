@@ -24,6 +24,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
 use super::{bad, is_space, AGE_LABEL, COLUMNS, HYPERSEAL_LABEL, MAX_WHITESPACE};
+use crate::limits::{self, ARMOR_LINE};
 use crate::Error;
 
 /// Whether a file whose first byte is `first` must go through [`ArmorDecoder`]: armor starts
@@ -78,9 +79,9 @@ impl ArmorDecoder {
             let take = nl.map_or(rest.len(), |i| i + 1);
             self.line.extend_from_slice(&rest[..take]);
             rest = &rest[take..];
-            if self.line.len() > COLUMNS + 64 || (nl.is_none() && self.line.len() == COLUMNS + 64) {
+            if self.line.len() > ARMOR_LINE || (nl.is_none() && self.line.len() == ARMOR_LINE) {
                 self.state = None;
-                return Err(bad("line too long"));
+                return Err(limits::too_long("an armor line", ARMOR_LINE));
             }
             if nl.is_some() {
                 self.line.pop();

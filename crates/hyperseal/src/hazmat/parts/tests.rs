@@ -113,11 +113,13 @@ fn parts_that_do_not_fit_are_refused() {
     bad(opener.seal(0, &vec![0; CHUNK]));
     assert!(matches!(opener.open(0, &file[head.len()..][..CHUNK]), Err(Error::InvalidArgument(_))));
     assert!(matches!(PartKey::from_bytes(&key.to_bytes()[..40]), Err(Error::InvalidKey(_))));
-    // A geometry whose offsets would overflow (bytes tampered with, or an absurd file_len).
+    // A geometry whose offsets would overflow (bytes edited by a holder of the key, who can
+    // MAC them again, or an absurd file_len).
     let mut huge = key.to_bytes().to_vec();
     let at = MAGIC.len() + 2 + Suite::Aes256Gcm.name().len() + 4 + 8;
     huge[at..at + 8].copy_from_slice(&u64::MAX.to_be_bytes());
-    let got = PartKey::from_bytes(&huge);
+    assert!(matches!(PartKey::from_bytes(&huge), Err(Error::InvalidKey(_))), "the MAC refuses it");
+    let got = PartKey::from_bytes(&remac(huge));
     assert!(matches!(got, Err(Error::InvalidArgument(_))), "{got:?}");
     assert!(PartKey::open_file(&mut Cursor::new(&file), u64::MAX, &ids).is_err());
 }
@@ -156,7 +158,8 @@ fn debug_never_shows_the_key() {
     let (_, key) = PartKey::seal_new(&to, opts(Suite::Aes256Gcm), 10).unwrap();
     let shown = format!("{key:?}");
     assert!(shown.contains("key redacted"));
-    let raw = &key.to_bytes()[key.to_bytes().len() - 32..];
+    let bytes = key.to_bytes();
+    let raw = &bytes[bytes.len() - 64..bytes.len() - 32];
     let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
     assert!(!shown.contains(&hex) && !shown.contains(&format!("{:?}", &raw[..4])));
 }
@@ -203,4 +206,64 @@ fn chunk_calls_run_elsewhere_give_the_same_bytes() {
     assert!(matches!(key.chunk_calls(0, 26, false), Ok(c) if c.len() == 1 && c[0].nonce[11] == 1));
     let (_, sm4) = PartKey::seal_new(&to, opts(Suite::Sm4Gcm), 10).unwrap();
     assert!(sm4.raw_aead_key().is_err());
+}
+
+/// `bytes` (a serialized part key) with its layout MAC made again, as a holder of the key could.
+fn remac(mut bytes: Vec<u8>) -> Vec<u8> {
+    let n = bytes.len();
+    let key: [u8; 32] = bytes[n - 64..n - 32].try_into().unwrap();
+    let mac = crate::crypto::hmac_sha256(&super::layout_mac_key(&key)[..], &[&bytes[..n - 64]]);
+    bytes[n - 32..].copy_from_slice(&mac);
+    bytes
+}
+
+/// A serialized part key whose layout was edited is refused: with the chunk size changed from
+/// 16 KiB to 64 KiB, chunk 1 would cover other plaintext under the same nonce (C1 ^ C2 = P1 ^
+/// P2); with the role changed, an opening key would seal. Every single-bit change is refused.
+#[test]
+fn edited_part_keys_are_refused() {
+    let (to, ids) = keypair();
+    let (head, key) = PartKey::seal_new(&to, opts(Suite::Aes256Gcm), 5 * CHUNK as u64).unwrap();
+    let bytes = key.to_bytes().to_vec();
+    let chunk_at = MAGIC.len() + 2 + Suite::Aes256Gcm.name().len();
+    let mut bigger = bytes.clone();
+    bigger[chunk_at..chunk_at + 4].copy_from_slice(&(64u32 << 10).to_be_bytes());
+    assert!(matches!(PartKey::from_bytes(&bigger), Err(Error::InvalidKey(_))));
+    for i in 0..bytes.len() {
+        for bit in [0x01, 0x80] {
+            let mut edited = bytes.clone();
+            edited[i] ^= bit;
+            assert!(PartKey::from_bytes(&edited).is_err(), "byte {i} bit {bit:#x} accepted");
+        }
+    }
+    assert!(PartKey::from_bytes(&[&bytes[..], b"x"].concat()).is_err(), "appended byte");
+    // An opening key turned into a sealing one.
+    let file = seal_parts(&key, &head, &vec![1; 5 * CHUNK], CHUNK as u64, false);
+    let opener = PartKey::open_file(&mut Cursor::new(&file), file.len() as u64, &ids).unwrap();
+    let mut sealer = opener.to_bytes().to_vec();
+    sealer[MAGIC.len()] = 0;
+    assert!(matches!(PartKey::from_bytes(&sealer), Err(Error::InvalidKey(_))));
+    assert!(PartKey::from_bytes(&opener.to_bytes()).is_ok() && PartKey::from_bytes(&bytes).is_ok());
+}
+
+/// Every opening path shares one overflow-safe bounds check: an empty part at the end of a file
+/// whose last chunk is full, or a part at an absurd chunk index, gives no AEAD calls to "pass".
+#[test]
+fn opening_bounds_are_one_check() {
+    let (to, ids) = keypair();
+    let pt = vec![3u8; 2 * CHUNK];
+    let (head, key) = PartKey::seal_new(&to, opts(Suite::Aes256Gcm), pt.len() as u64).unwrap();
+    let file = seal_parts(&key, &head, &pt, CHUNK as u64, false);
+    let opener = PartKey::open_file(&mut Cursor::new(&file), file.len() as u64, &ids).unwrap();
+    let full = CHUNK + TAG_LEN;
+    let chunks = ((file.len() - head.len()) / full) as u64;
+    assert_eq!(chunks, 2, "the final chunk is full");
+    for (first, len) in [(chunks, 0), (chunks + 1, 0), (u64::MAX / 2, full), (u64::MAX, full), (1, 0)] {
+        let calls = opener.chunk_calls(first, len, false);
+        assert!(matches!(calls, Err(Error::InvalidArgument(_))), "({first}, {len}): {calls:?}");
+        let mut out = vec![0u8; len];
+        assert!(opener.open_into(first, &vec![0u8; len], &mut out).is_err(), "({first}, {len})");
+        assert!(opener.open(first, &vec![0u8; len]).is_err(), "({first}, {len})");
+    }
+    assert!(key.seal(u64::MAX / 2, &[0; 10]).is_err() && key.sealed_len(u64::MAX, CHUNK).is_err());
 }
