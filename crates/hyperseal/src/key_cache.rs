@@ -5,8 +5,14 @@
 //! line derives and schedules keys). Each binding used to keep its own copy of this cache, keyed
 //! by the secret text itself and compared with `==` — a copy of every secret, and a comparison
 //! whose time depends on it. Here an entry is keyed by HMAC-SHA-256 of the text under a random
-//! per-process key, compared in constant time: the cache holds no key text, and its lookups
-//! reveal nothing about the keys it holds.
+//! per-process key, and every entry is compared in constant time: the cache holds no key text,
+//! and how long a lookup scans does not depend on any key's bytes or on which entry matched.
+//!
+//! What its timing does reveal: a hit returns the parsed key at once, a miss parses it (from
+//! microseconds for X25519 to milliseconds for RSA), so whoever can time calls and choose the
+//! text learns whether that exact text was used recently — membership, never the bytes of a key
+//! (guessing a key that way is guessing the whole key). A process that must not reveal even that
+//! can [`clear`](KeyCache::clear) the cache, or not use one.
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -64,6 +70,21 @@ impl<T: Clone> KeyCache<T> {
         Ok(value)
     }
 
+    /// Drops every entry (the parsed keys zeroize as they drop), e.g. when a session ends.
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// Entries held now.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether the cache holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     fn lock(&self) -> MutexGuard<'_, Vec<([u8; 32], T)>> {
         // A panic while holding the lock leaves only a cache behind: keep using it.
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
@@ -113,5 +134,11 @@ mod tests {
         let before = calls.get();
         get("bad").unwrap();
         assert_eq!(calls.get(), before + 1);
+        // clear() forgets everything: the next lookup parses again.
+        assert_eq!(cache.len(), SLOTS);
+        cache.clear();
+        assert!(cache.is_empty());
+        get("a").unwrap();
+        assert_eq!(calls.get(), before + 2);
     }
 }
