@@ -1,19 +1,16 @@
 //! Run-time backend selection.
 //!
 //! CPU features are detected once (`std` caches them) and the choice is
-//! cached in a `OnceLock`. The environment variable `SM4_SIMD_BACKEND`
-//! (`soft`, `aesni`, `avx2`, `vaes`, `gfni`, `gfni512`) overrides the
-//! automatic choice for every `Sm4` built with [`Sm4::new`](crate::Sm4)
-//! afterwards in the process; a value naming a backend the CPU cannot run is
-//! ignored with one line on stderr (we never execute unsupported
-//! instructions). Tests use [`Sm4::with_backend`](crate::Sm4::with_backend)
-//! instead, which is per instance.
+//! cached in a `OnceLock`: [`Sm4::new`](crate::Sm4) uses the fastest backend
+//! the CPU supports. A caller that wants another one (a benchmark, a test of
+//! every backend) asks for it with [`Sm4::with_backend`](crate::Sm4::with_backend),
+//! per instance; the crate reads no environment and prints nothing.
 //!
-//! The GFNI backends are opt-in: [`Backend::best`] only considers them when
-//! the crate is built with the `gfni` feature or `SM4_SIMD_GFNI=1` is set
-//! (or `SM4_SIMD_BACKEND` names one). They were written on a CPU without
-//! GFNI and stay out of the default until they have passed the crate's
-//! tests on a GFNI machine.
+//! The GFNI backends are chosen wherever the CPU has GFNI: they pass every
+//! test of this crate (the known-answer and 1,000,000-iteration vectors,
+//! Wycheproof SM4-GCM and SM4-CCM, the differential test against RustCrypto's
+//! `sm4`) on an AMD Zen 4 with AVX-512 and GFNI, and those tests run them on
+//! any machine that has GFNI.
 
 use core::fmt;
 use std::sync::OnceLock;
@@ -42,7 +39,7 @@ impl Backend {
     pub const ALL: [Backend; 6] =
         [Backend::Soft, Backend::AesNi, Backend::Avx2, Backend::Vaes, Backend::Gfni, Backend::Gfni512];
 
-    /// Short lowercase name, as accepted by `SM4_SIMD_BACKEND`.
+    /// Short lowercase name.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Soft => "soft",
@@ -54,7 +51,7 @@ impl Backend {
         }
     }
 
-    /// Parses a name as accepted by `SM4_SIMD_BACKEND`.
+    /// Parses a [`name`](Self::name) (case-insensitive).
     pub fn from_name(s: &str) -> Option<Backend> {
         Backend::ALL.into_iter().find(|b| b.name().eq_ignore_ascii_case(s.trim()))
     }
@@ -83,18 +80,14 @@ impl Backend {
         }
     }
 
-    /// Whether the backend may be picked automatically: every supported
-    /// one except the GFNI backends, which need the opt-in (module docs).
-    pub fn is_default_eligible(self) -> bool {
-        match self {
-            Backend::Gfni | Backend::Gfni512 => gfni_opted_in() && self.is_supported(),
-            _ => self.is_supported(),
-        }
+    /// The fastest backend this CPU supports.
+    pub fn best() -> Backend {
+        Backend::ALL.into_iter().rev().find(|b| b.is_supported()).unwrap_or(Backend::Soft)
     }
 
-    /// The fastest backend this CPU supports and the opt-ins allow.
-    pub fn best() -> Backend {
-        Backend::ALL.into_iter().rev().find(|b| b.is_default_eligible()).unwrap_or(Backend::Soft)
+    /// Every backend this CPU supports, slowest first (what the tests run).
+    pub fn supported() -> Vec<Backend> {
+        Backend::ALL.into_iter().filter(|b| b.is_supported()).collect()
     }
 }
 
@@ -104,27 +97,10 @@ impl fmt::Display for Backend {
     }
 }
 
-/// `gfni` cargo feature, or `SM4_SIMD_GFNI=1` in the environment.
-fn gfni_opted_in() -> bool {
-    cfg!(feature = "gfni") || std::env::var("SM4_SIMD_GFNI").is_ok_and(|v| v.trim() == "1")
-}
-
-/// The backend `Sm4::new` uses: `SM4_SIMD_BACKEND` if set and supported,
-/// otherwise [`Backend::best`]. Decided once per process.
+/// The backend `Sm4::new` uses: [`Backend::best`], decided once per process.
 pub fn default_backend() -> Backend {
     static CHOICE: OnceLock<Backend> = OnceLock::new();
-    *CHOICE.get_or_init(|| {
-        let forced = std::env::var("SM4_SIMD_BACKEND").ok().and_then(|v| Backend::from_name(&v));
-        match forced {
-            Some(b) if b.is_supported() => b,
-            Some(b) => {
-                let best = Backend::best();
-                eprintln!("sm4-simd: SM4_SIMD_BACKEND={b} is not supported by this CPU, using {best}");
-                best
-            }
-            None => Backend::best(),
-        }
-    })
+    *CHOICE.get_or_init(Backend::best)
 }
 
 /// Name of the backend `Sm4::new` uses (for benchmarks and diagnostics).
@@ -146,13 +122,12 @@ mod tests {
     }
 
     #[test]
-    fn gfni_is_never_picked_without_the_opt_in() {
-        if gfni_opted_in() {
-            eprintln!("note: GFNI opted in (feature or SM4_SIMD_GFNI=1), nothing to check");
-            return;
+    fn the_default_is_the_fastest_supported() {
+        let best = default_backend();
+        assert!(best.is_supported());
+        assert_eq!(Backend::supported().last(), Some(&best));
+        if Backend::Gfni512.is_supported() {
+            assert_eq!(best, Backend::Gfni512);
         }
-        assert!(!Backend::Gfni.is_default_eligible() && !Backend::Gfni512.is_default_eligible());
-        assert!(!matches!(Backend::best(), Backend::Gfni | Backend::Gfni512));
-        assert!(Backend::best().is_supported());
     }
 }

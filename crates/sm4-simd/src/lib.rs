@@ -5,8 +5,8 @@
 //! [`modes`] module wraps the common cases in small byte-slice functions.
 //!
 //! Backends (see [`Backend`]), chosen at run time:
-//! * `gfni512` – AVX-512 + GFNI, 32 blocks in flight (opt-in),
-//! * `gfni`  – AVX2 + GFNI, 16 blocks in flight (opt-in),
+//! * `gfni512` – AVX-512 + GFNI, 32 blocks in flight,
+//! * `gfni`  – AVX2 + GFNI, 16 blocks in flight,
 //! * `vaes`  – AVX2 + VAES, 16 blocks in flight,
 //! * `avx2`  – AVX2 + AES-NI, 16 blocks in flight,
 //! * `aesni` – SSSE3 + AES-NI, 8 blocks in flight,
@@ -15,8 +15,8 @@
 //! No backend performs secret-dependent table lookups or branches: the x86
 //! backends evaluate the S-box with `aesenclast` plus `pshufb` affine maps or
 //! with GFNI's affine instructions, the portable one with a Boolean circuit.
-//! The GFNI backends are chosen automatically only with the `gfni` cargo
-//! feature or `SM4_SIMD_GFNI=1` (see [`Backend`]).
+//! `Sm4::new` picks the fastest backend the CPU supports, GFNI included
+//! (see [`Backend`]); `Sm4::with_backend` picks one explicitly.
 //!
 //! ```
 //! use sm4_simd::{Sm4, cipher::{BlockCipherEncrypt, KeyInit}};

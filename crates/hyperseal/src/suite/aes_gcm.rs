@@ -27,15 +27,11 @@ pub enum AesGcmBackend {
 }
 
 impl AesGcmBackend {
-    /// The faster backend on this CPU; `HYPERSEAL_AES_GCM=aws-lc|ring` overrides it (for
-    /// benchmarks; the bytes are the same either way).
+    /// The faster backend on this CPU, decided once per process (the bytes are the same either
+    /// way: the tests run both and compare them).
     pub fn preferred() -> AesGcmBackend {
         static CHOICE: std::sync::OnceLock<AesGcmBackend> = std::sync::OnceLock::new();
-        *CHOICE.get_or_init(|| match std::env::var("HYPERSEAL_AES_GCM").as_deref() {
-            Ok("ring") => AesGcmBackend::Ring,
-            Ok("aws-lc") => AesGcmBackend::AwsLc,
-            _ => Self::detect(),
-        })
+        *CHOICE.get_or_init(Self::detect)
     }
 
     fn detect() -> AesGcmBackend {
