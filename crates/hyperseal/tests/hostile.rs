@@ -225,6 +225,28 @@ fn push_readers_stop_at_the_budget() {
     assert!(r.is_err_and(|e| Error::from(e).code() == hyperseal::ErrorCode::Limit));
 }
 
+/// Key texts: identity and recipients files, one recipient, one PEM or OpenSSH key.
+#[test]
+fn key_texts_stop_at_the_budget() {
+    let id = recipient::generate(Kind::X25519).unwrap();
+    let many = format!("{}\n", id.secret.as_str()).repeat(limits::KEY_FILE / id.secret.len() + 1);
+    let r = recipient::parse_identities(&many);
+    assert!(matches!(&r, Err(Error::Limit(m)) if m.contains("identity file")), "{:?}", r.err());
+    let many = format!("{}\n", id.public).repeat(limits::KEY_FILE / id.public.len() + 1);
+    let r = recipient::parse_recipients_file(&many);
+    assert!(matches!(&r, Err(Error::Limit(m)) if m.contains("recipients file")), "{:?}", r.err());
+    let long = format!("ssh-ed25519 {}", "A".repeat(limits::KEY_TEXT));
+    assert!(matches!(recipient::parse_recipient(&long), Err(Error::Limit(_))));
+    for begin in ["-----BEGIN OPENSSH PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----"] {
+        let pem = format!("{begin}\n{}", "AAAA\n".repeat(limits::KEY_TEXT / 5 + 1));
+        let r = recipient::parse_identities(&pem);
+        assert!(matches!(&r, Err(Error::Limit(m)) if m.contains("PEM")), "{begin}: {:?}", r.err());
+    }
+    // Within the budget, the same kinds still parse.
+    let some = format!("{}\n", id.secret.as_str()).repeat(1000);
+    assert_eq!(recipient::parse_identities(&some).unwrap().len(), 1000);
+}
+
 /// Random hostile headers: stanzas whose bodies run to several times the budget, stanzas
 /// without end, very long lines, MAC lines and garbage, in any order.
 fn hostile_header() -> impl Strategy<Value = Vec<u8>> {

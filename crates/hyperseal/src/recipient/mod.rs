@@ -180,6 +180,9 @@ pub fn parse_recipient(s: &str) -> Result<Box<dyn Recipient>, Error> {
 /// [`parse_recipient`], with `callbacks` for a plugin's requests.
 pub fn parse_recipient_with(s: &str, callbacks: Arc<dyn Callbacks>) -> Result<Box<dyn Recipient>, Error> {
     let s = s.trim();
+    if s.len() > crate::limits::KEY_TEXT {
+        return Err(crate::limits::too_long("a recipient", crate::limits::KEY_TEXT));
+    }
     if looks_like_identity(s) {
         return Err(Error::InvalidRecipient(IDENTITY_NOT_RECIPIENT.into()));
     }
@@ -247,6 +250,9 @@ pub fn parse_recipients_file_with(
     text: &str,
     callbacks: Arc<dyn Callbacks>,
 ) -> Result<Vec<Box<dyn Recipient>>, Error> {
+    if text.len() > crate::limits::KEY_FILE {
+        return Err(crate::limits::too_long("a recipients file", crate::limits::KEY_FILE));
+    }
     if text.trim_start().starts_with("-----BEGIN") {
         return Ok(vec![parse_recipient(text)?]);
     }
@@ -286,6 +292,13 @@ pub fn parse_identities_with(
     callbacks: Arc<dyn Callbacks>,
 ) -> Result<Vec<Box<dyn Identity>>, Error> {
     let t = text.trim_start();
+    if text.len() > crate::limits::KEY_FILE {
+        return Err(crate::limits::too_long("an identity file", crate::limits::KEY_FILE));
+    }
+    let pem = t.starts_with("-----BEGIN") && !t.starts_with("-----BEGIN AGE ENCRYPTED FILE-----");
+    if pem && t.len() > crate::limits::KEY_TEXT {
+        return Err(crate::limits::too_long("a PEM or OpenSSH key", crate::limits::KEY_TEXT));
+    }
     if t.starts_with(openssh_key::BEGIN) {
         return Ok(vec![ssh::parse_identity(t, callbacks)?.0]);
     }
