@@ -74,6 +74,11 @@ impl Callbacks for Terminal {
         Self::ask_line(&format!("{description}\nValue: "))
     }
 
+    /// Plugins run, as in age: the user named them on the command line or in their key files.
+    fn plugins(&self) -> hyperseal::recipient::plugin::Plugins {
+        hyperseal::recipient::plugin::Plugins::Allow
+    }
+
     /// `HYPERSEAL_PLUGIN_TIMEOUT` seconds, if set (scripts and tests), else the library default.
     fn plugin_timeout(&self) -> std::time::Duration {
         std::env::var("HYPERSEAL_PLUGIN_TIMEOUT")

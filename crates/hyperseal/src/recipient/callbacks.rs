@@ -21,6 +21,8 @@ use std::time::Duration;
 
 use zeroize::Zeroizing;
 
+use super::plugin::Plugins;
+
 /// Requests an identity or recipient may make of the user while it is being used.
 pub trait Callbacks: Send + Sync {
     /// Shows a message (a note, a warning about a skipped key). The default drops it.
@@ -45,10 +47,20 @@ pub trait Callbacks: Send + Sync {
         None
     }
 
-    /// How long to wait for a plugin's next message before stopping it (a plugin may be waiting
-    /// for a hardware key to be touched, so the default is generous: 5 minutes).
+    /// How long one exchange with a plugin may take, in all, before the plugin is stopped: every
+    /// wait for its next message and for it to read ours draws on this (the time spent in these
+    /// callbacks, waiting for the user, does not). A plugin may be waiting for a hardware key to
+    /// be touched, so the default is generous: 5 minutes.
     fn plugin_timeout(&self) -> Duration {
         Duration::from_secs(300)
+    }
+
+    /// Whether key strings naming an age plugin (`age1NAME1…`, `AGE-PLUGIN-NAME-1…`) may be
+    /// used, which runs the program `age-plugin-NAME`. The default refuses them when they are
+    /// parsed; a caller that trusts its key strings (the CLI, as age) answers
+    /// [`Plugins::Allow`].
+    fn plugins(&self) -> Plugins {
+        Plugins::Refuse
     }
 }
 

@@ -169,7 +169,8 @@ pub const RECIPIENT_NOT_IDENTITY: &str = "a public key (recipient) was given, no
 /// Parses one recipient: `age1…`, `age1pq1…`, age's tag recipients `age1tag1…` / `age1tagpq1…`,
 /// hyperseal's `hs-mlkem10241…`, `hs-p2561…`, `hs-mlkem768p2561…`, an SPKI PEM, an
 /// SSH public key line (`ssh-ed25519 AAAA… comment`, `ssh-rsa …`, with `authorized_keys` options),
-/// or a plugin recipient `age1NAME1…` (run through `age-plugin-NAME`, without callbacks).
+/// or a plugin recipient `age1NAME1…` (refused here: plugins run only where the callbacks of
+/// [`parse_recipient_with`] allow them, see [`plugin::Plugins`]).
 ///
 /// Errors never quote the input: a secret key pasted in the wrong place must not end up in a
 /// terminal, a log or a CI transcript. A secret key gets [`IDENTITY_NOT_RECIPIENT`].

@@ -1,82 +1,127 @@
-//! One running plugin: the process, and the age-stanza IPC over its stdin/stdout (C2SP
-//! age-plugin.md, "IPC protocol").
+//! One running plugin, treated as an untrusted peer: the process, and the age-stanza IPC over
+//! its stdin/stdout (C2SP age-plugin.md, "IPC protocol").
 //!
-//! Every read waits at most the caller's timeout: a reader thread turns the plugin's stdout into
-//! stanzas on a channel, so a plugin that hangs is killed and reported instead of hanging
-//! hyperseal. Its stderr is kept (the last line) to explain a crash. The process runs in the
-//! temporary directory, as age runs it, so it cannot depend on the caller's working directory,
-//! and it is killed and reaped when the connection is dropped, on every path.
+//! - **One deadline for the exchange.** The plugin has the caller's timeout in all: every wait
+//!   for a message from it and every wait for it to read what we wrote draws on that budget
+//!   (the time the user takes to answer its requests, spent in [`Callbacks`], does not). A plugin
+//!   that is silent, never reads its input, or trickles messages is stopped when it runs out.
+//! - **Writes cannot block us.** A writer thread owns its stdin; `send` waits for that thread
+//!   within the deadline, so a plugin that never reads a large stanza is stopped, not waited on.
+//! - **Bounded reads.** A reader thread turns its stdout into stanzas ([`wire::StanzaReader`]:
+//!   per-message and per-exchange byte budgets) on a channel of [`limits::PLUGIN_QUEUE`]
+//!   messages, so a flooding plugin is paced by its own pipe, not by our memory.
+//! - **Killed before waited for.** On a timeout, a protocol error or a budget overrun, the
+//!   plugin's whole process group (it is started as a group leader) is killed, then reaped: no
+//!   `wait` on a live plugin, and no child of it left holding a pipe open. Every thread started
+//!   here then ends; the last non-blank line of its stderr (printable, bounded) explains the
+//!   failure.
+//!
+//! The process runs in the temporary directory, as age runs it, so it cannot depend on the
+//! caller's working directory.
+//!
+//! [`Callbacks`]: crate::recipient::Callbacks
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::Duration;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 use zeroize::{Zeroize, Zeroizing};
 
+use super::wire::{self, ReadError, StanzaReader};
 use crate::format::Stanza;
-use crate::Error;
+use crate::{limits, Error};
 
-/// A plugin's message may not exceed this (a stanza body is a key, a message or a prompt).
-const MAX_STANZA: usize = 1 << 20;
+/// How long a plugin that just ended its output (or misbehaved) gets to exit and finish its
+/// stderr before it is killed: enough for a crashing program to say why, short enough to
+/// add nothing noticeable to a failure.
+const GRACE: Duration = Duration::from_millis(100);
+
+/// How long the threads get to end once the plugin is dead (its pipes closed).
+const THREADS_END: Duration = Duration::from_secs(1);
 
 pub(super) struct Connection {
     name: String,
     child: Child,
-    stdin: Option<ChildStdin>,
-    stanzas: Receiver<Result<Stanza, String>>,
+    /// Whether the process group was killed and the child reaped.
+    stopped: bool,
+    to_plugin: Option<SyncSender<Zeroizing<Vec<u8>>>>,
+    written: Receiver<bool>,
+    from_plugin: Receiver<Result<Stanza, ReadError>>,
     stderr: Arc<Mutex<String>>,
+    threads: Vec<JoinHandle<()>>,
     timeout: Duration,
+    /// What is left of the exchange's deadline.
+    left: Duration,
 }
 
 impl Connection {
-    /// Starts `binary --age-plugin=STATE_MACHINE`.
+    /// Starts `binary --age-plugin=STATE_MACHINE`; the exchange may take `timeout` of the
+    /// plugin's time in all.
     pub(super) fn start(
         name: &str,
         binary: &Path,
         state_machine: &str,
         timeout: Duration,
     ) -> Result<Self, Error> {
-        let mut child = Command::new(binary)
-            .arg(format!("--age-plugin={state_machine}"))
+        let mut cmd = Command::new(binary);
+        cmd.arg(format!("--age-plugin={state_machine}"))
             .current_dir(std::env::temp_dir())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::Plugin(format!("cannot start age-plugin-{name}: {e}")))?;
-        let stdout = child.stdout.take().expect("piped");
-        let stderr_pipe = child.stderr.take().expect("piped");
-        let (tx, stanzas) = mpsc::channel();
-        thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
+            .stderr(Stdio::piped());
+        own_group(&mut cmd);
+        let mut child =
+            cmd.spawn().map_err(|e| Error::Plugin(format!("cannot start age-plugin-{name}: {e}")))?;
+        let (stdin, stdout, stderr_pipe) = (
+            child.stdin.take().expect("piped"),
+            child.stdout.take().expect("piped"),
+            child.stderr.take().expect("piped"),
+        );
+
+        let (tx, from_plugin) = mpsc::sync_channel(limits::PLUGIN_QUEUE);
+        let who = name.to_string();
+        let reader = thread::spawn(move || {
+            let mut r = StanzaReader::new(BufReader::new(stdout), &who);
             loop {
-                let s = read_stanza(&mut r);
-                let end = !matches!(s, Ok(Some(_)));
-                if tx.send(s.and_then(|s| s.ok_or_else(|| "closed its output".to_string()))).is_err() || end {
+                let s = r.next();
+                let end = s.is_err();
+                // A full queue blocks here (and the plugin on its pipe) until the exchange
+                // reads on; a dropped receiver ends the thread.
+                if tx.send(s).is_err() || end {
                     return;
                 }
             }
         });
+
+        let (to_plugin, rx) = mpsc::sync_channel::<Zeroizing<Vec<u8>>>(1);
+        let (ack, written) = mpsc::channel();
+        let writer = thread::spawn(move || write_all(stdin, rx, ack));
+
         let stderr = Arc::new(Mutex::new(String::new()));
         let keep = stderr.clone();
-        thread::spawn(move || {
-            for line in BufReader::new(stderr_pipe.take(MAX_STANZA as u64)).lines().map_while(Result::ok) {
-                if !line.trim().is_empty() {
-                    *keep.lock().unwrap() = line.chars().take(200).collect();
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Ok(Connection { name: name.to_string(), child, stdin, stanzas, stderr, timeout })
+        let tail = thread::spawn(move || wire::tail_lines(stderr_pipe, |l| *lock(&keep) = l));
+
+        Ok(Connection {
+            name: name.to_string(),
+            child,
+            stopped: false,
+            to_plugin: Some(to_plugin),
+            written,
+            from_plugin,
+            stderr,
+            threads: vec![reader, writer, tail],
+            timeout,
+            left: timeout,
+        })
     }
 
-    /// An error naming the plugin, with its last stderr line if it wrote one.
+    /// An error naming the plugin, with its last stderr line (printable) if it wrote one.
     pub(super) fn error(&self, what: &str) -> Error {
-        let said = self.stderr.lock().unwrap().clone();
+        let said = lock(&self.stderr).clone();
         if said.is_empty() {
             Error::Plugin(format!("age-plugin-{}: {what}", self.name))
         } else {
@@ -84,17 +129,34 @@ impl Connection {
         }
     }
 
-    /// Sends one stanza.
+    /// Stops the plugin and returns `e`: for the caller's own refusals (a malformed answer, a
+    /// cap on stanzas), so the plugin is never left running after the exchange failed.
+    pub(super) fn abort(&mut self, e: Error) -> Error {
+        self.stop();
+        e
+    }
+
+    /// Sends one stanza, waiting (within the deadline) until the plugin has read it.
     pub(super) fn send(&mut self, tag: &str, args: &[&str], body: &[u8]) -> Result<(), Error> {
         // Bodies can be file keys or PINs: every copy is wiped.
         let mut s = Stanza::new(tag, args.iter().map(|a| a.to_string()).collect(), body.to_vec());
         let mut buf = Zeroizing::new(Vec::new());
         s.write_to(&mut buf);
         s.body.zeroize();
-        let r = self.stdin.as_mut().map(|w| w.write_all(&buf).and_then(|_| w.flush()));
+        let queued = self.to_plugin.as_ref().is_some_and(|w| w.send(buf).is_ok());
+        if !queued {
+            return Err(self.fail("stopped reading its input"));
+        }
+        let started = Instant::now();
+        let r = self.written.recv_timeout(self.left);
+        self.spend(started);
         match r {
-            Some(Ok(())) => Ok(()),
-            _ => Err(self.error("stopped reading its input")),
+            Ok(true) => Ok(()),
+            Ok(false) | Err(RecvTimeoutError::Disconnected) => Err(self.fail("stopped reading its input")),
+            Err(RecvTimeoutError::Timeout) => {
+                self.stop();
+                Err(self.error(&format!("did not read its input within {} s; stopped it", self.secs())))
+            }
         }
     }
 
@@ -119,116 +181,140 @@ impl Connection {
         self.send(&tag, &args.iter().map(String::as_str).collect::<Vec<_>>(), &body)
     }
 
-    /// The next stanza from the plugin, within the timeout.
+    /// The next stanza from the plugin, within what is left of the deadline.
     pub(super) fn recv(&mut self) -> Result<Stanza, Error> {
-        match self.stanzas.recv_timeout(self.timeout) {
+        let started = Instant::now();
+        let r = self.from_plugin.recv_timeout(self.left);
+        self.spend(started);
+        match r {
             Ok(Ok(s)) => Ok(s),
-            Ok(Err(why)) => {
-                // Let a crashing plugin finish writing to stderr before quoting it.
-                let _ = self.child.wait();
-                thread::sleep(Duration::from_millis(20));
-                let status = self.status();
-                Err(self.error(&format!("{why} ({status})")))
+            Ok(Err(ReadError::Limit(e))) => Err(self.abort(e)),
+            Ok(Err(ReadError::Protocol(why))) => Err(self.fail(why)),
+            Ok(Err(ReadError::Closed)) | Err(RecvTimeoutError::Disconnected) => {
+                Err(self.fail("closed its output"))
             }
             Err(RecvTimeoutError::Timeout) => {
-                let _ = self.child.kill();
-                Err(self.error(&format!("no answer within {} s; stopped it", self.timeout.as_secs())))
+                self.stop();
+                Err(self.error(&format!("no answer within {} s; stopped it", self.secs())))
             }
-            Err(RecvTimeoutError::Disconnected) => Err(self.error("closed its output")),
         }
     }
 
-    fn status(&mut self) -> String {
-        match self.child.try_wait() {
-            Ok(Some(s)) => s.to_string(),
-            _ => "still running".into(),
+    fn spend(&mut self, started: Instant) {
+        self.left = self.left.saturating_sub(started.elapsed());
+    }
+
+    fn secs(&self) -> u64 {
+        self.timeout.as_secs()
+    }
+
+    /// The error for a broken exchange: the plugin gets [`GRACE`] to exit by itself (a crash
+    /// explains itself on stderr), then is stopped; its exit status is quoted if it had one.
+    fn fail(&mut self, why: &str) -> Error {
+        let status = self.exit_within(GRACE);
+        self.stop();
+        match status {
+            Some(s) => self.error(&format!("{why} ({s})")),
+            None => self.error(&format!("{why}; stopped it")),
         }
+    }
+
+    /// The plugin's exit status if it exits within `grace` (polled: returns as soon as it does).
+    fn exit_within(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
+        let until = Instant::now() + grace;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => return Some(s),
+                Ok(None) if Instant::now() < until => thread::sleep(Duration::from_millis(2)),
+                _ => return None,
+            }
+        }
+    }
+
+    /// Kills the plugin's process group, reaps the child, and lets the threads end: the pipes
+    /// are closed by then, so each finishes at once. Returns whether all of them did (one
+    /// survives only if a process escaped the group and still holds a pipe; it ends when that
+    /// process closes it).
+    fn stop(&mut self) -> bool {
+        if !self.stopped {
+            self.stopped = true;
+            self.to_plugin = None;
+            kill_group(&mut self.child);
+            let _ = self.child.wait();
+        }
+        let until = Instant::now() + THREADS_END;
+        while self.threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
+            thread::sleep(Duration::from_millis(2));
+        }
+        let (done, running): (Vec<_>, Vec<_>) = self.threads.drain(..).partition(|t| t.is_finished());
+        done.into_iter().for_each(|t| drop(t.join()));
+        let all = running.is_empty();
+        self.threads = running;
+        all
     }
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        // Closing stdin is the polite end (age also sends SIGINT); then make sure it is gone.
-        drop(self.stdin.take());
-        if !matches!(self.child.try_wait(), Ok(Some(_))) {
-            thread::sleep(Duration::from_millis(10));
-            if !matches!(self.child.try_wait(), Ok(Some(_))) {
-                let _ = self.child.kill();
-            }
+        if !self.stopped {
+            // Closing stdin is the polite end (age also sends SIGINT); a plugin that does not
+            // exit on it is killed, with anything it started.
+            self.to_plugin = None;
+            let _ = self.exit_within(GRACE);
         }
-        let _ = self.child.wait();
+        self.stop();
     }
 }
 
-/// Reads one stanza: `-> TAG ARGS` then base64 body lines ending with a short line. `Ok(None)`
-/// at a clean end of input.
-fn read_stanza(r: &mut impl BufRead) -> Result<Option<Stanza>, String> {
-    let mut line = Vec::new();
-    let mut total = 0;
-    let mut next = |line: &mut Vec<u8>| -> Result<usize, String> {
-        line.clear();
-        let n = r.by_ref().take(MAX_STANZA as u64).read_until(b'\n', line).map_err(|e| e.to_string())?;
-        total += n;
-        if total > MAX_STANZA {
-            return Err("sent an oversized message".into());
-        }
-        if n > 0 && line.pop() != Some(b'\n') {
-            return Err("sent a truncated line".into());
-        }
-        Ok(n)
-    };
-    if next(&mut line)? == 0 {
-        return Ok(None);
-    }
-    let args = line.strip_prefix(b"-> ").ok_or("sent something that is not a stanza")?;
-    let (tag, args) = Stanza::parse_args(args).map_err(|_| "sent a malformed stanza line".to_string())?;
-    let mut body = Vec::new();
-    loop {
-        if next(&mut line)? == 0 {
-            return Err("ended in the middle of a stanza".into());
-        }
-        let (b, last) =
-            Stanza::parse_body_line(&line).map_err(|_| "sent a malformed stanza body".to_string())?;
-        body.extend(b);
-        if last {
-            return Ok(Some(Stanza { tag, args, body }));
+/// The writer thread: writes each message to the plugin's stdin and acknowledges it. A write
+/// that fails (the plugin exited or was killed) ends the thread; the end of the queue closes
+/// stdin.
+fn write_all(mut stdin: ChildStdin, queue: Receiver<Zeroizing<Vec<u8>>>, ack: mpsc::Sender<bool>) {
+    for buf in queue {
+        let ok = stdin.write_all(&buf).and_then(|()| stdin.flush()).is_ok();
+        drop(buf);
+        if ack.send(ok).is_err() || !ok {
+            return;
         }
     }
+}
+
+fn lock(m: &Mutex<String>) -> std::sync::MutexGuard<'_, String> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The plugin leads a new process group, so that killing the group also stops any program it
+/// started (which would otherwise keep our pipes, and the threads reading them, alive).
+#[cfg(unix)]
+fn own_group(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+}
+
+#[cfg(not(unix))]
+fn own_group(_: &mut Command) {}
+
+/// SIGKILL to the plugin's process group (then to the child itself, in case the group is gone).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn kill_group(child: &mut Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) takes two integers and touches no memory. The group's id is the
+        // child's pid, which cannot have been reused: the child is not reaped until after this
+        // call (only `exit_within` may have reaped it, and then the id stays in use as long as
+        // any member of its group lives; with none, the call finds no process).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+}
+
+#[cfg(not(unix))]
+fn kill_group(child: &mut Child) {
+    let _ = child.kill();
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn read(bytes: &[u8]) -> Result<Option<Stanza>, String> {
-        read_stanza(&mut &bytes[..])
-    }
-
-    #[test]
-    fn stanza_reader() {
-        let s = read(b"-> file-key 0\nAAECAwQFBgcICQoLDA0ODw\n").unwrap().unwrap();
-        assert_eq!(
-            (s.tag.as_str(), s.args.as_slice(), s.body.len()),
-            ("file-key", &["0".to_string()][..], 16)
-        );
-        let s = read(b"-> done\n\n").unwrap().unwrap();
-        assert!(s.tag == "done" && s.args.is_empty() && s.body.is_empty());
-        assert_eq!(read(b"").unwrap(), None, "clean end");
-        for (bad, why) in [
-            (&b"hello\n"[..], "not a stanza"),
-            (b"-> done\n", "ended in the middle"),
-            (b"-> done", "truncated"),
-            (b"-> ok\nAA=\n", "malformed stanza body"),
-            (b"->  two  spaces\n\n", "malformed stanza line"),
-        ] {
-            let err = read(bad).unwrap_err();
-            assert!(err.contains(why), "{bad:?}: {err}");
-        }
-        let mut huge = b"-> msg\n".to_vec();
-        for _ in 0..(MAX_STANZA / 65 + 2) {
-            huge.extend_from_slice(&[b'A'; 64]);
-            huge.push(b'\n');
-        }
-        assert!(read(&huge).unwrap_err().contains("oversized"));
-    }
-}
+#[path = "conn_tests.rs"]
+mod tests;

@@ -2,17 +2,36 @@
 //! identities are handled by a program `age-plugin-NAME`, found on `PATH`, which speaks the
 //! `recipient-v1` / `identity-v1` state machines over its stdin/stdout ([`v1`], [`conn`]).
 //!
+//! A key string that names a plugin makes us run a program, so plugins are off unless the
+//! caller turns them on: [`Callbacks::plugins`] answers [`Plugins::Refuse`] by default
+//! ([`NoCallbacks`](super::NoCallbacks) included), and then every plugin recipient or identity
+//! is refused when it is parsed, before any program is looked up or started. A server that
+//! encrypts to keys its users send keeps the default; the CLI, like age, allows them. The
+//! bindings pass their `allowPlugins` / `allow_plugins` option through as [`Plugins`].
+//!
 //! Two rules keep a hostile recipient or identity string from running an arbitrary program
-//! (age's GHSA-32gq-x56h-299c, and the rage fix for the same): NAME may only hold letters,
-//! digits and `-_.+` (the spec's `1*(ALPHA / DIGIT / "-" / "_" / "." / "+")`), so it can never
-//! name a path; and only absolute `PATH` entries are searched, so an empty entry or `.` never
-//! makes the current directory a plugin directory.
+//! where plugins are allowed (age's GHSA-32gq-x56h-299c, and the rage fix for the same): NAME
+//! may only hold letters, digits and `-_.+` (the spec's `1*(ALPHA / DIGIT / "-" / "_" / "." /
+//! "+")`), so it can never name a path; and only absolute `PATH` entries are searched, so an
+//! empty entry or `.` never makes the current directory a plugin directory.
+//!
+//! A running plugin is an untrusted peer ([`conn`], [`wire`]): the whole exchange has one
+//! deadline ([`Callbacks::plugin_timeout`]) that every read and every write draws on; what it
+//! sends is capped (per message [`limits::PLUGIN_MESSAGE`](crate::limits::PLUGIN_MESSAGE), in
+//! all [`PLUGIN_BYTES`](crate::limits::PLUGIN_BYTES) and
+//! [`PLUGIN_MESSAGES`](crate::limits::PLUGIN_MESSAGES), at most
+//! [`STANZAS`](crate::limits::STANZAS) stanzas of
+//! [`STANZA_BODY`](crate::limits::STANZA_BODY) bytes) and queued on a bounded channel; after a
+//! timeout, a protocol error or a cap it is killed with its process group before it is
+//! reaped; its stderr and every text it sends reach the user only through a printable filter
+//! (no terminal escapes, no bidirectional overrides, no line breaks).
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use hyperseal::recipient::{plugin::PluginIdentity, NoCallbacks};
+//! use hyperseal::recipient::plugin::{PluginIdentity, Plugins};
 //! // `age -j batchpass`: an identity without data, answered by age-plugin-batchpass.
-//! let id = PluginIdentity::without_data("batchpass", Arc::new(NoCallbacks)).unwrap();
+//! // `Plugins::Allow` is also the callbacks of a caller that allows plugins and answers nothing.
+//! let id = PluginIdentity::without_data("batchpass", Arc::new(Plugins::Allow)).unwrap();
 //! assert_eq!(id.name(), "batchpass");
 //! ```
 
@@ -28,6 +47,52 @@ use crate::{Error, FileKey};
 
 mod conn;
 mod v1;
+mod wire;
+
+/// Whether key strings that name an age plugin may be used (which runs `age-plugin-NAME`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Plugins {
+    /// Refuse them when parsed, before any program is looked up: the default.
+    #[default]
+    Refuse,
+    /// Allow them, as age does.
+    Allow,
+}
+
+impl Plugins {
+    /// `Allow` for `true`: a binding's `allowPlugins` option.
+    pub fn allowed(allow: bool) -> Self {
+        if allow {
+            Plugins::Allow
+        } else {
+            Plugins::Refuse
+        }
+    }
+
+    /// `Ok` if plugins are allowed, else the error naming the program that was not started.
+    fn check(self, name: &str) -> Result<(), Error> {
+        match self {
+            Plugins::Allow => Ok(()),
+            Plugins::Refuse => Err(Error::Plugin(format!(
+                "plugins are disabled, so age-plugin-{name} was not started; pass allowPlugins: true \
+                 (Python: allow_plugins=True) to allow age plugins"
+            ))),
+        }
+    }
+}
+
+/// A policy is also the callbacks of a caller that answers nothing (as
+/// [`NoCallbacks`](super::NoCallbacks)) and only says whether plugins may run: the bindings
+/// parse with `Arc::new(Plugins::allowed(opt_in))`.
+impl Callbacks for Plugins {
+    fn request_passphrase(&self, _description: &str) -> Option<Zeroizing<String>> {
+        None
+    }
+
+    fn plugins(&self) -> Plugins {
+        *self
+    }
+}
 
 /// Prefix of plugin identities (`AGE-PLUGIN-NAME-1…`).
 pub const IDENTITY_PREFIX: &str = "AGE-PLUGIN-";
@@ -97,7 +162,7 @@ impl std::fmt::Debug for PluginRecipient {
 }
 
 impl PluginRecipient {
-    /// Parses `age1NAME1…`.
+    /// Parses `age1NAME1…`; refused unless `callbacks` allow plugins ([`Callbacks::plugins`]).
     pub fn from_bech32(s: &str, callbacks: Arc<dyn Callbacks>) -> Result<Self, Error> {
         let (hrp, _) =
             bech32_long::decode(s).map_err(|e| Error::InvalidRecipient(format!("plugin recipient: {e}")))?;
@@ -105,6 +170,7 @@ impl PluginRecipient {
             hrp.strip_prefix("age1")
                 .ok_or_else(|| Error::InvalidRecipient("plugin recipients start with age1NAME1".into()))?,
         )?;
+        callbacks.plugins().check(&name)?;
         Ok(PluginRecipient { name, encoding: Zeroizing::new(s.to_string()), identity: false, callbacks })
     }
 
@@ -140,7 +206,7 @@ impl std::fmt::Debug for PluginIdentity {
 }
 
 impl PluginIdentity {
-    /// Parses `AGE-PLUGIN-NAME-1…`.
+    /// Parses `AGE-PLUGIN-NAME-1…`; refused unless `callbacks` allow plugins.
     pub fn from_bech32(s: &str, callbacks: Arc<dyn Callbacks>) -> Result<Self, Error> {
         let (hrp, _) =
             bech32_long::decode(s).map_err(|e| Error::InvalidKey(format!("plugin identity: {e}")))?;
@@ -149,12 +215,15 @@ impl PluginIdentity {
             .and_then(|n| n.strip_suffix('-'))
             .ok_or_else(|| Error::InvalidKey("plugin identities look like AGE-PLUGIN-NAME-1…".into()))?;
         let name = checked_name(name)?;
+        callbacks.plugins().check(&name)?;
         Ok(PluginIdentity { name, encoding: Zeroizing::new(s.to_string()), callbacks })
     }
 
-    /// The identity of a plugin without data (age's `-j NAME`).
+    /// The identity of a plugin without data (age's `-j NAME`); refused unless `callbacks`
+    /// allow plugins.
     pub fn without_data(name: &str, callbacks: Arc<dyn Callbacks>) -> Result<Self, Error> {
         let name = checked_name(name)?;
+        callbacks.plugins().check(&name)?;
         let hrp = format!("{IDENTITY_PREFIX}{}-", name.to_ascii_uppercase());
         let encoding = Zeroizing::new(bech32_long::encode(&hrp, &[]).to_ascii_uppercase());
         Ok(PluginIdentity { name, encoding, callbacks })
@@ -204,15 +273,51 @@ mod tests {
 
     #[test]
     fn encodings() {
-        let id = PluginIdentity::without_data("batchpass", Arc::new(NoCallbacks)).unwrap();
+        let id = PluginIdentity::without_data("batchpass", Arc::new(Plugins::Allow)).unwrap();
         assert!(id.encoding.starts_with("AGE-PLUGIN-BATCHPASS-1"), "{}", id.encoding.as_str());
-        let back = PluginIdentity::from_bech32(&id.encoding, Arc::new(NoCallbacks)).unwrap();
+        let back = PluginIdentity::from_bech32(&id.encoding, Arc::new(Plugins::Allow)).unwrap();
         assert_eq!(back.name(), "batchpass");
         assert!(format!("{back:?}").contains("redacted"));
         let r = bech32_long::encode("age1yubikey", &[7; 33]);
         assert!(is_recipient(&r));
         assert!(!is_recipient("age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq"));
-        assert_eq!(PluginRecipient::from_bech32(&r, Arc::new(NoCallbacks)).unwrap().name, "yubikey");
+        assert_eq!(PluginRecipient::from_bech32(&r, Arc::new(Plugins::Allow)).unwrap().name, "yubikey");
+    }
+
+    /// Without an opt-in, every way a key string can name a plugin is refused when parsed, with
+    /// the error that says how to allow it; with it, the keys parse (the program is looked up
+    /// only when a key is used).
+    #[test]
+    fn plugins_are_refused_unless_allowed() {
+        use crate::recipient::{identity_file, parse_identities_with, parse_recipient_with};
+        use crate::recipient::{parse_recipients_file_with, NoCallbacks};
+        let r = bech32_long::encode("age1yubikey", &[7; 33]);
+        let id = PluginIdentity::without_data("yubikey", Arc::new(Plugins::Allow)).unwrap();
+        let id = id.encoding.to_string();
+        let refusing: [Arc<dyn Callbacks>; 2] = [Arc::new(NoCallbacks), Arc::new(Plugins::Refuse)];
+        for cb in refusing {
+            let errors = [
+                parse_recipient_with(&r, cb.clone()).err(),
+                parse_recipients_file_with(&format!("# keys\n{r}\n"), cb.clone()).err(),
+                parse_identities_with(&format!("# key\n{id}\n"), cb.clone()).err(),
+                identity_file::parse(id.as_bytes(), cb.clone()).err(),
+                identity_file::recipients_of(id.as_bytes(), cb.clone()).err(),
+                PluginIdentity::without_data("yubikey", cb.clone()).err(),
+            ];
+            for e in errors {
+                let e = e.expect("refused");
+                assert_eq!(e.code(), crate::ErrorCode::Key);
+                let msg = e.to_string();
+                assert!(msg.contains("plugins are disabled, so age-plugin-yubikey was not started"), "{msg}");
+                assert!(msg.contains("allowPlugins: true") && msg.contains("allow_plugins=True"), "{msg}");
+            }
+        }
+        assert_eq!(Plugins::default(), Plugins::Refuse);
+        assert_eq!(Plugins::allowed(true), Plugins::Allow);
+        let allow = || Arc::new(Plugins::Allow) as Arc<dyn Callbacks>;
+        assert!(parse_recipient_with(&r, allow()).is_ok());
+        assert_eq!(parse_identities_with(&id, allow()).unwrap().len(), 1);
+        assert_eq!(identity_file::recipients_of(id.as_bytes(), allow()).unwrap().len(), 1);
     }
 
     /// PATH lookup skips relative entries (the current directory) and non-executable files.

@@ -3,23 +3,64 @@
 //! answer its user-interface requests through [`Callbacks`] and collect stanzas, labels or a
 //! file key until its `done`. Unknown phase-2 commands get `unsupported`; an `error` ends the
 //! exchange with that error.
+//!
+//! Phase 2 is counted ([`Counts`]): at most [`limits::PLUGIN_MESSAGES`] messages besides
+//! stanzas, at most [`limits::STANZAS`] recipient stanzas of at most [`limits::STANZA_BODY`]
+//! bytes each, and stanza lines no longer than a header takes. Every text of the plugin's that
+//! reaches the user goes through [`printable`].
 
 use std::path::Path;
 
 use zeroize::Zeroize;
 
 use super::conn::Connection;
+use super::wire::printable;
 use crate::format::{decode_b64, Stanza};
 use crate::recipient::{Callbacks, Labels};
-use crate::{Error, FileKey};
+use crate::{limits, Error, FileKey};
 
-/// A plugin's text, made safe to print: control characters (terminal escapes) become `?`.
-fn printable(body: &[u8]) -> String {
-    String::from_utf8_lossy(body)
-        .chars()
-        .map(|c| if c.is_control() && c != '\n' { '?' } else { c })
-        .take(2000)
-        .collect()
+/// What one phase 2 has received so far, against the budget.
+struct Counts<'a> {
+    name: &'a str,
+    messages: usize,
+    stanzas: usize,
+}
+
+impl<'a> Counts<'a> {
+    fn new(name: &'a str) -> Self {
+        Counts { name, messages: 0, stanzas: 0 }
+    }
+
+    /// Counts a message other than a stanza (`msg`, `labels`, an unknown command…).
+    fn message(&mut self) -> Result<(), Error> {
+        self.messages += 1;
+        if self.messages > limits::PLUGIN_MESSAGES {
+            let what = format!("messages from age-plugin-{} in one exchange", self.name);
+            return Err(limits::too_many(&what, limits::PLUGIN_MESSAGES));
+        }
+        Ok(())
+    }
+
+    /// Counts a recipient stanza and checks that it fits in a header.
+    fn stanza(&mut self, s: &Stanza) -> Result<(), Error> {
+        self.stanzas += 1;
+        if self.stanzas > limits::STANZAS {
+            return Err(limits::too_many(
+                &format!("recipient stanzas from age-plugin-{}", self.name),
+                limits::STANZAS,
+            ));
+        }
+        if s.body.len() > limits::STANZA_BODY {
+            let what = format!("a recipient stanza's body from age-plugin-{}", self.name);
+            return Err(limits::too_long(&what, limits::STANZA_BODY));
+        }
+        let line = 3 + s.tag.len() + s.args.iter().map(|a| a.len() + 1).sum::<usize>();
+        if line > limits::HEADER_LINE {
+            let what = format!("a recipient stanza's line from age-plugin-{}", self.name);
+            return Err(limits::too_long(&what, limits::HEADER_LINE));
+        }
+        Ok(())
+    }
 }
 
 /// Answers `msg`, `confirm`, `request-public` and `request-secret`; `Ok(false)` for anything
@@ -83,7 +124,7 @@ pub(super) fn wrap(
     conn.send("extension-labels", &[], &[])?;
     conn.send("done", &[], &[])?;
 
-    let (mut stanzas, mut labels) = (Vec::new(), None);
+    let (mut stanzas, mut labels, mut counts) = (Vec::new(), None, Counts::new(name));
     loop {
         let s = conn.recv()?;
         match s.tag.as_str() {
@@ -91,10 +132,13 @@ pub(super) fn wrap(
                 if s.args.len() < 2 || !index_zero(s.args.first()) {
                     return Err(conn.error("sent a malformed recipient-stanza"));
                 }
-                stanzas.push(Stanza { tag: s.args[1].clone(), args: s.args[2..].to_vec(), body: s.body });
+                let stanza = Stanza { tag: s.args[1].clone(), args: s.args[2..].to_vec(), body: s.body };
+                counts.stanza(&stanza).map_err(|e| conn.abort(e))?;
+                stanzas.push(stanza);
                 conn.send("ok", &[], &[])?;
             }
             "labels" => {
+                counts.message().map_err(|e| conn.abort(e))?;
                 if labels.is_some() {
                     return Err(conn.error("sent its labels twice"));
                 }
@@ -107,6 +151,7 @@ pub(super) fn wrap(
             }
             "done" => break,
             _ => {
+                counts.message().map_err(|e| conn.abort(e))?;
                 if !handle_ui(&mut conn, name, &s, cb)? {
                     conn.send("unsupported", &[], &[])?;
                 }
@@ -136,11 +181,12 @@ pub(super) fn unwrap(
     }
     conn.send("done", &[], &[])?;
 
-    let mut file_key = None;
+    let (mut file_key, mut counts) = (None, Counts::new(name));
     loop {
         let s = conn.recv()?;
         match s.tag.as_str() {
             "file-key" => {
+                counts.message().map_err(|e| conn.abort(e))?;
                 if s.args.len() != 1 || !index_zero(s.args.first()) {
                     return Err(conn.error("sent a malformed file-key"));
                 }
@@ -160,6 +206,7 @@ pub(super) fn unwrap(
             }
             "done" => break,
             _ => {
+                counts.message().map_err(|e| conn.abort(e))?;
                 if !handle_ui(&mut conn, name, &s, cb)? {
                     conn.send("unsupported", &[], &[])?;
                 }
