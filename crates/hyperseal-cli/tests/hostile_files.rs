@@ -98,3 +98,13 @@ fn armor_that_never_ends() {
     let line = case.decrypt(&["decrypt"], endless(b"age-encryption.org/v1\n", b"-> X25519 AAAA\nAAAA\n"));
     assert!(line.contains("input too large"), "{line}");
 }
+
+/// An identity that never ends on standard input (`pubkey`, and `age -d -i -`).
+#[test]
+fn an_endless_identity_on_stdin() {
+    let id = "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX\n";
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hyperseal"));
+    cmd.arg("pubkey");
+    let line = bounded::run(&mut cmd, Some(endless(b"", id.as_bytes())), DEADLINE).failed_cleanly();
+    assert!(line.contains("input too large") && line.contains("identity file"), "{line}");
+}

@@ -99,7 +99,11 @@ pub fn pubkey(a: PubkeyArgs) -> Result<()> {
         Some(p) => zeroize::Zeroizing::new(io::read_small(p, "identity file")?),
         None => {
             let mut s = zeroize::Zeroizing::new(String::new());
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("cannot read stdin")?;
+            // One byte past the budget, so the library refuses an oversized file instead of
+            // this reading without end.
+            let limit = hyperseal::limits::KEY_FILE as u64 + 1;
+            std::io::Read::read_to_string(&mut std::io::Read::take(std::io::stdin(), limit), &mut s)
+                .context("cannot read stdin")?;
             s
         }
     };

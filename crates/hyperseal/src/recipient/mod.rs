@@ -219,6 +219,20 @@ pub fn parse_recipient_with(s: &str, callbacks: Arc<dyn Callbacks>) -> Result<Bo
     }
 }
 
+/// An identity file is at most [`limits::KEY_FILE`](crate::limits::KEY_FILE) bytes, and a PEM or
+/// OpenSSH key at most [`limits::KEY_TEXT`](crate::limits::KEY_TEXT).
+fn identity_text_within_budget(t: &str) -> Result<(), Error> {
+    use crate::limits::{too_long, KEY_FILE, KEY_TEXT};
+    if t.len() > KEY_FILE {
+        return Err(too_long("an identity file", KEY_FILE));
+    }
+    let pem = t.starts_with("-----BEGIN") && !t.starts_with("-----BEGIN AGE ENCRYPTED FILE-----");
+    if pem && t.len() > KEY_TEXT {
+        return Err(too_long("a PEM or OpenSSH key", KEY_TEXT));
+    }
+    Ok(())
+}
+
 /// Whether `s` is (the start of) a secret: an identity line, a private-key PEM, or a
 /// `hyperseal token` key. Case-insensitive, as bech32 is.
 pub fn looks_like_identity(s: &str) -> bool {
@@ -293,13 +307,7 @@ pub fn parse_identities_with(
     callbacks: Arc<dyn Callbacks>,
 ) -> Result<Vec<Box<dyn Identity>>, Error> {
     let t = text.trim_start();
-    if text.len() > crate::limits::KEY_FILE {
-        return Err(crate::limits::too_long("an identity file", crate::limits::KEY_FILE));
-    }
-    let pem = t.starts_with("-----BEGIN") && !t.starts_with("-----BEGIN AGE ENCRYPTED FILE-----");
-    if pem && t.len() > crate::limits::KEY_TEXT {
-        return Err(crate::limits::too_long("a PEM or OpenSSH key", crate::limits::KEY_TEXT));
-    }
+    identity_text_within_budget(t)?;
     if t.starts_with(openssh_key::BEGIN) {
         return Ok(vec![ssh::parse_identity(t, callbacks)?.0]);
     }
@@ -331,6 +339,7 @@ fn legacy_ssh_pem(t: &str) -> Result<(), Error> {
 /// The recipient (public) string of an identity file, for `hyperseal pubkey`.
 pub fn public_of(identity_text: &str) -> Result<String, Error> {
     let t = identity_text.trim_start();
+    identity_text_within_budget(t)?;
     if t.starts_with(openssh_key::BEGIN) {
         // The public key is in the clear part: no passphrase needed.
         return Ok(openssh_key::OpensshKeyFile::parse(t)?.public().to_authorized_key());
@@ -348,6 +357,7 @@ pub fn public_of(identity_text: &str) -> Result<String, Error> {
 /// The age v1.3 tag recipients (`age1tag1…`, `age1tagpq1…`) of an identity file's `p256` and
 /// `p256-mlkem768` identities, one per line (see `tag.rs`); an error for any other kind.
 pub fn tag_recipients_of(identity_text: &str) -> Result<String, Error> {
+    identity_text_within_budget(identity_text)?;
     if identity_text.trim_start().starts_with("-----BEGIN") {
         return Err(Error::InvalidKey(TAG_KINDS_ONLY.into()));
     }
