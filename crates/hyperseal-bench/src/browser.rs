@@ -1,4 +1,4 @@
-//! `browser` (issue 14's table: @ldesign/crypto's browser peers, FISE's "frontend" claim, age in
+//! `browser` (@ldesign/crypto's browser peers, FISE's "frontend" claim, age in
 //! TypeScript): runs `bindings/wasm/bench/browser.mjs --json FILE` (`npm run bench:browser`),
 //! which measures hyperseal's WebAssembly build beside @noble/ciphers, WebCrypto, hash-wasm,
 //! crypto-js, node-forge and age-encryption (typage) in one headless Chromium page with the same

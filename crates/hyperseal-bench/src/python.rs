@@ -1,4 +1,4 @@
-//! `python` (issue 15's table): runs the Python package's own benchmark, `python -m
+//! `python`: runs the Python package's own benchmark, `python -m
 //! hyperseal.bench --json FILE` in the project venv (`.tools/venv`, made by `make python`), which
 //! measures hyperseal beside pyca/cryptography (`AESGCM`, `Cobblestone256`) and pyrage (age) in
 //! one Python process with the same inputs, and turns its JSON into a table with ratios against
@@ -146,7 +146,7 @@ impl Table for Python {
         let ratio =
             |k: &str| t[k]["min_ratio"].as_f64().map_or("not measured".into(), |x| format!("{x:.2}×"));
         out.note(format!(
-            "Targets (issue 15): C2SP chunked ≥ 1.7× pyca's Cobblestone256 at 256 MiB — slower direction {} at {}; \
+            "Targets: C2SP chunked ≥ 1.7× pyca's Cobblestone256 at 256 MiB — slower direction {} at {}; \
              age files ≥ 3× pyrage — slower direction {} at {}; 1 KB hybrid encrypt + decrypt ≤ 150 µs — {}.",
             ratio("c2sp_vs_cobblestone"),
             t["c2sp_vs_cobblestone"]["size"].as_u64().map_or("?".into(), fmt_size),

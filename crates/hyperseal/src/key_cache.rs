@@ -2,9 +2,8 @@
 //!
 //! The bindings are called with the same few key strings over and over, and parsing is not free
 //! (a hybrid identity expands its seed into ML-KEM keys, an RSA PEM is validated, a token key
-//! line derives and schedules keys). Each binding used to keep its own copy of this cache, keyed
-//! by the secret text itself and compared with `==` — a copy of every secret, and a comparison
-//! whose time depends on it. Here an entry is keyed by HMAC-SHA-256 of the text under a random
+//! line derives and schedules keys). Keying a cache by the secret text itself and comparing with
+//! `==` would keep a copy of every secret and compare in time that depends on it; here an entry is keyed by HMAC-SHA-256 of the text under a random
 //! per-process key, and every entry is compared in constant time: the cache holds no key text,
 //! and how long a lookup scans does not depend on any key's bytes or on which entry matched.
 //!

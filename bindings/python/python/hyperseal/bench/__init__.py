@@ -109,7 +109,7 @@ def ratios(rows):
 
 
 def targets(rows, ratio):
-    """The issue's targets, from this run's rows (None when the row was not measured)."""
+    """The targets, from this run's rows (None when the row was not measured)."""
     big = max((r[1] for r in rows if r[0] == "c2sp"), default=None)
     fbig = max((r[1] for r in rows if r[0] == "age-file"), default=None)
     hyb = next((r[4] for r in rows if r[0] == "small" and r[2] == "hyperseal hybrid"), None)
