@@ -84,33 +84,21 @@ impl From<hyperseal::Error> for Fail {
     }
 }
 
-/// Toolkit errors: failed opens/verifies are `AUTH`; unusable keys (wrong length, bad PEM or
-/// key line) are `KEY`; unknown algorithms and out-of-range lengths or parameters `ARGUMENT`.
+/// Toolkit errors, with the codes the toolkit assigns (`hyperseal_toolkit::Error::code`).
 impl From<hyperseal_toolkit::Error> for Fail {
     fn from(e: hyperseal_toolkit::Error) -> Self {
-        use hyperseal_toolkit::Error as E;
-        let code = match &e {
-            E::Crypto => Code(ErrorCode::Auth),
-            // The only encoded inputs the bindings take are keys (PEM, token key lines).
-            E::InvalidKey(_) | E::Malformed(_) => Code(ErrorCode::Key),
-            E::Io(_) => Code(ErrorCode::Io),
-            _ => Code(ErrorCode::Argument),
-        };
-        Fail { code, msg: e.to_string() }
+        Fail { code: toolkit_code(e.code()), msg: e.to_string() }
     }
 }
 
 impl From<hyperseal_toolkit::token::TokenError> for Fail {
     fn from(e: hyperseal_toolkit::token::TokenError) -> Self {
-        use hyperseal_toolkit::token::TokenError as T;
-        let code = match e {
-            T::Malformed => Code(ErrorCode::Format),
-            T::UnknownKeyId => Code(ErrorCode::TokenUnknownKey),
-            T::Expired => Code(ErrorCode::TokenExpired),
-            T::Auth => Code(ErrorCode::Auth),
-        };
-        Fail { code, msg: e.to_string() }
+        Fail { code: toolkit_code(e.code()), msg: e.to_string() }
     }
+}
+
+fn toolkit_code(code: &str) -> Code {
+    Code(ErrorCode::from_code(code).unwrap_or(ErrorCode::Argument))
 }
 
 impl From<std::io::Error> for Fail {

@@ -68,31 +68,16 @@ pub fn already_finalized() -> PyErr {
     AlreadyFinalized::new_err("this context was already finalized (or failed) and cannot be used again")
 }
 
-/// Toolkit errors, coded as the Node package codes them (`bindings/node/src/errors.rs`): failed
-/// opens/verifies are `AUTH`; unusable keys (wrong length, bad PEM or key line) `KEY`; unknown
-/// algorithms and out-of-range lengths or parameters `ARGUMENT`.
+/// Toolkit errors, with the codes the toolkit assigns (`hyperseal_toolkit::Error::code`).
 pub fn kit(e: hyperseal_toolkit::Error) -> PyErr {
-    use hyperseal::ErrorCode as C;
-    use hyperseal_toolkit::Error as E;
-    let code = match &e {
-        E::Crypto => C::Auth,
-        // The only encoded inputs the bindings take are keys (PEM, token key lines).
-        E::InvalidKey(_) | E::Malformed(_) => C::Key,
-        E::Io(_) => C::Io,
-        _ => C::Argument,
-    };
-    coded(code, e.to_string())
+    coded(toolkit_code(e.code()), e.to_string())
 }
 
 /// Token failures: each has its own code (and class), as in Node.
 pub fn token(e: hyperseal_toolkit::token::TokenError) -> PyErr {
-    use hyperseal::ErrorCode as C;
-    use hyperseal_toolkit::token::TokenError as T;
-    let code = match e {
-        T::Malformed => C::Format,
-        T::UnknownKeyId => C::TokenUnknownKey,
-        T::Expired => C::TokenExpired,
-        T::Auth => C::Auth,
-    };
-    coded(code, e.to_string())
+    coded(toolkit_code(e.code()), e.to_string())
+}
+
+fn toolkit_code(code: &str) -> hyperseal::ErrorCode {
+    hyperseal::ErrorCode::from_code(code).unwrap_or(hyperseal::ErrorCode::Argument)
 }

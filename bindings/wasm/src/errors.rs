@@ -27,27 +27,12 @@ pub fn error_codes() -> Vec<String> {
     ErrorCode::ALL.iter().map(|c| c.as_str().to_string()).collect()
 }
 
-/// Toolkit errors, with the Node package's codes: failed opens and verifies are `AUTH`, unusable
-/// keys `KEY`, unknown algorithms and out-of-range lengths or parameters `ARGUMENT`.
+/// Toolkit errors, with the codes the toolkit assigns (`hyperseal_toolkit::Error::code`).
 pub(crate) fn fail_kit(e: hyperseal_toolkit::Error) -> JsValue {
-    use hyperseal_toolkit::Error as E;
-    let code = match &e {
-        E::Crypto => ErrorCode::Auth,
-        E::InvalidKey(_) | E::Malformed(_) => ErrorCode::Key,
-        E::Io(_) => ErrorCode::Io,
-        _ => ErrorCode::Argument,
-    };
-    error(code, &e.to_string())
+    error(ErrorCode::from_code(e.code()).unwrap_or(ErrorCode::Argument), &e.to_string())
 }
 
-/// Token errors, with the Node package's codes.
+/// Token errors, each with its own code.
 pub(crate) fn fail_token(e: hyperseal_toolkit::token::TokenError) -> JsValue {
-    use hyperseal_toolkit::token::TokenError as T;
-    let code = match e {
-        T::Malformed => ErrorCode::Format,
-        T::UnknownKeyId => ErrorCode::TokenUnknownKey,
-        T::Expired => ErrorCode::TokenExpired,
-        T::Auth => ErrorCode::Auth,
-    };
-    error(code, &e.to_string())
+    error(ErrorCode::from_code(e.code()).unwrap_or(ErrorCode::Argument), &e.to_string())
 }

@@ -84,6 +84,19 @@ pub enum TokenError {
     Auth,
 }
 
+impl TokenError {
+    /// The stable code the bindings report (see [`Error::code`](crate::Error::code)): each token
+    /// failure has its own, so a handler can tell an expired token from a forged one.
+    pub fn code(&self) -> &'static str {
+        match self {
+            TokenError::Malformed => "ERR_HYPERSEAL_FORMAT",
+            TokenError::UnknownKeyId => "ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY",
+            TokenError::Expired => "ERR_HYPERSEAL_TOKEN_EXPIRED",
+            TokenError::Auth => "ERR_HYPERSEAL_AUTH",
+        }
+    }
+}
+
 /// The AEAD a token uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Suite {

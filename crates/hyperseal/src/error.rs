@@ -155,6 +155,14 @@ impl ErrorCode {
     }
 }
 
+impl ErrorCode {
+    /// The code whose [`as_str`](Self::as_str) is `s` (how the bindings turn the toolkit's code
+    /// strings into codes).
+    pub fn from_code(s: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
 impl AsRef<str> for ErrorCode {
     fn as_ref(&self) -> &str {
         self.as_str()
