@@ -10,7 +10,6 @@
 //! cache of the last few parsed (as the Node package does). Cached identities are the
 //! library's own types, which zeroize on drop.
 
-use hyperseal::format::Profile;
 use hyperseal::recipient::{self, passphrase::PassphraseIdentity, scrypt::ScryptIdentity};
 use hyperseal::recipient::{Identity as LibIdentity, Kind, Recipient};
 use std::sync::{Arc, OnceLock};
@@ -274,23 +273,5 @@ impl To {
 /// The library's `Options` from `format` ("hyperseal" or "age") and `suite` (a suite name as
 /// the CLI takes it; age files are always ChaCha20-Poly1305).
 pub fn options_of(format: &str, suite: Option<&str>) -> PyResult<hyperseal::Options> {
-    let mut opts = match format {
-        "hyperseal" => hyperseal::Options::default(),
-        "age" => hyperseal::Options::age(),
-        other => {
-            return Err(ArgumentError::new_err(format!("unknown format {other:?}: \"hyperseal\" or \"age\"")))
-        }
-    };
-    if let Some(name) = suite {
-        let s = hyperseal::Suite::from_name(name).ok_or_else(|| {
-            ArgumentError::new_err(format!(
-                "unknown suite {name:?}: aes-256-gcm, chacha20-poly1305 or sm4-gcm"
-            ))
-        })?;
-        if opts.profile == Profile::Age && s != opts.suite {
-            return Err(ArgumentError::new_err("age files are always chacha20-poly1305"));
-        }
-        opts.suite = s;
-    }
-    Ok(opts)
+    hyperseal::Options::named(format, suite, None).py_err()
 }

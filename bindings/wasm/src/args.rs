@@ -5,7 +5,7 @@ use hyperseal::Options;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::errors::arg;
+use crate::errors::{arg, fail};
 
 /// A `Uint8Array` (copied into WebAssembly memory) or a string (its UTF-8 bytes).
 pub(crate) fn bytes(v: &JsValue, name: &str) -> Result<Vec<u8>, JsValue> {
@@ -60,11 +60,8 @@ pub(crate) fn bool_field(options: &JsValue, name: &str) -> Result<bool, JsValue>
 /// `{ format: 'hyperseal' | 'age' }` → the library's options (defaults for everything else: on
 /// WebAssembly the default suite is ChaCha20-Poly1305, the fastest without AES instructions).
 pub(crate) fn file_options(options: &JsValue) -> Result<Options, JsValue> {
-    match string_field(options, "format")?.as_deref() {
-        None | Some("hyperseal") => Ok(Options::default()),
-        Some("age") => Ok(Options::age()),
-        Some(other) => Err(arg(format!("options.format must be 'hyperseal' or 'age', not {other:?}"))),
-    }
+    let format = string_field(options, "format")?;
+    Options::named(format.as_deref().unwrap_or("hyperseal"), None, None).map_err(fail)
 }
 
 /// An optional non-negative whole-number option.

@@ -181,18 +181,15 @@ impl PartKey {
     }
 }
 
-/// `args::file_options` plus `options.suite` for hyperseal files.
+/// `options.format` and `options.suite`; parts run on WebCrypto's AES-256-GCM or on
+/// ChaCha20-Poly1305, so not on SM4-GCM.
 fn options_of(options: &JsValue) -> Result<hyperseal::Options, JsValue> {
-    let mut opts = args::file_options(options)?;
-    if let Some(name) = args::string_field(options, "suite")? {
-        let suite =
-            hyperseal::Suite::from_name(&name).filter(|s| *s != hyperseal::Suite::Sm4Gcm).ok_or_else(
-                || arg(format!("options.suite must be 'chacha20-poly1305' or 'aes-256-gcm', not {name:?}")),
-            )?;
-        if opts.profile == hyperseal::Profile::Age && suite != opts.suite {
-            return Err(arg("options.suite: age files are always chacha20-poly1305"));
-        }
-        opts.suite = suite;
+    let format = args::string_field(options, "format")?;
+    let suite = args::string_field(options, "suite")?;
+    let opts = hyperseal::Options::named(format.as_deref().unwrap_or("hyperseal"), suite.as_deref(), None)
+        .map_err(fail)?;
+    if opts.suite == hyperseal::Suite::Sm4Gcm {
+        return Err(arg("options.suite must be 'chacha20-poly1305' or 'aes-256-gcm' for parts"));
     }
     Ok(opts)
 }

@@ -35,6 +35,48 @@ impl Options {
     pub fn age() -> Self {
         Options { profile: Profile::Age, suite: Suite::ChaCha20Poly1305, ..Options::default() }
     }
+
+    /// Options from the names every frontend takes: `format` `"hyperseal"` or `"age"`, an
+    /// optional suite name (`"aes-256-gcm"`, `"chacha20-poly1305"`, `"sm4-gcm"`) and chunk size.
+    /// age files have a fixed suite and chunk size: naming another one is an error, not ignored.
+    ///
+    /// ```
+    /// use hyperseal::{Options, Profile, Suite};
+    /// let o = Options::named("hyperseal", Some("chacha20-poly1305"), None)?;
+    /// assert_eq!((o.profile, o.suite), (Profile::Hyperseal, Suite::ChaCha20Poly1305));
+    /// assert!(Options::named("age", Some("aes-256-gcm"), None).is_err());
+    /// # Ok::<(), hyperseal::Error>(())
+    /// ```
+    pub fn named(format: &str, suite: Option<&str>, chunk_size: Option<usize>) -> Result<Options, Error> {
+        let mut opts = match format {
+            "hyperseal" => Options::default(),
+            "age" => Options::age(),
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown format {other:?}: \"hyperseal\" or \"age\""
+                )))
+            }
+        };
+        if let Some(name) = suite {
+            let s = Suite::from_name(name).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "unknown suite {name:?}: aes-256-gcm, chacha20-poly1305 or sm4-gcm"
+                ))
+            })?;
+            if opts.profile == Profile::Age && s != opts.suite {
+                return Err(Error::InvalidArgument("age files are always chacha20-poly1305".into()));
+            }
+            opts.suite = s;
+        }
+        if let Some(c) = chunk_size {
+            if opts.profile == Profile::Age && c != opts.chunk_size {
+                return Err(Error::InvalidArgument("age files always have 64 KiB chunks".into()));
+            }
+            crate::format::check_chunk_size(c)?;
+            opts.chunk_size = c;
+        }
+        Ok(opts)
+    }
 }
 
 /// A prepared encryption. Choose recipients and options, get an `Encryptor` (header written

@@ -86,16 +86,9 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         return super::c2sp::encrypt(&a.c2sp, io, other.iter().find(|o| o.0).map(|o| o.1));
     }
     super::c2sp::reject_stray(&a.c2sp)?;
-    let mut opts = match a.format.as_str() {
-        "hyperseal" => Options::default(),
-        "age" => Options::age(),
-        other => {
-            return Err(crate::usage(
-                format!("unknown format {other:?}"),
-                "use --format hyperseal, age or c2sp-chunked",
-            ))
-        }
-    };
+    let mut opts = Options::named(&a.format, None, None).map_err(|_| {
+        crate::usage(format!("unknown format {:?}", a.format), "use --format hyperseal, age or c2sp-chunked")
+    })?;
     if opts.profile == Profile::Age && (a.suite.is_some() || a.chunk_size.is_some()) {
         return Err(crate::usage(
             "--suite and --chunk-size do not apply to --format age",
