@@ -41,6 +41,8 @@
 //! # Ok::<(), hyperseal::Error>(())
 //! ```
 
+pub mod claim;
+
 use std::io::Read;
 use std::ops::Range;
 
