@@ -7,6 +7,8 @@
 //!   that is silent, never reads its input, or trickles messages is stopped when it runs out.
 //! - **Writes cannot block us.** A writer thread owns its stdin; `send` waits for that thread
 //!   within the deadline, so a plugin that never reads a large stanza is stopped, not waited on.
+//!   That thread blocks SIGPIPE for itself: a plugin that exits early is an error, never the
+//!   death of a host that lets SIGPIPE end it.
 //! - **Bounded reads.** A reader thread turns its stdout into stanzas ([`wire::StanzaReader`]:
 //!   per-message and per-exchange byte budgets) on a channel of [`limits::PLUGIN_QUEUE`]
 //!   messages, so a flooding plugin is paced by its own pipe, not by our memory.
@@ -84,7 +86,7 @@ impl Connection {
 
         let (tx, from_plugin) = mpsc::sync_channel(limits::PLUGIN_QUEUE);
         let who = name.to_string();
-        let reader = thread::spawn(move || {
+        let reader = move || {
             let mut r = StanzaReader::new(BufReader::new(stdout), &who);
             loop {
                 let s = r.next();
@@ -95,15 +97,24 @@ impl Connection {
                     return;
                 }
             }
-        });
-
+        };
         let (to_plugin, rx) = mpsc::sync_channel::<Zeroizing<Vec<u8>>>(1);
         let (ack, written) = mpsc::channel();
-        let writer = thread::spawn(move || write_all(stdin, rx, ack));
-
         let stderr = Arc::new(Mutex::new(String::new()));
         let keep = stderr.clone();
-        let tail = thread::spawn(move || wire::tail_lines(stderr_pipe, |l| *lock(&keep) = l));
+
+        let mut threads = Vec::with_capacity(3);
+        let spawned = spawn(&mut threads, reader)
+            .and_then(|()| spawn(&mut threads, move || write_all(stdin, rx, ack)))
+            .and_then(|()| spawn(&mut threads, move || wire::tail_lines(stderr_pipe, |l| *lock(&keep) = l)));
+        if let Err(e) = spawned {
+            // Out of threads or memory: the plugin must not outlive the failure.
+            kill_group(&mut child);
+            let _ = child.wait();
+            return Err(Error::Plugin(format!(
+                "cannot start age-plugin-{name}: no thread to talk to it: {e}"
+            )));
+        }
 
         Ok(Connection {
             name: name.to_string(),
@@ -113,7 +124,7 @@ impl Connection {
             written,
             from_plugin,
             stderr,
-            threads: vec![reader, writer, tail],
+            threads,
             timeout,
             left: timeout,
         })
@@ -270,6 +281,7 @@ impl Drop for Connection {
 /// that fails (the plugin exited or was killed) ends the thread; the end of the queue closes
 /// stdin.
 fn write_all(mut stdin: ChildStdin, queue: Receiver<Zeroizing<Vec<u8>>>, ack: mpsc::Sender<bool>) {
+    ignore_sigpipe_here();
     for buf in queue {
         let ok = stdin.write_all(&buf).and_then(|()| stdin.flush()).is_ok();
         drop(buf);
@@ -277,6 +289,16 @@ fn write_all(mut stdin: ChildStdin, queue: Receiver<Zeroizing<Vec<u8>>>, ack: mp
             return;
         }
     }
+}
+
+/// Stack of the connection's threads: each holds a few small buffers on the heap and one of
+/// 4 KiB on its stack, far from the 2 MiB a thread gets by default.
+const STACK: usize = 128 << 10;
+
+/// Starts a connection thread; an error (no thread or no memory for one) instead of a panic.
+fn spawn(threads: &mut Vec<JoinHandle<()>>, f: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    threads.push(thread::Builder::new().name("age-plugin".into()).stack_size(STACK).spawn(f)?);
+    Ok(())
 }
 
 fn lock(m: &Mutex<String>) -> std::sync::MutexGuard<'_, String> {
@@ -310,6 +332,26 @@ fn kill_group(child: &mut Child) {
     let _ = child.kill();
 }
 
+/// Blocks SIGPIPE in the calling thread (the writer), so that writing to a plugin that has
+/// exited fails with `EPIPE` instead of killing a host that lets SIGPIPE end it (the CLI does,
+/// for `hyperseal … | head`). A write's SIGPIPE is sent to the thread that wrote; blocked, it
+/// stays pending there and is dropped when the thread ends.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn ignore_sigpipe_here() {
+    // SAFETY: `set` is a local sigset_t initialised by sigemptyset before use; pthread_sigmask
+    // changes only this thread's mask and may be given a null old-set pointer.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+#[cfg(not(unix))]
+fn ignore_sigpipe_here() {}
+
 #[cfg(not(unix))]
 fn kill_group(child: &mut Child) {
     let _ = child.kill();
@@ -318,3 +360,19 @@ fn kill_group(child: &mut Child) {
 #[cfg(test)]
 #[path = "conn_tests.rs"]
 mod tests;
+
+/// Reads `output` as a plugin's stdout through the exchange's own reader and budgets: the
+/// stanzas up to the end, and the error that stopped it (`None` at a clean end). For the fuzzer.
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub fn read_plugin_output(output: &[u8]) -> (Vec<Stanza>, Option<Error>) {
+    let (mut r, mut got) = (super::wire::StanzaReader::new(output, "fuzz"), Vec::new());
+    loop {
+        match r.next() {
+            Ok(s) => got.push(s),
+            Err(super::wire::ReadError::Closed) => return (got, None),
+            Err(super::wire::ReadError::Limit(e)) => return (got, Some(e)),
+            Err(super::wire::ReadError::Protocol(why)) => return (got, Some(Error::Plugin(why.into()))),
+        }
+    }
+}

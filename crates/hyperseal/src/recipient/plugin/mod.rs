@@ -48,6 +48,9 @@ use crate::{Error, FileKey};
 mod conn;
 mod v1;
 mod wire;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub use conn::read_plugin_output;
 
 /// Whether key strings that name an age plugin may be used (which runs `age-plugin-NAME`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,0 +1,230 @@
+//! Hostile age plugins against the release binary. Each plugin is a real executable
+//! `age-plugin-NAME` (a shell script) in a directory of its own, put on PATH; hyperseal runs
+//! under a memory cap (`prlimit`, see [`MEMORY`]) and a deadline, with
+//! `HYPERSEAL_PLUGIN_TIMEOUT=2`. Whatever the plugin does — stay silent, speak garbage, never
+//! read, flood, send stanzas without end, print terminal escapes — hyperseal must end with exit
+//! status 1 and one `hyperseal: error:` line naming the plugin, within the timeout and a few
+//! seconds, leave nothing at `-o`, and never copy a raw ESC byte to its stderr.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+
+const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
+
+/// The plugin timeout these runs set (seconds).
+const TIMEOUT: u64 = 2;
+
+/// Time a run may take in all: the plugin's timeout, the grace before a kill and the process's
+/// own start and end, with room for a loaded 2-core machine.
+const DEADLINE: Duration = Duration::from_secs(TIMEOUT + 6);
+
+/// The memory cap, `prlimit --as` (address space) around the hyperseal process. Measured on
+/// this binary (`prlimit --as=N hyperseal encrypt --format age -j good …` with a plugin that
+/// answers at once): a 1 MiB file needs 10 MiB, a 100 MB file 16 MiB (the plugin's threads run
+/// on 128 KiB stacks, and glibc falls back to its main arena when a thread arena cannot be
+/// mapped). Before the plugin fixes, a flooding plugin took gigabytes within the timeout.
+const MEMORY: u64 = 64 << 20;
+
+struct Case {
+    name: &'static str,
+    /// The plugin: a shell script run as `age-plugin-NAME --age-plugin=STATE_MACHINE`.
+    script: &'static str,
+    /// Decrypt (an identity plugin, `-j NAME`) rather than encrypt (a recipient plugin).
+    decrypt: bool,
+    /// What the error line says besides the plugin's name.
+    says: &'static str,
+}
+
+/// Reads phase 1 (up to our `done`) so that what follows lands in phase 2.
+const PHASE1: &str = "while IFS= read -r l; do [ \"$l\" = \"-> done\" ] && break; done; IFS= read -r _";
+
+/// Keeps reading our answers in the background (after phase 1), so that only the plugin's own
+/// behaviour limits it (a background job's stdin is /dev/null unless given another descriptor).
+const DRAIN: &str = "exec 3<&0; cat <&3 >/dev/null &";
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case { name: "silent", script: "exec sleep 60", decrypt: false, says: "no answer within 2 s" },
+        Case {
+            name: "garbage",
+            script: "PHASE1; printf 'this is not a stanza\\n'; exec sleep 60",
+            decrypt: false,
+            says: "sent something that is not a stanza",
+        },
+        Case {
+            name: "deaf",
+            script: "exec sleep 60",
+            decrypt: true,
+            says: "did not read its input within 2 s",
+        },
+        Case {
+            name: "flood",
+            script: "PHASE1; DRAIN while :; do printf -- '-> flood-%s 1 2\\naGk\\n' x; done",
+            decrypt: false,
+            says: "more than 4096 messages from age-plugin-flood",
+        },
+        Case {
+            name: "stanzas",
+            script: "PHASE1; DRAIN while :; do printf -- '-> recipient-stanza 0 X25519 AAAA\\nAAAA\\n'; done",
+            decrypt: false,
+            says: "more than 4096 recipient stanzas from age-plugin-stanzas",
+        },
+        Case {
+            name: "endless",
+            script: "PHASE1; DRAIN printf -- '-> msg\\n'; exec tr '\\0' A </dev/zero",
+            decrypt: true,
+            says: "a message from age-plugin-endless is longer than 1 MiB",
+        },
+        Case {
+            name: "escapes",
+            // A message and an error whose bodies are terminal escapes (ESC[31m, an OSC title,
+            // a bidi override), and the same on stderr before it exits.
+            script: "PHASE1; printf -- '-> msg\\nG1szMW1SRUQbXTA7cHduZWQH4oCuZXhl\\n'; IFS= read -r _; IFS= read -r _\n\
+                     printf -- '-> error internal\\nG1sySiBnb25lG1szMW0\\n'; IFS= read -r _; IFS= read -r _\n\
+                     printf '\\033[31mRED \\033]0;pwned\\007\\n' >&2; exit 1",
+            decrypt: false,
+            says: "refused to wrap: ?[2J gone?[31m",
+        },
+    ]
+}
+
+fn write_plugin(dir: &Path, case: &Case) {
+    let script = case.script.replace("DRAIN", DRAIN).replace("PHASE1", PHASE1);
+    let exe = dir.join(format!("age-plugin-{}", case.name));
+    fs::write(&exe, format!("#!/bin/sh\n{script}\n")).unwrap();
+    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// An age file whose header holds five stanzas of 48 KiB (each within the header's budget, 320
+/// KB of stanza text in all: far more than a pipe holds), offered to an identity plugin whole.
+fn big_stanza_file(path: &Path) {
+    let b64 = base64::engine::general_purpose::STANDARD_NO_PAD;
+    let mut f = b"age-encryption.org/v1\n".to_vec();
+    for i in 0..5u8 {
+        f.extend_from_slice(format!("-> big-stanza {i}\n").as_bytes());
+        let body = b64.encode(vec![i; 48 << 10]);
+        for line in body.as_bytes().chunks(64) {
+            f.extend_from_slice(line);
+            f.push(b'\n');
+        }
+        if body.len() % 64 == 0 {
+            f.push(b'\n');
+        }
+    }
+    f.extend_from_slice(format!("--- {}\n", b64.encode([0u8; 32])).as_bytes());
+    f.extend_from_slice(&[0u8; 16 + 40]);
+    fs::write(path, f).unwrap();
+}
+
+struct Run {
+    status: Option<i32>,
+    stderr: Vec<u8>,
+    took: Duration,
+}
+
+/// Runs hyperseal under the memory cap and the deadline (`timeout -s KILL`: a hang shows as a
+/// kill, not as a stuck test).
+fn run(dir: &Path, args: &[&str], memory: u64) -> Run {
+    let started = Instant::now();
+    let o = Command::new("timeout")
+        .args(["-s", "KILL", &DEADLINE.as_secs().to_string(), "prlimit", &format!("--as={memory}"), "--", HS])
+        .args(args)
+        .env("PATH", format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default()))
+        .env("HYPERSEAL_PLUGIN_TIMEOUT", TIMEOUT.to_string())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run { status: o.status.code(), stderr: o.stderr, took: started.elapsed() }
+}
+
+fn args_for(case: &Case, input: &Path, out: &Path) -> Vec<String> {
+    let (i, o) = (input.display().to_string(), out.display().to_string());
+    if case.decrypt {
+        vec!["decrypt".into(), "-j".into(), case.name.into(), "-o".into(), o, i]
+    } else {
+        vec![
+            "encrypt".into(),
+            "--format".into(),
+            "age".into(),
+            "-j".into(),
+            case.name.into(),
+            "-o".into(),
+            o,
+            i,
+        ]
+    }
+}
+
+fn has(program: &str) -> bool {
+    Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn hostile_plugins_end_in_one_clear_error() {
+    assert!(has("prlimit") && has("timeout"), "util-linux prlimit and coreutils timeout are needed");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (plain, file) = (d.join("plain"), d.join("big-stanzas.age"));
+    fs::write(&plain, b"hello").unwrap();
+    big_stanza_file(&file);
+    let mut failures = Vec::new();
+    for case in cases() {
+        write_plugin(d, &case);
+        let out = d.join(format!("out-{}", case.name));
+        let args = args_for(&case, if case.decrypt { &file } else { &plain }, &out);
+        let r = run(d, &args.iter().map(String::as_str).collect::<Vec<_>>(), MEMORY);
+        let err = String::from_utf8_lossy(&r.stderr).into_owned();
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("hyperseal: error:")).collect();
+        let checks = [
+            (r.status == Some(1), "exit status 1"),
+            (errors.len() == 1, "one error line"),
+            (
+                errors.first().is_some_and(|l| l.contains(&format!("age-plugin-{}", case.name))),
+                "names the plugin",
+            ),
+            (errors.first().is_some_and(|l| l.contains(case.says)), "says why"),
+            (r.took < DEADLINE, "within the deadline"),
+            (!out.exists(), "nothing at -o"),
+            (!r.stderr.contains(&0x1b), "no raw ESC on stderr"),
+        ];
+        for (ok, what) in checks {
+            if !ok {
+                failures.push(format!(
+                    "{}: {what}: status {:?} in {:?}, stderr {err:?}",
+                    case.name, r.status, r.took
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The cap is not what fails the runs above: a well-behaved plugin's run passes under it.
+#[test]
+fn the_memory_cap_admits_a_normal_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Answers one recipient stanza and done, as a real plugin does.
+    write_plugin(
+        d,
+        &Case {
+            name: "good",
+            script: "PHASE1; printf -- '-> recipient-stanza 0 good-stanza\\nAAAA\\n'; IFS= read -r _; IFS= read -r _\n\
+                     printf -- '-> done\\n\\n'; IFS= read -r _; IFS= read -r _",
+            decrypt: false,
+            says: "",
+        },
+    );
+    let (plain, out) = (d.join("plain"), d.join("out.age"));
+    fs::write(&plain, vec![7u8; 1 << 20]).unwrap();
+    let args =
+        ["encrypt", "--format", "age", "-j", "good", "-o", out.to_str().unwrap(), plain.to_str().unwrap()];
+    let r = run(d, &args, MEMORY);
+    assert_eq!(r.status, Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(fs::read(&out).unwrap().starts_with(b"age-encryption.org/v1\n-> good-stanza\nAAAA\n"));
+}
