@@ -10,7 +10,7 @@
 //! cache of the last few parsed (as the Node package does). Cached identities are the
 //! library's own types, which zeroize on drop.
 
-use hyperseal::recipient::{self, passphrase::PassphraseIdentity, scrypt::ScryptIdentity};
+use hyperseal::recipient;
 use hyperseal::recipient::{Identity as LibIdentity, Kind, Recipient};
 use std::sync::{Arc, OnceLock};
 
@@ -206,8 +206,7 @@ pub fn identities_of(
     }
     let mut out: Vec<Box<dyn LibIdentity>> = Vec::new();
     if let Some(p) = pass {
-        out.push(Box::new(PassphraseIdentity::new(p.clone())));
-        out.push(Box::new(ScryptIdentity::new(p)));
+        out.extend(recipient::passphrase_identities(p));
     }
     for item in &list {
         if let Ok(id) = item.cast::<Identity>() {

@@ -205,14 +205,12 @@ pub fn aead_seal<'py>(
     let key = aead_key(algo, key)?;
     let (p, a) = (Data::get(plaintext, "plaintext")?, Data::opt(aad, "aad")?);
     let (p, a) = (p.as_slice()?, or_empty(&a)?);
+    // The toolkit draws the nonce and frames nonce ‖ ciphertext ‖ tag (`seal_in_place`); this
+    // only places the plaintext inside the result, so nothing is copied twice.
+    let room = [0u8; 24];
     let nlen = key.algorithm().nonce_len();
-    let mut nonce = [0u8; 24];
-    getrandom::fill(&mut nonce[..nlen])
-        .map_err(|e| crate::errors::io_error(format!("OS randomness: {e}")))?;
-    let sealed = bytes_around(py, &nonce[..nlen], p, aead::TAG_LEN, p.len() >= DETACH_AT, |buf| {
-        let (nonce, rest) = buf.split_at_mut(nlen);
-        let (body, tag) = rest.split_at_mut(p.len());
-        tag.copy_from_slice(&key.seal_in_place_detached(nonce, a, body)?);
+    let sealed = bytes_around(py, &room[..nlen], p, aead::TAG_LEN, p.len() >= DETACH_AT, |buf| {
+        key.seal_in_place(buf, a)?;
         Ok::<_, hyperseal_toolkit::Error>(buf.len())
     })?;
     sealed.map_err(kit)
@@ -232,12 +230,7 @@ pub fn aead_open<'py>(
     let key = aead_key(algo, key)?;
     let (s, a) = (Input::get(sealed, "sealed")?, Data::opt(aad, "aad")?);
     let (s, a) = (s.as_slice(), or_empty(&a)?);
-    let nlen = key.algorithm().nonce_len();
-    if s.len() < nlen + aead::TAG_LEN {
-        return Err(kit(hyperseal_toolkit::Error::Crypto));
-    }
-    let (nonce, rest) = s.split_at(nlen);
-    let (body, tag) = rest.split_at(rest.len() - aead::TAG_LEN);
+    let (nonce, body, tag) = key.split_sealed(s).map_err(kit)?;
     let plain = bytes_around(py, &[], body, 0, body.len() >= DETACH_AT, |buf| {
         key.open_in_place_detached(nonce, a, buf, tag)?;
         Ok::<_, hyperseal_toolkit::Error>(buf.len())

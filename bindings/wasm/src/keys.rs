@@ -63,9 +63,5 @@ pub(crate) fn identities(private_key: String) -> Result<Arc<Vec<Box<dyn Identity
 /// Both passphrase identities (age's scrypt, hyperseal's Argon2id): each opens only its own
 /// stanza type, so a stream can be opened before its header says which one it needs.
 pub(crate) fn passphrase_identities(passphrase: String) -> Arc<Vec<Box<dyn Identity>>> {
-    let p = Zeroizing::new(passphrase);
-    Arc::new(vec![
-        Box::new(recipient::scrypt::ScryptIdentity::new(p.clone())),
-        Box::new(recipient::passphrase::PassphraseIdentity::new(p)),
-    ])
+    Arc::new(recipient::passphrase_identities(Zeroizing::new(passphrase)))
 }

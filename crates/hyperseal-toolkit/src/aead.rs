@@ -303,12 +303,21 @@ impl Key {
 
     /// Decrypts the output of [`Key::seal`].
     pub fn open(&self, sealed: &[u8], aad: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+        let (nonce, body, _) = self.split_sealed(sealed)?;
+        self.open_with_nonce(nonce, &sealed[nonce.len()..nonce.len() + body.len() + TAG_LEN], aad)
+    }
+
+    /// The parts of [`Key::seal`]'s output, `(nonce, ciphertext, tag)`, for a caller that opens
+    /// them where it wants the plaintext ([`Key::open_in_place_detached`]); too short an input is
+    /// an authentication failure, as for [`Key::open`].
+    pub fn split_sealed<'a>(&self, sealed: &'a [u8]) -> Result<(&'a [u8], &'a [u8], &'a [u8])> {
         let nlen = self.algorithm.nonce_len();
         if sealed.len() < nlen + TAG_LEN {
             return Err(Error::Crypto);
         }
         let (nonce, rest) = sealed.split_at(nlen);
-        self.open_with_nonce(nonce, rest, aad)
+        let (body, tag) = rest.split_at(rest.len() - TAG_LEN);
+        Ok((nonce, body, tag))
     }
 }
 

@@ -489,6 +489,16 @@ pub fn passphrase_identity_for(header: &Header, passphrase: Zeroizing<String>) -
     }
 }
 
+/// Both passphrase identities, Argon2id (hyperseal files) and scrypt (age files): each opens
+/// only its own stanza type, so a file or stream can be opened before its header says which
+/// one it needs (what the bindings' `passphrase` arguments build).
+pub fn passphrase_identities(passphrase: Zeroizing<String>) -> Vec<Box<dyn Identity>> {
+    vec![
+        Box::new(passphrase::PassphraseIdentity::new(passphrase.clone())),
+        Box::new(scrypt::ScryptIdentity::new(passphrase)),
+    ]
+}
+
 /// Wraps `file_key` for every recipient and enforces the label rule.
 pub fn wrap_all(recipients: &[Box<dyn Recipient>], file_key: &FileKey) -> Result<Vec<Stanza>, Error> {
     if recipients.is_empty() {
