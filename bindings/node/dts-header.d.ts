@@ -14,13 +14,21 @@ export declare const ERROR_CODES: readonly HypersealErrorCode[]
  * A `Transform` that encrypts what is written to it into a hyperseal file (the same bytes the
  * CLI and `encryptByPublicKey` produce). Memory stays flat: a batch of 2 MiB at most.
  */
-export declare function createEncryptStream(options: { publicKey: string | string[] }): Transform
+export declare function createEncryptStream(options: {
+  publicKey: string | string[]
+  /** Allow a key that names an age plugin, which runs `age-plugin-NAME` (default false). */
+  allowPlugins?: boolean
+}): Transform
 
 /**
  * A `Transform` that decrypts a binary hyperseal/age file. Only plaintext of chunks that
  * authenticated is emitted; a cut or tampered file ends the stream with `ERR_HYPERSEAL_AUTH`.
  */
-export declare function createDecryptStream(options: { privateKey: string }): Transform
+export declare function createDecryptStream(options: {
+  privateKey: string
+  /** Allow a key that names an age plugin, which runs `age-plugin-NAME` (default false). */
+  allowPlugins?: boolean
+}): Transform
 
 // ── toolkit namespaces (assembled in index.js from the flat exports declared below) ──
 

@@ -22,13 +22,21 @@ export declare const ERROR_CODES: readonly HypersealErrorCode[]
  * A `Transform` that encrypts what is written to it into a hyperseal file (the same bytes the
  * CLI and `encryptByPublicKey` produce). Memory stays flat: a batch of 2 MiB at most.
  */
-export declare function createEncryptStream(options: { publicKey: string | string[] }): Transform
+export declare function createEncryptStream(options: {
+  publicKey: string | string[]
+  /** Allow a key that names an age plugin, which runs `age-plugin-NAME` (default false). */
+  allowPlugins?: boolean
+}): Transform
 
 /**
  * A `Transform` that decrypts a binary hyperseal/age file. Only plaintext of chunks that
  * authenticated is emitted; a cut or tampered file ends the stream with `ERR_HYPERSEAL_AUTH`.
  */
-export declare function createDecryptStream(options: { privateKey: string }): Transform
+export declare function createDecryptStream(options: {
+  privateKey: string
+  /** Allow a key that names an age plugin, which runs `age-plugin-NAME` (default false). */
+  allowPlugins?: boolean
+}): Transform
 
 // ── toolkit namespaces (assembled in index.js from the flat exports declared below) ──
 
@@ -99,8 +107,11 @@ export declare const token: {
 
 /** Native half of `createDecryptStream`: file bytes in, authenticated plaintext out. */
 export declare class DecryptSession {
-  /** Prepares to decrypt with the given private key. */
-  constructor(privateKey: string)
+  /**
+   * Prepares to decrypt with the given private key. `allowPlugins`: allow a key that names
+   * an age plugin (default false).
+   */
+  constructor(privateKey: string, allowPlugins?: boolean | undefined | null)
   /**
    * Feeds file bytes; returns the plaintext of every chunk that is now known not to be the
    * last and authenticated. Errors are sticky.
@@ -115,8 +126,11 @@ export declare class DecryptSession {
 
 /** Native half of `createEncryptStream`: plaintext in, file bytes out. */
 export declare class EncryptSession {
-  /** Starts a file for the given public key(s); the header comes out of the first `push`. */
-  constructor(publicKey: string | Array<string>)
+  /**
+   * Starts a file for the given public key(s); the header comes out of the first `push`.
+   * `allowPlugins`: allow a key that names an age plugin (default false).
+   */
+  constructor(publicKey: string | Array<string>, allowPlugins?: boolean | undefined | null)
   /** Encrypts `data`; returns the file bytes that are ready. */
   push(data: Uint8Array): Buffer
   /** Seals the final chunk; returns the remaining file bytes. */
@@ -165,10 +179,10 @@ export declare function batchDecrypt(algo: string, key: Uint8Array, messages: Ar
 export declare function batchEncrypt(algo: string, key: Uint8Array, messages: Array<Uint8Array | string>): Promise<Buffer[]>
 
 /** Decrypts a buffer made by any hyperseal API or the CLI (binary or armored). */
-export declare function decryptByPrivateKey(data: Uint8Array | string, privateKey: string): Buffer
+export declare function decryptByPrivateKey(data: Uint8Array | string, privateKey: string, options?: KeyOptions | undefined | null): Buffer
 
 /** Decrypts on the libuv thread pool (all cores for large inputs); never blocks the event loop. */
-export declare function decryptByPrivateKeyAsync(data: Uint8Array | string, privateKey: string): Promise<Buffer>
+export declare function decryptByPrivateKeyAsync(data: Uint8Array | string, privateKey: string, options?: KeyOptions | undefined | null): Promise<Buffer>
 
 /**
  * Decrypts the file `src` into `dst` on all cores (binary or armored input). Resolves with the
@@ -186,16 +200,21 @@ export interface DecryptFileOptions {
   threads?: number
   /** Called from time to time (about every 2 MiB) while the file is processed. */
   onProgress?: (progress: Progress) => void
+  /**
+   * Allow a key that names an age plugin, which runs the program `age-plugin-NAME` (default
+   * false: refused with `ERR_HYPERSEAL_KEY`).
+   */
+  allowPlugins?: boolean
 }
 
 /**
  * Encrypts `data` (a Buffer, Uint8Array or UTF-8 string) to one or more public keys.
  * Blocks the event loop: prefer {@link encryptByPublicKeyAsync} for large inputs.
  */
-export declare function encryptByPublicKey(data: Uint8Array | string, publicKey: string | Array<string>): Buffer
+export declare function encryptByPublicKey(data: Uint8Array | string, publicKey: string | Array<string>, options?: KeyOptions | undefined | null): Buffer
 
 /** Encrypts on the libuv thread pool (all cores for large inputs); never blocks the event loop. */
-export declare function encryptByPublicKeyAsync(data: Uint8Array | string, publicKey: string | Array<string>): Promise<Buffer>
+export declare function encryptByPublicKeyAsync(data: Uint8Array | string, publicKey: string | Array<string>, options?: KeyOptions | undefined | null): Promise<Buffer>
 
 /** Encrypts the file `src` into `dst` on all cores. Resolves with the plaintext byte count. */
 export declare function encryptFile(src: string, dst: string, options: EncryptFileOptions): Promise<number>
@@ -210,6 +229,11 @@ export interface EncryptFileOptions {
   threads?: number
   /** Called from time to time (about every 2 MiB) while the file is processed. */
   onProgress?: (progress: Progress) => void
+  /**
+   * Allow a key that names an age plugin, which runs the program `age-plugin-NAME` (default
+   * false: refused with `ERR_HYPERSEAL_KEY`).
+   */
+  allowPlugins?: boolean
 }
 
 /** Every `code` string, in a stable order (`ERROR_CODES` in JS). */
@@ -272,6 +296,16 @@ export declare function kdfPbkdf2(password: Uint8Array | string, salt: Uint8Arra
 
 /** scrypt on the libuv pool. The salt must be at least 8 bytes; memory is capped at 4 GiB. */
 export declare function kdfScrypt(password: Uint8Array | string, salt: Uint8Array | string, options?: ScryptOptions | undefined | null): Promise<Buffer>
+
+/** Options of the calls that take a key string and have no options object of their own. */
+export interface KeyOptions {
+  /**
+   * Allow keys that name an age plugin (`age1NAME1…`, `AGE-PLUGIN-NAME-1…`), which runs the
+   * program `age-plugin-NAME` found on PATH. Default false: such keys are refused with
+   * `ERR_HYPERSEAL_KEY`. Never set it for key strings that come from untrusted users.
+   */
+  allowPlugins?: boolean
+}
 
 /** A key pair as text, exactly as `hyperseal keygen` / `hyperseal pubkey` print it. */
 export interface KeyPair {

@@ -42,20 +42,21 @@ function publicKeyOf (privateKey) {
   try { return native.publicKeyOf(privateKey) } catch (e) { throw coded(e) }
 }
 
-function encryptByPublicKey (data, publicKey) {
-  try { return native.encryptByPublicKey(data, publicKey) } catch (e) { throw coded(e) }
+// `options.allowPlugins`: keys naming an age plugin run `age-plugin-NAME`; refused unless true.
+function encryptByPublicKey (data, publicKey, options) {
+  try { return native.encryptByPublicKey(data, publicKey, options) } catch (e) { throw coded(e) }
 }
 
-function decryptByPrivateKey (data, privateKey) {
-  try { return native.decryptByPrivateKey(data, privateKey) } catch (e) { throw coded(e) }
+function decryptByPrivateKey (data, privateKey, options) {
+  try { return native.decryptByPrivateKey(data, privateKey, options) } catch (e) { throw coded(e) }
 }
 
-function encryptByPublicKeyAsync (data, publicKey) {
-  try { return native.encryptByPublicKeyAsync(data, publicKey).catch(rethrow) } catch (e) { return Promise.reject(coded(e)) }
+function encryptByPublicKeyAsync (data, publicKey, options) {
+  try { return native.encryptByPublicKeyAsync(data, publicKey, options).catch(rethrow) } catch (e) { return Promise.reject(coded(e)) }
 }
 
-function decryptByPrivateKeyAsync (data, privateKey) {
-  try { return native.decryptByPrivateKeyAsync(data, privateKey).catch(rethrow) } catch (e) { return Promise.reject(coded(e)) }
+function decryptByPrivateKeyAsync (data, privateKey, options) {
+  try { return native.decryptByPrivateKeyAsync(data, privateKey, options).catch(rethrow) } catch (e) { return Promise.reject(coded(e)) }
 }
 
 /** A throwing progress callback must not take the process down from a native thread. */
@@ -98,12 +99,12 @@ function sessionTransform (session) {
 
 function createEncryptStream (opts) {
   options(opts, 'createEncryptStream', 'publicKey')
-  try { return sessionTransform(new native.EncryptSession(opts.publicKey)) } catch (e) { throw coded(e) }
+  try { return sessionTransform(new native.EncryptSession(opts.publicKey, opts.allowPlugins)) } catch (e) { throw coded(e) }
 }
 
 function createDecryptStream (opts) {
   options(opts, 'createDecryptStream', 'privateKey')
-  try { return sessionTransform(new native.DecryptSession(opts.privateKey)) } catch (e) { throw coded(e) }
+  try { return sessionTransform(new native.DecryptSession(opts.privateKey, opts.allowPlugins)) } catch (e) { throw coded(e) }
 }
 
 // ── toolkit (src/toolkit.rs): flat native exports, wrapped so every error is coded, then

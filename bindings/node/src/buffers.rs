@@ -11,7 +11,7 @@ use napi::{Env, Task};
 use napi_derive::napi;
 
 use crate::errors::{Code, Fail, JsErr};
-use crate::keys::{self, PublicKeys};
+use crate::keys::{self, KeyOptions, PublicKeys};
 use crate::pool;
 
 /// Options of {@link generateKeyPair}.
@@ -55,8 +55,8 @@ pub(crate) type Output = (Vec<u8>, usize);
 
 /// One pass straight into the result buffer (the library's one-shot API): several cores from
 /// 4 MiB on, and recycled memory for large results.
-pub(crate) fn seal(keys: &PublicKeys, plaintext: &[u8]) -> Result<Output, Fail> {
-    let recipients = keys::recipients(keys)?;
+pub(crate) fn seal(keys: &PublicKeys, allow_plugins: bool, plaintext: &[u8]) -> Result<Output, Fail> {
+    let recipients = keys::recipients(keys, allow_plugins)?;
     let enc = Encryptor::with_recipients(&recipients, Options::default())?;
     let len = enc.encrypted_len(plaintext.len());
     let mut out = pool::take(len);
@@ -69,11 +69,11 @@ pub(crate) fn seal(keys: &PublicKeys, plaintext: &[u8]) -> Result<Output, Fail> 
     }
 }
 
-pub(crate) fn open(private_key: &str, file: &[u8]) -> Result<Output, Fail> {
+pub(crate) fn open(private_key: &str, allow_plugins: bool, file: &[u8]) -> Result<Output, Fail> {
     if file.is_empty() {
         return Err(Fail::new(Code(hyperseal::ErrorCode::Format), "unknown file format: the input is empty"));
     }
-    let ids = keys::identities(private_key)?;
+    let ids = keys::identities(private_key, allow_plugins)?;
     let mut out = pool::take(file.len());
     match hyperseal::Decryptor::from_slice(file).and_then(|d| d.decrypt_into(&ids, &mut out)) {
         Ok(n) => Ok((out, n)),
@@ -118,8 +118,9 @@ pub fn encrypt_by_public_key<'e>(
     env: &'e Env,
     data: Either<&[u8], String>,
     public_key: Either<String, Vec<String>>,
+    options: Option<KeyOptions>,
 ) -> Result<Either<BufferSlice<'e>, Buffer>, JsErr> {
-    Ok(output_to_js(env, seal(&public_key, bytes(&data))?)?)
+    Ok(output_to_js(env, seal(&public_key, keys::allow_plugins(&options), bytes(&data))?)?)
 }
 
 /// Decrypts a buffer made by any hyperseal API or the CLI (binary or armored).
@@ -128,8 +129,9 @@ pub fn decrypt_by_private_key<'e>(
     env: &'e Env,
     data: Either<&[u8], String>,
     private_key: String,
+    options: Option<KeyOptions>,
 ) -> Result<Either<BufferSlice<'e>, Buffer>, JsErr> {
-    Ok(output_to_js(env, open(&private_key, bytes(&data))?)?)
+    Ok(output_to_js(env, open(&private_key, keys::allow_plugins(&options), bytes(&data))?)?)
 }
 
 /// Bytes borrowed from JS for the duration of an async call (the reference keeps them alive).
@@ -156,9 +158,10 @@ impl From<Either<Uint8Array, String>> for Data {
     }
 }
 
+/// The key, and whether it may name a plugin.
 pub enum Job {
-    Seal(PublicKeys),
-    Open(String),
+    Seal(PublicKeys, bool),
+    Open(String, bool),
 }
 
 /// One async encrypt or decrypt on the libuv pool.
@@ -173,8 +176,8 @@ impl Task for BufferTask {
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
         Ok(match &self.job {
-            Job::Seal(keys) => seal(keys, self.data.as_slice()),
-            Job::Open(key) => open(key, self.data.as_slice()),
+            Job::Seal(keys, allow) => seal(keys, *allow, self.data.as_slice()),
+            Job::Open(key, allow) => open(key, *allow, self.data.as_slice()),
         })
     }
 
@@ -191,8 +194,12 @@ impl Task for BufferTask {
 pub fn encrypt_by_public_key_async(
     data: Either<Uint8Array, String>,
     public_key: Either<String, Vec<String>>,
+    options: Option<KeyOptions>,
 ) -> AsyncTask<BufferTask> {
-    AsyncTask::new(BufferTask { data: data.into(), job: Job::Seal(public_key) })
+    AsyncTask::new(BufferTask {
+        data: data.into(),
+        job: Job::Seal(public_key, keys::allow_plugins(&options)),
+    })
 }
 
 /// Decrypts on the libuv thread pool (all cores for large inputs); never blocks the event loop.
@@ -200,6 +207,10 @@ pub fn encrypt_by_public_key_async(
 pub fn decrypt_by_private_key_async(
     data: Either<Uint8Array, String>,
     private_key: String,
+    options: Option<KeyOptions>,
 ) -> AsyncTask<BufferTask> {
-    AsyncTask::new(BufferTask { data: data.into(), job: Job::Open(private_key) })
+    AsyncTask::new(BufferTask {
+        data: data.into(),
+        job: Job::Open(private_key, keys::allow_plugins(&options)),
+    })
 }

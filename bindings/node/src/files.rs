@@ -46,6 +46,9 @@ pub struct EncryptFileOptions {
     /// Called from time to time (about every 2 MiB) while the file is processed.
     #[napi(ts_type = "(progress: Progress) => void")]
     pub on_progress: Option<ProgressFn>,
+    /// Allow a key that names an age plugin, which runs the program `age-plugin-NAME` (default
+    /// false: refused with `ERR_HYPERSEAL_KEY`).
+    pub allow_plugins: Option<bool>,
 }
 
 /// Options of {@link decryptFile}.
@@ -60,11 +63,15 @@ pub struct DecryptFileOptions {
     /// Called from time to time (about every 2 MiB) while the file is processed.
     #[napi(ts_type = "(progress: Progress) => void")]
     pub on_progress: Option<ProgressFn>,
+    /// Allow a key that names an age plugin, which runs the program `age-plugin-NAME` (default
+    /// false: refused with `ERR_HYPERSEAL_KEY`).
+    pub allow_plugins: Option<bool>,
 }
 
+/// The key, and whether it may name a plugin.
 enum Key {
-    Public(PublicKeys),
-    Private(String),
+    Public(PublicKeys, bool),
+    Private(String, bool),
 }
 
 /// One file job on the libuv pool (which then fans out to the library's own threads).
@@ -105,15 +112,15 @@ impl FileTask {
         let reader = std::io::BufReader::with_capacity(1 << 20, input);
         let n = Arc::new(AtomicU64::new(0));
         match &self.key {
-            Key::Public(keys) => {
-                let recipients = keys::recipients(keys)?;
+            Key::Public(keys, allow) => {
+                let recipients = keys::recipients(keys, *allow)?;
                 let enc = Encryptor::with_recipients(&recipients, Options::default())?.threads(self.threads);
                 let mut counting = Counting { inner: reader, n: n.clone() };
                 let progress = |_: u64| self.report(n.load(Ordering::Relaxed), size);
                 enc.encrypt_stream(&mut counting, &mut out, Some(&progress))?;
             }
-            Key::Private(text) => {
-                let ids = keys::identities(text)?;
+            Key::Private(text, allow) => {
+                let ids = keys::identities(text, *allow)?;
                 let dec = Decryptor::new(reader)?.threads(self.threads);
                 // Only scales the percentage: a cut file fails below, an armored one reads high.
                 let header = (dec.header().encode_len() + hyperseal::format::SALT_LEN) as u64;
@@ -200,7 +207,7 @@ pub fn encrypt_file(src: String, dst: String, options: EncryptFileOptions) -> As
     AsyncTask::new(FileTask {
         src: src.into(),
         dst: dst.into(),
-        key: Key::Public(options.public_key),
+        key: Key::Public(options.public_key, options.allow_plugins.unwrap_or(false)),
         force: options.force.unwrap_or(false),
         threads: threads(options.threads),
         progress: options.on_progress,
@@ -214,7 +221,7 @@ pub fn decrypt_file(src: String, dst: String, options: DecryptFileOptions) -> As
     AsyncTask::new(FileTask {
         src: src.into(),
         dst: dst.into(),
-        key: Key::Private(options.private_key),
+        key: Key::Private(options.private_key, options.allow_plugins.unwrap_or(false)),
         force: options.force.unwrap_or(false),
         threads: threads(options.threads),
         progress: options.on_progress,

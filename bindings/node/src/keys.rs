@@ -3,10 +3,16 @@
 //! Parsing is not free (a hybrid identity expands its seed into ML-KEM keys, tens of µs), and
 //! servers call the API with the same few keys over and over, so the last few parsed key sets
 //! are kept. Cached identities are the library's own types, which zeroize on drop.
+//!
+//! Plugins (`age1NAME1…`, `AGE-PLUGIN-NAME-1…`, which run the program `age-plugin-NAME`) are
+//! refused by the library unless the call passes `allowPlugins: true`; that flag goes through
+//! as the library's `Plugins` policy. Each policy has its own caches, so a key parsed for a
+//! caller that allowed plugins is never handed to one that did not.
 
 use std::sync::Arc;
 
-use hyperseal::recipient::{self, Identity, Recipient};
+use hyperseal::recipient::plugin::Plugins;
+use hyperseal::recipient::{self, Callbacks, Identity, Recipient};
 use napi::bindgen_prelude::Either;
 
 use crate::errors::{Code, Fail};
@@ -18,14 +24,20 @@ type Identities = Arc<Vec<Box<dyn Identity>>>;
 /// text and compares in constant time); shared with the toolkit's PEM keys.
 pub(crate) type Cache<T> = hyperseal::KeyCache<T>;
 
-static RECIPIENTS: Cache<Recipients> = Cache::new();
-static IDENTITIES: Cache<Identities> = Cache::new();
+/// Indexed by `allowPlugins` (false, true).
+static RECIPIENTS: [Cache<Recipients>; 2] = [Cache::new(), Cache::new()];
+static IDENTITIES: [Cache<Identities>; 2] = [Cache::new(), Cache::new()];
+
+/// The library's callbacks for a call: answer nothing, allow plugins only if asked to.
+fn policy(allow_plugins: bool) -> Arc<dyn Callbacks> {
+    Arc::new(Plugins::allowed(allow_plugins))
+}
 
 /// One public key or a list of them, as JS passes it.
 pub type PublicKeys = Either<String, Vec<String>>;
 
-/// Parses (or finds cached) recipients.
-pub fn recipients(keys: &PublicKeys) -> Result<Recipients, Fail> {
+/// Parses (or finds cached) recipients; plugin recipients only with `allow_plugins`.
+pub fn recipients(keys: &PublicKeys, allow_plugins: bool) -> Result<Recipients, Fail> {
     let list: Vec<&str> = match keys {
         Either::A(s) => vec![s.as_str()],
         Either::B(v) => v.iter().map(String::as_str).collect(),
@@ -34,7 +46,7 @@ pub fn recipients(keys: &PublicKeys) -> Result<Recipients, Fail> {
         return Err(Fail::arg("publicKey: give at least one public key"));
     }
     let joined = list.join("\n");
-    RECIPIENTS.get_or_parse(&joined, || {
+    RECIPIENTS[usize::from(allow_plugins)].get_or_parse(&joined, || {
         let mut out = Vec::with_capacity(list.len());
         for k in list {
             // A recipients file (several lines) is accepted too, as the CLI's -R does.
@@ -45,9 +57,9 @@ pub fn recipients(keys: &PublicKeys) -> Result<Recipients, Fail> {
                 ));
             }
             if k.trim().lines().count() > 1 && !k.trim_start().starts_with("-----BEGIN") {
-                out.extend(recipient::parse_recipients_file(k)?);
+                out.extend(recipient::parse_recipients_file_with(k, policy(allow_plugins))?);
             } else {
-                out.push(recipient::parse_recipient(k)?);
+                out.push(recipient::parse_recipient_with(k, policy(allow_plugins))?);
             }
         }
         Ok(Arc::new(out))
@@ -55,7 +67,23 @@ pub fn recipients(keys: &PublicKeys) -> Result<Recipients, Fail> {
 }
 
 /// Parses (or finds cached) identities: a secret key line, an identity file as the CLI writes
-/// it, or a PKCS#8 PEM.
-pub fn identities(text: &str) -> Result<Identities, Fail> {
-    IDENTITIES.get_or_parse(text, || Ok::<_, Fail>(Arc::new(recipient::parse_identities(text)?)))
+/// it, or a PKCS#8 PEM; plugin identities only with `allow_plugins`.
+pub fn identities(text: &str, allow_plugins: bool) -> Result<Identities, Fail> {
+    IDENTITIES[usize::from(allow_plugins)].get_or_parse(text, || {
+        Ok::<_, Fail>(Arc::new(recipient::parse_identities_with(text, policy(allow_plugins))?))
+    })
+}
+
+/// Options of the calls that take a key string and have no options object of their own.
+#[napi_derive::napi(object)]
+pub struct KeyOptions {
+    /// Allow keys that name an age plugin (`age1NAME1…`, `AGE-PLUGIN-NAME-1…`), which runs the
+    /// program `age-plugin-NAME` found on PATH. Default false: such keys are refused with
+    /// `ERR_HYPERSEAL_KEY`. Never set it for key strings that come from untrusted users.
+    pub allow_plugins: Option<bool>,
+}
+
+/// `options.allowPlugins`, false when not given.
+pub fn allow_plugins(options: &Option<KeyOptions>) -> bool {
+    options.as_ref().and_then(|o| o.allow_plugins).unwrap_or(false)
 }

@@ -33,9 +33,10 @@ pub struct EncryptSession {
 #[napi]
 impl EncryptSession {
     /// Starts a file for the given public key(s); the header comes out of the first `push`.
+    /// `allowPlugins`: allow a key that names an age plugin (default false).
     #[napi(constructor)]
-    pub fn new(public_key: Either<String, Vec<String>>) -> Result<Self, JsErr> {
-        let recipients = keys::recipients(&public_key)?;
+    pub fn new(public_key: Either<String, Vec<String>>, allow_plugins: Option<bool>) -> Result<Self, JsErr> {
+        let recipients = keys::recipients(&public_key, allow_plugins.unwrap_or(false))?;
         let enc = Encryptor::with_recipients(&recipients, Options::default()).map_err(Fail::from)?;
         Ok(EncryptSession { sealer: Some(enc.sealer()), out: Vec::new() })
     }
@@ -64,10 +65,12 @@ pub struct DecryptSession {
 
 #[napi]
 impl DecryptSession {
-    /// Prepares to decrypt with the given private key.
+    /// Prepares to decrypt with the given private key. `allowPlugins`: allow a key that names
+    /// an age plugin (default false).
     #[napi(constructor)]
-    pub fn new(private_key: String) -> Result<Self, JsErr> {
-        Ok(DecryptSession { opener: Some(Opener::new(keys::identities(&private_key)?)), out: Vec::new() })
+    pub fn new(private_key: String, allow_plugins: Option<bool>) -> Result<Self, JsErr> {
+        let ids = keys::identities(&private_key, allow_plugins.unwrap_or(false))?;
+        Ok(DecryptSession { opener: Some(Opener::new(ids)), out: Vec::new() })
     }
 
     /// Feeds file bytes; returns the plaintext of every chunk that is now known not to be the
