@@ -82,11 +82,11 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "escapes",
-            // A message and an error whose bodies are terminal escapes (ESC[31m, an OSC title,
-            // a bidi override), and the same on stderr before it exits.
-            script: "PHASE1; printf -- '-> msg\\nG1szMW1SRUQbXTA7cHduZWQH4oCuZXhl\\n'; IFS= read -r _; IFS= read -r _\n\
-                     printf -- '-> error internal\\nG1sySiBnb25lG1szMW0\\n'; IFS= read -r _; IFS= read -r _\n\
-                     printf '\\033[31mRED \\033]0;pwned\\007\\n' >&2; exit 1",
+            // Terminal escapes (ESC[31m, an OSC window title, a bidi override) on stderr, then
+            // in a message and in an error.
+            script: "PHASE1; printf '\\033[31mRED \\033]0;pwned\\007\\n' >&2\n\
+                     printf -- '-> msg\\nG1szMW1SRUQbXTA7cHduZWQH4oCuZXhl\\n'; IFS= read -r _; IFS= read -r _\n\
+                     printf -- '-> error internal\\nG1sySiBnb25lG1szMW0\\n'; IFS= read -r _; IFS= read -r _; exit 1",
             decrypt: false,
             says: "refused to wrap: ?[2J gone?[31m",
         },
