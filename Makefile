@@ -5,7 +5,17 @@
 SHELL := /bin/bash
 TOOLS := $(CURDIR)/.tools
 GOBIN := $(TOOLS)/bin
+# Built peers live in a per-user cache keyed by tool and version (<tool>/<version>/bin), so a
+# fresh clone on the same machine builds none of them again; .tools/bin and .tools/cargo/bin
+# hold links into it (the paths the tests use). The venv stays per clone: it holds this clone's
+# own build of the package.
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/hyperseal-tools
 AGE_VERSION := v1.3.1
+AGE_CACHE := $(TOOLS_CACHE)/age/$(AGE_VERSION)/bin
+# MinIO, the S3 server of the Python tests (a pseudo-version: MinIO publishes no module tags).
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+MINIO := $(TOOLS_CACHE)/minio/$(MINIO_VERSION)/bin/minio
+CARGO_FUZZ_VERSION := 0.13.2
 CARGO ?= cargo
 VENV := $(TOOLS)/venv
 PYTHON ?= python3
@@ -14,7 +24,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build bench-build test bench tools age tag-plugin ssh-keygen test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench
+.PHONY: all build bench-build test bench tools age minio tag-plugin ssh-keygen test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench
 
 all: build
 
@@ -37,15 +47,25 @@ bench-build:
 AGE_BINS := $(GOBIN)/age $(GOBIN)/age-keygen $(GOBIN)/age-inspect $(GOBIN)/age-plugin-batchpass
 age: $(AGE_BINS)
 $(AGE_BINS) &:
-	@mkdir -p $(GOBIN)
-	GOBIN=$(GOBIN) GOFLAGS=-mod=mod go install filippo.io/age/cmd/...@$(AGE_VERSION)
+	@mkdir -p $(GOBIN) $(AGE_CACHE)
+	@[ -x $(AGE_CACHE)/age-plugin-batchpass ] || GOBIN=$(AGE_CACHE) GOFLAGS=-mod=mod go install filippo.io/age/cmd/...@$(AGE_VERSION)
+	for b in $(notdir $(AGE_BINS)); do ln -sfn $(AGE_CACHE)/$$b $(GOBIN)/$$b; done
 
 # age's own test plugin for tag recipients (its fixed software keys open age1tag1/age1tagpq1
 # files: tests/age_tag.rs), from the same age module.
 tag-plugin: $(GOBIN)/age-plugin-tagtest
 $(GOBIN)/age-plugin-tagtest:
-	@mkdir -p $(GOBIN)
-	GOBIN=$(GOBIN) GOFLAGS=-mod=mod go install filippo.io/age/tag/internal/age-plugin-tagtest@$(AGE_VERSION)
+	@mkdir -p $(GOBIN) $(AGE_CACHE)
+	@[ -x $(AGE_CACHE)/age-plugin-tagtest ] || GOBIN=$(AGE_CACHE) GOFLAGS=-mod=mod go install filippo.io/age/tag/internal/age-plugin-tagtest@$(AGE_VERSION)
+	ln -sfn $(AGE_CACHE)/age-plugin-tagtest $@
+
+# MinIO from the Go module proxy into the tools cache: about 10 minutes of CPU on 2 cores the
+# first time on a machine (niced, so it never starves a build), then a link.
+minio: $(GOBIN)/minio
+$(GOBIN)/minio:
+	@mkdir -p $(GOBIN) $(dir $(MINIO))
+	@[ -x $(MINIO) ] || GOBIN=$(dir $(MINIO)) CGO_ENABLED=0 GOFLAGS=-trimpath nice -n 19 go install github.com/minio/minio@$(MINIO_VERSION)
+	ln -sfn $(MINIO) $@
 
 # rage from crates.io (optional peer; a long build, so only `make rage` or `make bench RAGE=1`).
 rage: $(TOOLS)/cargo/bin/rage
@@ -81,7 +101,7 @@ tools: age tag-plugin ssh-keygen test-plugin venv c2sp-vectors
 python: $(VENV)/.installed
 	cd bindings/python && VIRTUAL_ENV=$(VENV) PATH="$(VENV)/bin:$$PATH" maturin develop --release --quiet
 
-python-test: python
+python-test: python minio
 	$(VENV)/bin/python -m pytest -q bindings/python/tests
 
 # A test plugin built on age's own filippo.io/age/plugin package (tests/age_plugin.rs).
@@ -117,8 +137,10 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/"
 WASM_BINDGEN := $(TOOLS)/cargo/bin/wasm-bindgen
 wasm-bindgen-cli:
 	@if [ "$$($(WASM_BINDGEN) --version 2>/dev/null)" != "wasm-bindgen $(WASM_BINDGEN_VERSION)" ]; then \
-	  $(CARGO) install --locked --root $(TOOLS)/cargo wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) \
-	  || $(CARGO) install --root $(TOOLS)/cargo wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION); fi
+	  root=$(TOOLS_CACHE)/wasm-bindgen-cli/$(WASM_BINDGEN_VERSION); \
+	  [ -x $$root/bin/wasm-bindgen ] || $(CARGO) install --locked --root $$root wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) \
+	  || $(CARGO) install --root $$root wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION); \
+	  mkdir -p $(TOOLS)/cargo/bin && ln -sfn $$root/bin/wasm-bindgen $(WASM_BINDGEN); fi
 
 # The browser package: bindings/wasm/pkg/hyperseal.js + hyperseal_bg.wasm (wasm-bindgen's
 # `--target web` layout: default export `init`, then the named exports).
@@ -172,7 +194,9 @@ FUZZ_ENV := PATH="$(TOOLS)/cargo/bin:$$PATH"
 fuzz-tools: $(CARGO_FUZZ)
 	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 $(CARGO_FUZZ):
-	$(CARGO) install --locked --root $(TOOLS)/cargo cargo-fuzz
+	@root=$(TOOLS_CACHE)/cargo-fuzz/$(CARGO_FUZZ_VERSION); mkdir -p $(dir $@); \
+	  [ -x $$root/bin/cargo-fuzz ] || $(CARGO) install --locked --root $$root cargo-fuzz --version $(CARGO_FUZZ_VERSION); \
+	  ln -sfn $$root/bin/cargo-fuzz $@
 
 fuzz: fuzz-tools
 	@set -e; cd fuzz; for t in $(FUZZ_TARGETS); do \

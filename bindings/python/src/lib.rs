@@ -11,6 +11,7 @@ mod files;
 mod keys;
 mod kit;
 mod kit_keys;
+mod output;
 mod parts;
 mod pyio;
 mod seal;
@@ -40,6 +41,7 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(c2sp::encrypt, m)?)?;
     m.add_function(wrap_pyfunction!(c2sp::decrypt, m)?)?;
     m.add_class::<parts::PartKey>()?;
+    m.add_class::<output::AtomicOutput>()?;
     for f in [
         wrap_pyfunction!(kit::hash, m)?,
         wrap_pyfunction!(kit::hash_file, m)?,

@@ -4,7 +4,9 @@
 //! releases the GIL around the cipher work.
 
 use std::io::Read;
+use std::sync::Mutex;
 
+use hyperseal::hazmat::parts::claim::ClaimStore;
 use hyperseal::hazmat::parts::{Part, PartKey as LibPartKey};
 use hyperseal::recipient::{passphrase_recipient, Recipient};
 use pyo3::prelude::*;
@@ -147,6 +149,65 @@ impl PartKey {
             .py_err()
     }
 
+    /// Seals the part at chunk `first_chunk` of the plan of `part_size`-byte parts, claiming
+    /// the plan and the part in `store` first (an object with `put_new(name, record)`: store
+    /// `record` under `name` only if the name is new, atomically, and return None, else return
+    /// the record already there — see `hyperseal._claims`). The same bytes sealed again pass
+    /// (the same output); other bytes under the part's nonces raise `ArgumentError` ("would
+    /// reuse a nonce") and nothing is returned.
+    fn seal_claimed<'py>(
+        &self,
+        py: Python<'py>,
+        store: Py<PyAny>,
+        part_size: u64,
+        first_chunk: u64,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let input = Input::get(data, "data")?;
+        let d = input.as_slice();
+        let len = self.0.sealed_len(first_chunk, d.len()).py_err()?;
+        let claims = PyClaims::new(store);
+        let sealed = bytes_with(py, len, |out| {
+            self.0.seal_claimed_into(&claims, part_size, first_chunk, d, out).map(|()| len)
+        })?;
+        claims.result(sealed)
+    }
+
+    /// `seal_claimed` into the writable buffer `out` (exactly the sealed part's size). `out`
+    /// must be memory only this process reads (a `bytearray`), never a map of a shared file:
+    /// until this returns it may hold bytes that must not be stored (wiped on refusal).
+    fn seal_claimed_into(
+        &self,
+        py: Python<'_>,
+        store: Py<PyAny>,
+        part_size: u64,
+        first_chunk: u64,
+        data: &Bound<'_, PyAny>,
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (input, mut output) = in_out(data, out)?;
+        let (d, o) = (input.as_slice(), output.as_mut_slice());
+        let claims = PyClaims::new(store);
+        let done = py.detach(|| self.0.seal_claimed_into(&claims, part_size, first_chunk, d, o));
+        claims.result(done)
+    }
+
+    /// The claims of a part sealed elsewhere (a driver that runs the cipher itself), as
+    /// `(name, record)` pairs: the plan's, then the part's. Store each with `put_new` before
+    /// the sealed bytes leave memory you own, and pass what was already there to
+    /// `check_claim`.
+    fn claims_of(
+        &self,
+        part_size: u64,
+        first_chunk: u64,
+        sealed: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<(String, Vec<u8>)>> {
+        let sealed = Input::get(sealed, "sealed")?;
+        let plan = self.0.plan_claim(part_size).py_err()?;
+        let part = self.0.part_claim(part_size, first_chunk, sealed.as_slice()).py_err()?;
+        Ok([plan, part].into_iter().map(|c| (c.name().to_string(), c.record().to_vec())).collect())
+    }
+
     #[getter]
     fn chunk_size(&self) -> usize {
         self.0.chunk_size()
@@ -191,4 +252,44 @@ fn in_out<'py>(data: &Bound<'py, PyAny>, out: &Bound<'py, PyAny>) -> PyResult<(I
         return Err(crate::errors::ArgumentError::new_err("out must not overlap data"));
     }
     Ok((input, output))
+}
+
+/// A Python claim store as the library's: `put_new` is called with the GIL taken back; an
+/// exception it raises is kept and re-raised as itself.
+struct PyClaims {
+    store: Py<PyAny>,
+    failed: Mutex<Option<PyErr>>,
+}
+
+impl PyClaims {
+    fn new(store: Py<PyAny>) -> Self {
+        PyClaims { store, failed: Mutex::new(None) }
+    }
+
+    /// The outcome: the store's own exception first, else the library's result.
+    fn result<T>(self, r: Result<T, hyperseal::Error>) -> PyResult<T> {
+        if let Some(e) = self.failed.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        r.py_err()
+    }
+}
+
+impl ClaimStore for PyClaims {
+    fn put_new(&self, name: &str, record: &[u8]) -> Result<Option<Vec<u8>>, hyperseal::Error> {
+        Python::attach(|py| {
+            let got = self.store.call_method1(py, "put_new", (name, PyBytes::new(py, record)))?;
+            if got.is_none(py) {
+                return Ok(None);
+            }
+            let got = got.bind(py);
+            Ok(Some(Input::get(got, "record")?.as_slice().to_vec()))
+        })
+        .map_err(|e: PyErr| {
+            if let Ok(mut slot) = self.failed.lock() {
+                slot.get_or_insert(e);
+            }
+            hyperseal::Error::Io(std::io::Error::other("the claim store failed"))
+        })
+    }
 }

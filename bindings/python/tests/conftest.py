@@ -20,3 +20,7 @@ def cli():
     if not CLI.exists():
         pytest.skip("needs target/release/hyperseal (cargo build --release -p hyperseal-cli)")
     return CLI
+
+# The S3 server of the s3 tests (MinIO), one per session: defined once here, so every module
+# shares it.
+from s3_server import bucket, s3, s3_endpoint  # noqa: E402, F401

@@ -218,6 +218,15 @@ class PartKey:
         """``seal`` into a writable buffer of exactly the sealed part's size (e.g. an mmap)."""
     def open_into(self, first_chunk: int, data: Buffer, out: Buffer) -> int:
         """``open`` into a writable buffer; returns the plaintext length."""
+    def seal_claimed(self, store: object, part_size: int, first_chunk: int, data: Buffer) -> bytes:
+        """``seal``, with the plan and the part claimed in ``store`` first (an object with
+        ``put_new(name, record) -> bytes | None``, see :mod:`hyperseal._claims`): other bytes
+        under claimed nonces raise ``ArgumentError``."""
+    def seal_claimed_into(self, store: object, part_size: int, first_chunk: int, data: Buffer,
+                          out: Buffer) -> None:
+        """``seal_claimed`` into a private writable buffer of exactly the sealed part's size."""
+    def claims_of(self, part_size: int, first_chunk: int, sealed: Buffer) -> list[tuple[str, bytes]]:
+        """The plan's and the part's ``(name, record)`` claims of a part sealed elsewhere."""
     @property
     def chunk_size(self) -> int: ...
     @property
@@ -227,6 +236,16 @@ class PartKey:
     def to_bytes(self) -> bytes: ...
     @classmethod
     def from_bytes(cls, data: Buffer) -> PartKey: ...
+
+class AtomicOutput:
+    """The library's nothing-lost output, with a named temporary that other processes write at
+    offsets (``hyperseal.dask``'s large objects)."""
+
+    def __init__(self, path: _Path, *, force: bool = False) -> None: ...
+    @property
+    def temporary_path(self) -> str: ...
+    def commit(self) -> None: ...
+    def discard(self) -> None: ...
 
 # ── the toolkit (names as in the Node package) ──────────────────────────────────────────
 _HashAlgo = Literal[

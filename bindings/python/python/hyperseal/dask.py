@@ -50,12 +50,10 @@ the projection for a cluster, until the storage's bandwidth is the limit.
 
 import os
 import posixpath
-import secrets
 import shutil
-import threading
 from dataclasses import dataclass
 
-from . import _hyperseal
+from . import _hyperseal, _large
 
 _COPY = 4 << 20
 
@@ -96,23 +94,24 @@ def _through_fsspec(src, dst, encrypting, keys, options):
     if not options.get("force") and dst_fs.exists(dst_path):
         raise _hyperseal_io_error(f"output file {dst} already exists (pass force=True to replace it)")
     threads = options.get("threads", 0)
+    # "xb": created only if still absent when it completes (s3fs: If-None-Match: *), so an
+    # object that appeared during the run is kept.
+    mode = "wb" if options.get("force") else "xb"
     if encrypting:
         sealed = HypersealFileSystem(dst_fs, threads=threads, format=options.get("format", "hyperseal"),
                                      suite=options.get("suite"), **keys)
-        with src_fs.open(src_path, "rb") as fin, sealed.open(dst_path, "wb") as fout:
+        with src_fs.open(src_path, "rb") as fin, sealed.open(dst_path, mode) as fout:
             shutil.copyfileobj(fin, fout, _COPY)
             return fin.tell()  # plaintext bytes read
     opened = HypersealFileSystem(src_fs, threads=threads, **keys)
     with opened.open(src_path, "rb") as fin:
-        fout = dst_fs.open(dst_path, "wb")
+        fout = dst_fs.open(dst_path, mode)
         try:
             shutil.copyfileobj(fin, fout, _COPY)
             n = fin.tell()
         except BaseException:
             discard = getattr(fout, "discard", None)
             discard() if discard else fout.close()
-            if dst_fs.exists(dst_path):
-                dst_fs.rm(dst_path)
             raise
         fout.close()
         return n
@@ -190,181 +189,15 @@ class LargeResult:
 _PART = 64 << 20
 
 
-def _stamp(fs, path):
-    """What must not change while a source is sealed: its size and modification stamp."""
-    info = fs.info(path)
-    return info.get("size"), info.get("mtime") or info.get("LastModified") or info.get("ETag") or info.get("created")
-
-
-_scratch = threading.local()
-
-
-def _read_range(url, start, end):
-    """Bytes ``start:end`` of ``url``. Local files are read into one buffer per worker thread,
-    reused from part to part (a fresh 32 MiB ``bytes`` per part costs more page faults than its
-    sealing)."""
-    n = end - start
-    if _is_local(url):
-        buf = getattr(_scratch, "buf", None)
-        if buf is None or len(buf) < n:
-            buf = _scratch.buf = bytearray(n)
-        view = memoryview(buf)[:n]
-        with open(_local(url), "rb") as f:
-            got = 0
-            while got < n:
-                k = os.preadv(f.fileno(), [view[got:]], start + got)
-                if k == 0:
-                    break
-                got += k
-    else:
-        import fsspec
-
-        fs, path = fsspec.core.url_to_fs(url)
-        view = fs.cat_file(path, start=start, end=end)
-        got = len(view)
-    if got != n:
-        raise _hyperseal_io_error(f"{url} changed size while it was being read")
-    return view
-
-
-def _write_part(where, offset, index, head, data):
-    """A worker's output: at `offset` in the shared temporary file (the header, on the first
-    part, just before it), or as part object `index`."""
-    if where[0] == "file":
-        fd = os.open(where[1], os.O_WRONLY)
-        try:
-            for piece, at in ((head, offset - len(head)), (data, offset)):
-                view = memoryview(piece)
-                while view:
-                    n = os.pwrite(fd, view, at)
-                    view, at = view[n:], at + n
-        finally:
-            os.close(fd)
-        return
-    import fsspec
-
-    fs, path = fsspec.core.url_to_fs(where[1])
-    with fs.open(posixpath.join(path, f"{index:06d}"), "wb") as f:
-        f.write(head)
-        f.write(data)
-
-
-def _mapped(f, start, end, writable):
-    """A memoryview of bytes ``start:end`` of the open file ``f`` through a memory map (offsets
-    need not be page-aligned), and the map to close after the view is released."""
-    import mmap
-
-    base = start - start % mmap.ALLOCATIONGRANULARITY
-    access = mmap.ACCESS_WRITE if writable else mmap.ACCESS_READ
-    m = mmap.mmap(f.fileno(), end - base, offset=base, access=access)
-    return memoryview(m)[start - base:end - base], m
-
-
-def _in_place(src, dst, inp, out, run):
-    """Local source and destination: both ranges memory-mapped, so the cipher reads the part
-    where it lies and writes its result where it belongs — no copy through Python (on the
-    development machine a read alone ran at 1.5 GB/s, slower than sealing)."""
-    with open(src, "rb") as fin, open(dst, "r+b") as fout:
-        (vin, min_), (vout, mout) = _mapped(fin, *inp, False), _mapped(fout, *out, True)
-        try:
-            return run(vin, vout)
-        finally:
-            vin.release()
-            vout.release()
-            min_.close()
-            mout.close()
-
-
-def _seal_task(part, src, part_key, where, head):
-    first, p0, p1, f0, f1 = part
-    if where[0] == "file" and _is_local(src) and p1 > p0:
-        _in_place(_local(src), where[1], (p0, p1), (f0, f1), lambda i, o: part_key.seal_into(first, i, o))
-        if first == 0:
-            _write_part(where, f0, first, head, b"")
-        return p1 - p0
-    sealed = part_key.seal(first, _read_range(src, p0, p1))
-    _write_part(where, f0, first, head if first == 0 else b"", sealed)
-    return p1 - p0
-
-
-def _open_task(part, src, part_key, where):
-    first, p0, p1, f0, f1 = part
-    if where[0] == "file" and _is_local(src) and p1 > p0:
-        _in_place(_local(src), where[1], (f0, f1), (p0, p1), lambda i, o: part_key.open_into(first, i, o))
-        return f1 - f0
-    plain = part_key.open(first, _read_range(src, f0, f1))
-    _write_part(where, p0, first, b"", plain)
-    return f1 - f0
-
-
-class _Destination:
-    """Where the parts go, and how they become the destination or leave no trace."""
-
-    def __init__(self, dst, length, force):
-        import fsspec
-
-        self.dst, self.local = dst, _is_local(dst)
-        self.fs, self.path = fsspec.core.url_to_fs(dst)
-        if not force and self.fs.exists(self.path):
-            raise _hyperseal_io_error(f"output file {dst} already exists (pass force=True to replace it)")
-        parent = self.fs._parent(self.path)
-        self.fs.makedirs(parent, exist_ok=True)
-        name = f".{posixpath.basename(self.path)}.{secrets.token_hex(6)}.parts"
-        if self.local:
-            self.tmp = os.path.join(os.path.dirname(_local(dst)) or ".", name)
-            fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                os.ftruncate(fd, length)
-            finally:
-                os.close(fd)
-            self.where = ("file", self.tmp)
-        else:
-            self.tmp = posixpath.join(parent, name)
-            self.where = ("fs", self.fs.unstrip_protocol(self.tmp))
-
-    def commit(self, count):
-        if self.local:
-            fd = os.open(self.tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(self.tmp, _local(self.dst))
-            return
-        names = [posixpath.join(self.tmp, f"{i:06d}") for i in sorted(self._indices())]
-        if len(names) != count:
-            raise _hyperseal_io_error(f"{len(names)} of {count} parts were written")
-        merge = getattr(self.fs, "merge", None)
-        if merge is not None and type(self.fs).__name__ == "S3FileSystem":
-            merge(self.path, names)
-        else:
-            with self.fs.open(self.path, "wb") as out:
-                for n in names:
-                    with self.fs.open(n, "rb") as f:
-                        shutil.copyfileobj(f, out, _COPY)
-        self.fs.rm(self.tmp, recursive=True)
-
-    def _indices(self):
-        return [int(posixpath.basename(p)) for p in self.fs.ls(self.tmp, detail=False)]
-
-    def discard(self):
-        if self.local:
-            if os.path.exists(self.tmp):
-                os.unlink(self.tmp)
-        elif self.fs.exists(self.tmp):
-            self.fs.rm(self.tmp, recursive=True)
-
-
-def _parts_of(key, part_size):
+def _part_size(key, part_size):
     chunk = key.chunk_size
-    return key.plan(max(chunk, -(-part_size // chunk) * chunk))  # rounded up to whole chunks
+    return max(chunk, -(-part_size // chunk) * chunk)  # rounded up to whole chunks
 
 
-def _run_parts(client, task, plan, dest, key, progress, **extra):
+def _run_parts(client, task, plan, dest, progress, **extra):
     from dask.distributed import as_completed, wait
 
-    shared = client.scatter(key, broadcast=True, hash=False)
-    futures = client.map(task, plan, part_key=shared, where=dest.where, pure=False, **extra)
+    futures = client.map(task, plan, where=dest.where, pure=False, **extra)
     try:
         done = 0
         for f in as_completed(futures):
@@ -374,24 +207,37 @@ def _run_parts(client, task, plan, dest, key, progress, **extra):
     except Exception:
         # Running tasks cannot be stopped: wait for them, so none writes after the cleanup.
         wait(futures)
-        dest.discard()
         raise
-    except BaseException:  # interrupted: stop what has not started, clean up what we can
+    except BaseException:  # interrupted: stop what has not started
         client.cancel(futures)
-        dest.discard()
         raise
-    finally:
-        client.cancel(shared)
 
 
-def _commit(dest, plan, key, src, dst):
-    """Every part is in: the destination appears now, or nothing is left."""
+def _job(client, key, dst, force, sealing, part_size, length, run):
+    """Runs ``run(dest, job)`` with the destination and the job key; the destination appears
+    only if it returns, and nothing is left otherwise (claims are removed once every task has
+    ended)."""
+    per = part_size // key.chunk_size
+    dest = _large.destination(dst, force, sealing, per, length)
+    job = None
     try:
-        dest.commit(len(plan))
+        job = _large.JobKeys(client, key)
+        run(dest, job)
     except BaseException:
         dest.discard()
         raise
-    return LargeResult(src, dst, key.plaintext_len, key.file_len, len(plan))
+    finally:
+        if job is not None:
+            job.close()
+        if dest.claims is not None:
+            dest.claims.remove()
+
+
+def _check_s3_parts(dst, plan, part_size):
+    if len(plan) > 1 and dst.startswith(("s3://", "s3a://")) and part_size < _large.S3_MIN_PART:
+        from ._errors import ArgumentError
+
+        raise ArgumentError(f"part_size {part_size} is below S3's 5 MiB minimum for multipart uploads")
 
 
 def encrypt_large(client, src, dst, recipients=None, *, passphrase=None, format="hyperseal", suite=None,
@@ -399,23 +245,36 @@ def encrypt_large(client, src, dst, recipients=None, *, passphrase=None, format=
     """Encrypts **one** object ``src`` into ``dst`` across the cluster's workers: the header and
     payload key are made here once, each task seals ``part_size`` bytes (rounded up to whole
     chunks) at their chunk positions, and the result is one ordinary hyperseal (or age) file.
-    ``src`` must not change while it is sealed (checked: size and modification time before and
-    after). ``progress(bytes_done)`` is called as parts finish. Nothing is left at ``dst`` on
-    failure. Returns a :class:`LargeResult`."""
+
+    Every part is sealed at most once per key: before its sealed bytes leave the worker, the
+    library records the plan and the part in a claim store beside the destination (a file
+    created with ``link(2)``, an object created with ``If-None-Match: *``); a rerun task that
+    reads other bytes (the source changed unseen and its worker was lost) is refused with
+    :class:`hyperseal.ArgumentError` ("would reuse a nonce"), and the job fails leaving nothing
+    — run it again, which makes a fresh key. ``src`` must not change while it is sealed: also
+    checked by its stamp (local: inode, size, mtime and ctime in ns; object stores: version id
+    or ETag) before and after. ``progress(bytes_done)`` is called as parts finish. Nothing is
+    left at ``dst`` on failure; without ``force`` an existing ``dst`` — or one that appears
+    during the run — is kept and the job fails. Returns a :class:`LargeResult`."""
     from .hazmat import PartKey
-    import fsspec
 
     src, dst = os.fspath(src), os.fspath(dst)
-    src_fs, src_path = fsspec.core.url_to_fs(src)
-    before = _stamp(src_fs, src_path)
+    before = _large.stamp(src)
     head, key = PartKey.seal_new(before[0], recipients, passphrase=passphrase, format=format, suite=suite)
-    plan = _parts_of(key, part_size)
-    dest = _Destination(dst, key.file_len, force)
-    _run_parts(client, _seal_task, plan, dest, key, progress, src=src, head=head)
-    if _stamp(src_fs, src_path) != before:
-        dest.discard()
-        raise _hyperseal_io_error(f"{src} changed while it was being encrypted; nothing was written")
-    return _commit(dest, plan, key, src, dst)
+    size = _part_size(key, part_size)
+    plan = key.plan(size)
+    _check_s3_parts(dst, plan, size)
+    sizes = [f1 - f0 + (len(head) if i == 0 else 0) for i, (_, _, _, f0, f1) in enumerate(plan)]
+
+    def run(dest, job):
+        _run_parts(client, _large.seal_task, plan, dest, progress, src=src, wrapped=job.wrapped, job=job.name,
+                   head=head, part_size=size, claims=dest.claims)
+        if _large.stamp(src) != before:
+            raise _hyperseal_io_error(f"{src} changed while it was being encrypted; nothing was written")
+        dest.commit(sizes)
+
+    _job(client, key, dst, force, True, size, key.file_len, run)
+    return LargeResult(src, dst, key.plaintext_len, key.file_len, len(plan))
 
 
 def decrypt_large(client, src, dst, identities=None, *, passphrase=None, part_size=_PART, force=False,
@@ -423,20 +282,27 @@ def decrypt_large(client, src, dst, identities=None, *, passphrase=None, part_si
     """Decrypts one hyperseal or age file ``src`` into ``dst`` across the workers: the header is
     opened here (the identities never leave this process), each task opens ``part_size``
     plaintext bytes' worth of chunks, the part holding the end proves the file was not cut
-    short, and ``dst`` appears only once every part authenticated. Returns a
-    :class:`LargeResult`."""
+    short, and ``dst`` appears only once every part authenticated (the same destination rules
+    as :func:`encrypt_large`). Returns a :class:`LargeResult`."""
     from .hazmat import PartKey
     import fsspec
 
     src, dst = os.fspath(src), os.fspath(dst)
     src_fs, src_path = fsspec.core.url_to_fs(src)
-    size = src_fs.info(src_path)["size"]
+    length = src_fs.info(src_path)["size"]
     with src_fs.open(src_path, "rb") as f:
-        key = PartKey.open_file(f, size, identities, passphrase=passphrase)
-    plan = _parts_of(key, part_size)
-    dest = _Destination(dst, key.plaintext_len, force)
-    _run_parts(client, _open_task, plan, dest, key, progress, src=src)
-    return _commit(dest, plan, key, src, dst)
+        key = PartKey.open_file(f, length, identities, passphrase=passphrase)
+    size = _part_size(key, part_size)
+    plan = key.plan(size)
+    _check_s3_parts(dst, plan, size)
+    sizes = [p1 - p0 for _, p0, p1, _, _ in plan]
+
+    def run(dest, job):
+        _run_parts(client, _large.open_task, plan, dest, progress, src=src, wrapped=job.wrapped, job=job.name)
+        dest.commit(sizes)
+
+    _job(client, key, dst, force, False, size, key.plaintext_len, run)
+    return LargeResult(src, dst, key.plaintext_len, key.file_len, len(plan))
 
 
 __all__ = ["FileResult", "LargeResult", "decrypt_files", "decrypt_large", "encrypt_files", "encrypt_large"]
