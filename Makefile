@@ -187,9 +187,16 @@ bench: bench-build age node-addon wasm-bench python-bench $(if $(RAGE),rage)
 # bodies crates/hyperseal-fuzz; `make test` replays fuzz/corpus on stable. New inputs go to
 # fuzz/work (not committed); `make fuzz-cmin` folds what adds coverage into fuzz/corpus.
 FUZZ_SECONDS ?= 180
-FUZZ_TARGETS ?= header armor stanza decrypt token keys checklist
+FUZZ_TARGETS ?= header armor stanza decrypt token keys checklist plugin part_key armor_push opener \
+	ssh_key ssh_recipient identity_file c2sp
 CARGO_FUZZ := $(TOOLS)/cargo/bin/cargo-fuzz
-FUZZ_ENV := PATH="$(TOOLS)/cargo/bin:$$PATH"
+# Every input runs within 256 MiB of RSS, no single allocation of 64 MiB or more, and 5 s: a
+# memory blow-up or a hang is a finding (an artifact in fuzz/artifacts/TARGET), not a pass.
+# ASan's quarantine of freed memory is kept small so that it does not count against the RSS
+# limit. Debug assertions on: integer overflow panics instead of wrapping.
+FUZZ_LIMITS := -rss_limit_mb=256 -malloc_limit_mb=64 -timeout=5
+FUZZ_ENV := PATH="$(TOOLS)/cargo/bin:$$PATH" ASAN_OPTIONS=quarantine_size_mb=16
+FUZZ_RUN := nice -n 19 cargo +nightly fuzz run --debug-assertions
 
 fuzz-tools: $(CARGO_FUZZ)
 	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
@@ -202,14 +209,14 @@ fuzz: fuzz-tools
 	@set -e; cd fuzz; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p work/$$t; \
 	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
-	  $(FUZZ_ENV) nice -n 15 cargo +nightly fuzz run $$t work/$$t corpus/$$t -- \
-	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1; \
+	  $(FUZZ_ENV) $(FUZZ_RUN) $$t work/$$t corpus/$$t -- \
+	    $(FUZZ_LIMITS) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1; \
 	done
 
 fuzz-cmin: fuzz-tools
 	@set -e; cd fuzz; for t in $(FUZZ_TARGETS); do \
 	  rm -rf work/min && mkdir -p work/min work/$$t; \
-	  $(FUZZ_ENV) nice -n 15 cargo +nightly fuzz run $$t work/min corpus/$$t work/$$t -- -merge=1; \
+	  $(FUZZ_ENV) $(FUZZ_RUN) $$t work/min corpus/$$t work/$$t -- $(FUZZ_LIMITS) -merge=1; \
 	  rm -rf corpus/$$t && mv work/min corpus/$$t; \
 	done
 

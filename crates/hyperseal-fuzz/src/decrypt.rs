@@ -111,10 +111,20 @@ fn seek_agrees(file: &[u8], plain: Option<&[u8]>) {
 }
 
 fn round_trip(mode: u8, rest: &[u8]) {
-    let [flags, l0, l1, m0, m1, seed @ ..] = rest else { return };
+    let Some((file, plain, touched)) = recipe(mode, rest, false) else { return };
+    match agree(&file) {
+        Some(got) => assert!(got == plain, "decrypted to a different plaintext (touched: {touched})"),
+        None => assert!(touched, "an untouched file failed to decrypt"),
+    }
+}
+
+/// The file a recipe makes (see the module docs), its plaintext, and whether it was touched
+/// after encryption. `binary_only` ignores the recipe's armor flag (for the push-based Opener).
+pub(crate) fn recipe(mode: u8, rest: &[u8], binary_only: bool) -> Option<(Vec<u8>, Vec<u8>, bool)> {
+    let [flags, l0, l1, m0, m1, seed @ ..] = rest else { return None };
     let profile = if flags & 1 == 1 { Profile::Age } else { Profile::Hyperseal };
     let suite = Suite::ALL[usize::from(flags >> 1) % Suite::ALL.len()];
-    let armor = flags & 0x08 != 0;
+    let armor = flags & 0x08 != 0 && !binary_only;
     // Up to ~96 KiB: six 16 KiB chunks, or one and a half 64 KiB (age) chunks.
     let len = usize::from(u16::from_le_bytes([*l0, *l1])) % 98_305;
     let plain: Vec<u8> =
@@ -151,8 +161,5 @@ fn round_trip(mode: u8, rest: &[u8]) {
             !seed.is_empty()
         }
     };
-    match agree(&file) {
-        Some(got) => assert!(got == plain, "decrypted to a different plaintext (touched: {touched})"),
-        None => assert!(touched, "an untouched file failed to decrypt"),
-    }
+    Some((file, plain, touched))
 }

@@ -4,7 +4,8 @@
 use std::sync::OnceLock;
 
 use hyperseal::recipient::{
-    self, passphrase::PassphraseIdentity, scrypt::ScryptIdentity, Identity, Recipient,
+    self, passphrase::PassphraseIdentity, plugin::Plugins, scrypt::ScryptIdentity, Callbacks, Identity,
+    Recipient,
 };
 use hyperseal_toolkit::token::KeyRing;
 use zeroize::Zeroizing;
@@ -72,4 +73,15 @@ pub fn every_kind() -> &'static [Box<dyn Identity>] {
 pub fn token_ring() -> &'static KeyRing {
     static RING: OnceLock<KeyRing> = OnceLock::new();
     RING.get_or_init(|| KeyRing::from_key_file(TOKEN).expect("fixture"))
+}
+
+/// A caller that answers every passphrase prompt with [`PASSPHRASE`] and allows no plugin.
+pub struct Answer;
+impl Callbacks for Answer {
+    fn request_passphrase(&self, _: &str) -> Option<Zeroizing<String>> {
+        Some(Zeroizing::new(PASSPHRASE.to_string()))
+    }
+    fn plugins(&self) -> Plugins {
+        Plugins::Refuse
+    }
 }

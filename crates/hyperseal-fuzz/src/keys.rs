@@ -52,7 +52,7 @@ fn identities_open_what_their_recipients_seal(text: &str, ids: &[Box<dyn hyperse
 
 /// No error message repeats eight characters of the input's key material (the bech32 or base64
 /// data of each line, digits included so that English words in messages do not count).
-fn assert_no_key_material(text: &str, msg: &str) {
+pub(crate) fn assert_no_key_material(text: &str, msg: &str) {
     for line in text.lines() {
         let data = line.rsplit_once('1').map_or(line, |(_, d)| d);
         let chars: Vec<char> = data.chars().collect();

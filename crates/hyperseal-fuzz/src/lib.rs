@@ -16,11 +16,18 @@
 //! }
 //! ```
 
+mod c2sp;
 mod checklist;
 mod decrypt;
 mod fixtures;
 mod format;
+mod identity;
 mod keys;
+mod parts;
+mod plugin;
+mod push;
+mod split;
+mod ssh;
 
 /// One fuzz target: its name (the `fuzz_targets/` file and the corpus folder) and its body.
 pub struct Target {
@@ -39,6 +46,14 @@ pub const TARGETS: &[Target] = &[
     Target { name: "token", run: token },
     Target { name: "keys", run: keys },
     Target { name: "checklist", run: checklist },
+    Target { name: "plugin", run: plugin },
+    Target { name: "part_key", run: part_key },
+    Target { name: "armor_push", run: armor_push },
+    Target { name: "opener", run: opener },
+    Target { name: "ssh_key", run: ssh_key },
+    Target { name: "ssh_recipient", run: ssh_recipient },
+    Target { name: "identity_file", run: identity_file },
+    Target { name: "c2sp", run: c2sp },
 ];
 
 /// Header parsing, both profiles: never panics, consumes exactly the header, and re-encoding the
@@ -81,4 +96,55 @@ pub fn keys(data: &[u8]) {
 /// gives back the name, and no name can put a newline into a line.
 pub fn checklist(data: &[u8]) {
     checklist::checklist(data)
+}
+
+/// The plugin protocol reader (a plugin's stdout through the exchange's reader and budgets):
+/// never panics, stops at the per-message and per-exchange budgets with a limit error, reads
+/// exactly one spelling, and what it read re-encodes and reads back the same.
+pub fn plugin(data: &[u8]) {
+    plugin::plugin(data)
+}
+
+/// `hazmat::parts` `PartKey::from_bytes`: any bytes are refused or read back to themselves; on
+/// layouts MACed like `to_bytes`, every edited byte is refused, plans cover the file without
+/// gaps, bounds checks never wrap, and parts sealed under a key open under its twin.
+pub fn part_key(data: &[u8]) {
+    parts::part_key(data)
+}
+
+/// The push armor decoder fed in random pieces agrees with the pull `ArmoredReader` (same
+/// verdict, same bytes) and fails for good after an error.
+pub fn armor_push(data: &[u8]) {
+    push::armor_push(data)
+}
+
+/// The push-based `Opener` fed in random pieces agrees with the one-shot decrypt, releases only
+/// plaintext, and fails for good after an error.
+pub fn opener(data: &[u8]) {
+    push::opener(data)
+}
+
+/// OpenSSH (`openssh-key-v1`, plain and bcrypt-protected) and PEM private keys: parse, decrypt
+/// with the right and a wrong passphrase, public-key round trips, and an identity opens what its
+/// own recipient seals; no error message repeats key material.
+pub fn ssh_key(data: &[u8]) {
+    ssh::ssh_key(data)
+}
+
+/// `ssh-ed25519` / `ssh-rsa` lines and blobs: one spelling per blob, lines read back to the same
+/// key, and a parsed recipient wraps or is refused as a bad key, never an internal failure.
+pub fn ssh_recipient(data: &[u8]) {
+    ssh::ssh_recipient(data)
+}
+
+/// Identity files as bytes, plain or passphrase-encrypted (the caller answers the prompt): an
+/// identity file opens what its own recipients seal; errors repeat no key material.
+pub fn identity_file(data: &[u8]) {
+    identity::identity_file(data)
+}
+
+/// C2SP chunked encryption: the one-shot, push, streaming (1 and 2 threads) and seekable readers
+/// agree; recipes round-trip, and a touched message opens on no path.
+pub fn c2sp(data: &[u8]) {
+    c2sp::c2sp(data)
 }
