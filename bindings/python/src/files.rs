@@ -99,7 +99,7 @@ fn run(
 
 /// Encrypts the file `src` into `dst`; returns the plaintext length. See the stubs.
 #[pyfunction]
-#[pyo3(signature = (src, dst, recipients = None, *, passphrase = None, format = "hyperseal", suite = None, armor = false, force = false, progress = None, threads = 0))]
+#[pyo3(signature = (src, dst, recipients = None, *, passphrase = None, format = "hyperseal", suite = None, armor = false, force = false, progress = None, threads = 0, allow_plugins = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt_file(
     py: Python<'_>,
@@ -113,15 +113,20 @@ pub fn encrypt_file(
     force: bool,
     progress: Option<Py<PyAny>>,
     threads: usize,
+    allow_plugins: bool,
 ) -> PyResult<u64> {
-    let job = Job::Encrypt { to: To::of(recipients, passphrase)?, opts: options_of(format, suite)?, armor };
+    let job = Job::Encrypt {
+        to: To::of(recipients, passphrase, allow_plugins)?,
+        opts: options_of(format, suite)?,
+        armor,
+    };
     run(py, src, dst, job, force, threads, progress)
 }
 
 /// Decrypts the file `src` (binary or armored) into `dst`; returns the plaintext length. On
 /// any failure `dst` is left as it was. See the stubs.
 #[pyfunction]
-#[pyo3(signature = (src, dst, identities = None, *, passphrase = None, force = false, progress = None, threads = 0))]
+#[pyo3(signature = (src, dst, identities = None, *, passphrase = None, force = false, progress = None, threads = 0, allow_plugins = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn decrypt_file(
     py: Python<'_>,
@@ -132,7 +137,8 @@ pub fn decrypt_file(
     force: bool,
     progress: Option<Py<PyAny>>,
     threads: usize,
+    allow_plugins: bool,
 ) -> PyResult<u64> {
-    let job = Job::Decrypt { ids: identities_of(identities, passphrase)? };
+    let job = Job::Decrypt { ids: identities_of(identities, passphrase, allow_plugins)? };
     run(py, src, dst, job, force, threads, progress)
 }

@@ -9,6 +9,11 @@
 //! an `Identity` parses its keys once, on first use, and key strings are looked up in a small
 //! cache of the last few parsed (as the Node package does). Cached identities are the
 //! library's own types, which zeroize on drop.
+//!
+//! Key strings that name an age plugin (`age1NAME1…`, `AGE-PLUGIN-NAME-1…`) run the program
+//! `age-plugin-NAME`, so the library refuses them unless a call passes `allow_plugins=True`,
+//! which goes through as its `Plugins` policy. Each policy has its own caches: a key parsed for
+//! a call that allowed plugins is never handed to one that did not.
 
 use hyperseal::recipient;
 use hyperseal::recipient::{Identity as LibIdentity, Kind, Recipient};
@@ -62,8 +67,14 @@ pub type Identities = Arc<Vec<Box<dyn LibIdentity>>>;
 /// in constant time).
 type Cache<T> = hyperseal::KeyCache<T>;
 
-static RECIPIENTS: Cache<Recipients> = Cache::new();
-static IDENTITIES: Cache<Identities> = Cache::new();
+/// Indexed by `allow_plugins` (False, True).
+static RECIPIENTS: [Cache<Recipients>; 2] = [Cache::new(), Cache::new()];
+static IDENTITIES: [Cache<Identities>; 2] = [Cache::new(), Cache::new()];
+
+/// The library's callbacks for a call: answer nothing, allow plugins only if asked to.
+fn policy(allow_plugins: bool) -> Arc<dyn recipient::Callbacks> {
+    Arc::new(recipient::plugin::Plugins::allowed(allow_plugins))
+}
 
 #[pymethods]
 impl Identity {
@@ -147,38 +158,45 @@ fn not_keys(what: &str) -> PyErr {
 }
 
 /// The recipients of one item: an `Identity` (its own parsed key) or a string (cached).
-fn recipients_of_item(item: &Bound<'_, PyAny>) -> PyResult<Recipients> {
+fn recipients_of_item(item: &Bound<'_, PyAny>, allow_plugins: bool) -> PyResult<Recipients> {
     if let Ok(id) = item.cast::<Identity>() {
         return id.get().recipients();
     }
     let Ok(s) = item.cast::<PyString>() else { return Err(not_keys("recipients")) };
     let text = s.to_str()?;
-    RECIPIENTS.get_or_parse(text, || Ok(Arc::new(recipient::parse_recipients_file(text).py_err()?)))
+    RECIPIENTS[usize::from(allow_plugins)].get_or_parse(text, || {
+        Ok(Arc::new(recipient::parse_recipients_file_with(text, policy(allow_plugins)).py_err()?))
+    })
 }
 
 /// The identities of one item, as for recipients.
-fn identities_of_item(item: &Bound<'_, PyAny>) -> PyResult<Identities> {
+fn identities_of_item(item: &Bound<'_, PyAny>, allow_plugins: bool) -> PyResult<Identities> {
     if let Ok(id) = item.cast::<Identity>() {
         return id.get().identities();
     }
     let Ok(s) = item.cast::<PyString>() else { return Err(not_keys("identities")) };
     let text = s.to_str()?;
-    IDENTITIES.get_or_parse(text, || Ok(Arc::new(recipient::parse_identities(text).py_err()?)))
+    IDENTITIES[usize::from(allow_plugins)].get_or_parse(text, || {
+        Ok(Arc::new(recipient::parse_identities_with(text, policy(allow_plugins)).py_err()?))
+    })
 }
 
 /// The recipients of `recipients` (a string, an `Identity`, or a list of them). One item is
 /// the cached parse itself; several are parsed afresh into one list (boxed keys do not clone).
-pub fn recipients_of(obj: &Bound<'_, PyAny>) -> PyResult<Recipients> {
+/// Plugin recipients only with `allow_plugins`.
+pub fn recipients_of(obj: &Bound<'_, PyAny>, allow_plugins: bool) -> PyResult<Recipients> {
     let list = items(obj);
     let out = match list.as_slice() {
-        [one] => recipients_of_item(one)?,
+        [one] => recipients_of_item(one, allow_plugins)?,
         _ => {
             let mut out = Vec::new();
             for item in &list {
                 if let Ok(id) = item.cast::<Identity>() {
                     out.push(recipient::parse_recipient(&id.get().public).py_err()?);
                 } else if let Ok(s) = item.cast::<PyString>() {
-                    out.extend(recipient::parse_recipients_file(s.to_str()?).py_err()?);
+                    out.extend(
+                        recipient::parse_recipients_file_with(s.to_str()?, policy(allow_plugins)).py_err()?,
+                    );
                 } else {
                     return Err(not_keys("recipients"));
                 }
@@ -194,15 +212,17 @@ pub fn recipients_of(obj: &Bound<'_, PyAny>) -> PyResult<Recipients> {
 
 /// The identities of `identities` (as for recipients) plus, with a passphrase, the passphrase
 /// identities of both profiles (Argon2id for hyperseal files, scrypt for age files): each
-/// answers only its own stanza type, so the file's header needs not be read first.
+/// answers only its own stanza type, so the file's header needs not be read first. Plugin
+/// identities only with `allow_plugins`.
 pub fn identities_of(
     obj: Option<&Bound<'_, PyAny>>,
     passphrase: Option<&Bound<'_, PyAny>>,
+    allow_plugins: bool,
 ) -> PyResult<Identities> {
     let pass = passphrase_of(passphrase)?;
     let list = obj.map(items).unwrap_or_default();
     if let (None, [one]) = (&pass, list.as_slice()) {
-        return identities_of_item(one);
+        return identities_of_item(one, allow_plugins);
     }
     let mut out: Vec<Box<dyn LibIdentity>> = Vec::new();
     if let Some(p) = pass {
@@ -213,7 +233,7 @@ pub fn identities_of(
             out.extend(recipient::parse_identities(&id.get().secret).py_err()?);
         } else if let Ok(s) = item.cast::<PyString>() {
             let text = Zeroizing::new(s.to_str()?.to_string());
-            out.extend(recipient::parse_identities(&text).py_err()?);
+            out.extend(recipient::parse_identities_with(&text, policy(allow_plugins)).py_err()?);
         } else {
             return Err(not_keys("identities"));
         }
@@ -249,13 +269,17 @@ pub enum To {
 }
 
 impl To {
-    pub fn of(recipients: Option<&Bound<'_, PyAny>>, passphrase: Option<&Bound<'_, PyAny>>) -> PyResult<To> {
+    pub fn of(
+        recipients: Option<&Bound<'_, PyAny>>,
+        passphrase: Option<&Bound<'_, PyAny>>,
+        allow_plugins: bool,
+    ) -> PyResult<To> {
         match (recipients, passphrase_of(passphrase)?) {
             (Some(_), Some(_)) => Err(ArgumentError::new_err(
                 "give recipients or a passphrase, not both (a passphrase file has one stanza only)",
             )),
             (None, Some(p)) => Ok(To::Passphrase(p)),
-            (Some(r), None) => Ok(To::Recipients(recipients_of(r)?)),
+            (Some(r), None) => Ok(To::Recipients(recipients_of(r, allow_plugins)?)),
             (None, None) => Err(ArgumentError::new_err("no recipients (give recipients= or passphrase=)")),
         }
     }

@@ -33,7 +33,7 @@ impl PartKey {
     /// Begins a file of exactly `plaintext_len` bytes: returns `(head, key)`, the file's first
     /// bytes (header and salt) and the key that seals its parts.
     #[classmethod]
-    #[pyo3(signature = (plaintext_len, recipients = None, *, passphrase = None, format = "hyperseal", suite = None, chunk_size = None))]
+    #[pyo3(signature = (plaintext_len, recipients = None, *, passphrase = None, format = "hyperseal", suite = None, chunk_size = None, allow_plugins = false))]
     #[allow(clippy::too_many_arguments)]
     fn seal_new<'py>(
         _cls: &Bound<'py, PyType>,
@@ -44,12 +44,13 @@ impl PartKey {
         format: &str,
         suite: Option<&str>,
         chunk_size: Option<usize>,
+        allow_plugins: bool,
     ) -> PyResult<(Bound<'py, PyBytes>, PartKey)> {
         let mut opts = options_of(format, suite)?;
         if let Some(c) = chunk_size {
             opts.chunk_size = c;
         }
-        let to = To::of(recipients, passphrase)?;
+        let to = To::of(recipients, passphrase, allow_plugins)?;
         // Wrapping the file key takes a KEM encapsulation, or Argon2id/scrypt for a passphrase.
         let (head, key) = py
             .detach(|| match to {
@@ -67,7 +68,7 @@ impl PartKey {
     /// `file` (at its start), unwraps it with `identities` (or `passphrase`), and returns the
     /// key that opens its parts.
     #[classmethod]
-    #[pyo3(signature = (file, file_len, identities = None, *, passphrase = None))]
+    #[pyo3(signature = (file, file_len, identities = None, *, passphrase = None, allow_plugins = false))]
     fn open_file<'py>(
         _cls: &Bound<'py, PyType>,
         py: Python<'py>,
@@ -75,8 +76,9 @@ impl PartKey {
         file_len: u64,
         identities: Option<&Bound<'py, PyAny>>,
         passphrase: Option<&Bound<'py, PyAny>>,
+        allow_plugins: bool,
     ) -> PyResult<PartKey> {
-        let ids = identities_of(identities, passphrase)?;
+        let ids = identities_of(identities, passphrase, allow_plugins)?;
         let mut src = PyFile::new(file);
         let key = py.detach(|| LibPartKey::open_file(&mut src as &mut dyn Read, file_len, &ids)).py_err()?;
         Ok(PartKey(key))

@@ -12,7 +12,7 @@ use crate::keys::{identities_of, options_of, To};
 
 /// Encrypts `data` as one file; see `hyperseal.encrypt` in the stubs for the arguments.
 #[pyfunction]
-#[pyo3(signature = (data, recipients = None, *, passphrase = None, format = "hyperseal", suite = None, armor = false, threads = 0))]
+#[pyo3(signature = (data, recipients = None, *, passphrase = None, format = "hyperseal", suite = None, armor = false, threads = 0, allow_plugins = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt<'py>(
     py: Python<'py>,
@@ -23,10 +23,11 @@ pub fn encrypt<'py>(
     suite: Option<&str>,
     armor: bool,
     threads: usize,
+    allow_plugins: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let opts = options_of(format, suite)?;
     let profile = opts.profile;
-    let to = To::of(recipients, passphrase)?;
+    let to = To::of(recipients, passphrase, allow_plugins)?;
     let input = Input::get(data, "data")?;
     let d = input.as_slice();
     // Wrapping the file key takes a KEM encapsulation, or Argon2id/scrypt for a passphrase.
@@ -48,15 +49,16 @@ pub fn encrypt<'py>(
 /// Decrypts a whole file (binary or armored); nothing is returned unless every chunk
 /// authenticated. See `hyperseal.decrypt` in the stubs.
 #[pyfunction]
-#[pyo3(signature = (data, identities = None, *, passphrase = None, threads = 0))]
+#[pyo3(signature = (data, identities = None, *, passphrase = None, threads = 0, allow_plugins = false))]
 pub fn decrypt<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     identities: Option<&Bound<'py, PyAny>>,
     passphrase: Option<&Bound<'py, PyAny>>,
     threads: usize,
+    allow_plugins: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let ids = identities_of(identities, passphrase)?;
+    let ids = identities_of(identities, passphrase, allow_plugins)?;
     let input = Input::get(data, "data")?;
     let d = input.as_slice();
     let dec = Decryptor::from_slice(d).py_err()?.threads(threads);

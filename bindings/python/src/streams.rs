@@ -29,7 +29,7 @@ pub struct Sealer {
 #[pymethods]
 impl Sealer {
     #[new]
-    #[pyo3(signature = (recipients = None, *, passphrase = None, format = "hyperseal", suite = None, threads = 0))]
+    #[pyo3(signature = (recipients = None, *, passphrase = None, format = "hyperseal", suite = None, threads = 0, allow_plugins = false))]
     fn new(
         py: Python<'_>,
         recipients: Option<&Bound<'_, PyAny>>,
@@ -37,8 +37,9 @@ impl Sealer {
         format: &str,
         suite: Option<&str>,
         threads: usize,
+        allow_plugins: bool,
     ) -> PyResult<Self> {
-        let (to, opts) = (To::of(recipients, passphrase)?, options_of(format, suite)?);
+        let (to, opts) = (To::of(recipients, passphrase, allow_plugins)?, options_of(format, suite)?);
         let enc = py.detach(|| to.encryptor(opts)).py_err()?.threads(threads);
         Ok(Sealer { inner: Some(enc.sealer()) })
     }
@@ -73,13 +74,14 @@ pub struct Opener {
 #[pymethods]
 impl Opener {
     #[new]
-    #[pyo3(signature = (identities = None, *, passphrase = None, threads = 0))]
+    #[pyo3(signature = (identities = None, *, passphrase = None, threads = 0, allow_plugins = false))]
     fn new(
         identities: Option<&Bound<'_, PyAny>>,
         passphrase: Option<&Bound<'_, PyAny>>,
         threads: usize,
+        allow_plugins: bool,
     ) -> PyResult<Self> {
-        let ids = identities_of(identities, passphrase)?;
+        let ids = identities_of(identities, passphrase, allow_plugins)?;
         Ok(Opener { inner: Some(LibOpener::new(ids).threads(threads)) })
     }
 
@@ -125,15 +127,16 @@ pub struct Reader {
 #[pymethods]
 impl Reader {
     #[new]
-    #[pyo3(signature = (source, identities = None, *, passphrase = None, threads = 0))]
+    #[pyo3(signature = (source, identities = None, *, passphrase = None, threads = 0, allow_plugins = false))]
     fn new(
         py: Python<'_>,
         source: &Bound<'_, PyAny>,
         identities: Option<&Bound<'_, PyAny>>,
         passphrase: Option<&Bound<'_, PyAny>>,
         threads: usize,
+        allow_plugins: bool,
     ) -> PyResult<Self> {
-        let ids = identities_of(identities, passphrase)?;
+        let ids = identities_of(identities, passphrase, allow_plugins)?;
         let (src, seekable) = match path_of(source) {
             Some(p) => {
                 let f = open_input(&p)?;
@@ -244,7 +247,7 @@ pub struct Writer {
 #[pymethods]
 impl Writer {
     #[new]
-    #[pyo3(signature = (target, recipients = None, *, passphrase = None, format = "hyperseal", suite = None, force = false, threads = 0))]
+    #[pyo3(signature = (target, recipients = None, *, passphrase = None, format = "hyperseal", suite = None, force = false, threads = 0, allow_plugins = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -255,8 +258,9 @@ impl Writer {
         suite: Option<&str>,
         force: bool,
         threads: usize,
+        allow_plugins: bool,
     ) -> PyResult<Self> {
-        let (to, opts) = (To::of(recipients, passphrase)?, options_of(format, suite)?);
+        let (to, opts) = (To::of(recipients, passphrase, allow_plugins)?, options_of(format, suite)?);
         let sink = match path_of(target) {
             Some(p) => {
                 let out = OutputOptions::new().force(force).create(&p).map_err(output_err)?;

@@ -3,7 +3,10 @@
 # Recipients: a recipient string as `hyperseal keygen`/`pubkey` print it ("age1...", "age1pq1...",
 # "hs-mlkem1024...", an RSA SPKI PEM; several lines = several recipients), an Identity, or a list
 # of them. Identities: an identity string ("AGE-SECRET-KEY-...", an identity file's text, a
-# PKCS#8 PEM), an Identity, or a list of them. A passphrase is str or UTF-8 bytes.
+# PKCS#8 PEM), an Identity, or a list of them. A passphrase is str or UTF-8 bytes. A key string
+# that names an age plugin ("age1NAME1...", "AGE-PLUGIN-NAME-1...") runs the program
+# age-plugin-NAME: every call refuses it (InvalidKeyError, ERR_HYPERSEAL_KEY) unless given
+# allow_plugins=True. Never pass that for key strings that come from untrusted users.
 import os
 from collections.abc import Buffer, Callable, Sequence
 from typing import IO, Literal
@@ -54,6 +57,7 @@ def encrypt(
     suite: _Suite | None = None,
     armor: bool = False,
     threads: int = 0,
+    allow_plugins: bool = False,
 ) -> bytes:
     """Encrypts ``data`` to ``recipients`` or with ``passphrase`` (Argon2id; scrypt for age
     files) as one file, on every core (``threads``: 0 = all, 1 = this thread). ``format="age"``
@@ -69,6 +73,7 @@ def decrypt(
     *,
     passphrase: _Passphrase | None = None,
     threads: int = 0,
+    allow_plugins: bool = False,
 ) -> bytes:
     """Decrypts a hyperseal or age file (binary or armored). Returns nothing unless the whole
     file authenticates; raises AuthenticationError, NoIdentityError or FormatError::
@@ -88,6 +93,7 @@ def encrypt_file(
     force: bool = False,
     progress: Callable[[int, int], object] | None = None,
     threads: int = 0,
+    allow_plugins: bool = False,
 ) -> int:
     """Encrypts the file ``src`` into ``dst`` with constant memory on every core; returns the
     plaintext length. ``dst`` appears only when complete (mode 0600); an existing file is
@@ -108,6 +114,7 @@ def decrypt_file(
     force: bool = False,
     progress: Callable[[int, int], object] | None = None,
     threads: int = 0,
+    allow_plugins: bool = False,
 ) -> int:
     """Decrypts ``src`` (binary or armored) into ``dst``; returns the plaintext length. On any
     failure (damage, a cut file, a wrong key) ``dst`` is left as it was: a failed decrypt
@@ -131,6 +138,7 @@ class Sealer:
         format: _Format = "hyperseal",
         suite: _Suite | None = None,
         threads: int = 0,
+        allow_plugins: bool = False,
     ) -> None: ...
     def update(self, data: Buffer) -> bytes: ...
     def finalize(self) -> bytes: ...
@@ -144,7 +152,8 @@ class Opener:
         plain = o.update(sealed[:1000]) + o.update(sealed[1000:]) + o.finalize()
     """
     def __init__(
-        self, identities: _Identities | None = None, *, passphrase: _Passphrase | None = None, threads: int = 0
+        self, identities: _Identities | None = None, *, passphrase: _Passphrase | None = None, threads: int = 0,
+        allow_plugins: bool = False,
     ) -> None: ...
     def update(self, data: Buffer) -> bytes: ...
     def finalize(self) -> bytes: ...
@@ -154,6 +163,7 @@ class Reader:
     def __init__(
         self, source: object, identities: _Identities | None = None, *, passphrase: _Passphrase | None = None,
         threads: int = 0,
+        allow_plugins: bool = False,
     ) -> None: ...
     def readinto(self, buf: Buffer) -> int: ...
     def seek(self, offset: int, whence: int = 0) -> int: ...
@@ -168,6 +178,7 @@ class Writer:
     def __init__(
         self, target: object, recipients: _Recipients | None = None, *, passphrase: _Passphrase | None = None,
         format: _Format = "hyperseal", suite: _Suite | None = None, force: bool = False, threads: int = 0,
+        allow_plugins: bool = False,
     ) -> None: ...
     def write(self, data: Buffer) -> int: ...
     def close(self) -> None: ...
@@ -205,10 +216,12 @@ class PartKey:
         format: _Format = "hyperseal",
         suite: _Suite | None = None,
         chunk_size: int | None = None,
+        allow_plugins: bool = False,
     ) -> tuple[bytes, PartKey]: ...
     @classmethod
     def open_file(
-        cls, file: IO[bytes], file_len: int, identities: _Identities | None = None, *, passphrase: _Passphrase | None = None
+        cls, file: IO[bytes], file_len: int, identities: _Identities | None = None, *, passphrase: _Passphrase | None = None,
+        allow_plugins: bool = False,
     ) -> PartKey: ...
     def plan(self, part_size: int) -> list[tuple[int, int, int, int, int]]:
         """``(first_chunk, plaintext_start, plaintext_end, file_start, file_end)`` per part."""

@@ -14,9 +14,9 @@ class DecryptingReader(io.RawIOBase):
     ``seek(0, 2)`` gives the trusted length and a file cut short fails before any byte is read;
     every other chunk is authenticated before its bytes are returned."""
 
-    def __init__(self, source, identities=None, *, passphrase=None, threads=0):
+    def __init__(self, source, identities=None, *, passphrase=None, threads=0, allow_plugins=False):
         super().__init__()
-        self._r = Reader(source, identities, passphrase=passphrase, threads=threads)
+        self._r = Reader(source, identities, passphrase=passphrase, threads=threads, allow_plugins=allow_plugins)
         self.name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
         self.mode = "rb"
 
@@ -56,10 +56,10 @@ class EncryptingWriter(io.RawIOBase):
     final chunk and leaves the object open (its owner closes it)."""
 
     def __init__(self, target, recipients=None, *, passphrase=None, format="hyperseal", suite=None,
-                 force=False, threads=0):
+                 force=False, threads=0, allow_plugins=False):
         super().__init__()
         self._w = Writer(target, recipients, passphrase=passphrase, format=format, suite=suite,
-                         force=force, threads=threads)
+                         force=force, threads=threads, allow_plugins=allow_plugins)
         self.name = os.fspath(target) if isinstance(target, (str, os.PathLike)) else getattr(target, "name", None)
         self.mode = "wb"
 
@@ -95,7 +95,7 @@ class EncryptingWriter(io.RawIOBase):
 
 
 def open(file, mode="rb", *, recipients=None, identities=None, passphrase=None, format="hyperseal",
-         suite=None, force=False, buffering=-1, threads=0):
+         suite=None, force=False, buffering=-1, threads=0, allow_plugins=False):
     """Opens an encrypted file for reading (``"rb"``) or writing (``"wb"``).
 
     ``file`` is a path (``str`` or ``os.PathLike``) or a binary file object (``open(..., "rb")``,
@@ -115,15 +115,17 @@ def open(file, mode="rb", *, recipients=None, identities=None, passphrase=None, 
     ``buffering=0`` returns the raw object (``io.RawIOBase``); the default wraps a reader in an
     ``io.BufferedReader``. Writers are never buffered outside the library (which holds back at
     most one chunk), so an exception inside ``with`` discards the file rather than publishing it.
+    Keys that name an age plugin (which runs ``age-plugin-NAME``) are refused unless
+    ``allow_plugins=True``.
     """
     if mode in ("rb", "br"):
         if recipients is not None:
             raise TypeError("reading takes identities= (or passphrase=), not recipients=")
-        raw = DecryptingReader(file, identities, passphrase=passphrase, threads=threads)
+        raw = DecryptingReader(file, identities, passphrase=passphrase, threads=threads, allow_plugins=allow_plugins)
         return raw if buffering == 0 else io.BufferedReader(raw, 1 << 20 if buffering in (-1, 1) else buffering)
     if mode in ("wb", "bw", "xb", "bx"):
         if identities is not None:
             raise TypeError("writing takes recipients= (or passphrase=), not identities=")
         return EncryptingWriter(file, recipients, passphrase=passphrase, format=format, suite=suite,
-                                force=force and "x" not in mode, threads=threads)
+                                force=force and "x" not in mode, threads=threads, allow_plugins=allow_plugins)
     raise ValueError(f"mode must be 'rb' or 'wb' (encrypted files are binary), not {mode!r}")
