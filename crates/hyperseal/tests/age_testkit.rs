@@ -80,9 +80,13 @@ fn vectors() -> Vec<Vector> {
     names.iter().map(|n| load(n, &std::fs::read(format!("{DIR}/{n}")).unwrap())).collect()
 }
 
-/// The testkit's result classes, as hyperseal's errors map onto them.
+/// The testkit's result classes, as hyperseal's errors map onto them. A budget error
+/// (`Error::Limit`) is the reader stopping early on input its format already refuses: an armor
+/// failure for armor lines, a header failure otherwise.
 fn class(e: &Error) -> &'static str {
     match e {
+        Error::Limit(m) if m.contains("armor") => "armor failure",
+        Error::Limit(_) => "header failure",
         Error::UnknownFormat
         | Error::MalformedHeader(_)
         | Error::InvalidStanza(_)
