@@ -3,7 +3,9 @@ per file, each on the library's multi-core engine, and report per file (sizes, o
 its code) instead of failing the batch. Paths are local paths or fsspec URLs (``s3://...``,
 ``memory://...``); a failed file leaves nothing at its destination: local destinations go
 through the library's nothing-lost output (the same as :func:`hyperseal.encrypt_file`), others
-are discarded on failure (an object store's multipart upload is aborted)::
+are discarded on failure (an object store's multipart upload is aborted) and created only if
+still absent when they complete (mode ``"xb"``: on S3 ``If-None-Match: *``), so an object that
+appeared during the run is kept::
 
     from dask.distributed import Client, LocalCluster
     import hyperseal, hyperseal.dask
@@ -31,18 +33,19 @@ material and plaintext buffers it owns when they are dropped.
 makes the header and the file's payload key once (:class:`hyperseal.hazmat.PartKey`), every
 worker seals (or opens) chunk-aligned parts at their explicit chunk positions, the part holding
 the end carries the final chunk, and the parts become one ordinary file that the CLI opens byte
-for byte. Local destinations (on a filesystem every worker sees) are written in place: each
-worker writes its part at its offset in one hidden temporary file, renamed to the destination
-only when every part is done; other fsspec destinations get one object per part (the first
-carries the header, so every part but the last is ``part_size`` or more, as S3 multipart uploads
-require) joined by the filesystem's ``merge`` when it has one (s3fs: a server-side multipart
-copy), else by streaming concatenation, and the part objects are removed either way.
+for byte. Every part is sealed at most once per key: the library claims the plan and each
+sealed part in a store beside the destination before the part leaves its worker, and refuses a
+rerun that sealed other bytes (see :func:`encrypt_large`). Where the parts go — the library's
+``AtomicOutput`` for local paths (on a filesystem every worker sees), one conditionally
+completed multipart upload for ``s3://``, hidden part objects elsewhere — is described in
+:mod:`hyperseal._large`.
 
-*What a worker learns here*: the payload key of that one file (shipped once per worker with
-``client.scatter``), which reads and forges that file and no other; no identity or passphrase
-leaves the client. The same advice holds: TLS between nodes, trusted worker hosts, keys never
-in task names or logs (``repr(PartKey)`` is redacted). Decrypted parts exist in the temporary
-file (or part objects) only until a part fails, then everything written is removed.
+*What a worker learns here*: the payload key of that one file, which reads and forges that file
+and no other; no identity or passphrase leaves the client. Tasks receive the key wrapped under a
+per-job key held in the workers' plugins, so it never sits in data a worker may spill to disk.
+The same advice holds: TLS between nodes, trusted worker hosts, keys never in task names or
+logs (``repr(PartKey)`` is redacted). Decrypted parts exist in the hidden temporary file (or
+upload, or part objects) only until a part fails, then everything written is removed.
 
 Measured throughput per worker (``python -m hyperseal.bench``, README) times the workers is
 the projection for a cluster, until the storage's bandwidth is the limit.
