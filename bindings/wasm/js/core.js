@@ -77,7 +77,8 @@ function sessionTransform (session) {
 /**
  * A TransformStream that encrypts to `publicKey` (a string or an array) or with `passphrase`:
  * plaintext chunks in, a hyperseal file (or age with `format: 'age'`) out, binary or with
- * `armor: true` ASCII-armored. Memory stays flat.
+ * `armor: true` ASCII-armored. Memory stays flat. A key that names an age plugin is refused
+ * unless `allowPlugins: true` (as in every call that takes a key).
  */
 export function createEncryptStream (options) {
   if (options == null) throw argError('createEncryptStream: options are required')
@@ -95,7 +96,7 @@ export function createDecryptStream (options) {
   if (options == null) throw argError('createDecryptStream: options are required')
   if (typeof options.passphrase === 'string') return sessionTransform(DecryptSession.withPassphrase(options.passphrase))
   if (options.privateKey === undefined) throw argError('createDecryptStream: options.privateKey or options.passphrase is required')
-  return sessionTransform(new DecryptSession(options.privateKey))
+  return sessionTransform(new DecryptSession(options.privateKey, options))
 }
 
 /** `readable.pipeThrough(createEncryptStream(options))`. */
@@ -115,10 +116,10 @@ export function decryptStream (readable, options) {
  * `Blob.slice`. Fewer bytes at the end of the plaintext, none past it. Only authenticated bytes
  * come back; damage in what is read rejects with ERR_HYPERSEAL_AUTH.
  */
-export async function decryptRange (blob, privateKey, offset, length) {
+export async function decryptRange (blob, privateKey, offset, length, options) {
   if (!(blob instanceof Blob)) throw argError('decryptRange: blob must be a Blob or a File')
   if (typeof privateKey !== 'string') throw argError('decryptRange: privateKey must be a string')
-  const job = new RangeJob(blob.size, privateKey)
+  const job = new RangeJob(blob.size, privateKey, options)
   try {
     const block = RangeJob.blockSize()
     const read = new Set()

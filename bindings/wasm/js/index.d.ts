@@ -16,11 +16,20 @@ export type Data = Uint8Array | string
 /** Key kinds available on WebAssembly (RSA is native-only). */
 export type KeyKind = 'hybrid' | 'x25519' | 'mlkem1024'
 
-export interface FileOptions {
+export interface FileOptions extends KeyOptions {
   /** 'hyperseal' (default) or 'age' (X25519 and hybrid keys only). */
   format?: 'hyperseal' | 'age'
   /** ASCII armor (PEM-style, `-----BEGIN HYPERSEAL ENCRYPTED FILE-----` / age's). */
   armor?: boolean
+}
+
+export interface KeyOptions {
+  /**
+   * Allow a key that names an age plugin (`age1NAME1…`, `AGE-PLUGIN-NAME-1…`). Default false:
+   * such keys are refused with ERR_HYPERSEAL_KEY. A browser runs no plugin programs, so an
+   * allowed one then fails as not found.
+   */
+  allowPlugins?: boolean
 }
 
 /** Loads the module; the `hyperseal` and `hyperseal/wasm` entries have already done it. */
@@ -30,12 +39,12 @@ export function errorCodes (): ErrorCode[]
 export function generateKeyPair (options?: { kind?: KeyKind }): { publicKey: string, privateKey: string }
 export function publicKeyOf (privateKey: string): string
 export function encryptByPublicKey (data: Data, publicKey: string | string[], options?: FileOptions): Uint8Array
-export function decryptByPrivateKey (data: Data, privateKey: string): Uint8Array
+export function decryptByPrivateKey (data: Data, privateKey: string, options?: KeyOptions): Uint8Array
 export function encryptWithPassphrase (data: Data, passphrase: string, options?: FileOptions): Uint8Array
 export function decryptWithPassphrase (data: Data, passphrase: string): Uint8Array
 
-export type EncryptStreamOptions = ({ publicKey: string | string[] } | { passphrase: string }) & { format?: 'hyperseal' | 'age', armor?: boolean }
-export type DecryptStreamOptions = { privateKey: string } | { passphrase: string }
+export type EncryptStreamOptions = ({ publicKey: string | string[] } | { passphrase: string }) & { format?: 'hyperseal' | 'age', armor?: boolean } & KeyOptions
+export type DecryptStreamOptions = ({ privateKey: string } | { passphrase: string }) & KeyOptions
 
 export function createEncryptStream (options: EncryptStreamOptions): TransformStream<Data, Uint8Array>
 export function createDecryptStream (options: DecryptStreamOptions): TransformStream<Uint8Array, Uint8Array>
@@ -51,7 +60,7 @@ export class EncryptSession {
   free (): void
 }
 export class DecryptSession {
-  constructor (privateKey: string)
+  constructor (privateKey: string, options?: KeyOptions)
   static withPassphrase (passphrase: string): DecryptSession
   push (data: Uint8Array): Uint8Array
   final (): Uint8Array
@@ -63,7 +72,7 @@ export class DecryptSession {
  * age), reading only what the library's random-access reader needs (header, final chunk, the
  * chunks of the range). Fewer bytes at the end, none past it.
  */
-export function decryptRange (blob: Blob, privateKey: string, offset: number, length: number): Promise<Uint8Array>
+export function decryptRange (blob: Blob, privateKey: string, offset: number, length: number, options?: KeyOptions): Promise<Uint8Array>
 
 // ── toolkit (as in the Node package; signatures and hazmat modes are native-only) ─────────────
 

@@ -49,9 +49,9 @@ function encryptSession ({ publicKey, passphrase, ...options }) {
   return new hs.EncryptSession(publicKey, options)
 }
 
-function decryptSession ({ privateKey, passphrase }) {
+function decryptSession ({ privateKey, passphrase, allowPlugins }) {
   if (typeof passphrase === 'string') return hs.DecryptSession.withPassphrase(passphrase)
-  return new hs.DecryptSession(privateKey)
+  return new hs.DecryptSession(privateKey, { allowPlugins })
 }
 
 /** The header and salt always fit in this many bytes from the start of a file. */
@@ -72,11 +72,11 @@ function beginSeal (blob, { publicKey, passphrase, partSize, ...options }) {
 }
 
 /** Opens the header of an encrypted blob: the part key (as bytes) and its plan. */
-async function beginOpen (blob, { privateKey, passphrase, partSize }) {
+async function beginOpen (blob, { privateKey, passphrase, partSize, allowPlugins }) {
   const prefix = new Uint8Array(await blob.slice(0, HEADER_MAX).arrayBuffer())
   const key = typeof passphrase === 'string'
     ? PartKey.openFileWithPassphrase(prefix, blob.size, passphrase)
-    : PartKey.openFile(prefix, blob.size, privateKey)
+    : PartKey.openFile(prefix, blob.size, privateKey, { allowPlugins })
   try {
     // Parts are counted in plaintext; whole chunks of it, so the plan is chunk-aligned.
     return { key: key.toBytes(), plan: key.plan(partSize) }

@@ -1,8 +1,14 @@
 //! Key pairs and key parsing.
+//!
+//! A key string that names an age plugin (`age1NAME1…`, `AGE-PLUGIN-NAME-1…`) is refused by
+//! the library unless the call passes `allowPlugins: true` (there are no plugin programs in a
+//! browser, so with it such a key fails later, when the plugin is not found); the flag goes
+//! through as the library's `Plugins` policy. Nothing here is cached.
 
 use std::sync::Arc;
 
-use hyperseal::recipient::{self, Identity, Kind, Recipient};
+use hyperseal::recipient::plugin::Plugins;
+use hyperseal::recipient::{self, Callbacks, Identity, Kind, Recipient};
 use wasm_bindgen::prelude::*;
 use zeroize::Zeroizing;
 
@@ -32,9 +38,22 @@ pub fn public_key_of(private_key: String) -> Result<String, JsValue> {
     recipient::public_of(&private_key).map_err(fail)
 }
 
+/// `options.allowPlugins` (false when not given).
+pub(crate) fn allow_plugins(options: &JsValue) -> Result<bool, JsValue> {
+    args::bool_field(options, "allowPlugins")
+}
+
+/// The library's callbacks for a call: answer nothing, allow plugins only if asked to.
+fn policy(allow_plugins: bool) -> Arc<dyn Callbacks> {
+    Arc::new(Plugins::allowed(allow_plugins))
+}
+
 /// Parses one public key or a list of them (a recipients file with several lines is accepted,
-/// as the CLI's `-R` does).
-pub(crate) fn recipients(public_key: &JsValue) -> Result<Vec<Box<dyn Recipient>>, JsValue> {
+/// as the CLI's `-R` does); plugin recipients only with `allow_plugins`.
+pub(crate) fn recipients(
+    public_key: &JsValue,
+    allow_plugins: bool,
+) -> Result<Vec<Box<dyn Recipient>>, JsValue> {
     let keys = args::strings(public_key, "publicKey")?;
     if keys.is_empty() {
         return Err(arg("publicKey: give at least one public key"));
@@ -45,19 +64,23 @@ pub(crate) fn recipients(public_key: &JsValue) -> Result<Vec<Box<dyn Recipient>>
             return Err(error(hyperseal::ErrorCode::Key, "invalid recipient: empty public key"));
         }
         if k.trim().lines().count() > 1 && !k.trim_start().starts_with("-----BEGIN") {
-            out.extend(recipient::parse_recipients_file(k).map_err(fail)?);
+            out.extend(recipient::parse_recipients_file_with(k, policy(allow_plugins)).map_err(fail)?);
         } else {
-            out.push(recipient::parse_recipient(k).map_err(fail)?);
+            out.push(recipient::parse_recipient_with(k, policy(allow_plugins)).map_err(fail)?);
         }
     }
     Ok(out)
 }
 
 /// Parses a private key: a secret key line or an identity file as the CLI writes it. The text
-/// is zeroized when parsed; the parsed keys zeroize themselves.
-pub(crate) fn identities(private_key: String) -> Result<Arc<Vec<Box<dyn Identity>>>, JsValue> {
+/// is zeroized when parsed; the parsed keys zeroize themselves. Plugin identities only with
+/// `allow_plugins`.
+pub(crate) fn identities(
+    private_key: String,
+    allow_plugins: bool,
+) -> Result<Arc<Vec<Box<dyn Identity>>>, JsValue> {
     let text = Zeroizing::new(private_key);
-    Ok(Arc::new(recipient::parse_identities(&text).map_err(fail)?))
+    Ok(Arc::new(recipient::parse_identities_with(&text, policy(allow_plugins)).map_err(fail)?))
 }
 
 /// Both passphrase identities (age's scrypt, hyperseal's Argon2id): each opens only its own

@@ -24,7 +24,8 @@ fn seal(enc: Encryptor, opts: &Options, plaintext: &[u8], armor: bool) -> Result
 
 /// Encrypts `data` (a `Uint8Array` or a UTF-8 string) to one or more public keys.
 /// `options.format`: 'hyperseal' (default) or 'age' (X25519 and hybrid keys only);
-/// `options.armor`: ASCII armor (PEM-like text).
+/// `options.armor`: ASCII armor (PEM-like text); `options.allowPlugins`: allow a key that names
+/// an age plugin (default false: refused with `ERR_HYPERSEAL_KEY`).
 #[wasm_bindgen(js_name = encryptByPublicKey)]
 pub fn encrypt_by_public_key(
     data: JsValue,
@@ -32,7 +33,7 @@ pub fn encrypt_by_public_key(
     options: JsValue,
 ) -> Result<Vec<u8>, JsValue> {
     let plaintext = Zeroizing::new(args::bytes(&data, "data")?);
-    let recipients = keys::recipients(&public_key)?;
+    let recipients = keys::recipients(&public_key, keys::allow_plugins(&options)?)?;
     let opts = args::file_options(&options)?;
     let armor = args::bool_field(&options, "armor")?;
     let enc = Encryptor::with_recipients(&recipients, opts.clone()).map_err(fail)?;
@@ -40,11 +41,15 @@ pub fn encrypt_by_public_key(
 }
 
 /// Decrypts a hyperseal or age file (binary or armored) with a private key. Nothing is returned
-/// unless every byte authenticated.
+/// unless every byte authenticated. `options.allowPlugins` as for `encryptByPublicKey`.
 #[wasm_bindgen(js_name = decryptByPrivateKey)]
-pub fn decrypt_by_private_key(data: JsValue, private_key: String) -> Result<Vec<u8>, JsValue> {
+pub fn decrypt_by_private_key(
+    data: JsValue,
+    private_key: String,
+    options: JsValue,
+) -> Result<Vec<u8>, JsValue> {
     let file = args::bytes(&data, "data")?;
-    let ids = keys::identities(private_key)?;
+    let ids = keys::identities(private_key, keys::allow_plugins(&options)?)?;
     open(&file, &ids)
 }
 

@@ -30,7 +30,7 @@ impl PartKey {
     /// WebCrypto, see `chunkCalls`).
     #[wasm_bindgen(js_name = sealNew)]
     pub fn seal_new(public_key: JsValue, plaintext_len: f64, options: JsValue) -> Result<PartKey, JsValue> {
-        let to = keys::recipients(&public_key)?;
+        let to = keys::recipients(&public_key, keys::allow_plugins(&options)?)?;
         let (head, key) =
             LibPartKey::seal_new(&to, options_of(&options)?, length(plaintext_len)?).map_err(fail)?;
         Ok(PartKey { key, head })
@@ -54,10 +54,16 @@ impl PartKey {
     }
 
     /// Opens the header of a file of `fileLen` bytes whose first bytes are `prefix` (the
-    /// header and salt must be in it: the first MiB always holds them) with a private key.
+    /// header and salt must be in it: the first MiB always holds them) with a private key;
+    /// `options.allowPlugins`: allow a key that names an age plugin (default false).
     #[wasm_bindgen(js_name = openFile)]
-    pub fn open_file(prefix: &[u8], file_len: f64, private_key: String) -> Result<PartKey, JsValue> {
-        let ids = keys::identities(private_key)?;
+    pub fn open_file(
+        prefix: &[u8],
+        file_len: f64,
+        private_key: String,
+        options: JsValue,
+    ) -> Result<PartKey, JsValue> {
+        let ids = keys::identities(private_key, keys::allow_plugins(&options)?)?;
         let key = LibPartKey::open_file(&mut &prefix[..], length(file_len)?, &ids).map_err(fail)?;
         Ok(PartKey { key, head: Vec::new() })
     }

@@ -81,10 +81,11 @@ impl EncryptSession {
 #[wasm_bindgen]
 impl EncryptSession {
     /// Starts a file for the given public key(s); the header comes out of the first `push`.
-    /// `options.format`: 'hyperseal' (default) or 'age'.
+    /// `options.format`: 'hyperseal' (default) or 'age'; `options.allowPlugins`: allow a key that
+    /// names an age plugin (default false).
     #[wasm_bindgen(constructor)]
     pub fn new(public_key: JsValue, options: JsValue) -> Result<EncryptSession, JsValue> {
-        let recipients = keys::recipients(&public_key)?;
+        let recipients = keys::recipients(&public_key, keys::allow_plugins(&options)?)?;
         let opts = args::file_options(&options)?;
         let enc = Encryptor::with_recipients(&recipients, opts.clone()).map_err(fail)?;
         Ok(Self::start(enc, &opts, args::bool_field(&options, "armor")?))
@@ -177,10 +178,11 @@ impl DecryptSession {
 
 #[wasm_bindgen]
 impl DecryptSession {
-    /// Prepares to decrypt with the given private key.
+    /// Prepares to decrypt with the given private key; `options.allowPlugins`: allow a key that
+    /// names an age plugin (default false).
     #[wasm_bindgen(constructor)]
-    pub fn new(private_key: String) -> Result<DecryptSession, JsValue> {
-        Ok(Self::new_with(Opener::new(keys::identities(private_key)?)))
+    pub fn new(private_key: String, options: JsValue) -> Result<DecryptSession, JsValue> {
+        Ok(Self::new_with(Opener::new(keys::identities(private_key, keys::allow_plugins(&options)?)?)))
     }
 
     /// Prepares to decrypt a passphrase-encrypted file (hyperseal's Argon2id or age's scrypt).
