@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod cmd;
 mod errors;
@@ -43,6 +43,11 @@ enum Command {
     },
     #[command(flatten)]
     Kit(kit::KitCommand),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the man page (roff), as `make install` installs it.
+    #[command(hide = true)]
+    Man,
 }
 
 /// An error with a hint line, for errors where the next step is not obvious. `usage` marks a
@@ -96,6 +101,8 @@ fn main() -> ExitCode {
         Command::Decrypt(a) => cmd::decrypt::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Kit(k) => kit::run(k),
+        Command::Completions(a) => cmd::completions::completions(a, Cli::command()),
+        Command::Man => cmd::completions::man(Cli::command()),
         // Reached only through clap's own spellings; the same mode as above.
         Command::Age { .. } => return cmd::age::main(&argv, 2),
     };

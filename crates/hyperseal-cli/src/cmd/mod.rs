@@ -2,6 +2,7 @@
 
 pub mod age;
 pub mod c2sp;
+pub mod completions;
 pub mod decrypt;
 pub mod encrypt;
 pub mod identity;
