@@ -1,6 +1,5 @@
-"""Every ```python block of the package README, and of the Python section of the repository
-README, runs as it is (each in a fresh directory and namespace), so the documented examples
-cannot rot."""
+"""Every ```python block of the package README and of the repository README runs as it is
+(each in a fresh directory and namespace), so the documented examples cannot rot."""
 
 import re
 from pathlib import Path
@@ -16,12 +15,7 @@ def blocks(text):
     return re.findall(r"```python\n(.*?)```", text, re.S)
 
 
-def python_section(text):
-    return text.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
-
-
-BLOCKS = [(README, b) for b in blocks(README.read_text())] + [
-    (ROOT, b) for b in blocks(python_section(ROOT.read_text()))]
+BLOCKS = [(README, b) for b in blocks(README.read_text())] + [(ROOT, b) for b in blocks(ROOT.read_text())]
 
 
 def test_both_readmes_have_examples():
