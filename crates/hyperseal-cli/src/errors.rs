@@ -83,7 +83,7 @@ pub fn message(e: &anyhow::Error) -> String {
     redact(&line).into_owned()
 }
 
-fn strip_os_error(s: &str) -> String {
+pub fn strip_os_error(s: &str) -> String {
     let mut out = s.to_string();
     while let Some(at) = out.find(" (os error ") {
         let Some(len) = out[at..].find(')') else { break };

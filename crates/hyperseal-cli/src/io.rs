@@ -117,13 +117,16 @@ impl Output {
         if n == 0 || !damaged {
             return e;
         }
-        hint(
-            e,
-            format!(
+        // As context, so the library error stays in the chain (age mode words it its own way).
+        let msg = e.to_string();
+        e.context(crate::Hinted {
+            msg,
+            hint: format!(
                 "the file is damaged or was modified; the {n} bytes already written to {name} are \
                  only its authenticated beginning: discard them"
             ),
-        )
+            usage: false,
+        })
     }
 }
 
@@ -225,23 +228,20 @@ pub fn read_passphrase_file(path: &Path) -> Result<zeroize::Zeroizing<String>> {
     Ok(zeroize::Zeroizing::new(line.to_string()))
 }
 
-/// Prompts for a passphrase on the terminal (twice when `confirm`).
+/// Prompts for a passphrase on the controlling terminal (twice when `confirm`), see
+/// [`crate::terminal`].
 pub fn prompt_passphrase(confirm: bool) -> Result<zeroize::Zeroizing<String>> {
-    if !io::stdin().is_terminal() && !io::stderr().is_terminal() {
-        return Err(hint(
-            "cannot prompt for a passphrase: no terminal",
-            "use --passphrase-file FILE in scripts",
-        ));
-    }
-    let p = zeroize::Zeroizing::new(rpassword::prompt_password("Enter passphrase: ")?);
+    let ask = |prompt: &str| {
+        crate::terminal::read_secret(prompt).map_err(|e| {
+            hint(format!("cannot prompt for a passphrase: {e}"), "use --passphrase-file FILE in scripts")
+        })
+    };
+    let p = ask("Enter passphrase:")?;
     if p.is_empty() {
         anyhow::bail!("empty passphrase");
     }
-    if confirm {
-        let again = zeroize::Zeroizing::new(rpassword::prompt_password("Confirm passphrase: ")?);
-        if *again != *p {
-            anyhow::bail!("passphrases did not match");
-        }
+    if confirm && *ask("Confirm passphrase:")? != *p {
+        anyhow::bail!("passphrases did not match");
     }
     Ok(p)
 }

@@ -20,10 +20,11 @@ use anyhow::{bail, Result};
 use hyperseal::recipient::{self, Identity, Recipient};
 use hyperseal::{Decryptor, Encryptor, Options, Profile};
 
+use super::age_messages::{self as msg, fail};
 use super::identity;
-use crate::errors::{self, redact};
-use crate::hint;
+use crate::errors::redact;
 use crate::io::{self as cli_io, Input, Output};
+use crate::terminal;
 
 /// `hyperseal age -h` (on stderr, as age prints its usage).
 const USAGE: &str = "Usage:
@@ -171,6 +172,7 @@ pub fn main(argv: &[OsString], prefix: usize) -> ExitCode {
         .map(|w| Path::new(w).file_name().unwrap_or(w.as_os_str()).to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ");
+    msg::activate();
     if args.is_empty() {
         eprintln!("{USAGE}");
         return ExitCode::from(1);
@@ -180,18 +182,17 @@ pub fn main(argv: &[OsString], prefix: usize) -> ExitCode {
             eprintln!("{USAGE}");
             ExitCode::SUCCESS
         }
-        Parsed::Bad(msg) => {
-            eprintln!("hyperseal: error: {}", redact(&msg));
-            eprintln!("hyperseal: hint: see '{program} -h'");
-            ExitCode::from(errors::USAGE)
+        // As Go's flag package: the problem, then the usage text, and status 2.
+        Parsed::Bad(problem) => {
+            eprintln!("{}", redact(&problem));
+            eprintln!("{USAGE}");
+            let _ = program;
+            ExitCode::from(2)
         }
+        // Every failure after parsing is status 1 in age, usage mistakes included.
         Parsed::Run(f) => match run(f) {
             Ok(()) => ExitCode::SUCCESS,
-            // Every failure after parsing is status 1 in age, usage mistakes included.
-            Err(e) => ExitCode::from(match errors::report(&e) {
-                errors::USAGE => 1,
-                code => code,
-            }),
+            Err(e) => ExitCode::from(msg::report(&e)),
         },
     }
 }
@@ -227,6 +228,13 @@ fn run(f: Flags) -> Result<()> {
         .collect();
     let input_name = f.operands.first().filter(|n| !n.is_empty() && n.as_os_str() != "-");
     let mut stdin_in_use = input_name.is_none();
+    if let Some(n) = input_name {
+        // age's words for an input that cannot be opened (Go's lower-case OS reason).
+        if let Err(e) = std::fs::File::open(n) {
+            let name = n.to_string_lossy();
+            bail!("failed to open input file {name:?}: open {name}: {}", cli_io::reason(&e).to_lowercase());
+        }
+    }
     let mut input = Input::open(input_name.map(Path::new))?;
     if let Some(n) = input_name {
         in_use.push(absolute(n));
@@ -245,10 +253,7 @@ fn run(f: Flags) -> Result<()> {
     }
     let to_terminal = out_path.is_none() && std::io::stdout().is_terminal();
     if to_terminal && !explicit_stdout && !f.decrypt && !f.armor {
-        return Err(hint(
-            "refusing to output binary to the terminal",
-            "did you mean to use -a/--armor? (or force it with \"-o -\")",
-        ));
+        return Err(fail(msg::BINARY_TO_TERMINAL, &[msg::ARMOR_HINT, msg::FORCE_HINT]));
     }
     // age replaces an existing output file; here it is replaced only once the run succeeded.
     let output = Output::create(out_path, true, input.path.as_deref())?;
@@ -282,7 +287,7 @@ impl Sink {
                 let binary =
                     String::from_utf8_lossy(&held).chars().any(|c| c.is_control() && !"\n\r\t".contains(c));
                 if printable && binary {
-                    return Err(hint("refusing to output binary to the terminal", "force it with \"-o -\""));
+                    return Err(fail(msg::BINARY_TO_TERMINAL, &[msg::FORCE_HINT]));
                 }
                 output.write_all(&held)?;
                 output.commit()
@@ -293,44 +298,32 @@ impl Sink {
 
 /// age's checks of the flag combinations, with its messages.
 fn check_modes(f: &Flags) -> Result<()> {
-    let identity_hint = "did you mean to use -i/--identity to specify a private key?";
     if f.decrypt {
-        let clash = [
-            (f.encrypt, "-e/--encrypt can't be used with -d/--decrypt", None),
+        let clash: [(bool, &str, &[&str]); 5] = [
+            (f.encrypt, "-e/--encrypt can't be used with -d/--decrypt", &[]),
+            (f.armor, "-a/--armor can't be used with -d/--decrypt", &[msg::ARMOR_DETECTED_HINT]),
+            (f.passphrase, "-p/--passphrase can't be used with -d/--decrypt", &[msg::PASSWORD_DETECTED_HINT]),
             (
-                f.armor,
-                "-a/--armor can't be used with -d/--decrypt",
-                Some("note that armored files are detected automatically, try again without -a/--armor"),
+                !f.recipients.is_empty(),
+                "-r/--recipient can't be used with -d/--decrypt",
+                &[msg::PRIVATE_KEY_HINT],
             ),
-            (
-                f.passphrase,
-                "-p/--passphrase can't be used with -d/--decrypt",
-                Some("note that password protected files are detected automatically"),
-            ),
-            (!f.recipients.is_empty(), "-r/--recipient can't be used with -d/--decrypt", Some(identity_hint)),
             (
                 !f.recipient_files.is_empty(),
                 "-R/--recipients-file can't be used with -d/--decrypt",
-                Some(identity_hint),
+                &[msg::PRIVATE_KEY_HINT],
             ),
         ];
         return match clash.into_iter().find(|c| c.0) {
-            Some((_, msg, Some(h))) => Err(hint(msg, h)),
-            Some((_, msg, None)) => Err(anyhow::anyhow!(msg)),
+            Some((_, m, hints)) => Err(fail(m, hints)),
             None => Ok(()),
         };
     }
     if !f.identities.is_empty() && !f.encrypt {
-        return Err(hint(
-            "-i/--identity and -j can't be used in encryption mode unless symmetric encryption is explicitly selected with -e/--encrypt",
-            "did you forget to specify -d/--decrypt?",
-        ));
+        return Err(fail(msg::IDENTITY_IN_ENCRYPT, &[msg::IDENTITY_IN_ENCRYPT_HINT]));
     }
     if f.recipients.len() + f.recipient_files.len() + f.identities.len() == 0 && !f.passphrase {
-        return Err(hint(
-            "missing recipients",
-            "did you forget to specify -r/--recipient, -R/--recipients-file or -p/--passphrase?",
-        ));
+        return Err(fail(msg::MISSING_RECIPIENTS, &[msg::MISSING_RECIPIENTS_HINT]));
     }
     let with_pass = [
         (!f.recipients.is_empty(), "-p/--passphrase can't be combined with -r/--recipient"),
@@ -338,7 +331,7 @@ fn check_modes(f: &Flags) -> Result<()> {
         (!f.identities.is_empty(), "-p/--passphrase can't be combined with -i/--identity and -j"),
     ];
     match with_pass.into_iter().find(|c| f.passphrase && c.0) {
-        Some((_, msg)) => Err(anyhow::anyhow!(msg)),
+        Some((_, m)) => Err(fail(m, &[])),
         None => Ok(()),
     }
 }
@@ -348,8 +341,7 @@ fn encrypt(f: &Flags, mut input: Input, sink: &mut Sink, stdin_in_use: &mut bool
     let mut recipients: Vec<Box<dyn Recipient>> = Vec::new();
     for r in &f.recipients {
         let text = r.to_str().ok_or_else(|| anyhow::anyhow!("unknown recipient type (not UTF-8)"))?;
-        recipients
-            .push(identity::parse_recipient_arg(text).map_err(|e| super::encrypt::recipient_error(e, None))?);
+        recipients.push(identity::parse_recipient_arg(text)?);
     }
     for name in &f.recipient_files {
         let (text, path) = if name == "-" {
@@ -363,21 +355,23 @@ fn encrypt(f: &Flags, mut input: Input, sink: &mut Sink, stdin_in_use: &mut bool
         };
         recipients.extend(
             identity::parse_recipients_text(&text, &path)
-                .map_err(|e| super::encrypt::recipient_error(e, Some(&path)))?,
+                .map_err(|e| anyhow::Error::new(e).context(msg::recipients_file(&path)))?,
         );
     }
     for i in &f.identities {
         recipients.extend(match i {
             IdentityFlag::File(p) if p == "-" => {
                 take_stdin(stdin_in_use)?;
-                identity::load_stdin_identity_recipients()?
+                identity::load_stdin_identity_recipients(Profile::Age)?
             }
-            IdentityFlag::File(p) => identity::load_identity_recipients(&[PathBuf::from(p)], None)?,
+            IdentityFlag::File(p) => {
+                identity::load_identity_recipients_for(&[PathBuf::from(p)], None, Profile::Age)?
+            }
             IdentityFlag::Plugin(name) => identity::plugin_recipients(std::slice::from_ref(name))?,
         });
     }
     if f.passphrase {
-        recipients.push(recipient::passphrase_recipient(Profile::Age, cli_io::prompt_passphrase(true)?));
+        recipients.push(recipient::passphrase_recipient(Profile::Age, encryption_passphrase()?));
     }
     let enc = Encryptor::with_recipients(&recipients, Options::age())?;
     let out: &mut (dyn Write + Send) = match sink {
@@ -402,16 +396,20 @@ fn decrypt(f: &Flags, input: Input, sink: &mut Sink, stdin_in_use: &mut bool) ->
         });
     }
     let size = input.size;
-    let dec = Decryptor::new(input.reader)?;
+    // age's check for a file PowerShell mangled, on the first bytes, which are then read again.
+    let mut start = Vec::with_capacity(22);
+    let mut reader = input.reader;
+    (&mut reader).take(22).read_to_end(&mut start)?;
+    if let Some(e) = msg::mangled_intro(&start) {
+        return Err(e);
+    }
+    let dec = Decryptor::new(std::io::Cursor::new(start).chain(reader))?;
     let passphrase_file = dec.header().is_passphrase();
     if f.identities.is_empty() {
         if !passphrase_file {
-            return Err(hint(
-                "the file is not passphrase-encrypted, identities are required",
-                "specify identities with -i/--identity or -j to decrypt this file",
-            ));
+            return Err(fail(msg::NOT_PASSPHRASE_FILE, &[msg::NOT_PASSPHRASE_FILE_HINT]));
         }
-        let pass = cli_io::prompt_passphrase(false)?;
+        let pass = terminal::read_secret(msg::PROMPT_DECRYPT).map_err(could_not_read)?;
         identities.push(recipient::passphrase_identity_for(dec.header(), pass));
     }
     let result = match sink {
@@ -423,19 +421,38 @@ fn decrypt(f: &Flags, input: Input, sink: &mut Sink, stdin_in_use: &mut bool) ->
         Err(e)
             if passphrase_file && matches!(e.downcast_ref(), Some(hyperseal::Error::NoIdentityMatched)) =>
         {
-            Err(hint(
-                "file is passphrase-encrypted but identities were specified with -i/--identity or -j",
-                "remove all -i/--identity/-j flags to decrypt passphrase-encrypted files",
-            ))
+            Err(fail(msg::PASSPHRASE_FILE_WITH_IDENTITIES, &[msg::PASSPHRASE_FILE_WITH_IDENTITIES_HINT]))
         }
         r => r,
     }
 }
 
+/// age's passphrase for `-p`: asked twice on the terminal; an empty answer makes one, shown on
+/// the terminal only (never stderr, which may be a log).
+fn encryption_passphrase() -> Result<zeroize::Zeroizing<String>> {
+    let pass = terminal::read_secret(msg::PROMPT_ENCRYPT).map_err(could_not_read)?;
+    if pass.is_empty() {
+        let made = terminal::generate_passphrase(6)?;
+        terminal::print(&format!("age: using autogenerated passphrase {:?}", made.as_str()))
+            .map_err(|e| anyhow::anyhow!("could not print passphrase: {e}"))?;
+        return Ok(made);
+    }
+    let again = terminal::read_secret(msg::PROMPT_CONFIRM).map_err(could_not_read)?;
+    if *again != *pass {
+        bail!(msg::PASSPHRASES_DIFFER);
+    }
+    Ok(pass)
+}
+
+/// age's error when the terminal cannot be read.
+fn could_not_read(e: std::io::Error) -> anyhow::Error {
+    anyhow::anyhow!("could not read passphrase: {e}")
+}
+
 /// Claims standard input for a `-` recipients or identity file; it serves one purpose only.
 fn take_stdin(in_use: &mut bool) -> Result<()> {
     if std::mem::replace(in_use, true) {
-        bail!("standard input is used for multiple purposes");
+        bail!(msg::STDIN_TWICE);
     }
     Ok(())
 }
@@ -461,14 +478,14 @@ fn read_typed_armor() -> Result<Vec<u8>> {
 /// age's error for several operands. Unlike age, the words are not repeated (one may be a
 /// passphrase typed where it does not belong), nor is the command line in a "did you mean".
 fn too_many_inputs(operands: &[OsString]) -> anyhow::Error {
-    let msg = format!(
+    let text = format!(
         "too many INPUT arguments: {} given (not repeated here, in case one is a secret)",
         operands.len()
     );
     if operands[1].as_bytes().starts_with(b"-") {
-        hint(msg, "the input file must be specified after all flags")
+        fail(text, &[msg::INPUT_AFTER_FLAGS_HINT])
     } else {
-        hint(msg, "only a single input file may be specified at a time")
+        fail(text, &[msg::ONE_INPUT_HINT])
     }
 }
 
@@ -478,10 +495,7 @@ fn warn_duplicates<'a>(items: impl Iterator<Item = &'a OsString>, what: &str) {
     let mut warned: Vec<&OsString> = Vec::new();
     for item in items {
         if seen.contains(&item) && !warned.contains(&item) {
-            eprintln!(
-                "hyperseal: warning: duplicate {what} {}",
-                redact(&format!("{:?}", item.to_string_lossy()))
-            );
+            msg::warning(&format!("duplicate {what} {:?}", item.to_string_lossy()));
             warned.push(item);
         }
         seen.push(item);

@@ -4,7 +4,7 @@
 //! `--identity-passphrase-file` or asked on the terminal, only when the library needs them (a
 //! protected SSH key asks only when the file has a stanza with its tag, as age does).
 
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,7 +14,8 @@ use hyperseal::recipient::plugin::{PluginIdentity, PluginRecipient};
 use hyperseal::recipient::{self, identity_file, Callbacks, Identity, Recipient};
 use zeroize::Zeroizing;
 
-use crate::{hint, io};
+use super::age_messages;
+use crate::{hint, io, terminal};
 
 /// Answers the library's requests for one identity or recipients file.
 struct Terminal {
@@ -30,27 +31,17 @@ impl Terminal {
         Arc::new(Terminal { name: String::new(), passphrase: None })
     }
 
-    fn has_terminal() -> bool {
-        std::io::stdin().is_terminal() || std::io::stderr().is_terminal()
-    }
-
     /// Prompts on the terminal and reads one visible line.
     fn ask_line(prompt: &str) -> Option<String> {
-        use std::io::{BufRead, Write};
-        if !Self::has_terminal() {
-            return None;
-        }
-        let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").ok()?;
-        (&tty).write_all(prompt.as_bytes()).ok()?;
-        let mut line = String::new();
-        std::io::BufReader::new(tty).read_line(&mut line).ok()?;
-        Some(line.trim_end_matches(['\r', '\n']).to_string())
+        terminal::read_public(prompt).ok()
     }
 }
 
 impl Callbacks for Terminal {
     fn display_message(&self, message: &str) {
-        if self.name.is_empty() {
+        if age_messages::active() {
+            age_messages::note(&self.name, message);
+        } else if self.name.is_empty() {
             eprintln!("hyperseal: note: {message}");
         } else {
             eprintln!("hyperseal: note: {}: {message}", self.name);
@@ -92,21 +83,31 @@ impl Callbacks for Terminal {
         if let Some(p) = &self.passphrase {
             return Some(p.clone());
         }
-        if !Self::has_terminal() {
-            return None;
-        }
         let prompt = if self.name.is_empty() {
-            format!("{description}\nEnter value: ")
+            format!("{description}\nEnter value:")
+        } else if age_messages::active() && description.starts_with("SSH key") {
+            age_messages::prompt_ssh_key(&self.name)
+        } else if age_messages::active() {
+            age_messages::prompt_identity_file(&self.name)
         } else {
-            format!("Enter passphrase for {} ({description}): ", self.name)
+            format!("Enter passphrase for {} ({description}):", self.name)
         };
-        rpassword::prompt_password(prompt).ok().filter(|p| !p.is_empty()).map(Zeroizing::new)
+        terminal::read_secret(&prompt).ok().filter(|p| !p.is_empty())
     }
 }
 
 /// An identity file's bytes (it may be a binary age file), at most 16 MiB as in age.
 fn read_identity_file(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
     let mut bytes = Zeroizing::new(Vec::new());
+    if age_messages::active() {
+        if let Err(e) = std::fs::File::open(path) {
+            let name = path.display().to_string();
+            anyhow::bail!(
+                "reading {name:?}: failed to open file: open {name}: {}",
+                io::reason(&e).to_lowercase()
+            );
+        }
+    }
     std::fs::File::open(path)
         .and_then(|f| f.take(16 << 20).read_to_end(&mut bytes))
         .with_context(|| format!("cannot read identity file {}", path.display()))?;
@@ -121,6 +122,11 @@ const NO_PASSPHRASE_HINT: &str =
 
 /// The error for one identity file, with the hint that fits it.
 fn file_error(f: &Path, e: hyperseal::Error) -> anyhow::Error {
+    if age_messages::active() {
+        // age's shape, `reading "NAME": …`; the library error stays findable for the table.
+        let name = f.display().to_string();
+        return anyhow::Error::new(e).context(format!("reading {name:?}"));
+    }
     let h = match e {
         hyperseal::Error::WrongPassphrase => "check the identity file's passphrase",
         _ if e.to_string().contains("no passphrase was given") => NO_PASSPHRASE_HINT,
@@ -165,8 +171,8 @@ pub fn load_stdin_identities() -> Result<Vec<Box<dyn Identity>>> {
 }
 
 /// The recipients of an identity file given as `-` (standard input), for `age -e -i -`.
-pub fn load_stdin_identity_recipients() -> Result<Vec<Box<dyn Recipient>>> {
-    stdin_identity_file(identity_file::recipients_of)
+pub fn load_stdin_identity_recipients(profile: hyperseal::Profile) -> Result<Vec<Box<dyn Recipient>>> {
+    stdin_identity_file(|b, cb| identity_file::recipients_of_for(b, cb, profile))
 }
 
 /// Reads and parses every `-i` file; a protected SSH key keeps `passphrase_file`'s passphrase
@@ -180,7 +186,16 @@ pub fn load_identity_recipients(
     paths: &[PathBuf],
     passphrase_file: Option<&Path>,
 ) -> Result<Vec<Box<dyn Recipient>>> {
-    each_identity_file(paths, passphrase_file, identity_file::recipients_of)
+    load_identity_recipients_for(paths, passphrase_file, hyperseal::Profile::Hyperseal)
+}
+
+/// [`load_identity_recipients`] for files of `profile` (age mode writes age files).
+pub fn load_identity_recipients_for(
+    paths: &[PathBuf],
+    passphrase_file: Option<&Path>,
+    profile: hyperseal::Profile,
+) -> Result<Vec<Box<dyn Recipient>>> {
+    each_identity_file(paths, passphrase_file, |b, cb| identity_file::recipients_of_for(b, cb, profile))
 }
 
 /// One `-r` recipient (plugin recipients get the terminal for their requests).

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod age;
+pub mod age_messages;
 pub mod c2sp;
 pub mod completions;
 pub mod decrypt;

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use zeroize::Zeroizing;
 
 use super::callbacks::Callbacks;
-use super::{identity_recipients, parse_identities_with, Identity, Recipient};
+use super::{parse_identities_with, Identity, Recipient};
 use crate::format::AGE_V1;
 use crate::{Decryptor, Error};
 
@@ -74,8 +74,18 @@ pub fn parse(bytes: &[u8], callbacks: Arc<dyn Callbacks>) -> Result<Vec<Box<dyn 
 /// passphrase-protected SSH key needs no passphrase for this (its public key is in the clear);
 /// an encrypted identity file does.
 pub fn recipients_of(bytes: &[u8], callbacks: Arc<dyn Callbacks>) -> Result<Vec<Box<dyn Recipient>>, Error> {
+    recipients_of_for(bytes, callbacks, crate::Profile::Hyperseal)
+}
+
+/// [`recipients_of`] for a file of `profile` (age's `-e -i` writes age files: a PKCS#8 RSA key
+/// is then an `ssh-rsa` recipient, as in age).
+pub fn recipients_of_for(
+    bytes: &[u8],
+    callbacks: Arc<dyn Callbacks>,
+    profile: crate::Profile,
+) -> Result<Vec<Box<dyn Recipient>>, Error> {
     let text = plaintext(bytes, callbacks.as_ref())?;
-    identity_recipients(&text, callbacks)
+    super::identity_recipients_for(&text, callbacks, profile)
 }
 
 #[cfg(test)]

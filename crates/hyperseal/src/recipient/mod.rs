@@ -29,6 +29,8 @@ pub mod mlkem768p256;
 pub mod openssh;
 #[cfg(not(portable_backend))]
 pub mod openssh_key;
+#[cfg(not(portable_backend))]
+pub mod pem_key;
 pub mod p256;
 pub mod passphrase;
 pub mod plugin;
@@ -311,6 +313,10 @@ pub fn parse_identities_with(
     if t.starts_with(openssh_key::BEGIN) {
         return Ok(vec![ssh::parse_identity(t, callbacks)?.0]);
     }
+    #[cfg(not(portable_backend))]
+    if let Some(key) = pem_key::parse(t)? {
+        return pem_identities(&key, t);
+    }
     legacy_ssh_pem(t)?;
     if t.starts_with("-----BEGIN AGE ENCRYPTED FILE-----") || t.starts_with(crate::format::AGE_V1) {
         return Err(Error::InvalidKey(
@@ -321,6 +327,20 @@ pub fn parse_identities_with(
         return Ok(vec![Box::new(rsa::RsaIdentity::from_pkcs8_pem(text)?)]);
     }
     Ok(secret_key_lines(text, &callbacks)?.into_iter().map(SecretKeyLine::boxed).collect())
+}
+
+/// A PEM private key's identities: its SSH identity (as age reads such keys) and, for a PKCS#8
+/// RSA key, hyperseal's own `rsa-oaep` identity too; at least one of them must load.
+#[cfg(not(portable_backend))]
+fn pem_identities(key: &pem_key::PemKey, text: &str) -> Result<Vec<Box<dyn Identity>>, Error> {
+    let ssh = key.ssh_identity();
+    let native = key.is_pkcs8_rsa().then(|| rsa::RsaIdentity::from_pkcs8_pem(text).ok()).flatten();
+    match (ssh, native) {
+        (Ok(s), Some(n)) => Ok(vec![s, Box::new(n)]),
+        (Ok(s), None) => Ok(vec![s]),
+        (Err(_), Some(n)) => Ok(vec![Box::new(n)]),
+        (Err(e), None) => Err(e),
+    }
 }
 
 /// SSH keys in the old PEM formats: say how to convert them instead of "not PKCS#8".
@@ -343,6 +363,18 @@ pub fn public_of(identity_text: &str) -> Result<String, Error> {
     if t.starts_with(openssh_key::BEGIN) {
         // The public key is in the clear part: no passphrase needed.
         return Ok(openssh_key::OpensshKeyFile::parse(t)?.public().to_authorized_key());
+    }
+    // A PKCS#1 key is an SSH key; a PKCS#8 RSA key keeps its SPKI PEM (hyperseal's own RSA
+    // keys) unless that refuses it (under 3072 bits): then its SSH key line. A PKCS#8 Ed25519
+    // key goes on below (a hyperseal signing key; age mode takes its SSH recipient itself).
+    #[cfg(not(portable_backend))]
+    if let Ok(Some(key)) = pem_key::parse(t) {
+        if !key.is_pkcs8() {
+            return Ok(key.public().to_authorized_key());
+        }
+        if key.is_pkcs8_rsa() {
+            return rsa::public_pem_from_pkcs8_pem(t).or_else(|_| Ok(key.public().to_authorized_key()));
+        }
     }
     if t.starts_with("-----BEGIN") {
         return rsa::public_pem_from_pkcs8_pem(t);
@@ -381,6 +413,23 @@ pub fn identity_recipients(
     text: &str,
     callbacks: Arc<dyn Callbacks>,
 ) -> Result<Vec<Box<dyn Recipient>>, Error> {
+    identity_recipients_for(text, callbacks, Profile::Hyperseal)
+}
+
+/// [`identity_recipients`] for files of `profile`: in age files a PKCS#8 RSA key is an
+/// `ssh-rsa` recipient, as age makes it, not hyperseal's `rsa-oaep`.
+pub fn identity_recipients_for(
+    text: &str,
+    callbacks: Arc<dyn Callbacks>,
+    profile: Profile,
+) -> Result<Vec<Box<dyn Recipient>>, Error> {
+    #[cfg(not(portable_backend))]
+    if profile == Profile::Age {
+        if let Some(key) = pem_key::parse(text)? {
+            return Ok(vec![ssh::recipient_of(&key.public())?]);
+        }
+    }
+    let _ = profile;
     if text.trim_start().starts_with("-----BEGIN") {
         return parse_recipients_file(&public_of(text)?);
     }

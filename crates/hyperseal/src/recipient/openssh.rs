@@ -92,6 +92,20 @@ pub(crate) fn put_mpint(out: &mut Vec<u8>, magnitude: &[u8]) {
     }
 }
 
+/// The public exponent rule of OpenSSH and Go's `x/crypto/ssh` (so of age): odd, at least 3,
+/// at most 24 bits. Anything else is a bad key, said as such, before any RSA code sees it.
+pub(crate) fn check_rsa_exponent(e: &[u8]) -> Result<(), String> {
+    let e = &e[e.iter().take_while(|&&b| b == 0).count()..];
+    if e.len() > 3 {
+        return Err("ssh-rsa public exponent is too large (over 24 bits)".into());
+    }
+    let value = e.iter().fold(0u32, |v, &b| v << 8 | u32::from(b));
+    if value < 3 || value % 2 == 0 {
+        return Err(format!("ssh-rsa public exponent {value} is invalid (it must be odd and at least 3)"));
+    }
+    Ok(())
+}
+
 /// An SSH public key of a kind age can encrypt to.
 #[derive(Clone, PartialEq, Eq)]
 pub enum SshPublicKey {
@@ -125,9 +139,10 @@ impl SshPublicKey {
             t if t == RSA.as_bytes() => {
                 let e = r.mpint()?.to_vec();
                 let n = r.mpint()?.to_vec();
-                if e.is_empty() || n.is_empty() {
-                    return Err("ssh-rsa key with a zero exponent or modulus".into());
+                if n.is_empty() {
+                    return Err("ssh-rsa key with a zero modulus".into());
                 }
+                check_rsa_exponent(&e)?;
                 SshPublicKey::Rsa { n, e }
             }
             t => return Err(format!("unsupported SSH key type {:?}", String::from_utf8_lossy(t))),

@@ -53,6 +53,7 @@ impl SshRsaRecipient {
         let SshPublicKey::Rsa { n, e } = public else {
             return Err(Error::InvalidRecipient("not an ssh-rsa key".into()));
         };
+        super::openssh::check_rsa_exponent(e).map_err(Error::InvalidRecipient)?;
         // n has no leading zero byte (the SSH parser strips it), so its bit length is exact.
         let bits = n.len() * 8 - n[0].leading_zeros() as usize;
         if !(2048..=8192).contains(&bits) {
@@ -63,7 +64,8 @@ impl SshRsaRecipient {
         let key: PublicEncryptingKey = PublicKeyComponents { n: &n[..], e: &e[..] }
             .try_into()
             .map_err(|_| Error::InvalidRecipient("ssh-rsa public key rejected".into()))?;
-        let key = OaepPublicEncryptingKey::new(key).map_err(|_| Error::Crypto)?;
+        let key = OaepPublicEncryptingKey::new(key)
+            .map_err(|_| Error::InvalidRecipient("ssh-rsa public key rejected".into()))?;
         Ok(SshRsaRecipient { key, public: public.clone() })
     }
 }
@@ -93,6 +95,7 @@ impl std::fmt::Debug for SshRsaIdentity {
 impl SshRsaIdentity {
     /// From the components of an OpenSSH RSA private key; aws-lc checks they are consistent.
     pub fn new(c: &RsaComponents) -> Result<Self, Error> {
+        super::openssh::check_rsa_exponent(&c.e).map_err(Error::InvalidKey)?;
         let (dp, dq) = crt_exponents(&c.d, &c.p, &c.q)?;
         let components = KeyPairComponents {
             public_key: PublicKeyComponents { n: &c.n[..], e: &c.e[..] },
@@ -104,12 +107,21 @@ impl SshRsaIdentity {
             qInv: &c.iqmp[..],
         };
         let pair = KeyPair::from_components(&components).map_err(|e| Error::InvalidKey(size_error(e)))?;
-        let pkcs8 = pair.as_der().map_err(|_| Error::Crypto)?;
+        Self::from_key_pair(&pair)
+    }
+
+    /// From an RSA key pair however it was stored (OpenSSH, PKCS#1 or PKCS#8 PEM, as age's
+    /// `agessh` takes them all). The public exponent follows OpenSSH's rule.
+    pub fn from_key_pair(pair: &KeyPair) -> Result<Self, Error> {
+        let public = rsa_public(pair)?;
+        let SshPublicKey::Rsa { e, .. } = &public else { unreachable!("rsa_public gives RSA keys") };
+        super::openssh::check_rsa_exponent(e).map_err(Error::InvalidKey)?;
+        let rejected = || Error::InvalidKey("ssh-rsa private key rejected".into());
+        let pkcs8 = pair.as_der().map_err(|_| rejected())?;
         let pkcs8 = Zeroizing::new(pkcs8.as_ref().to_vec());
         let private =
             PrivateDecryptingKey::from_pkcs8(&pkcs8).map_err(|e| Error::InvalidKey(size_error(e)))?;
-        let public = SshPublicKey::Rsa { n: c.n.clone(), e: c.e.clone() };
-        let key = OaepPrivateDecryptingKey::new(private).map_err(|_| Error::Crypto)?;
+        let key = OaepPrivateDecryptingKey::new(private).map_err(|_| rejected())?;
         Ok(SshRsaIdentity { key, tag: public.fingerprint_tag() })
     }
 
@@ -143,6 +155,22 @@ impl Identity for SshRsaIdentity {
             _ => Some(Err(Error::InvalidStanza("ssh-rsa stanza must have exactly one argument".into()))),
         }
     }
+}
+
+/// The SSH public key of an RSA key pair, read from its PKCS#1 `RSAPublicKey` DER
+/// (SEQUENCE { INTEGER n, INTEGER e }).
+pub fn rsa_public(pair: &KeyPair) -> Result<SshPublicKey, Error> {
+    use aws_lc_rs::signature::KeyPair as _;
+    let bad = || Error::InvalidKey("malformed RSA public key".into());
+    let der = pair.public_key().as_ref();
+    let (body, rest) = super::pem_key::der_take(der, 0x30).ok_or_else(bad)?;
+    let (n, body) = super::pem_key::der_take(body, 0x02).ok_or_else(bad)?;
+    let (e, body) = super::pem_key::der_take(body, 0x02).ok_or_else(bad)?;
+    if !rest.is_empty() || !body.is_empty() {
+        return Err(bad());
+    }
+    let strip = |v: &[u8]| v[v.iter().take_while(|&&b| b == 0).count()..].to_vec();
+    Ok(SshPublicKey::Rsa { n: strip(n), e: strip(e) })
 }
 
 /// A secret big-endian integer.
@@ -191,7 +219,7 @@ fn crt_exponents(d: &[u8], p: &[u8], q: &[u8]) -> Result<(Secret, Secret), Error
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recipient::openssh_key::{OpensshKeyFile, SshPrivateKey};
+    use crate::recipient::openssh_key::{OpensshKeyFile, RsaComponents, SshPrivateKey};
 
     fn vector(name: &str) -> String {
         std::fs::read_to_string(format!("{}/../../vectors/ssh/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -258,6 +286,44 @@ mod tests {
         let f = OpensshKeyFile::parse(&vector("rsa1024")).unwrap();
         let SshPrivateKey::Rsa(c) = f.decrypt(None).unwrap() else { panic!() };
         assert!(SshRsaIdentity::new(&c).is_err());
+    }
+
+    /// Exponents OpenSSH and age refuse (1, even, over 24 bits) are bad keys, said as such: not
+    /// "internal cryptographic failure".
+    #[test]
+    fn bad_exponents_are_bad_keys() {
+        let f = OpensshKeyFile::parse(&vector("rsa2048")).unwrap();
+        let SshPrivateKey::Rsa(c) = f.decrypt(None).unwrap() else { panic!() };
+        for e in [vec![1u8], vec![2], vec![0x01, 0x00, 0x00], vec![0x02, 0x00, 0x00, 0x01]] {
+            let public = SshPublicKey::Rsa { n: c.n.clone(), e: e.clone() };
+            let blob = public.to_blob();
+            let err = SshPublicKey::from_blob(&blob).unwrap_err();
+            assert!(err.contains("public exponent"), "{e:?}: {err}");
+            let line = format!(
+                "ssh-rsa {}",
+                base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &blob)
+            );
+            match super::super::ssh::parse_recipient(&line) {
+                Err(Error::InvalidRecipient(m)) => assert!(m.contains("public exponent"), "{m}"),
+                other => panic!("{e:?}: {:?}", other.map(|_| ())),
+            }
+            match SshRsaRecipient::new(&public) {
+                Err(Error::InvalidRecipient(m)) => assert!(m.contains("public exponent"), "{m}"),
+                other => panic!("{e:?}: {:?}", other.map(|_| ())),
+            }
+            let bad = RsaComponents {
+                n: c.n.clone(),
+                e: e.clone(),
+                d: c.d.clone(),
+                iqmp: c.iqmp.clone(),
+                p: c.p.clone(),
+                q: c.q.clone(),
+            };
+            match SshRsaIdentity::new(&bad) {
+                Err(Error::InvalidKey(m)) => assert!(m.contains("public exponent"), "{m}"),
+                other => panic!("{e:?}: {:?}", other.map(|_| ())),
+            }
+        }
     }
 
     #[test]
