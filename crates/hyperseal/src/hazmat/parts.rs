@@ -334,7 +334,14 @@ impl PartKey {
 
     /// Plaintext bytes in a part of `sealed_len` bytes (exact for a part that opens).
     pub fn opened_len(&self, sealed_len: usize) -> usize {
-        sealed_len - TAG_LEN * sealed_len.div_ceil(self.cipher.full()).min(sealed_len / TAG_LEN)
+        // Every chunk but the last is full; a last one shorter than a tag (a damaged part, which
+        // fails to open) holds no plaintext — the engine's own count, so a buffer of this size
+        // always reaches the authentication check.
+        let (full, n) = (self.cipher.full(), sealed_len.div_ceil(self.cipher.full()));
+        match n {
+            0 => 0,
+            n => (n - 1) * self.cipher.chunk_size() + (sealed_len - (n - 1) * full).saturating_sub(TAG_LEN),
+        }
     }
 
     /// [`open`](Self::open) into `out` ([`opened_len`](Self::opened_len) bytes suffice, as does

@@ -267,3 +267,25 @@ fn opening_bounds_are_one_check() {
     }
     assert!(key.seal(u64::MAX / 2, &[0; 10]).is_err() && key.sealed_len(u64::MAX, CHUNK).is_err());
 }
+
+/// A part cut inside its final chunk fails as damage (authentication), not as a wrong buffer
+/// size: `opened_len` sizes a buffer the opening paths accept for any input length.
+#[test]
+fn a_cut_final_chunk_fails_to_authenticate() {
+    let (to, ids) = keypair();
+    let pt = vec![9u8; 2 * CHUNK + 100];
+    let (head, key) = PartKey::seal_new(&to, opts(Suite::ChaCha20Poly1305), pt.len() as u64).unwrap();
+    let file = seal_parts(&key, &head, &pt, CHUNK as u64, false);
+    let full = CHUNK + TAG_LEN;
+    for cut in [1, 5, TAG_LEN - 1, TAG_LEN, TAG_LEN + 50] {
+        let short = &file[..head.len() + 2 * full + cut];
+        let opener = PartKey::open_file(&mut Cursor::new(short), short.len() as u64, &ids).unwrap();
+        let part = &short[head.len() + full..];
+        let mut out = vec![0u8; opener.opened_len(part.len())];
+        let r = opener.open_into(1, part, &mut out);
+        assert!(matches!(r, Err(Error::ChunkAuth(_) | Error::Truncated(_))), "cut {cut}: {r:?}");
+    }
+    assert_eq!(key.opened_len(0), 0);
+    assert_eq!(key.opened_len(full + 5), CHUNK);
+    assert_eq!(key.opened_len(2 * full), 2 * CHUNK);
+}
