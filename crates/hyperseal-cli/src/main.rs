@@ -30,9 +30,11 @@ enum Command {
     Pubkey(cmd::keys::PubkeyArgs),
     /// Encrypt a file or stream to recipients or a passphrase.
     Encrypt(cmd::encrypt::EncryptArgs),
-    /// Decrypt a file or stream. With -o FILE, nothing is left unless the whole file
-    /// authenticates; to stdout, chunks go out as they authenticate, and a cut or damaged file
-    /// ends with an error after what authenticated was written.
+    /// Decrypt a file or stream (-o FILE: all or nothing; stdout: chunks as they authenticate).
+    ///
+    /// With -o FILE, nothing is left unless the whole file authenticates. To stdout, chunks are
+    /// written as they authenticate, and a cut or damaged file ends with an error after what
+    /// authenticated was written.
     Decrypt(cmd::decrypt::DecryptArgs),
     /// Describe an encrypted file (format, suite, recipients, sizes); never prints secrets.
     Inspect(cmd::inspect::InspectArgs),
