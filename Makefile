@@ -128,6 +128,7 @@ $(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_
 # the bench's python table test (crates/hyperseal-bench/tests) needs the built package.
 test: tools lint wasm-core wasm-deps python
 	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace
+	$(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
 	@$(CARGO) run --release -q -p sm4-simd --example backends
 	$(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi

@@ -98,8 +98,8 @@ impl OutputOptions {
     }
 
     /// Use a named temporary file (`.hyperseal-*.partial`) even where `O_TMPFILE` works. This is
-    /// the path taken on filesystems that refuse `O_TMPFILE`; it exists so tests (and the CLI's
-    /// `HYPERSEAL_NAMED_TEMPORARY` environment variable) can exercise it anywhere.
+    /// the path taken on filesystems that refuse `O_TMPFILE`; it exists so tests can exercise it
+    /// anywhere.
     pub fn named_temporary(mut self, yes: bool) -> Self {
         self.named_temporary = yes;
         self
