@@ -9,8 +9,6 @@ use std::process::ExitCode;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
-use crate::Hinted;
-
 /// Exit status of a bad command line (clap's and ours alike).
 pub const USAGE: u8 = 2;
 /// Exit status when a reader downstream went away: what a shell reports for coreutils killed by
@@ -187,6 +185,33 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
         eprintln!("hyperseal: hint: {}", redact(&h));
     }
     ExitCode::from(USAGE)
+}
+
+/// An error with a hint line, for errors where the next step is not obvious. `usage` marks a
+/// bad command line (exit status 2, as for clap's own errors).
+#[derive(Debug)]
+pub struct Hinted {
+    pub(crate) msg: String,
+    pub(crate) hint: String,
+    pub(crate) usage: bool,
+}
+
+impl std::fmt::Display for Hinted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
+impl std::error::Error for Hinted {}
+
+/// Attaches a hint to an error message.
+pub fn hint(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(Hinted { msg: err.to_string(), hint: hint.to_string(), usage: false })
+}
+
+/// A usage error found after parsing (options that exclude each other by value): exit status 2.
+pub fn usage(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(Hinted { msg: err.to_string(), hint: hint.to_string(), usage: true })
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use anyhow::Result;
 use hyperseal::output::{refuse_stdout_is_input, AtomicOutput, OutputError, OutputErrorKind, OutputOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::hint;
+use crate::errors::hint;
 
 /// Set (to anything) to use a named `.hyperseal-*.partial` temporary even where `O_TMPFILE`
 /// works: the path taken on filesystems without it, exercised by the fault-injection tests. A
@@ -126,7 +126,7 @@ impl Output {
         }
         // As context, so the library error stays in the chain (age mode words it its own way).
         let msg = e.to_string();
-        e.context(crate::Hinted {
+        e.context(crate::errors::Hinted {
             msg,
             hint: format!(
                 "the file is damaged or was modified; the {n} bytes already written to {name} are \

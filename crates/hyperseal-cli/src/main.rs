@@ -55,33 +55,6 @@ enum Command {
     Man,
 }
 
-/// An error with a hint line, for errors where the next step is not obvious. `usage` marks a
-/// bad command line (exit status 2, as for clap's own errors).
-#[derive(Debug)]
-pub struct Hinted {
-    msg: String,
-    hint: String,
-    usage: bool,
-}
-
-impl std::fmt::Display for Hinted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.msg)
-    }
-}
-
-impl std::error::Error for Hinted {}
-
-/// Attaches a hint to an error message.
-pub fn hint(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::Error::new(Hinted { msg: err.to_string(), hint: hint.to_string(), usage: false })
-}
-
-/// A usage error found after parsing (options that exclude each other by value): exit status 2.
-pub fn usage(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::Error::new(Hinted { msg: err.to_string(), hint: hint.to_string(), usage: true })
-}
-
 fn main() -> ExitCode {
     // Past `ulimit -f`, a write must fail with EFBIG (reported, output discarded) rather than
     // SIGXFSZ killing the process without a word.

@@ -9,8 +9,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::errors::Hinted;
 use crate::errors::{self, redact};
-use crate::Hinted;
 
 // The errors of age's command line (cmd/age), word for word.
 pub const NO_IDENTITY_MATCHED: &str = "no identity matched any of the recipients";
@@ -77,7 +77,7 @@ pub fn recipients_file(path: &std::path::Path) -> String {
 
 /// An error already in age's words, with age's hints (each printed on its own line).
 pub fn fail(msg: impl std::fmt::Display, hints: &[&str]) -> anyhow::Error {
-    crate::hint(msg, hints.join("\n"))
+    crate::errors::hint(msg, hints.join("\n"))
 }
 
 /// An `age: warning:` line.

@@ -14,7 +14,7 @@ use clap::Args;
 use hyperseal::c2sp::{self, Key};
 use zeroize::Zeroizing;
 
-use crate::hint;
+use crate::errors::hint;
 use crate::io::{self, Input, Output};
 
 /// The `--format` value.

@@ -8,7 +8,7 @@ use clap::Args;
 use hyperseal::recipient::{self, Identity};
 use hyperseal::Decryptor;
 
-use crate::hint;
+use crate::errors::hint;
 use crate::io::{self, Input, Output};
 
 #[derive(Args)]
@@ -71,7 +71,7 @@ pub fn run(a: DecryptArgs) -> Result<()> {
         }
         None | Some("hyperseal" | "age") => super::c2sp::reject_stray(&a.c2sp)?,
         Some(f) => {
-            return Err(crate::usage(
+            return Err(crate::errors::usage(
                 format!("unknown format {f:?}"),
                 "use --format c2sp-chunked, or omit it to detect hyperseal and age files",
             ))

@@ -8,7 +8,7 @@ use clap::Args;
 use hyperseal::recipient::{self, Recipient};
 use hyperseal::{Encryptor, Options, Profile, Suite};
 
-use crate::hint;
+use crate::errors::hint;
 use crate::io::{self, Input, Output};
 
 #[derive(Args)]
@@ -87,10 +87,13 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     }
     super::c2sp::reject_stray(&a.c2sp)?;
     let mut opts = Options::named(&a.format, None, None).map_err(|_| {
-        crate::usage(format!("unknown format {:?}", a.format), "use --format hyperseal, age or c2sp-chunked")
+        crate::errors::usage(
+            format!("unknown format {:?}", a.format),
+            "use --format hyperseal, age or c2sp-chunked",
+        )
     })?;
     if opts.profile == Profile::Age && (a.suite.is_some() || a.chunk_size.is_some()) {
-        return Err(crate::usage(
+        return Err(crate::errors::usage(
             "--suite and --chunk-size do not apply to --format age",
             "age files always use ChaCha20-Poly1305 and 64 KiB chunks; drop those options",
         ));
@@ -108,13 +111,13 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         || !a.identities.is_empty()
         || !a.plugins.is_empty();
     if wants_passphrase && has_recipients {
-        return Err(crate::usage(
+        return Err(crate::errors::usage(
             "a passphrase cannot be combined with recipients",
             "encrypt twice, or use only keys",
         ));
     }
     if !wants_passphrase && !has_recipients {
-        return Err(crate::usage(
+        return Err(crate::errors::usage(
             "no recipients",
             "give -r RECIPIENT, -R FILE, -i IDENTITY, -p or --passphrase-file FILE",
         ));

@@ -15,7 +15,8 @@ use hyperseal::recipient::{self, identity_file, Callbacks, Identity, Recipient};
 use zeroize::Zeroizing;
 
 use super::age_messages;
-use crate::{hint, io, terminal};
+use crate::errors::hint;
+use crate::{io, terminal};
 
 /// Answers the library's requests for one identity or recipients file.
 struct Terminal {

@@ -172,7 +172,7 @@ impl<R: std::io::Read> std::io::Read for Counting<R> {
 /// A payload that is not a whole number of chunks fails the command (after the description).
 fn truncation(sizes: &Option<Sizes>) -> Result<()> {
     match sizes {
-        Some(Sizes { shape: None, .. }) => Err(crate::hint(
+        Some(Sizes { shape: None, .. }) => Err(crate::errors::hint(
             "the file is truncated or damaged: its payload is not a whole number of chunks",
             "decrypting it will fail; look for a complete copy",
         )),

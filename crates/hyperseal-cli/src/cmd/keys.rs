@@ -10,7 +10,8 @@ use clap::Args;
 use hyperseal::recipient::{self, Kind};
 use hyperseal_toolkit::sign;
 
-use crate::{hint, io};
+use crate::errors::hint;
+use crate::io;
 
 #[derive(Args)]
 pub struct KeygenArgs {

@@ -158,7 +158,7 @@ fn check(alg: hash::Algorithm, list: &Path) -> Result<()> {
         );
     }
     if ok == 0 {
-        return Err(crate::hint(
+        return Err(crate::errors::hint(
             format!("no properly formatted {alg} checksum lines found"),
             "pass --algo to match the list (e.g. --algo blake2b512 for b2sum output)",
         ));

@@ -60,12 +60,15 @@ pub fn run(a: HazmatArgs) -> Result<()> {
     let key = super::parse_hex(&o.key, "--key")?;
     let iv = o.iv.as_deref().map(|s| super::parse_hex(s, "--iv")).transpose()?;
     if cipher.needs_iv() && iv.is_none() {
-        return Err(crate::hint(format!("{} needs --iv", cipher.name()), "pass 16 bytes as 32 hex digits"));
+        return Err(crate::errors::hint(
+            format!("{} needs --iv", cipher.name()),
+            "pass 16 bytes as 32 hex digits",
+        ));
     }
     let input = Input::open(o.input.as_deref())?;
     let mut out = Output::create(o.output.as_deref(), o.force, o.input.as_deref())?;
     if out.is_terminal() {
-        return Err(crate::hint(
+        return Err(crate::errors::hint(
             "refusing to write binary output to a terminal",
             "use -o FILE or redirect stdout",
         ));
@@ -78,7 +81,7 @@ pub fn run(a: HazmatArgs) -> Result<()> {
     };
     // On any error `out` is dropped uncommitted: a `-o` file is never created.
     result.map_err(|e| match e {
-        hyperseal_toolkit::Error::Crypto => crate::hint(
+        hyperseal_toolkit::Error::Crypto => crate::errors::hint(
             "decryption failed: bad padding or length",
             "check --key, --iv and --algo; these modes cannot tell a wrong key from corrupted data",
         ),

@@ -102,7 +102,7 @@ pub fn run(a: KdfArgs) -> Result<()> {
                 ),
             };
             if salt.len() < kdf::MIN_SALT_LEN {
-                return Err(crate::hint(
+                return Err(crate::errors::hint(
                     "--salt must be at least 8 bytes (16 hex digits)",
                     "use 16 random bytes, e.g. --salt $(openssl rand -hex 16)",
                 ));

@@ -71,7 +71,7 @@ fn write_output(
 ) -> Result<()> {
     let mut out = Output::create(path.map(PathBuf::as_path), force, input)?;
     if binary && out.is_terminal() {
-        return Err(crate::hint(
+        return Err(crate::errors::hint(
             "refusing to write binary output to a terminal",
             "use -o FILE or redirect stdout",
         ));
@@ -83,7 +83,10 @@ fn write_output(
 /// Decodes a hex argument, naming it in the error.
 fn parse_hex(s: &str, what: &str) -> Result<Zeroizing<Vec<u8>>> {
     hex::decode(s.trim()).map(Zeroizing::new).map_err(|_| {
-        crate::hint(format!("{what} is not valid hex"), format!("pass {what} as hex digits, e.g. 00112233…"))
+        crate::errors::hint(
+            format!("{what} is not valid hex"),
+            format!("pass {what} as hex digits, e.g. 00112233…"),
+        )
     })
 }
 

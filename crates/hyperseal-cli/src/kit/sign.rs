@@ -50,13 +50,13 @@ pub fn sign(a: SignArgs) -> Result<()> {
     let padding = a.rsa_padding;
     let pem = zeroize::Zeroizing::new(crate::io::read_small(&a.key, "private key")?);
     let key = SigningKey::from_pem(&pem).map_err(|e| {
-        crate::hint(
+        crate::errors::hint(
             format!("{}: {e}", a.key.display()),
             "expected a PEM private key (e.g. from `openssl genpkey`)",
         )
     })?;
     if a.output.is_none() && super::stdout_is_terminal() {
-        return Err(crate::hint("refusing to write a binary signature to a terminal", "use -o FILE"));
+        return Err(crate::errors::hint("refusing to write a binary signature to a terminal", "use -o FILE"));
     }
     let msg = super::read_all(Some(&a.file), LIMIT, "file to sign")?;
     let sig = key.sign_with(&msg, padding)?;
@@ -72,7 +72,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         } else {
             "expected a PEM public key (BEGIN PUBLIC KEY)"
         };
-        crate::hint(format!("{}: {e}", a.pubkey.display()), h)
+        crate::errors::hint(format!("{}: {e}", a.pubkey.display()), h)
     })?;
     let sig = std::fs::read(&a.sig).with_context(|| format!("cannot read signature {}", a.sig.display()))?;
     let msg = super::read_all(Some(&a.file), LIMIT, "signed file")?;
@@ -81,7 +81,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
             println!("Signature OK");
             Ok(())
         }
-        Err(_) if key.kind().is_rsa() => Err(crate::hint(
+        Err(_) if key.kind().is_rsa() => Err(crate::errors::hint(
             "signature verification failed",
             "for RSA, also check --rsa-padding (pss or pkcs1) matches how it was signed",
         )),

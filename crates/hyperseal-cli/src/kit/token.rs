@@ -68,7 +68,10 @@ const LIMIT: u64 = 64 << 20;
 fn ring(path: &std::path::Path) -> Result<KeyRing> {
     let text = zeroize::Zeroizing::new(crate::io::read_small(path, "token key file")?);
     KeyRing::from_key_file(&text).map_err(|e| {
-        crate::hint(format!("{}: {e}", path.display()), "create one with `hyperseal token keygen -o FILE`")
+        crate::errors::hint(
+            format!("{}: {e}", path.display()),
+            "create one with `hyperseal token keygen -o FILE`",
+        )
     })
 }
 
@@ -109,12 +112,12 @@ pub fn run(a: TokenArgs) -> Result<()> {
 fn open_error(e: TokenError) -> anyhow::Error {
     match e {
         TokenError::Malformed => {
-            crate::hint(e, "pass the token on stdin exactly as `hyperseal token seal` printed it")
+            crate::errors::hint(e, "pass the token on stdin exactly as `hyperseal token seal` printed it")
         }
         TokenError::UnknownKeyId => {
-            crate::hint(e, "add the key it was sealed with to the key file (one key per line)")
+            crate::errors::hint(e, "add the key it was sealed with to the key file (one key per line)")
         }
-        TokenError::Auth => crate::hint(e, "check that --aad is exactly the value used when sealing"),
+        TokenError::Auth => crate::errors::hint(e, "check that --aad is exactly the value used when sealing"),
         TokenError::Expired => anyhow::Error::new(e),
     }
 }
