@@ -1,11 +1,12 @@
-//! The README's toolkit example runs as written, line by line, and its comments tell the truth.
+//! The CLI guide's toolkit example (docs/CLI.md) runs as written, line by line, and its comments
+//! tell the truth.
 
 use std::fs;
 use std::process::Command;
 
-/// The `sh` block of the README section `title`.
+/// The `sh` block of the docs/CLI.md section `title`.
 fn sh_block(title: &str) -> Vec<String> {
-    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/CLI.md")).unwrap();
     let section = readme.split(&format!("## {title}")).nth(1).expect("section");
     let block = section.split("```sh\n").nth(1).expect("sh block").split("```").next().unwrap();
     block.lines().map(str::to_string).collect()
@@ -30,13 +31,13 @@ fn toolkit_example_runs_as_written() {
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_hyperseal")).parent().unwrap().to_owned();
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
     let mut ran = 0;
-    for line in sh_block("Toolkit") {
+    for line in sh_block("Toolkit commands") {
         let cmd = line.split("  #").next().unwrap().trim();
         if cmd.is_empty() || cmd.starts_with('#') {
             continue;
         }
         let o = Command::new("sh").args(["-c", cmd]).current_dir(p).env("PATH", &path).output().unwrap();
-        assert!(o.status.success(), "README line failed: {cmd}\n{}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "docs/CLI.md line failed: {cmd}\n{}", String::from_utf8_lossy(&o.stderr));
         ran += 1;
     }
     assert!(ran >= 10, "only {ran} commands found");
@@ -45,7 +46,7 @@ fn toolkit_example_runs_as_written() {
 /// The token comment names the suite `token seal` really picks by default on this CPU.
 #[test]
 fn token_comment_names_the_default_suite() {
-    let block = sh_block("Toolkit").join("\n");
+    let block = sh_block("Toolkit commands").join("\n");
     assert!(
         block.contains("# AES-256-GCM-SIV token where the CPU has AES instructions, else XChaCha20-Poly1305"),
         "{block}"
