@@ -1,12 +1,12 @@
-// Every ```js block of bindings/wasm/README.md and of the README's Browser section runs in
-// Chromium as written (its `import … from 'hyperseal'` line stands for the page's package), so
-// the documented examples cannot drift from the API.
+// Every ```js block of bindings/wasm/README.md runs in Chromium as written (its `import … from
+// 'hyperseal'` line stands for the page's package), so the documented examples cannot drift from
+// the API. (The repository README's example is Node's: bindings/node/test/readme.test.js.)
 
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startBrowser, PKG_ROOT, REPO } from './harness.mjs'
+import { startBrowser, PKG_ROOT } from './harness.mjs'
 
 let h
 
@@ -15,17 +15,13 @@ function blocks (markdown) {
 }
 
 const wasmReadme = blocks(readFileSync(join(PKG_ROOT, 'README.md'), 'utf8'))
-const mainReadme = readFileSync(join(REPO, 'README.md'), 'utf8')
-const browserSection = mainReadme.slice(mainReadme.indexOf('\n## Browser'), mainReadme.indexOf('\n## ', mainReadme.indexOf('\n## Browser') + 1))
-const examples = [...wasmReadme.map((b, i) => [`bindings/wasm/README.md block ${i + 1}`, b]),
-  ...blocks(browserSection).map((b, i) => [`README.md Browser block ${i + 1}`, b])]
+const examples = wasmReadme.map((b, i) => [`bindings/wasm/README.md block ${i + 1}`, b])
 
 before(async () => { h = await startBrowser() })
 after(async () => { await h?.close() })
 
-test('the READMEs have browser examples', () => {
+test('the README has browser examples', () => {
   assert.ok(wasmReadme.length >= 4, `${wasmReadme.length} blocks in bindings/wasm/README.md`)
-  assert.ok(examples.length > wasmReadme.length, 'no js block in the README\'s Browser section')
 })
 
 for (const [name, code] of examples) {
