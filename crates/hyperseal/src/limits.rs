@@ -27,6 +27,9 @@ pub const ARMOR_LINE: usize = 128;
 pub const KEY_FILE: usize = 4 << 20;
 /// Bytes of one PEM or OpenSSH key (an RSA-16384 private key in PEM is about 12 KB).
 pub const KEY_TEXT: usize = 256 << 10;
+/// bcrypt-pbkdf rounds of a passphrase-protected OpenSSH key (`ssh-keygen -a`; its default is
+/// 16, and 100 takes about a second): more would keep a reader busy for minutes or hours.
+pub const SSH_KDF_ROUNDS: usize = 1024;
 /// Bytes of one message (stanza) from an age plugin.
 pub const PLUGIN_MESSAGE: usize = 1 << 20;
 /// Messages an age plugin may send in one exchange (each `msg`, `confirm` or unknown command

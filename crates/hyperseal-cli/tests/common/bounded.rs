@@ -43,6 +43,8 @@ impl Bounded {
 }
 
 /// Runs `cmd` with `stdin` fed from `input` (which may never end) and kills it at `deadline`.
+/// The child is reaped by `wait4` (for its resource usage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
 pub fn run(cmd: &mut Command, input: Option<Box<dyn Read + Send>>, deadline: Duration) -> Bounded {
     cmd.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() });
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());

@@ -123,6 +123,14 @@ impl OpensshKeyFile {
                 if !o.is_empty() || salt.is_empty() || rounds == 0 {
                     return Err(bad("malformed bcrypt parameters"));
                 }
+                // Each round costs milliseconds: a key asking for millions would hang the
+                // reader for hours, so the count is bounded before any passphrase is asked for.
+                if rounds as usize > crate::limits::SSH_KDF_ROUNDS {
+                    return Err(crate::limits::too_many(
+                        "bcrypt rounds in an OpenSSH key",
+                        crate::limits::SSH_KDF_ROUNDS,
+                    ));
+                }
                 Protection::Bcrypt { salt, rounds, cipher }
             }
             _ => return Err(bad("unknown cipher or key derivation")),
@@ -298,6 +306,30 @@ mod tests {
             assert!(matches!(f.decrypt(None), Err(Error::InvalidKey(_))), "{name}");
             assert!(format!("{f:?}").contains("redacted"));
         }
+    }
+
+    /// A protected key asking for more bcrypt rounds than the budget is refused when parsed,
+    /// before any passphrase is asked for or any round is run.
+    #[test]
+    fn absurd_bcrypt_rounds_are_refused() {
+        let path = format!("{}/../../vectors/ssh/ed25519_ctr", env!("CARGO_MANIFEST_DIR"));
+        let der = super::super::rsa::pem_decode(&std::fs::read_to_string(path).unwrap(), PEM_LABEL).unwrap();
+        let mut r = Reader::new(&der);
+        r.bytes(MAGIC.len()).unwrap();
+        r.string().unwrap(); // cipher
+        r.string().unwrap(); // kdf name
+        let options_end = der.len() - r.rest().len() + 4 + r.string().unwrap().len();
+        let with_rounds = |n: u32| {
+            use base64::Engine;
+            let mut d = der.clone();
+            d[options_end - 4..options_end].copy_from_slice(&n.to_be_bytes());
+            let b = base64::engine::general_purpose::STANDARD.encode(&d);
+            OpensshKeyFile::parse(&format!("{BEGIN}\n{b}\n-----END {PEM_LABEL}-----\n"))
+        };
+        assert!(with_rounds(16).is_ok());
+        assert!(with_rounds(crate::limits::SSH_KDF_ROUNDS as u32).is_ok());
+        let r = with_rounds(1 << 20);
+        assert!(matches!(&r, Err(Error::Limit(m)) if m.contains("bcrypt rounds")), "{:?}", r.err());
     }
 
     #[test]
