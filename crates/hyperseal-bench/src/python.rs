@@ -152,7 +152,9 @@ impl Table for Python {
             t["c2sp_vs_cobblestone"]["size"].as_u64().map_or("?".into(), fmt_size),
             ratio("age_files_vs_pyrage"),
             t["age_files_vs_pyrage"]["size"].as_u64().map_or("?".into(), fmt_size),
-            t["hybrid_1kb_round_trip_us"]["us"].as_f64().map_or("not measured".into(), |us| format!("{us:.0} µs")),
+            t["hybrid_1kb_round_trip_us"]["us"]
+                .as_f64()
+                .map_or("not measured".into(), |us| format!("{us:.0} µs")),
         ));
         Ok(())
     }

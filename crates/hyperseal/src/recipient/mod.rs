@@ -29,10 +29,10 @@ pub mod mlkem768p256;
 pub mod openssh;
 #[cfg(not(portable_backend))]
 pub mod openssh_key;
-#[cfg(not(portable_backend))]
-pub mod pem_key;
 pub mod p256;
 pub mod passphrase;
+#[cfg(not(portable_backend))]
+pub mod pem_key;
 pub mod plugin;
 mod primitives;
 #[cfg(not(portable_backend))]
