@@ -10,11 +10,13 @@ use crate::fixtures::Answer;
 use crate::keys::assert_no_key_material;
 
 pub fn identity_file(data: &[u8]) {
-    let _ = identity_file::is_encrypted(data);
+    let encrypted = identity_file::is_encrypted(data);
     let text = String::from_utf8_lossy(data);
     let ids = identity_file::parse(data, Arc::new(Answer));
     let rs = identity_file::recipients_of(data, Arc::new(Answer));
-    for e in [ids.as_ref().err(), rs.as_ref().err()].into_iter().flatten() {
+    // A plain identity file's errors repeat none of its keys. (An encrypted one holds only
+    // ciphertext, which a header error may quote.)
+    for e in [ids.as_ref().err(), rs.as_ref().err()].into_iter().flatten().filter(|_| !encrypted) {
         assert_no_key_material(&text, &e.to_string());
     }
     let (Ok(ids), Ok(rs)) = (ids, rs) else { return };
