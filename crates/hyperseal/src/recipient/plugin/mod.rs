@@ -130,6 +130,12 @@ fn is_executable(_: &std::fs::Metadata) -> bool {
 
 /// `age-plugin-NAME` in the first absolute `PATH` directory that has it as an executable file.
 pub fn find_binary(name: &str) -> Result<PathBuf, Error> {
+    // WebAssembly in a page has no PATH and no programs (its std even panics on `split_paths`):
+    // no plugin is ever found there.
+    if cfg!(target_arch = "wasm32") {
+        let name = checked_name(name)?;
+        return Err(Error::Plugin(format!("age-plugin-{name} not found on PATH (no programs run here)")));
+    }
     find_binary_in(name, &std::env::var_os("PATH").unwrap_or_default())
 }
 
