@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use zeroize::Zeroize;
 
-use super::{exec, ChunkScheme};
+use super::{exec, ready, ChunkCipher};
 use crate::format::TAG_LEN;
 use crate::Error;
 
@@ -106,7 +106,7 @@ impl Batch {
 
     /// Seals or opens every filled slot (from `input` when the batch borrows it), over up to
     /// `threads` threads.
-    pub fn process(&mut self, cipher: &impl ChunkScheme, layout: &Layout, input: &[u8], threads: usize) {
+    pub fn process(&mut self, cipher: &ChunkCipher, layout: &Layout, input: &[u8], threads: usize) {
         let n = self.lens.len();
         if n == 0 {
             return;
@@ -121,9 +121,10 @@ impl Batch {
             match (layout.dir, from) {
                 (Dir::Seal, None) => cipher.seal(index, is_last, &mut slot[..len + TAG_LEN]),
                 (Dir::Seal, Some(pt)) => cipher.seal_to(index, is_last, pt, &mut slot[..len + TAG_LEN]),
-                (Dir::Open, None) => cipher.open(index, is_last, &mut slot[..len]).map(drop),
-                (Dir::Open, Some(ct)) => cipher.open_to(index, is_last, ct, slot).map(drop),
+                (Dir::Open, None) => return cipher.open(index, is_last, &mut slot[..len]).map(drop),
+                (Dir::Open, Some(ct)) => return cipher.open_to(index, is_last, ct, slot).map(drop),
             }
+            Ok(())
         };
         let buf = &mut self.buf[..used];
         self.failed = if threads != 1 && n > 1 {
@@ -132,8 +133,7 @@ impl Batch {
         } else {
             buf.chunks_mut(cap).enumerate().find_map(|(i, slot)| one(i, slot).err().map(|e| (i, e)))
         };
-        // Sealing in place fails only past a scheme's chunk limit, before any output is released,
-        // and otherwise overwrote every plaintext byte read into this batch
+        // Sealing in place cannot fail and overwrote every plaintext byte read into this batch
         // (and earlier batches' were overwritten the same way): nothing is left to zeroize, and
         // skipping it saves a byte-by-byte volatile pass over every buffer at exit.
         if layout.dir == Dir::Seal {
@@ -189,14 +189,8 @@ impl Filler {
         Filler { carry: None, next }
     }
 
-    /// Reads the next batch; returns whether it holds the final chunk (by `scheme`'s rule).
-    pub fn fill(
-        &mut self,
-        r: &mut (impl Read + ?Sized),
-        b: &mut Batch,
-        layout: &Layout,
-        scheme: &impl ChunkScheme,
-    ) -> io::Result<bool> {
+    /// Reads the next batch; returns whether it holds the final chunk.
+    pub fn fill(&mut self, r: &mut (impl Read + ?Sized), b: &mut Batch, layout: &Layout) -> io::Result<bool> {
         b.reset(self.next);
         b.plaintext |= layout.dir == Dir::Seal;
         let stride = layout.stride();
@@ -216,7 +210,7 @@ impl Filler {
                 _ => self.carry = Some(one[0]),
             }
         }
-        let (count, last) = scheme.ready(total + usize::from(self.carry.is_some()), stride, eof, self.next);
+        let (count, last) = ready(total + usize::from(self.carry.is_some()), stride, eof, self.next);
         b.lens.extend((0..count).map(|i| (total - i * stride).min(stride)));
         b.last = last;
         self.next += count as u64;
