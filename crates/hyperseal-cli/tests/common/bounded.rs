@@ -27,15 +27,18 @@ pub struct Bounded {
 }
 
 impl Bounded {
-    /// Asserts the run failed cleanly: exit status 1 well before the deadline, one
-    /// `hyperseal: error:` line (plus at most a hint) with no terminal escape, within the
-    /// memory budget. Returns the error line.
+    /// Asserts the run failed cleanly: exit status 1 well before the deadline, one error line
+    /// (`hyperseal: error:`, or `age: error:` in age mode) plus at most a hint, with no terminal
+    /// escape, within the memory budget. Returns the error line.
     pub fn failed_cleanly(&self) -> String {
         assert_eq!(self.status, Some(1), "{self:?}");
         assert!(self.max_rss_kib <= RSS_BUDGET_KIB, "peak RSS {} KiB: {self:?}", self.max_rss_kib);
         assert!(!self.stderr.contains('\x1b') && !self.stderr.contains('\x07'), "escape on stderr: {self:?}");
         let lines: Vec<&str> = self.stderr.lines().collect();
-        let errors = lines.iter().filter(|l| l.starts_with("hyperseal: error:")).count();
+        let errors = lines
+            .iter()
+            .filter(|l| l.starts_with("hyperseal: error:") || l.starts_with("age: error:"))
+            .count();
         assert_eq!(errors, 1, "{self:?}");
         assert!(lines.len() <= 2, "more than an error and a hint: {self:?}");
         lines[0].to_string()
