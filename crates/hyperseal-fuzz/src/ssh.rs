@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use hyperseal::recipient::openssh::{parse_authorized_key, AuthorizedKey, SshPublicKey};
-use hyperseal::recipient::openssh_key::OpensshKeyFile;
-use hyperseal::recipient::{self, pem_key, NoCallbacks};
+use hyperseal::recipient::ssh::openssh::{parse_authorized_key, AuthorizedKey, SshPublicKey};
+use hyperseal::recipient::ssh::openssh_key::OpensshKeyFile;
+use hyperseal::recipient::ssh::pem_key;
+use hyperseal::recipient::{self, NoCallbacks};
 use hyperseal::{Error, FileKey, Profile};
 
 use crate::fixtures::Answer;

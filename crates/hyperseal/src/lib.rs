@@ -18,7 +18,7 @@
 //! cores, constant memory), [`Sealer`] and [`Opener`] for data pushed in pieces, and
 //! [`StreamReader`] for random access. Nothing here lets a caller choose a nonce.
 // Six modules need unsafe, each with its reason: crypto/native.rs (one aws-lc call),
-// recipient/ssh_rsa.rs (aws-lc bignum division for the CRT exponents OpenSSH keys omit), mem.rs
+// recipient/ssh/rsa.rs (aws-lc bignum division for the CRT exponents OpenSSH keys omit), mem.rs
 // (a huge-page hint), stream/exec.rs (a job borrowed by persistent threads), output/ (linkat
 // of an unnamed file, signal handlers) and recipient/plugin/conn.rs (kill(2) of a plugin's
 // process group); nothing else may.

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use zeroize::Zeroizing;
 
-use super::plugin::Plugins;
+use crate::Error;
 
 /// Requests an identity or recipient may make of the user while it is being used.
 pub trait Callbacks: Send + Sync {
@@ -71,5 +71,50 @@ pub struct NoCallbacks;
 impl Callbacks for NoCallbacks {
     fn request_passphrase(&self, _description: &str) -> Option<Zeroizing<String>> {
         None
+    }
+}
+
+/// Whether key strings that name an age plugin may be used (which runs `age-plugin-NAME`). Here,
+/// beside the callbacks that answer it, so that the kinds below need not import `plugin/`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Plugins {
+    /// Refuse them when parsed, before any program is looked up: the default.
+    #[default]
+    Refuse,
+    /// Allow them, as age does.
+    Allow,
+}
+
+impl Plugins {
+    /// `Allow` for `true`: a binding's `allowPlugins` option.
+    pub fn allowed(allow: bool) -> Self {
+        if allow {
+            Plugins::Allow
+        } else {
+            Plugins::Refuse
+        }
+    }
+
+    /// `Ok` if plugins are allowed, else the error naming the program that was not started.
+    pub(super) fn check(self, name: &str) -> Result<(), Error> {
+        match self {
+            Plugins::Allow => Ok(()),
+            Plugins::Refuse => Err(Error::Plugin(format!(
+                "plugins are disabled, so age-plugin-{name} was not started; pass allowPlugins: true \
+                 (Python: allow_plugins=True) to allow age plugins"
+            ))),
+        }
+    }
+}
+
+/// A policy is also the callbacks of a caller that answers nothing (as [`NoCallbacks`]) and only
+/// says whether plugins may run: the bindings parse with `Arc::new(Plugins::allowed(opt_in))`.
+impl Callbacks for Plugins {
+    fn request_passphrase(&self, _description: &str) -> Option<Zeroizing<String>> {
+        None
+    }
+
+    fn plugins(&self) -> Plugins {
+        *self
     }
 }

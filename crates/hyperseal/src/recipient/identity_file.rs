@@ -1,5 +1,5 @@
 //! Identity files as age reads them, from bytes: plain identity files (see
-//! [`super::parse_identities_with`]) and identity files that are themselves passphrase-encrypted
+//! [`parse_identities_with`]) and identity files that are themselves passphrase-encrypted
 //! age files (`age-keygen | age -p > key.age`, armored or not), plus the recipients of an identity
 //! file for encrypting to one's own key (age's `-e -i`).
 //!
@@ -22,7 +22,9 @@ use std::sync::Arc;
 use zeroize::Zeroizing;
 
 use super::callbacks::Callbacks;
-use super::{parse_identities_with, Identity, Recipient};
+use super::kind::passphrase_identity_for;
+use super::parse::{identity_recipients_for, parse_identities_with};
+use super::traits::{Identity, Recipient};
 use crate::format::AGE_V1;
 use crate::{Decryptor, Error};
 
@@ -50,7 +52,7 @@ fn plaintext(bytes: &[u8], callbacks: &dyn Callbacks) -> Result<Zeroizing<String
     let pass = callbacks.request_passphrase("encrypted identity file").ok_or_else(|| {
         Error::InvalidKey("the identity file is passphrase-encrypted and no passphrase was given".into())
     })?;
-    let identity = super::passphrase_identity_for(dec.header(), pass);
+    let identity = passphrase_identity_for(dec.header(), pass);
     let mut out = Zeroizing::new(Vec::new());
     dec.decrypt_stream(&[identity], &mut *out, None)?;
     if is_encrypted(&out) {
@@ -85,7 +87,7 @@ pub fn recipients_of_for(
     profile: crate::Profile,
 ) -> Result<Vec<Box<dyn Recipient>>, Error> {
     let text = plaintext(bytes, callbacks.as_ref())?;
-    super::identity_recipients_for(&text, callbacks, profile)
+    identity_recipients_for(&text, callbacks, profile)
 }
 
 #[cfg(test)]
@@ -132,7 +134,7 @@ mod tests {
     #[test]
     fn encrypted_identity_files() {
         let k = generate(Kind::X25519).unwrap();
-        let r = super::super::parse_recipient(&k.public).unwrap();
+        let r = crate::recipient::parse_recipient(&k.public).unwrap();
         let ct = encrypt(&[r], b"secret", &Options::age());
         for armor in [false, true] {
             let file = encrypt_identity(&format!("# key\n{}\n", k.secret.as_str()), "pw", armor);
@@ -158,7 +160,7 @@ mod tests {
     fn only_passphrase_files_and_no_nesting() {
         let k = generate(Kind::X25519).unwrap();
         let to_key = encrypt(
-            &[super::super::parse_recipient(&k.public).unwrap()],
+            &[crate::recipient::parse_recipient(&k.public).unwrap()],
             k.secret.as_bytes(),
             &Options::age(),
         );
@@ -170,7 +172,7 @@ mod tests {
         assert!(err.contains("another encrypted file"), "{err}");
         // A hyperseal-format file, and binary junk, are neither text nor age files: refused.
         let hs = encrypt(
-            &[super::super::parse_recipient(&k.public).unwrap()],
+            &[crate::recipient::parse_recipient(&k.public).unwrap()],
             k.secret.as_bytes(),
             &Options::default(),
         );
@@ -189,7 +191,7 @@ mod tests {
             assert_eq!(&crate::decrypt(&ids, &ct).unwrap()[..], b"x");
         }
         // A protected SSH key gives its recipient without asking (native builds only: the
-        // portable backend has no SSH keys and says so, tested in ssh_unavailable.rs).
+        // portable backend has no SSH keys and says so, see unavailable.rs).
         #[cfg(not(portable_backend))]
         ssh_recipient_needs_no_passphrase();
     }

@@ -15,7 +15,7 @@ use argon2::{Algorithm, Argon2, Params, Version};
 use zeroize::Zeroizing;
 
 use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key, ZERO_NONCE};
-use super::{Identity, Labels, Recipient};
+use super::traits::{Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
 
@@ -210,17 +210,20 @@ mod tests {
 
     #[test]
     fn must_be_alone() {
+        use crate::recipient::traits::wrap_all;
+
         let (mut stanzas, _) = recipient("pw").wrap_file_key(&FileKey::generate(16)).unwrap();
         stanzas.push(Stanza::new("X25519", vec!["AA".into()], vec![0; 32]));
         let r = identity("pw").unwrap_stanzas(&stanzas);
         assert!(matches!(r, Some(Err(Error::InvalidStanza(m))) if m.contains("only stanza")));
         // and labels stop the sender from making such a file, even with itself twice
         let fk = FileKey::generate(16);
-        let x = super::super::parse_recipient(&super::super::x25519::generate().unwrap().public).unwrap();
+        let x25519 = crate::recipient::x25519::generate().unwrap().public;
+        let x = Box::new(crate::recipient::x25519::X25519Recipient::from_bech32(&x25519).unwrap());
         let pw = || Box::new(recipient("pw")) as Box<dyn Recipient>;
-        assert!(matches!(super::super::wrap_all(&[pw(), x], &fk), Err(Error::IncompatibleRecipients(_))));
-        assert!(matches!(super::super::wrap_all(&[pw(), pw()], &fk), Err(Error::IncompatibleRecipients(_))));
-        assert_eq!(super::super::wrap_all(&[pw()], &fk).unwrap().len(), 1);
+        assert!(matches!(wrap_all(&[pw(), x], &fk), Err(Error::IncompatibleRecipients(_))));
+        assert!(matches!(wrap_all(&[pw(), pw()], &fk), Err(Error::IncompatibleRecipients(_))));
+        assert_eq!(wrap_all(&[pw()], &fk).unwrap().len(), 1);
     }
 
     #[test]

@@ -14,12 +14,11 @@ use aws_lc_rs::rsa::{
     KeySize, OaepPrivateDecryptingKey, OaepPublicEncryptingKey, PrivateDecryptingKey, PublicEncryptingKey,
     OAEP_SHA256_MGF1SHA256,
 };
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine;
 use zeroize::Zeroizing;
 
+use super::pem;
 use super::primitives::single_arg;
-use super::{GeneratedKey, Identity, Labels, Recipient};
+use super::traits::{GeneratedKey, Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
 
@@ -74,7 +73,7 @@ impl RsaRecipient {
 
     /// Parses a `-----BEGIN PUBLIC KEY-----` (SPKI) PEM.
     pub fn from_spki_pem(pem: &str) -> Result<Self, Error> {
-        let der = pem_decode(pem, "PUBLIC KEY").map_err(Error::InvalidRecipient)?;
+        let der = pem::decode(pem, "PUBLIC KEY").map_err(Error::InvalidRecipient)?;
         let public = PublicEncryptingKey::from_der(&der)
             .map_err(|e| Error::InvalidRecipient(format!("not an RSA public key: {e}")))?;
         Self::from_public(public)
@@ -82,7 +81,7 @@ impl RsaRecipient {
 
     /// The SPKI PEM.
     pub fn to_spki_pem(&self) -> String {
-        pem_encode("PUBLIC KEY", &self.spki)
+        pem::encode("PUBLIC KEY", &self.spki)
     }
 }
 
@@ -111,7 +110,7 @@ impl std::fmt::Debug for RsaIdentity {
 impl RsaIdentity {
     /// Parses a `-----BEGIN PRIVATE KEY-----` (PKCS#8) PEM.
     pub fn from_pkcs8_pem(pem: &str) -> Result<Self, Error> {
-        let der = Zeroizing::new(pem_decode(pem, "PRIVATE KEY").map_err(Error::InvalidKey)?);
+        let der = Zeroizing::new(pem::decode(pem, "PRIVATE KEY").map_err(Error::InvalidKey)?);
         let private = PrivateDecryptingKey::from_pkcs8(&der)
             .map_err(|e| Error::InvalidKey(format!("not an RSA PKCS#8 private key: {e}")))?;
         if private.key_size_bits() < MIN_BITS {
@@ -159,10 +158,10 @@ impl Identity for RsaIdentity {
 
 /// The SPKI PEM of a PKCS#8 PEM private key (`hyperseal pubkey`).
 pub fn public_pem_from_pkcs8_pem(pem: &str) -> Result<String, Error> {
-    let der = Zeroizing::new(pem_decode(pem, "PRIVATE KEY").map_err(Error::InvalidKey)?);
+    let der = Zeroizing::new(pem::decode(pem, "PRIVATE KEY").map_err(Error::InvalidKey)?);
     let private = PrivateDecryptingKey::from_pkcs8(&der)
         .map_err(|e| Error::InvalidKey(format!("not an RSA PKCS#8 private key: {e}")))?;
-    Ok(pem_encode("PUBLIC KEY", &spki_der(&private.public_key())?))
+    Ok(pem::encode("PUBLIC KEY", &spki_der(&private.public_key())?))
 }
 
 /// Generates an RSA key pair of 3072 or 4096 bits: PKCS#8 PEM secret, SPKI PEM public.
@@ -174,30 +173,8 @@ pub fn generate(bits: usize) -> Result<GeneratedKey, Error> {
     };
     let private = PrivateDecryptingKey::generate(size)?;
     let pkcs8 = private.as_der().map_err(|_| Error::Crypto)?;
-    let secret = Zeroizing::new(pem_encode("PRIVATE KEY", pkcs8.as_ref()));
-    Ok(GeneratedKey { secret, public: pem_encode("PUBLIC KEY", &spki_der(&private.public_key())?) })
-}
-
-/// RFC 7468 strict-ish PEM: base64 with padding, 64-column lines, LF endings.
-fn pem_encode(label: &str, der: &[u8]) -> String {
-    let b64 = Zeroizing::new(STANDARD.encode(der));
-    let mut out = format!("-----BEGIN {label}-----\n");
-    for line in b64.as_bytes().chunks(64) {
-        out.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));
-        out.push('\n');
-    }
-    out.push_str(&format!("-----END {label}-----\n"));
-    out
-}
-
-/// Extracts the one `label` block: text outside it is ignored (RFC 7468 explanatory text), CRLF
-/// and surrounding whitespace are tolerated, headers (`Proc-Type:` encrypted keys) are not.
-pub(crate) fn pem_decode(pem: &str, label: &str) -> Result<Vec<u8>, String> {
-    let (begin, end) = (format!("-----BEGIN {label}-----"), format!("-----END {label}-----"));
-    let start = pem.find(&begin).ok_or_else(|| format!("expected a PEM block {begin}"))? + begin.len();
-    let stop = start + pem[start..].find(&end).ok_or_else(|| format!("missing {end}"))?;
-    let body = Zeroizing::new(pem[start..stop].split_whitespace().collect::<String>());
-    STANDARD.decode(body.as_bytes()).map_err(|_| format!("invalid base64 in the {label} PEM block"))
+    let secret = Zeroizing::new(pem::encode("PRIVATE KEY", pkcs8.as_ref()));
+    Ok(GeneratedKey { secret, public: pem::encode("PUBLIC KEY", &spki_der(&private.public_key())?) })
 }
 
 #[cfg(test)]
@@ -259,9 +236,9 @@ mod tests {
     #[test]
     fn small_keys_and_bad_pem_refused() {
         let small = PrivateDecryptingKey::generate(KeySize::Rsa2048).unwrap();
-        let pem = pem_encode("PUBLIC KEY", &spki_der(&small.public_key()).unwrap());
+        let pem = pem::encode("PUBLIC KEY", &spki_der(&small.public_key()).unwrap());
         assert!(matches!(RsaRecipient::from_spki_pem(&pem), Err(Error::InvalidRecipient(_))));
-        let pem = pem_encode("PRIVATE KEY", small.as_der().unwrap().as_ref());
+        let pem = pem::encode("PRIVATE KEY", small.as_der().unwrap().as_ref());
         assert!(RsaIdentity::from_pkcs8_pem(&pem).is_err());
         assert!(RsaRecipient::from_spki_pem(&key(3072).secret).is_err(), "a private PEM is not a recipient");
         assert!(RsaRecipient::from_spki_pem("-----BEGIN PUBLIC KEY-----\n!!\n-----END PUBLIC KEY-----\n")
@@ -272,10 +249,6 @@ mod tests {
         // CRLF and explanatory text around the block are fine
         let crlf = format!("my key\r\n{}", key(3072).public.replace('\n', "\r\n"));
         assert!(RsaRecipient::from_spki_pem(&crlf).is_ok());
-        // the dispatchers find RSA PEMs
-        assert!(super::super::parse_recipient(&key(3072).public).is_ok());
-        assert!(super::super::parse_identities(&key(3072).secret).is_ok());
-        assert_eq!(super::super::public_of(&key(3072).secret).unwrap(), key(3072).public);
     }
 
     /// The PEMs we write must be readable by OpenSSL (skipped if `openssl` is not installed).

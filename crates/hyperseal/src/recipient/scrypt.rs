@@ -14,7 +14,7 @@
 use zeroize::Zeroizing;
 
 use super::primitives::{decode_arg, open_file_key, random, seal_file_key, TAG_LEN, ZERO_NONCE};
-use super::{Identity, Labels, Recipient};
+use super::traits::{Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};
 

@@ -3,7 +3,7 @@
 //! The age side is exercised two ways: fixed files made by `age` and committed under
 //! `tests/data/` (always run), and live round trips through `.tools/bin/age` (skipped with a
 //! note when it is not installed). A tiny test-only age v1 header/payload codec lives here so
-//! these tests do not depend on the lead's header code.
+//! these tests do not depend on the library's own header code.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,7 +12,8 @@ use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
 use aws_lc_rs::{hkdf, hmac};
 
 use super::*;
-use crate::format::{decode_b64, encode_b64};
+use crate::format::{decode_b64, encode_b64, Stanza};
+use crate::{Error, FileKey};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
 const AGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin/age");
@@ -248,4 +249,53 @@ fn wrap_all_refuses_postquantum_with_classic() {
     assert!(matches!(wrap_all(&[pq, classic], &fk), Err(Error::IncompatibleRecipients(_))));
     let pq = parse_recipient(&generate(Kind::Hybrid).unwrap().public).unwrap();
     assert_eq!(wrap_all(&[pq, pq2], &fk).unwrap().len(), 2);
+}
+
+/// Every kind's key strings go through the parsing that chooses between kinds: a secret is an
+/// identity and never a recipient, and `public_of` gives back the recipient it was made with.
+#[test]
+fn every_kind_parses_and_gives_back_its_recipient() {
+    // The portable build has no P-256 and no RSA (`unavailable.rs`, the test below).
+    let kinds: &[Kind] =
+        if cfg!(portable_backend) { &[Kind::Hybrid, Kind::X25519, Kind::Mlkem1024] } else { &Kind::ALL };
+    for &kind in kinds {
+        let k = generate(kind).unwrap();
+        let name = kind.name();
+        assert!(parse_recipient(&k.public).is_ok(), "{name}");
+        assert_eq!(parse_identities(&k.secret).unwrap().len(), 1 + (name.starts_with("rsa") as usize), "{name}");
+        assert_eq!(public_of(&k.secret).unwrap(), k.public, "{name}");
+        assert!(looks_like_identity(&k.secret) && !looks_like_identity(&k.public), "{name}");
+        assert!(matches!(parse_recipient(&k.secret), Err(Error::InvalidRecipient(_))), "{name}");
+    }
+}
+
+/// The portable build (WebAssembly) has no P-256: every P-256 key, native or age tag, recipient
+/// or identity, fails with one clear message rather than as a malformed key.
+#[cfg(portable_backend)]
+#[test]
+fn p256_unavailable_in_the_portable_build() {
+    let says = |e: Error| assert!(e.to_string().contains("not available in this build"), "{e}");
+    for kind in [Kind::P256, Kind::P256Mlkem768] {
+        says(generate(kind).err().unwrap());
+    }
+    let recipients = [
+        "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h".to_string(),
+        std::fs::read_to_string(format!("{DATA}age_tagtest_hybrid_recipient.txt")).unwrap().trim().to_string(),
+        // A compressed P-256 point (33 bytes); an MLKEM768-P256 public key (1184 + 65 bytes).
+        super::bech32_long::encode("hs-p256", &[2; 33]),
+        super::bech32_long::encode("hs-mlkem768p256", &[0; 1249]),
+    ];
+    for r in recipients {
+        match parse_recipient(&r) {
+            Err(e @ Error::InvalidRecipient(_)) => says(e),
+            other => panic!("{r}: {:?}", other.map(|_| ())),
+        }
+    }
+    let ids = std::fs::read_to_string(format!("{DATA}age_tagtest_identities.txt")).unwrap();
+    for line in ids.lines().filter(|l| !l.starts_with('#')) {
+        match parse_identities(line) {
+            Err(e @ Error::InvalidKey(_)) => says(e),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
 }

@@ -8,8 +8,9 @@
 
 use zeroize::Zeroizing;
 
+use super::bech32_long;
 use super::primitives::{check_wrapped_len, hkdf32, open_file_key, seal_file_key, single_arg, ZERO_NONCE};
-use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient};
+use super::traits::{GeneratedKey, Identity, Labels, Recipient};
 use crate::crypto::X25519Secret;
 use crate::format::{encode_b64, Stanza};
 use crate::{Error, FileKey};

@@ -182,7 +182,7 @@ impl Connection {
     /// Sends a grease stanza (random command, arguments and body) two times out of three, as
     /// age does, so that plugins keep ignoring unknown commands.
     pub(super) fn grease(&mut self) -> Result<(), Error> {
-        let r: [u8; 8] = super::super::primitives::random()?;
+        let r: [u8; 8] = crate::recipient::primitives::random()?;
         if r[0].is_multiple_of(3) {
             return Ok(());
         }

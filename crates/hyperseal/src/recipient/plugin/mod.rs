@@ -41,7 +41,9 @@ use std::sync::Arc;
 use zeroize::Zeroizing;
 
 use super::bech32_long;
-use super::{Callbacks, Identity, Labels, Recipient};
+use super::callbacks::Callbacks;
+pub use super::callbacks::Plugins;
+use super::traits::{Identity, Labels, Recipient};
 use crate::format::Stanza;
 use crate::{Error, FileKey};
 
@@ -51,51 +53,6 @@ mod wire;
 #[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub use conn::read_plugin_output;
-
-/// Whether key strings that name an age plugin may be used (which runs `age-plugin-NAME`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Plugins {
-    /// Refuse them when parsed, before any program is looked up: the default.
-    #[default]
-    Refuse,
-    /// Allow them, as age does.
-    Allow,
-}
-
-impl Plugins {
-    /// `Allow` for `true`: a binding's `allowPlugins` option.
-    pub fn allowed(allow: bool) -> Self {
-        if allow {
-            Plugins::Allow
-        } else {
-            Plugins::Refuse
-        }
-    }
-
-    /// `Ok` if plugins are allowed, else the error naming the program that was not started.
-    fn check(self, name: &str) -> Result<(), Error> {
-        match self {
-            Plugins::Allow => Ok(()),
-            Plugins::Refuse => Err(Error::Plugin(format!(
-                "plugins are disabled, so age-plugin-{name} was not started; pass allowPlugins: true \
-                 (Python: allow_plugins=True) to allow age plugins"
-            ))),
-        }
-    }
-}
-
-/// A policy is also the callbacks of a caller that answers nothing (as
-/// [`NoCallbacks`](super::NoCallbacks)) and only says whether plugins may run: the bindings
-/// parse with `Arc::new(Plugins::allowed(opt_in))`.
-impl Callbacks for Plugins {
-    fn request_passphrase(&self, _description: &str) -> Option<Zeroizing<String>> {
-        None
-    }
-
-    fn plugins(&self) -> Plugins {
-        *self
-    }
-}
 
 /// Prefix of plugin identities (`AGE-PLUGIN-NAME-1…`).
 pub const IDENTITY_PREFIX: &str = "AGE-PLUGIN-";

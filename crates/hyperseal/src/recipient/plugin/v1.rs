@@ -16,7 +16,8 @@ use zeroize::Zeroize;
 use super::conn::Connection;
 use super::wire::printable;
 use crate::format::{decode_b64, Stanza};
-use crate::recipient::{Callbacks, Labels};
+use crate::recipient::callbacks::Callbacks;
+use crate::recipient::traits::Labels;
 use crate::{limits, Error, FileKey};
 
 /// What one phase 2 has received so far, against the budget.

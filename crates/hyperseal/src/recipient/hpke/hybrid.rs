@@ -9,7 +9,7 @@
 //!   encapsulation key (ML-KEM-768 ek ‖ X25519 public key); enc = 1120 bytes (ML-KEM-768
 //!   ciphertext ‖ ephemeral X25519 share). A non-contributory (all-zero) X25519 result is an
 //!   error, as Go's `crypto/ecdh` makes it.
-//! * HPKE (RFC 9180, `hpke.rs`) base mode, KDF HKDF-SHA-256 (0x0001), AEAD ChaCha20-Poly1305
+//! * HPKE (RFC 9180, `base.rs`) base mode, KDF HKDF-SHA-256 (0x0001), AEAD ChaCha20-Poly1305
 //!   (0x0003), info = "age-encryption.org/mlkem768x25519", one `Seal` with sequence number 0 and
 //!   empty AAD.
 //! * Stanza: `-> mlkem768x25519 <b64 enc>`, body = the HPKE ciphertext of the file key.
@@ -17,12 +17,13 @@
 
 use zeroize::Zeroizing;
 
-use super::hpke;
-use super::mlkem::{DecapsKey, EncapsKey, Level};
-use super::primitives::{check_wrapped_len, random, single_arg};
-use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
+use super::base;
 use crate::crypto::X25519Secret;
 use crate::format::{encode_b64, Stanza};
+use crate::recipient::bech32_long;
+use crate::recipient::mlkem::{DecapsKey, EncapsKey, Level};
+use crate::recipient::primitives::{check_wrapped_len, random, single_arg};
+use crate::recipient::traits::{GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::{Error, FileKey};
 
 /// Detection prefix of a recipient string (bech32 HRP `age1pq` plus the separator).
@@ -110,7 +111,7 @@ impl Recipient for HybridRecipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         let rand = Zeroizing::new(random::<64>()?);
         let (enc, shared) = self.encapsulate_derand(&rand)?;
-        let body = hpke::seal(hpke::KEM_XWING, &shared, INFO, file_key);
+        let body = base::seal(base::KEM_XWING, &shared, INFO, file_key);
         let labels = Labels::from([POSTQUANTUM.to_string()]);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&enc)], body)], labels))
     }
@@ -197,7 +198,7 @@ impl HybridIdentity {
         let enc = single_arg(stanza, ENC_LEN, "mlkem768x25519 encapsulated key")?;
         check_wrapped_len(&stanza.body)?;
         let shared = self.expanded.decapsulate(&enc)?;
-        Ok(hpke::open(hpke::KEM_XWING, &shared, INFO, &stanza.body))
+        Ok(base::open(base::KEM_XWING, &shared, INFO, &stanza.body))
     }
 }
 
@@ -309,7 +310,7 @@ mod tests {
         // the X25519 HRP with the same payload, and an X25519 key, are both wrong here
         let data = bech32_long::decode(&k.public).unwrap().1;
         assert!(HybridRecipient::from_bech32(&bech32_long::encode("age", &data)).is_err());
-        assert!(HybridRecipient::from_bech32(&super::super::x25519::generate().unwrap().public).is_err());
+        assert!(HybridRecipient::from_bech32(&crate::recipient::x25519::generate().unwrap().public).is_err());
         assert!(HybridIdentity::from_bech32(&k.public).is_err());
         // an ML-KEM coefficient >= q is refused (FIPS 203 modulus check)
         let mut data2 = data.clone();

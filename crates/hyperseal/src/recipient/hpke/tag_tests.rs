@@ -2,18 +2,18 @@
 //! (`tests/data/age_*tag.age`, made with `age -r` to those keys), round trips, labels, and every
 //! broken stanza. Live interop both ways through the CLI: `hyperseal-cli/tests/age_tag.rs`.
 
-use super::super::mlkem768p256::Mlkem768P256Identity;
-use super::super::p256::P256Identity;
-use super::super::{parse_recipient, wrap_all, Identity};
 use super::*;
 use crate::format::decode_b64;
+use crate::recipient::hpke::mlkem768p256::Mlkem768P256Identity;
+use crate::recipient::hpke::p256::P256Identity;
+use crate::recipient::{parse_recipient, wrap_all, Identity};
 
 /// The recipients hard-coded in age v1.3.1 `tag/internal/age-plugin-tagtest`: the keys
 /// `tagtest.NewClassicIdentity("age-plugin-tagtest")` and `NewHybridIdentity(…)` derive with
 /// HPKE `DeriveKeyPair`.
 pub(crate) const TAGTEST_CLASSIC: &str =
     "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h";
-const TAGTEST_HYBRID_FILE: &str = include_str!("../../tests/data/age_tagtest_hybrid_recipient.txt");
+const TAGTEST_HYBRID_FILE: &str = include_str!("../../../tests/data/age_tagtest_hybrid_recipient.txt");
 
 fn classic() -> P256Identity {
     P256Identity::derive(b"age-plugin-tagtest").unwrap()
@@ -108,8 +108,8 @@ fn not_mine_and_broken() {
 
 #[test]
 fn label_rules_as_in_age() {
-    let x25519 = parse_recipient(&super::super::x25519::generate().unwrap().public).unwrap();
-    let pq = parse_recipient(&super::super::hybrid::generate().unwrap().public).unwrap();
+    let x25519 = parse_recipient(&crate::recipient::x25519::generate().unwrap().public).unwrap();
+    let pq = parse_recipient(&crate::recipient::hybrid::generate().unwrap().public).unwrap();
     let tag_c = parse_recipient(TAGTEST_CLASSIC).unwrap();
     let tag_pq = parse_recipient(TAGTEST_HYBRID_FILE.trim()).unwrap();
     let fk = FileKey::generate(16);
@@ -117,7 +117,7 @@ fn label_rules_as_in_age() {
     assert!(wrap_all(&[tag_pq, pq], &fk).is_ok());
     let tag_pq = parse_recipient(TAGTEST_HYBRID_FILE.trim()).unwrap();
     assert!(matches!(wrap_all(&[tag_pq, x25519], &fk), Err(Error::IncompatibleRecipients(_))));
-    let x25519 = parse_recipient(&super::super::x25519::generate().unwrap().public).unwrap();
+    let x25519 = parse_recipient(&crate::recipient::x25519::generate().unwrap().public).unwrap();
     assert!(wrap_all(&[tag_c, x25519], &fk).is_ok());
 }
 
@@ -130,7 +130,7 @@ fn bech32_rejections() {
     off[32] ^= 1;
     for bad in [
         bech32_long::encode(CLASSIC_HRP, &data[1..]),
-        bech32_long::encode(CLASSIC_HRP, &hpke_kem::decompress(&data).unwrap()[..]),
+        bech32_long::encode(CLASSIC_HRP, &kem::decompress(&data).unwrap()[..]),
         bech32_long::encode(HYBRID_HRP, &data),
     ] {
         assert!(TagRecipient::from_bech32(&bad).is_err(), "{bad}");

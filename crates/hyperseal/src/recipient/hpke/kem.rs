@@ -15,10 +15,10 @@
 
 use zeroize::Zeroizing;
 
-use super::hpke::{kem_suite_id, labeled_expand, labeled_extract, KEM_MLKEM768_P256, KEM_P256};
-use super::mlkem::{DecapsKey, EncapsKey, Level};
-use super::primitives::random;
+use super::base::{kem_suite_id, labeled_expand, labeled_extract, KEM_MLKEM768_P256, KEM_P256};
 use crate::crypto::{p256_compress, p256_decompress, P256Secret, P256_AVAILABLE, P256_UNAVAILABLE};
+use crate::recipient::mlkem::{DecapsKey, EncapsKey, Level};
+use crate::recipient::primitives::random;
 use crate::Error;
 
 /// An uncompressed P-256 point.
@@ -273,5 +273,5 @@ impl HybridKey {
 }
 
 #[cfg(all(test, not(portable_backend)))]
-#[path = "hpke_kem_tests.rs"]
+#[path = "kem_tests.rs"]
 mod tests;

@@ -2,7 +2,7 @@
 //! (P-256 ECDH), for users whose policy asks for a NIST curve.
 //!
 //! HPKE (RFC 9180) base mode with DHKEM(P-256, HKDF-SHA256), HKDF-SHA-256 and ChaCha20-Poly1305
-//! (`hpke.rs`, `hpke_kem.rs`): stanza `-> p256 <b64 65-byte enc>`, body = the `Seal` of the file
+//! (`base.rs`, `kem.rs`): stanza `-> p256 <b64 65-byte enc>`, body = the `Seal` of the file
 //! key with info = "hyperseal/v1/p256". Recipient = bech32 `hs-p256` over the 33-byte compressed
 //! point; identity = upper-case bech32 `HS-P256-SECRET-KEY-` over the 32-byte big-endian scalar.
 //! Classic: no labels, so it mixes with X25519 and other classic recipients.
@@ -14,12 +14,13 @@
 
 use zeroize::Zeroizing;
 
-use super::hpke::{self, KEM_P256};
-use super::hpke_kem::{self, P256Key, COMPRESSED_LEN, POINT_LEN};
-use super::primitives::{check_wrapped_len, single_arg};
+use super::base::{self, KEM_P256};
+use super::kem::{self, P256Key, COMPRESSED_LEN, POINT_LEN};
 use super::tag::{self, TagRecipient};
-use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
+use crate::recipient::bech32_long;
+use crate::recipient::primitives::{check_wrapped_len, single_arg};
+use crate::recipient::traits::{GeneratedKey, Identity, Labels, Recipient};
 use crate::{Error, FileKey};
 
 /// Detection prefix of a recipient string (bech32 HRP `hs-p256` plus the separator).
@@ -47,10 +48,10 @@ impl std::fmt::Debug for P256Recipient {
 impl P256Recipient {
     /// Parses `hs-p2561…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
-        hpke_kem::require_p256(true)?;
+        kem::require_p256(true)?;
         let bad = |why: &str| Error::InvalidRecipient(format!("P-256 recipient: {why}"));
         let data = bech32_long::decode_public(s, PUBLIC_HRP, COMPRESSED_LEN).map_err(|e| bad(&e))?;
-        Ok(P256Recipient { point: hpke_kem::decompress(&data).map_err(|_| bad("not a P-256 point"))? })
+        Ok(P256Recipient { point: kem::decompress(&data).map_err(|_| bad("not a P-256 point"))? })
     }
 
     /// The `hs-p2561…` encoding.
@@ -62,8 +63,8 @@ impl P256Recipient {
 
 impl Recipient for P256Recipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
-        let (enc, shared) = hpke_kem::p256_encap(&self.point)?;
-        let body = hpke::seal(KEM_P256, &shared, INFO, file_key);
+        let (enc, shared) = kem::p256_encap(&self.point)?;
+        let body = base::seal(KEM_P256, &shared, INFO, file_key);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&enc)], body)], Labels::new()))
     }
 }
@@ -93,7 +94,7 @@ impl P256Identity {
 
     /// Parses `HS-P256-SECRET-KEY-1…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
-        hpke_kem::require_p256(false)?;
+        kem::require_p256(false)?;
         let bad = |why: &str| Error::InvalidKey(format!("P-256 identity: {why}"));
         let scalar: Zeroizing<[u8; 32]> = bech32_long::decode_secret(s, SECRET_HRP).map_err(|e| bad(&e))?;
         Self::from_scalar(&scalar)
@@ -125,8 +126,8 @@ impl P256Identity {
     fn unwrap_own(&self, stanza: &Stanza) -> Result<Option<FileKey>, Error> {
         let enc = single_arg(stanza, POINT_LEN, "p256 encapsulated key")?;
         check_wrapped_len(&stanza.body)?;
-        let shared = hpke_kem::p256_decap(&self.key, &enc)?;
-        Ok(hpke::open(KEM_P256, &shared, INFO, &stanza.body))
+        let shared = kem::p256_decap(&self.key, &enc)?;
+        Ok(base::open(KEM_P256, &shared, INFO, &stanza.body))
     }
 }
 
@@ -205,11 +206,6 @@ mod tests {
         assert_eq!(P256Recipient::from_bech32(&k.public).unwrap().to_bech32(), k.public);
         let id = P256Identity::from_bech32(&k.secret).unwrap();
         assert_eq!(*id.to_bech32(), *k.secret);
-        assert_eq!(super::super::public_of(&k.secret).unwrap(), k.public);
-        assert!(super::super::parse_recipient(&k.public).is_ok());
-        assert!(super::super::parse_identities(&k.secret).is_ok());
-        assert!(super::super::looks_like_identity(&k.secret));
-        assert!(matches!(super::super::parse_recipient(&k.secret), Err(Error::InvalidRecipient(_))));
         // a scalar of 0 or >= n is refused, as is a secret under the public HRP
         let n = hex::decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551").unwrap();
         for bad in [vec![0u8; 32], n, vec![1u8; 31]] {

@@ -5,16 +5,16 @@
 //!
 //! Three KEMs plug into it: X-Wing (0x647a, age's `mlkem768x25519`, in `hybrid.rs`),
 //! DHKEM(P-256, HKDF-SHA256) (0x0010) and MLKEM768-P256 (0x0050, draft-ietf-hpke-pq), the last
-//! two in `hpke_kem.rs` (hyperseal's `p256`/`mlkem768p256` and age's tag stanzas).
+//! two in `kem.rs` (hyperseal's `p256`/`mlkem768p256` and age's tag stanzas).
 //!
 //! Composed from the backend's HKDF and ChaCha20-Poly1305 (`crate::crypto`) because no HPKE crate
 //! offers these KEMs on aws-lc (aws-lc-rs exposes no HPKE); checked against RFC 9180 A.5.1 and
-//! the draft-ietf-hpke-pq vectors (`vectors/hpke/`, tests in `hpke_kem.rs`).
+//! the draft-ietf-hpke-pq vectors (`vectors/hpke/`, tests in `kem.rs`).
 
 use zeroize::Zeroizing;
 
-use super::primitives::{check_wrapped_len, hkdf_expand, open_file_key, seal_file_key};
 use crate::crypto::hmac_sha256;
+use crate::recipient::primitives::{check_wrapped_len, hkdf_expand, open_file_key, seal_file_key};
 use crate::FileKey;
 
 /// X-Wing, "MLKEM768-X25519" of draft-ietf-hpke-pq.

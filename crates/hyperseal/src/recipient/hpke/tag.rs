@@ -25,12 +25,13 @@
 
 use subtle::ConstantTimeEq;
 
-use super::hpke::{self, KEM_MLKEM768_P256, KEM_P256};
-use super::hpke_kem::{self, HybridKey, HybridPublic, P256Key, COMPRESSED_LEN, HYBRID_ENC_LEN, POINT_LEN};
-use super::primitives::{check_wrapped_len, decode_arg};
-use super::{bech32_long, Labels, Recipient, POSTQUANTUM};
+use super::base::{self, KEM_MLKEM768_P256, KEM_P256};
+use super::kem::{self, HybridKey, HybridPublic, P256Key, COMPRESSED_LEN, HYBRID_ENC_LEN, POINT_LEN};
 use crate::crypto::hmac_sha256;
 use crate::format::{encode_b64, Stanza};
+use crate::recipient::bech32_long;
+use crate::recipient::primitives::{check_wrapped_len, decode_arg};
+use crate::recipient::traits::{Labels, Recipient, POSTQUANTUM};
 use crate::{Error, FileKey};
 
 /// Detection prefix of a P-256 tag recipient.
@@ -73,11 +74,11 @@ impl std::fmt::Debug for TagRecipient {
 impl TagRecipient {
     /// Parses `age1tag1…` or `age1tagpq1…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
-        hpke_kem::require_p256(true)?;
+        kem::require_p256(true)?;
         let bad = |why: &str| Error::InvalidRecipient(format!("tag recipient: {why}"));
         let (hrp, data) = bech32_long::decode(s).map_err(bad)?;
         let key = match hrp.as_str() {
-            CLASSIC_HRP if data.len() == COMPRESSED_LEN => Key::Classic(hpke_kem::decompress(&data)?),
+            CLASSIC_HRP if data.len() == COMPRESSED_LEN => Key::Classic(kem::decompress(&data)?),
             HYBRID_HRP => Key::Hybrid(HybridPublic::parse(&data)?),
             CLASSIC_HRP => return Err(bad("a P-256 tag key is 33 bytes")),
             _ => return Err(bad("expected age1tag1… or age1tagpq1…")),
@@ -129,14 +130,14 @@ impl Recipient for TagRecipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         Ok(match &self.key {
             Key::Classic(point) => {
-                let (enc, shared) = hpke_kem::p256_encap(point)?;
-                let body = hpke::seal(KEM_P256, &shared, CLASSIC_LABEL, file_key);
+                let (enc, shared) = kem::p256_encap(point)?;
+                let body = base::seal(KEM_P256, &shared, CLASSIC_LABEL, file_key);
                 let t = tag(CLASSIC_LABEL, &enc, &compress(point));
                 (vec![stanza(CLASSIC_TYPE, t, &enc, body)], Labels::new())
             }
             Key::Hybrid(public) => {
                 let (enc, shared) = public.encap()?;
-                let body = hpke::seal(KEM_MLKEM768_P256, &shared, HYBRID_LABEL, file_key);
+                let body = base::seal(KEM_MLKEM768_P256, &shared, HYBRID_LABEL, file_key);
                 let t = tag(HYBRID_LABEL, &enc, public.point());
                 (vec![stanza(HYBRID_TYPE, t, &enc, body)], Labels::from([POSTQUANTUM.to_string()]))
             }
@@ -176,8 +177,8 @@ pub(crate) fn unwrap_classic(key: &P256Key, stanza: &Stanza) -> Option<Result<Fi
         if !bool::from(t.ct_eq(&tag(CLASSIC_LABEL, &enc, &key.public_compressed()))) {
             return Ok(None);
         }
-        let shared = hpke_kem::p256_decap(key, &enc)?;
-        opened(CLASSIC_TYPE, hpke::open(KEM_P256, &shared, CLASSIC_LABEL, &stanza.body)).map(Some)
+        let shared = kem::p256_decap(key, &enc)?;
+        opened(CLASSIC_TYPE, base::open(KEM_P256, &shared, CLASSIC_LABEL, &stanza.body)).map(Some)
     };
     run().transpose()
 }
@@ -193,7 +194,7 @@ pub(crate) fn unwrap_hybrid(key: &HybridKey, stanza: &Stanza) -> Option<Result<F
             return Ok(None);
         }
         let shared = key.decap(&enc)?;
-        opened(HYBRID_TYPE, hpke::open(KEM_MLKEM768_P256, &shared, HYBRID_LABEL, &stanza.body)).map(Some)
+        opened(HYBRID_TYPE, base::open(KEM_MLKEM768_P256, &shared, HYBRID_LABEL, &stanza.body)).map(Some)
     };
     run().transpose()
 }
@@ -201,36 +202,3 @@ pub(crate) fn unwrap_hybrid(key: &HybridKey, stanza: &Stanza) -> Option<Result<F
 #[cfg(all(test, not(portable_backend)))]
 #[path = "tag_tests.rs"]
 mod tests;
-
-/// The portable build (WebAssembly) has no P-256: every P-256 key, native or age tag, recipient
-/// or identity, fails with one clear message rather than as a malformed key.
-#[cfg(all(test, portable_backend))]
-#[test]
-fn p256_unavailable_in_the_portable_build() {
-    use super::{generate, parse_identities, parse_recipient, Kind};
-    let says = |e: Error| assert!(e.to_string().contains("not available in this build"), "{e}");
-    for kind in [Kind::P256, Kind::P256Mlkem768] {
-        says(generate(kind).err().unwrap());
-    }
-    let data =
-        |name: &str| std::fs::read_to_string(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR")));
-    let recipients = [
-        "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h".to_string(),
-        data("age_tagtest_hybrid_recipient.txt").unwrap().trim().to_string(),
-        bech32_long::encode("hs-p256", &[2; COMPRESSED_LEN]),
-        bech32_long::encode("hs-mlkem768p256", &[0; super::hpke_kem::HYBRID_PUBLIC_LEN]),
-    ];
-    for r in recipients {
-        match parse_recipient(&r) {
-            Err(e @ Error::InvalidRecipient(_)) => says(e),
-            other => panic!("{r}: {:?}", other.map(|_| ())),
-        }
-    }
-    let ids = data("age_tagtest_identities.txt").unwrap();
-    for line in ids.lines().filter(|l| !l.starts_with('#')) {
-        match parse_identities(line) {
-            Err(e @ Error::InvalidKey(_)) => says(e),
-            other => panic!("{:?}", other.map(|_| ())),
-        }
-    }
-}

@@ -96,7 +96,7 @@ fn bad(why: impl std::fmt::Display) -> Error {
 impl OpensshKeyFile {
     /// Parses the PEM-armored file; decrypts nothing.
     pub fn parse(pem: &str) -> Result<Self, Error> {
-        let der = Zeroizing::new(super::rsa::pem_decode(pem, PEM_LABEL).map_err(bad)?);
+        let der = Zeroizing::new(crate::recipient::pem::decode(pem, PEM_LABEL).map_err(bad)?);
         let mut r = Reader::new(der.as_slice());
         if r.bytes(MAGIC.len()).map_err(bad)? != MAGIC {
             return Err(bad("not an openssh-key-v1 file"));
@@ -313,7 +313,7 @@ mod tests {
     #[test]
     fn absurd_bcrypt_rounds_are_refused() {
         let path = format!("{}/../../vectors/ssh/ed25519_ctr", env!("CARGO_MANIFEST_DIR"));
-        let der = super::super::rsa::pem_decode(&std::fs::read_to_string(path).unwrap(), PEM_LABEL).unwrap();
+        let der = crate::recipient::pem::decode(&std::fs::read_to_string(path).unwrap(), PEM_LABEL).unwrap();
         let mut r = Reader::new(&der);
         r.bytes(MAGIC.len()).unwrap();
         r.string().unwrap(); // cipher
@@ -336,7 +336,7 @@ mod tests {
     fn tampering_is_refused() {
         let path = format!("{}/../../vectors/ssh/ed25519", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(path).unwrap();
-        let der = super::super::rsa::pem_decode(&text, PEM_LABEL).unwrap();
+        let der = crate::recipient::pem::decode(&text, PEM_LABEL).unwrap();
         let rewrap = |d: &[u8]| {
             use base64::Engine;
             let b = base64::engine::general_purpose::STANDARD.encode(d);

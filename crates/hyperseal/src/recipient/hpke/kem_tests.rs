@@ -4,8 +4,8 @@
 use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM, CHACHA20_POLY1305};
 use zeroize::Zeroizing;
 
-use super::super::hpke::{key_schedule, key_schedule_into, suite_id, KEM_MLKEM768_P256, KEM_P256};
 use super::*;
+use crate::recipient::hpke::base::{key_schedule, key_schedule_into, suite_id, KEM_MLKEM768_P256, KEM_P256};
 
 fn vector(file: &str) -> serde_json::Value {
     let path = format!("{}/../../vectors/hpke/{file}", env!("CARGO_MANIFEST_DIR"));

@@ -2,7 +2,7 @@
 //! "Hybrid mode" of nkCryptoTool (P-256 ECDH + ML-KEM-768), for users whose policy asks for a
 //! NIST curve next to ML-KEM. hyperseal's default hybrid remains X-Wing (`hybrid.rs`).
 //!
-//! HPKE (RFC 9180) base mode with the MLKEM768-P256 KEM of draft-ietf-hpke-pq (`hpke_kem.rs`),
+//! HPKE (RFC 9180) base mode with the MLKEM768-P256 KEM of draft-ietf-hpke-pq (`kem.rs`),
 //! HKDF-SHA-256 and ChaCha20-Poly1305: stanza `-> mlkem768p256 <b64 1153-byte enc>`, body = the
 //! `Seal` of the file key with info = "hyperseal/v1/mlkem768p256". Recipient = bech32 (no length
 //! limit) `hs-mlkem768p256` over the 1249-byte public key (ML-KEM-768 ek ‖ P-256 point
@@ -16,12 +16,13 @@
 
 use zeroize::Zeroizing;
 
-use super::hpke::{self, KEM_MLKEM768_P256};
-use super::hpke_kem::{self, HybridKey, HybridPublic, HYBRID_ENC_LEN, HYBRID_PUBLIC_LEN};
-use super::primitives::{check_wrapped_len, single_arg};
+use super::base::{self, KEM_MLKEM768_P256};
+use super::kem::{self, HybridKey, HybridPublic, HYBRID_ENC_LEN, HYBRID_PUBLIC_LEN};
 use super::tag::{self, TagRecipient};
-use super::{bech32_long, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
+use crate::recipient::bech32_long;
+use crate::recipient::primitives::{check_wrapped_len, single_arg};
+use crate::recipient::traits::{GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::{Error, FileKey};
 
 /// Detection prefix of a recipient string (bech32 HRP `hs-mlkem768p256` plus the separator).
@@ -49,7 +50,7 @@ impl std::fmt::Debug for Mlkem768P256Recipient {
 impl Mlkem768P256Recipient {
     /// Parses `hs-mlkem768p2561…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
-        hpke_kem::require_p256(true)?;
+        kem::require_p256(true)?;
         let bad = |why: &str| Error::InvalidRecipient(format!("ML-KEM-768 + P-256 recipient: {why}"));
         let data = bech32_long::decode_public(s, PUBLIC_HRP, HYBRID_PUBLIC_LEN).map_err(|e| bad(&e))?;
         Ok(Mlkem768P256Recipient { public: HybridPublic::parse(&data)? })
@@ -64,7 +65,7 @@ impl Mlkem768P256Recipient {
 impl Recipient for Mlkem768P256Recipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         let (enc, shared) = self.public.encap()?;
-        let body = hpke::seal(KEM_MLKEM768_P256, &shared, INFO, file_key);
+        let body = base::seal(KEM_MLKEM768_P256, &shared, INFO, file_key);
         let labels = Labels::from([POSTQUANTUM.to_string()]);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&enc)], body)], labels))
     }
@@ -85,7 +86,7 @@ impl std::fmt::Debug for Mlkem768P256Identity {
 impl Mlkem768P256Identity {
     /// Parses `HS-MLKEM768P256-SECRET-KEY-1…`.
     pub fn from_bech32(s: &str) -> Result<Self, Error> {
-        hpke_kem::require_p256(false)?;
+        kem::require_p256(false)?;
         let bad = |why: &str| Error::InvalidKey(format!("ML-KEM-768 + P-256 identity: {why}"));
         let seed = bech32_long::decode_secret(s, SECRET_HRP).map_err(|e| bad(&e))?;
         Ok(Mlkem768P256Identity { key: HybridKey::from_seed(seed)? })
@@ -118,7 +119,7 @@ impl Mlkem768P256Identity {
         let enc = single_arg(stanza, HYBRID_ENC_LEN, "mlkem768p256 encapsulated key")?;
         check_wrapped_len(&stanza.body)?;
         let shared = self.key.decap(&enc)?;
-        Ok(hpke::open(KEM_MLKEM768_P256, &shared, INFO, &stanza.body))
+        Ok(base::open(KEM_MLKEM768_P256, &shared, INFO, &stanza.body))
     }
 }
 
@@ -133,7 +134,7 @@ impl Identity for Mlkem768P256Identity {
 
 /// Generates an ML-KEM-768 + P-256 key pair from a fresh 32-byte seed.
 pub fn generate() -> Result<GeneratedKey, Error> {
-    hpke_kem::require_p256(false)?;
+    kem::require_p256(false)?;
     let id = Mlkem768P256Identity { key: HybridKey::generate()? };
     Ok(GeneratedKey { secret: id.to_bech32(), public: id.to_public().to_bech32() })
 }
@@ -195,9 +196,6 @@ mod tests {
         assert_eq!(Mlkem768P256Recipient::from_bech32(&k.public).unwrap().to_bech32(), k.public);
         let id = Mlkem768P256Identity::from_bech32(&k.secret).unwrap();
         assert_eq!(*id.to_bech32(), *k.secret);
-        assert_eq!(super::super::public_of(&k.secret).unwrap(), k.public);
-        assert!(super::super::parse_recipient(&k.public).is_ok());
-        assert!(super::super::parse_identities(&k.secret).is_ok());
         let data = bech32_long::decode(&k.public).unwrap().1;
         // the same bytes are age's tagpq recipient of this key, and nothing else
         assert_eq!(id.to_tag_recipient().to_bech32(), bech32_long::encode("age1tagpq", &data));

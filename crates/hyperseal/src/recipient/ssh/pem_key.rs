@@ -4,14 +4,14 @@
 //! (`openssh_key.rs`). An RSA key becomes an `ssh-rsa` identity and an Ed25519 key an
 //! `ssh-ed25519` identity, whatever file they came in: the stanzas are those of the SSH key.
 //!
-//! A PKCS#8 RSA key is also hyperseal's own `rsa-oaep` identity (`rsa.rs`); the caller decides
-//! which it is (see [`super::parse_identities_with`]). Keys age refuses are refused here too:
+//! A PKCS#8 RSA key is also hyperseal's own `rsa-oaep` identity (`../rsa.rs`); the caller decides
+//! which it is (`parse_identities_with` in `../parse.rs`). Keys age refuses are refused here too:
 //! ECDSA and DSA keys, PKCS#8 of other algorithms, encrypted PKCS#8; legacy PEM encryption
 //! (`Proc-Type: 4,ENCRYPTED`) is refused with how to convert the key (see the README's age
 //! section for why).
 //!
 //! ```
-//! # use hyperseal::recipient::pem_key;
+//! # use hyperseal::recipient::ssh::pem_key;
 //! // The Ed25519 key of RFC 8410 §10.3, as OpenSSL writes it.
 //! let pem = "-----BEGIN PRIVATE KEY-----\n\
 //!            MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n\
@@ -26,10 +26,11 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use zeroize::Zeroizing;
 
+use super::ed25519::SshEd25519Identity;
 use super::openssh::SshPublicKey;
-use super::ssh_ed25519::SshEd25519Identity;
-use super::ssh_rsa::{rsa_public, SshRsaIdentity};
-use super::Identity;
+use super::rsa::{rsa_public, SshRsaIdentity};
+use crate::recipient::pem::der_take;
+use crate::recipient::traits::Identity;
 use crate::Error;
 
 /// `id-Ed25519` (1.3.101.112) and `rsaEncryption` (1.2.840.113549.1.1.1), DER contents.
@@ -188,31 +189,11 @@ fn decode(text: &str, label: &str) -> Result<(Vec<String>, Zeroizing<Vec<u8>>), 
     Ok((headers, Zeroizing::new(der)))
 }
 
-/// One DER element of type `tag` at the start of `input`: its contents and what follows.
-/// Definite lengths only, up to four length bytes (keys are far smaller).
-pub(crate) fn der_take(input: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
-    let (&t, rest) = input.split_first()?;
-    if t != tag {
-        return None;
-    }
-    let (&first, rest) = rest.split_first()?;
-    let (len, rest) = if first < 0x80 {
-        (first as usize, rest)
-    } else {
-        let n = (first & 0x7f) as usize;
-        if n == 0 || n > 4 || rest.len() < n {
-            return None;
-        }
-        let len = rest[..n].iter().fold(0usize, |v, &b| v << 8 | b as usize);
-        (len, &rest[n..])
-    };
-    (rest.len() >= len).then(|| rest.split_at(len))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recipient::{ssh, FileKey, Recipient};
+    use crate::recipient::{ssh, Recipient};
+    use crate::FileKey;
 
     const ED25519_PKCS8: &str = "-----BEGIN PRIVATE KEY-----\n\
         MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n\
@@ -252,14 +233,5 @@ mod tests {
         assert!(parse("-----BEGIN PRIVATE KEY-----\nMC4C\n").is_err(), "no END line");
         assert!(parse("-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap().is_none());
         assert!(parse("AGE-SECRET-KEY-1").unwrap().is_none());
-    }
-
-    #[test]
-    fn der_lengths() {
-        assert_eq!(der_take(&[0x04, 0x01, 0xaa, 0xbb], 0x04), Some((&[0xaa][..], &[0xbb][..])));
-        assert_eq!(der_take(&[0x04, 0x81, 0x01, 0xaa], 0x04), Some((&[0xaa][..], &[][..])));
-        assert_eq!(der_take(&[0x04, 0x02, 0xaa], 0x04), None);
-        assert_eq!(der_take(&[0x04, 0x80], 0x04), None);
-        assert_eq!(der_take(&[0x30, 0x00], 0x04), None);
     }
 }

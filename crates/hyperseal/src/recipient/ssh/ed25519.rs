@@ -25,11 +25,11 @@ use curve25519_dalek::edwards::CompressedEdwardsY;
 use zeroize::Zeroizing;
 
 use super::openssh::SshPublicKey;
-use super::primitives::{
+use crate::format::{encode_b64, Stanza};
+use crate::recipient::primitives::{
     check_wrapped_len, decode_arg, hkdf32, open_file_key, random, seal_file_key, ZERO_NONCE,
 };
-use super::{Identity, Labels, Recipient};
-use crate::format::{encode_b64, Stanza};
+use crate::recipient::traits::{Identity, Labels, Recipient};
 use crate::{Error, FileKey};
 
 const TAG: &str = "ssh-ed25519";
@@ -180,8 +180,8 @@ impl Identity for SshEd25519Identity {
 
 #[cfg(test)]
 mod tests {
+    use super::super::openssh_key::{OpensshKeyFile, SshPrivateKey};
     use super::*;
-    use crate::recipient::openssh_key::{OpensshKeyFile, SshPrivateKey};
 
     fn pair(name: &str) -> (SshEd25519Recipient, SshEd25519Identity) {
         let path = format!("{}/../../vectors/ssh/{name}", env!("CARGO_MANIFEST_DIR"));

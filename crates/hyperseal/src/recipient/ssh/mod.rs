@@ -1,18 +1,30 @@
-//! SSH keys as age recipients and identities: the glue between the OpenSSH parsers
-//! ([`super::openssh`], [`super::openssh_key`]) and the two stanza kinds
-//! ([`super::ssh_ed25519`], [`super::ssh_rsa`]), including passphrase-protected private keys,
-//! which ask for their passphrase only when a stanza carries their tag (as age's
-//! `EncryptedSSHIdentity` does), through the caller's [`Callbacks`].
+//! SSH keys as age recipients and identities (age's `agessh`): the glue between the key formats
+//! and the two stanza kinds, including passphrase-protected private keys, which ask for their
+//! passphrase only when a stanza carries their tag (as age's `EncryptedSSHIdentity` does),
+//! through the caller's [`Callbacks`].
+//!
+//! * key formats: [`openssh`] (public key lines, `authorized_keys`, GitHub `.keys`),
+//!   [`openssh_key`] (OpenSSH private key files, bcrypt-encrypted or not), [`pem_key`] (PKCS#1
+//!   and PKCS#8 PEM private keys, as age also reads them);
+//! * stanza kinds: [`ed25519`] (`ssh-ed25519`) and [`rsa`] (`ssh-rsa`).
+//!
+//! Native only: the parsers and stanzas run on aws-lc (see `../unavailable.rs`).
+
+pub mod ed25519;
+pub mod openssh;
+pub mod openssh_key;
+pub mod pem_key;
+pub mod rsa;
 
 use std::sync::{Arc, OnceLock};
 
-use super::callbacks::Callbacks;
-use super::openssh::{parse_authorized_key, AuthorizedKey, SshPublicKey};
-use super::openssh_key::{OpensshKeyFile, SshPrivateKey};
-use super::ssh_ed25519::{SshEd25519Identity, SshEd25519Recipient};
-use super::ssh_rsa::{SshRsaIdentity, SshRsaRecipient};
-use super::{Identity, Recipient};
+use self::ed25519::{SshEd25519Identity, SshEd25519Recipient};
+use self::openssh::{parse_authorized_key, AuthorizedKey, SshPublicKey};
+use self::openssh_key::{OpensshKeyFile, SshPrivateKey};
+use self::rsa::{SshRsaIdentity, SshRsaRecipient};
 use crate::format::Stanza;
+use crate::recipient::callbacks::Callbacks;
+use crate::recipient::traits::{Identity, Recipient};
 use crate::{Error, FileKey};
 
 /// The recipient for an SSH public key.

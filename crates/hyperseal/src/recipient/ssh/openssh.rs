@@ -7,7 +7,7 @@
 //! with a note, as age does, instead of failing on a user's whole `authorized_keys`.
 //!
 //! ```
-//! use hyperseal::recipient::openssh::{parse_authorized_key, AuthorizedKey};
+//! use hyperseal::recipient::ssh::openssh::{parse_authorized_key, AuthorizedKey};
 //! let line = r#"no-pty,command="echo a b" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEmJjVoti29Sv6YbYbMCrikLAuWyXUYlibASdBdidKTc alice@example"#;
 //! let AuthorizedKey::Supported(key) = parse_authorized_key(line).unwrap() else { panic!() };
 //! assert_eq!(key.key_type(), "ssh-ed25519");
@@ -264,9 +264,9 @@ mod tests {
     use super::*;
 
     /// Keys made with Debian's `ssh-keygen` (see vectors/ssh/README.md).
-    const ED: &str = include_str!("../../../../vectors/ssh/ed25519.pub");
-    const RSA2048: &str = include_str!("../../../../vectors/ssh/rsa2048.pub");
-    const ECDSA: &str = include_str!("../../../../vectors/ssh/ecdsa.pub");
+    const ED: &str = include_str!("../../../../../vectors/ssh/ed25519.pub");
+    const RSA2048: &str = include_str!("../../../../../vectors/ssh/rsa2048.pub");
+    const ECDSA: &str = include_str!("../../../../../vectors/ssh/ecdsa.pub");
 
     fn supported(line: &str) -> SshPublicKey {
         match parse_authorized_key(line).unwrap() {

@@ -20,8 +20,9 @@ use zeroize::Zeroizing;
 
 use super::openssh::SshPublicKey;
 use super::openssh_key::RsaComponents;
-use super::{Identity, Labels, Recipient};
 use crate::format::Stanza;
+use crate::recipient::pem::der_take;
+use crate::recipient::traits::{Identity, Labels, Recipient};
 use crate::{Error, FileKey};
 
 const TAG: &str = "ssh-rsa";
@@ -163,9 +164,9 @@ pub fn rsa_public(pair: &KeyPair) -> Result<SshPublicKey, Error> {
     use aws_lc_rs::signature::KeyPair as _;
     let bad = || Error::InvalidKey("malformed RSA public key".into());
     let der = pair.public_key().as_ref();
-    let (body, rest) = super::pem_key::der_take(der, 0x30).ok_or_else(bad)?;
-    let (n, body) = super::pem_key::der_take(body, 0x02).ok_or_else(bad)?;
-    let (e, body) = super::pem_key::der_take(body, 0x02).ok_or_else(bad)?;
+    let (body, rest) = der_take(der, 0x30).ok_or_else(bad)?;
+    let (n, body) = der_take(body, 0x02).ok_or_else(bad)?;
+    let (e, body) = der_take(body, 0x02).ok_or_else(bad)?;
     if !rest.is_empty() || !body.is_empty() {
         return Err(bad());
     }
@@ -218,8 +219,8 @@ fn crt_exponents(d: &[u8], p: &[u8], q: &[u8]) -> Result<(Secret, Secret), Error
 
 #[cfg(test)]
 mod tests {
+    use super::super::openssh_key::{OpensshKeyFile, RsaComponents, SshPrivateKey};
     use super::*;
-    use crate::recipient::openssh_key::{OpensshKeyFile, RsaComponents, SshPrivateKey};
 
     fn vector(name: &str) -> String {
         std::fs::read_to_string(format!("{}/../../vectors/ssh/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -303,7 +304,7 @@ mod tests {
                 "ssh-rsa {}",
                 base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &blob)
             );
-            match super::super::ssh::parse_recipient(&line) {
+            match super::super::parse_recipient(&line) {
                 Err(Error::InvalidRecipient(m)) => assert!(m.contains("public exponent"), "{m}"),
                 other => panic!("{e:?}: {:?}", other.map(|_| ())),
             }

@@ -1,0 +1,80 @@
+//! The one plug-in point for key kinds: a [`Recipient`] wraps the file key into stanzas, an
+//! [`Identity`] unwraps them. An identity answers `None` for a stanza that is not its own ("not
+//! mine") and `Some(Err(..))` for one that is its own but broken: only the second is fatal,
+//! exactly as in age.
+//!
+//! Labels forbid unsafe mixes: every recipient of a file must carry the same label set, so a
+//! post-quantum file can never also be opened by a classic-only key, and a passphrase (which gets
+//! a unique random label) must stand alone. [`wrap_all`] enforces that rule.
+//!
+//! Every kind imports this file and nothing that chooses between kinds: the choosing
+//! (`parse.rs`, `kind.rs`) sits above the kinds, this below them.
+
+use std::collections::BTreeSet;
+
+use zeroize::Zeroizing;
+
+use crate::format::Stanza;
+use crate::{Error, FileKey};
+
+/// Labels a recipient attaches to its stanzas (see the module docs).
+pub type Labels = BTreeSet<String>;
+
+/// The label of recipients that resist a quantum adversary.
+pub const POSTQUANTUM: &str = "postquantum";
+
+/// Something that can wrap a file key for one party.
+pub trait Recipient: Send + Sync {
+    /// Wraps `file_key` into one or more stanzas.
+    fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error>;
+}
+
+/// Something that can unwrap a file key from the stanzas addressed to it.
+pub trait Identity: Send + Sync {
+    /// `None`: not mine. `Some(Err)`: mine but broken. `Some(Ok)`: the file key.
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>>;
+
+    /// Tries every stanza in order; the first definite answer wins.
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Option<Result<FileKey, Error>> {
+        stanzas.iter().find_map(|s| self.unwrap_stanza(s))
+    }
+}
+
+/// A freshly generated key pair, as text.
+pub struct GeneratedKey {
+    /// The identity: a bech32 secret key line, or a PKCS#8 PEM for RSA.
+    pub secret: Zeroizing<String>,
+    /// The recipient: a bech32 public key, or an SPKI PEM for RSA.
+    pub public: String,
+}
+
+impl std::fmt::Debug for GeneratedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GeneratedKey {{ public: {:?}, secret: <redacted> }}", self.public)
+    }
+}
+
+/// Wraps `file_key` for every recipient and enforces the label rule.
+pub fn wrap_all(recipients: &[Box<dyn Recipient>], file_key: &FileKey) -> Result<Vec<Stanza>, Error> {
+    if recipients.is_empty() {
+        return Err(Error::InvalidArgument("no recipients".into()));
+    }
+    let mut stanzas = Vec::new();
+    let mut first: Option<Labels> = None;
+    for r in recipients {
+        let (s, labels) = r.wrap_file_key(file_key)?;
+        match &first {
+            None => first = Some(labels),
+            Some(l) if *l != labels => {
+                return Err(Error::IncompatibleRecipients(
+                    "post-quantum and classic recipients cannot be mixed (the file would be only as \
+                     strong as the classic one), and a passphrase must be the only recipient"
+                        .into(),
+                ))
+            }
+            Some(_) => {}
+        }
+        stanzas.extend(s);
+    }
+    Ok(stanzas)
+}
