@@ -170,6 +170,17 @@ impl Write for Output {
             Output::File(f) => f.write(buf),
         }
     }
+    // Passed on, so the library's gathering writes stay one `writev` per batch.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Output::Stdout { out, written } => {
+                let n = out.write_vectored(bufs)?;
+                *written += n as u64;
+                Ok(n)
+            }
+            Output::File(f) => f.write_vectored(bufs),
+        }
+    }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             // One lock of stdout per call, as before, and the count for `failed`.

@@ -9,10 +9,12 @@
 //! fresh AEAD key and base nonce from the input key, a random salt and the caller's context, and a
 //! commitment that a wrong key or context fails before any chunk is opened.
 //!
-//! Chunks are independent, so every path here uses all cores: the one-shots and the push-based
-//! [`Encryptor`]/[`Decryptor`] split large inputs over threads, [`encrypt_stream`] /
-//! [`decrypt_stream`] run a reader → workers → ordered writer pipeline in constant memory, and
-//! [`Reader`] gives authenticated random access (final chunk checked first).
+//! This module holds the key derivation, the commitment and the chunk cipher (an instance of the
+//! engines' `ChunkScheme`: nonce from the index, the short final chunk); the chunks themselves
+//! run on the engines of [`crate::stream`] and its one executor, as STREAM payloads do. The
+//! one-shots and the push-based [`Encryptor`]/[`Decryptor`] split large inputs over the cores,
+//! [`encrypt_stream`] / [`decrypt_stream`] read, seal or open, and write in order in constant
+//! memory, and [`Reader`] gives authenticated random access (final chunk checked first).
 //!
 //! ```
 //! use hyperseal::c2sp::{self, Key, Variant};
@@ -36,7 +38,6 @@
 //!
 //! [c2sp.org/chunked-encryption]: https://c2sp.org/chunked-encryption
 
-mod par;
 mod push;
 mod reader;
 mod scheme;
@@ -51,6 +52,7 @@ pub use push::{Decryptor, Encryptor};
 pub use reader::Reader;
 pub use scheme::{opened_len, sealed_len, CHUNK, HEADER_LEN, MAX_CHUNKS, TAG, WIRE_CHUNK};
 
+use crate::stream::{self, read_full, Dir, Input};
 use crate::Error;
 use scheme::Params;
 
@@ -155,9 +157,9 @@ pub fn decrypt(key: &Key, context: &[u8], ciphertext: &[u8]) -> Result<Vec<u8>, 
     Ok(out)
 }
 
-/// Encrypts everything `input` yields onto `output` with `threads` workers (1 = on the calling
-/// thread), in constant memory: `threads + 2` batches of 64 chunks (about 2 MiB each) in
-/// flight. Returns the plaintext length.
+/// Encrypts everything `input` yields onto `output` on up to `threads` threads (1 = on the
+/// calling thread), in constant memory (a bounded number of 512 KiB batches in flight).
+/// Returns the plaintext length.
 pub fn encrypt_stream(
     key: &Key,
     context: &[u8],
@@ -167,10 +169,10 @@ pub fn encrypt_stream(
 ) -> Result<u64, Error> {
     let enc = Encryptor::new(key, context)?;
     output.write_all(enc.header())?;
-    par::stream(par::Dir::Seal, enc.cipher(), input, output, threads)
+    stream::stream(enc.cipher(), Dir::Seal, Input::Reader(input), output, threads.max(1), None)
 }
 
-/// Decrypts a message from `input` onto `output` with `threads` workers, in constant memory.
+/// Decrypts a message from `input` onto `output` on up to `threads` threads, in constant memory.
 /// Plaintext is written only after its chunk authenticates, and in order; at the first bad
 /// chunk the error names it and nothing after it is written. A wrong key or context fails
 /// before any output. Returns the plaintext length.
@@ -182,10 +184,10 @@ pub fn decrypt_stream(
     threads: usize,
 ) -> Result<u64, Error> {
     let mut header = [0u8; HEADER_LEN];
-    let got = par::read_full(input, &mut header)?;
+    let got = read_full(input, &mut header)?;
     if got < HEADER_LEN {
         return Err(scheme::short_header());
     }
     let cipher = push::open_header(key, context, &header)?;
-    par::stream(par::Dir::Open, &cipher, input, output, threads)
+    stream::stream(&cipher, Dir::Open, Input::Reader(input), output, threads.max(1), None)
 }

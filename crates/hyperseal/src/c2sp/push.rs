@@ -1,10 +1,10 @@
 //! Push-based encryption and decryption, the shape of pyca's `update()`/`finalize()`: feed any
-//! number of pieces of any size, get back every chunk that is complete. Large pieces are split
-//! over threads (see `par`); small ones never pay for them.
+//! number of pieces of any size, get back every chunk that is complete. Large pieces run on the
+//! one executor (`stream::seal_run`/`open_run`); small ones never pay for threads.
 
-use super::par;
 use super::scheme::{self, ChunkCipher, CHUNK, HEADER_LEN, SALT_LEN, TAG, WIRE_CHUNK};
 use super::Key;
+use crate::stream::{open_run, seal_run, ChunkScheme};
 use crate::Error;
 
 /// Encrypts a message pushed in pieces.
@@ -98,14 +98,14 @@ impl Encryptor {
             if self.buf.len() < CHUNK {
                 return Ok(w);
             }
-            self.cipher.seal(self.next, &self.buf, &mut out[w..w + WIRE_CHUNK])?;
+            self.cipher.seal_to(self.next, false, &self.buf, &mut out[w..w + WIRE_CHUNK])?;
             (w, self.next) = (w + WIRE_CHUNK, self.next + 1);
             self.buf.clear();
         }
         let full = data.len() / CHUNK;
         let (body, rest) = data.split_at(full * CHUNK);
-        par::seal_chunks(&self.cipher, self.next, body, &mut out[w..w + full * WIRE_CHUNK], self.threads)
-            .map_err(|(_, e)| e)?;
+        // Indices were checked against the limit above, so sealing cannot fail.
+        seal_run(&self.cipher, self.next, body, false, &mut out[w..w + full * WIRE_CHUNK], self.threads);
         (w, self.next) = (w + full * WIRE_CHUNK, self.next + full as u64);
         self.buf.extend_from_slice(rest);
         Ok(w)
@@ -132,7 +132,7 @@ impl Encryptor {
             return Err(Error::InvalidArgument(format!("output buffer must hold at least {need} bytes")));
         }
         let w = self.update_into(&[], out)?;
-        self.cipher.seal(self.next, &self.buf, &mut out[w..need])?;
+        self.cipher.seal_to(self.next, true, &self.buf, &mut out[w..need])?;
         self.buf.fill(0);
         Ok(need)
     }
@@ -251,14 +251,13 @@ impl Decryptor {
             if self.buf.len() < WIRE_CHUNK {
                 return Ok(0);
             }
-            cipher.open(self.next, false, &self.buf, &mut out[..CHUNK])?;
+            cipher.open_to(self.next, false, &self.buf, &mut out[..CHUNK])?;
             (w, self.next) = (CHUNK, self.next + 1);
             self.buf.clear();
         }
         let full = data.len() / WIRE_CHUNK;
         let (body, rest) = data.split_at(full * WIRE_CHUNK);
-        par::open_chunks(cipher, self.next, body, &mut out[w..w + full * CHUNK], self.threads)
-            .map_err(|(_, e)| e)?;
+        open_run(cipher, self.next, body, false, &mut out[w..w + full * CHUNK], self.threads)?;
         (w, self.next) = (w + full * CHUNK, self.next + full as u64);
         self.buf.extend_from_slice(rest);
         Ok(w)
@@ -292,8 +291,7 @@ impl Decryptor {
             return Err(Error::InvalidArgument(format!("output buffer must hold at least {n} bytes")));
         }
         // `open` rejects a final piece shorter than a tag (or absent) as truncation.
-        cipher.open(self.next, true, &self.buf, &mut out[..n])?;
-        Ok(n)
+        cipher.open_to(self.next, true, &self.buf, &mut out[..n])
     }
 }
 

@@ -3,15 +3,15 @@
 //! Opening checks the commitment, then the message length (from the input's size: not every
 //! length is valid) and then opens the final chunk, as the spec requires before a seek relative
 //! to the end: after that, [`Reader::len`] is authenticated. Reads decrypt a window of up to 64
-//! chunks (1 MiB) around the position, split over the threads, and return bytes only from chunks
-//! that authenticated.
+//! chunks (1 MiB) around the position on the one executor (`stream::open_run`), and return bytes
+//! only from chunks that authenticated.
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-use super::par::{self, read_full};
 use super::push::open_header;
 use super::scheme::{self, ChunkCipher, CHUNK, HEADER_LEN, TAG, WIRE_CHUNK};
 use super::Key;
+use crate::stream::{open_run, read_full};
 use crate::Error;
 
 /// Chunks decrypted per window.
@@ -129,27 +129,18 @@ impl<R: Read + Seek> Reader<R> {
             self.failed = Some((first, Error::Truncated(self.chunks - 1)));
             return Ok(());
         }
-        let (wire, plain) = (&self.wire[..wire_len], &mut self.plain[..]);
-        match par::open_chunks(
-            &self.cipher,
-            first,
-            &wire[..full * WIRE_CHUNK],
-            &mut plain[..full * CHUNK],
-            self.threads,
-        ) {
-            Err((bad, e)) => {
+        // The final chunk is opened as such, so a window that holds it also authenticates it.
+        let wire = &self.wire[..wire_len];
+        match open_run(&self.cipher, first, wire, has_final, &mut self.plain, self.threads) {
+            Ok(_) => self.good = k,
+            Err(e) => {
+                // Runs report the lowest failing chunk; those before it authenticated.
+                let bad = match e {
+                    Error::ChunkAuth(i) if i >= first => i,
+                    _ => first,
+                };
                 self.good = (bad - first) as usize;
                 self.failed = Some((bad, e));
-                return Ok(());
-            }
-            Ok(()) => self.good = full,
-        }
-        if has_final {
-            let index = first + full as u64;
-            let out = &mut plain[full * CHUNK..full * CHUNK + final_len - TAG];
-            match self.cipher.open(index, true, &wire[full * WIRE_CHUNK..], out) {
-                Ok(()) => self.good += 1,
-                Err(e) => self.failed = Some((index, e)),
             }
         }
         Ok(())

@@ -1,13 +1,15 @@
 //! The C2SP chunked-encryption construction itself: the key derivation (HKDF-Expand with key
 //! commitment), the chunk nonces, and sealing and opening one chunk at an explicit position.
 //!
-//! Everything here is position-explicit and keeps no state, so the push-based
-//! Encryptor/Decryptor, the parallel paths and the seekable reader all call the same functions.
+//! Everything here is position-explicit and keeps no state: [`ChunkCipher`] is an instance of
+//! the engines' `ChunkScheme`, so the push-based Encryptor/Decryptor, the streams on the one
+//! executor (`crate::stream`) and the seekable reader all call the same functions.
 
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::hkdf;
 use zeroize::Zeroizing;
 
+use crate::stream::ChunkScheme;
 use crate::Error;
 
 /// Plaintext bytes in every chunk but the last (16 KiB, the TLS 1.3 record size).
@@ -138,8 +140,39 @@ impl ChunkCipher {
         Ok(Nonce::assume_unique_for_key(n))
     }
 
-    /// Seals chunk `index` from `pt` (at most [`CHUNK`] bytes) into `out` (`pt.len() + 16`).
-    pub(crate) fn seal(&self, index: u64, pt: &[u8], out: &mut [u8]) -> Result<(), Error> {
+    /// The spec's shapes: every chunk but the last is full, and the last is always shorter
+    /// (possibly empty). A missing or sub-tag final piece: the message ends after the previous
+    /// chunk.
+    fn check_shape(index: u64, last: bool, len: usize) -> Result<(), Error> {
+        match (last, len) {
+            (true, n) if (TAG..WIRE_CHUNK).contains(&n) => Ok(()),
+            (true, _) => Err(Error::Truncated(index.saturating_sub(1))),
+            (false, WIRE_CHUNK) => Ok(()),
+            (false, _) => Err(Error::ChunkAuth(index)),
+        }
+    }
+}
+
+impl ChunkScheme for ChunkCipher {
+    fn chunk_size(&self) -> usize {
+        CHUNK
+    }
+
+    /// The final chunk is the short one, so every full chunk can go as soon as it is complete;
+    /// at the end, what is left (possibly nothing) is the final chunk.
+    fn ready(&self, avail: usize, stride: usize, end: bool, _next_index: u64) -> (usize, bool) {
+        (avail / stride + usize::from(end), end)
+    }
+
+    fn seal(&self, index: u64, _last: bool, buf: &mut [u8]) -> Result<(), Error> {
+        let n = buf.len() - TAG;
+        debug_assert!(n <= CHUNK);
+        let tag = self.key.seal_in_place_separate_tag(self.nonce(index)?, Aad::empty(), &mut buf[..n])?;
+        buf[n..].copy_from_slice(tag.as_ref());
+        Ok(())
+    }
+
+    fn seal_to(&self, index: u64, _last: bool, pt: &[u8], out: &mut [u8]) -> Result<(), Error> {
         debug_assert!(pt.len() <= CHUNK && out.len() == pt.len() + TAG);
         let nonce = self.nonce(index)?;
         let (ct, tag) = out.split_at_mut(pt.len());
@@ -147,24 +180,23 @@ impl ChunkCipher {
         Ok(())
     }
 
-    /// Opens chunk `index` (ciphertext ‖ tag) into `out` (`ct.len() - 16` bytes). The chunk must
-    /// be full unless `last`, and the last one must be short, as the spec requires; on failure
-    /// `out` holds garbage that must not be released.
-    pub(crate) fn open(&self, index: u64, last: bool, ct: &[u8], out: &mut [u8]) -> Result<(), Error> {
-        let ok_len = if last { (TAG..WIRE_CHUNK).contains(&ct.len()) } else { ct.len() == WIRE_CHUNK };
-        if !ok_len {
-            // A missing or sub-tag final piece: the message ends after the previous chunk.
-            return Err(if last {
-                Error::Truncated(index.saturating_sub(1))
-            } else {
-                Error::ChunkAuth(index)
-            });
+    fn open(&self, index: u64, last: bool, buf: &mut [u8]) -> Result<usize, Error> {
+        Self::check_shape(index, last, buf.len())?;
+        let nonce = self.nonce(index)?;
+        match self.key.open_in_place(nonce, Aad::empty(), buf) {
+            Ok(pt) => Ok(pt.len()),
+            Err(_) => Err(Error::ChunkAuth(index)),
         }
+    }
+
+    fn open_to(&self, index: u64, last: bool, ct: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        Self::check_shape(index, last, ct.len())?;
         let nonce = self.nonce(index)?;
         let (body, tag) = ct.split_at(ct.len() - TAG);
         self.key
             .open_separate_gather(nonce, Aad::empty(), body, tag, &mut out[..body.len()])
-            .map_err(|_| Error::ChunkAuth(index))
+            .map_err(|_| Error::ChunkAuth(index))?;
+        Ok(body.len())
     }
 }
 

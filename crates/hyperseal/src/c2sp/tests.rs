@@ -5,6 +5,7 @@ use std::io::{Cursor, Read, Seek, SeekFrom};
 
 use super::scheme::{self, Hash, Params, CHUNK, HEADER_LEN, WIRE_CHUNK};
 use super::*;
+use crate::stream::ChunkScheme;
 
 const SIZES: [usize; 9] =
     [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 500, 64 * CHUNK, 64 * CHUNK + 1, 200 * CHUNK + 7];
@@ -249,9 +250,12 @@ fn chunk_counter_limit() {
     let key = [7u8; 16];
     let d = scheme::derive(Params::COBBLESTONE_128, &key, &[0; 24], b"").unwrap();
     let mut out = [0u8; 16];
-    assert!(d.cipher.seal(scheme::MAX_CHUNKS - 1, &[], &mut out).is_ok());
-    assert!(matches!(d.cipher.seal(scheme::MAX_CHUNKS, &[], &mut out), Err(Error::InvalidArgument(_))));
-    assert!(d.cipher.open(scheme::MAX_CHUNKS, true, &out, &mut []).is_err());
+    assert!(d.cipher.seal_to(scheme::MAX_CHUNKS - 1, true, &[], &mut out).is_ok());
+    assert!(matches!(
+        d.cipher.seal_to(scheme::MAX_CHUNKS, true, &[], &mut out),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(d.cipher.open_to(scheme::MAX_CHUNKS, true, &out, &mut []).is_err());
 }
 
 /// The C2SP vectors (SHA-256 instantiation, as the spec recommends) shipped in pyca's
@@ -315,7 +319,7 @@ fn open_vector(p: Params, key: &[u8], ctx: &[u8], ct: &[u8]) -> Result<Vec<u8>, 
     let mut out = vec![0u8; len as usize];
     for (i, w) in ct[HEADER_LEN..].chunks(WIRE_CHUNK).enumerate() {
         let last = i as u64 == chunks - 1;
-        d.cipher.open(i as u64, last, w, &mut out[i * CHUNK..])?;
+        d.cipher.open_to(i as u64, last, w, &mut out[i * CHUNK..])?;
     }
     Ok(out)
 }

@@ -237,6 +237,18 @@ impl Write for AtomicOutput {
         }
     }
 
+    // Passed on, so the stream engines' gathering writes stay one `writev` per batch.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self.file().write_vectored(bufs) {
+            Ok(n) => {
+                self.written += n as u64;
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => Err(self.write_error(e)),
+        }
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.file().flush().map_err(|e| self.write_error(e))
     }

@@ -2,12 +2,12 @@
 //! from a borrowed slice), seal or open, and write. Every slot has room for a full chunk and its
 //! tag, so both directions work in place.
 
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, IoSliceMut, Read, Write};
 use std::sync::Mutex;
 
 use zeroize::Zeroize;
 
-use super::{exec, ready, ChunkCipher};
+use super::{exec, ChunkScheme};
 use crate::format::TAG_LEN;
 use crate::Error;
 
@@ -106,7 +106,7 @@ impl Batch {
 
     /// Seals or opens every filled slot (from `input` when the batch borrows it), over up to
     /// `threads` threads.
-    pub fn process(&mut self, cipher: &ChunkCipher, layout: &Layout, input: &[u8], threads: usize) {
+    pub fn process(&mut self, cipher: &impl ChunkScheme, layout: &Layout, input: &[u8], threads: usize) {
         let n = self.lens.len();
         if n == 0 {
             return;
@@ -121,10 +121,9 @@ impl Batch {
             match (layout.dir, from) {
                 (Dir::Seal, None) => cipher.seal(index, is_last, &mut slot[..len + TAG_LEN]),
                 (Dir::Seal, Some(pt)) => cipher.seal_to(index, is_last, pt, &mut slot[..len + TAG_LEN]),
-                (Dir::Open, None) => return cipher.open(index, is_last, &mut slot[..len]).map(drop),
-                (Dir::Open, Some(ct)) => return cipher.open_to(index, is_last, ct, slot).map(drop),
+                (Dir::Open, None) => cipher.open(index, is_last, &mut slot[..len]).map(drop),
+                (Dir::Open, Some(ct)) => cipher.open_to(index, is_last, ct, slot).map(drop),
             }
-            Ok(())
         };
         let buf = &mut self.buf[..used];
         self.failed = if threads != 1 && n > 1 {
@@ -133,7 +132,8 @@ impl Batch {
         } else {
             buf.chunks_mut(cap).enumerate().find_map(|(i, slot)| one(i, slot).err().map(|e| (i, e)))
         };
-        // Sealing in place cannot fail and overwrote every plaintext byte read into this batch
+        // Sealing in place fails only past a scheme's chunk limit, before any output is released,
+        // and otherwise overwrote every plaintext byte read into this batch
         // (and earlier batches' were overwritten the same way): nothing is left to zeroize, and
         // skipping it saves a byte-by-byte volatile pass over every buffer at exit.
         if layout.dir == Dir::Seal {
@@ -154,12 +154,16 @@ impl Batch {
                 written = n;
             }
             Dir::Seal => {}
+            // Opened chunks sit one slot apart (their tags between them): one gathering write,
+            // not a call per chunk.
             Dir::Open => {
-                for i in 0..good {
-                    let n = self.out_len(i, layout);
-                    w.write_all(&self.buf[i * cap..i * cap + n])?;
-                    written += n;
-                }
+                let mut parts: Vec<IoSlice<'_>> = (0..good)
+                    .map(|i| &self.buf[i * cap..][..self.out_len(i, layout)])
+                    .filter(|p| !p.is_empty())
+                    .map(IoSlice::new)
+                    .collect();
+                written = parts.iter().map(|p| p.len()).sum();
+                write_all_vectored(w, &mut parts)?;
             }
         }
         Ok((self.lens[..good].iter().map(|&l| l as u64).sum(), written as u64))
@@ -189,18 +193,29 @@ impl Filler {
         Filler { carry: None, next }
     }
 
-    /// Reads the next batch; returns whether it holds the final chunk.
-    pub fn fill(&mut self, r: &mut (impl Read + ?Sized), b: &mut Batch, layout: &Layout) -> io::Result<bool> {
+    /// Reads the next batch; returns whether it holds the final chunk (by `scheme`'s rule).
+    pub fn fill(
+        &mut self,
+        r: &mut (impl Read + ?Sized),
+        b: &mut Batch,
+        layout: &Layout,
+        scheme: &impl ChunkScheme,
+    ) -> io::Result<bool> {
         b.reset(self.next);
         b.plaintext |= layout.dir == Dir::Seal;
         let stride = layout.stride();
         let (mut total, mut eof) = (0, false);
-        for slot in 0..layout.slots {
-            let n = self.read_slot(r, b, slot * layout.cap(), stride)?;
-            total += n;
-            if n < stride {
-                eof = true;
-                break;
+        if b.buf.len() >= layout.slots * layout.cap() {
+            total = self.read_allocated(r, b, layout)?;
+            eof = total < layout.slots * stride;
+        } else {
+            for slot in 0..layout.slots {
+                let n = self.read_slot(r, b, slot * layout.cap(), stride)?;
+                total += n;
+                if n < stride {
+                    eof = true;
+                    break;
+                }
             }
         }
         if !eof {
@@ -210,11 +225,50 @@ impl Filler {
                 _ => self.carry = Some(one[0]),
             }
         }
-        let (count, last) = ready(total + usize::from(self.carry.is_some()), stride, eof, self.next);
+        let (count, last) = scheme.ready(total + usize::from(self.carry.is_some()), stride, eof, self.next);
         b.lens.extend((0..count).map(|i| (total - i * stride).min(stride)));
         b.last = last;
         self.next += count as u64;
         Ok(last)
+    }
+
+    /// Reads a whole batch into a buffer already allocated for it, in as few calls as the reader
+    /// allows: one contiguous read when opening (slots hold `stride` bytes back to back), one
+    /// vectored read over the slots when sealing (each slot is followed by room for its tag).
+    /// A call per slot cost 65,536 reads per GiB of C2SP's 16 KiB chunks, a third of the CPU
+    /// time of a decryption to /dev/null. Returns the bytes read; fewer than the batch's room
+    /// means the input ended.
+    fn read_allocated(
+        &mut self,
+        r: &mut (impl Read + ?Sized),
+        b: &mut Batch,
+        layout: &Layout,
+    ) -> io::Result<usize> {
+        let (cap, stride, room) = (layout.cap(), layout.stride(), layout.slots * layout.stride());
+        let mut n = 0;
+        if let Some(c) = self.carry.take() {
+            b.buf[0] = c;
+            n = 1;
+        }
+        if stride == cap {
+            return Ok(n + read_full(r, &mut b.buf[n..room])?);
+        }
+        let mut slots: Vec<IoSliceMut<'_>> =
+            b.buf[..layout.slots * cap].chunks_mut(cap).map(|s| IoSliceMut::new(&mut s[..stride])).collect();
+        let mut left = &mut slots[..];
+        IoSliceMut::advance_slices(&mut left, n);
+        while !left.is_empty() {
+            match r.read_vectored(left) {
+                Ok(0) => break,
+                Ok(k) => {
+                    n += k;
+                    IoSliceMut::advance_slices(&mut left, k);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(n)
     }
 
     /// Reads up to `stride` bytes into the slot at `start`. Where the slot was never allocated
@@ -256,4 +310,18 @@ pub(crate) fn read_full(r: &mut (impl Read + ?Sized), buf: &mut [u8]) -> io::Res
         }
     }
     Ok(n)
+}
+
+/// `Write::write_all_vectored`, which is not stable yet. A writer without a vectored write of
+/// its own writes the first slice per call, so this is never worse than a loop of `write_all`.
+fn write_all_vectored(w: &mut (impl Write + ?Sized), mut parts: &mut [IoSlice<'_>]) -> io::Result<()> {
+    while !parts.is_empty() {
+        match w.write_vectored(parts) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut parts, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }

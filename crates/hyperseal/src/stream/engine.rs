@@ -10,7 +10,7 @@ use std::sync::Mutex;
 pub(crate) use super::batch::Dir;
 use super::batch::{Batch, Filler, Layout};
 use super::exec::{self, Made};
-use super::{ready, ChunkCipher, Progress};
+use super::{ChunkScheme, Progress};
 use crate::format::TAG_LEN;
 use crate::Error;
 
@@ -42,7 +42,7 @@ pub(crate) enum Input<'a> {
 /// Seals or opens a whole payload onto `output`; returns the plaintext length. Opened bytes are
 /// written only after their chunk authenticated, in order; nothing after a failing chunk is.
 pub(crate) fn stream(
-    cipher: &ChunkCipher,
+    cipher: &impl ChunkScheme,
     dir: Dir,
     input: Input<'_>,
     output: &mut (dyn Write + Send),
@@ -56,7 +56,7 @@ pub(crate) fn stream(
         Input::Reader(r) => (&[][..], Some(r)),
     };
     let mut filler = Filler::starting_at(0);
-    let chunks = ready(slice.len(), stride, true, 0).0;
+    let chunks = cipher.ready(slice.len(), stride, true, 0).0;
     let mut next = 0;
     // The solo start (below) reads smaller batches: one 128 KiB buffer faults in 32 pages where
     // a full batch faults in 128, and nothing is shared between threads yet.
@@ -74,7 +74,7 @@ pub(crate) fn stream(
             }
         };
         let last = match reader.as_mut() {
-            Some(r) => filler.fill(&mut **r, b, layout)?,
+            Some(r) => filler.fill(&mut **r, b, layout, cipher)?,
             None => {
                 let count = (chunks - next).min(layout.slots);
                 b.lens.clear();
@@ -129,8 +129,9 @@ pub(crate) fn sealed_len(chunk: usize, n: usize) -> usize {
 
 /// Seals `pt` as chunks `first..` of a payload — whole chunks, except that with `ends` the last
 /// one is the final chunk — straight into `out` (exactly the sealed length).
+/// The caller keeps the indices within the scheme's limit (only past it can sealing fail).
 pub(crate) fn seal_run(
-    cipher: &ChunkCipher,
+    cipher: &impl ChunkScheme,
     first: u64,
     pt: &[u8],
     ends: bool,
@@ -144,7 +145,7 @@ pub(crate) fn seal_run(
 /// into `out` (at least the plaintext length; `ct.len()` always suffices); returns the
 /// plaintext length. On error `out` holds unauthenticated bytes and must be discarded.
 pub(crate) fn open_run(
-    cipher: &ChunkCipher,
+    cipher: &impl ChunkScheme,
     first: u64,
     ct: &[u8],
     ends: bool,
@@ -155,7 +156,7 @@ pub(crate) fn open_run(
 }
 
 fn run(
-    cipher: &ChunkCipher,
+    cipher: &impl ChunkScheme,
     dir: Dir,
     first: u64,
     input: &[u8],
@@ -163,9 +164,10 @@ fn run(
     out: &mut [u8],
     threads: usize,
 ) -> Result<usize, Error> {
-    let (chunk, full) = (cipher.chunk_size(), cipher.full());
+    let chunk = cipher.chunk_size();
+    let full = chunk + TAG_LEN;
     let (stride, out_full) = if dir == Dir::Seal { (chunk, full) } else { (full, chunk) };
-    let count = if ends { ready(input.len(), stride, true, first).0 } else { input.len() / stride };
+    let count = if ends { cipher.ready(input.len(), stride, true, first).0 } else { input.len() / stride };
     debug_assert!(ends || input.len().is_multiple_of(stride), "a run that does not end is whole chunks");
     let len_of = |i: usize| (input.len() - i * stride).min(stride);
     let total = match count {
@@ -202,7 +204,7 @@ fn run(
             let src = &input[i * stride..][..len_of(i)];
             at += match dir {
                 Dir::Seal => {
-                    cipher.seal_to(index, last, src, &mut dst[at..at + src.len() + TAG_LEN]);
+                    cipher.seal_to(index, last, src, &mut dst[at..at + src.len() + TAG_LEN])?;
                     src.len() + TAG_LEN
                 }
                 Dir::Open => cipher.open_to(index, last, src, &mut dst[at..])?,

@@ -8,8 +8,10 @@
 //! (fresh file key and fresh salt).
 //!
 //! Layout of this module:
-//! - here: [`ChunkCipher`] (position-explicit and stateless: every path calls the same two
-//!   functions) and the final-chunk rule, [`ready`] and `check_shape`, in one place;
+//! - here: [`ChunkScheme`], what the engines need of a chunked construction (sealing and
+//!   opening chunk `i` by position, the final-chunk rule), and its STREAM instance
+//!   [`ChunkCipher`] with the rule [`ready`] and `check_shape`, in one place (C2SP is the other
+//!   instance, in `c2sp`);
 //! - `exec`: the one executor all parallel work runs on;
 //! - `batch`: batches of chunks, the unit of the streaming engines;
 //! - `engine`: whole payloads — from a `Read` or a borrowed slice onto a `Write`, or straight
@@ -39,7 +41,28 @@ use crate::Error;
 /// Called with the number of input bytes processed so far.
 pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);
 
-/// Seals and opens payload chunks by position. Crate-private: a caller choosing positions could
+/// A chunked AEAD construction as the engines, the executor's only chunk users, see it: chunk
+/// `index` sealed or opened by position (the nonce derives from the index and the last flag;
+/// every chunk carries a 16-byte tag), and which chunk is final. Position-explicit and
+/// stateless, so every path (one-shot runs, streams, push state, readers) calls the same
+/// functions. On failure an open leaves unauthenticated bytes that must not be released.
+pub(crate) trait ChunkScheme: Sync {
+    /// Plaintext bytes per full chunk.
+    fn chunk_size(&self) -> usize;
+    /// The final-chunk rule: of `avail` bytes of `stride` (the input has ended iff `end`), how
+    /// many chunks can be processed now and whether the last of them is final.
+    fn ready(&self, avail: usize, stride: usize, end: bool, next_index: u64) -> (usize, bool);
+    /// Seals in place: `buf` holds the plaintext followed by 16 bytes for the tag.
+    fn seal(&self, index: u64, last: bool, buf: &mut [u8]) -> Result<(), Error>;
+    /// Seals `pt` into `out` (`pt.len() + 16` bytes).
+    fn seal_to(&self, index: u64, last: bool, pt: &[u8], out: &mut [u8]) -> Result<(), Error>;
+    /// Opens in place (ciphertext ‖ tag); returns the plaintext length.
+    fn open(&self, index: u64, last: bool, buf: &mut [u8]) -> Result<usize, Error>;
+    /// Opens `ct` (ciphertext ‖ tag) into `out`; returns the plaintext length.
+    fn open_to(&self, index: u64, last: bool, ct: &[u8], out: &mut [u8]) -> Result<usize, Error>;
+}
+
+/// Seals and opens STREAM payload chunks by position. Crate-private: a caller choosing positions could
 /// reuse a nonce, so only the engines here build them.
 pub(crate) struct ChunkCipher {
     key: ChunkKey,
@@ -87,42 +110,6 @@ impl ChunkCipher {
         self.chunk_size + TAG_LEN
     }
 
-    /// Seals chunk `index` in place: `buf` holds the plaintext followed by 16 bytes for the tag.
-    pub(crate) fn seal(&self, index: u64, last: bool, buf: &mut [u8]) {
-        debug_assert!(buf.len() >= TAG_LEN && buf.len() - TAG_LEN <= self.chunk_size);
-        self.key.seal(nonce(index, last), buf)
-    }
-
-    /// Seals chunk `index` from `pt` into `out` (`pt.len() + 16` bytes), leaving `pt` untouched.
-    pub(crate) fn seal_to(&self, index: u64, last: bool, pt: &[u8], out: &mut [u8]) {
-        debug_assert!(pt.len() <= self.chunk_size && out.len() == pt.len() + TAG_LEN);
-        self.key.seal_to(nonce(index, last), pt, out)
-    }
-
-    /// Opens chunk `index` in place (ciphertext ‖ tag); returns the plaintext length. On failure
-    /// the buffer holds unauthenticated bytes and must not be released.
-    pub(crate) fn open(&self, index: u64, last: bool, buf: &mut [u8]) -> Result<usize, Error> {
-        self.check_shape(index, last, buf.len())?;
-        // A full final chunk that fails may be a non-final one (a cut at a chunk boundary): keep
-        // the ciphertext to tell. One chunk per payload, so the copy costs nothing measurable.
-        let original = (last && buf.len() == self.full()).then(|| Zeroizing::new(buf.to_vec()));
-        match self.key.open(nonce(index, last), buf) {
-            Ok(()) => Ok(buf.len() - TAG_LEN),
-            Err(()) => Err(self.failed(index, last, original.as_deref().map(|v| &v[..]))),
-        }
-    }
-
-    /// Opens chunk `index` from `ct` (ciphertext ‖ tag) into `out`; returns the plaintext length.
-    /// On failure `out` holds unauthenticated bytes and must not be released.
-    pub(crate) fn open_to(&self, index: u64, last: bool, ct: &[u8], out: &mut [u8]) -> Result<usize, Error> {
-        self.check_shape(index, last, ct.len())?;
-        let n = ct.len() - TAG_LEN;
-        match self.key.open_to(nonce(index, last), ct, &mut out[..n]) {
-            Ok(()) => Ok(n),
-            Err(()) => Err(self.failed(index, last, Some(ct))),
-        }
-    }
-
     /// Sizes first: a non-final chunk is always full, only the sole chunk of an empty payload may
     /// be empty (one encoding per plaintext), and no chunk at all where the final one must be is
     /// a truncation.
@@ -147,6 +134,54 @@ impl ChunkCipher {
             }
         }
         Error::ChunkAuth(index)
+    }
+}
+
+impl ChunkScheme for ChunkCipher {
+    fn chunk_size(&self) -> usize {
+        self.chunk_size
+    }
+
+    fn ready(&self, avail: usize, stride: usize, end: bool, next_index: u64) -> (usize, bool) {
+        ready(avail, stride, end, next_index)
+    }
+
+    /// Seals chunk `index` in place: `buf` holds the plaintext followed by 16 bytes for the tag.
+    fn seal(&self, index: u64, last: bool, buf: &mut [u8]) -> Result<(), Error> {
+        debug_assert!(buf.len() >= TAG_LEN && buf.len() - TAG_LEN <= self.chunk_size);
+        self.key.seal(nonce(index, last), buf);
+        Ok(())
+    }
+
+    /// Seals chunk `index` from `pt` into `out` (`pt.len() + 16` bytes), leaving `pt` untouched.
+    fn seal_to(&self, index: u64, last: bool, pt: &[u8], out: &mut [u8]) -> Result<(), Error> {
+        debug_assert!(pt.len() <= self.chunk_size && out.len() == pt.len() + TAG_LEN);
+        self.key.seal_to(nonce(index, last), pt, out);
+        Ok(())
+    }
+
+    /// Opens chunk `index` in place (ciphertext ‖ tag); returns the plaintext length. On failure
+    /// the buffer holds unauthenticated bytes and must not be released.
+    fn open(&self, index: u64, last: bool, buf: &mut [u8]) -> Result<usize, Error> {
+        self.check_shape(index, last, buf.len())?;
+        // A full final chunk that fails may be a non-final one (a cut at a chunk boundary): keep
+        // the ciphertext to tell. One chunk per payload, so the copy costs nothing measurable.
+        let original = (last && buf.len() == self.full()).then(|| Zeroizing::new(buf.to_vec()));
+        match self.key.open(nonce(index, last), buf) {
+            Ok(()) => Ok(buf.len() - TAG_LEN),
+            Err(()) => Err(self.failed(index, last, original.as_deref().map(|v| &v[..]))),
+        }
+    }
+
+    /// Opens chunk `index` from `ct` (ciphertext ‖ tag) into `out`; returns the plaintext length.
+    /// On failure `out` holds unauthenticated bytes and must not be released.
+    fn open_to(&self, index: u64, last: bool, ct: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        self.check_shape(index, last, ct.len())?;
+        let n = ct.len() - TAG_LEN;
+        match self.key.open_to(nonce(index, last), ct, &mut out[..n]) {
+            Ok(()) => Ok(n),
+            Err(()) => Err(self.failed(index, last, Some(ct))),
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::batch::{read_full, Batch, Dir, Filler, Layout};
-use super::ChunkCipher;
+use super::{ChunkCipher, ChunkScheme};
 use crate::format::TAG_LEN;
 use crate::Error;
 
@@ -88,7 +88,7 @@ impl<R: Read> Read for StreamReader<R> {
                     return Ok(0);
                 }
             }
-            self.filler.fill(&mut self.inner, &mut self.batch, &self.layout)?;
+            self.filler.fill(&mut self.inner, &mut self.batch, &self.layout, &self.cipher)?;
             self.batch.process(&self.cipher, &self.layout, &[], self.threads);
             self.loaded = true;
         }

@@ -1,7 +1,7 @@
 //! Byte identity of every engine path with a fixed key (the public API draws fresh keys, so
 //! only here can outputs be compared byte for byte), and the executor's contracts.
 
-use std::io::Write;
+use std::io::{self, IoSlice, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use zeroize::Zeroizing;
@@ -82,6 +82,65 @@ fn every_path_gives_the_same_bytes() {
                 reference.chunks(70_000).try_for_each(|p| o.update(p, &mut back)).unwrap();
                 o.finish(&mut back).unwrap();
                 assert!(back == pt);
+            }
+        }
+    }
+}
+
+/// A reader or writer that moves at most `step` bytes per call, vectored or not (its vectored
+/// read is std's default: the first buffer only).
+struct Trickle<T> {
+    inner: T,
+    step: usize,
+}
+
+impl Read for Trickle<&[u8]> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = buf.len().min(self.step);
+        self.inner.read(&mut buf[..n])
+    }
+}
+
+impl Write for Trickle<Vec<u8>> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_vectored(&[IoSlice::new(buf)])
+    }
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let mut left = self.step;
+        for b in bufs {
+            if left == 0 {
+                break;
+            }
+            let n = b.len().min(left);
+            self.inner.extend_from_slice(&b[..n]);
+            left -= n;
+        }
+        Ok(self.step - left)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Batches are read and written in one gathering call each: short reads and short writes that
+/// stop inside a chunk, or inside a tag, must lose and repeat nothing.
+#[test]
+fn short_reads_and_writes_lose_nothing() {
+    let c = cipher(Suite::ALL[0]);
+    for n in [0usize, 1, (1 << 20) + 5, (3 << 20) + 17] {
+        let pt = data(n);
+        let mut reference = vec![0u8; sealed_len(c.chunk_size(), n)];
+        seal_run(&c, 0, &pt, true, &mut reference, 1);
+        for step in [1000, 16_400, 100_003] {
+            for threads in [1, 2] {
+                let mut out = Trickle { inner: Vec::new(), step };
+                let mut input = Trickle { inner: &pt[..], step };
+                stream(&c, Dir::Seal, Input::Reader(&mut input), &mut out, threads, None).unwrap();
+                assert!(out.inner == reference, "seal n={n} step={step} t={threads}");
+                let mut out = Trickle { inner: Vec::new(), step };
+                let mut input = Trickle { inner: &reference[..], step };
+                stream(&c, Dir::Open, Input::Reader(&mut input), &mut out, threads, None).unwrap();
+                assert!(out.inner == pt, "open n={n} step={step} t={threads}");
             }
         }
     }
