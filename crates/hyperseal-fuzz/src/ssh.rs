@@ -56,8 +56,14 @@ pub fn ssh_key(data: &[u8]) {
                             Ok(out)
                         });
                     let Ok(file) = file else { continue };
-                    let plain = hyperseal::decrypt(&ids, &file).expect("an SSH identity opens its own file");
-                    assert_eq!(&plain[..], b"fuzz");
+                    match hyperseal::decrypt(&ids, &file) {
+                        Ok(plain) => assert_eq!(&plain[..], b"fuzz"),
+                        // An encrypted key's public half is stored outside the encryption: an
+                        // edited one still parses, and is found not to match the private half
+                        // only once that is decrypted (age refuses it then too).
+                        Err(hyperseal::Error::InvalidKey(m)) if m.contains("do not match") => {}
+                        Err(e) => panic!("an SSH identity opens its own file: {e:?}"),
+                    }
                 }
             }
         }
