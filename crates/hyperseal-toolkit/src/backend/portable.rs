@@ -334,7 +334,8 @@ pub(crate) mod aead {
     enum Cipher {
         Aes128Gcm(Box<aes_gcm::Aes128Gcm>),
         Aes256Gcm(Box<aes_gcm::Aes256Gcm>),
-        ChaCha(Box<chacha20poly1305::ChaCha20Poly1305>),
+        // simd128 ChaCha20 on wasm32 (crates/chacha20-simd128); RustCrypto's `chacha20` elsewhere.
+        ChaCha(Box<chacha20_simd128::ChaCha20Poly1305>),
         Siv(Box<aes_gcm_siv::Aes256GcmSiv>),
     }
 

@@ -1,0 +1,172 @@
+//! Four ChaCha20 blocks at once in WebAssembly `v128` registers.
+//!
+//! Layout: sixteen vectors, vector `i` holding state word `i` of four consecutive blocks (one per
+//! 32-bit lane; the counter vector is `ctr, ctr+1, ctr+2, ctr+3`, wrapping modulo 2^32 like the
+//! scalar code). A quarter round is then the scalar one applied lane-wise, so the column and
+//! diagonal rounds need no shuffling of words between lanes. Rotations by 16 and 8 move whole
+//! bytes and are one `i8x16.shuffle` each; 12 and 7 are a shift pair and an OR. At the end, each
+//! group of four vectors (words 4k..4k+3 of the four blocks) is transposed in registers with
+//! 32- and 64-bit lane shuffles, so each block's 64 bytes are four 16-byte stores.
+//!
+//! Every operation is an add, xor, shift or shuffle by a constant: nothing depends on secret
+//! values for its timing or memory address.
+
+use core::arch::wasm32::{
+    i32x4_add, i32x4_shl, i32x4_shuffle, i64x2_shuffle, i8x16_shuffle, u32x4, u32x4_shr, u32x4_splat, v128,
+    v128_or, v128_store, v128_xor,
+};
+
+use cipher::consts::{U4, U64};
+use cipher::{Block, BlockSizeUser, ParBlocks, ParBlocksSizeUser, StreamCipherBackend};
+use zeroize::Zeroize;
+
+use crate::state::{one_block, State, DOUBLE_ROUNDS};
+
+/// Blocks per SIMD pass.
+const LANES: usize = 4;
+
+/// The stream-cipher backend over a core's state; it advances the block counter (word 12) by
+/// the number of blocks it hands out.
+pub(crate) struct Backend<'a> {
+    state: &'a mut State,
+}
+
+impl<'a> Backend<'a> {
+    pub(crate) fn new(state: &'a mut State) -> Self {
+        Backend { state }
+    }
+
+    fn advance(&mut self, blocks: u32) {
+        self.state[12] = self.state[12].wrapping_add(blocks);
+    }
+}
+
+impl BlockSizeUser for Backend<'_> {
+    type BlockSize = U64;
+}
+
+impl ParBlocksSizeUser for Backend<'_> {
+    type ParBlocksSize = U4;
+}
+
+impl StreamCipherBackend for Backend<'_> {
+    fn gen_ks_block(&mut self, block: &mut Block<Self>) {
+        one_block(self.state, block);
+        self.advance(1);
+    }
+
+    fn gen_par_ks_blocks(&mut self, blocks: &mut ParBlocks<Self>) {
+        four_blocks(self.state, blocks);
+        self.advance(LANES as u32);
+    }
+
+    /// One to three blocks: from two on, one SIMD pass costs less than that many scalar blocks.
+    fn gen_tail_blocks(&mut self, blocks: &mut [Block<Self>]) {
+        match blocks {
+            [] => {}
+            [one] => self.gen_ks_block(one),
+            _ => {
+                let mut all = ParBlocks::<Self>::default();
+                four_blocks(self.state, &mut all);
+                for (dst, src) in blocks.iter_mut().zip(all.iter()) {
+                    dst.copy_from_slice(src);
+                }
+                all.iter_mut().for_each(|b| b.zeroize());
+                self.advance(blocks.len() as u32);
+            }
+        }
+    }
+}
+
+/// `x <<< 16`: bytes (0 1 2 3) of each little-endian word become (2 3 0 1).
+#[inline(always)]
+fn rotl16(x: v128) -> v128 {
+    i8x16_shuffle::<2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13>(x, x)
+}
+
+/// `x <<< 8`: bytes (0 1 2 3) of each little-endian word become (3 0 1 2).
+#[inline(always)]
+fn rotl8(x: v128) -> v128 {
+    i8x16_shuffle::<3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14>(x, x)
+}
+
+#[inline(always)]
+fn rotl12(x: v128) -> v128 {
+    v128_or(i32x4_shl(x, 12), u32x4_shr(x, 20))
+}
+
+#[inline(always)]
+fn rotl7(x: v128) -> v128 {
+    v128_or(i32x4_shl(x, 7), u32x4_shr(x, 25))
+}
+
+#[inline(always)]
+fn quarter_round(x: &mut [v128; 16], a: usize, b: usize, c: usize, d: usize) {
+    x[a] = i32x4_add(x[a], x[b]);
+    x[d] = rotl16(v128_xor(x[d], x[a]));
+    x[c] = i32x4_add(x[c], x[d]);
+    x[b] = rotl12(v128_xor(x[b], x[c]));
+    x[a] = i32x4_add(x[a], x[b]);
+    x[d] = rotl8(v128_xor(x[d], x[a]));
+    x[c] = i32x4_add(x[c], x[d]);
+    x[b] = rotl7(v128_xor(x[b], x[c]));
+}
+
+/// Words `k` of four blocks (one vector per word, one lane per block) → four vectors, one per
+/// block, each holding that block's four words in order.
+#[inline(always)]
+fn transpose(a: v128, b: v128, c: v128, d: v128) -> [v128; 4] {
+    let ab_lo = i32x4_shuffle::<0, 4, 1, 5>(a, b); // a0 b0 a1 b1
+    let ab_hi = i32x4_shuffle::<2, 6, 3, 7>(a, b); // a2 b2 a3 b3
+    let cd_lo = i32x4_shuffle::<0, 4, 1, 5>(c, d); // c0 d0 c1 d1
+    let cd_hi = i32x4_shuffle::<2, 6, 3, 7>(c, d); // c2 d2 c3 d3
+    [
+        i64x2_shuffle::<0, 2>(ab_lo, cd_lo), // a0 b0 c0 d0: block 0
+        i64x2_shuffle::<1, 3>(ab_lo, cd_lo), // block 1
+        i64x2_shuffle::<0, 2>(ab_hi, cd_hi), // block 2
+        i64x2_shuffle::<1, 3>(ab_hi, cd_hi), // block 3
+    ]
+}
+
+/// Stores 16 bytes.
+#[inline(always)]
+#[allow(unsafe_code)]
+fn store16(dst: &mut [u8; 16], v: v128) {
+    // SAFETY: `dst` is a valid, exclusive 16-byte region; `v128.store` has no alignment
+    // requirement in WebAssembly (Rust's `v128_store` takes a `*mut v128` only as the address).
+    unsafe { v128_store(dst.as_mut_ptr().cast::<v128>(), v) }
+}
+
+/// Keystream blocks `ctr .. ctr+4` (counter wrapping modulo 2^32) into `out`; the caller
+/// advances the counter.
+#[inline(always)]
+fn four_blocks(state: &State, out: &mut ParBlocks<Backend<'_>>) {
+    let mut init = [u32x4_splat(0); 16];
+    for (v, w) in init.iter_mut().zip(state) {
+        *v = u32x4_splat(*w);
+    }
+    init[12] = i32x4_add(init[12], u32x4(0, 1, 2, 3));
+
+    let mut x = init;
+    for _ in 0..DOUBLE_ROUNDS {
+        quarter_round(&mut x, 0, 4, 8, 12);
+        quarter_round(&mut x, 1, 5, 9, 13);
+        quarter_round(&mut x, 2, 6, 10, 14);
+        quarter_round(&mut x, 3, 7, 11, 15);
+        quarter_round(&mut x, 0, 5, 10, 15);
+        quarter_round(&mut x, 1, 6, 11, 12);
+        quarter_round(&mut x, 2, 7, 8, 13);
+        quarter_round(&mut x, 3, 4, 9, 14);
+    }
+    for (v, i) in x.iter_mut().zip(init) {
+        *v = i32x4_add(*v, i);
+    }
+
+    for k in 0..4 {
+        let rows = transpose(x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]);
+        for (block, row) in out.iter_mut().zip(rows) {
+            let dst: &mut [u8; 16] = (&mut block[16 * k..16 * k + 16]).try_into().expect("16 bytes");
+            store16(dst, row);
+        }
+    }
+}

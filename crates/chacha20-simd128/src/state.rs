@@ -1,0 +1,193 @@
+//! The ChaCha20 state and the `cipher` traits around it: key and nonce set-up, the block counter
+//! (seek), how many blocks remain before the 32-bit counter wraps, and one block computed with
+//! plain `u32` arithmetic for the calls that need a single block (the Poly1305 key, a partial
+//! last block). The four-block SIMD path is `simd128.rs`.
+
+use core::fmt;
+
+use cipher::consts::{U12, U24, U32, U64};
+use cipher::{
+    Block, BlockSizeUser, IvSizeUser, KeyIvInit, KeySizeUser, StreamCipherClosure, StreamCipherCore,
+    StreamCipherSeekCore,
+};
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use crate::simd128::Backend;
+
+/// "expand 32-byte k"
+const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+/// 20 rounds: 10 double rounds.
+pub(crate) const DOUBLE_ROUNDS: usize = 10;
+
+/// The 16-word state: constants, key, block counter (word 12), nonce (words 13–15).
+pub(crate) type State = [u32; 16];
+
+fn le_words<const N: usize>(bytes: &[u8]) -> [u32; N] {
+    let mut out = [0u32; N];
+    for (w, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+        *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    }
+    out
+}
+
+/// The ChaCha20 block function core (IETF: 96-bit nonce, 32-bit counter).
+pub struct ChaCha20Core {
+    state: State,
+}
+
+impl ChaCha20Core {
+    fn from_key_nonce(key: &[u8; 32], nonce: &[u8; 12]) -> Self {
+        let mut state = [0u32; 16];
+        state[..4].copy_from_slice(&SIGMA);
+        state[4..12].copy_from_slice(&le_words::<8>(key));
+        state[13..].copy_from_slice(&le_words::<3>(nonce));
+        ChaCha20Core { state }
+    }
+}
+
+impl KeySizeUser for ChaCha20Core {
+    type KeySize = U32;
+}
+
+impl IvSizeUser for ChaCha20Core {
+    type IvSize = U12;
+}
+
+impl BlockSizeUser for ChaCha20Core {
+    type BlockSize = U64;
+}
+
+impl KeyIvInit for ChaCha20Core {
+    fn new(key: &cipher::Key<Self>, iv: &cipher::Iv<Self>) -> Self {
+        ChaCha20Core::from_key_nonce(&(*key).into(), &(*iv).into())
+    }
+}
+
+impl StreamCipherCore for ChaCha20Core {
+    /// As `chacha20` computes it for the IETF variant, so the wrapper accepts exactly the same
+    /// lengths and seeks on both builds.
+    fn remaining_blocks(&self) -> Option<usize> {
+        (u32::MAX - self.state[12]).try_into().ok()
+    }
+
+    fn process_with_backend(&mut self, f: impl StreamCipherClosure<BlockSize = Self::BlockSize>) {
+        f.call(&mut Backend::new(&mut self.state));
+    }
+}
+
+impl StreamCipherSeekCore for ChaCha20Core {
+    type Counter = u32;
+
+    fn get_block_pos(&self) -> u32 {
+        self.state[12]
+    }
+
+    fn set_block_pos(&mut self, pos: u32) {
+        self.state[12] = pos;
+    }
+}
+
+impl Drop for ChaCha20Core {
+    fn drop(&mut self) {
+        self.state.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for ChaCha20Core {}
+
+impl fmt::Debug for ChaCha20Core {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ChaCha20Core { .. }")
+    }
+}
+
+/// XChaCha20: the HChaCha20 subkey of the key and the nonce's first 16 bytes, then ChaCha20 under
+/// it with the nonce `0000 ‖ nonce[16..24]` (draft-irtf-cfrg-xchacha §2.3), as `chacha20` does.
+pub struct XChaCha20Core(ChaCha20Core);
+
+impl KeySizeUser for XChaCha20Core {
+    type KeySize = U32;
+}
+
+impl IvSizeUser for XChaCha20Core {
+    type IvSize = U24;
+}
+
+impl BlockSizeUser for XChaCha20Core {
+    type BlockSize = U64;
+}
+
+impl KeyIvInit for XChaCha20Core {
+    fn new(key: &cipher::Key<Self>, iv: &cipher::Iv<Self>) -> Self {
+        let head: [u8; 16] = iv[..16].try_into().expect("24-byte nonce");
+        let mut subkey: [u8; 32] = chacha20::hchacha::<chacha20::R20>(key, &head.into()).into();
+        let mut nonce = [0u8; 12];
+        nonce[4..].copy_from_slice(&iv[16..]);
+        let core = ChaCha20Core::from_key_nonce(&subkey, &nonce);
+        subkey.zeroize();
+        XChaCha20Core(core)
+    }
+}
+
+impl StreamCipherCore for XChaCha20Core {
+    fn remaining_blocks(&self) -> Option<usize> {
+        self.0.remaining_blocks()
+    }
+
+    fn process_with_backend(&mut self, f: impl StreamCipherClosure<BlockSize = Self::BlockSize>) {
+        self.0.process_with_backend(f);
+    }
+}
+
+impl StreamCipherSeekCore for XChaCha20Core {
+    type Counter = u32;
+
+    fn get_block_pos(&self) -> u32 {
+        self.0.get_block_pos()
+    }
+
+    fn set_block_pos(&mut self, pos: u32) {
+        self.0.set_block_pos(pos);
+    }
+}
+
+impl ZeroizeOnDrop for XChaCha20Core {}
+
+impl fmt::Debug for XChaCha20Core {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("XChaCha20Core { .. }")
+    }
+}
+
+/// One keystream block from `state` with `u32` arithmetic (RFC 8439 §2.3); the caller advances
+/// the counter. Used where a single block is asked for, so nothing is computed and thrown away.
+pub(crate) fn one_block(state: &State, out: &mut Block<ChaCha20Core>) {
+    let mut x = *state;
+    for _ in 0..DOUBLE_ROUNDS {
+        quarter_round(&mut x, 0, 4, 8, 12);
+        quarter_round(&mut x, 1, 5, 9, 13);
+        quarter_round(&mut x, 2, 6, 10, 14);
+        quarter_round(&mut x, 3, 7, 11, 15);
+        quarter_round(&mut x, 0, 5, 10, 15);
+        quarter_round(&mut x, 1, 6, 11, 12);
+        quarter_round(&mut x, 2, 7, 8, 13);
+        quarter_round(&mut x, 3, 4, 9, 14);
+    }
+    for ((o, w), s) in out.chunks_exact_mut(4).zip(x).zip(state) {
+        o.copy_from_slice(&w.wrapping_add(*s).to_le_bytes());
+    }
+    x.zeroize();
+}
+
+#[inline(always)]
+fn quarter_round(x: &mut State, a: usize, b: usize, c: usize, d: usize) {
+    x[a] = x[a].wrapping_add(x[b]);
+    x[d] = (x[d] ^ x[a]).rotate_left(16);
+    x[c] = x[c].wrapping_add(x[d]);
+    x[b] = (x[b] ^ x[c]).rotate_left(12);
+    x[a] = x[a].wrapping_add(x[b]);
+    x[d] = (x[d] ^ x[a]).rotate_left(8);
+    x[c] = x[c].wrapping_add(x[d]);
+    x[b] = (x[b] ^ x[c]).rotate_left(7);
+}
