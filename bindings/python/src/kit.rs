@@ -205,19 +205,18 @@ pub fn aead_seal<'py>(
     let key = aead_key(algo, key)?;
     let (p, a) = (Data::get(plaintext, "plaintext")?, Data::opt(aad, "aad")?);
     let (p, a) = (p.as_slice()?, or_empty(&a)?);
-    // The toolkit draws the nonce and frames nonce ‖ ciphertext ‖ tag (`seal_in_place`); this
-    // only places the plaintext inside the result, so nothing is copied twice.
-    let room = [0u8; 24];
-    let nlen = key.algorithm().nonce_len();
-    let sealed = bytes_around(py, &room[..nlen], p, aead::TAG_LEN, p.len() >= DETACH_AT, |buf| {
-        key.seal_in_place(buf, a)?;
+    // The toolkit draws the nonce and frames nonce ‖ ciphertext ‖ tag (`seal_into`), sealing
+    // straight from the input into the result: no copy of the plaintext first.
+    let len = key.algorithm().nonce_len() + p.len() + aead::TAG_LEN;
+    let sealed = bytes_around(py, &[], &[], len, p.len() >= DETACH_AT, |buf| {
+        key.seal_into(p, a, buf)?;
         Ok::<_, hyperseal_toolkit::Error>(buf.len())
     })?;
     sealed.map_err(kit)
 }
 
-/// Opens what `aead_seal` made: the ciphertext is copied into the result and opened there; on
-/// a failure the result is zeroized and `AuthenticationError` raised.
+/// Opens what `aead_seal` made into a new `bytes`; on a failure the result is zeroized and
+/// `AuthenticationError` raised.
 #[pyfunction]
 #[pyo3(signature = (algo, key, sealed, *, aad = None))]
 pub fn aead_open<'py>(
@@ -230,9 +229,11 @@ pub fn aead_open<'py>(
     let key = aead_key(algo, key)?;
     let (s, a) = (Input::get(sealed, "sealed")?, Data::opt(aad, "aad")?);
     let (s, a) = (s.as_slice(), or_empty(&a)?);
-    let (nonce, body, tag) = key.split_sealed(s).map_err(kit)?;
-    let plain = bytes_around(py, &[], body, 0, body.len() >= DETACH_AT, |buf| {
-        key.open_in_place_detached(nonce, a, buf, tag)?;
+    let (_, body, _) = key.split_sealed(s).map_err(kit)?;
+    // Opened straight from the input into the result (`open_into`), which the toolkit wipes on
+    // failure.
+    let plain = bytes_around(py, &[], &[], body.len(), body.len() >= DETACH_AT, |buf| {
+        key.open_into(s, a, buf)?;
         Ok::<_, hyperseal_toolkit::Error>(buf.len())
     })?;
     plain.map_err(kit)

@@ -404,6 +404,43 @@ pub(crate) mod aead {
             Ok(Tag(tag.into()))
         }
 
+        /// aws-lc's scatter seal: `in_out` sealed in place, then `extra_in` encrypted into
+        /// `extra_out_and_tag` followed by the tag. Here one buffer: copy, then seal in place.
+        pub(crate) fn seal_in_place_scatter<A: AsRef<[u8]>>(
+            &self,
+            nonce: Nonce,
+            aad: Aad<A>,
+            in_out: &mut [u8],
+            extra_in: &[u8],
+            extra_out_and_tag: &mut [u8],
+        ) -> Result<(), Unspecified> {
+            if !in_out.is_empty() || extra_out_and_tag.len() != extra_in.len() + 16 {
+                return Err(Unspecified); // only the form aead.rs uses
+            }
+            let (body, tag_out) = extra_out_and_tag.split_at_mut(extra_in.len());
+            body.copy_from_slice(extra_in);
+            let tag = self.seal_in_place_separate_tag(nonce, aad, body)?;
+            tag_out.copy_from_slice(tag.as_ref());
+            Ok(())
+        }
+
+        /// aws-lc's gather open: `in_ciphertext` opened into `out_plaintext`. Here: copy, then
+        /// open in place (on failure the caller wipes `out_plaintext`, as aead.rs does).
+        pub(crate) fn open_separate_gather<A: AsRef<[u8]>>(
+            &self,
+            nonce: Nonce,
+            aad: Aad<A>,
+            in_ciphertext: &[u8],
+            in_tag: &[u8],
+            out_plaintext: &mut [u8],
+        ) -> Result<(), Unspecified> {
+            if in_ciphertext.len() != out_plaintext.len() {
+                return Err(Unspecified);
+            }
+            out_plaintext.copy_from_slice(in_ciphertext);
+            self.open_in_place_separate_tag(nonce, aad, in_tag, out_plaintext)
+        }
+
         /// On failure `buf` may hold unauthenticated bytes: the caller wipes it (aead.rs does).
         pub(crate) fn open_in_place_separate_tag<A: AsRef<[u8]>>(
             &self,
