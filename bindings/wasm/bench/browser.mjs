@@ -3,7 +3,7 @@
 // same inputs — @noble/ciphers, WebCrypto, hash-wasm, crypto-js, node-forge and age-encryption
 // (typage). Prints a table and, with --json FILE, writes every figure with the machine's details.
 //
-//   node bench/browser.mjs [--quick | --full] [--size-scale F] [--json FILE]
+//   node bench/browser.mjs [--quick | --full] [--size-scale F] [--groups age,pool,aead] [--json FILE]
 //
 // --quick: 1 KB, 64 KB, 1 MB, 16 MB; --full: 1 KB … 100 MB. --size-scale multiplies the sizes
 // (tests use a tiny one: the figures then mean nothing). Before timing, every pair of
@@ -31,7 +31,12 @@ const scale = Number(value('--size-scale') ?? 1)
 const nominal = full ? [1e3, 64e3, 1e6, 10e6, 100e6] : [1e3, 64e3, 1e6, 16e6]
 const sizes = nominal.map((n) => Math.max(1, Math.round(n * scale)))
 const tiny = scale < 0.01
-const options = { sizes, sampleMs: tiny ? 5 : full ? 300 : 100, samples: tiny ? 3 : full ? 9 : 5 }
+// WorkerPool against one stream: more sizes around the crossover (js/workers.js).
+const poolNominal = full ? [64e3, 256e3, 1e6, 2e6, 4e6, 16e6, 100e6] : [64e3, 256e3, 1e6, 2e6, 4e6, 16e6]
+const poolSizes = poolNominal.map((n) => Math.max(1, Math.round(n * scale)))
+// --groups age,pool,aead (aead = everything after the pool groups): only those, for quick A/B.
+const groups = value('--groups')?.split(',')
+const options = { sizes, poolSizes, groups, sampleMs: tiny ? 5 : full ? 300 : 100, samples: tiny ? 3 : full ? 9 : 5 }
 
 await esbuild.build({
   entryPoints: [join(HERE, 'peers.js')], outfile: join(HERE, 'dist/peers.js'), bundle: true,

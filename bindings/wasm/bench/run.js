@@ -47,7 +47,8 @@ function nonces (len) {
   return () => { view.setUint32(0, ++i); return n.slice() }
 }
 
-export async function run (hs, peers, { sizes, smallSize = 50, tokenChars = 1000, sampleMs = 100, samples = 5 }) {
+export async function run (hs, peers, { sizes, poolSizes = sizes, groups, smallSize = 50, tokenChars = 1000, sampleMs = 100, samples = 5 }) {
+  const on = (g) => !groups || groups.includes(g)
   const rows = []
   const t = { sampleMs, samples }
   const add = (group, size, impl, op, seconds) => rows.push({ group, size, impl, op, seconds })
@@ -58,7 +59,7 @@ export async function run (hs, peers, { sizes, smallSize = 50, tokenChars = 1000
   const ageRecipient = await peers.age.identityToRecipient(ageId)
   // One key pair for both: typage's identity is an ordinary age X25519 key, which hyperseal reads.
   const hsPair = { publicKey: ageRecipient, privateKey: ageId }
-  for (const size of sizes) {
+  for (const size of on('age') ? sizes : []) {
     const data = random(size)
     const enc = new peers.age.Encrypter(); enc.addRecipient(ageRecipient)
     const dec = new peers.age.Decrypter(); dec.addIdentity(ageId)
@@ -71,9 +72,35 @@ export async function run (hs, peers, { sizes, smallSize = 50, tokenChars = 1000
     add('age file', size, 'age-encryption (typage)', 'decrypt', await time(() => dec.decrypt(byTypage), t))
   }
 
+  // ── bytes on every core: WorkerPool.encrypt/decrypt (parts across a warm pool above its
+  // crossover, one stream on the main thread below it) against one stream on the main thread,
+  // the same age file; "parts always" forces parts at every size, which shows the crossover ──
+  if (on('pool')) {
+    const pool = new hs.WorkerPool()
+    await pool.ready() // warm: workers started and their WebAssembly loaded, as a page reuses them
+    const g = 'bytes, WorkerPool vs one stream'
+    const opts = { publicKey: hsPair.publicKey, format: 'age' }
+    const dec = new peers.age.Decrypter(); dec.addIdentity(ageId)
+    for (const size of poolSizes) {
+      const data = random(size)
+      const sealed = await pool.encrypt(data, { ...opts, parallel: true })
+      checks[`pool bytes ${size}`] = equal(hs.decryptByPrivateKey(sealed, hsPair.privateKey), data) &&
+        equal(await dec.decrypt(sealed), data) &&
+        equal(await pool.decrypt(hs.encryptByPublicKey(data, hsPair.publicKey, { format: 'age' }), { ...hsPair, parallel: true }), data)
+      const name = `hyperseal WorkerPool.encrypt/decrypt (${pool.size} workers)`
+      add(g, size, name, 'encrypt', await time(() => pool.encrypt(data, opts), t))
+      add(g, size, name, 'decrypt', await time(() => pool.decrypt(sealed, hsPair), t))
+      add(g, size, 'WorkerPool, parts always (parallel: true)', 'encrypt', await time(() => pool.encrypt(data, { ...opts, parallel: true }), t))
+      add(g, size, 'WorkerPool, parts always (parallel: true)', 'decrypt', await time(() => pool.decrypt(sealed, { ...hsPair, parallel: true }), t))
+      add(g, size, 'one stream, main thread (encryptByPublicKey)', 'encrypt', await time(() => hs.encryptByPublicKey(data, hsPair.publicKey, { format: 'age' }), t))
+      add(g, size, 'one stream, main thread (decryptByPrivateKey)', 'decrypt', await time(() => hs.decryptByPrivateKey(sealed, hsPair.privateKey), t))
+    }
+    pool.terminate()
+  }
+
   // ── files on every core: WorkerPool (parts across workers; hyperseal files' AES-256-GCM on
   // WebCrypto) against typage on the same age file, at the two largest sizes ──
-  {
+  if (on('pool')) {
     const pool = new hs.WorkerPool()
     await Promise.all(Array.from({ length: pool.size }, () => pool.run('errorCodes'))) // workers loaded
     for (const size of sizes.slice(-2)) {
@@ -100,6 +127,7 @@ export async function run (hs, peers, { sizes, smallSize = 50, tokenChars = 1000
 
   // ── bulk AEAD: ChaCha20-Poly1305 and AES-256-GCM ──
   const key = random(32)
+  if (groups && !groups.includes('aead')) return { rows, checks }
   const wcKey = await crypto.subtle.importKey('raw', key, 'AES-GCM', false, ['encrypt'])
   const next = nonces(12)
   for (const size of sizes) {

@@ -126,10 +126,25 @@ export const token: {
 
 export interface FileJobOptions { onProgress?: (bytesRead: number) => void }
 
-/** Workers, each with its own WebAssembly instance; calls go to the least busy one. */
+/** Blob inputs from this size on go through every worker in parts (`encryptFile`, `decryptFile`). */
+export const PARALLEL_MIN: number
+/** Bytes inputs from this size on go through every worker in parts (`encrypt`, `decrypt`); below, one stream. */
+export const BYTES_PARALLEL_MIN: number
+
+export interface BytesJobOptions { parallel?: boolean }
+
+/**
+ * Workers, each with its own WebAssembly instance; calls go to the least busy one. A worker
+ * silent for `timeoutMs` (default 60 000) in a call fails it with ERR_HYPERSEAL_IO and is replaced.
+ */
 export class WorkerPool {
-  constructor (options?: { size?: number, url?: string | URL })
+  constructor (options?: { size?: number, url?: string | URL, timeoutMs?: number })
   readonly size: number
+  /** Starts every worker and waits until each has loaded. */
+  ready (): Promise<void>
+  /** Bytes in memory across the workers (one stream below `BYTES_PARALLEL_MIN`); the input is copied, not detached. */
+  encrypt (data: Data | ArrayBuffer, options: EncryptStreamOptions & BytesJobOptions): Promise<Uint8Array>
+  decrypt (data: Uint8Array | ArrayBuffer, options: DecryptStreamOptions & BytesJobOptions): Promise<Uint8Array>
   encryptFile (blob: Blob, options: EncryptStreamOptions & FileJobOptions): Promise<Blob>
   decryptFile (blob: Blob, options: DecryptStreamOptions & FileJobOptions): Promise<Blob>
   /** Runs an export of the package by name in a worker. */

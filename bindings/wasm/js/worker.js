@@ -4,7 +4,11 @@
 // Messages in: { id, op: 'encryptFile' | 'decryptFile', blob, options }, { id, op: 'run', name,
 // args }, or the steps of one file across workers (WorkerPool's parallel path, over the
 // library's PartKey): { id, op: 'beginSeal' | 'beginOpen', blob, options } then
-// { id, op: 'sealPart' | 'openPart', blob (the part's slice), options: { key, first } }. Messages out: { id, progress: bytesRead }, then { id, ok: result } or
+// { id, op: 'sealPart' | 'openPart', blob (the part's slice), options: { key, first } }; for
+// bytes (WorkerPool.encrypt/decrypt) { id, op: 'sealBytes' | 'openBytes', data (the part's
+// bytes, transferred), options: { key, first } }, and 'beginSealBytes' | 'beginOpenBytes' when
+// a passphrase's KDF must run here; { id, op: 'ping' } answers once the module has loaded.
+// Messages out: { id, progress: bytesRead }, then { id, ok: result } or
 // { id, error: { message, code } }. Files are read with Blob.stream() and pushed through the
 // library's Sealer/Opener (EncryptSession/DecryptSession), so memory stays flat; the result is
 // a Blob (large Blobs may live on disk in Chromium, and cross threads without a copy).
@@ -12,6 +16,7 @@
 import init, * as hs from './core.js'
 // Not a public export (a hazmat API): only WorkerPool's parallel path uses it, here.
 import { PartKey } from '../pkg/hyperseal.js'
+import { bytesPartSize } from './workers.js'
 
 const ready = init()
 
@@ -85,6 +90,27 @@ async function beginOpen (blob, { privateKey, passphrase, partSize, allowPlugins
   }
 }
 
+/** `WorkerPool.encrypt` with a passphrase: the KDF runs here; the head, key and plan go back. */
+function beginSealBytes (total, { passphrase, workers, ...options }) {
+  const key = PartKey.sealNewWithPassphrase(passphrase, total, options)
+  try {
+    return { head: key.head(), key: key.toBytes(), plan: key.plan(bytesPartSize(total, key.chunkSize, workers)) }
+  } finally {
+    key.free()
+  }
+}
+
+/** `WorkerPool.decrypt` with a passphrase: `prefix` holds the header. */
+function beginOpenBytes (prefix, { passphrase, total, workers }) {
+  const key = PartKey.openFileWithPassphrase(prefix, total, passphrase)
+  try {
+    const n = key.plaintextLength
+    return { key: key.toBytes(), plan: key.plan(bytesPartSize(n, key.chunkSize, workers)), plaintextLength: n }
+  } finally {
+    key.free()
+  }
+}
+
 /** WebCrypto, where the page has it (secure contexts). */
 const subtle = globalThis.crypto?.subtle
 
@@ -101,6 +127,30 @@ async function part (blob, { key, first }, sealing) {
   try {
     if (subtle && k.suite === 'aes-256-gcm') return await viaWebCrypto(k, first, data, sealing)
     return sealing ? k.seal(first, data) : k.open(first, data)
+  } finally {
+    k.free()
+  }
+}
+
+/**
+ * `part` on bytes moved here from the page: the first `length` bytes of `buf`, which goes back
+ * with the result in its first bytes (`buf` has room for it): one copy into WebAssembly memory,
+ * one copy out, no new array.
+ */
+async function bytesPart (buf, length, { key, first }, sealing) {
+  const data = new Uint8Array(buf, 0, length)
+  const k = PartKey.fromBytes(key)
+  try {
+    let n
+    if (subtle && k.suite === 'aes-256-gcm') {
+      // WebCrypto copies each chunk's input when called, so the results may overwrite `buf`.
+      const r = await viaWebCrypto(k, first, data, sealing)
+      new Uint8Array(buf).set(r)
+      n = r.length
+    } else {
+      n = sealing ? k.sealInto(first, data, new Uint8Array(buf)) : k.openInto(first, data, new Uint8Array(buf))
+    }
+    return { buffer: buf, length: n }
   } finally {
     k.free()
   }
@@ -129,7 +179,7 @@ async function viaWebCrypto (k, first, data, sealing) {
 // Functions a page may run here by name: everything the package exports that is a function.
 const callable = (name) => typeof hs[name] === 'function' && !/^[A-Z]/.test(name) && name !== 'default' && name !== 'initSync'
 
-self.onmessage = async ({ data: { id, op, blob, options, name, args } }) => {
+self.onmessage = async ({ data: { id, op, blob, data, length, options, name, args } }) => {
   try {
     await ready
     let ok
@@ -139,9 +189,14 @@ self.onmessage = async ({ data: { id, op, blob, options, name, args } }) => {
     else if (op === 'beginOpen') ok = await beginOpen(blob, options)
     // A Blob, made here: joining Blobs on the main thread is cheap, copying bytes into one is not.
     else if (op === 'sealPart' || op === 'openPart') ok = new Blob([await part(blob, options, op === 'sealPart')])
+    else if (op === 'beginSealBytes') ok = beginSealBytes(data, options)
+    else if (op === 'beginOpenBytes') ok = beginOpenBytes(data, options)
+    else if (op === 'sealBytes' || op === 'openBytes') ok = await bytesPart(data, length, options, op === 'sealBytes')
+    else if (op === 'ping') ok = true
     else if (op === 'run' && callable(name)) ok = await hs[name](...(args ?? []))
     else throw Object.assign(new Error(`worker: unknown operation ${op} ${name ?? ''}`), { code: 'ERR_HYPERSEAL_ARGUMENT' })
-    postMessage({ id, ok }, ok instanceof Uint8Array ? [ok.buffer] : [])
+    const moved = ok instanceof Uint8Array ? ok.buffer : ok?.buffer instanceof ArrayBuffer ? ok.buffer : undefined
+    postMessage({ id, ok }, moved ? [moved] : [])
   } catch (e) {
     postMessage({ id, error: { message: String(e?.message ?? e), code: e?.code ?? 'ERR_HYPERSEAL_IO' } })
   }

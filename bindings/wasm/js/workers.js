@@ -1,50 +1,101 @@
 // WorkerPool: hyperseal off the main thread, on every core. Each worker (js/worker.js) holds its
-// own WebAssembly instance; calls go to the least busy one. A large file is sealed (or opened)
-// by all the workers together: one begins it (header and payload key, the library's PartKey),
-// each seals the parts it is handed, and the parts are joined in order into one ordinary file —
-// the same file the CLI opens. Smaller files, and armored ones, stream through one worker's
-// Sealer/Opener.
+// own WebAssembly instance; calls go to the least busy one. A large input is sealed (or opened)
+// by all the workers together over the library's PartKey: the header and payload key are made
+// once, each worker seals the chunk-aligned parts it is handed, and the parts are joined in
+// order into one ordinary file — the same file the CLI opens. Smaller inputs run as one stream.
 //
 //   import { WorkerPool } from 'hyperseal'
 //   const pool = new WorkerPool()                       // navigator.hardwareConcurrency workers
-//   const sealed = await pool.encryptFile(file, { publicKey, onProgress: (n) => bar.value = n })
-//   const plain = await pool.decryptFile(sealed, { privateKey })          // Blobs in, Blobs out
+//   await pool.ready()                                  // optional: start the workers now
+//   const sealed = await pool.encrypt(bytes, { publicKey, format: 'age' })   // Uint8Array
+//   const file = await pool.encryptFile(blob, { publicKey, onProgress: (n) => bar.value = n })
+//   const plain = await pool.decryptFile(file, { privateKey })           // Blobs in, Blobs out
 //   const key = await pool.run('kdfArgon2id', 'pw', salt)                // any export, by name
 //   pool.terminate()
 //
-// Rejections are Errors with the same `code`s as the direct calls.
+// Rejections are Errors with the same `code`s as the direct calls. Every call has a deadline:
+// a worker that sends nothing for `timeoutMs` fails the call with ERR_HYPERSEAL_IO and is
+// replaced (so is a worker that crashes).
 
-import { startsArmor } from '../pkg/hyperseal.js'
+import * as hs from '../pkg/hyperseal.js'
 
 /**
- * Files from this size on go through every worker in parts (AES-256-GCM parts on WebCrypto);
- * below it one worker streams the file. Measured (`npm run bench:browser`, group "file, all
- * cores", Chromium 156, 2 cores): at 1 MB one streaming worker was 7% faster, at 16 MB the
- * parts 9% faster; both are bound by Chromium's Blob reads and writes, not by the cipher.
+ * Blob inputs from this size on go through every worker in parts (AES-256-GCM parts on
+ * WebCrypto); below it one worker streams the file. Measured (`npm run bench:browser`, group
+ * "file, all cores", Chromium 156, 2 cores): at 1 MB one streaming worker was 7% faster, at 16
+ * MB the parts 9% faster; both are bound by Chromium's Blob reads and writes, not by the cipher.
  */
 export const PARALLEL_MIN = 4 << 20
 
+/**
+ * `encrypt`/`decrypt` (bytes in memory) below this size run as one stream on the calling
+ * thread, from it on in parts across the workers. Measured (Chromium 156, AMD EPYC, 2 cores,
+ * age files to X25519, a warm 2-worker pool against `encryptByPublicKey` on the main thread,
+ * interleaved in one page; `node bench/browser.mjs --groups pool` shows the same rows): one
+ * stream costs about 5 ms per MB; parts add a round trip per part (0.3 ms, four parts on two
+ * workers, partly overlapped) and copies through warm buffers (under 0.1 ms per MB), and the
+ * page's whole CPU time for 16 MB in parts was 2–22% over one stream's. With a free second
+ * core that puts the break-even near 0.6 MB (an estimate from those costs); 2 MiB leaves a
+ * margin for slower round trips. What was measured directly: at 250 KB one stream was 1.6–2×
+ * faster in every run, and on this shared machine, whose second core was mostly taken (two
+ * workers hashing at once took 1.5–3.6× one alone), parts were 0.6–1.0× one stream up to 16 MB.
+ */
+export const BYTES_PARALLEL_MIN = 2 << 20
+
+/** Blob inputs: plaintext per part (a few per worker even for mid-sized files). */
+const PART_BYTES = 4 << 20
+
+/**
+ * Bytes inputs: the most plaintext one part holds (see `bytesPartSize`). It bounds the memory
+ * in flight and kept for reuse (two buffers of a part per worker) and the time one part takes.
+ */
+const BYTES_PART_MAX = 8 << 20
+
+/** Default deadline: the longest a worker may stay silent (no result, no progress) in a call. */
+const TIMEOUT_MS = 60_000
+
+const ioError = (message) => Object.assign(new Error(message), { code: 'ERR_HYPERSEAL_IO' })
+const argError = (message) => Object.assign(new TypeError(message), { code: 'ERR_HYPERSEAL_ARGUMENT' })
+
 async function startsArmored (blob) {
   const first = new Uint8Array(await blob.slice(0, 1).arrayBuffer())
-  return first.length === 1 && startsArmor(first[0])
+  return first.length === 1 && hs.startsArmor(first[0])
 }
-
-/** Plaintext per part: a few per worker even for mid-sized files, little memory in flight. */
-const PART_BYTES = 4 << 20
 
 export class WorkerPool {
   /**
    * `size`: workers (default: the number of cores); `url`: the worker script (default:
-   * worker.js beside this file; bundlers that know `new URL(…, import.meta.url)` emit it).
+   * worker.js beside this file; bundlers that know `new URL(…, import.meta.url)` emit it);
+   * `timeoutMs`: how long a worker may stay silent in a call before the call fails and the
+   * worker is replaced (default 60 s; progress counts as an answer).
    */
-  constructor ({ size, url } = {}) {
+  constructor ({ size, url, timeoutMs } = {}) {
     const cores = (typeof navigator !== 'undefined' && navigator.hardwareConcurrency) || 2
     this.size = Math.max(1, size ?? cores)
     this.url = url ?? new URL('./worker.js', import.meta.url)
+    this.timeoutMs = timeoutMs ?? TIMEOUT_MS
     this.workers = []
     this.calls = new Map()
     this.next = 0
+    this.spare = []
   }
+
+  /** Starts every worker and waits until each has loaded its WebAssembly instance. */
+  async ready () {
+    while (this.workers.length < this.size) this.#spawn()
+    await Promise.all(this.workers.map((w) => this.#post({ op: 'ping' }, undefined, w)))
+  }
+
+  /**
+   * Encrypts bytes (Uint8Array, ArrayBuffer or string) → Uint8Array: `{ publicKey | passphrase,
+   * format, armor, parallel }`. From `BYTES_PARALLEL_MIN` bytes on, in parts across the
+   * workers; below, one stream on this thread (a passphrase's KDF always runs in a worker).
+   * `parallel`: true/false forces parts or one stream. The input is copied, never detached.
+   */
+  encrypt (data, options = {}) { return this.#bytes(true, data, options) }
+
+  /** Decrypts bytes → Uint8Array: `{ privateKey | passphrase, parallel }`, as `encrypt`. */
+  decrypt (data, options = {}) { return this.#bytes(false, data, options) }
 
   /**
    * Encrypts a Blob/File: `{ publicKey | passphrase, format, onProgress(bytesRead), parallel }`
@@ -63,12 +114,60 @@ export class WorkerPool {
   terminate () {
     for (const w of this.workers) w.worker.terminate()
     this.workers = []
-    for (const c of this.calls.values()) c.reject(Object.assign(new Error('the worker pool was terminated'), { code: 'ERR_HYPERSEAL_IO' }))
+    this.spare = []
+    for (const c of this.calls.values()) { clearTimeout(c.timer); c.reject(ioError('the worker pool was terminated')) }
     this.calls.clear()
   }
 
+  async #bytes (sealing, data, options) {
+    const input = bytesOf(data, sealing ? 'encrypt' : 'decrypt')
+    const { parallel, ...rest } = options
+    const pass = typeof rest.passphrase === 'string'
+    const armored = sealing ? rest.armor === true : input.length > 0 && hs.startsArmor(input[0])
+    const parts = !armored && parallel !== false && (parallel === true || input.length >= BYTES_PARALLEL_MIN)
+    if (!parts) {
+      // One stream. With a passphrase the KDF (Argon2id, scrypt) would hold this thread for
+      // long: that one runs in a worker.
+      const name = sealing ? (pass ? 'encryptWithPassphrase' : 'encryptByPublicKey') : (pass ? 'decryptWithPassphrase' : 'decryptByPrivateKey')
+      const secret = sealing ? (pass ? rest.passphrase : rest.publicKey) : (pass ? rest.passphrase : rest.privateKey)
+      const { passphrase, publicKey, privateKey, ...opts } = rest
+      return pass ? this.run(name, input, secret, opts) : hs[name](input, secret, opts)
+    }
+    // The header and payload key: here for keys (an X25519 or ML-KEM operation, well under a
+    // millisecond), in a worker for a passphrase (its KDF).
+    const begun = pass
+      ? await this.#post({ op: sealing ? 'beginSealBytes' : 'beginOpenBytes', data: sealing ? input.length : input.slice(0, HEADER_MAX), options: { ...rest, total: input.length, workers: this.size } })
+      : (sealing ? beginSeal : beginOpen)(input, rest, this.size)
+    const { key, plan } = begun
+    let out
+    let next = 0
+    const lane = async () => {
+      while (next < plan.length) {
+        const [first, p0, p1, f0, f1] = plan[next++]
+        const [a, b] = sealing ? [p0, p1] : [f0, f1]
+        // The part's bytes are copied into a buffer the pool reuses (a fresh 8 MB array costs
+        // several times its copy: the pages are zeroed and faulted in) and moved to the
+        // worker, which moves it back with the result in it. (Posting a subarray of the input
+        // would structured-clone its whole underlying buffer.)
+        const buf = this.#scratch(Math.max(b - a, f1 - f0))
+        new Uint8Array(buf, 0, b - a).set(input.subarray(a, b))
+        const r = await this.#post({ op: sealing ? 'sealBytes' : 'openBytes', data: buf, length: b - a, options: { key, first } }, undefined, undefined, [buf])
+        out.set(new Uint8Array(r.buffer, 0, r.length), sealing ? f0 : p0)
+        this.#unscratch(r.buffer)
+      }
+    }
+    // Two parts in flight per worker: one sealing, the next already there when it finishes.
+    const lanes = Array.from({ length: Math.min(2 * this.size, plan.length) }, lane)
+    // Allocated while the workers run (each lane has posted its first part by now). Plan
+    // offsets are absolute in the file (header included): the last part ends the file.
+    out = new Uint8Array(sealing ? plan.at(-1)[4] : begun.plaintextLength)
+    if (sealing) out.set(begun.head)
+    await Promise.all(lanes)
+    return out
+  }
+
   async #file (op, blob, options = {}) {
-    if (!(blob instanceof Blob)) throw Object.assign(new TypeError(`${op}: the input must be a Blob or a File`), { code: 'ERR_HYPERSEAL_ARGUMENT' })
+    if (!(blob instanceof Blob)) throw argError(`${op}: the input must be a Blob or a File`)
     const { onProgress, parallel, ...rest } = options
     // Armor is a text encoding of the whole file: one worker streams it (the library's armored
     // writer and push decoder); parts work on binary files only. Even one worker gains from
@@ -80,7 +179,7 @@ export class WorkerPool {
     return this.#post({ op, blob, options: rest }, onProgress)
   }
 
-  // One file across every worker. At most one part per worker is in flight (memory stays at a
+  // One Blob across every worker. At most one part per worker is in flight (memory stays at a
   // few parts whatever the file size); the workers return Blobs, joined here in plan order
   // without copying (a 100 MB copy on the main thread would be a long task). Any failure rejects
   // the whole call and nothing is returned.
@@ -104,39 +203,111 @@ export class WorkerPool {
     return new Blob(sealing ? [begun.head, ...out] : out, { type: 'application/octet-stream' })
   }
 
-  #pick () {
-    if (this.workers.length < this.size) {
-      const worker = new Worker(this.url, { type: 'module' })
-      const entry = { worker, busy: 0 }
-      worker.onmessage = ({ data }) => this.#receive(entry, data)
-      worker.onerror = (e) => {
-        // A worker that fails to load (bad URL, no WebAssembly) fails its calls, not silently.
-        e.preventDefault()
-        for (const [id, c] of this.calls) if (c.entry === entry) { this.calls.delete(id); c.reject(Object.assign(new Error(`worker failed: ${e.message}`), { code: 'ERR_HYPERSEAL_IO' })) }
-      }
-      this.workers.push(entry)
-      return entry
+  /** A reusable ArrayBuffer of at least `n` bytes (see `#bytes`). */
+  #scratch (n) {
+    const i = this.spare.findIndex((b) => b.byteLength >= n)
+    return i >= 0 ? this.spare.splice(i, 1)[0] : new ArrayBuffer(n)
+  }
+
+  /** Keeps `buf` for the next part: at most two per worker (the parts in flight). */
+  #unscratch (buf) {
+    if (this.spare.length < 2 * this.size) this.spare.push(buf)
+  }
+
+  #spawn () {
+    const worker = new Worker(this.url, { type: 'module' })
+    const entry = { worker, busy: 0 }
+    worker.onmessage = ({ data }) => this.#receive(entry, data)
+    worker.onerror = (e) => {
+      // A worker that fails to load (bad URL, no WebAssembly) or throws outside a call fails
+      // its calls, and is replaced by the next call.
+      e.preventDefault()
+      this.#drop(entry, `worker failed: ${e.message}`)
     }
+    this.workers.push(entry)
+    return entry
+  }
+
+  /** Stops `entry`'s worker, fails its calls with `why`, and forgets it (the next call spawns). */
+  #drop (entry, why) {
+    entry.worker.terminate()
+    this.workers = this.workers.filter((w) => w !== entry)
+    for (const [id, c] of this.calls) {
+      if (c.entry === entry) { this.calls.delete(id); clearTimeout(c.timer); c.reject(ioError(why)) }
+    }
+  }
+
+  #pick () {
+    if (this.workers.length < this.size) return this.#spawn()
     return this.workers.reduce((a, b) => (b.busy < a.busy ? b : a))
   }
 
-  #post (message, onProgress) {
-    const entry = this.#pick()
+  #post (message, onProgress, entry = this.#pick(), transfer = []) {
     const id = this.next++
     return new Promise((resolve, reject) => {
-      this.calls.set(id, { resolve, reject, onProgress, entry })
+      const call = { resolve, reject, onProgress, entry }
+      call.arm = () => {
+        clearTimeout(call.timer)
+        call.timer = setTimeout(() => this.#drop(entry, `a worker did not answer within ${this.timeoutMs} ms; it was stopped`), this.timeoutMs)
+      }
+      this.calls.set(id, call)
+      call.arm()
       entry.busy++
-      entry.worker.postMessage({ id, ...message })
+      entry.worker.postMessage({ id, ...message }, transfer)
     })
   }
 
   #receive (entry, { id, progress, ok, error }) {
     const call = this.calls.get(id)
     if (!call) return
+    call.arm()
     if (progress !== undefined) { call.onProgress?.(progress); return }
     this.calls.delete(id)
+    clearTimeout(call.timer)
     entry.busy--
     if (error) call.reject(Object.assign(new Error(error.message), { code: error.code }))
     else call.resolve(ok)
+  }
+}
+
+/** The header and salt always fit in this many bytes from the start of a file. */
+const HEADER_MAX = (1 << 20) + 64
+
+function bytesOf (data, op) {
+  if (typeof data === 'string') return new TextEncoder().encode(data)
+  if (data instanceof Uint8Array) return data
+  if (data instanceof ArrayBuffer) return new Uint8Array(data)
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+  throw argError(`${op}: the input must be a Uint8Array, an ArrayBuffer or a string`)
+}
+
+/**
+ * Plaintext per part for `n` bytes in `chunk`-byte chunks across `workers`: two parts per
+ * worker (one in flight, one queued: few round trips, and no worker waits for the page's
+ * copies), at most `BYTES_PART_MAX`, whole chunks (the library checks the plan).
+ */
+export function bytesPartSize (n, chunk, workers) {
+  const chunks = Math.max(1, Math.ceil(n / chunk))
+  return Math.max(1, Math.min(Math.ceil(chunks / (2 * workers)), Math.floor(BYTES_PART_MAX / chunk))) * chunk
+}
+
+/** Begins sealing `input` on this thread: the file's head, the part key as bytes, its plan. */
+function beginSeal (input, { publicKey, ...options }, workers) {
+  const key = hs.PartKey.sealNew(publicKey, input.length, options)
+  try {
+    return { head: key.head(), key: key.toBytes(), plan: key.plan(bytesPartSize(input.length, key.chunkSize, workers)) }
+  } finally {
+    key.free()
+  }
+}
+
+/** Opens `input`'s header on this thread: the part key as bytes, its plan, the plaintext size. */
+function beginOpen (input, { privateKey, allowPlugins }, workers) {
+  const key = hs.PartKey.openFile(input.subarray(0, HEADER_MAX), input.length, privateKey, { allowPlugins })
+  try {
+    const n = key.plaintextLength
+    return { key: key.toBytes(), plan: key.plan(bytesPartSize(n, key.chunkSize, workers)), plaintextLength: n }
+  } finally {
+    key.free()
   }
 }

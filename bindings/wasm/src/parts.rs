@@ -115,10 +115,28 @@ impl PartKey {
         self.key.seal(length(first_chunk)?, data).map_err(fail)
     }
 
-    /// Opens the part starting at chunk `firstChunk`; every byte returned authenticated.
-    pub fn open(&self, first_chunk: f64, data: &[u8]) -> Result<Vec<u8>, JsValue> {
+    /// `seal` into `out`, an array the page reuses from part to part (WorkerPool moves the same
+    /// buffers between the page and its workers): the sealed part is copied into `out`'s first
+    /// bytes, so no new JS array is made per part. Returns the sealed part's length.
+    #[wasm_bindgen(js_name = sealInto)]
+    pub fn seal_into(&self, first_chunk: f64, data: &[u8], out: &js_sys::Uint8Array) -> Result<f64, JsValue> {
+        let sealed = self.key.seal(length(first_chunk)?, data).map_err(fail)?;
+        copy_out(&sealed, out)
+    }
+
+    /// `open` into `out`, as `sealInto`; returns the plaintext's length. Nothing is written to
+    /// `out` unless every chunk of the part authenticated; the copy here is wiped.
+    #[wasm_bindgen(js_name = openInto)]
+    pub fn open_into(&self, first_chunk: f64, data: &[u8], out: &js_sys::Uint8Array) -> Result<f64, JsValue> {
         let plain = self.key.open(length(first_chunk)?, data).map_err(fail)?;
-        Ok(plain.to_vec())
+        copy_out(&plain, out)
+    }
+
+    /// Opens the part starting at chunk `firstChunk`; every byte returned authenticated.
+    /// One copy out of WebAssembly memory, into a new JS array; the copy here is wiped.
+    pub fn open(&self, first_chunk: f64, data: &[u8]) -> Result<js_sys::Uint8Array, JsValue> {
+        let plain = self.key.open(length(first_chunk)?, data).map_err(fail)?;
+        Ok(js_sys::Uint8Array::from(&plain[..]))
     }
 
     /// The payload suite's name ('aes-256-gcm', 'chacha20-poly1305', 'sm4-gcm').
@@ -198,6 +216,19 @@ fn options_of(options: &JsValue) -> Result<hyperseal::Options, JsValue> {
         return Err(arg("options.suite must be 'chacha20-poly1305' or 'aes-256-gcm' for parts"));
     }
     Ok(opts)
+}
+
+/// Copies `bytes` to the start of `out` (one copy out of WebAssembly memory); its length.
+fn copy_out(bytes: &[u8], out: &js_sys::Uint8Array) -> Result<f64, JsValue> {
+    if (out.length() as usize) < bytes.len() {
+        return Err(arg(format!(
+            "the output array holds {} bytes, the part needs {}",
+            out.length(),
+            bytes.len()
+        )));
+    }
+    out.subarray(0, bytes.len() as u32).copy_from(bytes);
+    Ok(bytes.len() as f64)
 }
 
 /// A JS number that must be a whole, non-negative, exactly representable length.
