@@ -89,8 +89,9 @@ export class WorkerPool {
   /**
    * Encrypts bytes (Uint8Array, ArrayBuffer or string) → Uint8Array: `{ publicKey | passphrase,
    * format, armor, parallel }`. From `BYTES_PARALLEL_MIN` bytes on, in parts across the
-   * workers; below, one stream on this thread (a passphrase's KDF always runs in a worker).
-   * `parallel`: true/false forces parts or one stream. The input is copied, never detached.
+   * workers; below, one stream on this thread (a passphrase's KDF always runs in a worker, and
+   * so does one stream of a larger input: armor, or `parallel: false`). `parallel`: true/false
+   * forces parts or one stream. The input is copied, never detached.
    */
   encrypt (data, options = {}) { return this.#bytes(true, data, options) }
 
@@ -126,12 +127,15 @@ export class WorkerPool {
     const armored = sealing ? rest.armor === true : input.length > 0 && hs.startsArmor(input[0])
     const parts = !armored && parallel !== false && (parallel === true || input.length >= BYTES_PARALLEL_MIN)
     if (!parts) {
-      // One stream. With a passphrase the KDF (Argon2id, scrypt) would hold this thread for
-      // long: that one runs in a worker.
+      // One stream: here below the crossover; in one worker for a passphrase (its KDF would
+      // hold this thread for long) and for a larger input that must be one stream (armor, or
+      // `parallel: false`), moved there as a copy.
       const name = sealing ? (pass ? 'encryptWithPassphrase' : 'encryptByPublicKey') : (pass ? 'decryptWithPassphrase' : 'decryptByPrivateKey')
       const secret = sealing ? (pass ? rest.passphrase : rest.publicKey) : (pass ? rest.passphrase : rest.privateKey)
       const { passphrase, publicKey, privateKey, ...opts } = rest
-      return pass ? this.run(name, input, secret, opts) : hs[name](input, secret, opts)
+      if (!pass && input.length < BYTES_PARALLEL_MIN) return hs[name](input, secret, opts)
+      const copy = input.slice()
+      return this.#post({ op: 'run', name, args: [copy, secret, opts] }, undefined, undefined, [copy.buffer])
     }
     // The header and payload key: here for keys (an X25519 or ML-KEM operation, well under a
     // millisecond), in a worker for a passphrase (its KDF).

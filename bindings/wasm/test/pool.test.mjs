@@ -67,6 +67,25 @@ test('pool.encrypt: parts open with the one-stream API and the CLI; small inputs
   })
 })
 
+test('one stream of a large input (armor, parallel: false) runs in one worker, not on the page', async () => {
+  const pt = randomBytes(3 * MIB)
+  const r = await h.inPage(async (hs, { pub, b64pt, B64 }) => {
+    const { bytes, b64 } = new Function(`${B64}; return { bytes, b64 }`)()
+    const pool = new hs.WorkerPool({ size: 2 })
+    const armored = await pool.encrypt(bytes(b64pt), { publicKey: pub, armor: true })
+    const workers = pool.workers.length
+    const binary = await pool.encrypt(bytes(b64pt), { publicKey: pub, parallel: false })
+    pool.terminate()
+    return { armored: new TextDecoder().decode(armored), workers, binary: b64(binary) }
+  }, { pub, b64pt: b64(pt), B64: PAGE_B64 })
+  assert.equal(r.workers, 1, 'one worker streamed the armored file')
+  assert.ok(r.armored.startsWith('-----BEGIN HYPERSEAL ENCRYPTED FILE-----'))
+  writeFileSync(join(h.work, 'armored'), r.armored)
+  writeFileSync(join(h.work, 'binary'), unb64(r.binary))
+  assert.deepEqual(cli(['decrypt', '-q', '-i', key, join(h.work, 'armored')]), pt)
+  assert.deepEqual(cli(['decrypt', '-q', '-i', key, join(h.work, 'binary')]), pt)
+})
+
 test('pool.decrypt opens CLI files, in parts and as one stream; damage is rejected with nothing returned', async () => {
   const pt = randomBytes(4 * MIB + 333)
   const small = randomBytes(5000)
