@@ -64,7 +64,7 @@ export declare const hazmat: {
 /** Signatures with PEM keys: Ed25519, ECDSA P-256, RSA (PSS / PKCS#1 v1.5), ML-DSA-65. */
 export declare const sign: {
   generateKeyPair: typeof signGenerateKeyPair
-  sign: typeof signSign
+  sign: typeof signMessage
   verify: typeof signVerify
   publicKeyOf: typeof signPublicKeyOf
 }

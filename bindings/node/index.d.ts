@@ -72,7 +72,7 @@ export declare const hazmat: {
 /** Signatures with PEM keys: Ed25519, ECDSA P-256, RSA (PSS / PKCS#1 v1.5), ML-DSA-65. */
 export declare const sign: {
   generateKeyPair: typeof signGenerateKeyPair
-  sign: typeof signSign
+  sign: typeof signMessage
   verify: typeof signVerify
   publicKeyOf: typeof signPublicKeyOf
 }
@@ -390,7 +390,7 @@ export declare function signPublicKeyOf(privateKey: string): string
  * ML-DSA sign the message itself, ECDSA P-256 is SHA-256/ASN.1 (DER), RSA is SHA-256 with
  * `padding` 'pss' (default) or 'pkcs1'.
  */
-export declare function signSign(privateKey: string, data: Uint8Array | string, padding?: string | undefined | null): Buffer
+export declare function signMessage(privateKey: string, data: Uint8Array | string, padding?: string | undefined | null): Buffer
 
 /**
  * Whether `signature` is a valid signature of `data` under the PEM public key (SPKI). An
@@ -400,7 +400,7 @@ export declare function signVerify(publicKey: string, data: Uint8Array | string,
 
 /**
  * A new random token key: one key-file line `HYPERSEAL-TOKEN-KEY-1<43 base64url chars>`
- * (no newline), the same format `hyperseal kit token` reads. Keep it secret.
+ * (no newline), the same format `hyperseal token` reads. Keep it secret.
  */
 export declare function tokenGenerateKey(): string
 

@@ -153,7 +153,7 @@ const toolkit = {
   hazmatEncrypt: sync((algo, key, iv, data) => native.hazmatEncrypt(algo, key, iv ?? undefined, data)),
   hazmatDecrypt: sync((algo, key, iv, data) => native.hazmatDecrypt(algo, key, iv ?? undefined, data)),
   signGenerateKeyPair: sync(native.signGenerateKeyPair),
-  signSign: sync(native.signSign),
+  signMessage: sync(native.signMessage),
   signVerify: sync(native.signVerify),
   signPublicKeyOf: sync(native.signPublicKeyOf),
   rsaEncrypt: sync(native.rsaEncrypt),
@@ -202,7 +202,7 @@ const aead = Object.freeze({
 const hazmat = Object.freeze({ encrypt: toolkit.hazmatEncrypt, decrypt: toolkit.hazmatDecrypt })
 const sign = Object.freeze({
   generateKeyPair: toolkit.signGenerateKeyPair,
-  sign: toolkit.signSign,
+  sign: toolkit.signMessage,
   verify: toolkit.signVerify,
   publicKeyOf: toolkit.signPublicKeyOf,
 })

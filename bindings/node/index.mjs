@@ -37,7 +37,7 @@ export const {
   hazmatEncrypt,
   hazmatDecrypt,
   signGenerateKeyPair,
-  signSign,
+  signMessage,
   signVerify,
   signPublicKeyOf,
   rsaEncrypt,

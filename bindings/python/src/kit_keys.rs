@@ -38,7 +38,7 @@ pub fn sign_generate_key_pair(py: Python<'_>, kind: &str) -> PyResult<(String, S
 /// Signs `data` with a PEM private key (PKCS#8, or OpenSSL's SEC1/PKCS#1 forms).
 #[pyfunction]
 #[pyo3(signature = (private_key, data, *, padding = None))]
-pub fn sign_sign<'py>(
+pub fn sign_message<'py>(
     py: Python<'py>,
     private_key: &str,
     data: &Bound<'py, PyAny>,

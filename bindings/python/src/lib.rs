@@ -55,7 +55,7 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(kit::aead_open, m)?,
         wrap_pyfunction!(kit::aead_generate_key, m)?,
         wrap_pyfunction!(kit_keys::sign_generate_key_pair, m)?,
-        wrap_pyfunction!(kit_keys::sign_sign, m)?,
+        wrap_pyfunction!(kit_keys::sign_message, m)?,
         wrap_pyfunction!(kit_keys::sign_verify, m)?,
         wrap_pyfunction!(kit_keys::sign_public_key_of, m)?,
         wrap_pyfunction!(kit_keys::token_generate_key, m)?,

@@ -1,4 +1,4 @@
-//! `hyperseal.hazmat.PartKey`: the library's `hazmat::parts::PartKey` — one file sealed or
+//! `hyperseal.parts.PartKey`: the library's `parts::PartKey` — one file sealed or
 //! opened in chunk-aligned parts by several processes (what `hyperseal.dask.encrypt_large`
 //! runs on). The geometry, nonces and framing stay in the library; this converts arguments and
 //! releases the GIL around the cipher work.
@@ -6,8 +6,8 @@
 use std::io::Read;
 use std::sync::Mutex;
 
-use hyperseal::hazmat::parts::claim::ClaimStore;
-use hyperseal::hazmat::parts::{Part, PartKey as LibPartKey};
+use hyperseal::parts::claim::ClaimStore;
+use hyperseal::parts::{Part, PartKey as LibPartKey};
 use hyperseal::recipient::{passphrase_recipient, Recipient};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
@@ -18,7 +18,7 @@ use crate::keys::{identities_of, options_of, To};
 use crate::pyio::PyFile;
 
 /// The payload key of one file and its geometry. `repr()` never shows the key.
-#[pyclass(frozen, module = "hyperseal.hazmat")]
+#[pyclass(frozen, module = "hyperseal.parts")]
 pub struct PartKey(LibPartKey);
 
 /// A part as Python sees it: (first_chunk, plaintext_start, plaintext_end, file_start, file_end).
@@ -237,7 +237,7 @@ impl PartKey {
     }
 
     fn __repr__(&self) -> String {
-        format!("<hyperseal.hazmat.{:?}>", self.0)
+        format!("<hyperseal.parts.{:?}>", self.0)
     }
 
     /// Pickled as its bytes, so Dask can ship it to workers.

@@ -14,7 +14,7 @@ from dask.distributed import Client, LocalCluster
 import hyperseal
 import hyperseal.dask as hd
 from hyperseal import _large
-from hyperseal.hazmat import PartKey
+from hyperseal.parts import PartKey
 
 KIB = 1024
 

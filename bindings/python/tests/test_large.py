@@ -1,7 +1,7 @@
 """hyperseal.dask.encrypt_large / decrypt_large: one object sealed and opened by many worker
 processes (a LocalCluster with 2 worker processes), the output an ordinary file the CLI and age
 open byte for byte; damage, truncation, a changing source and every failure leave nothing at
-the destination. hyperseal.hazmat.PartKey, the API under them, directly too."""
+the destination. hyperseal.parts.PartKey, the API under them, directly too."""
 
 import io
 import os
@@ -16,7 +16,7 @@ from dask.distributed import Client, LocalCluster
 
 import hyperseal
 import hyperseal.dask as hd
-from hyperseal.hazmat import PartKey
+from hyperseal.parts import PartKey
 
 AGE = Path(__file__).resolve().parents[3] / ".tools" / "bin" / "age"
 KIB = 1024

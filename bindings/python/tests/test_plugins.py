@@ -8,7 +8,7 @@ import io
 import pytest
 
 import hyperseal
-from hyperseal.hazmat import PartKey
+from hyperseal.parts import PartKey
 
 # A plugin named so that no such program exists anywhere.
 RECIPIENT = "age1hsnotinstalled1qqqsyqcyq5rqwzqfpg9scrgwpugpzysnzs23v9ccrydpk8qarc0sfphyrn"

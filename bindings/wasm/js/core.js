@@ -14,7 +14,7 @@
 import init, {
   EncryptSession, DecryptSession, RangeJob, kdfPbkdf2Sync, kdfArgon2idSync, kdfScryptSync, kdfHkdf,
   aeadSeal, aeadOpen, aeadGenerateKey, tokenGenerateKey, tokenSeal, tokenOpen,
-  signGenerateKeyPair, signSign, signVerify, signPublicKeyOf,
+  signGenerateKeyPair, signMessage, signVerify, signPublicKeyOf,
 } from '../pkg/hyperseal.js'
 
 export default init
@@ -39,7 +39,7 @@ export {
   tokenSeal,
   tokenOpen,
   signGenerateKeyPair,
-  signSign,
+  signMessage,
   signVerify,
   signPublicKeyOf,
 } from '../pkg/hyperseal.js'
@@ -157,7 +157,7 @@ export function kdfScrypt (password, salt, o) {
 export const kdf = Object.freeze({ pbkdf2: kdfPbkdf2, argon2id: kdfArgon2id, scrypt: kdfScrypt, hkdf: kdfHkdf })
 export const aead = Object.freeze({ seal: aeadSeal, open: aeadOpen, generateKey: aeadGenerateKey })
 /** Signatures with PEM keys (Ed25519, ECDSA P-256, ML-DSA-65; RSA is native-only), as in Node. */
-export const sign = Object.freeze({ generateKeyPair: signGenerateKeyPair, sign: signSign, verify: signVerify, publicKeyOf: signPublicKeyOf })
+export const sign = Object.freeze({ generateKeyPair: signGenerateKeyPair, sign: signMessage, verify: signVerify, publicKeyOf: signPublicKeyOf })
 
 function options (o, what) {
   if (o === undefined || o === null) return {}

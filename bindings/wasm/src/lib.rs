@@ -37,7 +37,7 @@ pub use oneshot::{
 pub use parts::PartKey;
 pub use range::RangeJob;
 pub use session::{starts_armor_js, DecryptSession, EncryptSession};
-pub use sign::{sign_generate_key_pair, sign_public_key_of, sign_sign, sign_verify};
+pub use sign::{sign_generate_key_pair, sign_message, sign_public_key_of, sign_verify};
 pub use toolkit::{
     aead_generate_key, aead_open, aead_seal, hash, hmac, hmac_verify, kdf_argon2id, kdf_hkdf, kdf_pbkdf2,
     kdf_scrypt, token_generate_key, token_open, token_seal,

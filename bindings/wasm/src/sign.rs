@@ -1,4 +1,4 @@
-//! Signatures under the Node package's names (`signGenerateKeyPair`, `signSign`, `signVerify`,
+//! Signatures under the Node package's names (`signGenerateKeyPair`, `signMessage`, `signVerify`,
 //! `signPublicKeyOf`; `js/core.js` groups them as `sign.{generateKeyPair, sign, verify,
 //! publicKeyOf}`). Only type conversion over `hyperseal_toolkit::sign`, which on wasm32 runs on
 //! RustCrypto (its `sign/portable.rs`): Ed25519, ECDSA P-256 and ML-DSA-65, the same PEM keys
@@ -41,8 +41,8 @@ pub fn sign_generate_key_pair(kind_name: Option<String>) -> Result<js_sys::Objec
 }
 
 /// Signs `data` with a PEM private key (PKCS#8, or OpenSSL's SEC1 form for P-256).
-#[wasm_bindgen(js_name = signSign)]
-pub fn sign_sign(
+#[wasm_bindgen(js_name = signMessage)]
+pub fn sign_message(
     private_key: String,
     data: JsValue,
     padding_name: Option<String>,

@@ -206,7 +206,7 @@ fn now() -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(js_sys::Date::now() as u64)
 }
 
-/// A new token key line `HYPERSEAL-TOKEN-KEY-1…` (as `hyperseal kit token` reads). Keep it secret.
+/// A new token key line `HYPERSEAL-TOKEN-KEY-1…` (as `hyperseal token` reads). Keep it secret.
 #[wasm_bindgen(js_name = tokenGenerateKey)]
 pub fn token_generate_key() -> String {
     tt::TokenKey::generate().to_key_file().trim_end().to_owned()

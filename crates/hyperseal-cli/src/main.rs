@@ -8,8 +8,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 mod cmd;
 mod errors;
 mod io;
-mod kit;
 mod terminal;
+mod toolkit;
 
 #[derive(Parser)]
 #[command(
@@ -47,7 +47,7 @@ enum Command {
         args: Vec<std::ffi::OsString>,
     },
     #[command(flatten)]
-    Kit(kit::KitCommand),
+    Toolkit(toolkit::ToolkitCommand),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::CompletionsArgs),
     /// Print the man page (roff), as `make install` installs it.
@@ -78,7 +78,7 @@ fn main() -> ExitCode {
         Command::Encrypt(a) => cmd::encrypt::run(a),
         Command::Decrypt(a) => cmd::decrypt::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
-        Command::Kit(k) => kit::run(k),
+        Command::Toolkit(k) => toolkit::run(k),
         Command::Completions(a) => cmd::completions::completions(a, Cli::command()),
         Command::Man => cmd::completions::man(Cli::command()),
         // Reached only through clap's own spellings; the same mode as above.

@@ -105,7 +105,7 @@ pub fn plugin(data: &[u8]) {
     plugin::plugin(data)
 }
 
-/// `hazmat::parts` `PartKey::from_bytes`: any bytes are refused or read back to themselves; on
+/// `parts::PartKey::from_bytes`: any bytes are refused or read back to themselves; on
 /// layouts MACed like `to_bytes`, every edited byte is refused, plans cover the file without
 /// gaps, bounds checks never wrap, and parts sealed under a key open under its twin.
 pub fn part_key(data: &[u8]) {

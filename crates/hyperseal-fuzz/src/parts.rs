@@ -1,8 +1,8 @@
-//! `hazmat::parts` part keys: `PartKey::from_bytes` on any bytes, and on layouts the target
+//! `parts` part keys: `PartKey::from_bytes` on any bytes, and on layouts the target
 //! MACs itself (as `to_bytes` does, under the key it chose), so that every geometry — absurd
 //! chunk sizes, offsets near 2^64, empty payloads — reaches the checks behind the MAC.
 
-use hyperseal::hazmat::parts::PartKey;
+use hyperseal::parts::PartKey;
 use hyperseal::Suite;
 use ring::{hkdf, hmac};
 

@@ -1,4 +1,4 @@
-//! hyperseal-toolkit: the general-purpose primitives behind `hyperseal`'s kit commands.
+//! hyperseal-toolkit: the general-purpose primitives behind `hyperseal`'s toolkit commands.
 //!
 //! Everything here is a thin, misuse-resistant layer over audited implementations:
 //! aws-lc-rs where it has the primitive (it is FIPS-validated, assembly-optimised and

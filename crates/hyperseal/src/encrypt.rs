@@ -242,7 +242,8 @@ pub(crate) struct Prepared {
 }
 
 /// Makes a fresh file key, wraps it to every recipient, writes the header and a fresh salt, and
-/// derives the payload key: the one way a file begins ([`Encryptor`] and the hazmat part sealer).
+/// derives the payload key: the one way a file begins ([`Encryptor`] and the part sealer,
+/// `parts::PartKey`).
 pub(crate) fn prepare(recipients: &[Box<dyn Recipient>], opts: &Options) -> Result<Prepared, Error> {
     let file_key = FileKey::generate(opts.profile.file_key_len());
     let stanzas = wrap_all(recipients, &file_key)?;

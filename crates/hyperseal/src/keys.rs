@@ -39,7 +39,8 @@ pub(crate) fn open_header(
     ChunkCipher::new(header.suite, header.chunk_size, &key)
 }
 
-/// [`open_header`], stopping at the payload key (the hazmat part opener ships it to workers).
+/// [`open_header`], stopping at the payload key (the part opener, `parts::PartKey`, ships it to
+/// workers).
 pub(crate) fn open_header_key(
     header: &Header,
     identities: &[Box<dyn Identity>],

@@ -34,7 +34,6 @@ mod encrypt;
 mod error;
 mod file_key;
 pub mod format;
-pub mod hazmat;
 mod key_cache;
 mod keys;
 pub mod limits;
@@ -42,6 +41,7 @@ mod mem;
 mod opener;
 #[cfg(all(feature = "fs", unix))]
 pub mod output;
+pub mod parts;
 pub mod recipient;
 mod rng;
 mod stream;

@@ -14,7 +14,7 @@ use std::io::{BufReader, Cursor, Read};
 
 use hyperseal::format::armor::{ArmorDecoder, ArmoredReader};
 use hyperseal::format::Header;
-use hyperseal::hazmat::parts::PartKey;
+use hyperseal::parts::PartKey;
 use hyperseal::{limits, recipient, Decryptor, Error, Kind, Opener, Options, Suite};
 use proptest::prelude::*;
 

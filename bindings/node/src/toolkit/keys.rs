@@ -58,7 +58,7 @@ static OAEP_PRIVATE: Cache<Arc<RsaOaepPrivateKey>> = Cache::new();
 /// ML-DSA sign the message itself, ECDSA P-256 is SHA-256/ASN.1 (DER), RSA is SHA-256 with
 /// `padding` 'pss' (default) or 'pkcs1'.
 #[napi(ts_return_type = "Buffer")]
-pub fn sign_sign<'e>(
+pub fn sign_message<'e>(
     env: &'e Env,
     private_key: String,
     data: Either<&[u8], String>,
@@ -132,7 +132,7 @@ fn ring(text: &str) -> Result<Arc<KeyRing>, Fail> {
 }
 
 /// A new random token key: one key-file line `HYPERSEAL-TOKEN-KEY-1<43 base64url chars>`
-/// (no newline), the same format `hyperseal kit token` reads. Keep it secret.
+/// (no newline), the same format `hyperseal token` reads. Keep it secret.
 #[napi]
 pub fn token_generate_key() -> String {
     tt::TokenKey::generate().to_key_file().trim_end().to_owned()

@@ -1,6 +1,6 @@
-"""Claim stores for :meth:`hyperseal.hazmat.PartKey.seal_claimed`: the library records the plan
+"""Claim stores for :meth:`hyperseal.parts.PartKey.seal_claimed`: the library records the plan
 and every sealed part here before the sealed bytes are released, so no part is sealed twice
-with different bytes under one key (``hazmat::parts::claim`` in the library says why and how).
+with different bytes under one key (``parts::claim`` in the library says why and how).
 
 A store needs one operation, ``put_new(name, record)``: store ``record`` under ``name`` only if
 the name is new, atomically, and return ``None`` — or return the record already there. Two

@@ -113,7 +113,7 @@ def unwrap(job, wrapped):
     from distributed import get_worker
 
     from .aead import open as aead_open
-    from .hazmat import PartKey
+    from .parts import PartKey
 
     plugin = get_worker().plugins.get(job)
     if plugin is None or plugin.secret is None:

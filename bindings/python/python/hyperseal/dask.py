@@ -30,7 +30,7 @@ functions pass them as arguments only; their repr() is redacted). The library ze
 material and plaintext buffers it owns when they are dropped.
 
 **One huge object across workers** (:func:`encrypt_large`, :func:`decrypt_large`): the client
-makes the header and the file's payload key once (:class:`hyperseal.hazmat.PartKey`), every
+makes the header and the file's payload key once (:class:`hyperseal.parts.PartKey`), every
 worker seals (or opens) chunk-aligned parts at their explicit chunk positions, the part holding
 the end carries the final chunk, and the parts become one ordinary file that the CLI opens byte
 for byte. Every part is sealed at most once per key: the library claims the plan and each
@@ -259,7 +259,7 @@ def encrypt_large(client, src, dst, recipients=None, *, passphrase=None, format=
     or ETag) before and after. ``progress(bytes_done)`` is called as parts finish. Nothing is
     left at ``dst`` on failure; without ``force`` an existing ``dst`` — or one that appears
     during the run — is kept and the job fails. Returns a :class:`LargeResult`."""
-    from .hazmat import PartKey
+    from .parts import PartKey
 
     src, dst = os.fspath(src), os.fspath(dst)
     before = _large.stamp(src)
@@ -287,7 +287,7 @@ def decrypt_large(client, src, dst, identities=None, *, passphrase=None, part_si
     plaintext bytes' worth of chunks, the part holding the end proves the file was not cut
     short, and ``dst`` appears only once every part authenticated (the same destination rules
     as :func:`encrypt_large`). Returns a :class:`LargeResult`."""
-    from .hazmat import PartKey
+    from .parts import PartKey
     import fsspec
 
     src, dst = os.fspath(src), os.fspath(dst)

@@ -16,7 +16,7 @@ Generating, signing and verifying run with the GIL released.
 
 from ._hyperseal import sign_generate_key_pair as _generate
 from ._hyperseal import sign_public_key_of as public_key_of
-from ._hyperseal import sign_sign as sign
+from ._hyperseal import sign_message as sign
 from ._hyperseal import sign_verify as verify
 
 #: Every key kind.

@@ -1,4 +1,4 @@
-//! The kit commands as a user runs them: output formats byte-for-byte against coreutils and
+//! The toolkit commands as a user runs them: output formats byte-for-byte against coreutils and
 //! OpenSSL, exit codes, error lines, and files on disk.
 
 use std::fs;

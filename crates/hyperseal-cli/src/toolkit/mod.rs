@@ -19,7 +19,7 @@ use crate::io::{Input, Output};
 
 /// Toolkit subcommands.
 #[derive(Subcommand)]
-pub enum KitCommand {
+pub enum ToolkitCommand {
     /// Print or check message digests (output format of sha256sum/b2sum).
     Hash(digest::HashArgs),
     /// Print HMAC tags of files.
@@ -37,15 +37,15 @@ pub enum KitCommand {
 }
 
 /// Runs a toolkit subcommand.
-pub fn run(cmd: KitCommand) -> Result<()> {
+pub fn run(cmd: ToolkitCommand) -> Result<()> {
     match cmd {
-        KitCommand::Hash(a) => digest::hash(a),
-        KitCommand::Mac(a) => digest::mac(a),
-        KitCommand::Kdf(a) => kdf::run(a),
-        KitCommand::Hazmat(a) => hazmat::run(a),
-        KitCommand::Sign(a) => sign::sign(a),
-        KitCommand::Verify(a) => sign::verify(a),
-        KitCommand::Token(a) => token::run(a),
+        ToolkitCommand::Hash(a) => digest::hash(a),
+        ToolkitCommand::Mac(a) => digest::mac(a),
+        ToolkitCommand::Kdf(a) => kdf::run(a),
+        ToolkitCommand::Hazmat(a) => hazmat::run(a),
+        ToolkitCommand::Sign(a) => sign::sign(a),
+        ToolkitCommand::Verify(a) => sign::verify(a),
+        ToolkitCommand::Token(a) => token::run(a),
     }
 }
 

@@ -1,4 +1,5 @@
-"""Hazardous materials: APIs that hand you a duty the rest of hyperseal performs itself.
+"""One file sealed or opened in parts: the one API that hands you duties (below) the rest of
+hyperseal performs itself.
 
 :class:`PartKey` seals (or opens) **one** file in chunk-aligned parts, in processes that do not
 share memory — what :func:`hyperseal.dask.encrypt_large` runs on. One process begins the file
@@ -6,7 +7,7 @@ share memory — what :func:`hyperseal.dask.encrypt_large` runs on. One process 
 ranges of the parts it is given (``key.seal(first_chunk, data)``), and the sealed parts,
 written after the header in order, are one ordinary hyperseal (or age) file::
 
-    from hyperseal.hazmat import PartKey
+    from hyperseal.parts import PartKey
     head, key = PartKey.seal_new(len(data), me.public)
     parts = [key.seal(first, data[p0:p1]) for first, p0, p1, f0, f1 in key.plan(64 << 20)]
     assert hyperseal.decrypt(head + b"".join(parts), me) == data

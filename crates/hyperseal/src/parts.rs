@@ -1,4 +1,6 @@
-//! One file sealed or opened in parts, by processes that do not share memory.
+//! One file sealed or opened in parts, by processes that do not share memory (Dask workers,
+//! browser workers): the one API of the library that hands the caller duties (below), which
+//! every other API performs itself.
 //!
 //! The payload's chunks are sealed independently at explicit positions (`docs/FORMAT.md` §5),
 //! so a file can be made by many workers: one process writes the header and makes the payload
@@ -25,7 +27,7 @@
 //!   guards against mistakes, not against a holder of the key, who can do anything with it.)
 //!
 //! ```
-//! use hyperseal::hazmat::parts::PartKey;
+//! use hyperseal::parts::PartKey;
 //! use hyperseal::{recipient, Kind, Options};
 //! let id = recipient::generate(Kind::X25519)?;
 //! let to = [recipient::parse_recipient(&id.public)?];
