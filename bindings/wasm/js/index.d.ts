@@ -107,11 +107,11 @@ export type SignKeyKind = 'ed25519' | 'ecdsa-p256' | 'ml-dsa-65'
 export interface SignKeyPair { privateKey: string, publicKey: string }
 export function signGenerateKeyPair (kind?: SignKeyKind): SignKeyPair
 /** Ed25519 and ML-DSA-65 sign the message itself; ECDSA P-256 is SHA-256 with an ASN.1 DER signature. */
-export function signSign (privateKey: string, data: Data, padding?: 'pss' | 'pkcs1'): Uint8Array
+export function signMessage (privateKey: string, data: Data, padding?: 'pss' | 'pkcs1'): Uint8Array
 /** Whether the signature is valid; an unusable key throws ERR_HYPERSEAL_KEY, a wrong signature is `false`. */
 export function signVerify (publicKey: string, data: Data, signature: Uint8Array, padding?: 'pss' | 'pkcs1'): boolean
 export function signPublicKeyOf (privateKey: string): string
-export const sign: { generateKeyPair: typeof signGenerateKeyPair, sign: typeof signSign, verify: typeof signVerify, publicKeyOf: typeof signPublicKeyOf }
+export const sign: { generateKeyPair: typeof signGenerateKeyPair, sign: typeof signMessage, verify: typeof signVerify, publicKeyOf: typeof signPublicKeyOf }
 
 export function tokenGenerateKey (): string
 export function tokenSeal (key: string, plaintext: Data, aad?: Data, ttlSeconds?: number): string

@@ -1,4 +1,4 @@
-//! `PartKey`: the library's `hazmat::parts::PartKey`, so `WorkerPool` can seal (or open) one
+//! `PartKey`: the library's `parts::PartKey`, so `WorkerPool` can seal (or open) one
 //! file across all its workers — one WebAssembly instance each, one core each. A worker begins
 //! the file (header, salt, payload key), every worker seals the parts it is handed, and the page
 //! joins them in order into one ordinary file. Plans, nonces and the final-chunk rule stay in the
@@ -7,7 +7,7 @@
 //! The key's bytes (`toBytes`) cross between workers by `postMessage`: they read and forge that
 //! one file. A page that holds the private key already holds more; JS copies cannot be zeroized.
 
-use hyperseal::hazmat::parts::PartKey as LibPartKey;
+use hyperseal::parts::PartKey as LibPartKey;
 use hyperseal::recipient::passphrase_recipient;
 use wasm_bindgen::prelude::*;
 
