@@ -25,6 +25,22 @@ export function cli (args, input) {
   return execFileSync(CLI, args, { input, maxBuffer: 1 << 30, stdio: ['pipe', 'pipe', 'pipe'] })
 }
 
+/** An X25519 key made by the CLI in `dir`: `{ key }` (its file) and `{ pub }` (its recipient). */
+export function cliKey (dir) {
+  const key = join(dir, 'key')
+  cli(['keygen', '--kind', 'x25519', '-o', key])
+  return { key, pub: cli(['pubkey', '-i', key]).toString().trim() }
+}
+
+/**
+ * Base64 both ways inside the page (it has no Buffer), as source for `new Function`:
+ * `const { bytes, b64 } = new Function(`${PAGE_B64}; return { bytes, b64 }`)()`.
+ */
+export const PAGE_B64 = `
+  const bytes = (s) => Uint8Array.from(atob(s), (ch) => ch.charCodeAt(0))
+  const b64 = (u8) => { let s = ''; for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode(...u8.subarray(i, i + 0x8000)); return btoa(s) }
+`
+
 /**
  * Starts Chromium on `pagePath` (under `root`, default the package) and waits until
  * `window.hyperseal` exists. Returns `{ page, context, work, inPage, open, close }`;

@@ -9,24 +9,18 @@ import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createHash, randomBytes } from 'node:crypto'
-import { startBrowser, cli, b64, unb64 } from './harness.mjs'
+import { startBrowser, cli, cliKey, b64, unb64, PAGE_B64 } from './harness.mjs'
 
 const MIB = 1 << 20
 let h, key, pub
 
 before(async () => {
   h = await startBrowser()
-  key = join(h.work, 'key')
-  cli(['keygen', '--kind', 'x25519', '-o', key])
-  pub = cli(['pubkey', '-i', key]).toString().trim()
+  ;({ key, pub } = cliKey(h.work))
   writeFileSync(join(h.work, 'pass'), 'pool pass\n')
 })
 after(async () => { await h?.close() })
 
-const PAGE_B64 = `
-  const bytes = (s) => Uint8Array.from(atob(s), (ch) => ch.charCodeAt(0))
-  const b64 = (u8) => { let s = ''; for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode(...u8.subarray(i, i + 0x8000)); return btoa(s) }
-`
 
 test('pool.encrypt: parts open with the one-stream API and the CLI; small inputs start no worker', async () => {
   // Under the crossover (default), forced parts on a small input, and parts (default) above it.

@@ -9,15 +9,13 @@ import assert from 'node:assert/strict'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { startBrowser, cli, b64, unb64, REPO } from './harness.mjs'
+import { startBrowser, cli, cliKey, b64, unb64, REPO } from './harness.mjs'
 
 let h, key, pub
 
 before(async () => {
   h = await startBrowser()
-  key = join(h.work, 'key')
-  cli(['keygen', '--kind', 'x25519', '-o', key])
-  pub = cli(['pubkey', '-i', key]).toString().trim()
+  ;({ key, pub } = cliKey(h.work))
 })
 after(async () => { await h?.close() })
 
