@@ -20,7 +20,7 @@ use cipher::consts::{U4, U64};
 use cipher::{Block, BlockSizeUser, ParBlocks, ParBlocksSizeUser, StreamCipherBackend};
 use zeroize::Zeroize;
 
-use crate::state::{one_block, State, DOUBLE_ROUNDS};
+use crate::state::{one_block, rounds, State};
 
 /// Blocks per SIMD pass.
 const LANES: usize = 4;
@@ -148,16 +148,7 @@ fn four_blocks(state: &State, out: &mut ParBlocks<Backend<'_>>) {
     init[12] = i32x4_add(init[12], u32x4(0, 1, 2, 3));
 
     let mut x = init;
-    for _ in 0..DOUBLE_ROUNDS {
-        quarter_round(&mut x, 0, 4, 8, 12);
-        quarter_round(&mut x, 1, 5, 9, 13);
-        quarter_round(&mut x, 2, 6, 10, 14);
-        quarter_round(&mut x, 3, 7, 11, 15);
-        quarter_round(&mut x, 0, 5, 10, 15);
-        quarter_round(&mut x, 1, 6, 11, 12);
-        quarter_round(&mut x, 2, 7, 8, 13);
-        quarter_round(&mut x, 3, 4, 9, 14);
-    }
+    rounds(&mut x, quarter_round);
     for (v, i) in x.iter_mut().zip(init) {
         *v = i32x4_add(*v, i);
     }

@@ -17,8 +17,22 @@ use crate::simd128::Backend;
 /// "expand 32-byte k"
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
-/// 20 rounds: 10 double rounds.
-pub(crate) const DOUBLE_ROUNDS: usize = 10;
+/// ChaCha20's 20 rounds (RFC 8439 §2.3) as 10 double rounds, each the four column quarter
+/// rounds then the four diagonal ones, over 16 words of any kind: `u32` here, a `v128` holding
+/// the same word of four blocks in `simd128.rs`.
+#[inline(always)]
+pub(crate) fn rounds<T>(x: &mut [T; 16], quarter_round: impl Fn(&mut [T; 16], usize, usize, usize, usize)) {
+    for _ in 0..10 {
+        quarter_round(x, 0, 4, 8, 12);
+        quarter_round(x, 1, 5, 9, 13);
+        quarter_round(x, 2, 6, 10, 14);
+        quarter_round(x, 3, 7, 11, 15);
+        quarter_round(x, 0, 5, 10, 15);
+        quarter_round(x, 1, 6, 11, 12);
+        quarter_round(x, 2, 7, 8, 13);
+        quarter_round(x, 3, 4, 9, 14);
+    }
+}
 
 /// The 16-word state: constants, key, block counter (word 12), nonce (words 13–15).
 pub(crate) type State = [u32; 16];
@@ -164,16 +178,7 @@ impl fmt::Debug for XChaCha20Core {
 /// the counter. Used where a single block is asked for, so nothing is computed and thrown away.
 pub(crate) fn one_block(state: &State, out: &mut Block<ChaCha20Core>) {
     let mut x = *state;
-    for _ in 0..DOUBLE_ROUNDS {
-        quarter_round(&mut x, 0, 4, 8, 12);
-        quarter_round(&mut x, 1, 5, 9, 13);
-        quarter_round(&mut x, 2, 6, 10, 14);
-        quarter_round(&mut x, 3, 7, 11, 15);
-        quarter_round(&mut x, 0, 5, 10, 15);
-        quarter_round(&mut x, 1, 6, 11, 12);
-        quarter_round(&mut x, 2, 7, 8, 13);
-        quarter_round(&mut x, 3, 4, 9, 14);
-    }
+    rounds(&mut x, quarter_round);
     for ((o, w), s) in out.chunks_exact_mut(4).zip(x).zip(state) {
         o.copy_from_slice(&w.wrapping_add(*s).to_le_bytes());
     }
