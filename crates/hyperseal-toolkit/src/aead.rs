@@ -11,17 +11,21 @@
 //! [`Key::seal`] draws a fresh random nonce and returns `nonce ‖ ciphertext ‖ tag`.
 //! Random 96-bit nonces (AES-GCM, ChaCha20-Poly1305) are safe for up to about 2³² messages
 //! per key; prefer XChaCha20-Poly1305 (192-bit nonce) or AES-256-GCM-SIV (nonce-misuse
-//! resistant) when one key seals many messages. [`Key::seal_with_nonce`] takes the nonce
-//! from the caller and exists for test vectors and framed formats that derive nonces
-//! themselves: reusing a nonce with GCM or ChaCha20 destroys confidentiality and integrity.
+//! resistant) when one key seals many messages. Sealing under a nonce the caller chooses is
+//! [`LessSafeKey`]'s, apart (`aead/less_safe.rs`): for test vectors and framed formats that
+//! derive nonces themselves, since reusing a nonce with GCM or ChaCha20 destroys
+//! confidentiality and integrity.
 
-use crate::backend::aead::{self as aws, Aad, LessSafeKey, Nonce, UnboundKey};
+use crate::backend::aead::{self as aws, Aad, Nonce, UnboundKey};
 use crate::backend::rand::{SecureRandom, SystemRandom};
 use sm4_simd::ccm::{AeadInOut, KeyInit};
 use sm4_simd::Sm4Ccm;
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::{Error, Result};
+
+mod less_safe;
+pub use less_safe::LessSafeKey;
 
 /// Every AEAD here has a 16-byte tag.
 pub const TAG_LEN: usize = 16;
@@ -112,7 +116,7 @@ impl std::fmt::Display for Algorithm {
 }
 
 enum Inner {
-    Aws(LessSafeKey),
+    Aws(aws::LessSafeKey),
     // XChaCha needs the raw key for HChaCha20 on every message.
     XChaCha(Zeroizing<[u8; 32]>),
     // Round keys expanded once; `Sm4` zeroizes them on drop.
@@ -144,7 +148,7 @@ pub(crate) fn fill_random(buf: &mut [u8]) {
 }
 
 /// XChaCha20 → ChaCha20 reduction: derive the per-nonce subkey and 96-bit nonce.
-fn xchacha_subkey(key: &[u8; 32], nonce: &[u8]) -> Result<(LessSafeKey, Nonce)> {
+fn xchacha_subkey(key: &[u8; 32], nonce: &[u8]) -> Result<(aws::LessSafeKey, Nonce)> {
     let nonce: &[u8; 24] = nonce.try_into().map_err(|_| Error::InvalidLength("nonce"))?;
     let mut sub = chacha20::hchacha::<chacha20::R20>(
         &chacha20::Key::from(*key),
@@ -154,7 +158,7 @@ fn xchacha_subkey(key: &[u8; 32], nonce: &[u8]) -> Result<(LessSafeKey, Nonce)> 
     sub.as_mut_slice().zeroize();
     let mut n = [0u8; 12];
     n[4..].copy_from_slice(&nonce[16..]);
-    Ok((LessSafeKey::new(unbound?), Nonce::assume_unique_for_key(n)))
+    Ok((aws::LessSafeKey::new(unbound?), Nonce::assume_unique_for_key(n)))
 }
 
 /// A 12-byte SM4-CCM nonce (the length was checked against [`Algorithm::nonce_len`]).
@@ -181,7 +185,7 @@ impl Key {
             }
             _ => {
                 let alg = algorithm.aws().expect("every other algorithm is aws-lc's");
-                Inner::Aws(LessSafeKey::new(UnboundKey::new(alg, bytes)?))
+                Inner::Aws(aws::LessSafeKey::new(UnboundKey::new(alg, bytes)?))
             }
         };
         Ok(Key { algorithm, inner })
@@ -192,10 +196,14 @@ impl Key {
         self.algorithm
     }
 
-    /// Encrypts `buf` in place under a caller-chosen nonce and returns the tag.
-    ///
-    /// Hazmat: never reuse a nonce with the same key.
-    pub fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
+    /// Encrypts `buf` in place under a caller-chosen nonce and returns the tag: the sealing
+    /// every other call ends in, public only through [`LessSafeKey`].
+    pub(crate) fn seal_in_place_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<[u8; TAG_LEN]> {
         if nonce.len() != self.algorithm.nonce_len() {
             return Err(Error::InvalidLength("nonce"));
         }
@@ -249,8 +257,8 @@ impl Key {
         Ok(())
     }
 
-    /// Encrypts under a caller-chosen nonce; returns `ciphertext ‖ tag`. Hazmat: see module docs.
-    pub fn seal_with_nonce(&self, nonce: &[u8], plaintext: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
+    /// Encrypts under a caller-chosen nonce; returns `ciphertext ‖ tag` ([`LessSafeKey`]).
+    pub(crate) fn seal_with_nonce(&self, nonce: &[u8], plaintext: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(plaintext.len() + TAG_LEN);
         out.extend_from_slice(plaintext);
         let tag = self.seal_in_place_detached(nonce, aad, &mut out)?;
@@ -259,7 +267,7 @@ impl Key {
     }
 
     /// Decrypts `ciphertext ‖ tag` under an explicit nonce.
-    pub fn open_with_nonce(
+    pub(crate) fn open_with_nonce(
         &self,
         nonce: &[u8],
         ciphertext_and_tag: &[u8],
@@ -386,28 +394,6 @@ pub fn open(algorithm: Algorithm, key: &[u8], sealed: &[u8], aad: &[u8]) -> Resu
     Key::new(algorithm, key)?.open(sealed, aad)
 }
 
-/// One-shot [`Key::seal_with_nonce`] (hazmat: caller guarantees nonce uniqueness).
-pub fn seal_with_nonce(
-    algorithm: Algorithm,
-    key: &[u8],
-    nonce: &[u8],
-    plaintext: &[u8],
-    aad: &[u8],
-) -> Result<Vec<u8>> {
-    Key::new(algorithm, key)?.seal_with_nonce(nonce, plaintext, aad)
-}
-
-/// One-shot [`Key::open_with_nonce`].
-pub fn open_with_nonce(
-    algorithm: Algorithm,
-    key: &[u8],
-    nonce: &[u8],
-    ciphertext_and_tag: &[u8],
-    aad: &[u8],
-) -> Result<Zeroizing<Vec<u8>>> {
-    Key::new(algorithm, key)?.open_with_nonce(nonce, ciphertext_and_tag, aad)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,7 +460,10 @@ mod tests {
         let nonce = hex::decode("404142434445464748494a4b4c4d4e4f5051525354555657").unwrap();
         let aad = hex::decode("50515253c0c1c2c3c4c5c6c7").unwrap();
         let pt = b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.";
-        let out = seal_with_nonce(Algorithm::XChaCha20Poly1305, &key, &nonce, pt, &aad).unwrap();
+        let out = LessSafeKey::new(Algorithm::XChaCha20Poly1305, &key)
+            .unwrap()
+            .seal_with_nonce(&nonce, pt, &aad)
+            .unwrap();
         assert_eq!(hex::encode(&out[pt.len()..]), "c0875924c1c7987947deafd8780acf49");
         assert_eq!(hex::encode(&out[..8]), "bd6d179d3e83d43b");
     }

@@ -11,7 +11,7 @@
 //! | [`hash`] | digests, streaming hasher, multithreaded BLAKE3 file hashing |
 //! | [`mac`] | HMAC with constant-time verification |
 //! | [`kdf`] | PBKDF2, Argon2id, scrypt, HKDF and a bounded, TTL'd [`kdf::DerivationCache`] |
-//! | [`aead`] | one-shot AEAD seal/open (AES-GCM, ChaCha20/XChaCha20-Poly1305, AES-GCM-SIV) |
+//! | [`aead`] | one-shot AEAD seal/open (AES-GCM, ChaCha20/XChaCha20-Poly1305, AES-GCM-SIV); [`aead::LessSafeKey`]: caller nonces |
 //! | [`hazmat`] | unauthenticated legacy AES/SM4-CBC/CTR/ECB, byte-compatible with `openssl enc`, streaming |
 //! | [`sign`] | Ed25519, ECDSA P-256, RSA (PSS, PKCS#1 v1.5, OAEP), ML-DSA-65; PEM keys |
 //! | [`token`] | compact authenticated tokens with key rotation and expiry |
