@@ -57,5 +57,13 @@ pub use mem::output_buffer;
 pub use opener::Opener;
 pub use recipient::{Identity, Kind, Recipient};
 pub use stream::exec::available_threads;
+
+/// The executor every parallel path runs on, for the workspace's other crates: the toolkit's
+/// legacy-mode streaming runs on it too, so the workspace has one thread design. Not a stable
+/// API.
+#[doc(hidden)]
+pub mod exec {
+    pub use crate::stream::exec::{for_each, ordered, Made};
+}
 pub use stream::{Progress, StreamReader, StreamWriter};
 pub use suite::AesGcmBackend;

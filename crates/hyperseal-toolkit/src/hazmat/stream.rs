@@ -1,10 +1,14 @@
-//! Streaming the legacy modes in constant memory, across cores.
+//! Streaming the legacy modes in constant memory, across cores, on the library's one executor
+//! (`hyperseal::exec::ordered`): the calling thread reads batches and writes them in order,
+//! and every free thread (the caller too, when it has nothing to read or write) transforms
+//! them. [`DEPTH`] batches of [`BATCH`] bytes circulate, so memory stays near `DEPTH × BATCH`
+//! whatever the input size, and reading and writing overlap the cipher, which is what lets even
+//! serial CBC encryption beat a tool that alternates them.
 //!
-//! Three stages overlap: a reader thread fills batches, the calling thread transforms each batch
-//! (split into one piece per core with rayon, except CBC encryption, which is serial by
-//! construction), a writer thread writes them out. [`DEPTH`] batches of [`BATCH`] bytes circulate,
-//! so memory stays near `DEPTH × BATCH` whatever the input size. Overlapping the reads and writes
-//! with the cipher is what lets even serial CBC encryption beat a tool that alternates them.
+//! Every mode but CBC encryption knows each batch's chain value before the batch is processed
+//! (CTR: the counter at its offset; CBC decryption: the previous ciphertext block; ECB: none),
+//! so batches are transformed at the same time. CBC encryption needs the previous batch's last
+//! output block: its batches pass a baton, in order.
 //!
 //! Batches are always full except the last, and [`BATCH`] is a multiple of 16, so every batch but
 //! the last is whole blocks. Decryption in a padded mode holds the last block of each batch back
@@ -12,45 +16,48 @@
 //! of the next batch, in the [`HEAD`] room kept there.
 
 use std::io::{self, Read, Write};
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender, TryRecvError};
+use std::sync::{Condvar, Mutex};
 
-use rayon::prelude::*;
+use hyperseal::exec::{self, Made};
 use zeroize::Zeroize;
 
 use super::ops::{pad, unpad, Keyed};
 use super::IV_LEN;
 use crate::{Error, Result};
 
-/// Bytes read per batch: large enough that per-batch costs (a rayon split, a channel hand-off,
-/// one `read`/`write` pair) vanish, small enough that `DEPTH` of them stay far below 64 MiB.
+/// Bytes read per batch: large enough that per-batch costs (a hand-over between threads, one
+/// `read`/`write` pair) vanish, small enough that `DEPTH` of them stay far below 64 MiB.
 pub(crate) const BATCH: usize = 4 << 20;
-/// Batches in circulation: one being read, one being transformed, one being written, one spare.
+/// Batches in circulation: one being read, two being transformed, one being written.
 const DEPTH: usize = 4;
 /// Room in front of a batch for the block held back from the previous one.
 const HEAD: usize = IV_LEN;
-/// Below this, a batch is not worth splitting across threads.
-const MIN_PIECE: usize = 64 << 10;
 
-/// A batch buffer. Allocated only when needed (a small input uses one) and wiped on drop up to
-/// the highest byte ever written, so a small input does not pay for faulting in and zeroing
-/// every page of `DEPTH` large buffers.
-struct Buf {
+/// A batch: its buffer (allocated on first use, so a small input pays for one, and wiped on
+/// drop up to the highest byte ever written), the range to transform and write, its chain value
+/// (parallel modes), its place in the stream, and the failure of its transform.
+#[derive(Default)]
+struct Unit {
     bytes: Vec<u8>,
     dirty: usize,
+    start: usize,
+    end: usize,
+    chain: [u8; IV_LEN],
+    seq: u64,
+    last: bool,
+    failed: Option<Error>,
 }
 
-impl Drop for Buf {
+impl Drop for Unit {
     fn drop(&mut self) {
         self.bytes[..self.dirty].zeroize();
     }
 }
 
-/// A batch from the reader: the buffer, the bytes read into it after [`HEAD`], and whether the
-/// input ended.
-struct Filled {
-    buf: Buf,
-    len: usize,
-    eof: bool,
+/// CBC encryption's chain across batches: the next batch allowed to start, and its chain value.
+struct Baton {
+    state: Mutex<(u64, [u8; IV_LEN])>,
+    turn: Condvar,
 }
 
 /// Runs `keyed` over everything `input` yields and writes the result to `output`, starting from
@@ -58,79 +65,100 @@ struct Filled {
 pub(crate) fn run<R: Read + Send, W: Write + Send>(
     keyed: &Keyed,
     iv: [u8; IV_LEN],
-    input: R,
-    output: W,
+    mut input: R,
+    mut output: W,
     batch: usize,
     decrypt: bool,
 ) -> Result<u64> {
     assert!(batch >= IV_LEN && batch.is_multiple_of(IV_LEN), "batch must be whole blocks");
-    let (free_tx, free_rx) = channel::<Buf>();
-    let (full_tx, full_rx) = sync_channel::<io::Result<Filled>>(1);
-    let (done_tx, done_rx) = sync_channel::<(Buf, std::ops::Range<usize>)>(1);
-    std::thread::scope(|s| {
-        let reader = s.spawn(move || read_batches(input, batch, &free_rx, &full_tx));
-        let writer = s.spawn(move || write_batches(output, &done_rx, &free_tx));
-        let transformed = transform(keyed, iv, decrypt, &full_rx, &done_tx);
-        // Close our ends first, so a stage still waiting on us sees the end.
-        drop((full_rx, done_tx));
-        let written = writer.join().expect("writer thread");
-        // The reader reports its errors through the channel.
-        reader.join().expect("reader thread");
-        // The first failure is the cause; a stage that stopped because another did is not.
-        match (transformed, written) {
-            (Err(Stop::Failed(e)), _) => Err(e),
-            (_, Err(e)) => Err(Error::Io(io::Error::new(e.kind(), format!("writing output: {e}")))),
-            (Err(Stop::Read(e)), _) => {
-                Err(Error::Io(io::Error::new(e.kind(), format!("reading input: {e}"))))
-            }
-            (Err(Stop::Hangup), _) => Err(Error::Io(io::Error::other("output stopped"))),
-            (Ok(n), Ok(())) => Ok(n),
+    let pads = keyed.pads();
+    let (mut chain, mut held, mut seq) = (iv, None::<[u8; IV_LEN]>, 0u64);
+    let produce = |u: &mut Unit| -> Result<Made> {
+        if u.bytes.is_empty() {
+            // The spare 16 bytes at the end take the padding block of the last batch.
+            u.bytes = vec![0u8; HEAD + batch + IV_LEN];
         }
-    })
-}
-
-/// Why the transform stage stopped early.
-enum Stop {
-    /// The reader failed (its error).
-    Read(io::Error),
-    /// The writer hung up (its own error says why).
-    Hangup,
-    /// The cipher or the padding check failed.
-    Failed(Error),
-}
-
-fn read_batches<R: Read>(
-    mut input: R,
-    batch: usize,
-    free: &Receiver<Buf>,
-    full: &SyncSender<io::Result<Filled>>,
-) {
-    let mut allocated = 0;
-    loop {
-        let mut buf = match free.try_recv() {
-            Ok(buf) => buf,
-            Err(TryRecvError::Empty) if allocated < DEPTH => {
-                allocated += 1;
-                // The spare 16 bytes at the end take the padding block of the last batch.
-                Buf { bytes: vec![0u8; HEAD + batch + IV_LEN], dirty: 0 }
-            }
-            Err(TryRecvError::Empty) => match free.recv() {
-                Ok(buf) => buf,
-                Err(_) => return,
-            },
-            Err(TryRecvError::Disconnected) => return,
-        };
-        let filled = fill(&mut input, &mut buf.bytes[HEAD..HEAD + batch]);
+        let n =
+            fill(&mut input, &mut u.bytes[HEAD..HEAD + batch]).map_err(|e| io_error("reading input", e))?;
         // Everything a read may have touched, and the padding block after it.
-        let touched = filled.as_ref().map_or(buf.bytes.len(), |n| HEAD + n + IV_LEN);
-        buf.dirty = buf.dirty.max(touched);
-        let eof = !matches!(filled, Ok(n) if n == batch);
-        let msg = filled.map(|len| Filled { buf, len, eof });
-        let failed = msg.is_err();
-        if full.send(msg).is_err() || eof || failed {
-            return;
+        u.dirty = u.dirty.max(HEAD + n + IV_LEN);
+        let eof = n < batch;
+        let (mut start, mut end) = (HEAD, HEAD + n);
+        if let Some(block) = held.take() {
+            start -= IV_LEN;
+            u.bytes[start..HEAD].copy_from_slice(&block);
+        }
+        if decrypt && pads && !eof {
+            // Non-final batches are full, so this leaves whole blocks and at least one held.
+            held = Some(u.bytes[end - IV_LEN..end].try_into().expect("one block"));
+            end -= IV_LEN;
+        } else if eof && pads && !decrypt {
+            end = start + pad(&mut u.bytes[start..], end - start);
+        } else if eof && pads && (end == start || !(end - start).is_multiple_of(IV_LEN)) {
+            // Padded ciphertext is one or more whole blocks.
+            return Err(Error::Crypto);
+        }
+        // The chain value after this batch, read before it is overwritten (CBC decryption
+        // needs its last ciphertext block). CBC encryption's comes from the baton instead.
+        let data = &u.bytes[start..end];
+        (u.start, u.end, u.chain, u.seq, u.last, u.failed) = (start, end, chain, seq, eof, None);
+        chain = keyed.chain_at(data, chain, data.len().div_ceil(IV_LEN) * IV_LEN);
+        seq += 1;
+        Ok(if eof { Made::Last } else { Made::More })
+    };
+    let baton = Baton { state: Mutex::new((0, iv)), turn: Condvar::new() };
+    let work = |u: &mut Unit| {
+        let data = &mut u.bytes[u.start..u.end];
+        let r =
+            if keyed.parallel() { keyed.apply(data, u.chain) } else { serial(keyed, &baton, u.seq, data) };
+        let r = r.and_then(|()| match (u.last && decrypt && pads, data.len()) {
+            (true, n) if n >= IV_LEN => {
+                u.end -= unpad(data[n - IV_LEN..].try_into().expect("one block"))?;
+                Ok(())
+            }
+            _ => Ok(()),
+        });
+        u.failed = r.err();
+    };
+    let mut total = 0u64;
+    let consume = |u: &mut Unit| -> Result<bool> {
+        if let Some(e) = u.failed.take() {
+            return Err(e);
+        }
+        output.write_all(&u.bytes[u.start..u.end]).map_err(|e| io_error("writing output", e))?;
+        total += (u.end - u.start) as u64;
+        Ok(true)
+    };
+    let units = std::iter::repeat_with(Unit::default).take(DEPTH).collect();
+    exec::ordered(units, 0, produce, work, consume)?;
+    output.flush().map_err(|e| io_error("writing output", e))?;
+    Ok(total)
+}
+
+/// CBC encryption of batch `seq`: waits for the batch before it, then hands the chain on. The
+/// baton moves even when this batch fails or unwinds, so no later batch waits forever.
+fn serial(keyed: &Keyed, baton: &Baton, seq: u64, data: &mut [u8]) -> Result<()> {
+    let mut st = baton.state.lock().unwrap_or_else(|p| p.into_inner());
+    while st.0 != seq {
+        st = baton.turn.wait(st).unwrap_or_else(|p| p.into_inner());
+    }
+    struct Pass<'a>(&'a Baton);
+    impl Drop for Pass<'_> {
+        fn drop(&mut self) {
+            self.0.turn.notify_all();
         }
     }
+    let _pass = Pass(baton);
+    st.0 += 1;
+    keyed.apply(data, st.1)?;
+    if let Some(last) = data.len().checked_sub(IV_LEN) {
+        st.1 = data[last..].try_into().expect("one block");
+    }
+    Ok(())
+}
+
+fn io_error(side: &str, e: io::Error) -> Error {
+    Error::Io(io::Error::new(e.kind(), format!("{side}: {e}")))
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
@@ -145,89 +173,6 @@ fn fill<R: Read>(input: &mut R, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(n)
-}
-
-fn write_batches<W: Write>(
-    mut output: W,
-    done: &Receiver<(Buf, std::ops::Range<usize>)>,
-    free: &Sender<Buf>,
-) -> io::Result<()> {
-    while let Ok((buf, range)) = done.recv() {
-        output.write_all(&buf.bytes[range])?;
-        // The reader may have finished and gone: then the buffer is simply dropped (zeroized).
-        let _ = free.send(buf);
-    }
-    output.flush()
-}
-
-fn transform(
-    keyed: &Keyed,
-    iv: [u8; IV_LEN],
-    decrypt: bool,
-    full: &Receiver<io::Result<Filled>>,
-    done: &SyncSender<(Buf, std::ops::Range<usize>)>,
-) -> std::result::Result<u64, Stop> {
-    let mut chain = iv;
-    // The block held back from the previous batch (padded decryption only).
-    let mut held: Option<[u8; IV_LEN]> = None;
-    let mut total = 0u64;
-    loop {
-        let Filled { mut buf, len, eof } = match full.recv() {
-            Ok(Ok(f)) => f,
-            Ok(Err(e)) => return Err(Stop::Read(e)),
-            Err(_) => return Err(Stop::Hangup),
-        };
-        let mut start = HEAD;
-        if let Some(block) = held.take() {
-            start -= IV_LEN;
-            buf.bytes[start..HEAD].copy_from_slice(&block);
-        }
-        let mut end = HEAD + len;
-        let hold_back = decrypt && keyed.pads() && !eof;
-        if hold_back {
-            // Non-final batches are full, so this leaves whole blocks and at least one held.
-            let block: [u8; IV_LEN] = buf.bytes[end - IV_LEN..end].try_into().expect("one block");
-            held = Some(block);
-            end -= IV_LEN;
-        } else if eof && keyed.pads() && !decrypt {
-            end = start + pad(&mut buf.bytes[start..], end - start);
-        } else if eof && keyed.pads() && (end == start || !(end - start).is_multiple_of(IV_LEN)) {
-            // Padded ciphertext is one or more whole blocks.
-            return Err(Stop::Failed(Error::Crypto));
-        }
-        process(keyed, &mut buf.bytes[start..end], &mut chain).map_err(Stop::Failed)?;
-        if eof && decrypt && keyed.pads() {
-            let last: [u8; IV_LEN] = buf.bytes[end - IV_LEN..end].try_into().expect("one block");
-            end -= unpad(&last).map_err(Stop::Failed)?;
-        }
-        total += (end - start) as u64;
-        done.send((buf, start..end)).map_err(|_| Stop::Hangup)?;
-        if eof {
-            return Ok(total);
-        }
-    }
-}
-
-/// Transforms `data` (the next run of the stream) and advances `chain` past it.
-fn process(keyed: &Keyed, data: &mut [u8], chain: &mut [u8; IV_LEN]) -> Result<()> {
-    if data.is_empty() {
-        return Ok(());
-    }
-    let n = data.len();
-    // The chain value after `data`, read before `data` is overwritten (CBC decryption needs the
-    // last ciphertext block); CBC encryption's is its last output block, taken after.
-    let next = keyed.chain_at(data, *chain, n.div_ceil(IV_LEN) * IV_LEN);
-    let threads = rayon::current_num_threads();
-    if !keyed.parallel() || threads < 2 || n < 2 * MIN_PIECE {
-        keyed.apply(data, *chain)?;
-    } else {
-        let piece = n.div_ceil(threads).div_ceil(IV_LEN).max(MIN_PIECE / IV_LEN) * IV_LEN;
-        let starts: Vec<[u8; IV_LEN]> =
-            (0..n.div_ceil(piece)).map(|i| keyed.chain_at(data, *chain, i * piece)).collect();
-        data.par_chunks_mut(piece).zip(starts).try_for_each(|(p, at)| keyed.apply(p, at))?;
-    }
-    *chain = if keyed.parallel() { next } else { data[n - IV_LEN..].try_into().expect("one block") };
-    Ok(())
 }
 
 #[cfg(test)]

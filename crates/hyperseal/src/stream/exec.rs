@@ -165,7 +165,7 @@ pub(crate) fn run(threads: usize, body: &(dyn Fn() + Sync)) {
 
 /// Calls `f(i)` for every `i` in `0..n`, spread over up to `threads` threads; on failure, the
 /// lowest failing index and its error (what a sequential loop would report).
-pub(crate) fn for_each(
+pub fn for_each(
     n: usize,
     threads: usize,
     f: &(dyn Fn(usize) -> Result<(), Error> + Sync),
@@ -194,7 +194,7 @@ pub(crate) fn for_each(
 }
 
 /// What `produce` made of a unit.
-pub(crate) enum Made {
+pub enum Made {
     /// A unit to transform; more may follow.
     More,
     /// The final unit.
@@ -206,13 +206,13 @@ pub(crate) enum Made {
 /// the driver included when it has nothing else to do. Units are recycled: at most
 /// `units.len()` exist at once. Stops at the first error, from whichever stage, or when
 /// `consume` returns `false`.
-pub(crate) fn ordered<U: Send>(
+pub fn ordered<U: Send, E: Send>(
     mut units: Vec<U>,
     threads: usize,
-    mut produce: impl FnMut(&mut U) -> Result<Made, Error> + Send,
+    mut produce: impl FnMut(&mut U) -> Result<Made, E> + Send,
     work: impl Fn(&mut U) + Sync,
-    mut consume: impl FnMut(&mut U) -> Result<bool, Error> + Send,
-) -> Result<(), Error> {
+    mut consume: impl FnMut(&mut U) -> Result<bool, E> + Send,
+) -> Result<(), E> {
     if resolve(threads) <= 1 || units.len() < 2 {
         let u = units.first_mut().expect("at least one unit");
         loop {
@@ -302,12 +302,12 @@ impl<U> Shared<'_, U> {
         self.ready.notify_all();
     }
 
-    fn drive(
+    fn drive<E>(
         &self,
         mut free: Vec<U>,
-        produce: &mut impl FnMut(&mut U) -> Result<Made, Error>,
-        consume: &mut impl FnMut(&mut U) -> Result<bool, Error>,
-    ) -> Result<(), Error> {
+        produce: &mut impl FnMut(&mut U) -> Result<Made, E>,
+        consume: &mut impl FnMut(&mut U) -> Result<bool, E>,
+    ) -> Result<(), E> {
         // `produce` gets units in the order given (a caller may have primed the first one).
         free.reverse();
         let (mut next_in, mut next_out, mut all_in) = (0u64, 0u64, false);

@@ -22,7 +22,7 @@
 
 mod batch;
 mod engine;
-pub(crate) mod exec;
+pub mod exec;
 mod push;
 mod reader;
 

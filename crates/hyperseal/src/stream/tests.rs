@@ -165,7 +165,7 @@ fn ordered_keeps_order_and_bounds_units() {
     for threads in [1, 2, 4] {
         let (mut next, mut got) = (0u32, Vec::new());
         let live = AtomicUsize::new(0);
-        let r = exec::ordered(
+        let r: Result<(), Error> = exec::ordered(
             vec![(0u32, 0u32); 3],
             threads,
             |u| {
