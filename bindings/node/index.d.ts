@@ -382,15 +382,15 @@ export interface SignKeyPair {
   publicKey: string
 }
 
-/** The SPKI PEM public key of a PEM private signing key. */
-export declare function signPublicKeyOf(privateKey: string): string
-
 /**
  * Signs `data` with a PEM private key (PKCS#8, or OpenSSL's SEC1/PKCS#1 forms). Ed25519 and
  * ML-DSA sign the message itself, ECDSA P-256 is SHA-256/ASN.1 (DER), RSA is SHA-256 with
  * `padding` 'pss' (default) or 'pkcs1'.
  */
 export declare function signMessage(privateKey: string, data: Uint8Array | string, padding?: string | undefined | null): Buffer
+
+/** The SPKI PEM public key of a PEM private signing key. */
+export declare function signPublicKeyOf(privateKey: string): string
 
 /**
  * Whether `signature` is a valid signature of `data` under the PEM public key (SPKI). An

@@ -262,7 +262,11 @@ fn every_kind_parses_and_gives_back_its_recipient() {
         let k = generate(kind).unwrap();
         let name = kind.name();
         assert!(parse_recipient(&k.public).is_ok(), "{name}");
-        assert_eq!(parse_identities(&k.secret).unwrap().len(), 1 + (name.starts_with("rsa") as usize), "{name}");
+        assert_eq!(
+            parse_identities(&k.secret).unwrap().len(),
+            1 + (name.starts_with("rsa") as usize),
+            "{name}"
+        );
         assert_eq!(public_of(&k.secret).unwrap(), k.public, "{name}");
         assert!(looks_like_identity(&k.secret) && !looks_like_identity(&k.public), "{name}");
         assert!(matches!(parse_recipient(&k.secret), Err(Error::InvalidRecipient(_))), "{name}");
@@ -280,7 +284,10 @@ fn p256_unavailable_in_the_portable_build() {
     }
     let recipients = [
         "age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h".to_string(),
-        std::fs::read_to_string(format!("{DATA}age_tagtest_hybrid_recipient.txt")).unwrap().trim().to_string(),
+        std::fs::read_to_string(format!("{DATA}age_tagtest_hybrid_recipient.txt"))
+            .unwrap()
+            .trim()
+            .to_string(),
         // A compressed P-256 point (33 bytes); an MLKEM768-P256 public key (1184 + 65 bytes).
         super::bech32_long::encode("hs-p256", &[2; 33]),
         super::bech32_long::encode("hs-mlkem768p256", &[0; 1249]),
