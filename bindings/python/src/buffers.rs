@@ -138,7 +138,7 @@ pub fn bytes_with<'py, E: Send>(
 /// the GIL released: how the AEAD one-shots seal and open in place without a zeroing pass or a
 /// second copy. A large `body` is copied by every core into huge pages, as `bytes_with` zeroes.
 /// If `fill` fails the buffer is zeroized before it is dropped (it may hold unauthenticated
-/// plaintext). `detach: false` keeps the GIL (for small inputs; see `kit.rs`).
+/// plaintext). `detach: false` keeps the GIL (for small inputs; see `toolkit.rs`).
 pub fn bytes_around<'py, E: Send>(
     py: Python<'py>,
     head: &[u8],

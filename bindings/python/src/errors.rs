@@ -69,7 +69,7 @@ pub fn already_finalized() -> PyErr {
 }
 
 /// Toolkit errors, with the codes the toolkit assigns (`hyperseal_toolkit::Error::code`).
-pub fn kit(e: hyperseal_toolkit::Error) -> PyErr {
+pub fn toolkit_error(e: hyperseal_toolkit::Error) -> PyErr {
     coded(toolkit_code(e.code()), e.to_string())
 }
 

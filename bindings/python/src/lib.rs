@@ -9,13 +9,13 @@ mod c2sp;
 mod errors;
 mod files;
 mod keys;
-mod kit;
-mod kit_keys;
 mod output;
 mod parts;
 mod pyio;
 mod seal;
 mod streams;
+mod toolkit;
+mod toolkit_keys;
 
 use pyo3::prelude::*;
 
@@ -43,24 +43,24 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<parts::PartKey>()?;
     m.add_class::<output::AtomicOutput>()?;
     for f in [
-        wrap_pyfunction!(kit::hash, m)?,
-        wrap_pyfunction!(kit::hash_file, m)?,
-        wrap_pyfunction!(kit::hmac, m)?,
-        wrap_pyfunction!(kit::hmac_verify, m)?,
-        wrap_pyfunction!(kit::kdf_pbkdf2, m)?,
-        wrap_pyfunction!(kit::kdf_argon2id, m)?,
-        wrap_pyfunction!(kit::kdf_scrypt, m)?,
-        wrap_pyfunction!(kit::kdf_hkdf, m)?,
-        wrap_pyfunction!(kit::aead_seal, m)?,
-        wrap_pyfunction!(kit::aead_open, m)?,
-        wrap_pyfunction!(kit::aead_generate_key, m)?,
-        wrap_pyfunction!(kit_keys::sign_generate_key_pair, m)?,
-        wrap_pyfunction!(kit_keys::sign_message, m)?,
-        wrap_pyfunction!(kit_keys::sign_verify, m)?,
-        wrap_pyfunction!(kit_keys::sign_public_key_of, m)?,
-        wrap_pyfunction!(kit_keys::token_generate_key, m)?,
-        wrap_pyfunction!(kit_keys::token_seal, m)?,
-        wrap_pyfunction!(kit_keys::token_open, m)?,
+        wrap_pyfunction!(toolkit::hash, m)?,
+        wrap_pyfunction!(toolkit::hash_file, m)?,
+        wrap_pyfunction!(toolkit::hmac, m)?,
+        wrap_pyfunction!(toolkit::hmac_verify, m)?,
+        wrap_pyfunction!(toolkit::kdf_pbkdf2, m)?,
+        wrap_pyfunction!(toolkit::kdf_argon2id, m)?,
+        wrap_pyfunction!(toolkit::kdf_scrypt, m)?,
+        wrap_pyfunction!(toolkit::kdf_hkdf, m)?,
+        wrap_pyfunction!(toolkit::aead_seal, m)?,
+        wrap_pyfunction!(toolkit::aead_open, m)?,
+        wrap_pyfunction!(toolkit::aead_generate_key, m)?,
+        wrap_pyfunction!(toolkit_keys::sign_generate_key_pair, m)?,
+        wrap_pyfunction!(toolkit_keys::sign_message, m)?,
+        wrap_pyfunction!(toolkit_keys::sign_verify, m)?,
+        wrap_pyfunction!(toolkit_keys::sign_public_key_of, m)?,
+        wrap_pyfunction!(toolkit_keys::token_generate_key, m)?,
+        wrap_pyfunction!(toolkit_keys::token_seal, m)?,
+        wrap_pyfunction!(toolkit_keys::token_open, m)?,
     ] {
         m.add_function(f)?;
     }

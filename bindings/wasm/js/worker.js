@@ -14,7 +14,8 @@
 // a Blob (large Blobs may live on disk in Chromium, and cross threads without a copy).
 
 import init, * as hs from './core.js'
-// Not a public export (a hazmat API): only WorkerPool's parallel path uses it, here.
+// Not a public export (it hands its caller duties, see the library's parts::PartKey): only
+// WorkerPool's parallel path uses it, here.
 import { PartKey } from '../pkg/hyperseal.js'
 import { bytesPartSize } from './workers.js'
 

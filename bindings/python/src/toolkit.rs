@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::buffers::{bytes_around, or_empty, Data, Input};
-use crate::errors::{kit, ArgumentError};
+use crate::errors::{toolkit_error, ArgumentError};
 
 /// Inputs from this size on are processed with the GIL released.
 pub const DETACH_AT: usize = 16 << 10;
@@ -33,7 +33,7 @@ pub fn run<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + Send) ->
 #[pyfunction]
 #[pyo3(signature = (algo, data))]
 pub fn hash<'py>(py: Python<'py>, algo: &str, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let alg = th::Algorithm::parse(algo).map_err(kit)?;
+    let alg = th::Algorithm::parse(algo).map_err(toolkit_error)?;
     let d = Data::get(data, "data")?;
     let d = d.as_slice()?;
     Ok(PyBytes::new(py, &run(py, d.len(), || th::hash(alg, d))))
@@ -47,10 +47,10 @@ pub fn hash_file<'py>(
     algo: &str,
     path: std::path::PathBuf,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let alg = th::Algorithm::parse(algo).map_err(kit)?;
+    let alg = th::Algorithm::parse(algo).map_err(toolkit_error)?;
     let digest = py.detach(|| th::hash_file(alg, &path)).map_err(|e| match e {
         hyperseal_toolkit::Error::Io(io) => crate::errors::io_error(format!("{}: {io}", path.display())),
-        e => kit(e),
+        e => toolkit_error(e),
     })?;
     Ok(PyBytes::new(py, &digest))
 }
@@ -114,7 +114,7 @@ fn derive<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let (p, s) = (Data::get(password, "password")?, Data::get(salt, "salt")?);
     let (p, s) = (p.as_slice()?, s.as_slice()?);
-    let out = py.detach(|| kdf.derive(p, s, length)).map_err(kit)?;
+    let out = py.detach(|| kdf.derive(p, s, length)).map_err(toolkit_error)?;
     Ok(PyBytes::new(py, &out))
 }
 
@@ -181,15 +181,15 @@ pub fn kdf_hkdf<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let h = hash_fn(hash)?;
     let (i, s, n) = (Data::get(ikm, "ikm")?, Data::get(salt, "salt")?, Data::get(info, "info")?);
-    let out = tk::hkdf(h, i.as_slice()?, s.as_slice()?, n.as_slice()?, length).map_err(kit)?;
+    let out = tk::hkdf(h, i.as_slice()?, s.as_slice()?, n.as_slice()?, length).map_err(toolkit_error)?;
     Ok(PyBytes::new(py, &out))
 }
 
 // ── AEAD one-shots ───────────────────────────────────────────────────────────────────────
 
 fn aead_key(algo: &str, key: &Bound<'_, PyAny>) -> PyResult<aead::Key> {
-    let alg = aead::Algorithm::parse(algo).map_err(kit)?;
-    aead::Key::new(alg, Input::get(key, "key")?.as_slice()).map_err(kit)
+    let alg = aead::Algorithm::parse(algo).map_err(toolkit_error)?;
+    aead::Key::new(alg, Input::get(key, "key")?.as_slice()).map_err(toolkit_error)
 }
 
 /// `nonce ‖ ciphertext ‖ tag` with a fresh random nonce, sealed in place inside the result.
@@ -212,7 +212,7 @@ pub fn aead_seal<'py>(
         key.seal_into(p, a, buf)?;
         Ok::<_, hyperseal_toolkit::Error>(buf.len())
     })?;
-    sealed.map_err(kit)
+    sealed.map_err(toolkit_error)
 }
 
 /// Opens what `aead_seal` made into a new `bytes`; on a failure the result is zeroized and
@@ -229,19 +229,19 @@ pub fn aead_open<'py>(
     let key = aead_key(algo, key)?;
     let (s, a) = (Input::get(sealed, "sealed")?, Data::opt(aad, "aad")?);
     let (s, a) = (s.as_slice(), or_empty(&a)?);
-    let (_, body, _) = key.split_sealed(s).map_err(kit)?;
+    let (_, body, _) = key.split_sealed(s).map_err(toolkit_error)?;
     // Opened straight from the input into the result (`open_into`), which the toolkit wipes on
     // failure.
     let plain = bytes_around(py, &[], &[], body.len(), body.len() >= DETACH_AT, |buf| {
         key.open_into(s, a, buf)?;
         Ok::<_, hyperseal_toolkit::Error>(buf.len())
     })?;
-    plain.map_err(kit)
+    plain.map_err(toolkit_error)
 }
 
 /// A fresh random key of the right length for `algo`.
 #[pyfunction]
 pub fn aead_generate_key<'py>(py: Python<'py>, algo: &str) -> PyResult<Bound<'py, PyBytes>> {
-    let alg = aead::Algorithm::parse(algo).map_err(kit)?;
+    let alg = aead::Algorithm::parse(algo).map_err(toolkit_error)?;
     Ok(PyBytes::new(py, &aead::generate_key(alg)))
 }

@@ -12,13 +12,13 @@ use pyo3::types::PyBytes;
 use zeroize::Zeroizing;
 
 use crate::buffers::{or_empty, Data, Input};
-use crate::errors::{coded, kit, token as token_err, ArgumentError};
-use crate::kit::run;
+use crate::errors::{coded, token as token_err, toolkit_error, ArgumentError};
+use crate::toolkit::run;
 
 // ── signatures ───────────────────────────────────────────────────────────────────────────
 
 fn padding(p: Option<&str>) -> PyResult<RsaPadding> {
-    Ok(p.map(RsaPadding::parse).transpose().map_err(kit)?.unwrap_or_default())
+    Ok(p.map(RsaPadding::parse).transpose().map_err(toolkit_error)?.unwrap_or_default())
 }
 
 /// A new signing key pair as `(private PKCS#8 PEM, public SPKI PEM)`; `hyperseal.sign` wraps
@@ -27,12 +27,12 @@ fn padding(p: Option<&str>) -> PyResult<RsaPadding> {
 #[pyfunction]
 #[pyo3(signature = (kind = "ed25519"))]
 pub fn sign_generate_key_pair(py: Python<'_>, kind: &str) -> PyResult<(String, String)> {
-    let kind = KeyKind::parse(kind).map_err(kit)?;
+    let kind = KeyKind::parse(kind).map_err(toolkit_error)?;
     py.detach(|| {
         let sk = SigningKey::generate(kind)?;
         Ok::<_, hyperseal_toolkit::Error>((sk.to_pkcs8_pem()?.to_string(), sk.verifying_key()?.to_pem()))
     })
-    .map_err(kit)
+    .map_err(toolkit_error)
 }
 
 /// Signs `data` with a PEM private key (PKCS#8, or OpenSSL's SEC1/PKCS#1 forms).
@@ -49,7 +49,7 @@ pub fn sign_message<'py>(
     let d = d.as_slice()?;
     // Parsing validates the key (RSA: hundreds of µs) and RSA/ML-DSA signing takes ~1 ms:
     // always without the GIL.
-    let sig = py.detach(|| SigningKey::from_pem(private_key)?.sign_with(d, pad)).map_err(kit)?;
+    let sig = py.detach(|| SigningKey::from_pem(private_key)?.sign_with(d, pad)).map_err(toolkit_error)?;
     Ok(PyBytes::new(py, &sig))
 }
 
@@ -67,14 +67,14 @@ pub fn sign_verify(
     let pad = self::padding(padding)?;
     let (d, s) = (Data::get(data, "data")?, Input::get(signature, "signature")?);
     let (d, s) = (d.as_slice()?, s.as_slice());
-    let vk = VerifyingKey::from_pem(public_key).map_err(kit)?;
+    let vk = VerifyingKey::from_pem(public_key).map_err(toolkit_error)?;
     Ok(run(py, d.len(), || vk.verify_with(d, s, pad).is_ok()))
 }
 
 /// The SPKI PEM public key of a PEM private signing key.
 #[pyfunction]
 pub fn sign_public_key_of(private_key: &str) -> PyResult<String> {
-    ts::public_pem_from_private(private_key).map_err(kit)
+    ts::public_pem_from_private(private_key).map_err(toolkit_error)
 }
 
 // ── tokens ───────────────────────────────────────────────────────────────────────────────
@@ -101,7 +101,7 @@ fn ring(text: &str) -> PyResult<Arc<KeyRing>> {
     if text.trim().is_empty() {
         return Err(coded(hyperseal::ErrorCode::Key, "invalid token key: empty".into()));
     }
-    let parsed = Arc::new(KeyRing::from_key_file(text).map_err(kit)?);
+    let parsed = Arc::new(KeyRing::from_key_file(text).map_err(toolkit_error)?);
     let mut entries = lock();
     if entries.len() >= RING_SLOTS {
         entries.remove(0);
