@@ -128,8 +128,10 @@ export interface FileJobOptions { onProgress?: (bytesRead: number) => void }
 
 /** Blob inputs from this size on go through every worker in parts (`encryptFile`, `decryptFile`). */
 export const PARALLEL_MIN: number
-/** Bytes inputs from this size on go through every worker in parts (`encrypt`, `decrypt`); below, one stream. */
+/** `encrypt` from this size on goes through every worker in parts; below, one stream. */
 export const BYTES_PARALLEL_MIN: number
+/** `decrypt` from this size on goes through every worker in parts; below, one stream. */
+export const BYTES_OPEN_PARALLEL_MIN: number
 
 export interface BytesJobOptions { parallel?: boolean }
 
@@ -142,7 +144,7 @@ export class WorkerPool {
   readonly size: number
   /** Starts every worker and waits until each has loaded. */
   ready (): Promise<void>
-  /** Bytes in memory across the workers (one stream below `BYTES_PARALLEL_MIN`); the input is copied, not detached. */
+  /** Bytes in memory across the workers (one stream below `BYTES_PARALLEL_MIN`, `BYTES_OPEN_PARALLEL_MIN` to decrypt); the input is copied, not detached. */
   encrypt (data: Data | ArrayBuffer, options: EncryptStreamOptions & BytesJobOptions): Promise<Uint8Array>
   decrypt (data: Uint8Array | ArrayBuffer, options: DecryptStreamOptions & BytesJobOptions): Promise<Uint8Array>
   encryptFile (blob: Blob, options: EncryptStreamOptions & FileJobOptions): Promise<Blob>

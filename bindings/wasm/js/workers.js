@@ -28,19 +28,23 @@ import * as hs from '../pkg/hyperseal.js'
 export const PARALLEL_MIN = 4 << 20
 
 /**
- * `encrypt`/`decrypt` (bytes in memory) below this size run as one stream on the calling
- * thread, from it on in parts across the workers. Measured (Chromium 156, AMD EPYC, 2 cores,
- * age files to X25519, a warm 2-worker pool against `encryptByPublicKey` on the main thread,
- * interleaved in one page; `node bench/browser.mjs --groups pool` shows the same rows): one
- * stream costs about 5 ms per MB; parts add a round trip per part (0.3 ms, four parts on two
- * workers, partly overlapped) and copies through warm buffers (under 0.1 ms per MB), and the
- * page's whole CPU time for 16 MB in parts was 2–22% over one stream's. With a free second
- * core that puts the break-even near 0.6 MB (an estimate from those costs); 2 MiB leaves a
- * margin for slower round trips. What was measured directly: at 250 KB one stream was 1.6–2×
- * faster in every run, and on this shared machine, whose second core was mostly taken (two
- * workers hashing at once took 1.5–3.6× one alone), parts were 0.6–1.0× one stream up to 16 MB.
+ * `encrypt` (bytes in memory) below this size runs as one stream on the calling thread, from it
+ * on in parts across the workers; `decrypt` from `BYTES_OPEN_PARALLEL_MIN`. Measured with a
+ * warm 2-worker pool against `encryptByPublicKey`/`decryptByPrivateKey` on the main thread,
+ * interleaved in one page, 11 rounds, medians (age files to X25519; Chromium 156, AMD EPYC,
+ * 2 CPUs; the page's processes given the CPUs over other sessions' builds, autogroup nice
+ * -10; `node bench/browser.mjs --groups pool` shows the same comparison). Parts ÷ one stream,
+ * encrypt: 0.53–0.56× at 250 KB, 0.67–0.73× at 1 MB, 0.63–0.87× at 2 MB, 1.06× at 3 MB,
+ * 1.06–1.21× at 4 MB, 1.03× at 8 MB, 1.06–1.18× at 16 MB, 1.12× at 32 MB. Decrypt: below one
+ * stream up to 8 MB (0.79–0.9×), 0.74–1.13× at 16 MB, 1.07× at 32 MB (opening wipes each
+ * part's plaintext in WebAssembly memory, one more pass). Fixed costs per call: a round trip
+ * per part (0.3 ms) and the copies; per byte, the result's fresh pages (faulted in on the main
+ * thread while the workers run) and two copies through warm buffers.
  */
-export const BYTES_PARALLEL_MIN = 2 << 20
+export const BYTES_PARALLEL_MIN = 4 << 20
+
+/** `decrypt`'s crossover (see `BYTES_PARALLEL_MIN`). */
+export const BYTES_OPEN_PARALLEL_MIN = 32 << 20
 
 /** Blob inputs: plaintext per part (a few per worker even for mid-sized files). */
 const PART_BYTES = 4 << 20
@@ -95,7 +99,7 @@ export class WorkerPool {
    */
   encrypt (data, options = {}) { return this.#bytes(true, data, options) }
 
-  /** Decrypts bytes → Uint8Array: `{ privateKey | passphrase, parallel }`, as `encrypt`. */
+  /** Decrypts bytes → Uint8Array: `{ privateKey | passphrase, parallel }`, as `encrypt` (parts from `BYTES_OPEN_PARALLEL_MIN`). */
   decrypt (data, options = {}) { return this.#bytes(false, data, options) }
 
   /**
@@ -125,7 +129,8 @@ export class WorkerPool {
     const { parallel, ...rest } = options
     const pass = typeof rest.passphrase === 'string'
     const armored = sealing ? rest.armor === true : input.length > 0 && hs.startsArmor(input[0])
-    const parts = !armored && parallel !== false && (parallel === true || input.length >= BYTES_PARALLEL_MIN)
+    const min = sealing ? BYTES_PARALLEL_MIN : BYTES_OPEN_PARALLEL_MIN
+    const parts = !armored && parallel !== false && (parallel === true || input.length >= min)
     if (!parts) {
       // One stream: here below the crossover; in one worker for a passphrase (its KDF would
       // hold this thread for long) and for a larger input that must be one stream (armor, or
@@ -133,7 +138,7 @@ export class WorkerPool {
       const name = sealing ? (pass ? 'encryptWithPassphrase' : 'encryptByPublicKey') : (pass ? 'decryptWithPassphrase' : 'decryptByPrivateKey')
       const secret = sealing ? (pass ? rest.passphrase : rest.publicKey) : (pass ? rest.passphrase : rest.privateKey)
       const { passphrase, publicKey, privateKey, ...opts } = rest
-      if (!pass && input.length < BYTES_PARALLEL_MIN) return hs[name](input, secret, opts)
+      if (!pass && input.length < min) return hs[name](input, secret, opts)
       const copy = input.slice()
       return this.#post({ op: 'run', name, args: [copy, secret, opts] }, undefined, undefined, [copy.buffer])
     }

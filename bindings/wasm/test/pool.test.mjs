@@ -23,12 +23,12 @@ after(async () => { await h?.close() })
 
 
 test('pool.encrypt: parts open with the one-stream API and the CLI; small inputs start no worker', async () => {
-  // Under the crossover (default), forced parts on a small input, and parts (default) above it.
+  // Under the crossover (default), forced parts on smaller inputs, and parts (default) above it.
   const cases = [
     { n: 0, opts: { publicKey: pub } },
     { n: 1000, opts: { publicKey: pub, format: 'age' } },
     { n: 70_000, opts: { publicKey: pub, parallel: true } },
-    { n: 3 * MIB + 5, opts: { publicKey: pub, format: 'age' } },
+    { n: 3 * MIB + 5, opts: { publicKey: pub, format: 'age', parallel: true } },
     { n: 5 * MIB, opts: { publicKey: [pub] } },
     { n: 2 * MIB + 1, opts: { passphrase: 'pool pass', format: 'age' } },
     { n: 10, opts: { passphrase: 'pool pass' } },
@@ -62,7 +62,7 @@ test('pool.encrypt: parts open with the one-stream API and the CLI; small inputs
 })
 
 test('one stream of a large input (armor, parallel: false) runs in one worker, not on the page', async () => {
-  const pt = randomBytes(3 * MIB)
+  const pt = randomBytes(5 * MIB) // above BYTES_PARALLEL_MIN
   const r = await h.inPage(async (hs, { pub, b64pt, B64 }) => {
     const { bytes, b64 } = new Function(`${B64}; return { bytes, b64 }`)()
     const pool = new hs.WorkerPool({ size: 2 })
@@ -101,14 +101,15 @@ test('pool.decrypt opens CLI files, in parts and as one stream; damage is reject
     const opened = {}
     for (const [name, f] of Object.entries(files)) {
       const how = name === 'pass' ? { passphrase: 'pool pass' } : { privateKey }
-      opened[name] = Array.from(hs.hash('sha256', await pool.decrypt(bytes(f), how)))
+      // The large ones in parts (forced: they are under decrypt's crossover), the small ones not.
+      opened[name] = Array.from(hs.hash('sha256', await pool.decrypt(bytes(f), { ...how, parallel: f.length > 1e6 ? true : undefined })))
     }
     const file = bytes(files.hs)
     const flipped = file.slice()
     flipped[file.length - 100] ^= 1
     const bad = {
-      flipped: await code(pool.decrypt(flipped, { privateKey })),
-      cut: await code(pool.decrypt(file.subarray(0, file.length - 65536 - 16), { privateKey })),
+      flipped: await code(pool.decrypt(flipped, { privateKey, parallel: true })),
+      cut: await code(pool.decrypt(file.subarray(0, file.length - 65536 - 16), { privateKey, parallel: true })),
       wrongKey: await code(pool.decrypt(file, { privateKey: hs.generateKeyPair({ kind: 'x25519' }).privateKey })),
       notBytes: await code(pool.encrypt(42, { privateKey })),
     }
