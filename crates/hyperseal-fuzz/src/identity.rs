@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use hyperseal::recipient::identity_file;
+use hyperseal::identity_file;
 
 use crate::fixtures::Answer;
 use crate::keys::assert_no_key_material;

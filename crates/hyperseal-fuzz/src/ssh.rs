@@ -43,7 +43,7 @@ pub fn ssh_key(data: &[u8]) {
     // Through the identity parser: what parses opens what its own recipient seals.
     match recipient::parse_identities_with(text, Arc::new(Answer)) {
         Ok(ids) => {
-            if let Ok(rs) = recipient::identity_file::recipients_of_for(
+            if let Ok(rs) = hyperseal::identity_file::recipients_of_for(
                 text.as_bytes(),
                 Arc::new(NoCallbacks),
                 Profile::Age,

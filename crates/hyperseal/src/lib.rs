@@ -34,6 +34,7 @@ mod encrypt;
 mod error;
 mod file_key;
 pub mod format;
+pub mod identity_file;
 mod key_cache;
 mod keys;
 pub mod limits;

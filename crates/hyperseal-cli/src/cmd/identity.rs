@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use anyhow::Result;
+use hyperseal::identity_file;
 use hyperseal::recipient::plugin::{PluginIdentity, PluginRecipient};
-use hyperseal::recipient::{self, identity_file, Callbacks, Identity, Recipient};
+use hyperseal::recipient::{self, Callbacks, Identity, Recipient};
 use zeroize::Zeroizing;
 
 use super::age_messages;

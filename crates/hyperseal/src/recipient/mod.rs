@@ -13,8 +13,9 @@
 //!   and the OpenSSH and PEM key formats they come in; `plugin/`: age plugins, which run a
 //!   program;
 //! * above the kinds, choosing between them: `parse.rs` (key texts to recipients and
-//!   identities, by prefix), `kind.rs` ([`Kind`], [`generate`], the passphrase kind of a
-//!   profile) and [`identity_file`] (identity files, also passphrase-encrypted ones).
+//!   identities, by prefix) and `kind.rs` ([`Kind`], [`generate`], the passphrase kind of a
+//!   profile). Identity files, also passphrase-encrypted ones, are read above this folder
+//!   ([`crate::identity_file`]), since opening one is a decryption.
 //!
 //! A kind imports only what is below it, never the choosing that sits above it.
 //!
@@ -24,7 +25,6 @@
 mod bech32_long;
 mod callbacks;
 mod hpke;
-pub mod identity_file;
 mod kind;
 mod mlkem;
 pub mod mlkem1024;

@@ -255,7 +255,8 @@ mod tests {
     /// only when a key is used).
     #[test]
     fn plugins_are_refused_unless_allowed() {
-        use crate::recipient::{identity_file, parse_identities_with, parse_recipient_with};
+        use crate::identity_file;
+        use crate::recipient::{parse_identities_with, parse_recipient_with};
         use crate::recipient::{parse_recipients_file_with, NoCallbacks};
         let r = bech32_long::encode("age1yubikey", &[7; 33]);
         let id = PluginIdentity::without_data("yubikey", Arc::new(Plugins::Allow)).unwrap();

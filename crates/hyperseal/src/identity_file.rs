@@ -1,15 +1,19 @@
 //! Identity files as age reads them, from bytes: plain identity files (see
-//! [`parse_identities_with`]) and identity files that are themselves passphrase-encrypted
+//! [`recipient::parse_identities_with`](crate::recipient::parse_identities_with)) and identity files that are themselves passphrase-encrypted
 //! age files (`age-keygen | age -p > key.age`, armored or not), plus the recipients of an identity
 //! file for encrypting to one's own key (age's `-e -i`).
 //!
+//! Here, beside [`Decryptor`], not in `recipient/`: opening an encrypted identity file is a
+//! decryption, so this sits above both the recipient kinds and the decryption API.
+//!
 //! An encrypted identity file is opened at once with a passphrase from the caller's
-//! [`Callbacks`]; only a passphrase (scrypt) file is accepted, as in age, and its content must be
+//! [`Callbacks`](crate::recipient::Callbacks); only a passphrase (scrypt) file is accepted, as in age, and its content must be
 //! a plain identity file (no nesting).
 //!
 //! ```
 //! use std::sync::Arc;
-//! use hyperseal::recipient::{self, identity_file, Kind, NoCallbacks};
+//! use hyperseal::identity_file;
+//! use hyperseal::recipient::{self, Kind, NoCallbacks};
 //! let key = recipient::generate(Kind::X25519).unwrap();
 //! let recipients = identity_file::recipients_of(key.secret.as_bytes(), Arc::new(NoCallbacks)).unwrap();
 //! let ids = identity_file::parse(key.secret.as_bytes(), Arc::new(NoCallbacks)).unwrap();
@@ -21,11 +25,10 @@ use std::sync::Arc;
 
 use zeroize::Zeroizing;
 
-use super::callbacks::Callbacks;
-use super::kind::passphrase_identity_for;
-use super::parse::{identity_recipients_for, parse_identities_with};
-use super::traits::{Identity, Recipient};
 use crate::format::AGE_V1;
+use crate::recipient::{
+    identity_recipients_for, parse_identities_with, passphrase_identity_for, Callbacks, Identity, Recipient,
+};
 use crate::{Decryptor, Error};
 
 const ARMOR_BEGIN: &[u8] = b"-----BEGIN AGE ENCRYPTED FILE-----";
