@@ -143,7 +143,8 @@ fn the_queue_is_bounded() {
     thread::sleep(Duration::from_millis(300));
     let bytes = read.load(Ordering::Relaxed);
     assert!(bytes <= 8192 + (limits::PLUGIN_QUEUE + 2) * 11, "read {bytes} bytes with nobody receiving");
-    assert_eq!(rx.try_iter().take(limits::PLUGIN_QUEUE + 1).count(), limits::PLUGIN_QUEUE);
+    // The queue filled (the pump refills it as this drains, so only a full queue is checked).
+    assert_eq!(rx.try_iter().take(limits::PLUGIN_QUEUE).count(), limits::PLUGIN_QUEUE);
     drop(rx);
     pump.join().unwrap();
 }
