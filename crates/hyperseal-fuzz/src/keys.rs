@@ -59,6 +59,10 @@ fn identities_open_what_their_recipients_seal(text: &str, ids: &[Box<dyn hyperse
     }
 }
 
+/// Names of key kinds that messages list (what a recipient may look like): an input that
+/// spells one is not key material.
+const KIND_NAMES: &str = "age1pq1 age1tag1 hs-mlkem1024 hs-p2561 hs-mlkem768p2561 mlkem768x25519 ssh-ed25519";
+
 /// No error message repeats eight characters of the input's key material (the bech32 or base64
 /// data of each line, digits included so that English words in messages do not count).
 pub(crate) fn assert_no_key_material(text: &str, msg: &str) {
@@ -69,6 +73,7 @@ pub(crate) fn assert_no_key_material(text: &str, msg: &str) {
             let window: String = w.iter().collect();
             if window.chars().all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '/')
                 && window.chars().any(|c| c.is_ascii_digit())
+                && !KIND_NAMES.contains(&window)
             {
                 assert!(!msg.contains(&window), "error message {msg:?} repeats input {window:?}");
             }
