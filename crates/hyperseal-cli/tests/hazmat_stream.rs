@@ -3,12 +3,11 @@
 //! and nothing written to `-o` when the padding turns out wrong at the end.
 
 use std::fs;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 mod common;
-use common::{hs, ok};
+use common::{hs, ok, peak};
 
 /// The toolkit's batch size (`hazmat/stream.rs`, `BATCH`): the lengths below straddle it.
 const BATCH: usize = 4 << 20;
@@ -123,23 +122,13 @@ fn bad_padding_after_a_batch_leaves_no_output() {
     }
 }
 
-/// Reaps `child` and returns its own peak RSS in MiB (wait4), asserting it exited 0.
-fn peak_mib(child: Child) -> f64 {
-    let mut status = 0;
-    // SAFETY: all-zero bytes are a valid rusage (a plain C struct of integers).
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 reaps our own child and writes into locals we own; the Child handle is not
-    // waited on again.
-    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as libc::pid_t);
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "status {status}");
-    usage.ru_maxrss as f64 / 1024.0
-}
-
 /// A 1 GiB sparse file through `hazmat encrypt | hazmat decrypt`: both processes stay far below
 /// 64 MiB (peak RSS from the OS, not timed), and the zeros come back, all of them.
 #[test]
 fn constant_memory_on_a_large_input() {
+    if !peak::fresh("constant_memory_on_a_large_input") {
+        return;
+    }
     let d = tempfile::tempdir().unwrap();
     let big = d.path().join("sparse");
     let size: u64 = 1 << 30;
@@ -147,36 +136,11 @@ fn constant_memory_on_a_large_input() {
     // Parallel CTR, serial CBC encryption with parallel decryption, and SM4 ECB.
     for cipher in ["aes-256-ctr", "aes-128-cbc", "sm4-ecb"] {
         let (ours, _) = args(cipher);
-        let mut enc = Command::new(env!("CARGO_BIN_EXE_hyperseal"))
-            .args(["hazmat", "encrypt"])
-            .args(&ours)
-            .arg(&big)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut dec = Command::new(env!("CARGO_BIN_EXE_hyperseal"))
-            .args(["hazmat", "decrypt"])
-            .args(&ours)
-            .stdin(enc.stdout.take().unwrap())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut out = dec.stdout.take().unwrap();
-        let (mut total, mut buf) = (0u64, vec![0u8; 1 << 20]);
-        loop {
-            let n = out.read(&mut buf).unwrap();
-            if n == 0 {
-                break;
-            }
-            assert!(buf[..n].iter().all(|&b| b == 0), "{cipher}: wrong plaintext");
-            total += n as u64;
-        }
-        assert_eq!(total, size, "{cipher}");
-        for (what, child) in [("decrypt", dec), ("encrypt", enc)] {
-            let peak = peak_mib(child);
-            assert!(peak < 64.0, "{cipher} {what}: peak RSS {peak:.1} MiB");
-        }
+        let ours: Vec<&str> = ours.iter().map(String::as_str).collect();
+        let enc = [&["hazmat", "encrypt"][..], &ours].concat();
+        let dec = [&["hazmat", "decrypt"][..], &ours].concat();
+        let (e, d) = peak::pipeline_file(&enc, &dec, &big, size);
+        assert!(e < 64.0, "{cipher} encrypt: peak RSS {e:.1} MiB");
+        assert!(d < 64.0, "{cipher} decrypt: peak RSS {d:.1} MiB");
     }
 }

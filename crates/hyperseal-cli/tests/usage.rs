@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::{hs, ok};
+use common::{hs, ok, peak};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -120,36 +120,15 @@ fn threads_are_bounded_for_every_subcommand() {
 /// ~310 MiB of chunks in flight).
 #[test]
 fn most_threads_stay_within_64_mib() {
+    if !peak::fresh("most_threads_stay_within_64_mib") {
+        return;
+    }
     let d = tempfile::tempdir().unwrap();
     let (key, public) = keypair(d.path());
-    let big = d.path().join("sparse");
-    fs::File::create(&big).unwrap().set_len(256 << 20).unwrap();
-    let mut enc = Command::new(env!("CARGO_BIN_EXE_hyperseal"))
-        .args(["encrypt", "-q", "--threads", "256", "-r", &public, big.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut dec = Command::new(env!("CARGO_BIN_EXE_hyperseal"))
-        .args(["decrypt", "-q", "--threads", "256", "-i", &key])
-        .stdin(enc.stdout.take().unwrap())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut total = 0u64;
-    let (mut out, mut buf) = (dec.stdout.take().unwrap(), vec![0u8; 1 << 20]);
-    while let n @ 1.. = out.read(&mut buf).unwrap() {
-        total += n as u64;
-    }
-    assert_eq!(total, 256 << 20);
-    for child in [dec, enc] {
-        let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
-        // SAFETY: reaps our own child into locals; the Child is not waited on again.
-        let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-        assert_eq!(pid, child.id() as libc::pid_t);
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-        let peak_mib = usage.ru_maxrss as f64 / 1024.0;
-        assert!(peak_mib < 64.0, "--threads 256: peak RSS {peak_mib:.1} MiB");
-    }
+    let enc = ["encrypt", "-q", "--threads", "256", "-r", &public];
+    let dec = ["decrypt", "-q", "--threads", "256", "-i", &key];
+    let (e, d) = peak::pipeline(&enc, &dec, 256 << 20);
+    assert!(e < 64.0 && d < 64.0, "--threads 256: peak RSS encrypt {e:.1} MiB, decrypt {d:.1} MiB");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod bounded;
+pub mod peak;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
