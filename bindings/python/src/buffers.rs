@@ -114,40 +114,27 @@ impl Output {
     }
 }
 
-/// Below this a result is allocated and zeroed the plain way; above it, page faults cost more
-/// than the AEAD (see `bytes_with`).
-const LARGE: usize = 8 << 20;
-
 /// A new `bytes` of `len` bytes filled by `fill` with the GIL released; `fill` returns how many
 /// bytes it wrote, and a shorter result is truncated to that.
-///
-/// Large results are where the time goes: a fresh 256 MiB `bytes` zeroed on one thread with 4 KiB
-/// pages cost more CPU than sealing it (getrusage on the development machine: ~0.19 s to zero
-/// versus ~0.09 s of AES-GCM). So a large buffer is asked for transparent huge pages (most
-/// distributions enable them only on request) and zeroed by every core, each touching its own
-/// range first, before `fill` sees it.
 pub fn bytes_with<'py, E: Send>(
     py: Python<'py>,
     len: usize,
     fill: impl FnOnce(&mut [u8]) -> Result<usize, E> + Send,
 ) -> PyResult<Result<Bound<'py, PyBytes>, E>> {
-    bytes_around(py, &[], &[], len, true, fill)
+    bytes_filled(py, len, true, fill)
 }
 
-/// A new `bytes` laid out as `head ‖ body ‖ tail` zero bytes, then `fill` on all of it, with
-/// the GIL released: how the AEAD one-shots seal and open in place without a zeroing pass or a
-/// second copy. A large `body` is copied by every core into huge pages, as `bytes_with` zeroes.
-/// If `fill` fails the buffer is zeroized before it is dropped (it may hold unauthenticated
-/// plaintext). `detach: false` keeps the GIL (for small inputs; see `toolkit.rs`).
-pub fn bytes_around<'py, E: Send>(
+/// A new `bytes` of `len` bytes, zeroed (by the library's [`hyperseal::zeroed_output`], which
+/// spreads a large buffer's first touch over the cores) and then filled by `fill`: how results
+/// are sealed and opened in place without a second copy. If `fill` fails the buffer is zeroized
+/// before it is dropped (it may hold unauthenticated plaintext). `detach: false` keeps the GIL
+/// (for small inputs, where releasing it costs more than it frees; see `toolkit.rs`).
+pub fn bytes_filled<'py, E: Send>(
     py: Python<'py>,
-    head: &[u8],
-    body: &[u8],
-    tail: usize,
+    len: usize,
     detach: bool,
     fill: impl FnOnce(&mut [u8]) -> Result<usize, E> + Send,
 ) -> PyResult<Result<Bound<'py, PyBytes>, E>> {
-    let len = head.len() + body.len() + tail;
     // SAFETY: PyBytes_FromStringAndSize(NULL, n) returns a new reference (or NULL with an
     // exception set, which from_owned_ptr_or_err turns into Err) to a bytes object whose n bytes
     // are not yet initialised; it is a bytes object, so the cast cannot fail.
@@ -163,18 +150,9 @@ pub fn bytes_around<'py, E: Send>(
     // holds a reference to the new object, so nobody reads it before it is filled.
     let at = unsafe { ffi::PyBytes_AsString(obj.as_ptr()) } as usize;
     let work = move || {
-        if len >= LARGE {
-            advise_huge(at, len);
-        }
-        // SAFETY: the three ranges are disjoint and inside the buffer (see above); `head` and
-        // `body` are caller memory, never this new object.
-        unsafe {
-            std::ptr::copy_nonoverlapping(head.as_ptr(), at as *mut u8, head.len());
-            copy(at + head.len(), body);
-        }
-        zero(at + head.len() + body.len(), tail);
-        // SAFETY: every one of the `len` bytes at `at` was initialised just above.
-        let buf = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) };
+        // SAFETY: as above; viewed as uninitialised bytes until `zeroed_output` has written them.
+        let raw = unsafe { std::slice::from_raw_parts_mut(at as *mut std::mem::MaybeUninit<u8>, len) };
+        let buf = hyperseal::zeroed_output(raw);
         let r = fill(buf);
         if r.is_err() {
             zeroize::Zeroize::zeroize(buf);
@@ -188,63 +166,3 @@ pub fn bytes_around<'py, E: Send>(
         Err(e) => Err(e),
     })
 }
-
-/// The per-thread span for touching `len` fresh bytes: one thread per core when large.
-fn span(len: usize) -> usize {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(len / LARGE).max(1);
-    len.div_ceil(threads).next_multiple_of(4096)
-}
-
-/// Copies `src` to address `at` (a fresh buffer: page faults dominate), split over the cores
-/// when large.
-///
-/// # Safety
-/// `at..at + src.len()` must be writable memory that `src` does not overlap.
-unsafe fn copy(at: usize, src: &[u8]) {
-    if src.len() < LARGE {
-        std::ptr::copy_nonoverlapping(src.as_ptr(), at as *mut u8, src.len());
-        return;
-    }
-    let per = span(src.len());
-    std::thread::scope(|s| {
-        for piece in src.chunks(per) {
-            let to = at + (piece.as_ptr() as usize - src.as_ptr() as usize);
-            // SAFETY: disjoint ranges of the destination, one per thread (caller's contract).
-            s.spawn(move || unsafe {
-                std::ptr::copy_nonoverlapping(piece.as_ptr(), to as *mut u8, piece.len())
-            });
-        }
-    });
-}
-
-/// Initialises `len` bytes at address `at` to zero: huge-page hinted and split over the cores
-/// when large.
-fn zero(at: usize, len: usize) {
-    if len < LARGE {
-        // SAFETY: `at..at + len` is the writable buffer of a bytes object we own (bytes_with).
-        unsafe { std::ptr::write_bytes(at as *mut u8, 0, len) };
-        return;
-    }
-    let per = span(len);
-    std::thread::scope(|s| {
-        for start in (0..len).step_by(per) {
-            let n = per.min(len - start);
-            // SAFETY: disjoint ranges of the buffer above, one per thread.
-            s.spawn(move || unsafe { std::ptr::write_bytes((at + start) as *mut u8, 0, n) });
-        }
-    });
-}
-
-#[cfg(target_os = "linux")]
-fn advise_huge(at: usize, len: usize) {
-    const HUGE: usize = 2 << 20;
-    let (start, end) = (at.next_multiple_of(HUGE), (at + len) / HUGE * HUGE);
-    if end > start {
-        // SAFETY: [start, end) lies inside the buffer and is page-aligned; MADV_HUGEPAGE changes
-        // only how the kernel backs the range, never its contents; failure is harmless.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge(_: usize, _: usize) {}

@@ -12,7 +12,7 @@ use hyperseal_toolkit::{aead, hash as th, kdf as tk, mac as tm};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::buffers::{bytes_around, or_empty, Data, Input};
+use crate::buffers::{bytes_filled, or_empty, Data, Input};
 use crate::errors::{toolkit_error, ArgumentError};
 
 /// Inputs from this size on are processed with the GIL released.
@@ -208,7 +208,7 @@ pub fn aead_seal<'py>(
     // The toolkit draws the nonce and frames nonce ‖ ciphertext ‖ tag (`seal_into`), sealing
     // straight from the input into the result: no copy of the plaintext first.
     let len = key.algorithm().nonce_len() + p.len() + aead::TAG_LEN;
-    let sealed = bytes_around(py, &[], &[], len, p.len() >= DETACH_AT, |buf| {
+    let sealed = bytes_filled(py, len, p.len() >= DETACH_AT, |buf| {
         key.seal_into(p, a, buf)?;
         Ok::<_, hyperseal_toolkit::Error>(buf.len())
     })?;
@@ -232,7 +232,7 @@ pub fn aead_open<'py>(
     let (_, body, _) = key.split_sealed(s).map_err(toolkit_error)?;
     // Opened straight from the input into the result (`open_into`), which the toolkit wipes on
     // failure.
-    let plain = bytes_around(py, &[], &[], body.len(), body.len() >= DETACH_AT, |buf| {
+    let plain = bytes_filled(py, body.len(), body.len() >= DETACH_AT, |buf| {
         key.open_into(s, a, buf)?;
         Ok::<_, hyperseal_toolkit::Error>(buf.len())
     })?;

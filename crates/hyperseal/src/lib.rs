@@ -54,7 +54,7 @@ pub use error::{Error, ErrorCode};
 pub use file_key::FileKey;
 pub use format::{Profile, Suite};
 pub use key_cache::KeyCache;
-pub use mem::output_buffer;
+pub use mem::{output_buffer, zeroed_output};
 pub use opener::Opener;
 pub use recipient::{Identity, Kind, Recipient};
 pub use stream::exec::available_threads;
