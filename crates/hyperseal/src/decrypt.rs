@@ -7,7 +7,7 @@ use crate::format::armor::{is_armored, looks_like_armor, ArmoredReader};
 use crate::format::{Header, SALT_LEN};
 use crate::recipient::Identity;
 use crate::stream::{self, read_full, ChunkCipher, Dir, Input, Progress, StreamReader};
-use crate::{keys, Error};
+use crate::{error::Error, keys};
 
 /// Input, de-armored when needed. Seekable only when not armored.
 pub struct Source<R: Read>(Inner<R>);
@@ -58,7 +58,7 @@ impl<R: Read + Seek> Seek for Source<R> {
 /// | … from a file in memory | [`Decryptor::decrypt_slice`] | no staging copy |
 /// | … into a buffer | [`Decryptor::decrypt_into`] | `file.len()` bytes always suffice |
 /// | a `Read` (+ `Seek`) of plaintext | [`Decryptor::into_reader`] | random access |
-/// | to push pieces as they arrive | [`Opener`](crate::Opener) | header included |
+/// | to push pieces as they arrive | [`Opener`](crate::opener::Opener) | header included |
 ///
 /// Every path releases a chunk's plaintext only after that chunk authenticated, and fails on a
 /// file that was cut short.

@@ -8,7 +8,7 @@ use zeroize::Zeroizing;
 use crate::format::{armor, Header, Profile, Suite, DEFAULT_CHUNK, SALT_LEN};
 use crate::recipient::{passphrase_recipient, wrap_all, Recipient};
 use crate::stream::{self, ChunkCipher, Dir, Input, PayloadSealer, Progress, StreamWriter};
-use crate::{keys, Error, FileKey};
+use crate::{error::Error, file_key::FileKey, keys};
 
 /// Stanza types only hyperseal opens: never written into an age file (plugins may add any other).
 const HYPERSEAL_ONLY_TYPES: [&str; 5] = ["argon2id", "mlkem1024", "mlkem768p256", "p256", "rsa-oaep"];

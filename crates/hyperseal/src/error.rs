@@ -73,7 +73,7 @@ pub enum Error {
 
 impl From<io::Error> for Error {
     /// The one way in from `io`: a library error that travelled through `io::Read`/`io::Write`
-    /// (from [`StreamReader`](crate::StreamReader), say) comes back as itself.
+    /// (from [`StreamReader`](crate::stream::StreamReader), say) comes back as itself.
     fn from(e: io::Error) -> Self {
         match e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
             true => *e.into_inner().and_then(|b| b.downcast::<Error>().ok()).expect("checked above"),

@@ -29,7 +29,7 @@ use crate::format::AGE_V1;
 use crate::recipient::{
     identity_recipients_for, parse_identities_with, passphrase_identity_for, Callbacks, Identity, Recipient,
 };
-use crate::{Decryptor, Error};
+use crate::{decrypt::Decryptor, error::Error};
 
 const ARMOR_BEGIN: &[u8] = b"-----BEGIN AGE ENCRYPTED FILE-----";
 
@@ -47,7 +47,7 @@ fn plaintext(bytes: &[u8], callbacks: &dyn Callbacks) -> Result<Zeroizing<String
         return Ok(Zeroizing::new(text.to_string()));
     }
     let dec = Decryptor::new(bytes)?.threads(1);
-    if !dec.header().is_passphrase() || dec.header().profile != crate::Profile::Age {
+    if !dec.header().is_passphrase() || dec.header().profile != crate::format::Profile::Age {
         return Err(Error::InvalidKey(
             "an encrypted identity file must be an age file encrypted with a passphrase (age -p)".into(),
         ));
@@ -79,7 +79,7 @@ pub fn parse(bytes: &[u8], callbacks: Arc<dyn Callbacks>) -> Result<Vec<Box<dyn 
 /// passphrase-protected SSH key needs no passphrase for this (its public key is in the clear);
 /// an encrypted identity file does.
 pub fn recipients_of(bytes: &[u8], callbacks: Arc<dyn Callbacks>) -> Result<Vec<Box<dyn Recipient>>, Error> {
-    recipients_of_for(bytes, callbacks, crate::Profile::Hyperseal)
+    recipients_of_for(bytes, callbacks, crate::format::Profile::Hyperseal)
 }
 
 /// [`recipients_of`] for a file of `profile` (age's `-e -i` writes age files: a PKCS#8 RSA key
@@ -87,7 +87,7 @@ pub fn recipients_of(bytes: &[u8], callbacks: Arc<dyn Callbacks>) -> Result<Vec<
 pub fn recipients_of_for(
     bytes: &[u8],
     callbacks: Arc<dyn Callbacks>,
-    profile: crate::Profile,
+    profile: crate::format::Profile,
 ) -> Result<Vec<Box<dyn Recipient>>, Error> {
     let text = plaintext(bytes, callbacks.as_ref())?;
     identity_recipients_for(&text, callbacks, profile)
@@ -99,7 +99,7 @@ mod tests {
 
     use super::*;
     use crate::recipient::{generate, Kind, NoCallbacks};
-    use crate::{Options, Profile};
+    use crate::{encrypt::Options, format::Profile};
 
     struct Pass(&'static str, AtomicUsize);
     impl Callbacks for Pass {
@@ -111,7 +111,7 @@ mod tests {
 
     fn encrypt(recipients: &[Box<dyn Recipient>], data: &[u8], opts: &Options) -> Vec<u8> {
         let mut out = Vec::new();
-        crate::Encryptor::with_recipients(recipients, opts.clone())
+        crate::encrypt::Encryptor::with_recipients(recipients, opts.clone())
             .unwrap()
             .encrypt_slice(data, &mut out, None)
             .unwrap();
@@ -128,7 +128,7 @@ mod tests {
             return ct;
         }
         let mut out = Vec::new();
-        let mut w = crate::armored(&mut out, Profile::Age);
+        let mut w = crate::encrypt::armored(&mut out, Profile::Age);
         std::io::Write::write_all(&mut w, &ct).unwrap();
         w.finish().unwrap();
         out
@@ -144,11 +144,11 @@ mod tests {
             assert!(is_encrypted(&file));
             let cb = Arc::new(Pass("pw", AtomicUsize::new(0)));
             let ids = parse(&file, cb.clone()).unwrap();
-            assert_eq!(&crate::decrypt(&ids, &ct).unwrap()[..], b"secret");
+            assert_eq!(&crate::decrypt::decrypt(&ids, &ct).unwrap()[..], b"secret");
             assert_eq!(cb.1.load(Ordering::SeqCst), 1);
             let rs = recipients_of(&file, cb).unwrap();
             let ct2 = encrypt(&rs, b"again", &Options::age());
-            assert_eq!(&crate::decrypt(&ids, &ct2).unwrap()[..], b"again");
+            assert_eq!(&crate::decrypt::decrypt(&ids, &ct2).unwrap()[..], b"again");
             // Wrong and missing passphrases.
             assert!(matches!(
                 parse(&file, Arc::new(Pass("no", AtomicUsize::new(0)))),
@@ -191,7 +191,7 @@ mod tests {
             let rs = recipients_of(k.secret.as_bytes(), Arc::new(NoCallbacks)).unwrap();
             let ids = parse(k.secret.as_bytes(), Arc::new(NoCallbacks)).unwrap();
             let ct = encrypt(&rs, b"x", &Options::age());
-            assert_eq!(&crate::decrypt(&ids, &ct).unwrap()[..], b"x");
+            assert_eq!(&crate::decrypt::decrypt(&ids, &ct).unwrap()[..], b"x");
         }
         // A protected SSH key gives its recipient without asking (native builds only: the
         // portable backend has no SSH keys and says so, see unavailable.rs).

@@ -20,7 +20,7 @@ use crate::crypto::{hmac_sha256, hmac_sha256_verify};
 use crate::format::{Header, Profile, Suite};
 use crate::recipient::Identity;
 use crate::stream::ChunkCipher;
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// The encoded header, MAC'd under `file_key`.
 pub(crate) fn seal_header(header: &Header, file_key: &FileKey) -> Vec<u8> {

@@ -9,7 +9,7 @@
 //! is streamed in chunks of at most [`MAX_CHUNK`](crate::format::MAX_CHUNK) bytes, in constant
 //! memory whatever its length.
 
-use crate::Error;
+use crate::error::Error;
 
 /// Bytes of a file header, from the version line through the MAC line.
 pub const HEADER_BYTES: usize = 1 << 20;
@@ -69,7 +69,7 @@ mod tests {
     fn messages_name_the_limit() {
         let e = too_long("the header", HEADER_BYTES);
         assert_eq!(e.to_string(), "input too large: the header is longer than 1 MiB");
-        assert_eq!(e.code(), crate::ErrorCode::Limit);
+        assert_eq!(e.code(), crate::error::ErrorCode::Limit);
         assert_eq!(too_long("a line", 100).to_string(), "input too large: a line is longer than 100 bytes");
         assert_eq!(too_many("stanzas", STANZAS).to_string(), "input too large: more than 4096 stanzas");
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::format::{Header, SALT_LEN};
 use crate::recipient::Identity;
 use crate::stream::PayloadOpener;
-use crate::{keys, Error};
+use crate::{error::Error, keys};
 
 /// The start of a file, until its header and salt are in.
 #[derive(Default)]

@@ -55,7 +55,7 @@ use crate::format::armor::{is_armored, looks_like_armor};
 use crate::format::{check_chunk_size, Header, Suite, SALT_LEN, TAG_LEN};
 use crate::recipient::{Identity, Recipient};
 use crate::stream::{open_run, seal_run, ChunkCipher};
-use crate::{keys, Error, Options};
+use crate::{encrypt::Options, error::Error, keys};
 
 /// What a key may do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

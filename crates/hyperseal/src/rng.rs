@@ -7,7 +7,7 @@
 //! On WebAssembly (`wasm32-unknown-unknown`) the same call reaches the page's or worker's
 //! `crypto.getRandomValues` (the `getrandom` crate's `wasm_js` feature, set in Cargo.toml).
 
-use crate::Error;
+use crate::error::Error;
 
 /// Fills `dst` with random bytes.
 pub(crate) fn fill(dst: &mut [u8]) -> Result<(), Error> {

@@ -52,8 +52,8 @@ pub use push::{Decryptor, Encryptor};
 pub use reader::Reader;
 pub use scheme::{opened_len, sealed_len, CHUNK, HEADER_LEN, MAX_CHUNKS, TAG, WIRE_CHUNK};
 
+use crate::error::Error;
 use crate::stream::{self, read_full, Dir, Input};
-use crate::Error;
 use scheme::Params;
 
 /// The two instantiations pyca/cryptography names; the key length picks one.

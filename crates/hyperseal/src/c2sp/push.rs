@@ -4,8 +4,8 @@
 
 use super::scheme::{self, ChunkCipher, CHUNK, HEADER_LEN, SALT_LEN, TAG, WIRE_CHUNK};
 use super::Key;
+use crate::error::Error;
 use crate::stream::{open_run, seal_run, ChunkScheme};
-use crate::Error;
 
 /// Encrypts a message pushed in pieces.
 ///

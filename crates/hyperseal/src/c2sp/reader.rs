@@ -11,8 +11,8 @@ use std::io::{self, Read, Seek, SeekFrom};
 use super::push::open_header;
 use super::scheme::{self, ChunkCipher, CHUNK, HEADER_LEN, TAG, WIRE_CHUNK};
 use super::Key;
+use crate::error::Error;
 use crate::stream::{open_run, read_full};
-use crate::Error;
 
 /// Chunks decrypted per window.
 const WINDOW: usize = 64;

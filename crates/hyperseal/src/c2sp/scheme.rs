@@ -9,8 +9,8 @@ use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::hkdf;
 use zeroize::Zeroizing;
 
+use crate::error::Error;
 use crate::stream::ChunkScheme;
-use crate::Error;
 
 /// Plaintext bytes in every chunk but the last (16 KiB, the TLS 1.3 record size).
 pub const CHUNK: usize = 16 << 10;

@@ -23,7 +23,7 @@ use aws_lc_rs::{hkdf, hmac};
 use zeroize::{Zeroize, Zeroizing};
 
 use super::MlkemLevel;
-use crate::Error;
+use crate::error::Error;
 
 struct Len(usize);
 

@@ -14,7 +14,7 @@ use sha2::Sha256;
 use zeroize::Zeroizing;
 
 use super::{MlkemLevel, P256_UNAVAILABLE};
-use crate::Error;
+use crate::error::Error;
 
 type HmacSha256 = Hmac<Sha256>;
 

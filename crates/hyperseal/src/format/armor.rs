@@ -15,8 +15,8 @@ use std::io::{self, BufRead, Read, Write};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
+use crate::error::Error;
 use crate::limits::{self, ARMOR_LINE};
-use crate::Error;
 
 // The push-based decoder (pieces arriving over time: the browser's streams).
 mod push;

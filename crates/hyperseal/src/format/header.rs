@@ -14,7 +14,7 @@ use std::io::{BufRead, Read};
 
 use super::params::{check_chunk_size, Profile, Suite, AGE_V1, DEFAULT_CHUNK, HYPERSEAL_V1};
 use super::stanza::{decode_b64, encode_b64, Stanza};
-use crate::{limits, Error};
+use crate::{error::Error, limits};
 
 /// A parsed or to-be-written header.
 #[derive(Clone, Debug)]

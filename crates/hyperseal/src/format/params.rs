@@ -2,7 +2,7 @@
 //! Pure data, so the codec can name them; keying a suite lives in `suite/`, deriving keys in
 //! `keys.rs`.
 
-use crate::Error;
+use crate::error::Error;
 
 /// Smallest selectable chunk size (16 KiB).
 pub const MIN_CHUNK: usize = 16 << 10;

@@ -7,7 +7,7 @@
 use base64::engine::general_purpose::STANDARD_NO_PAD;
 use base64::Engine;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Columns of a full body line.
 pub const COLUMNS: usize = 64;

@@ -35,8 +35,8 @@
 //! anything without asking the store; claims stop mistakes and retries, not the key's holder.
 
 use super::PartKey;
+use crate::error::Error;
 use crate::format::TAG_LEN;
-use crate::Error;
 
 /// HKDF info of the key that makes claim records.
 const CLAIM_INFO: &[u8] = b"hyperseal/v1 part claim";

@@ -2,7 +2,7 @@ use std::io::Cursor;
 
 use super::*;
 use crate::recipient::{self, Kind};
-use crate::{decrypt, Profile};
+use crate::{decrypt::decrypt, format::Profile};
 
 const CHUNK: usize = 16 << 10;
 

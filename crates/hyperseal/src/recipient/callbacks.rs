@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use zeroize::Zeroizing;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Requests an identity or recipient may make of the user while it is being used.
 pub trait Callbacks: Send + Sync {

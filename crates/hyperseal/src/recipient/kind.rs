@@ -6,8 +6,8 @@ use zeroize::Zeroizing;
 use super::hpke::{hybrid, mlkem768p256, p256};
 use super::traits::{GeneratedKey, Identity, Recipient};
 use super::{mlkem1024, passphrase, rsa, scrypt, x25519};
+use crate::error::Error;
 use crate::format::{Header, Profile};
-use crate::Error;
 
 /// The key kinds `hyperseal keygen` can make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

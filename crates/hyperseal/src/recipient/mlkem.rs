@@ -9,7 +9,7 @@ use zeroize::Zeroizing;
 
 pub(crate) use crate::crypto::MlkemLevel as Level;
 use crate::crypto::{mlkem_encapsulate_derand, MlkemDecaps};
-use crate::Error;
+use crate::error::Error;
 
 /// FIPS 203 §7.2 input check (length, and every coefficient reduced mod q).
 fn check_ek(level: Level, bytes: &[u8]) -> bool {

@@ -21,7 +21,7 @@ use super::primitives::{
 };
 use super::traits::{GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 use crate::format::{encode_b64, Stanza};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// Detection prefix (and bech32 HRP) of a recipient string.
 pub const RECIPIENT_HRP: &str = "hs-mlkem1024";

@@ -14,8 +14,8 @@ use super::ssh::pem_key;
 use super::ssh::{openssh, openssh_key};
 use super::traits::{Identity, Recipient};
 use super::{mlkem1024, plugin, rsa, ssh, x25519};
+use crate::error::Error;
 use crate::format::Profile;
-use crate::Error;
 
 /// The message of the [`Error::InvalidRecipient`] returned when a secret key is given where a
 /// recipient belongs (callers match on it to suggest `-i` or `pubkey`).

@@ -17,7 +17,7 @@ use zeroize::Zeroizing;
 use super::primitives::{check_wrapped_len, decode_arg, open_file_key, random, seal_file_key, ZERO_NONCE};
 use super::traits::{Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// Passphrases have no string encoding; these never match a key line.
 pub const RECIPIENT_HRP: &str = "\0passphrase";

@@ -4,7 +4,7 @@
 use zeroize::Zeroizing;
 
 use crate::format::Stanza;
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// The Poly1305 tag length.
 pub(crate) const TAG_LEN: usize = 16;

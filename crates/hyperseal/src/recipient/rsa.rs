@@ -20,7 +20,7 @@ use super::pem;
 use super::primitives::single_arg;
 use super::traits::{GeneratedKey, Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// RSA keys are PEM, not bech32; this is the PEM line that introduces a recipient.
 pub const RECIPIENT_HRP: &str = "-----BEGIN PUBLIC KEY-----";

@@ -16,7 +16,7 @@ use zeroize::Zeroizing;
 use super::primitives::{decode_arg, open_file_key, random, seal_file_key, TAG_LEN, ZERO_NONCE};
 use super::traits::{Identity, Labels, Recipient};
 use crate::format::{encode_b64, Stanza};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// The stanza type.
 pub const TAG: &str = "scrypt";

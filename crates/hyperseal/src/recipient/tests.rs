@@ -13,7 +13,7 @@ use aws_lc_rs::{hkdf, hmac};
 
 use super::*;
 use crate::format::{decode_b64, encode_b64, Stanza};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
 const AGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin/age");

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use zeroize::Zeroizing;
 
 use crate::format::Stanza;
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// Labels a recipient attaches to its stanzas (see the module docs).
 pub type Labels = BTreeSet<String>;

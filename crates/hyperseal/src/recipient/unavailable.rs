@@ -2,7 +2,7 @@
 //! the native module's names, so the parsing that chooses between kinds (`parse.rs`) is one piece
 //! of code for both builds; every entry fails with a clear error.
 
-use crate::Error;
+use crate::error::Error;
 
 /// RSA-OAEP recipients: not available.
 ///
@@ -15,7 +15,7 @@ use crate::Error;
 pub mod rsa {
     use crate::format::Stanza;
     use crate::recipient::traits::{GeneratedKey, Identity, Labels, Recipient};
-    use crate::{Error, FileKey};
+    use crate::{error::Error, file_key::FileKey};
 
     /// RSA keys are PEM, not bech32; this is the PEM line that introduces a recipient.
     pub const RECIPIENT_HRP: &str = "-----BEGIN PUBLIC KEY-----";
@@ -74,9 +74,9 @@ pub mod rsa {
 pub mod ssh {
     use std::sync::Arc;
 
+    use crate::error::Error;
     use crate::recipient::callbacks::Callbacks;
     use crate::recipient::traits::{Identity, Recipient};
-    use crate::Error;
 
     pub fn parse_recipient(_: &str) -> Result<Box<dyn Recipient>, Error> {
         Err(super::ssh_unavailable())
@@ -106,7 +106,7 @@ pub mod ssh {
     }
 
     pub mod openssh_key {
-        use crate::Error;
+        use crate::error::Error;
 
         /// The first line of an OpenSSH private key file.
         pub const BEGIN: &str = "-----BEGIN OPENSSH PRIVATE KEY-----";

@@ -13,7 +13,7 @@ use super::primitives::{check_wrapped_len, hkdf32, open_file_key, seal_file_key,
 use super::traits::{GeneratedKey, Identity, Labels, Recipient};
 use crate::crypto::X25519Secret;
 use crate::format::{encode_b64, Stanza};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// Detection prefix of a recipient string (bech32 HRP `age` plus the separator).
 pub const RECIPIENT_HRP: &str = "age1";

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use zeroize::Zeroize;
 
 use super::{exec, ChunkScheme};
+use crate::error::Error;
 use crate::format::TAG_LEN;
-use crate::Error;
 
 /// Which way the chunks go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

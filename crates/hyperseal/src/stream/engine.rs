@@ -11,8 +11,8 @@ pub(crate) use super::batch::Dir;
 use super::batch::{Batch, Filler, Layout};
 use super::exec::{self, Made};
 use super::{ChunkScheme, Progress};
+use crate::error::Error;
 use crate::format::TAG_LEN;
-use crate::Error;
 
 /// Input bytes per batch: small enough that a batch read (or borrowed) is still in the L2
 /// cache when it is sealed and written, large enough that per-batch costs (a lock, a wake-up)

@@ -22,7 +22,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
-use crate::Error;
+use crate::error::Error;
 
 /// The number of CPUs this process may use, read once: `available_parallelism` reads cgroup
 /// files under /proc and /sys on every call (~40 µs, a fifth of a 1 KiB one-shot encrypt +

@@ -34,9 +34,9 @@ pub use reader::StreamReader;
 
 use zeroize::Zeroizing;
 
+use crate::error::Error;
 use crate::format::{check_chunk_size, Suite, TAG_LEN};
 use crate::suite::ChunkKey;
-use crate::Error;
 
 /// Called with the number of input bytes processed so far.
 pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);

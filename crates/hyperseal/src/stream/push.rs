@@ -12,7 +12,7 @@ use zeroize::Zeroizing;
 
 use super::engine::{open_run, seal_run, Dir};
 use super::{ready, ChunkCipher};
-use crate::Error;
+use crate::error::Error;
 
 /// Holds back at most one chunk; the rest goes through `seal_run`/`open_run` in place.
 struct Pending {

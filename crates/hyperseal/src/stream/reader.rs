@@ -8,8 +8,8 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 use super::batch::{read_full, Batch, Dir, Filler, Layout};
 use super::{ChunkCipher, ChunkScheme};
+use crate::error::Error;
 use crate::format::TAG_LEN;
-use crate::Error;
 
 /// Plaintext per batch: the most a seek-and-read decrypts beyond what it returns.
 const BATCH_BYTES: usize = 1 << 20;

@@ -14,9 +14,9 @@ use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce};
 use sm4_simd::aes_gcm::{AeadInOut, KeyInit};
 use sm4_simd::Sm4Gcm;
 
+use crate::error::Error;
 pub use crate::format::Suite;
 use crate::format::TAG_LEN;
-use crate::Error;
 
 mod aes_gcm;
 // Built natively too, for the tests that compare it with aws-lc and ring.

@@ -24,8 +24,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
 use super::{bad, is_space, AGE_LABEL, COLUMNS, HYPERSEAL_LABEL, MAX_WHITESPACE};
+use crate::error::Error;
 use crate::limits::{self, ARMOR_LINE};
-use crate::Error;
 
 /// Whether a file whose first byte is `first` must go through [`ArmorDecoder`]: armor starts
 /// with a BEGIN line, possibly after whitespace; binary files start with their version line.

@@ -2,9 +2,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::*;
+use crate::encrypt::Options;
 use crate::format::Suite;
 use crate::recipient::{self, Kind, Recipient};
-use crate::Options;
 
 const CHUNK: usize = 16 << 10;
 
@@ -52,7 +52,7 @@ fn claimed_parts_make_the_same_file_and_the_same_bytes_may_be_sealed_again() {
             file.extend_from_slice(&sealed);
         }
         let ids = recipient::parse_identities(&secret).unwrap();
-        assert_eq!(crate::decrypt(&ids, &file).unwrap(), pt);
+        assert_eq!(crate::decrypt::decrypt(&ids, &file).unwrap(), pt);
         assert_eq!(store.0.borrow().len(), 1 + key.plan(size).unwrap().len());
     }
 }

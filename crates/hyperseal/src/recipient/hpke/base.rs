@@ -14,8 +14,8 @@
 use zeroize::Zeroizing;
 
 use crate::crypto::hmac_sha256;
+use crate::file_key::FileKey;
 use crate::recipient::primitives::{check_wrapped_len, hkdf_expand, open_file_key, seal_file_key};
-use crate::FileKey;
 
 /// X-Wing, "MLKEM768-X25519" of draft-ietf-hpke-pq.
 pub(crate) const KEM_XWING: u16 = 0x647a;

@@ -24,7 +24,7 @@ use crate::recipient::bech32_long;
 use crate::recipient::mlkem::{DecapsKey, EncapsKey, Level};
 use crate::recipient::primitives::{check_wrapped_len, random, single_arg};
 use crate::recipient::traits::{GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// Detection prefix of a recipient string (bech32 HRP `age1pq` plus the separator).
 pub const RECIPIENT_HRP: &str = "age1pq1";

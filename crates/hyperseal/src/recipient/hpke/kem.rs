@@ -17,9 +17,9 @@ use zeroize::Zeroizing;
 
 use super::base::{kem_suite_id, labeled_expand, labeled_extract, KEM_MLKEM768_P256, KEM_P256};
 use crate::crypto::{p256_compress, p256_decompress, P256Secret, P256_AVAILABLE, P256_UNAVAILABLE};
+use crate::error::Error;
 use crate::recipient::mlkem::{DecapsKey, EncapsKey, Level};
 use crate::recipient::primitives::random;
-use crate::Error;
 
 /// An uncompressed P-256 point.
 pub(crate) const POINT_LEN: usize = 65;

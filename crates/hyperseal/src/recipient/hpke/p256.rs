@@ -21,7 +21,7 @@ use crate::format::{encode_b64, Stanza};
 use crate::recipient::bech32_long;
 use crate::recipient::primitives::{check_wrapped_len, single_arg};
 use crate::recipient::traits::{GeneratedKey, Identity, Labels, Recipient};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// Detection prefix of a recipient string (bech32 HRP `hs-p256` plus the separator).
 pub const RECIPIENT_HRP: &str = "hs-p2561";

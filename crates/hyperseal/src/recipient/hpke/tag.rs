@@ -32,7 +32,7 @@ use crate::format::{encode_b64, Stanza};
 use crate::recipient::bech32_long;
 use crate::recipient::primitives::{check_wrapped_len, decode_arg};
 use crate::recipient::traits::{Labels, Recipient, POSTQUANTUM};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// Detection prefix of a P-256 tag recipient.
 pub const CLASSIC_PREFIX: &str = "age1tag1";

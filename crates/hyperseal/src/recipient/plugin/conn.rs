@@ -35,7 +35,7 @@ use zeroize::{Zeroize, Zeroizing};
 
 use super::wire::{self, ReadError, StanzaReader};
 use crate::format::Stanza;
-use crate::{limits, Error};
+use crate::{error::Error, limits};
 
 /// How long a plugin that just ended its output (or misbehaved) gets to exit and finish its
 /// stderr before it is killed: enough for a crashing program to say why, short enough to

@@ -171,7 +171,7 @@ impl crate::recipient::Callbacks for Quick {
 
 fn limit_error(e: Error) -> String {
     assert!(matches!(e, Error::Limit(_)), "{e:?}");
-    assert_eq!(e.code(), crate::ErrorCode::Limit);
+    assert_eq!(e.code(), crate::error::ErrorCode::Limit);
     e.to_string()
 }
 
@@ -193,7 +193,7 @@ fn unknown_commands_are_capped() {
 fn recipient_stanzas_are_capped_in_number_and_size() {
     let endless = draining("while :; do printf -- '-> recipient-stanza 0 x\\nAAAA\\n'; done");
     let p = Script::new("t", &endless);
-    let key = crate::FileKey::generate(16);
+    let key = crate::file_key::FileKey::generate(16);
     let e = v1::wrap("t", &p.exe, "age1t1x", false, &key, &Quick).unwrap_err();
     assert!(limit_error(e).contains("more than 4096 recipient stanzas from age-plugin-t"));
 

@@ -45,7 +45,7 @@ use super::callbacks::Callbacks;
 pub use super::callbacks::Plugins;
 use super::traits::{Identity, Labels, Recipient};
 use crate::format::Stanza;
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 mod conn;
 mod v1;
@@ -273,7 +273,7 @@ mod tests {
             ];
             for e in errors {
                 let e = e.expect("refused");
-                assert_eq!(e.code(), crate::ErrorCode::Key);
+                assert_eq!(e.code(), crate::error::ErrorCode::Key);
                 let msg = e.to_string();
                 assert!(msg.contains("plugins are disabled, so age-plugin-yubikey was not started"), "{msg}");
                 assert!(msg.contains("allowPlugins: true") && msg.contains("allow_plugins=True"), "{msg}");

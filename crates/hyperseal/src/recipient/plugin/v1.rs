@@ -18,7 +18,7 @@ use super::wire::printable;
 use crate::format::{decode_b64, Stanza};
 use crate::recipient::callbacks::Callbacks;
 use crate::recipient::traits::Labels;
-use crate::{limits, Error, FileKey};
+use crate::{error::Error, file_key::FileKey, limits};
 
 /// What one phase 2 has received so far, against the budget.
 struct Counts<'a> {

@@ -8,7 +8,7 @@
 use std::io::{BufRead, Read};
 
 use crate::format::Stanza;
-use crate::{limits, Error};
+use crate::{error::Error, limits};
 
 /// Why reading from the plugin stopped: a broken or oversized message, or the end of its output.
 #[derive(Debug)]
@@ -185,7 +185,7 @@ mod tests {
     fn limit(r: Result<Stanza, ReadError>) -> String {
         match r {
             Err(ReadError::Limit(e)) => {
-                assert_eq!(e.code(), crate::ErrorCode::Limit);
+                assert_eq!(e.code(), crate::error::ErrorCode::Limit);
                 e.to_string()
             }
             other => panic!("expected a limit, got {other:?}"),

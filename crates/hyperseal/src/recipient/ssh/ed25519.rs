@@ -30,7 +30,7 @@ use crate::recipient::primitives::{
     check_wrapped_len, decode_arg, hkdf32, open_file_key, random, seal_file_key, ZERO_NONCE,
 };
 use crate::recipient::traits::{Identity, Labels, Recipient};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 const TAG: &str = "ssh-ed25519";
 const LABEL: &[u8] = b"age-encryption.org/v1/ssh-ed25519";

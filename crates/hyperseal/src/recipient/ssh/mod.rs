@@ -25,7 +25,7 @@ use self::rsa::{SshRsaIdentity, SshRsaRecipient};
 use crate::format::Stanza;
 use crate::recipient::callbacks::Callbacks;
 use crate::recipient::traits::{Identity, Recipient};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 /// The recipient for an SSH public key.
 pub fn recipient_of(public: &SshPublicKey) -> Result<Box<dyn Recipient>, Error> {
@@ -205,7 +205,7 @@ mod tests {
                 .unwrap();
             let cb = Arc::new(Counting("hyperseal test", AtomicUsize::new(0)));
             let ids = crate::recipient::parse_identities_with(&vector(name), cb).unwrap();
-            assert_eq!(&crate::decrypt(&ids, &file).unwrap()[..], b"hello from age\n", "{name}");
+            assert_eq!(&crate::decrypt::decrypt(&ids, &file).unwrap()[..], b"hello from age\n", "{name}");
             // Another key's identity does not match.
             let other = crate::recipient::parse_identities(&vector(if name.starts_with("rsa") {
                 "ed25519"
@@ -213,7 +213,10 @@ mod tests {
                 "rsa2048"
             }))
             .unwrap();
-            assert!(matches!(crate::decrypt(&other, &file), Err(Error::NoIdentityMatched)), "{name}");
+            assert!(
+                matches!(crate::decrypt::decrypt(&other, &file), Err(Error::NoIdentityMatched)),
+                "{name}"
+            );
         }
     }
 

@@ -11,7 +11,7 @@ use aws_lc_rs::cipher::{DecryptingKey, DecryptionContext, UnboundCipherKey, AES_
 use zeroize::Zeroizing;
 
 use super::openssh::{Reader, SshPublicKey, ED25519, RSA};
-use crate::Error;
+use crate::error::Error;
 
 const MAGIC: &[u8] = b"openssh-key-v1\0";
 const PEM_LABEL: &str = "OPENSSH PRIVATE KEY";

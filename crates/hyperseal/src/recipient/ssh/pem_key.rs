@@ -29,9 +29,9 @@ use zeroize::Zeroizing;
 use super::ed25519::SshEd25519Identity;
 use super::openssh::SshPublicKey;
 use super::rsa::{rsa_public, SshRsaIdentity};
+use crate::error::Error;
 use crate::recipient::pem::der_take;
 use crate::recipient::traits::Identity;
-use crate::Error;
 
 /// `id-Ed25519` (1.3.101.112) and `rsaEncryption` (1.2.840.113549.1.1.1), DER contents.
 const OID_ED25519: &[u8] = &[0x2b, 0x65, 0x70];
@@ -192,8 +192,8 @@ fn decode(text: &str, label: &str) -> Result<(Vec<String>, Zeroizing<Vec<u8>>), 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::file_key::FileKey;
     use crate::recipient::{ssh, Recipient};
-    use crate::FileKey;
 
     const ED25519_PKCS8: &str = "-----BEGIN PRIVATE KEY-----\n\
         MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n\

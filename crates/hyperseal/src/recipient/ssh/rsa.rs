@@ -23,7 +23,7 @@ use super::openssh_key::RsaComponents;
 use crate::format::Stanza;
 use crate::recipient::pem::der_take;
 use crate::recipient::traits::{Identity, Labels, Recipient};
-use crate::{Error, FileKey};
+use crate::{error::Error, file_key::FileKey};
 
 const TAG: &str = "ssh-rsa";
 const LABEL: &[u8] = b"age-encryption.org/v1/ssh-rsa";
