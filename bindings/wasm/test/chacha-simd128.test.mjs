@@ -3,7 +3,9 @@
 // `make selftest`) in Node's WebAssembly and in headless Chromium. RFC 8439 / XChaCha known
 // answers (every SIMD lane), both Wycheproof AEAD files, and the differential test against
 // RustCrypto's scalar chacha20 (random keys, nonces, counters near 2^32, split streaming calls,
-// seeks). The generator's start is random per run and printed, so a failure can be replayed.
+// seeks); the simd128 Poly1305 the AEADs run on: RFC 8439 §2.5.2 / A.3 and OpenSSL's carry
+// regression vectors, and a differential test against RustCrypto's poly1305 (extreme r and s,
+// all-0xff blocks, random splits of `update`). The generator's start is random per run and printed, so a failure can be replayed.
 
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -23,9 +25,11 @@ console.log(`# differential start ${START} (replay: CHACHA_SIMD_START=${START})`
 
 /** Runs every proof with `m` (the initialised module) and returns their summaries. */
 function proofs (m, c, x, start, cases) {
-  const out = { backend: m.backend() }
+  const out = { backend: m.backend(), poly1305Backend: m.poly1305_backend() }
   for (const [name, run] of [
     ['knownAnswers', () => m.known_answers()],
+    ['poly1305KnownAnswers', () => m.poly1305_known_answers()],
+    ['poly1305Differential', () => m.poly1305_differential(BigInt(start), cases)],
     ['chacha', () => m.wycheproof(c, 12)],
     ['xchacha', () => m.wycheproof(x, 24)],
     ['differential', () => m.differential(BigInt(start), cases)],
@@ -37,7 +41,12 @@ function proofs (m, c, x, start, cases) {
 
 function check (r) {
   assert.equal(r.backend, 'simd128', 'the self-test module must be the SIMD build')
-  for (const k of ['knownAnswers', 'chacha', 'xchacha', 'differential']) assert.ok(r[k].ok, `${k}: ${r[k].msg}`)
+  assert.equal(r.poly1305Backend, 'simd128', 'the AEADs must run the SIMD Poly1305')
+  for (const k of ['knownAnswers', 'poly1305KnownAnswers', 'poly1305Differential', 'chacha', 'xchacha', 'differential']) {
+    assert.ok(r[k].ok, `${k}: ${r[k].msg}`)
+  }
+  assert.equal(r.poly1305KnownAnswers.msg, '18 Poly1305 known answers')
+  assert.match(r.poly1305Differential.msg, new RegExp(`^${CASES * 2} Poly1305 differential cases`))
   assert.equal(r.chacha.msg, '256 valid + 69 invalid')
   assert.equal(r.xchacha.msg, '246 valid + 69 invalid')
   assert.match(r.differential.msg, new RegExp(`^${CASES * 4} differential cases`))

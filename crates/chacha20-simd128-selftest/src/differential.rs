@@ -3,9 +3,12 @@
 //! 32-bit block counter (and past it); streaming `apply_keystream` calls of 0–4 KiB in total,
 //! cut at random points, with seeks in between. Every result must match: bytes, errors (running
 //! past the counter's end), positions. The cores are also compared raw across the counter's wrap
-//! (no length check there), and the AEADs seal to the same bytes and refuse a flipped bit.
+//! (no length check there), and the AEADs (on the simd128 build composed over the crate's SIMD
+//! Poly1305) seal to the same bytes, also into a separate buffer and across several of their
+//! seal pieces, and refuse a flipped bit without writing anything.
 
 use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherCore, StreamCipherSeek, StreamCipherSeekCore};
+use chacha20poly1305::aead::inout::InOutBuf;
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
 
 /// The core type a `ChaCha20` of this build wraps (RustCrypto's own where there is no simd128).
@@ -16,10 +19,10 @@ type OurCore = chacha20::ChaChaCore<chacha20::R20, chacha20::variants::Ietf>;
 type RefCore = chacha20::ChaChaCore<chacha20::R20, chacha20::variants::Ietf>;
 
 /// SplitMix64: small, started from any value, and the same sequence on every platform (reproducible failures).
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -27,11 +30,11 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Vec<u8> {
         (0..n).map(|_| self.next() as u8).collect()
     }
 }
@@ -124,7 +127,12 @@ fn aead_case(rng: &mut Rng, case: u32) -> Result<(), String> {
     let key = rng.bytes(32);
     let aad_len = rng.below(65) as usize;
     let aad = rng.bytes(aad_len);
-    let pt_len = rng.below(4097) as usize;
+    // Mostly 0–4 KiB; one case in 16 spans several of the AEAD's 16 KiB seal pieces.
+    let pt_len = if rng.below(16) == 0 {
+        (16 << 10) * (1 + rng.below(3) as usize) + rng.below(129) as usize - 64
+    } else {
+        rng.below(4097) as usize
+    };
     let pt = rng.bytes(pt_len);
     let fail = |what: &str| Err(format!("AEAD case {case} ({} bytes): {what}", pt.len()));
     let nonce = rng.bytes(12);
@@ -137,6 +145,13 @@ fn aead_case(rng: &mut Rng, case: u32) -> Result<(), String> {
     if x != y || ta != tb {
         return fail("ChaCha20-Poly1305 sealed bytes differ");
     }
+    // Input and output in separate buffers: the same bytes.
+    let mut out = vec![0u8; pt.len()];
+    let inout = InOutBuf::new(&pt, &mut out).map_err(|_| "buffer lengths")?;
+    let tc = ours.encrypt_inout_detached(&n12.into(), &aad, inout).map_err(|_| "seal")?;
+    if out != y || tc != tb {
+        return fail("ChaCha20-Poly1305 sealed into another buffer differs");
+    }
     let flip = rng.below(x.len() as u64 * 8 + 128) as usize;
     let mut bad_tag = ta;
     if flip < x.len() * 8 {
@@ -144,8 +159,19 @@ fn aead_case(rng: &mut Rng, case: u32) -> Result<(), String> {
     } else {
         bad_tag[(flip - x.len() * 8) / 8] ^= 1 << (flip % 8);
     }
+    let tampered = x.clone();
     if ours.decrypt_inout_detached(&n12.into(), &aad, (&mut x[..]).into(), &bad_tag).is_ok() {
         return fail("a flipped bit opened");
+    }
+    if x != tampered {
+        return fail("a refused open changed the buffer");
+    }
+    // Refused into another buffer: nothing written there either.
+    let mut out = vec![0u8; x.len()];
+    let inout = InOutBuf::new(&x, &mut out).map_err(|_| "buffer lengths")?;
+    if ours.decrypt_inout_detached(&n12.into(), &aad, inout, &bad_tag).is_ok() || out.iter().any(|&b| b != 0)
+    {
+        return fail("a refused open into another buffer opened or wrote");
     }
     if ours.decrypt_inout_detached(&n12.into(), &aad, (&mut y[..]).into(), &tb).is_err() || y != pt {
         return fail("the reference's ciphertext did not open to the plaintext");

@@ -2,13 +2,16 @@
 //! `wasm32-unknown-unknown` with simd128 (`make -C bindings/wasm selftest`), its exports are
 //! called by `bindings/wasm/test/chacha-simd128.test.mjs` in Node's WebAssembly
 //! and in headless Chromium, so the SIMD code is what gets tested; natively, `cargo test` runs
-//! the same checks on the scalar build (which is RustCrypto's `chacha20` itself).
+//! the same checks on the scalar build (which is RustCrypto's `chacha20`, `poly1305` and
+//! `chacha20poly1305` themselves).
 //!
 //! Each check returns the first failure as a message; none prints or reads the environment.
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
 pub mod differential;
+pub mod poly1305;
+pub mod poly1305_vectors;
 pub mod rfc8439;
 pub mod wycheproof;
 
@@ -30,6 +33,27 @@ pub(crate) fn check(ok: bool, what: &str) -> Result<(), String> {
 #[wasm_bindgen]
 pub fn backend() -> String {
     chacha20_simd128::BACKEND.into()
+}
+
+/// The Poly1305 the AEADs of this build use: `"simd128"` for the browser build, so a build whose
+/// AEAD silently went back to RustCrypto's `poly1305` cannot pass as the SIMD one.
+#[wasm_bindgen]
+pub fn poly1305_backend() -> String {
+    chacha20_simd128::POLY1305_BACKEND.into()
+}
+
+/// Poly1305 known answers (RFC 8439 §2.5.2, A.3, OpenSSL's carry regressions), each whole, a
+/// byte at a time and cut at every position.
+#[wasm_bindgen]
+pub fn poly1305_known_answers() -> Result<String, String> {
+    Ok(format!("{} Poly1305 known answers", poly1305_vectors::run()?))
+}
+
+/// `cases` rounds of the Poly1305 differential test against RustCrypto's `poly1305` from the
+/// generator state `start`.
+#[wasm_bindgen]
+pub fn poly1305_differential(start: u64, cases: u32) -> Result<String, String> {
+    Ok(format!("{} Poly1305 differential cases from {start}", poly1305::run(start, cases)?))
 }
 
 /// RFC 8439 and draft-irtf-cfrg-xchacha known answers, on the single-block path and in every
@@ -68,7 +92,10 @@ mod tests {
     #[test]
     fn all_proofs_on_the_scalar_build() {
         assert_eq!(backend(), "chacha20");
+        assert_eq!(poly1305_backend(), "poly1305");
         known_answers().unwrap();
+        assert_eq!(poly1305_known_answers().unwrap(), "18 Poly1305 known answers");
+        poly1305_differential(0x5151, 300).unwrap();
         let c = wycheproof(&vectors("chacha20_poly1305_test.json"), 12).unwrap();
         assert_eq!(c, "256 valid + 69 invalid");
         let x = wycheproof(&vectors("xchacha20_poly1305_test.json"), 24).unwrap();

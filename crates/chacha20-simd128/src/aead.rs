@@ -1,0 +1,165 @@
+//! ChaCha20-Poly1305 and XChaCha20-Poly1305 (RFC 8439 §2.8, draft-irtf-cfrg-xchacha) composed
+//! over this crate's ChaCha20 and Poly1305, for the simd128 build.
+//!
+//! RustCrypto's `chacha20poly1305` 0.11 is generic over the stream cipher but takes
+//! `poly1305::Poly1305` as a concrete type, so the SIMD Poly1305 cannot be slotted in; this is
+//! the same construction with the same traits (`KeyInit`, `AeadCore`, `AeadInOut`, so the
+//! blanket `Aead`/`AeadInPlace` methods too), the same names and the same refusals, so callers
+//! do not change:
+//!
+//! - the Poly1305 key is the first 32 bytes of keystream block 0; the data is encrypted from
+//!   block 1;
+//! - the MAC runs over aad ‖ pad16 ‖ ciphertext ‖ pad16 ‖ le64(aad length) ‖ le64(ciphertext
+//!   length);
+//! - sealing encrypts and MACs the ciphertext piece by piece (each piece still in the CPU's
+//!   cache when the MAC reads it); opening MACs the whole ciphertext first, compares the tag in
+//!   constant time (`subtle`), and only then decrypts: on a wrong tag the buffer is left as
+//!   the ciphertext it was, no plaintext is ever written;
+//! - inputs of 2^32 − 1 blocks or more are refused, as RustCrypto refuses them.
+
+use core::fmt;
+use core::marker::PhantomData;
+
+use chacha20poly1305::aead::array::{Array, ArraySize};
+use chacha20poly1305::aead::consts::{U16, U32};
+use chacha20poly1305::aead::inout::InOutBuf;
+use chacha20poly1305::aead::{AeadCore, AeadInOut, Error, KeyInit, KeySizeUser, TagPosition};
+use cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
+use subtle::ConstantTimeEq;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use crate::poly1305::Poly1305;
+
+/// The 16-byte tag.
+pub type Tag = Array<u8, U16>;
+
+/// ChaCha20 keystream block size.
+const BLOCK: usize = 64;
+/// As RustCrypto: the 32-bit block counter starts at 1 for the data, so fewer blocks than this
+/// (counted in `u64`: on wasm32 `usize` cannot even reach it).
+const MAX_BLOCKS: u64 = u32::MAX as u64;
+/// Bytes encrypted then MACed at a time when sealing: small enough that the piece is still in
+/// the L1/L2 cache when Poly1305 reads it back, large enough that the per-call set-up of both
+/// loops is negligible. A multiple of 64, so every piece but the last is whole keystream blocks.
+const PIECE: usize = 16 * 1024;
+
+/// The AEAD over a ChaCha20 variant `C` with an `N`-byte nonce.
+pub struct ChaChaPoly1305<C, N: ArraySize> {
+    key: Array<u8, U32>,
+    cipher: PhantomData<C>,
+    nonce: PhantomData<N>,
+}
+
+impl<C, N: ArraySize> KeySizeUser for ChaChaPoly1305<C, N> {
+    type KeySize = U32;
+}
+
+impl<C, N: ArraySize> KeyInit for ChaChaPoly1305<C, N> {
+    fn new(key: &Array<u8, U32>) -> Self {
+        ChaChaPoly1305 { key: *key, cipher: PhantomData, nonce: PhantomData }
+    }
+}
+
+impl<C, N: ArraySize> AeadCore for ChaChaPoly1305<C, N> {
+    type NonceSize = N;
+    type TagSize = U16;
+    const TAG_POSITION: TagPosition = TagPosition::Postfix;
+}
+
+/// The stream cipher positioned at block 1 and the MAC keyed from block 0.
+fn start<C>(key: &Array<u8, U32>, nonce: &Array<u8, C::IvSize>) -> (C, Poly1305)
+where
+    C: KeyIvInit<KeySize = U32> + StreamCipher + StreamCipherSeek,
+{
+    let mut cipher = C::new(key, nonce);
+    let mut mac_key = [0u8; 32];
+    cipher.apply_keystream(&mut mac_key);
+    let mac = Poly1305::new(&mac_key);
+    mac_key.zeroize();
+    cipher.seek(BLOCK as u64);
+    (cipher, mac)
+}
+
+/// pad16 ‖ le64(aad length) ‖ le64(text length), then the tag.
+fn finish(mut mac: Poly1305, aad_len: usize, text_len: usize) -> [u8; 16] {
+    mac.pad();
+    let mut lengths = [0u8; 16];
+    lengths[..8].copy_from_slice(&(aad_len as u64).to_le_bytes());
+    lengths[8..].copy_from_slice(&(text_len as u64).to_le_bytes());
+    mac.update(&lengths);
+    mac.finalize()
+}
+
+impl<C, N> AeadInOut for ChaChaPoly1305<C, N>
+where
+    C: KeyIvInit<KeySize = U32, IvSize = N> + StreamCipher + StreamCipherSeek,
+    N: ArraySize,
+{
+    fn encrypt_inout_detached(
+        &self,
+        nonce: &Array<u8, N>,
+        associated_data: &[u8],
+        buffer: InOutBuf<'_, '_, u8>,
+    ) -> Result<Tag, Error> {
+        if buffer.len() as u64 / BLOCK as u64 >= MAX_BLOCKS {
+            return Err(Error);
+        }
+        let text_len = buffer.len();
+        let (mut cipher, mut mac) = start::<C>(&self.key, nonce);
+        mac.update(associated_data);
+        mac.pad();
+        let mut rest = buffer;
+        while !rest.is_empty() {
+            let n = rest.len().min(PIECE);
+            let (mut piece, tail) = rest.split_at(n);
+            cipher.apply_keystream_inout(piece.reborrow());
+            mac.update(piece.get_out());
+            rest = tail;
+        }
+        Ok(finish(mac, associated_data.len(), text_len).into())
+    }
+
+    fn decrypt_inout_detached(
+        &self,
+        nonce: &Array<u8, N>,
+        associated_data: &[u8],
+        buffer: InOutBuf<'_, '_, u8>,
+        tag: &Tag,
+    ) -> Result<(), Error> {
+        if buffer.len() as u64 / BLOCK as u64 >= MAX_BLOCKS {
+            return Err(Error);
+        }
+        let (mut cipher, mut mac) = start::<C>(&self.key, nonce);
+        mac.update(associated_data);
+        mac.pad();
+        mac.update(buffer.get_in());
+        let mut expected = finish(mac, associated_data.len(), buffer.len());
+        let ok: bool = expected.ct_eq(tag.as_slice()).into();
+        expected.zeroize();
+        if !ok {
+            return Err(Error);
+        }
+        cipher.apply_keystream_inout(buffer);
+        Ok(())
+    }
+}
+
+impl<C, N: ArraySize> Clone for ChaChaPoly1305<C, N> {
+    fn clone(&self) -> Self {
+        ChaChaPoly1305 { key: self.key, cipher: PhantomData, nonce: PhantomData }
+    }
+}
+
+impl<C, N: ArraySize> Drop for ChaChaPoly1305<C, N> {
+    fn drop(&mut self) {
+        self.key.as_mut_slice().zeroize();
+    }
+}
+
+impl<C, N: ArraySize> ZeroizeOnDrop for ChaChaPoly1305<C, N> {}
+
+impl<C, N: ArraySize> fmt::Debug for ChaChaPoly1305<C, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChaChaPoly1305").finish_non_exhaustive()
+    }
+}
