@@ -24,8 +24,8 @@
 //! constant: no table, no branch or index that depends on the key or the message.
 
 use core::arch::wasm32::{
-    i32x4_add, i32x4_shuffle, i64x2_add, i64x2_extract_lane, i64x2_shl, i64x2_shuffle, u32x4, u64x2,
-    u64x2_extmul_high_u32x4, u64x2_extmul_low_u32x4, u64x2_shr, u64x2_splat, v128, v128_and, v128_or,
+    i32x4_add, i32x4_shl, i32x4_shuffle, i64x2_add, i64x2_extract_lane, i64x2_shl, i64x2_shuffle, u32x4,
+    u64x2, u64x2_extmul_high_u32x4, u64x2_extmul_low_u32x4, u64x2_shr, u64x2_splat, v128, v128_and, v128_or,
 };
 
 use crate::poly1305::{carry, Limbs, HIBIT, MASK26};
@@ -42,7 +42,10 @@ fn carry2(d: [v128; 5]) -> [v128; 5] {
     d0 = v128_and(d0, m);
     let c = u64x2_shr(d4, 26);
     d4 = v128_and(d4, m);
-    d0 = i64x2_add(d0, i64x2_add(c, i64x2_shl(c, 2))); // + 5·c
+    // + 5·c, in 32-bit lanes: c < 2^29.4 (d4 has no wrapped terms: five products under 2^53.1
+    // plus d3's carry), so 5·c < 2^32 and the high words stay zero. In 64-bit lanes LLVM folds
+    // the shift and add into `i64x2.mul` by 5, which V8 emulates on x86.
+    d0 = i64x2_add(d0, i32x4_add(c, i32x4_shl(c, 2)));
     d2 = i64x2_add(d2, u64x2_shr(d1, 26));
     d1 = v128_and(d1, m);
     d3 = i64x2_add(d3, u64x2_shr(d2, 26));
@@ -77,7 +80,9 @@ fn step(h: [v128; 5], m: [v128; 5], k: &Mul) -> [v128; 5] {
     let pack = |v: &[v128; 5], i: usize, j: usize| i32x4_shuffle::<0, 2, 4, 6>(v[i], v[j]);
     let a01 = i32x4_add(pack(&h, 0, 1), pack(&m, 0, 1));
     let a23 = i32x4_add(pack(&h, 2, 3), pack(&m, 2, 3));
-    let a44 = i32x4_add(pack(&h, 4, 4), pack(&m, 4, 4));
+    // Limb 4 with limb 0 in the high half, unused: a shuffle of one vector with itself lets
+    // LLVM see through it and turn the extmuls back into `i64x2.mul`.
+    let a44 = i32x4_add(pack(&h, 4, 0), pack(&m, 4, 0));
     let lo = |x: v128, y: v128| u64x2_extmul_low_u32x4(x, y);
     let hi = |x: v128, y: v128| u64x2_extmul_high_u32x4(x, y);
     let sum = |t: [v128; 5]| i64x2_add(i64x2_add(i64x2_add(t[0], t[1]), i64x2_add(t[2], t[3])), t[4]);
