@@ -1,29 +1,26 @@
 //! Push-based encryption and decryption, the shape of pyca's `update()`/`finalize()`: feed any
-//! number of pieces of any size, get back every chunk that is complete. Large pieces run on the
-//! one executor (`stream::seal_run`/`open_run`); small ones never pay for threads.
+//! number of pieces of any size, get back every chunk that is complete. The chunks go through
+//! the stream engine's push state ([`Pending`] over this scheme); what is C2SP's own here is the
+//! header (salt and commitment) and, when opening, refusing every call after a failure.
 
-use super::scheme::{self, ChunkCipher, CHUNK, HEADER_LEN, SALT_LEN, TAG, WIRE_CHUNK};
+use super::scheme::{self, ChunkCipher, HEADER_LEN, SALT_LEN};
 use super::Key;
 use crate::error::Error;
-use crate::stream::{open_run, seal_run, ChunkScheme};
+use crate::stream::{grow, Dir, Pending};
 
 /// Encrypts a message pushed in pieces.
 ///
 /// `update` returns the salt and commitment on its first call and then every complete chunk;
 /// `finish` returns the short final chunk (the whole message when `update` was never called).
 pub struct Encryptor {
-    cipher: ChunkCipher,
     header: [u8; HEADER_LEN],
     header_sent: bool,
-    /// Plaintext of the chunk being filled; always shorter than a chunk between calls.
-    buf: Vec<u8>,
-    next: u64,
-    threads: usize,
+    chunks: Pending<ChunkCipher>,
 }
 
 impl std::fmt::Debug for Encryptor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "c2sp::Encryptor(chunk {}, key redacted)", self.next)
+        f.write_str("c2sp::Encryptor(key redacted)")
     }
 }
 
@@ -37,19 +34,13 @@ impl Encryptor {
         let mut header = [0u8; HEADER_LEN];
         header[..SALT_LEN].copy_from_slice(&salt);
         header[SALT_LEN..].copy_from_slice(&d.commitment);
-        Ok(Encryptor {
-            cipher: d.cipher,
-            header,
-            header_sent: false,
-            buf: Vec::with_capacity(CHUNK),
-            next: 0,
-            threads: crate::available_threads(),
-        })
+        let chunks = Pending::new(d.cipher, Dir::Seal, crate::available_threads());
+        Ok(Encryptor { header, header_sent: false, chunks })
     }
 
     /// Worker threads for large `update`s (default: all cores; 1 = the calling thread only).
     pub fn threads(mut self, n: usize) -> Self {
-        self.threads = n.max(1);
+        self.chunks.set_threads(n);
         self
     }
 
@@ -58,13 +49,20 @@ impl Encryptor {
     }
 
     pub(crate) fn cipher(&self) -> &ChunkCipher {
-        &self.cipher
+        self.chunks.scheme()
+    }
+
+    fn header_len(&self) -> usize {
+        if self.header_sent {
+            0
+        } else {
+            HEADER_LEN
+        }
     }
 
     /// Bytes the next `update` with `n` bytes of input appends.
     pub fn update_len(&self, n: usize) -> usize {
-        let header = if self.header_sent { 0 } else { HEADER_LEN };
-        header + (self.buf.len() + n) / CHUNK * WIRE_CHUNK
+        self.header_len() + self.chunks.update_len(n)
     }
 
     /// Encrypts `data`, appending the output to `out`.
@@ -77,43 +75,19 @@ impl Encryptor {
 
     /// Encrypts `data` into `out`, which must hold at least [`update_len`](Self::update_len)
     /// bytes; returns the bytes written. Nothing changes if `out` is too small.
-    pub fn update_into(&mut self, mut data: &[u8], out: &mut [u8]) -> Result<usize, Error> {
-        let need = self.update_len(data.len());
-        if out.len() < need {
-            return Err(Error::InvalidArgument(format!("output buffer must hold at least {need} bytes")));
-        }
-        let chunks = ((self.buf.len() + data.len()) / CHUNK) as u64;
-        if self.next + chunks >= scheme::MAX_CHUNKS {
-            return Err(Error::InvalidArgument("message longer than 2^38 chunks (4 PiB)".into()));
-        }
-        let mut w = 0;
-        if !self.header_sent {
-            out[..HEADER_LEN].copy_from_slice(&self.header);
-            (w, self.header_sent) = (HEADER_LEN, true);
-        }
-        if !self.buf.is_empty() {
-            let take = (CHUNK - self.buf.len()).min(data.len());
-            self.buf.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if self.buf.len() < CHUNK {
-                return Ok(w);
-            }
-            self.cipher.seal_to(self.next, false, &self.buf, &mut out[w..w + WIRE_CHUNK])?;
-            (w, self.next) = (w + WIRE_CHUNK, self.next + 1);
-            self.buf.clear();
-        }
-        let full = data.len() / CHUNK;
-        let (body, rest) = data.split_at(full * CHUNK);
-        // Indices were checked against the limit above, so sealing cannot fail.
-        seal_run(&self.cipher, self.next, body, false, &mut out[w..w + full * WIRE_CHUNK], self.threads);
-        (w, self.next) = (w + full * WIRE_CHUNK, self.next + full as u64);
-        self.buf.extend_from_slice(rest);
-        Ok(w)
+    pub fn update_into(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        room(out, self.update_len(data.len()))?;
+        let h = self.header_len();
+        // Chunks first: a message past the last index is refused with nothing changed.
+        let n = self.chunks.update_into(data, &mut out[h..])?;
+        out[..h].copy_from_slice(&self.header[..h]);
+        self.header_sent = true;
+        Ok(h + n)
     }
 
     /// Bytes [`finish`](Self::finish) appends.
     pub fn finish_len(&self) -> usize {
-        self.update_len(0) + self.buf.len() + TAG
+        self.header_len() + self.chunks.finish_len()
     }
 
     /// Seals the final chunk (short, possibly empty) and appends it to `out`.
@@ -126,22 +100,11 @@ impl Encryptor {
 
     /// Like [`finish`](Self::finish) into a buffer of at least
     /// [`finish_len`](Self::finish_len) bytes; returns the bytes written.
-    pub fn finish_into(mut self, out: &mut [u8]) -> Result<usize, Error> {
-        let need = self.finish_len();
-        if out.len() < need {
-            return Err(Error::InvalidArgument(format!("output buffer must hold at least {need} bytes")));
-        }
-        let w = self.update_into(&[], out)?;
-        self.cipher.seal_to(self.next, true, &self.buf, &mut out[w..need])?;
-        self.buf.fill(0);
-        Ok(need)
-    }
-}
-
-impl Drop for Encryptor {
-    fn drop(&mut self) {
-        // Buffered plaintext is the caller's secret too.
-        self.buf.fill(0);
+    pub fn finish_into(self, out: &mut [u8]) -> Result<usize, Error> {
+        room(out, self.finish_len())?;
+        let h = self.header_len();
+        out[..h].copy_from_slice(&self.header[..h]);
+        Ok(h + self.chunks.finish_into(&mut out[h..])?)
     }
 }
 
@@ -154,17 +117,14 @@ pub struct Decryptor {
     context: Vec<u8>,
     /// Salt and commitment until they are complete and checked.
     header: Vec<u8>,
-    cipher: Option<ChunkCipher>,
-    /// Ciphertext of the chunk being filled; always shorter than a wire chunk between calls.
-    buf: Vec<u8>,
-    next: u64,
+    chunks: Option<Pending<ChunkCipher>>,
     threads: usize,
     failed: Option<Error>,
 }
 
 impl std::fmt::Debug for Decryptor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "c2sp::Decryptor(chunk {}, key redacted)", self.next)
+        f.write_str("c2sp::Decryptor(key redacted)")
     }
 }
 
@@ -175,9 +135,7 @@ impl Decryptor {
             key: key.clone(),
             context: context.to_vec(),
             header: Vec::with_capacity(HEADER_LEN),
-            cipher: None,
-            buf: Vec::new(),
-            next: 0,
+            chunks: None,
             threads: crate::available_threads(),
             failed: None,
         })
@@ -186,17 +144,19 @@ impl Decryptor {
     /// Worker threads for large `update`s (default: all cores; 1 = the calling thread only).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n.max(1);
+        if let Some(c) = &mut self.chunks {
+            c.set_threads(n);
+        }
         self
     }
 
     /// Bytes the next `update` with `n` bytes of input appends (at most).
     pub fn update_len(&self, n: usize) -> usize {
-        let body = if self.cipher.is_some() {
-            self.buf.len() + n
-        } else {
-            n.saturating_sub(HEADER_LEN - self.header.len())
-        };
-        body / WIRE_CHUNK * CHUNK
+        match &self.chunks {
+            Some(c) => c.update_len(n),
+            // As if the rest of the header had come and the chunks started empty.
+            None => n.saturating_sub(HEADER_LEN - self.header.len()) / scheme::WIRE_CHUNK * scheme::CHUNK,
+        }
     }
 
     /// Decrypts `data`, appending the plaintext of every chunk it completes to `out`.
@@ -214,10 +174,7 @@ impl Decryptor {
         if let Some(e) = &self.failed {
             return Err(scheme::repeat(e));
         }
-        let need = self.update_len(data.len());
-        if out.len() < need {
-            return Err(Error::InvalidArgument(format!("output buffer must hold at least {need} bytes")));
-        }
+        room(out, self.update_len(data.len()))?;
         let r = self.update_inner(data, out);
         if let Err(e) = &r {
             self.failed = Some(scheme::repeat(e));
@@ -226,7 +183,7 @@ impl Decryptor {
     }
 
     fn update_inner(&mut self, mut data: &[u8], out: &mut [u8]) -> Result<usize, Error> {
-        if self.cipher.is_none() {
+        if self.chunks.is_none() {
             let take = (HEADER_LEN - self.header.len()).min(data.len());
             self.header.extend_from_slice(&data[..take]);
             data = &data[take..];
@@ -234,38 +191,17 @@ impl Decryptor {
                 return Ok(0);
             }
             let header: &[u8; HEADER_LEN] = self.header[..].try_into().expect("header is complete");
-            self.cipher = Some(open_header(&self.key, &self.context, header)?);
+            let cipher = open_header(&self.key, &self.context, header)?;
+            self.chunks = Some(Pending::new(cipher, Dir::Open, self.threads));
         }
-        let cipher = self.cipher.as_ref().expect("keyed above");
-        let chunks = ((self.buf.len() + data.len()) / WIRE_CHUNK) as u64;
-        if self.next + chunks >= scheme::MAX_CHUNKS {
-            return Err(Error::InvalidArgument("message longer than 2^38 chunks (4 PiB)".into()));
-        }
-        // A complete wire chunk is never the final one (that one is always shorter), so it can
-        // be opened and released now; a message ending on a boundary fails in `finish`.
-        let mut w = 0;
-        if !self.buf.is_empty() {
-            let take = (WIRE_CHUNK - self.buf.len()).min(data.len());
-            self.buf.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if self.buf.len() < WIRE_CHUNK {
-                return Ok(0);
-            }
-            cipher.open_to(self.next, false, &self.buf, &mut out[..CHUNK])?;
-            (w, self.next) = (CHUNK, self.next + 1);
-            self.buf.clear();
-        }
-        let full = data.len() / WIRE_CHUNK;
-        let (body, rest) = data.split_at(full * WIRE_CHUNK);
-        open_run(cipher, self.next, body, false, &mut out[w..w + full * CHUNK], self.threads)?;
-        (w, self.next) = (w + full * CHUNK, self.next + full as u64);
-        self.buf.extend_from_slice(rest);
-        Ok(w)
+        // A complete wire chunk is never the final one (that one is always shorter), so it is
+        // opened and released at once; a message ending on a boundary fails in `finish`.
+        self.chunks.as_mut().expect("keyed above").update_into(data, out)
     }
 
     /// Bytes [`finish`](Self::finish) appends (at most).
     pub fn finish_len(&self) -> usize {
-        self.buf.len().saturating_sub(TAG)
+        self.chunks.as_ref().map_or(0, Pending::finish_len)
     }
 
     /// Opens the final chunk and appends its plaintext to `out`. Fails if the message ended
@@ -283,15 +219,12 @@ impl Decryptor {
         if let Some(e) = &self.failed {
             return Err(scheme::repeat(e));
         }
-        let Some(cipher) = &self.cipher else {
+        let Some(chunks) = self.chunks else {
             return Err(scheme::short_header());
         };
-        let n = self.finish_len();
-        if out.len() < n {
-            return Err(Error::InvalidArgument(format!("output buffer must hold at least {n} bytes")));
-        }
-        // `open` rejects a final piece shorter than a tag (or absent) as truncation.
-        cipher.open_to(self.next, true, &self.buf, &mut out[..n])
+        room(out, chunks.finish_len())?;
+        // The scheme rejects a final piece shorter than a tag (or absent) as truncation.
+        chunks.finish_into(out)
     }
 }
 
@@ -307,14 +240,10 @@ pub(crate) fn open_header(
     Ok(d.cipher)
 }
 
-/// Appends `n` bytes of room to `out` and returns where they start. An empty vector gets a
-/// fresh zeroed allocation (huge-page backed when large) instead of a memset.
-fn grow(out: &mut Vec<u8>, n: usize) -> usize {
-    if out.is_empty() && out.capacity() < n {
-        *out = crate::mem::output_buffer(n);
-        return 0;
+/// Refuses an output buffer shorter than `need`, before anything changes.
+fn room(out: &[u8], need: usize) -> Result<(), Error> {
+    if out.len() < need {
+        return Err(Error::InvalidArgument(format!("output buffer must hold at least {need} bytes")));
     }
-    let at = out.len();
-    out.resize(at + n, 0);
-    at
+    Ok(())
 }

@@ -2,20 +2,17 @@
 //!
 //! Opening checks the commitment, then the message length (from the input's size: not every
 //! length is valid) and then opens the final chunk, as the spec requires before a seek relative
-//! to the end: after that, [`Reader::len`] is authenticated. Reads decrypt a window of up to 64
-//! chunks (1 MiB) around the position on the one executor (`stream::open_run`), and return bytes
+//! to the end: after that, [`Reader::len`] is authenticated. Reads decrypt a batch of chunks
+//! (1 MiB) around the position with the stream engine's reader and executor, and return bytes
 //! only from chunks that authenticated.
 
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::push::open_header;
-use super::scheme::{self, ChunkCipher, CHUNK, HEADER_LEN, TAG, WIRE_CHUNK};
+use super::scheme::{self, ChunkCipher, HEADER_LEN};
 use super::Key;
 use crate::error::Error;
-use crate::stream::{open_run, read_full};
-
-/// Chunks decrypted per window.
-const WINDOW: usize = 64;
+use crate::stream::{read_full, ChunkReader};
 
 /// Decrypting, seekable reader over a c2sp-chunked message.
 ///
@@ -34,27 +31,14 @@ const WINDOW: usize = 64;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Reader<R> {
-    inner: R,
-    cipher: ChunkCipher,
-    /// Input offset of chunk 0.
-    start: u64,
-    /// Authenticated plaintext length and chunk count (including the final chunk).
+    chunks: ChunkReader<R, ChunkCipher>,
+    /// The plaintext length, authenticated by the final chunk.
     len: u64,
-    chunks: u64,
-    pos: u64,
-    threads: usize,
-    /// Decrypted window: chunks `first..first + good` authenticated; `failed` is the chunk
-    /// after them when it did not.
-    first: u64,
-    good: usize,
-    failed: Option<(u64, Error)>,
-    plain: Vec<u8>,
-    wire: Vec<u8>,
 }
 
 impl<R> std::fmt::Debug for Reader<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "c2sp::Reader({} bytes at {}, key redacted)", self.len, self.pos)
+        write!(f, "c2sp::Reader({} bytes, key redacted)", self.len)
     }
 }
 
@@ -68,33 +52,18 @@ impl<R: Read + Seek> Reader<R> {
             return Err(scheme::short_header());
         }
         let cipher = open_header(key, context, &header)?;
-        let total = inner.seek(SeekFrom::End(0))? - base;
-        let (len, chunks) = scheme::opened_len(total)?;
-        let mut r = Reader {
-            inner,
-            cipher,
-            start: base + HEADER_LEN as u64,
-            len,
-            chunks,
-            pos: 0,
-            threads: crate::available_threads(),
-            first: 0,
-            good: 0,
-            failed: None,
-            plain: vec![0; WINDOW * CHUNK],
-            wire: vec![0; WINDOW * WIRE_CHUNK],
-        };
+        // Lengths no message has are refused as the spec says, before any chunk is read.
+        scheme::opened_len(inner.seek(SeekFrom::End(0))? - base)?;
+        inner.seek(SeekFrom::Start(base + HEADER_LEN as u64))?;
+        let mut chunks = ChunkReader::new(inner, cipher, crate::available_threads());
         // The final chunk first: it authenticates the length.
-        r.load(chunks - 1)?;
-        if let Some((_, e)) = r.failed.take() {
-            return Err(e);
-        }
-        Ok(r)
+        let len = chunks.plaintext_len()?;
+        Ok(Reader { chunks, len })
     }
 
     /// Worker threads for each window (default: all cores).
     pub fn threads(mut self, n: usize) -> Self {
-        self.threads = n.max(1);
+        self.chunks.set_threads(n);
         self
     }
 
@@ -110,80 +79,19 @@ impl<R: Read + Seek> Reader<R> {
 
     /// Gives back the input.
     pub fn into_inner(self) -> R {
-        self.inner
-    }
-
-    /// Decrypts the window starting at chunk `first`. I/O errors are returned; authentication
-    /// failures are kept in `failed` so the chunks before them stay readable.
-    fn load(&mut self, first: u64) -> Result<(), Error> {
-        let k = (WINDOW as u64).min(self.chunks - first) as usize;
-        let has_final = first + k as u64 == self.chunks;
-        let full = if has_final { k - 1 } else { k };
-        let final_len =
-            if has_final { (self.len - (self.chunks - 1) * CHUNK as u64) as usize + TAG } else { 0 };
-        let wire_len = full * WIRE_CHUNK + final_len;
-        (self.first, self.good, self.failed) = (first, 0, None);
-        self.inner.seek(SeekFrom::Start(self.start + first * WIRE_CHUNK as u64))?;
-        if read_full(&mut self.inner, &mut self.wire[..wire_len])? < wire_len {
-            // The input shrank after its length was authenticated.
-            self.failed = Some((first, Error::Truncated(self.chunks - 1)));
-            return Ok(());
-        }
-        // The final chunk is opened as such, so a window that holds it also authenticates it.
-        let wire = &self.wire[..wire_len];
-        match open_run(&self.cipher, first, wire, has_final, &mut self.plain, self.threads) {
-            Ok(_) => self.good = k,
-            Err(e) => {
-                // Runs report the lowest failing chunk; those before it authenticated.
-                let bad = match e {
-                    Error::ChunkAuth(i) if i >= first => i,
-                    _ => first,
-                };
-                self.good = (bad - first) as usize;
-                self.failed = Some((bad, e));
-            }
-        }
-        Ok(())
+        self.chunks.into_inner()
     }
 }
 
 impl<R: Read + Seek> Read for Reader<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if out.is_empty() || self.pos >= self.len {
-            return Ok(0);
-        }
-        let chunk = self.pos / CHUNK as u64;
-        let in_window = chunk >= self.first && chunk - self.first < WINDOW as u64;
-        let slot = chunk.wrapping_sub(self.first) as usize;
-        let is_bad = matches!(&self.failed, Some((bad, _)) if *bad == chunk);
-        if !in_window || (slot >= self.good && !is_bad) {
-            self.load(chunk).map_err(Error::into_io)?;
-        }
-        let slot = (chunk - self.first) as usize;
-        if slot >= self.good {
-            let (_, e) = self.failed.as_ref().expect("a chunk that is not good failed");
-            return Err(scheme::repeat(e).into_io());
-        }
-        // Everything authenticated from the position to the end of the good chunks.
-        let at = (self.pos - self.first * CHUNK as u64) as usize;
-        let end = (self.good * CHUNK).min((self.len - self.first * CHUNK as u64) as usize);
-        let n = (end - at).min(out.len());
-        out[..n].copy_from_slice(&self.plain[at..at + n]);
-        self.pos += n as u64;
-        Ok(n)
+        self.chunks.read(out)
     }
 }
 
 impl<R: Read + Seek> Seek for Reader<R> {
     /// Positions are plaintext offsets; `End` is relative to the authenticated length.
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let target = match to {
-            SeekFrom::Start(n) => Some(n),
-            SeekFrom::End(d) => self.len.checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        self.pos =
-            target.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
-        Ok(self.pos)
+        self.chunks.seek(to)
     }
 }

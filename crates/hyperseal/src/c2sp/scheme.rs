@@ -130,9 +130,7 @@ impl ChunkCipher {
     /// nonce = base nonce XOR the index as a big-endian integer as wide as the nonce. Refuses
     /// indices past [`MAX_CHUNKS`], so a nonce is never reused within a message.
     fn nonce(&self, index: u64) -> Result<Nonce, Error> {
-        if index >= MAX_CHUNKS {
-            return Err(Error::InvalidArgument("message longer than 2^38 chunks (4 PiB)".into()));
-        }
+        self.check_index(index)?;
         let mut n = *self.base;
         for (b, i) in n[NONCE_LEN - 8..].iter_mut().zip(index.to_be_bytes()) {
             *b ^= i;
@@ -197,6 +195,13 @@ impl ChunkScheme for ChunkCipher {
             .open_separate_gather(nonce, Aad::empty(), body, tag, &mut out[..body.len()])
             .map_err(|_| Error::ChunkAuth(index))?;
         Ok(body.len())
+    }
+
+    fn check_index(&self, index: u64) -> Result<(), Error> {
+        if index >= MAX_CHUNKS {
+            return Err(Error::InvalidArgument("message longer than 2^38 chunks (4 PiB)".into()));
+        }
+        Ok(())
     }
 }
 

@@ -258,6 +258,23 @@ fn chunk_counter_limit() {
     assert!(d.cipher.open_to(scheme::MAX_CHUNKS, true, &out, &mut []).is_err());
 }
 
+/// Pushed chunks stop before the limit too: with the index two short of it, one chunk goes
+/// and the next `update` is refused with nothing written (the final chunk keeps the last
+/// index), and `finish` still seals at the last index.
+#[test]
+fn pushed_chunks_stop_at_the_limit() {
+    use crate::stream::{Dir, Pending};
+    let d = scheme::derive(Params::COBBLESTONE_128, &[7u8; 16], &[0; 24], b"").unwrap();
+    let mut p = Pending::new(d.cipher, Dir::Seal, 1).at_index(scheme::MAX_CHUNKS - 2);
+    let mut out = Vec::new();
+    p.update(&data(CHUNK + 1), &mut out).unwrap();
+    assert_eq!(out.len(), WIRE_CHUNK);
+    assert!(matches!(p.update(&data(CHUNK), &mut out), Err(Error::InvalidArgument(_))));
+    assert_eq!(out.len(), WIRE_CHUNK, "nothing written by the refused update");
+    p.finish(&mut out).unwrap();
+    assert_eq!(out.len(), WIRE_CHUNK + 1 + scheme::TAG);
+}
+
 /// The C2SP vectors (SHA-256 instantiation, as the spec recommends) shipped in pyca's
 /// `cryptography_vectors` 50.0.2, extracted by `make c2sp-vectors`. They cover the derivation
 /// (aead_key, base_nonce) and the chunk layer, including ChaCha20-Poly1305.

@@ -29,7 +29,8 @@ mod reader;
 pub(crate) use batch::read_full;
 pub(crate) use engine::{open_run, seal_run, sealed_len, stream, Dir, Input};
 pub use push::StreamWriter;
-pub(crate) use push::{PayloadOpener, PayloadSealer};
+pub(crate) use push::{grow, PayloadOpener, PayloadSealer, Pending};
+pub(crate) use reader::ChunkReader;
 pub use reader::StreamReader;
 
 use zeroize::Zeroizing;
@@ -60,6 +61,11 @@ pub(crate) trait ChunkScheme: Sync {
     fn open(&self, index: u64, last: bool, buf: &mut [u8]) -> Result<usize, Error>;
     /// Opens `ct` (ciphertext ‖ tag) into `out`; returns the plaintext length.
     fn open_to(&self, index: u64, last: bool, ct: &[u8], out: &mut [u8]) -> Result<usize, Error>;
+    /// Refuses a chunk index past the scheme's last nonce, before anything is processed. STREAM's
+    /// 88-bit index is never reached (a file would be 2^104 bytes).
+    fn check_index(&self, _index: u64) -> Result<(), Error> {
+        Ok(())
+    }
 }
 
 /// Seals and opens STREAM payload chunks by position. Crate-private: a caller choosing positions could

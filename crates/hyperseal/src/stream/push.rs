@@ -11,12 +11,17 @@ use std::io::{self, Write};
 use zeroize::Zeroizing;
 
 use super::engine::{open_run, seal_run, Dir};
-use super::{ready, ChunkCipher};
+use super::{ChunkCipher, ChunkScheme};
 use crate::error::Error;
+use crate::format::TAG_LEN;
 
-/// Holds back at most one chunk; the rest goes through `seal_run`/`open_run` in place.
-struct Pending {
-    cipher: ChunkCipher,
+/// Push state over any [`ChunkScheme`]: holds back at most one chunk (what the scheme's
+/// final-chunk rule cannot release yet); the rest goes through `seal_run`/`open_run` straight
+/// from the caller's piece into the caller's buffer. The `_into` calls write exactly what the
+/// `_len` calls say (at most, when opening), which is what buffers of a fixed size (pyca's
+/// `update_into`, Python `bytes`) need.
+pub(crate) struct Pending<S: ChunkScheme> {
+    scheme: S,
     dir: Dir,
     next: u64,
     /// Input of the chunk being collected (plaintext when sealing: zeroized).
@@ -24,79 +29,149 @@ struct Pending {
     threads: usize,
 }
 
-impl Pending {
-    fn new(cipher: ChunkCipher, dir: Dir, threads: usize) -> Self {
-        Pending { cipher, dir, next: 0, held: Zeroizing::new(Vec::new()), threads }
+impl<S: ChunkScheme> Pending<S> {
+    pub(crate) fn new(scheme: S, dir: Dir, threads: usize) -> Self {
+        Pending { scheme, dir, next: 0, held: Zeroizing::new(Vec::new()), threads }
     }
 
-    fn stride(&self) -> usize {
+    pub(crate) fn scheme(&self) -> &S {
+        &self.scheme
+    }
+
+    /// Starts at chunk `index` instead of 0, to test the index limits without sealing 2^38
+    /// chunks first.
+    #[cfg(test)]
+    pub(crate) fn at_index(mut self, index: u64) -> Self {
+        self.next = index;
+        self
+    }
+
+    /// Worker threads for large pieces (1 = the calling thread only).
+    pub(crate) fn set_threads(&mut self, n: usize) {
+        self.threads = n.max(1);
+    }
+
+    /// Input and output bytes per full chunk.
+    fn strides(&self) -> (usize, usize) {
+        let (pt, ct) = (self.scheme.chunk_size(), self.scheme.chunk_size() + TAG_LEN);
         match self.dir {
-            Dir::Seal => self.cipher.chunk_size(),
-            Dir::Open => self.cipher.full(),
+            Dir::Seal => (pt, ct),
+            Dir::Open => (ct, pt),
         }
     }
 
-    /// Processes `input` (whole chunks, the final one among them iff `ends`), appending to `out`.
-    fn process(&mut self, input: &[u8], ends: bool, out: &mut Vec<u8>) -> Result<(), Error> {
-        if input.is_empty() && !ends {
-            return Ok(());
-        }
-        let start = out.len();
-        let room = match self.dir {
-            Dir::Seal => super::sealed_len(self.cipher.chunk_size(), input.len()),
-            Dir::Open => input.len(),
-        };
-        out.resize(start + room, 0);
-        let n = match self.dir {
-            Dir::Seal => {
-                seal_run(&self.cipher, self.next, input, ends, &mut out[start..], self.threads);
-                room
-            }
-            Dir::Open => open_run(&self.cipher, self.next, input, ends, &mut out[start..], self.threads)
-                .inspect_err(|_| out.truncate(start))?,
-        };
-        out.truncate(start + n);
-        // Chunks are counted exactly as `seal_run`/`open_run` frame them: whole strides, plus
-        // the final chunk's framing when the run ends. The index must move past every chunk
-        // used, or the next one would reuse its nonce (`tests::every_path_gives_the_same_bytes`).
-        let chunks = if ends {
-            ready(input.len(), self.stride(), true, self.next).0
-        } else {
-            input.len() / self.stride()
-        };
-        self.next += chunks as u64;
-        Ok(())
+    /// Non-final chunks that `n` more bytes would complete and release.
+    fn releasable(&self, n: usize) -> usize {
+        self.scheme.ready(self.held.len() + n, self.strides().0, false, self.next).0
     }
 
-    fn update(&mut self, mut data: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
-        let stride = self.stride();
+    /// Bytes [`update_into`](Self::update_into) writes for `n` bytes of input.
+    pub(crate) fn update_len(&self, n: usize) -> usize {
+        self.releasable(n) * self.strides().1
+    }
+
+    /// Processes the chunks that `data` completes into `out` (at least `update_len` bytes);
+    /// returns the bytes written. When opening, on error `out` holds unauthenticated bytes.
+    pub(crate) fn update_into(&mut self, mut data: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        let ((stride, out_stride), total) = (self.strides(), self.releasable(data.len()));
+        if total == 0 {
+            self.held.extend_from_slice(data);
+            return Ok(0);
+        }
+        // Refused before anything changes: past the scheme's last index a nonce would repeat,
+        // and the final chunk still needs an index after these.
+        self.scheme.check_index(self.next + total as u64)?;
+        let mut w = 0;
+        let mut run = total;
         if !self.held.is_empty() {
-            let k = (stride - self.held.len()).min(data.len());
+            // Releasing anything means the held chunk is complete and something follows it.
+            let k = stride - self.held.len();
             self.held.extend_from_slice(&data[..k]);
             data = &data[k..];
-            if data.is_empty() {
-                return Ok(());
-            }
-            // A whole held chunk with more after it: not the final one.
-            let held = std::mem::take(&mut self.held);
-            self.process(&held, false, out)?;
-            self.held = held;
+            w = match self.dir {
+                Dir::Seal => {
+                    self.scheme.seal_to(self.next, false, &self.held, &mut out[..out_stride])?;
+                    out_stride
+                }
+                Dir::Open => self.scheme.open_to(self.next, false, &self.held, &mut out[..out_stride])?,
+            };
+            (self.next, run) = (self.next + 1, run - 1);
             self.held.clear();
         }
-        let (n, _) = ready(data.len(), stride, false, self.next);
-        self.process(&data[..n * stride], false, out)?;
-        self.held.extend_from_slice(&data[n * stride..]);
-        Ok(())
+        let (body, rest) = data.split_at(run * stride);
+        let to = &mut out[w..w + run * out_stride];
+        w += match self.dir {
+            Dir::Seal => {
+                seal_run(&self.scheme, self.next, body, false, to, self.threads);
+                to.len()
+            }
+            Dir::Open => open_run(&self.scheme, self.next, body, false, to, self.threads)?,
+        };
+        // The index moves past every chunk used, or the next one would reuse its nonce
+        // (`tests::every_path_gives_the_same_bytes`).
+        self.next += run as u64;
+        self.held.extend_from_slice(rest);
+        Ok(w)
     }
 
-    fn finish(mut self, out: &mut Vec<u8>) -> Result<(), Error> {
-        let held = std::mem::take(&mut self.held);
-        self.process(&held, true, out)
+    /// Bytes [`finish_into`](Self::finish_into) writes (at most, when opening).
+    pub(crate) fn finish_len(&self) -> usize {
+        let (chunks, _) = self.scheme.ready(self.held.len(), self.strides().0, true, self.next);
+        match self.dir {
+            Dir::Seal => self.held.len() + chunks * TAG_LEN,
+            Dir::Open => self.held.len().saturating_sub(chunks * TAG_LEN),
+        }
+    }
+
+    /// Processes what is held as the end of the payload, into `out` (at least `finish_len`
+    /// bytes); returns the bytes written. Opening fails if the payload was cut short.
+    pub(crate) fn finish_into(self, out: &mut [u8]) -> Result<usize, Error> {
+        let n = self.finish_len();
+        let (chunks, _) = self.scheme.ready(self.held.len(), self.strides().0, true, self.next);
+        if let Some(last) = (self.next + chunks as u64).checked_sub(1) {
+            self.scheme.check_index(last)?;
+        }
+        match self.dir {
+            Dir::Seal => {
+                seal_run(&self.scheme, self.next, &self.held, true, &mut out[..n], self.threads);
+                Ok(n)
+            }
+            Dir::Open => open_run(&self.scheme, self.next, &self.held, true, out, self.threads),
+        }
+    }
+
+    /// [`update_into`](Self::update_into), appending to `out`; nothing unauthenticated stays
+    /// in it on error.
+    pub(crate) fn update(&mut self, data: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
+        let at = grow(out, self.update_len(data.len()));
+        let r = self.update_into(data, &mut out[at..]);
+        out.truncate(at + *r.as_ref().unwrap_or(&0));
+        r.map(|_| ())
+    }
+
+    /// [`finish_into`](Self::finish_into), appending to `out`.
+    pub(crate) fn finish(self, out: &mut Vec<u8>) -> Result<(), Error> {
+        let at = grow(out, self.finish_len());
+        let r = self.finish_into(&mut out[at..]);
+        out.truncate(at + *r.as_ref().unwrap_or(&0));
+        r.map(|_| ())
     }
 }
 
+/// Appends `n` bytes of room to `out` and returns where they start. An empty vector gets a
+/// fresh zeroed allocation (huge-page backed when large) instead of a memset.
+pub(crate) fn grow(out: &mut Vec<u8>, n: usize) -> usize {
+    if out.is_empty() && out.capacity() < n {
+        *out = crate::mem::output_buffer(n);
+        return 0;
+    }
+    let at = out.len();
+    out.resize(at + n, 0);
+    at
+}
+
 /// Seals a payload pushed in pieces.
-pub(crate) struct PayloadSealer(Pending);
+pub(crate) struct PayloadSealer(Pending<ChunkCipher>);
 
 impl PayloadSealer {
     pub(crate) fn new(cipher: ChunkCipher, threads: usize) -> Self {
@@ -113,7 +188,7 @@ impl PayloadSealer {
 }
 
 /// Opens a payload pushed in pieces; releases only authenticated plaintext.
-pub(crate) struct PayloadOpener(Pending);
+pub(crate) struct PayloadOpener(Pending<ChunkCipher>);
 
 impl PayloadOpener {
     pub(crate) fn new(cipher: ChunkCipher, threads: usize) -> Self {

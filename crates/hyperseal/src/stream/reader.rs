@@ -1,4 +1,5 @@
-//! `Read` (and, on seekable inputs, `Seek`) adapter that decrypts a payload.
+//! `Read` (and, on seekable inputs, `Seek`) adapter that decrypts a payload, over any
+//! [`ChunkScheme`]: [`StreamReader`] for STREAM payloads, `c2sp::Reader` for C2SP messages.
 //!
 //! Plaintext is released only from chunks that authenticated. Random access authenticates the
 //! final chunk first, so the plaintext length it reports is trusted, then decrypts only the
@@ -14,10 +15,10 @@ use crate::format::TAG_LEN;
 /// Plaintext per batch: the most a seek-and-read decrypts beyond what it returns.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// Decrypting reader.
-pub struct StreamReader<R> {
+/// Decrypting reader over the chunks of scheme `S`.
+pub(crate) struct ChunkReader<R, S> {
     inner: R,
-    cipher: ChunkCipher,
+    cipher: S,
     layout: Layout,
     batch: Batch,
     filler: Filler,
@@ -31,12 +32,12 @@ pub struct StreamReader<R> {
     len: Option<u64>,
 }
 
-impl<R: Read> StreamReader<R> {
+impl<R: Read, S: ChunkScheme> ChunkReader<R, S> {
     /// Wraps `inner`, positioned at the first payload chunk. `threads > 1` opens the chunks of
     /// a batch in parallel.
-    pub(crate) fn new(inner: R, cipher: ChunkCipher, threads: usize) -> Self {
+    pub(crate) fn new(inner: R, cipher: S, threads: usize) -> Self {
         let layout = Layout::new(Dir::Open, cipher.chunk_size(), BATCH_BYTES);
-        StreamReader {
+        ChunkReader {
             inner,
             batch: Batch::default(),
             filler: Filler::starting_at(0),
@@ -51,8 +52,12 @@ impl<R: Read> StreamReader<R> {
     }
 
     /// Consumes the reader, returning the inner reader.
-    pub fn into_inner(self) -> R {
+    pub(crate) fn into_inner(self) -> R {
         self.inner
+    }
+
+    pub(crate) fn set_threads(&mut self, n: usize) {
+        self.threads = n.max(1);
     }
 
     fn chunk_of(&self, pos: u64) -> (u64, usize) {
@@ -61,7 +66,7 @@ impl<R: Read> StreamReader<R> {
     }
 }
 
-impl<R: Read> Read for StreamReader<R> {
+impl<R: Read, S: ChunkScheme> Read for ChunkReader<R, S> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         if out.is_empty() {
             return Ok(0);
@@ -95,9 +100,9 @@ impl<R: Read> Read for StreamReader<R> {
     }
 }
 
-impl<R: Read + Seek> StreamReader<R> {
+impl<R: Read + Seek, S: ChunkScheme> ChunkReader<R, S> {
     /// The plaintext length, after authenticating the final chunk. Seekable inputs only.
-    pub fn plaintext_len(&mut self) -> Result<u64, Error> {
+    pub(crate) fn plaintext_len(&mut self) -> Result<u64, Error> {
         if let Some(len) = self.len {
             return Ok(len);
         }
@@ -136,7 +141,7 @@ impl<R: Read + Seek> StreamReader<R> {
     }
 }
 
-impl<R: Read + Seek> Seek for StreamReader<R> {
+impl<R: Read + Seek, S: ChunkScheme> Seek for ChunkReader<R, S> {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
         let len = self.plaintext_len().map_err(Error::into_io)?;
         let target = match to {
@@ -145,15 +150,53 @@ impl<R: Read + Seek> Seek for StreamReader<R> {
             SeekFrom::Current(d) => self.pos.checked_add_signed(d),
         }
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        // Kept only when the target is in the loaded batch's authenticated chunks: a seek past a
+        // damaged chunk loads a batch from the target on, so what follows the damage reads.
         let in_batch = self.loaded && {
             let (chunk, _) = self.chunk_of(target);
-            chunk >= self.batch.first && chunk < self.batch.first + self.batch.lens.len() as u64
+            chunk >= self.batch.first && chunk < self.batch.first + self.batch.good_slots() as u64
         };
         if !in_batch {
             self.reposition(target)?;
         }
         self.pos = target;
         Ok(target)
+    }
+}
+
+/// Decrypting reader over a STREAM payload (from [`Decryptor::into_reader`]): `Read`, and on a
+/// seekable input `Seek` with an authenticated [`plaintext_len`](StreamReader::plaintext_len).
+///
+/// [`Decryptor::into_reader`]: crate::Decryptor::into_reader
+pub struct StreamReader<R>(ChunkReader<R, ChunkCipher>);
+
+impl<R: Read> StreamReader<R> {
+    pub(crate) fn new(inner: R, cipher: ChunkCipher, threads: usize) -> Self {
+        StreamReader(ChunkReader::new(inner, cipher, threads))
+    }
+
+    /// Consumes the reader, returning the inner reader.
+    pub fn into_inner(self) -> R {
+        self.0.into_inner()
+    }
+}
+
+impl<R: Read + Seek> StreamReader<R> {
+    /// The plaintext length, after authenticating the final chunk. Seekable inputs only.
+    pub fn plaintext_len(&mut self) -> Result<u64, Error> {
+        self.0.plaintext_len()
+    }
+}
+
+impl<R: Read> Read for StreamReader<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        self.0.read(out)
+    }
+}
+
+impl<R: Read + Seek> Seek for StreamReader<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.0.seek(to)
     }
 }
 
