@@ -127,7 +127,7 @@ fn aead_case(rng: &mut Rng, case: u32) -> Result<(), String> {
     let key = rng.bytes(32);
     let aad_len = rng.below(65) as usize;
     let aad = rng.bytes(aad_len);
-    // Mostly 0–4 KiB; one case in 16 spans several of the AEAD's 16 KiB seal pieces.
+    // Mostly 0–4 KiB; one case in 16 is 16–48 KiB, several of the AEAD's seal pieces.
     let pt_len = if rng.below(16) == 0 {
         (16 << 10) * (1 + rng.below(3) as usize) + rng.below(129) as usize - 64
     } else {

@@ -39,9 +39,10 @@ const BLOCK: usize = 64;
 /// (counted in `u64`: on wasm32 `usize` cannot even reach it).
 const MAX_BLOCKS: u64 = u32::MAX as u64;
 /// Bytes encrypted then MACed at a time when sealing: small enough that the piece is still in
-/// the L1/L2 cache when Poly1305 reads it back, large enough that the per-call set-up of both
+/// the L1 cache when Poly1305 reads it back, large enough that the per-call set-up of both
 /// loops is negligible. A multiple of 64, so every piece but the last is whole keystream blocks.
-const PIECE: usize = 16 * 1024;
+/// Measured in Node 20 (1 MiB seals): 1 KiB 750 MB/s, 4 KiB 810, 16 KiB 785, 64 KiB 700.
+const PIECE: usize = 4 * 1024;
 
 /// The AEAD over a ChaCha20 variant `C` with an `N`-byte nonce.
 pub struct ChaChaPoly1305<C, N: ArraySize> {
