@@ -2,7 +2,8 @@
 //!
 //! SHA-2, SHA-3 and (legacy) SHA-1 come from aws-lc-rs (RustCrypto on wasm32); BLAKE2b-512, SM3 and (legacy) MD5
 //! from RustCrypto because aws-lc-rs has none of them; BLAKE3 from the official crate, whose
-//! SIMD and multithreaded paths make it the fastest choice for whole files.
+//! SIMD and tree structure (hashed on all cores, `blake3_file.rs`) make it the fastest choice for
+//! whole files.
 //!
 //! MD5 and SHA-1 are broken for collision resistance. They exist only so that hyperseal can
 //! check old checksum lists, and they are reachable only under the explicit names
@@ -20,11 +21,11 @@ use blake2::Digest as _;
 
 use crate::{Error, Result};
 
-/// Files at least this large are hashed with BLAKE3's memory-mapped, multithreaded path.
+/// Files larger than this are hashed with BLAKE3 on all cores, in 1 MiB subtrees.
 ///
 /// Below it the thread hand-off costs more than it saves (BLAKE3's own docs put the
-/// break-even near 128 KiB; mmap setup pushes it a little higher).
-pub const BLAKE3_PARALLEL_THRESHOLD: u64 = 1 << 20;
+/// break-even near 128 KiB), and a file of one piece has nothing to split.
+pub const BLAKE3_PARALLEL_THRESHOLD: u64 = (1 << 20) + 1;
 
 /// A digest algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -267,20 +268,15 @@ pub fn hash_reader(algorithm: Algorithm, reader: impl Read) -> Result<Vec<u8>> {
 
 /// Hashes a file (native only: files and threads).
 ///
-/// For BLAKE3 and files of at least [`BLAKE3_PARALLEL_THRESHOLD`] bytes this memory-maps the
-/// file and hashes it on all cores (`update_mmap_rayon`); everything else streams in 64 KiB
-/// reads.
+/// For BLAKE3 and files of at least [`BLAKE3_PARALLEL_THRESHOLD`] bytes the file is hashed in
+/// 1 MiB subtrees on all cores (`blake3_file.rs`); everything else streams in 64 KiB reads.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn hash_file(algorithm: Algorithm, path: impl AsRef<Path>) -> Result<Vec<u8>> {
-    let path = path.as_ref();
-    let file = File::open(path)?;
+    let file = File::open(path.as_ref())?;
     if algorithm == Algorithm::Blake3 {
         let meta = file.metadata()?;
         if meta.is_file() && meta.len() >= BLAKE3_PARALLEL_THRESHOLD {
-            drop(file);
-            let mut h = blake3::Hasher::new();
-            h.update_mmap_rayon(path)?;
-            return Ok(h.finalize().as_bytes().to_vec());
+            return Ok(crate::blake3_file::hash(&file, meta.len())?.to_vec());
         }
     }
     hash_reader(algorithm, file)

@@ -28,6 +28,8 @@ pub mod aead;
 mod backend;
 #[cfg(not(portable_backend))]
 pub mod batch;
+#[cfg(not(target_arch = "wasm32"))]
+mod blake3_file;
 pub mod checklist;
 mod error;
 pub mod hash;

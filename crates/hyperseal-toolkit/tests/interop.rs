@@ -114,7 +114,7 @@ fn blake3_official_vectors_and_parallel_file_path() {
         let p = write(dir.path(), "v", &input);
         assert_eq!(hex::encode(hash::hash_file(hash::Algorithm::Blake3, &p).unwrap()), expected);
     }
-    // Above the threshold hash_file takes the mmap + rayon path; it must agree with one-shot.
+    // Above the threshold hash_file hashes subtrees on all cores; it must agree with one-shot.
     let big = random(3 * hash::BLAKE3_PARALLEL_THRESHOLD as usize + 12345);
     let p = write(dir.path(), "big", &big);
     assert_eq!(
