@@ -18,6 +18,12 @@ fd3 = req.get("fd3")
 
 
 def child_setup():
+    # A person's terminal delivers Ctrl-C as SIGINT to a program that has not asked otherwise:
+    # undo an ignored SIGINT/SIGQUIT inherited from whatever started the tests (a non-interactive
+    # shell ignores both in jobs it starts with `&`, and Go keeps an inherited SIG_IGN, so the
+    # real age would then sit at its prompt).
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
     if r3 is not None:
         os.dup2(r3, 3)  # in the child only: the parent's fd 3 may be the terminal's master
     os.setsid()
