@@ -36,7 +36,8 @@ pub(crate) fn hash(file: &File, len: u64) -> Result<[u8; 32]> {
         (0..pieces).map(|_| Mutex::new(None)).collect();
     let _ = hyperseal::exec::for_each(pieces.div_ceil(PIECES_PER_JOB), 0, &|job| {
         let mut buf = vec![0u8; PIECE as usize];
-        for i in job * PIECES_PER_JOB..((job + 1) * PIECES_PER_JOB).min(pieces) {
+        let first = job * PIECES_PER_JOB;
+        for (i, slot) in cvs.iter().enumerate().skip(first).take(PIECES_PER_JOB) {
             let at = i as u64 * PIECE;
             let piece = &mut buf[..PIECE.min(len - at) as usize];
             let cv = file.read_exact_at(piece, at).map(|()| {
@@ -45,7 +46,7 @@ pub(crate) fn hash(file: &File, len: u64) -> Result<[u8; 32]> {
                 h.update(piece);
                 h.finalize_non_root()
             });
-            *cvs[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(cv);
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(cv);
         }
         Ok(())
     });
