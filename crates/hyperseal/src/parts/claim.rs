@@ -38,6 +38,9 @@ use super::PartKey;
 use crate::error::Error;
 use crate::format::TAG_LEN;
 
+mod memory;
+pub use memory::MemoryClaims;
+
 /// HKDF info of the key that makes claim records.
 const CLAIM_INFO: &[u8] = b"hyperseal/v1 part claim";
 
