@@ -45,8 +45,55 @@ impl Header {
             return Err(Error::InvalidArgument("age files use chacha20-poly1305 and 64 KiB chunks".into()));
         }
         let mut h = Header { profile, suite, chunk_size, stanzas, mac_input: Vec::new(), mac: [0; 32] };
+        h.check_readable()?;
         h.mac_input = h.body_without_mac();
+        if h.encode_len() > limits::HEADER_BYTES {
+            return Err(limits::unwritable(format!(
+                "{} recipient stanzas make {} bytes, more than the {} a reader accepts",
+                h.stanzas.len(),
+                h.encode_len(),
+                limits::bytes(limits::HEADER_BYTES)
+            )));
+        }
         Ok(h)
+    }
+
+    /// The reader's rules for stanzas ([`Header::read_from`]), checked before anything is
+    /// written: recipients and plugins decide what goes in, and a header its own reader refuses
+    /// is a file nobody can open.
+    fn check_readable(&self) -> Result<(), Error> {
+        let n = self.stanzas.len();
+        if n == 0 {
+            return Err(Error::InvalidArgument("no recipients".into()));
+        }
+        if n > limits::STANZAS {
+            return Err(limits::unwritable(format!(
+                "{n} recipient stanzas, more than the {} a reader accepts",
+                limits::STANZAS
+            )));
+        }
+        if n > 1 && self.stanzas.iter().any(|s| matches!(s.tag.as_str(), "argon2id" | "scrypt")) {
+            return Err(Error::IncompatibleRecipients("a passphrase must be the only recipient".into()));
+        }
+        for s in &self.stanzas {
+            let line = 3 + s.tag.len() + s.args.iter().map(|a| a.len() + 1).sum::<usize>() + 1;
+            if line > limits::HEADER_LINE {
+                return Err(limits::unwritable(format!(
+                    "a {} stanza line of {line} bytes, more than the {} a reader accepts",
+                    s.tag,
+                    limits::bytes(limits::HEADER_LINE)
+                )));
+            }
+            if s.body.len() > limits::STANZA_BODY {
+                return Err(limits::unwritable(format!(
+                    "a {} stanza body of {} bytes, more than the {} a reader accepts",
+                    s.tag,
+                    s.body.len(),
+                    limits::bytes(limits::STANZA_BODY)
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn body_without_mac(&self) -> Vec<u8> {
@@ -115,7 +162,7 @@ impl Header {
     /// memory and time.
     pub fn read_from(r: &mut impl BufRead) -> Result<Header, Error> {
         let mut lines = Lines { r, raw: Vec::with_capacity(512) };
-        let version = lines.next()?.ok_or(Error::UnknownFormat)?;
+        let version = lines.next()?.ok_or(Error::EmptyInput)?;
         let profile = match version.as_slice() {
             v if v == HYPERSEAL_V1.as_bytes() => Profile::Hyperseal,
             v if v == AGE_V1.as_bytes() => Profile::Age,

@@ -78,6 +78,10 @@ impl Recipient for Mlkem1024Recipient {
         let labels = Labels::from([POSTQUANTUM.to_string()]);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&ct)], body)], labels))
     }
+
+    fn key_id(&self) -> Option<Vec<u8>> {
+        Some([TAG.as_bytes(), b" ", self.ek.bytes()].concat())
+    }
 }
 
 /// An ML-KEM-1024 secret key: its 64-byte seed and the key expanded from it. Zeroized on drop

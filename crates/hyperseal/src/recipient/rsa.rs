@@ -92,6 +92,10 @@ impl Recipient for RsaRecipient {
         ct.truncate(n);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&self.key_id)], ct)], Labels::new()))
     }
+
+    fn key_id(&self) -> Option<Vec<u8>> {
+        Some([TAG.as_bytes(), b" ", &self.spki].concat())
+    }
 }
 
 /// An RSA private key (PKCS#8). aws-lc-rs holds it in C memory and frees it with

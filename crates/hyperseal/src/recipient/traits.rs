@@ -27,6 +27,14 @@ pub const POSTQUANTUM: &str = "postquantum";
 pub trait Recipient: Send + Sync {
     /// Wraps `file_key` into one or more stanzas.
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error>;
+
+    /// Bytes that are equal for two recipients exactly when they wrap to the same key (the kind
+    /// and its public key), so [`wrap_all`] wraps each key once however often it is named: 600
+    /// copies of one key would otherwise be 600 stanzas, and a header no reader accepts.
+    /// `None` (the default) is never merged: a passphrase, whose every wrap is its own.
+    fn key_id(&self) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// Something that can unwrap a file key from the stanzas addressed to it.
@@ -61,7 +69,13 @@ pub fn wrap_all(recipients: &[Box<dyn Recipient>], file_key: &FileKey) -> Result
     }
     let mut stanzas = Vec::new();
     let mut first: Option<Labels> = None;
+    let mut seen = BTreeSet::new();
     for r in recipients {
+        if let Some(id) = r.key_id() {
+            if !seen.insert(id) {
+                continue;
+            }
+        }
         let (s, labels) = r.wrap_file_key(file_key)?;
         match &first {
             None => first = Some(labels),

@@ -66,6 +66,10 @@ impl Recipient for X25519Recipient {
         let body = seal_file_key(&key, ZERO_NONCE, file_key);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&share)], body)], Labels::new()))
     }
+
+    fn key_id(&self) -> Option<Vec<u8>> {
+        Some([b"X25519 ".as_slice(), &self.public].concat())
+    }
 }
 
 /// An age X25519 secret key. Zeroized on drop; `Debug` shows only the public key.

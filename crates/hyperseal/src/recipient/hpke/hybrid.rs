@@ -115,6 +115,10 @@ impl Recipient for HybridRecipient {
         let labels = Labels::from([POSTQUANTUM.to_string()]);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&enc)], body)], labels))
     }
+
+    fn key_id(&self) -> Option<Vec<u8>> {
+        Some([TAG.as_bytes(), b" ", self.ek_m.bytes(), &self.pk_x].concat())
+    }
 }
 
 /// An age post-quantum secret key (the 32-byte X-Wing seed and its expansion). Zeroized on drop

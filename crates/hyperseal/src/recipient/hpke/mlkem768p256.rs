@@ -69,6 +69,10 @@ impl Recipient for Mlkem768P256Recipient {
         let labels = Labels::from([POSTQUANTUM.to_string()]);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&enc)], body)], labels))
     }
+
+    fn key_id(&self) -> Option<Vec<u8>> {
+        Some([TAG.as_bytes(), b" ", &self.public.bytes()].concat())
+    }
 }
 
 /// An ML-KEM-768 + P-256 secret key: the 32-byte seed and the keys expanded from it once.

@@ -67,6 +67,10 @@ impl Recipient for P256Recipient {
         let body = base::seal(KEM_P256, &shared, INFO, file_key);
         Ok((vec![Stanza::new(TAG, vec![encode_b64(&enc)], body)], Labels::new()))
     }
+
+    fn key_id(&self) -> Option<Vec<u8>> {
+        Some([TAG.as_bytes(), b" ", &self.point].concat())
+    }
 }
 
 /// A P-256 secret key. The scalar is zeroized on drop (aws-lc clears its own copy); `Debug` is

@@ -143,6 +143,13 @@ impl Recipient for TagRecipient {
             }
         })
     }
+
+    fn key_id(&self) -> Option<Vec<u8>> {
+        Some(match &self.key {
+            Key::Classic(point) => [CLASSIC_TYPE.as_bytes(), b" ", point].concat(),
+            Key::Hybrid(public) => [HYBRID_TYPE.as_bytes(), b" ", &public.bytes()].concat(),
+        })
+    }
 }
 
 /// The two arguments of a tag stanza, checked as age's `tagtest` identities check them:

@@ -156,6 +156,18 @@ impl Recipient for PluginRecipient {
         let binary = find_binary(&self.name)?;
         v1::wrap(&self.name, &binary, &self.encoding, self.identity, file_key, self.callbacks.as_ref())
     }
+
+    fn key_id(&self) -> Option<Vec<u8>> {
+        // A plugin identity's encoding may be key material: only its MAC under a fixed key is
+        // kept to compare. bech32 is case-insensitive, so `AGE1…` and `age1…` are one recipient.
+        let encoding = Zeroizing::new(self.encoding.to_ascii_lowercase());
+        let kind: &[u8] = if self.identity { b"identity" } else { b"recipient" };
+        let id = crate::crypto::hmac_sha256(
+            b"hyperseal plugin key id",
+            &[self.name.as_bytes(), kind, encoding.as_bytes()],
+        );
+        Some(id.to_vec())
+    }
 }
 
 /// An identity handled by a plugin. The encoding may hold key material: zeroized, redacted.

@@ -113,6 +113,10 @@ impl Recipient for SshEd25519Recipient {
         let args = vec![self.info.tag.clone(), encode_b64(share.as_ref())];
         Ok((vec![Stanza::new(TAG, args, body)], Labels::new()))
     }
+
+    fn key_id(&self) -> Option<Vec<u8>> {
+        Some([b"ssh-ed25519 ".as_slice(), &self.montgomery].concat())
+    }
 }
 
 /// An `ssh-ed25519` private key as an age identity. Zeroized on drop; `Debug` is redacted.

@@ -78,6 +78,10 @@ impl Recipient for SshRsaRecipient {
         ct.truncate(n);
         Ok((vec![Stanza::new(TAG, vec![self.public.fingerprint_tag()], ct)], Labels::new()))
     }
+
+    fn key_id(&self) -> Option<Vec<u8>> {
+        Some([b"ssh-rsa ".as_slice(), &self.public.to_blob()].concat())
+    }
 }
 
 /// An `ssh-rsa` private key as an age identity. aws-lc-rs holds the key in C memory and clears
