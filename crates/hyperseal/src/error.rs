@@ -69,6 +69,11 @@ pub enum Error {
     /// memory or time. The text names what and the limit.
     #[error("input too large: {0}")]
     Limit(String),
+    /// The input has no bytes at all (an empty file, or a pipe whose writer wrote nothing):
+    /// not [`Error::UnknownFormat`], since the fix is elsewhere (the wrong file, a failed
+    /// command before the pipe). Its code is [`ErrorCode::Format`], as an unknown format's.
+    #[error("the input is empty: not a hyperseal or age file")]
+    EmptyInput,
 }
 
 impl From<io::Error> for Error {
@@ -190,10 +195,30 @@ impl Error {
             Error::Io(io) if io.kind() == io::ErrorKind::UnexpectedEof => ErrorCode::Format,
             Error::Io(_) | Error::Crypto => ErrorCode::Io,
             Error::UnknownFormat
+            | Error::EmptyInput
             | Error::MalformedHeader(_)
             | Error::WorkFactorTooHigh(_)
             | Error::InvalidStanza(_)
             | Error::Armor(_) => ErrorCode::Format,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decrypt::Decryptor;
+
+    /// No bytes at all is its own error on every way in; one byte that is not a header is still
+    /// an unknown format. Both keep the code `Format`.
+    #[test]
+    fn an_empty_input_is_told_apart_from_an_unknown_format() {
+        assert!(matches!(Decryptor::new(&b""[..]), Err(Error::EmptyInput)));
+        assert!(matches!(Decryptor::from_slice(b""), Err(Error::EmptyInput)));
+        assert!(matches!(crate::decrypt::decrypt(&[], b""), Err(Error::EmptyInput)));
+        assert!(matches!(Decryptor::new(&b"\n"[..]), Err(Error::UnknownFormat)));
+        assert!(matches!(Decryptor::from_slice(b"x\n"), Err(Error::UnknownFormat)));
+        assert_eq!(Error::EmptyInput.code(), ErrorCode::Format);
+        assert_eq!(Error::EmptyInput.code(), Error::UnknownFormat.code());
     }
 }

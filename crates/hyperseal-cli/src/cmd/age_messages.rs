@@ -25,6 +25,9 @@ pub const PASSPHRASE_FILE_WITH_IDENTITIES_HINT: &str =
 pub const CHUNK_AUTH: &str =
     "failed to decrypt and authenticate payload chunk, file may be corrupted or tampered with";
 pub const BAD_HEADER_MAC: &str = "bad header MAC";
+pub const EMPTY_FILE: &str = "failed to read header: parsing age header: file is empty";
+/// A protected SSH key's wrong passphrase (age reports Go's x509 error, for every key format).
+pub const SSH_KEY_PASSPHRASE: &str = "failed to decrypt SSH key file: x509: decryption password incorrect";
 pub const BINARY_TO_TERMINAL: &str = "refusing to output binary to the terminal";
 pub const ARMOR_HINT: &str = "did you mean to use -a/--armor?";
 pub const FORCE_HINT: &str = "force anyway with \"-o -\"";
@@ -151,6 +154,9 @@ fn library_words(e: &hyperseal::Error) -> Option<(String, Vec<String>)> {
         // age says the same of a cut file: its last chunk does not authenticate as the last.
         E::ChunkAuth(_) | E::Truncated(_) => plain(CHUNK_AUTH),
         E::HeaderMac => plain(BAD_HEADER_MAC),
+        E::EmptyInput => plain(EMPTY_FILE),
+        E::InvalidKey(m) if m.starts_with("incorrect passphrase for SSH key") => plain(SSH_KEY_PASSPHRASE),
+        E::InvalidKey(m) if m == hyperseal::recipient::ssh::MISMATCHED_PUBLIC_KEY => plain(m),
         E::MalformedHeader(d) | E::Armor(d) => Some((format!("failed to read header: {d}"), Vec::new())),
         E::InvalidRecipient(m) if m == IDENTITY_NOT_RECIPIENT => {
             plain("apparent identity found in recipients file")
@@ -230,6 +236,11 @@ mod tests {
         let w = |e: hyperseal::Error| words(&anyhow::Error::new(e)).0;
         assert_eq!(w(hyperseal::Error::NoIdentityMatched), NO_IDENTITY_MATCHED);
         assert_eq!(w(hyperseal::Error::WrongPassphrase), "incorrect passphrase");
+        assert_eq!(w(hyperseal::Error::EmptyInput), EMPTY_FILE);
+        assert_eq!(
+            w(hyperseal::Error::InvalidKey("incorrect passphrase for SSH key ssh-rsa AbCd".into())),
+            SSH_KEY_PASSPHRASE
+        );
         assert_eq!(
             w(hyperseal::Error::WorkFactorTooHigh("log2 N = 22, limit 18".into())),
             "scrypt work factor too large: 22"

@@ -15,6 +15,7 @@ use hyperseal::recipient::plugin::{PluginIdentity, PluginRecipient};
 use hyperseal::recipient::{self, Callbacks, Identity, Recipient};
 use zeroize::Zeroizing;
 
+use super::age_legacy_pem::{self, FromSshKey};
 use super::age_messages;
 use crate::errors::hint;
 use crate::{io, terminal};
@@ -131,14 +132,29 @@ fn file_error(f: &Path, e: hyperseal::Error) -> anyhow::Error {
     }
     let h = match e {
         hyperseal::Error::WrongPassphrase => "check the identity file's passphrase",
+        _ if e.to_string().contains("incorrect passphrase for SSH key") => "check the key's passphrase",
         _ if e.to_string().contains("no passphrase was given") => NO_PASSPHRASE_HINT,
         _ => IDENTITY_HINT,
     };
     hint(format!("{}: {e}", f.display()), h)
 }
 
+/// A PEM key with legacy encryption read with its `KEY.pub`, as age reads it (see
+/// `age_legacy_pem.rs`); `None` for every other file, which `parse` reads.
+fn legacy_pem<T: FromSshKey>(
+    path: Option<&Path>,
+    bytes: &[u8],
+    callbacks: &Arc<Terminal>,
+) -> Result<Option<T>> {
+    let name = path.unwrap_or(Path::new("standard input"));
+    age_legacy_pem::load(path, bytes, callbacks.clone()).map_err(|e| match e.downcast::<hyperseal::Error>() {
+        Ok(library) => file_error(name, library),
+        Err(other) => other,
+    })
+}
+
 /// Runs `parse` on every `-i` file with callbacks for that file.
-fn each_identity_file<T>(
+fn each_identity_file<T: FromSshKey>(
     paths: &[PathBuf],
     passphrase_file: Option<&Path>,
     parse: impl Fn(&[u8], Arc<dyn Callbacks>) -> Result<Vec<T>, hyperseal::Error>,
@@ -148,13 +164,17 @@ fn each_identity_file<T>(
     for f in paths {
         let bytes = read_identity_file(f)?;
         let callbacks = Arc::new(Terminal { name: f.display().to_string(), passphrase: passphrase.clone() });
+        if let Some(key) = legacy_pem(Some(f), &bytes, &callbacks)? {
+            out.push(key);
+            continue;
+        }
         out.extend(parse(&bytes, callbacks).map_err(|e| file_error(f, e))?);
     }
     Ok(out)
 }
 
 /// Runs `parse` on an identity file read from standard input (`age -i -`), at most 16 MiB.
-fn stdin_identity_file<T>(
+fn stdin_identity_file<T: FromSshKey>(
     parse: impl Fn(&[u8], Arc<dyn Callbacks>) -> Result<Vec<T>, hyperseal::Error>,
 ) -> Result<Vec<T>> {
     let name = Path::new("standard input");
@@ -164,6 +184,9 @@ fn stdin_identity_file<T>(
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read identity file {}", name.display()))?;
     let callbacks = Arc::new(Terminal { name: name.display().to_string(), passphrase: None });
+    if let Some(key) = legacy_pem(None, &bytes, &callbacks)? {
+        return Ok(vec![key]);
+    }
     parse(&bytes, callbacks).map_err(|e| file_error(name, e))
 }
 

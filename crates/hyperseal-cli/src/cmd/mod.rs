@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod age;
+pub mod age_legacy_pem;
 pub mod age_messages;
 pub mod c2sp;
 pub mod completions;
@@ -19,6 +20,9 @@ pub fn library_hint(e: &Error) -> Option<&'static str> {
             "the file was encrypted to other keys: check -i (`hyperseal inspect FILE` lists the recipient kinds)"
         }
         Error::UnknownFormat => "the input is not a hyperseal or age file (or it is damaged at the start)",
+        Error::EmptyInput => {
+            "the input has no bytes at all: check the file name, or the command that writes to the pipe"
+        }
         Error::ChunkAuth(_) | Error::Truncated(_) | Error::HeaderMac => {
             "the file is damaged or was modified; no output file was written"
         }

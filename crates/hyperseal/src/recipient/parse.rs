@@ -171,6 +171,11 @@ pub fn parse_identities_with(
         return Ok(vec![ssh::parse_identity(t, callbacks)?.0]);
     }
     #[cfg(not(portable_backend))]
+    if pem_key::parse_encrypted(t)?.is_some() {
+        // No public key at hand: the passphrase is asked now (see ssh::parse_legacy_identity).
+        return Ok(vec![ssh::parse_legacy_identity(t, None, callbacks)?.0]);
+    }
+    #[cfg(not(portable_backend))]
     if let Some(key) = pem_key::parse(t)? {
         return pem_identities(&key, t);
     }
@@ -280,6 +285,10 @@ pub fn identity_recipients_for(
     callbacks: Arc<dyn Callbacks>,
     profile: Profile,
 ) -> Result<Vec<Box<dyn Recipient>>, Error> {
+    #[cfg(not(portable_backend))]
+    if pem_key::parse_encrypted(text.trim_start())?.is_some() {
+        return Ok(vec![ssh::recipient_of(&ssh::parse_legacy_identity(text, None, callbacks)?.1)?]);
+    }
     #[cfg(not(portable_backend))]
     if profile == Profile::Age {
         if let Some(key) = pem_key::parse(text)? {

@@ -5,7 +5,8 @@
 //!
 //! * key formats: [`openssh`] (public key lines, `authorized_keys`, GitHub `.keys`),
 //!   [`openssh_key`] (OpenSSH private key files, bcrypt-encrypted or not), [`pem_key`] (PKCS#1
-//!   and PKCS#8 PEM private keys, as age also reads them);
+//!   and PKCS#8 PEM private keys, as age also reads them) and [`pem_legacy`] (PEM's legacy
+//!   encryption of those, `Proc-Type: 4,ENCRYPTED`);
 //! * stanza kinds: [`ed25519`] (`ssh-ed25519`) and [`rsa`] (`ssh-rsa`).
 //!
 //! Native only: the parsers and stanzas run on aws-lc (see `../unavailable.rs`).
@@ -14,6 +15,7 @@ pub mod ed25519;
 pub mod openssh;
 pub mod openssh_key;
 pub mod pem_key;
+pub mod pem_legacy;
 pub mod rsa;
 
 use std::sync::{Arc, OnceLock};
@@ -21,6 +23,7 @@ use std::sync::{Arc, OnceLock};
 use self::ed25519::{SshEd25519Identity, SshEd25519Recipient};
 use self::openssh::{parse_authorized_key, AuthorizedKey, SshPublicKey};
 use self::openssh_key::{OpensshKeyFile, SshPrivateKey};
+use self::pem_key::EncryptedPemKey;
 use self::rsa::{SshRsaIdentity, SshRsaRecipient};
 use crate::format::Stanza;
 use crate::recipient::callbacks::Callbacks;
@@ -63,21 +66,87 @@ pub fn parse_identity(
     let file = OpensshKeyFile::parse(pem)?;
     let public = file.public().clone();
     // Refuse unusable public keys (RSA under 2048 bits) now, not at the first stanza.
-    recipient_of(&public).map_err(|e| match e {
-        Error::InvalidRecipient(why) => Error::InvalidKey(why),
-        other => other,
-    })?;
+    recipient_of(&public).map_err(as_key_error)?;
     if !file.is_encrypted() {
         return Ok((identity_of(file.decrypt(None)?)?, public));
     }
-    let tag = public.fingerprint_tag();
-    let kind = public.key_type();
-    Ok((Box::new(EncryptedSshIdentity { file, tag, kind, callbacks, decrypted: OnceLock::new() }), public))
+    Ok((EncryptedSshIdentity::boxed(Locked::Openssh(file), &public, callbacks), public))
+}
+
+/// The words of the error for a legacy PEM key whose `.pub` file holds another key (age's).
+pub const MISMATCHED_PUBLIC_KEY: &str = "mismatched private and public SSH key";
+
+/// Reads a PEM private key under legacy encryption (`Proc-Type: 4,ENCRYPTED`, as `ssh-keygen -m
+/// PEM -N PASS` and `openssl genrsa -traditional -aes256` write it). Its public key is inside
+/// the encrypted body, so:
+///
+/// * with `public` (the key's `authorized_keys` line, as age reads it from `KEY.pub`), the key
+///   stays encrypted and asks `callbacks` for its passphrase only when a stanza carries its tag,
+///   as age does; once decrypted it must be that public key's ([`MISMATCHED_PUBLIC_KEY`]);
+/// * without, the passphrase is asked now, to learn the public key.
+///
+/// Also returns the public key (for `encrypt -i`).
+pub fn parse_legacy_identity(
+    pem: &str,
+    public: Option<&str>,
+    callbacks: Arc<dyn Callbacks>,
+) -> Result<(Box<dyn Identity>, SshPublicKey), Error> {
+    for text in std::iter::once(pem).chain(public) {
+        if text.len() > crate::limits::KEY_TEXT {
+            return Err(crate::limits::too_long("a key file", crate::limits::KEY_TEXT));
+        }
+    }
+    let key = pem_key::parse_encrypted(pem.trim_start())?
+        .ok_or_else(|| Error::InvalidKey("not a PEM private key with legacy encryption".into()))?;
+    let Some(line) = public else {
+        let description = "SSH key (PEM with legacy encryption)";
+        let pass = callbacks.request_passphrase(description).ok_or_else(|| no_passphrase(description))?;
+        let key = key.decrypt(pass.as_bytes()).map_err(|e| wrong_passphrase(e, description))?;
+        let public = key.public();
+        recipient_of(&public).map_err(as_key_error)?;
+        return Ok((key.ssh_identity()?, public));
+    };
+    let public = match parse_authorized_key(line.trim()) {
+        Ok(AuthorizedKey::Supported(k)) => k,
+        Ok(AuthorizedKey::Unsupported(t)) => {
+            return Err(Error::InvalidKey(format!("unsupported SSH key type: {t}")))
+        }
+        Err(e) => return Err(Error::InvalidKey(format!("the public key of a PEM key: {e}"))),
+    };
+    recipient_of(&public).map_err(as_key_error)?;
+    Ok((EncryptedSshIdentity::boxed(Locked::Pem(key, public.clone()), &public, callbacks), public))
+}
+
+/// A recipient a key cannot be (RSA under 2048 bits) makes the key unusable.
+fn as_key_error(e: Error) -> Error {
+    match e {
+        Error::InvalidRecipient(why) => Error::InvalidKey(why),
+        other => other,
+    }
+}
+
+fn no_passphrase(description: &str) -> Error {
+    Error::InvalidKey(format!("{description} is passphrase-protected and no passphrase was given"))
+}
+
+/// The error for a wrong passphrase names the key, never the passphrase.
+fn wrong_passphrase(e: Error, description: &str) -> Error {
+    match e {
+        Error::WrongPassphrase => Error::InvalidKey(format!("incorrect passphrase for {description}")),
+        other => other,
+    }
+}
+
+/// A protected key as read: an OpenSSH key file (its public key in the clear), or a legacy PEM
+/// key with the public key it must turn out to be.
+enum Locked {
+    Openssh(OpensshKeyFile),
+    Pem(EncryptedPemKey, SshPublicKey),
 }
 
 /// A passphrase-protected SSH key, decrypted on first use and then kept.
 struct EncryptedSshIdentity {
-    file: OpensshKeyFile,
+    locked: Locked,
     tag: String,
     kind: &'static str,
     callbacks: Arc<dyn Callbacks>,
@@ -85,20 +154,32 @@ struct EncryptedSshIdentity {
 }
 
 impl EncryptedSshIdentity {
+    fn boxed(locked: Locked, public: &SshPublicKey, callbacks: Arc<dyn Callbacks>) -> Box<dyn Identity> {
+        let (tag, kind) = (public.fingerprint_tag(), public.key_type());
+        Box::new(EncryptedSshIdentity { locked, tag, kind, callbacks, decrypted: OnceLock::new() })
+    }
+
     fn decrypt(&self) -> Result<&dyn Identity, Error> {
         if let Some(id) = self.decrypted.get() {
             return Ok(id.as_ref());
         }
         let description = format!("SSH key {} {}", self.kind, self.tag);
-        let pass = self.callbacks.request_passphrase(&description).ok_or_else(|| {
-            Error::InvalidKey(format!("{description} is passphrase-protected and no passphrase was given"))
-        })?;
-        let key = self.file.decrypt(Some(pass.as_bytes())).map_err(|e| match e {
-            Error::WrongPassphrase => Error::InvalidKey(format!("incorrect passphrase for {description}")),
-            other => other,
-        })?;
+        let pass =
+            self.callbacks.request_passphrase(&description).ok_or_else(|| no_passphrase(&description))?;
+        let id = match &self.locked {
+            Locked::Openssh(file) => identity_of(
+                file.decrypt(Some(pass.as_bytes())).map_err(|e| wrong_passphrase(e, &description))?,
+            )?,
+            Locked::Pem(key, public) => {
+                let key = key.decrypt(pass.as_bytes()).map_err(|e| wrong_passphrase(e, &description))?;
+                if key.public() != *public {
+                    return Err(Error::InvalidKey(MISMATCHED_PUBLIC_KEY.into()));
+                }
+                key.ssh_identity()?
+            }
+        };
         // Two threads may race here; both decrypt the same key and one result is kept.
-        let _ = self.decrypted.set(identity_of(key)?);
+        let _ = self.decrypted.set(id);
         Ok(self.decrypted.get().expect("just set").as_ref())
     }
 }
@@ -218,6 +299,81 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    /// PEM keys with legacy encryption made by ssh-keygen (AES-128-CBC) and OpenSSL (AES-256-CBC,
+    /// 3DES) open the files the real age made for them: with the `.pub` line (age's way) the
+    /// passphrase is asked only for the key's own stanza, once; without it, at once.
+    #[test]
+    fn legacy_pem_keys_open_files_made_by_age() {
+        struct Answer(&'static str, AtomicUsize);
+        impl Callbacks for Answer {
+            fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>> {
+                assert!(description.starts_with("SSH key"), "{description}");
+                self.1.fetch_add(1, Ordering::SeqCst);
+                Some(Zeroizing::new(self.0.to_string()))
+            }
+        }
+        let (foreign, _) =
+            parse_recipient(&vector("ed25519.pub")).unwrap().wrap_file_key(&FileKey::generate(16)).unwrap();
+        for name in ["rsa2048_pem_aes128", "rsa2048_pem_aes256", "rsa2048_pem_des3"] {
+            let file = std::fs::read(format!("{}/../../vectors/ssh/{name}.age", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+            let (pem, line) = (vector(name), vector(&format!("{name}.pub")));
+            let cb = Arc::new(Answer("hyperseal test", AtomicUsize::new(0)));
+            let (id, public) = parse_legacy_identity(&pem, Some(&line), cb.clone()).unwrap();
+            assert_eq!(
+                public.to_authorized_key(),
+                line.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+            );
+            assert!(id.unwrap_stanzas(&foreign).is_none());
+            assert_eq!(cb.1.load(Ordering::SeqCst), 0, "{name}: no prompt for another key's stanza");
+            let ids = vec![id];
+            for _ in 0..2 {
+                assert_eq!(&crate::decrypt::decrypt(&ids, &file).unwrap()[..], b"hello from age\n", "{name}");
+            }
+            assert_eq!(cb.1.load(Ordering::SeqCst), 1, "{name}: asked once, then kept");
+
+            let cb = Arc::new(Answer("hyperseal test", AtomicUsize::new(0)));
+            let ids = crate::recipient::parse_identities_with(&pem, cb.clone()).unwrap();
+            assert_eq!(cb.1.load(Ordering::SeqCst), 1, "{name}: no public key, so asked at once");
+            assert_eq!(&crate::decrypt::decrypt(&ids, &file).unwrap()[..], b"hello from age\n", "{name}");
+            let rs =
+                crate::recipient::identity_recipients_for(&pem, cb, crate::format::Profile::Age).unwrap();
+            assert_eq!(rs.len(), 1);
+
+            // A wrong passphrase fails on both paths, as a wrong passphrase, without quoting it.
+            let wrong = Arc::new(Answer("not it", AtomicUsize::new(0)));
+            let (id, _) = parse_legacy_identity(&pem, Some(&line), wrong.clone()).unwrap();
+            let err = crate::decrypt::decrypt(&[id], &file).unwrap_err().to_string();
+            assert!(err.contains("incorrect passphrase") && !err.contains("not it"), "{name}: {err}");
+            let err = crate::recipient::parse_identities_with(&pem, wrong).err().unwrap().to_string();
+            assert!(err.contains("incorrect passphrase") && !err.contains("not it"), "{name}: {err}");
+            let err = parse_legacy_identity(&pem, None, Arc::new(NoCallbacks)).err().unwrap().to_string();
+            assert!(err.contains("no passphrase was given"), "{err}");
+        }
+    }
+
+    /// A `.pub` line of another key (or of a kind age cannot use) is refused: at once for the
+    /// kind, after the passphrase for a mismatch, as age does.
+    #[test]
+    fn legacy_pem_key_with_another_public_key() {
+        let name = "rsa2048_pem_aes128";
+        let (pem, other) = (vector(name), vector("rsa2048_pem_des3.pub"));
+        let cb = Arc::new(Counting("hyperseal test", AtomicUsize::new(0)));
+        let (id, public) = parse_legacy_identity(&pem, Some(&other), cb).unwrap();
+        let (stanzas, _) = recipient_of(&public).unwrap().wrap_file_key(&FileKey::generate(16)).unwrap();
+        let err = id.unwrap_stanzas(&stanzas).unwrap().unwrap_err().to_string();
+        assert!(err.contains(MISMATCHED_PUBLIC_KEY), "{err}");
+        let err =
+            parse_legacy_identity(&pem, Some(&vector("ecdsa.pub")), Arc::new(NoCallbacks)).err().unwrap();
+        assert!(err.to_string().contains("unsupported SSH key type: ecdsa-sha2-nistp256"), "{err}");
+        assert!(
+            parse_legacy_identity(&vector("rsa2048"), None, Arc::new(NoCallbacks)).is_err(),
+            "not legacy PEM"
+        );
+        let big = format!("{pem}{}", " ".repeat(crate::limits::KEY_TEXT));
+        assert!(matches!(parse_legacy_identity(&big, None, Arc::new(NoCallbacks)), Err(Error::Limit(_))));
     }
 
     /// An `authorized_keys`-style file with comments, options and an ECDSA key (skipped with a

@@ -6,9 +6,10 @@
 //!
 //! A PKCS#8 RSA key is also hyperseal's own `rsa-oaep` identity (`../rsa.rs`); the caller decides
 //! which it is (`parse_identities_with` in `../parse.rs`). Keys age refuses are refused here too:
-//! ECDSA and DSA keys, PKCS#8 of other algorithms, encrypted PKCS#8; legacy PEM encryption
-//! (`Proc-Type: 4,ENCRYPTED`) is refused with how to convert the key (see the README's age
-//! section for why).
+//! ECDSA and DSA keys, PKCS#8 of other algorithms, encrypted PKCS#8. A key under PEM's legacy
+//! encryption (`Proc-Type: 4,ENCRYPTED`, `pem_legacy.rs`) is read by [`parse_encrypted`] and
+//! opened with its passphrase ([`EncryptedPemKey::decrypt`]); [`parse`] refuses it, having no
+//! passphrase to give.
 //!
 //! ```
 //! # use hyperseal::recipient::ssh::pem_key;
@@ -28,6 +29,7 @@ use zeroize::Zeroizing;
 
 use super::ed25519::SshEd25519Identity;
 use super::openssh::SshPublicKey;
+use super::pem_legacy::{self, LegacyEncryption};
 use super::rsa::{rsa_public, SshRsaIdentity};
 use crate::error::Error;
 use crate::recipient::pem::der_take;
@@ -110,19 +112,78 @@ pub fn parse(text: &str) -> Result<Option<PemKey>, Error> {
         _ => return Ok(None),
     }
     let (headers, der) = decode(text, label)?;
-    if headers.iter().any(|h| h.starts_with("Proc-Type:") && h.contains("ENCRYPTED")) {
+    if pem_legacy::is_encrypted(&headers) {
         return refuse(
-            "PEM keys with legacy encryption (Proc-Type: 4,ENCRYPTED) are not supported: convert \
-             the key to the OpenSSH format with `ssh-keygen -p -f KEY`",
+            "this PEM key is passphrase-protected (Proc-Type: 4,ENCRYPTED): read it with its \
+             passphrase (recipient::ssh::parse_legacy_identity)",
         );
     }
-    if label == "RSA PRIVATE KEY" {
-        let pair = KeyPair::from_der(&der)
-            .map_err(|_| Error::InvalidKey("malformed RSA PRIVATE KEY (PKCS#1) PEM".into()))?;
-        return Ok(Some(PemKey::Rsa { pair, pkcs8: false }));
-    }
-    pkcs8(&der).map(Some)
+    from_der(label, &der).map(Some)
 }
+
+/// The key in a PEM body: PKCS#1 for `RSA PRIVATE KEY`, PKCS#8 for `PRIVATE KEY`.
+fn from_der(label: &str, der: &[u8]) -> Result<PemKey, Error> {
+    if label == "RSA PRIVATE KEY" {
+        let pair = KeyPair::from_der(der)
+            .map_err(|_| Error::InvalidKey("malformed RSA PRIVATE KEY (PKCS#1) PEM".into()))?;
+        return Ok(PemKey::Rsa { pair, pkcs8: false });
+    }
+    pkcs8(der)
+}
+
+/// A PEM private key under legacy encryption, still encrypted: only its kind is known (the
+/// public key is inside the encrypted body, so it comes from elsewhere, a `.pub` file, or from
+/// the decrypted key).
+pub struct EncryptedPemKey {
+    label: &'static str,
+    encryption: LegacyEncryption,
+    body: Vec<u8>,
+}
+
+impl EncryptedPemKey {
+    /// Opens the key with `passphrase`. A wrong passphrase is [`Error::WrongPassphrase`], also
+    /// in the one case in about 256 where it yields good padding over garbage: then the
+    /// plaintext is not a key (a correct passphrase over a damaged body looks the same).
+    pub fn decrypt(&self, passphrase: &[u8]) -> Result<PemKey, Error> {
+        let der = self.encryption.decrypt(&self.body, passphrase)?;
+        let whole_sequence = der_take(&der, 0x30).is_some_and(|(_, rest)| rest.is_empty());
+        if !whole_sequence {
+            return Err(Error::WrongPassphrase);
+        }
+        match from_der(self.label, &der) {
+            // Only a well-formed PKCS#8 structure gets as far as naming its algorithm.
+            Err(Error::InvalidKey(m)) if m.starts_with(UNSUPPORTED_PKCS8) => Err(Error::InvalidKey(m)),
+            Err(_) => Err(Error::WrongPassphrase),
+            Ok(key) => Ok(key),
+        }
+    }
+}
+
+impl std::fmt::Debug for EncryptedPemKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EncryptedPemKey({}, {:?})", self.label, self.encryption.cipher())
+    }
+}
+
+/// Reads a PEM private key under legacy encryption (`RSA PRIVATE KEY` or `PRIVATE KEY` with
+/// `Proc-Type: 4,ENCRYPTED`). `Ok(None)`: anything else. Every size is bounded by the text's
+/// (the caller holds it to [`limits::KEY_TEXT`](crate::limits::KEY_TEXT)) and the headers are
+/// checked exactly.
+pub fn parse_encrypted(text: &str) -> Result<Option<EncryptedPemKey>, Error> {
+    let label = match label(text) {
+        Some("RSA PRIVATE KEY") => "RSA PRIVATE KEY",
+        Some("PRIVATE KEY") => "PRIVATE KEY",
+        _ => return Ok(None),
+    };
+    let (headers, body) = decode(text, label)?;
+    if !pem_legacy::is_encrypted(&headers) {
+        return Ok(None);
+    }
+    let encryption = LegacyEncryption::from_headers(&headers)?;
+    Ok(Some(EncryptedPemKey { label, encryption, body: body.to_vec() }))
+}
+
+const UNSUPPORTED_PKCS8: &str = "unsupported key type in the PKCS#8 PEM";
 
 /// A PKCS#8 `PrivateKeyInfo` (RFC 5208; RFC 5958's v2 with its optional public key too).
 fn pkcs8(der: &[u8]) -> Result<PemKey, Error> {
@@ -156,9 +217,7 @@ fn pkcs8(der: &[u8]) -> Result<PemKey, Error> {
                 KeyPair::from_pkcs8(der).map_err(|_| Error::InvalidKey("malformed RSA PKCS#8 key".into()))?;
             Ok(PemKey::Rsa { pair, pkcs8: true })
         }
-        _ => Err(Error::InvalidKey(
-            "unsupported key type in the PKCS#8 PEM: age takes Ed25519 and RSA keys only".into(),
-        )),
+        _ => Err(Error::InvalidKey(format!("{UNSUPPORTED_PKCS8}: age takes Ed25519 and RSA keys only"))),
     }
 }
 
@@ -213,6 +272,25 @@ mod tests {
         assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
     }
 
+    /// A wrong passphrase that happens to leave good PKCS#7 padding (about one in 256) yields
+    /// garbage, refused as a wrong passphrase, not as a malformed key.
+    #[test]
+    fn wrong_passphrase_with_good_padding_is_a_wrong_passphrase() {
+        let pem = std::fs::read_to_string(format!(
+            "{}/../../vectors/ssh/rsa2048_pem_des3",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let key = parse_encrypted(&pem).unwrap().unwrap();
+        assert!(key.decrypt(b"hyperseal test").is_ok());
+        let lucky = (0..20_000)
+            .map(|i| format!("guess {i}"))
+            .find(|p| key.encryption.decrypt(&key.body, p.as_bytes()).is_ok())
+            .expect("one in about 256 guesses pads well");
+        assert!(matches!(key.decrypt(lucky.as_bytes()), Err(Error::WrongPassphrase)), "{lucky}");
+        assert!(matches!(key.decrypt(b"hyperseal tesT"), Err(Error::WrongPassphrase)));
+    }
+
     #[test]
     fn refused_kinds_say_why() {
         for (label, word) in [
@@ -225,7 +303,9 @@ mod tests {
             assert!(err.contains(word), "{label}: {err}");
         }
         let legacy = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n-----END RSA PRIVATE KEY-----\n";
-        assert!(parse(legacy).err().unwrap().to_string().contains("legacy encryption"));
+        assert!(parse(legacy).err().unwrap().to_string().contains("passphrase-protected"));
+        assert!(parse_encrypted(legacy).err().unwrap().to_string().contains("IV"));
+        assert!(parse_encrypted(ED25519_PKCS8).unwrap().is_none());
         // Other PKCS#8 algorithms (X25519 here) and junk.
         let x25519 = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VuBCIEIHBgJSkzrG56SpsOsmMsWgQKhyV624aaPszD0WtyTyZH\n-----END PRIVATE KEY-----\n";
         assert!(parse(x25519).err().unwrap().to_string().contains("unsupported key type"));
