@@ -6,7 +6,7 @@
 use std::io::Read;
 use std::sync::Mutex;
 
-use hyperseal::parts::claim::ClaimStore;
+use hyperseal::parts::claim::{ClaimStore, MemoryClaims};
 use hyperseal::parts::{Part, PartKey as LibPartKey};
 use hyperseal::recipient::{passphrase_recipient, Recipient};
 use pyo3::prelude::*;
@@ -19,7 +19,46 @@ use crate::pyio::PyFile;
 
 /// The payload key of one file and its geometry. `repr()` never shows the key.
 #[pyclass(frozen, module = "hyperseal.parts")]
-pub struct PartKey(LibPartKey);
+pub struct PartKey {
+    key: LibPartKey,
+    /// The claims of `seal` and `seal_into`: every part this object seals, once per bytes.
+    claims: MemoryClaims,
+    /// The part size of this key's plan, once known (`plan`, or a part sealed).
+    plan_size: Mutex<Option<u64>>,
+}
+
+impl PartKey {
+    fn new(key: LibPartKey) -> Self {
+        PartKey { key, claims: MemoryClaims::new(), plan_size: Mutex::new(None) }
+    }
+
+    fn planned(&self, size: u64) {
+        if let Ok(mut p) = self.plan_size.lock() {
+            *p = Some(size);
+        }
+    }
+
+    /// The plan's part size for `seal`: the one given, else this key's plan, else the one the
+    /// part itself shows — its length when it is whole chunks short of the end, all of a part
+    /// that is the whole file. A last part of a plan nobody named is ambiguous: the caller
+    /// names it. (Any other guess is checked by the library: the plan claim refuses a second
+    /// part size under one key.)
+    fn part_size_of(&self, given: Option<u64>, first_chunk: u64, len: usize) -> PyResult<u64> {
+        let known = given.or_else(|| self.plan_size.lock().ok().and_then(|p| *p));
+        if let Some(size) = known {
+            return Ok(size);
+        }
+        let chunk = self.key.chunk_size() as u64;
+        let end = first_chunk.checked_mul(chunk).and_then(|s| s.checked_add(len as u64));
+        match end == Some(self.key.plaintext_len()) {
+            false => Ok(len as u64),
+            true if first_chunk == 0 => Ok((len as u64).div_ceil(chunk).max(1) * chunk),
+            true => Err(crate::errors::ArgumentError::new_err(
+                "pass part_size (the plan's part size) to seal the last part, or call plan() on this key first",
+            )),
+        }
+    }
+}
 
 /// A part as Python sees it: (first_chunk, plaintext_start, plaintext_end, file_start, file_end).
 type PartTuple = (u64, u64, u64, u64, u64);
@@ -61,7 +100,7 @@ impl PartKey {
                 }
             })
             .py_err()?;
-        Ok((PyBytes::new(py, &head), PartKey(key)))
+        Ok((PyBytes::new(py, &head), PartKey::new(key)))
     }
 
     /// Reads the header of an encrypted file of `file_len` bytes from the binary file object
@@ -81,44 +120,66 @@ impl PartKey {
         let ids = identities_of(identities, passphrase, allow_plugins)?;
         let mut src = PyFile::new(file);
         let key = py.detach(|| LibPartKey::open_file(&mut src as &mut dyn Read, file_len, &ids)).py_err()?;
-        Ok(PartKey(key))
+        Ok(PartKey::new(key))
     }
 
     /// The parts of `part_size` plaintext bytes (a multiple of `chunk_size`), in order, as
     /// tuples `(first_chunk, plaintext_start, plaintext_end, file_start, file_end)`.
+    /// `seal` then claims parts of this plan unless told otherwise.
     fn plan(&self, part_size: u64) -> PyResult<Vec<PartTuple>> {
-        Ok(self.0.plan(part_size).py_err()?.into_iter().map(tuple).collect())
+        let plan: Vec<PartTuple> = self.key.plan(part_size).py_err()?.into_iter().map(tuple).collect();
+        self.planned(part_size);
+        Ok(plan)
     }
 
-    /// Seals the plaintext of the part starting at chunk `first_chunk`; returns its bytes in
-    /// the file. The same bytes sealed again give the same output; different bytes for the
-    /// same chunks reuse nonces (see the module docs): seal from an unchanging source.
+    /// Seals the plaintext of the part starting at chunk `first_chunk` of the plan of
+    /// `part_size`-byte parts; returns its bytes in the file. Claimed in this key's own
+    /// in-memory store first (the library's `MemoryClaims`): the same bytes sealed again give
+    /// the same output, other bytes for the same part raise `ArgumentError` ("would reuse a
+    /// nonce"). `part_size` defaults to the last `plan()` of this key, else to what the part
+    /// shows (see `part_size_of`). The store lives in this object: copies sent to other
+    /// processes (pickle, `from_bytes`) start empty, so a job across processes passes one
+    /// shared store to `seal_claimed`.
+    #[pyo3(signature = (first_chunk, data, part_size = None))]
     fn seal<'py>(
         &self,
         py: Python<'py>,
         first_chunk: u64,
         data: &Bound<'py, PyAny>,
+        part_size: Option<u64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let input = Input::get(data, "data")?;
         let d = input.as_slice();
-        let len = self.0.sealed_len(first_chunk, d.len()).py_err()?;
+        let size = self.part_size_of(part_size, first_chunk, d.len())?;
+        let len = self.key.sealed_len(first_chunk, d.len()).py_err()?;
         // Sealed straight into the result: no second copy of a part that may be many MiB.
-        bytes_with(py, len, |out| self.0.seal_into(first_chunk, d, out).map(|()| len))?.py_err()
+        let sealed = bytes_with(py, len, |out| {
+            self.key.seal_claimed_into(&self.claims, size, first_chunk, d, out).map(|()| len)
+        })?
+        .py_err()?;
+        self.planned(size);
+        Ok(sealed)
     }
 
     /// `seal` into the writable buffer `out` (exactly the sealed part's size: `file_end -
-    /// file_start` of its plan row), e.g. a memory map of the destination file, so the sealed
-    /// bytes are written once, where they belong.
+    /// file_start` of its plan row). Until it returns, `out` may hold bytes that must not be
+    /// stored (they are wiped when the claim is refused): prefer memory only this process
+    /// reads over a map of a file others read.
+    #[pyo3(signature = (first_chunk, data, out, part_size = None))]
     fn seal_into(
         &self,
         py: Python<'_>,
         first_chunk: u64,
         data: &Bound<'_, PyAny>,
         out: &Bound<'_, PyAny>,
+        part_size: Option<u64>,
     ) -> PyResult<()> {
         let (input, mut output) = in_out(data, out)?;
         let (d, o) = (input.as_slice(), output.as_mut_slice());
-        py.detach(|| self.0.seal_into(first_chunk, d, o)).py_err()
+        let size = self.part_size_of(part_size, first_chunk, d.len())?;
+        py.detach(|| self.key.seal_claimed_into(&self.claims, size, first_chunk, d, o)).py_err()?;
+        self.planned(size);
+        Ok(())
     }
 
     /// `open` into the writable buffer `out` (at least the part's plaintext size); returns the
@@ -132,7 +193,7 @@ impl PartKey {
     ) -> PyResult<usize> {
         let (input, mut output) = in_out(data, out)?;
         let (d, o) = (input.as_slice(), output.as_mut_slice());
-        py.detach(|| self.0.open_into(first_chunk, d, o).inspect_err(|_| o.fill(0))).py_err()
+        py.detach(|| self.key.open_into(first_chunk, d, o).inspect_err(|_| o.fill(0))).py_err()
     }
 
     /// Opens the part starting at chunk `first_chunk` (its bytes in the file); returns its
@@ -146,8 +207,8 @@ impl PartKey {
         let input = Input::get(data, "data")?;
         let d = input.as_slice();
         // Opened straight into the result; unauthenticated bytes are wiped before it is freed.
-        let len = self.0.opened_len(d.len());
-        bytes_with(py, len, |out| self.0.open_into(first_chunk, d, out).inspect_err(|_| out.fill(0)))?
+        let len = self.key.opened_len(d.len());
+        bytes_with(py, len, |out| self.key.open_into(first_chunk, d, out).inspect_err(|_| out.fill(0)))?
             .py_err()
     }
 
@@ -167,10 +228,10 @@ impl PartKey {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let input = Input::get(data, "data")?;
         let d = input.as_slice();
-        let len = self.0.sealed_len(first_chunk, d.len()).py_err()?;
+        let len = self.key.sealed_len(first_chunk, d.len()).py_err()?;
         let claims = PyClaims::new(store);
         let sealed = bytes_with(py, len, |out| {
-            self.0.seal_claimed_into(&claims, part_size, first_chunk, d, out).map(|()| len)
+            self.key.seal_claimed_into(&claims, part_size, first_chunk, d, out).map(|()| len)
         })?;
         claims.result(sealed)
     }
@@ -190,7 +251,7 @@ impl PartKey {
         let (input, mut output) = in_out(data, out)?;
         let (d, o) = (input.as_slice(), output.as_mut_slice());
         let claims = PyClaims::new(store);
-        let done = py.detach(|| self.0.seal_claimed_into(&claims, part_size, first_chunk, d, o));
+        let done = py.detach(|| self.key.seal_claimed_into(&claims, part_size, first_chunk, d, o));
         claims.result(done)
     }
 
@@ -205,39 +266,39 @@ impl PartKey {
         sealed: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<(String, Vec<u8>)>> {
         let sealed = Input::get(sealed, "sealed")?;
-        let plan = self.0.plan_claim(part_size).py_err()?;
-        let part = self.0.part_claim(part_size, first_chunk, sealed.as_slice()).py_err()?;
+        let plan = self.key.plan_claim(part_size).py_err()?;
+        let part = self.key.part_claim(part_size, first_chunk, sealed.as_slice()).py_err()?;
         Ok([plan, part].into_iter().map(|c| (c.name().to_string(), c.record().to_vec())).collect())
     }
 
     #[getter]
     fn chunk_size(&self) -> usize {
-        self.0.chunk_size()
+        self.key.chunk_size()
     }
 
     #[getter]
     fn plaintext_len(&self) -> u64 {
-        self.0.plaintext_len()
+        self.key.plaintext_len()
     }
 
     #[getter]
     fn file_len(&self) -> u64 {
-        self.0.file_len()
+        self.key.file_len()
     }
 
     /// The key as bytes, for a worker (the pickle form). Whoever holds them can read and forge
     /// this one file.
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.0.to_bytes())
+        PyBytes::new(py, &self.key.to_bytes())
     }
 
     #[classmethod]
     fn from_bytes(_cls: &Bound<'_, PyType>, data: &Bound<'_, PyAny>) -> PyResult<PartKey> {
-        Ok(PartKey(LibPartKey::from_bytes(Input::get(data, "data")?.as_slice()).py_err()?))
+        Ok(PartKey::new(LibPartKey::from_bytes(Input::get(data, "data")?.as_slice()).py_err()?))
     }
 
     fn __repr__(&self) -> String {
-        format!("<hyperseal.parts.{:?}>", self.0)
+        format!("<hyperseal.parts.{:?}>", self.key)
     }
 
     /// Pickled as its bytes, so Dask can ship it to workers.

@@ -133,7 +133,8 @@ def test_part_key_in_one_process(me):
     assert "redacted" in repr(key) and key.to_bytes().hex() not in repr(key)
     copy = pickle.loads(pickle.dumps(key))
     parts = key.plan(48 * KIB)
-    sealed = [copy.seal(first, plain[p0:p1]) for first, p0, p1, _, _ in reversed(parts)][::-1]
+    # A copy knows no plan: the last part, sealed first, names its part size.
+    sealed = [copy.seal(first, plain[p0:p1], part_size=48 * KIB) for first, p0, p1, _, _ in reversed(parts)][::-1]
     assert [len(s) for s in sealed] == [f1 - f0 for _, _, _, f0, f1 in parts]
     file = head + b"".join(sealed)
     assert hyperseal.decrypt(file, me) == plain
@@ -155,3 +156,34 @@ def test_part_key_in_one_process(me):
         key.seal_into(first, memoryview(shared)[: p1 - p0], memoryview(shared)[1:])
     back = bytearray(p1 - p0)
     assert opener.open_into(first, file[f0:f1], back) == p1 - p0 and bytes(back) == plain[p0:p1]
+
+
+def test_part_key_seal_claims_every_part_in_memory(me):
+    """`seal` and `seal_into` claim each part in the key's own store (the library's
+    MemoryClaims): one part index never seals two plaintexts under one key."""
+    plain = bytearray(os.urandom(100 * KIB + 3))
+    _, key = PartKey.seal_new(len(plain), me.public, chunk_size=16 * KIB)
+    first, p0, p1, f0, f1 = key.plan(32 * KIB)[1]
+    sealed = key.seal(first, plain[p0:p1])
+    assert key.seal(first, plain[p0:p1]) == sealed  # a retry with the same bytes
+    changed = bytearray(plain[p0:p1])
+    changed[5] ^= 1
+    with pytest.raises(hyperseal.ArgumentError, match="reuse a nonce"):
+        key.seal(first, changed)
+    out = bytearray(f1 - f0)
+    with pytest.raises(hyperseal.ArgumentError, match="reuse a nonce"):
+        key.seal_into(first, changed, out)
+    assert out == bytearray(f1 - f0), "the refused part is wiped"
+    key.seal_into(first, plain[p0:p1], out)
+    assert bytes(out) == sealed
+    # Another plan under the same key would put other bytes under the same nonces.
+    with pytest.raises(hyperseal.ArgumentError, match="another part size"):
+        key.seal(0, plain[: 16 * KIB], part_size=16 * KIB)
+    # Without a plan the part shows its size; the last part of an unnamed plan must say it.
+    _, fresh = PartKey.seal_new(len(plain), me.public, chunk_size=16 * KIB)
+    with pytest.raises(hyperseal.ArgumentError, match="part_size"):
+        fresh.seal(6, plain[96 * KIB:])
+    fresh.seal(2, plain[32 * KIB:64 * KIB])
+    fresh.seal(6, plain[96 * KIB:])  # now the key knows its plan
+    with pytest.raises(hyperseal.ArgumentError, match="reuse a nonce"):
+        fresh.seal(6, plain[96 * KIB:-1] + b"x")

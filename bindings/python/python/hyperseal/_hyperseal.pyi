@@ -225,10 +225,13 @@ class PartKey:
     ) -> PartKey: ...
     def plan(self, part_size: int) -> list[tuple[int, int, int, int, int]]:
         """``(first_chunk, plaintext_start, plaintext_end, file_start, file_end)`` per part."""
-    def seal(self, first_chunk: int, data: Buffer) -> bytes: ...
+    def seal(self, first_chunk: int, data: Buffer, part_size: int | None = None) -> bytes:
+        """Seals one part, claimed in this key's in-memory store: the same bytes again give the
+        same output, other bytes for the part raise ``ArgumentError``. ``part_size`` defaults to
+        this key's last ``plan()``, else to what the part shows."""
     def open(self, first_chunk: int, data: Buffer) -> bytes: ...
-    def seal_into(self, first_chunk: int, data: Buffer, out: Buffer) -> None:
-        """``seal`` into a writable buffer of exactly the sealed part's size (e.g. an mmap)."""
+    def seal_into(self, first_chunk: int, data: Buffer, out: Buffer, part_size: int | None = None) -> None:
+        """``seal`` into a writable buffer of exactly the sealed part's size (wiped if refused)."""
     def open_into(self, first_chunk: int, data: Buffer, out: Buffer) -> int:
         """``open`` into a writable buffer; returns the plaintext length."""
     def seal_claimed(self, store: object, part_size: int, first_chunk: int, data: Buffer) -> bytes:

@@ -26,7 +26,7 @@ import secrets
 import threading
 
 from . import _hyperseal
-from ._claims import FsspecClaims, LocalClaims
+from ._claims import LocalClaims, S3Claims, claims_at
 
 _COPY = 4 << 20
 #: S3 refuses multipart uploads whose parts (all but the last) are smaller.
@@ -240,6 +240,17 @@ def open_task(part, src, wrapped, job, where):
 # Destinations ---------------------------------------------------------------------------------
 
 
+def _checked(claims):
+    """``claims``, once proven to refuse a second create of one name (see :mod:`._claims`);
+    removed, and the job refused, otherwise."""
+    try:
+        claims.check()
+    except BaseException:
+        claims.remove()
+        raise
+    return claims
+
+
 class LocalDestination:
     """The library's AtomicOutput; claims in a hidden directory beside it."""
 
@@ -251,7 +262,11 @@ class LocalDestination:
         self.where = ("file", self.out.temporary_path)
         self.claims = None
         if sealing:
-            self.claims = LocalClaims.create(self.out.temporary_path[: -len(".partial")] + ".claims")
+            try:
+                self.claims = _checked(LocalClaims.create(self.out.temporary_path[: -len(".partial")] + ".claims"))
+            except BaseException:
+                self.out.discard()
+                raise
 
     def commit(self, parts):
         self.out.commit()
@@ -269,10 +284,12 @@ class S3Destination:
         if not force and self.fs.exists(self.path):
             raise _io_error(f"output file {dst} already exists (pass force=True to replace it)")
         self.bucket, self.key, _ = self.fs.split_path(self.path)
+        parent = self.fs._parent(self.path)
+        # Proven before the upload exists, so a refused store leaves nothing behind.
+        claims = S3Claims(self.fs.unstrip_protocol(posixpath.join(parent, f".{name}.claims")))
+        self.claims = _checked(claims) if sealing else None
         self.upload = self.fs.call_s3("create_multipart_upload", Bucket=self.bucket, Key=self.key)["UploadId"]
         self.where = ("s3", self.fs.unstrip_protocol(self.path), self.upload, per)
-        parent = self.fs._parent(self.path)
-        self.claims = FsspecClaims(self.fs.unstrip_protocol(posixpath.join(parent, f".{name}.claims"))) if sealing else None
 
     def commit(self, sizes):
         listed, marker = [], 0
@@ -320,7 +337,8 @@ class FsspecDestination:
         self.fs.makedirs(parent, exist_ok=True)
         self.tmp = posixpath.join(parent, f".{name}.parts")
         self.where = ("fs", self.fs.unstrip_protocol(self.tmp))
-        self.claims = FsspecClaims(self.fs.unstrip_protocol(posixpath.join(parent, f".{name}.claims"))) if sealing else None
+        claims = claims_at(self.fs.unstrip_protocol(posixpath.join(parent, f".{name}.claims")))
+        self.claims = _checked(claims) if sealing else None
 
     def commit(self, sizes):
         names = sorted(self.fs.ls(self.tmp, detail=False)) if self.fs.exists(self.tmp) else []

@@ -251,7 +251,10 @@ def encrypt_large(client, src, dst, recipients=None, *, passphrase=None, format=
 
     Every part is sealed at most once per key: before its sealed bytes leave the worker, the
     library records the plan and the part in a claim store beside the destination (a file
-    created with ``link(2)``, an object created with ``If-None-Match: *``); a rerun task that
+    created with ``link(2)``, an object created with ``If-None-Match: *``), proven before any
+    part is sealed: the job creates a probe there twice, and a store that lets the second
+    create through (a server that ignores the condition) is refused with
+    :class:`hyperseal.IoError` naming it, leaving nothing behind; a rerun task that
     reads other bytes (the source changed unseen and its worker was lost) is refused with
     :class:`hyperseal.ArgumentError` ("would reuse a nonce"), and the job fails leaving nothing
     — run it again, which makes a fresh key. ``src`` must not change while it is sealed: also

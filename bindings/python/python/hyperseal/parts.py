@@ -20,9 +20,11 @@ The duties:
 * **The plaintext must not change while it is sealed.** Chunk *i* always gets the same nonce,
   so sealing a retried part again with the same bytes is harmless (the same ciphertext comes
   out), but sealing it with *different* bytes reuses a nonce under one key, which breaks
-  AES-GCM and ChaCha20-Poly1305. Seal with ``key.seal_claimed(store, part_size, first,
-  data)``: the library records the plan and each sealed part in ``store`` (create-if-new:
-  ``hyperseal._claims``) before returning it, and refuses other bytes under claimed nonces.
+  AES-GCM and ChaCha20-Poly1305. So every seal is claimed: ``key.seal(first, data)`` and
+  ``seal_into`` record the plan and each sealed part in the key's own in-memory store (this
+  object, this process) and refuse other bytes for a part already sealed. Across processes,
+  seal with ``key.seal_claimed(store, part_size, first, data)`` and one shared store
+  (create-if-new: ``hyperseal._claims``, proven with its ``check()`` first).
   ``encrypt_large`` does, and also checks the source's stamp before and after.
 * An opening key (``PartKey.open_file``) refuses to seal, so a job that only reads a file
   cannot by mistake write chunks under its nonces.

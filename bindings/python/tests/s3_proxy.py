@@ -1,0 +1,106 @@
+"""An S3 server that ignores ``If-None-Match: *``, as older MinIO releases and some S3-compatible
+servers do: a small HTTP proxy on 127.0.0.1 in front of the tests' MinIO (s3_server.py) that
+passes every request through unchanged, except a request carrying ``If-None-Match``, which it
+sends without that header — re-signed with the test credentials, since the client's SigV4
+signature covers the header — so the object is written whether it exists or not."""
+
+import http.client
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from s3_server import PASSWORD, USER
+
+# Hop-by-hop headers and the ones a re-signed request gets anew.
+_HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"}
+_SIGNED = {"authorization", "x-amz-date", "x-amz-content-sha256", "x-amz-security-token"}
+
+
+def _resign(method, host, path, headers, body):
+    """The request without If-None-Match, signed again (SigV4, payload hashed)."""
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    kept = {k: v for k, v in headers if k.lower() not in _SIGNED | {"if-none-match"}}
+    req = AWSRequest(method=method, url=f"http://{host}{path}", data=body, headers=kept)
+    S3SigV4Auth(Credentials(USER, PASSWORD), "s3", "us-east-1").add_auth(req)
+    return list(req.headers.items())
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    upstream = None  # (host, port), set per server
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            out = bytearray()
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return bytes(out)
+                out += self.rfile.read(size)
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def _relay(self):
+        body = self._body()
+        headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP]
+        if self.headers.get("If-None-Match") is not None:
+            self.server.stripped += 1
+            headers = _resign(self.command, self.headers["Host"], self.path, headers, body)
+        headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+        conn = http.client.HTTPConnection(*self.server.upstream, timeout=60)
+        try:
+            conn.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+            for k, v in headers:
+                conn.putheader(k, v)
+            if body or self.command in ("PUT", "POST"):
+                conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders(body)
+            resp = conn.getresponse()
+            data = resp.read()
+        finally:
+            conn.close()
+        self.send_response_only(resp.status, resp.reason)
+        for k, v in resp.getheaders():
+            if k.lower() not in _HOP and k.lower() != "content-length":
+                self.send_header(k, v)
+        length = resp.getheader("Content-Length") if self.command == "HEAD" else str(len(data))
+        self.send_header("Content-Length", length or "0")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _relay
+
+
+class IgnoringProxy:
+    """``with IgnoringProxy(minio_url) as url:`` an endpoint that drops ``If-None-Match``;
+    ``stripped`` counts the requests it dropped it from."""
+
+    def __init__(self, upstream):
+        u = urlsplit(upstream)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server.daemon_threads = True
+        self.server.upstream = (u.hostname, u.port)
+        self.server.stripped = 0
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def stripped(self):
+        return self.server.stripped
+
+    def __enter__(self):
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
