@@ -38,6 +38,12 @@ enum Command {
     Decrypt(cmd::decrypt::DecryptArgs),
     /// Describe an encrypted file (format, suite, recipients, sizes); never prints secrets.
     Inspect(cmd::inspect::InspectArgs),
+    /// Change who can open encrypted files without re-encrypting them (in place where the new
+    /// header fits); --rotate re-encrypts under a fresh file key.
+    ///
+    /// Removal is not revocation: a removed recipient can still open every old copy of a file
+    /// and may have kept its file key. Only --rotate protects what is written from then on.
+    Rekey(cmd::rekey::RekeyArgs),
     /// age v1.3.1's command line (-e -d -r -R -i -j -p -a -o), writing age files; see `age -h`.
     ///
     /// A hyperseal started as `age` (a link of that name) does the same.
@@ -78,6 +84,7 @@ fn main() -> ExitCode {
         Command::Encrypt(a) => cmd::encrypt::run(a),
         Command::Decrypt(a) => cmd::decrypt::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
+        Command::Rekey(a) => cmd::rekey::run(a),
         Command::Toolkit(k) => toolkit::run(k),
         Command::Completions(a) => cmd::completions::completions(a, Cli::command()),
         Command::Man => cmd::completions::man(Cli::command()),

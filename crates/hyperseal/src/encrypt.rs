@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 
 use zeroize::Zeroizing;
 
-use crate::format::{armor, Header, Profile, Suite, DEFAULT_CHUNK, SALT_LEN};
+use crate::format::{armor, Header, Profile, Stanza, Suite, DEFAULT_CHUNK, SALT_LEN};
 use crate::recipient::{passphrase_recipient, wrap_all, Recipient};
 use crate::stream::{self, ChunkCipher, Dir, Input, PayloadSealer, Progress, StreamWriter};
 use crate::{error::Error, file_key::FileKey, keys};
@@ -22,11 +22,21 @@ pub struct Options {
     pub suite: Suite,
     /// Plaintext bytes per chunk.
     pub chunk_size: usize,
+    /// Room in the header for later re-keys ([`rekey`](crate::rekey)): slack stanzas up to the
+    /// next 4 KiB boundary, at least 1 KiB, so a new recipient set can be written in place.
+    /// Worth it for large files only (the CLI adds it from 1 MiB); ignored for a passphrase,
+    /// which must stand alone.
+    pub slack: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { profile: Profile::Hyperseal, suite: Suite::default_for_cpu(), chunk_size: DEFAULT_CHUNK }
+        Options {
+            profile: Profile::Hyperseal,
+            suite: Suite::default_for_cpu(),
+            chunk_size: DEFAULT_CHUNK,
+            slack: false,
+        }
     }
 }
 
@@ -247,23 +257,31 @@ pub(crate) struct Prepared {
 pub(crate) fn prepare(recipients: &[Box<dyn Recipient>], opts: &Options) -> Result<Prepared, Error> {
     let file_key = FileKey::generate(opts.profile.file_key_len());
     let stanzas = wrap_all(recipients, &file_key)?;
-    // An age file is for age: refuse stanzas that age itself could never open.
-    if let Some(s) = stanzas
-        .iter()
-        .find(|s| opts.profile == Profile::Age && HYPERSEAL_ONLY_TYPES.contains(&s.tag.as_str()))
-    {
-        return Err(Error::IncompatibleRecipients(format!(
-            "{} recipients cannot be used in age files (age cannot open them); use --format hyperseal",
-            s.tag
-        )));
+    check_profile(opts.profile, &stanzas)?;
+    let mut header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?;
+    if opts.slack && !header.is_passphrase() {
+        let pad = crate::rekey::slack_for(header.encode_len());
+        let mut stanzas = header.stanzas.clone();
+        stanzas.extend(crate::rekey::fill_slack(pad).expect("slack_for is at least 1 KiB: always fillable"));
+        header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?;
     }
-    let header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?;
     let mut head = keys::seal_header(&header, &file_key);
     let mut salt = [0u8; SALT_LEN];
     crate::rng::fill(&mut salt)?;
     head.extend_from_slice(&salt);
     let payload_key = keys::payload_key(opts.profile, opts.suite, &file_key, &salt);
     Ok(Prepared { head, payload_key })
+}
+
+/// An age file is for age: refuses stanzas that age itself could never open.
+pub(crate) fn check_profile(profile: Profile, stanzas: &[Stanza]) -> Result<(), Error> {
+    match stanzas.iter().find(|s| profile == Profile::Age && HYPERSEAL_ONLY_TYPES.contains(&s.tag.as_str())) {
+        Some(s) => Err(Error::IncompatibleRecipients(format!(
+            "{} recipients cannot be used in age files (age cannot open them); use --format hyperseal",
+            s.tag
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// One-shot: encrypts `plaintext` to `recipients` with default options, on all cores.

@@ -46,6 +46,13 @@ pub(crate) fn open_header_key(
     identities: &[Box<dyn Identity>],
     salt: &[u8; crate::format::SALT_LEN],
 ) -> Result<Zeroizing<[u8; 32]>, Error> {
+    let file_key = open_file_key(header, identities)?;
+    Ok(payload_key(header.profile, header.suite, &file_key, salt))
+}
+
+/// The file key of `header`, unwrapped by the first identity that claims a stanza, with this
+/// profile's length and the header MAC verified: decryption and re-keying both start here.
+pub(crate) fn open_file_key(header: &Header, identities: &[Box<dyn Identity>]) -> Result<FileKey, Error> {
     let file_key = identities
         .iter()
         .find_map(|id| id.unwrap_stanzas(&header.stanzas))
@@ -56,7 +63,7 @@ pub(crate) fn open_header_key(
     if !hmac_sha256_verify(&mac_key(&file_key)[..], header.mac_input(), header.mac()) {
         return Err(Error::HeaderMac);
     }
-    Ok(payload_key(header.profile, header.suite, &file_key, salt))
+    Ok(file_key)
 }
 
 /// The payload key of one file.

@@ -44,6 +44,7 @@ mod opener;
 pub mod output;
 pub mod parts;
 pub mod recipient;
+pub mod rekey;
 mod rng;
 mod stream;
 mod suite;

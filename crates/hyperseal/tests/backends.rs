@@ -131,7 +131,7 @@ fn regenerate_backend_vectors() {
     let out = dir(this_backend());
     std::fs::create_dir_all(&out).unwrap();
     for (i, c) in CASES.iter().enumerate() {
-        let opts = Options { profile: c.profile, suite: c.suite, chunk_size: c.chunk };
+        let opts = Options { profile: c.profile, suite: c.suite, chunk_size: c.chunk, slack: false };
         let enc = match c.to {
             To::Passphrase => Encryptor::with_passphrase(Zeroizing::new(PASSPHRASE.into()), opts),
             to => {

@@ -11,7 +11,7 @@ const C: usize = 16 << 10;
 const FULL: usize = C + 16;
 
 fn opts() -> Options {
-    Options { profile: Profile::Hyperseal, suite: Suite::Aes256Gcm, chunk_size: C }
+    Options { profile: Profile::Hyperseal, suite: Suite::Aes256Gcm, chunk_size: C, slack: false }
 }
 
 fn file(n: usize) -> (Vec<u8>, usize) {

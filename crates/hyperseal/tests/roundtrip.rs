@@ -11,7 +11,7 @@ use hyperseal::{Decryptor, Encryptor, Options, Profile, Suite};
 const C: usize = 16 << 10;
 
 fn opts(suite: Suite) -> Options {
-    Options { profile: Profile::Hyperseal, suite, chunk_size: C }
+    Options { profile: Profile::Hyperseal, suite, chunk_size: C, slack: false }
 }
 
 fn sizes() -> Vec<usize> {

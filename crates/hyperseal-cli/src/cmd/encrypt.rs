@@ -147,6 +147,9 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     }
 
     let mut input = Input::open(a.input.as_deref())?;
+    // Room to re-key in place later (`hyperseal rekey`), for files large enough that a rewrite
+    // would cost: 1 KiB to 4 KiB is at most 0.4% of 1 MiB.
+    opts.slack = input.size.is_some_and(|n| n >= SLACK_FROM);
     let mut output = Output::create(a.output.as_deref(), a.force, input.path.as_deref())?;
     if output.is_terminal() && !a.armor {
         return Err(hint("refusing to write binary ciphertext to a terminal", "use -a/--armor or -o FILE"));
@@ -155,6 +158,9 @@ pub fn run(a: EncryptArgs) -> Result<()> {
     seal(enc, &mut input, &mut output, a.armor, opts.profile, a.quiet)?;
     output.commit()
 }
+
+/// Inputs from this size get header slack (`Options::slack`).
+const SLACK_FROM: u64 = 1 << 20;
 
 /// Encrypts `input` onto `out` (armored when asked), with a progress bar unless `quiet`: the one
 /// encryption path of `encrypt` and `age`.

@@ -10,6 +10,7 @@ pub mod encrypt;
 pub mod identity;
 pub mod inspect;
 pub mod keys;
+pub mod rekey;
 
 use hyperseal::{Error, Suite};
 

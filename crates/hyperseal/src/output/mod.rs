@@ -209,6 +209,15 @@ impl AtomicOutput {
         }
     }
 
+    /// Appends everything `src` yields. From a `File` (or a `Take` of one) this is an in-kernel
+    /// copy (`copy_file_range`): no bytes pass through this process, which is how a re-key
+    /// moves a payload it never decrypts.
+    pub fn copy_from(&mut self, src: &mut std::io::Take<&File>) -> io::Result<u64> {
+        let n = io::copy(src, self.file()).map_err(|e| self.write_error(e))?;
+        self.written += n;
+        Ok(n)
+    }
+
     fn file(&mut self) -> &mut File {
         match &mut self.state {
             State::Through(f) => f,

@@ -54,7 +54,7 @@ pub use parse::{
     parse_identities_with, parse_recipient, parse_recipient_with, parse_recipients_file,
     parse_recipients_file_with, public_of, tag_recipients_of, IDENTITY_NOT_RECIPIENT, RECIPIENT_NOT_IDENTITY,
 };
-pub use traits::{wrap_all, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
+pub use traits::{wrap_all, wrap_refs, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 #[cfg(portable_backend)]
 pub use unavailable::rsa;
 #[cfg(portable_backend)]

@@ -96,6 +96,10 @@ impl Recipient for RsaRecipient {
     fn key_id(&self) -> Option<Vec<u8>> {
         Some([TAG.as_bytes(), b" ", &self.spki].concat())
     }
+
+    fn names_stanza(&self, stanza: &Stanza) -> Option<bool> {
+        Some(stanza.tag == TAG && stanza.args.first() == Some(&encode_b64(&self.key_id)))
+    }
 }
 
 /// An RSA private key (PKCS#8). aws-lc-rs holds it in C memory and frees it with

@@ -35,6 +35,14 @@ pub trait Recipient: Send + Sync {
     fn key_id(&self) -> Option<Vec<u8>> {
         None
     }
+
+    /// Whether `stanza` is this recipient's, for kinds whose stanzas carry a key tag (SSH,
+    /// RSA-OAEP, age's tag kinds): `Some(true)` or `Some(false)`. `None` (the default): this
+    /// kind's stanzas do not say whom they are for (X25519, the post-quantum kinds), so a
+    /// re-key can drop them only by rebuilding from the full list.
+    fn names_stanza(&self, _stanza: &Stanza) -> Option<bool> {
+        None
+    }
 }
 
 /// Something that can unwrap a file key from the stanzas addressed to it.
@@ -64,6 +72,11 @@ impl std::fmt::Debug for GeneratedKey {
 
 /// Wraps `file_key` for every recipient and enforces the label rule.
 pub fn wrap_all(recipients: &[Box<dyn Recipient>], file_key: &FileKey) -> Result<Vec<Stanza>, Error> {
+    wrap_refs(&recipients.iter().map(|r| r.as_ref()).collect::<Vec<_>>(), file_key)
+}
+
+/// [`wrap_all`] over borrowed recipients (a re-key wraps only the ones not already there).
+pub fn wrap_refs(recipients: &[&dyn Recipient], file_key: &FileKey) -> Result<Vec<Stanza>, Error> {
     if recipients.is_empty() {
         return Err(Error::InvalidArgument("no recipients".into()));
     }

@@ -150,6 +150,19 @@ impl Recipient for TagRecipient {
             Key::Hybrid(public) => [HYBRID_TYPE.as_bytes(), b" ", &public.bytes()].concat(),
         })
     }
+
+    fn names_stanza(&self, stanza: &Stanza) -> Option<bool> {
+        // The tag is a hash of the stanza's own enc and this key, as when it was wrapped.
+        let (kind, label, point) = match &self.key {
+            Key::Classic(p) => (CLASSIC_TYPE, CLASSIC_LABEL, compress(p).to_vec()),
+            Key::Hybrid(public) => (HYBRID_TYPE, HYBRID_LABEL, public.point().to_vec()),
+        };
+        Some(
+            stanza.tag == kind
+                && matches!(stanza.args.as_slice(), [t, enc]
+            if crate::format::decode_b64(enc.as_bytes()).is_ok_and(|enc| encode_b64(&tag(label, &enc, &point)) == *t)),
+        )
+    }
 }
 
 /// The two arguments of a tag stanza, checked as age's `tagtest` identities check them:

@@ -117,6 +117,10 @@ impl Recipient for SshEd25519Recipient {
     fn key_id(&self) -> Option<Vec<u8>> {
         Some([b"ssh-ed25519 ".as_slice(), &self.montgomery].concat())
     }
+
+    fn names_stanza(&self, stanza: &Stanza) -> Option<bool> {
+        Some(stanza.tag == TAG && stanza.args.first() == Some(&self.info.tag))
+    }
 }
 
 /// An `ssh-ed25519` private key as an age identity. Zeroized on drop; `Debug` is redacted.

@@ -82,6 +82,10 @@ impl Recipient for SshRsaRecipient {
     fn key_id(&self) -> Option<Vec<u8>> {
         Some([b"ssh-rsa ".as_slice(), &self.public.to_blob()].concat())
     }
+
+    fn names_stanza(&self, stanza: &Stanza) -> Option<bool> {
+        Some(stanza.tag == TAG && stanza.args.first() == Some(&self.public.fingerprint_tag()))
+    }
 }
 
 /// An `ssh-rsa` private key as an age identity. aws-lc-rs holds the key in C memory and clears

@@ -1,0 +1,245 @@
+//! `hyperseal rekey`: change who can open files without re-encrypting them (in place in
+//! O(header) where the new header fits), or `--rotate` them (a fresh file key: a full
+//! re-encryption at the engine's speed, never through plaintext at rest).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use hyperseal::recipient::{self, Identity, Recipient};
+use hyperseal::rekey::{rekey_file, Change, FileOptions, Written};
+use hyperseal::{Decryptor, Encryptor, Options};
+
+use crate::errors::{hint, usage};
+use crate::io;
+
+#[derive(Args)]
+pub struct RekeyArgs {
+    /// An identity that opens the files (repeatable); its stanza is kept unless removed.
+    #[arg(short = 'i', long = "identity", required = true)]
+    identities: Vec<PathBuf>,
+    /// Passphrase of a passphrase-encrypted identity file, first line of FILE; default: ask.
+    #[arg(long = "identity-passphrase-file")]
+    identity_passphrase_file: Option<PathBuf>,
+    /// The full new recipient list (repeatable): replaces every stanza.
+    #[arg(short = 'r', long = "recipient", allow_hyphen_values = true)]
+    recipients: Vec<String>,
+    /// File of the full new recipient list (repeatable).
+    #[arg(short = 'R', long = "recipients-file")]
+    recipient_files: Vec<PathBuf>,
+    /// Replace every stanza with the passphrase on the first line of FILE.
+    #[arg(long = "passphrase-file", conflicts_with_all = ["recipients", "recipient_files", "add", "remove"])]
+    passphrase_file: Option<PathBuf>,
+    /// Add a recipient, keeping every other stanza (repeatable).
+    #[arg(long, allow_hyphen_values = true, conflicts_with_all = ["recipients", "recipient_files"])]
+    add: Vec<String>,
+    /// Remove a recipient whose stanzas name it: SSH, RSA-OAEP, age1tag… (repeatable). X25519
+    /// and post-quantum stanzas are anonymous: give the full new list with -r/-R instead.
+    #[arg(long, allow_hyphen_values = true, conflicts_with_all = ["recipients", "recipient_files"])]
+    remove: Vec<String>,
+    /// Allow a result that none of the -i identities opens.
+    #[arg(long = "remove-own")]
+    remove_own: bool,
+    /// A fresh file key and salt: re-encrypts the payload (needs the full list: -r/-R or
+    /// --passphrase-file). Only this protects what is written from now on against a removed
+    /// recipient who kept the old file key.
+    #[arg(long, conflicts_with_all = ["add", "remove"])]
+    rotate: bool,
+    /// Show the recipients before and after; change nothing.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+    /// Write the result here instead of over the file (one input file only).
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Overwrite an existing -o file.
+    #[arg(long)]
+    force: bool,
+    /// No progress bar, no per-file lines.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Encrypted files to re-key.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+}
+
+pub fn run(a: RekeyArgs) -> Result<()> {
+    if a.output.is_some() && a.files.len() > 1 {
+        return Err(usage(
+            "-o takes one input file",
+            "re-key several files in place, or one at a time with -o",
+        ));
+    }
+    let set = !a.recipients.is_empty() || !a.recipient_files.is_empty() || a.passphrase_file.is_some();
+    if !set && a.add.is_empty() && a.remove.is_empty() {
+        return Err(usage("nothing to change", "give the new list (-r/-R), or --add/--remove"));
+    }
+    if a.rotate && !set {
+        return Err(usage(
+            "--rotate needs the full new list",
+            "give -r/-R (or --passphrase-file) with --rotate",
+        ));
+    }
+    let identities = super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
+    let mut failed = 0;
+    for file in &a.files {
+        let change = change(&a, set)?;
+        let result = match a.rotate {
+            true => rotate(file, &identities, change, &a),
+            false => rekey(file, &identities, &change, &a),
+        };
+        if let Err(e) = result {
+            failed += 1;
+            let e = e.context(file.display().to_string());
+            crate::errors::report(&e);
+        }
+    }
+    match failed {
+        0 => Ok(()),
+        _ if a.files.len() == 1 => Err(crate::errors::Reported.into()),
+        n => {
+            eprintln!(
+                "hyperseal: error: {n} of {} files were not re-keyed (each is as it was)",
+                a.files.len()
+            );
+            Err(crate::errors::Reported.into())
+        }
+    }
+}
+
+/// The change for one file (recipients wrap per file: each file has its own file key).
+fn change(a: &RekeyArgs, set: bool) -> Result<Change> {
+    let parse = |list: &[String]| -> Result<Vec<Box<dyn Recipient>>> {
+        list.iter()
+            .map(|r| {
+                super::identity::parse_recipient_arg(r).map_err(|e| super::encrypt::recipient_error(e, None))
+            })
+            .collect()
+    };
+    let mut change =
+        Change { add: parse(&a.add)?, remove: parse(&a.remove)?, remove_own: a.remove_own, set: None };
+    if set {
+        let mut list = parse(&a.recipients)?;
+        for f in &a.recipient_files {
+            let text = zeroize::Zeroizing::new(io::read_small(f, "recipients file")?);
+            list.extend(
+                super::identity::parse_recipients_text(&text, f)
+                    .map_err(|e| super::encrypt::recipient_error(e, Some(f)))?,
+            );
+        }
+        change.set = Some(list);
+    }
+    Ok(change)
+}
+
+fn rekey(file: &Path, ids: &[Box<dyn Identity>], change: &Change, a: &RekeyArgs) -> Result<()> {
+    let mut change_with_pass;
+    let change = match &a.passphrase_file {
+        Some(p) => {
+            change_with_pass = Change { remove_own: change.remove_own, ..Change::default() };
+            change_with_pass.set = Some(vec![passphrase_for(file, p)?]);
+            &change_with_pass
+        }
+        None => change,
+    };
+    let opts = FileOptions { output: a.output.clone(), force: a.force, dry_run: a.dry_run };
+    let report = rekey_file(file, ids, change, &opts).map_err(|e| output_error(e, a.output.as_deref()))?;
+    let p = &report.plan;
+    if a.dry_run {
+        println!("{}: {} -> {}", file.display(), summary(&p.before), summary(&p.after));
+        return Ok(());
+    }
+    if !a.quiet {
+        let how = match report.written {
+            Written::InPlace => "header rewritten in place".to_string(),
+            Written::Rewritten { bytes } => format!("rewritten ({bytes} bytes, payload copied)"),
+            Written::Nothing => "unchanged".to_string(),
+        };
+        eprintln!("{}: {} -> {} ({how})", file.display(), summary(&p.before), summary(&p.after));
+    }
+    if p.removed > 0 {
+        warn_removal(file);
+    }
+    Ok(())
+}
+
+/// `--rotate`: a new file (fresh file key and salt) from the old one's plaintext, streamed from
+/// decryption into encryption in memory, into an all-or-nothing output over the file (or -o).
+fn rotate(file: &Path, ids: &[Box<dyn Identity>], change: Change, a: &RekeyArgs) -> Result<()> {
+    let src = std::fs::File::open(file).with_context(|| "cannot open the file".to_string())?;
+    let dec = Decryptor::new(&src)?;
+    let header = dec.header().clone();
+    let armored = dec.is_armored();
+    let recipients = match &a.passphrase_file {
+        Some(p) => vec![passphrase_for(file, p)?],
+        None => change.set.unwrap_or_default(),
+    };
+    let opts =
+        Options { profile: header.profile, suite: header.suite, chunk_size: header.chunk_size, slack: true };
+    let enc = Encryptor::with_recipients(&recipients, opts)?;
+    if a.dry_run {
+        println!("{}: rotate to {} recipient(s), fresh file key", file.display(), recipients.len());
+        return Ok(());
+    }
+    let mut plain = dec.into_reader(ids)?;
+    let dest = a.output.as_deref().unwrap_or(file);
+    let mut out = hyperseal::output::OutputOptions::new()
+        .force(a.force || a.output.is_none())
+        .create(dest)
+        .map_err(|e| output_error(std::io::Error::from(e).into(), a.output.as_deref()))?;
+    let size = src.metadata().ok().map(|m| m.len());
+    let bar = io::progress_bar(a.quiet, size, "rotating");
+    if armored {
+        let mut w = hyperseal::armored(&mut out, header.profile);
+        enc.encrypt_stream(&mut plain, &mut w, None)?;
+        w.finish()?;
+    } else {
+        enc.encrypt_stream(&mut plain, &mut out, None)?;
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    out.commit().map_err(std::io::Error::from)?;
+    if !a.quiet {
+        eprintln!("{}: rotated (fresh file key, payload re-encrypted)", file.display());
+    }
+    Ok(())
+}
+
+/// The passphrase recipient for `file`'s profile (scrypt for age files, Argon2id otherwise).
+fn passphrase_for(file: &Path, p: &Path) -> Result<Box<dyn Recipient>> {
+    let f = std::fs::File::open(file)?;
+    let profile = Decryptor::new(&f)?.header().profile;
+    Ok(recipient::passphrase_recipient(profile, io::read_passphrase_file(p)?))
+}
+
+fn warn_removal(file: &Path) {
+    eprintln!(
+        "hyperseal: warning: {}: a removed recipient can still open every old copy, backup, git revision and S3 \
+         version of this file, and may have kept its file key; only --rotate protects what is written from now on",
+        file.display()
+    );
+}
+
+/// "2 X25519, 1 mlkem768x25519" from stanza types in order.
+fn summary(types: &[String]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for t in types {
+        match counts.iter_mut().find(|(n, _)| n == t) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((t, 1)),
+        }
+    }
+    let parts: Vec<String> = counts.iter().map(|(t, c)| format!("{c} {t}")).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// An output error keeps its `--force` hint.
+fn output_error(e: hyperseal::Error, output: Option<&Path>) -> anyhow::Error {
+    let exists = matches!(&e, hyperseal::Error::Io(io) if io.get_ref()
+        .and_then(|i| i.downcast_ref::<hyperseal::output::OutputError>())
+        .is_some_and(|o| o.kind() == hyperseal::output::OutputErrorKind::AlreadyExists));
+    match (exists, output) {
+        (true, Some(_)) => hint(e, "use --force to replace it"),
+        _ => e.into(),
+    }
+}

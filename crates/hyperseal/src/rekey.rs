@@ -1,0 +1,270 @@
+//! Re-keying: change who can open a file without touching its payload.
+//!
+//! In both profiles the payload depends only on the file key and the payload salt (FORMAT.md
+//! §5): no associated data binds the header. So a new header that wraps the *same* file key to
+//! another recipient set, with a MAC computed over exactly the bytes written, leaves every
+//! payload byte valid. [`Rekey::open`] recovers the file key with an identity the caller holds
+//! (the header MAC is verified before anything else), [`Rekey::rewrap`] builds the new stanza
+//! list and [`Rekey::encode`] the new header; the file key is used for nothing else and never
+//! leaves this type.
+//!
+//! Removal is not revocation: a removed recipient can still open every old copy of the file, and
+//! may have kept the file key, which opens this one too. [`Plan::removed`] says when that
+//! applies; only a rotation (a fresh file key: a full re-encryption) protects what is written
+//! from then on.
+//!
+//! The rules of the format hold as at encryption:
+//! - a passphrase stanza stands alone, so moving between a passphrase and recipients is a
+//!   [`Change::set`], never an edit;
+//! - a post-quantum file is not silently downgraded: recipients must carry the labels of the
+//!   stanzas already there (age's rule against mixing);
+//! - X25519 and post-quantum stanzas do not say whom they are for, so only kinds whose stanzas
+//!   carry a key tag (SSH, RSA-OAEP, age's tag kinds) can be removed by name; anything else is
+//!   removed by giving the full new list;
+//! - an edit keeps every other stanza byte for byte (plugin stanzas of kinds this build cannot
+//!   re-create included); a set rebuilds the list, dropping everything else;
+//! - slack stanzas ([`SLACK_TYPE`]) are dropped and made again to fill the old length.
+
+#[cfg(all(feature = "fs", unix))]
+mod file;
+mod slack;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeSet;
+use std::io::BufRead;
+
+use crate::format::{Header, Stanza};
+use crate::recipient::{wrap_all, wrap_refs, Identity, Recipient, POSTQUANTUM};
+use crate::{error::Error, file_key::FileKey, keys};
+
+#[cfg(all(feature = "fs", unix))]
+pub use file::{journal_path, recover, rekey_file, FileOptions, Report, Written};
+pub(crate) use slack::fill as fill_slack;
+pub use slack::{slack_for, SLACK_TYPE};
+
+/// Stanza types whose recipients resist a quantum adversary (they carry the `postquantum`
+/// label when written).
+const POSTQUANTUM_TYPES: [&str; 4] = ["mlkem768x25519", "mlkem1024", "mlkem768p256", "mlkem768p256tag"];
+/// Stanza types of a passphrase, which must stand alone.
+const PASSPHRASE_TYPES: [&str; 2] = ["scrypt", "argon2id"];
+
+/// Who should open the file after the re-key.
+#[derive(Default)]
+pub struct Change {
+    /// The full new list (replaces every stanza). Exclusive with `add` and `remove`.
+    pub set: Option<Vec<Box<dyn Recipient>>>,
+    /// Recipients to add; every other stanza is kept.
+    pub add: Vec<Box<dyn Recipient>>,
+    /// Recipients to remove (kinds whose stanzas carry a key tag).
+    pub remove: Vec<Box<dyn Recipient>>,
+    /// Allow a result that none of the identities the file was opened with can open.
+    pub remove_own: bool,
+}
+
+/// The new stanza list, and what changed.
+pub struct Plan {
+    stanzas: Vec<Stanza>,
+    /// Stanza types before, in order (slack left out).
+    pub before: Vec<String>,
+    /// Stanza types after, in order.
+    pub after: Vec<String>,
+    /// Stanzas of the old header that are not in the new one (other than slack). Non-zero means
+    /// someone lost access to *new* copies only: see the module docs.
+    pub removed: usize,
+    /// Stanzas wrapped for new recipients.
+    pub added: usize,
+}
+
+/// A file's header opened for re-keying. Holds the file key only to MAC the new header.
+pub struct Rekey {
+    header: Header,
+    file_key: FileKey,
+    identities_open_new: bool,
+}
+
+impl std::fmt::Debug for Rekey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Rekey({:?} header, {} stanzas, file key redacted)",
+            self.header.profile,
+            self.header.stanzas.len()
+        )
+    }
+}
+
+impl Rekey {
+    /// Reads a binary header from `input` (leaving it at the salt) and opens it with
+    /// `identities`: the file key must unwrap and the header MAC verify.
+    pub fn open(input: &mut impl BufRead, identities: &[Box<dyn Identity>]) -> Result<Rekey, Error> {
+        Rekey::from_header(Header::read_from(input)?, identities)
+    }
+
+    /// [`Rekey::open`] for a header already parsed (from a `Decryptor`, say).
+    pub fn from_header(header: Header, identities: &[Box<dyn Identity>]) -> Result<Rekey, Error> {
+        let file_key = keys::open_file_key(&header, identities)?;
+        Ok(Rekey { header, file_key, identities_open_new: false })
+    }
+
+    /// The header as it is now.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Bytes of the header on disk now (version line through MAC line): the payload salt
+    /// starts here.
+    pub fn header_len(&self) -> usize {
+        self.header.encode_len()
+    }
+
+    /// The new stanza list for `change`, checked against the format's rules (module docs), and
+    /// that `identities` (those the file was opened with) can still open it unless
+    /// [`Change::remove_own`].
+    pub fn rewrap(&mut self, change: &Change, identities: &[Box<dyn Identity>]) -> Result<Plan, Error> {
+        let old: Vec<&Stanza> = self.header.stanzas.iter().filter(|s| s.tag != SLACK_TYPE).collect();
+        let before: Vec<String> = old.iter().map(|s| s.tag.clone()).collect();
+        let (stanzas, removed, added) = match &change.set {
+            Some(list) => {
+                if !change.add.is_empty() || !change.remove.is_empty() {
+                    return Err(Error::InvalidArgument(
+                        "give the full new list, or additions and removals, not both".into(),
+                    ));
+                }
+                let new = wrap_all(list, &self.file_key)?;
+                // Stanzas that name their key and are named again are kept recipients; the
+                // anonymous ones cannot be told apart, so they count as removed.
+                let kept =
+                    old.iter().filter(|s| list.iter().any(|r| r.names_stanza(s) == Some(true))).count();
+                (new.clone(), old.len() - kept, new.len() - kept.min(new.len()))
+            }
+            None => self.edit(&old, change)?,
+        };
+        self.check_profile(&stanzas)?;
+        let probe =
+            Header::new(self.header.profile, self.header.suite, self.header.chunk_size, stanzas.clone())?;
+        self.identities_open_new = identities.iter().any(|id| {
+            matches!(id.unwrap_stanzas(&probe.stanzas), Some(Ok(k)) if k.expose() == self.file_key.expose())
+        });
+        if !self.identities_open_new && !change.remove_own {
+            return Err(Error::InvalidArgument(
+                "the new recipients leave out every key this file was opened with: you could not open it again"
+                    .into(),
+            ));
+        }
+        let after = stanzas.iter().map(|s| s.tag.clone()).collect();
+        Ok(Plan { stanzas, before, after, removed, added })
+    }
+
+    /// An edit: the old stanzas less the removed ones, then the added recipients' stanzas.
+    fn edit(&self, old: &[&Stanza], change: &Change) -> Result<(Vec<Stanza>, usize, usize), Error> {
+        if change.add.is_empty() && change.remove.is_empty() {
+            return Err(Error::InvalidArgument(
+                "nothing to change: name recipients to set, add or remove".into(),
+            ));
+        }
+        if old.iter().any(|s| PASSPHRASE_TYPES.contains(&s.tag.as_str())) {
+            return Err(Error::IncompatibleRecipients(
+                "a passphrase file has one stanza only: give the full new list instead (it replaces the passphrase)"
+                    .into(),
+            ));
+        }
+        let mut kept: Vec<Stanza> = Vec::with_capacity(old.len() + change.add.len());
+        let mut matched = vec![false; change.remove.len()];
+        for s in old {
+            let mut drop = false;
+            for (i, r) in change.remove.iter().enumerate() {
+                match r.names_stanza(s) {
+                    Some(true) => (drop, matched[i]) = (true, true),
+                    Some(false) => {}
+                    None => {
+                        return Err(Error::InvalidArgument(format!(
+                            "recipient {} of the removals cannot be removed by name: X25519 and post-quantum \
+                             stanzas do not say whom they are for; give the full new list instead",
+                            i + 1
+                        )))
+                    }
+                }
+            }
+            if !drop {
+                kept.push((*s).clone());
+            }
+        }
+        if let Some(i) = matched.iter().position(|m| !m) {
+            return Err(Error::InvalidRecipient(format!(
+                "recipient {} of the removals is not a recipient of this file",
+                i + 1
+            )));
+        }
+        let removed = old.len() - kept.len();
+        // Recipients whose stanza is already there (by key tag) are not wrapped again.
+        let new: Vec<&dyn Recipient> = change
+            .add
+            .iter()
+            .map(|r| r.as_ref())
+            .filter(|r| !kept.iter().any(|s| r.names_stanza(s) == Some(true)))
+            .collect();
+        let mut added = 0;
+        if !new.is_empty() {
+            let wrapped = wrap_refs(&new, &self.file_key)?;
+            added = wrapped.len();
+            let labels_new = labels(&wrapped);
+            if !kept.is_empty() && labels(&kept) != labels_new {
+                return Err(Error::IncompatibleRecipients(if labels_new.is_empty() {
+                    "the file is post-quantum: a classic recipient would make it only as strong as the classic key".into()
+                } else {
+                    "post-quantum and classic recipients cannot be mixed: give the full new list of post-quantum recipients instead".into()
+                }));
+            }
+            kept.extend(wrapped);
+        }
+        Ok((kept, removed, added))
+    }
+
+    /// Refuses stanzas the file's profile cannot hold (age files are for age).
+    fn check_profile(&self, stanzas: &[Stanza]) -> Result<(), Error> {
+        crate::encrypt::check_profile(self.header.profile, stanzas)
+    }
+
+    /// Whether one of the identities the file was opened with opens the last [`Plan`].
+    pub fn still_yours(&self) -> bool {
+        self.identities_open_new
+    }
+
+    /// The new header for `plan`, MAC'd under the file key. With `len`, exactly `len` bytes (slack
+    /// stanzas fill the difference; `None` if the new header is longer, or the difference is one
+    /// no slack stanza can fill, or a passphrase stanza must stand alone). Without it, the
+    /// header with `slack` bytes of room ([`slack_for`]; 0 for none).
+    pub fn encode(&self, plan: &Plan, len: Option<usize>, slack: usize) -> Result<Option<Vec<u8>>, Error> {
+        let h = &self.header;
+        let bare = Header::new(h.profile, h.suite, h.chunk_size, plan.stanzas.clone())?;
+        let target = match len {
+            Some(n) => n,
+            None if slack == 0 || bare.is_passphrase() => {
+                return Ok(Some(keys::seal_header(&bare, &self.file_key)))
+            }
+            None => bare.encode_len() + slack,
+        };
+        let Some(pad) = target.checked_sub(bare.encode_len()) else { return Ok(None) };
+        if pad == 0 {
+            return Ok(Some(keys::seal_header(&bare, &self.file_key)));
+        }
+        if bare.is_passphrase() {
+            return Ok(None);
+        }
+        let Some(fill) = slack::fill(pad) else { return Ok(None) };
+        let mut stanzas = plan.stanzas.clone();
+        stanzas.extend(fill);
+        let padded = Header::new(h.profile, h.suite, h.chunk_size, stanzas)?;
+        debug_assert_eq!(padded.encode_len(), target);
+        Ok(Some(keys::seal_header(&padded, &self.file_key)))
+    }
+}
+
+/// The label set stanzas of these types were written with: `postquantum` if any is.
+fn labels(stanzas: &[Stanza]) -> BTreeSet<&'static str> {
+    match stanzas.iter().any(|s| POSTQUANTUM_TYPES.contains(&s.tag.as_str())) {
+        true => BTreeSet::from([POSTQUANTUM]),
+        false => BTreeSet::new(),
+    }
+}
