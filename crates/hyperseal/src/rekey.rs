@@ -261,6 +261,30 @@ impl Rekey {
     }
 }
 
+/// Re-keys a binary file given its start (at least its whole header; the whole file is fine):
+/// returns the new header and the length of the old one. The new file is the new header
+/// followed by the old file from that length on (salt and payload, untouched) — how the
+/// bindings re-key bytes, and a browser `File` as `new Blob([header, file.slice(old_len)])`
+/// without reading the payload. The new header has the old one's length where it fits, else
+/// it carries fresh slack. Armored input is refused (its payload is not at a fixed offset).
+pub fn rekey_head(
+    head: &[u8],
+    identities: &[Box<dyn Identity>],
+    change: &Change,
+) -> Result<(Vec<u8>, usize, Plan), Error> {
+    if crate::format::armor::is_armored(head) {
+        return Err(Error::InvalidArgument("armored files are re-keyed as files (the CLI or rekey_file), not as bytes".into()));
+    }
+    let mut rekey = Rekey::open(&mut &head[..], identities)?;
+    let old_len = rekey.header_len();
+    let plan = rekey.rewrap(change, identities)?;
+    let new = match rekey.encode(&plan, Some(old_len), 0)? {
+        Some(same_length) => same_length,
+        None => rekey.encode(&plan, None, slack_for(old_len))?.expect("no target length"),
+    };
+    Ok((new, old_len, plan))
+}
+
 /// The label set stanzas of these types were written with: `postquantum` if any is.
 fn labels(stanzas: &[Stanza]) -> BTreeSet<&'static str> {
     match stanzas.iter().any(|s| POSTQUANTUM_TYPES.contains(&s.tag.as_str())) {
