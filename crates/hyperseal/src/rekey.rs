@@ -234,16 +234,16 @@ impl Rekey {
     /// The new header for `plan`, MAC'd under the file key. With `len`, exactly `len` bytes (slack
     /// stanzas fill the difference; `None` if the new header is longer, or the difference is one
     /// no slack stanza can fill, or a passphrase stanza must stand alone). Without it, the
-    /// header with `slack` bytes of room ([`slack_for`]; 0 for none).
-    pub fn encode(&self, plan: &Plan, len: Option<usize>, slack: usize) -> Result<Option<Vec<u8>>, Error> {
+    /// header with room to grow ([`slack_for`]) if `slack`.
+    pub fn encode(&self, plan: &Plan, len: Option<usize>, slack: bool) -> Result<Option<Vec<u8>>, Error> {
         let h = &self.header;
         let bare = Header::new(h.profile, h.suite, h.chunk_size, plan.stanzas.clone())?;
         let target = match len {
             Some(n) => n,
-            None if slack == 0 || bare.is_passphrase() => {
+            None if !slack || bare.is_passphrase() => {
                 return Ok(Some(keys::seal_header(&bare, &self.file_key)))
             }
-            None => bare.encode_len() + slack,
+            None => bare.encode_len() + slack_for(bare.encode_len()),
         };
         let Some(pad) = target.checked_sub(bare.encode_len()) else { return Ok(None) };
         if pad == 0 {
@@ -273,14 +273,16 @@ pub fn rekey_head(
     change: &Change,
 ) -> Result<(Vec<u8>, usize, Plan), Error> {
     if crate::format::armor::is_armored(head) {
-        return Err(Error::InvalidArgument("armored files are re-keyed as files (the CLI or rekey_file), not as bytes".into()));
+        return Err(Error::InvalidArgument(
+            "armored files are re-keyed as files (the CLI or rekey_file), not as bytes".into(),
+        ));
     }
     let mut rekey = Rekey::open(&mut &head[..], identities)?;
     let old_len = rekey.header_len();
     let plan = rekey.rewrap(change, identities)?;
-    let new = match rekey.encode(&plan, Some(old_len), 0)? {
+    let new = match rekey.encode(&plan, Some(old_len), false)? {
         Some(same_length) => same_length,
-        None => rekey.encode(&plan, None, slack_for(old_len))?.expect("no target length"),
+        None => rekey.encode(&plan, None, true)?.expect("no target length"),
     };
     Ok((new, old_len, plan))
 }

@@ -22,7 +22,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::{slack_for, Change, Plan, Rekey};
+use super::{Change, Plan, Rekey};
 use crate::output::OutputOptions;
 use crate::recipient::Identity;
 use crate::{error::Error, Decryptor};
@@ -96,13 +96,13 @@ pub fn rekey_file(
         return Ok(Report { plan, written: Written::Nothing });
     }
     if in_place && !armored {
-        if let Some(new) = rekey.encode(&plan, Some(old_len), 0)? {
+        if let Some(new) = rekey.encode(&plan, Some(old_len), false)? {
             write_in_place(path, &file, &dec.header().encode(dec.header().mac()), &new)?;
             return Ok(Report { plan, written: Written::InPlace });
         }
     }
     let profile = rekey.header().profile;
-    let new = rekey.encode(&plan, None, slack_for(old_len))?.expect("no target length");
+    let new = rekey.encode(&plan, None, true)?.expect("no target length");
     let dest = opts.output.as_deref().unwrap_or(path);
     let mut out = OutputOptions::new().force(opts.force || in_place);
     if !in_place {
