@@ -12,6 +12,7 @@ mod keys;
 mod output;
 mod parts;
 mod pyio;
+mod rekey;
 mod seal;
 mod streams;
 mod toolkit;
@@ -30,6 +31,8 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(seal::decrypt, m)?)?;
     m.add_function(wrap_pyfunction!(files::encrypt_file, m)?)?;
     m.add_function(wrap_pyfunction!(files::decrypt_file, m)?)?;
+    m.add_function(wrap_pyfunction!(rekey::rekey_file, m)?)?;
+    m.add_function(wrap_pyfunction!(rekey::rekey_head, m)?)?;
     m.add_class::<streams::Sealer>()?;
     m.add_class::<streams::Opener>()?;
     m.add_class::<streams::Reader>()?;

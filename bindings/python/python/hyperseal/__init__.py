@@ -18,14 +18,15 @@ Recipients and identities may also be the strings the ``hyperseal`` CLI prints a
 (``age1pq1...``, ``AGE-SECRET-KEY-...``, PEM). Long calls release the GIL and use every core.
 Failures raise :class:`hyperseal.Error` subclasses carrying the Node package's ``code``.
 :mod:`hyperseal.fsspec` reads and writes encrypted files on any fsspec filesystem;
-:mod:`hyperseal.dask` encrypts many files on a Dask cluster.
+:mod:`hyperseal.dask` encrypts many files on a Dask cluster. :func:`rekey_file` and
+:func:`rekey_bytes` change who can open a file without re-encrypting it (S3 objects included).
 
 The toolkit, with the Node package's names: :func:`hash`, :func:`hash_file`, :func:`hmac`,
 :func:`hmac_verify`, and the modules :mod:`hyperseal.kdf`, :mod:`hyperseal.aead`,
 :mod:`hyperseal.sign` and :mod:`hyperseal.token`.
 """
 
-from . import aead, c2sp, kdf, sign, token
+from . import aead, c2sp, kdf, rekey, sign, token
 from ._errors import *  # noqa: F403 (one class per library error code)
 from ._errors import ERROR_CODES, AlreadyFinalized, Error
 from ._errors import __all__ as _error_names
@@ -46,6 +47,7 @@ from ._hyperseal import (
     public_of,
 )
 from ._io import DecryptingReader, EncryptingWriter, open
+from .rekey import RekeyResult, rekey_bytes, rekey_file
 
 __all__ = [
     *_error_names,
@@ -69,6 +71,10 @@ __all__ = [
     "kdf",
     "open",
     "public_of",
+    "rekey",
+    "rekey_bytes",
+    "rekey_file",
+    "RekeyResult",
     "sign",
     "token",
 ]

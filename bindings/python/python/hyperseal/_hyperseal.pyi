@@ -200,6 +200,39 @@ class C2spDecryptor:
     def update_into(self, data: Buffer, buf: Buffer) -> int: ...
     def finalize(self) -> bytes: ...
 
+
+def rekey_file(
+    path: _Path,
+    identities: _Identities | None = None,
+    *,
+    passphrase: _Passphrase | None = None,
+    recipients: _Recipients | None = None,
+    add: _Recipients | None = None,
+    remove: _Recipients | None = None,
+    remove_own: bool = False,
+    output: _Path | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    allow_plugins: bool = False,
+) -> dict[str, object]:
+    """The library's file re-key (see :func:`hyperseal.rekey_file`): the plan (``before``,
+    ``after``, ``removed``, ``added``) with ``written`` ("in_place", "rewritten", "nothing")
+    and ``bytes``."""
+
+def rekey_head(
+    head: Buffer,
+    identities: _Identities | None = None,
+    *,
+    passphrase: _Passphrase | None = None,
+    recipients: _Recipients | None = None,
+    add: _Recipients | None = None,
+    remove: _Recipients | None = None,
+    remove_own: bool = False,
+    allow_plugins: bool = False,
+) -> tuple[bytes, int, dict[str, object]]:
+    """``(new_header, old_header_len, plan)`` for the start of a binary file (see
+    :func:`hyperseal.rekey_bytes`)."""
+
 def c2sp_encrypt(key: Buffer, data: Buffer, context: Buffer | None = None) -> bytes: ...
 def c2sp_decrypt(key: Buffer, data: Buffer, context: Buffer | None = None) -> bytes: ...
 

@@ -1,0 +1,191 @@
+"""Re-keying: change who can open a file without re-encrypting it.
+
+In both formats the payload depends only on the file key and the payload salt, so a new header
+that wraps the same file key to another recipient set (its MAC computed anew) leaves every
+payload byte valid. The library (``hyperseal::rekey``) opens the header with an identity you
+hold, checks the change against the format's rules and writes the new header:
+
+* a local file: in place in O(header) behind a journal when the new header fits the old one's
+  length, else a new file with the payload copied in the kernel (:func:`rekey_file`);
+* bytes: the new header followed by the old bytes from the old header's end (:func:`rekey_bytes`);
+* an S3 object: one multipart upload over the same key whose first part is the new header plus
+  the payload's first bytes and whose other parts are copied by the server, so only the head
+  of the object crosses the network (:mod:`hyperseal._rekey_s3`);
+* any other fsspec URL: the new header, then the payload streamed through this process.
+
+Removal is not revocation: a removed recipient can still open every old copy, backup, git
+revision and S3 version of the file, and may have kept its file key, which opens this one too.
+Only a rotation (a fresh file key: a full re-encryption) protects what is written from then on.
+"""
+
+import os
+from dataclasses import dataclass, field
+
+from ._hyperseal import rekey_file as _rekey_file
+from ._hyperseal import rekey_head as _rekey_head
+
+#: The longest header the library reads (``hyperseal::limits::HEADER_BYTES``).
+HEADER_BYTES = 8 << 20
+
+
+@dataclass(frozen=True)
+class RekeyResult:
+    """What a re-key did. ``before``/``after``: stanza types in order; ``removed``: stanzas of
+    the old header not in the new one (non-zero: see the module docs: old copies still open
+    for them); ``added``: stanzas wrapped for new recipients; ``in_place``: only the header was
+    rewritten over the old one; ``written``: ``"in_place"``, ``"rewritten"``,
+    ``"s3_multipart"``, ``"s3_put"`` or ``"nothing"`` (a dry run); ``bytes``: the new file's
+    length where one was written."""
+
+    before: list = field(default_factory=list)
+    after: list = field(default_factory=list)
+    removed: int = 0
+    added: int = 0
+    written: str = "nothing"
+    bytes: int | None = None
+
+    @property
+    def in_place(self):
+        return self.written == "in_place"
+
+    @property
+    def dry_run(self):
+        return self.written == "nothing"
+
+    def __getitem__(self, name):  # dict-style access, as the plan comes from the library
+        return getattr(self, name)
+
+
+def _keys(recipients, add, remove, passphrase, remove_own, allow_plugins):
+    return dict(passphrase=passphrase, recipients=recipients, add=list(_seq(add)), remove=list(_seq(remove)),
+                remove_own=remove_own, allow_plugins=allow_plugins)
+
+
+def _seq(x):
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, str) or not isinstance(x, (list, tuple, set, frozenset)) else x
+
+
+def rekey_head(head, identities=None, *, passphrase=None, recipients=None, add=(), remove=(), remove_own=False,
+               allow_plugins=False):
+    """The library's ``rekey_head``: ``(new_header, old_header_len, plan)`` for the start of a
+    binary file (at least its whole header). The new file is ``new_header`` followed by the old
+    file from ``old_header_len`` on."""
+    new, old_len, plan = _rekey_head(head, identities,
+                                     **_keys(recipients, add, remove, passphrase, remove_own, allow_plugins))
+    return new, old_len, plan
+
+
+def rekey_bytes(data, identities=None, *, passphrase=None, recipients=None, add=(), remove=(), remove_own=False,
+                allow_plugins=False):
+    """A binary hyperseal or age file (bytes-like), re-keyed: returns the new file's bytes. The
+    payload is not decrypted or copied through the library; armored input is refused.
+
+    ``identities`` (or ``passphrase``) open the file. The change is either ``recipients`` (the
+    full new list: every other stanza is dropped) or ``add``/``remove`` (an edit: every other
+    stanza kept byte for byte). Removing every key you opened the file with is refused unless
+    ``remove_own=True``."""
+    new, old_len, _ = rekey_head(data, identities, passphrase=passphrase, recipients=recipients, add=add,
+                                 remove=remove, remove_own=remove_own, allow_plugins=allow_plugins)
+    return new + memoryview(data)[old_len:].tobytes()
+
+
+def _local(path):
+    if isinstance(path, os.PathLike):
+        return os.fspath(path)
+    if isinstance(path, str) and "://" not in path and "::" not in path:
+        return path
+    if isinstance(path, str) and path.startswith("file://"):
+        return path[len("file://"):]
+    return None
+
+
+def rekey_file(path, identities=None, *, passphrase=None, recipients=None, add=(), remove=(), remove_own=False,
+               output=None, force=False, dry_run=False, allow_plugins=False, storage_options=None,
+               part_size=256 << 20, max_concurrency=8):
+    """Re-keys the file at ``path`` (see :func:`rekey_bytes` for the keys); returns a
+    :class:`RekeyResult`. With ``dry_run=True`` the change is checked and reported, nothing
+    is written.
+
+    * A local path (binary or armored): in place when the new header fits the old one's length
+      (only the header is rewritten, behind a journal), else the file is replaced whole by a
+      rename; ``output`` writes the result there instead (``force=True`` replaces an existing
+      one). On any error the file is as it was.
+    * ``s3://bucket/key``: re-keyed without downloading the payload (:mod:`hyperseal._rekey_s3`):
+      conditional on the object's ETag, so a concurrent writer wins and this raises ``IoError``
+      with the object as the other writer left it. ``part_size`` (server-side copy parts) and
+      ``max_concurrency`` tune it; ``storage_options`` go to s3fs.
+    * Any other fsspec URL: the new header, then the payload streamed through this process, to
+      ``output`` or (in place) to a temporary name moved over the file; only as atomic as that
+      filesystem's move.
+    """
+    keys = _keys(recipients, add, remove, passphrase, remove_own, allow_plugins)
+    local = _local(path)
+    if local is not None:
+        out = _local(output) if output is not None else None
+        if output is not None and out is None:
+            raise ValueError("a local file is re-keyed into a local output (give a path)")
+        got = _rekey_file(local, identities, output=out, force=force, dry_run=dry_run, **keys)
+        return RekeyResult(**got)
+
+    import fsspec
+
+    fs, fpath = fsspec.core.url_to_fs(path, **(storage_options or {}))
+    dest = None
+    if output is not None:
+        dfs, dest = fsspec.core.url_to_fs(output, **(storage_options or {}))
+        if type(dfs) is not type(fs):
+            raise ValueError("the output must be on the same filesystem as the file")
+    if type(fs).__name__ == "S3FileSystem":
+        from ._rekey_s3 import rekey_s3
+
+        return rekey_s3(fs, fpath, identities, keys, output=dest, force=force, dry_run=dry_run,
+                        part_size=part_size, max_concurrency=max_concurrency)
+    return _rekey_fsspec(fs, fpath, identities, keys, dest, force, dry_run)
+
+
+def _read_head(read, size, parse):
+    """``(head, parse(head))``: reads the start of the file by ``read(n)``,
+    64 KiB first and then up to the library's header limit, until the library can parse the
+    header (the header's length is the library's to find)."""
+    n = min(size, 64 << 10)
+    head = read(n)
+    while True:
+        try:
+            return head, parse(head)
+        except Exception:
+            if len(head) >= min(size, HEADER_BYTES + (64 << 10)):
+                raise
+            head += read(min(size, HEADER_BYTES + (64 << 10)) - len(head))
+
+
+def _rekey_fsspec(fs, path, identities, keys, dest, force, dry_run):
+    import secrets
+
+    with fs.open(path, "rb") as f:
+        size = fs.size(path)
+        head, (new, old_len, plan) = _read_head(f.read, size, lambda h: _rekey_head(h, identities, **keys))
+        if dry_run:
+            return RekeyResult(**plan)
+        if dest is not None and not force and fs.exists(dest):
+            from ._errors import IoError
+
+            raise IoError(f"{dest} exists (pass force=True to replace it)")
+        target = dest or f"{path}.{secrets.token_hex(6)}.hyperseal-rekey"
+        try:
+            with fs.open(target, "wb") as out:
+                out.write(new)
+                out.write(head[old_len:])
+                while chunk := f.read(8 << 20):
+                    out.write(chunk)
+        except BaseException:
+            try:
+                fs.rm_file(target)
+            except (OSError, FileNotFoundError):
+                pass
+            raise
+    if dest is None:
+        fs.mv(target, path)
+    return RekeyResult(**plan, written="rewritten", bytes=size - old_len + len(new))
+

@@ -1,0 +1,139 @@
+//! `rekey_file` / `rekey_head`: change who can open a file without touching its payload, over
+//! `hyperseal::rekey`. The library opens the header (MAC first), applies the format's rules and
+//! writes the result (in place in O(header) behind a journal, or a new file with the payload
+//! copied in the kernel); this converts arguments and results only. The Python half
+//! (`python/hyperseal/rekey.py`) adds bytes, fsspec URLs and S3 objects re-keyed in place.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use hyperseal::recipient::{self, Recipient};
+use hyperseal::rekey::{Change, FileOptions, Plan, Written};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use crate::errors::{ArgumentError, IntoPy};
+use crate::keys::{identities_of, public_of, Identity};
+
+/// Recipients owned by one call. `Change` takes them by value, and boxed keys do not clone, so
+/// the cached parses `keys::recipients_of` shares cannot be handed over: each item is parsed
+/// here by the library's own parsers (an `Identity` by its public key).
+fn owned_recipients(
+    obj: Option<&Bound<'_, PyAny>>,
+    allow_plugins: bool,
+) -> PyResult<Vec<Box<dyn Recipient>>> {
+    let Some(obj) = obj else { return Ok(Vec::new()) };
+    let items: Vec<Bound<'_, PyAny>> = if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        obj.try_iter()?.collect::<PyResult<_>>()?
+    } else {
+        vec![obj.clone()]
+    };
+    let mut out = Vec::new();
+    for item in &items {
+        if item.cast::<Identity>().is_ok() {
+            out.push(recipient::parse_recipient(&public_of(item)?).py_err()?);
+        } else if let Ok(s) = item.cast::<PyString>() {
+            let policy = Arc::new(recipient::plugin::Plugins::allowed(allow_plugins));
+            out.extend(recipient::parse_recipients_file_with(s.to_str()?, policy).py_err()?);
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "recipients must be str, Identity, or a list of them",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn change_of(
+    recipients: Option<&Bound<'_, PyAny>>,
+    add: Option<&Bound<'_, PyAny>>,
+    remove: Option<&Bound<'_, PyAny>>,
+    remove_own: bool,
+    allow_plugins: bool,
+) -> PyResult<Change> {
+    let set = match recipients {
+        Some(r) => {
+            let list = owned_recipients(Some(r), allow_plugins)?;
+            if list.is_empty() {
+                return Err(ArgumentError::new_err("no recipients in the new list"));
+            }
+            Some(list)
+        }
+        None => None,
+    };
+    Ok(Change {
+        set,
+        add: owned_recipients(add, allow_plugins)?,
+        remove: owned_recipients(remove, allow_plugins)?,
+        remove_own,
+    })
+}
+
+/// The plan as a dict: `before`, `after` (stanza types), `removed`, `added` (counts).
+fn plan_dict<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("before", plan.before.clone())?;
+    d.set_item("after", plan.after.clone())?;
+    d.set_item("removed", plan.removed)?;
+    d.set_item("added", plan.added)?;
+    Ok(d)
+}
+
+/// Re-keys the file at `path` (binary or armored); returns the plan with `written`: "in_place",
+/// "rewritten" (with `bytes`) or "nothing" (a dry run). See `hyperseal.rekey_file`.
+#[pyfunction]
+#[pyo3(signature = (path, identities = None, *, passphrase = None, recipients = None, add = None, remove = None, remove_own = false, output = None, force = false, dry_run = false, allow_plugins = false))]
+#[allow(clippy::too_many_arguments)]
+pub fn rekey_file<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    identities: Option<&Bound<'py, PyAny>>,
+    passphrase: Option<&Bound<'py, PyAny>>,
+    recipients: Option<&Bound<'py, PyAny>>,
+    add: Option<&Bound<'py, PyAny>>,
+    remove: Option<&Bound<'py, PyAny>>,
+    remove_own: bool,
+    output: Option<PathBuf>,
+    force: bool,
+    dry_run: bool,
+    allow_plugins: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let ids = identities_of(identities, passphrase, allow_plugins)?;
+    let change = change_of(recipients, add, remove, remove_own, allow_plugins)?;
+    let opts = FileOptions { output, force, dry_run };
+    let report = py.detach(|| hyperseal::rekey::rekey_file(&path, &ids, &change, &opts)).py_err()?;
+    let d = plan_dict(py, &report.plan)?;
+    let (written, bytes) = match report.written {
+        Written::InPlace => ("in_place", None),
+        Written::Rewritten { bytes } => ("rewritten", Some(bytes)),
+        Written::Nothing => ("nothing", None),
+    };
+    d.set_item("written", written)?;
+    d.set_item("bytes", bytes)?;
+    Ok(d)
+}
+
+/// Re-keys a binary file given its start (at least the whole header): returns the new header,
+/// the old header's length (the new file is the new header followed by the old file from
+/// there) and the plan. See `hyperseal.rekey_bytes`.
+#[pyfunction]
+#[pyo3(signature = (head, identities = None, *, passphrase = None, recipients = None, add = None, remove = None, remove_own = false, allow_plugins = false))]
+#[allow(clippy::too_many_arguments)]
+pub fn rekey_head<'py>(
+    py: Python<'py>,
+    head: &Bound<'py, PyAny>,
+    identities: Option<&Bound<'py, PyAny>>,
+    passphrase: Option<&Bound<'py, PyAny>>,
+    recipients: Option<&Bound<'py, PyAny>>,
+    add: Option<&Bound<'py, PyAny>>,
+    remove: Option<&Bound<'py, PyAny>>,
+    remove_own: bool,
+    allow_plugins: bool,
+) -> PyResult<(Bound<'py, PyBytes>, usize, Bound<'py, PyDict>)> {
+    let ids = identities_of(identities, passphrase, allow_plugins)?;
+    let change = change_of(recipients, add, remove, remove_own, allow_plugins)?;
+    let input = crate::buffers::Input::get(head, "head")?;
+    let bytes = input.as_slice();
+    let (new, old_len, plan) = py.detach(|| hyperseal::rekey::rekey_head(bytes, &ids, &change)).py_err()?;
+    Ok((PyBytes::new(py, &new), old_len, plan_dict(py, &plan)?))
+}
