@@ -4,10 +4,12 @@
 // Messages in: { id, op: 'encryptFile' | 'decryptFile', blob, options }, { id, op: 'run', name,
 // args }, or the steps of one file across workers (WorkerPool's parallel path, over the
 // library's PartKey): { id, op: 'beginSeal' | 'beginOpen', blob, options } then
-// { id, op: 'sealPart' | 'openPart', blob (the part's slice), options: { key, first } }; for
-// bytes (WorkerPool.encrypt/decrypt) { id, op: 'sealBytes' | 'openBytes', data (the part's
-// bytes, transferred), options: { key, first } }, and 'beginSealBytes' | 'beginOpenBytes' when
-// a passphrase's KDF must run here; { id, op: 'ping' } answers once the module has loaded.
+// { id, op: 'sealPart' | 'openPart', blob (the part's slice), options: { key, first, partSize } };
+// for bytes (WorkerPool.encrypt/decrypt) { id, op: 'sealBytes' | 'openBytes', data (the part's
+// bytes, transferred), options: { key, first, partSize } }, and 'beginSealBytes' |
+// 'beginOpenBytes' when a passphrase's KDF must run here; { id, op: 'ping' } answers once the
+// module has loaded. A sealed part comes back with its claim record (the library's), which the
+// page settles before it keeps the part.
 // Messages out: { id, progress: bytesRead }, then { id, ok: result } or
 // { id, error: { message, code } }. Files are read with Blob.stream() and pushed through the
 // library's Sealer/Opener (EncryptSession/DecryptSession), so memory stays flat; the result is
@@ -71,7 +73,7 @@ function beginSeal (blob, { publicKey, passphrase, partSize, ...options }) {
     ? PartKey.sealNewWithPassphrase(passphrase, blob.size, options)
     : PartKey.sealNew(publicKey, blob.size, options)
   try {
-    return { head: key.head(), key: key.toBytes(), plan: key.plan(partSize) }
+    return { head: key.head(), key: key.toBytes(), plan: key.plan(partSize), partSize }
   } finally {
     key.free()
   }
@@ -95,7 +97,8 @@ async function beginOpen (blob, { privateKey, passphrase, partSize, allowPlugins
 function beginSealBytes (total, { passphrase, workers, ...options }) {
   const key = PartKey.sealNewWithPassphrase(passphrase, total, options)
   try {
-    return { head: key.head(), key: key.toBytes(), plan: key.plan(bytesPartSize(total, key.chunkSize, workers)) }
+    const partSize = bytesPartSize(total, key.chunkSize, workers)
+    return { head: key.head(), key: key.toBytes(), plan: key.plan(partSize), partSize }
   } finally {
     key.free()
   }
@@ -120,14 +123,19 @@ const subtle = globalThis.crypto?.subtle
  * WebCrypto, chunk by chunk with the calls the library plans (its nonces, its boundaries, its
  * shape checks): Chromium runs them on its own threads with AES instructions, 1.6–1.9× the
  * WebAssembly ChaCha20-Poly1305 and 5–6× its AES-GCM (bindings/wasm/README.md). Everything
- * else runs in WebAssembly.
+ * else runs in WebAssembly. Sealing returns `{ part, claim }`; opening the part's plaintext.
  */
-async function part (blob, { key, first }, sealing) {
+async function part (blob, { key, first, partSize }, sealing) {
   const data = new Uint8Array(await blob.arrayBuffer())
   const k = PartKey.fromBytes(key)
   try {
-    if (subtle && k.suite === 'aes-256-gcm') return await viaWebCrypto(k, first, data, sealing)
-    return sealing ? k.seal(first, data) : k.open(first, data)
+    if (subtle && k.suite === 'aes-256-gcm') {
+      const out = await viaWebCrypto(k, first, data, sealing)
+      return sealing ? { part: out, claim: k.partClaim(partSize, first, out) } : out
+    }
+    if (!sealing) return k.open(first, data)
+    const [sealed, claim] = k.seal(partSize, first, data)
+    return { part: sealed, claim }
   } finally {
     k.free()
   }
@@ -136,22 +144,25 @@ async function part (blob, { key, first }, sealing) {
 /**
  * `part` on bytes moved here from the page: the first `length` bytes of `buf`, which goes back
  * with the result in its first bytes (`buf` has room for it): one copy into WebAssembly memory,
- * one copy out, no new array.
+ * one copy out, no new array. A sealed part also carries its claim.
  */
-async function bytesPart (buf, length, { key, first }, sealing) {
+async function bytesPart (buf, length, { key, first, partSize }, sealing) {
   const data = new Uint8Array(buf, 0, length)
   const k = PartKey.fromBytes(key)
   try {
-    let n
+    let n, claim
     if (subtle && k.suite === 'aes-256-gcm') {
       // WebCrypto copies each chunk's input when called, so the results may overwrite `buf`.
       const r = await viaWebCrypto(k, first, data, sealing)
+      if (sealing) claim = k.partClaim(partSize, first, r)
       new Uint8Array(buf).set(r)
       n = r.length
+    } else if (sealing) {
+      ;[n, claim] = k.sealInto(partSize, first, data, new Uint8Array(buf))
     } else {
-      n = sealing ? k.sealInto(first, data, new Uint8Array(buf)) : k.openInto(first, data, new Uint8Array(buf))
+      n = k.openInto(first, data, new Uint8Array(buf))
     }
-    return { buffer: buf, length: n }
+    return { buffer: buf, length: n, claim }
   } finally {
     k.free()
   }
@@ -189,7 +200,10 @@ self.onmessage = async ({ data: { id, op, blob, data, length, options, name, arg
     else if (op === 'beginSeal') ok = beginSeal(blob, options)
     else if (op === 'beginOpen') ok = await beginOpen(blob, options)
     // A Blob, made here: joining Blobs on the main thread is cheap, copying bytes into one is not.
-    else if (op === 'sealPart' || op === 'openPart') ok = new Blob([await part(blob, options, op === 'sealPart')])
+    else if (op === 'sealPart') {
+      const { part: sealed, claim } = await part(blob, options, true)
+      ok = { blob: new Blob([sealed]), claim }
+    } else if (op === 'openPart') ok = new Blob([await part(blob, options, false)])
     else if (op === 'beginSealBytes') ok = beginSealBytes(data, options)
     else if (op === 'beginOpenBytes') ok = beginOpenBytes(data, options)
     else if (op === 'sealBytes' || op === 'openBytes') ok = await bytesPart(data, length, options, op === 'sealBytes')

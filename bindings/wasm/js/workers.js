@@ -147,7 +147,10 @@ export class WorkerPool {
     const begun = pass
       ? await this.#post({ op: sealing ? 'beginSealBytes' : 'beginOpenBytes', data: sealing ? input.length : input.slice(0, HEADER_MAX), options: { ...rest, total: input.length, workers: this.size } })
       : (sealing ? beginSeal : beginOpen)(input, rest, this.size)
-    const { key, plan } = begun
+    const { key, plan, partSize } = begun
+    // Every sealed part passes through here: its claim is settled before the part is kept, so
+    // one part index never seals two plaintexts under this key (the library's claims).
+    const claims = sealing ? new hs.PartClaims(key, partSize) : null
     let out
     let next = 0
     const lane = async () => {
@@ -160,7 +163,8 @@ export class WorkerPool {
         // would structured-clone its whole underlying buffer.)
         const buf = this.#scratch(Math.max(b - a, f1 - f0))
         new Uint8Array(buf, 0, b - a).set(input.subarray(a, b))
-        const r = await this.#post({ op: sealing ? 'sealBytes' : 'openBytes', data: buf, length: b - a, options: { key, first } }, undefined, undefined, [buf])
+        const r = await this.#post({ op: sealing ? 'sealBytes' : 'openBytes', data: buf, length: b - a, options: { key, first, partSize } }, undefined, undefined, [buf])
+        if (sealing) claims.settle(first, r.claim)
         out.set(new Uint8Array(r.buffer, 0, r.length), sealing ? f0 : p0)
         this.#unscratch(r.buffer)
       }
@@ -169,10 +173,14 @@ export class WorkerPool {
     const lanes = Array.from({ length: Math.min(2 * this.size, plan.length) }, lane)
     // Allocated while the workers run (each lane has posted its first part by now). Plan
     // offsets are absolute in the file (header included): the last part ends the file.
-    out = new Uint8Array(sealing ? plan.at(-1)[4] : begun.plaintextLength)
-    if (sealing) out.set(begun.head)
-    await Promise.all(lanes)
-    return out
+    try {
+      out = new Uint8Array(sealing ? plan.at(-1)[4] : begun.plaintextLength)
+      if (sealing) out.set(begun.head)
+      await Promise.all(lanes)
+      return out
+    } finally {
+      claims?.free()
+    }
   }
 
   async #file (op, blob, options = {}) {
@@ -195,6 +203,8 @@ export class WorkerPool {
   async #parts (sealing, blob, options, onProgress) {
     const begun = await this.#post({ op: sealing ? 'beginSeal' : 'beginOpen', blob, options: { ...options, partSize: PART_BYTES } })
     const { key, plan } = begun
+    // As in `#bytes`: each sealed part's claim is settled here before the part is kept.
+    const claims = sealing ? new hs.PartClaims(key, PART_BYTES) : null
     const out = new Array(plan.length)
     let next = 0
     let done = 0
@@ -203,12 +213,19 @@ export class WorkerPool {
         const i = next++
         const [first, p0, p1, f0, f1] = plan[i]
         const slice = sealing ? blob.slice(p0, p1) : blob.slice(f0, f1)
-        out[i] = await this.#post({ op: sealing ? 'sealPart' : 'openPart', blob: slice, options: { key, first } })
+        const options = { key, first, partSize: PART_BYTES }
+        const r = await this.#post({ op: sealing ? 'sealPart' : 'openPart', blob: slice, options })
+        if (sealing) claims.settle(first, r.claim)
+        out[i] = sealing ? r.blob : r
         done += slice.size
         onProgress?.(done)
       }
     }
-    await Promise.all(Array.from({ length: Math.min(this.size, plan.length) }, lane))
+    try {
+      await Promise.all(Array.from({ length: Math.min(this.size, plan.length) }, lane))
+    } finally {
+      claims?.free()
+    }
     return new Blob(sealing ? [begun.head, ...out] : out, { type: 'application/octet-stream' })
   }
 
@@ -304,7 +321,8 @@ export function bytesPartSize (n, chunk, workers) {
 function beginSeal (input, { publicKey, ...options }, workers) {
   const key = hs.PartKey.sealNew(publicKey, input.length, options)
   try {
-    return { head: key.head(), key: key.toBytes(), plan: key.plan(bytesPartSize(input.length, key.chunkSize, workers)) }
+    const partSize = bytesPartSize(input.length, key.chunkSize, workers)
+    return { head: key.head(), key: key.toBytes(), plan: key.plan(partSize), partSize }
   } finally {
     key.free()
   }

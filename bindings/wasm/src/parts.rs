@@ -6,7 +6,13 @@
 //!
 //! The key's bytes (`toBytes`) cross between workers by `postMessage`: they read and forge that
 //! one file. A page that holds the private key already holds more; JS copies cannot be zeroized.
+//!
+//! Every seal is claimed (the library's `parts::claim`): a sealing call returns the part's claim
+//! record with its bytes, and the page — the one process every part passes through — settles it
+//! in its `PartClaims` (the library's in-memory store) before it keeps the part, so one part
+//! index never seals two plaintexts under a key, whatever a worker does.
 
+use hyperseal::parts::claim::MemoryClaims;
 use hyperseal::parts::PartKey as LibPartKey;
 use hyperseal::recipient::passphrase_recipient;
 use wasm_bindgen::prelude::*;
@@ -110,18 +116,44 @@ impl PartKey {
         self.key.plaintext_len() as f64
     }
 
-    /// Seals the plaintext of the part starting at chunk `firstChunk`.
-    pub fn seal(&self, first_chunk: f64, data: &[u8]) -> Result<Vec<u8>, JsValue> {
-        self.key.seal(length(first_chunk)?, data).map_err(fail)
+    /// Seals the plaintext of the part starting at chunk `firstChunk` of the plan of
+    /// `partSize`-byte parts: `[sealed, claim]`, the sealed part and its claim record, which
+    /// the page settles (`PartClaims.settle`) before it keeps the part.
+    pub fn seal(&self, part_size: f64, first_chunk: f64, data: &[u8]) -> Result<js_sys::Array, JsValue> {
+        let (size, first) = (length(part_size)?, length(first_chunk)?);
+        let sealed = self.key.seal(first, data).map_err(fail)?;
+        let claim = self.part_claim_of(size, first, &sealed)?;
+        Ok([JsValue::from(js_sys::Uint8Array::from(&sealed[..])), claim.into()].into_iter().collect())
     }
 
     /// `seal` into `out`, an array the page reuses from part to part (WorkerPool moves the same
     /// buffers between the page and its workers): the sealed part is copied into `out`'s first
-    /// bytes, so no new JS array is made per part. Returns the sealed part's length.
+    /// bytes, so no new JS array is made per part. Returns `[length, claim]`.
     #[wasm_bindgen(js_name = sealInto)]
-    pub fn seal_into(&self, first_chunk: f64, data: &[u8], out: &js_sys::Uint8Array) -> Result<f64, JsValue> {
-        let sealed = self.key.seal(length(first_chunk)?, data).map_err(fail)?;
-        copy_out(&sealed, out)
+    pub fn seal_into(
+        &self,
+        part_size: f64,
+        first_chunk: f64,
+        data: &[u8],
+        out: &js_sys::Uint8Array,
+    ) -> Result<js_sys::Array, JsValue> {
+        let (size, first) = (length(part_size)?, length(first_chunk)?);
+        let sealed = self.key.seal(first, data).map_err(fail)?;
+        let claim = self.part_claim_of(size, first, &sealed)?;
+        Ok([JsValue::from_f64(copy_out(&sealed, out)?), claim.into()].into_iter().collect())
+    }
+
+    /// The claim record of a part sealed outside this key (WebCrypto, with `chunkCalls`), to
+    /// settle as `seal`'s.
+    #[wasm_bindgen(js_name = partClaim)]
+    pub fn part_claim(
+        &self,
+        part_size: f64,
+        first_chunk: f64,
+        sealed: &[u8],
+    ) -> Result<js_sys::Uint8Array, JsValue> {
+        let claim = self.part_claim_of(length(part_size)?, length(first_chunk)?, sealed)?;
+        Ok(claim.into())
     }
 
     /// `open` into `out`, as `sealInto`; returns the plaintext's length. Nothing is written to
@@ -202,6 +234,46 @@ impl PartKey {
     #[wasm_bindgen(js_name = fromBytes)]
     pub fn from_bytes(bytes: &[u8]) -> Result<PartKey, JsValue> {
         Ok(PartKey { key: LibPartKey::from_bytes(bytes).map_err(fail)?, head: Vec::new() })
+    }
+}
+
+impl PartKey {
+    fn part_claim_of(
+        &self,
+        part_size: u64,
+        first: u64,
+        sealed: &[u8],
+    ) -> Result<js_sys::Uint8Array, JsValue> {
+        let claim = self.key.part_claim(part_size, first, sealed).map_err(fail)?;
+        Ok(js_sys::Uint8Array::from(claim.record()))
+    }
+}
+
+/// The claims of one file's parts, held by the page that joins them (the library's
+/// `MemoryClaims`): every part's claim is settled here before the part is kept.
+#[wasm_bindgen]
+pub struct PartClaims {
+    key: LibPartKey,
+    part_size: u64,
+    store: MemoryClaims,
+}
+
+#[wasm_bindgen]
+impl PartClaims {
+    /// Claims for the file of the part key `key` (`PartKey.toBytes`), in parts of `partSize`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(key: &[u8], part_size: f64) -> Result<PartClaims, JsValue> {
+        let key = LibPartKey::from_bytes(key).map_err(fail)?;
+        let part_size = length(part_size)?;
+        key.plan(part_size).map_err(fail)?;
+        Ok(PartClaims { key, part_size, store: MemoryClaims::new() })
+    }
+
+    /// Settles the claim a worker returned with the part at chunk `firstChunk`: the first claim
+    /// of a part, or the same one again, passes; any other throws (that key and nonce already
+    /// sealed other bytes: discard the part and the file).
+    pub fn settle(&self, first_chunk: f64, claim: &[u8]) -> Result<(), JsValue> {
+        self.key.settle_carried(&self.store, self.part_size, length(first_chunk)?, claim).map_err(fail)
     }
 }
 
