@@ -1,0 +1,185 @@
+"""Re-keying an S3 object without downloading it.
+
+The new object is the new header followed by the old object from the old header's end, so it
+is written as one multipart upload over the same key: part 1 is the new header plus the
+payload's first bytes up to S3's 5 MiB minimum part, read by one ranged GET of the object's
+head; every other part is an ``UploadPartCopy`` of a byte range of the old object, done by the
+server. Only the head crosses the network. An object smaller than that is written by one
+``PutObject`` of the new header and the tail.
+
+Every read and copy is conditional on the ETag seen at the start (``IfMatch`` /
+``CopySourceIfMatch``), and so is the write that makes the new object visible
+(``CompleteMultipartUpload`` or ``PutObject`` with ``If-Match``, botocore 1.35.2 or newer).
+A store that ignores ``If-Match`` on the completion would let a write that landed between the
+last check and the completion be overwritten; so the ETag is also checked just before
+completing, which narrows that window to one round trip but cannot close it: on such a store,
+do not re-key objects that others write at the same time. A concurrent writer wins: the
+re-key raises ``IoError``, the upload is aborted (no parts left behind) and the object is as
+that writer left it. Content type, user metadata and other stored headers, and tags, are
+carried over; the new object gets a new ETag (and, with versioning, a new version: the old
+version still opens for removed recipients).
+
+The client is s3fs's own botocore client (as :class:`hyperseal._claims.S3Claims` uses it), so
+its credentials, endpoint and timeouts apply.
+"""
+
+import asyncio
+from urllib.parse import urlencode
+
+from ._hyperseal import rekey_head as _rekey_head
+from .rekey import HEADER_BYTES, RekeyResult
+
+#: S3's smallest part other than the last, its largest, and its most parts per upload.
+MIN_PART = 5 << 20
+MAX_PART = 5 << 30
+MAX_PARTS = 10_000
+#: Read beyond 5 MiB at once so a new header shorter than the old still fills part 1.
+_MARGIN = 64 << 10
+#: Stored headers carried over to the new object.
+_CARRIED = ("ContentType", "ContentEncoding", "ContentDisposition", "ContentLanguage", "CacheControl",
+            "Expires", "Metadata", "StorageClass", "ServerSideEncryption", "SSEKMSKeyId")
+
+
+def _changed(where, e=None):
+    from ._errors import IoError
+
+    why = f" ({e})" if e is not None else ""
+    return IoError(f"{where} changed while it was re-keyed{why}: it is as the other writer left it, "
+                   "nothing was written; re-key it again")
+
+
+def _status(e):
+    return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+
+
+async def _read(s3, bucket, key, etag, lo, hi):
+    """Bytes [lo, hi) of the object, only if its ETag is still ``etag``."""
+    resp = await s3.get_object(Bucket=bucket, Key=key, Range=f"bytes={lo}-{hi - 1}", IfMatch=etag)
+    async with resp["Body"] as body:
+        return await body.read()
+
+
+async def _plan(fs, bucket, key, identities, keys):
+    """Reads the object's head and plans the re-key: the state :func:`_write` needs."""
+    from botocore.exceptions import ClientError
+
+    await fs.set_session()
+    s3 = await fs.get_s3(bucket)
+    where = f"s3://{bucket}/{key}"
+    info = await s3.head_object(Bucket=bucket, Key=key)
+    etag, size = info["ETag"], info["ContentLength"]
+
+    # The head: one ranged GET covers part 1 in the usual case; a header beyond it (up to the
+    # library's limit) or a new header much shorter than the old needs one more.
+    try:
+        head = await _read(s3, bucket, key, etag, 0, min(size, MIN_PART + _MARGIN))
+        while True:
+            try:
+                new, old_len, plan = _rekey_head(head, identities, **keys)
+                break
+            except Exception:
+                limit = min(size, HEADER_BYTES + _MARGIN)
+                if len(head) >= limit:
+                    raise
+                head += await _read(s3, bucket, key, etag, len(head), limit)
+        first_end = min(size, old_len + max(0, MIN_PART - len(new)))
+        if first_end > len(head):
+            head += await _read(s3, bucket, key, etag, len(head), first_end)
+    except ClientError as e:
+        if _status(e) == 412:
+            raise _changed(where, e) from e
+        raise
+    return dict(s3=s3, bucket=bucket, key=key, where=where, info=info, etag=etag, size=size, head=head,
+                new=new, old_len=old_len, first_end=first_end, plan=plan)
+
+
+async def _write(st, dest, force, part_size, max_concurrency):
+    """Writes the re-key planned by :func:`_plan`, conditional on the ETag it saw."""
+    from botocore.exceptions import ClientError
+
+    s3, bucket, key, where, info, etag, size = (st[k] for k in ("s3", "bucket", "key", "where", "info", "etag",
+                                                               "size"))
+    head, new, old_len, first_end, plan = (st[k] for k in ("head", "new", "old_len", "first_end", "plan"))
+    dest_key = dest or key
+    total = size - old_len + len(new)
+    # A written object's condition: the old ETag over itself, else "only if new" unless forced.
+    cond = {"IfMatch": etag} if dest is None else ({} if force else {"IfNoneMatch": "*"})
+    carried = {k: info[k] for k in _CARRIED if info.get(k)}
+    tags = (await s3.get_object_tagging(Bucket=bucket, Key=key)).get("TagSet", [])
+    if tags:
+        carried["Tagging"] = urlencode([(t["Key"], t["Value"]) for t in tags])
+
+    async def check_unchanged():
+        now = await s3.head_object(Bucket=bucket, Key=key)
+        if now["ETag"] != etag:
+            raise _changed(where)
+
+    if first_end >= size:
+        body = new + head[old_len:size]
+        try:
+            await check_unchanged()
+            await s3.put_object(Bucket=bucket, Key=dest_key, Body=body, **cond, **carried)
+        except ClientError as e:
+            if _status(e) in (409, 412):
+                raise _changed(where if dest is None else f"s3://{bucket}/{dest_key}", e) from e
+            raise
+        return RekeyResult(**plan, written="s3_put", bytes=total)
+
+    # Copy parts: [first_end, size) in parts of at least `part_size`, at most MAX_PARTS - 1.
+    rest = size - first_end
+    step = max(MIN_PART, min(MAX_PART, part_size), -(-rest // (MAX_PARTS - 1)))
+    if step > MAX_PART:
+        raise ValueError(f"{where} is too large for one multipart upload ({size} bytes)")
+    ranges = [(lo, min(size, lo + step)) for lo in range(first_end, size, step)]
+
+    upload = await s3.create_multipart_upload(Bucket=bucket, Key=dest_key, **carried)
+    uid = upload["UploadId"]
+    try:
+        first = await s3.upload_part(Bucket=bucket, Key=dest_key, UploadId=uid, PartNumber=1,
+                                     Body=new + head[old_len:first_end])
+        parts = [{"PartNumber": 1, "ETag": first["ETag"]}]
+        gate = asyncio.Semaphore(max(1, max_concurrency))
+
+        async def copy(n, lo, hi):
+            async with gate:
+                r = await s3.upload_part_copy(Bucket=bucket, Key=dest_key, UploadId=uid, PartNumber=n,
+                                              CopySource={"Bucket": bucket, "Key": key},
+                                              CopySourceRange=f"bytes={lo}-{hi - 1}", CopySourceIfMatch=etag)
+                return {"PartNumber": n, "ETag": r["CopyPartResult"]["ETag"]}
+
+        parts += await asyncio.gather(*(copy(i + 2, lo, hi) for i, (lo, hi) in enumerate(ranges)))
+        # Also checked here, for stores that ignore If-Match on the completion (module docs).
+        await check_unchanged()
+        await s3.complete_multipart_upload(Bucket=bucket, Key=dest_key, UploadId=uid,
+                                           MultipartUpload={"Parts": parts}, **cond)
+    except BaseException as e:
+        try:
+            await asyncio.shield(s3.abort_multipart_upload(Bucket=bucket, Key=dest_key, UploadId=uid))
+        except Exception:  # the original failure is what the caller needs to see
+            pass
+        if isinstance(e, ClientError) and _status(e) in (409, 412):
+            raise _changed(where, e) from e
+        raise
+    return RekeyResult(**plan, written="s3_multipart", bytes=total)
+
+
+def rekey_s3(fs, path, identities, keys, *, output=None, force=False, dry_run=False, part_size=256 << 20,
+             max_concurrency=8):
+    """Re-keys the object at ``path`` (``bucket/key`` on the s3fs filesystem ``fs``); see the
+    module docs. ``output`` (``bucket/key`` in the same bucket) writes the result there."""
+    from fsspec.asyn import sync
+
+    bucket, key, _ = fs.split_path(path)
+    dest = None
+    if output is not None:
+        dbucket, dest, _ = fs.split_path(output)
+        if dbucket != bucket:
+            raise ValueError("the output must be in the same bucket as the object")
+    state = sync(fs.loop, _plan, fs, bucket, key, identities, keys)
+    if dry_run:
+        return RekeyResult(**state["plan"])
+    result = sync(fs.loop, _write, state, dest, force, part_size, max_concurrency)
+    fs.invalidate_cache(path)
+    if output is not None:
+        fs.invalidate_cache(output)
+    return result
