@@ -47,6 +47,11 @@ The same advice holds: TLS between nodes, trusted worker hosts, keys never in ta
 logs (``repr(PartKey)`` is redacted). Decrypted parts exist in the hidden temporary file (or
 upload, or part objects) only until a part fails, then everything written is removed.
 
+:func:`rotate_large` re-encrypts one huge object under a fresh file key the same way (each task
+opens an old part and seals it anew, the plaintext only in that worker's memory): the change of
+recipients that also shuts out a removed recipient who kept the old file key, which
+:func:`hyperseal.rekey_file` (a new header only) cannot.
+
 Measured throughput per worker (``python -m hyperseal.bench``, README) times the workers is
 the projection for a cluster, until the storage's bandwidth is the limit.
 """
@@ -311,4 +316,8 @@ def decrypt_large(client, src, dst, identities=None, *, passphrase=None, part_si
     return LargeResult(src, dst, key.plaintext_len, key.file_len, len(plan))
 
 
-__all__ = ["FileResult", "LargeResult", "decrypt_files", "decrypt_large", "encrypt_files", "encrypt_large"]
+# A fresh file key across workers (re-keying keeps it): defined beside the parts it reuses.
+from ._rotate import rotate_large  # noqa: E402
+
+__all__ = ["FileResult", "LargeResult", "decrypt_files", "decrypt_large", "encrypt_files", "encrypt_large",
+           "rotate_large"]
