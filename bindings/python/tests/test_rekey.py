@@ -111,6 +111,23 @@ def test_an_fsspec_url_that_is_not_s3(me):
     assert fs.ls("/rk", detail=False) == ["/rk/f.hs"]
 
 
+def test_a_header_longer_than_the_first_read_is_read_whole(me):
+    """Past the 64 KiB first read of an fsspec file: the rest of the header is read, then
+    parsed once more."""
+    fsspec = pytest.importorskip("fsspec")
+    many = [hyperseal.generate_key().public for _ in range(60)]
+    data = os.urandom(100_000)
+    sealed = hyperseal.encrypt(data, [me.public, *many])
+    fs = fsspec.filesystem("memory")
+    fs.pipe_file("/rk/big-header.hs", sealed)
+    other = hyperseal.generate_key()
+    got = hyperseal.rekey_file("memory://rk/big-header.hs", me, recipients=[me.public, other.public])
+    assert got.removed == 61 and got.added == 2
+    after = fs.cat_file("/rk/big-header.hs")
+    assert hyperseal.decrypt(after, other) == data
+    assert len(sealed) - len(data) > 64 << 10  # the case this test is for
+
+
 def _write(path, data):
     path.write_bytes(data)
     return path

@@ -58,3 +58,23 @@ def test_rotate_large_on_s3_and_wrong_key_leaves_nothing(s3, bucket, me, client)
     with pytest.raises(hyperseal.Error):
         hyperseal.dask.rotate_large(client, src, f"s3://{bucket}/h.hs", new, me.public)
     assert everything(s3, bucket) == [f"{bucket}/f.hs", f"{bucket}/g.hs"]
+
+
+def test_rotate_large_into_an_age_file_the_real_age_opens(tmp_path, me, client):
+    import subprocess
+    from pathlib import Path
+
+    age = Path(__file__).resolve().parents[3] / ".tools" / "bin" / "age"
+    if not age.exists():
+        pytest.skip("needs the real age (make tools)")
+    new = hyperseal.generate_key("x25519")
+    data = os.urandom((3 << 20) + 7)
+    src, dst = tmp_path / "f.hs", tmp_path / "g.age"
+    src.write_bytes(hyperseal.encrypt(data, me.public))
+    got = hyperseal.dask.rotate_large(client, str(src), str(dst), me, new.public, format="age", part_size=1 << 20)
+    assert got.parts == 4
+    key = tmp_path / "key"
+    key.write_text(new.secret + "\n")
+    out = subprocess.run([age, "-d", "-i", key, dst], capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == data

@@ -63,6 +63,8 @@ async def _plan(fs, bucket, key, identities, keys):
     """Reads the object's head and plans the re-key: the state :func:`_write` needs."""
     from botocore.exceptions import ClientError
 
+    from ._errors import FormatError
+
     await fs.set_session()
     s3 = await fs.get_s3(bucket)
     where = f"s3://{bucket}/{key}"
@@ -77,7 +79,7 @@ async def _plan(fs, bucket, key, identities, keys):
             try:
                 new, old_len, plan = _rekey_head(head, identities, **keys)
                 break
-            except Exception:
+            except FormatError:  # a header longer than the first read; a wrong key is not retried
                 limit = min(size, HEADER_BYTES + _MARGIN)
                 if len(head) >= limit:
                     raise

@@ -149,12 +149,14 @@ def _read_head(read, size, parse):
     """``(head, parse(head))``: reads the start of the file by ``read(n)``,
     64 KiB first and then up to the library's header limit, until the library can parse the
     header (the header's length is the library's to find)."""
+    from ._errors import FormatError
+
     n = min(size, 64 << 10)
     head = read(n)
     while True:
         try:
             return head, parse(head)
-        except Exception:
+        except FormatError:  # a header cut short by the read; a wrong key is not retried
             if len(head) >= min(size, HEADER_BYTES + (64 << 10)):
                 raise
             head += read(min(size, HEADER_BYTES + (64 << 10)) - len(head))
