@@ -162,3 +162,19 @@ def _sync(fs, coro):
         return await coro
 
     return sync(fs.loop, run)
+
+
+def test_output_to_another_key_leaves_the_object_and_needs_force_to_replace(s3, bucket, me):
+    other = hyperseal.generate_key()
+    data = os.urandom(7 << 20)
+    sealed = hyperseal.encrypt(data, me.public)
+    url, out = f"s3://{bucket}/f.hs", f"s3://{bucket}/g.hs"
+    _put(s3, url, sealed)
+    got = hyperseal.rekey_file(url, me, recipients=other.public, remove_own=True, output=out, part_size=5 << 20)
+    assert got.written == "s3_multipart" and got.bytes == s3.size(out)
+    assert hyperseal.decrypt(s3.cat_file(out), other) == data and s3.cat_file(url) == sealed
+    with pytest.raises(hyperseal.IoError, match="force=True"):
+        hyperseal.rekey_file(url, me, add=other.public, output=out)
+    got = hyperseal.rekey_file(url, me, add=other.public, output=out, force=True)
+    assert hyperseal.decrypt(s3.cat_file(out), me) == data
+    assert everything(s3, bucket) == [f"{bucket}/f.hs", f"{bucket}/g.hs"]

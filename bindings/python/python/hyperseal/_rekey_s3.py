@@ -48,6 +48,16 @@ def _changed(where, e=None):
                    "nothing was written; re-key it again")
 
 
+def _refused(where, dest_url, e):
+    """A conditional write refused: over the object, it changed; to another, that one exists."""
+    if dest_url is None:
+        return _changed(where, e)
+    from ._errors import IoError
+
+    return IoError(f"output {dest_url} appeared while it was written (pass force=True to replace it): "
+                   f"nothing was written ({e})")
+
+
 def _status(e):
     return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
 
@@ -123,7 +133,7 @@ async def _write(st, dest, force, part_size, max_concurrency):
             await s3.put_object(Bucket=bucket, Key=dest_key, Body=body, **cond, **carried)
         except ClientError as e:
             if _status(e) in (409, 412):
-                raise _changed(where if dest is None else f"s3://{bucket}/{dest_key}", e) from e
+                raise _refused(where, dest and f"s3://{bucket}/{dest_key}", e) from e
             raise
         return RekeyResult(**plan, written="s3_put", bytes=total)
 
@@ -160,7 +170,8 @@ async def _write(st, dest, force, part_size, max_concurrency):
         except Exception:  # the original failure is what the caller needs to see
             pass
         if isinstance(e, ClientError) and _status(e) in (409, 412):
-            raise _changed(where, e) from e
+            copying = e.operation_name == "UploadPartCopy"  # the source changed; else the write
+            raise (_changed(where, e) if copying else _refused(where, dest and f"s3://{bucket}/{dest_key}", e)) from e
         raise
     return RekeyResult(**plan, written="s3_multipart", bytes=total)
 
