@@ -31,6 +31,9 @@ pub fn library_hint(e: &Error) -> Option<&'static str> {
         Error::WrongPassphrase => "check the passphrase (files made with -p need the same passphrase)",
         Error::WorkFactorTooHigh(_) => "the file demands an unreasonable amount of work; it may be hostile",
         Error::IncompatibleRecipients(_) => "encrypt separately for post-quantum and classic recipients",
+        Error::InvalidArgument(m) if m.contains("leave out every key this file was opened with") => {
+            "add one of your own keys to the list, or pass --remove-own if that is what you mean"
+        }
         Error::Limit(m) if m.starts_with(hyperseal::limits::UNWRITABLE) => {
             "encrypt to fewer recipients (each key counts once), or split them across several files (limits: docs/SECURITY.md)"
         }

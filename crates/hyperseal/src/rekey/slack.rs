@@ -76,7 +76,7 @@ mod tests {
     fn slack_reaches_a_page_boundary() {
         for len in [1, 200, 3000, 3072, 3073, 9000] {
             let s = slack_for(len);
-            assert!(s >= 1024 && (len + s) % 4096 == 0, "{len}: {s}");
+            assert!(s >= 1024 && (len + s).is_multiple_of(4096), "{len}: {s}");
         }
     }
 }

@@ -1,0 +1,246 @@
+//! `hyperseal rekey` as a user runs it: the payload never changes, the real age agrees on who
+//! can open the result, refusals and the removal warning, and a kill or a full disk at any
+//! instant leaves a file that opens with the old set or the new one.
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+mod common;
+use common::{hs, ok, peer};
+
+fn keypair(dir: &Path, name: &str) -> (String, String) {
+    let key = dir.join(format!("{name}.key"));
+    ok(&hs(&["keygen", "--kind", "x25519", "-o", key.to_str().unwrap()], None));
+    let public = ok(&hs(&["pubkey", "-i", key.to_str().unwrap()], None)).trim().to_string();
+    (key.to_str().unwrap().to_string(), public)
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A plaintext of `n` bytes and its encryption to `public` (extra encrypt arguments in `args`).
+fn encrypted(dir: &Path, public: &str, n: usize, args: &[&str]) -> (Vec<u8>, String) {
+    let plain: Vec<u8> = (0..n as u32).map(|i| (i * 7 % 253) as u8).collect();
+    let p = dir.join("plain");
+    fs::write(&p, &plain).unwrap();
+    let out = dir.join("file.enc");
+    let _ = fs::remove_file(&out);
+    let mut a = vec!["encrypt", "-q", "-r", public, "-o", out.to_str().unwrap()];
+    a.extend_from_slice(args);
+    a.push(p.to_str().unwrap());
+    ok(&hs(&a, None));
+    (plain, out.to_str().unwrap().to_string())
+}
+
+fn header_len(file: &[u8]) -> usize {
+    hyperseal::format::Header::read_from(&mut &file[..]).unwrap().encode_len()
+}
+
+fn opens(id: &str, file: &str) -> Option<Vec<u8>> {
+    let o = hs(&["decrypt", "-i", id, file], None);
+    o.status.success().then_some(o.stdout)
+}
+
+#[test]
+fn in_place_keeps_every_payload_byte_and_age_agrees() {
+    let d = tempfile::tempdir().unwrap();
+    let (a_id, a) = keypair(d.path(), "a");
+    let (b_id, b) = keypair(d.path(), "b");
+    let (plain, file) = encrypted(d.path(), &a, 3 << 20, &["--format", "age"]);
+    let before = fs::read(&file).unwrap();
+    let o = hs(&["rekey", "-i", &a_id, "-r", &b, "--remove-own", &file], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("header rewritten in place"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("hyperseal: warning:") && stderr(&o).contains("only --rotate"),
+        "{}",
+        stderr(&o)
+    );
+    let after = fs::read(&file).unwrap();
+    assert_eq!(after.len(), before.len());
+    let at = header_len(&before);
+    assert_eq!(header_len(&after), at);
+    assert_eq!(after[at..], before[at..], "payload bytes identical");
+    assert_eq!(opens(&b_id, &file).unwrap(), plain);
+    assert!(opens(&a_id, &file).is_none());
+    if let Some(age) = peer("age") {
+        let new = Command::new(&age).args(["-d", "-i", &b_id, &file]).output().unwrap();
+        assert!(new.stdout == plain, "age: {}", stderr(&new));
+        let old = Command::new(&age).args(["-d", "-i", &a_id, &file]).output().unwrap();
+        assert!(!old.status.success());
+    }
+    assert!(!hyperseal::rekey::journal_path(Path::new(&file)).exists());
+}
+
+#[test]
+fn small_files_armored_files_and_outputs_are_rewritten() {
+    let d = tempfile::tempdir().unwrap();
+    let (a_id, a) = keypair(d.path(), "a");
+    let (b_id, b) = keypair(d.path(), "b");
+    for args in [&[][..], &["-a"][..], &["--format", "age", "-a"][..]] {
+        let (plain, file) = encrypted(d.path(), &a, 1000, args);
+        let armored = args.contains(&"-a");
+        ok(&hs(&["rekey", "-q", "-i", &a_id, "--add", &b, &file], None));
+        let text = fs::read(&file).unwrap();
+        assert_eq!(text.starts_with(b"-----BEGIN"), armored, "armor kept");
+        assert_eq!(opens(&b_id, &file).unwrap(), plain);
+        assert_eq!(opens(&a_id, &file).unwrap(), plain);
+    }
+    // -o: the input is untouched, an existing output needs --force.
+    let (plain, file) = encrypted(d.path(), &a, 5000, &[]);
+    let before = fs::read(&file).unwrap();
+    let out = d.path().join("out.enc");
+    fs::write(&out, b"keep me").unwrap();
+    let o = hs(&["rekey", "-i", &a_id, "-r", &a, "-r", &b, "-o", out.to_str().unwrap(), &file], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(fs::read(&out).unwrap(), b"keep me");
+    ok(&hs(&["rekey", "-i", &a_id, "-r", &a, "-r", &b, "--force", "-o", out.to_str().unwrap(), &file], None));
+    assert_eq!(fs::read(&file).unwrap(), before);
+    assert_eq!(opens(&b_id, out.to_str().unwrap()).unwrap(), plain);
+}
+
+#[test]
+fn refusals_and_dry_run_change_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let (a_id, a) = keypair(d.path(), "a");
+    let (_, b) = keypair(d.path(), "b");
+    let (c_id, _) = keypair(d.path(), "c");
+    let (_, file) = encrypted(d.path(), &a, 2 << 20, &[]);
+    let before = fs::read(&file).unwrap();
+    let dry = hs(&["rekey", "--dry-run", "-i", &a_id, "--add", &b, &file], None);
+    assert_eq!(String::from_utf8_lossy(&dry.stdout), format!("{file}: [1 X25519] -> [2 X25519]\n"));
+    let cases: [(&[&str], &str); 3] = [
+        (&["-r", &b], "leave out every key"),
+        (&["--remove", &b], "cannot be removed by name"),
+        (&["--add", "age1pq1nope"], "invalid recipient"),
+    ];
+    for (args, words) in cases {
+        let mut all = vec!["rekey", "-i", &a_id];
+        all.extend_from_slice(args);
+        all.push(&file);
+        let o = hs(&all, None);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with("hyperseal: error: ") && stderr(&o).contains(words), "{}", stderr(&o));
+        assert_eq!(fs::read(&file).unwrap(), before, "{args:?} changed the file");
+    }
+    // A wrong identity: nothing opened, nothing changed.
+    let o = hs(&["rekey", "-i", &c_id, "--add", &b, &file], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(fs::read(&file).unwrap(), before);
+}
+
+#[test]
+fn many_files_report_each_and_fail_if_any_failed() {
+    let d = tempfile::tempdir().unwrap();
+    let (a_id, a) = keypair(d.path(), "a");
+    let (b_id, b) = keypair(d.path(), "b");
+    let (plain, file) = encrypted(d.path(), &a, 100, &[]);
+    let good = d.path().join("good.enc");
+    fs::rename(&file, &good).unwrap();
+    let bad = d.path().join("bad.enc");
+    fs::write(&bad, b"not encrypted").unwrap();
+    let o = hs(&["rekey", "-i", &a_id, "--add", &b, good.to_str().unwrap(), bad.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad.enc: "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 of 2 files were not re-keyed"), "{}", stderr(&o));
+    assert_eq!(fs::read(&bad).unwrap(), b"not encrypted");
+    assert_eq!(opens(&b_id, good.to_str().unwrap()).unwrap(), plain);
+}
+
+#[test]
+fn rotate_makes_a_new_file_key() {
+    let d = tempfile::tempdir().unwrap();
+    let (a_id, a) = keypair(d.path(), "a");
+    let (b_id, b) = keypair(d.path(), "b");
+    let (plain, file) = encrypted(d.path(), &a, 300_000, &[]);
+    let before = fs::read(&file).unwrap();
+    ok(&hs(&["rekey", "--rotate", "-i", &a_id, "-r", &b, &file], None));
+    let after = fs::read(&file).unwrap();
+    let (hb, ha) = (header_len(&before), header_len(&after));
+    assert_ne!(after[ha..ha + 16], before[hb..hb + 16], "fresh salt");
+    assert_eq!(opens(&b_id, &file).unwrap(), plain);
+    assert!(opens(&a_id, &file).is_none());
+    // Rotation needs the full list.
+    assert_eq!(hs(&["rekey", "--rotate", "-i", &b_id, "--add", &a, &file], None).status.code(), Some(2));
+}
+
+/// SIGKILL at many instants of in-place and rewriting re-keys: every time the file opens with
+/// the old key or the new one, and the next re-key completes or cleans up the journal.
+#[test]
+fn a_kill_at_any_instant_leaves_the_old_set_or_the_new() {
+    let d = tempfile::tempdir().unwrap();
+    let (a_id, a) = keypair(d.path(), "a");
+    let (b_id, b) = keypair(d.path(), "b");
+    // 4 MiB: written with slack, re-keyed in place. 900 KB: no slack, so rewritten.
+    let (plain, file) = {
+        let (p, f) = encrypted(d.path(), &a, 4 << 20, &[]);
+        let s = d.path().join("large.enc");
+        fs::rename(&f, &s).unwrap();
+        (p, s.to_str().unwrap().to_string())
+    };
+    let (small_plain, small) = {
+        let (p, f) = encrypted(d.path(), &a, 900_000, &["--format", "age"]);
+        let s = d.path().join("small.enc");
+        fs::rename(&f, &s).unwrap();
+        (p, s.to_str().unwrap().to_string())
+    };
+    let (mut old, mut new) = (0, 0);
+    for i in 0..40u64 {
+        for (f, p) in [(&file, &plain), (&small, &small_plain)] {
+            let original = fs::read(f).unwrap();
+            let mut c = Command::new(env!("CARGO_BIN_EXE_hyperseal"));
+            c.args(["rekey", "-q", "-i", &a_id, "--add", &b, f]).stderr(Stdio::null());
+            let mut child = c.spawn().unwrap();
+            std::thread::sleep(Duration::from_micros(i * 250));
+            let _ = child.kill();
+            let _ = child.wait();
+            // The next re-key of the file rolls an interrupted one forward.
+            hyperseal::rekey::recover(Path::new(f)).unwrap();
+            assert_eq!(
+                opens(&a_id, f).as_ref(),
+                Some(p),
+                "a kill at {} µs: the old key no longer opens",
+                i * 250
+            );
+            match opens(&b_id, f) {
+                Some(x) if x == *p => new += 1,
+                Some(_) => panic!("wrong plaintext"),
+                None => old += 1,
+            }
+            let names: Vec<_> = fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert!(names.iter().all(|n| !n.to_string_lossy().starts_with('.')), "left behind: {names:?}");
+            fs::write(f, &original).unwrap();
+        }
+    }
+    assert!(old > 0 && new > 0, "kills landed only on one side: {old} old, {new} new");
+}
+/// A full disk (the file size limit) while the payload is copied: the file is untouched.
+#[test]
+fn a_full_disk_leaves_the_old_file() {
+    let d = tempfile::tempdir().unwrap();
+    let (a_id, a) = keypair(d.path(), "a");
+    let (_, b) = keypair(d.path(), "b");
+    let (plain, file) = encrypted(d.path(), &a, 3 << 20, &["--format", "age", "-a"]);
+    let before = fs::read(&file).unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hyperseal"));
+    c.args(["rekey", "-i", &a_id, "--add", &b, &file]);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit { rlim_cur: 1 << 20, rlim_max: 1 << 20 };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).lines().next().unwrap().starts_with("hyperseal: error: "), "{}", stderr(&o));
+    assert_eq!(fs::read(&file).unwrap(), before);
+    assert_eq!(opens(&a_id, &file).unwrap(), plain);
+    let leftovers: Vec<_> = fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(leftovers.iter().all(|n| !n.to_string_lossy().starts_with('.')), "{leftovers:?}");
+}
