@@ -50,7 +50,11 @@ pub fn report(e: &anyhow::Error) -> u8 {
     let hinted = e.downcast_ref::<Hinted>();
     let hint = match hinted {
         Some(h) => Some(h.hint.clone()),
-        None => e.downcast_ref::<hyperseal::Error>().and_then(crate::cmd::library_hint).map(str::to_string),
+        None => e
+            .downcast_ref::<hyperseal::Error>()
+            .and_then(crate::cmd::library_hint)
+            .or_else(|| is_out_of_memory(e).then_some(OUT_OF_MEMORY_HINT))
+            .map(str::to_string),
     };
     if let Some(h) = hint {
         eprintln!("hyperseal: hint: {}", redact(&h));
@@ -97,6 +101,21 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
             _ => None,
         });
         io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The hint for memory an input asked for and the process could not get (an scrypt work factor
+/// the file chose, within age's cap).
+const OUT_OF_MEMORY_HINT: &str =
+    "the input asks for more memory than this process may use (ulimit -v, a container's limit); it may be hostile";
+
+fn is_out_of_memory(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        let io = c.downcast_ref::<std::io::Error>().or(match c.downcast_ref::<hyperseal::Error>() {
+            Some(hyperseal::Error::Io(io)) => Some(io),
+            _ => None,
+        });
+        io.is_some_and(|io| io.kind() == std::io::ErrorKind::OutOfMemory)
     })
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use hyperseal::output::{refuse_stdout_is_input, AtomicOutput, OutputError, OutputErrorKind, OutputOptions};
 use indicatif::{ProgressBar, ProgressStyle};
+use zeroize::Zeroizing;
 
 use crate::errors::hint;
 
@@ -220,30 +221,89 @@ pub fn progress_bar(quiet: bool, size: Option<u64>, verb: &str) -> Option<Progre
     Some(bar)
 }
 
-/// Reads a whole small file (keys, passphrases), with a clear error.
-pub fn read_small(path: &Path, what: &str) -> Result<String> {
-    let mut s = String::new();
-    File::open(path)
-        .and_then(|f| f.take(16 << 20).read_to_string(&mut s))
-        .map_err(|e| anyhow::anyhow!("cannot read {what} {}: {}", path.display(), reason(&e)))?;
-    Ok(s)
+/// Reads the file at `path` within `limit` bytes; past it, the library's budget error
+/// (`input too large: {what} is longer than 64 KiB`, with its hint). At most `limit + 1` bytes
+/// are ever read, so `/dev/zero`, a FIFO that never ends or a huge sparse file costs no more
+/// memory or time than the budget. I/O errors go through `on_error`, which words them (some
+/// messages must not repeat a path that may be a secret typed in its place).
+pub fn read_file_within(
+    path: &Path,
+    limit: usize,
+    what: &str,
+    on_error: impl FnOnce(io::Error) -> anyhow::Error,
+) -> Result<Zeroizing<Vec<u8>>> {
+    let read = || {
+        let f = File::open(path)?;
+        let size = f.metadata().ok().filter(Metadata::is_file).map(|m| m.len());
+        read_at_most(f, limit, size)
+    };
+    within(read().map_err(on_error)?, limit, what)
 }
 
-/// Reads a passphrase file: the first line, without its newline. Errors do not repeat the path:
-/// it may be the passphrase itself, typed where its file name belongs.
-pub fn read_passphrase_file(path: &Path) -> Result<zeroize::Zeroizing<String>> {
-    let mut text = zeroize::Zeroizing::new(String::new());
-    File::open(path).and_then(|f| f.take(16 << 20).read_to_string(&mut text)).map_err(|e| {
+/// Up to `limit + 1` bytes of `reader` (one past the limit tells a caller that checks the
+/// length itself that there was more). A regular file's `size` sizes the buffer once, so a
+/// secret is not left behind in the blocks a growing buffer frees.
+pub fn read_at_most(reader: impl Read, limit: usize, size: Option<u64>) -> io::Result<Zeroizing<Vec<u8>>> {
+    let cap = limit as u64 + 1;
+    let mut buf =
+        Zeroizing::new(Vec::with_capacity(size.map_or(0, |s| s.saturating_add(1).min(cap)) as usize));
+    reader.take(cap).read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+fn within(bytes: Zeroizing<Vec<u8>>, limit: usize, what: &str) -> Result<Zeroizing<Vec<u8>>> {
+    if bytes.len() > limit {
+        return Err(hyperseal::limits::too_long(what, limit).into());
+    }
+    Ok(bytes)
+}
+
+/// Reads a whole small text file (keys, recipients), within the budget of an identity or
+/// recipients file ([`hyperseal::limits::KEY_FILE`]), with a clear error.
+pub fn read_small(path: &Path, what: &str) -> Result<String> {
+    read_small_within(path, what, hyperseal::limits::KEY_FILE)
+}
+
+/// [`read_small`] within `limit` bytes (one PEM key: [`hyperseal::limits::KEY_TEXT`]).
+pub fn read_small_within(path: &Path, what: &str, limit: usize) -> Result<String> {
+    let cannot = |e: &io::Error| anyhow::anyhow!("cannot read {what} {}: {}", path.display(), reason(e));
+    let mut bytes = read_file_within(path, limit, &format!("the {what} {}", path.display()), |e| cannot(&e))?;
+    String::from_utf8(std::mem::take(&mut *bytes)).map_err(|e| {
+        // Zeroized: the bytes may be a secret key.
+        drop(Zeroizing::new(e.into_bytes()));
+        cannot(&io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+    })
+}
+
+/// Reads a passphrase file: the first line, without its newline, within the budget of one key
+/// text ([`hyperseal::limits::KEY_TEXT`]; what follows the first line is not read past it).
+/// Errors do not repeat the path: it may be the passphrase itself, typed where its file name
+/// belongs.
+pub fn read_passphrase_file(path: &Path) -> Result<Zeroizing<String>> {
+    const LIMIT: usize = hyperseal::limits::KEY_TEXT;
+    let cannot = |e: io::Error| {
         hint(
             format!("cannot read the --passphrase-file: {e}"),
             "--passphrase-file takes the name of a file whose first line is the passphrase",
         )
+    };
+    let read = || read_at_most(File::open(path)?, LIMIT, None);
+    let bytes = read().map_err(cannot)?;
+    let line = match bytes.iter().position(|&b| b == b'\n') {
+        Some(end) => &bytes[..end],
+        None if bytes.len() > LIMIT => {
+            return Err(hyperseal::limits::too_long("the passphrase", LIMIT).into())
+        }
+        None => &bytes[..],
+    };
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = std::str::from_utf8(line).map_err(|_| {
+        cannot(io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
     })?;
-    let line = text.lines().next().unwrap_or("");
     if line.is_empty() {
         anyhow::bail!("passphrase file {} is empty", path.display());
     }
-    Ok(zeroize::Zeroizing::new(line.to_string()))
+    Ok(Zeroizing::new(line.to_string()))
 }
 
 /// Prompts for a passphrase on the controlling terminal (twice when `confirm`), see

@@ -108,3 +108,131 @@ fn an_endless_identity_on_stdin() {
     let line = bounded::run(&mut cmd, Some(endless(b"", id.as_bytes())), DEADLINE).failed_cleanly();
     assert!(line.contains("input too large") && line.contains("identity file"), "{line}");
 }
+
+/// A directory for the toolkit's cases: an Ed25519 key pair, a message and its signature.
+struct Toolkit {
+    dir: tempfile::TempDir,
+}
+
+impl Toolkit {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        let hs = |args: &[&std::ffi::OsStr]| {
+            let o = Command::new(env!("CARGO_BIN_EXE_hyperseal")).args(args).output().unwrap();
+            assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+            o.stdout
+        };
+        std::fs::write(at("msg"), b"signed message").unwrap();
+        hs(&["keygen".as_ref(), "--kind".as_ref(), "ed25519".as_ref(), "-o".as_ref(), at("key").as_ref()]);
+        std::fs::write(at("pub"), hs(&["pubkey".as_ref(), "-i".as_ref(), at("key").as_ref()])).unwrap();
+        hs(&[
+            "sign".as_ref(),
+            "-i".as_ref(),
+            at("key").as_ref(),
+            "-o".as_ref(),
+            at("sig").as_ref(),
+            at("msg").as_ref(),
+        ]);
+        hs(&["token".as_ref(), "keygen".as_ref(), "-o".as_ref(), at("token.key").as_ref()]);
+        Toolkit { dir }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_str().unwrap().to_string()
+    }
+
+    /// Runs `hyperseal ARGS…` (names in the directory as `@NAME`) on `input`, checks that it
+    /// failed cleanly and left the directory as it was, and returns the error line.
+    fn fails(&self, args: &[&str], input: Option<Box<dyn Read + Send>>) -> String {
+        let before = self.listing();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hyperseal"));
+        cmd.args(args.iter().map(|a| a.strip_prefix('@').map_or(a.to_string(), |n| self.path(n))));
+        let line = bounded::run(&mut cmd, input, DEADLINE).failed_cleanly();
+        assert_eq!(self.listing(), before, "{args:?}");
+        line
+    }
+
+    fn listing(&self) -> Vec<std::ffi::OsString> {
+        let mut names: Vec<_> =
+            std::fs::read_dir(self.dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        names
+    }
+}
+
+/// The signature is the file that comes from strangers: `/dev/zero` and a 200 MiB (sparse)
+/// signature file are refused at the signature budget, after reading 64 KiB + 1 bytes.
+#[test]
+fn a_signature_that_never_ends() {
+    let t = Toolkit::new();
+    let verify = |sig: &str| t.fails(&["verify", "--pubkey", "@pub", "--sig", sig, "@msg"], None);
+    // The setup is sound: the real signature verifies.
+    let ok = Command::new(env!("CARGO_BIN_EXE_hyperseal"))
+        .args(["verify", "--pubkey", &t.path("pub"), "--sig", &t.path("sig"), &t.path("msg")])
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let line = verify("/dev/zero");
+    assert_eq!(line, "hyperseal: error: input too large: the signature is longer than 64 KiB");
+    let big = std::fs::File::create(t.dir.path().join("big.sig")).unwrap();
+    big.set_len(200 << 20).unwrap();
+    let line = verify("@big.sig");
+    assert_eq!(line, "hyperseal: error: input too large: the signature is longer than 64 KiB");
+}
+
+#[test]
+fn an_hmac_key_file_that_never_ends() {
+    let t = Toolkit::new();
+    let line = t.fails(&["mac", "--key-file", "/dev/zero", "@msg"], None);
+    assert_eq!(line, "hyperseal: error: input too large: the --key-file is longer than 256 KiB");
+}
+
+/// Base64url that never ends is refused at the longest token `seal` writes.
+#[test]
+fn a_token_that_never_ends() {
+    let t = Toolkit::new();
+    let line = t.fails(&["token", "open", "--key", "@token.key"], Some(endless(b"", b"AQ")));
+    assert!(line.starts_with("hyperseal: error: input too large: the token is longer than "), "{line}");
+}
+
+/// A checksum list comes from wherever the files came from: a line that never ends.
+#[test]
+fn a_checksum_line_that_never_ends() {
+    let t = Toolkit::new();
+    let line = t.fails(&["hash", "--check", "/dev/zero"], None);
+    assert!(line.contains("input too large: a line of the checksum list"), "{line}");
+    let line = t.fails(&["hash", "--check", "-"], Some(endless(b"", &[b'a'; 64])));
+    assert!(line.contains("input too large: a line of the checksum list"), "{line}");
+}
+
+/// An age file of 200 bytes whose scrypt stanza asks for log2 N = 22 (age's own cap, so it is
+/// accepted), that is 4 GiB of working memory: more than the address-space cap lets the process
+/// have. One error line naming the work factor and the size, exit 1, nothing at `-o`, for the
+/// passphrase of the file and for the passphrase of an encrypted identity file alike.
+#[test]
+fn an_scrypt_work_factor_past_the_memory_cap() {
+    use base64::Engine;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD_NO_PAD.encode(b);
+    let header = format!(
+        "age-encryption.org/v1\n-> scrypt {} 22\n{}\n--- {}\n",
+        b64(&[7; 16]),
+        b64(&[0; 32]),
+        b64(&[0; 32])
+    );
+    let file = [header.as_bytes(), &[0; 50]].concat();
+    assert_eq!(file.len(), 200);
+    assert!(bounded::ADDRESS_SPACE < 4 << 30);
+    let t = Toolkit::new();
+    std::fs::write(t.dir.path().join("file.age"), &file).unwrap();
+    std::fs::write(t.dir.path().join("pass"), "a passphrase\n").unwrap();
+    let want =
+        "the file's scrypt work factor (log2 N = 22) needs 4 GiB of memory, which could not be allocated";
+    let line = t.fails(&["decrypt", "--passphrase-file", "@pass", "-o", "@out", "@file.age"], None);
+    assert_eq!(line, format!("hyperseal: error: {want}"));
+    let line = t.fails(
+        &["decrypt", "-i", "@file.age", "--identity-passphrase-file", "@pass", "-o", "@out", "@msg"],
+        None,
+    );
+    assert!(line.starts_with("hyperseal: error: ") && line.ends_with(want), "{line}");
+}

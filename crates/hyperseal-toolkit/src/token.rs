@@ -66,6 +66,26 @@ pub const KEY_ID_LEN: usize = 8;
 
 const FLAG_EXPIRY: u8 = 1;
 const FIXED_HEADER: usize = 11;
+/// The longest header: the fixed part and an expiry.
+const MAX_HEADER: usize = FIXED_HEADER + 8;
+/// The longer nonce of the two suites (XChaCha20's).
+const MAX_NONCE: usize = 24;
+
+/// The largest plaintext a token is meant to carry: tokens are for small messages, held whole
+/// in memory on both sides. [`seal`] and [`open`] take any length; a frontend that seals from a
+/// stream reads at most this much, so every token it writes is within [`MAX_TOKEN_LEN`].
+pub const MAX_PLAINTEXT: usize = 16 << 20;
+
+/// Characters of the longest token [`seal`] writes for a plaintext of at most
+/// [`MAX_PLAINTEXT`] bytes (an expiry, XChaCha20's nonce, the tag; base64url without padding).
+/// A frontend reading a token from an untrusted stream stops here: anything longer was not
+/// written by `seal` and is refused before it can take more memory.
+pub const MAX_TOKEN_LEN: usize = base64_len(MAX_HEADER + MAX_NONCE + MAX_PLAINTEXT + TAG_LEN);
+
+/// Characters of `n` bytes in base64 without padding.
+const fn base64_len(n: usize) -> usize {
+    n / 3 * 4 + [0, 2, 3][n % 3]
+}
 
 /// Why a token did not open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -457,6 +477,20 @@ mod tests {
         assert!(open_at(&ring, &t, b"", now + Duration::from_secs(9)).is_ok());
         assert_eq!(open_at(&ring, &t, b"", now + Duration::from_secs(10)).unwrap_err(), TokenError::Expired);
         assert!(!format!("{k:?}").contains(&hex::encode(*k.master)));
+    }
+
+    /// The bound is exact: the longest token `seal` writes is `MAX_TOKEN_LEN` characters
+    /// (checked on a small plaintext, since the length is linear in it).
+    #[test]
+    fn the_longest_token_is_max_token_len() {
+        let k = TokenKey::generate().with_suite(Suite::XChaCha20Poly1305);
+        for len in [0usize, 1, 2, 3, 1000] {
+            let t = seal(&k, &vec![0; len], b"", Some(Duration::from_secs(1)));
+            assert_eq!(t.len(), base64_len(MAX_HEADER + MAX_NONCE + len + TAG_LEN), "{len}");
+        }
+        let short = seal(&k.with_suite(Suite::Aes256GcmSiv), &[0; 1000], b"", None);
+        assert!(short.len() < base64_len(MAX_HEADER + MAX_NONCE + 1000 + TAG_LEN));
+        assert_eq!(MAX_TOKEN_LEN, 22_369_700);
     }
 
     #[test]

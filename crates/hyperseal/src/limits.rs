@@ -43,6 +43,9 @@ pub const PLUGIN_BYTES: usize = 16 << 20;
 /// Messages buffered between a plugin's reader thread and the exchange (the channel is
 /// bounded, so a flooding plugin is paced by its own pipe, not by our memory).
 pub const PLUGIN_QUEUE: usize = 16;
+/// Bytes of one detached signature (`verify --sig`, a file that comes from strangers): 20× the
+/// largest the toolkit writes (ML-DSA-65, 3,309 bytes; RSA-16384 is 2 KiB).
+pub const SIGNATURE: usize = 64 << 10;
 
 /// The error for `what` growing past `limit` bytes: "input too large: the header is longer
 /// than 1 MiB".

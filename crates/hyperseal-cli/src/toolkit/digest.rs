@@ -110,14 +110,33 @@ fn tag_matches(alg: hash::Algorithm, tag: &str) -> bool {
     tag == alg.tag() || (alg == hash::Algorithm::Blake2b512 && tag == "BLAKE2b-512")
 }
 
+/// Bytes of one line of a checksum list (a digest and a file name: Linux's PATH_MAX is 4096,
+/// and escaping can double it). A list comes from wherever the files came from, so a line that
+/// never ends is refused here instead of growing without bound.
+const CHECK_LINE: usize = 64 << 10;
+
 fn check(alg: hash::Algorithm, list: &Path) -> Result<()> {
     let input = Input::open(Some(list))?;
     let mut out = std::io::stdout().lock();
     let (mut failed, mut unreadable, mut bad_lines, mut ok) = (0usize, 0usize, 0usize, 0usize);
     let want_len = alg.output_len() * 2;
-    for line in BufReader::new(input.reader).split(b'\n') {
-        let line = line.context("cannot read the checksum list")?;
-        let parsed = std::str::from_utf8(&line)
+    let mut reader = BufReader::new(input.reader);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = (&mut reader)
+            .take(CHECK_LINE as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .context("cannot read the checksum list")?;
+        if n == 0 {
+            break;
+        }
+        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        if line.len() > CHECK_LINE {
+            out.flush()?;
+            return Err(hyperseal::limits::too_long("a line of the checksum list", CHECK_LINE).into());
+        }
+        let parsed = std::str::from_utf8(line)
             .ok()
             .and_then(checklist::parse_line)
             .filter(|l| l.hex.len() == want_len && l.tag.is_none_or(|t| tag_matches(alg, t)));
@@ -169,7 +188,10 @@ fn check(alg: hash::Algorithm, list: &Path) -> Result<()> {
 pub fn mac(a: MacArgs) -> Result<()> {
     let alg = a.algo;
     // The path is not repeated: a key pasted in place of its file name must not be echoed.
-    let key = zeroize::Zeroizing::new(std::fs::read(&a.key_file).context("cannot read the --key-file")?);
+    // Within one key text's budget: HMAC keys past a block are hashed down anyway.
+    let key = crate::io::read_file_within(&a.key_file, hyperseal::limits::KEY_TEXT, "the --key-file", |e| {
+        anyhow::anyhow!("cannot read the --key-file: {}", crate::io::reason(&e))
+    })?;
     if key.is_empty() {
         anyhow::bail!("key file {} is empty", a.key_file.display());
     }

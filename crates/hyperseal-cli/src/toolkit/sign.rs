@@ -2,9 +2,12 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
+use hyperseal::limits::{KEY_TEXT, SIGNATURE};
 use hyperseal_toolkit::sign::{RsaPadding, SigningKey, VerifyingKey};
+
+use crate::io::{read_file_within, read_small_within, reason};
 
 /// Messages are signed whole (Ed25519 and ML-DSA sign the message itself, not a hash).
 const LIMIT: u64 = 1 << 30;
@@ -48,7 +51,7 @@ fn parse_padding(s: &str) -> Result<RsaPadding, String> {
 
 pub fn sign(a: SignArgs) -> Result<()> {
     let padding = a.rsa_padding;
-    let pem = zeroize::Zeroizing::new(crate::io::read_small(&a.key, "private key")?);
+    let pem = zeroize::Zeroizing::new(read_small_within(&a.key, "private key", KEY_TEXT)?);
     let key = SigningKey::from_pem(&pem).map_err(|e| {
         crate::errors::hint(
             format!("{}: {e}", a.key.display()),
@@ -65,7 +68,7 @@ pub fn sign(a: SignArgs) -> Result<()> {
 
 pub fn verify(a: VerifyArgs) -> Result<()> {
     let padding = a.rsa_padding;
-    let pem = crate::io::read_small(&a.pubkey, "public key")?;
+    let pem = read_small_within(&a.pubkey, "public key", KEY_TEXT)?;
     let key = VerifyingKey::from_pem(&pem).map_err(|e| {
         let h = if pem.contains("PRIVATE KEY") {
             "that is a private key; pass the public key (openssl pkey -pubout, or hyperseal pubkey)"
@@ -74,7 +77,11 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         };
         crate::errors::hint(format!("{}: {e}", a.pubkey.display()), h)
     })?;
-    let sig = std::fs::read(&a.sig).with_context(|| format!("cannot read signature {}", a.sig.display()))?;
+    // The signature is the file that comes from strangers: read within its budget, before the
+    // signed file (which is read whole).
+    let sig = read_file_within(&a.sig, SIGNATURE, "the signature", |e| {
+        anyhow::anyhow!("cannot read signature {}: {}", a.sig.display(), reason(&e))
+    })?;
     let msg = super::read_all(Some(&a.file), LIMIT, "signed file")?;
     match key.verify_with(&msg, &sig, padding) {
         Ok(()) => {

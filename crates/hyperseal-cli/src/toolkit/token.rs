@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use hyperseal_toolkit::token::{self, KeyRing, Suite, TokenError, TokenKey};
+use zeroize::Zeroizing;
 
 #[derive(Args)]
 pub struct TokenArgs {
@@ -62,8 +63,8 @@ fn parse_ttl(s: &str) -> Result<std::time::Duration, String> {
     token::parse_ttl(s).map_err(|_| "expected a lifetime such as 30s, 15m, 2h or 7d".to_string())
 }
 
-/// Tokens are for small messages; this bounds memory on a runaway stdin.
-const LIMIT: u64 = 64 << 20;
+/// A token on stdin as `seal` prints it ends with a line ending: CRLF at most.
+const LINE_END: usize = 2;
 
 fn ring(path: &std::path::Path) -> Result<KeyRing> {
     let text = zeroize::Zeroizing::new(crate::io::read_small(path, "token key file")?);
@@ -90,7 +91,9 @@ pub fn run(a: TokenArgs) -> Result<()> {
                 .into_primary()
                 .expect("a parsed key file holds at least one key")
                 .with_suite(suite);
-            let pt = super::read_all(None, LIMIT, "stdin")?;
+            // At most the plaintext a token is for, so every token written opens within
+            // `open`'s bound below.
+            let pt = super::read_all(None, token::MAX_PLAINTEXT as u64, "stdin")?;
             let t = token::seal(&sealing, &pt, aad.as_bytes(), ttl);
             let mut out = std::io::stdout().lock();
             writeln!(out, "{t}")?;
@@ -98,7 +101,7 @@ pub fn run(a: TokenArgs) -> Result<()> {
         }
         TokenCmd::Open { key, aad } => {
             let ring = ring(&key)?;
-            let input = super::read_all(None, LIMIT * 2, "stdin")?;
+            let input = read_token()?;
             let text = std::str::from_utf8(&input).map_err(|_| open_error(TokenError::Malformed))?;
             let pt = token::open(&ring, text.trim(), aad.as_bytes()).map_err(open_error)?;
             let mut out = std::io::stdout().lock();
@@ -107,6 +110,18 @@ pub fn run(a: TokenArgs) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The token on stdin, within the longest token `seal` writes: a token comes from strangers,
+/// and anything longer was not written by `seal`, so it is refused before it costs more memory.
+fn read_token() -> Result<Zeroizing<Vec<u8>>> {
+    let limit = token::MAX_TOKEN_LEN;
+    let input = crate::io::read_at_most(std::io::stdin().lock(), limit + LINE_END, None)
+        .map_err(|e| anyhow::anyhow!("cannot read stdin: {}", crate::io::reason(&e)))?;
+    if input.len() > limit + LINE_END || input.trim_ascii().len() > limit {
+        return Err(hyperseal::limits::too_long("the token", limit).into());
+    }
+    Ok(input)
 }
 
 fn open_error(e: TokenError) -> anyhow::Error {

@@ -10,6 +10,18 @@
 //!
 //! The work factor comes from the file, so an attacker chooses it: the identity refuses anything
 //! above its cap *before* spending any time or memory (logN 22 ≈ 4 GiB·s of work, age's limit).
+//!
+//! Within the cap, scrypt's working memory (128·r·N bytes: 4 GiB at logN 22) may still be more
+//! than the process can have (`ulimit -v`, a container). The `scrypt` crate allocates it with
+//! `vec!`, which aborts the process when the allocation fails, and it neither takes a caller's
+//! buffer nor exposes ROMix. So [`derive`] first reserves the same number of bytes fallibly
+//! (`try_reserve_exact`), releases them and lets the crate allocate: a process that cannot
+//! have the memory gets [`Error::Io`] of kind `OutOfMemory` naming the work factor and the
+//! size, not an abort. What remains is a race: another thread of the same process allocating
+//! between the release and the crate's allocation can still make the latter fail (an abort,
+//! as before). The CLI has no such thread at that point; an embedder running allocating threads
+//! beside a decryption keeps that window. Memory the kernel grants by overcommit and cannot
+//! back later is the OOM killer's, as for any allocation.
 
 use zeroize::Zeroizing;
 
@@ -66,7 +78,7 @@ impl Recipient for ScryptRecipient {
             ));
         }
         let salt = random::<SALT_LEN>()?;
-        let key = derive(&self.passphrase, &salt, self.log_n)?;
+        let key = derive(&self.passphrase, &salt, self.log_n, "")?;
         let body = seal_file_key(&key, ZERO_NONCE, file_key);
         let stanza = Stanza::new(TAG, vec![encode_b64(&salt), self.log_n.to_string()], body);
         // A unique random label: no other recipient can share it, so a passphrase stands alone
@@ -112,7 +124,7 @@ impl ScryptIdentity {
         if stanza.body.len() != BODY_LEN {
             return Err(Error::InvalidStanza(format!("scrypt wrapped file key must be {BODY_LEN} bytes")));
         }
-        let key = derive(&self.passphrase, &salt, log_n as u8)?;
+        let key = derive(&self.passphrase, &salt, log_n as u8, "the file's ")?;
         open_file_key(&key, ZERO_NONCE, &stanza.body).ok_or(Error::WrongPassphrase)
     }
 }
@@ -140,15 +152,46 @@ fn parse_log_n(s: &str) -> Result<u32, Error> {
     s.parse().map_err(|_| bad())
 }
 
-fn derive(passphrase: &str, salt: &[u8], log_n: u8) -> Result<Zeroizing<[u8; 32]>, Error> {
+/// scrypt's block size parameter r, as age sets it.
+const R: u32 = 8;
+
+/// `whose` names where the work factor came from in the error ("the file's ").
+fn derive(passphrase: &str, salt: &[u8], log_n: u8, whose: &str) -> Result<Zeroizing<[u8; 32]>, Error> {
     let mut full_salt = Vec::with_capacity(LABEL.len() + salt.len());
     full_salt.extend_from_slice(LABEL);
     full_salt.extend_from_slice(salt);
     let params =
-        scrypt::Params::new(log_n, 8, 1).map_err(|_| Error::InvalidArgument("scrypt parameters".into()))?;
+        scrypt::Params::new(log_n, R, 1).map_err(|_| Error::InvalidArgument("scrypt parameters".into()))?;
+    probe_working_memory(log_n).map_err(|bytes| out_of_memory(whose, log_n, bytes))?;
     let mut key = Zeroizing::new([0u8; 32]);
     scrypt::scrypt(passphrase.as_bytes(), &full_salt, &params, &mut key[..]).map_err(|_| Error::Crypto)?;
     Ok(key)
+}
+
+/// Whether scrypt's working memory for `log_n` (V, 128·r·N bytes) can be allocated now: it is
+/// reserved fallibly and released at once, just before the crate allocates the same size (see
+/// the module's note on the race that leaves). `log_n` is below 64 ([`scrypt::Params::new`]
+/// checked it), so the size fits a `u128`; `Err` carries it.
+fn probe_working_memory(log_n: u8) -> Result<(), u128> {
+    let bytes = (128 * u128::from(R)) << log_n;
+    let mut probe: Vec<u8> = Vec::new();
+    usize::try_from(bytes).ok().and_then(|size| probe.try_reserve_exact(size).ok()).ok_or(bytes)?;
+    // Kept opaque, so the optimiser cannot drop an allocation nobody reads (and assume success).
+    std::hint::black_box(probe.as_mut_ptr());
+    Ok(())
+}
+
+/// The error for scrypt's working memory that could not be allocated (`bytes`, a power of two).
+fn out_of_memory(whose: &str, log_n: u8, bytes: u128) -> Error {
+    let size = match bytes {
+        b if b >= 1 << 30 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 => format!("{} MiB", b >> 20),
+        b => format!("{} KiB", b >> 10),
+    };
+    Error::Io(std::io::Error::new(
+        std::io::ErrorKind::OutOfMemory,
+        format!("{whose}scrypt work factor (log2 N = {log_n}) needs {size} of memory, which could not be allocated"),
+    ))
 }
 
 #[cfg(test)]
@@ -191,6 +234,26 @@ mod tests {
         let s = Stanza::new(TAG, vec![encode_b64(&[0; 16]), "12".into()], vec![0; BODY_LEN]);
         let r = ScryptIdentity::new(pass("p")).with_max_work_factor(11).unwrap_stanza(&s).unwrap();
         assert!(matches!(r, Err(Error::WorkFactorTooHigh(_))));
+    }
+
+    /// Working memory past what can be reserved is an error naming the work factor and the
+    /// size, not an abort (log2 N = 50 asks for 2^60 bytes, which no machine has).
+    #[test]
+    fn memory_that_cannot_be_allocated_is_an_error() {
+        assert_eq!(probe_working_memory(10), Ok(()));
+        assert_eq!(probe_working_memory(50), Err(1 << 60));
+        let e = derive("p", &[0; 16], 50, "the file's ").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the file's scrypt work factor (log2 N = 50) needs 1073741824 GiB of memory, which could not \
+             be allocated"
+        );
+        assert!(matches!(&e, Error::Io(io) if io.kind() == std::io::ErrorKind::OutOfMemory));
+        assert!(out_of_memory("", 22, 1 << 32)
+            .to_string()
+            .starts_with("scrypt work factor (log2 N = 22) needs 4 GiB"));
+        assert!(out_of_memory("", 18, 1 << 28).to_string().contains("needs 256 MiB"));
+        assert!(out_of_memory("", 5, 1 << 15).to_string().contains("needs 32 KiB"));
     }
 
     #[test]
