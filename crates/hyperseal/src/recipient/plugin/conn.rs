@@ -12,11 +12,16 @@
 //! - **Bounded reads.** A reader thread turns its stdout into stanzas ([`wire::StanzaReader`]:
 //!   per-message and per-exchange byte budgets) on a channel of [`limits::PLUGIN_QUEUE`]
 //!   messages, so a flooding plugin is paced by its own pipe, not by our memory.
-//! - **Killed before waited for.** On a timeout, a protocol error or a budget overrun, the
-//!   plugin's whole process group (it is started as a group leader) is killed, then reaped: no
-//!   `wait` on a live plugin, and no child of it left holding a pipe open. Every thread started
-//!   here then ends; the last non-blank line of its stderr (printable, bounded) explains the
-//!   failure.
+//! - **Killed before waited for, with everything it started.** When the exchange ends (a
+//!   timeout, a protocol error, a budget overrun, or its normal end), the plugin's whole process
+//!   group (it is started as a group leader) is killed, then reaped: no `wait` on a live plugin.
+//!   On Linux, so are its descendants that left the group (`setsid`): they are found in `/proc`
+//!   by their parent chain, frozen with SIGSTOP until none is left to find (a stopped process
+//!   cannot fork), then killed. A program that called [`adopt_orphans`] (the CLI) also gets the
+//!   ones whose parent already exited, re-parented to it, and reaps them. The threads started
+//!   here are given a moment to end and then left to end by themselves, so a pipe held open by
+//!   a process that escaped anyway never delays the error; the last non-blank line of its
+//!   stderr (printable, bounded) explains the failure.
 //!
 //! The process runs in the temporary directory, as age runs it, so it cannot depend on the
 //! caller's working directory.
@@ -26,6 +31,7 @@
 use std::io::{BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -42,12 +48,22 @@ use crate::{error::Error, limits};
 /// add nothing noticeable to a failure.
 const GRACE: Duration = Duration::from_millis(100);
 
-/// How long the threads get to end once the plugin is dead (its pipes closed).
-const THREADS_END: Duration = Duration::from_secs(1);
+/// How long the threads get to end once the plugin and its descendants are dead (their pipes
+/// closed, so this is enough); after that they are left to end by themselves.
+const THREADS_END: Duration = Duration::from_millis(200);
+
+/// Whether this process adopts the orphans of its descendants ([`adopt_orphans`]).
+static ADOPTING: AtomicBool = AtomicBool::new(false);
+
+/// The plugins started here and not yet reaped: children of ours, never a plugin's leftovers.
+static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
 pub(super) struct Connection {
     name: String,
     child: Child,
+    /// The plugin's start time (`/proc`), which tells its descendants from processes that
+    /// were there before it; `None` off Linux.
+    started: Option<u64>,
     /// Whether the process group was killed and the child reaped.
     stopped: bool,
     to_plugin: Option<SyncSender<Zeroizing<Vec<u8>>>>,
@@ -78,6 +94,10 @@ impl Connection {
         own_group(&mut cmd);
         let mut child =
             cmd.spawn().map_err(|e| Error::Plugin(format!("cannot start age-plugin-{name}: {e}")))?;
+        let started = started_at(&child);
+        if let Ok(pid) = i32::try_from(child.id()) {
+            lock(&RUNNING).push(pid);
+        }
         let (stdin, stdout, stderr_pipe) = (
             child.stdin.take().expect("piped"),
             child.stdout.take().expect("piped"),
@@ -109,8 +129,7 @@ impl Connection {
             .and_then(|()| spawn(&mut threads, move || wire::tail_lines(stderr_pipe, |l| *lock(&keep) = l)));
         if let Err(e) = spawned {
             // Out of threads or memory: the plugin must not outlive the failure.
-            kill_group(&mut child);
-            let _ = child.wait();
+            end_all(&mut child, started);
             return Err(Error::Plugin(format!(
                 "cannot start age-plugin-{name}: no thread to talk to it: {e}"
             )));
@@ -119,6 +138,7 @@ impl Connection {
         Ok(Connection {
             name: name.to_string(),
             child,
+            started,
             stopped: false,
             to_plugin: Some(to_plugin),
             written,
@@ -242,20 +262,19 @@ impl Connection {
         }
     }
 
-    /// Kills the plugin's process group, reaps the child, and lets the threads end: the pipes
-    /// are closed by then, so each finishes at once. Returns whether all of them did (one
-    /// survives only if a process escaped the group and still holds a pipe; it ends when that
-    /// process closes it).
+    /// Kills the plugin with everything it started ([`end_all`]), reaps it, and gives the
+    /// threads [`THREADS_END`] to end (once): the pipes are closed by then, so each finishes at
+    /// once. Returns whether all of them did (one survives only if a process escaped and still
+    /// holds a pipe; it ends when that process closes it, without us waiting for it).
     fn stop(&mut self) -> bool {
         if !self.stopped {
             self.stopped = true;
             self.to_plugin = None;
-            kill_group(&mut self.child);
-            let _ = self.child.wait();
-        }
-        let until = Instant::now() + THREADS_END;
-        while self.threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
-            thread::sleep(Duration::from_millis(2));
+            end_all(&mut self.child, self.started);
+            let until = Instant::now() + THREADS_END;
+            while self.threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
+                thread::sleep(Duration::from_millis(2));
+            }
         }
         let (done, running): (Vec<_>, Vec<_>) = self.threads.drain(..).partition(|t| t.is_finished());
         done.into_iter().for_each(|t| drop(t.join()));
@@ -301,7 +320,7 @@ fn spawn(threads: &mut Vec<JoinHandle<()>>, f: impl FnOnce() + Send + 'static) -
     Ok(())
 }
 
-fn lock(m: &Mutex<String>) -> std::sync::MutexGuard<'_, String> {
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -316,18 +335,113 @@ fn own_group(cmd: &mut Command) {
 #[cfg(not(unix))]
 fn own_group(_: &mut Command) {}
 
-/// SIGKILL to the plugin's process group (then to the child itself, in case the group is gone).
+/// How long the orphans of a plugin's descendants get to die after SIGKILL before we stop
+/// waiting to reap them.
+#[cfg(target_os = "linux")]
+const REAP: Duration = Duration::from_millis(300);
+
+/// Ends the plugin with everything it started and reaps it: its process group and (Linux) its
+/// descendants outside the group are frozen, then killed ([`super::family`]); the orphans this
+/// process adopted are reaped.
+fn end_all(child: &mut Child, started: Option<u64>) {
+    let pid = libc_pid(child);
+    #[cfg(target_os = "linux")]
+    let found = pid.zip(started).map(|(pid, started)| {
+        let adopting = ADOPTING.load(Ordering::Acquire);
+        let running = lock(&RUNNING).clone();
+        (super::family::freeze(pid, started, adopting, &running), adopting)
+    });
+    #[cfg(not(target_os = "linux"))]
+    let _ = started;
+    kill_group(child);
+    #[cfg(target_os = "linux")]
+    if let Some((found, _)) = &found {
+        found.kill();
+    }
+    let _ = child.wait();
+    if let Some(pid) = pid {
+        lock(&RUNNING).retain(|&p| p != pid);
+    }
+    #[cfg(target_os = "linux")]
+    if let Some((found, true)) = &found {
+        found.reap(REAP);
+    }
+}
+
+fn libc_pid(child: &Child) -> Option<i32> {
+    i32::try_from(child.id()).ok()
+}
+
+/// When the plugin started (Linux: from `/proc`, read while it cannot have been reaped).
+fn started_at(child: &Child) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    return super::family::stat(libc_pid(child)?).map(|p| p.start);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = child;
+        None
+    }
+}
+
+/// Makes this process adopt the orphans of its descendants (Linux's child subreaper,
+/// `prctl(PR_SET_CHILD_SUBREAPER)`): a process a plugin started that leaves its process group
+/// and whose parent exits is then re-parented here instead of to init, so that the end of
+/// each plugin exchange can still find it, kill it and reap it. Process-wide, so only for a
+/// program whose child processes are all plugins (the CLI calls it first thing); a library,
+/// or a host with children of its own, must not. Does nothing elsewhere than on Linux.
+pub fn adopt_orphans() -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        subreaper()?;
+        ADOPTING.store(true, Ordering::Release);
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn subreaper() -> std::io::Result<()> {
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) takes integers only and touches no memory.
+    match unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// kill(2) of a process (`pid` > 0) or a process group (-`pid`); errors (it is gone) ignored.
 #[cfg(unix)]
 #[allow(unsafe_code)]
+pub(super) fn signal(pid: i32, sig: libc::c_int) {
+    // SAFETY: kill(2) takes two integers and touches no memory. Callers name a process they
+    // checked a moment ago by its start time, or the group of an unreaped child (see
+    // `kill_group`).
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+/// waitpid(2) without blocking: `Some(true)` reaped, `Some(false)` still running, `None` not a
+/// child of ours (or already reaped).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub(super) fn reap_nohang(pid: i32) -> Option<bool> {
+    let mut status = 0;
+    // SAFETY: waitpid writes the status into a local integer; WNOHANG never blocks.
+    match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
+        0 => Some(false),
+        p if p == pid => Some(true),
+        _ => None,
+    }
+}
+
+/// SIGKILL to the plugin's process group (then to the child itself, in case the group is gone).
+/// The group's id is the child's pid, which cannot have been reused: the child is not reaped
+/// until after this call (only `exit_within` may have reaped it, and then the id stays in use
+/// as long as any member of its group lives; with none, the call finds no process).
+#[cfg(unix)]
 fn kill_group(child: &mut Child) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill(2) takes two integers and touches no memory. The group's id is the
-        // child's pid, which cannot have been reused: the child is not reaped until after this
-        // call (only `exit_within` may have reaped it, and then the id stays in use as long as
-        // any member of its group lives; with none, the call finds no process).
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+    if let Some(pid) = libc_pid(child) {
+        signal(-pid, libc::SIGKILL);
     }
     let _ = child.kill();
 }

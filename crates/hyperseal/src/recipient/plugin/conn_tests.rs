@@ -61,6 +61,56 @@ fn silent_plugin_is_stopped_with_its_children() {
     assert!(started.elapsed() < 3 * SECOND, "{:?}", started.elapsed());
 }
 
+/// Whether process `pid` still runs (a zombie does not: it only waits for its parent).
+#[cfg(target_os = "linux")]
+fn alive(pid: i32) -> bool {
+    super::super::family::stat(pid).is_some_and(|p| !p.zombie)
+}
+
+/// The pids a plugin's descendants wrote into `dir`, once all of them did.
+#[cfg(target_os = "linux")]
+fn pids_in(dir: &std::path::Path, names: &[&str]) -> Vec<i32> {
+    let until = Instant::now() + 5 * SECOND;
+    loop {
+        let got: Vec<i32> = names
+            .iter()
+            .filter_map(|n| std::fs::read_to_string(dir.join(n)).ok()?.trim().parse().ok())
+            .collect();
+        if got.len() == names.len() || Instant::now() > until {
+            return got;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Processes that left the plugin's process group (`setsid`), holding its pipes, one of them
+/// started by another: the deadline is kept (not waiting for those pipes to close) and each of
+/// them is killed with the plugin.
+#[cfg(target_os = "linux")]
+#[test]
+fn descendants_that_left_the_group_are_killed() {
+    let out = tempfile::tempdir().unwrap();
+    let d = out.path().display();
+    let p = Script::new(
+        "t",
+        &format!(
+            "setsid sh -c 'echo $$ > {d}/a; setsid sh -c \"echo \\$\\$ > {d}/b; exec sleep 60\" & exec sleep 60' &\n\
+             exec sleep 60"
+        ),
+    );
+    let started = Instant::now();
+    let mut c = p.start(SECOND);
+    let pids = pids_in(out.path(), &["a", "b"]);
+    assert_eq!(pids.len(), 2, "the plugin's descendants started");
+    assert!(pids.iter().all(|&pid| alive(pid)));
+    let err = plugin_error(c.recv().unwrap_err());
+    assert!(err.contains("no answer within 1 s; stopped it"), "{err}");
+    let took = started.elapsed();
+    assert!(took < SECOND + SECOND / 2, "{took:?}");
+    assert!(c.stop(), "every thread ended: the pipes were closed");
+    assert!(pids.iter().all(|&pid| !alive(pid)), "{pids:?} still run");
+}
+
 /// The deadline covers the whole exchange: a plugin that answers just in time, forever, is
 /// stopped once the total runs out, not after each message.
 #[test]
@@ -195,7 +245,9 @@ fn recipient_stanzas_are_capped_in_number_and_size() {
     let p = Script::new("t", &endless);
     let key = crate::file_key::FileKey::generate(16);
     let e = v1::wrap("t", &p.exe, "age1t1x", false, &key, &Quick).unwrap_err();
-    assert!(limit_error(e).contains("more than 4096 recipient stanzas from age-plugin-t"));
+    let msg = limit_error(e);
+    let want = format!("more than {} recipient stanzas from age-plugin-t", crate::limits::STANZAS);
+    assert!(msg.contains(&want), "{msg}");
 
     // One stanza of 66 KiB (1408 full lines of 64 columns, then the end).
     let big = draining(

@@ -48,8 +48,12 @@ use crate::format::Stanza;
 use crate::{error::Error, file_key::FileKey};
 
 mod conn;
+#[cfg(target_os = "linux")]
+mod family;
+mod unicode_table;
 mod v1;
 mod wire;
+pub use conn::adopt_orphans;
 #[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub use conn::read_plugin_output;

@@ -7,6 +7,7 @@
 
 use std::io::{BufRead, Read};
 
+use super::unicode_table;
 use crate::format::Stanza;
 use crate::{error::Error, limits};
 
@@ -94,25 +95,40 @@ impl<R: BufRead> StanzaReader<R> {
 /// Characters of a plugin's text shown at most (a message, a prompt, its stderr line).
 const SHOWN: usize = 2000;
 
-/// A plugin's text, made safe to print on a terminal: control characters (ESC and every other
-/// C0/C1 code, so no colour, cursor, title or clear-screen sequence), bidirectional overrides
-/// and zero-width characters (which can reorder or hide what is shown) become `?`, and line
-/// breaks become spaces, so a plugin cannot forge a line of ours. At most 2000 characters.
+/// A plugin's text, made safe to print on a terminal: tabs and line feeds become spaces (a
+/// plugin cannot forge a line of ours), and every other character that is not shown as itself
+/// becomes `?`: controls (ESC and every C0/C1 code, so no colour, cursor, title or clear-screen
+/// sequence), format characters, line and paragraph separators, bidirectional controls (which
+/// reorder what is shown) and default-ignorable code points (drawn as nothing, so they hide
+/// text or make two texts look alike). The set is [`hidden`]. At most 2000 characters.
 pub(super) fn printable(text: &[u8]) -> String {
     String::from_utf8_lossy(text)
         .chars()
         .take(SHOWN)
         .map(|c| match c {
             '\n' | '\t' => ' ',
-            c if c.is_control() || invisible(c) => '?',
+            c if hidden(c) => '?',
             c => c,
         })
         .collect()
 }
 
-/// Format characters that change how text around them is displayed.
-fn invisible(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+/// Whether `c` is in General_Category Cc, Cf, Zl or Zp, or has Bidi_Control or
+/// Default_Ignorable_Code_Point: [`unicode_table::HIDDEN`], generated from the Unicode
+/// Character Database.
+pub(super) fn hidden(c: char) -> bool {
+    let c = u32::from(c);
+    unicode_table::HIDDEN
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
 }
 
 /// Bytes of a stderr line kept (longer lines are cut: only the start explains anything).
@@ -231,6 +247,108 @@ mod tests {
         assert!(!shown.chars().any(|c| c.is_control()));
         assert_eq!(printable(&[0xff, b'a']), "\u{fffd}a");
         assert_eq!(printable(&[b'x'; 5000]).len(), SHOWN);
+    }
+
+    /// The code points of one of the table's properties, as a set over the whole code space.
+    fn set(ranges: &[(u32, u32)]) -> Vec<bool> {
+        let mut s = vec![false; 0x11_0000];
+        for &(lo, hi) in ranges {
+            s[lo as usize..=hi as usize].iter_mut().for_each(|b| *b = true);
+        }
+        s
+    }
+
+    /// Every code point: the filter hides exactly the union of the table's six properties, and
+    /// shows every other character as itself.
+    #[test]
+    fn filter_agrees_with_the_table_everywhere() {
+        use unicode_table::{BIDI_CONTROL, CC, CF, DEFAULT_IGNORABLE, ZL, ZP};
+        let props = [CC, CF, ZL, ZP, BIDI_CONTROL, DEFAULT_IGNORABLE].map(set);
+        let mut buf = [0u8; 4];
+        for cp in 0..=0x10_FFFFu32 {
+            let Some(c) = char::from_u32(cp) else { continue };
+            let want = props.iter().any(|p| p[cp as usize]);
+            assert_eq!(hidden(c), want, "U+{cp:04X}");
+            let shown = printable(c.encode_utf8(&mut buf).as_bytes());
+            let expected = match c {
+                '\n' | '\t' => " ".to_string(),
+                _ if want => "?".to_string(),
+                _ => c.to_string(),
+            };
+            assert_eq!(shown, expected, "U+{cp:04X}");
+        }
+    }
+
+    /// The generated table against regex-syntax's tables (made by ucd-generate from the same
+    /// database, not by our script), property by property.
+    #[test]
+    fn table_matches_another_reading_of_the_ucd() {
+        use regex_syntax::hir::{Class, HirKind};
+        let theirs = |p: &str| -> Vec<(u32, u32)> {
+            let hir = regex_syntax::Parser::new().parse(&format!(r"\p{{{p}}}")).unwrap();
+            match hir.kind() {
+                HirKind::Class(Class::Unicode(c)) => {
+                    c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect()
+                }
+                HirKind::Literal(l) => {
+                    let c = std::str::from_utf8(&l.0).unwrap().chars().next().unwrap();
+                    vec![(u32::from(c), u32::from(c))]
+                }
+                other => panic!("{p}: {other:?}"),
+            }
+        };
+        for (name, ours, p) in [
+            ("Cc", unicode_table::CC, "Cc"),
+            ("Cf", unicode_table::CF, "Cf"),
+            ("Zl", unicode_table::ZL, "Zl"),
+            ("Zp", unicode_table::ZP, "Zp"),
+            ("Bidi_Control", unicode_table::BIDI_CONTROL, "Bidi_Control"),
+            (
+                "Default_Ignorable_Code_Point",
+                unicode_table::DEFAULT_IGNORABLE,
+                "Default_Ignorable_Code_Point",
+            ),
+        ] {
+            let (a, b) = (set(ours), set(&theirs(p)));
+            let differ: Vec<String> =
+                (0..0x11_0000).filter(|&i| a[i] != b[i]).take(10).map(|i| format!("U+{i:04X}")).collect();
+            assert!(
+                differ.is_empty(),
+                "{name} (ours: Unicode {:?}): {differ:?}",
+                unicode_table::UNICODE_VERSION
+            );
+        }
+    }
+
+    /// Characters a plugin could use to hide or reorder text, named one by one.
+    #[test]
+    fn named_invisibles_are_hidden() {
+        let named = [
+            '\u{061C}', // ARABIC LETTER MARK (Bidi_Control)
+            '\u{2028}', // LINE SEPARATOR (Zl)
+            '\u{2029}', // PARAGRAPH SEPARATOR (Zp)
+            '\u{00AD}', // SOFT HYPHEN (Cf)
+            '\u{180E}', // MONGOLIAN VOWEL SEPARATOR (Cf)
+            '\u{115F}', // HANGUL CHOSEONG FILLER (Default_Ignorable)
+            '\u{3164}', // HANGUL FILLER (Default_Ignorable)
+            '\u{034F}', // COMBINING GRAPHEME JOINER (Default_Ignorable)
+            '\u{FE0F}', // VARIATION SELECTOR-16 (Default_Ignorable)
+            '\u{202E}', // RIGHT-TO-LEFT OVERRIDE
+            '\u{2066}', // LEFT-TO-RIGHT ISOLATE
+            '\u{200B}', // ZERO WIDTH SPACE
+            '\u{FEFF}', // ZERO WIDTH NO-BREAK SPACE
+            '\u{0085}', // NEXT LINE (C1)
+            '\u{001B}', // ESCAPE
+            '\r',
+        ];
+        let ranges = ['\u{206A}'..='\u{206F}', '\u{E0000}'..='\u{E007F}', '\u{E0100}'..='\u{E01EF}'];
+        for c in named.into_iter().chain(ranges.into_iter().flatten()) {
+            assert!(hidden(c), "U+{:04X}", u32::from(c));
+            assert_eq!(printable(format!("a{c}b").as_bytes()), "a?b", "U+{:04X}", u32::from(c));
+        }
+        // Text that shows as itself stays: letters of any script, spaces, symbols.
+        let plain = "Touch your YubiKey \u{00A0}é 中文 العربية ✓ 🔑";
+        assert_eq!(printable(plain.as_bytes()), plain);
     }
 
     #[test]
