@@ -347,6 +347,72 @@ export interface Progress {
 /** The public key of a private key (what `hyperseal pubkey` prints). */
 export declare function publicKeyOf(privateKey: string): string
 
+/**
+ * Re-keys a whole binary file held in memory: the new header followed by the old file's salt
+ * and payload, untouched. Where the new header fits the old one's length the result is exactly
+ * as long as `data`. Armored input is refused (use {@link rekeyFile}).
+ */
+export declare function rekey(data: Uint8Array, identities: string | string[] | null, options: RekeyOptions): Buffer
+
+/**
+ * Re-keys the file at `path` (opened with `identities`) without re-encrypting its payload:
+ * `options.recipients` replaces every recipient, `options.add` / `options.remove` edit the
+ * list. Resolves with what changed. On any failure the file is as it was.
+ */
+export declare function rekeyFile(path: string, identities: string | string[] | null, options: RekeyOptions): Promise<RekeyReport>
+
+/** Options of {@link rekeyFile} and {@link rekey}. */
+export interface RekeyOptions {
+  /** The full new recipient list: replaces every stanza. Exclusive with `add` and `remove`. */
+  recipients?: string | string[]
+  /** Recipients to add; every other stanza is kept. */
+  add?: string | string[]
+  /**
+   * Recipients to remove. Only kinds whose stanzas name their key (SSH, RSA, age's tag kinds)
+   * can be removed by name; X25519 and post-quantum stanzas are anonymous: give the full new
+   * list in `recipients` instead.
+   */
+  remove?: string | string[]
+  /**
+   * Open a passphrase-encrypted file with this passphrase instead of `identities` (pass
+   * `null` for them). Its one stanza is then replaced by `recipients`.
+   */
+  passphrase?: string
+  /** Allow a result that none of the given identities opens (default false: refused). */
+  removeOwn?: boolean
+  /** {@link rekeyFile} only: write the result here instead of over the file. */
+  output?: string
+  /** {@link rekeyFile} only: replace an existing `output` (default false: refuse). */
+  force?: boolean
+  /** {@link rekeyFile} only: check the change and report it, write nothing. */
+  dryRun?: boolean
+  /**
+   * Allow keys that name an age plugin, which runs the program `age-plugin-NAME` (default
+   * false: refused with `ERR_HYPERSEAL_KEY`).
+   */
+  allowPlugins?: boolean
+}
+
+/** What {@link rekeyFile} did. */
+export interface RekeyReport {
+  /** Stanza types before, in order (slack stanzas left out). */
+  before: Array<string>
+  /** Stanza types after, in order. */
+  after: Array<string>
+  /**
+   * Stanzas of the old header that are not in the new one. Non-zero means someone lost
+   * access to new copies only: an old copy still opens for them.
+   */
+  removed: number
+  /** Stanzas wrapped for new recipients. */
+  added: number
+  /**
+   * Only the header was rewritten, over the old one (false for a dry run and for a file
+   * written anew).
+   */
+  inPlace: boolean
+}
+
 /** RSA-OAEP decryption with a PKCS#8 PEM private key; any failure is `ERR_HYPERSEAL_AUTH`. */
 export declare function rsaDecrypt(privateKey: string, data: Uint8Array, label?: Uint8Array | string | undefined | null): Buffer
 

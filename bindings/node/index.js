@@ -79,6 +79,22 @@ function decryptFile (src, dst, opts) {
   } catch (e) { return Promise.reject(coded(e)) }
 }
 
+// Re-keying (src/rekey.rs): a new header for the same file key; the payload is not touched.
+function rekeyOptions (opts, name) {
+  if (opts === null || typeof opts !== 'object') throw argError(`${name}: options must be an object`)
+  return opts
+}
+
+function rekeyFile (path, identities, opts) {
+  try {
+    return native.rekeyFile(path, identities, rekeyOptions(opts, 'rekeyFile')).catch(rethrow)
+  } catch (e) { return Promise.reject(coded(e)) }
+}
+
+function rekey (data, identities, opts) {
+  try { return native.rekey(data, identities, rekeyOptions(opts, 'rekey')) } catch (e) { throw coded(e) }
+}
+
 /** A Transform over a native session: `push(bytes) → bytes ready`, `final() → the rest`. */
 function sessionTransform (session) {
   return new Transform({
@@ -219,6 +235,8 @@ module.exports = {
   decryptByPrivateKeyAsync,
   encryptFile,
   decryptFile,
+  rekeyFile,
+  rekey,
   createEncryptStream,
   createDecryptStream,
   EncryptSession: native.EncryptSession,

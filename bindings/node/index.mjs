@@ -11,6 +11,8 @@ export const {
   decryptByPrivateKeyAsync,
   encryptFile,
   decryptFile,
+  rekeyFile,
+  rekey,
   createEncryptStream,
   createDecryptStream,
   EncryptSession,

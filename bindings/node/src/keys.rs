@@ -46,24 +46,25 @@ pub fn recipients(keys: &PublicKeys, allow_plugins: bool) -> Result<Recipients, 
         return Err(Fail::arg("publicKey: give at least one public key"));
     }
     let joined = list.join("\n");
-    RECIPIENTS[usize::from(allow_plugins)].get_or_parse(&joined, || {
-        let mut out = Vec::with_capacity(list.len());
-        for k in list {
-            // A recipients file (several lines) is accepted too, as the CLI's -R does.
-            if k.trim().is_empty() {
-                return Err(Fail::new(
-                    Code(hyperseal::ErrorCode::Key),
-                    "invalid recipient: empty public key",
-                ));
-            }
-            if k.trim().lines().count() > 1 && !k.trim_start().starts_with("-----BEGIN") {
-                out.extend(recipient::parse_recipients_file_with(k, policy(allow_plugins))?);
-            } else {
-                out.push(recipient::parse_recipient_with(k, policy(allow_plugins))?);
-            }
+    RECIPIENTS[usize::from(allow_plugins)]
+        .get_or_parse(&joined, || Ok(Arc::new(parse_recipients(&list, allow_plugins)?)))
+}
+
+/// Parses recipients afresh, owned by the caller (a re-key's `Change` holds them by value).
+/// A recipients file (several lines) is accepted too, as the CLI's -R does.
+pub fn parse_recipients(list: &[&str], allow_plugins: bool) -> Result<Vec<Box<dyn Recipient>>, Fail> {
+    let mut out = Vec::with_capacity(list.len());
+    for k in list {
+        if k.trim().is_empty() {
+            return Err(Fail::new(Code(hyperseal::ErrorCode::Key), "invalid recipient: empty public key"));
         }
-        Ok(Arc::new(out))
-    })
+        if k.trim().lines().count() > 1 && !k.trim_start().starts_with("-----BEGIN") {
+            out.extend(recipient::parse_recipients_file_with(k, policy(allow_plugins))?);
+        } else {
+            out.push(recipient::parse_recipient_with(k, policy(allow_plugins))?);
+        }
+    }
+    Ok(out)
 }
 
 /// Parses (or finds cached) identities: a secret key line, an identity file as the CLI writes

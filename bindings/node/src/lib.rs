@@ -9,9 +9,11 @@ mod errors;
 mod files;
 mod keys;
 mod pool;
+mod rekey;
 mod streams;
 mod toolkit;
 
 pub use buffers::*;
 pub use files::*;
+pub use rekey::*;
 pub use streams::*;

@@ -12,7 +12,7 @@
 // Every error is an Error whose `code` is an ERR_HYPERSEAL_* string (see errorCodes()).
 
 import init, {
-  EncryptSession, DecryptSession, RangeJob, kdfPbkdf2Sync, kdfArgon2idSync, kdfScryptSync, kdfHkdf,
+  EncryptSession, DecryptSession, RangeJob, rekeyHead, kdfPbkdf2Sync, kdfArgon2idSync, kdfScryptSync, kdfHkdf,
   aeadSeal, aeadOpen, aeadGenerateKey, tokenGenerateKey, tokenSeal, tokenOpen,
   signGenerateKeyPair, signMessage, signVerify, signPublicKeyOf,
 } from '../pkg/hyperseal.js'
@@ -136,6 +136,72 @@ export async function decryptRange (blob, privateKey, offset, length, options) {
   } finally {
     job.free()
   }
+}
+
+// ── re-keying (src/rekey.rs): a new header wrapping the same file key; the payload is kept ──
+
+/** The most of a file read for its header (a header needs far less unless it has thousands of stanzas). */
+const HEADER_BUDGET = 8 << 20
+/** What is read first; only a header longer than this makes a second, full-budget read. */
+const HEADER_FIRST = 64 << 10
+
+function rekeyOptions (o, what) {
+  if (o === null || typeof o !== 'object') throw argError(`${what}: options must be an object`)
+  return o
+}
+
+function report (r) {
+  return { before: r.before, after: r.after, removed: r.removed, added: r.added, inPlace: false }
+}
+
+/**
+ * Re-keys a binary hyperseal or age file held in memory without re-encrypting it: the new
+ * header followed by the old salt and payload. `identities`: the private key(s) that open it now,
+ * or `null` with `options.passphrase`. `options`: `recipients` (the full new list) or
+ * `add` / `remove`, `removeOwn`, `passphrase`, `allowPlugins`. Where the new header fits the old one's length
+ * the result is exactly as long as `data`.
+ */
+export function rekey (data, identities, options) {
+  options = rekeyOptions(options, 'rekey')
+  if (options.output !== undefined || options.force !== undefined || options.dryRun !== undefined) {
+    throw argError('rekey returns the new bytes: output, force and dryRun are options of rekeyFile')
+  }
+  if (!(data instanceof Uint8Array)) throw argError('rekey: data must be a Uint8Array')
+  const r = rekeyHead(data, identities, options)
+  const out = new Uint8Array(r.header.length + data.length - r.oldHeaderLength)
+  out.set(r.header)
+  out.set(data.subarray(r.oldHeaderLength), r.header.length)
+  return out
+}
+
+/**
+ * Re-keys an encrypted `Blob` or `File` in O(header): only its start is read, and the result is
+ * `{ blob, before, after, removed, added, inPlace: false }` where `blob` is the new header
+ * followed by a slice of the original (a `File` with the same name when given one; `null` with
+ * `dryRun`). Options as for {@link rekey}, plus `dryRun`.
+ */
+export async function rekeyFile (file, identities, options) {
+  options = rekeyOptions(options, 'rekeyFile')
+  if (!(file instanceof Blob)) throw argError('rekeyFile: file must be a Blob or a File')
+  if (options.output !== undefined || options.force !== undefined) {
+    throw argError('rekeyFile: a page writes no files: the result is the returned blob (output and force are for Node)')
+  }
+  const head = async (n) => new Uint8Array(await file.slice(0, Math.min(file.size, n)).arrayBuffer())
+  let r
+  try {
+    r = rekeyHead(await head(HEADER_FIRST), identities, options)
+  } catch (e) {
+    // A header longer than the first read fails as a cut one; the full budget decides.
+    if (file.size <= HEADER_FIRST) throw e
+    r = rekeyHead(await head(HEADER_BUDGET), identities, options)
+  }
+  const out = report(r)
+  if (options.dryRun === true) return { blob: null, ...out }
+  const parts = [r.header, file.slice(r.oldHeaderLength)]
+  const blob = typeof File !== 'undefined' && file instanceof File
+    ? new File(parts, file.name, { type: file.type, lastModified: Date.now() })
+    : new Blob(parts, { type: file.type })
+  return { blob, ...out }
 }
 
 // ── toolkit namespaces, as in the Node package ──────────────────────────────────────────────

@@ -74,6 +74,42 @@ export class DecryptSession {
  */
 export function decryptRange (blob: Blob, privateKey: string, offset: number, length: number, options?: KeyOptions): Promise<Uint8Array>
 
+/** Who should open a file after a re-key (the same names as the Node package's). */
+export interface RekeyOptions extends KeyOptions {
+  /** The full new recipient list: replaces every stanza. Exclusive with `add` and `remove`. */
+  recipients?: string | string[]
+  /** Recipients to add; every other stanza is kept. */
+  add?: string | string[]
+  /** Recipients to remove (kinds whose stanzas name their key: X25519 and post-quantum ones are anonymous, give `recipients` instead). */
+  remove?: string | string[]
+  /** Open a passphrase-encrypted file with this passphrase (pass `null` as the identities). */
+  passphrase?: string
+  /** Allow a result that none of the given identities opens (default false: refused). */
+  removeOwn?: boolean
+}
+
+/** What changed: stanza types before and after (slack left out), stanzas removed and added. */
+export interface RekeyReport {
+  before: string[]
+  after: string[]
+  removed: number
+  added: number
+  /** Always false in a page: the result is a new Blob. */
+  inPlace: boolean
+}
+
+/**
+ * Re-keys a binary hyperseal or age file in memory without re-encrypting it: the new header,
+ * then the old salt and payload. Same length as `data` where the new header fits the old one.
+ */
+export function rekey (data: Uint8Array, identities: string | string[] | null, options: RekeyOptions): Uint8Array
+
+/**
+ * Re-keys an encrypted `Blob`/`File` reading only its header: `blob` is the new header followed
+ * by a slice of the original (a `File` of the same name when given one; `null` with `dryRun`).
+ */
+export function rekeyFile (file: Blob, identities: string | string[] | null, options: RekeyOptions & { dryRun?: boolean }): Promise<RekeyReport & { blob: Blob | null }>
+
 // ── toolkit (as in the Node package; signatures and hazmat modes are native-only) ─────────────
 
 export type HashAlgorithm = 'sha256' | 'sha384' | 'sha512' | 'sha3-256' | 'sha3-512' | 'blake2b512' | 'blake3' | 'sm3' | 'legacy-md5' | 'legacy-sha1'

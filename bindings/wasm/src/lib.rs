@@ -16,7 +16,8 @@
 //! `session.rs` (`EncryptSession`/`DecryptSession` over `Sealer`/`Opener`; the Web Streams
 //! wrappers are in `js/core.js`), `parts.rs` (`PartKey`: one file sealed or opened across
 //! `WorkerPool`'s workers), `range.rs` (`RangeJob`: `decryptRange` over the library's seekable
-//! reader, a `Blob` read lazily), `toolkit.rs` (hash, hmac, kdf, aead, token over
+//! reader, a `Blob` read lazily), `rekey.rs` (`rekeyHead`: a new header for the same file key,
+//! under `rekey`/`rekeyFile` in `js/core.js`), `toolkit.rs` (hash, hmac, kdf, aead, token over
 //! `hyperseal_toolkit`), `sign.rs` (`sign`/`verify`: Ed25519, ECDSA P-256, ML-DSA-65).
 
 mod args;
@@ -25,6 +26,7 @@ mod keys;
 mod oneshot;
 mod parts;
 mod range;
+mod rekey;
 mod session;
 mod sign;
 mod toolkit;
@@ -36,6 +38,7 @@ pub use oneshot::{
 };
 pub use parts::PartKey;
 pub use range::RangeJob;
+pub use rekey::rekey_head;
 pub use session::{starts_armor_js, DecryptSession, EncryptSession};
 pub use sign::{sign_generate_key_pair, sign_message, sign_public_key_of, sign_verify};
 pub use toolkit::{

@@ -1,0 +1,159 @@
+'use strict'
+// rekeyFile / rekey: a new header for the same file key. The payload bytes are never touched,
+// the new recipients open the file, a removed one does not, a dry run writes nothing, and the
+// change that would lock the caller out is refused unless asked for.
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const crypto = require('node:crypto')
+const { execFileSync } = require('node:child_process')
+const { hs, tmpdir, cliBin, rejectsWith, throwsWith } = require('./helpers')
+
+const x = () => hs.generateKeyPair({ kind: 'x25519' })
+const [a, b, c] = [x(), x(), x()]
+const plain = crypto.randomBytes(3 * 65536 + 1000)
+
+/** Bytes of the header (version line through the MAC line): the salt starts here. */
+function headerLen (file) {
+  const mac = file.indexOf('\n--- ')
+  assert.ok(mac > 0, 'no MAC line')
+  return file.indexOf('\n', mac + 1) + 1
+}
+
+/** The payload (salt and chunks) is the same bytes before and after. */
+function samePayload (before, after) {
+  assert.ok(before.subarray(headerLen(before)).equals(after.subarray(headerLen(after))), 'payload bytes changed')
+}
+
+function sealedFile (keys, name = 'f.hs') {
+  const dir = tmpdir()
+  const p = path.join(dir, name)
+  fs.writeFileSync(p, hs.encryptByPublicKey(plain, keys.map((k) => k.publicKey)))
+  return { dir, p }
+}
+
+const opens = (file, key) => hs.decryptByPrivateKey(file, key.privateKey).equals(plain)
+
+test('rekeyFile replaces the recipients in place: payload identical, new key opens, removed one does not', async () => {
+  const { p } = sealedFile([a, b])
+  const before = fs.readFileSync(p)
+  const r = await hs.rekeyFile(p, a.privateKey, { recipients: [a.publicKey, c.publicKey] })
+  assert.deepEqual(r, { before: ['X25519', 'X25519'], after: ['X25519', 'X25519'], removed: 2, added: 2, inPlace: true })
+  const after = fs.readFileSync(p)
+  assert.equal(after.length, before.length)
+  samePayload(before, after)
+  assert.ok(opens(after, c))
+  assert.ok(opens(after, a))
+  throwsWith(() => hs.decryptByPrivateKey(after, b.privateKey), 'ERR_HYPERSEAL_NO_IDENTITY')
+})
+
+test('add keeps every stanza; output writes a new file and leaves the original', async () => {
+  const { dir, p } = sealedFile([a])
+  const before = fs.readFileSync(p)
+  const out = path.join(dir, 'out.hs')
+  const r = await hs.rekeyFile(p, [a.privateKey], { add: c.publicKey, output: out })
+  assert.deepEqual([r.before, r.after, r.removed, r.added, r.inPlace], [['X25519'], ['X25519', 'X25519'], 0, 1, false])
+  assert.ok(fs.readFileSync(p).equals(before))
+  const after = fs.readFileSync(out)
+  samePayload(before, after)
+  assert.ok(opens(after, a) && opens(after, c))
+  // An existing output needs force.
+  await rejectsWith(hs.rekeyFile(p, a.privateKey, { add: c.publicKey, output: out }), 'ERR_HYPERSEAL_IO')
+  await hs.rekeyFile(p, a.privateKey, { add: b.publicKey, output: out, force: true })
+  assert.ok(opens(fs.readFileSync(out), b))
+})
+
+test('dryRun reports the change and writes nothing', async () => {
+  const { dir, p } = sealedFile([a, b])
+  const before = fs.readFileSync(p)
+  const listing = fs.readdirSync(dir)
+  const r = await hs.rekeyFile(p, a.privateKey, { recipients: c.publicKey, removeOwn: true, dryRun: true })
+  assert.deepEqual(r, { before: ['X25519', 'X25519'], after: ['X25519'], removed: 2, added: 1, inPlace: false })
+  assert.ok(fs.readFileSync(p).equals(before))
+  assert.deepEqual(fs.readdirSync(dir), listing)
+})
+
+test('removing every key the caller holds is refused unless removeOwn', async () => {
+  const { p } = sealedFile([a])
+  const before = fs.readFileSync(p)
+  await rejectsWith(hs.rekeyFile(p, a.privateKey, { recipients: [c.publicKey] }), 'ERR_HYPERSEAL_ARGUMENT')
+  throwsWith(() => hs.rekey(before, a.privateKey, { recipients: [c.publicKey] }), 'ERR_HYPERSEAL_ARGUMENT')
+  assert.ok(fs.readFileSync(p).equals(before))
+  const r = await hs.rekeyFile(p, a.privateKey, { recipients: [c.publicKey], removeOwn: true })
+  assert.equal(r.inPlace, true)
+  const after = fs.readFileSync(p)
+  assert.ok(opens(after, c))
+  throwsWith(() => hs.decryptByPrivateKey(after, a.privateKey), 'ERR_HYPERSEAL_NO_IDENTITY')
+})
+
+test('rekey (bytes): same length where the header fits, payload identical, the new key opens', () => {
+  const file = hs.encryptByPublicKey(plain, [a.publicKey, b.publicKey])
+  const out = hs.rekey(new Uint8Array(file), a.privateKey, { recipients: [a.publicKey, c.publicKey] })
+  assert.ok(out instanceof Uint8Array)
+  assert.equal(out.length, file.length)
+  samePayload(file, Buffer.from(out))
+  assert.ok(opens(out, c))
+  throwsWith(() => hs.decryptByPrivateKey(out, b.privateKey), 'ERR_HYPERSEAL_NO_IDENTITY')
+  // A longer header carries fresh slack: only the header grows.
+  const grown = hs.rekey(file, a.privateKey, { add: [c.publicKey, x().publicKey, x().publicKey] })
+  samePayload(file, grown)
+  assert.ok(opens(grown, c))
+})
+
+test('remove by name works for kinds whose stanzas name their key; anonymous ones need the full list', async () => {
+  const rsa = hs.generateKeyPair({ kind: 'rsa3072' })
+  const { p } = sealedFile([a, rsa])
+  const before = fs.readFileSync(p)
+  const r = await hs.rekeyFile(p, a.privateKey, { remove: rsa.publicKey })
+  assert.deepEqual([r.removed, r.added, r.after], [1, 0, ['X25519']])
+  samePayload(before, fs.readFileSync(p))
+  assert.throws(() => hs.decryptByPrivateKey(fs.readFileSync(p), rsa.privateKey), (e) => e.code === 'ERR_HYPERSEAL_NO_IDENTITY')
+  await rejectsWith(hs.rekeyFile(p, a.privateKey, { remove: a.publicKey, removeOwn: true }), 'ERR_HYPERSEAL_ARGUMENT')
+})
+
+test('bad calls are refused with their codes and change nothing', async () => {
+  const { p } = sealedFile([a])
+  const before = fs.readFileSync(p)
+  await rejectsWith(hs.rekeyFile(p, b.privateKey, { add: c.publicKey }), 'ERR_HYPERSEAL_NO_IDENTITY')
+  await rejectsWith(hs.rekeyFile(p, a.privateKey, {}), 'ERR_HYPERSEAL_ARGUMENT')
+  await rejectsWith(hs.rekeyFile(p, a.privateKey, { recipients: [] }), 'ERR_HYPERSEAL_ARGUMENT')
+  await rejectsWith(hs.rekeyFile(p, a.privateKey, { recipients: c.publicKey, add: b.publicKey }), 'ERR_HYPERSEAL_ARGUMENT')
+  await rejectsWith(hs.rekeyFile(p, a.privateKey, { add: 'not a key' }), 'ERR_HYPERSEAL_KEY')
+  await rejectsWith(hs.rekeyFile(p, a.privateKey), 'ERR_HYPERSEAL_ARGUMENT')
+  await rejectsWith(hs.rekeyFile(p + '.missing', a.privateKey, { add: c.publicKey }), 'ERR_HYPERSEAL_IO')
+  assert.ok(fs.readFileSync(p).equals(before))
+  throwsWith(() => hs.rekey(before, a.privateKey, { add: c.publicKey, dryRun: true }), 'ERR_HYPERSEAL_ARGUMENT')
+  throwsWith(() => hs.rekey(new Uint8Array(0), a.privateKey, { add: c.publicKey }), 'ERR_HYPERSEAL_FORMAT')
+  const armored = hs.encryptByPublicKey(plain, a.publicKey)
+  throwsWith(() => hs.rekey(Buffer.from(`-----BEGIN AGE ENCRYPTED FILE-----\n${armored.toString('base64')}\n`), a.privateKey, { add: c.publicKey }), 'ERR_HYPERSEAL_ARGUMENT')
+})
+
+test('the CLI opens what Node re-keyed, and Node what the CLI re-keyed', { skip: !cliBin() && 'no CLI build' }, async () => {
+  const cli = cliBin()
+  const dir = tmpdir()
+  const key = path.join(dir, 'key')
+  execFileSync(cli, ['keygen', '--kind', 'x25519', '-o', key], { stdio: 'pipe' })
+  const cliPub = execFileSync(cli, ['pubkey', '-i', key]).toString().trim()
+  const { p } = sealedFile([a])
+  const before = fs.readFileSync(p)
+  await hs.rekeyFile(p, a.privateKey, { recipients: cliPub, removeOwn: true })
+  samePayload(before, fs.readFileSync(p))
+  assert.ok(execFileSync(cli, ['decrypt', '-i', key, p], { maxBuffer: 1 << 26 }).equals(plain))
+  // A passphrase file made by the CLI, opened with options.passphrase and given recipients.
+  const pw = path.join(dir, 'pw')
+  fs.writeFileSync(pw, 'correct horse battery\n')
+  const locked = path.join(dir, 'locked.hs')
+  execFileSync(cli, ['encrypt', '--passphrase-file', pw, '-o', locked], { input: plain })
+  await rejectsWith(hs.rekeyFile(locked, null, { passphrase: 'wrong horse', recipients: c.publicKey, removeOwn: true }), 'ERR_HYPERSEAL_AUTH')
+  await rejectsWith(hs.rekeyFile(locked, a.privateKey, { passphrase: 'correct horse battery', recipients: c.publicKey }), 'ERR_HYPERSEAL_ARGUMENT')
+  const lockedBefore = fs.readFileSync(locked)
+  const r = await hs.rekeyFile(locked, null, { passphrase: 'correct horse battery', recipients: c.publicKey, removeOwn: true })
+  assert.equal(r.added, 1)
+  samePayload(lockedBefore, fs.readFileSync(locked))
+  assert.ok(opens(fs.readFileSync(locked), c))
+  // And back: the CLI re-keys to a Node key.
+  execFileSync(cli, ['rekey', '-q', '-i', key, '-r', b.publicKey, '--remove-own', p], { stdio: 'pipe' })
+  assert.ok(opens(fs.readFileSync(p), b))
+  samePayload(before, fs.readFileSync(p))
+})
