@@ -3,7 +3,8 @@
 //! in both directions, armored and not, at sizes around the 64 KiB chunk boundary; keys given as
 //! `-r "ssh-… AAAA… comment"`, as `-R` files in `authorized_keys` form (options, comments, an
 //! ECDSA key age skips) and GitHub `.keys` form; passphrase-protected private keys
-//! (aes256-ctr, the default, and aes256-gcm@openssh.com) opened with `--identity-passphrase-file`.
+//! (aes256-ctr, the default, and aes256-gcm@openssh.com) and PEM keys with legacy encryption
+//! (`ssh-keygen -m PEM`, `openssl genrsa -traditional`) opened with `--identity-passphrase-file`.
 //!
 //! age reads an SSH key's passphrase only from a terminal: the bulk runs hand age an unprotected
 //! copy of the same key (`ssh-keygen -p -N ""`), and `protected_keys_on_a_terminal` types the
@@ -172,6 +173,81 @@ fn passphrase_protected_keys() {
         assert!(err.contains(want), "{err}");
         assert!(!err.contains("not the passphrase") && !err.contains(PASS), "no secret in errors");
         assert!(!out.exists());
+    }
+}
+
+/// PEM keys with legacy encryption (`Proc-Type: 4,ENCRYPTED`) as `ssh-keygen -m PEM` (AES-128)
+/// and OpenSSL (`genrsa -traditional`: AES-256, AES-192, 3DES) write them, with their passphrase
+/// from a file: both directions with age (which gets an unprotected copy). Without the `.pub`
+/// file the passphrase is needed at once; a wrong one is one clear error without the secret.
+#[test]
+fn legacy_pem_keys() {
+    let Some(age) = tools() else { return };
+    if Command::new("openssl").arg("version").output().is_err() {
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "openssl missing under make test");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pass_file = d.join("pass");
+    fs::write(&pass_file, format!("{PASS}\n")).unwrap();
+    let mut keys = vec![ssh_keygen(d, "pem_aes128", &["-t", "rsa", "-b", "2048", "-m", "PEM"], PASS)];
+    for (name, cipher) in [("pem_aes256", "-aes256"), ("pem_aes192", "-aes192"), ("pem_des3", "-des3")] {
+        let private = d.join(name);
+        let pass_arg = format!("pass:{PASS}");
+        let p = private.to_str().unwrap();
+        run(
+            Path::new("openssl"),
+            &["genrsa", "-traditional", cipher, "-passout", &pass_arg, "-out", p, "2048"],
+        );
+        let public =
+            String::from_utf8(run(Path::new("ssh-keygen"), &["-y", "-P", PASS, "-f", p]).stdout).unwrap();
+        fs::write(d.join(format!("{name}.pub")), &public).unwrap();
+        let plain = d.join(format!("{name}.plain"));
+        fs::copy(&private, &plain).unwrap();
+        run(Path::new("ssh-keygen"), &["-q", "-p", "-P", PASS, "-N", "", "-f", plain.to_str().unwrap()]);
+        keys.push(Key { private, plain, public: public.trim().to_string() });
+    }
+    for k in &keys {
+        let text = fs::read_to_string(&k.private).unwrap();
+        assert!(text.contains("Proc-Type: 4,ENCRYPTED") && text.contains("DEK-Info: "), "{text}");
+        let id =
+            ["-i", k.private.to_str().unwrap(), "--identity-passphrase-file", pass_file.to_str().unwrap()];
+        let label = k.private.file_name().unwrap().to_str().unwrap();
+        both_directions(d, &age, &["-r", &k.public], &k.plain, &id, label);
+    }
+
+    let plain = d.join("small");
+    fs::write(&plain, data(1000)).unwrap();
+    let (ct, out, wrong) = (d.join("small.age"), d.join("never"), d.join("wrong"));
+    fs::write(&wrong, "not the passphrase\n").unwrap();
+    run(&age, &["-e", "-r", &keys[3].public, "-o", ct.to_str().unwrap(), plain.to_str().unwrap()]);
+    for with_pub in [true, false] {
+        if !with_pub {
+            fs::remove_file(d.join("pem_des3.pub")).unwrap();
+        }
+        for pass in [None, Some(&wrong), Some(&pass_file)] {
+            let mut args =
+                vec!["decrypt", "-i", keys[3].private.to_str().unwrap(), "-o", out.to_str().unwrap()];
+            if let Some(p) = pass {
+                args.extend(["--identity-passphrase-file", p.to_str().unwrap()]);
+            }
+            args.push(ct.to_str().unwrap());
+            let o = Command::new(HS).args(&args).stdin(std::process::Stdio::null()).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            if pass == Some(&pass_file) {
+                assert!(o.status.success(), "{err}");
+                assert_eq!(fs::read(&out).unwrap(), data(1000));
+                fs::remove_file(&out).unwrap();
+                continue;
+            }
+            assert!(!o.status.success(), "with .pub {with_pub}, {pass:?}");
+            assert!(err.starts_with("hyperseal: error: ") && err.lines().count() <= 2, "{err}");
+            let want = if pass.is_none() { "no passphrase was given" } else { "incorrect passphrase" };
+            assert!(err.contains(want), "{err}");
+            assert!(!err.contains("not the passphrase") && !err.contains(PASS), "no secret in errors");
+            assert!(!out.exists());
+        }
     }
 }
 

@@ -85,11 +85,9 @@ fn public_line(path: Option<&Path>) -> Result<Option<String>> {
     let limit = hyperseal::limits::KEY_TEXT as u64;
     let read = std::fs::File::open(&pub_file).and_then(|f| f.take(limit + 1).read_to_string(&mut text));
     match read {
-        Ok(n) if n as u64 > limit => Err(hyperseal::Error::from(hyperseal::limits::too_long(
-            "a .pub file",
-            hyperseal::limits::KEY_TEXT,
-        ))
-        .into()),
+        Ok(n) if n as u64 > limit => {
+            Err(hyperseal::limits::too_long("a .pub file", hyperseal::limits::KEY_TEXT).into())
+        }
         Ok(_) => Ok(Some(text)),
         Err(e) if !age && e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) if age => Err(age_messages::fail(

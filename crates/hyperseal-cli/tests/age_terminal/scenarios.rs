@@ -194,15 +194,68 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             &["-r", "ssh-ed25519", "input.txt"],
             vec!["malformed SSH recipient"],
         ),
+        // PEM keys with legacy encryption: the public key from KEY.pub, the passphrase asked
+        // only for the key's own stanza (age's encrypted_keys test script).
         Scenario {
-            name: "legacy_encrypted_pem_key",
-            args: s(&["-d", "-i", "id_rsa_pem_pw", "ct_x.age"]),
+            name: "legacy_pem_key_from_ssh_keygen_prompts",
+            args: s(&["-d", "-i", "id_rsa_pem_pw", "ct_rsa_pem_pw.age"]),
             typed: vec!["sshpw"],
-            differs: Some((
-                Aspect::Outcome,
-                "legacy PEM encryption (MD5-based key derivation) is refused with how to convert the \
-                 key (ssh-keygen -p -f KEY); age asks for its passphrase",
-            )),
+            tty_phrase: Some("Enter passphrase for"),
+            ..d()
+        },
+        Scenario {
+            name: "legacy_pem_key_aes256_from_openssl",
+            args: s(&["-d", "-i", "rsa_aes.pem", "ct_rsa_aes.age"]),
+            typed: vec!["sslpw"],
+            ..d()
+        },
+        Scenario {
+            name: "legacy_pem_key_3des_from_openssl",
+            args: s(&["-d", "-i", "rsa_des3.pem", "ct_rsa8.age"]),
+            typed: vec!["sslpw"],
+            ..d()
+        },
+        Scenario {
+            name: "legacy_pem_key_wrong_passphrase",
+            args: s(&["-d", "-i", "id_rsa_pem_pw", "ct_rsa_pem_pw.age"]),
+            typed: vec!["not it"],
+            phrases: vec!["failed to decrypt SSH key file", "decryption password incorrect"],
+            ..d()
+        },
+        plain_out(
+            "legacy_pem_key_not_asked_for_another_keys_file",
+            &["-d", "-i", "id_rsa_pem_pw", "-i", "key.txt", "ct_x.age"],
+        ),
+        fails(
+            "legacy_pem_key_for_another_key",
+            &["-d", "-i", "id_rsa_pem_pw", "ct_rsa.age"],
+            vec!["no identity matched any of the recipients"],
+        ),
+        fails(
+            "legacy_pem_key_without_pub_file",
+            &["-d", "-i", "nopub_pw", "ct_rsa_pem_pw.age"],
+            vec!["failed to obtain public key for \"nopub_pw\" SSH key", "nopub_pw.pub"],
+        ),
+        Scenario {
+            name: "legacy_pem_key_with_another_keys_pub_file",
+            args: s(&["-d", "-i", "mismatched_pw", "ct_rsa.age"]),
+            typed: vec!["sshpw"],
+            phrases: vec!["mismatched private and public SSH key"],
+            ..d()
+        },
+        Scenario {
+            name: "legacy_pem_key_encrypts_without_a_passphrase",
+            args: s(&["-e", "-i", "id_rsa_pem_pw", "-o", "out.age", "input.txt"]),
+            then_decrypt: Some(("out.age", vec!["-d", "-i", "id_rsa_pem_pw"], vec!["sshpw"])),
+            ..d()
+        },
+        // An input with no bytes at all (age's x25519 test script).
+        fails("empty_file", &["-d", "-i", "key.txt", "empty.age"], vec!["file is empty"]),
+        Scenario {
+            name: "empty_standard_input",
+            args: s(&["-d", "-i", "key.txt"]),
+            stdin: "file:empty.age",
+            phrases: vec!["failed to read header: parsing age header: file is empty"],
             ..d()
         },
         Scenario {

@@ -109,7 +109,7 @@ impl LegacyEncryption {
     /// [`Error::WrongPassphrase`]: with no MAC, that is all a wrong passphrase shows.
     pub fn decrypt(&self, body: &[u8], passphrase: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
         let (key_len, block) = self.cipher.sizes();
-        if body.is_empty() || body.len() % block != 0 {
+        if body.is_empty() || !body.len().is_multiple_of(block) {
             return Err(Error::InvalidKey(
                 "PEM key with legacy encryption: the body is not whole cipher blocks".into(),
             ));
@@ -158,7 +158,7 @@ fn bytes_to_key(passphrase: &[u8], salt: &[u8], len: usize) -> Zeroizing<Vec<u8>
 fn hex_decode(s: &str) -> Option<Vec<u8>> {
     let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
     let b = s.as_bytes();
-    (b.len() % 2 == 0).then_some(())?;
+    b.len().is_multiple_of(2).then_some(())?;
     b.chunks(2).map(|p| Some(digit(p[0])? << 4 | digit(p[1])?)).collect()
 }
 
