@@ -66,6 +66,11 @@ fn main() -> ExitCode {
     // SIGXFSZ killing the process without a word.
     hyperseal::output::ignore_file_size_signal();
     errors::die_on_sigpipe();
+    // Plugins are the only programs the CLI starts: adopting the orphans of their descendants
+    // (Linux's child subreaper) lets the end of each plugin exchange kill and reap everything
+    // a plugin started, also what left its process group and lost its parent. Without it (an
+    // error: not Linux, or refused) the plugin's group and its findable descendants still end.
+    let _ = hyperseal::recipient::plugin::adopt_orphans();
     // age mode first, before clap builds the command tree: scripts may run `age` in loops.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if argv.first().is_some_and(|a| cmd::age::invoked_as_age(a)) {

@@ -72,7 +72,7 @@ fn cases() -> Vec<Case> {
             name: "stanzas",
             script: "PHASE1; DRAIN while :; do printf -- '-> recipient-stanza 0 X25519 AAAA\\nAAAA\\n'; done",
             decrypt: false,
-            says: "more than 4096 recipient stanzas from age-plugin-stanzas",
+            says: "more than 16384 recipient stanzas from age-plugin-stanzas",
         },
         Case {
             name: "endless",
@@ -227,4 +227,55 @@ fn the_memory_cap_admits_a_normal_run() {
     let r = run(d, &args, MEMORY);
     assert_eq!(r.status, Some(0), "{}", String::from_utf8_lossy(&r.stderr));
     assert!(fs::read(&out).unwrap().starts_with(b"age-encryption.org/v1\n-> good-stanza\nAAAA\n"));
+}
+
+/// Whether process `pid` runs (has a `/proc` entry and is not a zombie waiting to be reaped).
+fn alive(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+/// A plugin whose programs leave its process group (`setsid`) and keep its stdout and stderr
+/// open: one stays its child, one is orphaned at once (its parent, a subshell, exits), as a
+/// daemon does. hyperseal keeps the deadline within half a second (it does not wait for the
+/// pipes they hold) and none of them outlives it: the child is found by its parent chain, the
+/// orphan because hyperseal adopts its descendants' orphans (Linux's child subreaper).
+#[test]
+fn plugin_descendants_that_leave_its_group_do_not_survive() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pids = d.join("pids");
+    fs::create_dir(&pids).unwrap();
+    let p = pids.display();
+    let script = format!(
+        "setsid sh -c 'echo $$ > {p}/child; exec sleep 60' &\n\
+         (setsid sh -c 'echo $$ > {p}/orphan; exec sleep 60' &)\n\
+         while [ ! -s {p}/child ] || [ ! -s {p}/orphan ]; do sleep 0.01; done\n\
+         exec sleep 60"
+    );
+    let exe = d.join("age-plugin-escape");
+    fs::write(&exe, format!("#!/bin/sh\n{script}\n")).unwrap();
+    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    let (plain, out) = (d.join("plain"), d.join("out"));
+    fs::write(&plain, b"hello").unwrap();
+    let args =
+        ["encrypt", "--format", "age", "-j", "escape", "-o", out.to_str().unwrap(), plain.to_str().unwrap()];
+    let r = run(d, &args, MEMORY);
+    let err = String::from_utf8_lossy(&r.stderr);
+    let found: Vec<i32> = ["child", "orphan"]
+        .iter()
+        .filter_map(|n| fs::read_to_string(pids.join(n)).ok()?.trim().parse().ok())
+        .collect();
+    let survivors: Vec<i32> = found.iter().copied().filter(|&pid| alive(pid)).collect();
+    for &pid in &survivors {
+        // Not to leave them behind after a failure (each was checked alive a moment ago).
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert_eq!(found.len(), 2, "both descendants started: {err}");
+    assert_eq!(r.status, Some(1), "{err}");
+    assert!(err.contains("age-plugin-escape: no answer within 2 s; stopped it"), "{err}");
+    let limit = Duration::from_secs(TIMEOUT) + Duration::from_millis(500);
+    assert!(r.took < limit, "took {:?}, more than {limit:?}", r.took);
+    assert!(survivors.is_empty(), "descendants {survivors:?} of {found:?} outlived hyperseal");
+    assert!(!out.exists());
 }
