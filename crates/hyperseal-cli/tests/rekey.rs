@@ -74,6 +74,11 @@ fn in_place_keeps_every_payload_byte_and_age_agrees() {
         assert!(!old.status.success());
     }
     assert!(!hyperseal::rekey::journal_path(Path::new(&file)).exists());
+    // inspect shows the slack apart from the recipients, before and after alike.
+    let j: serde_json::Value = serde_json::from_str(&ok(&hs(&["inspect", "--json", &file], None))).unwrap();
+    assert_eq!(j["header_bytes"].as_u64(), Some(at as u64));
+    assert!(j["slack_bytes"].as_u64().unwrap() >= 1024, "{j}");
+    assert_eq!(j["recipients"], serde_json::json!({"X25519": 1}));
 }
 
 #[test]

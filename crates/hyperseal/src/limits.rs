@@ -83,9 +83,9 @@ mod tests {
     #[test]
     fn messages_name_the_limit() {
         let e = too_long("the header", HEADER_BYTES);
-        assert_eq!(e.to_string(), "input too large: the header is longer than 1 MiB");
+        assert_eq!(e.to_string(), "input too large: the header is longer than 8 MiB");
         assert_eq!(e.code(), crate::error::ErrorCode::Limit);
         assert_eq!(too_long("a line", 100).to_string(), "input too large: a line is longer than 100 bytes");
-        assert_eq!(too_many("stanzas", STANZAS).to_string(), "input too large: more than 4096 stanzas");
+        assert_eq!(too_many("stanzas", STANZAS).to_string(), "input too large: more than 16384 stanzas");
     }
 }

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use anyhow::Result;
 use clap::Args;
 use hyperseal::format::SALT_LEN;
+use hyperseal::rekey::SLACK_TYPE;
 use hyperseal::{Decryptor, Profile};
 
 use crate::io::Input;
@@ -31,9 +32,17 @@ pub fn run(a: InspectArgs) -> Result<()> {
         Profile::Hyperseal => "hyperseal/v1",
         Profile::Age => "age-encryption.org/v1",
     };
+    // Slack (room for a re-key in place) is no recipient: shown as the bytes it holds.
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    let mut slack = 0;
     for s in &h.stanzas {
-        *kinds.entry(s.tag.clone()).or_default() += 1;
+        if s.tag == SLACK_TYPE {
+            let mut encoded = Vec::new();
+            s.write_to(&mut encoded);
+            slack += encoded.len();
+        } else {
+            *kinds.entry(s.tag.clone()).or_default() += 1;
+        }
     }
     let stanza_types: Vec<String> = h.stanzas.iter().map(|s| s.tag.clone()).collect();
     let age_pq = (h.profile == Profile::Age).then(|| age_postquantum(&stanza_types));
@@ -42,6 +51,7 @@ pub fn run(a: InspectArgs) -> Result<()> {
         None => h
             .stanzas
             .iter()
+            .filter(|s| s.tag != SLACK_TYPE)
             .all(|s| matches!(s.tag.as_str(), "mlkem768x25519" | "mlkem1024" | "mlkem768p256")),
     };
     let header_len = h.encode_len();
@@ -68,6 +78,7 @@ pub fn run(a: InspectArgs) -> Result<()> {
             "recipients": kinds,
             "post_quantum": pq,
             "header_bytes": header_len,
+            "slack_bytes": slack,
         });
         if let Some(z) = &sizes {
             v["file_bytes"] = z.total.into();
@@ -110,7 +121,10 @@ pub fn run(a: InspectArgs) -> Result<()> {
         Some(tri) => println!("post-quantum: {tri}"),
         None => println!("post-quantum: {}", if pq { "yes" } else { "no" }),
     }
-    println!("header:       {header_len} bytes");
+    match slack {
+        0 => println!("header:       {header_len} bytes"),
+        n => println!("header:       {header_len} bytes, {n} of them slack (room to re-key in place)"),
+    }
     if let Some((Sizes { shape: Some((payload, _, plaintext)), .. }, armor)) = &age {
         // age-inspect's size breakdown.
         if armored {
