@@ -88,6 +88,7 @@ fn class(e: &Error) -> &'static str {
         Error::Limit(m) if m.contains("armor") => "armor failure",
         Error::Limit(_) => "header failure",
         Error::UnknownFormat
+        | Error::EmptyInput
         | Error::MalformedHeader(_)
         | Error::InvalidStanza(_)
         | Error::WorkFactorTooHigh(_) => "header failure",
