@@ -2,10 +2,15 @@
 //! passphrases go through the controlling terminal (`/dev/tty`) whenever there is one, whatever
 //! stdin, stdout and stderr are redirected to, as age does; without one, a terminal on stdin is
 //! used; only with neither does a prompt fail. Passphrases are read with echo off, and the
-//! terminal's settings are put back on every way out: normal return, error, and the signals a
-//! user sends from the keyboard or a session end (SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP is
-//! left alone as it does not end the process), after which the signal is delivered again with
-//! its default action, so the exit status is the one the shell expects.
+//! terminal's settings are put back on every way out: normal return, error, and every signal
+//! whose default action ends the process (not only the keyboard's and a session end's: also
+//! SIGPIPE, SIGALRM, SIGPROF, SIGXCPU, the user and real-time signals, a fault), after which the
+//! signal goes to the disposition it had before the prompt (by default: the end of the process
+//! with that signal, so the exit status is the one the shell expects). A signal ignored when the
+//! prompt starts (`nohup`, or SIGXFSZ, which the CLI ignores to report a full `ulimit -f`) stays
+//! ignored. Ctrl-Z (SIGTSTP) is handled as ssh and sudo do: the settings are put back, the
+//! process stops; on SIGCONT echo goes off again and the prompt is shown again (what was typed
+//! before the stop was discarded by the terminal with the Ctrl-Z).
 //!
 //! Prompts are ephemeral, as age's: after the answer the prompt line is erased (a new line, then
 //! "cursor up, erase line"), so the screen keeps no trace of what was asked.
@@ -13,7 +18,6 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, IsTerminal};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use zeroize::Zeroizing;
 
@@ -92,38 +96,17 @@ impl Tty {
     }
 }
 
-/// The settings to put back, for the signal handler (which may only touch plain data).
-static SAVED_FD: AtomicI32 = AtomicI32::new(-1);
-/// A copy of the saved settings the handler can read without a lock.
-static mut SAVED_RAW: std::mem::MaybeUninit<libc::termios> = std::mem::MaybeUninit::uninit();
-static HANDLERS_SET: AtomicBool = AtomicBool::new(false);
-
-const RESTORE_ON: [libc::c_int; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP];
-
-extern "C" fn restore_and_reraise(sig: libc::c_int) {
-    let fd = SAVED_FD.load(Ordering::SeqCst);
-    if fd >= 0 {
-        // SAFETY: tcsetattr, signal and raise are async-signal-safe; SAVED_RAW was written
-        // before SAVED_FD was set (SeqCst), and is not written again while it is set.
-        unsafe {
-            libc::tcsetattr(fd, libc::TCSANOW, std::ptr::addr_of!(SAVED_RAW).cast());
-        }
-    }
-    // SAFETY: as above; the default action then ends the process with this signal.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
-    }
-}
-
-/// Echo off on `tty` until dropped; the old settings come back on drop and on the signals above.
+/// Echo off on `tty` until dropped; the old settings come back on drop and on every signal
+/// that ends or stops the process ([`signals`]).
 struct NoEcho {
     fd: RawFd,
     old: libc::termios,
 }
 
 impl NoEcho {
-    fn new(tty: &Tty) -> io::Result<NoEcho> {
+    /// `prompt` is what was just shown: it is shown again when the process continues after a
+    /// stop.
+    fn new(tty: &Tty, prompt: &[u8]) -> io::Result<NoEcho> {
         let fd = tty.fd();
         let mut old = std::mem::MaybeUninit::<libc::termios>::uninit();
         // SAFETY: tcgetattr fills the termios it is given on success, checked before use.
@@ -132,36 +115,16 @@ impl NoEcho {
         }
         // SAFETY: initialised by the successful tcgetattr above.
         let old = unsafe { old.assume_init() };
-        // SAFETY: written only here, before SAVED_FD is published, with no handler reading it
-        // (SAVED_FD is -1 until the store below).
-        unsafe {
-            std::ptr::addr_of_mut!(SAVED_RAW).write(std::mem::MaybeUninit::new(old));
-        }
-        SAVED_FD.store(fd, Ordering::SeqCst);
-        if !HANDLERS_SET.swap(true, Ordering::SeqCst) {
-            for sig in RESTORE_ON {
-                // SAFETY: installs a handler that only calls async-signal-safe functions. A
-                // signal that was ignored (nohup) stays ignored.
-                unsafe {
-                    let prev = libc::signal(
-                        sig,
-                        restore_and_reraise as extern "C" fn(libc::c_int) as libc::sighandler_t,
-                    );
-                    if prev == libc::SIG_IGN {
-                        libc::signal(sig, libc::SIG_IGN);
-                    }
-                }
-            }
-        }
         let mut quiet = old;
         // As Go's term.ReadPassword: no echo, line mode and signals on, CR read as NL.
         quiet.c_lflag &= !libc::ECHO;
         quiet.c_lflag |= libc::ICANON | libc::ISIG;
         quiet.c_iflag |= libc::ICRNL;
+        signals::arm(fd, &old, &quiet, prompt);
         // SAFETY: sets the settings of a terminal descriptor from a valid termios.
         if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &quiet) } != 0 {
             let e = io::Error::last_os_error();
-            SAVED_FD.store(-1, Ordering::SeqCst);
+            signals::disarm();
             return Err(e);
         }
         Ok(NoEcho { fd, old })
@@ -170,11 +133,12 @@ impl NoEcho {
 
 impl Drop for NoEcho {
     fn drop(&mut self) {
+        // The handlers go first, so none of them sets echo off again after the restore.
+        signals::disarm();
         // SAFETY: restores the settings read in `new` on the same descriptor.
         unsafe {
             libc::tcsetattr(self.fd, libc::TCSANOW, &self.old);
         }
-        SAVED_FD.store(-1, Ordering::SeqCst);
     }
 }
 
@@ -204,7 +168,7 @@ pub fn read_secret(prompt: &str) -> io::Result<Zeroizing<String>> {
     let tty = Tty::open()?;
     tty.write_all(format!("{prompt} ").as_bytes())?;
     let line = {
-        let _quiet = NoEcho::new(&tty)?;
+        let _quiet = NoEcho::new(&tty, format!("{prompt} ").as_bytes())?;
         read_line(&tty)
     };
     tty.clear_line();
@@ -257,6 +221,223 @@ pub fn generate_passphrase(groups: usize) -> io::Result<Zeroizing<String>> {
         out.extend(group.iter().map(|b| ALPHABET[(b & 31) as usize] as char));
     }
     Ok(out)
+}
+
+/// The handlers that put the terminal back on the signals that end or stop the process. They
+/// are installed for the time of one prompt only, and the dispositions found then come back
+/// afterwards, so that what the rest of the program (or the output module, for its temporary
+/// files) installed keeps working, and each handler passes the signal on to it.
+///
+/// A handler may only touch plain data: the settings, the prompt and the old dispositions are
+/// written into statics before `FD` publishes them (SeqCst), and not written again until the
+/// handlers are gone.
+mod signals {
+    use std::cell::UnsafeCell;
+    use std::mem::MaybeUninit;
+    use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+
+    /// The signals whose default action ends the process (SIGKILL cannot be caught).
+    fn fatal() -> Vec<libc::c_int> {
+        let mut v = vec![
+            libc::SIGHUP,
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGILL,
+            libc::SIGTRAP,
+            libc::SIGABRT,
+            libc::SIGBUS,
+            libc::SIGFPE,
+            libc::SIGUSR1,
+            libc::SIGSEGV,
+            libc::SIGUSR2,
+            libc::SIGPIPE,
+            libc::SIGALRM,
+            libc::SIGTERM,
+            libc::SIGXCPU,
+            libc::SIGXFSZ,
+            libc::SIGVTALRM,
+            libc::SIGPROF,
+            libc::SIGIO,
+            libc::SIGSYS,
+        ];
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            v.extend([libc::SIGSTKFLT, libc::SIGPWR]);
+            v.extend(libc::SIGRTMIN()..=libc::SIGRTMAX());
+        }
+        v
+    }
+
+    /// Faults: sent by the kernel for an instruction, they come again when it runs again.
+    const FAULTS: [libc::c_int; 5] = [libc::SIGILL, libc::SIGTRAP, libc::SIGBUS, libc::SIGFPE, libc::SIGSEGV];
+
+    type Handler = extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void);
+
+    /// Signal numbers are below this on every Unix we build for (Linux: 64).
+    const NSIG: usize = 65;
+    const PROMPT: usize = 1024;
+
+    struct Shared<T>(UnsafeCell<MaybeUninit<T>>);
+    // SAFETY: written only while no handler of ours is installed (see the module's comment),
+    // read by the handlers and by `disarm` after that.
+    unsafe impl<T> Sync for Shared<T> {}
+
+    impl<T: Copy> Shared<T> {
+        const fn new() -> Self {
+            Shared(UnsafeCell::new(MaybeUninit::zeroed()))
+        }
+        /// SAFETY: no handler that reads it may run (none installed).
+        unsafe fn set(&self, v: T) {
+            unsafe { (*self.0.get()).write(v) };
+        }
+        fn ptr(&self) -> *const T {
+            self.0.get().cast()
+        }
+    }
+
+    /// The terminal's descriptor while a prompt runs, else -1.
+    static FD: AtomicI32 = AtomicI32::new(-1);
+    static OLD: Shared<libc::termios> = Shared::new();
+    static QUIET: Shared<libc::termios> = Shared::new();
+    static PROMPT_TEXT: Shared<[u8; PROMPT]> = Shared::new();
+    static PROMPT_LEN: AtomicUsize = AtomicUsize::new(0);
+    #[allow(clippy::declare_interior_mutable_const)] // An array initialiser, copied once each.
+    const NO_ACTION: Shared<libc::sigaction> = Shared::new();
+    /// The disposition each signal had before the prompt.
+    static BEFORE: [Shared<libc::sigaction>; NSIG] = [NO_ACTION; NSIG];
+    #[allow(clippy::declare_interior_mutable_const)]
+    const NOT_OURS: AtomicBool = AtomicBool::new(false);
+    /// Which signals have our handler now.
+    static OURS: [AtomicBool; NSIG] = [NOT_OURS; NSIG];
+
+    /// Publishes the terminal's settings and installs the handlers.
+    pub(super) fn arm(fd: libc::c_int, old: &libc::termios, quiet: &libc::termios, prompt: &[u8]) {
+        let n = prompt.len().min(PROMPT);
+        let mut text = [0u8; PROMPT];
+        text[..n].copy_from_slice(&prompt[..n]);
+        // SAFETY: no handler of ours is installed (the last prompt's `disarm` removed them).
+        unsafe {
+            OLD.set(*old);
+            QUIET.set(*quiet);
+            PROMPT_TEXT.set(text);
+        }
+        PROMPT_LEN.store(n, Ordering::SeqCst);
+        FD.store(fd, Ordering::SeqCst);
+        for sig in fatal() {
+            install(sig, on_fatal);
+        }
+        install(libc::SIGTSTP, on_stop);
+        install(libc::SIGCONT, on_continue);
+    }
+
+    /// Puts back the dispositions found by `arm`, and unpublishes the settings.
+    pub(super) fn disarm() {
+        for (sig, ours) in OURS.iter().enumerate() {
+            if ours.swap(false, Ordering::SeqCst) {
+                // SAFETY: BEFORE[sig] was filled by `install` before our handler went in.
+                unsafe { libc::sigaction(sig as libc::c_int, BEFORE[sig].ptr(), std::ptr::null_mut()) };
+            }
+        }
+        FD.store(-1, Ordering::SeqCst);
+    }
+
+    /// Installs `handler` for `sig` unless the signal is ignored (then it stays ignored).
+    fn install(sig: libc::c_int, handler: Handler) {
+        let i = sig as usize;
+        if i >= NSIG || OURS[i].load(Ordering::SeqCst) {
+            return;
+        }
+        // SAFETY: sigaction with a null new action only reads the current one into a zeroed,
+        // properly sized struct.
+        let before = unsafe {
+            let mut before = MaybeUninit::<libc::sigaction>::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), before.as_mut_ptr()) != 0 {
+                return;
+            }
+            before.assume_init()
+        };
+        if before.sa_sigaction == libc::SIG_IGN {
+            return;
+        }
+        // SAFETY: our handler is not installed for `sig`, so nothing reads BEFORE[i] now. The
+        // action is a zeroed sigaction with an `extern "C"` SA_SIGINFO handler that only makes
+        // async-signal-safe calls; it runs on the alternate stack where there is one (a stack
+        // overflow is a SIGSEGV).
+        unsafe {
+            BEFORE[i].set(before);
+            let mut action: libc::sigaction = MaybeUninit::zeroed().assume_init();
+            action.sa_sigaction = handler as libc::sighandler_t;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(sig, &action, std::ptr::null_mut()) == 0 {
+                OURS[i].store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// The settings from before the prompt, back on the terminal.
+    fn restore_terminal() {
+        let fd = FD.load(Ordering::SeqCst);
+        if fd >= 0 {
+            // SAFETY: tcsetattr is async-signal-safe; OLD was written before FD was published.
+            unsafe { libc::tcsetattr(fd, libc::TCSANOW, OLD.ptr()) };
+        }
+    }
+
+    /// A signal that ends the process: the terminal is put back, the signal's old disposition
+    /// too, and the signal is delivered to it as soon as this returns. A fault is not sent
+    /// again: the faulting instruction runs again and raises it.
+    extern "C" fn on_fatal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+        restore_terminal();
+        let i = sig as usize;
+        if i < NSIG && OURS[i].swap(false, Ordering::SeqCst) {
+            // SAFETY: BEFORE[i] was written before our handler was installed for `sig`.
+            unsafe { libc::sigaction(sig, BEFORE[i].ptr(), std::ptr::null_mut()) };
+        }
+        // SAFETY: `info` is the kernel's siginfo for this signal (SA_SIGINFO). A positive
+        // si_code is the kernel's own; zero or below, a process sent it (kill, raise).
+        let by_kernel = !info.is_null() && unsafe { (*info).si_code } > 0;
+        if !(by_kernel && FAULTS.contains(&sig)) {
+            // SAFETY: raise is async-signal-safe; the signal is blocked while this handler
+            // runs, so it is delivered, to the old disposition, when the handler returns.
+            unsafe { libc::raise(sig) };
+        }
+    }
+
+    /// Ctrl-Z: the terminal is put back and the process stops (SIGTSTP's default action); it
+    /// continues here after SIGCONT, whose handler has set echo off again and shown the prompt.
+    extern "C" fn on_stop(sig: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
+        restore_terminal();
+        // SAFETY: sigaction, sigprocmask and raise are async-signal-safe; the structs are
+        // zeroed locals, filled by the calls before use.
+        unsafe {
+            let mut dfl: libc::sigaction = MaybeUninit::zeroed().assume_init();
+            dfl.sa_sigaction = libc::SIG_DFL;
+            let mut ours = MaybeUninit::<libc::sigaction>::zeroed();
+            libc::sigaction(sig, &dfl, ours.as_mut_ptr());
+            let mut set = MaybeUninit::<libc::sigset_t>::zeroed();
+            libc::sigemptyset(set.as_mut_ptr());
+            libc::sigaddset(set.as_mut_ptr(), sig);
+            libc::sigprocmask(libc::SIG_UNBLOCK, set.as_ptr(), std::ptr::null_mut());
+            libc::raise(sig);
+            // Continued: our handler again, for the next Ctrl-Z.
+            libc::sigaction(sig, ours.as_ptr(), std::ptr::null_mut());
+        }
+    }
+
+    /// SIGCONT after a stop: echo off again and the prompt shown again.
+    extern "C" fn on_continue(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
+        let fd = FD.load(Ordering::SeqCst);
+        if fd < 0 {
+            return;
+        }
+        // SAFETY: tcsetattr and write are async-signal-safe; QUIET and the prompt were written
+        // before FD was published, PROMPT_LEN is at most their size.
+        unsafe {
+            libc::tcsetattr(fd, libc::TCSANOW, QUIET.ptr());
+            libc::write(fd, PROMPT_TEXT.ptr().cast(), PROMPT_LEN.load(Ordering::SeqCst));
+        }
+    }
 }
 
 #[cfg(test)]
