@@ -80,7 +80,6 @@ pub struct Plan {
 pub struct Rekey {
     header: Header,
     file_key: FileKey,
-    identities_open_new: bool,
 }
 
 impl std::fmt::Debug for Rekey {
@@ -104,7 +103,7 @@ impl Rekey {
     /// [`Rekey::open`] for a header already parsed (from a `Decryptor`, say).
     pub fn from_header(header: Header, identities: &[Box<dyn Identity>]) -> Result<Rekey, Error> {
         let file_key = keys::open_file_key(&header, identities)?;
-        Ok(Rekey { header, file_key, identities_open_new: false })
+        Ok(Rekey { header, file_key })
     }
 
     /// The header as it is now.
@@ -121,7 +120,7 @@ impl Rekey {
     /// The new stanza list for `change`, checked against the format's rules (module docs), and
     /// that `identities` (those the file was opened with) can still open it unless
     /// [`Change::remove_own`].
-    pub fn rewrap(&mut self, change: &Change, identities: &[Box<dyn Identity>]) -> Result<Plan, Error> {
+    pub fn rewrap(&self, change: &Change, identities: &[Box<dyn Identity>]) -> Result<Plan, Error> {
         let old: Vec<&Stanza> = self.header.stanzas.iter().filter(|s| s.tag != SLACK_TYPE).collect();
         let before: Vec<String> = old.iter().map(|s| s.tag.clone()).collect();
         let (stanzas, removed, added) = match &change.set {
@@ -136,17 +135,18 @@ impl Rekey {
                 // anonymous ones cannot be told apart, so they count as removed.
                 let kept =
                     old.iter().filter(|s| list.iter().any(|r| r.names_stanza(s) == Some(true))).count();
-                (new.clone(), old.len() - kept, new.len() - kept.min(new.len()))
+                let added = new.len() - kept.min(new.len());
+                (new, old.len() - kept, added)
             }
             None => self.edit(&old, change)?,
         };
         self.check_profile(&stanzas)?;
         let probe =
             Header::new(self.header.profile, self.header.suite, self.header.chunk_size, stanzas.clone())?;
-        self.identities_open_new = identities.iter().any(|id| {
+        let still_opens = identities.iter().any(|id| {
             matches!(id.unwrap_stanzas(&probe.stanzas), Some(Ok(k)) if k.expose() == self.file_key.expose())
         });
-        if !self.identities_open_new && !change.remove_own {
+        if !still_opens && !change.remove_own {
             return Err(Error::InvalidArgument(
                 "the new recipients leave out every key this file was opened with: you could not open it again"
                     .into(),
@@ -226,11 +226,6 @@ impl Rekey {
         crate::encrypt::check_profile(self.header.profile, stanzas)
     }
 
-    /// Whether one of the identities the file was opened with opens the last [`Plan`].
-    pub fn still_yours(&self) -> bool {
-        self.identities_open_new
-    }
-
     /// The new header for `plan`, MAC'd under the file key. With `len`, exactly `len` bytes (slack
     /// stanzas fill the difference; `None` if the new header is longer, or the difference is one
     /// no slack stanza can fill, or a passphrase stanza must stand alone). Without it, the
@@ -277,7 +272,7 @@ pub fn rekey_head(
             "armored files are re-keyed as files (the CLI or rekey_file), not as bytes".into(),
         ));
     }
-    let mut rekey = Rekey::open(&mut &head[..], identities)?;
+    let rekey = Rekey::open(&mut &head[..], identities)?;
     let old_len = rekey.header_len();
     let plan = rekey.rewrap(change, identities)?;
     let new = match rekey.encode(&plan, Some(old_len), false)? {

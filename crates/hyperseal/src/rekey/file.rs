@@ -89,7 +89,7 @@ pub fn rekey_file(
     }
     let dec = Decryptor::new(&file)?;
     let armored = dec.is_armored();
-    let mut rekey = Rekey::from_header(dec.header().clone(), identities)?;
+    let rekey = Rekey::from_header(dec.header().clone(), identities)?;
     let old_len = rekey.header_len();
     let plan = rekey.rewrap(change, identities)?;
     if opts.dry_run {
