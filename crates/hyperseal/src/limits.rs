@@ -40,6 +40,11 @@ pub const PLUGIN_MESSAGE: usize = 1 << 20;
 pub const PLUGIN_MESSAGES: usize = 4096;
 /// See [`PLUGIN_MESSAGES`].
 pub const PLUGIN_BYTES: usize = 16 << 20;
+/// Recipient stanzas from one plugin exchange. Each exchange wraps the file key for one
+/// recipient, so this is far above what any plugin sends; the header as a whole is held to
+/// [`STANZAS`] when it is written. (Kept below `STANZAS` also because a plugin's flood of tiny
+/// stanzas is buffered until the exchange ends.)
+pub const PLUGIN_STANZAS: usize = 4096;
 /// Messages buffered between a plugin's reader thread and the exchange (the channel is
 /// bounded, so a flooding plugin is paced by its own pipe, not by our memory).
 pub const PLUGIN_QUEUE: usize = 16;

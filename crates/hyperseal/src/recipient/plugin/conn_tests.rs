@@ -246,7 +246,7 @@ fn recipient_stanzas_are_capped_in_number_and_size() {
     let key = crate::file_key::FileKey::generate(16);
     let e = v1::wrap("t", &p.exe, "age1t1x", false, &key, &Quick).unwrap_err();
     let msg = limit_error(e);
-    let want = format!("more than {} recipient stanzas from age-plugin-t", crate::limits::STANZAS);
+    let want = format!("more than {} recipient stanzas from age-plugin-t", crate::limits::PLUGIN_STANZAS);
     assert!(msg.contains(&want), "{msg}");
 
     // One stanza of 66 KiB (1408 full lines of 64 columns, then the end).

@@ -20,7 +20,7 @@
 //! sends is capped (per message [`limits::PLUGIN_MESSAGE`](crate::limits::PLUGIN_MESSAGE), in
 //! all [`PLUGIN_BYTES`](crate::limits::PLUGIN_BYTES) and
 //! [`PLUGIN_MESSAGES`](crate::limits::PLUGIN_MESSAGES), at most
-//! [`STANZAS`](crate::limits::STANZAS) stanzas of
+//! [`PLUGIN_STANZAS`](crate::limits::PLUGIN_STANZAS) stanzas of
 //! [`STANZA_BODY`](crate::limits::STANZA_BODY) bytes) and queued on a bounded channel; after a
 //! timeout, a protocol error or a cap it is killed with its process group before it is
 //! reaped; its stderr and every text it sends reach the user only through a printable filter

@@ -5,7 +5,7 @@
 //! exchange with that error.
 //!
 //! Phase 2 is counted ([`Counts`]): at most [`limits::PLUGIN_MESSAGES`] messages besides
-//! stanzas, at most [`limits::STANZAS`] recipient stanzas of at most [`limits::STANZA_BODY`]
+//! stanzas, at most [`limits::PLUGIN_STANZAS`] recipient stanzas of at most [`limits::STANZA_BODY`]
 //! bytes each, and stanza lines no longer than a header takes. Every text of the plugin's that
 //! reaches the user goes through [`printable`].
 
@@ -45,10 +45,10 @@ impl<'a> Counts<'a> {
     /// Counts a recipient stanza and checks that it fits in a header.
     fn stanza(&mut self, s: &Stanza) -> Result<(), Error> {
         self.stanzas += 1;
-        if self.stanzas > limits::STANZAS {
+        if self.stanzas > limits::PLUGIN_STANZAS {
             return Err(limits::too_many(
                 &format!("recipient stanzas from age-plugin-{}", self.name),
-                limits::STANZAS,
+                limits::PLUGIN_STANZAS,
             ));
         }
         if s.body.len() > limits::STANZA_BODY {
