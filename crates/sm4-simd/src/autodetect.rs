@@ -30,7 +30,7 @@ pub enum Backend {
     /// AVX2 + GFNI (S-box as two GF(2^8) affine steps), 16 blocks per batch.
     /// Opt-in, see the module docs.
     Gfni,
-    /// AVX-512 (F + BW) + GFNI, 32 blocks per batch. Opt-in.
+    /// AVX-512 (F + BW + VL) + GFNI, 32 blocks per batch.
     Gfni512,
 }
 
@@ -74,6 +74,8 @@ impl Backend {
                 Backend::Gfni.is_supported()
                     && std::is_x86_feature_detected!("avx512f")
                     && std::is_x86_feature_detected!("avx512bw")
+                    // The single-block path's `vprold`/`vpternlogd` on xmm.
+                    && std::is_x86_feature_detected!("avx512vl")
             }
             #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
             _ => false,

@@ -90,6 +90,36 @@ impl Sm4 {
     pub fn backend(&self) -> Backend {
         self.backend
     }
+
+    /// CBC-encrypts whole blocks in place from chain value `iv` with the
+    /// chain kept in registers across blocks, where the backend has such a
+    /// loop (`gfni512`); returns the next chain value, or `None` (nothing
+    /// done) for the generic `cbc` crate path.
+    pub(crate) fn cbc_encrypt_chain(&self, iv: &[u8; 16], blocks: &mut [[u8; 16]]) -> Option<[u8; 16]> {
+        match self.backend {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `self.backend` was checked with `is_supported()` when
+            // this instance was built, which includes AVX-512 F/VL and GFNI.
+            Backend::Gfni512 => Some(unsafe { x86::gfni_single::cbc_encrypt(&self.enc, iv, blocks) }),
+            _ => None,
+        }
+    }
+
+    /// XORs the CTR keystream into `data` with the backend's own loop
+    /// (`gfni512`: counters made in registers); `false` (nothing done) where
+    /// the backend has none.
+    pub(crate) fn ctr_apply_fast(&self, iv: &[u8; 16], data: &mut [u8]) -> bool {
+        match self.backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Gfni512 => {
+                // SAFETY: `self.backend` was checked with `is_supported()`
+                // when this instance was built (AVX-512 F/BW, GFNI, AES-NI).
+                unsafe { x86::gfni512::ctr_apply(&self.enc, iv, data) };
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 impl KeySizeUser for Sm4 {

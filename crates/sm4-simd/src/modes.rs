@@ -129,8 +129,11 @@ pub fn cbc_decrypt_pkcs7(key: &[u8; 16], iv: &[u8; 16], ciphertext: &[u8]) -> Re
 /// # Errors
 /// [`Error::InvalidLength`] if `data.len()` is not a multiple of 16.
 pub fn cbc_encrypt_nopad(key: &[u8; 16], iv: &[u8; 16], data: &mut [u8]) -> Result<(), Error> {
-    let blocks = as_blocks(data)?;
-    Sm4CbcEnc::inner_iv_init(cipher(key), iv.into()).encrypt_blocks(blocks);
+    let (blocks, rest) = data.as_chunks_mut::<16>();
+    if !rest.is_empty() {
+        return Err(Error::InvalidLength);
+    }
+    cipher(key).cbc_encrypt_blocks(iv, blocks);
     Ok(())
 }
 
@@ -149,27 +152,50 @@ pub fn cbc_decrypt_nopad(key: &[u8; 16], iv: &[u8; 16], data: &mut [u8]) -> Resu
 /// big-endian integer that wraps at 2^128 (as `openssl enc -sm4-ctr` and
 /// [`Sm4Ctr`]). **Hazmat**: never reuse a (key, iv) pair; no integrity.
 ///
-/// Unlike the generic [`Sm4Ctr`], this writes 256 counter blocks at a time
-/// and encrypts them in one backend call (16 blocks per SIMD batch), which
-/// brings CTR close to ECB speed.
+/// Unlike the generic [`Sm4Ctr`], this encrypts many counter blocks per
+/// backend call (see [`Sm4::ctr_apply`]), which brings CTR to ECB speed.
 pub fn ctr_apply(key: &[u8; 16], iv: &[u8; 16], data: &mut [u8]) {
-    const CHUNK: usize = 256 * 16;
-    let c = cipher(key);
-    let mut ctr = u128::from_be_bytes(*iv);
-    let mut ks = [0u8; CHUNK];
-    for chunk in data.chunks_mut(CHUNK) {
-        let n = chunk.len().div_ceil(16);
-        let (blocks, _) = Array::slice_as_chunks_mut(&mut ks[..16 * n]);
-        for b in blocks.iter_mut() {
-            b.copy_from_slice(&ctr.to_be_bytes());
-            ctr = ctr.wrapping_add(1);
+    cipher(key).ctr_apply(iv, data);
+}
+
+impl Sm4 {
+    /// CBC-encrypts whole blocks in place from chain value `iv` (no
+    /// padding) and returns the last ciphertext block, the chain value of a
+    /// following call. **Hazmat.** The `gfni512` backend keeps the chain in
+    /// registers from block to block; the others run the generic `cbc` mode.
+    pub fn cbc_encrypt_blocks(&self, iv: &[u8; 16], blocks: &mut [[u8; 16]]) -> [u8; 16] {
+        if let Some(next) = self.cbc_encrypt_chain(iv, blocks) {
+            return next;
         }
-        c.encrypt_blocks(blocks);
-        for (d, k) in chunk.iter_mut().zip(&ks) {
-            *d ^= k;
-        }
+        let (arrays, _) = Array::slice_as_chunks_mut(blocks.as_flattened_mut());
+        Sm4CbcEnc::inner_iv_init(self.clone(), iv.into()).encrypt_blocks(arrays);
+        blocks.last().copied().unwrap_or(*iv)
     }
-    zeroize::Zeroize::zeroize(&mut ks);
+
+    /// XORs the CTR keystream from counter block `iv` into `data`, as
+    /// [`ctr_apply`]. **Hazmat.** `gfni512` makes the counter blocks in
+    /// registers; the others encrypt 256 counter blocks per backend call.
+    pub fn ctr_apply(&self, iv: &[u8; 16], data: &mut [u8]) {
+        const CHUNK: usize = 256 * 16;
+        if self.ctr_apply_fast(iv, data) {
+            return;
+        }
+        let mut ctr = u128::from_be_bytes(*iv);
+        let mut ks = [0u8; CHUNK];
+        for chunk in data.chunks_mut(CHUNK) {
+            let n = chunk.len().div_ceil(16);
+            let (blocks, _) = Array::slice_as_chunks_mut(&mut ks[..16 * n]);
+            for b in blocks.iter_mut() {
+                b.copy_from_slice(&ctr.to_be_bytes());
+                ctr = ctr.wrapping_add(1);
+            }
+            self.encrypt_blocks(blocks);
+            for (d, k) in chunk.iter_mut().zip(&ks) {
+                *d ^= k;
+            }
+        }
+        zeroize::Zeroize::zeroize(&mut ks);
+    }
 }
 
 /// SM4-GCM encryption in place; returns the 16-byte tag.

@@ -60,7 +60,7 @@ pub(crate) mod matrices {
     };
 
     /// GFNI qword of the linear map with columns `cols`.
-    const fn qword(cols: &[u8; 8]) -> u64 {
+    pub(crate) const fn qword(cols: &[u8; 8]) -> u64 {
         let mut q = 0u64;
         let mut i = 0;
         while i < 8 {
@@ -80,16 +80,18 @@ pub(crate) mod matrices {
     pub(crate) const PRE: u64 = qword(&M1_COLS);
     /// c1, its immediate.
     pub(crate) const PRE_C: i32 = PRE_LO[0] as i32;
-    /// M2 * A, for `gf2p8affineinvqb`.
-    pub(crate) const POST: u64 = {
+    /// Columns of M2 * A.
+    pub(crate) const POST_COLS: [u8; 8] = {
         let mut c = [0u8; 8];
         let mut j = 0;
         while j < 8 {
             c[j] = lin_byte(&M2_COLS, AES_COLS[j]);
             j += 1;
         }
-        qword(&c)
+        c
     };
+    /// M2 * A, for `gf2p8affineinvqb`.
+    pub(crate) const POST: u64 = qword(&POST_COLS);
     /// M2 * 0x63 + c2, its immediate.
     pub(crate) const POST_C: i32 = (lin_byte(&M2_COLS, 0x63) ^ POST_LO[0]) as i32;
 }

@@ -17,7 +17,7 @@ use core::arch::x86::*;
 use core::arch::x86_64::*;
 
 use super::gfni::matrices as gf;
-use super::{aesni, single, BSWAP32};
+use super::{aesni, gfni_single, BSWAP32};
 use crate::FusedKeys;
 use cipher::{
     array::Array,
@@ -111,6 +111,92 @@ pub(crate) unsafe fn crypt_n<const G: usize>(rk: &[u32; 32], inp: *const u8, out
     }
 }
 
+/// CTR keystream for `16 * G` blocks from counter `ctr`, XORed from `inp`
+/// into `out`. The counter blocks are never written out and transposed:
+/// in the transposed layout the three high words are broadcasts and the
+/// low word is `lo + lane offset`, so this needs `lo + 16 * G` not to wrap
+/// (the caller checks; the counter is public).
+///
+/// # Safety
+/// `inp` readable and `out` writable for `256 * G` bytes, equal or disjoint;
+/// the CPU must support AVX-512 F and BW and GFNI.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+unsafe fn ctr_n<const G: usize>(rk: &[u32; 32], ctr: u128, inp: *const u8, out: *mut u8) {
+    // SAFETY: a 16-byte array; `loadu` is unaligned.
+    let bswap = _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(BSWAP32.as_ptr().cast()) });
+    // Dword e of a register is word i = e % 4 of block 4 * i + e / 4 (lane e / 4).
+    let lane = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    let word = |k: u32| _mm512_set1_epi32((ctr >> (32 * (3 - k))) as u32 as i32);
+    let mut x = [[_mm512_setzero_si512(); 4]; G];
+    for (g, xg) in x.iter_mut().enumerate() {
+        let lo = _mm512_add_epi32(word(3), _mm512_add_epi32(lane, _mm512_set1_epi32(16 * g as i32)));
+        *xg = [word(0), word(1), word(2), lo];
+    }
+    rounds::<G>(&mut x, rk);
+    for (g, xg) in x.iter().enumerate() {
+        let b = transpose(xg[3], xg[2], xg[1], xg[0]);
+        for (i, bi) in b.iter().enumerate() {
+            let at = 256 * g + 64 * i;
+            // SAFETY: the caller guarantees 256*G readable and writable bytes.
+            unsafe {
+                let d = _mm512_loadu_si512(inp.add(at).cast());
+                let o = _mm512_xor_si512(d, _mm512_shuffle_epi8(*bi, bswap));
+                _mm512_storeu_si512(out.add(at).cast(), o);
+            }
+        }
+    }
+}
+
+/// XORs the CTR keystream from counter block `iv` (128-bit big-endian,
+/// wrapping) into `data`: 32 blocks per step straight from registers, the
+/// generic padded batch where the low counter word wraps and for the tail.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW, GFNI, SSSE3 and AES-NI.
+#[target_feature(enable = "avx512f,avx512bw,gfni,ssse3,aes")]
+pub(crate) unsafe fn ctr_apply(rk: &[u32; 32], iv: &[u8; 16], data: &mut [u8]) {
+    let mut ctr = u128::from_be_bytes(*iv);
+    let mut chunks = data.chunks_exact_mut(512);
+    for chunk in &mut chunks {
+        if (ctr as u32).checked_add(31).is_some() {
+            let p = chunk.as_mut_ptr();
+            // SAFETY: 512 bytes, in place; the features are this function's.
+            unsafe { ctr_n::<2>(rk, ctr, p, p) };
+        } else {
+            // SAFETY: the features are this function's.
+            unsafe { ctr_slow(rk, ctr, chunk) };
+        }
+        ctr = ctr.wrapping_add(32);
+    }
+    // SAFETY: as above.
+    unsafe { ctr_slow(rk, ctr, chunks.into_remainder()) };
+}
+
+/// CTR over at most 32 blocks through a buffer of counter blocks.
+///
+/// # Safety
+/// As [`ctr_apply`].
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,gfni,ssse3,aes")]
+unsafe fn ctr_slow(rk: &[u32; 32], mut ctr: u128, data: &mut [u8]) {
+    if data.is_empty() {
+        return;
+    }
+    let mut ks = [[0u8; 16]; 32];
+    for b in ks.iter_mut() {
+        *b = ctr.to_be_bytes();
+        ctr = ctr.wrapping_add(1);
+    }
+    let p = ks.as_mut_ptr().cast::<u8>();
+    // SAFETY: `ks` holds 512 bytes; in place is allowed.
+    unsafe { crypt_n::<2>(rk, p, p) };
+    for (d, k) in data.iter_mut().zip(ks.as_flattened()) {
+        *d ^= k;
+    }
+    zeroize::Zeroize::zeroize(&mut ks);
+}
+
 /// # Safety
 /// `blocks.len() <= 16 * G <= 32`; the CPU features of this module.
 #[inline]
@@ -135,7 +221,9 @@ unsafe fn crypt_padded<const G: usize>(rk: &[u32; 32], mut blocks: InOutBuf<'_, 
 /// after run-time feature detection (see `lib.rs`).
 pub(crate) struct Backend<'a> {
     pub(crate) rk: &'a [u32; 32],
-    /// Round keys for `single::crypt1_avx` (`single::fused_round_keys`).
+    /// Round keys of the AES-NI single-block path; unused here (the single
+    /// block runs on GFNI, `gfni_single.rs`), kept for the common entry macro.
+    #[allow(dead_code)]
     pub(crate) fk: &'a FusedKeys,
 }
 
@@ -151,8 +239,8 @@ impl Backend<'_> {
     #[inline(always)]
     fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
         let mut b: [u8; 16] = (*block.get_in()).into();
-        // SAFETY: this backend's detection includes AVX2 and AES-NI.
-        unsafe { single::crypt1_avx(self.fk, &mut b) };
+        // SAFETY: this backend's detection includes AVX-512 F and VL and GFNI.
+        unsafe { gfni_single::crypt1(self.rk, &mut b) };
         block.get_out().copy_from_slice(&b);
     }
 

@@ -22,6 +22,7 @@ pub(crate) mod aesni;
 pub(crate) mod avx2;
 pub(crate) mod gfni;
 pub(crate) mod gfni512;
+pub(crate) mod gfni_single;
 pub(crate) mod single;
 
 pub(crate) use single::fused_round_keys;
@@ -55,7 +56,7 @@ entry!(enc_aesni, dec_aesni, "ssse3,aes", aesni::Backend);
 entry!(enc_avx2, dec_avx2, "avx2,aes", avx2::split::Backend);
 entry!(enc_vaes, dec_vaes, "avx2,aes,vaes", avx2::vaes::Backend);
 entry!(enc_gfni, dec_gfni, "avx2,aes,gfni", gfni::gfni::Backend);
-entry!(enc_gfni512, dec_gfni512, "avx512f,avx512bw,avx2,aes,gfni", gfni512::Backend);
+entry!(enc_gfni512, dec_gfni512, "avx512f,avx512bw,avx512vl,avx2,aes,gfni", gfni512::Backend);
 
 /// Nibble tables for the pre-map `x -> M1*x + c1` (constant folded into LO).
 pub(crate) const PRE_LO: [u8; 16] =
