@@ -16,6 +16,9 @@ AGE_CACHE := $(TOOLS_CACHE)/age/$(AGE_VERSION)/bin
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO := $(TOOLS_CACHE)/minio/$(MINIO_VERSION)/bin/minio
 CARGO_FUZZ_VERSION := 0.13.2
+# The SBOM generator of `make dist` (CycloneDX's own, from crates.io) and the wheel checker.
+CARGO_CYCLONEDX_VERSION := 0.5.9
+AUDITWHEEL_VERSION := 6.8.2
 CARGO ?= cargo
 VENV := $(TOOLS)/venv
 PYTHON ?= python3
@@ -24,7 +27,8 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build install bench-build test bench tools age minio tag-plugin ssh-keygen test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench
+.PHONY: all build install bench-build test bench tools age minio tag-plugin ssh-keygen test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
+	cargo-cyclonedx auditwheel dist dist-test man-db
 
 all: build
 
@@ -134,6 +138,8 @@ test: tools lint wasm-core wasm-deps python
 	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
 	$(MAKE) python-test
 	$(MAKE) wasm-test
+	$(MAKE) dist
+	$(MAKE) dist-test
 
 # The library for WebAssembly: the portable RustCrypto backend (crates/hyperseal/src/crypto/),
 # since aws-lc and ring do not build for wasm32-unknown-unknown.
@@ -232,6 +238,36 @@ fuzz-cmin: fuzz-tools
 	  $(FUZZ_ENV) $(FUZZ_RUN) $$t work/min corpus/$$t work/$$t -- $(FUZZ_LIMITS) -merge=1; \
 	  rm -rf corpus/$$t && mv work/min corpus/$$t; \
 	done
+
+# Release artifacts (packaging/dist.sh): the static CLI tarball, the abi3 manylinux wheel and the
+# sdist, the npm tarball (native addon + WebAssembly), a CycloneDX SBOM and SHA256SUMS, in dist/.
+# Reuses what `make test` builds (the static CLI, the wasm pkg, the addon); SOURCE_DATE_EPOCH is
+# the commit's time, so two builds of one commit give the same bytes.
+CARGO_CYCLONEDX := $(TOOLS)/cargo/bin/cargo-cyclonedx
+cargo-cyclonedx: $(CARGO_CYCLONEDX)
+$(CARGO_CYCLONEDX):
+	@root=$(TOOLS_CACHE)/cargo-cyclonedx/$(CARGO_CYCLONEDX_VERSION); mkdir -p $(dir $@); \
+	  [ -x $$root/bin/cargo-cyclonedx ] || nice -n 10 $(CARGO) install --locked --root $$root cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION); \
+	  ln -sfn $$root/bin/cargo-cyclonedx $@
+
+# auditwheel (pypa) in a venv of its own, so the test venv stays what requirements-test.txt says.
+AUDITWHEEL := $(TOOLS)/auditwheel/bin/auditwheel
+auditwheel: $(AUDITWHEEL)
+$(AUDITWHEEL):
+	$(PYTHON) -m venv $(TOOLS)/auditwheel
+	$(TOOLS)/auditwheel/bin/pip install --quiet --disable-pip-version-check auditwheel==$(AUDITWHEEL_VERSION)
+
+dist: wasm python cargo-cyclonedx auditwheel
+	$(MAKE) -C bindings/node build
+	PATH="$(VENV)/bin:$(TOOLS)/cargo/bin:$$PATH" CARGO="$(CARGO)" AUDITWHEEL=$(AUDITWHEEL) packaging/dist.sh
+
+# Each artifact installed as a user would, with no Rust toolchain on PATH (packaging/dist-test.sh).
+dist-test: chromium age man-db
+	packaging/dist-test.sh
+
+# man-db for `man -l` on the tarball's page (apt-get only when it is missing, as for Chromium).
+man-db:
+	@command -v man >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends man-db; }
 
 fmt:
 	$(CARGO) fmt --all

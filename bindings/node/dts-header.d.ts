@@ -7,6 +7,9 @@ import type { Transform } from 'node:stream'
 export type HypersealErrorCode =
 @@ERROR_CODES@@
 
+/** The release and the commit it was built from, "0.1.0 (abc1234)" (`hyperseal --version`). */
+export declare const VERSION: string
+
 /** Every code, for `switch`es and tests. */
 export declare const ERROR_CODES: readonly HypersealErrorCode[]
 

@@ -226,6 +226,8 @@ const rsa = Object.freeze({ encrypt: toolkit.rsaEncrypt, decrypt: toolkit.rsaDec
 const token = Object.freeze({ generateKey: toolkit.tokenGenerateKey, seal: tokenSeal, open: tokenOpen })
 
 module.exports = {
+  // "0.1.0 (abc1234)": the release and its commit, as `hyperseal --version` prints them.
+  VERSION: native.version(),
   ERROR_CODES,
   generateKeyPair,
   publicKeyOf,

@@ -2,6 +2,7 @@
 import hyperseal from './index.js'
 
 export const {
+  VERSION,
   ERROR_CODES,
   generateKeyPair,
   publicKeyOf,

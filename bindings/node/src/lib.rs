@@ -17,3 +17,10 @@ pub use buffers::*;
 pub use files::*;
 pub use rekey::*;
 pub use streams::*;
+
+/// The release and the commit it was built from, "0.1.0 (abc1234)": the string
+/// `hyperseal --version` and Python's `hyperseal.__version__` print (`VERSION` in JS).
+#[napi_derive::napi]
+pub fn version() -> &'static str {
+    env!("HYPERSEAL_VERSION")
+}

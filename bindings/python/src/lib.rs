@@ -22,7 +22,7 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("__version__", env!("HYPERSEAL_VERSION"))?;
     m.add_function(wrap_pyfunction!(errors::error_codes, m)?)?;
     m.add_class::<keys::Identity>()?;
     m.add_function(wrap_pyfunction!(keys::generate_key, m)?)?;

@@ -14,7 +14,7 @@ mod toolkit;
 #[derive(Parser)]
 #[command(
     name = "hyperseal",
-    version,
+    version = env!("HYPERSEAL_VERSION"),
     about = "Fast, safe file encryption: post-quantum by default, age-compatible, every core."
 )]
 struct Cli {

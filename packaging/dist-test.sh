@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# `make dist-test`: every artifact in dist/ installed and used as a user would, in a bare
+# environment (`env -i`, PATH=/usr/bin:/bin, HOME in a temporary folder): no Rust toolchain, no
+# project venv, no node_modules of this repository on the way. What it runs is the README's
+# examples, so the README cannot promise what the artifacts do not do.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+DIST=$ROOT/dist
+AGE=${AGE:-$ROOT/.tools/bin/age}
+T=$(mktemp -d /tmp/hyperseal-dist-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/home"
+# Debian's node, npm, python3, man, bash, tar, openssl and ssh-keygen live in /usr/bin.
+bare() { env -i PATH=/usr/bin:/bin HOME="$T/home" LANG=C.UTF-8 TMPDIR="$T" "$@"; }
+say() { printf '== %s\n' "$*"; }
+now() { date +%s.%N; }
+took() { printf '   %s: %.1f s\n' "$1" "$(echo "$(now) - $2" | bc)"; }
+one() { local f=("$DIST"/$1); [[ ${#f[@]} -eq 1 && -f ${f[0]} ]] || { echo "dist-test: expected one $1 in dist/ (make dist)" >&2; exit 1; }; echo "${f[0]}"; }
+
+TARBALL=$(one 'hyperseal-*-x86_64-linux.tar.gz')
+WHEEL=$(one 'hyperseal-*-abi3-manylinux_2_34_x86_64.whl')
+NPM=$(one 'hyperseal-*.tgz')
+(cd "$DIST" && sha256sum --quiet -c SHA256SUMS)
+for tool in cargo rustc rustup maturin; do
+  if bare bash -c "command -v $tool" >/dev/null; then echo "dist-test: $tool is on the bare PATH" >&2; exit 1; fi
+done
+
+# --- The CLI: unpacked into an empty prefix, then the README's five-minute tour.
+say "CLI tarball: unpack, the five-minute tour, man page, bash completion, age"
+t0=$(now)
+PREFIX=$T/prefix
+mkdir -p "$PREFIX"
+tar xzf "$TARBALL" -C "$PREFIX" --strip-components=1
+HS=$PREFIX/bin/hyperseal
+RELEASE=$(bare "$HS" --version)
+RELEASE=${RELEASE#hyperseal }
+echo "   hyperseal --version: $RELEASE"
+[[ $RELEASE == *"($(git rev-parse --short=7 HEAD))" ]] || { echo "dist-test: dist/ is not of this commit (make dist)" >&2; exit 1; }
+mkdir -p "$T/tour/docs"
+# The tour's inputs (report.pdf, docs/, notes.txt, an SSH key, a signing key) stand in for the
+# README's; its commands run as written, with age1… replaced by the key just made.
+cat > "$T/tour.sh" <<'EOF'
+set -euxo pipefail
+export PATH="$PREFIX/bin:$PATH"
+head -c 3000000 /dev/urandom > report.pdf
+echo 'the docs' > docs/a.txt
+echo 'notes' > notes.txt
+echo 'correct horse battery staple' > pass.txt
+hyperseal keygen -o me.key
+hyperseal pubkey -i me.key > me.pub
+hyperseal encrypt -R me.pub -o report.pdf.hs report.pdf
+hyperseal decrypt -i me.key -o copy.pdf report.pdf.hs
+cmp report.pdf copy.pdf
+tar c docs | hyperseal encrypt -r "$(cat me.pub)" -a > docs.tar.hs.asc
+hyperseal decrypt -i me.key docs.tar.hs.asc | tar t | grep -qx docs/a.txt
+hyperseal decrypt -i me.key --offset 1000000 --length 4096 report.pdf.hs > range
+cmp range <(tail -c +1000001 report.pdf | head -c 4096)
+hyperseal encrypt --passphrase-file pass.txt -o notes.hs notes.txt
+[ "$(hyperseal decrypt --passphrase-file pass.txt notes.hs)" = notes ]
+hyperseal age -r "$(cat me.pub)" -o notes.age notes.txt
+ssh-keygen -q -t ed25519 -N '' -f id_ed25519
+hyperseal age -R id_ed25519.pub -o notes-ssh.age notes.txt
+[ "$(hyperseal decrypt -i id_ed25519 notes-ssh.age)" = notes ]
+hyperseal hash --algo blake3 report.pdf > report.b3
+hyperseal hash --algo blake3 --check report.b3
+openssl genpkey -algorithm ed25519 -out sign.pem 2>/dev/null
+openssl pkey -in sign.pem -pubout -out sign.pub
+hyperseal sign -i sign.pem -o report.sig report.pdf
+hyperseal verify --pubkey sign.pub --sig report.sig report.pdf
+hyperseal token keygen -o token.key
+[ "$(echo -n 'user=42' | hyperseal token seal --key token.key --ttl 15m | hyperseal token open --key token.key)" = user=42 ]
+hyperseal inspect --json report.pdf.hs | grep -q '"format"'
+hyperseal encrypt --format age -R me.pub -o report.pdf.age report.pdf
+EOF
+(cd "$T/tour" && bare PREFIX="$PREFIX" bash "$T/tour.sh" 2> "$T/tour.log") || { cat "$T/tour.log" >&2; exit 1; }
+# age itself opens what the installed CLI wrote: its own command line and `encrypt --format age`.
+[ "$("$AGE" -d -i "$T/tour/me.key" "$T/tour/notes.age")" = notes ]
+"$AGE" -d -i "$T/tour/me.key" "$T/tour/report.pdf.age" | cmp - "$T/tour/report.pdf"
+"$AGE" -d -i "$T/tour/id_ed25519" "$T/tour/notes-ssh.age" | grep -qx notes
+bare MANPAGER=cat MANWIDTH=80 man -l "$PREFIX/share/man/man1/hyperseal.1" > "$T/man.txt"
+grep -q 'hyperseal' "$T/man.txt" && grep -q 'keygen' "$T/man.txt"
+bare bash -c "source '$PREFIX/share/bash-completion/completions/hyperseal' && complete -p hyperseal" | grep -q 'hyperseal$'
+bare bash -c "source '$PREFIX/share/bash-completion/completions/hyperseal'
+  COMP_WORDS=(hyperseal enc); COMP_CWORD=1; COMP_LINE='hyperseal enc'; COMP_POINT=\${#COMP_LINE}
+  _hyperseal hyperseal enc hyperseal; printf '%s\n' \"\${COMPREPLY[@]}\"" | grep -qx encrypt
+for f in share/doc/hyperseal/LICENSE-MIT share/doc/hyperseal/LICENSE-APACHE share/doc/hyperseal/README.md share/zsh/site-functions/_hyperseal share/fish/vendor_completions.d/hyperseal.fish; do
+  [ -s "$PREFIX/$f" ] || { echo "dist-test: the tarball has no $f" >&2; exit 1; }
+done
+took "CLI tarball" "$t0"
+
+# --- The wheel: a fresh venv, pip with no index, the README's Python example.
+say "Python wheel: fresh venv, pip install --no-index, the README's example"
+t0=$(now)
+bare python3 -m venv "$T/venv"
+t1=$(now)
+bare "$T/venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$WHEEL"
+took "pip install (bare venv)" "$t1"
+mkdir -p "$T/py"
+cat > "$T/py/readme.py" <<'EOF'
+import pathlib, re, sys
+import hyperseal
+readme = pathlib.Path(sys.argv[1]).read_text()
+blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+assert blocks, "no python block in README.md"
+for code in blocks:
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+assert "site-packages" in hyperseal.__file__, hyperseal.__file__
+print(hyperseal.__version__)
+EOF
+PYV=$(cd "$T/py" && bare "$T/venv/bin/python" readme.py "$ROOT/README.md")
+[ "$PYV" = "$RELEASE" ] || { echo "dist-test: hyperseal.__version__ is '$PYV', the CLI says '$RELEASE'" >&2; exit 1; }
+echo "   hyperseal.__version__: $PYV"
+took "Python wheel" "$t0"
+
+# --- The npm package: an empty directory, npm install of the tarball, the README's Node example,
+# then the WebAssembly build from the installed package in Chromium.
+say "npm package: npm install, the README's Node example, the browser build in Chromium"
+t0=$(now)
+APP=$T/app
+mkdir -p "$APP"
+t1=$(now)
+(cd "$APP" && bare npm install --silent --no-audit --no-fund --offline "$NPM")
+took "npm install (empty directory)" "$t1"
+head -c 100000 /dev/urandom > "$APP/in.bin"
+cat > "$APP/readme.cjs" <<'EOF'
+// The README's ```js blocks, with the repository path replaced by the installed package.
+const fs = require('node:fs')
+const blocks = [...fs.readFileSync(process.argv[2], 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+if (blocks.length === 0) throw new Error('no js block in README.md')
+const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor
+;(async () => {
+  for (const code of blocks) {
+    await new AsyncFunction('require', code.replaceAll("require('./bindings/node')", "require('hyperseal')"))(require)
+  }
+  if (!(fs.statSync('in.bin.hs').size > 100000)) throw new Error('the example wrote no in.bin.hs')
+  if (!require.resolve('hyperseal').includes('/node_modules/hyperseal/')) throw new Error(require.resolve('hyperseal'))
+  process.stderr.write(`node VERSION: ${require('hyperseal').VERSION}\n`)
+  console.log(require('hyperseal').VERSION)
+})().catch((e) => { console.error(e); process.exit(1) })
+EOF
+NODEV=$(cd "$APP" && bare node readme.cjs "$ROOT/README.md" 2>/dev/null)
+[ "$NODEV" = "$RELEASE" ] || { echo "dist-test: the npm package's VERSION is '$NODEV', the CLI says '$RELEASE'" >&2; exit 1; }
+echo "   hyperseal (npm) VERSION: $NODEV"
+# The installed package's WebAssembly build in Chromium (the wasm tests' harness drives it);
+# the page's file then opens with the installed CLI.
+cat > "$APP/page.html" <<'EOF'
+<!doctype html>
+<meta charset="utf-8">
+<script type="module">
+  import init, * as hs from "./node_modules/hyperseal/browser/js/index.js"
+  window.hyperseal = init().then(() => hs)
+</script>
+EOF
+bare HS="$HS" node "$ROOT/packaging/dist-test-browser.mjs" "$APP" "$T/tour/me.key" "$(cat "$T/tour/me.pub")"
+took "npm package" "$t0"
+say "dist-test: all artifacts passed"
