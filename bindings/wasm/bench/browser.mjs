@@ -43,24 +43,44 @@ await esbuild.build({
   format: 'iife', platform: 'browser', target: 'es2022', logLevel: 'silent',
 })
 
-const server = await serve(ROOT)
-const profile = mkdtempSync(join(tmpdir(), 'hyperseal-bench-chromium-'))
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-})
-let result
-try {
-  const page = context.pages()[0] ?? await context.newPage()
-  await page.goto(`${server.url}/bench/page.html`)
-  await page.waitForFunction(() => typeof window.bench === 'function' && window.peers !== undefined)
-  result = await page.evaluate((o) => window.bench(o), options)
-  result.chromium = context.browser()?.version() ?? await page.evaluate(() => navigator.userAgent)
-} finally {
-  await context.close()
-  await server.close()
-  rmSync(profile, { recursive: true, force: true })
+/**
+ * One page load: the bench with `opts`, its checks and rows. `isolated` sends COOP/COEP (the
+ * page is cross-origin isolated, WorkerPool shares memory with its workers) or not (the pool
+ * moves transferable ArrayBuffers).
+ */
+async function runPage (opts, isolated) {
+  const server = await serve(ROOT, { isolated })
+  const profile = mkdtempSync(join(tmpdir(), 'hyperseal-bench-chromium-'))
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  })
+  try {
+    const page = context.pages()[0] ?? await context.newPage()
+    await page.goto(`${server.url}/bench/page.html`)
+    await page.waitForFunction(() => typeof window.bench === 'function' && window.peers !== undefined)
+    const r = await page.evaluate((o) => window.bench(o), opts)
+    r.chromium = context.browser()?.version() ?? await page.evaluate(() => navigator.userAgent)
+    r.isolated = await page.evaluate(() => globalThis.crossOriginIsolated === true)
+    return r
+  } finally {
+    await context.close()
+    await server.close()
+    rmSync(profile, { recursive: true, force: true })
+  }
+}
+
+// The WorkerPool groups run on both of its memory paths: the page as served (isolated), then
+// again without COOP/COEP; their group names say which.
+const POOL_GROUP = /WorkerPool|all cores/
+const path = (isolated) => isolated ? 'SharedArrayBuffer, COOP/COEP' : 'transferables, no COOP/COEP'
+const result = await runPage(options, true)
+for (const r of result.rows) if (POOL_GROUP.test(r.group)) r.group += ` [${path(result.isolated)}]`
+if (!groups || groups.includes('pool')) {
+  const moved = await runPage({ ...options, groups: ['pool'] }, false)
+  for (const r of moved.rows) if (POOL_GROUP.test(r.group)) result.rows.push({ ...r, group: `${r.group} [${path(moved.isolated)}]` })
+  for (const [k, ok] of Object.entries(moved.checks)) result.checks[`${k} (${path(moved.isolated)})`] = ok
 }
 
 const failed = Object.entries(result.checks).filter(([, ok]) => !ok).map(([k]) => k)

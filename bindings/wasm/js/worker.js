@@ -168,6 +168,30 @@ async function bytesPart (buf, length, { key, first, partSize }, sealing) {
   }
 }
 
+/** Buffers for `sharedPart`, reused: a worker may hold two parts at once (two per worker in flight). */
+const scratch = []
+
+/**
+ * `bytesPart` on shared memory (a cross-origin isolated page): `data` is the part's input and
+ * `into` its place in the result, both views of SharedArrayBuffers. The part is copied here into
+ * a private buffer (WebCrypto refuses shared views; no other thread can change it meanwhile) and
+ * the result written straight into place, so the page copies nothing.
+ */
+async function sharedPart (data, into, options, sealing) {
+  const need = Math.max(data.length, into.length)
+  const i = scratch.findIndex((b) => b.byteLength >= need)
+  const buf = i >= 0 ? scratch.splice(i, 1)[0] : new ArrayBuffer(need)
+  try {
+    new Uint8Array(buf, 0, data.length).set(data)
+    const r = await bytesPart(buf, data.length, options, sealing)
+    if (r.length !== into.length) throw Object.assign(new Error(`worker: a part came out ${r.length} bytes, the plan says ${into.length}`), { code: 'ERR_HYPERSEAL_IO' })
+    into.set(new Uint8Array(buf, 0, r.length))
+    return { length: r.length, claim: r.claim }
+  } finally {
+    if (scratch.length < 2) scratch.push(buf)
+  }
+}
+
 async function viaWebCrypto (k, first, data, sealing) {
   const calls = k.chunkCalls(first, data.length, sealing)
   const raw = k.rawAeadKey()
@@ -191,7 +215,7 @@ async function viaWebCrypto (k, first, data, sealing) {
 // Functions a page may run here by name: everything the package exports that is a function.
 const callable = (name) => typeof hs[name] === 'function' && !/^[A-Z]/.test(name) && name !== 'default' && name !== 'initSync'
 
-self.onmessage = async ({ data: { id, op, blob, data, length, options, name, args } }) => {
+self.onmessage = async ({ data: { id, op, blob, data, into, length, options, name, args } }) => {
   try {
     await ready
     let ok
@@ -207,6 +231,7 @@ self.onmessage = async ({ data: { id, op, blob, data, length, options, name, arg
     else if (op === 'beginSealBytes') ok = beginSealBytes(data, options)
     else if (op === 'beginOpenBytes') ok = beginOpenBytes(data, options)
     else if (op === 'sealBytes' || op === 'openBytes') ok = await bytesPart(data, length, options, op === 'sealBytes')
+    else if (op === 'sealShared' || op === 'openShared') ok = await sharedPart(data, into, options, op === 'sealShared')
     else if (op === 'ping') ok = true
     else if (op === 'run' && callable(name)) ok = await hs[name](...(args ?? []))
     else throw Object.assign(new Error(`worker: unknown operation ${op} ${name ?? ''}`), { code: 'ERR_HYPERSEAL_ARGUMENT' })

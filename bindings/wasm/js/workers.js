@@ -82,6 +82,7 @@ export class WorkerPool {
     this.calls = new Map()
     this.next = 0
     this.spare = []
+    this.sharedIn = null
   }
 
   /** Starts every worker and waits until each has loaded its WebAssembly instance. */
@@ -151,16 +152,64 @@ export class WorkerPool {
     // Every sealed part passes through here: its claim is settled before the part is kept, so
     // one part index never seals two plaintexts under this key (the library's claims).
     const claims = sealing ? new hs.PartClaims(key, partSize) : null
+    try {
+      return sharedMemory()
+        ? await this.#bytesShared(sealing, input, begun, claims)
+        : await this.#bytesMoved(sealing, input, begun, claims)
+    } finally {
+      claims?.free()
+    }
+  }
+
+  // Where the page is cross-origin isolated: the input (unless it already is shared memory) is
+  // copied once into a SharedArrayBuffer the pool reuses, and the result is a fresh
+  // SharedArrayBuffer the workers write into. The page neither copies parts nor touches the
+  // result's pages (their first-touch faults are the workers'), so it only hands out parts.
+  async #bytesShared (sealing, input, { key, plan, partSize, head, plaintextLength }, claims) {
+    const src = input.buffer instanceof SharedArrayBuffer ? input : this.#sharedInput(input)
+    try {
+      const out = new Uint8Array(new SharedArrayBuffer(sealing ? plan.at(-1)[4] : plaintextLength))
+      if (sealing) out.set(head)
+      let next = 0
+      const lane = async () => {
+        while (next < plan.length) {
+          const [first, p0, p1, f0, f1] = plan[next++]
+          const [a, b, c, d] = sealing ? [p0, p1, f0, f1] : [f0, f1, p0, p1]
+          // Views of shared memory cross threads without a copy.
+          const r = await this.#post({ op: sealing ? 'sealShared' : 'openShared', data: src.subarray(a, b), into: out.subarray(c, d), options: { key, first, partSize } })
+          if (sealing) claims.settle(first, r.claim)
+        }
+      }
+      await Promise.all(Array.from({ length: Math.min(2 * this.size, plan.length) }, lane))
+      return out
+    } finally {
+      if (src !== input) this.sharedIn = src.buffer
+    }
+  }
+
+  /** `input` copied into the pool's reusable SharedArrayBuffer (taken while a call uses it). */
+  #sharedInput (input) {
+    let buf = this.sharedIn
+    this.sharedIn = null
+    if (!buf || buf.byteLength < input.length || buf.byteLength > 2 * input.length + (1 << 20)) buf = new SharedArrayBuffer(input.length)
+    const view = new Uint8Array(buf, 0, input.length)
+    view.set(input)
+    return view
+  }
+
+  // Elsewhere: each part is copied into an ArrayBuffer the pool reuses and moved (transferred)
+  // to the worker, which moves it back with the result in it; no structured-clone copies.
+  async #bytesMoved (sealing, input, begun, claims) {
+    const { key, plan, partSize } = begun
     let out
     let next = 0
     const lane = async () => {
       while (next < plan.length) {
         const [first, p0, p1, f0, f1] = plan[next++]
         const [a, b] = sealing ? [p0, p1] : [f0, f1]
-        // The part's bytes are copied into a buffer the pool reuses (a fresh 8 MB array costs
-        // several times its copy: the pages are zeroed and faulted in) and moved to the
-        // worker, which moves it back with the result in it. (Posting a subarray of the input
-        // would structured-clone its whole underlying buffer.)
+        // A reused buffer: a fresh 8 MB array costs several times its copy (the pages are
+        // zeroed and faulted in). Posting a subarray of the input would structured-clone its
+        // whole underlying buffer.
         const buf = this.#scratch(Math.max(b - a, f1 - f0))
         new Uint8Array(buf, 0, b - a).set(input.subarray(a, b))
         const r = await this.#post({ op: sealing ? 'sealBytes' : 'openBytes', data: buf, length: b - a, options: { key, first, partSize } }, undefined, undefined, [buf])
@@ -173,14 +222,10 @@ export class WorkerPool {
     const lanes = Array.from({ length: Math.min(2 * this.size, plan.length) }, lane)
     // Allocated while the workers run (each lane has posted its first part by now). Plan
     // offsets are absolute in the file (header included): the last part ends the file.
-    try {
-      out = new Uint8Array(sealing ? plan.at(-1)[4] : begun.plaintextLength)
-      if (sealing) out.set(begun.head)
-      await Promise.all(lanes)
-      return out
-    } finally {
-      claims?.free()
-    }
+    out = new Uint8Array(sealing ? plan.at(-1)[4] : begun.plaintextLength)
+    if (sealing) out.set(begun.head)
+    await Promise.all(lanes)
+    return out
   }
 
   async #file (op, blob, options = {}) {
@@ -295,6 +340,13 @@ export class WorkerPool {
     else call.resolve(ok)
   }
 }
+
+/**
+ * Whether workers can share memory with this page: only where it is cross-origin isolated (served
+ * with `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy:
+ * require-corp`), which is what makes `SharedArrayBuffer` available.
+ */
+export const sharedMemory = () => globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function'
 
 /** The header and salt always fit in this many bytes from the start of a file. */
 const HEADER_MAX = (1 << 20) + 64

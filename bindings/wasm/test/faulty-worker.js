@@ -14,6 +14,6 @@ self.onmessage = (event) => {
   const { op, name, options } = event.data
   if (op === 'run' && name === 'hang') return
   if (op === 'run' && name === 'crash') { setTimeout(() => { throw new Error('worker crashed') }); return }
-  if (hangParts && (op === 'sealBytes' || op === 'openBytes') && options.first > 0) return
+  if (hangParts && /^(seal|open)(Bytes|Shared)$/.test(op) && options.first > 0) return
   return real(event)
 }

@@ -43,15 +43,15 @@ export const PAGE_B64 = `
 
 /**
  * Starts Chromium on `pagePath` (under `root`, default the package) and waits until
- * `window.hyperseal` exists. Returns `{ page, context, work, inPage, open, close }`;
+ * `window.hyperseal` exists; `isolated: false` serves it without COOP/COEP. Returns `{ page, context, work, inPage, open, close }`;
  * `inPage(fn, arg)` runs `fn(hs, arg)` in the page, with `hs` the initialised package.
  */
-export async function startBrowser ({ root = PKG_ROOT, pagePath = '/test/page.html' } = {}) {
+export async function startBrowser ({ root = PKG_ROOT, pagePath = '/test/page.html', isolated = true } = {}) {
   for (const [what, path] of [['pkg/ (make wasm)', join(PKG_ROOT, 'pkg/hyperseal_bg.wasm')], ['the CLI', CLI], ['Chromium', CHROMIUM]]) {
     if (!existsSync(path)) throw new Error(`${what} is missing: ${path}`)
   }
   const work = mkdtempSync(join(tmpdir(), 'hyperseal-wasm-test-'))
-  const server = await serve(root)
+  const server = await serve(root, { isolated })
   const context = await chromium.launchPersistentContext(join(work, 'profile'), {
     executablePath: CHROMIUM,
     headless: true,

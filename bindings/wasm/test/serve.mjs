@@ -1,6 +1,8 @@
 // A static file server for the test page, on 127.0.0.1 and an ephemeral port only. Serves
 // `root` read-only with the MIME types the page needs (application/wasm lets the browser
-// compile the module while it downloads).
+// compile the module while it downloads). By default the pages are cross-origin isolated
+// (COOP/COEP below), as a page must be for `SharedArrayBuffer` and WorkerPool's shared-memory
+// path; `{ isolated: false }` serves them without, for the transferable path.
 
 import { createServer } from 'node:http'
 import { readFile } from 'node:fs/promises'
@@ -14,7 +16,12 @@ const TYPES = {
   '.ts': 'text/plain; charset=utf-8',
 }
 
-export function serve (root) {
+const ISOLATION = {
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-embedder-policy': 'require-corp',
+}
+
+export function serve (root, { isolated = true } = {}) {
   const server = createServer(async (req, res) => {
     const path = normalize(join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname)))
     if (!path.startsWith(root + sep) || path.includes(`${sep}node_modules${sep}`)) {
@@ -23,7 +30,7 @@ export function serve (root) {
     }
     try {
       const body = await readFile(path)
-      res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' })
+      res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store', ...(isolated ? ISOLATION : {}) })
       res.end(body)
     } catch {
       res.writeHead(404).end()

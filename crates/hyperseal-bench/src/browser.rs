@@ -87,6 +87,11 @@ impl Table for Browser {
             return Ok(());
         }
         let parsed: Value = serde_json::from_slice(&std::fs::read(&json_path)?)?;
+        out.note(
+            "The WorkerPool groups run twice, in a page served with COOP/COEP (cross-origin isolated: the pool's \
+             workers share memory with it, `[SharedArrayBuffer, COOP/COEP]`) and in one served without \
+             (parts moved as transferable ArrayBuffers, `[transferables, no COOP/COEP]`).",
+        );
         out.note(format!(
             "One headless Chromium {} page on {} ({} cores), main thread, the same inputs for every implementation; \
              median time per call. The hyperseal .wasm is {} bytes, {} gzipped. Ratios are the peer's time ÷ \
