@@ -15,10 +15,14 @@
 
 #![allow(unsafe_code)]
 
+use std::mem::MaybeUninit;
+use std::ptr;
 use std::sync::Mutex;
 
-use napi::bindgen_prelude::{Buffer, BufferSlice};
-use napi::Env;
+use napi::bindgen_prelude::{Buffer, BufferSlice, FromNapiValue};
+use napi::{sys, Env};
+
+use crate::errors::Fail;
 
 /// Below this, fresh memory is cheap and results are plain buffers.
 pub const MIN_LEN: usize = 8 << 20;
@@ -28,15 +32,31 @@ const MAX_BYTES: usize = 1 << 30;
 static KEPT: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 /// A buffer of at least `len` initialized bytes: recycled if one fits (without wasting more
-/// than a quarter of it), else fresh (`hyperseal::output_buffer`: huge pages where possible).
+/// than a quarter of it), else fresh, zeroed over all cores in 4 KiB pages (`zero_spread` says
+/// why not `hyperseal::output_buffer`'s huge pages).
 pub fn take(len: usize) -> Vec<u8> {
-    if len >= MIN_LEN {
-        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = kept.iter().position(|v| v.len() >= len && v.len() - len <= v.len() / 4) {
-            return kept.swap_remove(i);
-        }
+    take_kept(len).unwrap_or_else(|| fresh(len))
+}
+
+fn fresh(len: usize) -> Vec<u8> {
+    if len < MIN_LEN {
+        return vec![0; len];
     }
-    hyperseal::output_buffer(len)
+    let mut v = Vec::with_capacity(len);
+    zero_spread(&mut v.spare_capacity_mut()[..len]);
+    // SAFETY: `zero_spread` initialised the first `len` bytes, within the capacity.
+    unsafe { v.set_len(len) };
+    v
+}
+
+/// A recycled buffer of at least `len` bytes, if one is kept.
+pub fn take_kept(len: usize) -> Option<Vec<u8>> {
+    if len < MIN_LEN {
+        return None;
+    }
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let i = kept.iter().position(|v| v.len() >= len && v.len() - len <= v.len() / 4)?;
+    Some(kept.swap_remove(i))
 }
 
 /// Takes back a buffer JS no longer uses (or a result that was never handed out).
@@ -89,4 +109,101 @@ pub fn to_js_buffer(env: &Env, mut v: Vec<u8>, len: usize) -> napi::Result<Buffe
     // dropped or pooled only by the finalizer, after JS has released the buffer.
     let slice = unsafe { BufferSlice::from_external(env, ptr, len, v, |_, v| give_back(v)) }?;
     slice.into_buffer(env)
+}
+
+/// A Buffer of `len` bytes that Node allocates (so the garbage collector frees it, without a
+/// finalizer), zeroed over all cores (`zero_spread`) and filled by `fill`, which returns how many bytes it
+/// wrote; a shorter result is a view of its first bytes. On failure the bytes are zeroized
+/// (they may be unauthenticated plaintext) and JS never sees the Buffer.
+pub fn node_buffer<'e>(
+    env: &'e Env,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result<usize, Fail>,
+) -> Result<BufferSlice<'e>, Fail> {
+    let (mut data, mut value) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: napi_create_buffer writes a new Buffer's handle and its data pointer (`len`
+    // uninitialised bytes, owned by the Buffer) into the two out-pointers.
+    let status = unsafe { sys::napi_create_buffer(env.raw(), len, &mut data, &mut value) };
+    if status != sys::Status::napi_ok || (data.is_null() && len > 0) {
+        return Err(napi::Error::from_reason(format!("cannot allocate a Buffer of {len} bytes")).into());
+    }
+    // SAFETY: `data` is valid for `len` bytes while the Buffer lives, which is at least until
+    // this native call returns (its handle is in the call's scope); nothing else has seen it.
+    // They are viewed as uninitialised until `zeroed_output` has written every one.
+    let raw = unsafe { std::slice::from_raw_parts_mut(data.cast::<MaybeUninit<u8>>(), len) };
+    let out = zero_spread(raw);
+    let n = match fill(out) {
+        Ok(n) => n.min(len),
+        Err(e) => {
+            zeroize::Zeroize::zeroize(out);
+            return Err(e);
+        }
+    };
+    if n < len {
+        // SAFETY: `value` is a live Buffer handle of this call's scope.
+        value = unsafe { prefix(env, value, n) }?;
+    }
+    // SAFETY: `value` is a live Buffer handle (the new one, or a view of it).
+    Ok(unsafe { BufferSlice::from_napi_value(env.raw(), value) }?)
+}
+
+/// `buf.subarray(0, n)`: a Buffer over the first `n` bytes of `buf`, sharing its memory.
+///
+/// # Safety
+/// `buf` must be a live Buffer handle of the current scope.
+unsafe fn prefix(env: &Env, buf: sys::napi_value, n: usize) -> napi::Result<sys::napi_value> {
+    let check = |status: sys::napi_status, what: &str| {
+        if status == sys::Status::napi_ok {
+            Ok(())
+        } else {
+            Err(napi::Error::from_reason(format!("cannot make the result Buffer ({what})")))
+        }
+    };
+    let (mut subarray, mut end, mut zero, mut view) =
+        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    // SAFETY: plain napi calls on handles of this scope, each checked.
+    unsafe {
+        check(sys::napi_get_named_property(env.raw(), buf, c"subarray".as_ptr(), &mut subarray), "subarray")?;
+        check(sys::napi_create_double(env.raw(), 0.0, &mut zero), "start")?;
+        check(sys::napi_create_double(env.raw(), n as f64, &mut end), "end")?;
+        let args = [zero, end];
+        check(sys::napi_call_function(env.raw(), buf, subarray, 2, args.as_ptr(), &mut view), "call")?;
+    }
+    Ok(view)
+}
+
+/// Zeroes `dst` (fresh memory) in 2 MiB pieces pulled by the calling thread and one helper per
+/// other core, so the first-touch faults are spread like the cipher that follows. The caller
+/// never waits for a helper that has not started: whoever is free takes the next piece.
+///
+/// Not `hyperseal::zeroed_output`, which asks for huge pages: on the 2-core VM this was measured
+/// on, huge pages the host had not backed yet took about 3 ms per 2 MiB to fault in (a 100 MiB
+/// result in 250–330 ms, `clear_page` 74% of samples), while 4 KiB pages mostly came from memory
+/// freed just before (the previous result, released by the garbage collector): 60–80 ms per
+/// 100 MiB call, encryption included.
+fn zero_spread(dst: &mut [MaybeUninit<u8>]) -> &mut [u8] {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const PIECE: usize = 2 << 20;
+    let (at, len) = (dst.as_mut_ptr() as usize, dst.len());
+    let pieces = len.div_ceil(PIECE);
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= pieces {
+            break;
+        }
+        let start = i * PIECE;
+        // SAFETY: `start..start + n` lies inside `dst`, borrowed mutably for the whole call;
+        // each index is taken once, so no two threads write the same byte.
+        unsafe { ptr::write_bytes((at + start) as *mut u8, 0, PIECE.min(len - start)) };
+    };
+    let helpers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(pieces).saturating_sub(1);
+    std::thread::scope(|s| {
+        for _ in 0..helpers {
+            s.spawn(work);
+        }
+        work();
+    });
+    // SAFETY: every byte of `dst` was written above (the scope joined every helper).
+    unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) }
 }
