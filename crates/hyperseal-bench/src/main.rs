@@ -41,6 +41,8 @@ mod peers;
 mod primitives;
 mod pubkey;
 mod python;
+mod rekey;
+mod rekey_s3;
 mod report;
 mod sm4;
 mod small;
@@ -58,7 +60,7 @@ struct BenchArgs {
     /// Full profile: sizes up to 1 GiB (6.7 GB for `modes`), more runs per figure. Takes long.
     #[arg(long)]
     full: bool,
-    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, python.
+    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, python, rekey.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Directory for report.md, report.json and report.html.
@@ -112,6 +114,7 @@ fn tables() -> Vec<Box<dyn Table>> {
         Box::new(node::Node),
         Box::new(browser::Browser),
         Box::new(python::Python),
+        Box::new(rekey::Rekey),
     ]
 }
 

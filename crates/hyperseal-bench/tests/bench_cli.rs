@@ -157,3 +157,20 @@ fn python_table() {
         assert!(!t["notes"].as_array().unwrap().is_empty());
     }
 }
+
+/// The rekey table at a tiny size: the file and small-file parts must measure; the S3 part is a
+/// note when MinIO or the venv is missing, never a failure.
+#[test]
+fn rekey_table() {
+    let v = bench("rekey");
+    assert_eq!(table_ids(&v), ["rekey"]);
+    let t = &v["tables"][0];
+    assert!(t["error"].is_null(), "rekey failed: {}", t["error"]);
+    let sections = t["sections"].as_array().unwrap();
+    assert!(sections.len() >= 2, "{} sections", sections.len());
+    for s in &sections[..2] {
+        assert!(s["rows"].as_array().unwrap().len() >= 2, "{} has too few rows", s["title"]);
+    }
+    let text = serde_json::to_string(&sections[0]).unwrap();
+    assert!(text.contains("hyperseal rekey (in place)"), "the slack file was not re-keyed in place");
+}
