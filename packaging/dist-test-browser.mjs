@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { writeFileSync, readFileSync } from 'node:fs'
+import { cpSync, writeFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startBrowser } from '../bindings/wasm/test/harness.mjs'
 
@@ -14,6 +14,9 @@ const hs = (args, input) => execFileSync(process.env.HS, args, { input, maxBuffe
 const pt = randomBytes(300_000)
 writeFileSync(join(app, 'pt'), pt)
 const fromCli = hs(['encrypt', '-q', '-r', pub, '--format', 'age', join(app, 'pt')])
+// The harness's server never serves node_modules/: the installed package's browser/ is copied
+// beside the page as it is.
+cpSync(join(app, 'node_modules/hyperseal/browser'), join(app, 'web/browser'), { recursive: true })
 const b = await startBrowser({ root: app, pagePath: '/page.html' })
 try {
   const r = await b.inPage(async (hs, { key, pub, file, pt }) => {
@@ -22,7 +25,7 @@ try {
     const wasm = performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.endsWith('.wasm'))
     return { wasm, opened: b64(hs.decryptByPrivateKey(bytes(file), key)), sealed: b64(hs.encryptByPublicKey(bytes(pt), pub)) }
   }, { key: readFileSync(key, 'utf8'), pub, file: fromCli.toString('base64'), pt: pt.toString('base64') })
-  assert.ok(r.wasm.some((u) => u.endsWith('/node_modules/hyperseal/browser/pkg/hyperseal_bg.wasm')), r.wasm.join(' '))
+  assert.ok(r.wasm.some((u) => u.endsWith('/web/browser/pkg/hyperseal_bg.wasm')), r.wasm.join(' '))
   assert.deepEqual(Buffer.from(r.opened, 'base64'), pt)
   writeFileSync(join(app, 'sealed'), Buffer.from(r.sealed, 'base64'))
   assert.deepEqual(hs(['decrypt', '-q', '-i', key, join(app, 'sealed')]), pt)

@@ -71,7 +71,8 @@ hyperseal sign -i sign.pem -o report.sig report.pdf
 hyperseal verify --pubkey sign.pub --sig report.sig report.pdf
 hyperseal token keygen -o token.key
 [ "$(echo -n 'user=42' | hyperseal token seal --key token.key --ttl 15m | hyperseal token open --key token.key)" = user=42 ]
-hyperseal inspect --json report.pdf.hs | grep -q '"format"'
+hyperseal inspect --json report.pdf.hs > inspect.json
+grep -q '"format": "hyperseal/v1"' inspect.json
 hyperseal encrypt --format age -R me.pub -o report.pdf.age report.pdf
 EOF
 (cd "$T/tour" && bare PREFIX="$PREFIX" bash "$T/tour.sh" 2> "$T/tour.log") || { cat "$T/tour.log" >&2; exit 1; }
@@ -140,7 +141,7 @@ const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor
   console.log(require('hyperseal').VERSION)
 })().catch((e) => { console.error(e); process.exit(1) })
 EOF
-NODEV=$(cd "$APP" && bare node readme.cjs "$ROOT/README.md" 2>/dev/null)
+NODEV=$(cd "$APP" && bare node readme.cjs "$ROOT/README.md" 2>/dev/null | tail -n 1)  # the example logs progress
 [ "$NODEV" = "$RELEASE" ] || { echo "dist-test: the npm package's VERSION is '$NODEV', the CLI says '$RELEASE'" >&2; exit 1; }
 echo "   hyperseal (npm) VERSION: $NODEV"
 # The installed package's WebAssembly build in Chromium (the wasm tests' harness drives it);
@@ -149,7 +150,7 @@ cat > "$APP/page.html" <<'EOF'
 <!doctype html>
 <meta charset="utf-8">
 <script type="module">
-  import init, * as hs from "./node_modules/hyperseal/browser/js/index.js"
+  import init, * as hs from "./web/browser/js/index.js"
   window.hyperseal = init().then(() => hs)
 </script>
 EOF
