@@ -153,7 +153,7 @@ impl PartKey {
         sealed: &[u8],
     ) -> Result<js_sys::Uint8Array, JsValue> {
         let claim = self.part_claim_of(length(part_size)?, length(first_chunk)?, sealed)?;
-        Ok(claim.into())
+        Ok(claim)
     }
 
     /// `open` into `out`, as `sealInto`; returns the plaintext's length. Nothing is written to
