@@ -15,6 +15,9 @@ export type HypersealErrorCode =
   | 'ERR_HYPERSEAL_TOKEN_UNKNOWN_KEY'
   | 'ERR_HYPERSEAL_LIMIT'
 
+/** The release and the commit it was built from, "0.1.0 (abc1234)" (`hyperseal --version`). */
+export declare const VERSION: string
+
 /** Every code, for `switch`es and tests. */
 export declare const ERROR_CODES: readonly HypersealErrorCode[]
 
@@ -483,3 +486,9 @@ export declare function tokenOpen(keys: string | Array<string>, token: string, a
  * `aad`; `ttlSeconds` adds an expiry. `key` is a key line, or a key file whose first key seals.
  */
 export declare function tokenSeal(key: string, plaintext: Uint8Array | string, aad?: Uint8Array | string | undefined | null, ttlSeconds?: number | undefined | null): string
+
+/**
+ * The release and the commit it was built from, "0.1.0 (abc1234)": the string
+ * `hyperseal --version` and Python's `hyperseal.__version__` print (`VERSION` in JS).
+ */
+export declare function version(): string
