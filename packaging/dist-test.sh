@@ -71,6 +71,10 @@ hyperseal sign -i sign.pem -o report.sig report.pdf
 hyperseal verify --pubkey sign.pub --sig report.sig report.pdf
 hyperseal token keygen -o token.key
 [ "$(echo -n 'user=42' | hyperseal token seal --key token.key --ttl 15m | hyperseal token open --key token.key)" = user=42 ]
+hyperseal keygen -o you.key
+hyperseal rekey -i me.key --add "$(hyperseal pubkey -i you.key)" report.pdf.hs
+hyperseal decrypt -i you.key -o again.pdf report.pdf.hs
+cmp report.pdf again.pdf
 hyperseal inspect --json report.pdf.hs > inspect.json
 grep -q '"format": "hyperseal/v1"' inspect.json
 hyperseal encrypt --format age -R me.pub -o report.pdf.age report.pdf
