@@ -142,10 +142,11 @@ const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor
   if (!(fs.statSync('in.bin.hs').size > 100000)) throw new Error('the example wrote no in.bin.hs')
   if (!require.resolve('hyperseal').includes('/node_modules/hyperseal/')) throw new Error(require.resolve('hyperseal'))
   process.stderr.write(`node VERSION: ${require('hyperseal').VERSION}\n`)
-  console.log(require('hyperseal').VERSION)
+  // Marked: the example's own progress lines may still arrive after this one.
+  console.log(`VERSION=${require('hyperseal').VERSION}`)
 })().catch((e) => { console.error(e); process.exit(1) })
 EOF
-NODEV=$(cd "$APP" && bare node readme.cjs "$ROOT/README.md" 2>/dev/null | tail -n 1)  # the example logs progress
+NODEV=$(cd "$APP" && bare node readme.cjs "$ROOT/README.md" 2>/dev/null | sed -n 's/^VERSION=//p')  # the example logs progress
 [ "$NODEV" = "$RELEASE" ] || { echo "dist-test: the npm package's VERSION is '$NODEV', the CLI says '$RELEASE'" >&2; exit 1; }
 echo "   hyperseal (npm) VERSION: $NODEV"
 # The installed package's WebAssembly build in Chromium (the wasm tests' harness drives it);
