@@ -19,7 +19,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use super::{Change, Plan, Rekey};
@@ -144,7 +144,8 @@ fn journal(file_len: u64, old: &[u8], new: &[u8]) -> Vec<u8> {
 }
 
 /// The new header of a journal that is whole, with the file length it was made for.
-fn parse_journal(j: &[u8]) -> Option<(u64, Vec<u8>)> {
+/// The file length, old header and new header of a journal that is whole.
+fn parse_journal(j: &[u8]) -> Option<(u64, Vec<u8>, Vec<u8>)> {
     let body = j.strip_prefix(JOURNAL_MAGIC)?;
     let (body, sum) = body.split_at_checked(body.len().checked_sub(32)?)?;
     let whole = &j[..j.len() - 32];
@@ -155,8 +156,10 @@ fn parse_journal(j: &[u8]) -> Option<(u64, Vec<u8>)> {
         |i: usize| -> Option<u64> { Some(u64::from_le_bytes(body.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
     let (file_len, old, new) = (num(0)?, num(1)?, num(2)?);
     let start = 24usize.checked_add(usize::try_from(old).ok()?)?;
+    let old = body.get(24..start)?;
     let new = body.get(start..start.checked_add(usize::try_from(new).ok()?)?)?;
-    (start + new.len() == body.len()).then(|| (file_len, new.to_vec()))
+    (start + new.len() == body.len() && old.len() == new.len())
+        .then(|| (file_len, old.to_vec(), new.to_vec()))
 }
 
 fn write_in_place(path: &Path, file: &File, old: &[u8], new: &[u8]) -> Result<(), Error> {
@@ -179,17 +182,31 @@ fn write_in_place(path: &Path, file: &File, old: &[u8], new: &[u8]) -> Result<()
 pub fn recover(path: &Path) -> Result<bool, Error> {
     let jpath = journal_path(path);
     // Ours, but bounded all the same: two headers and a few numbers.
-    let mut j = Vec::new();
-    match File::open(&jpath)
-        .and_then(|f| f.take(2 * crate::limits::HEADER_BYTES as u64 + 4096).read_to_end(&mut j))
-    {
-        Ok(_) => {}
+    let jmeta = match std::fs::symlink_metadata(&jpath) {
+        Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e.into()),
-    }
-    if let Some((len, new)) = parse_journal(&j) {
-        let file = File::options().write(true).open(path)?;
-        if file.metadata()?.len() != len {
+    };
+    let mut j = Vec::new();
+    File::open(&jpath)?.take(2 * crate::limits::HEADER_BYTES as u64 + 4096).read_to_end(&mut j)?;
+    if let Some((len, old, new)) = parse_journal(&j) {
+        let file = File::options().read(true).write(true).open(path)?;
+        // The checksum only proves the journal is whole, not who wrote it: in a shared
+        // directory anyone may create `.NAME.hyperseal-rekey`. So a journal is acted on only if
+        // it is a regular file of the file's owner, and the file's head is, byte for byte, the
+        // old header, the new one, or a torn mix of the two — never someone else's bytes.
+        let meta = file.metadata()?;
+        let mut head = vec![0u8; old.len()];
+        let head_ok = file.read_exact_at(&mut head, 0).is_ok()
+            && head.iter().zip(old.iter().zip(&new)).all(|(h, (o, n))| h == o || h == n);
+        if !jmeta.file_type().is_file() || jmeta.uid() != meta.uid() || !head_ok {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not the journal of a re-key of {}: check it, then remove it",
+                jpath.display(),
+                path.display()
+            )));
+        }
+        if meta.len() != len {
             return Err(Error::InvalidArgument(format!(
                 "{} changed since an interrupted re-key (its journal {} is for another length): \
                  check the file, then remove the journal",
@@ -212,4 +229,42 @@ fn sync_dir(path: &Path) -> Result<(), Error> {
     };
     File::open(dir)?.sync_all()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file and a journal for it, as an interrupted re-key leaves them.
+    fn setup(head: &[u8], old: &[u8], new: &[u8]) -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("f.hs");
+        std::fs::write(&path, [head, b"payload"].concat()).unwrap();
+        std::fs::write(journal_path(&path), journal(head.len() as u64 + 7, old, new)).unwrap();
+        (d, path)
+    }
+
+    #[test]
+    fn a_torn_head_rolls_forward() {
+        let (_d, path) = setup(b"newold", b"oldold", b"newnew");
+        assert!(recover(&path).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"newnewpayload");
+        assert!(!journal_path(&path).exists());
+    }
+
+    #[test]
+    fn a_planted_journal_is_refused() {
+        // Its "old" header is not what the file holds: someone else's bytes.
+        let (_d, path) = setup(b"realhd", b"guess!", b"evil!!");
+        assert!(recover(&path).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"realhdpayload");
+        // Right old header, but the journal belongs to another user.
+        let (_d, path) = setup(b"realhd", b"realhd", b"evil!!");
+        let owner = std::fs::metadata(&path).unwrap().uid();
+        // Only root can give a file away: elsewhere this half has nothing to test.
+        if std::os::unix::fs::chown(journal_path(&path), Some(owner + 1), None).is_ok() {
+            assert!(recover(&path).is_err());
+            assert_eq!(std::fs::read(&path).unwrap(), b"realhdpayload");
+        }
+    }
 }
