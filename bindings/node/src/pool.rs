@@ -19,6 +19,8 @@ use std::mem::MaybeUninit;
 use std::ptr;
 use std::sync::Mutex;
 
+use hyperseal::Pages;
+
 use napi::bindgen_prelude::{Buffer, BufferSlice, FromNapiValue};
 use napi::{sys, Env};
 
@@ -32,8 +34,7 @@ const MAX_BYTES: usize = 1 << 30;
 static KEPT: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 /// A buffer of at least `len` initialized bytes: recycled if one fits (without wasting more
-/// than a quarter of it), else fresh, zeroed over all cores in 4 KiB pages (`zero_spread` says
-/// why not `hyperseal::output_buffer`'s huge pages).
+/// than a quarter of it), else fresh, zeroed over all cores in 4 KiB pages (`hyperseal::Pages::Base` says why not huge ones).
 pub fn take(len: usize) -> Vec<u8> {
     take_kept(len).unwrap_or_else(|| fresh(len))
 }
@@ -43,8 +44,8 @@ fn fresh(len: usize) -> Vec<u8> {
         return vec![0; len];
     }
     let mut v = Vec::with_capacity(len);
-    zero_spread(&mut v.spare_capacity_mut()[..len]);
-    // SAFETY: `zero_spread` initialised the first `len` bytes, within the capacity.
+    hyperseal::zeroed_output(&mut v.spare_capacity_mut()[..len], Pages::Base);
+    // SAFETY: `zeroed_output` initialised the first `len` bytes, within the capacity.
     unsafe { v.set_len(len) };
     v
 }
@@ -112,7 +113,7 @@ pub fn to_js_buffer(env: &Env, mut v: Vec<u8>, len: usize) -> napi::Result<Buffe
 }
 
 /// A Buffer of `len` bytes that Node allocates (so the garbage collector frees it, without a
-/// finalizer), zeroed over all cores (`zero_spread`) and filled by `fill`, which returns how many bytes it
+/// finalizer), zeroed over all cores in 4 KiB pages and filled by `fill`, which returns how many bytes it
 /// wrote; a shorter result is a view of its first bytes. On failure the bytes are zeroized
 /// (they may be unauthenticated plaintext) and JS never sees the Buffer.
 pub fn node_buffer<'e>(
@@ -131,11 +132,11 @@ pub fn node_buffer<'e>(
     // this native call returns (its handle is in the call's scope); nothing else has seen it.
     // They are viewed as uninitialised until `zeroed_output` has written every one.
     let raw = unsafe { std::slice::from_raw_parts_mut(data.cast::<MaybeUninit<u8>>(), len) };
-    let out = zero_spread(raw);
+    let out = hyperseal::zeroed_output(raw, Pages::Base);
     let n = match fill(out) {
         Ok(n) => n.min(len),
         Err(e) => {
-            zeroize::Zeroize::zeroize(out);
+            hyperseal::wipe(out);
             return Err(e);
         }
     };
@@ -170,40 +171,4 @@ unsafe fn prefix(env: &Env, buf: sys::napi_value, n: usize) -> napi::Result<sys:
         check(sys::napi_call_function(env.raw(), buf, subarray, 2, args.as_ptr(), &mut view), "call")?;
     }
     Ok(view)
-}
-
-/// Zeroes `dst` (fresh memory) in 2 MiB pieces pulled by the calling thread and one helper per
-/// other core, so the first-touch faults are spread like the cipher that follows. The caller
-/// never waits for a helper that has not started: whoever is free takes the next piece.
-///
-/// Not `hyperseal::zeroed_output`, which asks for huge pages: on the 2-core VM this was measured
-/// on, huge pages the host had not backed yet took about 3 ms per 2 MiB to fault in (a 100 MiB
-/// result in 250–330 ms, `clear_page` 74% of samples), while 4 KiB pages mostly came from memory
-/// freed just before (the previous result, released by the garbage collector): 60–80 ms per
-/// 100 MiB call, encryption included.
-fn zero_spread(dst: &mut [MaybeUninit<u8>]) -> &mut [u8] {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    const PIECE: usize = 2 << 20;
-    let (at, len) = (dst.as_mut_ptr() as usize, dst.len());
-    let pieces = len.div_ceil(PIECE);
-    let next = AtomicUsize::new(0);
-    let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= pieces {
-            break;
-        }
-        let start = i * PIECE;
-        // SAFETY: `start..start + n` lies inside `dst`, borrowed mutably for the whole call;
-        // each index is taken once, so no two threads write the same byte.
-        unsafe { ptr::write_bytes((at + start) as *mut u8, 0, PIECE.min(len - start)) };
-    };
-    let helpers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(pieces).saturating_sub(1);
-    std::thread::scope(|s| {
-        for _ in 0..helpers {
-            s.spawn(work);
-        }
-        work();
-    });
-    // SAFETY: every byte of `dst` was written above (the scope joined every helper).
-    unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) }
 }

@@ -152,10 +152,10 @@ pub fn bytes_filled<'py, E: Send>(
     let work = move || {
         // SAFETY: as above; viewed as uninitialised bytes until `zeroed_output` has written them.
         let raw = unsafe { std::slice::from_raw_parts_mut(at as *mut std::mem::MaybeUninit<u8>, len) };
-        let buf = hyperseal::zeroed_output(raw);
+        let buf = hyperseal::zeroed_output(raw, hyperseal::Pages::Huge);
         let r = fill(buf);
         if r.is_err() {
-            zeroize::Zeroize::zeroize(buf);
+            hyperseal::wipe(buf);
         }
         r
     };

@@ -32,7 +32,7 @@ pub fn encrypt_by_public_key(
     public_key: JsValue,
     options: JsValue,
 ) -> Result<Vec<u8>, JsValue> {
-    let plaintext = Zeroizing::new(args::bytes(&data, "data")?);
+    let plaintext = args::Plaintext::of(&data, "data")?;
     let recipients = keys::recipients(&public_key, keys::allow_plugins(&options)?)?;
     let opts = args::file_options(&options)?;
     let armor = args::bool_field(&options, "armor")?;
@@ -65,7 +65,7 @@ pub fn encrypt_with_passphrase(
     if passphrase.is_empty() {
         return Err(error(hyperseal::ErrorCode::Argument, "the passphrase is empty"));
     }
-    let plaintext = Zeroizing::new(args::bytes(&data, "data")?);
+    let plaintext = args::Plaintext::of(&data, "data")?;
     let opts = args::file_options(&options)?;
     let armor = args::bool_field(&options, "armor")?;
     let enc = Encryptor::with_passphrase(passphrase, opts.clone()).map_err(fail)?;
@@ -86,8 +86,7 @@ fn open(file: &[u8], ids: &[Box<dyn hyperseal::recipient::Identity>]) -> Result<
     }
     // `file.len()` bytes always hold the plaintext. On failure the buffer may hold
     // unauthenticated bytes: it is zeroized, never returned.
-    let mut out = Zeroizing::new(vec![0u8; file.len()]);
+    let mut out = args::Plaintext::zeroed(file.len());
     let n = Decryptor::from_slice(file).and_then(|d| d.decrypt_into(ids, &mut out)).map_err(fail)?;
-    out.truncate(n);
-    Ok(std::mem::take(&mut *out))
+    Ok(out.take(n))
 }

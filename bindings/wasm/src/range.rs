@@ -16,8 +16,8 @@ use std::sync::Arc;
 use hyperseal::recipient::Identity;
 use hyperseal::Decryptor;
 use wasm_bindgen::prelude::*;
-use zeroize::Zeroizing;
 
+use crate::args::Plaintext;
 use crate::errors::{arg, fail};
 use crate::keys;
 
@@ -133,9 +133,9 @@ impl RangeJob {
             }
             reader.seek(SeekFrom::Start(offset.min(end)))?;
             // Zeroized if the read fails part-way: a partial range is never returned.
-            let mut out = Zeroizing::new(vec![0u8; n as usize]);
+            let mut out = Plaintext::zeroed(n as usize);
             reader.read_exact(&mut out)?;
-            Ok(std::mem::take(&mut *out))
+            Ok(out.take(n as usize))
         })();
         match result {
             Ok(bytes) => Ok(Some(bytes)),

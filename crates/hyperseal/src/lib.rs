@@ -55,7 +55,7 @@ pub use error::{Error, ErrorCode};
 pub use file_key::FileKey;
 pub use format::{Profile, Suite};
 pub use key_cache::KeyCache;
-pub use mem::{output_buffer, zeroed_output};
+pub use mem::{output_buffer, wipe, zeroed_output, Pages};
 pub use opener::Opener;
 pub use recipient::{Identity, Kind, Recipient};
 pub use stream::exec::available_threads;

@@ -29,17 +29,32 @@ pub fn output_buffer(len: usize) -> Vec<u8> {
     v
 }
 
+/// How [`zeroed_output`] asks the kernel to back a large region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pages {
+    /// Transparent huge pages (`MADV_HUGEPAGE`): 512 times fewer first-touch faults, best where
+    /// the memory is new to the process (a Python `bytes` result).
+    Huge,
+    /// The kernel's default 4 KiB pages, best where memory is recycled quickly: a host whose
+    /// garbage collector has just freed the previous result (Node) gets those pages back
+    /// without faults, while huge pages the hypervisor has not backed yet cost about 3 ms per
+    /// 2 MiB on the 2-core VM this was measured on (100 MiB: 250–330 ms vs 60–80 ms).
+    Base,
+}
+
 /// Zeroes `dst`, memory a host allocated for a large result and nobody has touched yet (a
-/// Python `bytes` object's buffer), and returns it as bytes for a `_into` call to fill. A large
-/// region is hinted to huge pages and zeroed in 2 MiB pieces on the executor's threads, the
+/// Python `bytes` or Node `Buffer`), and returns it as bytes for a `_into` call to fill. A large
+/// region is backed as `pages` asks and zeroed in 2 MiB pieces on the executor's threads, the
 /// caller among them: there the first-touch faults cost more than the cipher that follows, and
-/// the executor never makes the caller wait for a thread that has not started (the scoped
-/// threads this replaced did: a 256 MiB one-shot swung between 37 and 330 ms on a 2-core VM).
-pub fn zeroed_output(dst: &mut [MaybeUninit<u8>]) -> &mut [u8] {
+/// the executor never makes the caller wait for a thread that has not started (scoped threads
+/// did: a 256 MiB one-shot swung between 37 and 330 ms on a 2-core VM).
+pub fn zeroed_output(dst: &mut [MaybeUninit<u8>], pages: Pages) -> &mut [u8] {
     const PIECE: usize = 2 << 20;
     let (at, len) = (dst.as_mut_ptr() as usize, dst.len());
     if len >= HUGE_MIN {
-        advise_huge(at, len);
+        if pages == Pages::Huge {
+            advise_huge(at, len);
+        }
         // Zeroing cannot fail, and each index writes its own piece, disjoint from every other.
         let _ = crate::stream::exec::for_each(len.div_ceil(PIECE), 0, &|i| {
             let start = i * PIECE;
@@ -54,6 +69,18 @@ pub fn zeroed_output(dst: &mut [MaybeUninit<u8>]) -> &mut [u8] {
     }
     // SAFETY: every byte of `dst` was initialised just above.
     unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) }
+}
+
+/// Overwrites `buf` with zeros that the optimiser may not remove, at `memset` speed: for large
+/// buffers of plaintext (a one-shot's input copy, a failed open's output). `zeroize` writes a
+/// byte slice one volatile store at a time, which on WebAssembly took longer than sealing the
+/// same bytes; here the stores are an ordinary fill, and passing the buffer to `black_box`
+/// afterwards makes them observable, so the fill cannot be dropped as dead stores. Key material
+/// keeps using `zeroize`.
+pub fn wipe(buf: &mut [u8]) {
+    buf.fill(0);
+    std::hint::black_box(&mut *buf);
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
 }
 
 #[cfg(target_os = "linux")]
@@ -85,9 +112,22 @@ mod tests {
     fn zeroed_output_zeroes_every_byte() {
         for len in [0, 1, 4097, HUGE_MIN - 1, HUGE_MIN + (3 << 20) + 5] {
             let mut v = vec![MaybeUninit::new(0xa5u8); len];
-            let out = zeroed_output(&mut v);
-            assert_eq!(out.len(), len);
-            assert!(out.iter().all(|&b| b == 0), "{len}");
+            for pages in [Pages::Huge, Pages::Base] {
+                let out = zeroed_output(&mut v, pages);
+                assert_eq!(out.len(), len);
+                assert!(out.iter().all(|&b| b == 0), "{len}");
+                out.fill(0xa5);
+            }
+        }
+    }
+
+    /// The wipe reaches every byte of buffers of every length class.
+    #[test]
+    fn wipe_zeroes_every_byte() {
+        for len in [0, 1, 15, 4097, (1 << 20) + 3] {
+            let mut v = vec![0x5au8; len];
+            wipe(&mut v);
+            assert!(v.iter().all(|&b| b == 0), "{len}");
         }
     }
 }

@@ -95,6 +95,7 @@ impl Sm4 {
     /// chain kept in registers across blocks, where the backend has such a
     /// loop (`gfni512`); returns the next chain value, or `None` (nothing
     /// done) for the generic `cbc` crate path.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
     pub(crate) fn cbc_encrypt_chain(&self, iv: &[u8; 16], blocks: &mut [[u8; 16]]) -> Option<[u8; 16]> {
         match self.backend {
             #[cfg(target_arch = "x86_64")]
@@ -108,6 +109,7 @@ impl Sm4 {
     /// XORs the CTR keystream into `data` with the backend's own loop
     /// (`gfni512`: counters made in registers); `false` (nothing done) where
     /// the backend has none.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
     pub(crate) fn ctr_apply_fast(&self, iv: &[u8; 16], data: &mut [u8]) -> bool {
         match self.backend {
             #[cfg(target_arch = "x86_64")]
