@@ -7,10 +7,10 @@ use wasm_bindgen::JsCast;
 
 use crate::errors::{arg, fail};
 
-/// A copy of caller data in WebAssembly memory that is wiped when dropped (`hyperseal::wipe`: at
-/// memset speed, where `Zeroizing`'s byte-at-a-time stores took longer than sealing the same
-/// 16 MB in Chromium). Linear memory outlives the call and is reused by the next allocation, so
-/// a plaintext copy is never left behind.
+/// A copy of caller data in WebAssembly memory that is wiped when dropped (`hyperseal::wipe`, at
+/// memset speed: `Zeroizing` makes one volatile store per byte, 16 million for a 16 MB input).
+/// Linear memory outlives the call and is reused by the next allocation, so a plaintext copy is
+/// never left behind.
 pub(crate) struct Plaintext(Vec<u8>);
 
 impl Plaintext {
