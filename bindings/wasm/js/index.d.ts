@@ -168,6 +168,8 @@ export const PARALLEL_MIN: number
 export const BYTES_PARALLEL_MIN: number
 /** `decrypt` from this size on goes through every worker in parts; below, one stream. */
 export const BYTES_OPEN_PARALLEL_MIN: number
+/** Both crossovers where the page is cross-origin isolated (the workers share its memory). */
+export const BYTES_SHARED_PARALLEL_MIN: number
 
 export interface BytesJobOptions { parallel?: boolean }
 

@@ -14,5 +14,5 @@ import init from './core.js'
 await init()
 
 export * from './core.js'
-export { WorkerPool, PARALLEL_MIN, BYTES_PARALLEL_MIN, BYTES_OPEN_PARALLEL_MIN } from './workers.js'
+export { WorkerPool, PARALLEL_MIN, BYTES_PARALLEL_MIN, BYTES_OPEN_PARALLEL_MIN, BYTES_SHARED_PARALLEL_MIN } from './workers.js'
 export default init
