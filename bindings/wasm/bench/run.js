@@ -22,6 +22,10 @@ const equal = (a, b) => a.length === b.length && a.every((x, i) => x === b[i])
  * cross-origin isolated).
  */
 async function time (fn, { sampleMs, samples }) {
+  // Each figure starts from a collected heap (Chromium started with --expose-gc): otherwise a row
+  // pays for the garbage the rows before it left (16 MB results of every implementation), which
+  // V8 then collects concurrently, on the same two CPUs as the code being timed.
+  globalThis.gc?.()
   await fn() // warm-up (and JIT / WebAssembly tier-up)
   const per = []
   for (let s = 0; s < samples; s++) {
