@@ -13,7 +13,7 @@
 
 import init, {
   EncryptSession, DecryptSession, RangeJob, rekeyHead, kdfPbkdf2Sync, kdfArgon2idSync, kdfScryptSync, kdfHkdf,
-  aeadSeal, aeadOpen, aeadGenerateKey, tokenGenerateKey, tokenSeal, tokenOpen,
+  aeadSeal, aeadSealInto, aeadOpen, aeadGenerateKey, tokenGenerateKey, tokenSeal, tokenOpen,
   signGenerateKeyPair, signMessage, signVerify, signPublicKeyOf,
 } from '../pkg/hyperseal.js'
 
@@ -33,6 +33,7 @@ export {
   hmacVerify,
   kdfHkdf,
   aeadSeal,
+  aeadSealInto,
   aeadOpen,
   aeadGenerateKey,
   tokenGenerateKey,
@@ -221,7 +222,7 @@ export function kdfScrypt (password, salt, o) {
 }
 
 export const kdf = Object.freeze({ pbkdf2: kdfPbkdf2, argon2id: kdfArgon2id, scrypt: kdfScrypt, hkdf: kdfHkdf })
-export const aead = Object.freeze({ seal: aeadSeal, open: aeadOpen, generateKey: aeadGenerateKey })
+export const aead = Object.freeze({ seal: aeadSeal, sealInto: aeadSealInto, open: aeadOpen, generateKey: aeadGenerateKey })
 /** Signatures with PEM keys (Ed25519, ECDSA P-256, ML-DSA-65; RSA is native-only), as in Node. */
 export const sign = Object.freeze({ generateKeyPair: signGenerateKeyPair, sign: signMessage, verify: signVerify, publicKeyOf: signPublicKeyOf })
 

@@ -133,9 +133,11 @@ export const kdf: { pbkdf2: typeof kdfPbkdf2, argon2id: typeof kdfArgon2id, scry
 
 /** `nonce ‖ ciphertext ‖ tag`, with a fresh random nonce. */
 export function aeadSeal (algo: AeadAlgorithm, key: Uint8Array, plaintext: Data, aad?: Data): Uint8Array
+/** `aeadSeal` into `out` (the caller's, reusable: at least nonce + plaintext + 16 bytes); returns the bytes written. */
+export function aeadSealInto (algo: AeadAlgorithm, key: Uint8Array, plaintext: Data, out: Uint8Array, aad?: Data): number
 export function aeadOpen (algo: AeadAlgorithm, key: Uint8Array, sealed: Uint8Array, aad?: Data): Uint8Array
 export function aeadGenerateKey (algo: AeadAlgorithm): Uint8Array
-export const aead: { seal: typeof aeadSeal, open: typeof aeadOpen, generateKey: typeof aeadGenerateKey }
+export const aead: { seal: typeof aeadSeal, sealInto: typeof aeadSealInto, open: typeof aeadOpen, generateKey: typeof aeadGenerateKey }
 
 /** 'ed25519' (default), 'ecdsa-p256', 'ml-dsa-65' (RSA is native-only: ERR_HYPERSEAL_ARGUMENT). */
 export type SignKeyKind = 'ed25519' | 'ecdsa-p256' | 'ml-dsa-65'

@@ -190,3 +190,25 @@ test('AEAD round trips for every algorithm, and bad keys, lengths and tampering 
   assert.equal(r.unknown, 'ERR_HYPERSEAL_ARGUMENT')
   assert.equal(r.shortSalt, 'ERR_HYPERSEAL_ARGUMENT')
 })
+
+test('aead.sealInto writes what opens into the caller\'s array, a fresh nonce each call, and refuses a short array', async () => {
+  const r = await h.inPage((hs) => {
+    const code = (f) => { try { f(); return 'no error' } catch (e) { return e.code } }
+    const key = hs.aead.generateKey('chacha20-poly1305')
+    const msg = new Uint8Array(70000).map((_, i) => i)
+    const out = new Uint8Array(12 + msg.length + 16 + 5).fill(0xee)
+    const n = hs.aead.sealInto('chacha20-poly1305', key, msg, out, 'aad')
+    const first = out.slice(0, n)
+    const n2 = hs.aead.sealInto('chacha20-poly1305', key, msg, out, 'aad')
+    const opened = hs.aead.open('chacha20-poly1305', key, first, 'aad')
+    return {
+      n,
+      n2,
+      opens: opened.length === msg.length && opened.every((b, i) => b === msg[i]),
+      tailUntouched: out.subarray(n).every((b) => b === 0xee),
+      freshNonce: out.subarray(0, 12).some((b, i) => b !== first[i]),
+      short: code(() => hs.aead.sealInto('chacha20-poly1305', key, msg, new Uint8Array(msg.length + 27))),
+    }
+  })
+  assert.deepEqual(r, { n: 70028, n2: 70028, opens: true, tailUntouched: true, freshNonce: true, short: 'ERR_HYPERSEAL_ARGUMENT' })
+})
