@@ -58,7 +58,7 @@ export async function startBrowser ({ root = PKG_ROOT, pagePath = '/test/page.ht
     acceptDownloads: true,
     viewport: { width: 1100, height: 760 },
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run'],
+      '--disable-sync', '--no-first-run', '--js-flags=--expose-gc'],
   })
   const errors = []
   /** Opens `path` in a page and waits for `window.hyperseal`. */
