@@ -102,6 +102,18 @@ impl Table for Browser {
             parsed["wasmBytes"].as_u64().unwrap_or(0),
             parsed["wasmGzipBytes"].as_u64().unwrap_or(0),
         ));
+        out.note(
+            "Targets and what limits them where a run misses one (measured on a 2-core Intel Xeon VM, Chromium \
+             156): ChaCha20-Poly1305 ≥ 4× @noble/ciphers — in a CPU profile of a 16 MB `aead.seal` the cipher \
+             and MAC are half the time, the copies into and out of WebAssembly memory and the result's fresh \
+             pages (about a third) the rest, so `aead.sealInto` (a reused output array, no fresh pages) is the \
+             row that reaches it; age encrypt ≥ 4× typage — at 1 KB one X25519 ladder in curve25519-dalek's \
+             32-bit field arithmetic is most of the call; WorkerPool ≥ 1.6× one stream at 16 MB — needs both \
+             CPUs free, and a worker is replaced after 256 MiB of shared results (bounded memory) at about one \
+             50 ms start per 32 calls; files are bound by Chromium's Blob reads and writes, which cross to the \
+             browser process and do not run in parallel (16 MB: read 15–17 ms, halves at once 16–20 ms, a new \
+             Blob 13–17 ms); token seal + open ≤ 20 µs.",
+        );
         let rows = parsed["rows"].as_array().map(Vec::as_slice).unwrap_or(&[]);
         let field = |r: &Value, k: &str| r[k].as_str().unwrap_or("").to_string();
         let mut sec = Section::new(
