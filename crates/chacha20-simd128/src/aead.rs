@@ -24,11 +24,38 @@ use chacha20poly1305::aead::array::{Array, ArraySize};
 use chacha20poly1305::aead::consts::{U16, U32};
 use chacha20poly1305::aead::inout::InOutBuf;
 use chacha20poly1305::aead::{AeadCore, AeadInOut, Error, KeyInit, KeySizeUser, TagPosition};
-use cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
+use cipher::{KeyIvInit, StreamCipherCoreWrapper};
 use subtle::ConstantTimeEq;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::poly1305::Poly1305;
+use crate::state::{ChaCha20Core, XChaCha20Core};
+
+mod sealed {
+    /// The ChaCha20 variants the AEAD is composed over ([`crate::ChaCha20`],
+    /// [`crate::XChaCha20`]): how a key and nonce become the ChaCha20 core the AEAD drives
+    /// directly, four blocks at a time from its input to its output (`ChaCha20Core::apply`),
+    /// rather than through `cipher`'s keystream buffer.
+    pub trait Variant {
+        type NonceSize: super::ArraySize;
+        fn core(key: &super::Array<u8, super::U32>, nonce: &super::Array<u8, Self::NonceSize>) -> super::ChaCha20Core;
+    }
+}
+use sealed::Variant;
+
+impl Variant for StreamCipherCoreWrapper<ChaCha20Core> {
+    type NonceSize = <ChaCha20Core as cipher::IvSizeUser>::IvSize;
+    fn core(key: &Array<u8, U32>, nonce: &Array<u8, Self::NonceSize>) -> ChaCha20Core {
+        ChaCha20Core::new(key, nonce)
+    }
+}
+
+impl Variant for StreamCipherCoreWrapper<XChaCha20Core> {
+    type NonceSize = <XChaCha20Core as cipher::IvSizeUser>::IvSize;
+    fn core(key: &Array<u8, U32>, nonce: &Array<u8, Self::NonceSize>) -> ChaCha20Core {
+        XChaCha20Core::new(key, nonce).into_inner()
+    }
+}
 
 /// The 16-byte tag.
 pub type Tag = Array<u8, U16>;
@@ -68,16 +95,13 @@ impl<C, N: ArraySize> AeadCore for ChaChaPoly1305<C, N> {
 }
 
 /// The stream cipher positioned at block 1 and the MAC keyed from block 0.
-fn start<C>(key: &Array<u8, U32>, nonce: &Array<u8, C::IvSize>) -> (C, Poly1305)
-where
-    C: KeyIvInit<KeySize = U32> + StreamCipher + StreamCipherSeek,
-{
-    let mut cipher = C::new(key, nonce);
-    let mut mac_key = [0u8; 32];
-    cipher.apply_keystream(&mut mac_key);
-    let mac = Poly1305::new(&mac_key);
-    mac_key.zeroize();
-    cipher.seek(BLOCK as u64);
+fn start<C: Variant>(key: &Array<u8, U32>, nonce: &Array<u8, C::NonceSize>) -> (ChaCha20Core, Poly1305) {
+    let mut cipher = C::core(key, nonce);
+    let mut block0 = Array::<u8, cipher::consts::U64>::default();
+    cipher.block_at(0, &mut block0);
+    let mac = Poly1305::new(block0[..32].try_into().expect("32 bytes"));
+    block0.zeroize();
+    cipher.seek_block(1);
     (cipher, mac)
 }
 
@@ -93,7 +117,7 @@ fn finish(mut mac: Poly1305, aad_len: usize, text_len: usize) -> [u8; 16] {
 
 impl<C, N> AeadInOut for ChaChaPoly1305<C, N>
 where
-    C: KeyIvInit<KeySize = U32, IvSize = N> + StreamCipher + StreamCipherSeek,
+    C: KeyIvInit<KeySize = U32, IvSize = N> + Variant<NonceSize = N>,
     N: ArraySize,
 {
     fn encrypt_inout_detached(
@@ -113,7 +137,7 @@ where
         while !rest.is_empty() {
             let n = rest.len().min(PIECE);
             let (mut piece, tail) = rest.split_at(n);
-            cipher.apply_keystream_inout(piece.reborrow());
+            cipher.apply(piece.reborrow());
             mac.update(piece.get_out());
             rest = tail;
         }
@@ -140,7 +164,7 @@ where
         if !ok {
             return Err(Error);
         }
-        cipher.apply_keystream_inout(buffer);
+        cipher.apply(buffer);
         Ok(())
     }
 }

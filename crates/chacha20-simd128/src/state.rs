@@ -6,6 +6,7 @@
 use core::fmt;
 
 use cipher::consts::{U12, U24, U32, U64};
+use cipher::inout::InOutBuf;
 use cipher::{
     Block, BlockSizeUser, IvSizeUser, KeyIvInit, KeySizeUser, StreamCipherClosure, StreamCipherCore,
     StreamCipherSeekCore,
@@ -57,6 +58,28 @@ impl ChaCha20Core {
         state[4..12].copy_from_slice(&le_words::<8>(key));
         state[13..].copy_from_slice(&le_words::<3>(nonce));
         ChaCha20Core { state }
+    }
+}
+
+impl ChaCha20Core {
+    /// XORs keystream from the current block on into `buf`, straight from its input to its
+    /// output (the AEAD's path: no keystream buffer, see `simd128::apply`); a partial last block
+    /// uses up its block.
+    pub(crate) fn apply(&mut self, buf: InOutBuf<'_, '_, u8>) {
+        crate::simd128::apply(&mut self.state, buf);
+    }
+
+    /// Moves to block `pos`.
+    pub(crate) fn seek_block(&mut self, pos: u32) {
+        self.state[12] = pos;
+    }
+
+    /// Keystream block `pos` into `out`, the counter left where it was.
+    pub(crate) fn block_at(&self, pos: u32, out: &mut Block<ChaCha20Core>) {
+        let mut state = self.state;
+        state[12] = pos;
+        one_block(&state, out);
+        state.zeroize();
     }
 }
 
@@ -119,6 +142,13 @@ impl fmt::Debug for ChaCha20Core {
 /// XChaCha20: the HChaCha20 subkey of the key and the nonce's first 16 bytes, then ChaCha20 under
 /// it with the nonce `0000 ‖ nonce[16..24]` (draft-irtf-cfrg-xchacha §2.3), as `chacha20` does.
 pub struct XChaCha20Core(ChaCha20Core);
+
+impl XChaCha20Core {
+    /// The ChaCha20 core under the HChaCha20 subkey, for the AEAD.
+    pub(crate) fn into_inner(self) -> ChaCha20Core {
+        self.0
+    }
+}
 
 impl KeySizeUser for XChaCha20Core {
     type KeySize = U32;
