@@ -56,6 +56,7 @@ pub use file_key::FileKey;
 pub use format::{Profile, Suite};
 pub use key_cache::KeyCache;
 pub use mem::{output_buffer, wipe, zeroed_output, Pages};
+pub use rng::fill_random;
 pub use opener::Opener;
 pub use recipient::{Identity, Kind, Recipient};
 pub use stream::exec::available_threads;

@@ -35,8 +35,10 @@ pub(crate) mod rand {
     }
 
     impl SecureRandom for SystemRandom {
+        /// The library's source (on WebAssembly a pool of `getRandomValues` draws: see
+        /// `hyperseal::fill_random`), so the toolkit's nonces cost what the library's do.
         fn fill(&self, dest: &mut [u8]) -> Result<(), Unspecified> {
-            getrandom::fill(dest).map_err(|_| Unspecified)
+            hyperseal::fill_random(dest).map_err(|_| Unspecified)
         }
     }
 }
