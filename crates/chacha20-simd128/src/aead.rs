@@ -94,15 +94,37 @@ impl<C, N: ArraySize> AeadCore for ChaChaPoly1305<C, N> {
     const TAG_POSITION: TagPosition = TagPosition::Postfix;
 }
 
-/// The stream cipher positioned at block 1 and the MAC keyed from block 0.
-fn start<C: Variant>(key: &Array<u8, U32>, nonce: &Array<u8, C::NonceSize>) -> (ChaCha20Core, Poly1305) {
+/// Keystream blocks 0–3 come from one SIMD pass: block 0 keys the MAC and blocks 1–3 encrypt the
+/// first [`HEAD`] bytes, so a short message (a token, a small AEAD call) costs one pass, not a
+/// scalar block for the MAC key and then a pass for the data. The rest starts at block 4.
+const HEAD: usize = 3 * BLOCK;
+
+/// The stream cipher positioned at block 4, the MAC keyed from block 0, and blocks 1–3 (the
+/// caller wipes them).
+fn start<C: Variant>(key: &Array<u8, U32>, nonce: &Array<u8, C::NonceSize>) -> (ChaCha20Core, Poly1305, [u8; 256]) {
     let mut cipher = C::core(key, nonce);
-    let mut block0 = Array::<u8, cipher::consts::U64>::default();
-    cipher.block_at(0, &mut block0);
-    let mac = Poly1305::new(block0[..32].try_into().expect("32 bytes"));
-    block0.zeroize();
-    cipher.seek_block(1);
-    (cipher, mac)
+    let mut first = [0u8; 256];
+    cipher.keystream_four(&mut first);
+    let mac = Poly1305::new(first[..32].try_into().expect("32 bytes"));
+    (cipher, mac, first)
+}
+
+/// `buffer` encrypted (or decrypted) with the keystream from block 1: its first [`HEAD`] bytes
+/// with blocks 1–3 from `start`, the rest from the cipher (at block 4) in pieces of [`PIECE`]
+/// bytes, each handed to `each` once written (the MAC, while sealing). Wipes `first`.
+fn crypt(cipher: &mut ChaCha20Core, first: &mut [u8; 256], buffer: InOutBuf<'_, '_, u8>, mut each: impl FnMut(&[u8])) {
+    let head = buffer.len().min(HEAD);
+    let (mut piece, mut rest) = buffer.split_at(head);
+    piece.xor_in2out(&first[BLOCK..BLOCK + head]);
+    crate::simd128::wipe(first);
+    each(piece.get_out());
+    while !rest.is_empty() {
+        let n = rest.len().min(PIECE);
+        let (mut piece, tail) = rest.split_at(n);
+        cipher.apply(piece.reborrow());
+        each(piece.get_out());
+        rest = tail;
+    }
 }
 
 /// pad16 ‖ le64(aad length) ‖ le64(text length), then the tag.
@@ -130,17 +152,10 @@ where
             return Err(Error);
         }
         let text_len = buffer.len();
-        let (mut cipher, mut mac) = start::<C>(&self.key, nonce);
+        let (mut cipher, mut mac, mut first) = start::<C>(&self.key, nonce);
         mac.update(associated_data);
         mac.pad();
-        let mut rest = buffer;
-        while !rest.is_empty() {
-            let n = rest.len().min(PIECE);
-            let (mut piece, tail) = rest.split_at(n);
-            cipher.apply(piece.reborrow());
-            mac.update(piece.get_out());
-            rest = tail;
-        }
+        crypt(&mut cipher, &mut first, buffer, |sealed| mac.update(sealed));
         Ok(finish(mac, associated_data.len(), text_len).into())
     }
 
@@ -154,7 +169,7 @@ where
         if buffer.len() as u64 / BLOCK as u64 >= MAX_BLOCKS {
             return Err(Error);
         }
-        let (mut cipher, mut mac) = start::<C>(&self.key, nonce);
+        let (mut cipher, mut mac, mut first) = start::<C>(&self.key, nonce);
         mac.update(associated_data);
         mac.pad();
         mac.update(buffer.get_in());
@@ -162,9 +177,10 @@ where
         let ok: bool = expected.ct_eq(tag.as_slice()).into();
         expected.zeroize();
         if !ok {
+            crate::simd128::wipe(&mut first);
             return Err(Error);
         }
-        cipher.apply(buffer);
+        crypt(&mut cipher, &mut first, buffer, |_| {});
         Ok(())
     }
 }

@@ -201,7 +201,28 @@ pub(crate) fn apply(state: &mut State, buf: InOutBuf<'_, '_, u8>) {
     Backend::new(state).gen_tail_blocks(&mut keystream[..used]);
     let flat: &mut [u8] = keystream.as_flattened_mut();
     tail.xor_in2out(&flat[..tail.len()]);
-    flat.zeroize();
+    wipe(flat);
+}
+
+/// Overwrites keystream with zeros the optimiser may not drop (the buffer is handed to
+/// `black_box` after): `zeroize` on bytes is one volatile store per byte, which on a 256-byte
+/// buffer costs a noticeable part of sealing a short message.
+pub(crate) fn wipe(buf: &mut [u8]) {
+    buf.fill(0);
+    core::hint::black_box(buf);
+}
+
+/// Keystream blocks `ctr .. ctr+4` as 256 bytes; the caller advances the counter and wipes `out`.
+pub(crate) fn keystream_four(state: &State, out: &mut [u8; 256]) {
+    let x = four_block_words(state);
+    for k in 0..4 {
+        let rows = transpose(x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]);
+        for (b, row) in rows.into_iter().enumerate() {
+            let at = 64 * b + 16 * k;
+            let dst: &mut [u8; 16] = (&mut out[at..at + 16]).try_into().expect("16 bytes");
+            store16(dst, row);
+        }
+    }
 }
 
 /// Four blocks' worth of data (256 bytes) XORed with keystream blocks `ctr .. ctr+4` from its

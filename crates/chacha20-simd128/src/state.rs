@@ -69,17 +69,11 @@ impl ChaCha20Core {
         crate::simd128::apply(&mut self.state, buf);
     }
 
-    /// Moves to block `pos`.
-    pub(crate) fn seek_block(&mut self, pos: u32) {
-        self.state[12] = pos;
-    }
-
-    /// Keystream block `pos` into `out`, the counter left where it was.
-    pub(crate) fn block_at(&self, pos: u32, out: &mut Block<ChaCha20Core>) {
-        let mut state = self.state;
-        state[12] = pos;
-        one_block(&state, out);
-        state.zeroize();
+    /// The next four keystream blocks (256 bytes) into `out`, in one SIMD pass; the counter
+    /// moves past them. The caller wipes `out`.
+    pub(crate) fn keystream_four(&mut self, out: &mut [u8; 256]) {
+        crate::simd128::keystream_four(&self.state, out);
+        self.state[12] = self.state[12].wrapping_add(4);
     }
 }
 
