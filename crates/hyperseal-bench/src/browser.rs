@@ -103,16 +103,19 @@ impl Table for Browser {
             parsed["wasmGzipBytes"].as_u64().unwrap_or(0),
         ));
         out.note(
-            "Targets and what limits them where a run misses one (measured on a 2-core Intel Xeon VM, Chromium \
-             156): ChaCha20-Poly1305 ≥ 4× @noble/ciphers — in a CPU profile of a 16 MB `aead.seal` the cipher \
-             and MAC are half the time, the copies into and out of WebAssembly memory and the result's fresh \
-             pages (about a third) the rest, so `aead.sealInto` (a reused output array, no fresh pages) is the \
-             row that reaches it; age encrypt ≥ 4× typage — at 1 KB one X25519 ladder in curve25519-dalek's \
-             32-bit field arithmetic is most of the call; WorkerPool ≥ 1.6× one stream at 16 MB — needs both \
-             CPUs free, and a worker is replaced after 256 MiB of shared results (bounded memory) at about one \
-             50 ms start per 32 calls; files are bound by Chromium's Blob reads and writes, which cross to the \
-             browser process and do not run in parallel (16 MB: read 15–17 ms, halves at once 16–20 ms, a new \
-             Blob 13–17 ms); token seal + open ≤ 20 µs.",
+            "Targets and what limits them where a run misses one (measured on a 2-core AMD EPYC Zen 4 VM, \
+             Chromium 156): ChaCha20-Poly1305 ≥ 4× @noble/ciphers — ChaCha20 runs at about 1.5 GB/s and \
+             Poly1305 at 2.4 GB/s in the page; a new 16 MB result array costs both sides about 8 ms of \
+             first-touch page faults (28.5 ms of `aead.seal` against 20.7 ms for `aead.sealInto`, which \
+             writes into an array the caller reuses), so at 16 MB `aead.seal` sits at 4.0× and `sealInto` \
+             at 5×; age encrypt ≥ 4× typage — at 1 KB two X25519 operations (curve25519-dalek's 32-bit \
+             field arithmetic: about 30 µs fixed-base, 110 µs variable-base) are 140 of the call's 150 µs; \
+             WorkerPool ≥ 1.6× one stream at 16 MB — on a cross-origin isolated page; with transferables \
+             the page copies every part in and every result out on one of the two CPUs the workers need \
+             (about 1.3× here), and a one-stream row swings 28–62 ms between runs when a collection lands \
+             in it; files are bound by Chromium's Blob reads and writes, which cross to the browser process \
+             (16 MB: read 11 ms alone in a worker, 10–26 ms per 4 MB slice when two workers read at once, \
+             a new Blob 15–18 ms); token seal + open ≤ 20 µs.",
         );
         let rows = parsed["rows"].as_array().map(Vec::as_slice).unwrap_or(&[]);
         let field = |r: &Value, k: &str| r[k].as_str().unwrap_or("").to_string();
