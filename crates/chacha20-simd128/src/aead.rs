@@ -38,7 +38,10 @@ mod sealed {
     /// rather than through `cipher`'s keystream buffer.
     pub trait Variant {
         type NonceSize: super::ArraySize;
-        fn core(key: &super::Array<u8, super::U32>, nonce: &super::Array<u8, Self::NonceSize>) -> super::ChaCha20Core;
+        fn core(
+            key: &super::Array<u8, super::U32>,
+            nonce: &super::Array<u8, Self::NonceSize>,
+        ) -> super::ChaCha20Core;
     }
 }
 use sealed::Variant;
@@ -101,7 +104,10 @@ const HEAD: usize = 3 * BLOCK;
 
 /// The stream cipher positioned at block 4, the MAC keyed from block 0, and blocks 1–3 (the
 /// caller wipes them).
-fn start<C: Variant>(key: &Array<u8, U32>, nonce: &Array<u8, C::NonceSize>) -> (ChaCha20Core, Poly1305, [u8; 256]) {
+fn start<C: Variant>(
+    key: &Array<u8, U32>,
+    nonce: &Array<u8, C::NonceSize>,
+) -> (ChaCha20Core, Poly1305, [u8; 256]) {
     let mut cipher = C::core(key, nonce);
     let mut first = [0u8; 256];
     cipher.keystream_four(&mut first);
@@ -112,7 +118,12 @@ fn start<C: Variant>(key: &Array<u8, U32>, nonce: &Array<u8, C::NonceSize>) -> (
 /// `buffer` encrypted (or decrypted) with the keystream from block 1: its first [`HEAD`] bytes
 /// with blocks 1–3 from `start`, the rest from the cipher (at block 4) in pieces of [`PIECE`]
 /// bytes, each handed to `each` once written (the MAC, while sealing). Wipes `first`.
-fn crypt(cipher: &mut ChaCha20Core, first: &mut [u8; 256], buffer: InOutBuf<'_, '_, u8>, mut each: impl FnMut(&[u8])) {
+fn crypt(
+    cipher: &mut ChaCha20Core,
+    first: &mut [u8; 256],
+    buffer: InOutBuf<'_, '_, u8>,
+    mut each: impl FnMut(&[u8]),
+) {
     let head = buffer.len().min(HEAD);
     let (mut piece, mut rest) = buffer.split_at(head);
     piece.xor_in2out(&first[BLOCK..BLOCK + head]);

@@ -56,9 +56,9 @@ pub use file_key::FileKey;
 pub use format::{Profile, Suite};
 pub use key_cache::KeyCache;
 pub use mem::{output_buffer, wipe, zeroed_output, Pages};
-pub use rng::fill_random;
 pub use opener::Opener;
 pub use recipient::{Identity, Kind, Recipient};
+pub use rng::fill_random;
 pub use stream::exec::available_threads;
 
 /// The executor every parallel path runs on, for the workspace's other crates: the toolkit's

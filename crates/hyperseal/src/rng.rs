@@ -84,7 +84,12 @@ mod pool {
             for i in 0..(3 * POOL / 13) {
                 let mut b = [0u8; 13];
                 fill(&mut b).unwrap();
-                STATE.with_borrow(|p| assert!(p.bytes[..p.next].iter().all(|&x| x == 0), "draw {i}: used bytes left in the pool"));
+                STATE.with_borrow(|p| {
+                    assert!(
+                        p.bytes[..p.next].iter().all(|&x| x == 0),
+                        "draw {i}: used bytes left in the pool"
+                    )
+                });
                 seen.push(b);
             }
             let mut sorted = seen.clone();
