@@ -110,10 +110,11 @@ impl Table for Browser {
              writes into an array the caller reuses), so at 16 MB `aead.seal` sits at 4.0× and `sealInto` \
              at 5×; age encrypt ≥ 4× typage — at 1 KB two X25519 operations (curve25519-dalek's 32-bit \
              field arithmetic: about 30 µs fixed-base, 110 µs variable-base) are 140 of the call's 150 µs; \
-             WorkerPool ≥ 1.6× one stream at 16 MB — on a cross-origin isolated page; with transferables \
-             the page copies every part in and every result out on one of the two CPUs the workers need \
-             (about 1.3× here), and a one-stream row swings 28–62 ms between runs when a collection lands \
-             in it; files are bound by Chromium's Blob reads and writes, which cross to the browser process \
+             WorkerPool ≥ 1.6× one stream at 16 MB — on a cross-origin isolated page its floor on two CPUs \
+             is about 1.8× (the one stream's work plus one more copy of the input, made on the page's \
+             thread while the workers run) and runs give 1.59–1.76×; with transferables the page copies \
+             every part in and every result out on one of the two CPUs the workers need (0.96–1.3×), and \
+             a one-stream row swings 28–62 ms between runs when a collection lands in it; files are bound by Chromium's Blob reads and writes, which cross to the browser process \
              (16 MB: read 11 ms alone in a worker, 10–26 ms per 4 MB slice when two workers read at once, \
              a new Blob 15–18 ms); token seal + open ≤ 20 µs.",
         );
