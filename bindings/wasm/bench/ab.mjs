@@ -10,13 +10,10 @@
 // noble's encrypt(data, output); age: encryptByPublicKey (age, X25519) against typage. Sizes
 // 1 KB, 64 KB, 1 MB, 16 MB. Prints medians per call and each build's ratio to the peer.
 
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, rmSync } from 'node:fs'
 import { join, dirname, resolve } from 'node:path'
-import { tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
-import * as esbuild from 'esbuild'
-import { chromium } from 'playwright-core'
-import { serve } from '../test/serve.mjs'
+import { buildPeers, withPage } from './chromium.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const args = process.argv.slice(2)
@@ -26,24 +23,15 @@ if (!a) throw new Error('usage: node bench/ab.mjs BEFORE_PKG [AFTER_PKG] [--ops 
 const ops = (value('--ops') ?? 'seal,into,age').split(',')
 const rounds = Number(value('--rounds') ?? 9)
 
-await esbuild.build({ entryPoints: [join(HERE, 'peers.js')], outfile: join(HERE, 'dist/peers.js'), bundle: true, format: 'iife', platform: 'browser', target: 'es2022', logLevel: 'silent' })
+await buildPeers()
 for (const [src, dst] of [[a, 'ab-a'], [b, 'ab-b']]) {
   rmSync(join(HERE, 'dist', dst), { recursive: true, force: true })
   cpSync(resolve(src), join(HERE, 'dist', dst), { recursive: true })
 }
 
-const server = await serve(join(HERE, '..'))
-const profile = mkdtempSync(join(tmpdir(), 'hyperseal-ab-'))
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--js-flags=--expose-gc'],
-})
-try {
-  const page = context.pages()[0] ?? await context.newPage()
-  await page.goto(`${server.url}/bench/ab.html`)
+const lines = await withPage('/bench/ab.html', {}, async (page) => {
   await page.waitForFunction(() => window.ready !== undefined && window.peers !== undefined)
-  const lines = await page.evaluate(async ({ ops, rounds }) => {
+  return page.evaluate(async ({ ops, rounds }) => {
     const { A, B } = await window.ready
     const out = []
     const key = crypto.getRandomValues(new Uint8Array(32))
@@ -75,12 +63,8 @@ try {
     }
     return out
   }, { ops, rounds })
-  console.log(`A = ${a}, B = ${b}; medians of ${rounds} alternated rounds; (×) = peer ÷ build\n`)
-  console.log('| op | size | A | B | A ÷ B | peer |')
-  console.log('|---|---|---|---|---|---|')
-  for (const l of lines) console.log(l)
-} finally {
-  await context.close()
-  await server.close()
-  rmSync(profile, { recursive: true, force: true })
-}
+})
+console.log(`A = ${a}, B = ${b}; medians of ${rounds} alternated rounds; (×) = peer ÷ build\n`)
+console.log('| op | size | A | B | A ÷ B | peer |')
+console.log('|---|---|---|---|---|---|')
+for (const l of lines) console.log(l)

@@ -14,14 +14,9 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { gzipSync } from 'node:zlib'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import * as esbuild from 'esbuild'
-import { chromium } from 'playwright-core'
-import { serve } from '../test/serve.mjs'
+import { buildPeers, withPage } from './chromium.mjs'
 
-const HERE = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(HERE, '..')
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const args = process.argv.slice(2)
 const flag = (name) => args.includes(name)
 const value = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined }
@@ -38,37 +33,21 @@ const poolSizes = poolNominal.map((n) => Math.max(1, Math.round(n * scale)))
 const groups = value('--groups')?.split(',')
 const options = { sizes, poolSizes, groups, sampleMs: tiny ? 5 : full ? 300 : 100, samples: tiny ? 3 : full ? 9 : 5 }
 
-await esbuild.build({
-  entryPoints: [join(HERE, 'peers.js')], outfile: join(HERE, 'dist/peers.js'), bundle: true,
-  format: 'iife', platform: 'browser', target: 'es2022', logLevel: 'silent',
-})
+await buildPeers()
 
 /**
  * One page load: the bench with `opts`, its checks and rows. `isolated` sends COOP/COEP (the
  * page is cross-origin isolated, WorkerPool shares memory with its workers) or not (the pool
  * moves transferable ArrayBuffers).
  */
-async function runPage (opts, isolated) {
-  const server = await serve(ROOT, { isolated })
-  const profile = mkdtempSync(join(tmpdir(), 'hyperseal-bench-chromium-'))
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--js-flags=--expose-gc'],
-  })
-  try {
-    const page = context.pages()[0] ?? await context.newPage()
-    await page.goto(`${server.url}/bench/page.html`)
+function runPage (opts, isolated) {
+  return withPage('/bench/page.html', { isolated }, async (page, context) => {
     await page.waitForFunction(() => typeof window.bench === 'function' && window.peers !== undefined)
     const r = await page.evaluate((o) => window.bench(o), opts)
     r.chromium = context.browser()?.version() ?? await page.evaluate(() => navigator.userAgent)
     r.isolated = await page.evaluate(() => globalThis.crossOriginIsolated === true)
     return r
-  } finally {
-    await context.close()
-    await server.close()
-    rmSync(profile, { recursive: true, force: true })
-  }
+  })
 }
 
 // The WorkerPool groups run on both of its memory paths: the page as served (isolated), then

@@ -123,7 +123,7 @@ const subtle = globalThis.crypto?.subtle
  * WebCrypto, chunk by chunk with the calls the library plans (its nonces, its boundaries, its
  * shape checks): Chromium runs them on its own threads with AES instructions, 1.6–1.9× the
  * WebAssembly ChaCha20-Poly1305 and 5–6× its AES-GCM (bindings/wasm/README.md). Everything
- * else runs in WebAssembly. Sealing returns `{ part, claim }`; opening the part's plaintext.
+ * else runs in WebAssembly. Sealing returns `{ blob, claim }`; opening a Blob of the part's plaintext.
  */
 async function part (blob, { key, first, partSize }, sealing) {
   const data = await readBlob(blob)
@@ -131,17 +131,24 @@ async function part (blob, { key, first, partSize }, sealing) {
   try {
     if (subtle && k.suite === 'aes-256-gcm') {
       const out = await viaWebCrypto(k, first, data, sealing)
-      return sealing ? { part: out, claim: k.partClaim(partSize, first, out) } : out
+      return sealing ? { blob: new Blob([out]), claim: k.partClaim(partSize, first, out) } : plainBlob(out)
     }
-    // Into a buffer this worker reuses: the caller copies the result into a Blob at once, and a
-    // fresh array per part would be faulted in page by page.
+    // Into a buffer this worker reuses (a fresh array per part would be faulted in page by page),
+    // copied into the part's Blob before anything else can run here.
     const out = partBuffer(sealing ? k.sealedLength(first, data.length) : k.openedLength(data.length))
-    if (!sealing) return out.subarray(0, k.openInto(first, data, out))
+    if (!sealing) return plainBlob(out.subarray(0, k.openInto(first, data, out)))
     const [n, claim] = k.sealInto(partSize, first, data, out)
-    return { part: out.subarray(0, n), claim }
+    return { blob: new Blob([out.subarray(0, n)]), claim }
   } finally {
     k.free()
   }
+}
+
+/** A Blob of opened bytes; the bytes are wiped once the Blob holds its copy. */
+function plainBlob (plain) {
+  const b = new Blob([plain])
+  plain.fill(0)
+  return b
 }
 
 /**
@@ -153,10 +160,7 @@ async function readBlob (blob) {
   return new Uint8Array(await blob.arrayBuffer())
 }
 
-/**
- * `part`'s result buffer, kept between parts. Nothing awaits between filling it and copying it
- * into a Blob (`onmessage`), so a second part in this worker cannot overwrite it first.
- */
+/** `part`'s output buffer, kept between parts (each part is copied out of it at once). */
 let partOut = new Uint8Array(0)
 function partBuffer (n) {
   if (partOut.length < n) partOut = new Uint8Array(n)
@@ -267,15 +271,7 @@ self.onmessage = async ({ data: { id, op, blob, data, into, length, options, nam
     else if (op === 'beginSeal') ok = beginSeal(blob, options)
     else if (op === 'beginOpen') ok = await beginOpen(blob, options)
     // A Blob, made here: joining Blobs on the main thread is cheap, copying bytes into one is not.
-    else if (op === 'sealPart') {
-      // The Blob copies the part out of `part`'s reused buffer before anything else runs here.
-      const { part: sealed, claim } = await part(blob, options, true)
-      ok = { blob: new Blob([sealed]), claim }
-    } else if (op === 'openPart') {
-      const plain = await part(blob, options, false)
-      ok = new Blob([plain])
-      plain.fill(0)
-    }
+    else if (op === 'sealPart' || op === 'openPart') ok = await part(blob, options, op === 'sealPart')
     else if (op === 'beginSealBytes') ok = beginSealBytes(data, options)
     else if (op === 'beginOpenBytes') ok = beginOpenBytes(data, options)
     else if (op === 'sealBytes' || op === 'openBytes') ok = await bytesPart(data, length, options, op === 'sealBytes')
