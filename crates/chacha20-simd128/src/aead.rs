@@ -36,26 +36,20 @@ mod sealed {
     /// [`crate::XChaCha20`]): how a key and nonce become the ChaCha20 core the AEAD drives
     /// directly, four blocks at a time from its input to its output (`ChaCha20Core::apply`),
     /// rather than through `cipher`'s keystream buffer.
-    pub trait Variant {
-        type NonceSize: super::ArraySize;
-        fn core(
-            key: &super::Array<u8, super::U32>,
-            nonce: &super::Array<u8, Self::NonceSize>,
-        ) -> super::ChaCha20Core;
+    pub trait Variant: cipher::IvSizeUser {
+        fn core(key: &super::Array<u8, super::U32>, nonce: &cipher::Iv<Self>) -> super::ChaCha20Core;
     }
 }
 use sealed::Variant;
 
 impl Variant for StreamCipherCoreWrapper<ChaCha20Core> {
-    type NonceSize = <ChaCha20Core as cipher::IvSizeUser>::IvSize;
-    fn core(key: &Array<u8, U32>, nonce: &Array<u8, Self::NonceSize>) -> ChaCha20Core {
+    fn core(key: &Array<u8, U32>, nonce: &cipher::Iv<Self>) -> ChaCha20Core {
         ChaCha20Core::new(key, nonce)
     }
 }
 
 impl Variant for StreamCipherCoreWrapper<XChaCha20Core> {
-    type NonceSize = <XChaCha20Core as cipher::IvSizeUser>::IvSize;
-    fn core(key: &Array<u8, U32>, nonce: &Array<u8, Self::NonceSize>) -> ChaCha20Core {
+    fn core(key: &Array<u8, U32>, nonce: &cipher::Iv<Self>) -> ChaCha20Core {
         XChaCha20Core::new(key, nonce).into_inner()
     }
 }
@@ -104,10 +98,7 @@ const HEAD: usize = 3 * BLOCK;
 
 /// The stream cipher positioned at block 4, the MAC keyed from block 0, and blocks 1–3 (the
 /// caller wipes them).
-fn start<C: Variant>(
-    key: &Array<u8, U32>,
-    nonce: &Array<u8, C::NonceSize>,
-) -> (ChaCha20Core, Poly1305, [u8; 256]) {
+fn start<C: Variant>(key: &Array<u8, U32>, nonce: &cipher::Iv<C>) -> (ChaCha20Core, Poly1305, [u8; 256]) {
     let mut cipher = C::core(key, nonce);
     let mut first = [0u8; 256];
     cipher.keystream_four(&mut first);
@@ -150,7 +141,7 @@ fn finish(mut mac: Poly1305, aad_len: usize, text_len: usize) -> [u8; 16] {
 
 impl<C, N> AeadInOut for ChaChaPoly1305<C, N>
 where
-    C: KeyIvInit<KeySize = U32, IvSize = N> + Variant<NonceSize = N>,
+    C: Variant<IvSize = N>,
     N: ArraySize,
 {
     fn encrypt_inout_detached(

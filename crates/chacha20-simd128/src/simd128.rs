@@ -172,14 +172,7 @@ fn four_block_words(state: &State) -> [v128; 16] {
 /// Keystream blocks `ctr .. ctr+4` into `out`; the caller advances the counter.
 #[inline(always)]
 fn four_blocks(state: &State, out: &mut ParBlocks<Backend<'_>>) {
-    let x = four_block_words(state);
-    for k in 0..4 {
-        let rows = transpose(x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]);
-        for (block, row) in out.iter_mut().zip(rows) {
-            let dst: &mut [u8; 16] = (&mut block[16 * k..16 * k + 16]).try_into().expect("16 bytes");
-            store16(dst, row);
-        }
-    }
+    keystream_four(state, out.as_flattened_mut().try_into().expect("4 blocks of 64 bytes"));
 }
 
 /// XORs keystream from the state's block counter on into `buf` (input to output) and advances
@@ -213,6 +206,7 @@ pub(crate) fn wipe(buf: &mut [u8]) {
 }
 
 /// Keystream blocks `ctr .. ctr+4` as 256 bytes; the caller advances the counter and wipes `out`.
+#[inline(always)]
 pub(crate) fn keystream_four(state: &State, out: &mut [u8; 256]) {
     let x = four_block_words(state);
     for k in 0..4 {

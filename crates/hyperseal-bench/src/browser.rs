@@ -114,9 +114,10 @@ impl Table for Browser {
              is about 1.8× (the one stream's work plus one more copy of the input, made on the page's \
              thread while the workers run) and runs give 1.59–1.76×; with transferables the page copies \
              every part in and every result out on one of the two CPUs the workers need (0.96–1.3×), and \
-             a one-stream row swings 28–62 ms between runs when a collection lands in it; files are bound by Chromium's Blob reads and writes, which cross to the browser process \
-             (16 MB: read 11 ms alone in a worker, 10–26 ms per 4 MB slice when two workers read at once, \
-             a new Blob 15–18 ms); token seal + open ≤ 20 µs.",
+             a one-stream row swings 28–62 ms between runs when a collection lands in it; files are bound \
+             by Chromium's Blob reads and writes, which cross to the browser process (16 MB: read 11 ms \
+             alone in a worker, 10–26 ms per 4 MB slice when two workers read at once, a new Blob 15–18 \
+             ms); token seal + open ≤ 20 µs.",
         );
         let rows = parsed["rows"].as_array().map(Vec::as_slice).unwrap_or(&[]);
         let field = |r: &Value, k: &str| r[k].as_str().unwrap_or("").to_string();

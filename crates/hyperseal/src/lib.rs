@@ -58,7 +58,7 @@ pub use key_cache::KeyCache;
 pub use mem::{output_buffer, wipe, zeroed_output, Pages};
 pub use opener::Opener;
 pub use recipient::{Identity, Kind, Recipient};
-pub use rng::fill_random;
+pub use rng::fill as fill_random;
 pub use stream::exec::available_threads;
 
 /// The executor every parallel path runs on, for the workspace's other crates: the toolkit's

@@ -10,19 +10,14 @@
 
 use crate::error::Error;
 
-/// Fills `dst` with random bytes.
-pub(crate) fn fill(dst: &mut [u8]) -> Result<(), Error> {
+/// Fills `dst` with random bytes. Public as `hyperseal::fill_random`, so that the toolkit's
+/// portable backend draws from the same source.
+pub fn fill(dst: &mut [u8]) -> Result<(), Error> {
     #[cfg(target_arch = "wasm32")]
     if dst.len() <= pool::SERVED_MAX {
         return pool::fill(dst);
     }
     getrandom::fill(dst).map_err(|_| Error::Crypto)
-}
-
-/// Fills `dst` with random bytes from the same source as the library's own keys and nonces
-/// (for the toolkit's portable backend, so that one source serves both crates).
-pub fn fill_random(dst: &mut [u8]) -> Result<(), Error> {
-    fill(dst)
 }
 
 /// WebAssembly only: one `crypto.getRandomValues` call costs about 1.6 µs in Chromium 156 (a
