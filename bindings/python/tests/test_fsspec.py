@@ -35,8 +35,8 @@ def test_parquet_round_trip_on_memory(memfs, me, table):
     raw = memfs.cat_file("/data/t.parquet")
     plain = hyperseal.decrypt(raw, me)
     # Encrypted at rest: no stretch of the Parquet file's footer is in what was stored. (Not "no
-    # PAR1 anywhere": four given bytes turn up by chance in about one megabyte of ciphertext or
-    # base64 header in 4,000, and did once in CI.)
+    # PAR1 anywhere": four given bytes turn up by chance about once in 4 GiB of ciphertext or
+    # base64 header, so in one of every few thousand files this size; it happened in CI.)
     assert raw.startswith(b"hyperseal/v1\n") and plain.endswith(b"PAR1") and plain[-64:] not in raw
     assert fs.info("/data/t.parquet")["size"] == len(plain)
     assert pq.read_table("/data/t.parquet", filesystem=fs).equals(table)
