@@ -14,10 +14,17 @@ A store that ignores ``If-Match`` on the completion would let a write that lande
 last check and the completion be overwritten; so the ETag is also checked just before
 completing, which narrows that window to one round trip but cannot close it: on such a store,
 do not re-key objects that others write at the same time. A concurrent writer wins: the
-re-key raises ``IoError``, the upload is aborted (no parts left behind) and the object is as
-that writer left it. Content type, user metadata and other stored headers, and tags, are
-carried over; the new object gets a new ETag (and, with versioning, a new version: the old
-version still opens for removed recipients).
+re-key raises ``IoError`` and the object is as that writer left it.
+
+A write that fails (a refused condition, a refused part copy, a cancelled call) leaves no parts
+behind: the part copies still running are cancelled and waited for, then the upload is aborted,
+then its parts are listed until the store says the upload is gone (S3 documents that a part
+still in flight can land after an abort; it is aborted again then). If the store still lists it
+after three aborts, the error says so and names the upload ID to abort by hand.
+
+Content type, user metadata and other stored headers, and tags, are carried over; the new
+object gets a new ETag (and, with versioning, a new version: the old version still opens for
+removed recipients).
 
 The client is s3fs's own botocore client (as :class:`hyperseal._claims.S3Claims` uses it), so
 its credentials, endpoint and timeouts apply.
@@ -58,8 +65,53 @@ def _refused(where, dest_url, e):
                    f"nothing was written ({e})")
 
 
+def _failed(where, e):
+    """Any other refused step of the multipart write."""
+    from ._errors import IoError
+
+    # Steps before the completion write only parts, and those are aborted; S3 may report an
+    # error for a completion it carried out, so after that one the object may be the new one.
+    completing = e.operation_name == "CompleteMultipartUpload"
+    done = "it may have been written: check it" if completing else "nothing was written"
+    return IoError(f"re-keying {where} failed ({e}): the upload was aborted, {done}")
+
+
 def _status(e):
     return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+
+
+async def _abandon(s3, bucket, key, uid, copies):
+    """Cancels the part copies, waits for them, aborts the upload and lists its parts to see it
+    gone. Returns None when it is, else what is left (a phrase for the caller's error)."""
+    from botocore.exceptions import ClientError
+
+    for task in copies:
+        task.cancel()
+    # Aborting while a sibling is still sending its request would race it: its part could be
+    # stored after the abort. Cancelling only stops the client, so a copy the server had already
+    # begun may still land; the listing below catches that, and the upload is aborted again.
+    await asyncio.gather(*copies, return_exceptions=True)
+    left = None
+    for attempt in range(3):
+        await asyncio.sleep(attempt)  # 0, 1, 2 s: time for a late part to land before the next abort
+        try:
+            await s3.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=uid)
+        except Exception:  # already gone (NoSuchUpload) or not: the listing decides
+            pass
+        try:
+            listed = await s3.list_parts(Bucket=bucket, Key=key, UploadId=uid)
+        except ClientError as e:
+            if e.response.get("Error", {}).get("Code") == "NoSuchUpload" or _status(e) == 404:
+                return None
+            left = f"its parts could not be listed ({e})"
+            continue
+        except Exception as e:
+            left = f"its parts could not be listed ({e!r})"
+            continue
+        n = len(listed.get("Parts", []))
+        left = f"it still lists {n}{' or more' if listed.get('IsTruncated') else ''} part(s) after the abort"
+    return (f"the multipart upload {uid} of s3://{bucket}/{key} may not be gone: {left}; abort it with "
+            f"`aws s3api abort-multipart-upload --bucket {bucket} --key {key} --upload-id {uid}`")
 
 
 async def _read(s3, bucket, key, etag, lo, hi):
@@ -146,6 +198,7 @@ async def _write(st, dest, force, part_size, max_concurrency):
 
     upload = await s3.create_multipart_upload(Bucket=bucket, Key=dest_key, **carried)
     uid = upload["UploadId"]
+    copies = []  # the part copies' tasks: on failure, cancelled and awaited before the abort
     try:
         first = await s3.upload_part(Bucket=bucket, Key=dest_key, UploadId=uid, PartNumber=1,
                                      Body=new + head[old_len:first_end])
@@ -159,19 +212,27 @@ async def _write(st, dest, force, part_size, max_concurrency):
                                               CopySourceRange=f"bytes={lo}-{hi - 1}", CopySourceIfMatch=etag)
                 return {"PartNumber": n, "ETag": r["CopyPartResult"]["ETag"]}
 
-        parts += await asyncio.gather(*(copy(i + 2, lo, hi) for i, (lo, hi) in enumerate(ranges)))
+        copies = [asyncio.ensure_future(copy(i + 2, lo, hi)) for i, (lo, hi) in enumerate(ranges)]
+        # gather raises the first failure and leaves the other copies running: _abandon stops them.
+        parts += await asyncio.gather(*copies)
         # Also checked here, for stores that ignore If-Match on the completion (module docs).
         await check_unchanged()
         await s3.complete_multipart_upload(Bucket=bucket, Key=dest_key, UploadId=uid,
                                            MultipartUpload={"Parts": parts}, **cond)
     except BaseException as e:
-        try:
-            await asyncio.shield(s3.abort_multipart_upload(Bucket=bucket, Key=dest_key, UploadId=uid))
-        except Exception:  # the original failure is what the caller needs to see
-            pass
-        if isinstance(e, ClientError) and _status(e) in (409, 412):
-            copying = e.operation_name == "UploadPartCopy"  # the source changed; else the write
-            raise (_changed(where, e) if copying else _refused(where, dest and f"s3://{bucket}/{dest_key}", e)) from e
+        # Shielded: a caller cancelling again must not stop the clean-up half way.
+        left = await asyncio.shield(_abandon(s3, bucket, dest_key, uid, copies))
+        if isinstance(e, ClientError):
+            if _status(e) in (409, 412):
+                copying = e.operation_name == "UploadPartCopy"  # the source changed; else the write
+                err = _changed(where, e) if copying else _refused(where, dest and f"s3://{bucket}/{dest_key}", e)
+            else:
+                err = _failed(where, e)
+            if left:
+                err = type(err)(f"{err}; but {left}")
+            raise err from e
+        if left:
+            e.add_note(left)
         raise
     return RekeyResult(**plan, written="s3_multipart", bytes=total)
 
