@@ -26,12 +26,29 @@ for tool in cargo rustc rustup maturin; do
   if bare bash -c "command -v $tool" >/dev/null; then echo "dist-test: $tool is on the bare PATH" >&2; exit 1; fi
 done
 
-# --- The CLI: unpacked into an empty prefix, then the README's five-minute tour.
-say "CLI tarball: unpack, the five-minute tour, man page, bash completion, age"
+# --- The CLI: installed by the README's own tar line into ~/.local, then the README's
+# five-minute tour. That prefix already has private (0700) bin/, share/ and share/man/ as a
+# user's may: installing must add files without opening them up, so the tarball carries no
+# directory entries (their modes and times would be applied to the existing directories).
+say "CLI tarball: the README's install line, the five-minute tour, man page, bash completion, age"
 t0=$(now)
-PREFIX=$T/prefix
-mkdir -p "$PREFIX"
-tar xzf "$TARBALL" -C "$PREFIX" --strip-components=1
+PREFIX=$T/home/.local
+PRIVATE=("$PREFIX" "$PREFIX/bin" "$PREFIX/share" "$PREFIX/share/man")
+mkdir -p "${PRIVATE[@]}"
+chmod 0700 "${PRIVATE[@]}"
+tar tzf "$TARBALL" > "$T/tarball.list"
+if grep '/$' "$T/tarball.list" >&2; then echo "dist-test: the tarball has directory entries (above)" >&2; exit 1; fi
+INSTALL=$(grep -m1 '^tar xzf hyperseal-.*-x86_64-linux\.tar\.gz ' "$ROOT/README.md") ||
+  { echo "dist-test: README.md has no 'tar xzf hyperseal-…-x86_64-linux.tar.gz' line" >&2; exit 1; }
+# Run as written from where the tarball lies, with only the tarball's name made the built one's.
+INSTALL=${INSTALL%%#*}
+INSTALL=$(sed -E "s|hyperseal-[^ ]*-x86_64-linux\.tar\.gz|$(basename "$TARBALL")|" <<< "$INSTALL")
+echo "   $INSTALL"
+(cd "$DIST" && bare bash -c "set -e; $INSTALL")
+for d in "${PRIVATE[@]}"; do
+  mode=$(stat -c %a "$d")
+  [ "$mode" = 700 ] || { echo "dist-test: installing made ${d#"$T/home/"} $mode (it was 700)" >&2; exit 1; }
+done
 HS=$PREFIX/bin/hyperseal
 RELEASE=$(bare "$HS" --version)
 RELEASE=${RELEASE#hyperseal }

@@ -21,11 +21,16 @@ rm -rf "$DIST"
 mkdir -p "$DIST"
 say() { printf '== %s\n' "$*"; }
 
-# Deterministic tar.gz of DIR (relative to the current directory): names sorted, the commit's
-# time, root-owned, modes normalised, GNU format (no pax atime/ctime records), gzip -n.
+# Deterministic tar.gz of the files under DIR (relative to the current directory): names sorted,
+# the commit's time, root-owned, modes normalised, GNU format (no pax atime/ctime records), gzip -n.
+# Files only, no directory entries: tar applies a directory entry's mode and time to a directory
+# that already exists, so `tar -C ~/.local` would turn a private ~/.local/share into 0755. Without
+# them tar creates only the directories that are missing (from the files' paths, under the
+# user's umask) and leaves existing ones as they are, whichever tar line installs it.
 pack() {
-  tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
-    --mode='u+rw,go-w,a+rX' --format=gnu -cf - "$1" | gzip -9n > "$2"
+  find "$1" ! -type d -print0 | LC_ALL=C sort -z |
+    tar --null --no-recursion -T - --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
+      --mode='u+rw,go-w,a+rX' --format=gnu -cf - | gzip -9n > "$2"
 }
 
 # An artifact built from another commit (a stale build) must not be shipped under this one.
