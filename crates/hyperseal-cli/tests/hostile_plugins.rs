@@ -279,3 +279,63 @@ fn plugin_descendants_that_leave_its_group_do_not_survive() {
     assert!(survivors.is_empty(), "descendants {survivors:?} of {found:?} outlived hyperseal");
     assert!(!out.exists());
 }
+
+/// The pids of the processes still running `script` (their command line names it), zombies
+/// left out.
+fn running(script: &Path) -> Vec<i32> {
+    let needle = script.as_os_str().as_encoded_bytes();
+    let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| alive(pid))
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.windows(needle.len()).any(|w| w == needle))
+        })
+        .collect()
+}
+
+/// A plugin whose descendant is a fork-and-exit chain: each link leaves its session
+/// (`setsid`), starts the next and exits at once, so at any moment the chain is one short-lived
+/// process that no `/proc` scan need catch alive (an outside review saw it escape the
+/// freeze-and-kill rounds in 3 of 6 runs). A link that finds the file `exited`, which this test
+/// makes once hyperseal has ended, writes the marker and ends the chain: the marker proves an
+/// escape. None may appear within 3 s, and no link may still run.
+#[test]
+fn a_fork_and_exit_chain_does_not_outlive_hyperseal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (link, exited, marker) = (d.join("link"), d.join("exited"), d.join("marker"));
+    // The chain also ends once the directory is gone (the next link's script cannot be read),
+    // so a failed run leaves nothing running for long.
+    fs::write(
+        &link,
+        format!(
+            "if [ -e {e} ]; then echo $$ > {m}; exit 0; fi\nsetsid sh {l} &\nexit 0\n",
+            e = exited.display(),
+            m = marker.display(),
+            l = link.display()
+        ),
+    )
+    .unwrap();
+    let exe = d.join("age-plugin-chain");
+    fs::write(&exe, format!("#!/bin/sh\nsetsid sh {} &\nexec sleep 60\n", link.display())).unwrap();
+    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    let (plain, out) = (d.join("plain"), d.join("out"));
+    fs::write(&plain, b"hello").unwrap();
+    let args =
+        ["encrypt", "--format", "age", "-j", "chain", "-o", out.to_str().unwrap(), plain.to_str().unwrap()];
+    let r = run(d, &args, MEMORY);
+    fs::write(&exited, b"").unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let (escaped, left) = (marker.exists(), running(&link));
+    // A link that escaped reads `exited` and ends the chain; removing the directory ends any
+    // other (its next link cannot start).
+    drop(dir);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status, Some(1), "{err}");
+    assert!(err.contains("age-plugin-chain: no answer within 2 s; stopped it"), "{err}");
+    assert!(r.took < DEADLINE, "took {:?}", r.took);
+    assert!(!escaped, "a link of the chain outlived hyperseal and wrote the marker ({err})");
+    assert!(left.is_empty(), "links {left:?} still run");
+    assert!(!out.exists());
+}

@@ -15,13 +15,15 @@
 //! - **Killed before waited for, with everything it started.** When the exchange ends (a
 //!   timeout, a protocol error, a budget overrun, or its normal end), the plugin's whole process
 //!   group (it is started as a group leader) is killed, then reaped: no `wait` on a live plugin.
-//!   On Linux, so are its descendants that left the group (`setsid`): they are found in `/proc`
-//!   by their parent chain, frozen with SIGSTOP until none is left to find (a stopped process
-//!   cannot fork), then killed. A program that called [`adopt_orphans`] (the CLI) also gets the
-//!   ones whose parent already exited, re-parented to it, and reaps them. The threads started
-//!   here are given a moment to end and then left to end by themselves, so a pipe held open by
-//!   a process that escaped anyway never delays the error; the last non-blank line of its
-//!   stderr (printable, bounded) explains the failure.
+//!   On Linux, so are its descendants that left the group (`setsid`) ([`super::family`], every
+//!   signal through a pidfd). In a program that called [`adopt_orphans`] (the CLI) none can
+//!   escape: whatever it started is killed and reaped until a scan finds nothing left, within
+//!   what is left of the deadline and at least [`CONTAIN`]; should that time run out first, the
+//!   exchange's error says so (one that ended well has no error to say it). Elsewhere it is best
+//!   effort: what is still attached to the plugin is frozen and killed, what was orphaned to
+//!   init is out of reach. The threads started here are given a moment to end and then left to
+//!   end by themselves, so a pipe held open by a process that escaped anyway never delays the
+//!   error; the last non-blank line of its stderr (printable, bounded) explains the failure.
 //!
 //! The process runs in the temporary directory, as age runs it, so it cannot depend on the
 //! caller's working directory.
@@ -52,10 +54,16 @@ const GRACE: Duration = Duration::from_millis(100);
 /// closed, so this is enough); after that they are left to end by themselves.
 const THREADS_END: Duration = Duration::from_millis(200);
 
+/// The least time the end of an exchange gets to end what the plugin started (more if more of
+/// the exchange's deadline is left): a plugin stopped for running out of time has none left.
+const CONTAIN: Duration = Duration::from_secs(1);
+
 /// Whether this process adopts the orphans of its descendants ([`adopt_orphans`]).
 static ADOPTING: AtomicBool = AtomicBool::new(false);
 
 /// The plugins started here and not yet reaped: children of ours, never a plugin's leftovers.
+/// Held while a plugin is spawned and registered, so that a scan of our children, followed by a
+/// read of this list, never takes a plugin being started for a leftover.
 static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
 pub(super) struct Connection {
@@ -66,6 +74,8 @@ pub(super) struct Connection {
     started: Option<u64>,
     /// Whether the process group was killed and the child reaped.
     stopped: bool,
+    /// Whether something the plugin started was still running when its end gave up.
+    loose: bool,
     to_plugin: Option<SyncSender<Zeroizing<Vec<u8>>>>,
     written: Receiver<bool>,
     from_plugin: Receiver<Result<Stanza, ReadError>>,
@@ -92,12 +102,14 @@ impl Connection {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         own_group(&mut cmd);
+        let mut running = lock(&RUNNING);
         let mut child =
             cmd.spawn().map_err(|e| Error::Plugin(format!("cannot start age-plugin-{name}: {e}")))?;
         let started = started_at(&child);
-        if let Ok(pid) = i32::try_from(child.id()) {
-            lock(&RUNNING).push(pid);
+        if let Some(pid) = libc_pid(&child) {
+            running.push(pid);
         }
+        drop(running);
         let (stdin, stdout, stderr_pipe) = (
             child.stdin.take().expect("piped"),
             child.stdout.take().expect("piped"),
@@ -129,7 +141,7 @@ impl Connection {
             .and_then(|()| spawn(&mut threads, move || wire::tail_lines(stderr_pipe, |l| *lock(&keep) = l)));
         if let Err(e) = spawned {
             // Out of threads or memory: the plugin must not outlive the failure.
-            end_all(&mut child, started);
+            end_all(&mut child, started, timeout.max(CONTAIN));
             return Err(Error::Plugin(format!(
                 "cannot start age-plugin-{name}: no thread to talk to it: {e}"
             )));
@@ -140,6 +152,7 @@ impl Connection {
             child,
             started,
             stopped: false,
+            loose: false,
             to_plugin: Some(to_plugin),
             written,
             from_plugin,
@@ -152,6 +165,10 @@ impl Connection {
 
     /// An error naming the plugin, with its last stderr line (printable) if it wrote one.
     pub(super) fn error(&self, what: &str) -> Error {
+        let what = match self.loose {
+            true => format!("{what}; some processes it started were still running at the deadline"),
+            false => what.to_string(),
+        };
         let said = lock(&self.stderr).clone();
         if said.is_empty() {
             Error::Plugin(format!("age-plugin-{}: {what}", self.name))
@@ -270,7 +287,7 @@ impl Connection {
         if !self.stopped {
             self.stopped = true;
             self.to_plugin = None;
-            end_all(&mut self.child, self.started);
+            self.loose = !end_all(&mut self.child, self.started, self.left.max(CONTAIN));
             let until = Instant::now() + THREADS_END;
             while self.threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
                 thread::sleep(Duration::from_millis(2));
@@ -335,37 +352,43 @@ fn own_group(cmd: &mut Command) {
 #[cfg(not(unix))]
 fn own_group(_: &mut Command) {}
 
-/// How long the orphans of a plugin's descendants get to die after SIGKILL before we stop
-/// waiting to reap them.
-#[cfg(target_os = "linux")]
-const REAP: Duration = Duration::from_millis(300);
-
-/// Ends the plugin with everything it started and reaps it: its process group and (Linux) its
-/// descendants outside the group are frozen, then killed ([`super::family`]); the orphans this
-/// process adopted are reaped.
-fn end_all(child: &mut Child, started: Option<u64>) {
+/// Ends the plugin with everything it started, within `budget`, and reaps it: its process group
+/// is killed; on Linux, its descendants are contained ([`super::family`]): with orphan adoption
+/// killed and reaped until none is left, else frozen while still attached to it, then killed.
+/// Returns whether nothing it started was found still running when the budget ran out.
+fn end_all(child: &mut Child, started: Option<u64>, budget: Duration) -> bool {
     let pid = libc_pid(child);
+    let until = Instant::now() + budget;
     #[cfg(target_os = "linux")]
-    let found = pid.zip(started).map(|(pid, started)| {
-        let adopting = ADOPTING.load(Ordering::Acquire);
-        let running = lock(&RUNNING).clone();
-        (super::family::freeze(pid, started, adopting, &running), adopting)
-    });
+    let (family, adopting) = (pid.zip(started), ADOPTING.load(Ordering::Acquire));
+    // Without adoption, frozen before the plugin dies: its descendants' parent chain must still
+    // reach it.
+    #[cfg(target_os = "linux")]
+    let frozen =
+        family.filter(|_| !adopting).map(|(pid, started)| super::family::freeze(pid, started, until));
     #[cfg(not(target_os = "linux"))]
-    let _ = started;
+    let _ = (started, until);
     kill_group(child);
     #[cfg(target_os = "linux")]
-    if let Some((found, _)) = &found {
-        found.kill();
-    }
+    let contained = match (frozen, family) {
+        (Some(found), _) => {
+            let complete = found.complete;
+            found.kill();
+            complete
+        }
+        // With adoption nothing needs freezing: an orphan comes to us, not to init, so the
+        // plugin may die first (its pid still names it: it is reaped only after this, or was
+        // by `exit_within`, which the start time tells).
+        (None, Some((pid, started))) => super::family::contain(pid, started, &RUNNING, until),
+        (None, None) => true,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let contained = true;
     let _ = child.wait();
     if let Some(pid) = pid {
         lock(&RUNNING).retain(|&p| p != pid);
     }
-    #[cfg(target_os = "linux")]
-    if let Some((found, true)) = &found {
-        found.reap(REAP);
-    }
+    contained
 }
 
 fn libc_pid(child: &Child) -> Option<i32> {
@@ -409,12 +432,12 @@ fn subreaper() -> std::io::Result<()> {
 }
 
 /// kill(2) of a process (`pid` > 0) or a process group (-`pid`); errors (it is gone) ignored.
+/// Only for what a pidfd cannot name: the group of an unreaped child (see `kill_group`), and a
+/// process checked by its start time a moment ago, where the kernel has no pidfds.
 #[cfg(unix)]
 #[allow(unsafe_code)]
 pub(super) fn signal(pid: i32, sig: libc::c_int) {
-    // SAFETY: kill(2) takes two integers and touches no memory. Callers name a process they
-    // checked a moment ago by its start time, or the group of an unreaped child (see
-    // `kill_group`).
+    // SAFETY: kill(2) takes two integers and touches no memory.
     unsafe {
         libc::kill(pid, sig);
     }
