@@ -27,7 +27,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build install bench-build test bench tools age minio tag-plugin ssh-keygen test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
+.PHONY: all build install bench-build test bench tools age minio tag-plugin ssh-keygen strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
 	cargo-cyclonedx auditwheel dist dist-test man-db
 
 all: build
@@ -111,7 +111,12 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 	echo "$(C2SP_VECTORS_SHA256)  $@.tmp" | sha256sum -c --quiet
 	mv $@.tmp $@ && rm -rf $(TOOLS)/c2sp/dl
 
-tools: age tag-plugin ssh-keygen test-plugin venv c2sp-vectors
+# strace (Debian's package) drives the re-key fault harness (crates/hyperseal-cli/tests/rekey_faults.rs):
+# it fails the n-th write, sync, rename, link or unlink, kills or stops the process there.
+strace:
+	@command -v strace >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace; }
+
+tools: age tag-plugin ssh-keygen strace test-plugin venv c2sp-vectors
 
 # The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.
 python: $(VENV)/.installed

@@ -44,6 +44,9 @@ pub struct RekeyOptions {
     pub force: Option<bool>,
     /// {@link rekeyFile} only: check the change and report it, write nothing.
     pub dry_run: Option<bool>,
+    /// {@link rekeyFile} only: allow rewriting a file that has other hard links (they keep the
+    /// old header and recipients). Without it such a file is re-keyed only in place.
+    pub split_links: Option<bool>,
     /// Allow keys that name an age plugin, which runs the program `age-plugin-NAME` (default
     /// false: refused with `ERR_HYPERSEAL_KEY`).
     pub allow_plugins: Option<bool>,
@@ -194,6 +197,7 @@ pub fn rekey_file(
             output: options.output.map(PathBuf::from),
             force: options.force.unwrap_or(false),
             dry_run: options.dry_run.unwrap_or(false),
+            split_links: options.split_links.unwrap_or(false),
         },
     })
 }
@@ -207,7 +211,11 @@ pub fn rekey(
     #[napi(ts_arg_type = "string | string[] | null")] identities: Option<Keys>,
     options: RekeyOptions,
 ) -> Result<Buffer, JsErr> {
-    if options.output.is_some() || options.force.is_some() || options.dry_run.is_some() {
+    if options.output.is_some()
+        || options.force.is_some()
+        || options.dry_run.is_some()
+        || options.split_links.is_some()
+    {
         return Err(Fail::arg(
             "rekey returns the new bytes: output, force and dryRun are options of rekeyFile",
         )

@@ -82,7 +82,7 @@ fn plan_dict<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyDict>> 
 /// Re-keys the file at `path` (binary or armored); returns the plan with `written`: "in_place",
 /// "rewritten" (with `bytes`) or "nothing" (a dry run). See `hyperseal.rekey_file`.
 #[pyfunction]
-#[pyo3(signature = (path, identities = None, *, passphrase = None, recipients = None, add = None, remove = None, remove_own = false, output = None, force = false, dry_run = false, allow_plugins = false))]
+#[pyo3(signature = (path, identities = None, *, passphrase = None, recipients = None, add = None, remove = None, remove_own = false, output = None, force = false, dry_run = false, split_links = false, allow_plugins = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn rekey_file<'py>(
     py: Python<'py>,
@@ -96,11 +96,12 @@ pub fn rekey_file<'py>(
     output: Option<PathBuf>,
     force: bool,
     dry_run: bool,
+    split_links: bool,
     allow_plugins: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let ids = identities_of(identities, passphrase, allow_plugins)?;
     let change = change_of(recipients, add, remove, remove_own, allow_plugins)?;
-    let opts = FileOptions { output, force, dry_run };
+    let opts = FileOptions { output, force, dry_run, split_links };
     let report = py.detach(|| hyperseal::rekey::rekey_file(&path, &ids, &change, &opts)).py_err()?;
     let d = plan_dict(py, &report.plan)?;
     let (written, bytes) = match report.written {

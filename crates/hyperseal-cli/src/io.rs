@@ -34,14 +34,35 @@ pub struct Input {
     /// Size in bytes when known (regular files).
     pub size: Option<u64>,
     pub path: Option<PathBuf>,
+    /// Read through its re-key journal's header ([`Input::open_encrypted`]).
+    pub torn: bool,
 }
 
 impl Input {
+    /// [`Input::open`] for an encrypted file: a file whose header was torn by a crash during an
+    /// in-place re-key (a power cut mid-write) is read with the header its re-key journal says
+    /// it settles to, read-only; the file itself is left for the next `rekey` to finish. Any
+    /// other file reads as it is.
+    pub fn open_encrypted(path: Option<&Path>) -> Result<Input> {
+        let mut input = Input::open(path)?;
+        #[cfg(unix)]
+        if let (Some(p), Some(_)) = (&input.path, input.size) {
+            let f = File::open(p)?;
+            if let Some(head) = hyperseal::rekey::settled_head(p, &f) {
+                let mut rest = f;
+                io::Seek::seek(&mut rest, io::SeekFrom::Start(head.len() as u64))?;
+                input.reader = Box::new(io::Cursor::new(head).chain(rest));
+                input.torn = true;
+            }
+        }
+        Ok(input)
+    }
+
     pub fn open(path: Option<&Path>) -> Result<Input> {
         match path {
-            None => Ok(Input { reader: Box::new(io::stdin()), size: None, path: None }),
+            None => Ok(Input { reader: Box::new(io::stdin()), size: None, path: None, torn: false }),
             Some(p) if p.as_os_str() == "-" => {
-                Ok(Input { reader: Box::new(io::stdin()), size: None, path: None })
+                Ok(Input { reader: Box::new(io::stdin()), size: None, path: None, torn: false })
             }
             Some(p) => {
                 let f = File::open(p)
@@ -51,7 +72,7 @@ impl Input {
                     anyhow::bail!("{} is a directory", p.display());
                 }
                 let size = meta.is_file().then_some(meta.len());
-                Ok(Input { reader: Box::new(f), size, path: Some(p.to_path_buf()) })
+                Ok(Input { reader: Box::new(f), size, path: Some(p.to_path_buf()), torn: false })
             }
         }
     }

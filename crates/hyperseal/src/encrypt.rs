@@ -145,6 +145,12 @@ impl Encryptor {
         self
     }
 
+    /// The header and salt this encryptor writes first (a rotation checks who can open it).
+    #[cfg_attr(not(all(feature = "fs", unix)), allow(dead_code))]
+    pub(crate) fn head(&self) -> &[u8] {
+        &self.head
+    }
+
     /// Bytes of header and salt that precede the payload.
     pub fn header_len(&self) -> usize {
         self.head.len()

@@ -74,6 +74,15 @@ pub enum Error {
     /// command before the pipe). Its code is [`ErrorCode::Format`], as an unknown format's.
     #[error("the input is empty: not a hyperseal or age file")]
     EmptyInput,
+    /// A re-key of a file on disk failed: `source` says why, `outcome` which recipients the
+    /// file has now (every failure says it). Its code is the source's.
+    #[error("{source}; {outcome}")]
+    Rekey {
+        /// What the file is left as.
+        outcome: crate::rekey::Outcome,
+        /// The failure.
+        source: Box<Error>,
+    },
 }
 
 impl From<io::Error> for Error {
@@ -192,6 +201,7 @@ impl Error {
             Error::InvalidArgument(_) => ErrorCode::Argument,
             Error::Limit(_) => ErrorCode::Limit,
             // An input that ends inside the header is a malformed file, not an I/O failure.
+            Error::Rekey { source, .. } => source.code(),
             Error::Io(io) if io.kind() == io::ErrorKind::UnexpectedEof => ErrorCode::Format,
             Error::Io(_) | Error::Crypto => ErrorCode::Io,
             Error::UnknownFormat

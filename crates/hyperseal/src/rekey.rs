@@ -27,6 +27,12 @@
 
 #[cfg(all(feature = "fs", unix))]
 mod file;
+#[cfg(all(feature = "fs", unix))]
+mod guard;
+#[cfg(all(feature = "fs", unix))]
+mod journal;
+#[cfg(all(feature = "fs", unix))]
+mod rotate;
 mod slack;
 #[cfg(test)]
 mod tests;
@@ -39,7 +45,11 @@ use crate::recipient::{wrap_all, wrap_refs, Identity, Recipient, POSTQUANTUM};
 use crate::{error::Error, file_key::FileKey, keys};
 
 #[cfg(all(feature = "fs", unix))]
-pub use file::{journal_path, recover, rekey_file, FileOptions, Report, Written};
+pub use file::{old_copy_path, recover, rekey_file, FileOptions, Report, Written};
+#[cfg(all(feature = "fs", unix))]
+pub use journal::{journal_path, settled_head, Recovered};
+#[cfg(all(feature = "fs", unix))]
+pub use rotate::rotate_file;
 pub(crate) use slack::fill as fill_slack;
 pub use slack::{slack_for, SLACK_TYPE};
 
@@ -48,6 +58,34 @@ pub use slack::{slack_for, SLACK_TYPE};
 const POSTQUANTUM_TYPES: [&str; 4] = ["mlkem768x25519", "mlkem1024", "mlkem768p256", "mlkem768p256tag"];
 /// Stanza types of a passphrase, which must stand alone.
 const PASSPHRASE_TYPES: [&str; 2] = ["scrypt", "argon2id"];
+
+/// What a failed re-key of a file left: every failure says which recipients are in force.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing changed: the file is as it was (or as another program that wrote it left it).
+    Unchanged,
+    /// The change was made, and something after it failed (removing the journal, say).
+    Changed,
+    /// The header write was interrupted and could not be undone: the journal at this path
+    /// keeps both headers; `decrypt` opens the file, and the next re-key of it finishes or
+    /// undoes the change and says which.
+    Pending(std::path::PathBuf),
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Unchanged => f.write_str("nothing changed"),
+            Outcome::Changed => f.write_str("the change WAS made: the file opens with the new recipients"),
+            Outcome::Pending(j) => write!(
+                f,
+                "the header write was interrupted and could not be undone: its journal {} keeps both \
+                 headers, decrypt still opens the file, and the next re-key of it finishes or undoes the change and says which",
+                j.display()
+            ),
+        }
+    }
+}
 
 /// Who should open the file after the re-key.
 #[derive(Default)]
@@ -141,6 +179,14 @@ impl Rekey {
             None => self.edit(&old, change)?,
         };
         self.check_profile(&stanzas)?;
+        if postquantum_only(&old) && stanzas.iter().any(|s| classical(&s.tag)) {
+            return Err(Error::IncompatibleRecipients(
+                "this file key is wrapped to post-quantum recipients only: wrapping the same key to a \
+                 classical recipient would let a future break of that key open this file and every \
+                 earlier copy of it; rotate instead (a fresh file key, the payload re-encrypted)"
+                    .into(),
+            ));
+        }
         let probe =
             Header::new(self.header.profile, self.header.suite, self.header.chunk_size, stanzas.clone())?;
         let still_opens = identities.iter().any(|id| {
@@ -280,6 +326,20 @@ pub fn rekey_head(
         None => rekey.encode(&plan, None, true)?.expect("no target length"),
     };
     Ok((new, old_len, plan))
+}
+
+/// Whether a stanza of this type is wrapped with classical public-key cryptography only: not
+/// post-quantum, not a passphrase (symmetric), not slack. Types this build does not know
+/// (plugins) count as classical.
+fn classical(tag: &str) -> bool {
+    !POSTQUANTUM_TYPES.contains(&tag) && !PASSPHRASE_TYPES.contains(&tag) && tag != SLACK_TYPE
+}
+
+/// Whether the file key is protected against a quantum adversary: some stanza is post-quantum
+/// and none is classical.
+fn postquantum_only(stanzas: &[&Stanza]) -> bool {
+    stanzas.iter().any(|s| POSTQUANTUM_TYPES.contains(&s.tag.as_str()))
+        && !stanzas.iter().any(|s| classical(&s.tag))
 }
 
 /// The label set stanzas of these types were written with: `postquantum` if any is.

@@ -213,6 +213,7 @@ def rekey_file(
     output: _Path | None = None,
     force: bool = False,
     dry_run: bool = False,
+    split_links: bool = False,
     allow_plugins: bool = False,
 ) -> dict[str, object]:
     """The library's file re-key (see :func:`hyperseal.rekey_file`): the plan (``before``,

@@ -103,7 +103,7 @@ def _local(path):
 
 def rekey_file(path, identities=None, *, passphrase=None, recipients=None, add=(), remove=(), remove_own=False,
                output=None, force=False, dry_run=False, allow_plugins=False, storage_options=None,
-               part_size=256 << 20, max_concurrency=8):
+               part_size=256 << 20, max_concurrency=8, split_links=False):
     """Re-keys the file at ``path`` (see :func:`rekey_bytes` for the keys); returns a
     :class:`RekeyResult`. With ``dry_run=True`` the change is checked and reported, nothing
     is written.
@@ -111,7 +111,11 @@ def rekey_file(path, identities=None, *, passphrase=None, recipients=None, add=(
     * A local path (binary or armored): in place when the new header fits the old one's length
       (only the header is rewritten, behind a journal), else the file is replaced whole by a
       rename; ``output`` writes the result there instead (``force=True`` replaces an existing
-      one). On any error the file is as it was.
+      one). Under a lock, with a concurrent writer's version winning (nothing is written over a
+      file another program saved meanwhile); a rewrite keeps owner, group, mode and extended
+      attributes, and a file with other hard links is only re-keyed in place unless
+      ``split_links=True``. Every error says what the file was left as ("nothing changed",
+      or that the change was made).
     * ``s3://bucket/key``: re-keyed without downloading the payload (:mod:`hyperseal._rekey_s3`):
       conditional on the object's ETag, so a concurrent writer wins and this raises ``IoError``
       with the object as the other writer left it. ``part_size`` (server-side copy parts) and
@@ -126,7 +130,8 @@ def rekey_file(path, identities=None, *, passphrase=None, recipients=None, add=(
         out = _local(output) if output is not None else None
         if output is not None and out is None:
             raise ValueError("a local file is re-keyed into a local output (give a path)")
-        got = _rekey_file(local, identities, output=out, force=force, dry_run=dry_run, **keys)
+        got = _rekey_file(local, identities, output=out, force=force, dry_run=dry_run, split_links=split_links,
+                          **keys)
         return RekeyResult(**got)
 
     import fsspec

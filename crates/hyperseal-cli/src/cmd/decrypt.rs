@@ -83,9 +83,15 @@ pub fn run(a: DecryptArgs) -> Result<()> {
     // Turned into an identity once the header says which KDF the file uses (age: scrypt).
     let mut passphrase = a.passphrase_file.as_deref().map(io::read_passphrase_file).transpose()?;
 
-    let input = Input::open(a.input.as_deref())?;
+    let input = Input::open_encrypted(a.input.as_deref())?;
     let (size, path) = (input.size, input.path.clone());
     let random_access = random_access_wanted(&a);
+    if random_access && input.torn {
+        return Err(hint(
+            "the file's header is mid-re-key (a journal beside it keeps the new header)",
+            "decrypt it whole, or run the re-key again to finish it",
+        ));
+    }
     if random_access && size.is_none() {
         return Err(hint("--offset/--length need a regular input file", "decrypt the whole stream instead"));
     }

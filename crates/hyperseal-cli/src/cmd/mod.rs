@@ -30,7 +30,26 @@ pub fn library_hint(e: &Error) -> Option<&'static str> {
         Error::WrongKey => "check --key-file and --context; if both are right, the data was modified",
         Error::WrongPassphrase => "check the passphrase (files made with -p need the same passphrase)",
         Error::WorkFactorTooHigh(_) => "the file demands an unreasonable amount of work; it may be hostile",
+        Error::IncompatibleRecipients(m) if m.contains("rotate instead") => {
+            "keep post-quantum recipients, or rekey --rotate to a fresh file key (the payload is re-encrypted)"
+        }
         Error::IncompatibleRecipients(_) => "encrypt separately for post-quantum and classic recipients",
+        Error::Rekey { outcome: hyperseal::rekey::Outcome::Pending(_), .. } => {
+            "run the same rekey command again: it finishes or undoes the change and says which"
+        }
+        Error::Rekey { outcome: hyperseal::rekey::Outcome::Changed, .. } => {
+            "the new recipients are in force; fix the cause above (a later rekey of the file cleans up)"
+        }
+        Error::Rekey { source, .. } if source.to_string().contains("changed by another program") => {
+            "another program saved the file meanwhile, and its version wins: re-key the new version if that is still wanted"
+        }
+        Error::Rekey { source, .. } if source.to_string().contains("open in another program") => {
+            "close the file in the other program (or re-key to a new file with -o)"
+        }
+        Error::Rekey { source, .. } if source.to_string().contains("hard links") => {
+            "pass --split-links to rewrite it anyway (the other names keep the old recipients), or re-key each name's file with -o"
+        }
+        Error::Rekey { source, .. } => return library_hint(source),
         Error::InvalidArgument(m) if m.contains("leave out every key this file was opened with") => {
             "add one of your own keys to the list, or pass --remove-own if that is what you mean"
         }

@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use hyperseal::recipient::{self, Identity, Recipient};
-use hyperseal::rekey::{rekey_file, Change, FileOptions, Written};
-use hyperseal::{Decryptor, Encryptor, Options};
+use hyperseal::rekey::{rekey_file, rotate_file, Change, FileOptions, Recovered, Written};
+use hyperseal::Decryptor;
 
 use crate::errors::{hint, usage};
 use crate::io;
@@ -54,6 +54,10 @@ pub struct RekeyArgs {
     /// Overwrite an existing -o file.
     #[arg(long)]
     force: bool,
+    /// Rewrite a file that has other hard links (they keep the old header and recipients);
+    /// without it such a file is re-keyed only in place.
+    #[arg(long = "split-links")]
+    split_links: bool,
     /// No progress bar, no per-file lines.
     #[arg(short = 'q', long)]
     quiet: bool,
@@ -98,7 +102,7 @@ pub fn run(a: RekeyArgs) -> Result<()> {
         _ if a.files.len() == 1 => Err(crate::errors::Reported.into()),
         n => {
             eprintln!(
-                "hyperseal: error: {n} of {} files were not re-keyed (each is as it was)",
+                "hyperseal: error: {n} of {} files failed (each error above says what its file was left as)",
                 a.files.len()
             );
             Err(crate::errors::Reported.into())
@@ -141,8 +145,9 @@ fn rekey(file: &Path, ids: &[Box<dyn Identity>], change: &Change, a: &RekeyArgs)
         }
         None => change,
     };
-    let opts = FileOptions { output: a.output.clone(), force: a.force, dry_run: a.dry_run };
-    let report = rekey_file(file, ids, change, &opts).map_err(|e| output_error(e, a.output.as_deref()))?;
+    let report =
+        rekey_file(file, ids, change, &file_options(a)).map_err(|e| output_error(e, a.output.as_deref()))?;
+    say_recovered(file, report.recovered.as_ref());
     let p = &report.plan;
     if a.dry_run {
         println!("{}: {} -> {}", file.display(), summary(&p.before), summary(&p.after));
@@ -165,44 +170,65 @@ fn rekey(file: &Path, ids: &[Box<dyn Identity>], change: &Change, a: &RekeyArgs)
 /// `--rotate`: a new file (fresh file key and salt) from the old one's plaintext, streamed from
 /// decryption into encryption in memory, into an all-or-nothing output over the file (or -o).
 fn rotate(file: &Path, ids: &[Box<dyn Identity>], change: Change, a: &RekeyArgs) -> Result<()> {
-    let src = std::fs::File::open(file).with_context(|| "cannot open the file".to_string())?;
-    let dec = Decryptor::new(&src)?;
-    let header = dec.header().clone();
-    let armored = dec.is_armored();
     let recipients = match &a.passphrase_file {
         Some(p) => vec![passphrase_for(file, p)?],
         None => change.set.unwrap_or_default(),
     };
-    let opts =
-        Options { profile: header.profile, suite: header.suite, chunk_size: header.chunk_size, slack: true };
-    let enc = Encryptor::with_recipients(&recipients, opts)?;
-    if a.dry_run {
-        println!("{}: rotate to {} recipient(s), fresh file key", file.display(), recipients.len());
-        return Ok(());
-    }
-    let mut plain = dec.into_reader(ids)?;
-    let dest = a.output.as_deref().unwrap_or(file);
-    let mut out = hyperseal::output::OutputOptions::new()
-        .force(a.force || a.output.is_none())
-        .create(dest)
-        .map_err(|e| output_error(std::io::Error::from(e).into(), a.output.as_deref()))?;
-    let size = src.metadata().ok().map(|m| m.len());
-    let bar = io::progress_bar(a.quiet, size, "rotating");
-    if armored {
-        let mut w = hyperseal::armored(&mut out, header.profile);
-        enc.encrypt_stream(&mut plain, &mut w, None)?;
-        w.finish()?;
-    } else {
-        enc.encrypt_stream(&mut plain, &mut out, None)?;
-    }
+    let size = std::fs::metadata(file).ok().map(|m| m.len());
+    let bar = io::progress_bar(a.quiet || a.dry_run, size, "rotating");
+    let progress = bar.clone().map(|b| move |n: u64| b.set_position(n));
+    let progress = progress.as_ref().map(|f| f as &(dyn Fn(u64) + Sync));
+    let done = rotate_file(file, ids, &recipients, change.remove_own, &file_options(a), progress)
+        .map_err(|e| output_error(e, a.output.as_deref()));
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    out.commit().map_err(std::io::Error::from)?;
-    if !a.quiet {
+    let done = done?;
+    say_recovered(file, done.recovered.as_ref());
+    if a.dry_run {
+        println!("{}: rotate to {} recipient(s), fresh file key", file.display(), recipients.len());
+    } else if !a.quiet {
         eprintln!("{}: rotated (fresh file key, payload re-encrypted)", file.display());
     }
     Ok(())
+}
+
+fn file_options(a: &RekeyArgs) -> FileOptions {
+    FileOptions { output: a.output.clone(), force: a.force, dry_run: a.dry_run, split_links: a.split_links }
+}
+
+/// An interrupted re-key resolved before this one: always said, even with -q (it changed or
+/// confirmed who can open the file).
+fn say_recovered(file: &Path, r: Option<&Recovered>) {
+    let Some(r) = r else { return };
+    let (before, after) = (summary(&r.before), summary(&r.after));
+    if r.old_copy_removed {
+        eprintln!(
+            "hyperseal: note: {}: a re-key was interrupted while it replaced the file; the old version's second name ({}) was removed",
+            file.display(),
+            hyperseal::rekey::old_copy_path(file).display()
+        );
+    }
+    if r.cut_short {
+        eprintln!(
+            "hyperseal: note: {}: an interrupted re-key had stopped before changing anything (its journal was incomplete); the journal was removed",
+            file.display()
+        );
+        return;
+    }
+    if r.before.is_empty() {
+        return;
+    }
+    match r.completed {
+        true => eprintln!(
+            "hyperseal: note: {}: an interrupted re-key was completed first: {before} -> {after}",
+            file.display()
+        ),
+        false => eprintln!(
+            "hyperseal: note: {}: an interrupted re-key ({before} -> {after}) had not been written; it was undone",
+            file.display()
+        ),
+    }
 }
 
 /// The passphrase recipient for `file`'s profile (scrypt for age files, Argon2id otherwise).

@@ -27,6 +27,18 @@ pub fn peer(name: &str) -> Option<PathBuf> {
     peers(&[name])
 }
 
+/// A system tool found on PATH (strace, from Debian's package: `make test` installs it), or
+/// `None` with a note, which `make test` turns into a failure.
+pub fn peer_on_path(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH")
+        .and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|f| f.is_file()));
+    if found.is_none() {
+        eprintln!("note: {name} not installed (run `make tools`); skipping");
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
+    }
+    found
+}
+
 /// PATH led by `.tools/bin`, where age finds its plugins.
 pub fn tools_path() -> String {
     format!("{TOOLS}:{}", std::env::var("PATH").unwrap_or_default())

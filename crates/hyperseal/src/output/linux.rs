@@ -43,14 +43,19 @@ impl Unnamed {
         &mut self.file
     }
 
-    pub(super) fn commit(self, dest: &Path) -> Result<(), OutputError> {
+    pub(super) fn commit<T>(
+        self,
+        dest: &Path,
+        before: impl FnOnce() -> Result<T, OutputError>,
+    ) -> Result<T, OutputError> {
         // Data first, name second: after a crash the name, if it exists, has all the bytes.
         self.file.sync_all().map_err(|e| OutputError::new(OutputErrorKind::Write, dest, e))?;
         let commit_err = |e| OutputError::new(OutputErrorKind::Commit, dest, e);
         if !self.force {
+            let value = before()?;
             // linkat fails with EEXIST if anything appeared at the name: no-clobber for free.
             return match link(&self.file, &self.target) {
-                Ok(()) => Ok(()),
+                Ok(()) => Ok(value),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     Err(OutputError::rule(OutputErrorKind::AlreadyExists, dest))
                 }
@@ -67,12 +72,13 @@ impl Unnamed {
             let registration = signals::register(&tmp);
             match link(&self.file, &tmp) {
                 Ok(()) => {
-                    let renamed = fs::rename(&tmp, &self.target);
+                    let renamed = before()
+                        .and_then(|value| fs::rename(&tmp, &self.target).map(|()| value).map_err(commit_err));
                     if renamed.is_err() {
                         let _ = fs::remove_file(&tmp);
                     }
                     drop(registration);
-                    return renamed.map_err(commit_err);
+                    return renamed;
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = e,
                 Err(e) => return Err(commit_err(e)),

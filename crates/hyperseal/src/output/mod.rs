@@ -47,8 +47,9 @@
 //! out.commit()?; // now it does, complete
 //! # Ok(()) }
 //! ```
-#![allow(unsafe_code)] // Only in linux.rs (linkat of an unnamed file) and signals.rs (handlers).
+#![allow(unsafe_code)] // linux.rs (linkat of an unnamed file), signals.rs (handlers), attrs.rs (xattrs).
 
+mod attrs;
 mod dest;
 mod error;
 #[cfg(target_os = "linux")]
@@ -197,15 +198,36 @@ impl AtomicOutput {
     /// [`OutputErrorKind::AlreadyExists`] if a file appeared at the destination meanwhile, and
     /// leaves that file alone. On any error nothing is left behind.
     pub fn commit(self) -> Result<(), OutputError> {
+        self.commit_with(|| Ok(()))
+    }
+
+    /// [`commit`](Self::commit), calling `before` after the data is on stable storage and
+    /// immediately before the name changes; its error stops the commit (nothing is left
+    /// behind), its value is returned. A re-key checks here, under a lease it returns, that the
+    /// file it replaces is still the one it read.
+    pub fn commit_with<T>(self, before: impl FnOnce() -> Result<T, OutputError>) -> Result<T, OutputError> {
         // No `Drop` on this struct itself: the states clean up after themselves when dropped.
         let AtomicOutput { dest, state, .. } = self;
         match state {
             State::Through(mut f) => {
-                f.flush().map_err(|e| OutputError::new(OutputErrorKind::Write, &dest, e))
+                f.flush().map_err(|e| OutputError::new(OutputErrorKind::Write, &dest, e))?;
+                before()
             }
             #[cfg(target_os = "linux")]
-            State::Unnamed(u) => u.commit(&dest),
-            State::Named(n) => n.commit(&dest),
+            State::Unnamed(u) => u.commit(&dest, before),
+            State::Named(n) => n.commit(&dest, before),
+        }
+    }
+
+    /// Gives the output `of`'s owner, group, permission bits and extended attributes (POSIX
+    /// ACLs included): what a file keeps when it is rewritten rather than written in place.
+    /// Fails if any of them cannot be set (another user's file rewritten by a non-root user).
+    pub fn copy_attributes_from(&mut self, of: &File) -> io::Result<()> {
+        match &mut self.state {
+            State::Through(_) => Ok(()),
+            #[cfg(target_os = "linux")]
+            State::Unnamed(u) => attrs::copy(of, u.file()),
+            State::Named(n) => attrs::copy(of, n.file()),
         }
     }
 

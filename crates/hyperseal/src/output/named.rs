@@ -61,9 +61,14 @@ impl Named {
         &self.tmp
     }
 
-    pub(super) fn commit(mut self, dest: &Path) -> Result<(), OutputError> {
+    pub(super) fn commit<T>(
+        mut self,
+        dest: &Path,
+        before: impl FnOnce() -> Result<T, OutputError>,
+    ) -> Result<T, OutputError> {
         self.file.sync_all().map_err(|e| OutputError::new(OutputErrorKind::Write, dest, e))?;
         let commit_err = |e| OutputError::new(OutputErrorKind::Commit, dest, e);
+        let value = before()?;
         if self.force {
             check_replaceable(&self.target, dest)?;
             fs::rename(&self.tmp, &self.target).map_err(commit_err)?;
@@ -88,7 +93,7 @@ impl Named {
             }
         }
         self.committed = true;
-        Ok(())
+        Ok(value)
     }
 }
 

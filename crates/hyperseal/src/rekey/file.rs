@@ -1,29 +1,43 @@
 //! Re-keying a file on disk: in place in O(header) where the new header fits the old one's
-//! length, otherwise a new file with the payload copied in the kernel. All or nothing at every
-//! instant: the file opens with the old recipient set or the new one.
+//! length, otherwise a new file with the payload copied in the kernel. At every instant the file
+//! opens with the old recipient set or the new one, and every failure says which
+//! ([`Outcome`]).
+//!
+//! The order of a re-key over the file (docs/SECURITY.md, "Re-key"):
+//!
+//! 1. open the file and `flock` it (one re-key of a file at a time);
+//! 2. resolve a journal an interrupted re-key left ([`super::journal`]), under that lock, and
+//!    report what it finished or undid ([`Report::recovered`]);
+//! 3. read the header, snapshot the file ([`super::guard`]), unwrap the file key (which may
+//!    wait on a prompt for any length of time) and plan the change;
+//! 4. take a write lease, check that the file is still the snapshot (another program that
+//!    saved the file meanwhile wins: nothing is written), then write.
 //!
 //! **In place.** The new header, padded with slack to the old header's exact length, replaces
-//! the old one; the payload does not move. A kill or a power cut during that write could leave
-//! a torn header, so a journal comes first: `.NAME.hyperseal-rekey` beside the file holds the
-//! old and the new header and a checksum, and is durable (written unnamed, synced, linked, the
-//! directory synced) before the file is touched. Then the new header is written and synced, and
-//! the journal removed. A journal found by the next re-key of the file is rolled forward (the
-//! new header written again), so an interrupted re-key completes. Padded headers end on a 4 KiB
-//! boundary, so the write is normally within one page, which a kill cannot tear.
+//! the old one; the payload does not move. The journal comes first (durable before the file is
+//! touched), then the header write and its sync, then the journal's removal. A failure before
+//! the new header is durable writes the old header back and removes the journal: nothing
+//! changed. Padded headers end on a 4 KiB boundary, so the write is normally within one page,
+//! which a kill cannot tear; a power cut can, and the journal covers that.
 //!
 //! **Rewritten** (the new header is longer than the old, the file is armored, or the output is
 //! another file): the new header, with fresh slack, then the payload, copied from the old file
 //! by `copy_file_range` (no crypto, no plaintext anywhere), through
-//! [`AtomicOutput`](crate::output::AtomicOutput), which names
-//! the result only when complete and replaces the old file by a rename.
+//! [`AtomicOutput`](crate::output::AtomicOutput), which names the result only when complete and
+//! replaces the old file by a rename. The result keeps the file's owner, group, mode and
+//! extended attributes (ACLs included), as an in-place write does by its nature; a file with
+//! other hard links is refused unless [`FileOptions::split_links`], since those names would
+//! keep the old header and the old recipients.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use super::{Change, Plan, Rekey};
-use crate::output::OutputOptions;
+use super::guard::{Changed, Lease, Leased, Snapshot};
+use super::journal::{self, journal_path, Journal, Recovered};
+use super::{Change, Outcome, Plan, Rekey};
+use crate::output::{AtomicOutput, OutputError, OutputOptions};
 use crate::recipient::Identity;
 use crate::{error::Error, Decryptor};
 
@@ -36,6 +50,9 @@ pub struct FileOptions {
     pub force: bool,
     /// Plan only: check the change and report it, write nothing.
     pub dry_run: bool,
+    /// Allow rewriting a file that has other hard links: it gets a new inode, and the other
+    /// names keep the old header (and the old recipients).
+    pub split_links: bool,
 }
 
 /// How the re-key was written.
@@ -58,213 +75,351 @@ pub struct Report {
     pub plan: Plan,
     /// How it was written.
     pub written: Written,
-}
-
-const JOURNAL_MAGIC: &[u8] = b"hyperseal-rekey/v1\n";
-
-/// The journal of an in-place re-key of `path`.
-pub fn journal_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.hyperseal-rekey"))
+    /// An interrupted re-key of this file found and resolved first.
+    pub recovered: Option<Recovered>,
 }
 
 /// Re-keys the file at `path`: opened with `identities`, its recipients changed by `change`.
-/// Returns what was done; on any error the file is as it was (module docs).
+/// Returns what was done; an error says what the file was left as (module docs).
 pub fn rekey_file(
     path: &Path,
     identities: &[Box<dyn Identity>],
     change: &Change,
     opts: &FileOptions,
 ) -> Result<Report, Error> {
-    let in_place = opts.output.is_none();
-    if in_place && !opts.dry_run {
-        recover(path)?;
+    let over = opts.output.is_none() && !opts.dry_run;
+    let (file, recovered) = open_locked(path, over)?;
+    let meta = file.metadata()?;
+    let dec = Decryptor::new(&file)?;
+    let armored = dec.is_armored();
+    let old_len = dec.header().encode_len();
+    let snapshot = Snapshot::take(&file, &meta, old_len)?;
+    let rekey = Rekey::from_header(dec.header().clone(), identities)?;
+    let plan = rekey.rewrap(change, identities)?;
+    if opts.dry_run {
+        return Ok(Report { plan, written: Written::Nothing, recovered });
     }
-    let file = File::options().read(true).write(in_place && !opts.dry_run).open(path)?;
-    if in_place && !opts.dry_run && file.try_lock().is_err() {
+    let unchanged = |e: Error| match e {
+        e @ Error::Rekey { .. } => e,
+        e => Error::Rekey { outcome: Outcome::Unchanged, source: Box::new(e) },
+    };
+    if over && !armored {
+        if let Some(new) = rekey.encode(&plan, Some(old_len), false)? {
+            write_in_place(path, &file, &snapshot, &new)?;
+            return Ok(Report { plan, written: Written::InPlace, recovered });
+        }
+    }
+    if over {
+        refuse_split_links(path, &meta, opts.split_links).map_err(unchanged)?;
+    }
+    let profile = rekey.header().profile;
+    let new = rekey.encode(&plan, None, true)?.expect("no target length");
+    let dest = opts.output.as_deref().unwrap_or(path);
+    let mut out = OutputOptions::new().force(opts.force || over);
+    if !over {
+        out = out.input(&meta);
+    }
+    let mut out = out.create(dest).map_err(|e| unchanged(std::io::Error::from(e).into()))?;
+    let written = (|| -> Result<u64, Error> {
+        if over {
+            keep_attributes(&mut out, &file)?;
+        }
+        if armored {
+            // The payload as stored, de-armored (salt and chunks: never decrypted), armored again.
+            let mut payload = dec.into_payload();
+            let mut w = crate::encrypt::armored(&mut out, profile);
+            w.write_all(&new)?;
+            std::io::copy(&mut payload, &mut w)?;
+            w.finish()?;
+        } else {
+            drop(dec);
+            out.write_all(&new)?;
+            // The payload (salt and chunks) from the end of the old header, in the kernel.
+            let mut from = &file;
+            from.seek(SeekFrom::Start(old_len as u64))?;
+            out.copy_from(&mut from.take(meta.len() - old_len as u64))?;
+        }
+        Ok(out.bytes_written())
+    })()
+    .map_err(unchanged)?;
+    match over {
+        true => commit_over(out, &file, path, &snapshot),
+        false => out.commit().map_err(|e| std::io::Error::from(e).into()),
+    }
+    .map_err(unchanged)?;
+    Ok(Report { plan, written: Written::Rewritten { bytes: written }, recovered })
+}
+
+/// Opens `path` (for writing when the re-key goes over it) and, if so, locks it and resolves an
+/// interrupted re-key's journal: lock first, so a second re-key can neither take a live journal
+/// for a stale one nor write an older header over a newer one.
+pub(super) fn open_locked(path: &Path, over: bool) -> Result<(File, Option<Recovered>), Error> {
+    let file = File::options().read(true).write(over).open(path)?;
+    if !over {
+        return Ok((file, None));
+    }
+    if file.try_lock().is_err() {
         return Err(Error::InvalidArgument(format!(
             "{} is being re-keyed by another process",
             path.display()
         )));
     }
-    let dec = Decryptor::new(&file)?;
-    let armored = dec.is_armored();
-    let rekey = Rekey::from_header(dec.header().clone(), identities)?;
-    let old_len = rekey.header_len();
-    let plan = rekey.rewrap(change, identities)?;
-    if opts.dry_run {
-        return Ok(Report { plan, written: Written::Nothing });
+    let mut recovered = journal::recover_locked(path, &file)?;
+    if remove_stale_copy(path)? {
+        recovered.get_or_insert_with(Recovered::default).old_copy_removed = true;
     }
-    if in_place && !armored {
-        if let Some(new) = rekey.encode(&plan, Some(old_len), false)? {
-            write_in_place(path, &file, &dec.header().encode(dec.header().mac()), &new)?;
-            return Ok(Report { plan, written: Written::InPlace });
-        }
-    }
-    let profile = rekey.header().profile;
-    let new = rekey.encode(&plan, None, true)?.expect("no target length");
-    let dest = opts.output.as_deref().unwrap_or(path);
-    let mut out = OutputOptions::new().force(opts.force || in_place);
-    if !in_place {
-        out = out.input(&file.metadata()?);
-    }
-    let mut out = out.create(dest).map_err(std::io::Error::from)?;
-    if armored {
-        // The payload as stored, de-armored (salt and chunks: never decrypted), armored again.
-        let mut payload = dec.into_payload();
-        let mut w = crate::encrypt::armored(&mut out, profile);
-        w.write_all(&new)?;
-        std::io::copy(&mut payload, &mut w)?;
-        w.finish()?;
-    } else {
-        drop(dec);
-        out.write_all(&new)?;
-        // The payload (salt and chunks) from the end of the old header, in the kernel.
-        let len = file.metadata()?.len();
-        let mut from = &file;
-        from.seek(SeekFrom::Start(old_len as u64))?;
-        out.copy_from(&mut from.take(len - old_len as u64))?;
-    }
-    let bytes = out.bytes_written();
-    out.commit().map_err(std::io::Error::from)?;
-    Ok(Report { plan, written: Written::Rewritten { bytes } })
+    Ok((file, recovered))
 }
 
-/// The journal's bytes: magic, file length, both header lengths, both headers, checksum.
-fn journal(file_len: u64, old: &[u8], new: &[u8]) -> Vec<u8> {
-    let mut j = JOURNAL_MAGIC.to_vec();
-    j.extend_from_slice(&file_len.to_le_bytes());
-    j.extend_from_slice(&(old.len() as u64).to_le_bytes());
-    j.extend_from_slice(&(new.len() as u64).to_le_bytes());
-    j.extend_from_slice(old);
-    j.extend_from_slice(new);
-    let sum = crate::crypto::hmac_sha256(b"hyperseal rekey journal", &[&j]);
-    j.extend_from_slice(&sum);
-    j
-}
-
-/// The new header of a journal that is whole, with the file length it was made for.
-/// The file length, old header and new header of a journal that is whole.
-fn parse_journal(j: &[u8]) -> Option<(u64, Vec<u8>, Vec<u8>)> {
-    let body = j.strip_prefix(JOURNAL_MAGIC)?;
-    let (body, sum) = body.split_at_checked(body.len().checked_sub(32)?)?;
-    let whole = &j[..j.len() - 32];
-    if crate::crypto::hmac_sha256(b"hyperseal rekey journal", &[whole])[..] != sum[..] {
-        return None;
-    }
-    let num =
-        |i: usize| -> Option<u64> { Some(u64::from_le_bytes(body.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
-    let (file_len, old, new) = (num(0)?, num(1)?, num(2)?);
-    let start = 24usize.checked_add(usize::try_from(old).ok()?)?;
-    let old = body.get(24..start)?;
-    let new = body.get(start..start.checked_add(usize::try_from(new).ok()?)?)?;
-    (start + new.len() == body.len() && old.len() == new.len())
-        .then(|| (file_len, old.to_vec(), new.to_vec()))
-}
-
-fn write_in_place(path: &Path, file: &File, old: &[u8], new: &[u8]) -> Result<(), Error> {
-    debug_assert_eq!(old.len(), new.len());
-    let jpath = journal_path(path);
-    let mut j = OutputOptions::new().create(&jpath).map_err(std::io::Error::from)?;
-    j.write_all(&journal(file.metadata()?.len(), old, new))?;
-    j.commit().map_err(std::io::Error::from)?;
-    sync_dir(path)?;
-    file.write_all_at(new, 0)?;
-    file.sync_data()?;
-    std::fs::remove_file(&jpath)?;
-    sync_dir(path)
-}
-
-/// Completes an interrupted in-place re-key of `path`, if its journal is there: the new header
-/// is written again (the file may hold the old header, the new one, or a torn mix). A journal
-/// that is not whole was never acted on (it is linked only once complete and synced) and is
-/// removed. Returns whether there was a journal.
-pub fn recover(path: &Path) -> Result<bool, Error> {
-    let jpath = journal_path(path);
-    // Ours, but bounded all the same: two headers and a few numbers.
-    let jmeta = match std::fs::symlink_metadata(&jpath) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e.into()),
-    };
-    let mut j = Vec::new();
-    File::open(&jpath)?.take(2 * crate::limits::HEADER_BYTES as u64 + 4096).read_to_end(&mut j)?;
-    if let Some((len, old, new)) = parse_journal(&j) {
-        let file = File::options().read(true).write(true).open(path)?;
-        // The checksum only proves the journal is whole, not who wrote it: in a shared
-        // directory anyone may create `.NAME.hyperseal-rekey`. So a journal is acted on only if
-        // it is a regular file of the file's owner, and the file's head is, byte for byte, the
-        // old header, the new one, or a torn mix of the two — never someone else's bytes.
-        let meta = file.metadata()?;
-        let mut head = vec![0u8; old.len()];
-        let head_ok = file.read_exact_at(&mut head, 0).is_ok()
-            && head.iter().zip(old.iter().zip(&new)).all(|(h, (o, n))| h == o || h == n);
-        if !jmeta.file_type().is_file() || jmeta.uid() != meta.uid() || !head_ok {
-            return Err(Error::InvalidArgument(format!(
-                "{} is not the journal of a re-key of {}: check it, then remove it",
-                jpath.display(),
+/// Checks that `file` is still what was read, under a lease (or, where leases are unavailable,
+/// as close to the write as possible). The lease, if any, is held until dropped.
+pub(super) fn check_leased<'a>(
+    file: &'a File,
+    path: &Path,
+    snapshot: &Snapshot,
+) -> Result<Option<Lease<'a>>, Error> {
+    let lease = match Lease::take(file) {
+        Leased::Held(l) => Some(l),
+        Leased::Unavailable => None,
+        Leased::OpenElsewhere => {
+            return Err(Error::Io(std::io::Error::other(format!(
+                "{} is open in another program, which may be writing it: close it and try again",
                 path.display()
-            )));
+            ))))
         }
-        if meta.len() != len {
-            return Err(Error::InvalidArgument(format!(
-                "{} changed since an interrupted re-key (its journal {} is for another length): \
-                 check the file, then remove the journal",
-                path.display(),
-                jpath.display()
-            )));
-        }
-        file.write_all_at(&new, 0)?;
-        file.sync_data()?;
+    };
+    match snapshot.check(file, path) {
+        Ok(()) => Ok(lease),
+        Err(Changed::Io(e)) => Err(e.into()),
+        Err(Changed::ByAnother) => Err(changed_by_another(path)),
     }
-    std::fs::remove_file(&jpath)?;
-    sync_dir(path)?;
+}
+
+pub(super) fn changed_by_another(path: &Path) -> Error {
+    Error::Io(std::io::Error::other(format!(
+        "{} was changed by another program while it was being re-keyed; it is as that program left it",
+        path.display()
+    )))
+}
+
+/// Commits a rewrite over the file it replaces: the rename happens under a lease, after a last
+/// check that the file is still what was read.
+///
+/// A writer whose `open` waits on the lease has already found the old inode, and would write
+/// into it after the rename, where nobody would see it. So a pending break (another `open`
+/// waiting) refuses the rename; and for one that arrives during it, the old inode keeps a
+/// second name ([`old_copy_path`]) until the rename is done: if a break is pending then, the
+/// old file is renamed back, the waiting program writes where it meant to, and nothing changed.
+pub(super) fn commit_over(
+    out: AtomicOutput,
+    file: &File,
+    path: &Path,
+    snapshot: &Snapshot,
+) -> Result<(), Error> {
+    let copy = old_copy_path(path);
+    let mut checked: Result<(), Error> = Ok(());
+    let result = out.commit_with(|| {
+        let lease = check_leased(file, path, snapshot).and_then(|lease| match &lease {
+            Some(l) if !l.held() => Err(changed_by_another(path)),
+            _ => Ok(lease),
+        });
+        let lease = lease.and_then(|lease| Ok((lease, keep_old_copy(file, path, &copy)?)));
+        lease.map_err(|e| {
+            checked = Err(e);
+            OutputError::rule(crate::output::OutputErrorKind::Commit, path)
+        })
+    });
+    checked?;
+    let (lease, named) = match result {
+        Ok(done) => done,
+        Err(e) => {
+            let _ = std::fs::remove_file(&copy);
+            return Err(std::io::Error::from(e).into());
+        }
+    };
+    if !named {
+        // No second name possible here: only the report is left.
+        return match lease.as_ref().is_some_and(|l| !l.held()) {
+            false => Ok(()),
+            true => Err(Error::Rekey {
+                outcome: Outcome::Changed,
+                source: Box::new(Error::Io(std::io::Error::other(format!(
+                    "another program opened {} as it was replaced: what it writes goes to the old copy",
+                    path.display()
+                )))),
+            }),
+        };
+    }
+    if lease.as_ref().is_some_and(|l| !l.held()) {
+        // Put the old file back before the waiting `open` goes on.
+        let undone = std::fs::rename(&copy, path);
+        drop(lease);
+        return Err(match undone {
+            Ok(()) => {
+                Error::Rekey { outcome: Outcome::Unchanged, source: Box::new(changed_by_another(path)) }
+            }
+            Err(e) => Error::Rekey {
+                outcome: Outcome::Changed,
+                source: Box::new(Error::Io(std::io::Error::other(format!(
+                    "another program opened {} as it was replaced, and the old file could not be put \
+                     back ({e}): what that program writes goes to {}",
+                    path.display(),
+                    copy.display()
+                )))),
+            },
+        });
+    }
+    drop(lease);
+    std::fs::remove_file(&copy).map_err(|e| Error::Rekey {
+        outcome: Outcome::Changed,
+        source: Box::new(Error::Io(std::io::Error::new(
+            e.kind(),
+            format!("removing {}, the old file's second name: {e}", copy.display()),
+        ))),
+    })
+}
+
+/// The second name the old file has while a rewrite replaces it: `.NAME.hyperseal-old`.
+pub fn old_copy_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.hyperseal-old"))
+}
+
+/// Gives the old file (`file`, at `path`) the second name `copy`, and checks that the name
+/// reached the same inode (a swap of `path` in between refuses). `false` on a filesystem
+/// without hard links (FAT, some network filesystems).
+fn keep_old_copy(file: &File, path: &Path, copy: &Path) -> Result<bool, Error> {
+    match std::fs::hard_link(path, copy) {
+        Ok(()) => {}
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP | libc::ENOSYS)) => {
+            return Ok(false)
+        }
+        Err(e) => {
+            return Err(Error::Io(std::io::Error::new(
+                e.kind(),
+                format!("naming the old file {}: {e}", copy.display()),
+            )))
+        }
+    }
+    let (a, b) = (file.metadata()?, std::fs::symlink_metadata(copy)?);
+    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
+        let _ = std::fs::remove_file(copy);
+        return Err(changed_by_another(path));
+    }
     Ok(true)
 }
 
-fn sync_dir(path: &Path) -> Result<(), Error> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()?;
+/// A second name left by a rewrite that was killed while it replaced the file: removed (it is
+/// the old version, which still opens for the old recipients) and reported.
+fn remove_stale_copy(path: &Path) -> Result<bool, Error> {
+    let copy = old_copy_path(path);
+    match std::fs::symlink_metadata(&copy) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e.into()),
+        Ok(m) if m.file_type().is_file() && m.uid() == journal::caller() => {
+            std::fs::remove_file(&copy)?;
+            Ok(true)
+        }
+        Ok(_) => Err(journal::not_a_journal(&copy, path)),
+    }
+}
+
+/// A rewrite gives the file a new inode: with other names (hard links), those would keep the
+/// old header, so a removed recipient could still open the file through them.
+pub(super) fn refuse_split_links(path: &Path, meta: &std::fs::Metadata, allowed: bool) -> Result<(), Error> {
+    if meta.nlink() > 1 && !allowed {
+        return Err(Error::InvalidArgument(format!(
+            "{} has {} names (hard links), and its new header does not fit in place: a rewritten \
+             file would be a new inode, and the other names would keep the old recipients",
+            path.display(),
+            meta.nlink()
+        )));
+    }
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A file and a journal for it, as an interrupted re-key leaves them.
-    fn setup(head: &[u8], old: &[u8], new: &[u8]) -> (tempfile::TempDir, PathBuf) {
-        let d = tempfile::tempdir().unwrap();
-        let path = d.path().join("f.hs");
-        std::fs::write(&path, [head, b"payload"].concat()).unwrap();
-        std::fs::write(journal_path(&path), journal(head.len() as u64 + 7, old, new)).unwrap();
-        (d, path)
-    }
-
-    #[test]
-    fn a_torn_head_rolls_forward() {
-        let (_d, path) = setup(b"newold", b"oldold", b"newnew");
-        assert!(recover(&path).unwrap());
-        assert_eq!(std::fs::read(&path).unwrap(), b"newnewpayload");
-        assert!(!journal_path(&path).exists());
-    }
-
-    #[test]
-    fn a_planted_journal_is_refused() {
-        // Its "old" header is not what the file holds: someone else's bytes.
-        let (_d, path) = setup(b"realhd", b"guess!", b"evil!!");
-        assert!(recover(&path).is_err());
-        assert_eq!(std::fs::read(&path).unwrap(), b"realhdpayload");
-        // Right old header, but the journal belongs to another user.
-        let (_d, path) = setup(b"realhd", b"realhd", b"evil!!");
-        let owner = std::fs::metadata(&path).unwrap().uid();
-        // Only root can give a file away: elsewhere this half has nothing to test.
-        if std::os::unix::fs::chown(journal_path(&path), Some(owner + 1), None).is_ok() {
-            assert!(recover(&path).is_err());
-            assert_eq!(std::fs::read(&path).unwrap(), b"realhdpayload");
+/// The in-place write (module docs). Every error says what the file was left as.
+fn write_in_place(path: &Path, file: &File, snapshot: &Snapshot, new: &[u8]) -> Result<(), Error> {
+    let fail = |outcome, e: Error| Error::Rekey { outcome, source: Box::new(e) };
+    let unchanged = |e: std::io::Error| fail(Outcome::Unchanged, e.into());
+    let old = snapshot.header().to_vec();
+    debug_assert_eq!(old.len(), new.len());
+    let jpath = journal_path(path);
+    let lease = check_leased(file, path, snapshot).map_err(|e| fail(Outcome::Unchanged, e))?;
+    let j = Journal { file_len: snapshot.len(), old: old.clone(), new: new.to_vec() };
+    journal::create(&jpath, &j.encode()).map_err(|e| {
+        let name = std::io::Error::new(e.kind(), format!("writing the journal {}: {e}", jpath.display()));
+        unchanged(name)
+    })?;
+    if lease.is_none() {
+        // No lease: check again after the journal's syncs, immediately before the write.
+        if let Err(e) = snapshot.check(file, path) {
+            let _ = std::fs::remove_file(&jpath);
+            return Err(fail(
+                Outcome::Unchanged,
+                match e {
+                    Changed::ByAnother => changed_by_another(path),
+                    Changed::Io(e) => e.into(),
+                },
+            ));
         }
     }
+    if let Err(e) = file.write_all_at(new, 0).and_then(|()| file.sync_data()) {
+        return Err(roll_back(file, &jpath, &old, e));
+    }
+    // Checked before the lease is released: a writer waiting on it (a pending break, which
+    // `held` reports) has not written yet. Only a lease the kernel took back after its break
+    // time, or none at all, leaves room for one.
+    let kept = lease.as_ref().is_some_and(Lease::held);
+    let clean = kept || snapshot.check_after(file).is_ok();
+    drop(lease);
+    if !clean {
+        // Stopped past the kernel's lease-break time (or no lease at all), and another program
+        // wrote a new version in that moment: say so rather than claim success.
+        let _ = std::fs::remove_file(&jpath);
+        return Err(fail(
+            Outcome::Changed,
+            Error::Io(std::io::Error::other(format!(
+                "another program wrote {} during the header write: the file may be damaged",
+                path.display()
+            ))),
+        ));
+    }
+    let done = |e: std::io::Error| {
+        fail(
+            Outcome::Changed,
+            std::io::Error::new(e.kind(), format!("removing the journal {}: {e}", jpath.display())).into(),
+        )
+    };
+    std::fs::remove_file(&jpath).map_err(done)?;
+    journal::sync_dir(&jpath).map_err(done)
+}
+
+/// The header write or its sync failed: the new header is not durable. Write the old one back
+/// and remove the journal (nothing changed); if even that fails, the journal stays, and says
+/// everything the next command needs.
+fn roll_back(file: &File, jpath: &Path, old: &[u8], e: std::io::Error) -> Error {
+    let source = Box::new(Error::Io(std::io::Error::new(e.kind(), format!("writing the new header: {e}"))));
+    let restored = file.write_all_at(old, 0).and_then(|()| file.sync_data());
+    if restored.is_ok() && std::fs::remove_file(jpath).is_ok() {
+        return Error::Rekey { outcome: Outcome::Unchanged, source };
+    }
+    Error::Rekey { outcome: Outcome::Pending(jpath.to_path_buf()), source }
+}
+
+/// Completes or undoes an interrupted in-place re-key of `path`, if its journal is there (under
+/// the same lock as a re-key). Returns what it found and did.
+pub fn recover(path: &Path) -> Result<Option<Recovered>, Error> {
+    open_locked(path, true).map(|(_, r)| r)
+}
+
+/// Keeps `of`'s owner, group, mode and extended attributes on `out` (a rewrite that replaces
+/// `of`). Refuses what cannot be kept rather than change it silently.
+pub(super) fn keep_attributes(out: &mut AtomicOutput, of: &File) -> Result<(), Error> {
+    out.copy_attributes_from(of).map_err(|e| {
+        Error::Io(std::io::Error::new(
+            e.kind(),
+            format!("the rewritten file could not keep the original's owner, mode or attributes ({e})"),
+        ))
+    })
 }

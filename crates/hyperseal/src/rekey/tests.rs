@@ -12,11 +12,16 @@ use crate::{decrypt, format::Profile, Encryptor, Options};
 struct Key {
     ids: Vec<Box<dyn Identity>>,
     public: String,
+    secret: Zeroizing<String>,
 }
 
 fn key(kind: Kind) -> Key {
     let k = generate(kind).unwrap();
-    Key { ids: parse_identities(&k.secret).unwrap(), public: k.public }
+    Key {
+        ids: parse_identities(&k.secret).unwrap(),
+        public: k.public,
+        secret: Zeroizing::new(k.secret.to_string()),
+    }
 }
 
 fn to(keys: &[&Key]) -> Vec<Box<dyn Recipient>> {
@@ -90,6 +95,22 @@ fn refusals() {
     // A classic recipient added to a post-quantum file: a downgrade.
     let add = |k: &Key| Change { add: to(&[k]), ..Change::default() };
     assert!(matches!(rekey(&quantum, &pq.ids, &add(&a)), Err(Error::IncompatibleRecipients(_))));
+    // Setting the list to classic recipients, with or without the old post-quantum key (with
+    // remove_own too): the same file key, now wrapped classically. Only a rotation may do that.
+    let both: Vec<Box<dyn Identity>> =
+        [&pq, &a].iter().flat_map(|k| parse_identities(&k.secret).unwrap()).collect();
+    for (set, own) in [(to(&[&a]), false), (to(&[&pq, &a]), false), (to(&[&b]), true)] {
+        let downgrade = Change { set: Some(set), remove_own: own, ..Change::default() };
+        assert!(
+            matches!(rekey(&quantum, &both, &downgrade), Err(Error::IncompatibleRecipients(m)) if m.contains("rotate")),
+            "a post-quantum file key wrapped to a classic recipient: {:?}",
+            rekey(&quantum, &both, &Change { set: Some(to(&[&a])), ..Change::default() }).err()
+        );
+    }
+    // Post-quantum to post-quantum, and to a passphrase (symmetric), stay allowed.
+    let pq2 = key(Kind::Hybrid);
+    let to_pq = Change { set: Some(to(&[&pq, &pq2])), ..Change::default() };
+    assert_eq!(decrypt(&pq2.ids, &rekey(&quantum, &pq.ids, &to_pq).unwrap().0).unwrap(), b"q");
     // And the other way round: no mixing, as age.
     assert!(matches!(rekey(&classic, &a.ids, &add(&pq)), Err(Error::IncompatibleRecipients(_))));
     // X25519 stanzas are anonymous: no removal by name.
