@@ -1,39 +1,32 @@
 //! Recipients wrap the file key into stanzas; identities unwrap them.
 //!
-//! The folder is laid out by what depends on what:
+//! The folder lists the recipient kinds, one file or folder each, and keeps their shared
+//! machinery in a room of its own:
 //!
-//! * below every kind: the [`Recipient`] / [`Identity`] pair, labels and the label rule
-//!   (`traits.rs`), the [`Callbacks`] a kind may ask the user through (`callbacks.rs`), and the
-//!   machinery several kinds share: `primitives.rs` (HKDF, the ChaCha20-Poly1305 file-key wrap,
-//!   randomness), `bech32_long.rs` (age's bech32 without a length limit), `mlkem.rs` (ML-KEM
-//!   from seeds) and `pem.rs` (PEM blocks and DER, for the RSA and SSH kinds);
-//! * the kinds, one file each: `x25519.rs`, `mlkem1024.rs`, `rsa.rs`, `passphrase.rs`
-//!   (Argon2id), `scrypt.rs` (age's); `hpke/`: the kinds built on HPKE base mode and its KEMs
-//!   ([`hybrid`], [`p256`], [`mlkem768p256`], age's [`tag`] recipients); `ssh/`: age's SSH keys
-//!   and the OpenSSH and PEM key formats they come in; `plugin/`: age plugins, which run a
-//!   program;
-//! * above the kinds, choosing between them: `parse.rs` (key texts to recipients and
-//!   identities, by prefix) and `kind.rs` ([`Kind`], [`generate`], the passphrase kind of a
-//!   profile). Identity files, also passphrase-encrypted ones, are read above this folder
-//!   ([`crate::identity_file`]), since opening one is a decryption.
+//! * the kinds: `x25519.rs`, `mlkem1024.rs`, `rsa.rs` (`rsa-oaep`), `passphrase.rs` (Argon2id),
+//!   `scrypt.rs` (age's), `mlkem.rs` (ML-KEM from seeds, for the post-quantum kinds); `hpke/`:
+//!   the kinds built on HPKE base mode and its KEMs ([`hybrid`], [`p256`], [`mlkem768p256`],
+//!   age's [`tag`] recipients); `ssh/`: age's SSH keys and the OpenSSH and PEM key formats they
+//!   come in; `plugin/`: age plugins, which run a program;
+//! * `common/`, below every kind: the [`Recipient`] / [`Identity`] pair, labels and the label
+//!   rule (`traits.rs`), the [`Callbacks`] a kind may ask the user through, `primitives.rs`
+//!   (HKDF, the ChaCha20-Poly1305 file-key wrap, randomness), `bech32_long.rs`, `pem.rs`; and,
+//!   above every kind, choosing between them: `parse.rs` (key texts to recipients and
+//!   identities, by prefix) and `kind.rs` ([`Kind`], [`generate`]). Identity files, also
+//!   passphrase-encrypted ones, are read above this folder ([`crate::identity_file`]), since
+//!   opening one is a decryption.
 //!
-//! A kind imports only what is below it, never the choosing that sits above it.
+//! A kind imports only the machinery below it, never the choosing above it.
 //!
-//! The portable build (WebAssembly) has no RSA and no SSH keys: `unavailable.rs` stands in for
-//! both, under the same names, and says why.
+//! The portable build (WebAssembly) has no RSA and no SSH keys: `common/unavailable.rs` stands
+//! in for both, under the same names, and says why.
 
-mod bech32_long;
-mod callbacks;
+mod common;
 mod hpke;
-mod kind;
 mod mlkem;
 pub mod mlkem1024;
-mod parse;
 pub mod passphrase;
-#[cfg(not(portable_backend))]
-mod pem;
 pub mod plugin;
-mod primitives;
 #[cfg(not(portable_backend))]
 pub mod rsa;
 pub mod scrypt;
@@ -41,10 +34,14 @@ pub mod scrypt;
 pub mod ssh;
 #[cfg(test)]
 mod tests;
-mod traits;
-#[cfg(portable_backend)]
-mod unavailable;
 pub mod x25519;
+
+// The machinery, under the names the kinds use (`super::traits`, `super::primitives`, …).
+#[cfg(not(portable_backend))]
+use common::pem;
+#[cfg(portable_backend)]
+use common::unavailable;
+use common::{bech32_long, callbacks, kind, parse, primitives, traits};
 
 pub use callbacks::{Callbacks, NoCallbacks};
 pub use hpke::{hybrid, mlkem768p256, p256, tag};

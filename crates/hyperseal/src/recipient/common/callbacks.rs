@@ -96,7 +96,7 @@ impl Plugins {
     }
 
     /// `Ok` if plugins are allowed, else the error naming the program that was not started.
-    pub(super) fn check(self, name: &str) -> Result<(), Error> {
+    pub(in crate::recipient) fn check(self, name: &str) -> Result<(), Error> {
         match self {
             Plugins::Allow => Ok(()),
             Plugins::Refuse => Err(Error::Plugin(format!(

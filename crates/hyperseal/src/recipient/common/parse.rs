@@ -7,13 +7,13 @@
 
 use std::sync::Arc;
 
-use super::callbacks::{Callbacks, NoCallbacks};
-use super::hpke::{hybrid, mlkem768p256, p256, tag};
+use crate::recipient::callbacks::{Callbacks, NoCallbacks};
+use crate::recipient::hpke::{hybrid, mlkem768p256, p256, tag};
 #[cfg(not(portable_backend))]
-use super::ssh::pem_key;
-use super::ssh::{openssh, openssh_key};
-use super::traits::{Identity, Recipient};
-use super::{mlkem1024, plugin, rsa, ssh, x25519};
+use crate::recipient::ssh::pem_key;
+use crate::recipient::ssh::{openssh, openssh_key};
+use crate::recipient::traits::{Identity, Recipient};
+use crate::recipient::{mlkem1024, plugin, rsa, ssh, x25519};
 use crate::error::Error;
 use crate::format::Profile;
 

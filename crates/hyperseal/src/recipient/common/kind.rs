@@ -3,9 +3,9 @@
 
 use zeroize::Zeroizing;
 
-use super::hpke::{hybrid, mlkem768p256, p256};
-use super::traits::{GeneratedKey, Identity, Recipient};
-use super::{mlkem1024, passphrase, rsa, scrypt, x25519};
+use crate::recipient::hpke::{hybrid, mlkem768p256, p256};
+use crate::recipient::traits::{GeneratedKey, Identity, Recipient};
+use crate::recipient::{mlkem1024, passphrase, rsa, scrypt, x25519};
 use crate::error::Error;
 use crate::format::{Header, Profile};
 
