@@ -121,9 +121,10 @@ fn recovery_waits_for_the_lock() {
     let jpath = hyperseal::rekey::journal_path(Path::new(&file));
     assert!(jpath.exists(), "no journal: {}", stderr(&o));
     assert_eq!(fs::read(&file).unwrap(), before);
-    // Another re-key holds the lock: a process of its own (util-linux's flock), so that no
-    // descriptor of this test process, shared by a fork in a parallel test, can hold it longer.
-    let mut holder = Command::new("flock").args([&file, "sleep", "60"]).spawn().unwrap();
+    // Another re-key holds the lock: a process of its own (util-linux's flock, which with -o
+    // holds it itself, not in the command it runs), so that no descriptor of this test process,
+    // shared by a fork in a parallel test, can hold it longer.
+    let mut holder = Command::new("flock").args(["-o", &file, "sleep", "30"]).spawn().unwrap();
     let probe = fs::File::open(&file).unwrap();
     while probe.try_lock().is_ok() {
         probe.unlock().unwrap();
