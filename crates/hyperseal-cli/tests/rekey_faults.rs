@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{hs, ok};
+use common::{hs, keypair, ok};
 
 /// The system calls through which a re-key changes anything on disk.
 const CHANGING: [&str; 14] = [
@@ -80,21 +80,14 @@ struct Keys {
     dave: (String, String),
 }
 
-fn keypair(dir: &Path, name: &str) -> (String, String) {
-    let key = dir.join(format!("{name}.key"));
-    ok(&hs(&["keygen", "--kind", "x25519", "-o", key.to_str().unwrap()], None));
-    let public = ok(&hs(&["pubkey", "-i", key.to_str().unwrap()], None)).trim().to_string();
-    (key.to_str().unwrap().to_string(), public)
-}
-
 impl Keys {
     fn new() -> Keys {
         let dir = tempfile::tempdir().unwrap().keep();
         Keys {
-            alice: keypair(&dir, "alice"),
-            bob: keypair(&dir, "bob"),
-            carol: keypair(&dir, "carol"),
-            dave: keypair(&dir, "dave"),
+            alice: keypair(&dir, "alice", "x25519"),
+            bob: keypair(&dir, "bob", "x25519"),
+            carol: keypair(&dir, "carol", "x25519"),
+            dave: keypair(&dir, "dave", "x25519"),
             dir,
         }
     }

@@ -12,14 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{hs, ok};
-
-fn keypair(dir: &Path, name: &str, kind: &str) -> (String, String) {
-    let key = dir.join(format!("{name}.key"));
-    ok(&hs(&["keygen", "--kind", kind, "-o", key.to_str().unwrap()], None));
-    let public = ok(&hs(&["pubkey", "-i", key.to_str().unwrap()], None)).trim().to_string();
-    (key.to_str().unwrap().to_string(), public)
-}
+use common::{hs, keypair, ok};
 
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

@@ -27,6 +27,14 @@ pub fn peer(name: &str) -> Option<PathBuf> {
     peers(&[name])
 }
 
+/// A new key of `kind` in `dir/NAME.key`: its path and its public key.
+pub fn keypair(dir: &Path, name: &str, kind: &str) -> (String, String) {
+    let key = dir.join(format!("{name}.key"));
+    ok(&hs(&["keygen", "--kind", kind, "-o", key.to_str().unwrap()], None));
+    let public = ok(&hs(&["pubkey", "-i", key.to_str().unwrap()], None)).trim().to_string();
+    (key.to_str().unwrap().to_string(), public)
+}
+
 /// A system tool found on PATH (strace, from Debian's package: `make test` installs it), or
 /// `None` with a note, which `make test` turns into a failure.
 pub fn peer_on_path(name: &str) -> Option<PathBuf> {

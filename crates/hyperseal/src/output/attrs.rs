@@ -54,39 +54,28 @@ fn copy_xattrs(from: &File, to: &File) -> io::Result<()> {
 /// The attribute names of `f`, NUL-separated.
 #[cfg(target_os = "linux")]
 fn list(f: &File) -> io::Result<Vec<u8>> {
-    loop {
-        // SAFETY: a null buffer of size 0 asks for the size only.
-        let n = unsafe { libc::flistxattr(f.as_raw_fd(), std::ptr::null_mut(), 0) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut buf = vec![0u8; n as usize];
-        // SAFETY: the buffer is valid for its length.
-        let m = unsafe { libc::flistxattr(f.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        match m {
-            m if m >= 0 => {
-                buf.truncate(m as usize);
-                return Ok(buf);
-            }
-            // Grew between the two calls: ask again.
-            _ if io::Error::last_os_error().raw_os_error() == Some(libc::ERANGE) => continue,
-            _ => return Err(io::Error::last_os_error()),
-        }
-    }
+    // SAFETY: the pointer and length describe a buffer valid for writes (or null and 0, which
+    // asks for the size only).
+    sized(|buf, len| unsafe { libc::flistxattr(f.as_raw_fd(), buf, len) })
 }
 
 #[cfg(target_os = "linux")]
 fn get(f: &File, name: &std::ffi::CStr) -> io::Result<Vec<u8>> {
+    // SAFETY: as in `list`; the name is NUL-terminated.
+    sized(|buf, len| unsafe { libc::fgetxattr(f.as_raw_fd(), name.as_ptr(), buf.cast(), len) })
+}
+
+/// The xattr calls' protocol: ask for the size, then fill a buffer of it; ERANGE means it grew
+/// between the two calls, so ask again.
+#[cfg(target_os = "linux")]
+fn sized(call: impl Fn(*mut libc::c_char, usize) -> isize) -> io::Result<Vec<u8>> {
     loop {
-        // SAFETY: as in `list`.
-        let n = unsafe { libc::fgetxattr(f.as_raw_fd(), name.as_ptr(), std::ptr::null_mut(), 0) };
+        let n = call(std::ptr::null_mut(), 0);
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
         let mut buf = vec![0u8; n as usize];
-        // SAFETY: the buffer is valid for its length.
-        let m = unsafe { libc::fgetxattr(f.as_raw_fd(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-        match m {
+        match call(buf.as_mut_ptr().cast(), buf.len()) {
             m if m >= 0 => {
                 buf.truncate(m as usize);
                 return Ok(buf);

@@ -103,7 +103,9 @@ fn refusals() {
         let downgrade = Change { set: Some(set), remove_own: own, ..Change::default() };
         // A mixed list is refused by the label rule first; a classic one by the downgrade rule.
         match rekey(&quantum, &both, &downgrade) {
-            Err(Error::IncompatibleRecipients(m)) => assert!(m.contains("rotate") || m.contains("mixed"), "{m}"),
+            Err(Error::IncompatibleRecipients(m)) => {
+                assert!(m.contains("rotate") || m.contains("mixed"), "{m}")
+            }
             other => panic!("a post-quantum file key wrapped to a classic recipient: {:?}", other.err()),
         }
     }

@@ -3,11 +3,11 @@
 
 use zeroize::Zeroizing;
 
+use crate::error::Error;
+use crate::format::{Header, Profile};
 use crate::recipient::hpke::{hybrid, mlkem768p256, p256};
 use crate::recipient::traits::{GeneratedKey, Identity, Recipient};
 use crate::recipient::{mlkem1024, passphrase, rsa, scrypt, x25519};
-use crate::error::Error;
-use crate::format::{Header, Profile};
 
 /// The key kinds `hyperseal keygen` can make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

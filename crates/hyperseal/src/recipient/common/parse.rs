@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use crate::error::Error;
+use crate::format::Profile;
 use crate::recipient::callbacks::{Callbacks, NoCallbacks};
 use crate::recipient::hpke::{hybrid, mlkem768p256, p256, tag};
 #[cfg(not(portable_backend))]
@@ -14,8 +16,6 @@ use crate::recipient::ssh::pem_key;
 use crate::recipient::ssh::{openssh, openssh_key};
 use crate::recipient::traits::{Identity, Recipient};
 use crate::recipient::{mlkem1024, plugin, rsa, ssh, x25519};
-use crate::error::Error;
-use crate::format::Profile;
 
 /// The message of the [`Error::InvalidRecipient`] returned when a secret key is given where a
 /// recipient belongs (callers match on it to suggest `-i` or `pubkey`).
