@@ -390,6 +390,11 @@ export interface RekeyOptions {
   /** {@link rekeyFile} only: check the change and report it, write nothing. */
   dryRun?: boolean
   /**
+   * {@link rekeyFile} only: allow rewriting a file that has other hard links (they keep the
+   * old header and recipients). Without it such a file is re-keyed only in place.
+   */
+  splitLinks?: boolean
+  /**
    * Allow keys that name an age plugin, which runs the program `age-plugin-NAME` (default
    * false: refused with `ERR_HYPERSEAL_KEY`).
    */
