@@ -139,6 +139,64 @@ fn recovery_waits_for_the_lock() {
     assert!(!jpath.exists());
 }
 
+/// A power cut during the header write can leave a mix of the old and the new header. No such
+/// state may fail to open: `decrypt` and `age -d` read it through the journal, read-only, and
+/// the next re-key completes it.
+#[test]
+fn a_torn_header_opens_through_its_journal() {
+    let d = tempfile::tempdir().unwrap();
+    let (a_id, a) = keypair(d.path(), "a", "x25519");
+    let (b_id, b) = keypair(d.path(), "b", "x25519");
+    let file = encrypted_sized(d.path(), "f.age", &[&a], &["--format", "age"], WITH_SLACK);
+    // The journal as a re-key leaves it when killed at its header write (the write not made).
+    let Some(strace) = common::peer_on_path("strace") else { return };
+    let o = Command::new(strace)
+        .args([
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=pwrite64",
+            "-e",
+            "inject=pwrite64:error=EIO:signal=KILL:when=1",
+        ])
+        .args([env!("CARGO_BIN_EXE_hyperseal"), "rekey", "-i", &a_id, "--add", &b, &file])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let j = fs::read(hyperseal::rekey::journal_path(Path::new(&file))).unwrap();
+    // FORMAT.md §9.1: magic, file length, two header lengths, old header, new header, HMAC.
+    let len = u64::from_le_bytes(j[27..35].try_into().unwrap()) as usize;
+    let (old, new) = (&j[43..43 + len], &j[43 + len..43 + 2 * len]);
+    assert!(old != new);
+    let mut torn = fs::read(&file).unwrap();
+    let stanzas = |h: &[u8]| h.windows(3).filter(|w| w == b"-> ").count();
+    assert!(
+        torn[..len] == *old,
+        "the file's head is not the journal's old header: {} and {} stanzas, {}",
+        stanzas(&torn[..len]),
+        stanzas(old),
+        stderr(&o)
+    );
+    // The first half of the new header reached the disk, the rest did not.
+    torn[..len / 2].copy_from_slice(&new[..len / 2]);
+    fs::write(&file, &torn).unwrap();
+    for args in [&["decrypt", "-i", &a_id][..], &["age", "-d", "-i", &a_id][..]] {
+        let mut all = args.to_vec();
+        all.extend(["-o", "/dev/null", &file]);
+        let o = hs(&all, None);
+        assert!(o.status.success(), "{args:?} on a torn header: {}", stderr(&o));
+    }
+    assert!(fs::read(&file).unwrap() == torn, "decrypt changed the file");
+    // The next re-key completes the interrupted one first (and says so), then makes its own.
+    let o = hs(&["rekey", "-i", &a_id, "-r", &a, "-r", &b, &file], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("an interrupted re-key was completed first"), "{}", stderr(&o));
+    assert!(!hyperseal::rekey::journal_path(Path::new(&file)).exists());
+    assert!(opens(&b_id, &file) && opens(&a_id, &file));
+}
+
 #[test]
 fn a_fifo_or_link_at_the_journal_name_never_hangs_the_rekey() {
     let d = tempfile::tempdir().unwrap();

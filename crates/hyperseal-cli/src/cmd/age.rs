@@ -235,7 +235,10 @@ fn run(f: Flags) -> Result<()> {
             bail!("failed to open input file {name:?}: open {name}: {}", cli_io::reason(&e).to_lowercase());
         }
     }
-    let mut input = Input::open(input_name.map(Path::new))?;
+    let mut input = match f.decrypt {
+        true => Input::open_encrypted(input_name.map(Path::new))?,
+        false => Input::open(input_name.map(Path::new))?,
+    };
     if let Some(n) = input_name {
         in_use.push(absolute(n));
     } else if f.decrypt && std::io::stdin().is_terminal() {
