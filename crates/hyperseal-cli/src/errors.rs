@@ -28,16 +28,6 @@ impl std::fmt::Display for Reported {
 
 impl std::error::Error for Reported {}
 
-/// Like coreutils, die of SIGPIPE when stdout's reader goes away (`hyperseal … | head`):
-/// silently, status 141 in the shell. Rust starts programs with SIGPIPE ignored, which turns the
-/// same event into an EPIPE error message. One syscall; nothing else is done at start-up.
-pub fn die_on_sigpipe() {
-    // SAFETY: restoring the default disposition of one signal before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}
-
 /// Prints an error and returns the exit status.
 pub fn report(e: &anyhow::Error) -> u8 {
     if e.is::<Reported>() {

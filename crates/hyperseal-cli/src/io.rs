@@ -5,7 +5,6 @@
 
 use std::fs::{File, Metadata};
 use std::io::{self, IsTerminal, Read, Write};
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -45,7 +44,6 @@ impl Input {
     /// other file reads as it is.
     pub fn open_encrypted(path: Option<&Path>) -> Result<Input> {
         let mut input = Input::open(path)?;
-        #[cfg(unix)]
         if let (Some(p), Some(_)) = (&input.path, input.size) {
             let f = File::open(p)?;
             if let Some(head) = hyperseal::rekey::settled_head(p, &f) {
@@ -163,12 +161,7 @@ impl Output {
 fn input_identity(input: Option<&Path>) -> (Option<Metadata>, PathBuf) {
     match input.filter(|p| p.as_os_str() != "-") {
         Some(p) => (std::fs::metadata(p).ok(), p.to_path_buf()),
-        None => {
-            // A duplicate of fd 0 lets safe code ask fstat what stdin is (`< f`).
-            let meta =
-                io::stdin().as_fd().try_clone_to_owned().ok().and_then(|fd| File::from(fd).metadata().ok());
-            (meta, PathBuf::from("standard input"))
-        }
+        None => (crate::sys::stdin_metadata(), PathBuf::from("standard input")),
     }
 }
 

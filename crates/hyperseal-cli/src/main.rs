@@ -8,6 +8,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 mod cmd;
 mod errors;
 mod io;
+mod sys;
 mod terminal;
 mod toolkit;
 
@@ -65,7 +66,7 @@ fn main() -> ExitCode {
     // Past `ulimit -f`, a write must fail with EFBIG (reported, output discarded) rather than
     // SIGXFSZ killing the process without a word.
     hyperseal::output::ignore_file_size_signal();
-    errors::die_on_sigpipe();
+    sys::die_on_sigpipe();
     // Plugins are the only programs the CLI starts: adopting the orphans of their descendants
     // (Linux's child subreaper) lets the end of each plugin exchange kill and reap everything
     // a plugin started, also what left its process group and lost its parent. Without it (an

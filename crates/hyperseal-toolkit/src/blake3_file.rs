@@ -13,7 +13,6 @@
 //! pool, and the workspace has one thread design.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::sync::Mutex;
 
 use blake3::hazmat::{left_subtree_len, merge_subtrees_non_root, merge_subtrees_root};
@@ -40,7 +39,7 @@ pub(crate) fn hash(file: &File, len: u64) -> Result<[u8; 32]> {
         for (i, slot) in cvs.iter().enumerate().skip(first).take(PIECES_PER_JOB) {
             let at = i as u64 * PIECE;
             let piece = &mut buf[..PIECE.min(len - at) as usize];
-            let cv = file.read_exact_at(piece, at).map(|()| {
+            let cv = hyperseal::exec::read_exact_at(file, piece, at).map(|()| {
                 let mut h = blake3::Hasher::new();
                 h.set_input_offset(at);
                 h.update(piece);

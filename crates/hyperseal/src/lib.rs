@@ -40,7 +40,7 @@ mod keys;
 pub mod limits;
 mod mem;
 mod opener;
-#[cfg(all(feature = "fs", unix))]
+#[cfg(all(feature = "fs", any(unix, windows)))]
 pub mod output;
 pub mod parts;
 pub mod recipient;
@@ -48,6 +48,7 @@ pub mod rekey;
 mod rng;
 mod stream;
 mod suite;
+mod sys;
 
 pub use decrypt::{decrypt, Decryptor, Source};
 pub use encrypt::{armored, encrypt, Encryptor, Options, Sealer};
@@ -67,6 +68,9 @@ pub use stream::exec::available_threads;
 #[doc(hidden)]
 pub mod exec {
     pub use crate::stream::exec::{for_each, ordered, Made};
+    /// A positional read filling the whole buffer, on every system (the OS seam's).
+    #[cfg(any(unix, windows))]
+    pub use crate::sys::read_exact_at;
 }
 pub use stream::{Progress, StreamReader, StreamWriter};
 pub use suite::AesGcmBackend;

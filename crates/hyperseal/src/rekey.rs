@@ -25,13 +25,13 @@
 //!   re-create included); a set rebuilds the list, dropping everything else;
 //! - slack stanzas ([`SLACK_TYPE`]) are dropped and made again to fill the old length.
 
-#[cfg(all(feature = "fs", unix))]
+#[cfg(all(feature = "fs", any(unix, windows)))]
 mod file;
-#[cfg(all(feature = "fs", unix))]
+#[cfg(all(feature = "fs", any(unix, windows)))]
 mod guard;
-#[cfg(all(feature = "fs", unix))]
+#[cfg(all(feature = "fs", any(unix, windows)))]
 mod journal;
-#[cfg(all(feature = "fs", unix))]
+#[cfg(all(feature = "fs", any(unix, windows)))]
 mod rotate;
 mod slack;
 #[cfg(test)]
@@ -44,11 +44,11 @@ use crate::format::{Header, Stanza};
 use crate::recipient::{wrap_all, wrap_refs, Identity, Recipient, POSTQUANTUM};
 use crate::{error::Error, file_key::FileKey, keys};
 
-#[cfg(all(feature = "fs", unix))]
+#[cfg(all(feature = "fs", any(unix, windows)))]
 pub use file::{old_copy_path, recover, rekey_file, FileOptions, Report, Written};
-#[cfg(all(feature = "fs", unix))]
+#[cfg(all(feature = "fs", any(unix, windows)))]
 pub use journal::{journal_path, settled_head, Recovered};
-#[cfg(all(feature = "fs", unix))]
+#[cfg(all(feature = "fs", any(unix, windows)))]
 pub use rotate::rotate_file;
 pub(crate) use slack::fill as fill_slack;
 pub use slack::{slack_for, SLACK_TYPE};

@@ -12,7 +12,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Read, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -98,7 +97,7 @@ fn parse(args: &[OsString]) -> Parsed {
     let mut f = Flags::default();
     let mut i = 0;
     while i < args.len() {
-        let s = args[i].as_bytes();
+        let s = args[i].as_encoded_bytes();
         if s.len() < 2 || s[0] != b'-' {
             break;
         }
@@ -144,7 +143,10 @@ fn parse(args: &[OsString]) -> Parsed {
             };
         }
         let value = match value {
-            Some(v) => OsStr::from_bytes(v).to_os_string(),
+            // SAFETY: `v` is the tail of an argument's encoded bytes cut right after an ASCII
+            // `=`, which the standard library documents as a valid split on every system.
+            #[allow(unsafe_code)]
+            Some(v) => unsafe { OsStr::from_encoded_bytes_unchecked(v) }.to_os_string(),
             None if i < args.len() => {
                 i += 1;
                 args[i - 1].clone()
@@ -485,7 +487,7 @@ fn too_many_inputs(operands: &[OsString]) -> anyhow::Error {
         "too many INPUT arguments: {} given (not repeated here, in case one is a secret)",
         operands.len()
     );
-    if operands[1].as_bytes().starts_with(b"-") {
+    if operands[1].as_encoded_bytes().starts_with(b"-") {
         fail(text, &[msg::INPUT_AFTER_FLAGS_HINT])
     } else {
         fail(text, &[msg::ONE_INPUT_HINT])

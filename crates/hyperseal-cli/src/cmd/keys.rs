@@ -1,8 +1,6 @@
 //! `hyperseal keygen` and `hyperseal pubkey`.
 
-use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -73,15 +71,13 @@ pub fn keygen(a: KeygenArgs) -> Result<()> {
     };
     match &a.output {
         Some(path) => {
-            let mut f = OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map_err(
-                |e| match e.kind() {
-                    std::io::ErrorKind::AlreadyExists => hint(
-                        format!("{} already exists", path.display()),
-                        "keygen never overwrites a key; pick another name",
-                    ),
-                    _ => anyhow::Error::new(e).context(format!("cannot create {}", path.display())),
-                },
-            )?;
+            let mut f = crate::sys::create_private(path).map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => hint(
+                    format!("{} already exists", path.display()),
+                    "keygen never overwrites a key; pick another name",
+                ),
+                _ => anyhow::Error::new(e).context(format!("cannot create {}", path.display())),
+            })?;
             f.write_all(text.as_bytes())?;
             f.sync_all()?;
         }

@@ -1,9 +1,7 @@
 //! What the destination is, decided once before any byte is written; and the same-file checks.
 
-use std::fs::{self, File, Metadata};
+use std::fs::{self, Metadata};
 use std::io;
-use std::os::fd::AsFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use super::{OutputError, OutputErrorKind};
@@ -20,18 +18,18 @@ pub(super) enum Destination {
     Replace(PathBuf),
 }
 
-/// Device and inode of a regular file: what "the same file" means (hard links, `./f` and `f`,
-/// a symbolic link and its target). Other files are never "the same" (`/dev/null` may be both
-/// input and output).
-pub(super) fn identity(m: &Metadata) -> Option<(u64, u64)> {
-    m.is_file().then(|| (m.dev(), m.ino()))
+/// Device and inode of a regular file (on Windows what the system's metadata gives for it: see
+/// `sys`): what "the same file" means (hard links, `./f` and `f`, a symbolic link and its
+/// target). Other files are never "the same" (`/dev/null` may be both input and output).
+pub(super) fn identity(m: &Metadata) -> Option<crate::sys::FileId> {
+    crate::sys::id_of(m)
 }
 
 /// Applies the rules of the [module documentation](super) to `dest`.
 pub(super) fn classify(
     dest: &Path,
     force: bool,
-    input: Option<(u64, u64)>,
+    input: Option<crate::sys::FileId>,
 ) -> Result<Destination, OutputError> {
     use OutputErrorKind::*;
     match fs::metadata(dest) {
@@ -54,8 +52,10 @@ pub(super) fn classify(
                 return Err(OutputError::rule(DanglingSymlink, dest));
             }
             // `out/` names a directory: never create a file called `out` for it.
-            if dest.as_os_str().as_encoded_bytes().ends_with(b"/") {
-                return Err(OutputError::new(Create, dest, io::Error::from_raw_os_error(libc::EISDIR)));
+            if dest.as_os_str().as_encoded_bytes().ends_with(std::path::MAIN_SEPARATOR_STR.as_bytes())
+                || dest.as_os_str().as_encoded_bytes().ends_with(b"/")
+            {
+                return Err(OutputError::new(Create, dest, crate::sys::is_a_directory()));
             }
             Ok(Destination::Create(dest.to_path_buf()))
         }
@@ -70,7 +70,7 @@ pub(super) fn check_replaceable(target: &Path, dest: &Path) -> Result<(), Output
     match fs::symlink_metadata(target) {
         Ok(m) if m.is_dir() => Err(OutputError::rule(OutputErrorKind::IsDirectory, dest)),
         Ok(m) if !(m.is_file() || m.file_type().is_symlink()) => {
-            let what = if m.file_type().is_fifo() { "a FIFO" } else { "a device or socket" };
+            let what = if crate::sys::is_fifo(&m) { "a FIFO" } else { "a device or socket" };
             Err(OutputError::new(
                 OutputErrorKind::Commit,
                 dest,
@@ -102,9 +102,9 @@ pub(super) fn parent_dir(target: &Path) -> PathBuf {
 /// ```
 pub fn refuse_stdout_is_input(input: &Metadata, name: &Path) -> Result<(), OutputError> {
     let Some(id) = identity(input) else { return Ok(()) };
-    // A duplicate of fd 1 lets safe code ask fstat about it.
-    let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() else { return Ok(()) };
-    match File::from(fd).metadata() {
+    // A duplicate of standard output lets safe code ask the system about it.
+    let Some(out) = crate::sys::stdout_file() else { return Ok(()) };
+    match out.metadata() {
         Ok(m) if identity(&m) == Some(id) => Err(OutputError::rule(OutputErrorKind::StdoutIsInput, name)),
         _ => Ok(()),
     }

@@ -47,25 +47,20 @@
 //! out.commit()?; // now it does, complete
 //! # Ok(()) }
 //! ```
-#![allow(unsafe_code)] // linux.rs (linkat of an unnamed file), signals.rs (handlers), attrs.rs (xattrs).
-
-mod attrs;
 mod dest;
 mod error;
-#[cfg(target_os = "linux")]
-mod linux;
 mod named;
-mod signals;
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;
+mod unnamed;
 
 use std::fs::{File, Metadata};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+pub use crate::sys::ignore_file_size_signal;
 pub use dest::refuse_stdout_is_input;
 pub use error::{OutputError, OutputErrorKind};
-pub use signals::ignore_file_size_signal;
 
 use dest::Destination;
 
@@ -73,7 +68,7 @@ use dest::Destination;
 #[derive(Clone, Debug, Default)]
 pub struct OutputOptions {
     force: bool,
-    input: Option<(u64, u64)>,
+    input: Option<crate::sys::FileId>,
     named_temporary: bool,
 }
 
@@ -125,9 +120,8 @@ impl OutputOptions {
     }
 
     fn temporary(&self, dest: &Path, target: PathBuf) -> Result<State, OutputError> {
-        #[cfg(target_os = "linux")]
         if !self.named_temporary {
-            if let Some(u) = linux::Unnamed::create(dest, target.clone(), self.force)? {
+            if let Some(u) = unnamed::Unnamed::create(dest, target.clone(), self.force)? {
                 return Ok(State::Unnamed(u));
             }
         }
@@ -149,9 +143,8 @@ enum State {
     /// A device, FIFO or other non-regular file, written in place.
     Through(File),
     /// Linux: an `O_TMPFILE` without a name.
-    #[cfg(target_os = "linux")]
-    Unnamed(linux::Unnamed),
-    /// A `.hyperseal-*.partial` file, removed on drop and on SIGINT/SIGTERM/SIGHUP.
+    Unnamed(unnamed::Unnamed),
+    /// A `.hyperseal-*.partial` file, removed on drop and when the process is interrupted.
     Named(named::Named),
 }
 
@@ -213,7 +206,6 @@ impl AtomicOutput {
                 f.flush().map_err(|e| OutputError::new(OutputErrorKind::Write, &dest, e))?;
                 before()
             }
-            #[cfg(target_os = "linux")]
             State::Unnamed(u) => u.commit(&dest, before),
             State::Named(n) => n.commit(&dest, before),
         }
@@ -225,9 +217,8 @@ impl AtomicOutput {
     pub fn copy_attributes_from(&mut self, of: &File) -> io::Result<()> {
         match &mut self.state {
             State::Through(_) => Ok(()),
-            #[cfg(target_os = "linux")]
-            State::Unnamed(u) => attrs::copy(of, u.file()),
-            State::Named(n) => attrs::copy(of, n.file()),
+            State::Unnamed(u) => crate::sys::copy_attributes(of, u.file()),
+            State::Named(n) => crate::sys::copy_attributes(of, n.file()),
         }
     }
 
@@ -243,7 +234,6 @@ impl AtomicOutput {
     fn file(&mut self) -> &mut File {
         match &mut self.state {
             State::Through(f) => f,
-            #[cfg(target_os = "linux")]
             State::Unnamed(u) => u.file(),
             State::Named(n) => n.file(),
         }

@@ -1,15 +1,16 @@
 //! The fallback: a named temporary `.hyperseal-*.partial` next to the destination, for
-//! filesystems that refuse `O_TMPFILE` (and systems without it). It is removed when dropped and,
-//! through [`signals`](super::signals), on SIGINT, SIGTERM and SIGHUP.
+//! filesystems that refuse `O_TMPFILE` (and systems without it). It is removed when dropped and
+//! when the process is interrupted: on Unix by a handler for SIGINT, SIGTERM and SIGHUP
+//! ([`sys::interrupt`]), on Windows by the system itself, since the file is marked delete-on-close
+//! until it is committed (so Ctrl-C, a closed console and even a killed process leave nothing).
 
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::dest::{check_replaceable, parent_dir};
-use super::signals::{self, Registration};
 use super::{OutputError, OutputErrorKind};
+use crate::sys::{self, interrupt::Registration};
 
 /// How many random names to try before giving up (each collision is a 2^-48 event unless
 /// someone is creating these names on purpose).
@@ -34,8 +35,8 @@ impl Named {
             let tmp = dir.join(temporary_name("partial"));
             // Registered before the file exists, so a signal at any moment after creation finds
             // it; with a fresh random name the unlink of a not-yet-created path is harmless.
-            let registration = signals::register(&tmp);
-            match fs::File::options().write(true).create_new(true).mode(0o600).open(&tmp) {
+            let registration = sys::interrupt::register(&tmp);
+            match sys::create_temporary(&tmp) {
                 Ok(file) => {
                     return Ok(Named {
                         file,
@@ -69,6 +70,7 @@ impl Named {
         self.file.sync_all().map_err(|e| OutputError::new(OutputErrorKind::Write, dest, e))?;
         let commit_err = |e| OutputError::new(OutputErrorKind::Commit, dest, e);
         let value = before()?;
+        sys::keep_temporary(&self.file).map_err(commit_err)?;
         if self.force {
             check_replaceable(&self.target, dest)?;
             fs::rename(&self.tmp, &self.target).map_err(commit_err)?;
@@ -83,7 +85,7 @@ impl Named {
                 }
                 // FAT and some network filesystems have no hard links: check, then rename. The
                 // gap between the two is a race only with another writer of the same name.
-                Err(e) if no_hard_links(&e) => {
+                Err(e) if sys::lacks_hard_links(&e) => {
                     if fs::symlink_metadata(&self.target).is_ok() {
                         return Err(OutputError::rule(OutputErrorKind::AlreadyExists, dest));
                     }
@@ -103,10 +105,6 @@ impl Drop for Named {
             let _ = fs::remove_file(&self.tmp);
         }
     }
-}
-
-fn no_hard_links(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP | libc::ENOSYS))
 }
 
 /// `.hyperseal-<12 hex digits>.<suffix>`: hidden, recognisable, and unpredictable (another user

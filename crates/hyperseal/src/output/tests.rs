@@ -1,3 +1,5 @@
+#![allow(unsafe_code)] // Signals, rlimits and kill in the tests of the interrupt cleanup.
+
 //! One test per rule of the module documentation, on both the `O_TMPFILE` path and the named
 //! fallback. Rules about signals, SIGKILL, `ulimit -f` and stdout run in a child process (this
 //! test binary again, see `child`), so the harness itself is never killed or limited.

@@ -31,7 +31,6 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use super::guard::{Changed, Lease, Leased, Snapshot};
@@ -39,6 +38,7 @@ use super::journal::{self, journal_path, Journal, Recovered};
 use super::{Change, Outcome, Plan, Rekey};
 use crate::output::{AtomicOutput, OutputError, OutputOptions};
 use crate::recipient::Identity;
+use crate::sys::{self, Stamp};
 use crate::{error::Error, Decryptor};
 
 /// How to re-key a file.
@@ -93,7 +93,7 @@ pub fn rekey_file(
     let dec = Decryptor::new(&file)?;
     let armored = dec.is_armored();
     let old_len = dec.header().encode_len();
-    let snapshot = Snapshot::take(&file, &meta, old_len)?;
+    let snapshot = Snapshot::take(&file, old_len)?;
     let rekey = Rekey::from_header(dec.header().clone(), identities)?;
     let plan = rekey.rewrap(change, identities)?;
     if opts.dry_run {
@@ -110,7 +110,7 @@ pub fn rekey_file(
         }
     }
     if over {
-        refuse_split_links(path, &meta, opts.split_links).map_err(unchanged)?;
+        refuse_split_links(path, &Stamp::of(&file)?, opts.split_links).map_err(unchanged)?;
     }
     let profile = rekey.header().profile;
     let new = rekey.encode(&plan, None, true)?.expect("no target length");
@@ -291,9 +291,7 @@ pub fn old_copy_path(path: &Path) -> PathBuf {
 fn keep_old_copy(file: &File, path: &Path, copy: &Path) -> Result<bool, Error> {
     match std::fs::hard_link(path, copy) {
         Ok(()) => {}
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP | libc::ENOSYS)) => {
-            return Ok(false)
-        }
+        Err(e) if sys::lacks_hard_links(&e) => return Ok(false),
         Err(e) => {
             return Err(Error::Io(std::io::Error::new(
                 e.kind(),
@@ -301,8 +299,7 @@ fn keep_old_copy(file: &File, path: &Path, copy: &Path) -> Result<bool, Error> {
             )))
         }
     }
-    let (a, b) = (file.metadata()?, std::fs::symlink_metadata(copy)?);
-    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
+    if Stamp::of(file)?.id != Stamp::of_link(copy)?.id {
         let _ = std::fs::remove_file(copy);
         return Err(changed_by_another(path));
     }
@@ -313,10 +310,10 @@ fn keep_old_copy(file: &File, path: &Path, copy: &Path) -> Result<bool, Error> {
 /// the old version, which still opens for the old recipients) and reported.
 fn remove_stale_copy(path: &Path) -> Result<bool, Error> {
     let copy = old_copy_path(path);
-    match std::fs::symlink_metadata(&copy) {
+    match Stamp::of_link(&copy) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e.into()),
-        Ok(m) if m.file_type().is_file() && m.uid() == journal::caller() => {
+        Ok(m) if m.regular && m.owned => {
             std::fs::remove_file(&copy)?;
             Ok(true)
         }
@@ -326,13 +323,13 @@ fn remove_stale_copy(path: &Path) -> Result<bool, Error> {
 
 /// A rewrite gives the file a new inode: with other names (hard links), those would keep the
 /// old header, so a removed recipient could still open the file through them.
-pub(super) fn refuse_split_links(path: &Path, meta: &std::fs::Metadata, allowed: bool) -> Result<(), Error> {
-    if meta.nlink() > 1 && !allowed {
+pub(super) fn refuse_split_links(path: &Path, stamp: &Stamp, allowed: bool) -> Result<(), Error> {
+    if stamp.links > 1 && !allowed {
         return Err(Error::InvalidArgument(format!(
             "{} has {} names (hard links), and its new header does not fit in place: a rewritten \
              file would be a new inode, and the other names would keep the old recipients",
             path.display(),
-            meta.nlink()
+            stamp.links
         )));
     }
     Ok(())
@@ -364,7 +361,7 @@ fn write_in_place(path: &Path, file: &File, snapshot: &Snapshot, new: &[u8]) -> 
             ));
         }
     }
-    if let Err(e) = file.write_all_at(new, 0).and_then(|()| file.sync_data()) {
+    if let Err(e) = sys::write_all_at(file, new, 0).and_then(|()| file.sync_data()) {
         return Err(roll_back(file, &jpath, &old, e));
     }
     // Checked before the lease is released: a writer waiting on it (a pending break, which
@@ -392,7 +389,7 @@ fn write_in_place(path: &Path, file: &File, snapshot: &Snapshot, new: &[u8]) -> 
         )
     };
     std::fs::remove_file(&jpath).map_err(done)?;
-    journal::sync_dir(&jpath).map_err(done)
+    sys::sync_parent_dir(&jpath).map_err(done)
 }
 
 /// The header write or its sync failed: the new header is not durable. Write the old one back
@@ -400,7 +397,7 @@ fn write_in_place(path: &Path, file: &File, snapshot: &Snapshot, new: &[u8]) -> 
 /// everything the next command needs.
 fn roll_back(file: &File, jpath: &Path, old: &[u8], e: std::io::Error) -> Error {
     let source = Box::new(Error::Io(std::io::Error::new(e.kind(), format!("writing the new header: {e}"))));
-    let restored = file.write_all_at(old, 0).and_then(|()| file.sync_data());
+    let restored = sys::write_all_at(file, old, 0).and_then(|()| file.sync_data());
     if restored.is_ok() && std::fs::remove_file(jpath).is_ok() {
         return Error::Rekey { outcome: Outcome::Unchanged, source };
     }

@@ -19,15 +19,13 @@
 //! if it is a regular file owned by the caller, whole, and about this file's bytes. It is
 //! created with `O_EXCL | O_NOFOLLOW`: nothing that exists at its name is ever written through.
 
-#![allow(unsafe_code)] // geteuid: the caller's user, to whom a journal must belong.
-
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::format::Header;
+use crate::sys::{self, Stamp};
 
 const MAGIC: &[u8] = b"hyperseal-rekey/v1\n";
 const CONTEXT: &[u8] = b"hyperseal rekey journal";
@@ -116,49 +114,34 @@ pub(super) enum Head {
 /// Creates the journal at `jpath` with `bytes`, durably (file and directory synced). Fails if
 /// anything exists at that name, of whatever type: it is never written through.
 pub(super) fn create(jpath: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = File::options()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(jpath)?;
+    let mut f = sys::no_follow(sys::private(File::options().write(true).create_new(true))).open(jpath)?;
     let written = f.write_all(bytes).and_then(|()| f.sync_all());
     if written.is_err() {
         let _ = std::fs::remove_file(jpath);
     }
     written?;
-    sync_dir(jpath)
+    sys::sync_parent_dir(jpath)
 }
 
 /// Reads the journal at `jpath`: `None` if there is none. Refuses (with a message naming it)
 /// anything that is not a regular file owned by this process's user; never blocks on it.
 pub(super) fn read(jpath: &Path, path: &Path) -> Result<Option<Vec<u8>>, Error> {
-    let f = match File::options()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(jpath)
-    {
+    let f = match sys::no_follow(File::options().read(true)).open(jpath) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         // ELOOP: a symbolic link at the journal's name. Anything else (a directory we cannot
         // read, a FIFO without a writer is opened fine) is refused below or reported as is.
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(not_a_journal(jpath, path)),
+        Err(e) if sys::is_link_refusal(&e) => return Err(not_a_journal(jpath, path)),
         Err(e) => return Err(e.into()),
     };
-    let meta = f.metadata()?;
-    if !meta.file_type().is_file() || meta.uid() != caller() {
+    let stamp = Stamp::of(&f)?;
+    if !stamp.regular || !stamp.owned {
         return Err(not_a_journal(jpath, path));
     }
     // Bounded all the same: two headers and a few numbers.
     let mut j = Vec::new();
     f.take(2 * crate::limits::HEADER_BYTES as u64 + 4096).read_to_end(&mut j)?;
     Ok(Some(j))
-}
-
-/// This process's effective user.
-pub(super) fn caller() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
 }
 
 pub(super) fn not_a_journal(jpath: &Path, path: &Path) -> Error {
@@ -196,11 +179,11 @@ pub(super) fn recover_locked(path: &Path, file: &File) -> Result<Option<Recovere
     let Some(j) = Journal::parse(&bytes) else {
         // Cut short while it was written: the file was not touched yet.
         std::fs::remove_file(&jpath)?;
-        sync_dir(&jpath)?;
+        sys::sync_parent_dir(&jpath)?;
         return Ok(Some(Recovered { cut_short: true, ..Recovered::default() }));
     };
     let mut head = vec![0u8; j.old.len()];
-    let read_ok = file.read_exact_at(&mut head, 0).is_ok();
+    let read_ok = sys::read_exact_at(file, &mut head, 0).is_ok();
     let state = if read_ok { j.classify(&head) } else { Head::Foreign };
     if state == Head::Foreign || file.metadata()?.len() != j.file_len {
         return Err(Error::InvalidArgument(format!(
@@ -211,11 +194,11 @@ pub(super) fn recover_locked(path: &Path, file: &File) -> Result<Option<Recovere
         )));
     }
     if state == Head::Torn {
-        file.write_all_at(&j.new, 0)?;
+        sys::write_all_at(file, &j.new, 0)?;
         file.sync_data()?;
     }
     std::fs::remove_file(&jpath)?;
-    sync_dir(&jpath)?;
+    sys::sync_parent_dir(&jpath)?;
     Ok(Some(Recovered {
         before: Journal::types(&j.old),
         after: Journal::types(&j.new),
@@ -232,19 +215,11 @@ pub(super) fn recover_locked(path: &Path, file: &File) -> Result<Option<Recovere
 pub fn settled_head(path: &Path, file: &File) -> Option<Vec<u8>> {
     let j = Journal::parse(&read(&journal_path(path), path).ok()??)?;
     let mut head = vec![0u8; j.old.len()];
-    file.read_exact_at(&mut head, 0).ok()?;
+    sys::read_exact_at(file, &mut head, 0).ok()?;
     (j.classify(&head) == Head::Torn && file.metadata().ok()?.len() == j.file_len).then_some(j.new)
 }
 
-pub(super) fn sync_dir(path: &Path) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()
-}
-
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
@@ -297,6 +272,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(unsafe_code)]
     fn a_fifo_or_link_at_the_journal_name_never_blocks_and_is_refused() {
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join("f.hs");

@@ -46,7 +46,7 @@ pub fn rotate_file(
     let meta = file.metadata()?;
     let dec = Decryptor::new(&file)?;
     let header = dec.header().clone();
-    let snapshot = Snapshot::take(&file, &meta, header.encode_len())?;
+    let snapshot = Snapshot::take(&file, header.encode_len())?;
     let armored = dec.is_armored();
     let opts_enc =
         Options { profile: header.profile, suite: header.suite, chunk_size: header.chunk_size, slack: true };
@@ -67,7 +67,7 @@ pub fn rotate_file(
         e => Error::Rekey { outcome: Outcome::Unchanged, source: Box::new(e) },
     };
     if over {
-        refuse_split_links(path, &meta, opts.split_links).map_err(unchanged)?;
+        refuse_split_links(path, &crate::sys::Stamp::of(&file)?, opts.split_links).map_err(unchanged)?;
     }
     let dest = opts.output.as_deref().unwrap_or(path);
     let mut out = OutputOptions::new().force(opts.force || over);

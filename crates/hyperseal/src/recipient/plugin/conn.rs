@@ -33,7 +33,6 @@
 use std::io::{BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -43,7 +42,7 @@ use zeroize::{Zeroize, Zeroizing};
 
 use super::wire::{self, ReadError, StanzaReader};
 use crate::format::Stanza;
-use crate::{error::Error, limits};
+use crate::{error::Error, limits, sys};
 
 /// How long a plugin that just ended its output (or misbehaved) gets to exit and finish its
 /// stderr before it is killed: enough for a crashing program to say why, short enough to
@@ -58,20 +57,11 @@ const THREADS_END: Duration = Duration::from_millis(200);
 /// the exchange's deadline is left): a plugin stopped for running out of time has none left.
 const CONTAIN: Duration = Duration::from_secs(1);
 
-/// Whether this process adopts the orphans of its descendants ([`adopt_orphans`]).
-static ADOPTING: AtomicBool = AtomicBool::new(false);
-
-/// The plugins started here and not yet reaped: children of ours, never a plugin's leftovers.
-/// Held while a plugin is spawned and registered, so that a scan of our children, followed by a
-/// read of this list, never takes a plugin being started for a leftover.
-static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-
 pub(super) struct Connection {
     name: String,
     child: Child,
-    /// The plugin's start time (`/proc`), which tells its descendants from processes that
-    /// were there before it; `None` off Linux.
-    started: Option<u64>,
+    /// What ends everything the plugin started.
+    family: sys::process::Family,
     /// Whether the process group was killed and the child reaped.
     stopped: bool,
     /// Whether something the plugin started was still running when its end gave up.
@@ -101,15 +91,8 @@ impl Connection {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        own_group(&mut cmd);
-        let mut running = lock(&RUNNING);
-        let mut child =
-            cmd.spawn().map_err(|e| Error::Plugin(format!("cannot start age-plugin-{name}: {e}")))?;
-        let started = started_at(&child);
-        if let Some(pid) = libc_pid(&child) {
-            running.push(pid);
-        }
-        drop(running);
+        let (mut child, family) = sys::process::spawn(&mut cmd)
+            .map_err(|e| Error::Plugin(format!("cannot start age-plugin-{name}: {e}")))?;
         let (stdin, stdout, stderr_pipe) = (
             child.stdin.take().expect("piped"),
             child.stdout.take().expect("piped"),
@@ -141,7 +124,7 @@ impl Connection {
             .and_then(|()| spawn(&mut threads, move || wire::tail_lines(stderr_pipe, |l| *lock(&keep) = l)));
         if let Err(e) = spawned {
             // Out of threads or memory: the plugin must not outlive the failure.
-            end_all(&mut child, started, timeout.max(CONTAIN));
+            sys::process::end_all(&mut child, &family, timeout.max(CONTAIN));
             return Err(Error::Plugin(format!(
                 "cannot start age-plugin-{name}: no thread to talk to it: {e}"
             )));
@@ -150,7 +133,7 @@ impl Connection {
         Ok(Connection {
             name: name.to_string(),
             child,
-            started,
+            family,
             stopped: false,
             loose: false,
             to_plugin: Some(to_plugin),
@@ -287,7 +270,7 @@ impl Connection {
         if !self.stopped {
             self.stopped = true;
             self.to_plugin = None;
-            self.loose = !end_all(&mut self.child, self.started, self.left.max(CONTAIN));
+            self.loose = !sys::process::end_all(&mut self.child, &self.family, self.left.max(CONTAIN));
             let until = Instant::now() + THREADS_END;
             while self.threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
                 thread::sleep(Duration::from_millis(2));
@@ -317,7 +300,7 @@ impl Drop for Connection {
 /// that fails (the plugin exited or was killed) ends the thread; the end of the queue closes
 /// stdin.
 fn write_all(mut stdin: ChildStdin, queue: Receiver<Zeroizing<Vec<u8>>>, ack: mpsc::Sender<bool>) {
-    ignore_sigpipe_here();
+    sys::process::ignore_sigpipe_here();
     for buf in queue {
         let ok = stdin.write_all(&buf).and_then(|()| stdin.flush()).is_ok();
         drop(buf);
@@ -339,159 +322,6 @@ fn spawn(threads: &mut Vec<JoinHandle<()>>, f: impl FnOnce() + Send + 'static) -
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The plugin leads a new process group, so that killing the group also stops any program it
-/// started (which would otherwise keep our pipes, and the threads reading them, alive).
-#[cfg(unix)]
-fn own_group(cmd: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    cmd.process_group(0);
-}
-
-#[cfg(not(unix))]
-fn own_group(_: &mut Command) {}
-
-/// Ends the plugin with everything it started, within `budget`, and reaps it: its process group
-/// is killed; on Linux, its descendants are contained ([`super::family`]): with orphan adoption
-/// killed and reaped until none is left, else frozen while still attached to it, then killed.
-/// Returns whether nothing it started was found still running when the budget ran out.
-fn end_all(child: &mut Child, started: Option<u64>, budget: Duration) -> bool {
-    let pid = libc_pid(child);
-    let until = Instant::now() + budget;
-    #[cfg(target_os = "linux")]
-    let (family, adopting) = (pid.zip(started), ADOPTING.load(Ordering::Acquire));
-    // Without adoption, frozen before the plugin dies: its descendants' parent chain must still
-    // reach it.
-    #[cfg(target_os = "linux")]
-    let frozen =
-        family.filter(|_| !adopting).map(|(pid, started)| super::family::freeze(pid, started, until));
-    #[cfg(not(target_os = "linux"))]
-    let _ = (started, until);
-    kill_group(child);
-    #[cfg(target_os = "linux")]
-    let contained = match (frozen, family) {
-        (Some(found), _) => {
-            let complete = found.complete;
-            found.kill();
-            complete
-        }
-        // With adoption nothing needs freezing: an orphan comes to us, not to init, so the
-        // plugin may die first (its pid still names it: it is reaped only after this, or was
-        // by `exit_within`, which the start time tells).
-        (None, Some((pid, started))) => super::family::contain(pid, started, &RUNNING, until),
-        (None, None) => true,
-    };
-    #[cfg(not(target_os = "linux"))]
-    let contained = true;
-    let _ = child.wait();
-    if let Some(pid) = pid {
-        lock(&RUNNING).retain(|&p| p != pid);
-    }
-    contained
-}
-
-fn libc_pid(child: &Child) -> Option<i32> {
-    i32::try_from(child.id()).ok()
-}
-
-/// When the plugin started (Linux: from `/proc`, read while it cannot have been reaped).
-fn started_at(child: &Child) -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    return super::family::stat(libc_pid(child)?).map(|p| p.start);
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = child;
-        None
-    }
-}
-
-/// Makes this process adopt the orphans of its descendants (Linux's child subreaper,
-/// `prctl(PR_SET_CHILD_SUBREAPER)`): a process a plugin started that leaves its process group
-/// and whose parent exits is then re-parented here instead of to init, so that the end of
-/// each plugin exchange can still find it, kill it and reap it. Process-wide, so only for a
-/// program whose child processes are all plugins (the CLI calls it first thing); a library,
-/// or a host with children of its own, must not. Does nothing elsewhere than on Linux.
-pub fn adopt_orphans() -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        subreaper()?;
-        ADOPTING.store(true, Ordering::Release);
-    }
-    Ok(())
-}
-
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn subreaper() -> std::io::Result<()> {
-    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) takes integers only and touches no memory.
-    match unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } {
-        0 => Ok(()),
-        _ => Err(std::io::Error::last_os_error()),
-    }
-}
-
-/// kill(2) of a process (`pid` > 0) or a process group (-`pid`); errors (it is gone) ignored.
-/// Only for what a pidfd cannot name: the group of an unreaped child (see `kill_group`), and a
-/// process checked by its start time a moment ago, where the kernel has no pidfds.
-#[cfg(unix)]
-#[allow(unsafe_code)]
-pub(super) fn signal(pid: i32, sig: libc::c_int) {
-    // SAFETY: kill(2) takes two integers and touches no memory.
-    unsafe {
-        libc::kill(pid, sig);
-    }
-}
-
-/// waitpid(2) without blocking: `Some(true)` reaped, `Some(false)` still running, `None` not a
-/// child of ours (or already reaped).
-#[cfg(unix)]
-#[allow(unsafe_code)]
-pub(super) fn reap_nohang(pid: i32) -> Option<bool> {
-    let mut status = 0;
-    // SAFETY: waitpid writes the status into a local integer; WNOHANG never blocks.
-    match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
-        0 => Some(false),
-        p if p == pid => Some(true),
-        _ => None,
-    }
-}
-
-/// SIGKILL to the plugin's process group (then to the child itself, in case the group is gone).
-/// The group's id is the child's pid, which cannot have been reused: the child is not reaped
-/// until after this call (only `exit_within` may have reaped it, and then the id stays in use
-/// as long as any member of its group lives; with none, the call finds no process).
-#[cfg(unix)]
-fn kill_group(child: &mut Child) {
-    if let Some(pid) = libc_pid(child) {
-        signal(-pid, libc::SIGKILL);
-    }
-    let _ = child.kill();
-}
-
-/// Blocks SIGPIPE in the calling thread (the writer), so that writing to a plugin that has
-/// exited fails with `EPIPE` instead of killing a host that lets SIGPIPE end it (the CLI does,
-/// for `hyperseal … | head`). A write's SIGPIPE is sent to the thread that wrote; blocked, it
-/// stays pending there and is dropped when the thread ends.
-#[cfg(unix)]
-#[allow(unsafe_code)]
-fn ignore_sigpipe_here() {
-    // SAFETY: `set` is a local sigset_t initialised by sigemptyset before use; pthread_sigmask
-    // changes only this thread's mask and may be given a null old-set pointer.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGPIPE);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
-#[cfg(not(unix))]
-fn ignore_sigpipe_here() {}
-
-#[cfg(not(unix))]
-fn kill_group(child: &mut Child) {
-    let _ = child.kill();
 }
 
 #[cfg(test)]

@@ -64,7 +64,7 @@ fn silent_plugin_is_stopped_with_its_children() {
 /// Whether process `pid` still runs (a zombie does not: it only waits for its parent).
 #[cfg(target_os = "linux")]
 fn alive(pid: i32) -> bool {
-    super::super::family::stat(pid).is_some_and(|p| !p.zombie)
+    crate::sys::family::stat(pid).is_some_and(|p| !p.zombie)
 }
 
 /// The pids a plugin's descendants wrote into `dir`, once all of them did.

@@ -48,12 +48,10 @@ use crate::format::Stanza;
 use crate::{error::Error, file_key::FileKey};
 
 mod conn;
-#[cfg(target_os = "linux")]
-mod family;
 mod unicode_table;
 mod v1;
 mod wire;
-pub use conn::adopt_orphans;
+pub use crate::sys::adopt_orphans;
 #[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub use conn::read_plugin_output;
@@ -77,18 +75,6 @@ fn checked_name(name: &str) -> Result<String, Error> {
     }
 }
 
-#[cfg(unix)]
-fn is_executable(m: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    m.permissions().mode() & 0o111 != 0
-}
-
-/// Elsewhere (the browser) there are no plugin processes to run.
-#[cfg(not(unix))]
-fn is_executable(_: &std::fs::Metadata) -> bool {
-    false
-}
-
 /// `age-plugin-NAME` in the first absolute `PATH` directory that has it as an executable file.
 pub fn find_binary(name: &str) -> Result<PathBuf, Error> {
     // WebAssembly in a page has no PATH and no programs (its std even panics on `split_paths`):
@@ -102,11 +88,11 @@ pub fn find_binary(name: &str) -> Result<PathBuf, Error> {
 
 fn find_binary_in(name: &str, path: &std::ffi::OsStr) -> Result<PathBuf, Error> {
     let name = checked_name(name)?;
-    let file = format!("age-plugin-{name}");
+    let file = format!("age-plugin-{name}{}", std::env::consts::EXE_SUFFIX);
     std::env::split_paths(path)
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(&file))
-        .find(|p| p.metadata().is_ok_and(|m| m.is_file() && is_executable(&m)))
+        .find(|p| p.metadata().is_ok_and(|m| m.is_file() && crate::sys::is_executable(&m)))
         .ok_or_else(|| Error::Plugin(format!("{file} not found on PATH")))
 }
 

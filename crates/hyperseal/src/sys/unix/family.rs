@@ -1,7 +1,7 @@
 //! A plugin's descendants, found in `/proc` (Linux): the processes a plugin started that left its
 //! process group (`setsid`, `setpgid`), so that killing the group misses them, and ended with it.
 //!
-//! **With orphan adoption** ([`super::adopt_orphans`]: this process is a child subreaper, as the
+//! **With orphan adoption** ([`adopt_orphans`](super::process::adopt_orphans): this process is a child subreaper, as the
 //! CLI makes itself), containment is complete ([`contain`]): a process of the plugin's subtree
 //! whose parent exits is re-parented to this process, never to init, so every one of them is
 //! always either a descendant of the plugin or of one of this process's children that started
@@ -38,17 +38,17 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::conn::{reap_nohang, signal};
+use super::process::{reap_nohang, signal};
 
 /// One process as `/proc/PID/stat` shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Proc {
-    pub(super) pid: i32,
-    pub(super) ppid: i32,
+pub(crate) struct Proc {
+    pub(crate) pid: i32,
+    pub(crate) ppid: i32,
     /// Start time after boot, in clock ticks.
-    pub(super) start: u64,
+    pub(crate) start: u64,
     /// Exited, not yet reaped (state `Z`).
-    pub(super) zombie: bool,
+    pub(crate) zombie: bool,
 }
 
 /// Parses the text of `/proc/PID/stat`: `pid (comm) state ppid … starttime …`. The command
@@ -67,18 +67,18 @@ fn parse(stat: &str) -> Option<Proc> {
 }
 
 /// The process `pid`, if it exists.
-pub(super) fn stat(pid: i32) -> Option<Proc> {
+pub(crate) fn stat(pid: i32) -> Option<Proc> {
     parse(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
 /// Every process visible in `/proc` (those that end while it is read are skipped).
-pub(super) fn all() -> Vec<Proc> {
+pub(crate) fn all() -> Vec<Proc> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).filter_map(stat).collect()
 }
 
 /// The processes of `procs` whose parent chain reaches one of `roots` (the roots excluded).
-pub(super) fn descendants(procs: &[Proc], roots: &HashSet<i32>) -> Vec<Proc> {
+pub(crate) fn descendants(procs: &[Proc], roots: &HashSet<i32>) -> Vec<Proc> {
     let mut children: HashMap<i32, Vec<Proc>> = HashMap::new();
     for p in procs {
         children.entry(p.ppid).or_default().push(*p);
@@ -174,7 +174,7 @@ static ENDING: Mutex<()> = Mutex::new(());
 /// is the plugin's descendants (while it is the process started at `started`) and this process's
 /// children that started after the plugin and are not `running` plugins, with their descendants.
 /// Returns whether the subtree is empty.
-pub(super) fn contain(pid: i32, started: u64, running: &Mutex<Vec<i32>>, until: Instant) -> bool {
+pub(crate) fn contain(pid: i32, started: u64, running: &Mutex<Vec<i32>>, until: Instant) -> bool {
     let _one = lock(&ENDING);
     let me = std::process::id() as i32;
     let mut killed: HashSet<(i32, u64)> = HashSet::new();
@@ -234,15 +234,15 @@ fn subtree(pid: i32, started: u64, me: i32, running: &Mutex<Vec<i32>>) -> Vec<Pr
 }
 
 /// Without orphan adoption: the descendants found and frozen, held for the kill.
-pub(super) struct Found {
+pub(crate) struct Found {
     held: Vec<Handle>,
     /// Whether the rounds ended because a scan found nothing new (not at the deadline).
-    pub(super) complete: bool,
+    pub(crate) complete: bool,
 }
 
 /// Freezes the plugin `pid` (started at `started`), its process group and every descendant still
 /// attached to it, round after round until a scan finds none new or `until` passes.
-pub(super) fn freeze(pid: i32, started: u64, until: Instant) -> Found {
+pub(crate) fn freeze(pid: i32, started: u64, until: Instant) -> Found {
     // A group cannot be named by a pidfd; its id is the plugin's pid, which names no other group
     // (see `kill_group` in `conn`).
     signal(-pid, libc::SIGSTOP);
@@ -277,7 +277,7 @@ pub(super) fn freeze(pid: i32, started: u64, until: Instant) -> Found {
 
 impl Found {
     /// SIGKILL to each process frozen, through the handle that froze it.
-    pub(super) fn kill(self) {
+    pub(crate) fn kill(self) {
         for h in &self.held {
             h.signal(libc::SIGKILL);
         }

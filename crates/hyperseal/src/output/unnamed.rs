@@ -1,20 +1,16 @@
 //! Linux: the output is an `O_TMPFILE`, a file with no name in the destination's directory. If
 //! the process dies at any point before [`Unnamed::commit`] — error, signal, SIGKILL, power cut —
 //! the kernel frees it; there is never a partial file to clean up. `commit` names it with
-//! `linkat`.
+//! `linkat`. Elsewhere [`Unnamed::create`] always answers `None` (see `sys::create_unnamed`).
 
-use std::ffi::CString;
 use std::fs::{self, File};
 use std::io;
-use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::dest::{check_replaceable, parent_dir};
 use super::named::temporary_name;
-use super::signals;
 use super::{OutputError, OutputErrorKind};
+use crate::sys::{self, create_unnamed, link_unnamed as link};
 
 #[derive(Debug)]
 pub(super) struct Unnamed {
@@ -27,14 +23,9 @@ impl Unnamed {
     /// `Ok(None)` when the filesystem refuses `O_TMPFILE` (the caller falls back to a named
     /// temporary); any other failure (missing directory, no permission) is the user's error.
     pub(super) fn create(dest: &Path, target: PathBuf, force: bool) -> Result<Option<Unnamed>, OutputError> {
-        let dir = parent_dir(&target);
-        match File::options().write(true).custom_flags(libc::O_TMPFILE).mode(0o600).open(&dir) {
-            Ok(file) => Ok(Some(Unnamed { file, target, force })),
-            // EOPNOTSUPP: the filesystem has no O_TMPFILE (FAT, older NFS, some FUSE).
-            // EISDIR: a kernel older than 3.11 took O_TMPFILE for O_DIRECTORY. EINVAL: either.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => {
-                Ok(None)
-            }
+        match create_unnamed(&parent_dir(&target)) {
+            Ok(Some(file)) => Ok(Some(Unnamed { file, target, force })),
+            Ok(None) => Ok(None),
             Err(e) => Err(OutputError::new(OutputErrorKind::Create, dest, e)),
         }
     }
@@ -69,7 +60,7 @@ impl Unnamed {
         let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
         for _ in 0..16 {
             let tmp = dir.join(temporary_name("partial"));
-            let registration = signals::register(&tmp);
+            let registration = sys::interrupt::register(&tmp);
             match link(&self.file, &tmp) {
                 Ok(()) => {
                     let renamed = before()
@@ -85,37 +76,5 @@ impl Unnamed {
             }
         }
         Err(commit_err(last))
-    }
-}
-
-/// Gives the unnamed `file` the name `to` (fails if `to` exists).
-fn link(file: &File, to: &Path) -> io::Result<()> {
-    let to = CString::new(to.as_os_str().as_bytes())?;
-    // The documented way for an unprivileged process (open(2), O_TMPFILE): link the
-    // /proc/self/fd entry, following it to the file.
-    let proc = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
-    // SAFETY: both arguments are NUL-terminated strings that outlive the call; linkat only
-    // reads them and touches no memory of ours.
-    let r = unsafe {
-        libc::linkat(libc::AT_FDCWD, proc.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW)
-    };
-    if r == 0 {
-        return Ok(());
-    }
-    let e = io::Error::last_os_error();
-    if e.kind() != io::ErrorKind::NotFound || Path::new("/proc/self/fd").exists() {
-        return Err(e);
-    }
-    // No /proc (a bare chroot or container): AT_EMPTY_PATH links the descriptor itself; the
-    // kernel allows it to processes with CAP_DAC_READ_SEARCH.
-    // SAFETY: as above; the empty path is a valid NUL-terminated string, and the descriptor is
-    // open for the duration of the call.
-    let r = unsafe {
-        libc::linkat(file.as_raw_fd(), c"".as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_EMPTY_PATH)
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }

@@ -57,11 +57,11 @@ static INSTALL_LOCK: Mutex<usize> = Mutex::new(0);
 
 /// A path the handler will unlink on a signal, until this is dropped.
 #[derive(Debug)]
-pub(super) struct Registration(usize);
+pub(crate) struct Registration(usize);
 
 /// Registers `path` (absolute or relative to a working directory that does not change) for
 /// removal on SIGINT/SIGTERM/SIGHUP. `None` if all slots are taken or the path is too long.
-pub(super) fn register(path: &Path) -> Option<Registration> {
+pub(crate) fn register(path: &Path) -> Option<Registration> {
     let bytes = path.as_os_str().as_bytes();
     if bytes.len() >= PATH_CAP || bytes.contains(&0) {
         return None;
@@ -167,12 +167,4 @@ extern "C" fn on_signal(sig: libc::c_int) {
             libc::raise(sig);
         }
     }
-}
-
-/// Ignores SIGXFSZ for the whole process, so that writing past `ulimit -f` makes `write` fail
-/// with EFBIG — reported, and the output discarded — instead of killing the process silently
-/// and leaving whatever it was writing. For programs (the CLI); Node already ignores it.
-pub fn ignore_file_size_signal() {
-    // SAFETY: setting a standard signal's disposition to SIG_IGN has no memory effects.
-    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
 }

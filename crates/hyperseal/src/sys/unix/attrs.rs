@@ -9,7 +9,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 
 /// Sets `to`'s owner, group, mode and extended attributes to `from`'s.
-pub(super) fn copy(from: &File, to: &File) -> io::Result<()> {
+pub(crate) fn copy_attributes(from: &File, to: &File) -> io::Result<()> {
     let meta = from.metadata()?;
     let now = to.metadata()?;
     if (now.uid(), now.gid()) != (meta.uid(), meta.gid()) {

@@ -1,0 +1,13 @@
+//! The command line's OS seam: the terminal (prompts with echo off), standard input's
+//! metadata, SIGPIPE and private key files, for Unix and for Windows. Everything else that
+//! differs between the systems is in the library's own seam.
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::*;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::*;
