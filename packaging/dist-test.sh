@@ -20,7 +20,6 @@ one() { local f=("$DIST"/$1); [[ ${#f[@]} -eq 1 && -f ${f[0]} ]] || { echo "dist
 
 TARBALL=$(one 'hyperseal-*-x86_64-linux.tar.gz')
 WHEEL=$(one 'hyperseal-*-abi3-manylinux_2_34_x86_64.whl')
-NPM=$(one 'hyperseal-*.tgz')
 (cd "$DIST" && sha256sum --quiet -c SHA256SUMS)
 for tool in cargo rustc rustup maturin; do
   if bare bash -c "command -v $tool" >/dev/null; then echo "dist-test: $tool is on the bare PATH" >&2; exit 1; fi
@@ -136,46 +135,11 @@ PYV=$(cd "$T/py" && bare "$T/venv/bin/python" readme.py "$ROOT/README.md")
 echo "   hyperseal.__version__: $PYV"
 took "Python wheel" "$t0"
 
-# --- The npm package: an empty directory, npm install of the tarball, the README's Node example,
-# then the WebAssembly build from the installed package in Chromium.
-say "npm package: npm install, the README's Node example, the browser build in Chromium"
+# --- The npm packages (packaging/dist-test-npm.sh): installed by npm for this machine, for arm64
+# Linux (run under qemu) and for musl Linux, which has no addon (the WebAssembly fallback); the
+# browser build in Chromium, its file opened by the installed CLI.
+say "npm packages: npm install, the README's Node example on each platform, the browser build in Chromium"
 t0=$(now)
-APP=$T/app
-mkdir -p "$APP"
-t1=$(now)
-(cd "$APP" && bare npm install --silent --no-audit --no-fund --offline "$NPM")
-took "npm install (empty directory)" "$t1"
-head -c 100000 /dev/urandom > "$APP/in.bin"
-cat > "$APP/readme.cjs" <<'EOF'
-// The README's ```js blocks, with the repository path replaced by the installed package.
-const fs = require('node:fs')
-const blocks = [...fs.readFileSync(process.argv[2], 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
-if (blocks.length === 0) throw new Error('no js block in README.md')
-const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor
-;(async () => {
-  for (const code of blocks) {
-    await new AsyncFunction('require', code.replaceAll("require('./bindings/node')", "require('hyperseal')"))(require)
-  }
-  if (!(fs.statSync('in.bin.hs').size > 100000)) throw new Error('the example wrote no in.bin.hs')
-  if (!require.resolve('hyperseal').includes('/node_modules/hyperseal/')) throw new Error(require.resolve('hyperseal'))
-  process.stderr.write(`node VERSION: ${require('hyperseal').VERSION}\n`)
-  // Marked: the example's own progress lines may still arrive after this one.
-  console.log(`VERSION=${require('hyperseal').VERSION}`)
-})().catch((e) => { console.error(e); process.exit(1) })
-EOF
-NODEV=$(cd "$APP" && bare node readme.cjs "$ROOT/README.md" 2>/dev/null | sed -n 's/^VERSION=//p')  # the example logs progress
-[ "$NODEV" = "$RELEASE" ] || { echo "dist-test: the npm package's VERSION is '$NODEV', the CLI says '$RELEASE'" >&2; exit 1; }
-echo "   hyperseal (npm) VERSION: $NODEV"
-# The installed package's WebAssembly build in Chromium (the wasm tests' harness drives it);
-# the page's file then opens with the installed CLI.
-cat > "$APP/page.html" <<'EOF'
-<!doctype html>
-<meta charset="utf-8">
-<script type="module">
-  import init, * as hs from "./web/browser/js/index.js"
-  window.hyperseal = init().then(() => hs)
-</script>
-EOF
-bare HS="$HS" node "$ROOT/packaging/dist-test-browser.mjs" "$APP" "$T/tour/me.key" "$(cat "$T/tour/me.pub")"
-took "npm package" "$t0"
+packaging/dist-test-npm.sh "$RELEASE" "$HS" "$T/tour/me.key" "$(cat "$T/tour/me.pub")"
+took "npm packages" "$t0"
 say "dist-test: all artifacts passed"

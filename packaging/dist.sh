@@ -108,15 +108,15 @@ sed -i 's|^build = "../hyperseal/build.rs"$|build = "build.rs"|' "$SRC/crates/hy
 (cd "$SRC/bindings/python" && maturin sdist --out "$DIST" > "$WORK/sdist.log" 2>&1) || { cat "$WORK/sdist.log" >&2; exit 1; }
 ls "$DIST"/hyperseal-"$VERSION".tar.gz > /dev/null
 
-# --- The npm package: the addon (napi build --release) and the WebAssembly build, which
-# `npm pack` stages into browser/ itself (prepack).
-say "npm package"
-mkdir -p "$WORK/npm"
-(cd bindings/node && npm pack --silent --pack-destination "$WORK/npm" > /dev/null)
-cp "$WORK"/npm/hyperseal-"$VERSION".tgz "$DIST/"
+# --- The npm packages (packaging/npm.sh): `hyperseal` (JS and the WebAssembly build) and one
+# package per platform with its addon, named by platform.
+say "npm packages"
+packaging/npm.sh "$WORK/npm"
+cp "$WORK"/npm/*.tgz "$DIST/"
 
-# --- CycloneDX SBOM of the Rust dependencies of each shipped build: the CLI and the two addons
-# for x86-64 Linux, and the WebAssembly build for wasm32. The generator writes one file next to
+# --- CycloneDX SBOM of the Rust dependencies of each shipped build: the CLI and the Python
+# extension for x86-64 Linux, each npm platform package's addon, and the WebAssembly build. The
+# generator writes one file next to
 # every workspace member's Cargo.toml; they are moved out at once. It also writes the clock, a
 # random serial number and this checkout's absolute path into bom-refs: those are pinned to the
 # commit's time, a UUID derived from the release and a fixed root (as --remap-path-prefix does).
@@ -135,9 +135,15 @@ sbom() { # TARGET PACKAGE-DIR...
     fi
   done
 }
-sbom x86_64-unknown-linux-gnu crates/hyperseal-cli bindings/python bindings/node
+sbom x86_64-unknown-linux-gnu crates/hyperseal-cli bindings/python
 sbom wasm32-unknown-unknown bindings/wasm
-for part in hyperseal-cli:cli python:python node:node wasm:wasm; do
+parts=(hyperseal-cli:cli python:python wasm:wasm)
+while read -r name target; do # each npm platform package's addon (hyperseal-VERSION-node-PLATFORM)
+  sbom "$target" bindings/node
+  mv "$SB/node.json" "$SB/node-$name.json"
+  parts+=("node-$name:node-$name")
+done < "$WORK/npm/platforms"
+for part in "${parts[@]}"; do
   python3 - "$SB/${part%%:*}.json" "$DIST/hyperseal-$VERSION-${part#*:}.cdx.json" "$ROOT" "$RELEASE" <<'PY'
 import datetime, json, os, sys, uuid
 src, dst, root, release = sys.argv[1:]

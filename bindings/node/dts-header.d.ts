@@ -10,6 +10,10 @@ export type HypersealErrorCode =
 /** The release and the commit it was built from, "0.1.0 (abc1234)" (`hyperseal --version`). */
 export declare const VERSION: string
 
+/** Which implementation runs: 'native' (this platform's addon) or 'wasm' (the WebAssembly
+ * fallback where no addon fits; see README.md for what it cannot do). */
+export declare const backend: 'native' | 'wasm'
+
 /** Every code, for `switch`es and tests. */
 export declare const ERROR_CODES: readonly HypersealErrorCode[]
 

@@ -1,10 +1,11 @@
 'use strict'
-// Public entry: the native addon (built by `npm run build` into hyperseal.node) plus what is
-// better written in JS — the Transform streams and one place that guarantees every error
-// carries a stable ERR_HYPERSEAL_* code (napi's own argument checks throw with its own codes).
+// Public entry: the native addon (or, where none fits, the WebAssembly build behind the same
+// names: loader.js) plus what is better written in JS — the Transform streams and one place that
+// guarantees every error carries a stable ERR_HYPERSEAL_* code (napi's own argument checks throw
+// with its own codes).
 
 const { Transform } = require('node:stream')
-const native = require('./hyperseal.node')
+const { backend, binding: native } = require('./loader.js')
 
 // The one list lives in the library (hyperseal::ErrorCode); the addon hands it over.
 const ERROR_CODES = Object.freeze(native.errorCodes())
@@ -228,6 +229,8 @@ const token = Object.freeze({ generateKey: toolkit.tokenGenerateKey, seal: token
 module.exports = {
   // "0.1.0 (abc1234)": the release and its commit, as `hyperseal --version` prints them.
   VERSION: native.version(),
+  // 'native' (the addon for this platform) or 'wasm' (the WebAssembly fallback: README.md).
+  backend,
   ERROR_CODES,
   generateKeyPair,
   publicKeyOf,

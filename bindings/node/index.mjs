@@ -3,6 +3,7 @@ import hyperseal from './index.js'
 
 export const {
   VERSION,
+  backend,
   ERROR_CODES,
   generateKeyPair,
   publicKeyOf,

@@ -19,7 +19,7 @@ function cli (args, input) {
 for (const kind of KINDS) {
   test(`CLI ↔ Node with ${kind} keys`, { skip }, async (t) => {
     const key = keyOrNull(kind)
-    if (!key) return t.skip(`${kind}: not implemented in this build yet`)
+    if (!key) return t.skip(`${kind}: not available in this build (backend ${hs.backend})`)
     const dir = tmpdir()
     const idFile = path.join(dir, 'node.key')
     fs.writeFileSync(idFile, key.privateKey + '\n')

@@ -33,13 +33,16 @@ function sealedFile (keys, name = 'f.hs') {
   return { dir, p }
 }
 
+// The WebAssembly fallback writes a re-keyed file anew, never in place (README.md).
+const IN_PLACE = hs.backend === 'native'
+
 const opens = (file, key) => hs.decryptByPrivateKey(file, key.privateKey).equals(plain)
 
 test('rekeyFile replaces the recipients in place: payload identical, new key opens, removed one does not', async () => {
   const { p } = sealedFile([a, b])
   const before = fs.readFileSync(p)
   const r = await hs.rekeyFile(p, a.privateKey, { recipients: [a.publicKey, c.publicKey] })
-  assert.deepEqual(r, { before: ['X25519', 'X25519'], after: ['X25519', 'X25519'], removed: 2, added: 2, inPlace: true })
+  assert.deepEqual(r, { before: ['X25519', 'X25519'], after: ['X25519', 'X25519'], removed: 2, added: 2, inPlace: IN_PLACE })
   const after = fs.readFileSync(p)
   assert.equal(after.length, before.length)
   samePayload(before, after)
@@ -81,7 +84,7 @@ test('removing every key the caller holds is refused unless removeOwn', async ()
   throwsWith(() => hs.rekey(before, a.privateKey, { recipients: [c.publicKey] }), 'ERR_HYPERSEAL_ARGUMENT')
   assert.ok(fs.readFileSync(p).equals(before))
   const r = await hs.rekeyFile(p, a.privateKey, { recipients: [c.publicKey], removeOwn: true })
-  assert.equal(r.inPlace, true)
+  assert.equal(r.inPlace, IN_PLACE)
   const after = fs.readFileSync(p)
   assert.ok(opens(after, c))
   throwsWith(() => hs.decryptByPrivateKey(after, a.privateKey), 'ERR_HYPERSEAL_NO_IDENTITY')
@@ -101,7 +104,7 @@ test('rekey (bytes): same length where the header fits, payload identical, the n
   assert.ok(opens(grown, c))
 })
 
-test('remove by name works for kinds whose stanzas name their key; anonymous ones need the full list', async () => {
+test('remove by name works for kinds whose stanzas name their key; anonymous ones need the full list', { skip: hs.backend === 'wasm' && 'RSA keys need the native addon (README.md)' }, async () => {
   const rsa = hs.generateKeyPair({ kind: 'rsa3072' })
   const { p } = sealedFile([a, rsa])
   const before = fs.readFileSync(p)

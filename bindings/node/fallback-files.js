@@ -1,0 +1,109 @@
+'use strict'
+// Files for the WebAssembly fallback (fallback.js). The native addon writes files through the
+// library's `AtomicOutput`; WebAssembly has no file system, so here node:fs does what it does,
+// in its words and with its error codes:
+//   - the input is read whole, and the output is made whole in memory before anything is written
+//     (so a failed or killed run has written nothing);
+//   - a regular destination is written as a temporary file in its directory, fsynced, and only
+//     then given its name: link(2) for a new file (which refuses a name that appeared meanwhile),
+//     rename(2) with `force`; the directory is fsynced after;
+//   - an existing file is replaced only with `force`; a directory and the input itself are
+//     refused; FIFOs and devices are written through, never replaced.
+// Unlike the native writer's unnamed O_TMPFILE, the temporary file has a name while it is being
+// written: a process killed in that moment leaves `.NAME.XXXXXXXX.hyperseal-tmp` behind.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const crypto = require('node:crypto')
+
+function coded (code, message) {
+  return Object.assign(new Error(message), { code })
+}
+
+const ioError = (message) => coded('ERR_HYPERSEAL_IO', message)
+
+/** The input, read whole; `what` names it in errors as the native writer does. */
+async function readInput (src) {
+  let st
+  try {
+    st = await fs.promises.stat(src)
+  } catch (e) {
+    throw ioError(`cannot open ${src}: ${e.message}`)
+  }
+  if (st.isDirectory()) throw ioError(`${src} is a directory`)
+  try {
+    return { bytes: await fs.promises.readFile(src), stat: st }
+  } catch (e) {
+    throw ioError(`cannot read ${src}: ${e.message}`)
+  }
+}
+
+/**
+ * What writing `dst` will be: 'new', 'replace' or 'through' (a FIFO or device). Checked before
+ * any work is done, as the native writer creates its output first.
+ */
+async function destination (dst, { force, input }) {
+  let st
+  try {
+    st = await fs.promises.stat(dst)
+  } catch (e) {
+    if (e.code === 'ENOENT') return { how: 'new' }
+    throw ioError(`cannot open ${dst}: ${e.message}`)
+  }
+  if (st.isDirectory()) throw ioError(`${dst} is a directory`)
+  if (!st.isFile()) return { how: 'through' }
+  if (input && st.dev === input.dev && st.ino === input.ino) {
+    throw coded('ERR_HYPERSEAL_ARGUMENT', `input file is output file: ${dst}`)
+  }
+  if (!force) throw exists(dst)
+  return { how: 'replace', mode: st.mode & 0o7777 }
+}
+
+const exists = (dst) => ioError(`output file ${dst} already exists (pass force: true to overwrite it)`)
+
+/** Writes `pieces` (Uint8Arrays) to `dst` all-or-nothing, as `destination` decided. */
+async function writeAll (dst, pieces, where) {
+  if (where.how === 'through') {
+    const fh = await fs.promises.open(dst, 'w').catch((e) => { throw ioError(`cannot open ${dst}: ${e.message}`) })
+    try {
+      for (const p of pieces) await fh.write(p)
+    } catch (e) {
+      throw ioError(`writing ${dst}: ${e.message}`)
+    } finally {
+      await fh.close()
+    }
+    return
+  }
+  const dir = path.dirname(path.resolve(dst))
+  const tmp = path.join(dir, `.${path.basename(dst)}.${crypto.randomBytes(4).toString('hex')}.hyperseal-tmp`)
+  try {
+    const fh = await fs.promises.open(tmp, 'wx', where.mode ?? 0o666)
+    try {
+      for (const p of pieces) await fh.write(p)
+      // A replaced file keeps its mode (the umask applied to the temporary file's).
+      if (where.mode !== undefined) await fh.chmod(where.mode)
+      await fh.sync()
+    } finally {
+      await fh.close()
+    }
+    if (where.how === 'replace') {
+      await fs.promises.rename(tmp, dst)
+    } else {
+      await fs.promises.link(tmp, dst).catch((e) => { throw e.code === 'EEXIST' ? exists(dst) : e })
+      await fs.promises.unlink(tmp)
+    }
+  } catch (e) {
+    await fs.promises.unlink(tmp).catch(() => {})
+    throw e.code && e.code.startsWith('ERR_HYPERSEAL_') ? e : ioError(`writing ${dst}: ${e.message}`)
+  }
+  await syncDir(dir)
+}
+
+/** The new name is durable once its directory is synced (not possible on Windows: skipped). */
+async function syncDir (dir) {
+  if (process.platform === 'win32') return
+  const fh = await fs.promises.open(dir, 'r')
+  try { await fh.sync() } finally { await fh.close() }
+}
+
+module.exports = { readInput, destination, writeAll, ioError }
