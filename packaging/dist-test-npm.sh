@@ -6,6 +6,7 @@
 #     WebAssembly build in Chromium, whose file the installed CLI (HS) opens;
 #   - on arm64 Linux: npm told it is one (--cpu/--os/--libc), then Node for arm64 under
 #     qemu-aarch64-static: the cross-compiled addon;
+#   - on Windows x64 likewise (--os=win32), with Node for Windows under Wine: the mingw-w64 addon;
 #   - on musl Linux, for which there is no addon: the WebAssembly fallback.
 # Every run checks which backend ran and that VERSION names the release.
 set -euo pipefail
@@ -25,10 +26,11 @@ one() { local f=("$DIST"/$1); [[ ${#f[@]} -eq 1 && -f ${f[0]} ]] || { echo "dist
 MAIN=$(one 'hyperseal-[0-9]*.tgz')
 X64=$(one 'hyperseal-linux-x64-gnu-*.tgz')
 ARM64=$(one 'hyperseal-linux-arm64-gnu-*.tgz')
+WIN64=$(one 'hyperseal-win32-x64-gnu-*.tgz')
 printf '   %s\n' "$(cd "$DIST" && ls -l hyperseal-*.tgz | awk '{printf "%s %d bytes; ", $NF, $5}')"
 tar tzf "$MAIN" > "$T/main.list"
 if grep '\.node$' "$T/main.list" >&2; then echo "dist-test-npm: the main package carries an addon (above)" >&2; exit 1; fi
-for p in "$X64" "$ARM64"; do
+for p in "$X64" "$ARM64" "$WIN64"; do
   tar tzf "$p" | grep -q '^package/hyperseal\..*\.node$' || { echo "dist-test-npm: $p has no addon" >&2; exit 1; }
 done
 
@@ -43,10 +45,10 @@ const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor
     await new AsyncFunction('require', code.replaceAll("require('./bindings/node')", "require('hyperseal')"))(require)
   }
   if (!(fs.statSync('in.bin.hs').size > 100000)) throw new Error('the example wrote no in.bin.hs')
-  if (!require.resolve('hyperseal').includes('/node_modules/hyperseal/')) throw new Error(require.resolve('hyperseal'))
+  if (!require.resolve('hyperseal').replaceAll('\\', '/').includes('/node_modules/hyperseal/')) throw new Error(require.resolve('hyperseal'))
   const hs = require('hyperseal')
   // Marked: the example's own progress lines may still arrive after this one.
-  console.log(`RESULT=${hs.backend} ${process.arch} ${hs.VERSION}`)
+  console.log(`RESULT=${hs.backend} ${process.platform}-${process.arch} ${hs.VERSION}`)
 })().catch((e) => { console.error(e); process.exit(1) })
 EOF
 
@@ -61,7 +63,11 @@ install() {
 {
   "private": true,
   "dependencies": { "hyperseal": "file:$MAIN" },
-  "overrides": { "hyperseal-linux-x64-gnu": "file:$X64", "hyperseal-linux-arm64-gnu": "file:$ARM64" }
+  "overrides": {
+    "hyperseal-linux-x64-gnu": "file:$X64",
+    "hyperseal-linux-arm64-gnu": "file:$ARM64",
+    "hyperseal-win32-x64-gnu": "file:$WIN64"
+  }
 }
 EOF
   local t1; t1=$(now)
@@ -75,8 +81,9 @@ expect() {
   local app=$1 want=$2; shift 2
   local got
   cp "$T/readme.cjs" "$app/"  # beside node_modules: `require('hyperseal')` resolves from the script
-  got=$(cd "$app" && bare "$@" readme.cjs "$ROOT/README.md" 2> "$T/err.log" | sed -n 's/^RESULT=//p') ||
-    { cat "$T/err.log" >&2; exit 1; }
+  # Output to a file: Node for Windows under Wine cannot write to a pipe.
+  (cd "$app" && bare "$@" readme.cjs "$ROOT/README.md" > "$T/out.log" 2> "$T/err.log") || { cat "$T/err.log" >&2; exit 1; }
+  got=$(sed -n 's/^RESULT=//p' "$T/out.log")
   [ "$got" = "$want" ] || { cat "$T/err.log" >&2; echo "dist-test-npm: in $app the example says '$got', expected '$want'" >&2; exit 1; }
   echo "   $got"
 }
@@ -84,8 +91,12 @@ expect() {
 echo '   linux-x64-gnu: npm install, the README example on the native addon'
 t0=$(now)
 install "$T/x64"
-[ -d "$T/x64/node_modules/hyperseal-linux-x64-gnu" ] && [ ! -e "$T/x64/node_modules/hyperseal-linux-arm64-gnu" ]
-expect "$T/x64" "native x64 $RELEASE" node
+only() { # DIR PACKAGE: the one platform package npm installed there
+  [ "$(cd "$1/node_modules" && ls -d hyperseal-* 2>/dev/null)" = "$2" ] ||
+    { echo "dist-test-npm: $1 has $(ls "$1/node_modules"), expected $2 alone" >&2; exit 1; }
+}
+only "$T/x64" hyperseal-linux-x64-gnu
+expect "$T/x64" "native linux-x64 $RELEASE" node
 took "linux-x64-gnu" "$t0"
 
 echo '   the same package in Chromium: its WebAssembly build, opened by the installed CLI'
@@ -103,9 +114,9 @@ bare HS="$HS" node "$ROOT/packaging/dist-test-browser.mjs" "$APP" "$KEYFILE" "$P
 echo '   linux-x64-musl (no addon for it): the WebAssembly fallback'
 t0=$(now)
 install "$T/wasm" --libc=musl
-[ ! -e "$T/wasm/node_modules/hyperseal-linux-x64-gnu" ] && [ ! -e "$T/wasm/node_modules/hyperseal-linux-arm64-gnu" ]
+only "$T/wasm" ""
 # The WebAssembly build names the release only (README.md).
-expect "$T/wasm" "wasm x64 ${RELEASE%% *}" node
+expect "$T/wasm" "wasm linux-x64 ${RELEASE%% *}" node
 took "fallback" "$t0"
 
 echo '   linux-arm64-gnu: npm install --cpu=arm64, the README example under qemu-aarch64-static'
@@ -113,6 +124,15 @@ t0=$(now)
 make --no-print-directory -s -C bindings/node node-linux-arm64 > /dev/null
 NODE_ARM64=$(make --no-print-directory -s -C bindings/node node-linux-arm64-path)
 install "$T/arm64" --cpu=arm64 --os=linux --libc=glibc
-[ -d "$T/arm64/node_modules/hyperseal-linux-arm64-gnu" ] && [ ! -e "$T/arm64/node_modules/hyperseal-linux-x64-gnu" ]
-expect "$T/arm64" "native arm64 $RELEASE" qemu-aarch64-static -L /usr/aarch64-linux-gnu "$NODE_ARM64"
+only "$T/arm64" hyperseal-linux-arm64-gnu
+expect "$T/arm64" "native linux-arm64 $RELEASE" qemu-aarch64-static -L /usr/aarch64-linux-gnu "$NODE_ARM64"
 took "linux-arm64-gnu" "$t0"
+
+echo '   win32-x64-gnu: npm install --os=win32, the README example under Wine'
+t0=$(now)
+make --no-print-directory -s -C bindings/node node-win-x64 > /dev/null
+declare $(make --no-print-directory -s -C bindings/node node-win-x64-env)  # WINEPREFIX WINEDEBUG WINE NODE_WIN64
+install "$T/win64" --os=win32 --cpu=x64
+only "$T/win64" hyperseal-win32-x64-gnu
+expect "$T/win64" "native win32-x64 $RELEASE" env WINEPREFIX="$WINEPREFIX" WINEDEBUG="$WINEDEBUG" "$WINE" "$NODE_WIN64"
+took "win32-x64-gnu" "$t0"

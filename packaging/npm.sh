@@ -9,7 +9,8 @@
 #                                           installs only the one for the machine
 # Only platforms whose addon was built here are listed and shipped; OUT/platforms records them
 # (name, Rust target) for the SBOMs. Addons: linux-x64-gnu is bindings/node/hyperseal.node (the
-# test build, made by dist.sh from this commit); linux-arm64-gnu is cross-compiled here.
+# test build, made by dist.sh from this commit); linux-arm64-gnu and win32-x64-gnu (mingw-w64)
+# are cross-compiled here.
 #
 # Reproducible as the other artifacts: npm pack writes fixed times and modes, and every input
 # (the addons, the staged WebAssembly build) comes from this commit (HYPERSEAL_COMMIT, set by dist.sh).
@@ -27,11 +28,14 @@ mkdir -p "$OUT"
 PLATFORMS=(
   "linux-x64-gnu x86_64-unknown-linux-gnu linux x64 glibc x86-64 Linux x64 (glibc)"
   "linux-arm64-gnu aarch64-unknown-linux-gnu linux arm64 glibc aarch64 Linux arm64 (glibc)"
+  "win32-x64-gnu x86_64-pc-windows-gnu win32 x64 - PE32+ Windows x64 (built with mingw-w64)"
 )
 
 make --no-print-directory -s -C bindings/wasm stage > "$W/stage.log" 2>&1 || { cat "$W/stage.log" >&2; exit 1; }
-make --no-print-directory -s -C bindings/node addon-linux-arm64-gnu CARGO="${CARGO:-cargo}" > "$W/arm64.log" 2>&1 ||
-  { cat "$W/arm64.log" >&2; exit 1; }
+for addon in addon-linux-arm64-gnu addon-win32-x64-gnu; do
+  make --no-print-directory -s -C bindings/node "$addon" CARGO="${CARGO:-cargo}" > "$W/$addon.log" 2>&1 ||
+    { cat "$W/$addon.log" >&2; exit 1; }
+done
 
 addon() { # the built addon for platform NAME
   if [ "$1" = linux-x64-gnu ]; then echo bindings/node/hyperseal.node; else echo "bindings/node/hyperseal.$1.node"; fi

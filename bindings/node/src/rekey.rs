@@ -69,6 +69,7 @@ pub struct RekeyReport {
     pub in_place: bool,
 }
 
+#[cfg(unix)]
 fn report(plan: &Plan, in_place: bool) -> RekeyReport {
     RekeyReport {
         before: plan.before.clone(),
