@@ -1,8 +1,9 @@
 // The npm package's shape, tested on the tarball `npm pack` makes of bindings/node (the published
-// `hyperseal`, which carries this build under browser/): Node resolves `hyperseal` to the native
-// addon and a browser bundler (esbuild, platform browser) to the WebAssembly build, whose bundle
-// then runs in Chromium; `hyperseal/wasm` runs the same .wasm under Node. Files cross to and from
-// the native CLI each time.
+// `hyperseal`, which carries this build under browser/): Node resolves `hyperseal` to index.mjs
+// (the platform's addon, or this build as its fallback: packaging/npm.sh ships the addons as
+// packages of their own) and a browser bundler (esbuild, platform browser) to the WebAssembly
+// build, whose bundle then runs in Chromium; `hyperseal/wasm` runs the same .wasm under Node.
+// Files cross to and from the native CLI each time.
 
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -36,7 +37,7 @@ before(async () => {
 
 after(() => { if (work) rmSync(work, { recursive: true, force: true }) })
 
-test('the tarball carries the WebAssembly build; Node resolves `hyperseal` to the addon, the browser condition to WebAssembly', () => {
+test('the tarball carries the WebAssembly build; Node resolves `hyperseal` to index.mjs (the addon or its WebAssembly fallback), the browser condition to WebAssembly', () => {
   const files = execFileSync('tar', ['tzf', join(work, readdirSync(work).find((f) => f.endsWith('.tgz')))]).toString().split('\n')
   for (const f of ['browser/package.json', 'browser/js/index.js', 'browser/js/node.js', 'browser/js/core.js', 'browser/js/index.d.ts',
     'browser/pkg/hyperseal.js', 'browser/pkg/hyperseal_bg.wasm', 'index.mjs']) assert.ok(files.includes(`package/${f}`), f)
