@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use hyperseal::recipient::{self, Identity, Recipient};
-use hyperseal::rekey::{Change, Plan};
+use hyperseal::rekey::Change;
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Uint8Array};
 use napi::{Env, Task};
 use napi_derive::napi;
@@ -70,7 +70,7 @@ pub struct RekeyReport {
 }
 
 #[cfg(unix)]
-fn report(plan: &Plan, in_place: bool) -> RekeyReport {
+fn report(plan: &hyperseal::rekey::Plan, in_place: bool) -> RekeyReport {
     RekeyReport {
         before: plan.before.clone(),
         after: plan.after.clone(),

@@ -11,7 +11,7 @@ const { hs } = require('./helpers')
 
 const MB = 1 << 20
 
-test('decrypting 200 MB asynchronously does not block the event loop (p99 < 20 ms)', async () => {
+test('decrypting 200 MB asynchronously does not block the event loop (p99 < 20 ms)', { skip: hs.backend === 'wasm' && 'the WebAssembly fallback computes on the main thread (README.md)' }, async () => {
   const key = hs.generateKeyPair()
   const data = Buffer.alloc(200 * MB, 7)
   const sealed = await hs.encryptByPublicKeyAsync(data, key.publicKey)
@@ -26,6 +26,8 @@ test('decrypting 200 MB asynchronously does not block the event loop (p99 < 20 m
   clearInterval(ticker)
   assert.equal(plain.length, data.length)
   assert.ok(plain.equals(data))
+  // A loop blocked throughout takes no samples at all, and its p99 would read 0.
+  assert.ok(h.count >= 10, `${h.count} event-loop samples`)
   const p99 = h.percentile(99) / 1e6
   console.log(`# 200 MB async decrypt: ${ms.toFixed(0)} ms, event-loop delay p99 ${p99.toFixed(2)} ms, max ${(h.max / 1e6).toFixed(2)} ms`)
   assert.ok(p99 < 20, `p99 ${p99} ms`)
