@@ -28,7 +28,7 @@ C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e
 BENCH_ARGS ?= --quick
 
 .PHONY: all build install bench-build test bench tools age minio tag-plugin ssh-keygen strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
-	cargo-cyclonedx auditwheel dist dist-test man-db
+	cargo-cyclonedx auditwheel wheel-tools arm64-root dist dist-test man-db
 
 all: build
 
@@ -244,8 +244,9 @@ fuzz-cmin: fuzz-tools
 	  rm -rf corpus/$$t && mv work/min corpus/$$t; \
 	done
 
-# Release artifacts (packaging/dist.sh): the static CLI tarball, the abi3 manylinux wheel and the
-# sdist, the npm tarball (native addon + WebAssembly), a CycloneDX SBOM and SHA256SUMS, in dist/.
+# Release artifacts (packaging/dist.sh): the static CLI tarball, the abi3 manylinux_2_28 wheels
+# (x86-64, aarch64) and the sdist, the npm tarball (native addon + WebAssembly), a CycloneDX SBOM
+# and SHA256SUMS, in dist/.
 # Reuses what `make test` builds (the static CLI, the wasm pkg, the addon); SOURCE_DATE_EPOCH is
 # the commit's time, so two builds of one commit give the same bytes.
 CARGO_CYCLONEDX := $(TOOLS)/cargo/bin/cargo-cyclonedx
@@ -262,11 +263,50 @@ $(AUDITWHEEL):
 	$(PYTHON) -m venv $(TOOLS)/auditwheel
 	$(TOOLS)/auditwheel/bin/pip install --quiet --disable-pip-version-check auditwheel==$(AUDITWHEEL_VERSION)
 
-dist: wasm venv cargo-cyclonedx auditwheel
-	PATH="$(VENV)/bin:$(TOOLS)/cargo/bin:$$PATH" CARGO="$(CARGO)" AUDITWHEEL=$(AUDITWHEEL) packaging/dist.sh
+# The Python wheels (packaging/wheels.sh) are built by maturin with zig as C compiler and linker:
+# zig links against the glibc 2.28 symbol set whatever this machine's glibc is, for x86-64 and
+# aarch64 alike (aws-lc's C code included). ziglang (zig itself, as a PyPI wheel) and maturin in a
+# venv of their own in the tools cache, keyed by both versions; maturin is the test venv's pin.
+ZIGLANG_VERSION := 0.15.2
+MATURIN_VERSION := $(shell sed -n 's/^maturin==//p' requirements-test.txt)
+WHEEL_TOOLS_CACHE := $(TOOLS_CACHE)/wheel-tools/zig-$(ZIGLANG_VERSION)-maturin-$(MATURIN_VERSION)
+WHEEL_TOOLS := $(TOOLS)/wheel-tools
+wheel-tools:
+	@[ -f $(WHEEL_TOOLS_CACHE)/.installed ] || { rm -rf $(WHEEL_TOOLS_CACHE) && $(PYTHON) -m venv $(WHEEL_TOOLS_CACHE) && \
+	  $(WHEEL_TOOLS_CACHE)/bin/pip install --quiet --disable-pip-version-check ziglang==$(ZIGLANG_VERSION) maturin==$(MATURIN_VERSION) && \
+	  touch $(WHEEL_TOOLS_CACHE)/.installed; }
+	@mkdir -p $(TOOLS) && ln -sfn $(WHEEL_TOOLS_CACHE) $(WHEEL_TOOLS)
+	@rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu || rustup target add aarch64-unknown-linux-gnu
+
+# An arm64 Debian for the aarch64 wheel's install test (packaging/dist-test-wheels.sh): its own
+# python3, pip and pytest run under qemu-user with `-L`, no chroot and no binfmt_misc. debootstrap
+# --foreign only downloads and unpacks the essential packages (the second stage would run arm64
+# maintainer scripts); the rest of the download, Python included, is unpacked here with
+# dpkg-deb. Built once per machine into the tools cache (about 250 MB): the name carries the suite
+# and ARM64_ROOT_REV, raised when the package list or these steps change.
+ARM64_ROOT_REV := 1
+ARM64_ROOT_PACKAGES := python3,python3-pip,python3-pytest
+ARM64_ROOT_CACHE := $(TOOLS_CACHE)/arm64-root/bookworm-$(ARM64_ROOT_REV)
+ARM64_ROOT := $(TOOLS)/arm64-root
+arm64-root:
+	@command -v debootstrap >/dev/null && command -v qemu-aarch64-static >/dev/null || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap qemu-user-static; }
+	@set -e; r=$(ARM64_ROOT_CACHE); if [ ! -f $$r/.complete ]; then \
+	  echo "arm64-root: debootstrap bookworm (arm64) into $$r"; \
+	  rm -rf $$r $$r.tmp && mkdir -p $$r.tmp; \
+	  debootstrap --foreign --arch=arm64 --variant=minbase --include=$(ARM64_ROOT_PACKAGES) bookworm $$r.tmp > $$r.log 2>&1 || \
+	    { tail -20 $$r.log >&2; exit 1; }; \
+	  for d in $$r.tmp/var/cache/apt/archives/*.deb; do dpkg-deb --fsys-tarfile $$d | tar -x --keep-directory-symlink -C $$r.tmp -f -; done; \
+	  rm -f $$r.tmp/var/cache/apt/archives/*.deb; \
+	  qemu-aarch64-static -L $$r.tmp $$r.tmp/usr/bin/python3 -c 'import pip, pytest'; \
+	  mv $$r.tmp $$r && touch $$r/.complete; fi
+	@mkdir -p $(TOOLS) && ln -sfn $(ARM64_ROOT_CACHE) $(ARM64_ROOT)
+
+dist: wasm venv cargo-cyclonedx auditwheel wheel-tools
+	PATH="$(VENV)/bin:$(TOOLS)/cargo/bin:$$PATH" CARGO="$(CARGO)" AUDITWHEEL=$(AUDITWHEEL) WHEEL_TOOLS=$(WHEEL_TOOLS) packaging/dist.sh
 
 # Each artifact installed as a user would, with no Rust toolchain on PATH (packaging/dist-test.sh).
-dist-test: chromium age man-db
+dist-test: chromium age man-db arm64-root
 	packaging/dist-test.sh
 
 # man-db for `man -l` on the tarball's page (apt-get only when it is missing, as for Chromium).

@@ -19,7 +19,6 @@ took() { printf '   %s: %.1f s\n' "$1" "$(echo "$(now) - $2" | bc)"; }
 one() { local f=("$DIST"/$1); [[ ${#f[@]} -eq 1 && -f ${f[0]} ]] || { echo "dist-test: expected one $1 in dist/ (make dist)" >&2; exit 1; }; echo "${f[0]}"; }
 
 TARBALL=$(one 'hyperseal-*-x86_64-linux.tar.gz')
-WHEEL=$(one 'hyperseal-*-abi3-manylinux_2_34_x86_64.whl')
 (cd "$DIST" && sha256sum --quiet -c SHA256SUMS)
 for tool in cargo rustc rustup maturin; do
   if bare bash -c "command -v $tool" >/dev/null; then echo "dist-test: $tool is on the bare PATH" >&2; exit 1; fi
@@ -111,29 +110,9 @@ for f in share/doc/hyperseal/LICENSE-MIT share/doc/hyperseal/LICENSE-APACHE shar
 done
 took "CLI tarball" "$t0"
 
-# --- The wheel: a fresh venv, pip with no index, the README's Python example.
-say "Python wheel: fresh venv, pip install --no-index, the README's example"
-t0=$(now)
-bare python3 -m venv "$T/venv"
-t1=$(now)
-bare "$T/venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$WHEEL"
-took "pip install (bare venv)" "$t1"
-mkdir -p "$T/py"
-cat > "$T/py/readme.py" <<'EOF'
-import pathlib, re, sys
-import hyperseal
-readme = pathlib.Path(sys.argv[1]).read_text()
-blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
-assert blocks, "no python block in README.md"
-for code in blocks:
-    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
-assert "site-packages" in hyperseal.__file__, hyperseal.__file__
-print(hyperseal.__version__)
-EOF
-PYV=$(cd "$T/py" && bare "$T/venv/bin/python" readme.py "$ROOT/README.md")
-[ "$PYV" = "$RELEASE" ] || { echo "dist-test: hyperseal.__version__ is '$PYV', the CLI says '$RELEASE'" >&2; exit 1; }
-echo "   hyperseal.__version__: $PYV"
-took "Python wheel" "$t0"
+# --- The Python wheels (packaging/dist-test-wheels.sh): x86-64 in a fresh venv, aarch64 in an
+# arm64 Debian under qemu-user.
+source packaging/dist-test-wheels.sh
 
 # --- The npm packages (packaging/dist-test-npm.sh): installed by npm for this machine, for arm64
 # Linux (run under qemu) and for musl Linux, which has no addon (the WebAssembly fallback); the

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make dist`: the release artifacts in dist/, from what the test target already built (the static
 # CLI in target/release, the addon in bindings/node, the wasm build in bindings/wasm/pkg), so a
-# release costs a wheel link and some packing, not a second build of everything.
+# release costs the Python wheels' builds (zig, two targets: packaging/wheels.sh) and some packing,
+# not a second build of everything.
 #
 # Same commit, same bytes: every timestamp is the commit's (SOURCE_DATE_EPOCH), archives are
 # sorted with owner 0 and gzip without a name or time, and the version string is the commit's
@@ -20,6 +21,7 @@ trap 'rm -rf "$WORK"' EXIT
 rm -rf "$DIST"
 mkdir -p "$DIST"
 say() { printf '== %s\n' "$*"; }
+source packaging/wheels.sh
 
 # Deterministic tar.gz of the files under DIR (relative to the current directory): names sorted,
 # the commit's time, root-owned, modes normalised, GNU format (no pax atime/ctime records), gzip -n.
@@ -54,10 +56,7 @@ build_all() {
     touch crates/hyperseal-cli/build.rs
   done
   expect_release "hyperseal --version" "$("$BIN" --version)"
-  rm -rf "$WORK/wheel"
-  (cd bindings/python && maturin build --release --quiet --compatibility manylinux_2_34 --auditwheel check \
-    --out "$WORK/wheel")
-  WHEEL=$(ls "$WORK"/wheel/*.whl)
+  wheels_build "$WORK/wheel"
   make --no-print-directory -s -C bindings/node build > "$WORK/node-build.log" 2>&1 || { cat "$WORK/node-build.log" >&2; exit 1; }
   node -e "const v = require('./bindings/node').VERSION; if (!v.includes(process.argv[1])) { console.error('dist: the addon says ' + v); process.exit(1) }" "$RELEASE"
 }
@@ -70,7 +69,6 @@ for attempt in 1 2 3; do
   [ $rc -eq 0 ] && break
   [ $attempt -lt 3 ] || exit 1
 done
-WHEEL=$(ls "$WORK"/wheel/*.whl)
 BIN=$WORK/hyperseal
 
 # --- The CLI: static x86-64 Linux binary, man page, completions, licences, README, laid out as a
@@ -88,15 +86,11 @@ mkdir -p "$P/share/man/man1" "$P/share/bash-completion/completions" "$P/share/zs
 cp README.md LICENSE-MIT LICENSE-APACHE "$P/share/doc/hyperseal/"
 (cd "$WORK" && pack "$NAME" "$DIST/$NAME.tar.gz")
 
-# --- The Python wheel (abi3: CPython 3.11+, one file) and the sdist.
-# manylinux_2_34: linked against this machine's glibc (2.36), the extension needs symbol versions
-# up to GLIBC_2.34 (the libpthread merge, stat64, ...), so 2_34 is the oldest policy it meets
-# (manylinux_2_28 would need an older sysroot: a manylinux container or zig). pip installs it on
-# glibc 2.34+: Debian 12+, Ubuntu 22.04+, RHEL 9+, Fedora 35+.
-say "Python wheel (manylinux_2_34, abi3) and sdist"
-"$AUDITWHEEL" show "$WHEEL" | tee "$WORK/auditwheel.txt"
-grep -q 'manylinux_2_34_x86_64' "$WORK/auditwheel.txt" || { echo "dist: the wheel is not manylinux_2_34" >&2; exit 1; }
-cp "$WHEEL" "$DIST/"
+# --- The Python wheels (abi3: CPython 3.11+) and the sdist. manylinux_2_28 for x86-64 and aarch64,
+# built with zig (glibc 2.28 or newer: Debian 10+, Ubuntu 20.04+, RHEL 8+; packaging/wheels.sh
+# says why and which platforms miss out); everywhere else pip builds the sdist.
+say "Python wheels ($WHEEL_POLICY: ${WHEEL_TARGETS[*]%%-*}, abi3) and sdist"
+wheels_ship "$WORK/wheel"
 # The sdist is made from the commit (git archive), not from the working tree. cargo refuses to
 # list hyperseal-toolkit's files while its build script lives in ../hyperseal, so that copy gets
 # the script beside its manifest (the same file, the same cfg it sets).
@@ -114,8 +108,8 @@ say "npm packages"
 packaging/npm.sh "$WORK/npm"
 cp "$WORK"/npm/*.tgz "$DIST/"
 
-# --- CycloneDX SBOM of the Rust dependencies of each shipped build: the CLI and the Python
-# extension for x86-64 Linux, each npm platform package's addon, and the WebAssembly build. The
+# --- CycloneDX SBOM of the Rust dependencies of each shipped build: the CLI for x86-64 Linux,
+# each wheel's Python extension, each npm platform package's addon, and the WebAssembly build. The
 # generator writes one file next to
 # every workspace member's Cargo.toml; they are moved out at once. It also writes the clock, a
 # random serial number and this checkout's absolute path into bom-refs: those are pinned to the
@@ -135,9 +129,14 @@ sbom() { # TARGET PACKAGE-DIR...
     fi
   done
 }
-sbom x86_64-unknown-linux-gnu crates/hyperseal-cli bindings/python
+sbom x86_64-unknown-linux-gnu crates/hyperseal-cli
 sbom wasm32-unknown-unknown bindings/wasm
-parts=(hyperseal-cli:cli python:python wasm:wasm)
+parts=(hyperseal-cli:cli wasm:wasm)
+for target in "${WHEEL_TARGETS[@]}"; do # each wheel's extension (hyperseal-VERSION-python-PLATFORM)
+  sbom "$target" bindings/python
+  mv "$SB/python.json" "$SB/python-$(wheel_platform "$target").json"
+  parts+=("python-$(wheel_platform "$target"):python-$(wheel_platform "$target")")
+done
 while read -r name target; do # each npm platform package's addon (hyperseal-VERSION-node-PLATFORM)
   sbom "$target" bindings/node
   mv "$SB/node.json" "$SB/node-$name.json"
