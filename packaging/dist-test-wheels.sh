@@ -62,8 +62,8 @@ assert hyperseal.__file__.startswith(os.environ["PYTHONPATH"]), hyperseal.__file
 if step == "seal":
     ran = 0
     for readme in (root_readme, pkg_readme):
-        for i, code in enumerate(re.findall(r"```python\n(.*?)```", pathlib.Path(readme).read_text(), re.S)):
-            if re.search(r"^\s*(import|from) (dask|fsspec|s3fs)", code, re.M):
+        for code in re.findall(r"```python\n(.*?)```", pathlib.Path(readme).read_text(), re.S):
+            if re.search(r"^\s*(import|from) (hyperseal\.)?(dask|fsspec|s3fs)", code, re.M):
                 continue
             os.makedirs(f"readme-{ran}")
             os.chdir(f"readme-{ran}")
