@@ -7,7 +7,8 @@
 #   - on arm64 Linux: npm told it is one (--cpu/--os/--libc), then Node for arm64 under
 #     qemu-aarch64-static: the cross-compiled addon;
 #   - on Windows x64 likewise (--os=win32), with Node for Windows under Wine: the mingw-w64 addon;
-#   - on musl Linux, for which there is no addon: the WebAssembly fallback.
+#   - on musl Linux and on Windows arm64, for which there is no addon: the WebAssembly fallback
+#     (run by this machine's Node and by Node for Windows x64 under Wine).
 # Every run checks which backend ran and that VERSION names the release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -136,3 +137,10 @@ install "$T/win64" --os=win32 --cpu=x64
 only "$T/win64" hyperseal-win32-x64-gnu
 expect "$T/win64" "native win32-x64 $RELEASE" env WINEPREFIX="$WINEPREFIX" WINEDEBUG="$WINEDEBUG" "$WINE" "$NODE_WIN64"
 took "win32-x64-gnu" "$t0"
+
+echo '   win32-arm64 (no addon for it): the WebAssembly fallback and its node:fs file writing on Windows'
+t0=$(now)
+install "$T/win-fallback" --os=win32 --cpu=arm64
+only "$T/win-fallback" ""
+expect "$T/win-fallback" "wasm win32-x64 ${RELEASE%% *}" env WINEPREFIX="$WINEPREFIX" WINEDEBUG="$WINEDEBUG" "$WINE" "$NODE_WIN64"
+took "win32 fallback" "$t0"
