@@ -28,7 +28,8 @@ C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e
 BENCH_ARGS ?= --quick
 
 .PHONY: all build install bench-build test bench tools age minio tag-plugin ssh-keygen strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
-	cargo-cyclonedx auditwheel wheel-tools arm64-root dist dist-test man-db
+	cargo-cyclonedx auditwheel wheel-tools arm64-root dist dist-test man-db \
+	build-windows build-arm64 age-cross test-plugin-windows cross-test-tools test-windows test-arm64
 
 all: build
 
@@ -244,6 +245,53 @@ fuzz-cmin: fuzz-tools
 	  rm -rf corpus/$$t && mv work/min corpus/$$t; \
 	done
 
+# The command line for Windows x86-64 (mingw-w64; static, no DLLs beside it) and Linux ARM64
+# (static, like the x86-64 one), cross-compiled here. The toolchains (Rust targets, Debian's
+# mingw-w64 and aarch64 gcc, NASM for aws-lc on Windows) come from bindings/node's Makefile,
+# which needs the same for the addons. PE files carry a link time unless told not to.
+WIN_TARGET := x86_64-pc-windows-gnu
+ARM_TARGET := aarch64-unknown-linux-gnu
+CROSS_ENV := CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix \
+	CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+build-windows:
+	@$(MAKE) -s -C bindings/node cross-win64
+	$(CROSS_ENV) $(CARGO) rustc --release -p hyperseal-cli --bin hyperseal --target $(WIN_TARGET) -- \
+	  -C target-feature=+crt-static -C link-arg=-Wl,--no-insert-timestamp
+build-arm64:
+	@$(MAKE) -s -C bindings/node cross-arm64 qemu
+	$(CROSS_ENV) $(CARGO) rustc --release -p hyperseal-cli --bin hyperseal --target $(ARM_TARGET) -- -C target-feature=+crt-static
+
+# age for those platforms (Go cross-compiles it: `go install` puts it in GOPATH/bin/GOOS_GOARCH
+# when GOBIN is unset), and the test plugin for Windows, cached beside the native age.
+AGE_WINDOWS := $(TOOLS_CACHE)/age/$(AGE_VERSION)/windows_amd64
+AGE_ARM64 := $(TOOLS_CACHE)/age/$(AGE_VERSION)/linux_arm64
+age-cross: $(AGE_WINDOWS)/age.exe $(AGE_ARM64)/age
+$(AGE_WINDOWS)/age.exe $(AGE_ARM64)/age &:
+	@set -e; for t in windows/amd64:$(AGE_WINDOWS) linux/arm64:$(AGE_ARM64); do \
+	  os_arch=$${t%%:*}; dir=$${t#*:}; os=$${os_arch%/*}; arch=$${os_arch#*/}; \
+	  GOBIN= GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 GOFLAGS=-mod=mod go install -trimpath \
+	    filippo.io/age/cmd/age@$(AGE_VERSION) filippo.io/age/cmd/age-keygen@$(AGE_VERSION); \
+	  mkdir -p $$dir && cp $$(go env GOPATH)/bin/$${os}_$${arch}/age* $$dir/; done
+test-plugin-windows: $(TOOLS)/windows/age-plugin-hstest.exe
+$(TOOLS)/windows/age-plugin-hstest.exe: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_PLUGIN)/go.sum
+	@mkdir -p $(dir $@)
+	cd $(TEST_PLUGIN) && GOOS=windows GOARCH=amd64 CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o $@ .
+
+# The Windows and ARM64 command lines run on their platforms (packaging/cross/smoke.py): under
+# Wine (the prefix bindings/node's Makefile makes) and qemu-user. `make dist-test` runs the same
+# checks on the shipped zip and tarball; these targets run them on the build in target/.
+CROSS_SMOKE = $(PYTHON) packaging/cross/smoke.py
+WINE_SMOKE = WINEPREFIX=$$($(MAKE) -s -C bindings/node wine-prefix-path) WINEDEBUG=-all $(CROSS_SMOKE) --platform windows \
+	--run /usr/lib/wine/wine64 --age $(AGE_WINDOWS)/age.exe --age-keygen $(AGE_WINDOWS)/age-keygen.exe \
+	--plugin-dir $(TOOLS)/windows
+ARM_SMOKE = $(CROSS_SMOKE) --platform arm64 --run qemu-aarch64-static --age $(AGE_ARM64)/age --age-keygen $(AGE_ARM64)/age-keygen
+cross-test-tools: age-cross test-plugin-windows
+	@$(MAKE) -s -C bindings/node wine-prefix qemu
+test-windows: build-windows cross-test-tools
+	$(WINE_SMOKE) --hyperseal $(CURDIR)/target/$(WIN_TARGET)/release/hyperseal.exe
+test-arm64: build-arm64 cross-test-tools
+	$(ARM_SMOKE) --hyperseal $(CURDIR)/target/$(ARM_TARGET)/release/hyperseal
+
 # Release artifacts (packaging/dist.sh): the static CLI tarball, the abi3 manylinux_2_28 wheels
 # (x86-64, aarch64) and the sdist, the npm tarball (native addon + WebAssembly), a CycloneDX SBOM
 # and SHA256SUMS, in dist/.
@@ -306,8 +354,8 @@ dist: wasm venv cargo-cyclonedx auditwheel wheel-tools
 	PATH="$(VENV)/bin:$(TOOLS)/cargo/bin:$$PATH" CARGO="$(CARGO)" AUDITWHEEL=$(AUDITWHEEL) WHEEL_TOOLS=$(WHEEL_TOOLS) packaging/dist.sh
 
 # Each artifact installed as a user would, with no Rust toolchain on PATH (packaging/dist-test.sh).
-dist-test: chromium age man-db arm64-root
-	packaging/dist-test.sh
+dist-test: chromium age man-db arm64-root cross-test-tools
+	WINE_SMOKE='$(WINE_SMOKE)' ARM_SMOKE='$(ARM_SMOKE)' packaging/dist-test.sh
 
 # man-db for `man -l` on the tarball's page (apt-get only when it is missing, as for Chromium).
 man-db:

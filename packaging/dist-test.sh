@@ -110,6 +110,31 @@ for f in share/doc/hyperseal/LICENSE-MIT share/doc/hyperseal/LICENSE-APACHE shar
 done
 took "CLI tarball" "$t0"
 
+# --- The CLI for Linux ARM64 and Windows x86-64 on their platforms: the tarball installed with the
+# README's line into an ARM64 prefix and run under qemu-user; the zip unpacked and run under Wine.
+# packaging/cross/smoke.py runs the tour, age round trips both ways (age built for the platform),
+# rekey, the all-or-nothing output rules and (Windows) the console, Ctrl-C and a plugin.
+say "CLI for Linux ARM64 (qemu-user) and Windows x86-64 (Wine): installed, the tour, age, rekey, faults"
+t0=$(now)
+ARM_TARBALL=$(one 'hyperseal-*-aarch64-linux.tar.gz')
+mkdir -p "$T/arm64/.local"
+ARM_INSTALL=$(sed -E "s|hyperseal-[^ ]*-x86_64-linux\.tar\.gz|$(basename "$ARM_TARBALL")|; s|~/.local|$T/arm64/.local|" <<< "$INSTALL")
+(cd "$DIST" && bare bash -c "set -e; $ARM_INSTALL")
+file -b "$T/arm64/.local/bin/hyperseal" | grep -q 'ARM aarch64.*statically linked' ||
+  { echo "dist-test: the ARM64 binary is not a static aarch64 one: $(file -b "$T/arm64/.local/bin/hyperseal")" >&2; exit 1; }
+eval "$ARM_SMOKE --hyperseal '$T/arm64/.local/bin/hyperseal'"
+took "CLI for ARM64 (qemu)" "$t0"
+t0=$(now)
+WIN_ZIP=$(one 'hyperseal-*-x86_64-windows.zip')
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$WIN_ZIP" "$T/windows"
+WIN_EXE=$(echo "$T"/windows/hyperseal-*-x86_64-windows/hyperseal.exe)
+file -b "$WIN_EXE" | grep -q 'PE32+ executable.*x86-64' || { echo "dist-test: $(file -b "$WIN_EXE")" >&2; exit 1; }
+if x86_64-w64-mingw32-objdump -p "$WIN_EXE" | grep 'DLL Name' | grep -viE 'kernel32|ntdll|advapi32|bcrypt|ws2_32|userenv|msvcrt|api-ms-win|user32|shell32|ole32|oleaut32|crypt32|secur32|synchronization' >&2; then
+  echo "dist-test: hyperseal.exe needs DLLs Windows does not have (above)" >&2; exit 1
+fi
+eval "$WINE_SMOKE --hyperseal '$WIN_EXE'"
+took "CLI for Windows (Wine)" "$t0"
+
 # --- The Python wheels (packaging/dist-test-wheels.sh): x86-64 in a fresh venv, aarch64 in an
 # arm64 Debian under qemu-user.
 source packaging/dist-test-wheels.sh

@@ -56,6 +56,16 @@ build_all() {
     touch crates/hyperseal-cli/build.rs
   done
   expect_release "hyperseal --version" "$("$BIN" --version)"
+  # The command line for Windows x86-64 and Linux ARM64 (cross-compiled: `make build-windows
+  # build-arm64`); their release string is checked in their bytes (they run under Wine and
+  # qemu in dist-test).
+  make --no-print-directory -s build-windows build-arm64 CARGO="$CARGO" > "$WORK/cross-build.log" 2>&1 ||
+    { cat "$WORK/cross-build.log" >&2; exit 1; }
+  cp target/x86_64-pc-windows-gnu/release/hyperseal.exe "$WORK/hyperseal.exe"
+  cp target/aarch64-unknown-linux-gnu/release/hyperseal "$WORK/hyperseal-aarch64"
+  for b in "$WORK/hyperseal.exe" "$WORK/hyperseal-aarch64"; do
+    grep -qaF "$RELEASE" "$b" || { echo "dist: $b does not carry '$RELEASE' (rebuild it)" >&2; exit 1; }
+  done
   wheels_build "$WORK/wheel"
   make --no-print-directory -s -C bindings/node build > "$WORK/node-build.log" 2>&1 || { cat "$WORK/node-build.log" >&2; exit 1; }
   node -e "const v = require('./bindings/node').VERSION; if (!v.includes(process.argv[1])) { console.error('dist: the addon says ' + v); process.exit(1) }" "$RELEASE"
@@ -71,20 +81,41 @@ for attempt in 1 2 3; do
 done
 BIN=$WORK/hyperseal
 
-# --- The CLI: static x86-64 Linux binary, man page, completions, licences, README, laid out as a
-# prefix (bin/, share/) so that `tar -C ~/.local --strip-components=1` installs it.
-say "CLI tarball"
-NAME=hyperseal-$VERSION-x86_64-linux
-P=$WORK/$NAME
-install -Dm755 "$BIN" "$P/bin/hyperseal"
-mkdir -p "$P/share/man/man1" "$P/share/bash-completion/completions" "$P/share/zsh/site-functions" \
-  "$P/share/fish/vendor_completions.d" "$P/share/doc/hyperseal"
-"$BIN" man > "$P/share/man/man1/hyperseal.1"
-"$BIN" completions bash > "$P/share/bash-completion/completions/hyperseal"
-"$BIN" completions zsh > "$P/share/zsh/site-functions/_hyperseal"
-"$BIN" completions fish > "$P/share/fish/vendor_completions.d/hyperseal.fish"
-cp README.md LICENSE-MIT LICENSE-APACHE "$P/share/doc/hyperseal/"
-(cd "$WORK" && pack "$NAME" "$DIST/$NAME.tar.gz")
+# --- The CLI for Linux (x86-64, ARM64): the static binary, man page, completions, licences,
+# README, laid out as a prefix (bin/, share/) so that `tar -C ~/.local --strip-components=1`
+# installs it. The man page and completions come from the x86-64 binary: one command tree.
+say "CLI: Linux x86-64 and ARM64 tarballs, Windows x86-64 zip"
+cli_tarball() { # BINARY ARCH
+  local name=hyperseal-$VERSION-$2-linux p=$WORK/hyperseal-$VERSION-$2-linux
+  install -Dm755 "$1" "$p/bin/hyperseal"
+  mkdir -p "$p/share/man/man1" "$p/share/bash-completion/completions" "$p/share/zsh/site-functions" \
+    "$p/share/fish/vendor_completions.d" "$p/share/doc/hyperseal"
+  "$BIN" man > "$p/share/man/man1/hyperseal.1"
+  "$BIN" completions bash > "$p/share/bash-completion/completions/hyperseal"
+  "$BIN" completions zsh > "$p/share/zsh/site-functions/_hyperseal"
+  "$BIN" completions fish > "$p/share/fish/vendor_completions.d/hyperseal.fish"
+  cp README.md LICENSE-MIT LICENSE-APACHE "$p/share/doc/hyperseal/"
+  (cd "$WORK" && pack "$name" "$DIST/$name.tar.gz")
+}
+cli_tarball "$BIN" x86_64
+cli_tarball "$WORK/hyperseal-aarch64" aarch64
+# Windows: hyperseal.exe (static: no DLLs beside it), the PowerShell completion, licences,
+# README, in one folder; a zip with sorted names, the commit's time and fixed attributes.
+W=$WORK/hyperseal-$VERSION-x86_64-windows
+mkdir -p "$W"
+cp "$WORK/hyperseal.exe" README.md LICENSE-MIT LICENSE-APACHE "$W/"
+"$BIN" completions powershell > "$W/hyperseal.ps1"
+python3 - "$W" "$DIST/$(basename "$W").zip" <<'PY'
+import os, sys, time, zipfile
+src, dst = sys.argv[1:]
+when = time.gmtime(max(int(os.environ["SOURCE_DATE_EPOCH"]), 315532800))[:6]
+with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+    for name in sorted(os.listdir(src)):
+        info = zipfile.ZipInfo(f"{os.path.basename(src)}/{name}", when)
+        info.external_attr = 0o644 << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(info, open(os.path.join(src, name), "rb").read())
+PY
 
 # --- The Python wheels (abi3: CPython 3.11+) and the sdist. manylinux_2_28 for x86-64 and aarch64,
 # built with zig (glibc 2.28 or newer: Debian 10+, Ubuntu 20.04+, RHEL 8+; packaging/wheels.sh
@@ -108,7 +139,7 @@ say "npm packages"
 packaging/npm.sh "$WORK/npm"
 cp "$WORK"/npm/*.tgz "$DIST/"
 
-# --- CycloneDX SBOM of the Rust dependencies of each shipped build: the CLI for x86-64 Linux,
+# --- CycloneDX SBOM of the Rust dependencies of each shipped build: the CLI for each platform,
 # each wheel's Python extension, each npm platform package's addon, and the WebAssembly build. The
 # generator writes one file next to
 # every workspace member's Cargo.toml; they are moved out at once. It also writes the clock, a
@@ -129,9 +160,13 @@ sbom() { # TARGET PACKAGE-DIR...
     fi
   done
 }
-sbom x86_64-unknown-linux-gnu crates/hyperseal-cli
 sbom wasm32-unknown-unknown bindings/wasm
-parts=(hyperseal-cli:cli wasm:wasm)
+parts=(wasm:wasm)
+for t in x86_64-unknown-linux-gnu:x86_64-linux aarch64-unknown-linux-gnu:aarch64-linux x86_64-pc-windows-gnu:x86_64-windows; do
+  sbom "${t%%:*}" crates/hyperseal-cli # the CLI of each platform (hyperseal-VERSION-cli-PLATFORM)
+  mv "$SB/hyperseal-cli.json" "$SB/cli-${t#*:}.json"
+  parts+=("cli-${t#*:}:cli-${t#*:}")
+done
 for target in "${WHEEL_TARGETS[@]}"; do # each wheel's extension (hyperseal-VERSION-python-PLATFORM)
   sbom "$target" bindings/python
   mv "$SB/python.json" "$SB/python-$(wheel_platform "$target").json"

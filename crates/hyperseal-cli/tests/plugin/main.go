@@ -14,6 +14,9 @@
 //	error    refuse (an error stanza)
 //	crash    exit 3 with a message on stderr
 //	hang     never answer
+//	spawn    start a child of its own (this program again, in "beat" mode), then never answer
+//	beat     (the child) append a byte to the file $HSTEST_BEAT every 50 ms, forever: a file that
+//	         stops growing shows the child has ended
 //	garbage  print something that is not a stanza
 //
 // Run with --keygen to print a fresh identity and its recipient.
@@ -23,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -44,6 +48,13 @@ func misbehave() error {
 		fmt.Fprintln(os.Stderr, "hstest crashed on purpose")
 		os.Exit(3)
 	case "hang":
+		time.Sleep(time.Hour)
+	case "spawn":
+		child := exec.Command(os.Args[0])
+		child.Env = append(os.Environ(), "HSTEST_MODE=beat")
+		if err := child.Start(); err != nil {
+			return err
+		}
 		time.Sleep(time.Hour)
 	case "garbage":
 		fmt.Println("this is not an age stanza")
@@ -118,7 +129,21 @@ func parseIdentity(data []byte) (*age.X25519Identity, error) {
 	return age.ParseX25519Identity(string(data))
 }
 
+// beat appends to $HSTEST_BEAT until killed.
+func beat() {
+	for {
+		if f, err := os.OpenFile(os.Getenv("HSTEST_BEAT"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.Write([]byte{'.'})
+			f.Close()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func main() {
+	if os.Getenv("HSTEST_MODE") == "beat" {
+		beat()
+	}
 	var err error
 	if p, err = plugin.New("hstest"); err != nil {
 		panic(err)

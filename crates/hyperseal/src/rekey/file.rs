@@ -154,6 +154,9 @@ pub fn rekey_file(
 /// interrupted re-key's journal: lock first, so a second re-key can neither take a live journal
 /// for a stale one nor write an older header over a newer one.
 pub(super) fn open_locked(path: &Path, over: bool) -> Result<(File, Option<Recovered>), Error> {
+    if over {
+        restore_moved_copy(path)?;
+    }
     let file = File::options().read(true).write(over).open(path)?;
     if !over {
         return Ok((file, None));
@@ -233,7 +236,11 @@ pub(super) fn commit_over(
     let (lease, named) = match result {
         Ok(done) => done,
         Err(e) => {
-            let _ = std::fs::remove_file(&copy);
+            // Where the second name was a move (Windows), the old file goes back to its name.
+            let _ = match sys::SECOND_NAME_MOVES {
+                true => std::fs::rename(&copy, path),
+                false => std::fs::remove_file(&copy),
+            };
             return Err(std::io::Error::from(e).into());
         }
     };
@@ -288,8 +295,17 @@ pub fn old_copy_path(path: &Path) -> PathBuf {
 /// Gives the old file (`file`, at `path`) the second name `copy`, and checks that the name
 /// reached the same inode (a swap of `path` in between refuses). `false` on a filesystem
 /// without hard links (FAT, some network filesystems).
+///
+/// On Windows the old file is moved to `copy` instead (`sys::SECOND_NAME_MOVES`): a file that
+/// is open (this re-key holds it) cannot be replaced by a rename there, but it can be renamed,
+/// and the new file then takes the free name. Killed between the two renames, the file exists
+/// only as `copy`: the next re-key puts it back first ([`restore_moved_copy`]).
 fn keep_old_copy(file: &File, path: &Path, copy: &Path) -> Result<bool, Error> {
-    match std::fs::hard_link(path, copy) {
+    let named = match sys::SECOND_NAME_MOVES {
+        true => std::fs::rename(path, copy),
+        false => std::fs::hard_link(path, copy),
+    };
+    match named {
         Ok(()) => {}
         Err(e) if sys::lacks_hard_links(&e) => return Ok(false),
         Err(e) => {
@@ -299,11 +315,25 @@ fn keep_old_copy(file: &File, path: &Path, copy: &Path) -> Result<bool, Error> {
             )))
         }
     }
-    if Stamp::of(file)?.id != Stamp::of_link(copy)?.id {
-        let _ = std::fs::remove_file(copy);
+    if !Stamp::of(file)?.same_file(&Stamp::of_link(copy)?) {
+        let _ = match sys::SECOND_NAME_MOVES {
+            true => std::fs::rename(copy, path),
+            false => std::fs::remove_file(copy),
+        };
         return Err(changed_by_another(path));
     }
     Ok(true)
+}
+
+/// A rewrite killed between moving the old file to its second name and renaming the new one
+/// into place (Windows) leaves no file at `path`: the old one, still whole and still opening
+/// for its recipients, goes back. Elsewhere `path` always exists, so this never acts.
+fn restore_moved_copy(path: &Path) -> Result<(), Error> {
+    let copy = old_copy_path(path);
+    if std::fs::symlink_metadata(path).is_err() && Stamp::of_link(&copy).is_ok_and(|m| m.regular && m.owned) {
+        std::fs::rename(&copy, path)?;
+    }
+    Ok(())
 }
 
 /// A second name left by a rewrite that was killed while it replaced the file: removed (it is

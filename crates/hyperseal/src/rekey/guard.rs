@@ -60,7 +60,7 @@ impl Snapshot {
     pub(super) fn check(&self, file: &File, path: &Path) -> Result<(), Changed> {
         let now = Snapshot::take(file, self.header_len).map_err(Changed::Io)?;
         let named = Stamp::of_path(path).map_err(Changed::Io)?;
-        if now != *self || named.id != self.stamp.id {
+        if now != *self || !named.same_file(&self.stamp) {
             return Err(Changed::ByAnother);
         }
         Ok(())

@@ -6,8 +6,8 @@ use std::io;
 
 use super::{read_at, sync_dir, write_at};
 
-/// Reads until `buf` is full or the file ends, from `offset`, without moving the file position
-/// (on Unix; on Windows the position moves, and no caller relies on it). Returns the count.
+/// Reads until `buf` is full or the file ends, from `offset`, leaving the file position where it
+/// was. Returns the count.
 pub(crate) fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {

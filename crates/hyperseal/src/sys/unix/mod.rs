@@ -48,6 +48,11 @@ impl Stamp {
         Ok(Stamp::from_meta(&std::fs::symlink_metadata(path)?))
     }
 
+    /// Whether both name one file.
+    pub(crate) fn same_file(&self, other: &Stamp) -> bool {
+        self.id == other.id
+    }
+
     fn from_meta(m: &Metadata) -> Stamp {
         Stamp {
             id: (m.dev(), m.ino()),
@@ -163,6 +168,10 @@ pub(crate) fn link_unnamed(file: &File, to: &Path) -> io::Result<()> {
     }
     Err(e)
 }
+
+/// A re-key's rewrite gives the old file its second name with a hard link (the file keeps
+/// its own name until the new one is renamed over it).
+pub(crate) const SECOND_NAME_MOVES: bool = false;
 
 /// Creates a new private file at `path` for a named temporary (fails if anything is there). On
 /// Unix the interrupt handler ([`interrupt`]) removes it if the process is told to stop.

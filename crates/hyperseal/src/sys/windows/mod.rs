@@ -58,6 +58,14 @@ impl Stamp {
         })
     }
 
+    /// Whether both name one file: the same file index, on the same volume where both know it
+    /// (Wine reports volume 0 for a handle whose file was renamed since it was opened; the
+    /// callers compare files in one directory, so one volume).
+    pub(crate) fn same_file(&self, other: &Stamp) -> bool {
+        let (a, b) = (self.id.0, other.id.0);
+        self.id.1 == other.id.1 && (a == b || a == 0 || b == 0)
+    }
+
     /// Of the file `path` names (through symbolic links).
     pub(crate) fn of_path(path: &Path) -> io::Result<Stamp> {
         Stamp::of(&File::options().access_mode(0).custom_flags(FILE_FLAG_BACKUP_SEMANTICS).open(path)?)
@@ -78,12 +86,24 @@ pub(crate) fn id_of(m: &Metadata) -> Option<FileId> {
     m.is_file().then(|| (m.creation_time(), m.last_write_time()))
 }
 
+/// Windows' positional read moves the file position (Unix's `pread` does not): it is put back,
+/// so a reader of the same handle (a re-key reads the payload on after a snapshot's read)
+/// continues where it was. Not for concurrent use with such a reader.
 pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    file.seek_read(buf, offset)
+    keeping_position(file, |f| f.seek_read(buf, offset))
 }
 
 pub(crate) fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
-    file.seek_write(buf, offset)
+    keeping_position(file, |f| f.seek_write(buf, offset))
+}
+
+fn keeping_position<T>(file: &File, op: impl FnOnce(&File) -> io::Result<T>) -> io::Result<T> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = file;
+    let at = f.stream_position()?;
+    let done = op(file);
+    f.seek(SeekFrom::Start(at))?;
+    done
 }
 
 /// New files get the ACL their directory passes on, as age's do on Windows (Go ignores Unix
@@ -131,11 +151,15 @@ pub(crate) fn link_unnamed(_: &File, _: &Path) -> io::Result<()> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
+/// A re-key's rewrite gives the old file its second name by moving it: Windows cannot rename
+/// a file over one that is open (the re-key holds the old one), so the name is freed first.
+pub(crate) const SECOND_NAME_MOVES: bool = true;
+
 /// Creates a new file at `path` for a named temporary, marked delete-on-close at once: if the
 /// process ends before [`keep_temporary`] (an error, Ctrl-C, a closed console, a kill), the
 /// system removes it when its last handle closes, as Linux frees an unnamed file.
 pub(crate) fn create_temporary(path: &Path) -> io::Result<File> {
-    let file = File::options().access_mode(GENERIC_WRITE | DELETE).create_new(true).open(path)?;
+    let file = File::options().write(true).access_mode(GENERIC_WRITE | DELETE).create_new(true).open(path)?;
     if let Err(e) = set_delete_on_close(&file, true) {
         drop(file);
         let _ = std::fs::remove_file(path);

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""The command line built for another platform, run on it: Windows x86-64 under Wine, Linux
+ARM64 under qemu-user. Run by `make test-windows` / `make test-arm64` (part of `make test`).
+
+    smoke.py --platform windows|arm64 --run 'WINE-OR-QEMU' --hyperseal EXE --age AGE --age-keygen KG
+             [--plugin-dir DIR]
+
+Checks, each one able to fail: the README's five-minute tour; round trips with age built by Go
+for the same platform, both ways (native keys, hybrid post-quantum keys, passphrases); `rekey`
+(in place, then opened by age); the all-or-nothing output rules (no overwrite without --force,
+never over the input, nothing left by a failed decryption or a killed process). On Windows also:
+a passphrase typed at Wine's console with echo off (the typed text never appears on the
+screen), Ctrl-C and a closed console during a write (no partial file), and a plugin
+(age-plugin-hstest.exe on PATH) — its deadline, and its own child process ended with it.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import pty
+import re
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+
+A = argparse.ArgumentParser()
+A.add_argument("--platform", required=True, choices=["windows", "arm64"])
+A.add_argument("--run", required=True, help="the emulator command line that runs a foreign program")
+A.add_argument("--hyperseal", required=True)
+A.add_argument("--age", required=True)
+A.add_argument("--age-keygen", required=True)
+A.add_argument("--plugin-dir", help="Windows: a folder holding age-plugin-hstest.exe")
+ARGS = A.parse_args()
+RUN = shlex.split(ARGS.run)
+WIN = ARGS.platform == "windows"
+PASSED = []
+
+
+def say(what):
+    PASSED.append(what)
+    print(f"  ok  {what}", flush=True)
+
+
+def run(prog, *args, stdin=None, ok=True, env=None):
+    """Runs PROG (foreign) with ARGS; returns the CompletedProcess. ok=True asserts exit 0."""
+    p = subprocess.run(RUN + [prog, *args], input=stdin, capture_output=True, timeout=120,
+                       env={**os.environ, **(env or {})})
+    if ok and p.returncode != 0:
+        sys.exit(f"FAIL: {prog} {' '.join(args)}: exit {p.returncode}\n{p.stderr.decode(errors='replace')}")
+    return p
+
+
+def hs(*args, **kw):
+    return run(ARGS.hyperseal, *args, **kw)
+
+
+def age(*args, **kw):
+    return run(ARGS.age, *args, **kw)
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit(f"FAIL: {what}")
+
+
+def same(a, b):
+    return open(a, "rb").read() == open(b, "rb").read()
+
+
+def leftovers():
+    return sorted(n for n in os.listdir(".") if "hyperseal" in n and n.endswith(".partial"))
+
+
+def refused(p, words):
+    """A failure: exit 1, one `hyperseal: error:` line naming the problem."""
+    err = p.stderr.decode(errors="replace")
+    check(p.returncode == 1, f"expected exit 1, got {p.returncode}: {err}")
+    check("hyperseal: error:" in err and words in err, f"expected an error about {words!r}: {err}")
+
+
+def console(prog, args, answers, interrupt_after=None, hang_up_after=None):
+    """Runs PROG in a pseudo-terminal (Wine's console is then the terminal): answers each
+    prompt ending in a colon with the next of ANSWERS, typed key by key after Wine has turned
+    the terminal's echo off; or sends Ctrl-C / closes the terminal after a delay. Returns
+    (exit status, everything shown on the screen)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp(RUN[0], RUN + [prog, *args])
+    screen = b""
+
+    def read_for(seconds, until=None):
+        nonlocal screen
+        end = time.time() + seconds
+        while time.time() < end:
+            r, _, _ = select.select([fd], [], [], 0.1)
+            if r:
+                try:
+                    data = os.read(fd, 4096)
+                except OSError:
+                    return False
+                if not data:
+                    return False
+                screen += data
+                if until and until(screen):
+                    return True
+        return False
+
+    for answer in answers:
+        seen = len(screen)
+        prompt = re.compile(rb"passphrase[^\n]*:", re.I)
+        check(read_for(60, lambda s: prompt.search(s[seen:])), f"no prompt: {screen[-300:]!r}")
+        # The console takes the terminal over (echo off, raw) as it starts reading.
+        end = time.time() + 10
+        while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < end:
+            time.sleep(0.05)
+        for ch in answer.encode() + b"\r":
+            os.write(fd, bytes([ch]))
+            time.sleep(0.02)
+    if interrupt_after is not None:
+        read_for(interrupt_after)
+        os.write(fd, b"\x03")
+    if hang_up_after is not None:
+        read_for(hang_up_after)
+        os.close(fd)
+        fd = None
+    if fd is not None:
+        read_for(120, None)
+    deadline = time.time() + 30
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.time() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            sys.exit("FAIL: the program did not end")
+        time.sleep(0.1)
+    if fd is not None:
+        os.close(fd)
+    return os.waitstatus_to_exitcode(status), screen
+
+
+def tour():
+    with open("report.pdf", "wb") as f:
+        f.write(os.urandom(3_000_001))
+    p = hs("keygen", "-o", "me.key")
+    check(b"age1pq1" in p.stderr, "keygen prints the public key on stderr")
+    open("me.pub", "wb").write(hs("pubkey", "-i", "me.key").stdout)
+    hs("encrypt", "-R", "me.pub", "-o", "report.pdf.hs", "report.pdf")
+    hs("decrypt", "-i", "me.key", "-o", "copy.pdf", "report.pdf.hs")
+    check(same("report.pdf", "copy.pdf"), "decrypt gives the bytes back")
+    pub = open("me.pub").read().split()[0]
+    armored = hs("encrypt", "-r", pub, "-a", stdin=b"docs.tar bytes\n" * 1000).stdout
+    check(armored.startswith(b"-----BEGIN HYPERSEAL ENCRYPTED FILE-----"), "armor")
+    check(hs("decrypt", "-i", "me.key", stdin=armored).stdout == b"docs.tar bytes\n" * 1000, "armored stream")
+    part = hs("decrypt", "-i", "me.key", "--offset", "1000000", "--length", "4096", "report.pdf.hs").stdout
+    check(part == open("report.pdf", "rb").read()[1000000:1004096], "random access")
+    hs("keygen", "-o", "other.key")
+    other = hs("pubkey", "-i", "other.key").stdout.decode().split()[0]
+    before = os.path.getsize("report.pdf.hs")
+    hs("rekey", "-i", "me.key", "--add", other, "report.pdf.hs")
+    hs("decrypt", "-i", "other.key", "-o", "copy2.pdf", "report.pdf.hs")
+    check(same("report.pdf", "copy2.pdf") and os.path.getsize("report.pdf.hs") == before, "rekey --add in place")
+    open("notes.txt", "w").write("notes\n")
+    hs("age", "-r", pub, "-o", "notes.age", "notes.txt")
+    check(hs("decrypt", "-i", "me.key", "notes.age").stdout == b"notes\n", "hyperseal age")
+    digest = hs("hash", "--algo", "sha256", "report.pdf").stdout.split()[0].decode()
+    check(digest == hashlib.sha256(open("report.pdf", "rb").read()).hexdigest(), "hash sha256")
+    hs("hash", "--algo", "blake3", "report.pdf")
+    hs("keygen", "--kind", "ed25519", "-o", "sign.pem")
+    open("sign.pub", "wb").write(hs("pubkey", "-i", "sign.pem").stdout)
+    hs("sign", "-i", "sign.pem", "-o", "report.sig", "report.pdf")
+    hs("verify", "--pubkey", "sign.pub", "--sig", "report.sig", "report.pdf")
+    open("report.pdf", "ab").write(b"!")
+    check(hs("verify", "--pubkey", "sign.pub", "--sig", "report.sig", "report.pdf", ok=False).returncode != 0,
+          "verify refuses a changed file")
+    hs("token", "keygen", "-o", "token.key")
+    tok = hs("token", "seal", "--key", "token.key", "--ttl", "15m", stdin=b"user=42").stdout.strip()
+    check(hs("token", "open", "--key", "token.key", stdin=tok).stdout.strip() == b"user=42", "token")
+    info = json.loads(hs("inspect", "--json", "report.pdf.hs").stdout)
+    check(info["post_quantum"] and info["recipients"] == {"mlkem768x25519": 2}, f"inspect --json: {info}")
+    say("the README's five-minute tour")
+
+
+def with_age():
+    gen = run(ARGS.age_keygen, "-o", "age.key")
+    check(gen.returncode == 0, "age-keygen")
+    apub = run(ARGS.age_keygen, "-y", "age.key").stdout.decode().strip()
+    data = os.urandom(200_000)
+    open("plain.bin", "wb").write(data)
+    # age → hyperseal
+    age("-e", "-r", apub, "-o", "a2h.age", "plain.bin")
+    hs("decrypt", "-i", "age.key", "-o", "a2h.out", "a2h.age")
+    check(open("a2h.out", "rb").read() == data, "age encrypts, hyperseal decrypts")
+    # hyperseal → age, binary and armored, and hyperseal's own post-quantum key as an age recipient
+    hs("age", "-r", apub, "-o", "h2a.age", "plain.bin")
+    age("-d", "-i", "age.key", "-o", "h2a.out", "h2a.age")
+    check(open("h2a.out", "rb").read() == data, "hyperseal encrypts, age decrypts")
+    hs("encrypt", "--format", "age", "-a", "-r", apub, "-o", "h2a.asc", "plain.bin")
+    check(age("-d", "-i", "age.key", "h2a.asc").stdout == data, "armored, to age")
+    pq = open("me.pub").read().split()[0]
+    hs("age", "-r", pq, "-o", "pq.age", "plain.bin")
+    age("-d", "-i", "me.key", "-o", "pq.out", "pq.age")
+    check(open("pq.out", "rb").read() == data, "a hybrid post-quantum key, hyperseal to age")
+    age("-e", "-r", pq, "-o", "pq2.age", "plain.bin")
+    check(hs("decrypt", "-i", "me.key", "pq2.age").stdout == data, "a hybrid post-quantum key, age to hyperseal")
+    # rekey an age file in place to a second age key, which age then opens it with
+    run(ARGS.age_keygen, "-o", "age2.key")
+    apub2 = run(ARGS.age_keygen, "-y", "age2.key").stdout.decode().strip()
+    hs("age", "-r", apub, "-o", "r.age", "plain.bin")
+    check(age("-d", "-i", "age2.key", "r.age", ok=False).returncode != 0, "not yet for the second key")
+    hs("rekey", "-i", "age.key", "--add", apub2, "r.age")
+    check(age("-d", "-i", "age2.key", "r.age").stdout == data, "rekey of an age file, opened by age")
+    hs("rekey", "-i", "age.key", "--add", apub2, "h2a.asc")  # armored: rewritten, payload copied
+    check(age("-d", "-i", "age2.key", "h2a.asc").stdout == data, "rekey of an armored age file")
+    say("round trips with age both ways; rekey of an age file")
+
+
+def all_or_nothing():
+    open("exists.out", "w").write("keep me")
+    refused(hs("decrypt", "-i", "me.key", "-o", "exists.out", "report.pdf.hs", ok=False), "already exists")
+    check(open("exists.out").read() == "keep me", "no overwrite without --force")
+    hs("decrypt", "-i", "me.key", "-o", "exists.out", "--force", "report.pdf.hs")
+    check(os.path.getsize("exists.out") == 3_000_001, "--force replaces")
+    refused(hs("encrypt", "-R", "me.pub", "-o", "notes.txt", "--force", "notes.txt", ok=False), "input file is output file")
+    check(open("notes.txt").read() == "notes\n", "the input is never replaced")
+    # A flipped byte near the end: decryption fails at the last chunk, after most was written.
+    ct = bytearray(open("report.pdf.hs", "rb").read())
+    ct[-20] ^= 1
+    open("bad.hs", "wb").write(ct)
+    refused(hs("decrypt", "-i", "me.key", "-o", "bad.out", "bad.hs", ok=False), "")
+    check(not os.path.exists("bad.out") and not leftovers(), "a failed decryption leaves nothing")
+    refused(hs("encrypt", "-R", "me.pub", "-o", os.path.join("no-such-dir", "x.hs"), "notes.txt", ok=False), "")
+    say("all-or-nothing output: --force, the input, a failed decryption, a missing folder")
+
+
+def killed():
+    """A write killed half-way (SIGKILL to the emulated process) leaves no file."""
+    cmd = RUN + [ARGS.hyperseal, "encrypt", "-R", "me.pub", "-o", "killed.hs"]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p.stdin.write(b"\0" * 5_000_000)
+    p.stdin.flush()
+    end = time.time() + 30
+    while not leftovers() and not any(n.startswith(".hyperseal") for n in os.listdir(".")) and time.time() < end:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    p.kill()
+    p.wait()
+    time.sleep(1)  # Wine's server closes the dead process's handles
+    check(not os.path.exists("killed.hs"), "no output after a kill")
+    check(not [n for n in os.listdir(".") if n.startswith(".hyperseal")], f"no temporary after a kill: {os.listdir('.')}")
+    say("a process killed while writing leaves no file (no partial, no temporary)")
+
+
+def windows_console():
+    status, screen = console(ARGS.hyperseal, ["encrypt", "-p", "-o", "typed.hs", "notes.txt"],
+                             ["correct horse battery"] * 2)
+    check(status == 0, f"encrypt -p: exit {status}: {screen[-300:]!r}")
+    check(b"correct horse" not in screen, "the passphrase is not echoed")
+    status, screen = console(ARGS.hyperseal, ["decrypt", "-o", "typed.out", "typed.hs"], ["correct horse battery"])
+    check(status == 0 and open("typed.out").read() == "notes\n", f"decrypt with the typed passphrase: {status}")
+    hs("age", "-p", "-o", "typed.age", "notes.txt", ok=False)  # no console: refused, nothing written
+    check(not os.path.exists("typed.age"), "no prompt without a console, and no file")
+    status, screen = console(ARGS.age, ["-p", "-o", "byage.age", "notes.txt"], ["tr0ub4dor"] * 2)
+    check(status == 0, "age -p at the console")
+    status, _ = console(ARGS.hyperseal, ["decrypt", "-o", "byage.out", "byage.age"], ["tr0ub4dor"])
+    check(status == 0 and open("byage.out").read() == "notes\n", "hyperseal opens age's passphrase file")
+    say("passphrases typed at Wine's console, echo off, both ways with age")
+    # Ctrl-C and a closed console while the output is being written: nothing is left.
+    for how, kw in (("Ctrl-C", {"interrupt_after": 3}), ("a closed console", {"hang_up_after": 3})):
+        out = f"interrupted-{len(PASSED)}.hs"
+        sh = f"(head -c 3000000 /dev/zero; sleep 30) | {shlex.join(RUN + [ARGS.hyperseal])} encrypt -R me.pub -o {out}"
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execvp("sh", ["sh", "-c", sh])
+        time.sleep(kw.get("interrupt_after", kw.get("hang_up_after")))
+        check(any(n.startswith(".hyperseal") for n in os.listdir(".")), f"{how}: the output was being written")
+        if "interrupt_after" in kw:
+            os.write(fd, b"\x03")
+        else:
+            os.close(fd)
+        end = time.time() + 20
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            if time.time() > end:
+                os.killpg(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.1)
+        subprocess.run(["pkill", "-f", "--", f"-o {out}"])
+        time.sleep(1)
+        check(not os.path.exists(out) and not [n for n in os.listdir(".") if n.startswith(".hyperseal")],
+              f"{how}: no output and no temporary left: {os.listdir('.')}")
+        if "interrupt_after" in kw:
+            os.close(fd)
+    say("Ctrl-C and a closed console during a write leave nothing")
+
+
+def windows_plugin():
+    # Wine adds WINEPATH's folders (Windows paths: Z: is the Unix root) to the program's PATH.
+    env = {"WINEPATH": "Z:" + os.path.abspath(ARGS.plugin_dir).replace("/", "\\")}
+    ids = run(os.path.join(ARGS.plugin_dir, "age-plugin-hstest.exe"), "--keygen").stdout.decode().split()
+    ident, recip = ids[0], ids[1]
+    open("plugin.key", "w").write(ident + "\n")
+    hs("encrypt", "--format", "age", "-r", recip, "-o", "plugin.age", "notes.txt", env=env)
+    check(hs("decrypt", "-i", "plugin.key", "plugin.age", env=env).stdout == b"notes\n", "plugin round trip")
+    # A plugin that starts a child and hangs: the deadline ends both (the child is in its job).
+    beat = os.path.abspath("beat.txt")
+    t = time.time()
+    p = hs("encrypt", "--format", "age", "-r", recip, "-o", "hang.age", "notes.txt", ok=False,
+           env={**env, "HSTEST_MODE": "spawn", "HSTEST_BEAT": beat, "HYPERSEAL_PLUGIN_TIMEOUT": "3"})
+    check(p.returncode == 1 and time.time() - t < 30, f"the plugin's deadline: exit {p.returncode}")
+    check(not os.path.exists("hang.age"), "no output from a failed plugin")
+    check(os.path.exists(beat), "the plugin's child was running")
+    time.sleep(1)
+    size = os.path.getsize(beat)
+    time.sleep(1.5)
+    check(os.path.getsize(beat) == size, "the plugin's child ended with it (its Job Object)")
+    say("a plugin on PATH; its deadline; its child process ended with it")
+
+
+def wine_up():
+    """One Wine server for the whole run (each program then starts in ~0.1 s instead of ~1 s),
+    and its background services started here, with no pipe of ours: they outlive the program
+    that starts them, and would keep a captured stdout open."""
+    server = os.path.join(os.path.dirname(RUN[0]), "wineserver")
+    subprocess.run([server, "-p"], check=True)
+    subprocess.run(RUN + ["wineboot"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=120)
+    return server
+
+
+def main():
+    server = wine_up() if WIN else None
+    try:
+        checks()
+    finally:
+        if server:
+            subprocess.run([server, "-k"])
+
+
+def checks():
+    with tempfile.TemporaryDirectory(prefix="hyperseal-cross-") as d:
+        os.chdir(d)
+        print(f"== {ARGS.platform}: {' '.join(RUN)} {ARGS.hyperseal}", flush=True)
+        v = hs("--version").stdout.decode().strip()
+        check(v.startswith("hyperseal "), f"--version: {v}")
+        tour()
+        with_age()
+        all_or_nothing()
+        killed()
+        if WIN:
+            windows_console()
+            windows_plugin()
+        os.chdir("/")
+    print(f"== {ARGS.platform}: {len(PASSED)} checks passed ({v})")
+
+
+main()
