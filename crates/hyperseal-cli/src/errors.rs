@@ -13,7 +13,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 pub const USAGE: u8 = 2;
 /// Exit status when a reader downstream went away: what a shell reports for coreutils killed by
 /// SIGPIPE (128 + 13). Only reached if SIGPIPE is blocked; otherwise the signal itself ends us.
-const BROKEN_PIPE: u8 = 141;
+pub const BROKEN_PIPE: u8 = 141;
 
 /// A failure whose messages were already printed (per-file errors of `hash`, `mac`): exit 1
 /// with nothing more to say.
@@ -90,7 +90,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
             Some(hyperseal::Error::Io(io)) => Some(io),
             _ => None,
         });
-        io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        io.is_some_and(crate::sys::is_closed_pipe)
     })
 }
 

@@ -20,6 +20,11 @@ pub fn die_on_sigpipe() {
     }
 }
 
+/// Whether a write failed because the pipe's reader went away.
+pub fn is_closed_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
 /// Standard input's metadata (`< f` makes it a file), through a duplicate of fd 0.
 pub fn stdin_metadata() -> Option<std::fs::Metadata> {
     io::stdin().as_fd().try_clone_to_owned().ok().and_then(|fd| File::from(fd).metadata().ok())

@@ -15,9 +15,33 @@ use windows_sys::Win32::System::Console::{
     ENABLE_LINE_INPUT, ENABLE_PROCESSED_INPUT,
 };
 
-/// Windows has no SIGPIPE: a write to a closed pipe fails, and the CLI reports a broken pipe
-/// quietly (`errors::report`).
-pub fn die_on_sigpipe() {}
+/// Windows has no SIGPIPE: a write to a closed pipe (`hyperseal … | more` quit early) fails.
+/// Errors the CLI returns are reported quietly (`errors::report`); the standard library's
+/// `println!` panics instead, so this one panic ends the process as quietly as SIGPIPE does on
+/// Unix, with the same status. Every other panic goes to the default hook.
+pub fn die_on_sigpipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg =
+            payload.downcast_ref::<String>().map(String::as_str).or(payload.downcast_ref::<&str>().copied());
+        // ERROR_BROKEN_PIPE, ERROR_NO_DATA (a pipe being closed), ERROR_PIPE_NOT_CONNECTED.
+        let closed = ["(os error 109)", "(os error 232)", "(os error 233)"];
+        if msg.is_some_and(|m| {
+            m.starts_with("failed printing to stdout") && closed.iter().any(|c| m.contains(c))
+        }) {
+            std::process::exit(i32::from(crate::errors::BROKEN_PIPE));
+        }
+        default(info)
+    }));
+}
+
+/// Whether a write failed because the pipe's reader went away: ERROR_BROKEN_PIPE and
+/// ERROR_NO_DATA (the standard library's `BrokenPipe`), and ERROR_PIPE_NOT_CONNECTED, which Wine
+/// gives for the same event.
+pub fn is_closed_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe || e.raw_os_error() == Some(233)
+}
 
 /// Standard input's metadata (`< f` makes it a file), through a duplicate of its handle.
 pub fn stdin_metadata() -> Option<std::fs::Metadata> {
