@@ -293,8 +293,8 @@ test-arm64: build-arm64 cross-test-tools
 	$(ARM_SMOKE) --hyperseal $(CURDIR)/target/$(ARM_TARGET)/release/hyperseal
 
 # Release artifacts (packaging/dist.sh): the static CLI tarball, the abi3 manylinux_2_28 wheels
-# (x86-64, aarch64) and the sdist, the npm tarball (native addon + WebAssembly), a CycloneDX SBOM
-# and SHA256SUMS, in dist/.
+# (x86-64, aarch64) and the sdist, the npm tarballs (the package with the WebAssembly build, and
+# one per platform with its addon: packaging/npm.sh), a CycloneDX SBOM and SHA256SUMS, in dist/.
 # Reuses what `make test` builds (the static CLI, the wasm pkg, the addon); SOURCE_DATE_EPOCH is
 # the commit's time, so two builds of one commit give the same bytes.
 CARGO_CYCLONEDX := $(TOOLS)/cargo/bin/cargo-cyclonedx
