@@ -69,7 +69,6 @@ pub struct RekeyReport {
     pub in_place: bool,
 }
 
-#[cfg(unix)]
 fn report(plan: &hyperseal::rekey::Plan, in_place: bool) -> RekeyReport {
     RekeyReport {
         before: plan.before.clone(),
@@ -146,17 +145,6 @@ impl RekeyTask {
     }
 }
 
-#[cfg(not(unix))]
-fn run_file(
-    _: &std::path::Path,
-    _: &[Box<dyn Identity>],
-    _: &Change,
-    _: &hyperseal::rekey::FileOptions,
-) -> Result<RekeyReport, Fail> {
-    Err(Fail::arg("rekeyFile needs a Unix system; re-key the bytes with rekey instead"))
-}
-
-#[cfg(unix)]
 fn run_file(
     path: &std::path::Path,
     ids: &[Box<dyn Identity>],
