@@ -89,11 +89,12 @@ pub fn rekey_file(
 ) -> Result<Report, Error> {
     let over = opts.output.is_none() && !opts.dry_run;
     let (file, recovered) = open_locked(path, over)?;
-    let meta = file.metadata()?;
+    // Before the header is read (see `Snapshot::take`).
+    let (meta, stamp) = (file.metadata()?, Stamp::of(&file)?);
     let dec = Decryptor::new(&file)?;
     let armored = dec.is_armored();
     let old_len = dec.header().encode_len();
-    let snapshot = Snapshot::take(&file, old_len)?;
+    let snapshot = Snapshot::take(&file, stamp.clone(), old_len)?;
     let rekey = Rekey::from_header(dec.header().clone(), identities)?;
     let plan = rekey.rewrap(change, identities)?;
     if opts.dry_run {
@@ -110,7 +111,7 @@ pub fn rekey_file(
         }
     }
     if over {
-        refuse_split_links(path, &Stamp::of(&file)?, opts.split_links).map_err(unchanged)?;
+        refuse_split_links(path, &stamp, opts.split_links).map_err(unchanged)?;
     }
     let profile = rekey.header().profile;
     let new = rekey.encode(&plan, None, true)?.expect("no target length");

@@ -36,10 +36,10 @@ pub(super) struct Snapshot {
 }
 
 impl Snapshot {
-    /// Metadata first, bytes second: a writer between the two changes the times, which the
-    /// check then sees.
-    pub(super) fn take(file: &File, header_len: usize) -> io::Result<Snapshot> {
-        let stamp = Stamp::of(file)?;
+    /// `stamp` is the file's, taken when it was opened, before anything read its header: a
+    /// writer between the two then shows in the times, which the check compares. Metadata
+    /// first, bytes second.
+    pub(super) fn take(file: &File, stamp: Stamp, header_len: usize) -> io::Result<Snapshot> {
         let mut head = vec![0u8; header_len + SALT_LEN];
         let n = sys::read_at_most(file, &mut head, 0)?;
         head.truncate(n);
@@ -58,7 +58,8 @@ impl Snapshot {
 
     /// Whether `file` (and the name `path`, for a rename over it) is still what was opened.
     pub(super) fn check(&self, file: &File, path: &Path) -> Result<(), Changed> {
-        let now = Snapshot::take(file, self.header_len).map_err(Changed::Io)?;
+        let now = Snapshot::take(file, Stamp::of(file).map_err(Changed::Io)?, self.header_len)
+            .map_err(Changed::Io)?;
         let named = Stamp::of_path(path).map_err(Changed::Io)?;
         if now != *self || !named.same_file(&self.stamp) {
             return Err(Changed::ByAnother);

@@ -43,10 +43,11 @@ pub fn rotate_file(
 ) -> Result<Rotated, Error> {
     let over = opts.output.is_none() && !opts.dry_run;
     let (file, recovered) = open_locked(path, over)?;
-    let meta = file.metadata()?;
+    // Before the header is read (see `Snapshot::take`).
+    let (meta, stamp) = (file.metadata()?, crate::sys::Stamp::of(&file)?);
     let dec = Decryptor::new(&file)?;
     let header = dec.header().clone();
-    let snapshot = Snapshot::take(&file, header.encode_len())?;
+    let snapshot = Snapshot::take(&file, stamp.clone(), header.encode_len())?;
     let armored = dec.is_armored();
     let opts_enc =
         Options { profile: header.profile, suite: header.suite, chunk_size: header.chunk_size, slack: true };
@@ -67,7 +68,7 @@ pub fn rotate_file(
         e => Error::Rekey { outcome: Outcome::Unchanged, source: Box::new(e) },
     };
     if over {
-        refuse_split_links(path, &crate::sys::Stamp::of(&file)?, opts.split_links).map_err(unchanged)?;
+        refuse_split_links(path, &stamp, opts.split_links).map_err(unchanged)?;
     }
     let dest = opts.output.as_deref().unwrap_or(path);
     let mut out = OutputOptions::new().force(opts.force || over);
