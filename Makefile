@@ -281,7 +281,7 @@ $(TOOLS)/windows/age-plugin-hstest.exe: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go
 # Wine (the prefix bindings/node's Makefile makes) and qemu-user. `make dist-test` runs the same
 # checks on the shipped zip and tarball; these targets run them on the build in target/.
 CROSS_SMOKE = $(PYTHON) packaging/cross/smoke.py
-WINE_SMOKE = WINEPREFIX=$$($(MAKE) -s -C bindings/node wine-prefix-path) WINEDEBUG=-all $(CROSS_SMOKE) --platform windows \
+WINE_SMOKE = WINEPREFIX=$$($(MAKE) -s --no-print-directory -C bindings/node wine-prefix-path) WINEDEBUG=-all $(CROSS_SMOKE) --platform windows \
 	--run /usr/lib/wine/wine64 --age $(AGE_WINDOWS)/age.exe --age-keygen $(AGE_WINDOWS)/age-keygen.exe \
 	--plugin-dir $(TOOLS)/windows
 ARM_SMOKE = $(CROSS_SMOKE) --platform arm64 --run qemu-aarch64-static --age $(AGE_ARM64)/age --age-keygen $(AGE_ARM64)/age-keygen
