@@ -77,11 +77,13 @@ async function writeAll (dst, pieces, where) {
   const dir = path.dirname(path.resolve(dst))
   const tmp = path.join(dir, `.${path.basename(dst)}.${crypto.randomBytes(4).toString('hex')}.hyperseal-tmp`)
   try {
-    const fh = await fs.promises.open(tmp, 'wx', where.mode ?? 0o666)
+    // New files are private (0600), whatever the umask, as the native writer makes them: the
+    // output may be plaintext. A re-keyed file keeps its own mode (`where.mode`).
+    const fh = await fs.promises.open(tmp, 'wx', where.mode ?? 0o600)
     try {
       for (const p of pieces) await fh.write(p)
-      // A replaced file keeps its mode (the umask applied to the temporary file's).
-      if (where.mode !== undefined) await fh.chmod(where.mode)
+      // Set again: `open` applied the umask.
+      await fh.chmod(where.mode ?? 0o600)
       await fh.sync()
     } finally {
       await fh.close()

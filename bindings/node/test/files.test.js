@@ -120,3 +120,19 @@ test('a decryptFile killed half-way (SIGKILL, SIGTERM) leaves no file', async ()
     assert.deepEqual(listing(dir), ['plain.hs'], `${signal} left a file`)
   }
 })
+
+test('a new output file is private to its owner (0600), on the addon and on the fallback', { skip: process.platform === 'win32' && 'no Unix modes' }, async () => {
+  const dir = tmpdir()
+  const src = path.join(dir, 'plain.txt')
+  fs.writeFileSync(src, 'secret plaintext\n')
+  const old = process.umask(0o022)
+  try {
+    await hs.encryptFile(src, path.join(dir, 'c.hs'), { publicKey: key.publicKey })
+    await hs.decryptFile(path.join(dir, 'c.hs'), path.join(dir, 'back.txt'), { privateKey: key.privateKey })
+  } finally {
+    process.umask(old)
+  }
+  for (const f of ['c.hs', 'back.txt']) {
+    assert.equal(fs.statSync(path.join(dir, f)).mode & 0o777, 0o600, f)
+  }
+})
