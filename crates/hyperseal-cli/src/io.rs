@@ -35,6 +35,9 @@ pub struct Input {
     pub path: Option<PathBuf>,
     /// Read through its re-key journal's header ([`Input::open_encrypted`]).
     pub torn: bool,
+    /// The same open file (sharing `reader`'s position) when it is a regular file read as it
+    /// is: the library reads it at offsets from every core ([`hyperseal::Encryptor::encrypt_file`]).
+    pub file: Option<File>,
 }
 
 impl Input {
@@ -51,6 +54,7 @@ impl Input {
                 io::Seek::seek(&mut rest, io::SeekFrom::Start(head.len() as u64))?;
                 input.reader = Box::new(io::Cursor::new(head).chain(rest));
                 input.torn = true;
+                input.file = None;
             }
         }
         Ok(input)
@@ -58,9 +62,9 @@ impl Input {
 
     pub fn open(path: Option<&Path>) -> Result<Input> {
         match path {
-            None => Ok(Input { reader: Box::new(io::stdin()), size: None, path: None, torn: false }),
+            None => Ok(Input { reader: Box::new(io::stdin()), size: None, path: None, torn: false, file: None }),
             Some(p) if p.as_os_str() == "-" => {
-                Ok(Input { reader: Box::new(io::stdin()), size: None, path: None, torn: false })
+                Ok(Input { reader: Box::new(io::stdin()), size: None, path: None, torn: false, file: None })
             }
             Some(p) => {
                 let f = File::open(p)
@@ -70,7 +74,11 @@ impl Input {
                     anyhow::bail!("{} is a directory", p.display());
                 }
                 let size = meta.is_file().then_some(meta.len());
-                Ok(Input { reader: Box::new(f), size, path: Some(p.to_path_buf()), torn: false })
+                let file = match meta.is_file() {
+                    true => f.try_clone().ok(),
+                    false => None,
+                };
+                Ok(Input { reader: Box::new(f), size, path: Some(p.to_path_buf()), torn: false, file })
             }
         }
     }

@@ -144,6 +144,41 @@ impl<R: Read> Decryptor<R> {
     }
 }
 
+impl Decryptor<std::fs::File> {
+    /// Decrypts the whole payload into `output`; returns the plaintext length. A binary file into
+    /// a regular destination is opened on every core, each worker reading, opening and writing
+    /// its own pieces at their offsets (see ARCHITECTURE.md, "the I/O path of a file"); an
+    /// armored file, or a FIFO or device, is streamed as by
+    /// [`decrypt_stream`](Decryptor::decrypt_stream). The caller commits `output` only after
+    /// this returned `Ok`: every chunk authenticated then. `progress` gets the file bytes done.
+    #[cfg(all(feature = "fs", any(unix, windows)))]
+    pub fn decrypt_file(
+        mut self,
+        identities: &[Box<dyn Identity>],
+        output: &mut crate::output::AtomicOutput,
+        progress: Option<Progress>,
+    ) -> Result<u64, Error> {
+        let cipher = self.cipher(identities)?;
+        if let Inner::Plain(r) = &mut self.source.0 {
+            // The payload's offset: the file's position less what the header buffer still holds.
+            let at = r.stream_position()?;
+            let positional = stream::positional::into_output(
+                &cipher,
+                Dir::Open,
+                r.get_ref(),
+                at,
+                output,
+                self.threads,
+                progress,
+            );
+            if let Some(done) = positional {
+                return done;
+            }
+        }
+        stream::stream(&cipher, Dir::Open, Input::Reader(&mut self.source), output, self.threads, progress)
+    }
+}
+
 impl<'a> Decryptor<&'a [u8]> {
     /// Reads the header of a file held in memory (or memory-mapped). A binary file's payload is
     /// then opened straight from `file` by [`decrypt_slice`](Self::decrypt_slice) and

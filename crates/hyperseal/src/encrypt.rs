@@ -173,6 +173,38 @@ impl Encryptor {
         stream::stream(&self.cipher, Dir::Seal, Input::Reader(input), output, self.threads, progress)
     }
 
+    /// Encrypts the file `input`, from its current position to its end, into `output`;
+    /// returns the plaintext length. For a regular file into a regular destination every worker
+    /// reads, seals and writes its own pieces at their offsets (see ARCHITECTURE.md, "the I/O
+    /// path of a file"), so one file moves at the speed of the cores, not of one thread's
+    /// copies; anything else (a FIFO, a device) is streamed as by
+    /// [`encrypt_stream`](Self::encrypt_stream). A file that changes size while it is read is
+    /// an error (nothing is committed). `progress` gets the plaintext bytes done so far.
+    #[cfg(all(feature = "fs", any(unix, windows)))]
+    pub fn encrypt_file(
+        self,
+        mut input: &std::fs::File,
+        output: &mut crate::output::AtomicOutput,
+        progress: Option<Progress>,
+    ) -> Result<u64, Error> {
+        use std::io::Seek;
+        output.write_all(&self.head)?;
+        let at = input.stream_position()?;
+        let positional = stream::positional::into_output(
+            &self.cipher,
+            Dir::Seal,
+            input,
+            at,
+            output,
+            self.threads,
+            progress,
+        );
+        match positional {
+            Some(done) => done,
+            None => stream::stream(&self.cipher, Dir::Seal, Input::Reader(&mut input), output, self.threads, progress),
+        }
+    }
+
     /// Like [`encrypt_stream`](Self::encrypt_stream) for an input already in memory (or
     /// memory-mapped): chunks are sealed straight from `input`, without a staging copy.
     pub fn encrypt_slice(

@@ -20,6 +20,8 @@ use hyperseal::recipient::{self, Identity, Recipient};
 use hyperseal::{Decryptor, Encryptor, Options, Profile};
 
 use super::age_messages::{self as msg, fail};
+use super::decrypt::AnyDecryptor;
+use super::encrypt::Dest;
 use super::identity;
 use crate::errors::redact;
 use crate::io::{self as cli_io, Input, Output};
@@ -379,9 +381,9 @@ fn encrypt(f: &Flags, mut input: Input, sink: &mut Sink, stdin_in_use: &mut bool
         recipients.push(recipient::passphrase_recipient(Profile::Age, encryption_passphrase()?));
     }
     let enc = Encryptor::with_recipients(&recipients, Options::age())?;
-    let out: &mut (dyn Write + Send) = match sink {
-        Sink::Direct(o) => o,
-        Sink::Held { held, .. } => held,
+    let out = match sink {
+        Sink::Direct(o) => Dest::Output(o),
+        Sink::Held { held, .. } => Dest::Writer(held),
     };
     // No progress bar: age draws none, and scripts expect a quiet stderr.
     super::encrypt::seal(enc, &mut input, out, f.armor, Profile::Age, true)
@@ -403,12 +405,22 @@ fn decrypt(f: &Flags, input: Input, sink: &mut Sink, stdin_in_use: &mut bool) ->
     let size = input.size;
     // age's check for a file PowerShell mangled, on the first bytes, which are then read again.
     let mut start = Vec::with_capacity(22);
-    let mut reader = input.reader;
-    (&mut reader).take(22).read_to_end(&mut start)?;
+    let dec = match input.file {
+        Some(mut file) => {
+            (&mut file).take(22).read_to_end(&mut start)?;
+            std::io::Seek::rewind(&mut file)?;
+            AnyDecryptor::File(Decryptor::new(file)?)
+        }
+        None => {
+            let mut reader = input.reader;
+            (&mut reader).take(22).read_to_end(&mut start)?;
+            let chained: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(start.clone()).chain(reader));
+            AnyDecryptor::Stream(Decryptor::new(chained)?)
+        }
+    };
     if let Some(e) = msg::mangled_intro(&start) {
         return Err(e);
     }
-    let dec = Decryptor::new(std::io::Cursor::new(start).chain(reader))?;
     let passphrase_file = dec.header().is_passphrase();
     if f.identities.is_empty() {
         if !passphrase_file {
@@ -419,7 +431,7 @@ fn decrypt(f: &Flags, input: Input, sink: &mut Sink, stdin_in_use: &mut bool) ->
     }
     let result = match sink {
         Sink::Direct(output) => super::decrypt::open_stream(dec, &identities, output, true, size),
-        Sink::Held { held, .. } => Ok(dec.decrypt_stream(&identities, held, None).map(drop)?),
+        Sink::Held { held, .. } => Ok(dec.decrypt_stream(&identities, held).map(drop)?),
     };
     // A plugin (`-j batchpass`) may open a passphrase file; keys never do: say what to do then.
     match result {

@@ -1,5 +1,6 @@
 //! `hyperseal decrypt`.
 
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
@@ -95,7 +96,7 @@ pub fn run(a: DecryptArgs) -> Result<()> {
     if random_access && size.is_none() {
         return Err(hint("--offset/--length need a regular input file", "decrypt the whole stream instead"));
     }
-    let mut dec = Decryptor::new(input.reader)?;
+    let mut dec = AnyDecryptor::new(input)?;
     if let Some(t) = a.threads {
         dec = dec.threads(t);
     }
@@ -140,11 +141,56 @@ pub fn run(a: DecryptArgs) -> Result<()> {
     output.commit()
 }
 
+/// A decryptor over the input file itself, which the library reads at offsets on every core when
+/// the output is a file too, or over any reader (standard input, a pipe, a torn header).
+pub enum AnyDecryptor {
+    File(Decryptor<File>),
+    Stream(Decryptor<Box<dyn Read + Send>>),
+}
+
+impl AnyDecryptor {
+    pub fn new(input: Input) -> Result<AnyDecryptor> {
+        Ok(match input.file {
+            Some(f) => AnyDecryptor::File(Decryptor::new(f)?),
+            None => AnyDecryptor::Stream(Decryptor::new(input.reader)?),
+        })
+    }
+
+    pub fn header(&self) -> &hyperseal::format::Header {
+        match self {
+            AnyDecryptor::File(d) => d.header(),
+            AnyDecryptor::Stream(d) => d.header(),
+        }
+    }
+
+    pub fn threads(self, n: usize) -> AnyDecryptor {
+        match self {
+            AnyDecryptor::File(d) => AnyDecryptor::File(d.threads(n)),
+            AnyDecryptor::Stream(d) => AnyDecryptor::Stream(d.threads(n)),
+        }
+    }
+
+    pub fn is_armored(&self) -> bool {
+        match self {
+            AnyDecryptor::File(d) => d.is_armored(),
+            AnyDecryptor::Stream(d) => d.is_armored(),
+        }
+    }
+
+    /// In order onto any writer.
+    pub fn decrypt_stream(self, ids: &[Box<dyn Identity>], out: &mut (dyn Write + Send)) -> Result<u64, hyperseal::Error> {
+        match self {
+            AnyDecryptor::File(d) => d.decrypt_stream(ids, out, None),
+            AnyDecryptor::Stream(d) => d.decrypt_stream(ids, out, None),
+        }
+    }
+}
+
 /// Decrypts the whole payload onto `output`, with a progress bar unless `quiet`: the one
-/// streaming decryption path of `decrypt` and `age`. A failure after bytes reached a reader
-/// says so (see [`Output::failed`]).
-pub fn open_stream<R: Read + Send>(
-    dec: Decryptor<R>,
+/// decryption path of `decrypt` and `age`. A failure after bytes reached a reader says so (see
+/// [`Output::failed`]).
+pub fn open_stream(
+    dec: AnyDecryptor,
     identities: &[Box<dyn Identity>],
     output: &mut Output,
     quiet: bool,
@@ -156,7 +202,11 @@ pub fn open_stream<R: Read + Send>(
             b.set_position(n)
         }
     };
-    let r = dec.decrypt_stream(identities, output, Some(&progress));
+    let r = match (dec, &mut *output) {
+        (AnyDecryptor::File(d), Output::File(file)) => d.decrypt_file(identities, file, Some(&progress)),
+        (AnyDecryptor::File(d), out) => d.decrypt_stream(identities, out, Some(&progress)),
+        (AnyDecryptor::Stream(d), out) => d.decrypt_stream(identities, out, Some(&progress)),
+    };
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -155,19 +155,27 @@ pub fn run(a: EncryptArgs) -> Result<()> {
         return Err(hint("refusing to write binary ciphertext to a terminal", "use -a/--armor or -o FILE"));
     }
     let enc = Encryptor::with_recipients(&recipients, opts.clone())?.threads(a.threads.unwrap_or(0));
-    seal(enc, &mut input, &mut output, a.armor, opts.profile, a.quiet)?;
+    seal(enc, &mut input, Dest::Output(&mut output), a.armor, opts.profile, a.quiet)?;
     output.commit()
 }
 
 /// Inputs from this size get header slack (`Options::slack`).
 const SLACK_FROM: u64 = 1 << 20;
 
+/// Where [`seal`] writes.
+pub enum Dest<'a> {
+    /// The command's output: a regular input file into a file is encrypted on every core.
+    Output(&'a mut Output),
+    /// Anything else, in order.
+    Writer(&'a mut (dyn Write + Send)),
+}
+
 /// Encrypts `input` onto `out` (armored when asked), with a progress bar unless `quiet`: the one
 /// encryption path of `encrypt` and `age`.
 pub fn seal(
     enc: Encryptor,
     input: &mut Input,
-    out: &mut (dyn Write + Send),
+    out: Dest<'_>,
     armor: bool,
     profile: Profile,
     quiet: bool,
@@ -181,6 +189,14 @@ pub fn seal(
     let progress_ref: &(dyn Fn(u64) + Sync) = &progress;
     // read(2) into the pipeline rather than mmap: a mapping of the whole input would count
     // towards the resident set and break the constant-memory guarantee on large files.
+    let out: &mut (dyn Write + Send) = match (out, &input.file) {
+        (Dest::Output(Output::File(file_out)), Some(file)) if !armor => {
+            enc.encrypt_file(file, file_out, Some(progress_ref))?;
+            return finish(bar);
+        }
+        (Dest::Output(o), _) => o,
+        (Dest::Writer(w), _) => w,
+    };
     if armor {
         let mut w = hyperseal::armored(out, profile);
         enc.encrypt_stream(&mut input.reader, &mut w, Some(progress_ref))?;
@@ -188,6 +204,10 @@ pub fn seal(
     } else {
         enc.encrypt_stream(&mut input.reader, out, Some(progress_ref))?;
     }
+    finish(bar)
+}
+
+fn finish(bar: Option<indicatif::ProgressBar>) -> Result<()> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -231,6 +231,22 @@ impl AtomicOutput {
         Ok(n)
     }
 
+    /// The regular file behind the output, for a writer that writes at offsets from many
+    /// threads (`stream::positional`), and whether no other program can reach it (an unnamed
+    /// temporary, which may be mapped). `None` for a write-through destination.
+    pub(crate) fn positional(&self) -> Option<(&File, bool)> {
+        match &self.state {
+            State::Through(_) => None,
+            State::Unnamed(u) => Some((u.file_ref(), true)),
+            State::Named(n) => Some((n.file_ref(), false)),
+        }
+    }
+
+    /// Counts bytes a positional writer put into [`positional`](Self::positional)'s file.
+    pub(crate) fn wrote(&mut self, n: u64) {
+        self.written += n;
+    }
+
     fn file(&mut self) -> &mut File {
         match &mut self.state {
             State::Through(f) => f,
@@ -239,7 +255,7 @@ impl AtomicOutput {
         }
     }
 
-    fn write_error(&self, e: io::Error) -> io::Error {
+    pub(crate) fn write_error(&self, e: io::Error) -> io::Error {
         // Keep the kind (BrokenPipe stays BrokenPipe) and the OS error as the source, but say
         // which file: the user named the destination, not our temporary.
         io::Error::new(e.kind(), OutputError::new(OutputErrorKind::Write, &self.dest, e))

@@ -58,6 +58,10 @@ impl Named {
         &mut self.file
     }
 
+    pub(super) fn file_ref(&self) -> &File {
+        &self.file
+    }
+
     pub(super) fn path(&self) -> &Path {
         &self.tmp
     }

@@ -34,6 +34,10 @@ impl Unnamed {
         &mut self.file
     }
 
+    pub(super) fn file_ref(&self) -> &File {
+        &self.file
+    }
+
     pub(super) fn commit<T>(
         self,
         dest: &Path,

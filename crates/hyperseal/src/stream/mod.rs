@@ -23,6 +23,8 @@
 mod batch;
 mod engine;
 pub mod exec;
+#[cfg(all(feature = "fs", any(unix, windows)))]
+pub(crate) mod positional;
 mod push;
 mod reader;
 

@@ -14,9 +14,11 @@ pub(crate) mod family;
 pub(crate) mod interrupt;
 mod lease;
 pub(crate) mod process;
+mod space;
 
 pub(crate) use attrs::copy_attributes;
 pub(crate) use lease::{Lease, Leased};
+pub(crate) use space::{check_space, pread, pwrite, reserve, Window, MAPPED_WRITES};
 
 /// What makes two open files the same file: device and inode.
 pub(crate) type FileId = (u64, u64);
@@ -124,7 +126,8 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
 /// refuses it (and on other systems): the caller uses a named temporary.
 pub(crate) fn create_unnamed(dir: &Path) -> io::Result<Option<File>> {
     #[cfg(target_os = "linux")]
-    match File::options().write(true).custom_flags(libc::O_TMPFILE).mode(0o600).open(dir) {
+    // Read and write: a shared mapping of the file (`space::Window`) needs both.
+    match File::options().read(true).write(true).custom_flags(libc::O_TMPFILE).mode(0o600).open(dir) {
         Ok(file) => Ok(Some(file)),
         // EOPNOTSUPP: the filesystem has no O_TMPFILE (FAT, older NFS, some FUSE).
         // EISDIR: a kernel older than 3.11 took O_TMPFILE for O_DIRECTORY. EINVAL: either.

@@ -106,6 +106,44 @@ fn keeping_position<T>(file: &File, op: impl FnOnce(&File) -> io::Result<T>) -> 
     done
 }
 
+/// Positional reads and writes that many threads make on one file at once: the file position
+/// is left wherever the last one put it (unlike [`read_at`]), which no user of these reads.
+pub(crate) fn pread(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    file.seek_read(buf, offset)
+}
+
+pub(crate) fn pwrite(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
+    file.seek_write(buf, offset)
+}
+
+/// Sets `file`'s length to `len`. NTFS allocates the clusters as it extends the file, so a full
+/// disk fails here, before any byte is written. Writes are never mapped on Windows (`false`).
+pub(crate) fn reserve(file: &File, len: u64) -> io::Result<bool> {
+    file.set_len(len)?;
+    Ok(false)
+}
+
+/// Where the space is not reserved before a write: on Windows it always is ([`reserve`]).
+pub(crate) fn check_space(file: &File, len: u64) -> io::Result<()> {
+    reserve(file, len).map(drop)
+}
+
+/// Mapped writes are not used on Windows: every write is a positional `WriteFile`.
+pub(crate) const MAPPED_WRITES: bool = false;
+
+/// Never made on Windows (see [`MAPPED_WRITES`]).
+pub(crate) enum Window {}
+
+impl Window {
+    pub(crate) fn map(_: &File, _: u64, _: usize) -> io::Result<Window> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
+        match *self {}
+    }
+}
+
 /// New files get the ACL their directory passes on, as age's do on Windows (Go ignores Unix
 /// modes there): in a user's profile that is the user, SYSTEM and Administrators. No
 /// narrower ACL is set, so a file in a shared directory is as private as that directory makes it.

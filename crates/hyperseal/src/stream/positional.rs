@@ -1,0 +1,342 @@
+//! A whole payload from a regular file to a regular file, on every core: each worker reads its
+//! own piece of the input at its offset, seals or opens it, and writes the result at its own
+//! offset in the output. Nothing passes through one thread, so reading, the cipher and writing
+//! all scale with the cores, where the ordered stream ([`super::engine::stream`]) moves every
+//! byte through the thread that reads and writes in order.
+//!
+//! Offsets are known in advance because every chunk but the last has a fixed size on both sides:
+//! chunk `i` is read at `i × stride` and written at `i × (chunk ± tag)`, in hyperseal's format
+//! and age's alike. Pieces are taken in increasing order by whichever worker is free, each worker
+//! with its own buffers, so memory is a fixed number of chunks per worker whatever the file size.
+//!
+//! The output's space is reserved first ([`sys::reserve`]: `fallocate` on Linux), so a full disk
+//! is one error before anything is written. Writes go one of two ways (measured in
+//! docs/BENCHMARKS.md, "one file on every core"):
+//! - **mapped**: the worker opens or seals straight into a window of the output mapped for that
+//!   piece. Buffered `pwrite`s to one file serialise on its inode lock on Linux (tmpfs, ext4,
+//!   XFS); stores to a shared mapping do not. Only for an output whose blocks are reserved and
+//!   that no other program can reach (an unnamed temporary), so a store can never meet a
+//!   missing page (`SIGBUS`);
+//! - **pwrite**: otherwise (a named temporary, Windows, a filesystem without `fallocate`).
+//!
+//! Opening into a mapped window puts a failing chunk's unauthenticated bytes into the unnamed
+//! temporary, which is then discarded without ever having had a name; with `pwrite` only
+//! authenticated chunks are written. Either way the caller commits the output only after every
+//! chunk authenticated.
+
+use std::fs::File;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use zeroize::Zeroizing;
+
+use super::exec;
+use super::{ChunkScheme, Dir, Progress};
+use crate::error::Error;
+use crate::format::TAG_LEN;
+use crate::sys;
+
+/// Input bytes per piece (rounded to whole chunks, at least one): large enough that a piece's
+/// system calls (a read, a mapping or a write) are noise, small enough that a worker's buffers
+/// stay in its core's L2 cache between the read and the cipher.
+const PIECE_BYTES: usize = 1 << 20;
+/// The buffers of all workers together stay under this, whatever the chunk size and the cores:
+/// with 16 MiB chunks a piece is one chunk, and 128 workers would otherwise hold 4 GiB.
+const MEMORY_CAP: usize = 256 << 20;
+
+/// A payload's place in two open files.
+pub(crate) struct Files<'a> {
+    pub input: &'a File,
+    /// Where the payload (or plaintext) starts in `input`, and its length there.
+    pub in_at: u64,
+    pub in_len: u64,
+    pub output: &'a File,
+    /// Where the result starts in `output` (after the header already written there).
+    pub out_at: u64,
+    /// Write through a shared mapping of `output` rather than `pwrite`: only where no other
+    /// program can open or shorten it (an unnamed temporary).
+    pub map: bool,
+    /// Names the destination in an error writing `output` (the user named it, not our
+    /// temporary).
+    pub output_error: &'a (dyn Fn(io::Error) -> io::Error + Sync),
+}
+
+/// The geometry of one payload.
+#[derive(Clone, Copy)]
+struct Shape {
+    dir: Dir,
+    /// Input and output bytes of a full chunk.
+    stride: u64,
+    out_full: u64,
+    in_len: u64,
+    count: u64,
+    per: u64,
+}
+
+impl Shape {
+    fn in_len_of(&self, i: u64) -> u64 {
+        (self.in_len - (i * self.stride).min(self.in_len)).min(self.stride)
+    }
+    fn out_len_of(&self, i: u64) -> u64 {
+        match self.dir {
+            Dir::Seal => self.in_len_of(i) + TAG_LEN as u64,
+            Dir::Open => self.in_len_of(i).saturating_sub(TAG_LEN as u64),
+        }
+    }
+    /// Output bytes of chunks `first..first + n`.
+    fn out_span(&self, first: u64, n: u64) -> u64 {
+        (n - 1) * self.out_full + self.out_len_of(first + n - 1)
+    }
+    fn in_span(&self, first: u64, n: u64) -> u64 {
+        (n - 1) * self.stride + self.in_len_of(first + n - 1)
+    }
+}
+
+/// Seals (`Dir::Seal`) or opens the payload at `files`; returns the plaintext length. Every chunk
+/// has authenticated when this returns `Ok`; on an error the output holds garbage and must be
+/// discarded (never committed), and the error is the one of the lowest failing chunk, as the
+/// ordered stream reports it.
+pub(crate) fn run(
+    cipher: &impl ChunkScheme,
+    dir: Dir,
+    files: &Files<'_>,
+    threads: usize,
+    progress: Option<Progress>,
+) -> Result<u64, Error> {
+    let chunk = cipher.chunk_size() as u64;
+    let full = chunk + TAG_LEN as u64;
+    let (stride, out_full) = if dir == Dir::Seal { (chunk, full) } else { (full, chunk) };
+    let avail = usize::try_from(files.in_len).map_err(|_| Error::Io(io::ErrorKind::FileTooLarge.into()))?;
+    let count = cipher.ready(avail, stride as usize, true, 0).0 as u64;
+    if count == 0 {
+        return Ok(0);
+    }
+    cipher.check_index(count - 1)?;
+    let per = (PIECE_BYTES as u64 / stride).max(1);
+    let shape = Shape { dir, stride, out_full, in_len: files.in_len, count, per };
+    let total = shape.out_span(0, count);
+    // Mapped: one mapping of the whole output, made once, so that workers write their pieces with
+    // plain stores, faulting pages in on every core at once. (A mapping per piece was measured:
+    // its `mmap`/`munmap` take the address space's lock for writing and interrupt every other
+    // core to flush its TLB, once a piece.) Its blocks are reserved first: a store to a page the
+    // filesystem cannot provide would be a SIGBUS, not an error. Where they cannot be reserved
+    // or mapped, and on the `pwrite` path, a full disk is found up front by a check of the free
+    // space instead (a reservation is one pass over the output on one thread: 0.24 s of a
+    // 0.6 s encryption of 1 GiB on tmpfs, measured).
+    let mut window = None;
+    if files.map && sys::MAPPED_WRITES && total > 0 {
+        let end = files.out_at + total;
+        if sys::reserve(files.output, end).map_err(files.output_error)? {
+            window = usize::try_from(total).ok().and_then(|n| sys::Window::map(files.output, files.out_at, n).ok());
+        }
+    }
+    if window.is_none() {
+        sys::check_space(files.output, total).map_err(files.output_error)?;
+    }
+    let out_piece = (per * out_full) as usize;
+    let regions: Option<Vec<Mutex<&mut [u8]>>> =
+        window.as_mut().map(|w| w.bytes().chunks_mut(out_piece).map(Mutex::new).collect());
+
+    let pieces = count.div_ceil(per);
+    let piece_bytes = (per * full) as usize;
+    let threads = exec::resolve(threads).min((MEMORY_CAP / (2 * piece_bytes)).max(1));
+    let next = AtomicU64::new(0);
+    // The lowest piece that failed: pieces above it are not started (those below always finish,
+    // so the error reported is the lowest chunk's, whatever the timing).
+    let stop = AtomicU64::new(u64::MAX);
+    let failed: Mutex<Option<(u64, Error)>> = Mutex::new(None);
+    let done = AtomicU64::new(0);
+    let reported = Mutex::new(0u64);
+    exec::run(threads, &|| {
+        let mut bufs = Buffers::default();
+        loop {
+            let p = next.fetch_add(1, Ordering::Relaxed);
+            if p >= pieces || p > stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let region = regions.as_ref().map(|r| &r[p as usize]);
+            match piece(cipher, &shape, files, p, region, &mut bufs) {
+                Ok(n) => {
+                    let now = done.fetch_add(n, Ordering::Relaxed) + n;
+                    if let Some(report) = progress {
+                        // Reported by one worker at a time, never going backwards.
+                        let mut last = reported.lock().unwrap_or_else(|e| e.into_inner());
+                        if now > *last {
+                            *last = now;
+                            report(now);
+                        }
+                    }
+                }
+                Err(e) => {
+                    stop.fetch_min(p, Ordering::Relaxed);
+                    let mut slot = failed.lock().unwrap_or_else(|e| e.into_inner());
+                    if slot.as_ref().is_none_or(|(q, _)| p < *q) {
+                        *slot = Some((p, e));
+                    }
+                }
+            }
+        }
+    });
+    drop(regions);
+    drop(window);
+    if let Some((_, e)) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    Ok(match dir {
+        Dir::Seal => files.in_len,
+        Dir::Open => total,
+    })
+}
+
+/// A worker's buffers; they may hold plaintext, so they are zeroized when dropped.
+#[derive(Default)]
+struct Buffers {
+    input: Zeroizing<Vec<u8>>,
+    output: Zeroizing<Vec<u8>>,
+}
+
+fn sized(v: &mut Zeroizing<Vec<u8>>, n: usize) -> &mut [u8] {
+    if v.len() < n {
+        v.resize(n, 0);
+    }
+    &mut v[..n]
+}
+
+/// Reads, seals or opens, and writes piece `p`; returns the input bytes it covered.
+fn piece(
+    cipher: &impl ChunkScheme,
+    shape: &Shape,
+    files: &Files<'_>,
+    p: u64,
+    region: Option<&Mutex<&mut [u8]>>,
+    bufs: &mut Buffers,
+) -> Result<u64, Error> {
+    let first = p * shape.per;
+    let n = shape.per.min(shape.count - first);
+    let in_bytes = shape.in_span(first, n);
+    let out_bytes = shape.out_span(first, n) as usize;
+    let input = sized(&mut bufs.input, in_bytes as usize);
+    read_exact(files.input, input, files.in_at + first * shape.stride)?;
+    let out_at = files.out_at + first * shape.out_full;
+    let mut mapped = region.map(|r| r.lock().unwrap_or_else(|e| e.into_inner()));
+    let buffered = mapped.is_none();
+    let output: &mut [u8] = match &mut mapped {
+        Some(r) => &mut r[..out_bytes],
+        None => sized(&mut bufs.output, out_bytes),
+    };
+    let (stride, out_full) = (shape.stride as usize, shape.out_full as usize);
+    for j in 0..n as usize {
+        let i = first + j as u64;
+        let last = i + 1 == shape.count;
+        let src = &input[j * stride..][..shape.in_len_of(i) as usize];
+        let dst = &mut output[j * out_full..];
+        match shape.dir {
+            Dir::Seal => cipher.seal_to(i, last, src, &mut dst[..src.len() + TAG_LEN])?,
+            Dir::Open => {
+                if let Err(e) = cipher.open_to(i, last, src, dst) {
+                    // Only authenticated chunks reach a written output: the ones before this.
+                    if buffered && j > 0 {
+                        write_all(files.output, &output[..j * out_full], out_at).map_err(files.output_error)?;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+    if buffered {
+        write_all(files.output, output, out_at).map_err(files.output_error)?;
+    }
+    Ok(in_bytes)
+}
+
+/// Fills `buf` from `offset`. The input's length was read before the run: a file that is shorter
+/// now was changed by another program meanwhile.
+fn read_exact(file: &File, mut buf: &mut [u8], mut offset: u64) -> Result<(), Error> {
+    while !buf.is_empty() {
+        match sys::pread(file, buf, offset) {
+            Ok(0) => return Err(Error::Io(changed())),
+            Ok(k) => {
+                buf = &mut buf[k..];
+                offset += k as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+fn write_all(file: &File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        match sys::pwrite(file, buf, offset) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(k) => {
+                buf = &buf[k..];
+                offset += k as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The input is not the length it had when the run began.
+pub(crate) fn changed() -> io::Error {
+    io::Error::other("the input changed size while it was read (another program is writing to it)")
+}
+
+/// Inputs from this size may take the positional path: below it the ordered stream's solo
+/// start (one thread, one small buffer) is as fast. Measured: `hyperseal-bench --only files`.
+const POSITIONAL_FROM: u64 = 4 << 20;
+/// Threads from which the positional path beats the ordered stream: on 2 threads, with `pwrite`,
+/// 1 GiB on tmpfs encrypts in 0.90× `cp`'s time against the stream's 1.1× (`hyperseal-bench
+/// --only files`, 2-core Zen 4).
+const POSITIONAL_THREADS: usize = 2;
+/// Threads from which the output is written through a mapping rather than `pwrite`: Linux
+/// serialises buffered `pwrite`s to one file on its inode lock, so past a few writers only a
+/// mapping scales (a parallel copy of one 4 GiB file on a 16-core Xeon: 0.60× `cp`'s time
+/// mapped at 8 threads, 1.16× with `pwrite` at 16); on 2 threads the page faults cost more
+/// than the lock (0.65 s mapped against 0.48 s with `pwrite`, 1 GiB, 2-core Zen 4).
+const MAPPED_THREADS: usize = 4;
+
+/// Seals or opens the payload of `input` from `in_at` to its end into `output`, after what
+/// `output` already holds, on the positional path; `None` where that path is not taken (not a
+/// regular file on both sides, too small, too few threads), and the caller streams instead.
+#[cfg(feature = "fs")]
+pub(crate) fn into_output(
+    cipher: &impl ChunkScheme,
+    dir: Dir,
+    input: &File,
+    in_at: u64,
+    output: &mut crate::output::AtomicOutput,
+    threads: usize,
+    progress: Option<Progress>,
+) -> Option<Result<u64, Error>> {
+    let meta = input.metadata().ok().filter(|m| m.is_file())?;
+    let in_len = meta.len().checked_sub(in_at)?;
+    let threads = exec::resolve(threads);
+    if in_len < POSITIONAL_FROM || threads < POSITIONAL_THREADS {
+        return None;
+    }
+    let out_at = output.bytes_written();
+    let (file, private) = output.positional()?;
+    let map = private && threads >= MAPPED_THREADS;
+    let name = |e: io::Error| output.write_error(e);
+    let files = Files { input, in_at, in_len, output: file, out_at, map, output_error: &name };
+    let result = run(cipher, dir, &files, threads, progress).and_then(|n| {
+        // A file that grew while it was read was sealed only up to its old end: refused, not
+        // cut short silently.
+        let mut probe = [0u8; 1];
+        match dir == Dir::Seal && sys::pread(input, &mut probe, in_at + in_len)? > 0 {
+            true => Err(Error::Io(changed())),
+            false => Ok(n),
+        }
+    });
+    let total = file.metadata().map(|m| m.len().saturating_sub(out_at));
+    if let (Ok(_), Ok(t)) = (&result, total) {
+        output.wrote(t);
+    }
+    Some(result)
+}
