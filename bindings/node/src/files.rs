@@ -5,12 +5,9 @@
 //! are written through; on failure the destination is untouched.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
-use hyperseal::output::{AtomicOutput, OutputError, OutputErrorKind, OutputOptions};
+use hyperseal::output::{OutputError, OutputErrorKind, OutputOptions};
 use hyperseal::{Decryptor, Encryptor, Options};
 use napi::bindgen_prelude::{AsyncTask, Either, Status, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -105,67 +102,35 @@ impl FileTask {
                 format!("{} is a directory", self.src.display()),
             ));
         }
-        let output =
+        let mut output =
             OutputOptions::new().force(self.force).input(&meta).create(&self.dst).map_err(output_fail)?;
         let size = meta.len();
-        let mut out = BufWriter::with_capacity(1 << 20, output);
-        let reader = std::io::BufReader::with_capacity(1 << 20, input);
-        let n = Arc::new(AtomicU64::new(0));
-        match &self.key {
+        // The library's file functions: a regular file into a file is read and written at
+        // offsets by every worker; anything else is streamed in order.
+        let n = match &self.key {
             Key::Public(keys, allow) => {
                 let recipients = keys::recipients(keys, *allow)?;
                 let enc = Encryptor::with_recipients(&recipients, Options::default())?.threads(self.threads);
-                let mut counting = Counting { inner: reader, n: n.clone() };
-                let progress = |_: u64| self.report(n.load(Ordering::Relaxed), size);
-                enc.encrypt_stream(&mut counting, &mut out, Some(&progress))?;
+                let progress = |done: u64| self.report(done, size);
+                enc.encrypt_file(&input, &mut output, Some(&progress))?
             }
             Key::Private(text, allow) => {
                 let ids = keys::identities(text, *allow)?;
-                let dec = Decryptor::new(reader)?.threads(self.threads);
-                // Only scales the percentage: a cut file fails below, an armored one reads high.
-                let header = (dec.header().encode_len() + hyperseal::format::SALT_LEN) as u64;
-                let total = dec.header().payload_shape(size.saturating_sub(header)).map_or(size, |(_, n)| n);
-                let mut counting = Counting { inner: &mut out, n: n.clone() };
-                let progress = |_: u64| self.report(n.load(Ordering::Relaxed), total);
-                dec.decrypt_stream(&ids, &mut counting, Some(&progress))?;
+                let dec = Decryptor::new(input)?.threads(self.threads);
+                // The library reports payload bytes read; shown as plaintext bytes (a cut file
+                // fails below, an armored one reads high).
+                let shape = dec.header().clone();
+                let header = (shape.encode_len() + hyperseal::format::SALT_LEN) as u64;
+                let plain = |n: u64| shape.payload_shape(n).map_or(n, |(_, p)| p);
+                let total = plain(size.saturating_sub(header));
+                let progress = |done: u64| self.report(plain(done), total);
+                dec.decrypt_file(&ids, &mut output, Some(&progress))?
             }
-        }
-        let n = n.load(Ordering::Relaxed);
-        // The writer's errors already name the destination ("writing out.hs: No space left…").
-        let output: AtomicOutput =
-            out.into_inner().map_err(|e| Fail::new(Code(hyperseal::ErrorCode::Io), e.error().to_string()))?;
+        };
         output.commit().map_err(output_fail)?;
         // Always end on 100%, whatever the batching (and an armored file's estimate) gave.
         self.report(n, n);
         Ok(n)
-    }
-}
-
-/// Counts plaintext bytes on the plaintext side of the pipeline (what encryption reads, what
-/// decryption writes). When decrypting, the library's pipeline reports the sealed bytes it read
-/// (tags included) to `Progress` and as its result, although `decrypt_stream` documents the
-/// plaintext length; counting here is right either way.
-struct Counting<R> {
-    inner: R,
-    n: Arc<AtomicU64>,
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let k = self.inner.write(buf)?;
-        self.n.fetch_add(k as u64, Ordering::Relaxed);
-        Ok(k)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let k = self.inner.read(buf)?;
-        self.n.fetch_add(k as u64, Ordering::Relaxed);
-        Ok(k)
     }
 }
 

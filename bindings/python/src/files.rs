@@ -79,12 +79,13 @@ fn run(
                     w.finish().map_err(|e| to_py(e.into()))?.flush().map_err(|e| to_py(e.into()))?;
                     n
                 } else {
-                    enc.encrypt_stream(&mut reader, &mut output, Some(&report)).map_err(to_py)?
+                    // A regular file into a file: every worker reads and writes at offsets.
+                    enc.encrypt_file(&reader, &mut output, Some(&report)).map_err(to_py)?
                 }
             }
             Job::Decrypt { ids } => {
                 let dec = Decryptor::new(reader).map_err(to_py)?.threads(threads);
-                dec.decrypt_stream(&ids, &mut output, Some(&report)).map_err(to_py)?;
+                dec.decrypt_file(&ids, &mut output, Some(&report)).map_err(to_py)?;
                 // What reached the output: the plaintext length.
                 output.bytes_written()
             }

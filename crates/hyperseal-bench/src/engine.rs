@@ -42,6 +42,7 @@ impl Table for Engine {
     }
 
     fn run(&self, ctx: &Ctx, out: &mut TableReport) -> Result<()> {
+        super::onefile::one_file(ctx, out)?;
         throughput(ctx, out)?;
         latency(ctx, out)?;
         crossover(ctx, out)

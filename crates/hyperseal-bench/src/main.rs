@@ -37,6 +37,7 @@ mod html;
 mod machine;
 mod modes;
 mod node;
+mod onefile;
 mod peers;
 mod primitives;
 mod pubkey;

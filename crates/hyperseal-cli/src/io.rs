@@ -62,7 +62,9 @@ impl Input {
 
     pub fn open(path: Option<&Path>) -> Result<Input> {
         match path {
-            None => Ok(Input { reader: Box::new(io::stdin()), size: None, path: None, torn: false, file: None }),
+            None => {
+                Ok(Input { reader: Box::new(io::stdin()), size: None, path: None, torn: false, file: None })
+            }
             Some(p) if p.as_os_str() == "-" => {
                 Ok(Input { reader: Box::new(io::stdin()), size: None, path: None, torn: false, file: None })
             }

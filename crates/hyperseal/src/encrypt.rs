@@ -201,7 +201,14 @@ impl Encryptor {
         );
         match positional {
             Some(done) => done,
-            None => stream::stream(&self.cipher, Dir::Seal, Input::Reader(&mut input), output, self.threads, progress),
+            None => stream::stream(
+                &self.cipher,
+                Dir::Seal,
+                Input::Reader(&mut input),
+                output,
+                self.threads,
+                progress,
+            ),
         }
     }
 

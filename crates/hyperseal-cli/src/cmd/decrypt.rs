@@ -178,7 +178,11 @@ impl AnyDecryptor {
     }
 
     /// In order onto any writer.
-    pub fn decrypt_stream(self, ids: &[Box<dyn Identity>], out: &mut (dyn Write + Send)) -> Result<u64, hyperseal::Error> {
+    pub fn decrypt_stream(
+        self,
+        ids: &[Box<dyn Identity>],
+        out: &mut (dyn Write + Send),
+    ) -> Result<u64, hyperseal::Error> {
         match self {
             AnyDecryptor::File(d) => d.decrypt_stream(ids, out, None),
             AnyDecryptor::Stream(d) => d.decrypt_stream(ids, out, None),

@@ -128,7 +128,9 @@ pub(crate) fn run(
     if files.map && sys::MAPPED_WRITES && total > 0 {
         let end = files.out_at + total;
         if sys::reserve(files.output, end).map_err(files.output_error)? {
-            window = usize::try_from(total).ok().and_then(|n| sys::Window::map(files.output, files.out_at, n).ok());
+            window = usize::try_from(total)
+                .ok()
+                .and_then(|n| sys::Window::map(files.output, files.out_at, n).ok());
         }
     }
     if window.is_none() {
@@ -237,7 +239,8 @@ fn piece(
                 if let Err(e) = cipher.open_to(i, last, src, dst) {
                     // Only authenticated chunks reach a written output: the ones before this.
                     if buffered && j > 0 {
-                        write_all(files.output, &output[..j * out_full], out_at).map_err(files.output_error)?;
+                        write_all(files.output, &output[..j * out_full], out_at)
+                            .map_err(files.output_error)?;
                     }
                     return Err(e);
                 }
@@ -340,3 +343,7 @@ pub(crate) fn into_output(
     }
     Some(result)
 }
+
+#[cfg(all(test, target_os = "linux"))]
+#[path = "positional_tests.rs"]
+mod tests;

@@ -44,6 +44,7 @@ pub(crate) fn check_space(file: &File, len: u64) -> io::Result<()> {
     }
     // SAFETY: fstatvfs returned 0, so it initialised the struct.
     let st = unsafe { st.assume_init() };
+    #[allow(clippy::unnecessary_cast)] // narrower than u64 on some systems
     let free = (st.f_bavail as u64).saturating_mul(st.f_frsize as u64);
     match free < len && st.f_blocks > 0 {
         true => Err(io::Error::from_raw_os_error(libc::ENOSPC)),

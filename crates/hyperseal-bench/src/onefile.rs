@@ -1,0 +1,251 @@
+//! The engine table's "one file on every core" section: one large file encrypted and decrypted
+//! by the `hyperseal` binary at 1, 2, 4, … threads up to all cores, beside two floors measured
+//! in the same run: `cp`, and a parallel copy of the same file by the same number of threads
+//! with the I/O method hyperseal uses at that count (`pwrite` below 4 threads, one shared
+//! mapping of the reserved output from 4 — see the library's `stream/positional.rs`). On many
+//! cores a parallel copy, not `cp`, is the floor for one file. age (when installed) gives the
+//! peer's figure at its own speed. Run on the scratch directory (tmpfs where there is one) and
+//! on a disk filesystem (the repository's `target/`), each named in the report.
+//!
+//! Every figure is the minimum of the runs (a single large write on tmpfs varies 1–5× run to
+//! run on a shared machine; the fastest run is the one least disturbed), with the median beside.
+
+use std::fs::{self, File};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, Result};
+use hyperseal::Kind;
+
+use super::child::{which, Job};
+use super::files::{ratio, s};
+use super::report::{Cell, Section, TableReport};
+use super::stats::{fmt_size, time, Stats};
+use super::Ctx;
+
+/// The thread count from which hyperseal (and so the floor) writes through a mapping.
+const MAPPED_FROM: usize = 4;
+
+pub fn one_file(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
+    // nkCryptoTool's file size in the full profile; 1 GiB in the quick one.
+    let size = ctx.size(if ctx.full { 6_700_000_000 } else { 1 << 30 });
+    let repo = ctx.repo.canonicalize().unwrap_or_else(|_| ctx.repo.clone());
+    let disk = repo.join("target").join("bench-disk");
+    let mut places = vec![(ctx.tmp.path().to_path_buf(), fs_type(ctx.tmp.path()))];
+    if fs::create_dir_all(&disk).is_ok() && fs_type(&disk) != places[0].1 {
+        places.push((disk.clone(), fs_type(&disk)));
+    }
+    out.note(format!(
+        "One file on every core: {} per run, `hyperseal encrypt -q --threads N -r X25519 -o OUT IN` and `decrypt -q --threads N`; \
+         floors: `cp IN OUT`, and a parallel copy (N threads, each reading a slice with pread and writing it with pwrite, or from {MAPPED_FROM} threads into one \
+         shared mapping of the output reserved with fallocate, then fsync: hyperseal's own I/O). hyperseal and the parallel copy make the output durable (fsync) before it is named; cp does not, which on a disk is most of the difference. Figures: minimum of {} runs (median in brackets); ratios of minima.",
+        fmt_size(size),
+        ctx.reps(size)
+    ));
+    let key = ctx.cli_key(Kind::X25519).map_err(anyhow::Error::msg)?;
+    let exe = ctx.exe()?;
+    let mut counts: Vec<usize> =
+        std::iter::successors(Some(1usize), |n| Some(n * 2)).take_while(|n| *n < ctx.threads).collect();
+    counts.push(ctx.threads);
+    let age = which("age");
+    for (dir, fs_name) in places {
+        let input = Scratch(dir.join("onefile.in"));
+        write_data(&input.0, size)?;
+        let (ct, pt, copy) = (
+            Scratch(dir.join("onefile.ct")),
+            Scratch(dir.join("onefile.pt")),
+            Scratch(dir.join("onefile.cp")),
+        );
+        let reps = ctx.reps(size);
+        ctx.progress("engine", format!("one file, {fs_name}: cp"));
+        let cp =
+            Job::new("cp", &[&s(&input.0), &s(&copy.0)]).output(&copy.0).measure(ctx.tmp.path(), reps)?.wall;
+        let _ = fs::remove_file(&copy.0);
+        let mut sec = Section::new(
+            format!("One file on every core: {} on {fs_name}", fmt_size(size)),
+            &[
+                "threads",
+                "encrypt s",
+                "decrypt s",
+                "parallel copy s",
+                "cp s",
+                "encrypt ÷ parallel copy",
+                "decrypt ÷ parallel copy",
+                "encrypt ÷ cp",
+                "decrypt ÷ cp",
+            ],
+        );
+        let mut last: Option<(usize, f64, f64)> = None;
+        for &n in &counts {
+            ctx.progress("engine", format!("one file, {fs_name}: {n} threads"));
+            let t = n.to_string();
+            let enc = Job::new(
+                exe,
+                &["encrypt", "-q", "--threads", &t, "-r", &key.recipient, "-o", &s(&ct.0), &s(&input.0)],
+            )
+            .output(&ct.0)
+            .measure(ctx.tmp.path(), reps)?
+            .wall;
+            let dec = Job::new(
+                exe,
+                &["decrypt", "-q", "--threads", &t, "-i", &s(&key.identity), "-o", &s(&pt.0), &s(&ct.0)],
+            )
+            .output(&pt.0)
+            .measure(ctx.tmp.path(), reps)?
+            .wall;
+            let _ = fs::remove_file(&pt.0);
+            let floor = time(reps, || {
+                let _ = fs::remove_file(&copy.0);
+                parallel_copy(&input.0, &copy.0, n).expect("parallel copy");
+            });
+            let _ = fs::remove_file(&copy.0);
+            last = Some((n, enc.min, dec.min));
+            sec.rows.push(vec![
+                Cell::num(n as f64, "", t.clone()),
+                secs(&enc),
+                secs(&dec),
+                secs(&floor),
+                secs(&cp),
+                ratio(enc.min / floor.min),
+                ratio(dec.min / floor.min),
+                ratio(enc.min / cp.min),
+                ratio(dec.min / cp.min),
+            ]);
+        }
+        if let (Some(age), Some((n, enc, dec))) = (&age, last) {
+            ctx.progress("engine", format!("one file, {fs_name}: age"));
+            let age_ct = Scratch(dir.join("onefile.age"));
+            let e = Job::new(age, &["-e", "-r", &key.recipient, "-o", &s(&age_ct.0), &s(&input.0)])
+                .output(&age_ct.0)
+                .measure(ctx.tmp.path(), reps)?
+                .wall;
+            let d = Job::new(age, &["-d", "-i", &s(&key.identity), "-o", &s(&pt.0), &s(&age_ct.0)])
+                .output(&pt.0)
+                .measure(ctx.tmp.path(), reps)?
+                .wall;
+            let _ = fs::remove_file(&pt.0);
+            sec.rows.push(vec![
+                Cell::text("age (its own threads)"),
+                secs(&e),
+                secs(&d),
+                Cell::none(),
+                secs(&cp),
+                Cell::none(),
+                Cell::none(),
+                ratio(e.min / cp.min),
+                ratio(d.min / cp.min),
+            ]);
+            out.note(format!(
+                "{fs_name}: at {n} threads hyperseal encrypts {:.1}× and decrypts {:.1}× faster than age.",
+                e.min / enc,
+                d.min / dec
+            ));
+        }
+        out.sections.push(sec);
+    }
+    let _ = fs::remove_dir(&disk);
+    Ok(())
+}
+
+fn secs(s: &Stats) -> Cell {
+    Cell::measured(*s, "s", format!("{:.3} ({:.3})", s.min, s.median))
+}
+
+/// Removed when dropped, so large files do not pile up.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+/// `size` bytes of one random MiB repeated (no tool here compresses).
+fn write_data(path: &Path, size: u64) -> Result<()> {
+    let mut block = vec![0u8; 1 << 20];
+    aws_lc_rs::rand::fill(&mut block).map_err(|_| anyhow::anyhow!("no randomness"))?;
+    let f = File::create(path)?;
+    let mut at = 0;
+    while at < size {
+        let n = (size - at).min(block.len() as u64) as usize;
+        f.write_all_at(&block[..n], at)?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
+/// The filesystem's type as `stat -f` names it (tmpfs, ext2/ext3 for ext4, xfs, …) and where.
+fn fs_type(p: &Path) -> String {
+    let t = Command::new("stat").args(["-f", "-c", "%T"]).arg(p).output().ok();
+    let t = t.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+    match t.as_str() {
+        "" => p.display().to_string(),
+        "ext2/ext3" => format!("ext4 ({})", p.display()),
+        _ => format!("{t} ({})", p.display()),
+    }
+}
+
+/// Copies `src` to `dst` with `threads` threads, each a run of 1 MiB slices, the way hyperseal
+/// writes one file: `pwrite` below [`MAPPED_FROM`] threads, else stores into one shared mapping
+/// of the output after `fallocate`; then `fsync`, as hyperseal's output does before it is named.
+fn parallel_copy(src: &Path, dst: &Path, threads: usize) -> Result<()> {
+    const SLICE: u64 = 1 << 20;
+    let input = File::open(src)?;
+    let len = input.metadata()?.len();
+    let output =
+        File::options().read(true).write(true).create_new(true).open(dst).context("parallel copy")?;
+    let mapped = threads >= MAPPED_FROM && len > 0;
+    let map = if mapped {
+        // SAFETY: fallocate reads no memory of ours.
+        if unsafe { libc::fallocate(output.as_raw_fd(), 0, 0, len as libc::off_t) } != 0 {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        // SAFETY: a new shared mapping of a file whose blocks were just reserved; unmapped below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                output.as_raw_fd(),
+                0,
+            )
+        };
+        anyhow::ensure!(p != libc::MAP_FAILED, "mmap: {}", std::io::Error::last_os_error());
+        p as usize
+    } else {
+        0
+    };
+    let next = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| {
+                let mut buf = vec![0u8; SLICE as usize];
+                loop {
+                    let at = next.fetch_add(SLICE, std::sync::atomic::Ordering::Relaxed);
+                    if at >= len {
+                        break;
+                    }
+                    let n = (len - at).min(SLICE) as usize;
+                    if mapped {
+                        // SAFETY: each slice is written by one thread only, inside the mapping.
+                        let dst =
+                            unsafe { std::slice::from_raw_parts_mut((map + at as usize) as *mut u8, n) };
+                        input.read_exact_at(dst, at).expect("read");
+                    } else {
+                        input.read_exact_at(&mut buf[..n], at).expect("read");
+                        output.write_all_at(&buf[..n], at).expect("write");
+                    }
+                }
+            });
+        }
+    });
+    if mapped {
+        // SAFETY: unmaps the mapping made above, which no thread uses any more.
+        unsafe { libc::munmap(map as *mut libc::c_void, len as usize) };
+    }
+    output.sync_all()?;
+    Ok(())
+}
