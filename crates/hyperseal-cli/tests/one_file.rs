@@ -1,0 +1,142 @@
+//! One file on every core: a regular file into a file takes the positional engine (workers
+//! reading and writing at offsets) from 2 threads and 4 MiB, a pipe or `--threads 1` the ordered
+//! stream. The two must agree byte for byte in what they accept, and the positional one must keep
+//! every nothing-lost rule: a damaged chunk anywhere leaves no output (and an existing one as it
+//! was), with one error line. age reads what it writes in age's format, and the other way round.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::{hs, keypair, ok, peer};
+
+/// 9 MiB and a bit: several pieces, a short final chunk.
+const SIZE: usize = (9 << 20) + 12_345;
+
+fn data(n: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn positional_and_streamed_files_agree_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (key, public) = keypair(d, "k", "x25519");
+    let plain = data(SIZE);
+    fs::write(d.join("in"), &plain).unwrap();
+    for (enc_threads, dec_threads) in [("2", "1"), ("1", "2"), ("2", "2")] {
+        let (ct, pt) = (d.join("ct"), d.join("pt"));
+        let _ = (fs::remove_file(&ct), fs::remove_file(&pt));
+        ok(&hs(&["encrypt", "--threads", enc_threads, "-r", &public, "-o", p(&ct), p(&d.join("in"))], None));
+        ok(&hs(&["decrypt", "--threads", dec_threads, "-i", &key, "-o", p(&pt), p(&ct)], None));
+        assert!(
+            fs::read(&pt).unwrap() == plain,
+            "encrypt on {enc_threads}, decrypt on {dec_threads} threads"
+        );
+        // From a pipe (the ordered stream) the same file opens to the same bytes.
+        let piped = hs(&["decrypt", "-i", &key], Some(&fs::read(&ct).unwrap()));
+        assert!(piped.status.success() && piped.stdout == plain);
+    }
+}
+
+#[test]
+fn a_damaged_chunk_leaves_no_output_and_keeps_an_existing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (key, public) = keypair(d, "k", "x25519");
+    fs::write(d.join("in"), data(SIZE)).unwrap();
+    let ct = d.join("ct");
+    ok(&hs(&["encrypt", "-r", &public, "-o", p(&ct), p(&d.join("in"))], None));
+    let mut bytes = fs::read(&ct).unwrap();
+    // In the middle and near the end: pieces other workers may finish first.
+    let (mid, late) = (bytes.len() / 2, bytes.len() - 70_000);
+    for at in [mid, late] {
+        bytes[at] ^= 0x40;
+        let bad = d.join("bad");
+        fs::write(&bad, &bytes).unwrap();
+        let before = names(d);
+        let o = hs(&["decrypt", "-i", &key, "-o", p(&d.join("pt")), p(&bad)], None);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "a damaged chunk at {at} was accepted");
+        assert!(err.starts_with("hyperseal: error: "), "{err}");
+        assert_eq!(names(d), before, "something was left behind: {err}");
+        // An existing file is not replaced, even with --force.
+        fs::write(d.join("keep"), b"old").unwrap();
+        let o = hs(&["decrypt", "--force", "-i", &key, "-o", p(&d.join("keep")), p(&bad)], None);
+        assert!(!o.status.success());
+        assert_eq!(fs::read(d.join("keep")).unwrap(), b"old");
+        bytes[at] ^= 0x40;
+    }
+    // A file cut at a chunk boundary is reported as cut short.
+    let cut = d.join("cut");
+    fs::write(&cut, &bytes[..bytes.len() - 12_345 - 16]).unwrap();
+    let o = hs(&["decrypt", "-i", &key, "-o", p(&d.join("pt")), p(&cut)], None);
+    assert!(!o.status.success());
+    assert!(!d.join("pt").exists());
+}
+
+#[test]
+fn age_reads_what_the_positional_engine_writes_and_back() {
+    let Some(age) = peer("age") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (key, public) = keypair(d, "k", "x25519");
+    let plain = data(SIZE);
+    fs::write(d.join("in"), &plain).unwrap();
+    ok(&hs(&["age", "-r", &public, "-o", p(&d.join("ct")), p(&d.join("in"))], None));
+    let o = std::process::Command::new(&age).args(["-d", "-i", &key, p(&d.join("ct"))]).output().unwrap();
+    assert!(o.status.success() && o.stdout == plain, "{}", String::from_utf8_lossy(&o.stderr));
+    let o = std::process::Command::new(&age)
+        .args(["-r", &public, "-o", p(&d.join("by-age")), p(&d.join("in"))])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    ok(&hs(&["age", "-d", "-i", &key, "-o", p(&d.join("pt")), p(&d.join("by-age"))], None));
+    assert!(fs::read(d.join("pt")).unwrap() == plain);
+}
+
+/// The path taken, seen from the system calls: a file into a file on 2 threads is read and
+/// written at offsets (`pread64`/`pwrite64`); on 1 thread, or from a pipe, it is streamed.
+#[test]
+fn a_file_into_a_file_is_read_and_written_at_offsets() {
+    let Some(strace) = common::peer_on_path("strace") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, public) = keypair(d, "k", "x25519");
+    fs::write(d.join("in"), data(SIZE)).unwrap();
+    let calls = |threads: &str| -> String {
+        let out = d.join(format!("ct{threads}"));
+        let o = std::process::Command::new(&strace)
+            .args(["-f", "-qq", "-e", "trace=pread64,pwrite64", "-o", p(&d.join("trace"))])
+            .arg(env!("CARGO_BIN_EXE_hyperseal"))
+            .args(["encrypt", "--threads", threads, "-r", &public, "-o", p(&out), p(&d.join("in"))])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        fs::read_to_string(d.join("trace")).unwrap()
+    };
+    let two = calls("2");
+    assert!(two.matches("pread64(").count() >= 9 && two.matches("pwrite64(").count() >= 9, "{two}");
+    let one = calls("1");
+    assert!(!one.contains("pwrite64("), "{one}");
+}
