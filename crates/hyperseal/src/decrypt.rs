@@ -177,6 +177,44 @@ impl Decryptor<std::fs::File> {
         }
         stream::stream(&cipher, Dir::Open, Input::Reader(&mut self.source), output, self.threads, progress)
     }
+
+    /// Decrypts plaintext bytes `offset..offset + length` (clamped to the plaintext's end) into
+    /// `output`; returns the bytes written. The final chunk is authenticated first, so a file cut
+    /// short fails whatever the range; then only the chunks covering the range are opened, on
+    /// every core for a regular destination (as [`decrypt_file`](Self::decrypt_file)), else
+    /// through the seekable reader. Binary files only (an armored file cannot be seeked).
+    #[cfg(all(feature = "fs", any(unix, windows)))]
+    pub fn decrypt_range_file(
+        mut self,
+        identities: &[Box<dyn Identity>],
+        offset: u64,
+        length: u64,
+        output: &mut crate::output::AtomicOutput,
+        progress: Option<Progress>,
+    ) -> Result<u64, Error> {
+        let cipher = self.cipher(identities)?;
+        let Inner::Plain(r) = &mut self.source.0 else {
+            return Err(Error::InvalidArgument("cannot seek in an armored file".into()));
+        };
+        let at = r.stream_position()?;
+        let positional = stream::positional::range_into_output(
+            &cipher,
+            r.get_ref(),
+            at,
+            offset,
+            length,
+            output,
+            self.threads,
+            progress,
+        );
+        if let Some(done) = positional {
+            return done;
+        }
+        let mut reader = StreamReader::new(self.source, cipher, self.threads);
+        reader.seek(SeekFrom::Start(offset))?;
+        let n = io::copy(&mut reader.take(length), output)?;
+        Ok(n)
+    }
 }
 
 impl<'a> Decryptor<&'a [u8]> {

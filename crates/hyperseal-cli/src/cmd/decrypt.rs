@@ -125,15 +125,19 @@ pub fn run(a: DecryptArgs) -> Result<()> {
         if dec.is_armored() {
             return Err(hint("cannot seek in an armored file", "decrypt it whole, or dearmor it first"));
         }
-        // Random access goes through the seekable reader: it authenticates the final chunk first
-        // and decrypts only the chunks covering the range.
-        drop(dec);
-        let file = std::fs::File::open(path.as_ref().expect("regular file"))?;
-        let mut reader = Decryptor::new(file)?.into_reader(&identities)?;
-        reader.seek(SeekFrom::Start(a.offset.unwrap_or(0)))?;
-        let mut limited = reader.take(a.length.unwrap_or(u64::MAX));
-        std::io::copy(&mut limited, &mut output)
-            .map_err(|e| output.failed(anyhow::Error::new(hyperseal::Error::from(e))))?;
+        // Random access authenticates the final chunk first and decrypts only the chunks
+        // covering the range: on every core into a file, else through the seekable reader.
+        let (offset, length) = (a.offset.unwrap_or(0), a.length.unwrap_or(u64::MAX));
+        if let (AnyDecryptor::File(d), Output::File(file)) = (dec, &mut output) {
+            d.decrypt_range_file(&identities, offset, length, file, None)?;
+        } else {
+            let file = std::fs::File::open(path.as_ref().expect("regular file"))?;
+            let mut reader = Decryptor::new(file)?.into_reader(&identities)?;
+            reader.seek(SeekFrom::Start(offset))?;
+            let mut limited = reader.take(length);
+            std::io::copy(&mut limited, &mut output)
+                .map_err(|e| output.failed(anyhow::Error::new(hyperseal::Error::from(e))))?;
+        }
     } else {
         open_stream(dec, &identities, &mut output, a.quiet, size)?;
     }

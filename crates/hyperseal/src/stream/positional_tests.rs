@@ -43,7 +43,16 @@ fn positional(
     threads: usize,
 ) -> Result<Vec<u8>, Error> {
     let name = |e: io::Error| e;
-    let files = Files { input, in_at: at, in_len: len, output: out, out_at: 7, map, output_error: &name };
+    let files = Files {
+        input,
+        in_at: at,
+        in_len: len,
+        output: out,
+        out_at: 7,
+        map,
+        output_error: &name,
+        range: None,
+    };
     run(&cipher(), dir, &files, threads, None)?;
     let mut all = std::fs::read(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(out))).unwrap();
     all.drain(..7);
@@ -130,5 +139,53 @@ fn an_input_shorter_than_announced_is_an_error() {
         let out = empty(&tmp, "out");
         let e = positional(Dir::Seal, &input, 0, 3 * PIECE_BYTES as u64, &out, map, 2).unwrap_err();
         assert!(e.to_string().contains("changed size"), "{e}");
+    }
+}
+
+#[test]
+fn a_range_opens_to_exactly_its_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let n = 3 * PIECE_BYTES + 777;
+    let plain = data(n);
+    let sealed = streamed(Dir::Seal, &plain).unwrap();
+    let ct = file_with(&tmp, "ct", &sealed);
+    let c = CHUNK as u64;
+    let ranges = [
+        (0, 1),
+        (5, c),
+        (c - 3, 7),
+        (c, c),
+        (PIECE_BYTES as u64 - 1, 2 * PIECE_BYTES as u64),
+        (n as u64 - 10, 100),
+        (0, n as u64),
+    ];
+    for (offset, take) in ranges {
+        for threads in [1, 3] {
+            let out = empty(&tmp, "out");
+            let name = |e: io::Error| e;
+            let (start, end) = (offset / c, (offset + take).min(n as u64).div_ceil(c));
+            let take_now = (offset + take).min(n as u64) - offset;
+            let range = Range { start, end, skip: offset % c, take: take_now };
+            let files = Files {
+                input: &ct,
+                in_at: 0,
+                in_len: sealed.len() as u64,
+                output: &out,
+                out_at: 0,
+                map: false,
+                output_error: &name,
+                range: Some(range),
+            };
+            run(&cipher(), Dir::Open, &files, threads, None).unwrap();
+            let got =
+                std::fs::read(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&out))).unwrap();
+            let want = &plain[offset as usize..(offset + take_now) as usize];
+            assert!(
+                got == want,
+                "range {offset}+{take} on {threads} threads: {} bytes, {} expected",
+                got.len(),
+                want.len()
+            );
+        }
     }
 }
