@@ -22,7 +22,7 @@ use hyperseal::Kind;
 use super::child::{which, Job};
 use super::files::{ratio, s};
 use super::report::{Cell, Section, TableReport};
-use super::stats::{fmt_size, time, Stats};
+use super::stats::{fmt_size, Stats};
 use super::Ctx;
 
 /// The thread count from which hyperseal (and so the floor) writes through a mapping.
@@ -96,10 +96,7 @@ pub fn one_file(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
             .measure(ctx.tmp.path(), reps)?
             .wall;
             let _ = fs::remove_file(&pt.0);
-            let floor = time(reps, || {
-                let _ = fs::remove_file(&copy.0);
-                parallel_copy(&input.0, &copy.0, n).expect("parallel copy");
-            });
+            let floor = timed_copies(&input.0, &copy.0, n, reps)?;
             let _ = fs::remove_file(&copy.0);
             last = Some((n, enc.min, dec.min));
             sec.rows.push(vec![
@@ -185,6 +182,21 @@ fn fs_type(p: &Path) -> String {
         "ext2/ext3" => format!("ext4 ({})", p.display()),
         _ => format!("{t} ({})", p.display()),
     }
+}
+
+/// Seconds of `reps` parallel copies after one warm-up, the previous copy removed before each
+/// (outside the timing, as the whole-process jobs remove their outputs before they start).
+fn timed_copies(src: &Path, dst: &Path, threads: usize, reps: usize) -> Result<Stats> {
+    let mut samples = Vec::with_capacity(reps);
+    for i in 0..=reps.max(1) {
+        let _ = fs::remove_file(dst);
+        let t = std::time::Instant::now();
+        parallel_copy(src, dst, threads)?;
+        if i > 0 {
+            samples.push(t.elapsed().as_secs_f64());
+        }
+    }
+    Ok(Stats::of(&samples))
 }
 
 /// Copies `src` to `dst` with `threads` threads, each a run of 1 MiB slices, the way hyperseal

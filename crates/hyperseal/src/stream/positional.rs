@@ -153,7 +153,7 @@ pub(crate) fn run(
         }
     }
     if window.is_none() {
-        sys::check_space(files.output, total).map_err(files.output_error)?;
+        sys::check_space(files.output, files.out_at + total).map_err(files.output_error)?;
     }
     let out_piece = (per * out_full) as usize;
     let regions: Option<Vec<Mutex<&mut [u8]>>> =
@@ -340,8 +340,12 @@ pub(crate) fn into_output(
 ) -> Option<Result<u64, Error>> {
     let meta = input.metadata().ok().filter(|m| m.is_file())?;
     let in_len = meta.len().checked_sub(in_at)?;
+    // The size first: counting the cores reads cgroup files (~40 µs), which a small file skips.
+    if in_len < POSITIONAL_FROM {
+        return None;
+    }
     let threads = exec::resolve(threads);
-    if in_len < POSITIONAL_FROM || threads < POSITIONAL_THREADS {
+    if threads < POSITIONAL_THREADS {
         return None;
     }
     let out_at = output.bytes_written();
@@ -384,8 +388,11 @@ pub(crate) fn range_into_output(
 ) -> Option<Result<u64, Error>> {
     let meta = input.metadata().ok().filter(|m| m.is_file())?;
     let in_len = meta.len().checked_sub(in_at)?;
+    if length.min(in_len) < POSITIONAL_FROM {
+        return None;
+    }
     let threads = exec::resolve(threads);
-    if length.min(in_len) < POSITIONAL_FROM || threads < POSITIONAL_THREADS {
+    if threads < POSITIONAL_THREADS {
         return None;
     }
     let out_at = output.bytes_written();

@@ -14,10 +14,12 @@ pub(crate) mod family;
 pub(crate) mod interrupt;
 mod lease;
 pub(crate) mod process;
+#[cfg(feature = "fs")] // the positional engine's (`stream/positional.rs`)
 mod space;
 
 pub(crate) use attrs::copy_attributes;
 pub(crate) use lease::{Lease, Leased};
+#[cfg(feature = "fs")]
 pub(crate) use space::{check_space, pread, pwrite, reserve, Window, MAPPED_WRITES};
 
 /// What makes two open files the same file: device and inode.
