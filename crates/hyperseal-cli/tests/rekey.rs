@@ -261,3 +261,18 @@ fn a_full_disk_leaves_the_old_file() {
     let leftovers: Vec<_> = fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(leftovers.iter().all(|n| !n.to_string_lossy().starts_with('.')), "{leftovers:?}");
 }
+
+/// A file its owner removed stays removed: a stale second name (`.NAME.hyperseal-old`, left by a
+/// rewrite killed on a system where it is a hard link) is never renamed back into its place.
+#[test]
+fn a_removed_file_is_not_brought_back_from_a_stale_second_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (id, public) = keypair(d, "me");
+    let (_, file) = encrypted(d, &public, 5000, &[]);
+    let stale = d.join(".file.enc.hyperseal-old");
+    fs::rename(&file, &stale).unwrap();
+    let o = hs(&["rekey", "-i", &id, "--add", &public, &file], None);
+    assert!(!o.status.success(), "a removed file was re-keyed: {}", stderr(&o));
+    assert!(!Path::new(&file).exists(), "the removed file came back from its stale second name");
+}

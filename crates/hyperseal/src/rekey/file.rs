@@ -328,8 +328,13 @@ fn keep_old_copy(file: &File, path: &Path, copy: &Path) -> Result<bool, Error> {
 
 /// A rewrite killed between moving the old file to its second name and renaming the new one
 /// into place (Windows) leaves no file at `path`: the old one, still whole and still opening
-/// for its recipients, goes back. Elsewhere `path` always exists, so this never acts.
+/// for its recipients, goes back. Only where the second name moves the file: elsewhere the old
+/// file keeps its name throughout, so a missing `path` was removed by its owner, and a stale
+/// second name must not bring it back.
 fn restore_moved_copy(path: &Path) -> Result<(), Error> {
+    if !sys::SECOND_NAME_MOVES {
+        return Ok(());
+    }
     let copy = old_copy_path(path);
     if std::fs::symlink_metadata(path).is_err() && Stamp::of_link(&copy).is_ok_and(|m| m.regular && m.owned) {
         std::fs::rename(&copy, path)?;
