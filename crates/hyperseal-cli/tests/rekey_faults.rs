@@ -9,7 +9,8 @@
 //! and the message say truthfully which (`nothing changed`, `the change WAS made`, or a kept
 //! journal); a journal left behind is reported by the next re-key, which ends with the new set;
 //! no other file appears, except the one documented case of SIGKILL between linking a finished
-//! rewrite and renaming it over the file (a complete new file under a hidden `.partial` name).
+//! rewrite and renaming it over the file (a complete new file under a hidden
+//! `.NAME.hyperseal-*.link` name, which the next re-key removes and reports).
 //!
 //! And concurrent writers: the re-key is stopped (SIGSTOP, injected) after the n-th call of each
 //! system call it makes, another program saves a new version of the file in place meanwhile
@@ -230,34 +231,42 @@ fn every_io_failure_and_kill_leaves_the_old_set_or_the_new_and_says_which() {
                 }
                 assert!(matches!(state, State::Old | State::New), "{what}: {state:?}");
                 // What is left is reported by the next command, which ends with the new set.
-                for name in leftovers(&work, file) {
+                let left = leftovers(&work, file);
+                if !left.is_empty() {
                     let copy = hyperseal::rekey::old_copy_path(&path);
-                    if name == journal.file_name().unwrap().to_string_lossy()
-                        || name == copy.file_name().unwrap().to_string_lossy()
-                    {
-                        let o = hs(&keys.rekey_args(file), None);
-                        assert!(
-                            o.status.success(),
-                            "{what}: the next re-key: {}",
-                            String::from_utf8_lossy(&o.stderr)
-                        );
-                        let said = String::from_utf8_lossy(&o.stderr);
-                        assert!(said.contains("interrupted"), "{what}: {name} not reported: {said}");
-                        assert_eq!(keys.state(file), State::New, "{what}");
-                    } else {
-                        // SIGKILL between linking the finished rewrite and renaming it.
-                        assert!(
-                            killed && name.starts_with(".hyperseal-") && name.ends_with(".partial"),
-                            "{what}: left {name}"
-                        );
-                        let p = work.join(&name);
-                        assert_eq!(
-                            keys.state(p.to_str().unwrap()),
-                            State::New,
-                            "{what}: {name} is not whole"
-                        );
-                        fs::remove_file(p).unwrap();
+                    let own = format!(".{}.hyperseal-", path.file_name().unwrap().to_string_lossy());
+                    for name in &left {
+                        if name.ends_with(".link") {
+                            // SIGKILL between linking the finished rewrite and renaming it: a
+                            // whole new version under `.NAME.hyperseal-*.link`.
+                            assert!(killed && name.starts_with(&own), "{what}: left {name}");
+                            let p = work.join(name);
+                            assert_eq!(
+                                keys.state(p.to_str().unwrap()),
+                                State::New,
+                                "{what}: {name} is not whole"
+                            );
+                        } else {
+                            assert!(
+                                *name == journal.file_name().unwrap().to_string_lossy()
+                                    || *name == copy.file_name().unwrap().to_string_lossy(),
+                                "{what}: left {name}"
+                            );
+                        }
                     }
+                    let o = hs(&keys.rekey_args(file), None);
+                    let said = String::from_utf8_lossy(&o.stderr);
+                    assert!(o.status.success(), "{what}: the next re-key: {said}");
+                    for name in &left {
+                        let words = if name.ends_with(".link") {
+                            "killed as it replaced the file"
+                        } else {
+                            "interrupted"
+                        };
+                        assert!(said.contains(words), "{what}: {name} not reported: {said}");
+                        assert!(!work.join(name).exists(), "{what}: {name} is still there");
+                    }
+                    assert_eq!(keys.state(file), State::New, "{what}");
                 }
             }
         }

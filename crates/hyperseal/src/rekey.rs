@@ -36,6 +36,8 @@ mod rotate;
 mod slack;
 #[cfg(test)]
 mod tests;
+#[cfg(all(feature = "fs", any(unix, windows)))]
+mod tree;
 
 use std::collections::BTreeSet;
 use std::io::BufRead;
@@ -52,6 +54,8 @@ pub use journal::{journal_path, settled_head, Recovered};
 pub use rotate::rotate_file;
 pub(crate) use slack::fill as fill_slack;
 pub use slack::{slack_for, SLACK_TYPE};
+#[cfg(all(feature = "fs", any(unix, windows)))]
+pub use tree::{glob_match, rekey_tree, TreeOptions, TreeOutcome, TreeReport, MANIFEST_NAME};
 
 /// Stanza types whose recipients resist a quantum adversary (they carry the `postquantum`
 /// label when written).

@@ -11,6 +11,7 @@ pub mod identity;
 pub mod inspect;
 pub mod keys;
 pub mod rekey;
+mod rekey_tree;
 
 use hyperseal::{Error, Suite};
 

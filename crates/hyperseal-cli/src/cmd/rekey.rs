@@ -17,53 +17,71 @@ use crate::io;
 pub struct RekeyArgs {
     /// An identity that opens the files (repeatable); its stanza is kept unless removed.
     #[arg(short = 'i', long = "identity", required = true)]
-    identities: Vec<PathBuf>,
+    pub(super) identities: Vec<PathBuf>,
     /// Passphrase of a passphrase-encrypted identity file, first line of FILE; default: ask.
     #[arg(long = "identity-passphrase-file")]
-    identity_passphrase_file: Option<PathBuf>,
+    pub(super) identity_passphrase_file: Option<PathBuf>,
     /// The full new recipient list (repeatable): replaces every stanza.
     #[arg(short = 'r', long = "recipient", allow_hyphen_values = true)]
-    recipients: Vec<String>,
+    pub(super) recipients: Vec<String>,
     /// File of the full new recipient list (repeatable).
     #[arg(short = 'R', long = "recipients-file")]
-    recipient_files: Vec<PathBuf>,
+    pub(super) recipient_files: Vec<PathBuf>,
     /// Replace every stanza with the passphrase on the first line of FILE.
     #[arg(long = "passphrase-file", conflicts_with_all = ["recipients", "recipient_files", "add", "remove"])]
-    passphrase_file: Option<PathBuf>,
+    pub(super) passphrase_file: Option<PathBuf>,
     /// Add a recipient, keeping every other stanza (repeatable).
     #[arg(long, allow_hyphen_values = true, conflicts_with_all = ["recipients", "recipient_files"])]
-    add: Vec<String>,
+    pub(super) add: Vec<String>,
     /// Remove a recipient whose stanzas name it: SSH, RSA-OAEP, age1tag… (repeatable). X25519
     /// and post-quantum stanzas are anonymous: give the full new list with -r/-R instead.
     #[arg(long, allow_hyphen_values = true, conflicts_with_all = ["recipients", "recipient_files"])]
-    remove: Vec<String>,
+    pub(super) remove: Vec<String>,
     /// Allow a result that none of the -i identities opens.
     #[arg(long = "remove-own")]
-    remove_own: bool,
+    pub(super) remove_own: bool,
     /// A fresh file key and salt: re-encrypts the payload (needs the full list: -r/-R or
     /// --passphrase-file). Only this protects what is written from now on against a removed
     /// recipient who kept the old file key.
     #[arg(long, conflicts_with_all = ["add", "remove"])]
-    rotate: bool,
+    pub(super) rotate: bool,
     /// Show the recipients before and after; change nothing.
     #[arg(long = "dry-run")]
-    dry_run: bool,
+    pub(super) dry_run: bool,
     /// Write the result here instead of over the file (one input file only).
     #[arg(short = 'o', long = "output")]
-    output: Option<PathBuf>,
+    pub(super) output: Option<PathBuf>,
     /// Overwrite an existing -o file.
     #[arg(long)]
-    force: bool,
+    pub(super) force: bool,
     /// Rewrite a file that has other hard links (they keep the old header and recipients);
     /// without it such a file is re-keyed only in place.
     #[arg(long = "split-links")]
-    split_links: bool,
+    pub(super) split_links: bool,
+    /// Walk directories: every file under them that hyperseal or age can open (others are
+    /// listed as skipped, never touched). Keeps a manifest, so a killed run resumes.
+    #[arg(long)]
+    pub(super) recursive: bool,
+    /// Only files matching GLOB (repeatable): `*` and `?` within a name, `**` across folders; a
+    /// GLOB with `/` is matched against the path under the folder given, else the file name.
+    #[arg(long, value_name = "GLOB")]
+    pub(super) include: Vec<String>,
+    /// No file matching GLOB (repeatable; as --include).
+    #[arg(long, value_name = "GLOB")]
+    pub(super) exclude: Vec<String>,
+    /// Follow symbolic links (skipped by default).
+    #[arg(long = "follow-symlinks")]
+    pub(super) follow_symlinks: bool,
+    /// The run's manifest (header digests per file, no keys), for resuming a killed run with the
+    /// same command; default with --recursive on one folder: FOLDER/.hyperseal-rekey.manifest.
+    #[arg(long, value_name = "PATH")]
+    pub(super) manifest: Option<PathBuf>,
     /// No progress bar, no per-file lines.
     #[arg(short = 'q', long)]
-    quiet: bool,
+    pub(super) quiet: bool,
     /// Encrypted files to re-key.
     #[arg(required = true)]
-    files: Vec<PathBuf>,
+    pub(super) files: Vec<PathBuf>,
 }
 
 pub fn run(a: RekeyArgs) -> Result<()> {
@@ -84,6 +102,9 @@ pub fn run(a: RekeyArgs) -> Result<()> {
         ));
     }
     let identities = super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
+    if super::rekey_tree::wanted(&a) {
+        return super::rekey_tree::run(&a, &identities, change(&a, set)?);
+    }
     let mut failed = 0;
     for file in &a.files {
         let change = change(&a, set)?;
@@ -111,7 +132,7 @@ pub fn run(a: RekeyArgs) -> Result<()> {
 }
 
 /// The change for one file (recipients wrap per file: each file has its own file key).
-fn change(a: &RekeyArgs, set: bool) -> Result<Change> {
+pub(super) fn change(a: &RekeyArgs, set: bool) -> Result<Change> {
     let parse = |list: &[String]| -> Result<Vec<Box<dyn Recipient>>> {
         list.iter()
             .map(|r| {
@@ -199,7 +220,7 @@ fn file_options(a: &RekeyArgs) -> FileOptions {
 
 /// An interrupted re-key resolved before this one: always said, even with -q (it changed or
 /// confirmed who can open the file).
-fn say_recovered(file: &Path, r: Option<&Recovered>) {
+pub(super) fn say_recovered(file: &Path, r: Option<&Recovered>) {
     let Some(r) = r else { return };
     let (before, after) = (summary(&r.before), summary(&r.after));
     if r.old_copy_removed {
@@ -207,6 +228,12 @@ fn say_recovered(file: &Path, r: Option<&Recovered>) {
             "hyperseal: note: {}: a re-key was interrupted while it replaced the file; the old version's second name ({}) was removed",
             file.display(),
             hyperseal::rekey::old_copy_path(file).display()
+        );
+    }
+    if r.new_copy_removed {
+        eprintln!(
+            "hyperseal: note: {}: a re-key was killed as it replaced the file; its new version, which never took the file's name, was removed (the file is as it was)",
+            file.display()
         );
     }
     if r.cut_short {
@@ -238,7 +265,7 @@ fn passphrase_for(file: &Path, p: &Path) -> Result<Box<dyn Recipient>> {
     Ok(recipient::passphrase_recipient(profile, io::read_passphrase_file(p)?))
 }
 
-fn warn_removal(file: &Path) {
+pub(super) fn warn_removal(file: &Path) {
     eprintln!(
         "hyperseal: warning: {}: a removed recipient can still open every old copy, backup, git revision and S3 \
          version of this file, and may have kept its file key; only --rotate protects what is written from now on",
@@ -247,7 +274,7 @@ fn warn_removal(file: &Path) {
 }
 
 /// "2 X25519, 1 mlkem768x25519" from stanza types in order.
-fn summary(types: &[String]) -> String {
+pub(super) fn summary(types: &[String]) -> String {
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for t in types {
         match counts.iter_mut().find(|(n, _)| n == t) {

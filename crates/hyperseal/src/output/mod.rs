@@ -63,6 +63,7 @@ pub use dest::refuse_stdout_is_input;
 pub use error::{OutputError, OutputErrorKind};
 
 use dest::Destination;
+pub(crate) use unnamed::stale_links;
 
 /// How to open an [`AtomicOutput`]: the `--force` and same-file rules.
 #[derive(Clone, Debug, Default)]

@@ -1,0 +1,443 @@
+//! A whole tree (or list) of files re-keyed with one call: every file hyperseal or age can open
+//! is re-keyed in O(header) with [`rekey_file`]'s guarantees (a concurrent writer wins, a failure
+//! leaves that file as it was, owner and mode are kept); anything else is listed as skipped and
+//! never touched. The identities are the caller's, unlocked once for the whole set.
+//!
+//! A run keeps a **manifest** (when given a path): for each file, the digest of its header before
+//! the change and after it, never key material. A killed run resumes with the same call: a file
+//! recorded as done whose header is still the recorded one is skipped (verified by its digest);
+//! a file recorded as begun is finished if its header moved (its own re-key journal completed or
+//! undid the write first), and re-keyed if it did not. So a change like "add a recipient" is
+//! applied once per file however often the run is resumed. The manifest's first lines name the
+//! change, and a manifest of another change is refused rather than mixed in.
+//!
+//! Manifest format (text, one record a line, fields separated by a tab, paths last with `%`,
+//! tab, CR and LF escaped as `%25`, `%09`, `%0D`, `%0A`):
+//!
+//! ```text
+//! hyperseal-rekey-manifest v1
+//! change <the caller's description of the change, hex SHA-256>
+//! begin <header SHA-256 before> <path>
+//! done <header SHA-256 before> <header SHA-256 after> <path>
+//! ```
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::file::{recover, rekey_file, FileOptions, Written};
+use super::Change;
+use crate::error::Error;
+use crate::recipient::Identity;
+
+/// What to re-key and how.
+#[derive(Clone, Debug, Default)]
+pub struct TreeOptions {
+    /// Walk directories given as roots (without it a directory is skipped).
+    pub recursive: bool,
+    /// Only files matching one of these globs (all files when empty); see [`glob_match`].
+    pub include: Vec<String>,
+    /// No file matching one of these globs.
+    pub exclude: Vec<String>,
+    /// Follow symbolic links (to files and directories); without it they are skipped.
+    pub follow_links: bool,
+    /// Plan only: report what each file would become, change nothing, write no manifest.
+    pub dry_run: bool,
+    /// Keep the manifest here (see the module documentation); `None`: no manifest, no resume.
+    pub manifest: Option<PathBuf>,
+    /// Names the change in the manifest (for example the command line's recipients), so a
+    /// resumed run is refused if it would apply another change.
+    pub change_id: String,
+    /// As [`FileOptions::split_links`].
+    pub split_links: bool,
+}
+
+/// What happened to one file.
+pub enum TreeOutcome {
+    /// Re-keyed: the report of [`rekey_file`] (a dry run's plan included).
+    Rekeyed(super::file::Report),
+    /// Done by an earlier run of the same change: its header is the one the manifest recorded.
+    AlreadyDone,
+    /// Never touched, and why (not an encrypted file, not opened by the identities, a link…).
+    Skipped(String),
+    /// The re-key failed: the error says what the file was left as.
+    Failed(Error),
+}
+
+/// Every file of the walk and its outcome, in walk order.
+#[derive(Default)]
+pub struct TreeReport {
+    /// Each file the walk found, and what became of it.
+    pub files: Vec<(PathBuf, TreeOutcome)>,
+}
+
+impl TreeReport {
+    /// (re-keyed in place, rewritten, already done, skipped, failed).
+    pub fn counts(&self) -> (usize, usize, usize, usize, usize) {
+        let mut c = (0, 0, 0, 0, 0);
+        for (_, o) in &self.files {
+            match o {
+                TreeOutcome::Rekeyed(r) if matches!(r.written, Written::Rewritten { .. }) => c.1 += 1,
+                TreeOutcome::Rekeyed(_) => c.0 += 1,
+                TreeOutcome::AlreadyDone => c.2 += 1,
+                TreeOutcome::Skipped(_) => c.3 += 1,
+                TreeOutcome::Failed(_) => c.4 += 1,
+            }
+        }
+        c
+    }
+}
+
+/// Re-keys every file under `roots` (see the module documentation). `progress(done, total)` is
+/// called after each file. Fails as a whole only for the walk's or the manifest's own errors
+/// (a root that does not exist, a manifest of another change); a file's failure is its outcome.
+pub fn rekey_tree(
+    roots: &[PathBuf],
+    identities: &[Box<dyn Identity>],
+    change: &Change,
+    opts: &TreeOptions,
+    progress: Option<&dyn Fn(usize, usize)>,
+) -> Result<TreeReport, Error> {
+    let mut files = Vec::new();
+    for root in roots {
+        walk(root, root, opts, &mut files, &mut Vec::new())?;
+    }
+    let mut manifest = match (&opts.manifest, opts.dry_run) {
+        (Some(p), false) => Some(Manifest::open(p, &opts.change_id)?),
+        _ => None,
+    };
+    let mut report = TreeReport::default();
+    let total = files.len();
+    let file_opts =
+        FileOptions { dry_run: opts.dry_run, split_links: opts.split_links, ..FileOptions::default() };
+    for (i, entry) in files.into_iter().enumerate() {
+        let outcome = match entry {
+            Entry::Skip(path, why) => (path, TreeOutcome::Skipped(why)),
+            Entry::File(path) => {
+                let outcome = one(&path, identities, change, &file_opts, manifest.as_mut());
+                (path, outcome)
+            }
+        };
+        report.files.push(outcome);
+        if let Some(p) = progress {
+            p(i + 1, total);
+        }
+    }
+    Ok(report)
+}
+
+fn one(
+    path: &Path,
+    identities: &[Box<dyn Identity>],
+    change: &Change,
+    opts: &FileOptions,
+    manifest: Option<&mut Manifest>,
+) -> TreeOutcome {
+    match looks_encrypted(path) {
+        Ok(true) => {}
+        Ok(false) => return TreeOutcome::Skipped("not a hyperseal or age file".into()),
+        Err(e) => return TreeOutcome::Failed(e.into()),
+    }
+    let Some(manifest) = manifest else {
+        return attempt(path, identities, change, opts);
+    };
+    // An interrupted re-key of this file is settled first (its journal), so the header read
+    // next is the one in force.
+    let recovered = match recover(path) {
+        Ok(r) => r,
+        Err(e) => return classify(e),
+    };
+    let now = match header_digest(path) {
+        Ok(d) => d,
+        Err(e) => return classify(e),
+    };
+    match manifest.state(path) {
+        Some(Record::Done { after, .. }) if after == now => return TreeOutcome::AlreadyDone,
+        Some(Record::Begun { before }) if before != now => {
+            // Written before the run was stopped: record it, do not apply the change twice.
+            return match manifest.done(path, &before, &now) {
+                Ok(()) => TreeOutcome::AlreadyDone,
+                Err(e) => TreeOutcome::Failed(e),
+            };
+        }
+        _ => {}
+    }
+    if let Err(e) = manifest.begin(path, &now) {
+        return TreeOutcome::Failed(e);
+    }
+    let mut outcome = attempt(path, identities, change, opts);
+    if let TreeOutcome::Rekeyed(r) = &mut outcome {
+        // What the recovery above found, said with this file's line.
+        r.recovered = r.recovered.take().or(recovered);
+        if let Err(e) = header_digest(path).and_then(|after| manifest.done(path, &now, &after)) {
+            return TreeOutcome::Failed(e);
+        }
+    }
+    outcome
+}
+
+fn attempt(
+    path: &Path,
+    identities: &[Box<dyn Identity>],
+    change: &Change,
+    opts: &FileOptions,
+) -> TreeOutcome {
+    match rekey_file(path, identities, change, opts) {
+        Ok(r) => TreeOutcome::Rekeyed(r),
+        Err(e) => classify(e),
+    }
+}
+
+/// Files that are not for these identities, or not encrypted at all, are skipped, not failed.
+fn classify(e: Error) -> TreeOutcome {
+    match e {
+        Error::NoIdentityMatched => TreeOutcome::Skipped("none of the identities opens it".into()),
+        Error::UnknownFormat | Error::EmptyInput => {
+            TreeOutcome::Skipped("not a hyperseal or age file".into())
+        }
+        Error::Armor(_) => TreeOutcome::Skipped("not a hyperseal or age file".into()),
+        e => TreeOutcome::Failed(e),
+    }
+}
+
+/// Whether the file begins as a hyperseal or age file does (binary or armored): one that does
+/// and then fails to parse is damaged (a failure), anything else is not ours (skipped).
+fn looks_encrypted(path: &Path) -> std::io::Result<bool> {
+    let mut head = [0u8; 64];
+    let n = crate::sys::read_at_most(&File::open(path)?, &mut head, 0)?;
+    let head = &head[..n];
+    let trimmed = head.trim_ascii_start();
+    Ok(head.starts_with(b"hyperseal/")
+        || head.starts_with(b"age-encryption.org/")
+        || trimmed.starts_with(b"-----BEGIN HYPERSEAL ENCRYPTED FILE-----")
+        || trimmed.starts_with(b"-----BEGIN AGE ENCRYPTED FILE-----"))
+}
+
+/// SHA-256 of the header bytes as they are in the file (armored files: of the decoded header).
+fn header_digest(path: &Path) -> Result<String, Error> {
+    let file = File::open(path)?;
+    let dec = crate::Decryptor::new(&file)?;
+    let h = dec.header();
+    Ok(hex(&Sha256::digest(h.encode(h.mac()))))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+enum Entry {
+    File(PathBuf),
+    Skip(PathBuf, String),
+}
+
+/// Collects the files under `path` in name order. `seen` holds the directories on the way down
+/// (by identity), so a followed link back up is not walked twice.
+fn walk(
+    root: &Path,
+    path: &Path,
+    opts: &TreeOptions,
+    out: &mut Vec<Entry>,
+    seen: &mut Vec<(u64, u64)>,
+) -> Result<(), Error> {
+    let link = std::fs::symlink_metadata(path)?;
+    let meta = match link.file_type().is_symlink() {
+        true if !opts.follow_links => {
+            out.push(Entry::Skip(
+                path.to_path_buf(),
+                "a symbolic link (--follow-symlinks follows it)".into(),
+            ));
+            return Ok(());
+        }
+        true => match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(_) => {
+                out.push(Entry::Skip(path.to_path_buf(), "a symbolic link to nothing".into()));
+                return Ok(());
+            }
+        },
+        false => link,
+    };
+    if meta.is_dir() {
+        if !opts.recursive {
+            out.push(Entry::Skip(path.to_path_buf(), "a directory (--recursive walks it)".into()));
+            return Ok(());
+        }
+        let id = identity(&meta);
+        if seen.contains(&id) {
+            return Ok(());
+        }
+        seen.push(id);
+        let mut names: Vec<PathBuf> =
+            std::fs::read_dir(path)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+        names.sort();
+        for p in names {
+            if is_own_artifact(&p, opts) {
+                continue;
+            }
+            walk(root, &p, opts, out, seen)?;
+        }
+        seen.pop();
+        return Ok(());
+    }
+    if !selected(root, path, opts) {
+        return Ok(());
+    }
+    match meta.is_file() {
+        true => out.push(Entry::File(path.to_path_buf())),
+        false => out.push(Entry::Skip(path.to_path_buf(), "not a regular file".into())),
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn identity(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+#[cfg(not(unix))]
+fn identity(m: &std::fs::Metadata) -> (u64, u64) {
+    crate::sys::id_of(m).map_or((0, 0), |(a, b)| (a as u64, b as u64))
+}
+
+/// The re-key's own files (journals, second names, temporaries) and the manifest.
+fn is_own_artifact(p: &Path, opts: &TreeOptions) -> bool {
+    let name = p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    (name.starts_with('.') && (name.ends_with(".hyperseal-rekey") || name.ends_with(".hyperseal-old")))
+        || (name.starts_with(".hyperseal-") && name.ends_with(".partial"))
+        || (name.starts_with('.') && name.contains(".hyperseal-") && name.ends_with(".link"))
+        || name == MANIFEST_NAME
+        || opts.manifest.as_deref() == Some(p)
+}
+
+/// The manifest's name when a run keeps it inside the directory it re-keys.
+pub const MANIFEST_NAME: &str = ".hyperseal-rekey.manifest";
+
+/// Whether `path` (under `root`) passes the include and exclude globs. A glob without `/` is
+/// matched against the file name, one with `/` against the path relative to `root`.
+fn selected(root: &Path, path: &Path, opts: &TreeOptions) -> bool {
+    let rel = path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/");
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let hit = |g: &String| match g.contains('/') {
+        true => glob_match(g, &rel),
+        false => glob_match(g, &name),
+    };
+    (opts.include.is_empty() || opts.include.iter().any(hit)) && !opts.exclude.iter().any(hit)
+}
+
+/// Glob matching: `*` any run of characters but `/`, `**` any run including `/`, `?` one
+/// character but `/`; everything else matches itself.
+pub fn glob_match(glob: &str, text: &str) -> bool {
+    fn go(g: &[char], t: &[char]) -> bool {
+        match g.first() {
+            None => t.is_empty(),
+            Some('*') if g.get(1) == Some(&'*') => {
+                let rest = if g.get(2) == Some(&'/') { &g[3..] } else { &g[2..] };
+                (0..=t.len()).any(|i| go(rest, &t[i..])) || (g.get(2) == Some(&'/') && go(&g[2..], t))
+            }
+            Some('*') => {
+                (0..=t.len()).take_while(|&i| i == 0 || t[i - 1] != '/').any(|i| go(&g[1..], &t[i..]))
+            }
+            Some('?') => t.first().is_some_and(|&c| c != '/') && go(&g[1..], &t[1..]),
+            Some(c) => t.first() == Some(c) && go(&g[1..], &t[1..]),
+        }
+    }
+    let (g, t): (Vec<char>, Vec<char>) = (glob.chars().collect(), text.chars().collect());
+    go(&g, &t)
+}
+
+enum Record {
+    Begun { before: String },
+    Done { after: String },
+}
+
+/// The manifest: records appended and synced one by one, read back whole on resume.
+struct Manifest {
+    file: File,
+    records: HashMap<PathBuf, Record>,
+}
+
+impl Manifest {
+    fn open(path: &Path, change_id: &str) -> Result<Manifest, Error> {
+        let change = hex(&Sha256::digest(change_id.as_bytes()));
+        let mut records = HashMap::new();
+        let existing = match File::open(path) {
+            Ok(f) => Some(f),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(f) = existing {
+            let bad = |why: &str| Error::InvalidArgument(format!("{}: {why}", path.display()));
+            // Bounded: a manifest names each file at most twice.
+            let mut lines = BufReader::new(f.take(1 << 30)).lines();
+            if lines.next().transpose()?.as_deref() != Some(MAGIC) {
+                return Err(bad("not a hyperseal re-key manifest"));
+            }
+            if lines.next().transpose()?.as_deref() != Some(&format!("change {change}")[..]) {
+                return Err(bad(
+                    "this manifest records another change (remove it, or give another --manifest)",
+                ));
+            }
+            for line in lines {
+                let line = line?;
+                let f: Vec<&str> = line.split('\t').collect();
+                match f[..] {
+                    ["begin", before, p] => {
+                        records.insert(unescape(p), Record::Begun { before: before.into() })
+                    }
+                    ["done", _, after, p] => {
+                        records.insert(unescape(p), Record::Done { after: after.into() })
+                    }
+                    // A line cut short by a kill: its file is settled by the journal and its digest.
+                    _ => None,
+                };
+            }
+        }
+        let mut file = File::options().create(true).append(true).open(path)?;
+        if records.is_empty() && file.metadata()?.len() == 0 {
+            file.write_all(format!("{MAGIC}\nchange {change}\n").as_bytes())?;
+            file.sync_data()?;
+        }
+        Ok(Manifest { file, records })
+    }
+
+    fn state(&self, path: &Path) -> Option<Record> {
+        self.records.get(path).map(|r| match r {
+            Record::Begun { before } => Record::Begun { before: before.clone() },
+            Record::Done { after } => Record::Done { after: after.clone() },
+        })
+    }
+
+    fn begin(&mut self, path: &Path, before: &str) -> Result<(), Error> {
+        self.append(&format!("begin\t{before}\t{}\n", escape(path)))?;
+        self.records.insert(path.to_path_buf(), Record::Begun { before: before.into() });
+        Ok(())
+    }
+
+    fn done(&mut self, path: &Path, before: &str, after: &str) -> Result<(), Error> {
+        self.append(&format!("done\t{before}\t{after}\t{}\n", escape(path)))?;
+        self.records.insert(path.to_path_buf(), Record::Done { after: after.into() });
+        Ok(())
+    }
+
+    /// One record, durable before the file it names is touched.
+    fn append(&mut self, line: &str) -> Result<(), Error> {
+        self.file.write_all(line.as_bytes())?;
+        self.file.sync_data()?;
+        Ok(())
+    }
+}
+
+const MAGIC: &str = "hyperseal-rekey-manifest v1";
+
+fn escape(p: &Path) -> String {
+    let s = p.to_string_lossy();
+    s.replace('%', "%25").replace('\t', "%09").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn unescape(s: &str) -> PathBuf {
+    PathBuf::from(s.replace("%0A", "\n").replace("%0D", "\r").replace("%09", "\t").replace("%25", "%"))
+}
