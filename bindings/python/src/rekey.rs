@@ -138,3 +138,109 @@ pub fn rekey_head<'py>(
     let (new, old_len, plan) = py.detach(|| hyperseal::rekey::rekey_head(bytes, &ids, &change)).py_err()?;
     Ok((PyBytes::new(py, &new), old_len, plan_dict(py, &plan)?))
 }
+
+/// Re-keys every file under `paths` (see `hyperseal.rekey_tree`): returns `(files, summary)`,
+/// `files` a list of dicts (`path`, `outcome`: "in_place", "rewritten", "planned",
+/// "already_done", "skipped" or "failed", with the plan, the `reason` skipped or the `error`
+/// raised), `summary` the counts. `progress(done, total)` is called with the GIL taken back.
+#[pyfunction]
+#[pyo3(signature = (paths, identities = None, *, passphrase = None, recipients = None, add = None, remove = None, remove_own = false, recursive = true, include = Vec::new(), exclude = Vec::new(), follow_symlinks = false, dry_run = false, manifest = None, split_links = false, allow_plugins = false, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn rekey_tree<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    identities: Option<&Bound<'py, PyAny>>,
+    passphrase: Option<&Bound<'py, PyAny>>,
+    recipients: Option<&Bound<'py, PyAny>>,
+    add: Option<&Bound<'py, PyAny>>,
+    remove: Option<&Bound<'py, PyAny>>,
+    remove_own: bool,
+    recursive: bool,
+    include: Vec<String>,
+    exclude: Vec<String>,
+    follow_symlinks: bool,
+    dry_run: bool,
+    manifest: Option<PathBuf>,
+    split_links: bool,
+    allow_plugins: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
+    use hyperseal::rekey::{TreeOptions, TreeOutcome, MANIFEST_NAME};
+    let ids = identities_of(identities, passphrase, allow_plugins)?;
+    // The change as the manifest names it: the arguments as given.
+    let describe = |o: Option<&Bound<'py, PyAny>>| -> PyResult<String> {
+        o.map_or(Ok(String::new()), |o| Ok(o.repr()?.to_string()))
+    };
+    let change_id = format!(
+        "set={} add={} remove={} remove_own={remove_own}",
+        describe(recipients)?,
+        describe(add)?,
+        describe(remove)?
+    );
+    let change = change_of(recipients, add, remove, remove_own, allow_plugins)?;
+    let manifest = match (manifest, recursive, &paths[..]) {
+        (Some(m), _, _) => Some(m),
+        (None, true, [dir]) if dir.is_dir() => Some(dir.join(MANIFEST_NAME)),
+        _ => None,
+    };
+    let opts = TreeOptions {
+        recursive,
+        include,
+        exclude,
+        follow_links: follow_symlinks,
+        dry_run,
+        manifest,
+        change_id,
+        split_links,
+    };
+    let failed_callback: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let report = py
+        .detach(|| {
+            let call = |done: usize, total: usize| {
+                let (Some(cb), Ok(mut slot)) = (&progress, failed_callback.lock()) else { return };
+                if slot.is_none() {
+                    *slot = Python::attach(|py| cb.call1(py, (done, total)).err());
+                }
+            };
+            hyperseal::rekey::rekey_tree(&paths, &ids, &change, &opts, Some(&call))
+        })
+        .py_err()?;
+    if let Some(e) = failed_callback.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    let (in_place, rewritten, done, skipped, failed) = report.counts();
+    let files = PyList::empty(py);
+    for (path, outcome) in report.files {
+        let d = PyDict::new(py);
+        d.set_item("path", path)?;
+        match outcome {
+            TreeOutcome::Rekeyed(r) => {
+                let plan = plan_dict(py, &r.plan)?;
+                let how = match r.written {
+                    Written::InPlace => "in_place",
+                    Written::Rewritten { .. } => "rewritten",
+                    Written::Nothing => "planned",
+                };
+                d.set_item("outcome", how)?;
+                d.set_item("plan", plan)?;
+            }
+            TreeOutcome::AlreadyDone => d.set_item("outcome", "already_done")?,
+            TreeOutcome::Skipped(why) => {
+                d.set_item("outcome", "skipped")?;
+                d.set_item("reason", why)?;
+            }
+            TreeOutcome::Failed(e) => {
+                d.set_item("outcome", "failed")?;
+                d.set_item("error", Err::<(), _>(e).py_err().unwrap_err().value(py))?;
+            }
+        }
+        files.append(d)?;
+    }
+    let summary = PyDict::new(py);
+    summary.set_item("in_place", in_place)?;
+    summary.set_item("rewritten", rewritten)?;
+    summary.set_item("already_done", done)?;
+    summary.set_item("skipped", skipped)?;
+    summary.set_item("failed", failed)?;
+    Ok((files, summary))
+}

@@ -131,3 +131,26 @@ def test_a_header_longer_than_the_first_read_is_read_whole(me):
 def _write(path, data):
     path.write_bytes(data)
     return path
+
+
+def test_rekey_tree_rekeys_what_it_can_open_and_resumes(tmp_path, me):
+    new, other = hyperseal.generate_key(), hyperseal.generate_key()
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    data = os.urandom(5000)
+    for name in ("a.hs", "sub/b.hs"):
+        (tree / name).write_bytes(hyperseal.encrypt(data, me.public))
+    (tree / "theirs.hs").write_bytes(hyperseal.encrypt(data, other.public))
+    (tree / "notes.txt").write_text("plain")
+    seen = []
+    files, summary = hyperseal.rekey_tree(tree, me, add=new.public, progress=lambda d, t: seen.append((d, t)))
+    outcome = {os.path.relpath(f["path"], tree): f for f in files}
+    assert summary == {"in_place": 0, "rewritten": 2, "already_done": 0, "skipped": 2, "failed": 0}
+    assert outcome["theirs.hs"]["reason"] == "none of the identities opens it"
+    assert outcome["notes.txt"]["outcome"] == "skipped" and (tree / "notes.txt").read_text() == "plain"
+    assert hyperseal.decrypt((tree / "sub" / "b.hs").read_bytes(), new) == data
+    assert seen[-1] == (4, 4)
+    # The same call again: every file verified as done, nothing added twice.
+    _, again = hyperseal.rekey_tree(tree, me, add=new.public)
+    assert again["already_done"] == 2 and again["rewritten"] == 0
+    assert len(hyperseal.rekey_file(tree / "a.hs", me, add=other.public, dry_run=True).before) == 2

@@ -10,7 +10,7 @@
 //! journal); a journal left behind is reported by the next re-key, which ends with the new set;
 //! no other file appears, except the one documented case of SIGKILL between linking a finished
 //! rewrite and renaming it over the file (a complete new file under a hidden
-//! `.NAME.hyperseal-*.link` name, which the next re-key removes and reports).
+//! `.NAME.hyperseal-link` name, which the next re-key removes and reports).
 //!
 //! And concurrent writers: the re-key is stopped (SIGSTOP, injected) after the n-th call of each
 //! system call it makes, another program saves a new version of the file in place meanwhile
@@ -234,12 +234,12 @@ fn every_io_failure_and_kill_leaves_the_old_set_or_the_new_and_says_which() {
                 let left = leftovers(&work, file);
                 if !left.is_empty() {
                     let copy = hyperseal::rekey::old_copy_path(&path);
-                    let own = format!(".{}.hyperseal-", path.file_name().unwrap().to_string_lossy());
+                    let own = format!(".{}.hyperseal-link", path.file_name().unwrap().to_string_lossy());
                     for name in &left {
-                        if name.ends_with(".link") {
+                        if name.ends_with(".hyperseal-link") {
                             // SIGKILL between linking the finished rewrite and renaming it: a
-                            // whole new version under `.NAME.hyperseal-*.link`.
-                            assert!(killed && name.starts_with(&own), "{what}: left {name}");
+                            // whole new version under `.NAME.hyperseal-link`.
+                            assert!(killed && *name == own, "{what}: left {name}");
                             let p = work.join(name);
                             assert_eq!(
                                 keys.state(p.to_str().unwrap()),
@@ -258,7 +258,7 @@ fn every_io_failure_and_kill_leaves_the_old_set_or_the_new_and_says_which() {
                     let said = String::from_utf8_lossy(&o.stderr);
                     assert!(o.status.success(), "{what}: the next re-key: {said}");
                     for name in &left {
-                        let words = if name.ends_with(".link") {
+                        let words = if name.ends_with(".hyperseal-link") {
                             "killed as it replaced the file"
                         } else {
                             "interrupted"

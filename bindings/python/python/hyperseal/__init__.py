@@ -47,7 +47,7 @@ from ._hyperseal import (
     public_of,
 )
 from ._io import DecryptingReader, EncryptingWriter, open
-from .rekey import RekeyResult, rekey_bytes, rekey_file
+from .rekey import RekeyResult, rekey_bytes, rekey_file, rekey_tree
 
 __all__ = [
     *_error_names,
@@ -74,6 +74,7 @@ __all__ = [
     "rekey",
     "rekey_bytes",
     "rekey_file",
+    "rekey_tree",
     "RekeyResult",
     "sign",
     "token",

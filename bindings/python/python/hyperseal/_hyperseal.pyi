@@ -220,6 +220,28 @@ def rekey_file(
     ``after``, ``removed``, ``added``) with ``written`` ("in_place", "rewritten", "nothing")
     and ``bytes``."""
 
+def rekey_tree(
+    paths: list[_Path],
+    identities: _Identities | None = None,
+    *,
+    passphrase: _Passphrase | None = None,
+    recipients: _Recipients | None = None,
+    add: _Recipients | None = None,
+    remove: _Recipients | None = None,
+    remove_own: bool = False,
+    recursive: bool = True,
+    include: list[str] = ...,
+    exclude: list[str] = ...,
+    follow_symlinks: bool = False,
+    dry_run: bool = False,
+    manifest: _Path | None = None,
+    split_links: bool = False,
+    allow_plugins: bool = False,
+    progress: Callable[[int, int], object] | None = None,
+) -> tuple[list[dict[str, object]], dict[str, int]]:
+    """The library's tree re-key (see :func:`hyperseal.rekey_tree`): a dict per file and the
+    counts (``in_place``, ``rewritten``, ``already_done``, ``skipped``, ``failed``)."""
+
 def rekey_head(
     head: Buffer,
     identities: _Identities | None = None,

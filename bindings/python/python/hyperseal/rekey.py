@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from ._hyperseal import rekey_file as _rekey_file
 from ._hyperseal import rekey_head as _rekey_head
+from ._hyperseal import rekey_tree as _rekey_tree
 
 #: The longest header the library reads (``hyperseal::limits::HEADER_BYTES``).
 HEADER_BYTES = 8 << 20
@@ -196,3 +197,27 @@ def _rekey_fsspec(fs, path, identities, keys, dest, force, dry_run):
         fs.mv(target, path)
     return RekeyResult(**plan, written="rewritten", bytes=size - old_len + len(new))
 
+
+def rekey_tree(paths, identities=None, *, passphrase=None, recipients=None, add=(), remove=(), remove_own=False,
+               recursive=True, include=(), exclude=(), follow_symlinks=False, dry_run=False, manifest=None,
+               split_links=False, allow_plugins=False, progress=None):
+    """Re-keys every file under ``paths`` (a local folder or file, or a list of them) that
+    hyperseal or age can open, as ``hyperseal rekey --recursive`` does; returns
+    ``(files, summary)``: a dict per file (``path``, ``outcome`` — ``"in_place"``,
+    ``"rewritten"``, ``"planned"`` (dry run), ``"already_done"``, ``"skipped"`` with its
+    ``reason``, or ``"failed"`` with the ``error`` it raised — and the ``plan``), and the counts.
+
+    Files that are not encrypted, not opened by ``identities``, symbolic links (unless
+    ``follow_symlinks``) and other non-regular files are skipped, never touched; ``include`` and
+    ``exclude`` globs select files (``*``/``?`` within a name, ``**`` across folders). One folder
+    keeps ``FOLDER/.hyperseal-rekey.manifest`` (``manifest`` puts it elsewhere): a run that was
+    killed resumes with the same call, applying the change once per file. ``progress(done,
+    total)`` is called after each file. Keys and errors as :func:`rekey_file`.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    keys = _keys(recipients, add, remove, passphrase, remove_own, allow_plugins)
+    return _rekey_tree([os.fspath(p) for p in paths], identities, recursive=recursive, include=list(include),
+                       exclude=list(exclude), follow_symlinks=follow_symlinks, dry_run=dry_run,
+                       manifest=None if manifest is None else os.fspath(manifest), split_links=split_links,
+                       progress=progress, **keys)

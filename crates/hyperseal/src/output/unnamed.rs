@@ -59,19 +59,19 @@ impl Unnamed {
         }
         // linkat cannot replace a name; rename can, atomically. So the file gets a temporary
         // name for the instant between the two calls (registered for signal cleanup), and
-        // `before` runs first, so that instant is two system calls long. The name says whose it
-        // is (`.NAME.hyperseal-*.link`): a SIGKILL in that instant leaves a complete file that
-        // never took its name, which the next re-key of NAME removes (`stale_links`).
+        // `before` runs first, so that instant is two system calls long. The first name tried
+        // says whose it is (`.NAME.hyperseal-link`): a SIGKILL in that instant leaves a complete
+        // file that never took its name, which the next re-key of NAME removes
+        // ([`stale_links`]). Taken (another writer's instant) or too long: an anonymous name.
         check_replaceable(&self.target, dest)?;
         let value = before()?;
         let dir = parent_dir(&self.target);
         let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
         for attempt in 0..16 {
-            let tmp = dir.join(match attempt {
-                0..8 => link_name(&self.target),
-                // A name too long to carry the target's: the anonymous form.
-                _ => temporary_name("partial"),
-            });
+            let tmp = match attempt {
+                0 => link_name(&self.target),
+                _ => dir.join(temporary_name("partial")),
+            };
             let registration = sys::interrupt::register(&tmp);
             match link(&self.file, &tmp) {
                 Ok(()) => {
@@ -94,29 +94,16 @@ impl Unnamed {
     }
 }
 
-/// The instant's name of a file about to replace `target`: `.NAME.hyperseal-RANDOM.link`.
-fn link_name(target: &Path) -> String {
+/// The instant's name of a file about to replace `target`: `.NAME.hyperseal-link` beside it.
+fn link_name(target: &Path) -> std::path::PathBuf {
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let random = temporary_name("link");
-    format!(".{name}{}", &random[..])
+    target.with_file_name(format!(".{name}.hyperseal-link"))
 }
 
-/// Files left by a replacement killed in its last instant (see [`Unnamed::commit`]): complete
-/// new versions of `target` that never took its name. Only the caller's own regular files.
-pub(crate) fn stale_links(target: &Path) -> Vec<std::path::PathBuf> {
-    let name = match target.file_name() {
-        Some(n) => format!(".{}.hyperseal-", n.to_string_lossy()),
-        None => return Vec::new(),
-    };
-    let dir = parent_dir(target);
-    let Ok(entries) = fs::read_dir(&dir) else { return Vec::new() };
-    entries
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n.starts_with(&name) && n.ends_with(".link") && n.len() == name.len() + 12 + 5
-        })
-        .map(|e| e.path())
-        .filter(|p| sys::Stamp::of_link(p).is_ok_and(|s| s.regular && s.owned))
-        .collect()
+/// A file left by a replacement of `target` killed in its last instant (see
+/// [`Unnamed::commit`]): a complete new version that never took its name. Only the caller's own
+/// regular file; one `lstat`, whatever the directory holds.
+pub(crate) fn stale_links(target: &Path) -> Option<std::path::PathBuf> {
+    let p = link_name(target);
+    sys::Stamp::of_link(&p).is_ok_and(|s| s.regular && s.owned).then_some(p)
 }

@@ -172,7 +172,7 @@ pub(super) fn open_locked(path: &Path, over: bool) -> Result<(File, Option<Recov
     if remove_stale_copy(path)? {
         recovered.get_or_insert_with(Recovered::default).old_copy_removed = true;
     }
-    for stale in crate::output::stale_links(path) {
+    if let Some(stale) = crate::output::stale_links(path) {
         std::fs::remove_file(&stale)?;
         recovered.get_or_insert_with(Recovered::default).new_copy_removed = true;
     }

@@ -170,7 +170,7 @@ pub struct Recovered {
     /// whole: the old version or the new one.
     pub old_copy_removed: bool,
     /// A rewrite was killed in the instant between giving the new version a temporary name
-    /// (`.NAME.hyperseal-*.link`) and renaming it over the file: that new version, which never
+    /// (`.NAME.hyperseal-link`) and renaming it over the file: that new version, which never
     /// took the file's name, was removed. The file is the old version.
     pub new_copy_removed: bool,
 }

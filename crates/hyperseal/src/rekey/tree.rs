@@ -308,7 +308,7 @@ fn is_own_artifact(p: &Path, opts: &TreeOptions) -> bool {
     let name = p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
     (name.starts_with('.') && (name.ends_with(".hyperseal-rekey") || name.ends_with(".hyperseal-old")))
         || (name.starts_with(".hyperseal-") && name.ends_with(".partial"))
-        || (name.starts_with('.') && name.contains(".hyperseal-") && name.ends_with(".link"))
+        || (name.starts_with('.') && name.ends_with(".hyperseal-link"))
         || name == MANIFEST_NAME
         || opts.manifest.as_deref() == Some(p)
 }
