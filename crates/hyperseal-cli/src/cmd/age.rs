@@ -404,23 +404,26 @@ fn decrypt(f: &Flags, input: Input, sink: &mut Sink, stdin_in_use: &mut bool) ->
     }
     let size = input.size;
     // age's check for a file PowerShell mangled, on the first bytes, which are then read again.
+    // (A regular file is read at offsets by the decryptor: it starts again from the beginning.)
     let mut start = Vec::with_capacity(22);
-    let dec = match input.file {
-        Some(mut file) => {
-            (&mut file).take(22).read_to_end(&mut start)?;
-            std::io::Seek::rewind(&mut file)?;
-            AnyDecryptor::File(Decryptor::new(file)?)
-        }
-        None => {
-            let mut reader = input.reader;
-            (&mut reader).take(22).read_to_end(&mut start)?;
-            let chained: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(start.clone()).chain(reader));
-            AnyDecryptor::Stream(Decryptor::new(chained)?)
-        }
+    let (file, mut reader) = (input.file, input.reader);
+    match &file {
+        Some(f) => f.take(22).read_to_end(&mut start)?,
+        None => (&mut reader).take(22).read_to_end(&mut start)?,
     };
     if let Some(e) = msg::mangled_intro(&start) {
         return Err(e);
     }
+    let dec = match file {
+        Some(mut f) => {
+            std::io::Seek::rewind(&mut f)?;
+            AnyDecryptor::File(Decryptor::new(f)?)
+        }
+        None => {
+            let chained: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(start).chain(reader));
+            AnyDecryptor::Stream(Decryptor::new(chained)?)
+        }
+    };
     let passphrase_file = dec.header().is_passphrase();
     if f.identities.is_empty() {
         if !passphrase_file {
