@@ -231,7 +231,7 @@ pub fn rekey_tree<'py>(
             }
             TreeOutcome::Failed(e) => {
                 d.set_item("outcome", "failed")?;
-                d.set_item("error", Err::<(), _>(e).py_err().unwrap_err().value(py))?;
+                d.set_item("error", crate::errors::to_py(e).value(py))?;
             }
         }
         files.append(d)?;

@@ -190,7 +190,11 @@ impl Ctx {
     /// Writes a scratch file of `size` bytes of random-looking data (one random MiB repeated:
     /// none of the tools compresses, so repetition does not flatter anyone).
     pub fn data_file(&self, name: &str, size: u64) -> Result<ScratchFile> {
-        let path = self.path(name);
+        self.data_file_at(self.path(name), size)
+    }
+
+    /// [`data_file`](Self::data_file) at any path (another filesystem than the scratch one).
+    pub fn data_file_at(&self, path: PathBuf, size: u64) -> Result<ScratchFile> {
         let mut block = vec![0u8; 1 << 20];
         aws_lc_rs::rand::fill(&mut block).map_err(|_| anyhow::anyhow!("no randomness"))?;
         let mut f = std::io::BufWriter::with_capacity(1 << 20, fs::File::create(&path)?);

@@ -13,7 +13,7 @@
 use std::fs::{self, File};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context as _, Result};
@@ -23,7 +23,7 @@ use super::child::{which, Job};
 use super::files::{ratio, s};
 use super::report::{Cell, Section, TableReport};
 use super::stats::{fmt_size, Stats};
-use super::Ctx;
+use super::{Ctx, ScratchFile};
 
 /// The thread count from which hyperseal (and so the floor) writes through a mapping.
 const MAPPED_FROM: usize = 4;
@@ -51,13 +51,9 @@ pub fn one_file(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
     counts.push(ctx.threads);
     let age = which("age");
     for (dir, fs_name) in places {
-        let input = Scratch(dir.join("onefile.in"));
-        write_data(&input.0, size)?;
-        let (ct, pt, copy) = (
-            Scratch(dir.join("onefile.ct")),
-            Scratch(dir.join("onefile.pt")),
-            Scratch(dir.join("onefile.cp")),
-        );
+        let input = ctx.data_file_at(dir.join("onefile.in"), size)?;
+        let scratch = |name: &str| ScratchFile(dir.join(name));
+        let (ct, pt, copy) = (scratch("onefile.ct"), scratch("onefile.pt"), scratch("onefile.cp"));
         let reps = ctx.reps(size);
         ctx.progress("engine", format!("one file, {fs_name}: cp"));
         let cp =
@@ -113,7 +109,7 @@ pub fn one_file(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
         }
         if let (Some(age), Some((n, enc, dec))) = (&age, last) {
             ctx.progress("engine", format!("one file, {fs_name}: age"));
-            let age_ct = Scratch(dir.join("onefile.age"));
+            let age_ct = ScratchFile(dir.join("onefile.age"));
             let e = Job::new(age, &["-e", "-r", &key.recipient, "-o", &s(&age_ct.0), &s(&input.0)])
                 .output(&age_ct.0)
                 .measure(ctx.tmp.path(), reps)?
@@ -148,29 +144,6 @@ pub fn one_file(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
 
 fn secs(s: &Stats) -> Cell {
     Cell::measured(*s, "s", format!("{:.3} ({:.3})", s.min, s.median))
-}
-
-/// Removed when dropped, so large files do not pile up.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.0);
-    }
-}
-
-/// `size` bytes of one random MiB repeated (no tool here compresses).
-fn write_data(path: &Path, size: u64) -> Result<()> {
-    let mut block = vec![0u8; 1 << 20];
-    aws_lc_rs::rand::fill(&mut block).map_err(|_| anyhow::anyhow!("no randomness"))?;
-    let f = File::create(path)?;
-    let mut at = 0;
-    while at < size {
-        let n = (size - at).min(block.len() as u64) as usize;
-        f.write_all_at(&block[..n], at)?;
-        at += n as u64;
-    }
-    Ok(())
 }
 
 /// The filesystem's type as `stat -f` names it (tmpfs, ext2/ext3 for ext4, xfs, …) and where.

@@ -9,21 +9,18 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{hs, keypair, ok, peer};
+use common::{data, hs, keypair, ok, peer};
 
 /// 9 MiB and a bit: several pieces, a short final chunk.
 const SIZE: usize = (9 << 20) + 12_345;
 
-fn data(n: usize) -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+/// A folder with a key pair and `in`, SIZE bytes: (folder, identity file, recipient, plaintext).
+fn setup() -> (tempfile::TempDir, String, String, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(dir.path(), "k", "x25519");
+    let plain = data(SIZE, 40);
+    fs::write(dir.path().join("in"), &plain).unwrap();
+    (dir, key, public, plain)
 }
 
 fn p(path: &Path) -> &str {
@@ -39,11 +36,8 @@ fn names(dir: &Path) -> Vec<String> {
 
 #[test]
 fn positional_and_streamed_files_agree_both_ways() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, key, public, plain) = setup();
     let d = dir.path();
-    let (key, public) = keypair(d, "k", "x25519");
-    let plain = data(SIZE);
-    fs::write(d.join("in"), &plain).unwrap();
     for (enc_threads, dec_threads) in [("2", "1"), ("1", "2"), ("2", "2")] {
         let (ct, pt) = (d.join("ct"), d.join("pt"));
         let _ = (fs::remove_file(&ct), fs::remove_file(&pt));
@@ -61,10 +55,8 @@ fn positional_and_streamed_files_agree_both_ways() {
 
 #[test]
 fn a_damaged_chunk_leaves_no_output_and_keeps_an_existing_one() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, key, public, _) = setup();
     let d = dir.path();
-    let (key, public) = keypair(d, "k", "x25519");
-    fs::write(d.join("in"), data(SIZE)).unwrap();
     let ct = d.join("ct");
     ok(&hs(&["encrypt", "-r", &public, "-o", p(&ct), p(&d.join("in"))], None));
     let mut bytes = fs::read(&ct).unwrap();
@@ -98,11 +90,8 @@ fn a_damaged_chunk_leaves_no_output_and_keeps_an_existing_one() {
 #[test]
 fn age_reads_what_the_positional_engine_writes_and_back() {
     let Some(age) = peer("age") else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, key, public, plain) = setup();
     let d = dir.path();
-    let (key, public) = keypair(d, "k", "x25519");
-    let plain = data(SIZE);
-    fs::write(d.join("in"), &plain).unwrap();
     ok(&hs(&["age", "-r", &public, "-o", p(&d.join("ct")), p(&d.join("in"))], None));
     let o = std::process::Command::new(&age).args(["-d", "-i", &key, p(&d.join("ct"))]).output().unwrap();
     assert!(o.status.success() && o.stdout == plain, "{}", String::from_utf8_lossy(&o.stderr));
@@ -120,10 +109,8 @@ fn age_reads_what_the_positional_engine_writes_and_back() {
 #[test]
 fn a_file_into_a_file_is_read_and_written_at_offsets() {
     let Some(strace) = common::peer_on_path("strace") else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, _, public, _) = setup();
     let d = dir.path();
-    let (_, public) = keypair(d, "k", "x25519");
-    fs::write(d.join("in"), data(SIZE)).unwrap();
     let calls = |threads: &str| -> String {
         let out = d.join(format!("ct{threads}"));
         let o = std::process::Command::new(&strace)
@@ -145,11 +132,8 @@ fn a_file_into_a_file_is_read_and_written_at_offsets() {
 /// exactly the bytes the streamed reader gives; a file cut short fails whatever the range.
 #[test]
 fn random_access_into_a_file_matches_the_reader() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, key, public, plain) = setup();
     let d = dir.path();
-    let (key, public) = keypair(d, "k", "x25519");
-    let plain = data(SIZE);
-    fs::write(d.join("in"), &plain).unwrap();
     let ct = d.join("ct");
     ok(&hs(&["encrypt", "-r", &public, "-o", p(&ct), p(&d.join("in"))], None));
     for (offset, length) in [(0usize, SIZE), (1_000_003, 5 << 20), (SIZE - 4_500_000, 9 << 20)] {

@@ -60,6 +60,12 @@ fn a_tree_is_rekeyed_and_the_rest_is_skipped_untouched() {
     ok(&hs(&["age", "-r", &my_pub, "-o", p(&t.join("sub/d.age")), p(&t.join("a.txt"))], None));
     ok(&hs(&["encrypt", "-q", "-r", &other_pub, "-o", p(&t.join("theirs.hs")), p(&t.join("a.txt"))], None));
     std::os::unix::fs::symlink("a.hs", t.join("link.hs")).unwrap();
+    // Armor of another kind (a PEM key) is not ours: skipped, not a failure.
+    fs::write(
+        t.join("id.pem"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
+    )
+    .unwrap();
 
     // A dry run prints the plan and touches nothing (no manifest either).
     let before = snapshot(&t);
@@ -80,6 +86,7 @@ fn a_tree_is_rekeyed_and_the_rest_is_skipped_untouched() {
     assert!(err.contains("re-keyed 3") && err.contains("skipped"), "{err}");
     assert!(err.contains("theirs.hs: skipped: none of the identities opens it"), "{err}");
     assert!(err.contains("a.txt: skipped: not a hyperseal or age file"), "{err}");
+    assert!(err.contains("id.pem: skipped: not a hyperseal or age file"), "{err}");
     assert!(err.contains("link.hs: skipped: a symbolic link"), "{err}");
     for name in ["a", "sub/b", "sub/deeper/c"] {
         let f = t.join(format!("{name}.hs"));

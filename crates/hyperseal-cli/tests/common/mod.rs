@@ -77,3 +77,16 @@ pub fn ok(o: &Output) -> String {
     assert!(o.status.success(), "failed: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// Deterministic pseudo-random bytes (xorshift): large test inputs without a random source.
+pub fn data(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}

@@ -31,7 +31,9 @@ use sha2::{Digest, Sha256};
 use super::file::{recover, rekey_file, FileOptions, Written};
 use super::Change;
 use crate::error::Error;
+use crate::format::armor::{AGE_LABEL, HYPERSEAL_LABEL};
 use crate::recipient::Identity;
+use crate::sys::{FileId, Stamp};
 
 /// What to re-key and how.
 #[derive(Clone, Debug, Default)]
@@ -209,11 +211,13 @@ fn looks_encrypted(path: &Path) -> std::io::Result<bool> {
     let mut head = [0u8; 64];
     let n = crate::sys::read_at_most(&File::open(path)?, &mut head, 0)?;
     let head = &head[..n];
-    let trimmed = head.trim_ascii_start();
+    // The version lines the header parser accepts (`format/header.rs`), or armor with one of the
+    // two labels (a PEM key's `-----BEGIN …` is not ours: skipped, not failed).
+    let label = head.trim_ascii_start().strip_prefix(b"-----BEGIN ").unwrap_or_default();
     Ok(head.starts_with(b"hyperseal/")
         || head.starts_with(b"age-encryption.org/")
-        || trimmed.starts_with(b"-----BEGIN HYPERSEAL ENCRYPTED FILE-----")
-        || trimmed.starts_with(b"-----BEGIN AGE ENCRYPTED FILE-----"))
+        || label.starts_with(HYPERSEAL_LABEL.as_bytes())
+        || label.starts_with(AGE_LABEL.as_bytes()))
 }
 
 /// SHA-256 of the header bytes as they are in the file (armored files: of the decoded header).
@@ -240,7 +244,7 @@ fn walk(
     path: &Path,
     opts: &TreeOptions,
     out: &mut Vec<Entry>,
-    seen: &mut Vec<(u64, u64)>,
+    seen: &mut Vec<FileId>,
 ) -> Result<(), Error> {
     let link = std::fs::symlink_metadata(path)?;
     let meta = match link.file_type().is_symlink() {
@@ -265,7 +269,7 @@ fn walk(
             out.push(Entry::Skip(path.to_path_buf(), "a directory (--recursive walks it)".into()));
             return Ok(());
         }
-        let id = identity(&meta);
+        let id = Stamp::of_path(path)?.id;
         if seen.contains(&id) {
             return Ok(());
         }
@@ -290,17 +294,6 @@ fn walk(
         false => out.push(Entry::Skip(path.to_path_buf(), "not a regular file".into())),
     }
     Ok(())
-}
-
-#[cfg(unix)]
-fn identity(m: &std::fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (m.dev(), m.ino())
-}
-
-#[cfg(not(unix))]
-fn identity(m: &std::fs::Metadata) -> (u64, u64) {
-    crate::sys::id_of(m).map_or((0, 0), |(a, b)| (a as u64, b as u64))
 }
 
 /// The re-key's own files (journals, second names, temporaries) and the manifest.
@@ -349,6 +342,7 @@ pub fn glob_match(glob: &str, text: &str) -> bool {
     go(&g, &t)
 }
 
+#[derive(Clone)]
 enum Record {
     Begun { before: String },
     Done { after: String },
@@ -371,8 +365,11 @@ impl Manifest {
         };
         if let Some(f) = existing {
             let bad = |why: &str| Error::InvalidArgument(format!("{}: {why}", path.display()));
-            // Bounded: a manifest names each file at most twice.
-            let mut lines = BufReader::new(f.take(1 << 30)).lines();
+            // Bounded: read whole into memory, so at most this much (about a million files).
+            if f.metadata()?.len() > MANIFEST_MAX {
+                return Err(bad("larger than a re-key manifest can be (256 MiB)"));
+            }
+            let mut lines = BufReader::new(f.take(MANIFEST_MAX)).lines();
             if lines.next().transpose()?.as_deref() != Some(MAGIC) {
                 return Err(bad("not a hyperseal re-key manifest"));
             }
@@ -405,10 +402,7 @@ impl Manifest {
     }
 
     fn state(&self, path: &Path) -> Option<Record> {
-        self.records.get(path).map(|r| match r {
-            Record::Begun { before } => Record::Begun { before: before.clone() },
-            Record::Done { after } => Record::Done { after: after.clone() },
-        })
+        self.records.get(path).cloned()
     }
 
     fn begin(&mut self, path: &Path, before: &str) -> Result<(), Error> {
@@ -432,6 +426,7 @@ impl Manifest {
 }
 
 const MAGIC: &str = "hyperseal-rekey-manifest v1";
+const MANIFEST_MAX: u64 = 256 << 20;
 
 fn escape(p: &Path) -> String {
     let s = p.to_string_lossy();

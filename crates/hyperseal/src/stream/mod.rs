@@ -70,6 +70,26 @@ pub(crate) trait ChunkScheme: Sync {
     }
 }
 
+/// The plaintext length of a payload of `payload` bytes, after authenticating its final chunk,
+/// which `read(offset in the payload, buf)` fills: the one rule of every seekable path (the
+/// reader, random access into a file), so a payload cut short fails whatever range is asked.
+pub(crate) fn authenticated_len(
+    cipher: &impl ChunkScheme,
+    payload: u64,
+    read: impl FnOnce(u64, &mut [u8]) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    let full = (cipher.chunk_size() + TAG_LEN) as u64;
+    if payload == 0 {
+        return Err(Error::Truncated(0));
+    }
+    let last = (payload - 1) / full;
+    // Plaintext once opened: wiped when dropped.
+    let mut buf = Zeroizing::new(vec![0u8; (payload - last * full) as usize]);
+    read(last * full, &mut buf)?;
+    let pt = cipher.open(last, true, &mut buf)?;
+    Ok(last * cipher.chunk_size() as u64 + pt as u64)
+}
+
 /// Seals and opens STREAM payload chunks by position. Crate-private: a caller choosing positions could
 /// reuse a nonce, so only the engines here build them.
 pub(crate) struct ChunkCipher {

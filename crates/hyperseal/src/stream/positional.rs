@@ -118,20 +118,20 @@ pub(crate) fn run(
     files: &Files<'_>,
     threads: usize,
     progress: Option<Progress>,
-) -> Result<u64, Error> {
+) -> Result<Ran, Error> {
     let chunk = cipher.chunk_size() as u64;
     let full = chunk + TAG_LEN as u64;
     let (stride, out_full) = if dir == Dir::Seal { (chunk, full) } else { (full, chunk) };
     let avail = usize::try_from(files.in_len).map_err(|_| Error::Io(io::ErrorKind::FileTooLarge.into()))?;
     let count = cipher.ready(avail, stride as usize, true, 0).0 as u64;
     if count == 0 {
-        return Ok(0);
+        return Ok(Ran { plain: 0, written: 0 });
     }
     cipher.check_index(count - 1)?;
     let per = (PIECE_BYTES as u64 / stride).max(1);
     let (start, end) = files.range.map_or((0, count), |r| (r.start, r.end.min(count)));
     if start >= end {
-        return Ok(0);
+        return Ok(Ran { plain: 0, written: 0 });
     }
     let shape = Shape { dir, stride, out_full, in_len: files.in_len, count, per, start, end };
     let total = files.range.map_or_else(|| shape.out_span(start, end - start), |r| r.take);
@@ -204,10 +204,19 @@ pub(crate) fn run(
     if let Some((_, e)) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);
     }
-    Ok(match dir {
-        Dir::Seal => files.in_len,
-        Dir::Open => total,
+    Ok(Ran {
+        plain: match dir {
+            Dir::Seal => files.in_len,
+            Dir::Open => total,
+        },
+        written: total,
     })
+}
+
+/// What a run did: the plaintext length, and the bytes written to the output.
+pub(crate) struct Ran {
+    pub plain: u64,
+    pub written: u64,
 }
 
 /// A worker's buffers; they may hold plaintext, so they are zeroized when dropped.
@@ -269,54 +278,32 @@ fn piece(
             }
         };
         let part = &output[lo as usize..hi as usize];
-        write_all(files.output, part, at).map_err(files.output_error)?;
+        sys::pwrite_all(files.output, part, at).map_err(files.output_error)?;
     }
     Ok(in_bytes)
 }
 
 /// Fills `buf` from `offset`. The input's length was read before the run: a file that is shorter
 /// now was changed by another program meanwhile.
-fn read_exact(file: &File, mut buf: &mut [u8], mut offset: u64) -> Result<(), Error> {
-    while !buf.is_empty() {
-        match sys::pread(file, buf, offset) {
-            Ok(0) => return Err(Error::Io(changed())),
-            Ok(k) => {
-                buf = &mut buf[k..];
-                offset += k as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
+fn read_exact(file: &File, buf: &mut [u8], offset: u64) -> Result<(), Error> {
+    match sys::pread_most(file, buf, offset)? == buf.len() {
+        true => Ok(()),
+        false => Err(Error::Io(changed())),
     }
-    Ok(())
-}
-
-fn write_all(file: &File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
-    while !buf.is_empty() {
-        match sys::pwrite(file, buf, offset) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(k) => {
-                buf = &buf[k..];
-                offset += k as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// The input is not the length it had when the run began.
-pub(crate) fn changed() -> io::Error {
+fn changed() -> io::Error {
     io::Error::other("the input changed size while it was read (another program is writing to it)")
 }
 
-/// Inputs from this size may take the positional path: below it the ordered stream's solo
-/// start (one thread, one small buffer) is as fast. Measured: `hyperseal-bench --only files`.
+/// Inputs from this size may take the positional path. Chosen, not measured as a crossover: well
+/// above the ordered stream's 1 MiB start on the calling thread (`engine.rs`, `SOLO_BYTES`), so
+/// the small-file figures (1 KiB to 1 MiB) keep that path.
 const POSITIONAL_FROM: u64 = 4 << 20;
 /// Threads from which the positional path beats the ordered stream: on 2 threads, with `pwrite`,
-/// 1 GiB on tmpfs encrypts in 0.90× `cp`'s time against the stream's 1.1× (`hyperseal-bench
-/// --only files`, 2-core Zen 4).
+/// 1 GiB on tmpfs encrypts in 0.48 s against the stream's 0.60 s and `cp`'s 0.53 s (`farm-bench
+/// -n 8`, minima, 2-core Zen 4; docs/BENCHMARKS.md).
 const POSITIONAL_THREADS: usize = 2;
 /// Threads from which the output is written through a mapping rather than `pwrite`: Linux
 /// serialises buffered `pwrite`s to one file on its inode lock, so past a few writers only a
@@ -324,6 +311,21 @@ const POSITIONAL_THREADS: usize = 2;
 /// mapped at 8 threads, 1.16× with `pwrite` at 16); on 2 threads the page faults cost more
 /// than the lock (0.65 s mapped against 0.48 s with `pwrite`, 1 GiB, 2-core Zen 4).
 const MAPPED_THREADS: usize = 4;
+
+/// Whether a run of `input` from `in_at` (at most `wanted` bytes of it) takes the positional
+/// path: a regular file, large enough, and enough threads. Returns the bytes from `in_at` to the
+/// end and the threads. The size is checked first: counting the cores reads cgroup files
+/// (~40 µs), which a small file never pays for.
+#[cfg(feature = "fs")]
+fn eligible(input: &File, in_at: u64, wanted: u64, threads: usize) -> Option<(u64, usize)> {
+    let meta = input.metadata().ok().filter(|m| m.is_file())?;
+    let in_len = meta.len().checked_sub(in_at)?;
+    if wanted.min(in_len) < POSITIONAL_FROM {
+        return None;
+    }
+    let threads = exec::resolve(threads);
+    (threads >= POSITIONAL_THREADS).then_some((in_len, threads))
+}
 
 /// Seals or opens the payload of `input` from `in_at` to its end into `output`, after what
 /// `output` already holds, on the positional path; `None` where that path is not taken (not a
@@ -338,35 +340,25 @@ pub(crate) fn into_output(
     threads: usize,
     progress: Option<Progress>,
 ) -> Option<Result<u64, Error>> {
-    let meta = input.metadata().ok().filter(|m| m.is_file())?;
-    let in_len = meta.len().checked_sub(in_at)?;
-    // The size first: counting the cores reads cgroup files (~40 µs), which a small file skips.
-    if in_len < POSITIONAL_FROM {
-        return None;
-    }
-    let threads = exec::resolve(threads);
-    if threads < POSITIONAL_THREADS {
-        return None;
-    }
+    let (in_len, threads) = eligible(input, in_at, u64::MAX, threads)?;
     let out_at = output.bytes_written();
     let (file, private) = output.positional()?;
     let map = private && threads >= MAPPED_THREADS;
     let name = |e: io::Error| output.write_error(e);
     let files = Files { input, in_at, in_len, output: file, out_at, map, output_error: &name, range: None };
-    let result = run(cipher, dir, &files, threads, progress).and_then(|n| {
+    let result = run(cipher, dir, &files, threads, progress).and_then(|ran| {
         // A file that grew while it was read was sealed only up to its old end: refused, not
         // cut short silently.
         let mut probe = [0u8; 1];
         match dir == Dir::Seal && sys::pread(input, &mut probe, in_at + in_len)? > 0 {
             true => Err(Error::Io(changed())),
-            false => Ok(n),
+            false => Ok(ran),
         }
     });
-    let total = file.metadata().map(|m| m.len().saturating_sub(out_at));
-    if let (Ok(_), Ok(t)) = (&result, total) {
-        output.wrote(t);
-    }
-    Some(result)
+    Some(result.map(|ran| {
+        output.wrote(ran.written);
+        ran.plain
+    }))
 }
 
 /// Opens plaintext bytes `offset..offset + length` (clamped to the plaintext) of the payload of
@@ -386,31 +378,17 @@ pub(crate) fn range_into_output(
     threads: usize,
     progress: Option<Progress>,
 ) -> Option<Result<u64, Error>> {
-    let meta = input.metadata().ok().filter(|m| m.is_file())?;
-    let in_len = meta.len().checked_sub(in_at)?;
-    if length.min(in_len) < POSITIONAL_FROM {
-        return None;
-    }
-    let threads = exec::resolve(threads);
-    if threads < POSITIONAL_THREADS {
-        return None;
-    }
+    let (in_len, threads) = eligible(input, in_at, length, threads)?;
     let out_at = output.bytes_written();
     let (file, _) = output.positional()?;
     let name = |e: io::Error| output.write_error(e);
     let result = (|| {
         let chunk = cipher.chunk_size() as u64;
-        let full = chunk + TAG_LEN as u64;
-        if in_len == 0 {
-            return Err(Error::Truncated(0));
-        }
-        let last = (in_len - 1) / full;
-        let mut buf = Zeroizing::new(vec![0u8; (in_len - last * full) as usize]);
-        read_exact(input, &mut buf, in_at + last * full)?;
-        let plain_len = last * chunk + cipher.open(last, true, &mut buf)? as u64;
+        let plain_len =
+            super::authenticated_len(cipher, in_len, |at, buf| read_exact(input, buf, in_at + at))?;
         let (from, to) = (offset.min(plain_len), offset.saturating_add(length).min(plain_len));
         if from == to {
-            return Ok(0);
+            return Ok(Ran { plain: 0, written: 0 });
         }
         let range =
             Range { start: from / chunk, end: to.div_ceil(chunk), skip: from % chunk, take: to - from };
@@ -426,10 +404,10 @@ pub(crate) fn range_into_output(
         };
         run(cipher, Dir::Open, &files, threads, progress)
     })();
-    if let Ok(n) = &result {
-        output.wrote(*n);
-    }
-    Some(result)
+    Some(result.map(|ran| {
+        output.wrote(ran.written);
+        ran.written
+    }))
 }
 
 #[cfg(all(test, target_os = "linux"))]

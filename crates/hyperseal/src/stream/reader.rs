@@ -113,15 +113,12 @@ impl<R: Read + Seek, S: ChunkScheme> ChunkReader<R, S> {
             None => return Err(Error::InvalidArgument("seek after a sequential read".into())),
         };
         let end = self.inner.seek(SeekFrom::End(0))?;
-        let full = (self.cipher.chunk_size() + TAG_LEN) as u64;
-        let payload = end.checked_sub(start).filter(|&p| p > 0).ok_or(Error::Truncated(0))?;
-        let last = (payload - 1) / full;
-        let last_len = (payload - last * full) as usize;
-        let mut buf = vec![0u8; last_len];
-        self.inner.seek(SeekFrom::Start(start + last * full))?;
-        read_full(&mut self.inner, &mut buf)?;
-        let pt = self.cipher.open(last, true, &mut buf)?;
-        let len = last * self.cipher.chunk_size() as u64 + pt as u64;
+        let inner = &mut self.inner;
+        let len = super::authenticated_len(&self.cipher, end.saturating_sub(start), |at, buf| {
+            inner.seek(SeekFrom::Start(start + at))?;
+            read_full(inner, buf)?;
+            Ok(())
+        })?;
         self.start = Some(start);
         self.len = Some(len);
         // Force a reposition on the next read.

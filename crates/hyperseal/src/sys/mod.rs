@@ -46,5 +46,7 @@ pub(crate) use other::*;
 mod positional;
 #[cfg(any(unix, windows))]
 pub use positional::read_exact_at;
+#[cfg(all(feature = "fs", any(unix, windows)))]
+pub(crate) use positional::{pread_most, pwrite_all};
 #[cfg(any(unix, windows))]
 pub(crate) use positional::{read_at_most, sync_parent_dir, write_all_at};
