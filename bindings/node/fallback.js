@@ -8,8 +8,8 @@
 // through node:fs in fallback-files.js.
 //
 // What the WebAssembly build cannot do (README.md, "Without a native addon"): RSA keys and
-// RSA-OAEP/RSA signatures, the hazmat legacy modes, and age plugins (no child processes) throw
-// coded errors; work runs on the calling thread, one core.
+// RSA-OAEP/RSA signatures, the hazmat legacy modes, rekeyTree, and age plugins (no child
+// processes) throw or reject with coded errors; work runs on the calling thread, one core.
 
 const wasm = require('./browser/pkg/hyperseal-node.cjs')
 const files = require('./fallback-files.js')
@@ -211,6 +211,9 @@ module.exports = {
   encryptFile,
   decryptFile,
   rekeyFile: (path, identities, options) => later(() => rekeyFile(path, identities, options)),
+  // The tree walk, its manifest and each file's in-place write are the library's file system
+  // code, which the WebAssembly build does not have.
+  rekeyTree: () => later(unavailable('ERR_HYPERSEAL_ARGUMENT', 'rekeyTree (re-keying a tree of files)')),
   rekey,
   EncryptSession,
   DecryptSession,

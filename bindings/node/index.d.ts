@@ -405,6 +405,18 @@ export interface RekeyOptions {
   allowPlugins?: boolean
 }
 
+/** The change a file's re-key made (or, for a dry run, would make). */
+export interface RekeyPlan {
+  /** Stanza types before, in order (slack stanzas left out). */
+  before: Array<string>
+  /** Stanza types after, in order. */
+  after: Array<string>
+  /** Stanzas of the old header that are not in the new one. */
+  removed: number
+  /** Stanzas wrapped for new recipients. */
+  added: number
+}
+
 /** What {@link rekeyFile} did. */
 export interface RekeyReport {
   /** Stanza types before, in order (slack stanzas left out). */
@@ -423,6 +435,112 @@ export interface RekeyReport {
    * written anew).
    */
   inPlace: boolean
+}
+
+/**
+ * Re-keys every file under `paths` (a file or folder, or a list of them) that hyperseal or
+ * age can open with `identities`, as `hyperseal rekey --recursive` does: each in O(header)
+ * with {@link rekeyFile}'s guarantees. Files that are not encrypted, not for these
+ * identities, links (unless `followSymlinks`) and other non-regular files are skipped and
+ * never touched; one file's failure is its outcome, not the call's. Resolves with every file's
+ * outcome and the counts; rejects only when the walk or the manifest fails as a whole (a path
+ * that does not exist, a manifest of another change).
+ */
+export declare function rekeyTree(paths: string | string[], identities: string | string[] | null, options: RekeyTreeOptions): Promise<RekeyTreeReport>
+
+/** One file of {@link rekeyTree}'s walk and what became of it. */
+export interface RekeyTreeFile {
+  /** The path as the walk found it (a root joined with the names below it). */
+  path: string
+  /**
+   * `'in_place'` (only the header rewritten), `'rewritten'` (written anew, payload copied),
+   * `'planned'` (a dry run), `'already_done'` (by an earlier run of this change, as its
+   * manifest records), `'skipped'` (never touched: see `reason`) or `'failed'` (see
+   * `error`; the file is as its message says, as it was unless it says otherwise).
+   */
+  outcome: 'in_place' | 'rewritten' | 'planned' | 'already_done' | 'skipped' | 'failed'
+  /** Why a skipped file was skipped (not encrypted, not opened by these identities, a link…). */
+  reason?: string
+  /** A failed file's error: the `Error`, with its `code`, that {@link rekeyFile} rejects with. */
+  error?: Error & { code: HypersealErrorCode }
+  /** What changed, for `'in_place'`, `'rewritten'` and `'planned'`. */
+  plan?: RekeyPlan
+}
+
+/** Options of {@link rekeyTree}: the keys as {@link rekeyFile} takes them, and the walk's. */
+export interface RekeyTreeOptions {
+  /** The full new recipient list: replaces every stanza. Exclusive with `add` and `remove`. */
+  recipients?: string | string[]
+  /** Recipients to add; every other stanza is kept. */
+  add?: string | string[]
+  /** Recipients to remove (kinds whose stanzas name their key: see {@link RekeyOptions}). */
+  remove?: string | string[]
+  /**
+   * Open passphrase-encrypted files with this passphrase instead of `identities` (pass
+   * `null` for them).
+   */
+  passphrase?: string
+  /** Allow a result that none of the given identities opens (default false: that file fails). */
+  removeOwn?: boolean
+  /** Walk the folders among `paths` (default true; false: a folder is skipped). */
+  recursive?: boolean
+  /**
+   * Only files matching one of these globs (default: all). A glob without `/` is matched
+   * against the file name, one with `/` against the path below its root; `*` and `?` stay
+   * within a name, `**` crosses folders.
+   */
+  include?: string | string[]
+  /** No file matching one of these globs. */
+  exclude?: string | string[]
+  /** Follow symbolic links to files and folders (default false: they are skipped). */
+  followSymlinks?: boolean
+  /**
+   * Check every file and report what it would become (`'planned'`); write nothing, no
+   * manifest either.
+   */
+  dryRun?: boolean
+  /**
+   * Where the run's manifest is kept. Default: `FOLDER/.hyperseal-rekey.manifest` when
+   * `paths` is one folder walked recursively, else none (no resuming).
+   */
+  manifest?: string
+  /**
+   * Allow rewriting files that have other hard links (they keep the old header); without it
+   * such a file is re-keyed only in place.
+   */
+  splitLinks?: boolean
+  /**
+   * Allow keys that name an age plugin, which runs the program `age-plugin-NAME` (default
+   * false: refused with `ERR_HYPERSEAL_KEY`).
+   */
+  allowPlugins?: boolean
+  /**
+   * Called after each file with the files done and the files found; queued to the event
+   * loop, so the last call may come just after the promise settles.
+   */
+  onProgress?: (done: number, total: number) => void
+}
+
+/** What {@link rekeyTree} did: every file in walk order, and the counts. */
+export interface RekeyTreeReport {
+  /** Every file the walk found (skipped ones included), in walk order: names sorted. */
+  files: Array<RekeyTreeFile>
+  /** The counts of `files` by outcome. */
+  summary: RekeyTreeSummary
+}
+
+/** How many files ended each way. */
+export interface RekeyTreeSummary {
+  /** Re-keyed in place (a dry run's planned files are counted here). */
+  inPlace: number
+  /** Written anew (the new header did not fit the old one's length). */
+  rewritten: number
+  /** Found done by an earlier run of the same change. */
+  alreadyDone: number
+  /** Never touched. */
+  skipped: number
+  /** Failed, each left as its error says. */
+  failed: number
 }
 
 /** RSA-OAEP decryption with a PKCS#8 PEM private key; any failure is `ERR_HYPERSEAL_AUTH`. */

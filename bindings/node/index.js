@@ -65,7 +65,7 @@ function safeProgress (opts) {
   const f = opts.onProgress
   if (f === undefined || f === null) return { ...opts, onProgress: undefined }
   if (typeof f !== 'function') throw argError('options.onProgress must be a function')
-  return { ...opts, onProgress: (p) => { try { f(p) } catch (e) { process.emitWarning(e) } } }
+  return { ...opts, onProgress: (...args) => { try { f(...args) } catch (e) { process.emitWarning(e) } } }
 }
 
 function encryptFile (src, dst, opts) {
@@ -89,6 +89,17 @@ function rekeyOptions (opts, name) {
 function rekeyFile (path, identities, opts) {
   try {
     return native.rekeyFile(path, identities, rekeyOptions(opts, 'rekeyFile')).catch(rethrow)
+  } catch (e) { return Promise.reject(coded(e)) }
+}
+
+/** Every file of a tree, each re-keyed in place (src/rekey/tree.rs); `onProgress(done, total)`. */
+function rekeyTree (paths, identities, opts) {
+  try {
+    const o = rekeyOptions(opts, 'rekeyTree')
+    if (o.output !== undefined || o.force !== undefined) {
+      throw argError('rekeyTree re-keys each file where it is: output and force are options of rekeyFile')
+    }
+    return native.rekeyTree(paths, identities, safeProgress(o)).catch(rethrow)
   } catch (e) { return Promise.reject(coded(e)) }
 }
 
@@ -241,6 +252,7 @@ module.exports = {
   encryptFile,
   decryptFile,
   rekeyFile,
+  rekeyTree,
   rekey,
   createEncryptStream,
   createDecryptStream,

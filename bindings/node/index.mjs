@@ -14,6 +14,7 @@ export const {
   encryptFile,
   decryptFile,
   rekeyFile,
+  rekeyTree,
   rekey,
   createEncryptStream,
   createDecryptStream,

@@ -3,8 +3,8 @@
 //! the sync, async, file and stream entry points.
 
 use hyperseal::ErrorCode;
-use napi::bindgen_prelude::{FromNapiValue, JsError, Status, Unknown};
-use napi::Env;
+use napi::bindgen_prelude::{FromNapiValue, JsError, Status, ToNapiValue, Unknown};
+use napi::{sys, Env};
 
 /// The stable `code` strings: the library's one list (`hyperseal::ErrorCode`), wrapped so napi
 /// can carry it (it needs `From<Status>`, which only this crate may add).
@@ -54,14 +54,35 @@ impl Fail {
     /// promise with an `Error<Status>`, so the coded object is made here and handed back
     /// by reference, which napi then rejects with verbatim.
     pub fn into_rejection(self, env: &Env) -> napi::Error {
-        let coded: JsErr = self.into();
         // SAFETY: called on the JS thread that owns `env` (Task::resolve / reject).
         unsafe {
-            let raw = JsError::from(coded).into_value(env.raw());
+            let raw = self.into_js_error(env.raw());
             match Unknown::from_napi_value(env.raw(), raw) {
                 Ok(v) if !raw.is_null() => napi::Error::from(v),
                 _ => napi::Error::new(Status::GenericFailure, "ERR_HYPERSEAL: could not build the error"),
             }
+        }
+    }
+
+    /// The JS `Error` with `code` set, as a value (null if napi could not make one).
+    ///
+    /// # Safety
+    /// `env` is the live env of the JS thread this runs on.
+    unsafe fn into_js_error(self, env: sys::napi_env) -> sys::napi_value {
+        let coded: JsErr = self.into();
+        JsError::from(coded).into_value(env)
+    }
+}
+
+/// A failure handed to JS as a value rather than thrown: a file's `error` in a tree re-key's
+/// report is the same coded `Error` a single-file call rejects with.
+impl ToNapiValue for Fail {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        match val.into_js_error(env) {
+            raw if raw.is_null() => {
+                Err(napi::Error::new(Status::GenericFailure, "could not build the error"))
+            }
+            raw => Ok(raw),
         }
     }
 }

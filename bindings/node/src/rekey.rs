@@ -4,6 +4,8 @@
 //! in place in O(header) where the new header fits the old one's length (behind the library's
 //! journal), else written anew with the payload copied by the kernel.
 //!
+//! A whole tree of files is `rekeyTree` (`rekey/tree.rs`).
+//!
 //! Removal is not revocation: a removed recipient who kept an old copy (or its file key) still
 //! reads this one. Only a fresh encryption protects what is written from then on.
 
@@ -18,6 +20,9 @@ use napi_derive::napi;
 
 use crate::errors::{Fail, JsErr};
 use crate::keys::{self, PublicKeys};
+
+mod tree;
+pub use tree::*;
 
 /// Options of {@link rekeyFile} and {@link rekey}.
 #[napi(object, object_to_js = false)]
@@ -93,17 +98,27 @@ fn parse(keys: &Option<PublicKeys>, allow: bool) -> Result<Vec<Box<dyn Recipient
 
 /// The options as the library's `Change`.
 fn change(o: &RekeyOptions) -> Result<Change, Fail> {
-    let allow = o.allow_plugins.unwrap_or(false);
-    let set = match list(&o.recipients) {
+    change_of(&o.recipients, &o.add, &o.remove, o.remove_own, o.allow_plugins)
+}
+
+fn change_of(
+    recipients: &Option<PublicKeys>,
+    add: &Option<PublicKeys>,
+    remove: &Option<PublicKeys>,
+    remove_own: Option<bool>,
+    allow_plugins: Option<bool>,
+) -> Result<Change, Fail> {
+    let allow = allow_plugins.unwrap_or(false);
+    let set = match list(recipients) {
         Some(l) if l.is_empty() => return Err(Fail::arg("recipients: give at least one public key")),
         Some(l) => Some(keys::parse_recipients(&l, allow)?),
         None => None,
     };
     Ok(Change {
         set,
-        add: parse(&o.add, allow)?,
-        remove: parse(&o.remove, allow)?,
-        remove_own: o.remove_own.unwrap_or(false),
+        add: parse(add, allow)?,
+        remove: parse(remove, allow)?,
+        remove_own: remove_own.unwrap_or(false),
     })
 }
 

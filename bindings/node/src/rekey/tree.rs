@@ -1,0 +1,300 @@
+//! `rekeyTree`: every file of a tree (or list) re-keyed by one call, over the library's
+//! `rekey::rekey_tree` — the walk, the include/exclude globs, what is skipped, the manifest that
+//! lets a killed run resume, and each file's re-key are the library's. This converts the
+//! options and the report, runs the walk on the libuv pool and passes its progress to JS.
+
+use std::path::PathBuf;
+
+use hyperseal::rekey::{Change, TreeOptions, TreeOutcome, TreeReport, Written, MANIFEST_NAME};
+use napi::bindgen_prelude::{AsyncTask, Either, FnArgs, Status, Unknown};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, Task};
+use napi_derive::napi;
+
+use super::{change_of, list, Identities, Keys};
+use crate::errors::Fail;
+use crate::keys::{self, PublicKeys};
+
+type TreeProgressFn =
+    ThreadsafeFunction<FnArgs<(u32, u32)>, Unknown<'static>, FnArgs<(u32, u32)>, Status, false>;
+
+/// Options of {@link rekeyTree}: the keys as {@link rekeyFile} takes them, and the walk's.
+#[napi(object, object_to_js = false)]
+pub struct RekeyTreeOptions {
+    /// The full new recipient list: replaces every stanza. Exclusive with `add` and `remove`.
+    #[napi(ts_type = "string | string[]")]
+    pub recipients: Option<Either<String, Vec<String>>>,
+    /// Recipients to add; every other stanza is kept.
+    #[napi(ts_type = "string | string[]")]
+    pub add: Option<Either<String, Vec<String>>>,
+    /// Recipients to remove (kinds whose stanzas name their key: see {@link RekeyOptions}).
+    #[napi(ts_type = "string | string[]")]
+    pub remove: Option<Either<String, Vec<String>>>,
+    /// Open passphrase-encrypted files with this passphrase instead of `identities` (pass
+    /// `null` for them).
+    pub passphrase: Option<String>,
+    /// Allow a result that none of the given identities opens (default false: that file fails).
+    pub remove_own: Option<bool>,
+    /// Walk the folders among `paths` (default true; false: a folder is skipped).
+    pub recursive: Option<bool>,
+    /// Only files matching one of these globs (default: all). A glob without `/` is matched
+    /// against the file name, one with `/` against the path below its root; `*` and `?` stay
+    /// within a name, `**` crosses folders.
+    #[napi(ts_type = "string | string[]")]
+    pub include: Option<Either<String, Vec<String>>>,
+    /// No file matching one of these globs.
+    #[napi(ts_type = "string | string[]")]
+    pub exclude: Option<Either<String, Vec<String>>>,
+    /// Follow symbolic links to files and folders (default false: they are skipped).
+    pub follow_symlinks: Option<bool>,
+    /// Check every file and report what it would become (`'planned'`); write nothing, no
+    /// manifest either.
+    pub dry_run: Option<bool>,
+    /// Where the run's manifest is kept. Default: `FOLDER/.hyperseal-rekey.manifest` when
+    /// `paths` is one folder walked recursively, else none (no resuming).
+    pub manifest: Option<String>,
+    /// Allow rewriting files that have other hard links (they keep the old header); without it
+    /// such a file is re-keyed only in place.
+    pub split_links: Option<bool>,
+    /// Allow keys that name an age plugin, which runs the program `age-plugin-NAME` (default
+    /// false: refused with `ERR_HYPERSEAL_KEY`).
+    pub allow_plugins: Option<bool>,
+    /// Called after each file with the files done and the files found; queued to the event
+    /// loop, so the last call may come just after the promise settles.
+    #[napi(ts_type = "(done: number, total: number) => void")]
+    pub on_progress: Option<TreeProgressFn>,
+}
+
+/// The change a file's re-key made (or, for a dry run, would make).
+#[napi(object, object_from_js = false)]
+pub struct RekeyPlan {
+    /// Stanza types before, in order (slack stanzas left out).
+    pub before: Vec<String>,
+    /// Stanza types after, in order.
+    pub after: Vec<String>,
+    /// Stanzas of the old header that are not in the new one.
+    pub removed: u32,
+    /// Stanzas wrapped for new recipients.
+    pub added: u32,
+}
+
+/// One file of {@link rekeyTree}'s walk and what became of it.
+#[napi(object, object_from_js = false)]
+pub struct RekeyTreeFile {
+    /// The path as the walk found it (a root joined with the names below it).
+    pub path: String,
+    /// `'in_place'` (only the header rewritten), `'rewritten'` (written anew, payload copied),
+    /// `'planned'` (a dry run), `'already_done'` (by an earlier run of this change, as its
+    /// manifest records), `'skipped'` (never touched: see `reason`) or `'failed'` (see
+    /// `error`; the file is as its message says, as it was unless it says otherwise).
+    #[napi(ts_type = "'in_place' | 'rewritten' | 'planned' | 'already_done' | 'skipped' | 'failed'")]
+    pub outcome: String,
+    /// Why a skipped file was skipped (not encrypted, not opened by these identities, a link…).
+    pub reason: Option<String>,
+    /// A failed file's error: the `Error`, with its `code`, that {@link rekeyFile} rejects with.
+    #[napi(ts_type = "Error & { code: HypersealErrorCode }")]
+    pub error: Option<Fail>,
+    /// What changed, for `'in_place'`, `'rewritten'` and `'planned'`.
+    pub plan: Option<RekeyPlan>,
+}
+
+/// How many files ended each way.
+#[napi(object, object_from_js = false)]
+pub struct RekeyTreeSummary {
+    /// Re-keyed in place (a dry run's planned files are counted here).
+    pub in_place: u32,
+    /// Written anew (the new header did not fit the old one's length).
+    pub rewritten: u32,
+    /// Found done by an earlier run of the same change.
+    pub already_done: u32,
+    /// Never touched.
+    pub skipped: u32,
+    /// Failed, each left as its error says.
+    pub failed: u32,
+}
+
+/// What {@link rekeyTree} did: every file in walk order, and the counts.
+#[napi(object, object_from_js = false)]
+pub struct RekeyTreeReport {
+    /// Every file the walk found (skipped ones included), in walk order: names sorted.
+    pub files: Vec<RekeyTreeFile>,
+    /// The counts of `files` by outcome.
+    pub summary: RekeyTreeSummary,
+}
+
+/// A tree re-key on the libuv pool.
+pub struct RekeyTreeTask {
+    roots: Vec<PathBuf>,
+    identities: Result<Identities, Fail>,
+    change: Result<Change, Fail>,
+    options: Result<TreeOptions, Fail>,
+    progress: Option<TreeProgressFn>,
+}
+
+impl RekeyTreeTask {
+    fn run(&mut self) -> Result<RekeyTreeReport, Fail> {
+        let ids = std::mem::replace(&mut self.identities, Ok(Default::default()))?;
+        let change = std::mem::replace(&mut self.change, Ok(Change::default()))?;
+        let mut options = std::mem::replace(&mut self.options, Ok(TreeOptions::default()))?;
+        // The default manifest: inside the one folder walked (a stat, so here and not on the
+        // JS thread).
+        if let (None, true, [dir]) = (&options.manifest, options.recursive, &self.roots[..]) {
+            if dir.is_dir() {
+                options.manifest = Some(dir.join(MANIFEST_NAME));
+            }
+        }
+        let report = match &self.progress {
+            Some(f) => {
+                let call = |done: usize, total: usize| {
+                    let args = (done.min(u32::MAX as usize) as u32, total.min(u32::MAX as usize) as u32);
+                    f.call(args.into(), ThreadsafeFunctionCallMode::NonBlocking);
+                };
+                hyperseal::rekey::rekey_tree(&self.roots, &ids, &change, &options, Some(&call))
+            }
+            None => hyperseal::rekey::rekey_tree(&self.roots, &ids, &change, &options, None),
+        }?;
+        Ok(convert(report))
+    }
+}
+
+fn convert(report: TreeReport) -> RekeyTreeReport {
+    let n = |c: usize| c.min(u32::MAX as usize) as u32;
+    let (in_place, rewritten, already_done, skipped, failed) = report.counts();
+    let summary = RekeyTreeSummary {
+        in_place: n(in_place),
+        rewritten: n(rewritten),
+        already_done: n(already_done),
+        skipped: n(skipped),
+        failed: n(failed),
+    };
+    let files = report
+        .files
+        .into_iter()
+        .map(|(path, outcome)| {
+            let mut file = RekeyTreeFile {
+                path: path.to_string_lossy().into_owned(),
+                outcome: String::new(),
+                reason: None,
+                error: None,
+                plan: None,
+            };
+            file.outcome = match outcome {
+                TreeOutcome::Rekeyed(r) => {
+                    let p = r.plan;
+                    file.plan = Some(RekeyPlan {
+                        before: p.before,
+                        after: p.after,
+                        removed: n(p.removed),
+                        added: n(p.added),
+                    });
+                    match r.written {
+                        Written::InPlace => "in_place",
+                        Written::Rewritten { .. } => "rewritten",
+                        Written::Nothing => "planned",
+                    }
+                }
+                TreeOutcome::AlreadyDone => "already_done",
+                TreeOutcome::Skipped(why) => {
+                    file.reason = Some(why);
+                    "skipped"
+                }
+                TreeOutcome::Failed(e) => {
+                    file.error = Some(Fail::from(e));
+                    "failed"
+                }
+            }
+            .to_string();
+            file
+        })
+        .collect();
+    RekeyTreeReport { files, summary }
+}
+
+impl Task for RekeyTreeTask {
+    type Output = Result<RekeyTreeReport, Fail>;
+    type JsValue = RekeyTreeReport;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(self.run())
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<RekeyTreeReport> {
+        output.map_err(|f| f.into_rejection(&env))
+    }
+}
+
+/// The change as the manifest names it, in the CLI's words (`hyperseal rekey --recursive`):
+/// the `-r` keys, the text of `-R` recipients files, `--add`, `--remove`, `--remove-own`. A
+/// manifest one of them wrote for the same keys is the other's too, so a run begun by either
+/// resumes with either.
+fn change_id(o: &RekeyTreeOptions) -> String {
+    let (files, set): (Vec<&str>, Vec<&str>) =
+        list(&o.recipients).unwrap_or_default().into_iter().partition(|k| keys::is_recipients_file(k));
+    format!(
+        "set={set:?} files={files:?} add={:?} remove={:?} remove_own={}",
+        list(&o.add).unwrap_or_default(),
+        list(&o.remove).unwrap_or_default(),
+        o.remove_own.unwrap_or(false)
+    )
+}
+
+fn globs(g: Option<PublicKeys>) -> Vec<String> {
+    match g {
+        None => Vec::new(),
+        Some(Either::A(s)) => vec![s],
+        Some(Either::B(v)) => v,
+    }
+}
+
+fn tree_options(roots: &[PathBuf], o: &mut RekeyTreeOptions) -> Result<TreeOptions, Fail> {
+    if roots.is_empty() {
+        return Err(Fail::arg("paths: give at least one file or folder"));
+    }
+    let manifest = match o.manifest.take() {
+        Some(m) if m.is_empty() => return Err(Fail::arg("manifest: the path is empty")),
+        m => m.map(PathBuf::from),
+    };
+    Ok(TreeOptions {
+        recursive: o.recursive.unwrap_or(true),
+        include: globs(o.include.take()),
+        exclude: globs(o.exclude.take()),
+        follow_links: o.follow_symlinks.unwrap_or(false),
+        dry_run: o.dry_run.unwrap_or(false),
+        manifest,
+        change_id: change_id(o),
+        split_links: o.split_links.unwrap_or(false),
+    })
+}
+
+/// Re-keys every file under `paths` (a file or folder, or a list of them) that hyperseal or
+/// age can open with `identities`, as `hyperseal rekey --recursive` does: each in O(header)
+/// with {@link rekeyFile}'s guarantees. Files that are not encrypted, not for these
+/// identities, links (unless `followSymlinks`) and other non-regular files are skipped and
+/// never touched; one file's failure is its outcome, not the call's. Resolves with every file's
+/// outcome and the counts; rejects only when the walk or the manifest fails as a whole (a path
+/// that does not exist, a manifest of another change).
+#[napi(ts_return_type = "Promise<RekeyTreeReport>")]
+pub fn rekey_tree(
+    #[napi(ts_arg_type = "string | string[]")] paths: Keys,
+    #[napi(ts_arg_type = "string | string[] | null")] identities: Option<Keys>,
+    mut options: RekeyTreeOptions,
+) -> AsyncTask<RekeyTreeTask> {
+    let roots: Vec<PathBuf> = match paths {
+        Either::A(p) => vec![p.into()],
+        Either::B(v) => v.into_iter().map(PathBuf::from).collect(),
+    };
+    let allow = options.allow_plugins.unwrap_or(false);
+    AsyncTask::new(RekeyTreeTask {
+        identities: super::identities(&identities, options.passphrase.as_deref(), allow),
+        change: change_of(
+            &options.recipients,
+            &options.add,
+            &options.remove,
+            options.remove_own,
+            options.allow_plugins,
+        ),
+        options: tree_options(&roots, &mut options),
+        progress: options.on_progress.take(),
+        roots,
+    })
+}
