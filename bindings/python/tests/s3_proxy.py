@@ -1,8 +1,17 @@
-"""An S3 server that ignores ``If-None-Match: *``, as older MinIO releases and some S3-compatible
-servers do: a small HTTP proxy on 127.0.0.1 in front of the tests' MinIO (s3_server.py) that
-passes every request through unchanged, except a request carrying ``If-None-Match``, which it
-sends without that header — re-signed with the test credentials, since the client's SigV4
-signature covers the header — so the object is written whether it exists or not."""
+"""Small HTTP proxies on 127.0.0.1 in front of the tests' MinIO (s3_server.py).
+
+``IgnoringProxy``: an S3 server that ignores ``If-None-Match: *``, as older MinIO releases and
+some S3-compatible servers do: every request passes through unchanged, except a request carrying
+``If-None-Match``, which it sends without that header — re-signed with the test credentials,
+since the client's SigV4 signature covers the header — so the object is written whether it
+exists or not.
+
+``CountingProxy``: every request passes through unchanged; it counts, per object key, the
+requests and the bytes each way (request line, headers and body up; status line, headers and
+body down), and may call a hook after a response from MinIO and before the client gets it."""
+
+from collections import defaultdict
+from urllib.parse import unquote
 
 import http.client
 import threading
@@ -52,7 +61,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _relay(self):
         body = self._body()
         headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP]
-        if self.headers.get("If-None-Match") is not None:
+        if self.server.strip and self.headers.get("If-None-Match") is not None:
             self.server.stripped += 1
             headers = _resign(self.command, self.headers["Host"], self.path, headers, body)
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
@@ -68,15 +77,25 @@ class _Handler(BaseHTTPRequestHandler):
             data = resp.read()
         finally:
             conn.close()
-        self.send_response_only(resp.status, resp.reason)
-        for k, v in resp.getheaders():
-            if k.lower() not in _HOP and k.lower() != "content-length":
-                self.send_header(k, v)
+        out = [(k, v) for k, v in resp.getheaders() if k.lower() not in _HOP and k.lower() != "content-length"]
         length = resp.getheader("Content-Length") if self.command == "HEAD" else str(len(data))
-        self.send_header("Content-Length", length or "0")
+        out.append(("Content-Length", length or "0"))
+        sent = data if self.command != "HEAD" else b""
+        count = getattr(self.server, "count", None)
+        if count is not None:
+            path, _, query = self.path.partition("?")
+            key = unquote(path.lstrip("/").partition("/")[2])  # path-style: /bucket/key
+            up = len(self.requestline) + 2 + sum(len(k) + len(v) + 4 for k, v in self.headers.items()) + 2 + len(body)
+            down = len(f"HTTP/1.1 {resp.status} {resp.reason}") + 2 + sum(len(k) + len(v) + 4 for k, v in out) + 2
+            count(key, self.command, query, up, down + len(sent))
+            if self.server.hook is not None:
+                self.server.hook(self.command, key, query, resp.status)
+        self.send_response_only(resp.status, resp.reason)
+        for k, v in out:
+            self.send_header(k, v)
         self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
+        if sent:
+            self.wfile.write(sent)
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _relay
 
@@ -91,6 +110,7 @@ class IgnoringProxy:
         self.server.daemon_threads = True
         self.server.upstream = (u.hostname, u.port)
         self.server.stripped = 0
+        self.server.strip = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     @property
@@ -104,3 +124,30 @@ class IgnoringProxy:
     def __exit__(self, *exc):
         self.server.shutdown()
         self.server.server_close()
+
+
+class CountingProxy(IgnoringProxy):
+    """``with CountingProxy(minio_url) as p:`` an endpoint that passes everything through;
+    ``p.per_key[key]`` is ``{"requests", "up", "down", "ops"}`` (ops: "METHOD query" strings).
+    ``hook(method, key, query, status)`` runs in the proxy after MinIO answered a request and
+    before the client gets the answer."""
+
+    def __init__(self, upstream, hook=None):
+        super().__init__(upstream)
+        self.server.strip = False
+        self.server.hook = hook
+        self.lock = threading.Lock()
+        self.per_key = defaultdict(lambda: {"requests": 0, "up": 0, "down": 0, "ops": []})
+        self.server.count = self._count
+
+    def _count(self, key, method, query, up, down):
+        with self.lock:
+            c = self.per_key[key]
+            c["requests"] += 1
+            c["up"] += up
+            c["down"] += down
+            c["ops"].append(f"{method} {query}".strip())
+
+    def reset(self):
+        with self.lock:
+            self.per_key.clear()

@@ -114,15 +114,39 @@ async def _abandon(s3, bucket, key, uid, copies):
             f"`aws s3api abort-multipart-upload --bucket {bucket} --key {key} --upload-id {uid}`")
 
 
-async def _read(s3, bucket, key, etag, lo, hi):
-    """Bytes [lo, hi) of the object, only if its ETag is still ``etag``."""
+async def _get(s3, bucket, key, etag, lo, hi):
+    """The response to a GET of bytes [lo, hi), only if the object's ETag is still ``etag``:
+    its stored headers, and its bytes under ``"Body"``."""
     resp = await s3.get_object(Bucket=bucket, Key=key, Range=f"bytes={lo}-{hi - 1}", IfMatch=etag)
     async with resp["Body"] as body:
-        return await body.read()
+        return {**resp, "Body": await body.read()}
 
 
-async def _plan(fs, bucket, key, identities, keys):
-    """Reads the object's head and plans the re-key: the state :func:`_write` needs."""
+async def _read(s3, bucket, key, etag, lo, hi):
+    """Bytes [lo, hi) of the object, only if its ETag is still ``etag``."""
+    return (await _get(s3, bucket, key, etag, lo, hi))["Body"]
+
+
+def _not_ours(e):
+    """Whether a header error says the bytes are no hyperseal or age file at all (the library's
+    words for that, as against a header cut short by the read), so reading more cannot help."""
+    return "not a hyperseal or age file" in str(e)
+
+
+def _looks_encrypted(head):
+    """The tree re-key's rule (``looks_encrypted`` in crates/hyperseal/src/rekey/tree.rs): a
+    file that begins with a version line the header parser accepts, or armor with one of the two
+    labels, is ours, and one that then fails to parse is damaged; anything else is not ours."""
+    label = head[:64].lstrip().removeprefix(b"-----BEGIN ")
+    return (head.startswith((b"hyperseal/", b"age-encryption.org/"))
+            or (len(label) < len(head[:64].lstrip()) and label.startswith((b"HYPERSEAL ENCRYPTED FILE",
+                                                                           b"AGE ENCRYPTED FILE"))))
+
+
+async def _plan(fs, bucket, key, identities, keys, listed=None):
+    """Reads the object's head and plans the re-key: the state :func:`_write` needs.
+    ``listed``: the ``(ETag, size)`` a listing gave, so no HEAD is sent: the first ranged GET
+    is conditional on that ETag and its response carries the stored headers and tag count."""
     from botocore.exceptions import ClientError
 
     from ._errors import FormatError
@@ -130,20 +154,30 @@ async def _plan(fs, bucket, key, identities, keys):
     await fs.set_session()
     s3 = await fs.get_s3(bucket)
     where = f"s3://{bucket}/{key}"
-    info = await s3.head_object(Bucket=bucket, Key=key)
-    etag, size = info["ETag"], info["ContentLength"]
-
-    # The head: one ranged GET covers part 1 in the usual case; a header beyond it (up to the
-    # library's limit) or a new header much shorter than the old needs one more.
     try:
-        head = await _read(s3, bucket, key, etag, 0, min(size, MIN_PART + _MARGIN))
+        if listed is None:
+            info = await s3.head_object(Bucket=bucket, Key=key)
+            etag, size = info["ETag"], info["ContentLength"]
+            tag_count = None  # a HEAD does not say: the tags are read before writing
+        else:
+            etag, size = listed
+        # The head: one ranged GET covers part 1 in the usual case; a header beyond it (up to
+        # the library's limit) or a new header much shorter than the old needs one more.
+        if size == 0:
+            raise FormatError("the input is empty: not a hyperseal or age file")
+        first = await _get(s3, bucket, key, etag, 0, min(size, MIN_PART + _MARGIN))
+        head = first.pop("Body")
+        if listed is not None:
+            info, tag_count = first, first.get("TagCount", 0)
         while True:
             try:
                 new, old_len, plan = _rekey_head(head, identities, **keys)
                 break
-            except FormatError:  # a header longer than the first read; a wrong key is not retried
+            except FormatError as e:  # a header longer than the first read; a wrong key is not retried
+                if not _looks_encrypted(head):
+                    raise FormatError("unknown file format: not a hyperseal or age file") from e
                 limit = min(size, HEADER_BYTES + _MARGIN)
-                if len(head) >= limit:
+                if len(head) >= limit or _not_ours(e):
                     raise
                 head += await _read(s3, bucket, key, etag, len(head), limit)
         first_end = min(size, old_len + max(0, MIN_PART - len(new)))
@@ -154,7 +188,7 @@ async def _plan(fs, bucket, key, identities, keys):
             raise _changed(where, e) from e
         raise
     return dict(s3=s3, bucket=bucket, key=key, where=where, info=info, etag=etag, size=size, head=head,
-                new=new, old_len=old_len, first_end=first_end, plan=plan)
+                new=new, old_len=old_len, first_end=first_end, plan=plan, tag_count=tag_count)
 
 
 async def _write(st, dest, force, part_size, max_concurrency):
@@ -169,7 +203,7 @@ async def _write(st, dest, force, part_size, max_concurrency):
     # A written object's condition: the old ETag over itself, else "only if new" unless forced.
     cond = {"IfMatch": etag} if dest is None else ({} if force else {"IfNoneMatch": "*"})
     carried = {k: info[k] for k in _CARRIED if info.get(k)}
-    tags = (await s3.get_object_tagging(Bucket=bucket, Key=key)).get("TagSet", [])
+    tags = [] if st.get("tag_count") == 0 else (await s3.get_object_tagging(Bucket=bucket, Key=key)).get("TagSet", [])
     if tags:
         carried["Tagging"] = urlencode([(t["Key"], t["Value"]) for t in tags])
 
@@ -182,7 +216,8 @@ async def _write(st, dest, force, part_size, max_concurrency):
         body = new + head[old_len:size]
         try:
             await check_unchanged()
-            await s3.put_object(Bucket=bucket, Key=dest_key, Body=body, **cond, **carried)
+            st["written_etag"] = (await s3.put_object(Bucket=bucket, Key=dest_key, Body=body, **cond,
+                                                      **carried))["ETag"]
         except ClientError as e:
             if _status(e) in (409, 412):
                 raise _refused(where, dest and f"s3://{bucket}/{dest_key}", e) from e
@@ -217,8 +252,9 @@ async def _write(st, dest, force, part_size, max_concurrency):
         parts += await asyncio.gather(*copies)
         # Also checked here, for stores that ignore If-Match on the completion (module docs).
         await check_unchanged()
-        await s3.complete_multipart_upload(Bucket=bucket, Key=dest_key, UploadId=uid,
-                                           MultipartUpload={"Parts": parts}, **cond)
+        done = await s3.complete_multipart_upload(Bucket=bucket, Key=dest_key, UploadId=uid,
+                                                  MultipartUpload={"Parts": parts}, **cond)
+        st["written_etag"] = done.get("ETag")
     except BaseException as e:
         # Shielded: a caller cancelling again must not stop the clean-up half way.
         left = await asyncio.shield(_abandon(s3, bucket, dest_key, uid, copies))

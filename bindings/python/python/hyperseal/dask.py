@@ -47,6 +47,11 @@ The same advice holds: TLS between nodes, trusted worker hosts, keys never in ta
 logs (``repr(PartKey)`` is redacted). Decrypted parts exist in the hidden temporary file (or
 upload, or part objects) only until a part fails, then everything written is removed.
 
+:func:`rekey_prefix` re-keys every object under an S3 prefix (new headers, payloads copied by
+the server), the objects spread over the workers, resumable through a manifest of header
+digests (:mod:`hyperseal._rekey_prefix`). The identities reach the workers sealed under a
+per-run key held in their plugins, as the part key above does.
+
 :func:`rotate_large` re-encrypts one huge object under a fresh file key the same way (each task
 opens an old part and seals it anew, the plaintext only in that worker's memory): the change of
 recipients that also shuts out a removed recipient who kept the old file key, which
@@ -319,5 +324,8 @@ def decrypt_large(client, src, dst, identities=None, *, passphrase=None, part_si
 # A fresh file key across workers (re-keying keeps it): defined beside the parts it reuses.
 from ._rotate import rotate_large  # noqa: E402
 
+# Every object under an S3 prefix re-keyed across workers, resumable through a manifest.
+from ._rekey_prefix import rekey_prefix  # noqa: E402
+
 __all__ = ["FileResult", "LargeResult", "decrypt_files", "decrypt_large", "encrypt_files", "encrypt_large",
-           "rotate_large"]
+           "rekey_prefix", "rotate_large"]

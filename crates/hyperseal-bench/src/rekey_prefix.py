@@ -1,0 +1,144 @@
+"""The S3-prefix row of the bench's `rekey` table (crates/hyperseal-bench/src/rekey_s3.rs runs it
+in the project venv, beside rekey_s3.py, whose MinIO start-up and TCP relay it reuses): 1,000
+objects on a MinIO started here on 127.0.0.1 (mostly small, four past S3's 5 MiB part, one of
+12 MiB), re-keyed with ``hyperseal.dask.rekey_prefix`` on a LocalCluster of 2 worker processes,
+against the store's own server-side copy of the prefix: a ``CopyObject`` of every object, fanned
+out on the same cluster in the same batches with the same objects in flight per worker.
+
+The operations run in turn, ``--runs`` rounds after one warm-up each; the client's traffic (the
+workers' and the driver's) is counted in the warm-up by a TCP relay in front of MinIO, the timed
+runs go to MinIO directly. The re-key's own manifest (an object beside the prefix) is part of
+its figure; it is removed between runs, since the next run re-keys back (another change).
+
+Usage: python rekey_prefix.py --minio PATH --objects N --runs N --dir DIR --json OUT
+Exit 0 with a JSON report; exit 3 with the reason on stderr when a package or MinIO is missing."""
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import time
+
+from rekey_s3 import PASSWORD, USER, CountingRelay, fail, start_minio
+
+PER_WORKER = 16  # rekey_prefix's default max_concurrency: objects in flight per worker and per task
+
+
+def copy_batch(keys, url):
+    """A task: CopyObject of each key to copy/KEY, at most PER_WORKER in flight."""
+    import s3fs
+    from fsspec.asyn import sync
+
+    fs = s3fs.S3FileSystem(endpoint_url=url, key=USER, secret=PASSWORD)
+
+    async def run():
+        await fs.set_session()
+        s3 = await fs.get_s3("bench")
+        gate = asyncio.Semaphore(PER_WORKER)
+
+        async def one(k):
+            async with gate:
+                await s3.copy_object(Bucket="bench", Key=f"copy/{k}", CopySource={"Bucket": "bench", "Key": k})
+
+        await asyncio.gather(*(one(k) for k in keys))
+        return len(keys)
+
+    return sync(fs.loop, run)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("--minio", "--dir", "--json"):
+        ap.add_argument(a, required=True)
+    ap.add_argument("--objects", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=3)
+    a = ap.parse_args()
+    try:
+        import s3fs
+        from dask.distributed import Client, LocalCluster
+
+        import hyperseal
+        import hyperseal.dask
+    except ImportError as e:
+        fail(f"the venv lacks {e.name} (make python)")
+    proc, port = start_minio(a.minio, a.dir)
+    try:
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+                Client(cluster) as client:
+            run(a, s3fs, hyperseal, client, port)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except Exception:
+            proc.kill()
+            proc.wait()
+
+
+def run(a, s3fs, hyperseal, client, port):
+    direct = f"http://127.0.0.1:{port}"
+    relay = CountingRelay(("127.0.0.1", port))
+    fs = s3fs.S3FileSystem(endpoint_url=direct, key=USER, secret=PASSWORD, use_listings_cache=False)
+    keys = [hyperseal.generate_key(), hyperseal.generate_key()]
+    fs.mkdir("bench")
+    rng = random.Random(7)
+    big = [(5 << 20) - 100, (5 << 20) + 1024, (5 << 20) + (70 << 10), 12 << 20]
+    sizes = [rng.choice([0, 1, 100, 4 << 10, 20 << 10, (64 << 10) + 1]) for _ in range(a.objects - len(big))] + big
+    objects = {f"p/d{i % 7}/o{i:05}.hs": hyperseal.encrypt(rng.randbytes(n), keys[0].public)
+               for i, n in enumerate(sizes)}
+    fs.pipe({f"bench/{k}": v for k, v in objects.items()})
+    stored = sum(len(v) for v in objects.values())
+    names = sorted(objects)
+    batches = [names[i:i + PER_WORKER] for i in range(0, len(names), PER_WORKER)]
+    state = {"owner": 0}
+
+    def rekey(url):
+        i = state["owner"]
+        opts = dict(endpoint_url=url, key=USER, secret=PASSWORD)
+        _, summary = hyperseal.dask.rekey_prefix(client, "s3://bench/p/", keys[i], recipients=keys[1 - i].public,
+                                                 remove_own=True, storage_options=opts)
+        if summary["failed"] or summary["s3_put"] + summary["s3_multipart"] != len(objects):
+            raise SystemExit(f"rekey_prefix did not re-key every object: {summary}")
+        state["summary"] = summary
+        state["owner"] = 1 - i
+
+    def server_copy(url):
+        done = client.gather(client.map(copy_batch, batches, url=url, pure=False))
+        assert sum(done) == len(objects)
+
+    def tidy():
+        fs.invalidate_cache()
+        gone = fs.find("bench/copy") + [p for p in fs.find("bench/p") if p.endswith(".hyperseal-rekey.manifest")]
+        if gone:
+            fs.rm(gone)
+
+    ops = {"rekey_prefix": rekey, "server copy": server_copy}
+    rows = {name: {"seconds": [], "up": 0, "down": 0} for name in ops}
+    for name, op in ops.items():
+        relay.up = relay.down = 0
+        op(relay.url)
+        rows[name]["up"], rows[name]["down"] = relay.up, relay.down
+        tidy()
+    for _ in range(max(1, a.runs)):
+        for name, op in ops.items():
+            t = time.perf_counter()
+            op(direct)
+            rows[name]["seconds"].append(time.perf_counter() - t)
+            tidy()
+    relay.close()
+    out = {
+        "objects": len(objects),
+        "stored": stored,
+        "summary": state.get("summary"),
+        "versions": {"python": sys.version.split()[0], "hyperseal": hyperseal.__version__, "s3fs": s3fs.__version__},
+        "load": os.getloadavg()[0],
+        "rows": [{"op": name, **r} for name, r in rows.items()],
+    }
+    with open(a.json, "w") as f:
+        json.dump(out, f)
+
+
+if __name__ == "__main__":
+    main()
