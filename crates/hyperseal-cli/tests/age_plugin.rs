@@ -372,3 +372,56 @@ fn hostile_names_and_the_current_directory() {
     assert!(!marker.exists(), "the planted plugin never ran");
     assert!(!out.exists());
 }
+
+/// A tree of files for a plugin identity that asks for a PIN once per session (as a hardware
+/// key's plugin does) is re-keyed with one session and one prompt, not one per file; files the
+/// plugin does not open never wake it, and the ones it opens keep their payload byte for byte.
+#[test]
+fn a_tree_is_unlocked_with_one_plugin_session() {
+    let Some(_) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (id, r) = hstest_key(d, "hstest.key");
+    let (new_id, new_r) = common::keypair(d, "new.key", "x25519");
+    let (_, other_r) = common::keypair(d, "other.key", "x25519");
+    let tree = d.join("tree");
+    let mut ours = Vec::new();
+    for i in 0..24 {
+        let sub = tree.join(format!("d{}", i % 3));
+        fs::create_dir_all(&sub).unwrap();
+        let (plain, ct) = (d.join(format!("plain{i}")), sub.join(format!("f{i}.age")));
+        fs::write(&plain, data(100 + i * 997)).unwrap();
+        run(Path::new(HS), &["encrypt", "--format", "age", "-q", "-r", &r, "-o", &p(&ct), &p(&plain)], &[]);
+        ours.push((ct, data(100 + i * 997)));
+    }
+    let theirs = tree.join("d0/other.age");
+    run(Path::new(HS), &["encrypt", "-q", "-r", &other_r, "-o", &p(&theirs), &p(&d.join("plain0"))], &[]);
+    let theirs_before = fs::read(&theirs).unwrap();
+
+    let count = d.join("count");
+    let env = [("HSTEST_MODE", "pin"), ("HSTEST_COUNT", count.to_str().unwrap())];
+    let rekey = format!("{HS} rekey -q --recursive -i {} --add {new_r} {}", p(&id), p(&tree));
+    // The PIN, then wrong ones: a second prompt gets a wrong PIN and fails (instead of waiting).
+    let typed = format!("1234\n{}", "0000\n".repeat(40));
+    let o = on_terminal(&rekey, &typed, &env);
+    let screen = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{screen}");
+    assert!(screen.contains("PIN for hstest"), "{screen}");
+    assert_eq!(fs::read_to_string(&count).unwrap(), "session\nprompt\n", "one session, one prompt");
+    for (ct, plain) in &ours {
+        let out = d.join("out");
+        let _ = fs::remove_file(&out);
+        run(Path::new(HS), &["decrypt", "-q", "-i", &new_id, "-o", &p(&out), &p(ct)], &[]);
+        assert_eq!(&fs::read(&out).unwrap(), plain, "{}", ct.display());
+    }
+    assert_eq!(fs::read(&theirs).unwrap(), theirs_before, "a file the plugin does not open is untouched");
+
+    // Several files named on the command line (no --recursive) share one session too.
+    fs::remove_file(&count).unwrap();
+    let (_, third_r) = common::keypair(d, "third.key", "x25519");
+    let files: Vec<String> = ours.iter().take(5).map(|(ct, _)| p(ct)).collect();
+    let rekey = format!("{HS} rekey -q -i {} --add {third_r} {}", p(&id), files.join(" "));
+    let o = on_terminal(&rekey, &typed, &env);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(fs::read_to_string(&count).unwrap(), "session\nprompt\n");
+}

@@ -52,7 +52,10 @@ pub(crate) fn open_header_key(
 
 /// The file key of `header`, unwrapped by the first identity that claims a stanza, with this
 /// profile's length and the header MAC verified: decryption and re-keying both start here.
-pub(crate) fn open_file_key(header: &Header, identities: &[Box<dyn Identity>]) -> Result<FileKey, Error> {
+pub(crate) fn open_file_key(
+    header: &Header,
+    identities: &[Box<dyn Identity + '_>],
+) -> Result<FileKey, Error> {
     let file_key = identities
         .iter()
         .find_map(|id| id.unwrap_stanzas(&header.stanzas))

@@ -45,6 +45,16 @@ pub const PLUGIN_BYTES: usize = 16 << 20;
 /// [`STANZAS`] when it is written. (Kept below `STANZAS` also because a plugin's flood of tiny
 /// stanzas is buffered until the exchange ends.)
 pub const PLUGIN_STANZAS: usize = 4096;
+/// Stanzas offered to one plugin session in a batch (a tree re-key unlocks many files in one
+/// session: one PIN or touch instead of one per file); more are offered in further sessions.
+pub const PLUGIN_BATCH: usize = 65_536;
+/// Stanza bytes held for one batch (their headers are read first): up to 64 MiB.
+pub const PLUGIN_BATCH_BYTES: usize = 64 << 20;
+/// What a plugin may send per stanza of a batch beyond one exchange's budget (a file key or an
+/// error, and grease): bytes and messages.
+pub const PLUGIN_BYTES_PER_STANZA: usize = 4 << 10;
+/// See [`PLUGIN_BYTES_PER_STANZA`].
+pub const PLUGIN_MESSAGES_PER_STANZA: usize = 4;
 /// Messages buffered between a plugin's reader thread and the exchange (the channel is
 /// bounded, so a flooding plugin is paced by its own pipe, not by our memory).
 pub const PLUGIN_QUEUE: usize = 16;

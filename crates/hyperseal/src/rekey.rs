@@ -38,6 +38,8 @@ mod slack;
 mod tests;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod tree;
+#[cfg(all(feature = "fs", any(unix, windows)))]
+mod unlock;
 
 use std::collections::BTreeSet;
 use std::io::BufRead;
@@ -143,7 +145,7 @@ impl Rekey {
     }
 
     /// [`Rekey::open`] for a header already parsed (from a `Decryptor`, say).
-    pub fn from_header(header: Header, identities: &[Box<dyn Identity>]) -> Result<Rekey, Error> {
+    pub fn from_header(header: Header, identities: &[Box<dyn Identity + '_>]) -> Result<Rekey, Error> {
         let file_key = keys::open_file_key(&header, identities)?;
         Ok(Rekey { header, file_key })
     }
@@ -162,7 +164,7 @@ impl Rekey {
     /// The new stanza list for `change`, checked against the format's rules (module docs), and
     /// that `identities` (those the file was opened with) can still open it unless
     /// [`Change::remove_own`].
-    pub fn rewrap(&self, change: &Change, identities: &[Box<dyn Identity>]) -> Result<Plan, Error> {
+    pub fn rewrap(&self, change: &Change, identities: &[Box<dyn Identity + '_>]) -> Result<Plan, Error> {
         let old: Vec<&Stanza> = self.header.stanzas.iter().filter(|s| s.tag != SLACK_TYPE).collect();
         let before: Vec<String> = old.iter().map(|s| s.tag.clone()).collect();
         let (stanzas, removed, added) = match &change.set {
@@ -193,10 +195,13 @@ impl Rekey {
         }
         let probe =
             Header::new(self.header.profile, self.header.suite, self.header.chunk_size, stanzas.clone())?;
-        let still_opens = identities.iter().any(|id| {
-            matches!(id.unwrap_stanzas(&probe.stanzas), Some(Ok(k)) if k.expose() == self.file_key.expose())
-        });
-        if !still_opens && !change.remove_own {
+        // Asked only when it matters: an identity may be a plugin, whose every use is a session.
+        let still_opens = || {
+            identities.iter().any(|id| {
+                matches!(id.unwrap_stanzas(&probe.stanzas), Some(Ok(k)) if k.expose() == self.file_key.expose())
+            })
+        };
+        if !change.remove_own && !still_opens() {
             return Err(Error::InvalidArgument(
                 "the new recipients leave out every key this file was opened with: you could not open it again"
                     .into(),

@@ -102,7 +102,7 @@ pub fn run(a: RekeyArgs) -> Result<()> {
         ));
     }
     let identities = super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
-    if super::rekey_tree::wanted(&a) {
+    if super::rekey_tree::wanted(&a, &identities) {
         return super::rekey_tree::run(&a, &identities, change(&a, set)?);
     }
     let mut failed = 0;

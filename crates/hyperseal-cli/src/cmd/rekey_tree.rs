@@ -12,13 +12,21 @@ use hyperseal::rekey::{rekey_tree, Change, TreeOptions, TreeOutcome, Written, MA
 use super::rekey::{say_recovered, summary, warn_removal, RekeyArgs};
 use crate::errors::usage;
 
-/// Whether this command re-keys a tree: `--recursive`, a selection or a manifest, or a folder.
-pub(super) fn wanted(a: &RekeyArgs) -> bool {
+/// Whether this command re-keys a tree: `--recursive`, a selection or a manifest, or a folder;
+/// or several files opened by an identity that unlocks in batches (a plugin: one session, one
+/// PIN or touch, for all of them instead of one per file).
+pub(super) fn wanted(a: &RekeyArgs, identities: &[Box<dyn Identity>]) -> bool {
+    let batch = a.files.len() > 1
+        && identities.iter().any(|id| id.unwraps_in_batches())
+        && a.output.is_none()
+        && !a.rotate
+        && a.passphrase_file.is_none();
     a.recursive
         || !a.include.is_empty()
         || !a.exclude.is_empty()
         || a.manifest.is_some()
         || a.files.iter().any(|f| f.is_dir())
+        || batch
 }
 
 pub(super) fn run(a: &RekeyArgs, identities: &[Box<dyn Identity>], change: Change) -> Result<()> {

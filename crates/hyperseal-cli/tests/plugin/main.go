@@ -18,6 +18,11 @@
 //	beat     (the child) append a byte to the file $HSTEST_BEAT every 50 ms, forever: a file that
 //	         stops growing shows the child has ended
 //	garbage  print something that is not a stanza
+//	pin      ask for a PIN ("1234", request-secret) the first time a session unwraps, as a
+//	         hardware key's plugin caches it for its session
+//
+// With HSTEST_COUNT set, every identity-v1 session appends "session" to that file and every
+// PIN prompt "prompt", so a test can count both.
 //
 // Run with --keygen to print a fresh identity and its recipient.
 package main
@@ -106,6 +111,33 @@ func (r recipient) WrapWithLabels(fileKey []byte) ([]*age.Stanza, []string, erro
 
 type identity struct{ i *age.X25519Identity }
 
+// unlocked: this session has been given the PIN (pin mode).
+var unlocked bool
+
+// count appends what happened to $HSTEST_COUNT, if set.
+func count(what string) {
+	if path := os.Getenv("HSTEST_COUNT"); path != "" {
+		if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintln(f, what)
+			f.Close()
+		}
+	}
+}
+
+// pin asks for the PIN once per session.
+func pin() error {
+	if os.Getenv("HSTEST_MODE") != "pin" || unlocked {
+		return nil
+	}
+	count("prompt")
+	v, err := p.RequestValue("PIN for hstest", true)
+	if err != nil || v != "1234" {
+		return fmt.Errorf("wrong PIN (%v)", err)
+	}
+	unlocked = true
+	return nil
+}
+
 func (i identity) Unwrap(stanzas []*age.Stanza) ([]byte, error) {
 	var ours []*age.Stanza
 	for _, s := range stanzas {
@@ -117,6 +149,9 @@ func (i identity) Unwrap(stanzas []*age.Stanza) ([]byte, error) {
 		return nil, age.ErrIncorrectIdentity
 	}
 	if err := misbehave(); err != nil {
+		return nil, err
+	}
+	if err := pin(); err != nil {
 		return nil, err
 	}
 	return i.i.Unwrap(ours)
@@ -169,6 +204,7 @@ func main() {
 		return recipient{i.Recipient()}, nil
 	})
 	p.HandleIdentity(func(data []byte) (age.Identity, error) {
+		count("session")
 		i, err := parseIdentity(data)
 		return identity{i}, err
 	})

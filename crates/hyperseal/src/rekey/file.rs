@@ -83,7 +83,7 @@ pub struct Report {
 /// Returns what was done; an error says what the file was left as (module docs).
 pub fn rekey_file(
     path: &Path,
-    identities: &[Box<dyn Identity>],
+    identities: &[Box<dyn Identity + '_>],
     change: &Change,
     opts: &FileOptions,
 ) -> Result<Report, Error> {

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::file::{recover, rekey_file, FileOptions, Written};
+use super::unlock::{stanzas_of, unlock, Window};
 use super::Change;
 use crate::error::Error;
 use crate::format::armor::{AGE_LABEL, HYPERSEAL_LABEL};
@@ -115,25 +116,46 @@ pub fn rekey_tree(
     let total = files.len();
     let file_opts =
         FileOptions { dry_run: opts.dry_run, split_links: opts.split_links, ..FileOptions::default() };
-    for (i, entry) in files.into_iter().enumerate() {
-        let outcome = match entry {
-            Entry::Skip(path, why) => (path, TreeOutcome::Skipped(why)),
-            Entry::File(path) => {
-                let outcome = one(&path, identities, change, &file_opts, manifest.as_mut());
-                (path, outcome)
-            }
+    // With an identity that unlocks in batches (a plugin), the files go by windows: their
+    // headers read, the plugin asked once for the window, then each file re-keyed.
+    let batching = identities.iter().any(|id| id.unwraps_in_batches());
+    let mut window = Window::default();
+    let mut run = |window: Window<Entry>| {
+        let ids: Vec<Box<dyn Identity + '_>> = match batching {
+            true => unlock(identities, &window.headers),
+            false => identities.iter().map(|id| Box::new(&**id) as Box<dyn Identity>).collect(),
         };
-        report.files.push(outcome);
-        if let Some(p) = progress {
-            p(i + 1, total);
+        for entry in window.entries {
+            let outcome = match entry {
+                Entry::Skip(path, why) => (path, TreeOutcome::Skipped(why)),
+                Entry::File(path) => {
+                    let outcome = one(&path, &ids, change, &file_opts, manifest.as_mut());
+                    (path, outcome)
+                }
+            };
+            report.files.push(outcome);
+            if let Some(p) = progress {
+                p(report.files.len(), total);
+            }
         }
+    };
+    for entry in files {
+        let stanzas = match (&entry, batching) {
+            (Entry::File(path), true) => stanzas_of(path),
+            _ => Vec::new(),
+        };
+        if !window.fits(&stanzas) {
+            run(std::mem::take(&mut window));
+        }
+        window.push(entry, stanzas);
     }
+    run(window);
     Ok(report)
 }
 
 fn one(
     path: &Path,
-    identities: &[Box<dyn Identity>],
+    identities: &[Box<dyn Identity + '_>],
     change: &Change,
     opts: &FileOptions,
     manifest: Option<&mut Manifest>,
@@ -183,7 +205,7 @@ fn one(
 
 fn attempt(
     path: &Path,
-    identities: &[Box<dyn Identity>],
+    identities: &[Box<dyn Identity + '_>],
     change: &Change,
     opts: &FileOptions,
 ) -> TreeOutcome {

@@ -54,6 +54,38 @@ pub trait Identity: Send + Sync {
     fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Option<Result<FileKey, Error>> {
         stanzas.iter().find_map(|s| self.unwrap_stanza(s))
     }
+
+    /// Whether [`unwrap_each`](Identity::unwrap_each) answers many stanzas for the cost of one:
+    /// an identity whose every use has a fixed price (a plugin: a process, perhaps a PIN or a
+    /// touch). `false` (the default): asking stanza by stanza costs nothing more.
+    fn unwraps_in_batches(&self) -> bool {
+        false
+    }
+
+    /// Answers for each of `stanzas` what [`unwrap_stanza`](Identity::unwrap_stanza) would, in
+    /// one go (see [`unwraps_in_batches`](Identity::unwraps_in_batches)); `Err`: the batch as a
+    /// whole failed. The default asks stanza by stanza.
+    #[allow(clippy::type_complexity)]
+    fn unwrap_each(&self, stanzas: &[&Stanza]) -> Result<Vec<Option<Result<FileKey, Error>>>, Error> {
+        Ok(stanzas.iter().map(|s| self.unwrap_stanza(s)).collect())
+    }
+}
+
+/// A borrowed identity is an identity, so a list can mix the caller's identities with one made
+/// for a single call (a tree re-key's unlocked keys in front of them).
+impl<T: Identity + ?Sized> Identity for &T {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        (**self).unwrap_stanza(stanza)
+    }
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Option<Result<FileKey, Error>> {
+        (**self).unwrap_stanzas(stanzas)
+    }
+    fn unwraps_in_batches(&self) -> bool {
+        (**self).unwraps_in_batches()
+    }
+    fn unwrap_each(&self, stanzas: &[&Stanza]) -> Result<Vec<Option<Result<FileKey, Error>>>, Error> {
+        (**self).unwrap_each(stanzas)
+    }
 }
 
 /// A freshly generated key pair, as text.

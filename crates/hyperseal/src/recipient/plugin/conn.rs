@@ -78,12 +78,24 @@ pub(super) struct Connection {
 
 impl Connection {
     /// Starts `binary --age-plugin=STATE_MACHINE`; the exchange may take `timeout` of the
-    /// plugin's time in all.
+    /// plugin's time in all, and send [`limits::PLUGIN_BYTES`].
     pub(super) fn start(
         name: &str,
         binary: &Path,
         state_machine: &str,
         timeout: Duration,
+    ) -> Result<Self, Error> {
+        Self::start_for(name, binary, state_machine, timeout, limits::PLUGIN_BYTES)
+    }
+
+    /// As [`start`](Self::start), the plugin's output budgeted at `budget` bytes (a batch of
+    /// many files gets more than one file's exchange).
+    pub(super) fn start_for(
+        name: &str,
+        binary: &Path,
+        state_machine: &str,
+        timeout: Duration,
+        budget: usize,
     ) -> Result<Self, Error> {
         let mut cmd = Command::new(binary);
         cmd.arg(format!("--age-plugin={state_machine}"))
@@ -102,7 +114,7 @@ impl Connection {
         let (tx, from_plugin) = mpsc::sync_channel(limits::PLUGIN_QUEUE);
         let who = name.to_string();
         let reader = move || {
-            let mut r = StanzaReader::new(BufReader::new(stdout), &who);
+            let mut r = StanzaReader::with_budget(BufReader::new(stdout), budget, &who);
             loop {
                 let s = r.next();
                 let end = s.is_err();
@@ -229,6 +241,14 @@ impl Connection {
                 Err(self.error(&format!("no answer within {} s; stopped it", self.secs())))
             }
         }
+    }
+
+    /// The plugin answered one more file of a batch: the deadline starts again, so a batch of
+    /// many files gets `timeout` per file answered and a plugin that stalls is still stopped
+    /// `timeout` after its last answer. Called once per file, so the whole exchange stays
+    /// bounded (files + 1 timeouts).
+    pub(super) fn progress(&mut self) {
+        self.left = self.timeout;
     }
 
     fn spend(&mut self, started: Instant) {

@@ -216,6 +216,25 @@ impl Identity for PluginIdentity {
         };
         v1::unwrap(&self.name, &binary, &self.encoding, stanzas, self.callbacks.as_ref()).transpose()
     }
+
+    fn unwraps_in_batches(&self) -> bool {
+        true
+    }
+
+    /// One plugin session for up to [`limits::PLUGIN_BATCH`](crate::limits::PLUGIN_BATCH)
+    /// stanzas, each offered as a file of its own, so the answer says which stanza opens (what
+    /// a re-key's check that the new header still opens needs) and one broken stanza fails
+    /// only itself. A plugin that asks for a PIN or a touch once per session asks once.
+    fn unwrap_each(&self, stanzas: &[&Stanza]) -> Result<v1::Answers, Error> {
+        let binary = find_binary(&self.name)?;
+        let mut answers = Vec::with_capacity(stanzas.len());
+        for batch in stanzas.chunks(crate::limits::PLUGIN_BATCH) {
+            let files: Vec<&[&Stanza]> = batch.iter().map(std::slice::from_ref).collect();
+            let cb = self.callbacks.as_ref();
+            answers.extend(v1::unwrap_files(&self.name, &binary, &self.encoding, &files, cb)?);
+        }
+        Ok(answers)
+    }
 }
 
 #[cfg(test)]
@@ -349,6 +368,49 @@ printf -- '-> done\n\n'
         let key =
             v1::unwrap("greasy", &exe, "AGE-PLUGIN-GREASY-1", &[stanza], &NoCallbacks).unwrap().unwrap();
         assert_eq!(key.expose(), (1..=16).collect::<Vec<u8>>());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// One session answers many files: a key for one, an `error stanza` that fails only its
+    /// own file, nothing for a third; an answer for a file never offered ends the batch.
+    #[test]
+    fn a_batch_answers_each_file_on_its_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("hs-plugin-batch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = |answers: &str| {
+            format!(
+                "#!/bin/sh\nwhile IFS= read -r line; do [ \"$line\" = \"-> done\" ] && break; done\n\
+                 IFS= read -r _\n{answers}printf -- '-> done\\n\\n'\n"
+            )
+        };
+        let answer = |msg: &str| format!("printf -- '{msg}'\nIFS= read -r reply; IFS= read -r _\n");
+        let exe = dir.join("age-plugin-batchy");
+        let key = "-> file-key 0\\nAQIDBAUGBwgJCgsMDQ4PEA\\n";
+        let broken = "-> error stanza 1 0\\nYnJva2Vu\\n";
+        std::fs::write(&exe, script(&(answer(key) + &answer(broken)))).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let stanzas: Vec<Stanza> =
+            (0..3u8).map(|i| Stanza::new("anything", vec![i.to_string()], vec![i; 3])).collect();
+        let refs: Vec<&Stanza> = stanzas.iter().collect();
+        let files: Vec<&[&Stanza]> = refs.iter().map(std::slice::from_ref).collect();
+        let got = v1::unwrap_files("batchy", &exe, "AGE-PLUGIN-BATCHY-1", &files, &NoCallbacks).unwrap();
+        assert_eq!(got.len(), 3);
+        assert!(matches!(&got[0], Some(Ok(k)) if k.expose() == (1..=16).collect::<Vec<u8>>()));
+        assert!(matches!(&got[1], Some(Err(e)) if e.to_string().contains("failed: broken")));
+        assert!(got[2].is_none());
+
+        for wrong in
+            ["-> file-key 3\\nAQIDBAUGBwgJCgsMDQ4PEA\\n", "-> file-key 01\\nAQIDBAUGBwgJCgsMDQ4PEA\\n"]
+        {
+            std::fs::write(&exe, script(&answer(wrong))).unwrap();
+            let e =
+                v1::unwrap_files("batchy", &exe, "AGE-PLUGIN-BATCHY-1", &files, &NoCallbacks).unwrap_err();
+            assert!(e.to_string().contains("malformed file-key"), "{e}");
+        }
+        std::fs::write(&exe, script(&(answer(key) + &answer(key)))).unwrap();
+        let e = v1::unwrap_files("batchy", &exe, "AGE-PLUGIN-BATCHY-1", &files, &NoCallbacks).unwrap_err();
+        assert!(e.to_string().contains("two answers for one file"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -24,20 +24,23 @@ use crate::{error::Error, file_key::FileKey, limits};
 struct Counts<'a> {
     name: &'a str,
     messages: usize,
+    /// The most messages: [`limits::PLUGIN_MESSAGES`], more for a batch of files.
+    most: usize,
     stanzas: usize,
 }
 
 impl<'a> Counts<'a> {
-    fn new(name: &'a str) -> Self {
-        Counts { name, messages: 0, stanzas: 0 }
+    /// The budget of one exchange, and `more` messages.
+    fn new(name: &'a str, more: usize) -> Self {
+        Counts { name, messages: 0, most: limits::PLUGIN_MESSAGES + more, stanzas: 0 }
     }
 
     /// Counts a message other than a stanza (`msg`, `labels`, an unknown command…).
     fn message(&mut self) -> Result<(), Error> {
         self.messages += 1;
-        if self.messages > limits::PLUGIN_MESSAGES {
+        if self.messages > self.most {
             let what = format!("messages from age-plugin-{} in one exchange", self.name);
-            return Err(limits::too_many(&what, limits::PLUGIN_MESSAGES));
+            return Err(limits::too_many(&what, self.most));
         }
         Ok(())
     }
@@ -125,7 +128,7 @@ pub(super) fn wrap(
     conn.send("extension-labels", &[], &[])?;
     conn.send("done", &[], &[])?;
 
-    let (mut stanzas, mut labels, mut counts) = (Vec::new(), None, Counts::new(name));
+    let (mut stanzas, mut labels, mut counts) = (Vec::new(), None, Counts::new(name, 0));
     loop {
         let s = conn.recv()?;
         match s.tag.as_str() {
@@ -174,36 +177,87 @@ pub(super) fn unwrap(
     stanzas: &[Stanza],
     cb: &dyn Callbacks,
 ) -> Result<Option<FileKey>, Error> {
-    let mut conn = Connection::start(name, binary, "identity-v1", cb.plugin_timeout())?;
+    let file: Vec<&Stanza> = stanzas.iter().collect();
+    match unwrap_files(name, binary, encoding, &[&file], cb)?.pop().flatten() {
+        Some(key) => key.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// What a batch gives for each file: its file key, `None` (the plugin opened none of its
+/// stanzas), or the plugin's error for that file.
+pub(super) type Answers = Vec<Option<Result<FileKey, Error>>>;
+
+/// `identity-v1` over many files in one session: the stanzas of file *i* are sent as
+/// `recipient-stanza i …`, and the plugin answers each file with a `file-key i`, an
+/// `error stanza i …` (that file's failure, the exchange goes on), or nothing. Any other error,
+/// or a broken exchange, fails the batch. The plugin's output is budgeted per file and its
+/// deadline starts again at each file answered ([`Connection::progress`]). Every file must
+/// have a stanza (the protocol cannot send an empty one).
+pub(super) fn unwrap_files(
+    name: &str,
+    binary: &Path,
+    encoding: &str,
+    files: &[&[&Stanza]],
+    cb: &dyn Callbacks,
+) -> Result<Answers, Error> {
+    let mut answers: Answers = files.iter().map(|_| None).collect();
+    if files.is_empty() {
+        return Ok(answers);
+    }
+    debug_assert!(files.iter().all(|f| !f.is_empty()), "every file has a stanza");
+    let more = files.len() - 1;
+    let budget = limits::PLUGIN_BYTES + more * limits::PLUGIN_BYTES_PER_STANZA;
+    let mut conn = Connection::start_for(name, binary, "identity-v1", cb.plugin_timeout(), budget)?;
     conn.send("add-identity", &[encoding], &[])?;
     conn.grease()?;
-    for s in stanzas {
-        conn.send_wrapped(&["recipient-stanza", "0"], s)?;
+    for (i, file) in files.iter().enumerate() {
+        let index = i.to_string();
+        for s in file.iter() {
+            conn.send_wrapped(&["recipient-stanza", &index], s)?;
+        }
     }
     conn.send("done", &[], &[])?;
 
-    let (mut file_key, mut counts) = (None, Counts::new(name));
+    let mut counts = Counts::new(name, more * limits::PLUGIN_MESSAGES_PER_STANZA);
     loop {
         let s = conn.recv()?;
         match s.tag.as_str() {
             "file-key" => {
                 counts.message().map_err(|e| conn.abort(e))?;
-                if s.args.len() != 1 || !index_zero(s.args.first()) {
+                let Some(i) = file_index(s.args.first(), files.len()).filter(|_| s.args.len() == 1) else {
                     return Err(conn.error("sent a malformed file-key"));
-                }
-                if file_key.is_some() {
-                    return Err(conn.error("sent two file keys for one file"));
+                };
+                if answers[i].is_some() {
+                    return Err(conn.error("sent two answers for one file"));
                 }
                 let mut body = s.body;
                 let key = FileKey::from_slice(&body);
                 body.zeroize();
                 let key = key.ok_or_else(|| conn.error("sent a file key of the wrong size"))?;
-                file_key = Some(key);
+                answers[i] = Some(Ok(key));
+                conn.progress();
                 conn.send("ok", &[], &[])?;
             }
             "error" => {
-                let _ = conn.send("ok", &[], &[]);
-                return Err(conn.error(&format!("failed: {}", printable(&s.body))));
+                counts.message().map_err(|e| conn.abort(e))?;
+                let failed = conn.error(&format!("failed: {}", printable(&s.body)));
+                // `error stanza FILE STANZA`: that file failed, the others go on.
+                let file = match s.args.as_slice() {
+                    [kind, file, _] if kind == "stanza" => file_index(Some(file), files.len()),
+                    _ => None,
+                };
+                match file {
+                    Some(i) if answers[i].is_none() => {
+                        answers[i] = Some(Err(failed));
+                        conn.progress();
+                        conn.send("ok", &[], &[])?;
+                    }
+                    _ => {
+                        let _ = conn.send("ok", &[], &[]);
+                        return Err(failed);
+                    }
+                }
             }
             "done" => break,
             _ => {
@@ -214,5 +268,15 @@ pub(super) fn unwrap(
             }
         }
     }
-    Ok(file_key)
+    Ok(answers)
+}
+
+/// A file index the plugin sent, if it names one of the `files` offered.
+fn file_index(arg: Option<&String>, files: usize) -> Option<usize> {
+    let a = arg?;
+    // Digits only, no sign or leading zero (`parse` would take "+1" and "01").
+    if a.is_empty() || !a.bytes().all(|b| b.is_ascii_digit()) || (a.len() > 1 && a.starts_with('0')) {
+        return None;
+    }
+    a.parse::<usize>().ok().filter(|&i| i < files)
 }

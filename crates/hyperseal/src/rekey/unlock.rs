@@ -1,0 +1,179 @@
+//! One unlock for many files: before a window of a tree's files is re-keyed, their headers are
+//! read and every identity that unwraps in batches (a plugin: one process per use, perhaps a PIN
+//! or a touch each time) is asked once for all their stanzas ([`Identity::unwrap_each`]). Each
+//! file is then re-keyed with [`Cached`] views of those identities, which answer from what the
+//! batch said and ask the identity itself only about a stanza the batch never saw (a header
+//! rewritten since it was read, a stanza the re-key just made).
+//!
+//! A stanza is offered to a batch identity only where no identity before it in the caller's
+//! list opens the file (the order [`open_file_key`](crate::keys) tries them in), so a plugin
+//! is never woken for files a native key opens. A batch that fails as a whole (the plugin is
+//! missing, refused, or broke the protocol) is that failure for each of its stanzas: every
+//! file that needed the plugin fails with it, without one more session per file.
+//!
+//! The cache holds file keys (zeroized on drop) for one window only: the tree keeps at most
+//! [`limits::PLUGIN_BATCH`] stanzas or [`limits::PLUGIN_BATCH_BYTES`] of them in a window.
+
+use std::collections::HashMap;
+use std::fs::File;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+use crate::file_key::FileKey;
+use crate::format::Stanza;
+use crate::recipient::Identity;
+use crate::{limits, Decryptor};
+
+/// What a batch said of one stanza: not this identity's, its file key, or why it failed.
+type Answer = Option<Result<FileKey, String>>;
+
+/// An identity's answers for the stanzas of one window, in front of the identity itself.
+pub(super) struct Cached<'a> {
+    id: &'a dyn Identity,
+    answers: HashMap<[u8; 32], Answer>,
+}
+
+impl Identity for Cached<'_> {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        self.unwrap_stanzas(std::slice::from_ref(stanza))
+    }
+
+    /// The first definite answer the batch gave for one of `stanzas`; else the identity itself
+    /// on the stanzas the batch never saw (none: not mine).
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Option<Result<FileKey, Error>> {
+        let mut unseen = Vec::new();
+        for s in stanzas {
+            match self.answers.get(&digest(s)) {
+                Some(Some(Ok(key))) => return Some(Ok(key.clone())),
+                Some(Some(Err(why))) => return Some(Err(Error::Plugin(why.clone()))),
+                Some(None) => {}
+                None => unseen.push(s.clone()),
+            }
+        }
+        match unseen.is_empty() {
+            true => None,
+            false => self.id.unwrap_stanzas(&unseen),
+        }
+    }
+}
+
+/// The identities to re-key a window's files with: each batch identity behind the answers it
+/// gave for `headers` (the stanzas of each file that has a readable header), the others as
+/// they are.
+pub(super) fn unlock<'a>(
+    identities: &'a [Box<dyn Identity>],
+    headers: &[Vec<Stanza>],
+) -> Vec<Box<dyn Identity + 'a>> {
+    let mut out: Vec<Box<dyn Identity + 'a>> = Vec::with_capacity(identities.len());
+    // Which files an identity earlier in the list opens (checked with the views made so far,
+    // so a plugin's earlier batch is not asked again).
+    let mut opened = vec![false; headers.len()];
+    for id in identities {
+        if !id.unwraps_in_batches() {
+            let view: Box<dyn Identity + 'a> = Box::new(&**id);
+            mark_opened(&*view, headers, &mut opened);
+            out.push(view);
+            continue;
+        }
+        let mut offered: Vec<&Stanza> = Vec::new();
+        for (file, done) in headers.iter().zip(&opened) {
+            if !done {
+                offered.extend(file.iter());
+            }
+        }
+        offered.sort_by_key(|s| digest(s));
+        offered.dedup_by_key(|s| digest(s));
+        let answers = match id.unwrap_each(&offered) {
+            Ok(each) => offered.iter().map(|s| digest(s)).zip(each.into_iter().map(keep)).collect(),
+            Err(e) => {
+                let why = message(e);
+                offered.iter().map(|s| (digest(s), Some(Err(why.clone())))).collect()
+            }
+        };
+        let view = Box::new(Cached { id: &**id, answers });
+        mark_opened(&*view, headers, &mut opened);
+        out.push(view);
+    }
+    out
+}
+
+/// Marks the files `id` answers for (a key or an error: either way later identities are not
+/// asked, as in `open_file_key`).
+fn mark_opened(id: &dyn Identity, headers: &[Vec<Stanza>], opened: &mut [bool]) {
+    for (file, done) in headers.iter().zip(opened.iter_mut()) {
+        if !*done && !file.is_empty() {
+            *done = id.unwrap_stanzas(file).is_some();
+        }
+    }
+}
+
+fn keep(answer: Option<Result<FileKey, Error>>) -> Answer {
+    answer.map(|r| r.map_err(message))
+}
+
+/// An error's text without its kind's prefix (it is rebuilt as a plugin error).
+fn message(e: Error) -> String {
+    match e {
+        Error::Plugin(m) => m,
+        e => e.to_string(),
+    }
+}
+
+fn digest(s: &Stanza) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(s.tag.as_bytes());
+    for a in &s.args {
+        h.update([0]);
+        h.update(a.as_bytes());
+    }
+    h.update([1]);
+    h.update(&s.body);
+    h.finalize().into()
+}
+
+/// Entries of a tree waiting to be re-keyed, with their files' stanzas, up to one batch's
+/// worth ([`limits::PLUGIN_BATCH`] stanzas, [`limits::PLUGIN_BATCH_BYTES`] of them).
+pub(super) struct Window<T> {
+    pub(super) entries: Vec<T>,
+    pub(super) headers: Vec<Vec<Stanza>>,
+    count: usize,
+    bytes: usize,
+}
+
+impl<T> Default for Window<T> {
+    fn default() -> Self {
+        Window { entries: Vec::new(), headers: Vec::new(), count: 0, bytes: 0 }
+    }
+}
+
+impl<T> Window<T> {
+    /// Whether `stanzas` fit beside what the window holds (an empty window takes anything).
+    pub(super) fn fits(&self, stanzas: &[Stanza]) -> bool {
+        let (n, b) = cost(stanzas);
+        self.entries.is_empty()
+            || (self.count + n <= limits::PLUGIN_BATCH && self.bytes + b <= limits::PLUGIN_BATCH_BYTES)
+    }
+
+    pub(super) fn push(&mut self, entry: T, stanzas: Vec<Stanza>) {
+        let (n, b) = cost(&stanzas);
+        (self.count, self.bytes) = (self.count + n, self.bytes + b);
+        self.entries.push(entry);
+        self.headers.push(stanzas);
+    }
+}
+
+/// A stanza's weight in a window: one, and its bytes (the body and, roughly, its line).
+fn cost(stanzas: &[Stanza]) -> (usize, usize) {
+    (stanzas.len(), stanzas.iter().map(|s| s.body.len() + 64).sum())
+}
+
+/// The stanzas of the file at `path`; none where it has no header to read (its own re-key
+/// then says why).
+pub(super) fn stanzas_of(path: &std::path::Path) -> Vec<Stanza> {
+    let Ok(file) = File::open(path) else { return Vec::new() };
+    match Decryptor::new(&file) {
+        Ok(dec) => dec.header().stanzas.clone(),
+        Err(_) => Vec::new(),
+    }
+}
