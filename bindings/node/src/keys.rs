@@ -58,18 +58,13 @@ pub fn parse_recipients(list: &[&str], allow_plugins: bool) -> Result<Vec<Box<dy
         if k.trim().is_empty() {
             return Err(Fail::new(Code(hyperseal::ErrorCode::Key), "invalid recipient: empty public key"));
         }
-        if is_recipients_file(k) {
+        if k.trim().lines().count() > 1 && !k.trim_start().starts_with("-----BEGIN") {
             out.extend(recipient::parse_recipients_file_with(k, policy(allow_plugins))?);
         } else {
             out.push(recipient::parse_recipient_with(k, policy(allow_plugins))?);
         }
     }
     Ok(out)
-}
-
-/// Whether a recipient string is a recipients file's text (several lines, not one PEM key).
-pub fn is_recipients_file(k: &str) -> bool {
-    k.trim().lines().count() > 1 && !k.trim_start().starts_with("-----BEGIN")
 }
 
 /// Parses (or finds cached) identities: a secret key line, an identity file as the CLI writes

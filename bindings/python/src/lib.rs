@@ -34,6 +34,9 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rekey::rekey_file, m)?)?;
     m.add_function(wrap_pyfunction!(rekey::rekey_head, m)?)?;
     m.add_function(wrap_pyfunction!(rekey::rekey_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(rekey::rekey_change_id, m)?)?;
+    m.add_function(wrap_pyfunction!(rekey::rekey_selected, m)?)?;
+    m.add_function(wrap_pyfunction!(rekey::looks_encrypted, m)?)?;
     m.add_class::<streams::Sealer>()?;
     m.add_class::<streams::Opener>()?;
     m.add_class::<streams::Reader>()?;

@@ -167,16 +167,6 @@ pub fn rekey_tree<'py>(
 ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
     use hyperseal::rekey::{TreeOptions, TreeOutcome, MANIFEST_NAME};
     let ids = identities_of(identities, passphrase, allow_plugins)?;
-    // The change as the manifest names it: the arguments as given.
-    let describe = |o: Option<&Bound<'py, PyAny>>| -> PyResult<String> {
-        o.map_or(Ok(String::new()), |o| Ok(o.repr()?.to_string()))
-    };
-    let change_id = format!(
-        "set={} add={} remove={} remove_own={remove_own}",
-        describe(recipients)?,
-        describe(add)?,
-        describe(remove)?
-    );
     let change = change_of(recipients, add, remove, remove_own, allow_plugins)?;
     let manifest = match (manifest, recursive, &paths[..]) {
         (Some(m), _, _) => Some(m),
@@ -190,7 +180,6 @@ pub fn rekey_tree<'py>(
         follow_links: follow_symlinks,
         dry_run,
         manifest,
-        change_id,
         split_links,
     };
     let failed_callback: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
@@ -243,4 +232,31 @@ pub fn rekey_tree<'py>(
     summary.set_item("skipped", skipped)?;
     summary.set_item("failed", failed)?;
     Ok((files, summary))
+}
+
+/// The change's name, as every re-key manifest records it (the library's `Change::id`): the
+/// S3 prefix re-key names its manifest's change with it, as the tree re-key does.
+#[pyfunction]
+#[pyo3(signature = (recipients = None, add = None, remove = None, remove_own = false, allow_plugins = false))]
+pub fn rekey_change_id(
+    recipients: Option<&Bound<'_, PyAny>>,
+    add: Option<&Bound<'_, PyAny>>,
+    remove: Option<&Bound<'_, PyAny>>,
+    remove_own: bool,
+    allow_plugins: bool,
+) -> PyResult<String> {
+    Ok(change_of(recipients, add, remove, remove_own, allow_plugins)?.id())
+}
+
+/// Whether `rel` (a key under the prefix) passes the include and exclude globs, as the tree
+/// re-key selects paths (the library's `selected_by`).
+#[pyfunction]
+pub fn rekey_selected(include: Vec<String>, exclude: Vec<String>, rel: &str) -> bool {
+    hyperseal::rekey::selected_by(&include, &exclude, rel)
+}
+
+/// Whether bytes begin as a hyperseal or age file does (the library's `looks_encrypted_head`).
+#[pyfunction]
+pub fn looks_encrypted(head: &[u8]) -> bool {
+    hyperseal::rekey::looks_encrypted_head(head)
 }

@@ -57,7 +57,10 @@ pub use rotate::rotate_file;
 pub(crate) use slack::fill as fill_slack;
 pub use slack::{slack_for, SLACK_TYPE};
 #[cfg(all(feature = "fs", any(unix, windows)))]
-pub use tree::{glob_match, rekey_tree, TreeOptions, TreeOutcome, TreeReport, MANIFEST_NAME};
+pub use tree::{
+    glob_match, looks_encrypted_head, rekey_tree, selected_by, TreeOptions, TreeOutcome, TreeReport,
+    MANIFEST_NAME,
+};
 
 /// Stanza types whose recipients resist a quantum adversary (they carry the `postquantum`
 /// label when written).
@@ -104,6 +107,44 @@ pub struct Change {
     pub remove: Vec<Box<dyn Recipient>>,
     /// Allow a result that none of the identities the file was opened with can open.
     pub remove_own: bool,
+}
+
+impl Change {
+    /// Names this change (hex SHA-256), the same from every door (CLI, Node, Python): each list
+    /// (set, add, remove) as the set of its recipients' key ids, and `remove_own`. A tree's or a
+    /// bucket's manifest records it, so a resumed run with another change is refused. A
+    /// recipient without a key id (a passphrase, whose every wrap is its own) makes the change
+    /// one of a kind: a run with it never resumes another's manifest.
+    pub fn id(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(b"hyperseal rekey change v1");
+        let lists =
+            [(&b"set"[..], self.set.as_deref()), (b"add", Some(&self.add)), (b"remove", Some(&self.remove))];
+        for (name, list) in lists {
+            h.update([0]);
+            h.update(name);
+            let Some(list) = list else { continue };
+            let mut ids: Vec<Vec<u8>> =
+                list.iter().map(|r| r.key_id().unwrap_or_else(one_of_a_kind)).collect();
+            ids.sort();
+            ids.dedup();
+            for id in ids {
+                h.update((id.len() as u64).to_be_bytes());
+                h.update(&id);
+            }
+        }
+        h.update([u8::from(self.remove_own)]);
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// Random bytes for a recipient without a key id. Should the system's generator fail, the
+/// wrap of that recipient fails the same way before any file is touched.
+fn one_of_a_kind() -> Vec<u8> {
+    let mut b = vec![0; 32];
+    let _ = crate::rng::fill(&mut b);
+    b
 }
 
 /// The new stanza list, and what changed.

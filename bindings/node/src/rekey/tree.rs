@@ -11,9 +11,9 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Task};
 use napi_derive::napi;
 
-use super::{change_of, list, Identities, Keys};
+use super::{change_of, Identities, Keys};
 use crate::errors::Fail;
-use crate::keys::{self, PublicKeys};
+use crate::keys::PublicKeys;
 
 type TreeProgressFn =
     ThreadsafeFunction<FnArgs<(u32, u32)>, Unknown<'static>, FnArgs<(u32, u32)>, Status, false>;
@@ -223,21 +223,6 @@ impl Task for RekeyTreeTask {
     }
 }
 
-/// The change as the manifest names it, in the CLI's words (`hyperseal rekey --recursive`):
-/// the `-r` keys, the text of `-R` recipients files, `--add`, `--remove`, `--remove-own`. A
-/// manifest one of them wrote for the same keys is the other's too, so a run begun by either
-/// resumes with either.
-fn change_id(o: &RekeyTreeOptions) -> String {
-    let (files, set): (Vec<&str>, Vec<&str>) =
-        list(&o.recipients).unwrap_or_default().into_iter().partition(|k| keys::is_recipients_file(k));
-    format!(
-        "set={set:?} files={files:?} add={:?} remove={:?} remove_own={}",
-        list(&o.add).unwrap_or_default(),
-        list(&o.remove).unwrap_or_default(),
-        o.remove_own.unwrap_or(false)
-    )
-}
-
 fn globs(g: Option<PublicKeys>) -> Vec<String> {
     match g {
         None => Vec::new(),
@@ -261,7 +246,6 @@ fn tree_options(roots: &[PathBuf], o: &mut RekeyTreeOptions) -> Result<TreeOptio
         follow_links: o.follow_symlinks.unwrap_or(false),
         dry_run: o.dry_run.unwrap_or(false),
         manifest,
-        change_id: change_id(o),
         split_links: o.split_links.unwrap_or(false),
     })
 }

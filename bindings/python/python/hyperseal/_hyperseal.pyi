@@ -242,6 +242,21 @@ def rekey_tree(
     """The library's tree re-key (see :func:`hyperseal.rekey_tree`): a dict per file and the
     counts (``in_place``, ``rewritten``, ``already_done``, ``skipped``, ``failed``)."""
 
+def rekey_change_id(
+    recipients: _Recipients | None = None,
+    add: _Recipients | None = None,
+    remove: _Recipients | None = None,
+    remove_own: bool = False,
+    allow_plugins: bool = False,
+) -> str:
+    """The change's name, as every re-key manifest records it (FORMAT.md §9.3)."""
+
+def rekey_selected(include: list[str], exclude: list[str], rel: str) -> bool:
+    """Whether ``rel`` passes the include and exclude globs, as the tree re-key selects."""
+
+def looks_encrypted(head: Buffer) -> bool:
+    """Whether bytes begin as a hyperseal or age file does."""
+
 def rekey_head(
     head: Buffer,
     identities: _Identities | None = None,

@@ -27,10 +27,11 @@ import asyncio
 import hashlib
 import os
 import pickle
-import re
 import secrets
 import time
 
+from ._hyperseal import rekey_change_id as _change_id
+from ._hyperseal import rekey_selected as _selected
 from ._rekey_s3 import _changed, _not_ours, _plan, _write
 
 MANIFEST_NAME = ".hyperseal-rekey.manifest"
@@ -52,40 +53,10 @@ def _unescape(s):
     return s.replace("%0A", "\n").replace("%0D", "\r").replace("%09", "\t").replace("%25", "%")
 
 
-def _glob_re(glob):
-    """The tree re-key's globs (``hyperseal::rekey::glob_match``): ``*`` any run but ``/``,
-    ``?`` one character but ``/``, ``**`` (and ``**/``) any run including ``/``."""
-    out, i = [], 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append(".*")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(out), re.S)
-
-
 def _selector(include, exclude):
-    """A glob without ``/`` is matched against the key's last segment, one with ``/`` against
-    the key under the prefix, as the tree re-key matches names and relative paths."""
-    inc = [(("/" in g), _glob_re(g)) for g in include]
-    exc = [(("/" in g), _glob_re(g)) for g in exclude]
-
-    def hit(rel, globs):
-        name = rel.rsplit("/", 1)[-1]
-        return any(r.fullmatch(rel if slash else name) for slash, r in globs)
-
-    return lambda rel: (not inc or hit(rel, inc)) and not hit(rel, exc)
+    """The tree re-key's selection (the library's ``selected_by``): a glob without ``/`` is
+    matched against the key's last segment, one with ``/`` against the key under the prefix."""
+    return lambda rel: _selected(include, exclude, rel)
 
 
 # The manifest --------------------------------------------------------------------------------
@@ -98,7 +69,7 @@ class _Manifest:
 
     def __init__(self, fs, where, change_id):
         self.fs, self.where = fs, where  # fs None: a local path
-        self.change = hashlib.sha256(change_id.encode()).hexdigest()
+        self.change = change_id
         self.begun, self.done = {}, {}  # key -> listed ETag; key -> (after digest, new ETag)
         self.lines, self.dirty, self.etag, self.flushed = [], False, None, time.monotonic()
         text = self._load()
@@ -376,9 +347,8 @@ def rekey_prefix(client, url, identities=None, *, passphrase=None, recipients=No
         raise _argument("max_concurrency must be at least 1")
     storage_options = dict(storage_options or {})
     keys = _keys(recipients, add, remove, passphrase, remove_own, allow_plugins)
-    # The change as the manifest names it: the arguments as given (repr of a key is its public part).
-    change_id = (f"set={recipients!r} add={list(keys['add'])!r} remove={list(keys['remove'])!r} "
-                 f"remove_own={remove_own!r}")
+    # The change as every manifest names it (the library's Change::id).
+    change_id = _change_id(recipients, keys["add"], keys["remove"], remove_own, allow_plugins)
     fs = fsspec.filesystem("s3", **storage_options)
     man = None if dry_run else _open_manifest(fs, manifest, bucket, prefix, change_id)
     own = man.where if man is not None and man.fs is not None else None

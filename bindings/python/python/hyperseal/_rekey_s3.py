@@ -33,6 +33,7 @@ its credentials, endpoint and timeouts apply.
 import asyncio
 from urllib.parse import urlencode
 
+from ._hyperseal import looks_encrypted as _looks_encrypted
 from ._hyperseal import rekey_head as _rekey_head
 from .rekey import HEADER_BYTES, RekeyResult
 
@@ -133,16 +134,6 @@ def _not_ours(e):
     return "not a hyperseal or age file" in str(e)
 
 
-def _looks_encrypted(head):
-    """The tree re-key's rule (``looks_encrypted`` in crates/hyperseal/src/rekey/tree.rs): a
-    file that begins with a version line the header parser accepts, or armor with one of the two
-    labels, is ours, and one that then fails to parse is damaged; anything else is not ours."""
-    label = head[:64].lstrip().removeprefix(b"-----BEGIN ")
-    return (head.startswith((b"hyperseal/", b"age-encryption.org/"))
-            or (len(label) < len(head[:64].lstrip()) and label.startswith((b"HYPERSEAL ENCRYPTED FILE",
-                                                                           b"AGE ENCRYPTED FILE"))))
-
-
 async def _plan(fs, bucket, key, identities, keys, listed=None):
     """Reads the object's head and plans the re-key: the state :func:`_write` needs.
     ``listed``: the ``(ETag, size)`` a listing gave, so no HEAD is sent: the first ranged GET
@@ -174,7 +165,7 @@ async def _plan(fs, bucket, key, identities, keys, listed=None):
                 new, old_len, plan = _rekey_head(head, identities, **keys)
                 break
             except FormatError as e:  # a header longer than the first read; a wrong key is not retried
-                if not _looks_encrypted(head):
+                if not _looks_encrypted(bytes(head[:64])):
                     raise FormatError("unknown file format: not a hyperseal or age file") from e
                 limit = min(size, HEADER_BYTES + _MARGIN)
                 if len(head) >= limit or _not_ours(e):

@@ -57,7 +57,6 @@ pub(super) fn run(a: &RekeyArgs, identities: &[Box<dyn Identity>], change: Chang
         follow_links: a.follow_symlinks,
         dry_run: a.dry_run,
         manifest,
-        change_id: change_id(a)?,
         split_links: a.split_links,
     };
     let bar = (!a.quiet && !a.dry_run && std::io::stderr().is_terminal()).then(|| {
@@ -128,16 +127,4 @@ pub(super) fn run(a: &RekeyArgs, identities: &[Box<dyn Identity>], change: Chang
             Err(crate::errors::Reported.into())
         }
     }
-}
-
-/// The change as the manifest names it: the recipients (and the text of recipient files) given.
-fn change_id(a: &RekeyArgs) -> Result<String> {
-    let mut files = Vec::new();
-    for f in &a.recipient_files {
-        files.push(String::from_utf8_lossy(&std::fs::read(f)?).into_owned());
-    }
-    Ok(format!(
-        "set={:?} files={:?} add={:?} remove={:?} remove_own={}",
-        a.recipients, files, a.add, a.remove, a.remove_own
-    ))
 }

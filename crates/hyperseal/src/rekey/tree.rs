@@ -16,7 +16,7 @@
 //!
 //! ```text
 //! hyperseal-rekey-manifest v1
-//! change <the caller's description of the change, hex SHA-256>
+//! change <the change's name: Change::id, a hex SHA-256 of its recipients' key ids>
 //! begin <header SHA-256 before> <path>
 //! done <header SHA-256 before> <header SHA-256 after> <path>
 //! ```
@@ -51,9 +51,6 @@ pub struct TreeOptions {
     pub dry_run: bool,
     /// Keep the manifest here (see the module documentation); `None`: no manifest, no resume.
     pub manifest: Option<PathBuf>,
-    /// Names the change in the manifest (for example the command line's recipients), so a
-    /// resumed run is refused if it would apply another change.
-    pub change_id: String,
     /// As [`FileOptions::split_links`].
     pub split_links: bool,
 }
@@ -109,7 +106,7 @@ pub fn rekey_tree(
         walk(root, root, opts, &mut files, &mut Vec::new())?;
     }
     let mut manifest = match (&opts.manifest, opts.dry_run) {
-        (Some(p), false) => Some(Manifest::open(p, &opts.change_id)?),
+        (Some(p), false) => Some(Manifest::open(p, &change.id())?),
         _ => None,
     };
     let mut report = TreeReport::default();
@@ -227,19 +224,25 @@ fn classify(e: Error) -> TreeOutcome {
     }
 }
 
-/// Whether the file begins as a hyperseal or age file does (binary or armored): one that does
-/// and then fails to parse is damaged (a failure), anything else is not ours (skipped).
+/// Whether the file begins as a hyperseal or age file does ([`looks_encrypted_head`]).
 fn looks_encrypted(path: &Path) -> std::io::Result<bool> {
     let mut head = [0u8; 64];
     let n = crate::sys::read_at_most(&File::open(path)?, &mut head, 0)?;
-    let head = &head[..n];
+    Ok(looks_encrypted_head(&head[..n]))
+}
+
+/// Whether bytes begin as a hyperseal or age file does (binary or armored; 64 bytes are
+/// enough): one that does and then fails to parse is damaged (a failure), anything else is not
+/// ours (skipped). The tree re-key and the S3 prefix re-key sort what they find by it.
+pub fn looks_encrypted_head(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(64)];
     // The version lines the header parser accepts (`format/header.rs`), or armor with one of the
     // two labels (a PEM key's `-----BEGIN …` is not ours: skipped, not failed).
     let label = head.trim_ascii_start().strip_prefix(b"-----BEGIN ").unwrap_or_default();
-    Ok(head.starts_with(b"hyperseal/")
+    head.starts_with(b"hyperseal/")
         || head.starts_with(b"age-encryption.org/")
         || label.starts_with(HYPERSEAL_LABEL.as_bytes())
-        || label.starts_with(AGE_LABEL.as_bytes()))
+        || label.starts_with(AGE_LABEL.as_bytes())
 }
 
 /// SHA-256 of the header bytes as they are in the file (armored files: of the decoded header).
@@ -331,16 +334,26 @@ fn is_own_artifact(p: &Path, opts: &TreeOptions) -> bool {
 /// The manifest's name when a run keeps it inside the directory it re-keys.
 pub const MANIFEST_NAME: &str = ".hyperseal-rekey.manifest";
 
-/// Whether `path` (under `root`) passes the include and exclude globs. A glob without `/` is
-/// matched against the file name, one with `/` against the path relative to `root`.
+/// Whether `path` (under `root`) passes the include and exclude globs ([`selected_by`]).
 fn selected(root: &Path, path: &Path, opts: &TreeOptions) -> bool {
-    let rel = path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/");
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let hit = |g: &String| match g.contains('/') {
-        true => glob_match(g, &rel),
-        false => glob_match(g, &name),
+    // A file given as a root is matched by its name.
+    let rel = match path.strip_prefix(root) {
+        Ok(r) if !r.as_os_str().is_empty() => r,
+        _ => Path::new(path.file_name().unwrap_or_default()),
     };
-    (opts.include.is_empty() || opts.include.iter().any(hit)) && !opts.exclude.iter().any(hit)
+    selected_by(&opts.include, &opts.exclude, &rel.to_string_lossy().replace('\\', "/"))
+}
+
+/// Whether `rel` (a path under the root, or an object's key under the prefix, `/`-separated)
+/// passes `include` (all when empty) and `exclude`: a glob without `/` is matched against the
+/// last segment (the name), one with `/` against the whole of `rel` ([`glob_match`]).
+pub fn selected_by(include: &[String], exclude: &[String], rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let hit = |g: &String| match g.contains('/') {
+        true => glob_match(g, rel),
+        false => glob_match(g, name),
+    };
+    (include.is_empty() || include.iter().any(hit)) && !exclude.iter().any(hit)
 }
 
 /// Glob matching: `*` any run of characters but `/`, `**` any run including `/`, `?` one
@@ -377,8 +390,7 @@ struct Manifest {
 }
 
 impl Manifest {
-    fn open(path: &Path, change_id: &str) -> Result<Manifest, Error> {
-        let change = hex(&Sha256::digest(change_id.as_bytes()));
+    fn open(path: &Path, change: &str) -> Result<Manifest, Error> {
         let mut records = HashMap::new();
         let existing = match File::open(path) {
             Ok(f) => Some(f),
