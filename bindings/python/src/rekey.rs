@@ -181,6 +181,7 @@ pub fn rekey_tree<'py>(
         dry_run,
         manifest,
         split_links,
+        threads: 0,
     };
     let failed_callback: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
     let report = py

@@ -204,3 +204,36 @@ fn a_killed_run_resumes_with_the_same_command() {
     }
     assert_eq!(files, 1000);
 }
+
+/// Files are re-keyed in parallel, so one file reached twice (here by overlapping roots; also a
+/// followed link, a hard link) must be one job: it is re-keyed once, by its first path, and the
+/// others are listed as skipped. An X25519 `--add` twice would add two stanzas.
+#[test]
+fn a_file_reached_twice_is_rekeyed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (me, my_pub) = keypair(d, "me", "x25519");
+    let (_, new_pub) = keypair(d, "new", "x25519");
+    let t = d.join("tree");
+    fs::create_dir_all(t.join("sub")).unwrap();
+    fs::write(d.join("plain"), b"payload").unwrap();
+    for i in 0..40 {
+        let out = t.join(format!("sub/f{i:02}.hs"));
+        ok(&hs(&["encrypt", "-q", "-r", &my_pub, "-o", p(&out), p(&d.join("plain"))], None));
+    }
+    let manifest = d.join("m");
+    let o = hs(
+        &["rekey", "-i", &me, "--add", &new_pub, "--recursive", "--threads", "4", "--manifest"]
+            .into_iter()
+            .chain([p(&manifest), p(&t), p(&t.join("sub"))])
+            .collect::<Vec<_>>(),
+        None,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("80 files: re-keyed 40") && err.contains("40 skipped"), "{err}");
+    for i in 0..40 {
+        let r = recipients(&t.join(format!("sub/f{i:02}.hs")));
+        assert_eq!(r, r#"{"X25519":2}"#, "f{i:02}");
+    }
+}

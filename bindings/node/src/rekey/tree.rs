@@ -247,6 +247,7 @@ fn tree_options(roots: &[PathBuf], o: &mut RekeyTreeOptions) -> Result<TreeOptio
         dry_run: o.dry_run.unwrap_or(false),
         manifest,
         split_links: o.split_links.unwrap_or(false),
+        threads: 0,
     })
 }
 

@@ -58,6 +58,7 @@ pub(super) fn run(a: &RekeyArgs, identities: &[Box<dyn Identity>], change: Chang
         dry_run: a.dry_run,
         manifest,
         split_links: a.split_links,
+        threads: a.threads,
     };
     let bar = (!a.quiet && !a.dry_run && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(0);

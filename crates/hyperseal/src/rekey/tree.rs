@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
@@ -53,6 +54,9 @@ pub struct TreeOptions {
     pub manifest: Option<PathBuf>,
     /// As [`FileOptions::split_links`].
     pub split_links: bool,
+    /// Files re-keyed at once (each file is one job: its own lock, journal and temporary);
+    /// 0: as many as this process has CPUs.
+    pub threads: usize,
 }
 
 /// What happened to one file.
@@ -105,12 +109,17 @@ pub fn rekey_tree(
     for root in roots {
         walk(root, root, opts, &mut files, &mut Vec::new())?;
     }
-    let mut manifest = match (&opts.manifest, opts.dry_run) {
-        (Some(p), false) => Some(Manifest::open(p, &change.id())?),
+    let manifest = match (&opts.manifest, opts.dry_run) {
+        (Some(p), false) => Some(Mutex::new(Manifest::open(p, &change.id())?)),
         _ => None,
     };
+    same_files_once(&mut files);
     let mut report = TreeReport::default();
     let total = files.len();
+    let threads = match opts.threads {
+        0 => crate::stream::exec::available_threads(),
+        n => n,
+    };
     let file_opts =
         FileOptions { dry_run: opts.dry_run, split_links: opts.split_links, ..FileOptions::default() };
     // With an identity that unlocks in batches (a plugin), the files go by windows: their
@@ -122,19 +131,20 @@ pub fn rekey_tree(
             true => unlock(identities, &window.headers),
             false => identities.iter().map(|id| Box::new(&**id) as Box<dyn Identity>).collect(),
         };
-        for entry in window.entries {
-            let outcome = match entry {
-                Entry::Skip(path, why) => (path, TreeOutcome::Skipped(why)),
-                Entry::File(path) => {
-                    let outcome = one(&path, &ids, change, &file_opts, manifest.as_mut());
-                    (path, outcome)
-                }
-            };
-            report.files.push(outcome);
-            if let Some(p) = progress {
-                p(report.files.len(), total);
+        let work = |entry: Entry| match entry {
+            Entry::Skip(path, why) => (path, TreeOutcome::Skipped(why)),
+            Entry::File(path) => {
+                let outcome = one(&path, &ids, change, &file_opts, manifest.as_ref());
+                (path, outcome)
             }
-        }
+        };
+        let before = report.files.len();
+        let tick = |done: usize| {
+            if let Some(p) = progress {
+                p(before + done, total);
+            }
+        };
+        report.files.extend(each(window.entries, threads, work, tick));
     };
     for entry in files {
         let stanzas = match (&entry, batching) {
@@ -150,12 +160,77 @@ pub fn rekey_tree(
     Ok(report)
 }
 
+/// `work` on each of `items` on up to `threads` threads (files are independent: each has its
+/// own lock, journal and temporary), the results in the items' order; `tick(n)` on the
+/// caller's thread as the n-th result comes in (the bindings' progress callbacks need their
+/// own thread). Where no thread can be started, the caller's thread does the work.
+fn each<T: Send, R: Send>(
+    items: Vec<T>,
+    threads: usize,
+    work: impl Fn(T) -> R + Sync,
+    tick: impl Fn(usize),
+) -> Vec<R> {
+    let n = items.len();
+    let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
+    let queue = Mutex::new(items.into_iter().enumerate());
+    let next = || queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut started = 0;
+        for _ in 0..threads.min(n) {
+            let (tx, work, next) = (tx.clone(), &work, &next);
+            let worker = move || {
+                while let Some((i, item)) = next() {
+                    if tx.send((i, work(item))).is_err() {
+                        return;
+                    }
+                }
+            };
+            let spawned =
+                std::thread::Builder::new().name("hyperseal-rekey".into()).spawn_scoped(scope, worker);
+            started += usize::from(spawned.is_ok());
+        }
+        drop(tx);
+        if started == 0 {
+            while let Some((i, item)) = next() {
+                out[i] = Some(work(item));
+                tick(i + 1);
+            }
+        }
+        for (done, (i, r)) in rx.into_iter().enumerate() {
+            out[i] = Some(r);
+            tick(done + 1);
+        }
+    });
+    out.into_iter().map(|r| r.expect("every item was worked")).collect()
+}
+
+/// A file reached twice (two roots that overlap, a link followed to a file also walked, hard
+/// links) is re-keyed once, by its first path; the others are listed as skipped. Files run in
+/// parallel, so one file must never be two jobs.
+fn same_files_once(files: &mut [Entry]) {
+    let mut seen: HashMap<FileId, PathBuf> = HashMap::new();
+    for e in files.iter_mut() {
+        let Entry::File(path) = e else { continue };
+        let Ok(stamp) = Stamp::of_path(path) else { continue };
+        match seen.get(&stamp.id) {
+            Some(first) => {
+                let why = format!("the same file as {} (re-keyed there)", first.display());
+                *e = Entry::Skip(path.clone(), why);
+            }
+            None => {
+                seen.insert(stamp.id, path.clone());
+            }
+        }
+    }
+}
+
 fn one(
     path: &Path,
     identities: &[Box<dyn Identity + '_>],
     change: &Change,
     opts: &FileOptions,
-    manifest: Option<&mut Manifest>,
+    manifest: Option<&Mutex<Manifest>>,
 ) -> TreeOutcome {
     match looks_encrypted(path) {
         Ok(true) => {}
@@ -175,25 +250,28 @@ fn one(
         Ok(d) => d,
         Err(e) => return classify(e),
     };
-    match manifest.state(path) {
+    let manifest = || manifest.lock().unwrap_or_else(|p| p.into_inner());
+    // Taken alone: a guard in the `match` would be held through its arms.
+    let state = manifest().state(path);
+    match state {
         Some(Record::Done { after, .. }) if after == now => return TreeOutcome::AlreadyDone,
         Some(Record::Begun { before }) if before != now => {
             // Written before the run was stopped: record it, do not apply the change twice.
-            return match manifest.done(path, &before, &now) {
+            return match manifest().done(path, &before, &now) {
                 Ok(()) => TreeOutcome::AlreadyDone,
                 Err(e) => TreeOutcome::Failed(e),
             };
         }
         _ => {}
     }
-    if let Err(e) = manifest.begin(path, &now) {
+    if let Err(e) = manifest().begin(path, &now) {
         return TreeOutcome::Failed(e);
     }
     let mut outcome = attempt(path, identities, change, opts);
     if let TreeOutcome::Rekeyed(r) = &mut outcome {
         // What the recovery above found, said with this file's line.
         r.recovered = r.recovered.take().or(recovered);
-        if let Err(e) = header_digest(path).and_then(|after| manifest.done(path, &now, &after)) {
+        if let Err(e) = header_digest(path).and_then(|after| manifest().done(path, &now, &after)) {
             return TreeOutcome::Failed(e);
         }
     }
