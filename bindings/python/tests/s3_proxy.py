@@ -25,13 +25,13 @@ _HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "up
 _SIGNED = {"authorization", "x-amz-date", "x-amz-content-sha256", "x-amz-security-token"}
 
 
-def _resign(method, host, path, headers, body):
-    """The request without If-None-Match, signed again (SigV4, payload hashed)."""
+def _resign(method, host, path, headers, body, dropped="if-none-match"):
+    """The request without the header ``dropped``, signed again (SigV4, payload hashed)."""
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
 
-    kept = {k: v for k, v in headers if k.lower() not in _SIGNED | {"if-none-match"}}
+    kept = {k: v for k, v in headers if k.lower() not in _SIGNED | {dropped}}
     req = AWSRequest(method=method, url=f"http://{host}{path}", data=body, headers=kept)
     S3SigV4Auth(Credentials(USER, PASSWORD), "s3", "us-east-1").add_auth(req)
     return list(req.headers.items())
@@ -61,9 +61,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _relay(self):
         body = self._body()
         headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP]
-        if self.server.strip and self.headers.get("If-None-Match") is not None:
+        if self.server.strip and self.headers.get(self.server.strip) is not None:
             self.server.stripped += 1
-            headers = _resign(self.command, self.headers["Host"], self.path, headers, body)
+            headers = _resign(self.command, self.headers["Host"], self.path, headers, body, self.server.strip)
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
         conn = http.client.HTTPConnection(*self.server.upstream, timeout=60)
         try:
@@ -101,16 +101,16 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class IgnoringProxy:
-    """``with IgnoringProxy(minio_url) as url:`` an endpoint that drops ``If-None-Match``;
-    ``stripped`` counts the requests it dropped it from."""
+    """``with IgnoringProxy(minio_url) as url:`` an endpoint that drops ``If-None-Match`` (or
+    the header named by ``header``); ``stripped`` counts the requests it dropped it from."""
 
-    def __init__(self, upstream):
+    def __init__(self, upstream, header="if-none-match"):
         u = urlsplit(upstream)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
         self.server.upstream = (u.hostname, u.port)
         self.server.stripped = 0
-        self.server.strip = True
+        self.server.strip = header
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     @property

@@ -14,7 +14,10 @@ A store that ignores ``If-Match`` on the completion would let a write that lande
 last check and the completion be overwritten; so the ETag is also checked just before
 completing, which narrows that window to one round trip but cannot close it: on such a store,
 do not re-key objects that others write at the same time. A concurrent writer wins: the
-re-key raises ``IoError`` and the object is as that writer left it.
+re-key raises ``IoError`` and the object is as that writer left it. A prefix re-key
+(``hyperseal.dask.rekey_prefix``) first tries, on a scratch object, whether the store refuses a
+``PutObject`` whose ``If-Match`` fails (S3 and MinIO do); where it does, a small object's PUT
+goes without that HEAD before it, since the PUT's own condition then closes the window.
 
 A write that fails (a refused condition, a refused part copy, a cancelled call) leaves no parts
 behind: the part copies still running are cancelled and waited for, then the upload is aborted,
@@ -206,7 +209,9 @@ async def _write(st, dest, force, part_size, max_concurrency):
     if first_end >= size:
         body = new + head[old_len:size]
         try:
-            await check_unchanged()
+            # A store known to refuse a PUT whose If-Match fails needs no HEAD before it.
+            if not (dest is None and st.get("if_match_honoured")):
+                await check_unchanged()
             st["written_etag"] = (await s3.put_object(Bucket=bucket, Key=dest_key, Body=body, **cond,
                                                       **carried))["ETag"]
         except ClientError as e:
