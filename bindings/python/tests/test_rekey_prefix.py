@@ -227,3 +227,20 @@ def test_the_head_check_stays_where_a_store_ignores_if_match(s3_endpoint, s3, bu
         assert proxy.stripped == 1
     s3.invalidate_cache()
     assert s3.find(f"{bucket}/probe/") == []
+
+
+def test_rekey_tree_takes_an_s3_prefix_with_a_client(s3_endpoint, s3, bucket, me, client):
+    """The tree re-key's one door for folders and prefixes: an s3:// URL goes to rekey_prefix on
+    the client given; without one it says so, and nothing is touched."""
+    other = hyperseal.generate_key()
+    sealed = {f"t/o{i}.hs": hyperseal.encrypt(os.urandom(100 + i), me.public) for i in range(5)}
+    fill(s3, bucket, sealed)
+    with pytest.raises(hyperseal.ArgumentError, match="pass client="):
+        hyperseal.rekey_tree(f"s3://{bucket}/t/", me, add=other.public)
+    assert s3.cat([f"{bucket}/{k}" for k in sealed]) == {f"{bucket}/{k}": v for k, v in sealed.items()}
+    objects, summary = hyperseal.rekey_tree(f"s3://{bucket}/t/", me, add=other.public, client=client,
+                                            storage_options=opts(s3_endpoint))
+    assert summary["s3_put"] == 5 and len(objects) == 5
+    s3.invalidate_cache()
+    for k in sealed:
+        assert len(stanzas(s3.cat(f"{bucket}/{k}"), other)) == 2

@@ -200,7 +200,7 @@ def _rekey_fsspec(fs, path, identities, keys, dest, force, dry_run):
 
 def rekey_tree(paths, identities=None, *, passphrase=None, recipients=None, add=(), remove=(), remove_own=False,
                recursive=True, include=(), exclude=(), follow_symlinks=False, dry_run=False, manifest=None,
-               split_links=False, allow_plugins=False, progress=None):
+               split_links=False, allow_plugins=False, progress=None, client=None, storage_options=None):
     """Re-keys every file under ``paths`` (a local folder or file, or a list of them) that
     hyperseal or age can open, as ``hyperseal rekey --recursive`` does; returns
     ``(files, summary)``: a dict per file (``path``, ``outcome`` — ``"in_place"``,
@@ -213,7 +213,31 @@ def rekey_tree(paths, identities=None, *, passphrase=None, recipients=None, add=
     keeps ``FOLDER/.hyperseal-rekey.manifest`` (``manifest`` puts it elsewhere): a run that was
     killed resumes with the same call, applying the change once per file. ``progress(done,
     total)`` is called after each file. Keys and errors as :func:`rekey_file`.
+
+    ``paths`` may also be an S3 prefix, ``"s3://bucket/prefix/"``: its objects are re-keyed by
+    :func:`hyperseal.dask.rekey_prefix` on the Dask ``client`` given (with ``storage_options``
+    for s3fs), each by a server-side copy; the result is that function's ``(objects, summary)``.
     """
+    if isinstance(paths, str) and paths.startswith("s3://"):
+        if client is None:
+            from ._errors import ArgumentError
+
+            raise ArgumentError(f"{paths}: an S3 prefix is re-keyed on Dask workers: pass client= (a "
+                                "dask.distributed.Client), or call hyperseal.dask.rekey_prefix")
+        if recursive is not True or follow_symlinks or split_links:
+            from ._errors import ArgumentError
+
+            raise ArgumentError("recursive, follow_symlinks and split_links are options of local trees")
+        from .dask import rekey_prefix
+
+        return rekey_prefix(client, paths, identities, passphrase=passphrase, recipients=recipients, add=add,
+                            remove=remove, remove_own=remove_own, include=include, exclude=exclude,
+                            dry_run=dry_run, manifest=manifest, storage_options=storage_options,
+                            progress=progress, allow_plugins=allow_plugins)
+    if client is not None or storage_options is not None:
+        from ._errors import ArgumentError
+
+        raise ArgumentError("client and storage_options are for an S3 prefix (s3://bucket/prefix/)")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     keys = _keys(recipients, add, remove, passphrase, remove_own, allow_plugins)
