@@ -15,13 +15,10 @@ Exit 0 with a JSON report; exit 3 with the reason on stderr when a package or Mi
 
 import argparse
 import asyncio
-import json
-import os
 import random
-import sys
 import time
 
-from rekey_s3 import PASSWORD, USER, CountingRelay, fail, start_minio
+from rekey_s3 import PASSWORD, USER, CountingRelay, fail, report, start_minio
 
 PER_WORKER = 16  # rekey_prefix's default max_concurrency: objects in flight per worker and per task
 
@@ -128,16 +125,7 @@ def run(a, s3fs, hyperseal, client, port):
             rows[name]["seconds"].append(time.perf_counter() - t)
             tidy()
     relay.close()
-    out = {
-        "objects": len(objects),
-        "stored": stored,
-        "summary": state.get("summary"),
-        "versions": {"python": sys.version.split()[0], "hyperseal": hyperseal.__version__, "s3fs": s3fs.__version__},
-        "load": os.getloadavg()[0],
-        "rows": [{"op": name, **r} for name, r in rows.items()],
-    }
-    with open(a.json, "w") as f:
-        json.dump(out, f)
+    report(a.json, rows, hyperseal, s3fs, objects=len(objects), stored=stored, summary=state.get("summary"))
 
 
 if __name__ == "__main__":

@@ -194,15 +194,18 @@ def run(a, s3fs, hyperseal, port):
             rows[name]["seconds"].append(time.perf_counter() - t)
             tidy()
     relay.close()
+    report(a.json, rows, hyperseal, s3fs, size=a.size, stored=stored, written=state.get("written"))
+
+
+def report(path, rows, hyperseal, s3fs, **figures):
+    """Writes the JSON report: ``figures``, the versions, the load, and each operation's row."""
     out = {
-        "size": a.size,
-        "stored": stored,
-        "written": state.get("written"),
+        **figures,
         "versions": {"python": sys.version.split()[0], "hyperseal": hyperseal.__version__, "s3fs": s3fs.__version__},
         "load": os.getloadavg()[0],
         "rows": [{"op": name, **r} for name, r in rows.items()],
     }
-    with open(a.json, "w") as f:
+    with open(path, "w") as f:
         json.dump(out, f)
 
 

@@ -31,42 +31,13 @@ pub fn s3(ctx: &Ctx, out: &mut TableReport) {
 
 /// 1,000 objects under a prefix: `rekey_prefix` on 2 workers against `CopyObject` of each.
 fn prefix(ctx: &Ctx, out: &mut TableReport) -> Result<(), String> {
-    let python = ctx.repo.join(".tools/venv/bin/python");
-    let minio = ctx.repo.join(".tools/bin/minio");
-    if !python.is_file() || !minio.exists() {
-        return Err("the venv or MinIO is missing (make python, make minio)".into());
-    }
     let runs = if ctx.scale < 0.01 { 1 } else { 3 };
     let objects = 1000;
-    let (script, json, data) =
-        (ctx.path("rekey_prefix.py"), ctx.path("rekey-prefix.json"), ctx.path("minio-prefix"));
+    // rekey_prefix.py imports its MinIO start-up and relay from rekey_s3.py, written beside it.
     std::fs::write(ctx.path("rekey_s3.py"), SCRIPT).map_err(|e| e.to_string())?;
-    std::fs::write(&script, PREFIX_SCRIPT).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(&data).map_err(|e| e.to_string())?;
     ctx.progress("rekey", format!("S3: {objects} objects on MinIO, 2 Dask workers, {runs} rounds"));
-    let o = Command::new(&python)
-        .arg(&script)
-        .arg("--minio")
-        .arg(&minio)
-        .args(["--objects", &objects.to_string(), "--runs", &runs.to_string(), "--dir"])
-        .arg(&data)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    let _ = std::fs::remove_dir_all(&data);
-    if !o.status.success() {
-        let err = String::from_utf8_lossy(&o.stderr);
-        let last = err.lines().rev().find(|l| !l.contains("distributed.")).unwrap_or("");
-        return Err(format!("rekey_prefix.py failed ({}): {last}", o.status));
-    }
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
+    let v = python_script(ctx, "rekey_prefix.py", PREFIX_SCRIPT, &["--objects", &objects.to_string()], runs)?;
     let rows = v["rows"].as_array().cloned().unwrap_or_default();
-    let times = |r: &Value| -> Option<Stats> {
-        let s: Vec<f64> = r["seconds"].as_array()?.iter().filter_map(Value::as_f64).collect();
-        (!s.is_empty()).then(|| Stats::of(&s))
-    };
     let get = |op: &str| rows.iter().find(|r| r["op"] == op).and_then(times);
     let copy = get("server copy").ok_or("no server-copy figure")?;
     let rekey = get("rekey_prefix").ok_or("no rekey_prefix figure")?;
@@ -108,43 +79,12 @@ fn prefix(ctx: &Ctx, out: &mut TableReport) -> Result<(), String> {
 }
 
 fn run(ctx: &Ctx, out: &mut TableReport) -> Result<(), String> {
-    let python = ctx.repo.join(".tools/venv/bin/python");
-    let minio = ctx.repo.join(".tools/bin/minio");
-    if !python.is_file() {
-        return Err(format!("{} missing (make python)", python.display()));
-    }
-    if !minio.exists() {
-        return Err(format!("{} missing (make minio)", minio.display()));
-    }
     let size = ctx.size(if ctx.full { 1 << 30 } else { 256 << 20 });
     let runs = if ctx.scale < 0.01 { 1 } else { 3 };
-    let (script, json, data) = (ctx.path("rekey_s3.py"), ctx.path("rekey-s3.json"), ctx.path("minio"));
-    std::fs::write(&script, SCRIPT).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(&data).map_err(|e| e.to_string())?;
     ctx.progress("rekey", format!("S3: {} object on MinIO, {runs} rounds", fmt_size(size)));
-    let o = Command::new(&python)
-        .arg(&script)
-        .arg("--minio")
-        .arg(&minio)
-        .args(["--size", &size.to_string(), "--runs", &runs.to_string(), "--dir"])
-        .arg(&data)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    let _ = std::fs::remove_dir_all(&data);
-    if !o.status.success() {
-        let err = String::from_utf8_lossy(&o.stderr);
-        return Err(format!("rekey_s3.py failed ({}): {}", o.status, err.lines().last().unwrap_or("")));
-    }
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
+    let v = python_script(ctx, "rekey_s3.py", SCRIPT, &["--size", &size.to_string()], runs)?;
     let rows = v["rows"].as_array().cloned().unwrap_or_default();
     let get = |op: &str| rows.iter().find(|r| r["op"] == op);
-    let times = |r: &Value| -> Option<Stats> {
-        let s: Vec<f64> = r["seconds"].as_array()?.iter().filter_map(Value::as_f64).collect();
-        (!s.is_empty()).then(|| Stats::of(&s))
-    };
     let copy = get("server copy").and_then(times).ok_or("no server-copy figure")?;
     let rekey = get("rekey").and_then(times).ok_or("no rekey figure")?;
     let mut sec = Section::new(
@@ -195,4 +135,48 @@ fn run(ctx: &Ctx, out: &mut TableReport) -> Result<(), String> {
         rekey.median / copy.median,
     ));
     Ok(())
+}
+
+/// Writes `script` (embedded) to the scratch directory as `name` and runs it in the project venv
+/// against a MinIO with its data in a scratch folder (`--minio --dir --json --runs`, then
+/// `args`); its JSON report. The last line of its stderr (Dask's own log lines left out) is
+/// the error.
+fn python_script(ctx: &Ctx, name: &str, script: &str, args: &[&str], runs: usize) -> Result<Value, String> {
+    let python = ctx.repo.join(".tools/venv/bin/python");
+    let minio = ctx.repo.join(".tools/bin/minio");
+    if !python.is_file() {
+        return Err(format!("{} missing (make python)", python.display()));
+    }
+    if !minio.exists() {
+        return Err(format!("{} missing (make minio)", minio.display()));
+    }
+    let stem = name.trim_end_matches(".py");
+    let (path, json, data) =
+        (ctx.path(name), ctx.path(&format!("{stem}.json")), ctx.path(&format!("minio-{stem}")));
+    std::fs::write(&path, script).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&data).map_err(|e| e.to_string())?;
+    let o = Command::new(&python)
+        .arg(&path)
+        .arg("--minio")
+        .arg(&minio)
+        .args(["--runs", &runs.to_string(), "--dir"])
+        .arg(&data)
+        .arg("--json")
+        .arg(&json)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    let _ = std::fs::remove_dir_all(&data);
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        let last = err.lines().rev().find(|l| !l.contains("distributed.")).unwrap_or("");
+        return Err(format!("{name} failed ({}): {last}", o.status));
+    }
+    serde_json::from_slice(&std::fs::read(&json).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+}
+
+/// The seconds of one row of a script's report.
+fn times(r: &Value) -> Option<Stats> {
+    let s: Vec<f64> = r["seconds"].as_array()?.iter().filter_map(Value::as_f64).collect();
+    (!s.is_empty()).then(|| Stats::of(&s))
 }

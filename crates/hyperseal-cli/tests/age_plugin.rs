@@ -373,11 +373,11 @@ fn hostile_names_and_the_current_directory() {
     assert!(!out.exists());
 }
 
-/// A tree of files for a plugin identity that asks for a PIN once per session (as a hardware
-/// key's plugin does) is re-keyed with one session and one prompt, not one per file; files the
+/// A tree of files for a plugin identity that asks for a PIN once per run (as a hardware
+/// key's plugin does) is re-keyed with one run and one prompt, not one per file; files the
 /// plugin does not open never wake it, and the ones it opens keep their payload byte for byte.
 #[test]
-fn a_tree_is_unlocked_with_one_plugin_session() {
+fn a_tree_is_unlocked_with_one_plugin_run() {
     let Some(_) = tools() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -407,7 +407,7 @@ fn a_tree_is_unlocked_with_one_plugin_session() {
     let screen = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{screen}");
     assert!(screen.contains("PIN for hstest"), "{screen}");
-    assert_eq!(fs::read_to_string(&count).unwrap(), "session\nprompt\n", "one session, one prompt");
+    assert_eq!(fs::read_to_string(&count).unwrap(), "run\nprompt\n", "one plugin run, one prompt");
     for (ct, plain) in &ours {
         let out = d.join("out");
         let _ = fs::remove_file(&out);
@@ -416,12 +416,12 @@ fn a_tree_is_unlocked_with_one_plugin_session() {
     }
     assert_eq!(fs::read(&theirs).unwrap(), theirs_before, "a file the plugin does not open is untouched");
 
-    // Several files named on the command line (no --recursive) share one session too.
+    // Several files named on the command line (no --recursive) share one run too.
     fs::remove_file(&count).unwrap();
     let (_, third_r) = common::keypair(d, "third.key", "x25519");
     let files: Vec<String> = ours.iter().take(5).map(|(ct, _)| p(ct)).collect();
     let rekey = format!("{HS} rekey -q -i {} --add {third_r} {}", p(&id), files.join(" "));
     let o = on_terminal(&rekey, &typed, &env);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
-    assert_eq!(fs::read_to_string(&count).unwrap(), "session\nprompt\n");
+    assert_eq!(fs::read_to_string(&count).unwrap(), "run\nprompt\n");
 }

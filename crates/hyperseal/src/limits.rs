@@ -45,8 +45,8 @@ pub const PLUGIN_BYTES: usize = 16 << 20;
 /// [`STANZAS`] when it is written. (Kept below `STANZAS` also because a plugin's flood of tiny
 /// stanzas is buffered until the exchange ends.)
 pub const PLUGIN_STANZAS: usize = 4096;
-/// Stanzas offered to one plugin session in a batch (a tree re-key unlocks many files in one
-/// session: one PIN or touch instead of one per file); more are offered in further sessions.
+/// Stanzas offered to one plugin run in a batch (a tree re-key unlocks many files in one
+/// run: one PIN or touch instead of one per file); more are offered in further runs.
 pub const PLUGIN_BATCH: usize = 65_536;
 /// Stanza bytes held for one batch (their headers are read first): up to 64 MiB.
 pub const PLUGIN_BATCH_BYTES: usize = 64 << 20;

@@ -236,7 +236,7 @@ impl Rekey {
         }
         let probe =
             Header::new(self.header.profile, self.header.suite, self.header.chunk_size, stanzas.clone())?;
-        // Asked only when it matters: an identity may be a plugin, whose every use is a session.
+        // Asked only when it matters: an identity may be a plugin, whose every use runs a program.
         let still_opens = || {
             identities.iter().any(|id| {
                 matches!(id.unwrap_stanzas(&probe.stanzas), Some(Ok(k)) if k.expose() == self.file_key.expose())

@@ -13,7 +13,7 @@ use super::rekey::{say_recovered, summary, warn_removal, RekeyArgs};
 use crate::errors::usage;
 
 /// Whether this command re-keys a tree: `--recursive`, a selection or a manifest, or a folder;
-/// or several files opened by an identity that unlocks in batches (a plugin: one session, one
+/// or several files opened by an identity that unlocks in batches (a plugin: one run, one
 /// PIN or touch, for all of them instead of one per file).
 pub(super) fn wanted(a: &RekeyArgs, identities: &[Box<dyn Identity>]) -> bool {
     let batch = a.files.len() > 1

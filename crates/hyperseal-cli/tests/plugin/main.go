@@ -18,11 +18,11 @@
 //	beat     (the child) append a byte to the file $HSTEST_BEAT every 50 ms, forever: a file that
 //	         stops growing shows the child has ended
 //	garbage  print something that is not a stanza
-//	pin      ask for a PIN ("1234", request-secret) the first time a session unwraps, as a
-//	         hardware key's plugin caches it for its session
+//	pin      ask for a PIN ("1234", request-secret) the first time a run of this program
+//	         unwraps, as a hardware key's plugin keeps it for as long as it runs
 //
-// With HSTEST_COUNT set, every identity-v1 session appends "session" to that file and every
-// PIN prompt "prompt", so a test can count both.
+// With HSTEST_COUNT set, every identity-v1 run of this program appends "run" to that file and
+// every PIN prompt "prompt", so a test can count both.
 //
 // Run with --keygen to print a fresh identity and its recipient.
 package main
@@ -111,7 +111,7 @@ func (r recipient) WrapWithLabels(fileKey []byte) ([]*age.Stanza, []string, erro
 
 type identity struct{ i *age.X25519Identity }
 
-// unlocked: this session has been given the PIN (pin mode).
+// unlocked: this run has been given the PIN (pin mode).
 var unlocked bool
 
 // count appends what happened to $HSTEST_COUNT, if set.
@@ -124,7 +124,7 @@ func count(what string) {
 	}
 }
 
-// pin asks for the PIN once per session.
+// pin asks for the PIN once per run.
 func pin() error {
 	if os.Getenv("HSTEST_MODE") != "pin" || unlocked {
 		return nil
@@ -204,7 +204,7 @@ func main() {
 		return recipient{i.Recipient()}, nil
 	})
 	p.HandleIdentity(func(data []byte) (age.Identity, error) {
-		count("session")
+		count("run")
 		i, err := parseIdentity(data)
 		return identity{i}, err
 	})

@@ -9,7 +9,7 @@
 //! list opens the file (the order [`open_file_key`](crate::keys) tries them in), so a plugin
 //! is never woken for files a native key opens. A batch that fails as a whole (the plugin is
 //! missing, refused, or broke the protocol) is that failure for each of its stanzas: every
-//! file that needed the plugin fails with it, without one more session per file.
+//! file that needed the plugin fails with it, without one more run per file.
 //!
 //! The cache holds file keys (zeroized on drop) for one window only: the tree keeps at most
 //! [`limits::PLUGIN_BATCH`] stanzas or [`limits::PLUGIN_BATCH_BYTES`] of them in a window.
@@ -76,19 +76,22 @@ pub(super) fn unlock<'a>(
             out.push(view);
             continue;
         }
-        let mut offered: Vec<&Stanza> = Vec::new();
+        // Each stanza once (the same stanza in many files is asked about once), by its digest.
+        let mut offered: Vec<([u8; 32], &Stanza)> = Vec::new();
         for (file, done) in headers.iter().zip(&opened) {
             if !done {
-                offered.extend(file.iter());
+                offered.extend(file.iter().map(|s| (digest(s), s)));
             }
         }
-        offered.sort_by_key(|s| digest(s));
-        offered.dedup_by_key(|s| digest(s));
-        let answers = match id.unwrap_each(&offered) {
-            Ok(each) => offered.iter().map(|s| digest(s)).zip(each.into_iter().map(keep)).collect(),
+        offered.sort_unstable_by_key(|(d, _)| *d);
+        offered.dedup_by_key(|(d, _)| *d);
+        let stanzas: Vec<&Stanza> = offered.iter().map(|(_, s)| *s).collect();
+        let digests = offered.iter().map(|(d, _)| *d);
+        let answers = match id.unwrap_each(&stanzas) {
+            Ok(each) => digests.zip(each.into_iter().map(keep)).collect(),
             Err(e) => {
                 let why = message(e);
-                offered.iter().map(|s| (digest(s), Some(Err(why.clone())))).collect()
+                digests.map(|d| (d, Some(Err(why.clone())))).collect()
             }
         };
         let view = Box::new(Cached { id: &**id, answers });

@@ -221,10 +221,10 @@ impl Identity for PluginIdentity {
         true
     }
 
-    /// One plugin session for up to [`limits::PLUGIN_BATCH`](crate::limits::PLUGIN_BATCH)
+    /// One plugin run for up to [`limits::PLUGIN_BATCH`](crate::limits::PLUGIN_BATCH)
     /// stanzas, each offered as a file of its own, so the answer says which stanza opens (what
     /// a re-key's check that the new header still opens needs) and one broken stanza fails
-    /// only itself. A plugin that asks for a PIN or a touch once per session asks once.
+    /// only itself. A plugin that asks for a PIN or a touch once per run asks once.
     fn unwrap_each(&self, stanzas: &[&Stanza]) -> Result<v1::Answers, Error> {
         let binary = find_binary(&self.name)?;
         let mut answers = Vec::with_capacity(stanzas.len());
@@ -371,7 +371,7 @@ printf -- '-> done\n\n'
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// One session answers many files: a key for one, an `error stanza` that fails only its
+    /// One run answers many files: a key for one, an `error stanza` that fails only its
     /// own file, nothing for a third; an answer for a file never offered ends the batch.
     #[test]
     fn a_batch_answers_each_file_on_its_own() {

@@ -188,7 +188,7 @@ pub(super) fn unwrap(
 /// stanzas), or the plugin's error for that file.
 pub(super) type Answers = Vec<Option<Result<FileKey, Error>>>;
 
-/// `identity-v1` over many files in one session: the stanzas of file *i* are sent as
+/// `identity-v1` over many files in one run: the stanzas of file *i* are sent as
 /// `recipient-stanza i …`, and the plugin answers each file with a `file-key i`, an
 /// `error stanza i …` (that file's failure, the exchange goes on), or nothing. Any other error,
 /// or a broken exchange, fails the batch. The plugin's output is budgeted per file and its
