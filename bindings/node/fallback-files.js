@@ -7,8 +7,11 @@
 //   - a regular destination is written as a temporary file in its directory, fsynced, and only
 //     then given its name: link(2) for a new file (which refuses a name that appeared meanwhile),
 //     rename(2) with `force`; the directory is fsynced after;
-//   - an existing file is replaced only with `force`; a directory and the input itself are
-//     refused; FIFOs and devices are written through, never replaced.
+//   - an existing file is replaced only with `force`, and the output is 0600 whether new or
+//     replaced; a directory and the input itself are refused; FIFOs and devices are written
+//     through, never replaced;
+//   - a re-keyed file is held open from its read to its replacement: another program's save
+//     made meanwhile wins and the call rejects (`replaceIfUnchanged`).
 // Unlike the native writer's unnamed O_TMPFILE, the temporary file has a name while it is being
 // written: a process killed in that moment leaves `.NAME.XXXXXXXX.hyperseal-tmp` behind.
 
@@ -56,7 +59,9 @@ async function destination (dst, { force, input }) {
     throw coded('ERR_HYPERSEAL_ARGUMENT', `input file is output file: ${dst}`)
   }
   if (!force) throw exists(dst)
-  return { how: 'replace', mode: st.mode & 0o7777 }
+  // A replaced output is private (0600) as a new one is, whatever the file it replaces allowed:
+  // it may be plaintext (the native writer's rule).
+  return { how: 'replace' }
 }
 
 const exists = (dst) => ioError(`output file ${dst} already exists (pass force: true to overwrite it)`)
@@ -108,4 +113,71 @@ async function syncDir (dir) {
   try { await fh.sync() } finally { await fh.close() }
 }
 
-module.exports = { readInput, destination, writeAll, ioError }
+/**
+ * A file to re-key: held open from the read to the replacement, so that a save another program
+ * makes meanwhile is seen (`replaceIfUnchanged`).
+ */
+async function openForRekey (src) {
+  let fh
+  try {
+    fh = await fs.promises.open(src, 'r')
+  } catch (e) {
+    throw ioError(`cannot open ${src}: ${e.message}`)
+  }
+  try {
+    const stat = await fh.stat({ bigint: true })
+    if (stat.isDirectory()) throw ioError(`${src} is a directory`)
+    return { fh, stat, bytes: await fs.promises.readFile(fh) }
+  } catch (e) {
+    await fh.close()
+    throw e.code && e.code.startsWith('ERR_HYPERSEAL_') ? e : ioError(`cannot read ${src}: ${e.message}`)
+  }
+}
+
+const changedByAnother = (p) => ioError(`${p} was changed by another program while it was being re-keyed; it is as that program left it`)
+
+/** Whether the file behind `input.fh`, and the name `p`, are still what was read. */
+async function unchanged (p, input) {
+  const [now, named] = [await input.fh.stat({ bigint: true }), await fs.promises.lstat(p, { bigint: true }).catch(() => null)]
+  const was = input.stat
+  return named !== null && named.ino === was.ino && named.dev === was.dev &&
+    now.size === was.size && now.mtimeNs === was.mtimeNs
+}
+
+/**
+ * Replaces the re-keyed file `p` by `pieces` (mode `mode`) unless another program saved it since
+ * it was read, as the native re-key promises: its save wins, and the call rejects. Without the
+ * kernel's write lease (which Node cannot take), the old file keeps a second name while the new
+ * one is renamed into place, and its bytes are checked once more after: a save that landed in
+ * that moment is put back.
+ */
+async function replaceIfUnchanged (p, pieces, mode, input) {
+  const dir = path.dirname(path.resolve(p))
+  const tmp = path.join(dir, `.${path.basename(p)}.${crypto.randomBytes(4).toString('hex')}.hyperseal-tmp`)
+  const old = path.join(dir, `.${path.basename(p)}.hyperseal-old`)
+  try {
+    const fh = await fs.promises.open(tmp, 'wx', mode)
+    try {
+      for (const piece of pieces) await fh.write(piece)
+      await fh.chmod(mode)
+      await fh.sync()
+    } finally {
+      await fh.close()
+    }
+    if (!await unchanged(p, input)) throw changedByAnother(p)
+    await fs.promises.link(p, old)
+    await fs.promises.rename(tmp, p)
+    if (!await unchanged(old, input)) {
+      await fs.promises.rename(old, p)
+      throw changedByAnother(p)
+    }
+    await fs.promises.unlink(old)
+  } catch (e) {
+    await fs.promises.unlink(tmp).catch(() => {})
+    await fs.promises.unlink(old).catch(() => {})
+    throw e.code && e.code.startsWith('ERR_HYPERSEAL_') ? e : ioError(`writing ${p}: ${e.message}`)
+  }
+  await syncDir(dir)
+}
+
+module.exports = { readInput, destination, writeAll, ioError, openForRekey, replaceIfUnchanged }

@@ -163,19 +163,26 @@ async function rekeyFile (path, identities, options) {
   string(path, 'path')
   if (options.output !== undefined) string(options.output, 'options.output')
   const [force, dryRun, splitLinks] = ['force', 'dryRun', 'splitLinks'].map((n) => flag(options[n], `options.${n}`))
-  const input = await files.readInput(path)
-  const r = rekeyHead(input.bytes, identities, options)
-  const report = { before: r.before, after: r.after, removed: r.removed, added: r.added, inPlace: false }
   const output = options.output ?? path
-  const where = output === path
-    ? { how: 'replace', mode: input.stat.mode & 0o7777 }
-    : await files.destination(output, { force, input: input.stat })
-  if (output === path && input.stat.nlink > 1 && !splitLinks) {
-    throw files.ioError(`${path} has ${input.stat.nlink} hard links and the WebAssembly build cannot re-key it in place: pass splitLinks: true to rewrite this name only`)
+  const input = await files.openForRekey(path)
+  try {
+    const r = rekeyHead(input.bytes, identities, options)
+    const report = { before: r.before, after: r.after, removed: r.removed, added: r.added, inPlace: false }
+    const pieces = [r.header, input.bytes.subarray(r.oldHeaderLength)]
+    if (output !== path) {
+      const where = await files.destination(output, { force, input: { dev: Number(input.stat.dev), ino: Number(input.stat.ino) } })
+      if (!dryRun) await files.writeAll(output, pieces, where)
+      return report
+    }
+    if (input.stat.nlink > 1n && !splitLinks) {
+      throw files.ioError(`${path} has ${input.stat.nlink} hard links and the WebAssembly build cannot re-key it in place: pass splitLinks: true to rewrite this name only`)
+    }
+    if (dryRun) return report
+    await files.replaceIfUnchanged(path, pieces, Number(input.stat.mode & 0o7777n), input)
+    return report
+  } finally {
+    await input.fh.close().catch(() => {})
   }
-  if (dryRun) return report
-  await files.writeAll(output, [r.header, input.bytes.subarray(r.oldHeaderLength)], where)
-  return report
 }
 
 // ── toolkit ─────────────────────────────────────────────────────────────────────────────────

@@ -136,3 +136,20 @@ test('a new output file is private to its owner (0600), on the addon and on the 
     assert.equal(fs.statSync(path.join(dir, f)).mode & 0o777, 0o600, f)
   }
 })
+
+test('a replaced output is private too (0600), on the addon and on the fallback', { skip: process.platform === 'win32' && 'no Unix modes' }, async () => {
+  const dir = tmpdir()
+  const src = path.join(dir, 'plain.txt')
+  fs.writeFileSync(src, 'secret plaintext\n')
+  const [sealed, back] = [path.join(dir, 'c.hs'), path.join(dir, 'back.txt')]
+  for (const f of [sealed, back]) {
+    fs.writeFileSync(f, 'an older, world-readable file\n')
+    fs.chmodSync(f, 0o644)
+  }
+  await hs.encryptFile(src, sealed, { publicKey: key.publicKey, force: true })
+  await hs.decryptFile(sealed, back, { privateKey: key.privateKey, force: true })
+  assert.equal(fs.readFileSync(back, 'utf8'), 'secret plaintext\n')
+  for (const f of [sealed, back]) {
+    assert.equal(fs.statSync(f).mode & 0o777, 0o600, `${path.basename(f)} kept the old file's 0644`)
+  }
+})

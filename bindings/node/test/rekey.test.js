@@ -160,3 +160,25 @@ test('the CLI opens what Node re-keyed, and Node what the CLI re-keyed', { skip:
   assert.ok(opens(fs.readFileSync(p), b))
   samePayload(before, fs.readFileSync(p))
 })
+
+// The addon's own guarantee is tested in the library (a write lease and a snapshot); here the
+// fallback's: a save that lands between its read and its replacement wins. The save is made
+// right after the fallback reads the file (its read goes through fs.promises.readFile).
+test('a save made while rekeyFile runs wins, and the call rejects', { skip: hs.backend !== 'wasm' && 'the addon holds a write lease (tested in the library)' }, async () => {
+  const { p } = sealedFile([a])
+  const saved = hs.encryptByPublicKey(Buffer.from('saved meanwhile'), [a.publicKey])
+  const readFile = fs.promises.readFile
+  fs.promises.readFile = async (...args) => {
+    const bytes = await readFile(...args)
+    fs.promises.readFile = readFile
+    fs.writeFileSync(p, saved)
+    return bytes
+  }
+  try {
+    await rejectsWith(hs.rekeyFile(p, a.privateKey, { recipients: [a.publicKey, b.publicKey] }), 'ERR_HYPERSEAL_IO')
+  } finally {
+    fs.promises.readFile = readFile
+  }
+  assert.ok(fs.readFileSync(p).equals(saved), "the other program's save was replaced")
+  assert.deepEqual(fs.readdirSync(path.dirname(p)), ['f.hs'], 'a temporary or second name was left')
+})

@@ -26,11 +26,15 @@
 //! - slack stanzas ([`SLACK_TYPE`]) are dropped and made again to fill the old length.
 
 #[cfg(all(feature = "fs", any(unix, windows)))]
+mod beneath;
+#[cfg(all(feature = "fs", any(unix, windows)))]
 mod file;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod guard;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod journal;
+#[cfg(all(feature = "fs", any(unix, windows)))]
+mod manifest;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod rotate;
 mod slack;
@@ -40,6 +44,8 @@ mod tests;
 mod tree;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod unlock;
+#[cfg(all(feature = "fs", any(unix, windows)))]
+mod walk;
 
 use std::collections::BTreeSet;
 use std::io::BufRead;
@@ -57,10 +63,9 @@ pub use rotate::rotate_file;
 pub(crate) use slack::fill as fill_slack;
 pub use slack::{slack_for, SLACK_TYPE};
 #[cfg(all(feature = "fs", any(unix, windows)))]
-pub use tree::{
-    glob_match, looks_encrypted_head, rekey_tree, selected_by, TreeOptions, TreeOutcome, TreeReport,
-    MANIFEST_NAME,
-};
+pub use tree::{looks_encrypted_head, rekey_tree, TreeOptions, TreeOutcome, TreeReport, MANIFEST_NAME};
+#[cfg(all(feature = "fs", any(unix, windows)))]
+pub use walk::{glob_match, selected_by};
 
 /// Stanza types whose recipients resist a quantum adversary (they carry the `postquantum`
 /// label when written).

@@ -87,8 +87,33 @@ pub fn rekey_file(
     change: &Change,
     opts: &FileOptions,
 ) -> Result<Report, Error> {
+    rekey_file_with(path, identities, change, opts, &Checks::default())
+}
+
+/// What a tree re-key asks of one file's re-key beyond [`rekey_file`].
+#[derive(Default)]
+pub(super) struct Checks<'a> {
+    /// The file must be this one (the walk's): opened without following a link or blocking.
+    pub(super) expect: Option<crate::sys::FileId>,
+    /// Told the new header (its bytes) before the first byte of the file changes; an error
+    /// stops the re-key with nothing changed.
+    pub(super) before_write: Option<&'a dyn Fn(&[u8]) -> Result<(), Error>>,
+}
+
+pub(super) fn rekey_file_with(
+    path: &Path,
+    identities: &[Box<dyn Identity + '_>],
+    change: &Change,
+    opts: &FileOptions,
+    checks: &Checks<'_>,
+) -> Result<Report, Error> {
     let over = opts.output.is_none() && !opts.dry_run;
-    let (file, recovered) = open_locked(path, over)?;
+    let (file, recovered) = match open_locked(path, over, checks.expect) {
+        Err(Error::Io(e)) if over && e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(not_writable(path, identities, checks.expect, e))
+        }
+        r => r?,
+    };
     // Before the header is read (see `Snapshot::take`).
     let (meta, stamp) = (file.metadata()?, Stamp::of(&file)?);
     let dec = Decryptor::new(&file)?;
@@ -104,8 +129,10 @@ pub fn rekey_file(
         e @ Error::Rekey { .. } => e,
         e => Error::Rekey { outcome: Outcome::Unchanged, source: Box::new(e) },
     };
+    let announce = |new: &[u8]| checks.before_write.map_or(Ok(()), |f| f(new)).map_err(unchanged);
     if over && !armored {
         if let Some(new) = rekey.encode(&plan, Some(old_len), false)? {
+            announce(&new)?;
             write_in_place(path, &file, &snapshot, &new)?;
             return Ok(Report { plan, written: Written::InPlace, recovered });
         }
@@ -115,6 +142,9 @@ pub fn rekey_file(
     }
     let profile = rekey.header().profile;
     let new = rekey.encode(&plan, None, true)?.expect("no target length");
+    if over {
+        announce(&new)?;
+    }
     let dest = opts.output.as_deref().unwrap_or(path);
     let mut out = OutputOptions::new().force(opts.force || over);
     if !over {
@@ -154,11 +184,18 @@ pub fn rekey_file(
 /// Opens `path` (for writing when the re-key goes over it) and, if so, locks it and resolves an
 /// interrupted re-key's journal: lock first, so a second re-key can neither take a live journal
 /// for a stale one nor write an older header over a newer one.
-pub(super) fn open_locked(path: &Path, over: bool) -> Result<(File, Option<Recovered>), Error> {
+pub(super) fn open_locked(
+    path: &Path,
+    over: bool,
+    expect: Option<crate::sys::FileId>,
+) -> Result<(File, Option<Recovered>), Error> {
     if over {
         restore_moved_copy(path)?;
     }
-    let file = File::options().read(true).write(over).open(path)?;
+    let file = match expect {
+        Some(id) => super::beneath::open_checked(path, over, id, path)?,
+        None => File::options().read(true).write(over).open(path)?,
+    };
     if !over {
         return Ok((file, None));
     }
@@ -447,7 +484,39 @@ fn roll_back(file: &File, jpath: &Path, old: &[u8], e: std::io::Error) -> Error 
 /// Completes or undoes an interrupted in-place re-key of `path`, if its journal is there (under
 /// the same lock as a re-key). Returns what it found and did.
 pub fn recover(path: &Path) -> Result<Option<Recovered>, Error> {
-    open_locked(path, true).map(|(_, r)| r)
+    open_locked(path, true, None).map(|(_, r)| r)
+}
+
+/// [`recover`] for the walked file `expect` identifies (opened without following a link).
+pub(super) fn recover_checked(path: &Path, expect: crate::sys::FileId) -> Result<Option<Recovered>, Error> {
+    open_locked(path, true, Some(expect)).map(|(_, r)| r)
+}
+
+/// A file the caller may read but not write: skipped as not theirs if no identity opens it
+/// (a colleague's file in a shared folder), else a failure that says nothing changed.
+fn not_writable(
+    path: &Path,
+    identities: &[Box<dyn Identity + '_>],
+    expect: Option<crate::sys::FileId>,
+    e: std::io::Error,
+) -> Error {
+    let opened = (|| -> Result<(), Error> {
+        let file = match expect {
+            Some(id) => super::beneath::open_checked(path, false, id, path)?,
+            None => File::open(path)?,
+        };
+        crate::keys::open_file_key(Decryptor::new(&file)?.header(), identities).map(drop)
+    })();
+    match opened {
+        Err(e @ (Error::NoIdentityMatched | Error::UnknownFormat | Error::EmptyInput)) => e,
+        _ => Error::Rekey {
+            outcome: Outcome::Unchanged,
+            source: Box::new(Error::Io(std::io::Error::new(
+                e.kind(),
+                format!("{} cannot be written by you ({e})", path.display()),
+            ))),
+        },
+    }
 }
 
 /// Keeps `of`'s owner, group, mode and extended attributes on `out` (a rewrite that replaces

@@ -42,7 +42,7 @@ pub fn rotate_file(
     progress: Option<Progress>,
 ) -> Result<Rotated, Error> {
     let over = opts.output.is_none() && !opts.dry_run;
-    let (file, recovered) = open_locked(path, over)?;
+    let (file, recovered) = open_locked(path, over, None)?;
     // Before the header is read (see `Snapshot::take`).
     let (meta, stamp) = (file.metadata()?, crate::sys::Stamp::of(&file)?);
     let dec = Decryptor::new(&file)?;

@@ -3,46 +3,47 @@
 //! leaves that file as it was, owner and mode are kept); anything else is listed as skipped and
 //! never touched. The identities are the caller's, unlocked once for the whole set.
 //!
-//! A run keeps a **manifest** (when given a path): for each file, the digest of its header before
-//! the change and after it, never key material. A killed run resumes with the same call: a file
-//! recorded as done whose header is still the recorded one is skipped (verified by its digest);
-//! a file recorded as begun is finished if its header moved (its own re-key journal completed or
-//! undid the write first), and re-keyed if it did not. So a change like "add a recipient" is
-//! applied once per file however often the run is resumed. The manifest's first lines name the
-//! change, and a manifest of another change is refused rather than mixed in.
+//! Each file is re-keyed only if it is the very file the walk found, reached again without
+//! following a link ([`super::beneath`]): a member of a shared folder who swaps a file or a
+//! directory for a link, or a file for a FIFO, after the walk gets a failure for that name and
+//! nothing outside the tree is touched. A file the caller may read but not write, and that the
+//! identities do not open, is skipped.
 //!
-//! Manifest format (text, one record a line, fields separated by a tab, paths last with `%`,
-//! tab, CR and LF escaped as `%25`, `%09`, `%0D`, `%0A`):
-//!
-//! ```text
-//! hyperseal-rekey-manifest v1
-//! change <the change's name: Change::id, a hex SHA-256 of its recipients' key ids>
-//! begin <header SHA-256 before> <path>
-//! done <header SHA-256 before> <header SHA-256 after> <path>
-//! ```
+//! A run keeps a **manifest** (when given a path; [`super::manifest`]): for each file, the
+//! digest of its header before the change, of the header the run is about to write, and of the
+//! one it wrote; never key material. A killed run resumes with the same call: a file counts as
+//! done only if its header now is exactly the one this change's run wrote (or was about to
+//! write when it was stopped); any other header, the old one or a version another program saved
+//! meanwhile, is re-keyed. So a change like "add a recipient" is applied once per file however
+//! often the run is resumed, and never skipped where it was not applied. The manifest's first
+//! lines name the change, and a manifest of another change is refused rather than mixed in.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
-use super::file::{recover, rekey_file, FileOptions, Written};
+use super::beneath::{self, Place};
+use super::file::{recover_checked, rekey_file_with, Checks, FileOptions, Written};
+use super::manifest::{key, Manifest, Record};
 use super::unlock::{stanzas_of, unlock, Window};
-use super::Change;
+use super::walk::{Entry, Walk};
+use super::{Change, Outcome};
 use crate::error::Error;
 use crate::format::armor::{AGE_LABEL, HYPERSEAL_LABEL};
+use crate::format::Header;
 use crate::recipient::Identity;
-use crate::sys::{FileId, Stamp};
+use crate::sys::FileId;
 
 /// What to re-key and how.
 #[derive(Clone, Debug, Default)]
 pub struct TreeOptions {
     /// Walk directories given as roots (without it a directory is skipped).
     pub recursive: bool,
-    /// Only files matching one of these globs (all files when empty); see [`glob_match`].
+    /// Only files matching one of these globs (all files when empty); see
+    /// [`glob_match`](super::glob_match).
     pub include: Vec<String>,
     /// No file matching one of these globs.
     pub exclude: Vec<String>,
@@ -105,10 +106,11 @@ pub fn rekey_tree(
     opts: &TreeOptions,
     progress: Option<&dyn Fn(usize, usize)>,
 ) -> Result<TreeReport, Error> {
-    let mut files = Vec::new();
+    let mut walk = Walk::new(opts)?;
     for root in roots {
-        walk(root, root, opts, &mut files, &mut Vec::new())?;
+        walk.root(root)?;
     }
+    let mut files = walk.out;
     let manifest = match (&opts.manifest, opts.dry_run) {
         (Some(p), false) => Some(Mutex::new(Manifest::open(p, &change.id())?)),
         _ => None,
@@ -133,8 +135,8 @@ pub fn rekey_tree(
         };
         let work = |entry: Entry| match entry {
             Entry::Skip(path, why) => (path, TreeOutcome::Skipped(why)),
-            Entry::File(path) => {
-                let outcome = one(&path, &ids, change, &file_opts, manifest.as_ref());
+            Entry::File(path, place) => {
+                let outcome = one(&path, &place, &ids, change, &file_opts, manifest.as_ref());
                 (path, outcome)
             }
         };
@@ -148,7 +150,7 @@ pub fn rekey_tree(
     };
     for entry in files {
         let stanzas = match (&entry, batching) {
-            (Entry::File(path), true) => stanzas_of(path),
+            (Entry::File(path, place), true) => stanzas_of(path, place),
             _ => Vec::new(),
         };
         if !window.fits(&stanzas) {
@@ -211,68 +213,111 @@ fn each<T: Send, R: Send>(
 fn same_files_once(files: &mut [Entry]) {
     let mut seen: HashMap<FileId, PathBuf> = HashMap::new();
     for e in files.iter_mut() {
-        let Entry::File(path) = e else { continue };
-        let Ok(stamp) = Stamp::of_path(path) else { continue };
-        match seen.get(&stamp.id) {
+        let Entry::File(path, place) = e else { continue };
+        match seen.get(&place.id) {
             Some(first) => {
                 let why = format!("the same file as {} (re-keyed there)", first.display());
                 *e = Entry::Skip(path.clone(), why);
             }
             None => {
-                seen.insert(stamp.id, path.clone());
+                seen.insert(place.id, path.clone());
             }
         }
     }
 }
 
+/// One file of the walk: reached again as the walked file, then re-keyed (module docs).
 fn one(
-    path: &Path,
+    display: &Path,
+    place: &Place,
     identities: &[Box<dyn Identity + '_>],
     change: &Change,
     opts: &FileOptions,
     manifest: Option<&Mutex<Manifest>>,
 ) -> TreeOutcome {
-    match looks_encrypted(path) {
+    let reached = match place.reach(display) {
+        Ok(r) => r,
+        Err(e) => return TreeOutcome::Failed(unchanged(e.into())),
+    };
+    let path = &reached.path;
+    let outcome = checked(path, place.id, identities, change, opts, manifest, &key(display));
+    match outcome {
+        TreeOutcome::Failed(e) => TreeOutcome::Failed(relabel(e, path, display)),
+        o => o,
+    }
+}
+
+/// [`one`] on the file named through its parent's handle (`path`), `expect` its identity.
+fn checked(
+    path: &Path,
+    expect: FileId,
+    identities: &[Box<dyn Identity + '_>],
+    change: &Change,
+    opts: &FileOptions,
+    manifest: Option<&Mutex<Manifest>>,
+    name: &str,
+) -> TreeOutcome {
+    // Read-only first: a file the caller cannot write may still be one to skip.
+    let file = match beneath::open_checked(path, false, expect, path) {
+        Ok(f) => f,
+        Err(e) => return TreeOutcome::Failed(unchanged(e.into())),
+    };
+    match looks_encrypted(&file) {
         Ok(true) => {}
         Ok(false) => return TreeOutcome::Skipped("not a hyperseal or age file".into()),
-        Err(e) => return TreeOutcome::Failed(e.into()),
+        Err(e) => return TreeOutcome::Failed(unchanged(e.into())),
     }
+    let mut checks = Checks { expect: Some(expect), before_write: None };
     let Some(manifest) = manifest else {
-        return attempt(path, identities, change, opts);
+        return attempt(path, identities, change, opts, &checks);
     };
     // An interrupted re-key of this file is settled first (its journal), so the header read
     // next is the one in force.
-    let recovered = match recover(path) {
-        Ok(r) => r,
-        Err(e) => return classify(e),
+    let recovered = match super::journal_path(path).symlink_metadata() {
+        Ok(_) => match recover_checked(path, expect) {
+            Ok(r) => r,
+            Err(e) => return classify(e),
+        },
+        Err(_) => None,
     };
-    let now = match header_digest(path) {
+    let now = match header_digest(&file) {
         Ok(d) => d,
         Err(e) => return classify(e),
     };
     let manifest = || manifest.lock().unwrap_or_else(|p| p.into_inner());
     // Taken alone: a guard in the `match` would be held through its arms.
-    let state = manifest().state(path);
+    let state = manifest().state(name);
     match state {
-        Some(Record::Done { after, .. }) if after == now => return TreeOutcome::AlreadyDone,
-        Some(Record::Begun { before }) if before != now => {
-            // Written before the run was stopped: record it, do not apply the change twice.
-            return match manifest().done(path, &before, &now) {
+        // Exactly the header this change's run wrote: done.
+        Some(Record::Done { after }) if after == now => return TreeOutcome::AlreadyDone,
+        // The header this change's run was about to write when it was stopped: written.
+        Some(Record::Begun { before, planned }) if planned == now => {
+            return match manifest().done(name, &before, &now) {
                 Ok(()) => TreeOutcome::AlreadyDone,
-                Err(e) => TreeOutcome::Failed(e),
+                Err(e) => TreeOutcome::Failed(unchanged(e)),
             };
         }
+        // Anything else (the old header, or a version another program saved since) is
+        // re-keyed: a record vouches only for headers this run wrote.
         _ => {}
     }
-    if let Err(e) = manifest().begin(path, &now) {
-        return TreeOutcome::Failed(e);
-    }
-    let mut outcome = attempt(path, identities, change, opts);
+    let planned = Mutex::new(None);
+    let announce = |new: &[u8]| {
+        let d = header_bytes_digest(new)?;
+        manifest().begin(name, &now, &d)?;
+        *planned.lock().unwrap_or_else(|p| p.into_inner()) = Some(d);
+        Ok(())
+    };
+    checks.before_write = Some(&announce);
+    let mut outcome = attempt(path, identities, change, opts, &checks);
     if let TreeOutcome::Rekeyed(r) = &mut outcome {
         // What the recovery above found, said with this file's line.
         r.recovered = r.recovered.take().or(recovered);
-        if let Err(e) = header_digest(path).and_then(|after| manifest().done(path, &now, &after)) {
-            return TreeOutcome::Failed(e);
+        let after = planned.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(after) = after {
+            if let Err(e) = manifest().done(name, &now, &after) {
+                return TreeOutcome::Failed(Error::Rekey { outcome: Outcome::Changed, source: Box::new(e) });
+            }
         }
     }
     outcome
@@ -283,14 +328,16 @@ fn attempt(
     identities: &[Box<dyn Identity + '_>],
     change: &Change,
     opts: &FileOptions,
+    checks: &Checks<'_>,
 ) -> TreeOutcome {
-    match rekey_file(path, identities, change, opts) {
+    match rekey_file_with(path, identities, change, opts, checks) {
         Ok(r) => TreeOutcome::Rekeyed(r),
         Err(e) => classify(e),
     }
 }
 
-/// Files that are not for these identities, or not encrypted at all, are skipped, not failed.
+/// Files that are not for these identities, or not encrypted at all, are skipped, not failed;
+/// every failure says what the file was left as.
 fn classify(e: Error) -> TreeOutcome {
     match e {
         Error::NoIdentityMatched => TreeOutcome::Skipped("none of the identities opens it".into()),
@@ -298,14 +345,40 @@ fn classify(e: Error) -> TreeOutcome {
             TreeOutcome::Skipped("not a hyperseal or age file".into())
         }
         Error::Armor(_) => TreeOutcome::Skipped("not a hyperseal or age file".into()),
-        e => TreeOutcome::Failed(e),
+        e => TreeOutcome::Failed(unchanged(e)),
+    }
+}
+
+/// A failure before the re-key wrote anything: the file is as it was.
+fn unchanged(e: Error) -> Error {
+    match e {
+        e @ Error::Rekey { .. } => e,
+        e => Error::Rekey { outcome: Outcome::Unchanged, source: Box::new(e) },
+    }
+}
+
+/// A failure's text with the file's handle name (`/proc/self/fd/N/NAME`) written as the walk's
+/// path, so the caller's line names the file as they know it.
+fn relabel(e: Error, through: &Path, display: &Path) -> Error {
+    let text = |s: String| beneath::relabel(&s, through, display);
+    match e {
+        Error::Rekey { outcome, source } => {
+            let outcome = match outcome {
+                Outcome::Pending(j) => Outcome::Pending(PathBuf::from(text(j.to_string_lossy().into()))),
+                o => o,
+            };
+            Error::Rekey { outcome, source: Box::new(relabel(*source, through, display)) }
+        }
+        Error::Io(e) => Error::Io(std::io::Error::new(e.kind(), text(e.to_string()))),
+        Error::InvalidArgument(m) => Error::InvalidArgument(text(m)),
+        e => e,
     }
 }
 
 /// Whether the file begins as a hyperseal or age file does ([`looks_encrypted_head`]).
-fn looks_encrypted(path: &Path) -> std::io::Result<bool> {
+fn looks_encrypted(file: &File) -> std::io::Result<bool> {
     let mut head = [0u8; 64];
-    let n = crate::sys::read_at_most(&File::open(path)?, &mut head, 0)?;
+    let n = crate::sys::read_at_most(file, &mut head, 0)?;
     Ok(looks_encrypted_head(&head[..n]))
 }
 
@@ -324,10 +397,15 @@ pub fn looks_encrypted_head(head: &[u8]) -> bool {
 }
 
 /// SHA-256 of the header bytes as they are in the file (armored files: of the decoded header).
-fn header_digest(path: &Path) -> Result<String, Error> {
-    let file = File::open(path)?;
-    let dec = crate::Decryptor::new(&file)?;
+fn header_digest(file: &File) -> Result<String, Error> {
+    let dec = crate::Decryptor::new(file)?;
     let h = dec.header();
+    Ok(hex(&Sha256::digest(h.encode(h.mac()))))
+}
+
+/// [`header_digest`] of a header about to be written (its bytes, as `Rekey::encode` made them).
+fn header_bytes_digest(bytes: &[u8]) -> Result<String, Error> {
+    let h = Header::read_from(&mut &bytes[..])?;
     Ok(hex(&Sha256::digest(h.encode(h.mac()))))
 }
 
@@ -335,216 +413,6 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-enum Entry {
-    File(PathBuf),
-    Skip(PathBuf, String),
-}
-
-/// Collects the files under `path` in name order. `seen` holds the directories on the way down
-/// (by identity), so a followed link back up is not walked twice.
-fn walk(
-    root: &Path,
-    path: &Path,
-    opts: &TreeOptions,
-    out: &mut Vec<Entry>,
-    seen: &mut Vec<FileId>,
-) -> Result<(), Error> {
-    let link = std::fs::symlink_metadata(path)?;
-    let meta = match link.file_type().is_symlink() {
-        true if !opts.follow_links => {
-            out.push(Entry::Skip(
-                path.to_path_buf(),
-                "a symbolic link (--follow-symlinks follows it)".into(),
-            ));
-            return Ok(());
-        }
-        true => match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(_) => {
-                out.push(Entry::Skip(path.to_path_buf(), "a symbolic link to nothing".into()));
-                return Ok(());
-            }
-        },
-        false => link,
-    };
-    if meta.is_dir() {
-        if !opts.recursive {
-            out.push(Entry::Skip(path.to_path_buf(), "a directory (--recursive walks it)".into()));
-            return Ok(());
-        }
-        let id = Stamp::of_path(path)?.id;
-        if seen.contains(&id) {
-            return Ok(());
-        }
-        seen.push(id);
-        let mut names: Vec<PathBuf> =
-            std::fs::read_dir(path)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
-        names.sort();
-        for p in names {
-            if is_own_artifact(&p, opts) {
-                continue;
-            }
-            walk(root, &p, opts, out, seen)?;
-        }
-        seen.pop();
-        return Ok(());
-    }
-    if !selected(root, path, opts) {
-        return Ok(());
-    }
-    match meta.is_file() {
-        true => out.push(Entry::File(path.to_path_buf())),
-        false => out.push(Entry::Skip(path.to_path_buf(), "not a regular file".into())),
-    }
-    Ok(())
-}
-
-/// The re-key's own files (journals, second names, temporaries) and the manifest.
-fn is_own_artifact(p: &Path, opts: &TreeOptions) -> bool {
-    let name = p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    (name.starts_with('.') && (name.ends_with(".hyperseal-rekey") || name.ends_with(".hyperseal-old")))
-        || (name.starts_with(".hyperseal-") && name.ends_with(".partial"))
-        || (name.starts_with('.') && name.ends_with(".hyperseal-link"))
-        || name == MANIFEST_NAME
-        || opts.manifest.as_deref() == Some(p)
-}
 
 /// The manifest's name when a run keeps it inside the directory it re-keys.
 pub const MANIFEST_NAME: &str = ".hyperseal-rekey.manifest";
-
-/// Whether `path` (under `root`) passes the include and exclude globs ([`selected_by`]).
-fn selected(root: &Path, path: &Path, opts: &TreeOptions) -> bool {
-    // A file given as a root is matched by its name.
-    let rel = match path.strip_prefix(root) {
-        Ok(r) if !r.as_os_str().is_empty() => r,
-        _ => Path::new(path.file_name().unwrap_or_default()),
-    };
-    selected_by(&opts.include, &opts.exclude, &rel.to_string_lossy().replace('\\', "/"))
-}
-
-/// Whether `rel` (a path under the root, or an object's key under the prefix, `/`-separated)
-/// passes `include` (all when empty) and `exclude`: a glob without `/` is matched against the
-/// last segment (the name), one with `/` against the whole of `rel` ([`glob_match`]).
-pub fn selected_by(include: &[String], exclude: &[String], rel: &str) -> bool {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    let hit = |g: &String| match g.contains('/') {
-        true => glob_match(g, rel),
-        false => glob_match(g, name),
-    };
-    (include.is_empty() || include.iter().any(hit)) && !exclude.iter().any(hit)
-}
-
-/// Glob matching: `*` any run of characters but `/`, `**` any run including `/`, `?` one
-/// character but `/`; everything else matches itself.
-pub fn glob_match(glob: &str, text: &str) -> bool {
-    fn go(g: &[char], t: &[char]) -> bool {
-        match g.first() {
-            None => t.is_empty(),
-            Some('*') if g.get(1) == Some(&'*') => {
-                let rest = if g.get(2) == Some(&'/') { &g[3..] } else { &g[2..] };
-                (0..=t.len()).any(|i| go(rest, &t[i..])) || (g.get(2) == Some(&'/') && go(&g[2..], t))
-            }
-            Some('*') => {
-                (0..=t.len()).take_while(|&i| i == 0 || t[i - 1] != '/').any(|i| go(&g[1..], &t[i..]))
-            }
-            Some('?') => t.first().is_some_and(|&c| c != '/') && go(&g[1..], &t[1..]),
-            Some(c) => t.first() == Some(c) && go(&g[1..], &t[1..]),
-        }
-    }
-    let (g, t): (Vec<char>, Vec<char>) = (glob.chars().collect(), text.chars().collect());
-    go(&g, &t)
-}
-
-#[derive(Clone)]
-enum Record {
-    Begun { before: String },
-    Done { after: String },
-}
-
-/// The manifest: records appended and synced one by one, read back whole on resume.
-struct Manifest {
-    file: File,
-    records: HashMap<PathBuf, Record>,
-}
-
-impl Manifest {
-    fn open(path: &Path, change: &str) -> Result<Manifest, Error> {
-        let mut records = HashMap::new();
-        let existing = match File::open(path) {
-            Ok(f) => Some(f),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e.into()),
-        };
-        if let Some(f) = existing {
-            let bad = |why: &str| Error::InvalidArgument(format!("{}: {why}", path.display()));
-            // Bounded: read whole into memory, so at most this much (about a million files).
-            if f.metadata()?.len() > MANIFEST_MAX {
-                return Err(bad("larger than a re-key manifest can be (256 MiB)"));
-            }
-            let mut lines = BufReader::new(f.take(MANIFEST_MAX)).lines();
-            if lines.next().transpose()?.as_deref() != Some(MAGIC) {
-                return Err(bad("not a hyperseal re-key manifest"));
-            }
-            if lines.next().transpose()?.as_deref() != Some(&format!("change {change}")[..]) {
-                return Err(bad(
-                    "this manifest records another change (remove it, or give another --manifest)",
-                ));
-            }
-            for line in lines {
-                let line = line?;
-                let f: Vec<&str> = line.split('\t').collect();
-                match f[..] {
-                    ["begin", before, p] => {
-                        records.insert(unescape(p), Record::Begun { before: before.into() })
-                    }
-                    ["done", _, after, p] => {
-                        records.insert(unescape(p), Record::Done { after: after.into() })
-                    }
-                    // A line cut short by a kill: its file is settled by the journal and its digest.
-                    _ => None,
-                };
-            }
-        }
-        let mut file = File::options().create(true).append(true).open(path)?;
-        if records.is_empty() && file.metadata()?.len() == 0 {
-            file.write_all(format!("{MAGIC}\nchange {change}\n").as_bytes())?;
-            file.sync_data()?;
-        }
-        Ok(Manifest { file, records })
-    }
-
-    fn state(&self, path: &Path) -> Option<Record> {
-        self.records.get(path).cloned()
-    }
-
-    fn begin(&mut self, path: &Path, before: &str) -> Result<(), Error> {
-        self.append(&format!("begin\t{before}\t{}\n", escape(path)))?;
-        self.records.insert(path.to_path_buf(), Record::Begun { before: before.into() });
-        Ok(())
-    }
-
-    fn done(&mut self, path: &Path, before: &str, after: &str) -> Result<(), Error> {
-        self.append(&format!("done\t{before}\t{after}\t{}\n", escape(path)))?;
-        self.records.insert(path.to_path_buf(), Record::Done { after: after.into() });
-        Ok(())
-    }
-
-    /// One record, durable before the file it names is touched.
-    fn append(&mut self, line: &str) -> Result<(), Error> {
-        self.file.write_all(line.as_bytes())?;
-        self.file.sync_data()?;
-        Ok(())
-    }
-}
-
-const MAGIC: &str = "hyperseal-rekey-manifest v1";
-const MANIFEST_MAX: u64 = 256 << 20;
-
-fn escape(p: &Path) -> String {
-    let s = p.to_string_lossy();
-    s.replace('%', "%25").replace('\t', "%09").replace('\r', "%0D").replace('\n', "%0A")
-}
-
-fn unescape(s: &str) -> PathBuf {
-    PathBuf::from(s.replace("%0A", "\n").replace("%0D", "\r").replace("%09", "\t").replace("%25", "%"))
-}

@@ -15,7 +15,6 @@
 //! [`limits::PLUGIN_BATCH`] stanzas or [`limits::PLUGIN_BATCH_BYTES`] of them in a window.
 
 use std::collections::HashMap;
-use std::fs::File;
 
 use sha2::{Digest, Sha256};
 
@@ -171,10 +170,13 @@ fn cost(stanzas: &[Stanza]) -> (usize, usize) {
     (stanzas.len(), stanzas.iter().map(|s| s.body.len() + 64).sum())
 }
 
-/// The stanzas of the file at `path`; none where it has no header to read (its own re-key
-/// then says why).
-pub(super) fn stanzas_of(path: &std::path::Path) -> Vec<Stanza> {
-    let Ok(file) = File::open(path) else { return Vec::new() };
+/// The stanzas of the walked file (`display` to the caller, at `place`), reached as its re-key
+/// will reach it; none where it has no header to read (its own re-key then says why).
+pub(super) fn stanzas_of(display: &std::path::Path, place: &super::beneath::Place) -> Vec<Stanza> {
+    let Ok(reached) = place.reach(display) else { return Vec::new() };
+    let Ok(file) = super::beneath::open_checked(&reached.path, false, place.id, display) else {
+        return Vec::new();
+    };
     match Decryptor::new(&file) {
         Ok(dec) => dec.header().stanzas.clone(),
         Err(_) => Vec::new(),
