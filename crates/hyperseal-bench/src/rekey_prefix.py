@@ -2,8 +2,10 @@
 in the project venv, beside rekey_s3.py, whose MinIO start-up and TCP relay it reuses): 1,000
 objects on a MinIO started here on 127.0.0.1 (mostly small, four past S3's 5 MiB part, one of
 12 MiB), re-keyed with ``hyperseal.dask.rekey_prefix`` on a LocalCluster of 2 worker processes,
-against the store's own server-side copy of the prefix: a ``CopyObject`` of every object, fanned
-out on the same cluster in the same batches with the same objects in flight per worker.
+against the floor of any re-key that writes new first bytes: no store can splice an object under
+S3's 5 MiB part minimum, so each such object is a plain GET and PUT of the whole object, and a
+larger one the store's own ``CopyObject``; fanned out on the same cluster in the same batches
+with the same objects in flight per worker.
 
 The operations run in turn, ``--runs`` rounds after one warm-up each; the client's traffic (the
 workers' and the driver's) is counted in the warm-up by a TCP relay in front of MinIO, the timed
@@ -21,10 +23,12 @@ import time
 from rekey_s3 import PASSWORD, USER, CountingRelay, fail, report, start_minio
 
 PER_WORKER = 16  # rekey_prefix's default max_concurrency: objects in flight per worker and per task
+MIN_PART = 5 << 20  # S3's smallest part but the last: below it, no store can splice new first bytes
 
 
-def copy_batch(keys, url):
-    """A task: CopyObject of each key to copy/KEY, at most PER_WORKER in flight."""
+def floor_batch(items, url):
+    """A task: each (key, size) to copy/KEY by the cheapest write of new first bytes: GET + PUT
+    under 5 MiB, the store's CopyObject from there; at most PER_WORKER in flight."""
     import s3fs
     from fsspec.asyn import sync
 
@@ -35,12 +39,18 @@ def copy_batch(keys, url):
         s3 = await fs.get_s3("bench")
         gate = asyncio.Semaphore(PER_WORKER)
 
-        async def one(k):
+        async def one(k, size):
             async with gate:
-                await s3.copy_object(Bucket="bench", Key=f"copy/{k}", CopySource={"Bucket": "bench", "Key": k})
+                if size >= MIN_PART:
+                    await s3.copy_object(Bucket="bench", Key=f"copy/{k}", CopySource={"Bucket": "bench", "Key": k})
+                    return
+                resp = await s3.get_object(Bucket="bench", Key=k)
+                async with resp["Body"] as body:
+                    data = await body.read()
+                await s3.put_object(Bucket="bench", Key=f"copy/{k}", Body=data)
 
-        await asyncio.gather(*(one(k) for k in keys))
-        return len(keys)
+        await asyncio.gather(*(one(k, size) for k, size in items))
+        return len(items)
 
     return sync(fs.loop, run)
 
@@ -88,7 +98,7 @@ def run(a, s3fs, hyperseal, client, port):
     fs.pipe({f"bench/{k}": v for k, v in objects.items()})
     stored = sum(len(v) for v in objects.values())
     names = sorted(objects)
-    batches = [names[i:i + PER_WORKER] for i in range(0, len(names), PER_WORKER)]
+    batches = [[(k, len(objects[k])) for k in names[i:i + PER_WORKER]] for i in range(0, len(names), PER_WORKER)]
     state = {"owner": 0}
 
     def rekey(url):
@@ -101,8 +111,8 @@ def run(a, s3fs, hyperseal, client, port):
         state["summary"] = summary
         state["owner"] = 1 - i
 
-    def server_copy(url):
-        done = client.gather(client.map(copy_batch, batches, url=url, pure=False))
+    def floor(url):
+        done = client.gather(client.map(floor_batch, batches, url=url, pure=False))
         assert sum(done) == len(objects)
 
     def tidy():
@@ -111,7 +121,7 @@ def run(a, s3fs, hyperseal, client, port):
         if gone:
             fs.rm(gone)
 
-    ops = {"rekey_prefix": rekey, "server copy": server_copy}
+    ops = {"rekey_prefix": rekey, "floor": floor}
     rows = {name: {"seconds": [], "up": 0, "down": 0} for name in ops}
     for name, op in ops.items():
         relay.up = relay.down = 0

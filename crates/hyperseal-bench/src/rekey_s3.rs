@@ -29,7 +29,8 @@ pub fn s3(ctx: &Ctx, out: &mut TableReport) {
     }
 }
 
-/// 1,000 objects under a prefix: `rekey_prefix` on 2 workers against `CopyObject` of each.
+/// 1,000 objects under a prefix: `rekey_prefix` on 2 workers against the floor of a write of
+/// new first bytes (GET + PUT under S3's 5 MiB part, `CopyObject` above).
 fn prefix(ctx: &Ctx, out: &mut TableReport) -> Result<(), String> {
     let runs = if ctx.scale < 0.01 { 1 } else { 3 };
     let objects = 1000;
@@ -39,7 +40,7 @@ fn prefix(ctx: &Ctx, out: &mut TableReport) -> Result<(), String> {
     let v = python_script(ctx, "rekey_prefix.py", PREFIX_SCRIPT, &["--objects", &objects.to_string()], runs)?;
     let rows = v["rows"].as_array().cloned().unwrap_or_default();
     let get = |op: &str| rows.iter().find(|r| r["op"] == op).and_then(times);
-    let copy = get("server copy").ok_or("no server-copy figure")?;
+    let copy = get("floor").ok_or("no floor figure")?;
     let rekey = get("rekey_prefix").ok_or("no rekey_prefix figure")?;
     let stored = v["stored"].as_u64().unwrap_or(0);
     let mut sec = Section::new(
@@ -47,14 +48,14 @@ fn prefix(ctx: &Ctx, out: &mut TableReport) -> Result<(), String> {
             "{objects} S3 objects ({} in all) on MinIO (127.0.0.1), 2 Dask workers: time and client traffic",
             fmt_size(stored)
         ),
-        &["objects", "how", "time", "client bytes (down + up)", "÷ server copy"],
+        &["objects", "how", "time", "client bytes (down + up)", "÷ floor"],
     );
     for r in &rows {
         let Some(t) = times(r) else { continue };
         let bytes = r["up"].as_u64().unwrap_or(0) + r["down"].as_u64().unwrap_or(0);
         let how = match r["op"].as_str().unwrap_or("?") {
             "rekey_prefix" => "hyperseal.dask.rekey_prefix (ranged GET + PutObject / UploadPartCopy)",
-            "server copy" => "CopyObject of every object (the store's server-side copy)",
+            "floor" => "GET + PUT of each object under 5 MiB, CopyObject of each larger one",
             other => other,
         };
         sec.rows.push(vec![
@@ -69,10 +70,12 @@ fn prefix(ctx: &Ctx, out: &mut TableReport) -> Result<(), String> {
     out.note(format!(
         "S3 prefix: {objects} objects under one prefix (mostly 0–64 KiB, four past S3's 5 MiB part, one \
          of 12 MiB), re-keyed A → B then B → A on a LocalCluster of 2 worker processes (1 thread \
-         each, 16 objects in flight per worker), the manifest kept in the bucket; the copy runs on \
-         the same workers in the same batches. {runs} rounds after one warm-up, whose client bytes a \
-         TCP relay counts. Goal: time ≤ 1.5× the server-side copy — {} ({:.2}×).",
-        if rekey.median <= 1.5 * copy.median { "met" } else { "missed" },
+         each, 16 objects in flight per worker), the manifest kept in the bucket. The floor: no store \
+         can splice new first bytes into an object under S3's 5 MiB part minimum, so for those it is \
+         a plain GET + PUT of each object, and for larger ones the store's own CopyObject, on the \
+         same workers in the same batches. {runs} rounds after one warm-up, whose client bytes a \
+         TCP relay counts. Goal: time ≤ 1.2× the floor — {} ({:.2}×).",
+        if rekey.median <= 1.2 * copy.median { "met" } else { "missed" },
         rekey.median / copy.median,
     ));
     Ok(())

@@ -170,3 +170,55 @@ fn random_access_into_a_file_matches_the_reader() {
     assert!(!o.status.success());
     assert!(!d.join("part").exists());
 }
+
+/// The unnamed output is reachable through `/proc/PID/fd` by any process of the same user:
+/// one that truncates it while the workers write (8 of them, where a shared mapping was once
+/// used) must cost an error line and no output, never a signal (a `SIGBUS` in Node or Python
+/// kills the host). Tried a few times, the truncation landing at different moments.
+#[test]
+fn an_output_truncated_underneath_is_an_error_not_a_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, public) = keypair(dir.path(), "k", "x25519");
+    let input = dir.path().join("big");
+    fs::write(&input, data(256 << 20, 41)).unwrap();
+    let out = dir.path().join("out.hs");
+    for attempt in 0..4 {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hyperseal"))
+            .args(["encrypt", "-q", "--threads", "8", "-r", &public, "-o", p(&out), p(&input)])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let fds = format!("/proc/{}/fd", child.id());
+        // The output: the descriptor naming a deleted file in the output's folder (O_TMPFILE).
+        let mut cut = false;
+        for _ in 0..20_000 {
+            let found = fs::read_dir(&fds).into_iter().flatten().flatten().find(|e| {
+                fs::read_link(e.path()).is_ok_and(|t| {
+                    t.starts_with(dir.path()) && t.to_string_lossy().ends_with("(deleted)")
+                })
+            });
+            if let Some(e) = found {
+                std::thread::sleep(std::time::Duration::from_millis(5 * attempt));
+                if let Ok(f) = fs::OpenOptions::new().write(true).open(e.path()) {
+                    cut = f.set_len(4096).is_ok();
+                }
+                break;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+        }
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.signal(), None, "killed by a signal (attempt {attempt}): {err}");
+        if cut && !o.status.success() {
+            assert!(err.starts_with("hyperseal: error: "), "{err}");
+            assert!(!out.exists(), "a failed run left its output");
+        }
+        if out.exists() {
+            // The run finished before the cut reached it.
+            fs::remove_file(&out).unwrap();
+        }
+    }
+}

@@ -18,9 +18,13 @@ name holds anything but the object keys.
 alone: before a batch is handed out, a ``begin`` line with the object's listed ETag; after, a
 ``done`` line with the SHA-256 of the header before and after and the new ETag. A resumed run
 skips an object whose ETag is the recorded new one, or (ETag moved) whose header digest is the
-recorded "after" (checked on the head the worker reads anyway); an object whose ``begin`` line
-has no ``done`` and whose ETag moved was written by a run that was stopped before it heard back,
-and is not re-keyed again. So a change such as "add a recipient" is applied once per object.
+recorded "after" (checked on the head the worker reads anyway). Every object a re-key writes
+carries the user metadata ``hyperseal-rekey: <change id> <SHA-256 of the new header>``, so an
+object whose ``begin`` line has no ``done`` and whose ETag moved is done only if its head says,
+by that mark, that it is this change's header (written by a run stopped before it heard back);
+any other version, such as one its owner saved after the run was stopped, is re-keyed. So a
+change such as "add a recipient" is applied once per object, and never skipped where no run
+applied it.
 """
 
 import asyncio
@@ -40,6 +44,8 @@ _MAGIC = "hyperseal-s3-rekey-manifest v1"
 _MANIFEST_MAX = 256 << 20
 #: The part copies of one large object in flight at once (the objects' own concurrency is apart).
 _PART_COPIES = 4
+#: The user metadata every object a prefix re-key writes carries: the change and its header.
+_MARK = "hyperseal-rekey"
 #: Begin lines are written this many objects ahead of the batches handed out, and done lines
 #: at least this often (seconds), so the manifest is rewritten a few times per run, not per batch.
 _AHEAD, _FLUSH_S = 512, 10.0
@@ -233,7 +239,7 @@ def _classify(e):
     return {"outcome": "failed", "error": f"{type(e).__name__}: {e}", "code": getattr(e, "code", None)}
 
 
-async def _one(fs, bucket, item, identities, keys, dry_run, part_size, if_match):
+async def _one(fs, bucket, item, identities, keys, dry_run, part_size, if_match, change_id):
     key, etag, size, expect = item
     out = {"key": key}
     try:
@@ -242,9 +248,12 @@ async def _one(fs, bucket, item, identities, keys, dry_run, part_size, if_match)
         before = hashlib.sha256(st["head"][: st["old_len"]]).hexdigest()
         if expect is not None and before == expect:
             return {**out, "outcome": "already_done"}  # the header a recorded run left
+        if _marked(st["info"]) == f"{change_id} {before}":
+            return {**out, "outcome": "already_done"}  # this change's header, its record lost
         out["plan"] = dict(st["plan"])
         if dry_run:
             return {**out, "outcome": "planned"}
+        st["mark"] = {_MARK: f"{change_id} {hashlib.sha256(st['new']).hexdigest()}"}
         got = await _write(st, None, False, part_size, _PART_COPIES)
         return {**out, "outcome": got.written, "bytes": got.bytes, "before": before,
                 "after": hashlib.sha256(st["new"]).hexdigest(), "etag": st.get("written_etag")}
@@ -252,7 +261,12 @@ async def _one(fs, bucket, item, identities, keys, dry_run, part_size, if_match)
         return {**out, **_classify(e)}
 
 
-def _batch(items, bucket, wrapped, job, dry_run, part_size, per_worker, if_match):
+def _marked(info):
+    """The re-key mark of an object's stored headers (user metadata), or None."""
+    return {k.lower(): v for k, v in (info.get("Metadata") or {}).items()}.get(_MARK)
+
+
+def _batch(items, bucket, wrapped, job, dry_run, part_size, per_worker, if_match, change_id):
     """The task: one batch of objects, at most ``per_worker`` of this worker's in flight."""
     import fsspec
     from distributed import get_worker
@@ -269,7 +283,7 @@ def _batch(items, bucket, wrapped, job, dry_run, part_size, per_worker, if_match
 
         async def bounded(item):
             async with gate:
-                return await _one(fs, bucket, item, identities, keys, dry_run, part_size, if_match)
+                return await _one(fs, bucket, item, identities, keys, dry_run, part_size, if_match, change_id)
 
         return await asyncio.gather(*(bounded(i) for i in items))
 
@@ -382,13 +396,12 @@ def rekey_prefix(client, url, identities=None, *, passphrase=None, recipients=No
               if (bucket, o[0]) != own and not o[0].endswith("/" + MANIFEST_NAME) and select(o[0][len(prefix):])]
     results, todo = {}, []
     for key, etag, size in listed:
-        done, begun = (man.done.get(key), man.begun.get(key)) if man is not None else (None, None)
+        done = man.done.get(key) if man is not None else None
         if done is not None and done[1] == etag:
             results[key] = {"key": key, "outcome": "already_done"}
-        elif done is None and begun is not None and begun != etag:
-            # Handed out by a run that stopped before hearing back: its write may have landed.
-            results[key] = {"key": key, "outcome": "already_done"}
         else:
+            # Anything else goes to a worker, which finds a write a stopped run made by its mark
+            # (its head is read anyway) and re-keys every other version.
             todo.append((key, etag, size, done[0] if done is not None else None))
     total, count = len(listed), len(results)
     if progress and count:
@@ -411,7 +424,7 @@ def rekey_prefix(client, url, identities=None, *, passphrase=None, recipients=No
             begun_to = end + _AHEAD
             man.flush()  # durable before any object of the batch is touched
         fut = client.submit(_batch, batches[i], bucket, run_key.wrapped, run_key.name, dry_run, part_size, per,
-                            if_match, pure=False)
+                            if_match, change_id, pure=False)
         owner[fut] = i
         return fut
 

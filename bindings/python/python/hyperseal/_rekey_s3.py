@@ -197,6 +197,8 @@ async def _write(st, dest, force, part_size, max_concurrency):
     # A written object's condition: the old ETag over itself, else "only if new" unless forced.
     cond = {"IfMatch": etag} if dest is None else ({} if force else {"IfNoneMatch": "*"})
     carried = {k: info[k] for k in _CARRIED if info.get(k)}
+    if st.get("mark"):  # a prefix re-key's mark of the change (user metadata)
+        carried["Metadata"] = {**carried.get("Metadata", {}), **st["mark"]}
     tags = [] if st.get("tag_count") == 0 else (await s3.get_object_tagging(Bucket=bucket, Key=key)).get("TagSet", [])
     if tags:
         carried["Tagging"] = urlencode([(t["Key"], t["Value"]) for t in tags])

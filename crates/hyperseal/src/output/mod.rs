@@ -233,13 +233,12 @@ impl AtomicOutput {
     }
 
     /// The regular file behind the output, for a writer that writes at offsets from many
-    /// threads (`stream::positional`), and whether no other program can reach it (an unnamed
-    /// temporary, which may be mapped). `None` for a write-through destination.
-    pub(crate) fn positional(&self) -> Option<(&File, bool)> {
+    /// threads (`stream::positional`). `None` for a write-through destination.
+    pub(crate) fn positional(&self) -> Option<&File> {
         match &self.state {
             State::Through(_) => None,
-            State::Unnamed(u) => Some((u.file_ref(), true)),
-            State::Named(n) => Some((n.file_ref(), false)),
+            State::Unnamed(u) => Some(u.file_ref()),
+            State::Named(n) => Some(n.file_ref()),
         }
     }
 

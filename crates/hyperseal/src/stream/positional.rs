@@ -9,20 +9,16 @@
 //! and age's alike. Pieces are taken in increasing order by whichever worker is free, each worker
 //! with its own buffers, so memory is a fixed number of chunks per worker whatever the file size.
 //!
-//! The output's space is reserved first ([`sys::reserve`]: `fallocate` on Linux), so a full disk
-//! is one error before anything is written. Writes go one of two ways (measured in
-//! docs/BENCHMARKS.md, "one file on every core"):
-//! - **mapped**: the worker opens or seals straight into a window of the output mapped for that
-//!   piece. Buffered `pwrite`s to one file serialise on its inode lock on Linux (tmpfs, ext4,
-//!   XFS); stores to a shared mapping do not. Only for an output whose blocks are reserved and
-//!   that no other program can reach (an unnamed temporary), so a store can never meet a
-//!   missing page (`SIGBUS`);
-//! - **pwrite**: otherwise (a named temporary, Windows, a filesystem without `fallocate`).
+//! A full disk is found up front by a check of the free space. Each worker writes its piece
+//! with `pwrite`, and only once every chunk of the piece authenticated; the caller commits the
+//! output only after every chunk did.
 //!
-//! Opening into a mapped window puts a failing chunk's unauthenticated bytes into the unnamed
-//! temporary, which is then discarded without ever having had a name; with `pwrite` only
-//! authenticated chunks are written. Either way the caller commits the output only after every
-//! chunk authenticated.
+//! Why not a shared mapping of the output, whose stores do not serialise on the inode lock as
+//! buffered `pwrite`s to one file do on Linux: the output, even an unnamed temporary, is
+//! reachable through `/proc/PID/fd` by every process of the same user (and root), and one that
+//! truncates it while workers store into the mapping kills this process with `SIGBUS`, in Node
+//! or Python the host process. A write that meets a shortened file is an error; a store is a
+//! signal. So every write here is a `pwrite` (docs/SECURITY.md, "One file on every core").
 
 use std::fs::File;
 use std::io;
@@ -54,9 +50,6 @@ pub(crate) struct Files<'a> {
     pub output: &'a File,
     /// Where the result starts in `output` (after the header already written there).
     pub out_at: u64,
-    /// Write through a shared mapping of `output` rather than `pwrite`: only where no other
-    /// program can open or shorten it (an unnamed temporary).
-    pub map: bool,
     /// Names the destination in an error writing `output` (the user named it, not our
     /// temporary).
     pub output_error: &'a (dyn Fn(io::Error) -> io::Error + Sync),
@@ -135,30 +128,7 @@ pub(crate) fn run(
     }
     let shape = Shape { dir, stride, out_full, in_len: files.in_len, count, per, start, end };
     let total = files.range.map_or_else(|| shape.out_span(start, end - start), |r| r.take);
-    // Mapped: one mapping of the whole output, made once, so that workers write their pieces with
-    // plain stores, faulting pages in on every core at once. (A mapping per piece was measured:
-    // its `mmap`/`munmap` take the address space's lock for writing and interrupt every other
-    // core to flush its TLB, once a piece.) Its blocks are reserved first: a store to a page the
-    // filesystem cannot provide would be a SIGBUS, not an error. Where they cannot be reserved
-    // or mapped, and on the `pwrite` path, a full disk is found up front by a check of the free
-    // space instead (a reservation is one pass over the output on one thread: 0.24 s of a
-    // 0.6 s encryption of 1 GiB on tmpfs, measured).
-    let mut window = None;
-    if files.map && files.range.is_none() && sys::MAPPED_WRITES && total > 0 {
-        let end = files.out_at + total;
-        if sys::reserve(files.output, end).map_err(files.output_error)? {
-            window = usize::try_from(total)
-                .ok()
-                .and_then(|n| sys::Window::map(files.output, files.out_at, n).ok());
-        }
-    }
-    if window.is_none() {
-        sys::check_space(files.output, files.out_at + total).map_err(files.output_error)?;
-    }
-    let out_piece = (per * out_full) as usize;
-    let regions: Option<Vec<Mutex<&mut [u8]>>> =
-        window.as_mut().map(|w| w.bytes().chunks_mut(out_piece).map(Mutex::new).collect());
-
+    sys::check_space(files.output, files.out_at + total).map_err(files.output_error)?;
     let pieces = (end - start).div_ceil(per);
     let piece_bytes = (per * full) as usize;
     let threads = exec::resolve(threads).min((MEMORY_CAP / (2 * piece_bytes)).max(1));
@@ -176,8 +146,7 @@ pub(crate) fn run(
             if p >= pieces || p > stop.load(Ordering::Relaxed) {
                 break;
             }
-            let region = regions.as_ref().map(|r| &r[p as usize]);
-            match piece(cipher, &shape, files, start + p * per, region, &mut bufs) {
+            match piece(cipher, &shape, files, start + p * per, &mut bufs) {
                 Ok(n) => {
                     let now = done.fetch_add(n, Ordering::Relaxed) + n;
                     if let Some(report) = progress {
@@ -199,8 +168,6 @@ pub(crate) fn run(
             }
         }
     });
-    drop(regions);
-    drop(window);
     if let Some((_, e)) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);
     }
@@ -240,7 +207,6 @@ fn piece(
     shape: &Shape,
     files: &Files<'_>,
     first: u64,
-    region: Option<&Mutex<&mut [u8]>>,
     bufs: &mut Buffers,
 ) -> Result<u64, Error> {
     let n = shape.per.min(shape.end - first);
@@ -250,12 +216,7 @@ fn piece(
     read_exact(files.input, input, files.in_at + first * shape.stride)?;
     // Where this piece's output starts in the whole output (before any clipping).
     let out_rel = (first - shape.start) * shape.out_full;
-    let mut mapped = region.map(|r| r.lock().unwrap_or_else(|e| e.into_inner()));
-    let buffered = mapped.is_none();
-    let output: &mut [u8] = match &mut mapped {
-        Some(r) => &mut r[..out_bytes],
-        None => sized(&mut bufs.output, out_bytes),
-    };
+    let output = sized(&mut bufs.output, out_bytes);
     let (stride, out_full) = (shape.stride as usize, shape.out_full as usize);
     for j in 0..n as usize {
         let i = first + j as u64;
@@ -267,19 +228,17 @@ fn piece(
             Dir::Open => drop(cipher.open_to(i, last, src, dst)?),
         }
     }
-    if buffered {
-        // Random access writes only the requested bytes, from the start of the output.
-        let (lo, hi, at) = match files.range {
-            None => (0, out_bytes as u64, files.out_at + out_rel),
-            Some(r) => {
-                let lo = r.skip.max(out_rel);
-                let hi = (r.skip + r.take).min(out_rel + out_bytes as u64);
-                (lo - out_rel, hi.max(lo) - out_rel, files.out_at + lo - r.skip)
-            }
-        };
-        let part = &output[lo as usize..hi as usize];
-        sys::pwrite_all(files.output, part, at).map_err(files.output_error)?;
-    }
+    // Random access writes only the requested bytes, from the start of the output.
+    let (lo, hi, at) = match files.range {
+        None => (0, out_bytes as u64, files.out_at + out_rel),
+        Some(r) => {
+            let lo = r.skip.max(out_rel);
+            let hi = (r.skip + r.take).min(out_rel + out_bytes as u64);
+            (lo - out_rel, hi.max(lo) - out_rel, files.out_at + lo - r.skip)
+        }
+    };
+    let part = &output[lo as usize..hi as usize];
+    sys::pwrite_all(files.output, part, at).map_err(files.output_error)?;
     Ok(in_bytes)
 }
 
@@ -305,12 +264,6 @@ const POSITIONAL_FROM: u64 = 4 << 20;
 /// 1 GiB on tmpfs encrypts in 0.48 s against the stream's 0.60 s and `cp`'s 0.53 s (`farm-bench
 /// -n 8`, minima, 2-core Zen 4; docs/BENCHMARKS.md).
 const POSITIONAL_THREADS: usize = 2;
-/// Threads from which the output is written through a mapping rather than `pwrite`: Linux
-/// serialises buffered `pwrite`s to one file on its inode lock, so past a few writers only a
-/// mapping scales (a parallel copy of one 4 GiB file on a 16-core Xeon: 0.60× `cp`'s time
-/// mapped at 8 threads, 1.16× with `pwrite` at 16); on 2 threads the page faults cost more
-/// than the lock (0.65 s mapped against 0.48 s with `pwrite`, 1 GiB, 2-core Zen 4).
-const MAPPED_THREADS: usize = 4;
 
 /// Whether a run of `input` from `in_at` (at most `wanted` bytes of it) takes the positional
 /// path: a regular file, large enough, and enough threads. Returns the bytes from `in_at` to the
@@ -342,16 +295,22 @@ pub(crate) fn into_output(
 ) -> Option<Result<u64, Error>> {
     let (in_len, threads) = eligible(input, in_at, u64::MAX, threads)?;
     let out_at = output.bytes_written();
-    let (file, private) = output.positional()?;
-    let map = private && threads >= MAPPED_THREADS;
+    let file = output.positional()?;
     let name = |e: io::Error| output.write_error(e);
-    let files = Files { input, in_at, in_len, output: file, out_at, map, output_error: &name, range: None };
+    let files = Files { input, in_at, in_len, output: file, out_at, output_error: &name, range: None };
     let result = run(cipher, dir, &files, threads, progress).and_then(|ran| {
         // A file that grew while it was read was sealed only up to its old end: refused, not
         // cut short silently.
         let mut probe = [0u8; 1];
-        match dir == Dir::Seal && sys::pread(input, &mut probe, in_at + in_len)? > 0 {
-            true => Err(Error::Io(changed())),
+        if dir == Dir::Seal && sys::pread(input, &mut probe, in_at + in_len)? > 0 {
+            return Err(Error::Io(changed()));
+        }
+        // An output another process shortened meanwhile (it is reachable through /proc): an
+        // error, never a committed file with a hole.
+        match file.metadata().map_err(&name)?.len() < out_at + ran.written {
+            true => Err(Error::Io(name(io::Error::other(
+                "the output was shortened by another program while it was written",
+            )))),
             false => Ok(ran),
         }
     });
@@ -380,7 +339,7 @@ pub(crate) fn range_into_output(
 ) -> Option<Result<u64, Error>> {
     let (in_len, threads) = eligible(input, in_at, length, threads)?;
     let out_at = output.bytes_written();
-    let (file, _) = output.positional()?;
+    let file = output.positional()?;
     let name = |e: io::Error| output.write_error(e);
     let result = (|| {
         let chunk = cipher.chunk_size() as u64;
@@ -398,7 +357,6 @@ pub(crate) fn range_into_output(
             in_len,
             output: file,
             out_at,
-            map: false,
             output_error: &name,
             range: Some(range),
         };

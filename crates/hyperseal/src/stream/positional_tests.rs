@@ -1,5 +1,5 @@
-//! The positional engine against the ordered stream, byte for byte with a fixed key, on both
-//! write paths (`pwrite`, a shared mapping) and several thread counts; the lowest failing chunk
+//! The positional engine against the ordered stream, byte for byte with a fixed key, at several
+//! thread counts; the lowest failing chunk
 //! is the one reported; a file shorter than announced is an error, not zeros.
 
 use std::fs::File;
@@ -39,7 +39,6 @@ fn positional(
     at: u64,
     len: u64,
     out: &File,
-    map: bool,
     threads: usize,
 ) -> Result<Vec<u8>, Error> {
     let name = |e: io::Error| e;
@@ -49,7 +48,6 @@ fn positional(
         in_len: len,
         output: out,
         out_at: 7,
-        map,
         output_error: &name,
         range: None,
     };
@@ -77,22 +75,22 @@ fn same_bytes_as_the_stream_both_ways() {
         prefixed.extend_from_slice(&plain);
         let input = file_with(&tmp, "in", &prefixed);
         let ct_file = file_with(&tmp, "ct", &[]);
-        for map in [false, true] {
+        {
             for threads in [1, 2, 4] {
                 ct_file.set_len(0).unwrap();
                 ct_file.write_all_at(&[0u8; 7], 0).unwrap();
-                let got = positional(Dir::Seal, &input, 3, n as u64, &ct_file, map, threads).unwrap();
+                let got = positional(Dir::Seal, &input, 3, n as u64, &ct_file, threads).unwrap();
                 assert!(
                     got == sealed,
-                    "seal {n} bytes, map {map}, {threads} threads: {} bytes, {} expected",
+                    "seal {n} bytes, {threads} threads: {} bytes, {} expected",
                     got.len(),
                     sealed.len()
                 );
                 let pt_file = empty(&tmp, "pt");
                 (&pt_file).write_all(&[0u8; 7]).unwrap();
                 let opened =
-                    positional(Dir::Open, &ct_file, 7, sealed.len() as u64, &pt_file, map, threads).unwrap();
-                assert!(opened == plain, "open {n} bytes, map {map}, {threads} threads");
+                    positional(Dir::Open, &ct_file, 7, sealed.len() as u64, &pt_file, threads).unwrap();
+                assert!(opened == plain, "open {n} bytes, {threads} threads");
             }
         }
     }
@@ -108,11 +106,11 @@ fn the_lowest_damaged_chunk_is_reported() {
     sealed[200 * full + 5] ^= 1;
     sealed[70 * full + 9] ^= 1;
     let ct = file_with(&tmp, "ct", &sealed);
-    for map in [false, true] {
+    {
         for threads in [1, 2, 4] {
             let out = empty(&tmp, "out");
-            let e = positional(Dir::Open, &ct, 0, sealed.len() as u64, &out, map, threads).unwrap_err();
-            assert!(matches!(e, Error::ChunkAuth(70)), "{e:?} (map {map}, {threads} threads)");
+            let e = positional(Dir::Open, &ct, 0, sealed.len() as u64, &out, threads).unwrap_err();
+            assert!(matches!(e, Error::ChunkAuth(70)), "{e:?} ({threads} threads)");
         }
     }
 }
@@ -124,9 +122,9 @@ fn a_cut_at_a_chunk_boundary_is_a_truncation() {
     let sealed = streamed(Dir::Seal, &plain).unwrap();
     let cut = 100 * (CHUNK + TAG_LEN);
     let ct = file_with(&tmp, "ct", &sealed[..cut]);
-    for map in [false, true] {
+    {
         let out = empty(&tmp, "out");
-        let e = positional(Dir::Open, &ct, 0, cut as u64, &out, map, 4).unwrap_err();
+        let e = positional(Dir::Open, &ct, 0, cut as u64, &out, 4).unwrap_err();
         assert!(matches!(e, Error::Truncated(99)), "{e:?}");
     }
 }
@@ -135,9 +133,9 @@ fn a_cut_at_a_chunk_boundary_is_a_truncation() {
 fn an_input_shorter_than_announced_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     let input = file_with(&tmp, "in", &data(2 * PIECE_BYTES));
-    for map in [false, true] {
+    {
         let out = empty(&tmp, "out");
-        let e = positional(Dir::Seal, &input, 0, 3 * PIECE_BYTES as u64, &out, map, 2).unwrap_err();
+        let e = positional(Dir::Seal, &input, 0, 3 * PIECE_BYTES as u64, &out, 2).unwrap_err();
         assert!(e.to_string().contains("changed size"), "{e}");
     }
 }
@@ -172,7 +170,6 @@ fn a_range_opens_to_exactly_its_bytes() {
                 in_len: sealed.len() as u64,
                 output: &out,
                 out_at: 0,
-                map: false,
                 output_error: &name,
                 range: Some(range),
             };

@@ -8,8 +8,8 @@
 //! |---|---|---|
 //! | "the same file" | device and inode | volume serial and file index (`GetFileInformationByHandle`) |
 //! | positional I/O | `pread`/`pwrite` | `ReadFile`/`WriteFile` at an offset |
-//! | an output's space before it is written | `fallocate` (Linux), else a free-space check (`fstatvfs`) | the file extended to its length (NTFS allocates) |
-//! | one output written from many threads | `pwrite`, or one shared mapping of a reserved unnamed output | `WriteFile` at an offset |
+//! | an output's space before it is written | a free-space check (`fstatvfs`) | the file extended to its length (NTFS allocates) |
+//! | one output written from many threads | `pwrite` (never a shared mapping: see `stream/positional.rs`) | `WriteFile` at an offset |
 //! | new private files | mode 0600 | the directory's inherited ACL (as age's files get there) |
 //! | unnamed output | `O_TMPFILE` + `linkat` (Linux) | none: a named `.partial`, marked delete-on-close until it is committed |
 //! | cleanup on interrupt | SIGINT/SIGTERM/SIGHUP handler | the delete-on-close mark (Ctrl-C, a closed console, a kill: the system removes it) |

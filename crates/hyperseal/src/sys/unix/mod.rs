@@ -20,7 +20,7 @@ mod space;
 pub(crate) use attrs::copy_attributes;
 pub(crate) use lease::{Lease, Leased};
 #[cfg(feature = "fs")]
-pub(crate) use space::{check_space, pread, pwrite, reserve, Window, MAPPED_WRITES};
+pub(crate) use space::{check_space, pread, pwrite};
 
 /// What makes two open files the same file: device and inode.
 pub(crate) type FileId = (u64, u64);

@@ -116,32 +116,10 @@ pub(crate) fn pwrite(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> 
     file.seek_write(buf, offset)
 }
 
-/// Sets `file`'s length to `len`. NTFS allocates the clusters as it extends the file, so a full
-/// disk fails here, before any byte is written. Writes are never mapped on Windows (`false`).
-pub(crate) fn reserve(file: &File, len: u64) -> io::Result<bool> {
-    file.set_len(len)?;
-    Ok(false)
-}
-
-/// Where the space is not reserved before a write: on Windows it always is ([`reserve`]).
+/// Sets `file`'s length to `len`: NTFS allocates the clusters as it extends the file, so a full
+/// disk fails here, before any byte is written.
 pub(crate) fn check_space(file: &File, len: u64) -> io::Result<()> {
-    reserve(file, len).map(drop)
-}
-
-/// Mapped writes are not used on Windows: every write is a positional `WriteFile`.
-pub(crate) const MAPPED_WRITES: bool = false;
-
-/// Never made on Windows (see [`MAPPED_WRITES`]).
-pub(crate) enum Window {}
-
-impl Window {
-    pub(crate) fn map(_: &File, _: u64, _: usize) -> io::Result<Window> {
-        Err(io::ErrorKind::Unsupported.into())
-    }
-
-    pub(crate) fn bytes(&mut self) -> &mut [u8] {
-        match *self {}
-    }
+    file.set_len(len)
 }
 
 /// New files get the ACL their directory passes on, as age's do on Windows (Go ignores Unix
