@@ -24,6 +24,7 @@ import os
 import posixpath
 import secrets
 import threading
+from dataclasses import dataclass
 
 from . import _hyperseal
 from ._claims import LocalClaims, S3Claims, claims_at
@@ -368,3 +369,78 @@ def destination(dst, force, sealing, per, length):
     if type(fs).__name__ == "S3FileSystem":
         return S3Destination(dst, force, sealing, per, name)
     return FsspecDestination(dst, force, sealing, name)
+
+
+# What encrypt_large, decrypt_large (hyperseal.dask) and rotate_large (hyperseal._rotate) share.
+
+
+def _hyperseal_io_error(msg):
+    from ._errors import IoError
+
+    return IoError(msg)
+
+
+@dataclass(frozen=True)
+class LargeResult:
+    """One object sealed or opened across workers: ``size`` is the plaintext length,
+    ``file_len`` the encrypted file's, ``parts`` how many tasks did the work."""
+
+    src: str
+    dst: str
+    size: int
+    file_len: int
+    parts: int
+
+
+_PART = 64 << 20
+
+
+def _part_size(key, part_size):
+    chunk = key.chunk_size
+    return max(chunk, -(-part_size // chunk) * chunk)  # rounded up to whole chunks
+
+
+def _run_parts(client, task, plan, dest, progress, **extra):
+    from dask.distributed import as_completed, wait
+
+    futures = client.map(task, plan, where=dest.where, pure=False, **extra)
+    try:
+        done = 0
+        for f in as_completed(futures):
+            done += f.result()  # the first failure raises here, with its hyperseal class
+            if progress:
+                progress(done)
+    except Exception:
+        # Running tasks cannot be stopped: wait for them, so none writes after the cleanup.
+        wait(futures)
+        raise
+    except BaseException:  # interrupted: stop what has not started
+        client.cancel(futures)
+        raise
+
+
+def _job(client, key, dst, force, sealing, part_size, length, run):
+    """Runs ``run(dest, job)`` with the destination and the job key; the destination appears
+    only if it returns, and nothing is left otherwise (claims are removed once every task has
+    ended)."""
+    per = part_size // key.chunk_size
+    dest = destination(dst, force, sealing, per, length)
+    job = None
+    try:
+        job = JobKeys(client, key)
+        run(dest, job)
+    except BaseException:
+        dest.discard()
+        raise
+    finally:
+        if job is not None:
+            job.close()
+        if dest.claims is not None:
+            dest.claims.remove()
+
+
+def _check_s3_parts(dst, plan, part_size):
+    if len(plan) > 1 and dst.startswith(("s3://", "s3a://")) and part_size < S3_MIN_PART:
+        from ._errors import ArgumentError
+
+        raise ArgumentError(f"part_size {part_size} is below S3's 5 MiB minimum for multipart uploads")

@@ -36,6 +36,7 @@ import time
 
 from ._hyperseal import rekey_change_id as _change_id
 from ._hyperseal import rekey_selected as _selected
+from ._rekey_common import _keys
 from ._rekey_s3 import _changed, _not_ours, _plan, _write
 
 MANIFEST_NAME = ".hyperseal-rekey.manifest"
@@ -377,8 +378,6 @@ def rekey_prefix(client, url, identities=None, *, passphrase=None, recipients=No
     import fsspec
     from distributed import as_completed, wait
     from fsspec.asyn import sync
-
-    from .rekey import _keys
 
     bucket, prefix = _split(url)
     if max_concurrency < 1:

@@ -38,7 +38,7 @@ from urllib.parse import urlencode
 
 from ._hyperseal import looks_encrypted as _looks_encrypted
 from ._hyperseal import rekey_head as _rekey_head
-from .rekey import HEADER_BYTES, RekeyResult
+from ._rekey_common import HEADER_BYTES, RekeyResult
 
 #: S3's smallest part other than the last, its largest, and its most parts per upload.
 MIN_PART = 5 << 20

@@ -15,7 +15,7 @@ import math
 import os
 
 from . import _large
-from .dask import LargeResult, _check_s3_parts, _hyperseal_io_error, _job, _run_parts
+from ._large import LargeResult, _check_s3_parts, _hyperseal_io_error, _job, _run_parts
 
 
 def rotate_task(pair, src, old_wrapped, old_job, wrapped, job, where, head, part_size, claims):

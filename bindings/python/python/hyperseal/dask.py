@@ -67,6 +67,7 @@ import shutil
 from dataclasses import dataclass
 
 from . import _hyperseal, _large
+from ._large import _PART, LargeResult, _check_s3_parts, _hyperseal_io_error, _job, _part_size, _run_parts  # noqa: F401
 
 _COPY = 4 << 20
 
@@ -130,12 +131,6 @@ def _through_fsspec(src, dst, encrypting, keys, options):
         return n
 
 
-def _hyperseal_io_error(msg):
-    from ._errors import IoError
-
-    return IoError(msg)
-
-
 def _one(src, dst, encrypting, keys, options):
     """The task: one file. Never raises: the result says what happened."""
     try:
@@ -185,72 +180,6 @@ def decrypt_files(client, paths, dst_dir, identities=None, *, passphrase=None, s
 
 
 # One object across workers ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LargeResult:
-    """One object sealed or opened across workers: ``size`` is the plaintext length,
-    ``file_len`` the encrypted file's, ``parts`` how many tasks did the work."""
-
-    src: str
-    dst: str
-    size: int
-    file_len: int
-    parts: int
-
-
-_PART = 64 << 20
-
-
-def _part_size(key, part_size):
-    chunk = key.chunk_size
-    return max(chunk, -(-part_size // chunk) * chunk)  # rounded up to whole chunks
-
-
-def _run_parts(client, task, plan, dest, progress, **extra):
-    from dask.distributed import as_completed, wait
-
-    futures = client.map(task, plan, where=dest.where, pure=False, **extra)
-    try:
-        done = 0
-        for f in as_completed(futures):
-            done += f.result()  # the first failure raises here, with its hyperseal class
-            if progress:
-                progress(done)
-    except Exception:
-        # Running tasks cannot be stopped: wait for them, so none writes after the cleanup.
-        wait(futures)
-        raise
-    except BaseException:  # interrupted: stop what has not started
-        client.cancel(futures)
-        raise
-
-
-def _job(client, key, dst, force, sealing, part_size, length, run):
-    """Runs ``run(dest, job)`` with the destination and the job key; the destination appears
-    only if it returns, and nothing is left otherwise (claims are removed once every task has
-    ended)."""
-    per = part_size // key.chunk_size
-    dest = _large.destination(dst, force, sealing, per, length)
-    job = None
-    try:
-        job = _large.JobKeys(client, key)
-        run(dest, job)
-    except BaseException:
-        dest.discard()
-        raise
-    finally:
-        if job is not None:
-            job.close()
-        if dest.claims is not None:
-            dest.claims.remove()
-
-
-def _check_s3_parts(dst, plan, part_size):
-    if len(plan) > 1 and dst.startswith(("s3://", "s3a://")) and part_size < _large.S3_MIN_PART:
-        from ._errors import ArgumentError
-
-        raise ArgumentError(f"part_size {part_size} is below S3's 5 MiB minimum for multipart uploads")
 
 
 def encrypt_large(client, src, dst, recipients=None, *, passphrase=None, format="hyperseal", suite=None,
