@@ -424,4 +424,13 @@ fn a_tree_is_unlocked_with_one_plugin_run() {
     let o = on_terminal(&rekey, &typed, &env);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     assert_eq!(fs::read_to_string(&count).unwrap(), "run\nprompt\n");
+
+    // A full recipient list that keeps the plugin's own recipient: the lock-out check needs no
+    // run per file either (the batch was asked about the recipients once).
+    fs::remove_file(&count).unwrap();
+    let files: Vec<String> = ours.iter().take(8).map(|(ct, _)| p(ct)).collect();
+    let rekey = format!("{HS} rekey -q -i {} -r {r} -r {other_r} {}", p(&id), files.join(" "));
+    let o = on_terminal(&rekey, &typed, &env);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(fs::read_to_string(&count).unwrap(), "run\nprompt\n", "one run and one PIN for 8 files");
 }

@@ -211,6 +211,18 @@ impl Rekey {
     /// that `identities` (those the file was opened with) can still open it unless
     /// [`Change::remove_own`].
     pub fn rewrap(&self, change: &Change, identities: &[Box<dyn Identity + '_>]) -> Result<Plan, Error> {
+        self.rewrap_checked(change, identities, false)
+    }
+
+    /// [`Rekey::rewrap`], where `opens_known` says an identity is already known to open a wrap
+    /// to one of the change's recipients (a tree's batch answered that for the whole window),
+    /// so the lock-out check need not ask it again for this file.
+    pub(crate) fn rewrap_checked(
+        &self,
+        change: &Change,
+        identities: &[Box<dyn Identity + '_>],
+        opens_known: bool,
+    ) -> Result<Plan, Error> {
         let old: Vec<&Stanza> = self.header.stanzas.iter().filter(|s| s.tag != SLACK_TYPE).collect();
         let before: Vec<String> = old.iter().map(|s| s.tag.clone()).collect();
         let (stanzas, removed, added) = match &change.set {
@@ -247,7 +259,7 @@ impl Rekey {
                 matches!(id.unwrap_stanzas(&probe.stanzas), Some(Ok(k)) if k.expose() == self.file_key.expose())
             })
         };
-        if !change.remove_own && !still_opens() {
+        if !change.remove_own && !opens_known && !still_opens() {
             return Err(Error::InvalidArgument(
                 "the new recipients leave out every key this file was opened with: you could not open it again"
                     .into(),

@@ -98,6 +98,9 @@ pub(super) struct Checks<'a> {
     /// Told the new header (its bytes) before the first byte of the file changes; an error
     /// stops the re-key with nothing changed.
     pub(super) before_write: Option<&'a dyn Fn(&[u8]) -> Result<(), Error>>,
+    /// An identity is known to open a wrap to one of the change's recipients (see
+    /// [`super::unlock::unlock`]): the lock-out check need not ask.
+    pub(super) opens_known: bool,
 }
 
 pub(super) fn rekey_file_with(
@@ -121,7 +124,7 @@ pub(super) fn rekey_file_with(
     let old_len = dec.header().encode_len();
     let snapshot = Snapshot::take(&file, stamp.clone(), old_len)?;
     let rekey = Rekey::from_header(dec.header().clone(), identities)?;
-    let plan = rekey.rewrap(change, identities)?;
+    let plan = rekey.rewrap_checked(change, identities, checks.opens_known)?;
     if opts.dry_run {
         return Ok(Report { plan, written: Written::Nothing, recovered });
     }

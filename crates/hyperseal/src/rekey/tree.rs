@@ -129,14 +129,15 @@ pub fn rekey_tree(
     let batching = identities.iter().any(|id| id.unwraps_in_batches());
     let mut window = Window::default();
     let mut run = |window: Window<Entry>| {
-        let ids: Vec<Box<dyn Identity + '_>> = match batching {
-            true => unlock(identities, &window.headers),
-            false => identities.iter().map(|id| Box::new(&**id) as Box<dyn Identity>).collect(),
+        let (ids, opens_known): (Vec<Box<dyn Identity + '_>>, bool) = match batching {
+            true => unlock(identities, &window.headers, change),
+            false => (identities.iter().map(|id| Box::new(&**id) as Box<dyn Identity>).collect(), false),
         };
         let work = |entry: Entry| match entry {
             Entry::Skip(path, why) => (path, TreeOutcome::Skipped(why)),
             Entry::File(path, place) => {
-                let outcome = one(&path, &place, &ids, change, &file_opts, manifest.as_ref());
+                let job = Job { identities: &ids, change, opts: &file_opts, manifest: manifest.as_ref(), opens_known };
+                let outcome = one(&path, &place, &job);
                 (path, outcome)
             }
         };
@@ -226,37 +227,31 @@ fn same_files_once(files: &mut [Entry]) {
     }
 }
 
+/// What every file of a window is re-keyed with.
+struct Job<'a, 'b> {
+    identities: &'a [Box<dyn Identity + 'b>],
+    change: &'a Change,
+    opts: &'a FileOptions,
+    manifest: Option<&'a Mutex<Manifest>>,
+    opens_known: bool,
+}
+
 /// One file of the walk: reached again as the walked file, then re-keyed (module docs).
-fn one(
-    display: &Path,
-    place: &Place,
-    identities: &[Box<dyn Identity + '_>],
-    change: &Change,
-    opts: &FileOptions,
-    manifest: Option<&Mutex<Manifest>>,
-) -> TreeOutcome {
+fn one(display: &Path, place: &Place, job: &Job<'_, '_>) -> TreeOutcome {
     let reached = match place.reach(display) {
         Ok(r) => r,
         Err(e) => return TreeOutcome::Failed(unchanged(e.into())),
     };
     let path = &reached.path;
-    let outcome = checked(path, place.id, identities, change, opts, manifest, &key(display));
-    match outcome {
+    match checked(path, place.id, job, &key(display)) {
         TreeOutcome::Failed(e) => TreeOutcome::Failed(relabel(e, path, display)),
         o => o,
     }
 }
 
 /// [`one`] on the file named through its parent's handle (`path`), `expect` its identity.
-fn checked(
-    path: &Path,
-    expect: FileId,
-    identities: &[Box<dyn Identity + '_>],
-    change: &Change,
-    opts: &FileOptions,
-    manifest: Option<&Mutex<Manifest>>,
-    name: &str,
-) -> TreeOutcome {
+fn checked(path: &Path, expect: FileId, job: &Job<'_, '_>, name: &str) -> TreeOutcome {
+    let Job { identities, change, opts, manifest, opens_known } = *job;
     // Read-only first: a file the caller cannot write may still be one to skip.
     let file = match beneath::open_checked(path, false, expect, path) {
         Ok(f) => f,
@@ -267,7 +262,7 @@ fn checked(
         Ok(false) => return TreeOutcome::Skipped("not a hyperseal or age file".into()),
         Err(e) => return TreeOutcome::Failed(unchanged(e.into())),
     }
-    let mut checks = Checks { expect: Some(expect), before_write: None };
+    let mut checks = Checks { expect: Some(expect), before_write: None, opens_known };
     let Some(manifest) = manifest else {
         return attempt(path, identities, change, opts, &checks);
     };

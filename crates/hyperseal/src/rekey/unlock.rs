@@ -18,10 +18,11 @@ use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
 
+use super::Change;
 use crate::error::Error;
 use crate::file_key::FileKey;
 use crate::format::Stanza;
-use crate::recipient::Identity;
+use crate::recipient::{wrap_refs, Identity, Recipient};
 use crate::{limits, Decryptor};
 
 /// What a batch said of one stanza: not this identity's, its file key, or why it failed.
@@ -59,11 +60,21 @@ impl Identity for Cached<'_> {
 
 /// The identities to re-key a window's files with: each batch identity behind the answers it
 /// gave for `headers` (the stanzas of each file that has a readable header), the others as
-/// they are.
+/// they are; and whether a batch identity is known to open what `change` wraps to one of its
+/// recipients.
+///
+/// That second answer spares the re-key's lock-out check a run per file: the check asks
+/// whether the caller's identities still open the new header, whose fresh stanzas no batch has
+/// seen. Whether an identity opens a recipient's wrap does not depend on the file key, so the
+/// batch is also offered one stanza per recipient of the change, wrapped around a throwaway key:
+/// an identity that opens one of those opens that recipient's stanza in every new header.
 pub(super) fn unlock<'a>(
     identities: &'a [Box<dyn Identity>],
     headers: &[Vec<Stanza>],
-) -> Vec<Box<dyn Identity + 'a>> {
+    change: &Change,
+) -> (Vec<Box<dyn Identity + 'a>>, bool) {
+    let probes = probes(change);
+    let mut opens_known = false;
     let mut out: Vec<Box<dyn Identity + 'a>> = Vec::with_capacity(identities.len());
     // Which files an identity earlier in the list opens (checked with the views made so far,
     // so a plugin's earlier batch is not asked again).
@@ -84,10 +95,20 @@ pub(super) fn unlock<'a>(
         }
         offered.sort_unstable_by_key(|(d, _)| *d);
         offered.dedup_by_key(|(d, _)| *d);
-        let stanzas: Vec<&Stanza> = offered.iter().map(|(_, s)| *s).collect();
+        let mut stanzas: Vec<&Stanza> = offered.iter().map(|(_, s)| *s).collect();
+        let files = stanzas.len();
+        if let Some((_, wraps)) = &probes {
+            stanzas.extend(wraps.iter());
+        }
         let digests = offered.iter().map(|(d, _)| *d);
         let answers = match id.unwrap_each(&stanzas) {
-            Ok(each) => digests.zip(each.into_iter().map(keep)).collect(),
+            Ok(mut each) => {
+                let probed = each.split_off(files.min(each.len()));
+                if let Some((key, _)) = &probes {
+                    opens_known |= probed.iter().any(|a| matches!(a, Some(Ok(k)) if k.expose() == key.expose()));
+                }
+                digests.zip(each.into_iter().map(keep)).collect()
+            }
             Err(e) => {
                 let why = message(e);
                 digests.map(|d| (d, Some(Err(why.clone())))).collect()
@@ -97,7 +118,21 @@ pub(super) fn unlock<'a>(
         mark_opened(&*view, headers, &mut opened);
         out.push(view);
     }
-    out
+    (out, opens_known)
+}
+
+/// A throwaway file key and its wraps to each recipient `change` sets or adds (none where the
+/// change has none, or a wrap fails: the lock-out check then asks as usual).
+fn probes(change: &Change) -> Option<(FileKey, Vec<Stanza>)> {
+    let recipients: Vec<&dyn Recipient> =
+        change.set.iter().flatten().chain(&change.add).map(|r| r.as_ref()).collect();
+    if recipients.is_empty() {
+        return None;
+    }
+    // 16 bytes: age's file key, the one length every plugin wraps.
+    let key = FileKey::generate(16);
+    let stanzas = wrap_refs(&recipients, &key).ok()?;
+    Some((key, stanzas))
 }
 
 /// Marks the files `id` answers for (a key or an error: either way later identities are not
