@@ -1,8 +1,8 @@
 //! The engine table's "one file on every core" section: one large file encrypted and decrypted
 //! by the `hyperseal` binary at 1, 2, 4, … threads up to all cores, beside two floors measured
 //! in the same run: `cp`, and a parallel copy of the same file by the same number of threads
-//! with the I/O method hyperseal uses at that count (`pwrite` below 4 threads, one shared
-//! mapping of the reserved output from 4 — see the library's `stream/positional.rs`). On many
+//! with the I/O method hyperseal uses (`pwrite` at offsets; see the library's
+//! `stream/positional.rs` for why never a shared mapping). On many
 //! cores a parallel copy, not `cp`, is the floor for one file. age (when installed) gives the
 //! peer's figure at its own speed. Run on the scratch directory (tmpfs where there is one) and
 //! on a disk filesystem (the repository's `target/`), each named in the report.
@@ -11,7 +11,6 @@
 //! run on a shared machine; the fastest run is the one least disturbed), with the median beside.
 
 use std::fs::{self, File};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::process::Command;
@@ -25,9 +24,6 @@ use super::report::{Cell, Section, TableReport};
 use super::stats::{fmt_size, Stats};
 use super::{Ctx, ScratchFile};
 
-/// The thread count from which hyperseal (and so the floor) writes through a mapping.
-const MAPPED_FROM: usize = 4;
-
 pub fn one_file(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
     // nkCryptoTool's file size in the full profile; 1 GiB in the quick one.
     let size = ctx.size(if ctx.full { 6_700_000_000 } else { 1 << 30 });
@@ -39,8 +35,8 @@ pub fn one_file(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
     }
     out.note(format!(
         "One file on every core: {} per run, `hyperseal encrypt -q --threads N -r X25519 -o OUT IN` and `decrypt -q --threads N`; \
-         floors: `cp IN OUT`, and a parallel copy (N threads, each reading a slice with pread and writing it with pwrite, or from {MAPPED_FROM} threads into one \
-         shared mapping of the output reserved with fallocate, then fsync: hyperseal's own I/O). hyperseal and the parallel copy make the output durable (fsync) before it is named; cp does not, which on a disk is most of the difference. Figures: minimum of {} runs (median in brackets); ratios of minima.",
+         floors: `cp IN OUT`, and a parallel copy (N threads, each reading a slice with pread and writing it with pwrite, \
+         then fsync: hyperseal's own I/O). hyperseal and the parallel copy make the output durable (fsync) before it is named; cp does not, which on a disk is most of the difference. Figures: minimum of {} runs (median in brackets); ratios of minima.",
         fmt_size(size),
         ctx.reps(size)
     ));
@@ -173,36 +169,14 @@ fn timed_copies(src: &Path, dst: &Path, threads: usize, reps: usize) -> Result<S
 }
 
 /// Copies `src` to `dst` with `threads` threads, each a run of 1 MiB slices, the way hyperseal
-/// writes one file: `pwrite` below [`MAPPED_FROM`] threads, else stores into one shared mapping
-/// of the output after `fallocate`; then `fsync`, as hyperseal's output does before it is named.
+/// writes one file (`pread` and `pwrite` at offsets), then `fsync`, as hyperseal's output is
+/// before it is named.
 fn parallel_copy(src: &Path, dst: &Path, threads: usize) -> Result<()> {
     const SLICE: u64 = 1 << 20;
     let input = File::open(src)?;
     let len = input.metadata()?.len();
     let output =
         File::options().read(true).write(true).create_new(true).open(dst).context("parallel copy")?;
-    let mapped = threads >= MAPPED_FROM && len > 0;
-    let map = if mapped {
-        // SAFETY: fallocate reads no memory of ours.
-        if unsafe { libc::fallocate(output.as_raw_fd(), 0, 0, len as libc::off_t) } != 0 {
-            return Err(std::io::Error::last_os_error().into());
-        }
-        // SAFETY: a new shared mapping of a file whose blocks were just reserved; unmapped below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                output.as_raw_fd(),
-                0,
-            )
-        };
-        anyhow::ensure!(p != libc::MAP_FAILED, "mmap: {}", std::io::Error::last_os_error());
-        p as usize
-    } else {
-        0
-    };
     let next = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|sc| {
         for _ in 0..threads {
@@ -214,23 +188,12 @@ fn parallel_copy(src: &Path, dst: &Path, threads: usize) -> Result<()> {
                         break;
                     }
                     let n = (len - at).min(SLICE) as usize;
-                    if mapped {
-                        // SAFETY: each slice is written by one thread only, inside the mapping.
-                        let dst =
-                            unsafe { std::slice::from_raw_parts_mut((map + at as usize) as *mut u8, n) };
-                        input.read_exact_at(dst, at).expect("read");
-                    } else {
-                        input.read_exact_at(&mut buf[..n], at).expect("read");
-                        output.write_all_at(&buf[..n], at).expect("write");
-                    }
+                    input.read_exact_at(&mut buf[..n], at).expect("read");
+                    output.write_all_at(&buf[..n], at).expect("write");
                 }
             });
         }
     });
-    if mapped {
-        // SAFETY: unmaps the mapping made above, which no thread uses any more.
-        unsafe { libc::munmap(map as *mut libc::c_void, len as usize) };
-    }
     output.sync_all()?;
     Ok(())
 }
