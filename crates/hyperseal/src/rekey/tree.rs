@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
@@ -35,6 +36,7 @@ use crate::error::Error;
 use crate::format::armor::{AGE_LABEL, HYPERSEAL_LABEL};
 use crate::format::Header;
 use crate::recipient::Identity;
+use crate::stream::exec;
 use crate::sys::FileId;
 
 /// What to re-key and how.
@@ -55,8 +57,8 @@ pub struct TreeOptions {
     pub manifest: Option<PathBuf>,
     /// As [`FileOptions::split_links`].
     pub split_links: bool,
-    /// Files re-keyed at once (each file is one job: its own lock, journal and temporary);
-    /// 0: as many as this process has CPUs.
+    /// Files re-keyed at once (each file is one job: its own lock, journal and temporary), on
+    /// the library's executor; 0: as many as this process has CPUs (and never more).
     pub threads: usize,
 }
 
@@ -118,10 +120,7 @@ pub fn rekey_tree(
     same_files_once(&mut files);
     let mut report = TreeReport::default();
     let total = files.len();
-    let threads = match opts.threads {
-        0 => crate::stream::exec::available_threads(),
-        n => n,
-    };
+    let threads = opts.threads;
     let file_opts =
         FileOptions { dry_run: opts.dry_run, split_links: opts.split_links, ..FileOptions::default() };
     // With an identity that unlocks in batches (a plugin), the files go by windows: their
@@ -163,10 +162,10 @@ pub fn rekey_tree(
     Ok(report)
 }
 
-/// `work` on each of `items` on up to `threads` threads (files are independent: each has its
-/// own lock, journal and temporary), the results in the items' order; `tick(n)` on the
-/// caller's thread as the n-th result comes in (the bindings' progress callbacks need their
-/// own thread). Where no thread can be started, the caller's thread does the work.
+/// `work` on each of `items` on up to `threads` threads of the library's executor (files are
+/// independent: each has its own lock, journal and temporary), the results in the items'
+/// order; `tick(n)` on the caller's thread as results come in, `n` the number done (the
+/// bindings' progress callbacks need their own thread).
 fn each<T: Send, R: Send>(
     items: Vec<T>,
     threads: usize,
@@ -174,37 +173,31 @@ fn each<T: Send, R: Send>(
     tick: impl Fn(usize),
 ) -> Vec<R> {
     let n = items.len();
-    let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
     let queue = Mutex::new(items.into_iter().enumerate());
-    let next = || queue.lock().unwrap_or_else(|p| p.into_inner()).next();
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let mut started = 0;
-        for _ in 0..threads.min(n) {
-            let (tx, work, next) = (tx.clone(), &work, &next);
-            let worker = move || {
-                while let Some((i, item)) = next() {
-                    if tx.send((i, work(item))).is_err() {
-                        return;
-                    }
-                }
-            };
-            let spawned =
-                std::thread::Builder::new().name("hyperseal-rekey".into()).spawn_scoped(scope, worker);
-            started += usize::from(spawned.is_ok());
+    let out: Mutex<Vec<Option<R>>> = Mutex::new((0..n).map(|_| None).collect());
+    let done = AtomicUsize::new(0);
+    let step = || {
+        let Some((i, item)) = queue.lock().unwrap_or_else(|p| p.into_inner()).next() else { return false };
+        let r = work(item);
+        out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+        done.fetch_add(1, Ordering::Relaxed);
+        true
+    };
+    let mut told = 0;
+    let tell = |told: &mut usize| {
+        let now = done.load(Ordering::Relaxed);
+        if now > *told {
+            *told = now;
+            tick(now);
         }
-        drop(tx);
-        if started == 0 {
-            while let Some((i, item)) = next() {
-                out[i] = Some(work(item));
-                tick(i + 1);
-            }
-        }
-        for (done, (i, r)) in rx.into_iter().enumerate() {
-            out[i] = Some(r);
-            tick(done + 1);
+    };
+    exec::run_with(threads, &|| while step() {}, &mut || {
+        while step() {
+            tell(&mut told);
         }
     });
+    tell(&mut told);
+    let out = out.into_inner().unwrap_or_else(|p| p.into_inner());
     out.into_iter().map(|r| r.expect("every item was worked")).collect()
 }
 

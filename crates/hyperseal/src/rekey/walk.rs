@@ -267,3 +267,43 @@ pub fn selected_by(include: &[String], exclude: &[String], rel: &str) -> bool {
 pub fn glob_match(glob_text: &str, text: &str) -> bool {
     glob(glob_text).is_ok_and(|g| g.compile_matcher().is_match(text))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_are_ripgreps() {
+        for (glob, text, hit) in [
+            ("*.hs", "a.hs", true),
+            ("*.hs", "d/a.hs", false),
+            ("**/*.hs", "d/e/a.hs", true),
+            ("old/**", "old/x/y.hs", true),
+            ("a/**/b.hs", "a/b.hs", true),
+            ("[ab].hs", "b.hs", true),
+            ("[!ab].hs", "b.hs", false),
+            ("[a-c]?.hs", "c9.hs", true),
+            ("*.{age,hs}", "x.age", true),
+            ("*.{age,hs}", "x.txt", false),
+            ("\\*.hs", "*.hs", true),
+            ("\\*.hs", "a.hs", false),
+        ] {
+            assert_eq!(glob_match(glob, text), hit, "{glob} on {text}");
+        }
+        // Names match globs without `/`; paths those with one.
+        let (inc, exc) = (vec!["*.{hs,age}".to_string()], vec!["old/**".to_string()]);
+        assert!(selected_by(&inc, &exc, "new/a.hs"));
+        assert!(!selected_by(&inc, &exc, "old/a.hs"));
+        assert!(!selected_by(&inc, &exc, "new/a.txt"));
+        // A pattern that does not parse is refused up front, not silently matched.
+        assert!(Selection::new(&["[".to_string()], &[]).is_err());
+    }
+
+    #[test]
+    fn many_double_stars_do_not_backtrack() {
+        // The hand-written matcher this replaced tried every split for each `**`: exponential.
+        let glob = "**/".repeat(24) + "x";
+        let text = "a/".repeat(40) + "y";
+        assert!(!glob_match(&glob, &text));
+    }
+}

@@ -1,6 +1,9 @@
 //! The one executor every parallel path runs on: persistent helper threads plus the calling
 //! thread, which always takes part.
 //!
+//! Jobs that run at once (four `encryptFile` calls from Node, a tree's files) share the helpers:
+//! each free helper joins the oldest job that still wants one.
+//!
 //! Why not spawn threads per call (as before) or use rayon: on small VMs a helper thread that was
 //! just woken (or spawned) may not get a CPU for a whole scheduler slice. With scoped threads the
 //! caller then *waits* for it — measured on a 2-core Zen 4 VM, a 4 MiB one-shot on 2 threads ran
@@ -53,15 +56,23 @@ pub(crate) fn resolve(threads: usize) -> usize {
 /// A job's body, with its lifetime erased while it is published (see `run`).
 type Body = &'static (dyn Fn() + Sync);
 
-#[derive(Default)]
-struct State {
-    body: Option<Body>,
-    /// Helpers still wanted by the current job, and helpers inside it.
+/// A job published to the helpers: its body, the helpers it still wants and those inside it.
+struct Job {
+    id: u64,
+    body: Body,
     wanted: usize,
     active: usize,
-    /// Bumped per job, so a helper joins each job at most once.
-    epoch: u64,
     panicked: bool,
+}
+
+/// The jobs in flight, oldest first: any free helper joins the oldest that still wants one, so
+/// concurrent jobs (Node running four `encryptFile` calls at once, a tree's files beside a
+/// large file's pieces) share the helpers instead of the later ones running on their callers
+/// alone.
+#[derive(Default)]
+struct State {
+    jobs: Vec<Job>,
+    next_id: u64,
 }
 
 struct Pool {
@@ -97,70 +108,86 @@ fn pool() -> &'static Pool {
 
 #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 fn helper(pool: &'static Pool) {
-    let mut seen = 0;
     let mut st = lock(pool);
     loop {
-        while st.body.is_none() || st.wanted == 0 || st.epoch == seen {
+        let Some(job) = st.jobs.iter_mut().find(|j| j.wanted > 0) else {
             st = pool.wake.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
-        seen = st.epoch;
-        st.wanted -= 1;
-        st.active += 1;
-        let body = st.body.expect("checked above");
+            continue;
+        };
+        job.wanted -= 1;
+        job.active += 1;
+        let (id, body) = (job.id, job.body);
         drop(st);
         let ok = catch_unwind(AssertUnwindSafe(body)).is_ok();
         st = lock(pool);
-        st.active -= 1;
-        st.panicked |= !ok;
-        if st.active == 0 {
+        // The job is still listed: its caller waits for `active == 0` before removing it.
+        let job = st.jobs.iter_mut().find(|j| j.id == id).expect("a job outlives its helpers");
+        job.active -= 1;
+        job.panicked |= !ok;
+        if job.active == 0 {
             pool.idle.notify_all();
         }
     }
 }
 
-/// Runs `body` on the calling thread and on up to `threads - 1` helpers that are free (0 = all), and
-/// returns when every copy has returned. `body` must share its work through its own state (an
-/// atomic counter, a queue): any number of copies, including only the caller's, must finish it.
-/// While another job holds the helpers, `body` runs on the caller alone.
+/// Runs `body` on the calling thread and on up to `threads - 1` helpers as they come free (0 =
+/// all), and returns when every copy has returned. `body` must share its work through its own
+/// state (an atomic counter, a queue): any number of copies, including only the caller's, must
+/// finish it. The caller never waits for a helper that has not started: once the caller's copy
+/// returns, the job takes no more helpers, and only those already inside it are waited for.
 pub(crate) fn run(threads: usize, body: &(dyn Fn() + Sync)) {
+    run_with(threads, body, &mut || body())
+}
+
+/// [`run`], the caller's copy being `caller` instead of `helpers`: it shares the same work and
+/// may also do what only the calling thread may (report progress to a binding's callback).
+pub(crate) fn run_with(threads: usize, helpers: &(dyn Fn() + Sync), caller: &mut dyn FnMut()) {
+    let body = helpers;
     let threads = resolve(threads);
     if threads <= 1 {
-        return body();
+        return caller();
     }
     let pool = pool();
-    {
+    let id = {
         let mut st = lock(pool);
-        if st.body.is_some() {
-            drop(st);
-            return body();
-        }
-        // SAFETY: the 'static reference never outlives this call. It is stored in `body` only
-        // until `Close` (below, also on unwinding) takes it out and waits for `active == 0`;
-        // helpers copy it only under the lock while it is stored, counting themselves in
-        // `active` in the same critical section, and drop their copy before leaving `active`.
+        // SAFETY: the 'static reference never outlives this call. It is stored in the job only
+        // until `Close` (below, also on unwinding) stops new helpers (`wanted = 0`), waits for
+        // the job's `active == 0` and removes it; helpers copy it only under the lock while the
+        // job wants them, counting themselves in `active` in the same critical section, and drop
+        // their copy before leaving `active`.
         let erased: Body = unsafe { std::mem::transmute::<&(dyn Fn() + Sync), Body>(body) };
-        st.body = Some(erased);
-        st.wanted = threads - 1;
-        st.epoch += 1;
-        st.panicked = false;
-    }
+        let id = st.next_id;
+        st.next_id += 1;
+        st.jobs.push(Job { id, body: erased, wanted: threads - 1, active: 0, panicked: false });
+        id
+    };
     pool.wake.notify_all();
 
-    struct Close(&'static Pool);
-    impl Drop for Close {
-        fn drop(&mut self) {
+    struct Close(&'static Pool, u64);
+    impl Close {
+        /// Stops the job taking helpers, waits for those inside it, removes it; whether one panicked.
+        fn finish(&self) -> bool {
             let mut st = lock(self.0);
-            st.body = None;
-            st.wanted = 0;
-            while st.active > 0 {
+            let at = |st: &State| st.jobs.iter().position(|j| j.id == self.1);
+            let Some(i) = at(&st) else { return false };
+            st.jobs[i].wanted = 0;
+            while st.jobs.iter().any(|j| j.id == self.1 && j.active > 0) {
                 st = self.0.idle.wait(st).unwrap_or_else(|e| e.into_inner());
             }
+            let i = at(&st).expect("only this caller removes its job");
+            st.jobs.remove(i).panicked
         }
     }
-    let close = Close(pool);
-    body();
-    drop(close);
-    assert!(!lock(pool).panicked, "a hyperseal worker panicked");
+    impl Drop for Close {
+        fn drop(&mut self) {
+            self.finish();
+        }
+    }
+    let close = Close(pool, id);
+    caller();
+    let panicked = close.finish();
+    std::mem::forget(close);
+    assert!(!panicked, "a hyperseal worker panicked");
 }
 
 /// Calls `f(i)` for every `i` in `0..n`, spread over up to `threads` threads; on failure, the
