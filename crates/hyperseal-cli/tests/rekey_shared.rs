@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
-use hyperseal::file_key::FileKey;
+use hyperseal::FileKey;
 use hyperseal::format::Stanza;
 use hyperseal::recipient::{parse_identities, parse_recipient, Identity};
 use hyperseal::rekey::{rekey_tree, Change, TreeOptions, TreeOutcome};
@@ -262,7 +262,7 @@ fn a_name_that_is_not_utf8_is_found_on_resume() {
     for _ in 0..2 {
         ok(&hs(&["rekey", "-i", &me, "--add", &new_pub, "--recursive", p(&t)], None));
     }
-    let o = hs(&["inspect", "--json"], Some(&fs::read(&latin1).unwrap()));
-    let v: serde_json::Value = serde_json::from_slice(ok(&o).as_bytes()).unwrap();
-    assert_eq!(v["recipients"].to_string(), r#"{"X25519":2}"#, "the recipient was added twice");
+    let copy = d.join("copy.hs");
+    fs::copy(&latin1, &copy).unwrap();
+    assert_eq!(stanzas(&copy), 2, "the recipient was added twice");
 }

@@ -76,7 +76,7 @@ pub struct RekeyArgs {
     /// same command; default with --recursive on one folder: FOLDER/.hyperseal-rekey.manifest.
     #[arg(long, value_name = "PATH")]
     pub(super) manifest: Option<PathBuf>,
-    /// Files re-keyed at once in a tree (default: one per CPU).
+    /// Files re-keyed at once in a tree (default and most: one per CPU).
     #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
     pub(super) threads: usize,
     /// No progress bar, no per-file lines.

@@ -257,6 +257,9 @@ fn checked(path: &Path, expect: FileId, job: &Job<'_, '_>, name: &str) -> TreeOu
     }
     let mut checks = Checks { expect: Some(expect), before_write: None, opens_known };
     let Some(manifest) = manifest else {
+        // Closed first: the re-key's write lease is granted only while no other descriptor of
+        // the file is open, this process's included.
+        drop(file);
         return attempt(path, identities, change, opts, &checks);
     };
     // An interrupted re-key of this file is settled first (its journal), so the header read
@@ -272,6 +275,7 @@ fn checked(path: &Path, expect: FileId, job: &Job<'_, '_>, name: &str) -> TreeOu
         Ok(d) => d,
         Err(e) => return classify(e),
     };
+    drop(file);
     let manifest = || manifest.lock().unwrap_or_else(|p| p.into_inner());
     // Taken alone: a guard in the `match` would be held through its arms.
     let state = manifest().state(name);
