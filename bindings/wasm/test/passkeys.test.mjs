@@ -22,7 +22,6 @@ before(async () => {
   await buildPeers() // bench/dist/peers.js: typage for the page
   h = await startBrowser()
   page = await h.context.newPage()
-  page.on('pageerror', (e) => { throw e })
   await page.goto(`${h.server.url.replace('127.0.0.1', 'localhost')}/test/page.html`)
   await page.waitForFunction(() => window.hyperseal !== undefined)
   await page.evaluate(() => window.hyperseal)
@@ -114,9 +113,17 @@ test('streams: hyperseal\'s encrypt stream opens in typage, typage\'s file throu
     const data = new Uint8Array(3 << 20)
     for (let i = 0; i < data.length; i += 65536) crypto.getRandomValues(data.subarray(i, i + 65536))
     const same = (a, b) => a.length === b.length && a.every((v, i) => v === b[i])
-    // Small chunks, so the decrypt stream must hold back until the header has arrived.
+    // `n`-byte chunks after a first KiB in 50-byte ones, so the decrypt stream must hold back
+    // until the header has arrived.
     const chunks = (bytes, n) => new ReadableStream({
-      start (c) { for (let i = 0; i < bytes.length; i += n) c.enqueue(bytes.slice(i, i + n)); c.close() },
+      start (c) {
+        for (let i = 0; i < bytes.length;) {
+          const step = i < 1024 ? 50 : n
+          c.enqueue(bytes.slice(i, i + step))
+          i += step
+        }
+        c.close()
+      },
     })
     const collect = async (s) => new Uint8Array(await new Response(s).arrayBuffer())
     const sealed = await collect(hs.encryptStream(chunks(data, 100_000), { publicKey: new hs.WebAuthnRecipient({ identity }), format: 'age' }))
@@ -125,7 +132,7 @@ test('streams: hyperseal\'s encrypt stream opens in typage, typage\'s file throu
     const e = new age.Encrypter()
     e.addRecipient(new age.webauthn.WebAuthnRecipient({ identity }))
     const byTypage = await e.encrypt(data)
-    const opened = await collect(hs.decryptStream(chunks(byTypage, 7), { privateKey: new hs.WebAuthnIdentity({ identity }) }))
+    const opened = await collect(hs.decryptStream(chunks(byTypage, 65536), { privateKey: new hs.WebAuthnIdentity({ identity }) }))
     return { typageOpens: same(await d.decrypt(sealed), data), hsOpens: same(opened, data) }
   }, { identity })
   assert.deepEqual(r, { typageOpens: true, hsOpens: true })
@@ -142,14 +149,18 @@ test('a second credential cannot open the file, and says so; typage reads hypers
     return {
       second: second.startsWith('AGE-PLUGIN-FIDO2PRF-1'),
       oneShot: await fail(hs.decryptByPrivateKeyAsync(sealed, new hs.WebAuthnIdentity({ identity: second }))),
-      stream: await fail(new Response(hs.decryptStream(new Blob([sealed]).stream(), { privateKey: new hs.WebAuthnIdentity({ identity: second }) })).arrayBuffer()),
+      // Read directly: a Response over an errored stream would replace the error with its own.
+      stream: await fail((async () => {
+        const reader = hs.decryptStream(new Blob([sealed]).stream(), { privateKey: new hs.WebAuthnIdentity({ identity: second }) }).getReader()
+        while (!(await reader.read()).done);
+      })()),
       typage: await fail(d.decrypt(sealed)),
     }
   }, { identity })
   assert.equal(r.second, true)
   for (const f of [r.oneShot, r.stream]) {
     assert.equal(f.code, 'ERR_HYPERSEAL_NO_IDENTITY')
-    assert.match(f.message, /does not open this file/)
+    assert.match(f.message, /does not open the file/)
   }
   assert.notEqual(r.typage, 'opened', 'typage agrees')
 })
@@ -223,7 +234,7 @@ test('re-keying a File: a passkey added to an X25519 and a post-quantum file and
       const withPasskey = new Uint8Array(await added.blob.arrayBuffer())
       const d = new age.Decrypter()
       d.addIdentity(new age.webauthn.WebAuthnIdentity({ identity }))
-      const headerLen = (f) => { const t = new TextDecoder('latin1').decode(f.subarray(0, 4096)); const m = t.indexOf('\n--- '); return t.indexOf('\n', m + 1) + 1 }
+      const headerLen = (f) => { const t = new TextDecoder('latin1').decode(f.subarray(0, 16384)); const m = t.indexOf('\n--- '); return t.indexOf('\n', m + 1) + 1 }
       const reads2 = []
       class Counting2 extends File { slice (a, b) { reads2.push([a, b]); return super.slice(a, b) } }
       const removed = await hs.rekeyFile(new Counting2([withPasskey], 'f.age'), k.privateKey, { remove: new hs.WebAuthnIdentity({ identity }) })
@@ -260,6 +271,22 @@ test('re-keying a File: a passkey added to an X25519 and a post-quantum file and
   assert.equal(r.lockout.code, 'ERR_HYPERSEAL_ARGUMENT')
   assert.match(r.lockout.message, /could not open it again/)
   assert.equal(r.removeOwn, 'ok')
+})
+
+test('a refused prompt (user verification fails) is ERR_HYPERSEAL_KEY, with the DOMException as its cause', async () => {
+  await cdp.send('WebAuthn.setUserVerified', { authenticatorId: authenticator, isUserVerified: false })
+  try {
+    const r = await run(async (hs, age, { identity }) => {
+      const attempt = hs.encryptByPublicKeyAsync('x', new hs.WebAuthnRecipient({ identity }), { format: 'age' })
+        .then(() => 'sealed', (e) => ({ code: e.code, message: e.message, cause: e.cause?.name }))
+      return Promise.race([attempt, new Promise((resolve) => setTimeout(() => resolve('no answer in 30 s'), 30_000))])
+    }, { identity })
+    assert.equal(r.code, 'ERR_HYPERSEAL_KEY', JSON.stringify(r))
+    assert.match(r.message, /cancelled, timed out, or found no matching credential/)
+    assert.equal(r.cause, 'NotAllowedError')
+  } finally {
+    await cdp.send('WebAuthn.setUserVerified', { authenticatorId: authenticator, isUserVerified: true })
+  }
 })
 
 test('an authenticator without PRF gives the clear error (ERR_HYPERSEAL_KEY)', async () => {
