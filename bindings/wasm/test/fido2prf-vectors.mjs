@@ -1,6 +1,6 @@
 // Writes vectors/fido2prf.json: known answers for passkey (`age-encryption.org/fido2prf`)
 // stanzas and identity strings, made by typage's own functions (npm `age-encryption`, a dev
-// dependency here) under Node. Run from bindings/wasm: `node test/fido2prf-vectors.mjs`.
+// dependency here) under Node. Run from bindings/wasm: `node test/fido2prf-vectors.mjs [OUT]`.
 //
 // Two stand-ins make typage's code run outside a browser, each deterministic so the file is the
 // same at every run:
@@ -140,6 +140,8 @@ const doc = {
   stanzas,
   file: fileCase,
 }
-const path = fileURLToPath(new URL('../../../vectors/fido2prf.json', import.meta.url))
+// The output path: the first argument (test/passkey-vectors.test.mjs regenerates into a temporary
+// file and compares), else the committed file.
+const path = process.argv[2] ?? fileURLToPath(new URL('../../../vectors/fido2prf.json', import.meta.url))
 writeFileSync(path, JSON.stringify(doc, null, 2) + '\n')
 console.log(`wrote ${path}`)

@@ -6,15 +6,27 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { REPO } from './harness.mjs'
+import { REPO, PKG_ROOT } from './harness.mjs'
 
 const hs = await import('../js/node.js')
 const pkg = await import('../pkg/hyperseal.js')
 const v = JSON.parse(readFileSync(join(REPO, 'vectors/fido2prf.json'), 'utf8'))
 const hex = (s) => Uint8Array.from(Buffer.from(s, 'hex'))
 const answered = (c, nonce) => ({ fido2prf: { nonce, first: hex(c.prfFirst), second: hex(c.prfSecond) } })
+
+test('the committed vectors are what typage\'s functions make today (the generator run again)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hyperseal-fido2prf-'))
+  try {
+    execFileSync(process.execPath, ['test/fido2prf-vectors.mjs', join(dir, 'v.json')], { cwd: PKG_ROOT })
+    assert.deepEqual(JSON.parse(readFileSync(join(dir, 'v.json'), 'utf8')), v)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
 
 test('identity strings: typage\'s parse to their parts, and the parts encode to them', () => {
   for (const c of v.identities) {

@@ -211,3 +211,75 @@ fn a_typage_file_opens_with_its_answers() {
     let ids: Vec<Box<dyn Identity>> = vec![Box::new(Fido2PrfIdentity::new(nonces[0], key_of(other)))];
     assert_eq!(crate::decrypt(&ids, &file).unwrap_err().code(), crate::ErrorCode::NoIdentity);
 }
+
+/// A file `to` these recipients (age format), as bytes.
+fn sealed_to(to: &[Box<dyn Recipient>], plaintext: &[u8]) -> Vec<u8> {
+    let enc = crate::Encryptor::with_recipients(to, crate::Options::age()).unwrap();
+    let mut out = vec![0; enc.encrypted_len(plaintext.len())];
+    enc.encrypt_into(plaintext, &mut out).unwrap();
+    out
+}
+
+#[test]
+fn a_passkey_joins_a_postquantum_file_and_leaves_it_by_name() {
+    use crate::rekey::{rekey_head, Change};
+    let all = vectors();
+    let (v, w) = (&all["stanzas"][0], &all["stanzas"][1]);
+    let pq = crate::recipient::generate(crate::Kind::Hybrid).unwrap();
+    let pq_ids = crate::recipient::parse_identities(&pq.secret).unwrap();
+    let file = sealed_to(&[crate::recipient::parse_recipient(&pq.public).unwrap()], b"post-quantum");
+    // Added: the post-quantum file keeps its label rule and gains the passkey.
+    let add =
+        Change { add: vec![Box::new(Fido2PrfRecipient::new(nonce_of(v), key_of(v)))], ..Change::default() };
+    let (head, old_len, plan) =
+        rekey_head(&file, &pq_ids, &add).expect("a passkey joins a post-quantum file");
+    assert_eq!(plan.after, ["mlkem768x25519", LABEL]);
+    let with = [head, file[old_len..].to_vec()].concat();
+    let passkey: Vec<Box<dyn Identity>> = vec![Box::new(Fido2PrfIdentity::new(nonce_of(v), key_of(v)))];
+    assert_eq!(crate::decrypt(&passkey, &with).unwrap(), b"post-quantum");
+    // Removed by the answer for its stanza; another credential's names nothing.
+    let other = Change {
+        remove: vec![Box::new(Fido2PrfRecipient::new(nonce_of(v), key_of(w)))],
+        ..Change::default()
+    };
+    assert!(rekey_head(&with, &pq_ids, &other)
+        .err()
+        .expect("refused")
+        .to_string()
+        .contains("not a recipient of this file"));
+    let remove = Change {
+        remove: vec![Box::new(Fido2PrfRecipient::new(nonce_of(v), key_of(v)))],
+        ..Change::default()
+    };
+    let (head, old_len, plan) = rekey_head(&with, &pq_ids, &remove).unwrap();
+    assert_eq!(plan.after, ["mlkem768x25519"]);
+    let without = [head, with[old_len..].to_vec()].concat();
+    assert_eq!(crate::decrypt(&passkey, &without).unwrap_err().code(), crate::ErrorCode::NoIdentity);
+    assert_eq!(crate::decrypt(&pq_ids, &without).unwrap(), b"post-quantum");
+    // Opened with the passkey only, removing it would lock its holder out: refused.
+    let remove = Change {
+        remove: vec![Box::new(Fido2PrfRecipient::new(nonce_of(v), key_of(v)))],
+        ..Change::default()
+    };
+    let e = rekey_head(&with, &passkey, &remove).err().expect("refused");
+    assert!(e.to_string().contains("could not open it again"), "{e}");
+}
+
+#[test]
+fn a_classic_key_still_cannot_join_a_postquantum_file_beside_a_passkey() {
+    use crate::rekey::{rekey_head, Change};
+    let v = &vectors()["stanzas"][0];
+    let pq = crate::recipient::generate(crate::Kind::Hybrid).unwrap();
+    let pq_ids = crate::recipient::parse_identities(&pq.secret).unwrap();
+    let to: Vec<Box<dyn Recipient>> = vec![
+        crate::recipient::parse_recipient(&pq.public).unwrap(),
+        Box::new(Fido2PrfRecipient::new(nonce_of(v), key_of(v))),
+    ];
+    let file = sealed_to(&to, b"x");
+    let x = X25519Identity::from_bech32(
+        "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX",
+    )
+    .unwrap();
+    let add = Change { add: vec![Box::new(x.to_public())], ..Change::default() };
+    assert_eq!(rekey_head(&file, &pq_ids, &add).err().expect("refused").code(), crate::ErrorCode::Key);
+}
