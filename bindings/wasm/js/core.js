@@ -16,10 +16,14 @@ import init, {
   aeadSeal, aeadSealInto, aeadOpen, aeadGenerateKey, tokenGenerateKey, tokenSeal, tokenOpen,
   signGenerateKeyPair, signMessage, signVerify, signPublicKeyOf,
 } from '../pkg/hyperseal.js'
-import { hasPasskey, answerRecipients, answerIdentities, answerIdentitiesFor } from './passkeys.js'
+import {
+  hasPasskey, answerRecipients, answerIdentities, answerIdentitiesFor, createCredential, WebAuthnRecipient, WebAuthnIdentity,
+} from './passkeys.js'
 
 export default init
-export { createCredential, WebAuthnRecipient, WebAuthnIdentity } from './passkeys.js'
+export { createCredential, WebAuthnRecipient, WebAuthnIdentity }
+/** typage's namespace (`import { webauthn } from 'age-encryption'`), so its code moves over unchanged. */
+export const webauthn = Object.freeze({ createCredential, WebAuthnRecipient, WebAuthnIdentity })
 export {
   errorCodes,
   generateKeyPair,

@@ -58,6 +58,8 @@ export class WebAuthnRecipient { constructor (options?: WebAuthnOptions) }
 export class WebAuthnIdentity { constructor (options?: WebAuthnOptions) }
 /** Creates a credential (user verification and the PRF extension required) and returns its identity string. */
 export function createCredential (options: { keyName: string, type?: 'passkey' | 'security-key', rpId?: string }): Promise<string>
+/** The same three under typage's namespace (`webauthn.WebAuthnRecipient`, …). */
+export const webauthn: { createCredential: typeof createCredential, WebAuthnRecipient: typeof WebAuthnRecipient, WebAuthnIdentity: typeof WebAuthnIdentity }
 
 /** A public key string, or a passkey. */
 export type RecipientKey = string | WebAuthnRecipient | WebAuthnIdentity

@@ -56,7 +56,8 @@ test('createCredential makes a passkey with PRF; typage reads its identity strin
 
 test('a discoverable passkey opens without its identity string (the user picks it)', async () => {
   const r = await run(async (hs, age, { identity }) => {
-    const sealed = await hs.encryptByPublicKeyAsync('picked', new hs.WebAuthnRecipient({ rpId: 'localhost' }), { format: 'age' })
+    // typage's namespace works as typage's does.
+    const sealed = await hs.encryptByPublicKeyAsync('picked', new hs.webauthn.WebAuthnRecipient({ rpId: 'localhost' }), { format: 'age' })
     const d = new age.Decrypter()
     d.addIdentity(new age.webauthn.WebAuthnIdentity({ identity }))
     return {
