@@ -17,7 +17,7 @@ import init, {
   signGenerateKeyPair, signMessage, signVerify, signPublicKeyOf,
 } from '../pkg/hyperseal.js'
 import {
-  hasPasskey, answerRecipients, answerIdentities, answerIdentitiesFor, createCredential, WebAuthnRecipient, WebAuthnIdentity,
+  hasPasskey, answerRecipients, answerIdentities, answerIdentitiesFor, forget, createCredential, WebAuthnRecipient, WebAuthnIdentity,
 } from './passkeys.js'
 
 export default init
@@ -120,7 +120,12 @@ function concat (parts) {
  * `WorkerPool` to seal off the main thread).
  */
 export async function encryptByPublicKeyAsync (data, publicKey, options) {
-  return encryptByPublicKey(data, await answerRecipients(publicKey), options)
+  const keys = await answerRecipients(publicKey)
+  try {
+    return encryptByPublicKey(data, keys, options)
+  } finally {
+    if (keys !== publicKey) forget(keys)
+  }
 }
 
 /**
@@ -131,7 +136,12 @@ export async function decryptByPrivateKeyAsync (data, privateKey, options) {
   if (hasPasskey(privateKey)) {
     const bytes = typeof data === 'string' ? utf8.encode(data) : data
     if (!(bytes instanceof Uint8Array)) throw argError('data must be a Uint8Array or a string')
-    privateKey = await answerIdentitiesFor(privateKey, async (n) => bytes.subarray(0, n), bytes.length)
+    const keys = await answerIdentitiesFor(privateKey, async (n) => bytes.subarray(0, n), bytes.length)
+    try {
+      return decryptByPrivateKey(data, keys, options)
+    } finally {
+      forget(keys)
+    }
   }
   return decryptByPrivateKey(data, privateKey, options)
 }
@@ -147,7 +157,10 @@ export function createEncryptStream (options) {
   if (typeof options.passphrase === 'string') return sessionTransform(EncryptSession.withPassphrase(options.passphrase, options))
   if (options.publicKey === undefined) throw argError('createEncryptStream: options.publicKey or options.passphrase is required')
   if (hasPasskey(options.publicKey)) {
-    return sessionTransform(async () => new EncryptSession(await answerRecipients(options.publicKey), options))
+    return sessionTransform(async () => {
+      const keys = await answerRecipients(options.publicKey)
+      try { return new EncryptSession(keys, options) } finally { forget(keys) }
+    })
   }
   return sessionTransform(new EncryptSession(options.publicKey, options))
 }
@@ -164,7 +177,7 @@ export function createDecryptStream (options) {
   if (hasPasskey(options.privateKey)) {
     return sessionTransform(async (prefix, ended) => {
       const ids = await answerIdentities(options.privateKey, prefix, ended)
-      return ids && new DecryptSession(ids, options)
+      try { return ids && new DecryptSession(ids, options) } finally { forget(ids) }
     })
   }
   return sessionTransform(new DecryptSession(options.privateKey, options))
@@ -191,7 +204,8 @@ export async function decryptRange (blob, privateKey, offset, length, options) {
   if (!(blob instanceof Blob)) throw argError('decryptRange: blob must be a Blob or a File')
   if (hasPasskey(privateKey)) privateKey = await answerIdentitiesFor(privateKey, headOf(blob), blob.size)
   else if (typeof privateKey !== 'string') throw argError('decryptRange: privateKey must be a string')
-  const job = new RangeJob(blob.size, privateKey, options)
+  let job
+  try { job = new RangeJob(blob.size, privateKey, options) } finally { forget(privateKey) }
   try {
     const block = RangeJob.blockSize()
     const read = new Set()
@@ -285,6 +299,8 @@ export async function rekeyFile (file, identities, options) {
     // A header longer than the first read fails as a cut one; the full budget decides.
     if (file.size <= HEADER_FIRST) throw e
     r = rekeyHead(await head(HEADER_BUDGET), identities, options)
+  } finally {
+    for (const keys of [identities, options.add, options.recipients, options.remove]) forget(keys)
   }
   const out = report(r)
   if (options.dryRun === true) return { blob: null, ...out }

@@ -185,6 +185,17 @@ export async function answerIdentities (keys, prefix, ended, { every = false } =
   return out
 }
 
+/**
+ * Zeroes the page's copies of answered passkeys' PRF outputs, once the call that took them has
+ * copied them into WebAssembly (a worker's copy is its own; JavaScript cannot do more).
+ */
+export function forget (keys) {
+  for (const k of list(keys)) {
+    const a = k?.fido2prf
+    if (a) { a.first.fill(0); a.second.fill(0) }
+  }
+}
+
 /** The first bytes tried for a header; then up to the most any header can take (armored). */
 const HEAD_STEPS = [64 << 10, 1 << 20, 14 << 20]
 

@@ -3,7 +3,7 @@
 // one page at http://localhost (an IP address cannot be a relying-party ID) and one browser
 // session (PRF secrets cannot be exported, so a file opens only where it was made). Both
 // directions at 1 KB and 16 MB, one-shots, streams and the WorkerPool; a second credential, a
-// file to a passkey and an X25519 key, a malformed stanza, re-keying a File (a passkey added to
+// file to a passkey and an X25519 key, decryptRange, a malformed stanza, re-keying a File (a passkey added to
 // an X25519 and a post-quantum file, and removed) and an authenticator without PRF.
 
 import { test, before, after } from 'node:test'
@@ -194,6 +194,19 @@ test('a file to a passkey and an X25519 key opens with either, in hyperseal and 
     withX: 'either', withPasskey: 'either', withBoth: 'either', typageX: 'either', typagePasskey: 'either',
     hsOpensTypageX: 'both', hsOpensTypagePasskey: 'both',
   })
+})
+
+test('decryptRange opens a range of a File with a passkey, reading the header and the blocks it needs', async () => {
+  const r = await run(async (hs, age, { identity }) => {
+    const data = new Uint8Array(3 << 20)
+    for (let i = 0; i < data.length; i += 65536) crypto.getRandomValues(data.subarray(i, i + 65536))
+    const e = new age.Encrypter()
+    e.addRecipient(new age.webauthn.WebAuthnRecipient({ identity }))
+    const byTypage = await e.encrypt(data)
+    const got = await hs.decryptRange(new Blob([byTypage]), new hs.WebAuthnIdentity({ identity }), 2_000_000, 100_000)
+    return got.length === 100_000 && got.every((v, i) => v === data[2_000_000 + i])
+  }, { identity })
+  assert.equal(r, true)
 })
 
 test('a malformed passkey stanza is ERR_HYPERSEAL_FORMAT; a sync call given a passkey says where it goes', async () => {
