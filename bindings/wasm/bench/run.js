@@ -80,7 +80,7 @@ export async function run (hs, peers, { sizes, poolSizes = sizes, groups, smallS
 
   // ── age files to a passkey: hyperseal vs typage on one credential of the page's (virtual)
   // authenticator, the same file both ways; the time spent in navigator.credentials.get is not
-  // counted (a person is in that loop), as bars/18's typage rows time the cipher work ──
+  // counted (a person is in that loop), so both rows time the file's own work ──
   if (on('passkey') && authenticator) {
     const identity = await hs.createCredential({ keyName: 'bench' })
     let asked = 0

@@ -1,7 +1,7 @@
 // Passkeys in Chromium against typage (age-encryption), on Chromium's own WebAuthn stack: the
 // DevTools protocol's virtual CTAP2 authenticator (resident keys, user verification, PRF), in
 // one page at http://localhost (an IP address cannot be a relying-party ID) and one browser
-// session (PRF secrets cannot be exported, so a file opens only where it was made). Both
+// run (PRF secrets cannot be exported, so a file opens only where it was made). Both
 // directions at 1 KB and 16 MB, one-shots, streams and the WorkerPool; a second credential, a
 // file to a passkey and an X25519 key, decryptRange, a malformed stanza, re-keying a File (a passkey added to
 // an X25519 and a post-quantum file, and removed) and an authenticator without PRF.
