@@ -8,8 +8,10 @@
 
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { buildPeers } from '../bench/chromium.mjs'
-import { startBrowser } from './harness.mjs'
+import { startBrowser, PKG_ROOT } from './harness.mjs'
 
 let h, page, cdp, authenticator
 
@@ -285,6 +287,40 @@ test('re-keying a File: a passkey added to an X25519 and a post-quantum file and
   assert.equal(r.lockout.code, 'ERR_HYPERSEAL_ARGUMENT')
   assert.match(r.lockout.message, /could not open it again/)
   assert.equal(r.removeOwn, 'ok')
+})
+
+test('the README\'s passkey page works as written: a passkey made, a file sealed to it and opened', async () => {
+  const md = readFileSync(join(PKG_ROOT, 'README.md'), 'utf8')
+  const html = md.match(/## Passkeys[\s\S]*?```html\n([\s\S]*?)```/)[1].replace("from 'hyperseal'", "from '/js/index.js'")
+  const base = h.server.url.replace('127.0.0.1', 'localhost')
+  const p = await h.context.newPage()
+  try {
+    await p.route(`${base}/readme-passkeys.html`, (r) => r.fulfill({ body: html, contentType: 'text/html' }))
+    await p.goto(`${base}/readme-passkeys.html`)
+    const c = await h.context.newCDPSession(p)
+    await c.send('WebAuthn.enable')
+    await c.send('WebAuthn.addVirtualAuthenticator', { options: AUTHENTICATOR })
+    await p.evaluate(() => localStorage.removeItem('passkey'))
+    await p.click('#make')
+    await p.waitForFunction(() => localStorage.getItem('passkey')?.startsWith('AGE-PLUGIN-FIDO2PRF-1'))
+    const saved = async () => {
+      await p.waitForSelector('#out:not([hidden])')
+      const [href, name] = [await p.getAttribute('#out', 'href'), await p.getAttribute('#out', 'download')]
+      await p.evaluate(() => { document.getElementById('out').hidden = true })
+      return { name, bytes: Buffer.from(await p.evaluate(async (u) => Array.from(new Uint8Array(await (await fetch(u)).arrayBuffer())), href)) }
+    }
+    await p.setInputFiles('#file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('a page secret') })
+    await p.click('#seal')
+    const sealed = await saved()
+    assert.equal(sealed.name, 'notes.txt.age')
+    assert.match(sealed.bytes.subarray(0, 100).toString(), /^age-encryption\.org\/v1\n-> age-encryption\.org\/fido2prf /)
+    await p.setInputFiles('#file', { name: 'notes.txt.age', mimeType: 'application/octet-stream', buffer: sealed.bytes })
+    await p.click('#open')
+    const opened = await saved()
+    assert.deepEqual({ name: opened.name, text: opened.bytes.toString() }, { name: 'notes.txt', text: 'a page secret' })
+  } finally {
+    await p.close()
+  }
 })
 
 test('a refused prompt (user verification fails) is ERR_HYPERSEAL_KEY, with the DOMException as its cause', async () => {
