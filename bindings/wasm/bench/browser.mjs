@@ -3,7 +3,7 @@
 // same inputs — @noble/ciphers, WebCrypto, hash-wasm, crypto-js, node-forge and age-encryption
 // (typage). Prints a table and, with --json FILE, writes every figure with the machine's details.
 //
-//   node bench/browser.mjs [--quick | --full] [--size-scale F] [--groups age,pool,aead] [--json FILE]
+//   node bench/browser.mjs [--quick | --full] [--size-scale F] [--groups age,passkey,pool,aead] [--json FILE]
 //
 // --quick: 1 KB, 64 KB, 1 MB, 16 MB; --full: 1 KB … 100 MB. --size-scale multiplies the sizes
 // (tests use a tiny one: the figures then mean nothing). Before timing, every pair of
@@ -29,7 +29,7 @@ const tiny = scale < 0.01
 // WorkerPool against one stream: more sizes around the crossover (js/workers.js).
 const poolNominal = full ? [64e3, 256e3, 1e6, 2e6, 4e6, 16e6, 100e6] : [64e3, 256e3, 1e6, 2e6, 4e6, 16e6]
 const poolSizes = poolNominal.map((n) => Math.max(1, Math.round(n * scale)))
-// --groups age,pool,aead (aead = everything after the pool groups): only those, for quick A/B.
+// --groups age,passkey,pool,aead (aead = everything after the pool groups): only those, for quick A/B.
 const groups = value('--groups')?.split(',')
 const options = { sizes, poolSizes, groups, sampleMs: tiny ? 5 : full ? 300 : 100, samples: tiny ? 3 : full ? 9 : 5 }
 
@@ -41,9 +41,18 @@ await buildPeers()
  * moves transferable ArrayBuffers).
  */
 function runPage (opts, isolated) {
-  return withPage('/bench/page.html', { isolated }, async (page, context) => {
+  return withPage('/bench/page.html', { isolated, host: 'localhost' }, async (page, context) => {
     await page.waitForFunction(() => typeof window.bench === 'function' && window.peers !== undefined)
-    const r = await page.evaluate((o) => window.bench(o), opts)
+    // The passkey group's authenticator: Chromium's virtual CTAP2 one (DevTools WebAuthn domain).
+    const cdp = await context.newCDPSession(page)
+    await cdp.send('WebAuthn.enable')
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2', ctap2Version: 'ctap2_1', transport: 'internal', hasResidentKey: true,
+        hasUserVerification: true, isUserVerified: true, hasPrf: true, automaticPresenceSimulation: true,
+      },
+    })
+    const r = await page.evaluate((o) => window.bench({ ...o, authenticator: true }), opts)
     r.chromium = context.browser()?.version() ?? await page.evaluate(() => navigator.userAgent)
     r.isolated = await page.evaluate(() => globalThis.crossOriginIsolated === true)
     return r

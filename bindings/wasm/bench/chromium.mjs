@@ -22,10 +22,11 @@ export async function buildPeers () {
 }
 
 /**
- * Loads `pagePath` (under the package) and runs `use(page, context)`; Chromium, the server and
+ * Loads `pagePath` (under the package; at `host`, `localhost` where the page needs WebAuthn: an
+ * IP address cannot be a relying-party ID) and runs `use(page, context)`; Chromium, the server and
  * the profile are gone when it returns, whatever happened.
  */
-export async function withPage (pagePath, { isolated = true } = {}, use) {
+export async function withPage (pagePath, { isolated = true, host = '127.0.0.1' } = {}, use) {
   const server = await serve(ROOT, { isolated })
   const profile = mkdtempSync(join(tmpdir(), 'hyperseal-bench-chromium-'))
   const context = await chromium.launchPersistentContext(profile, {
@@ -35,7 +36,7 @@ export async function withPage (pagePath, { isolated = true } = {}, use) {
   })
   try {
     const page = context.pages()[0] ?? await context.newPage()
-    await page.goto(`${server.url}${pagePath}`)
+    await page.goto(`${server.url.replace('127.0.0.1', host)}${pagePath}`)
     return await use(page, context)
   } finally {
     await context.close()

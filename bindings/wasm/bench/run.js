@@ -16,12 +16,13 @@ const hex = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, '0')).join(
 const equal = (a, b) => a.length === b.length && a.every((x, i) => x === b[i])
 
 /**
- * Median seconds per call of `fn` (sync or async). Each sample runs the call in doubling runs
+ * Median seconds per call of `fn` (sync or async), less the milliseconds `excluded()` counts
+ * meanwhile (time spent waiting on an authenticator, where a person is in the loop). Each sample runs the call in doubling runs
  * (1, 2, 4, … calls) until at least `sampleMs` have passed, so the clock is read only a few times
  * per sample and every sample spans far more than its resolution (100 µs in a page that is not
  * cross-origin isolated).
  */
-async function time (fn, { sampleMs, samples }) {
+async function time (fn, { sampleMs, samples }, excluded = () => 0) {
   // Each figure starts from a collected heap (Chromium started with --expose-gc): otherwise a row
   // pays for the garbage the rows before it left (16 MB results of every implementation), which
   // V8 then collects concurrently, on the same two CPUs as the code being timed.
@@ -32,10 +33,11 @@ async function time (fn, { sampleMs, samples }) {
     let calls = 0
     let elapsed = 0
     const t0 = performance.now()
+    const x0 = excluded()
     for (let run = 1; elapsed < sampleMs; run *= 2) {
       for (let i = 0; i < run; i++) await fn()
       calls += run
-      elapsed = performance.now() - t0
+      elapsed = performance.now() - t0 - (excluded() - x0)
     }
     per.push(elapsed / 1000 / calls)
   }
@@ -51,7 +53,7 @@ function nonces (len) {
   return () => { view.setUint32(0, ++i); return n.slice() }
 }
 
-export async function run (hs, peers, { sizes, poolSizes = sizes, groups, smallSize = 50, tokenChars = 1000, sampleMs = 100, samples = 5 }) {
+export async function run (hs, peers, { sizes, poolSizes = sizes, groups, smallSize = 50, tokenChars = 1000, sampleMs = 100, samples = 5, authenticator = false }) {
   const on = (g) => !groups || groups.includes(g)
   const rows = []
   const t = { sampleMs, samples }
@@ -74,6 +76,33 @@ export async function run (hs, peers, { sizes, poolSizes = sizes, groups, smallS
     add('age file', size, 'hyperseal', 'decrypt', await time(() => hs.decryptByPrivateKey(byHs, hsPair.privateKey), t))
     add('age file', size, 'age-encryption (typage)', 'encrypt', await time(() => enc.encrypt(data), t))
     add('age file', size, 'age-encryption (typage)', 'decrypt', await time(() => dec.decrypt(byTypage), t))
+  }
+
+  // ── age files to a passkey: hyperseal vs typage on one credential of the page's (virtual)
+  // authenticator, the same file both ways; the time spent in navigator.credentials.get is not
+  // counted (a person is in that loop), so both rows time the file's own work ──
+  if (on('passkey') && authenticator) {
+    const identity = await hs.createCredential({ keyName: 'bench' })
+    let asked = 0
+    const get = navigator.credentials.get.bind(navigator.credentials)
+    navigator.credentials.get = async (o) => { const t0 = performance.now(); try { return await get(o) } finally { asked += performance.now() - t0 } }
+    const excluded = () => asked
+    const g = 'age file to a passkey (authenticator excluded)'
+    for (const size of sizes.slice(-1)) {
+      const data = random(size)
+      const enc = new peers.age.Encrypter(); enc.addRecipient(new peers.age.webauthn.WebAuthnRecipient({ identity }))
+      const dec = new peers.age.Decrypter(); dec.addIdentity(new peers.age.webauthn.WebAuthnIdentity({ identity }))
+      const to = () => new hs.WebAuthnRecipient({ identity })
+      const me = () => new hs.WebAuthnIdentity({ identity })
+      const byTypage = await enc.encrypt(data)
+      const byHs = await hs.encryptByPublicKeyAsync(data, to(), { format: 'age' })
+      checks[`passkey ${size}`] = equal(await hs.decryptByPrivateKeyAsync(byTypage, me()), data) && equal(await dec.decrypt(byHs), data)
+      add(g, size, 'hyperseal', 'encrypt', await time(() => hs.encryptByPublicKeyAsync(data, to(), { format: 'age' }), t, excluded))
+      add(g, size, 'hyperseal', 'decrypt', await time(() => hs.decryptByPrivateKeyAsync(byHs, me()), t, excluded))
+      add(g, size, 'age-encryption (typage)', 'encrypt', await time(() => enc.encrypt(data), t, excluded))
+      add(g, size, 'age-encryption (typage)', 'decrypt', await time(() => dec.decrypt(byTypage), t, excluded))
+    }
+    navigator.credentials.get = get
   }
 
   // ── bytes on every core: WorkerPool.encrypt/decrypt (parts across a warm pool above its

@@ -12,12 +12,18 @@
 // Every error is an Error whose `code` is an ERR_HYPERSEAL_* string (see errorCodes()).
 
 import init, {
-  EncryptSession, DecryptSession, RangeJob, rekeyHead, kdfPbkdf2Sync, kdfArgon2idSync, kdfScryptSync, kdfHkdf,
+  EncryptSession, DecryptSession, RangeJob, rekeyHead, encryptByPublicKey, decryptByPrivateKey, kdfPbkdf2Sync, kdfArgon2idSync, kdfScryptSync, kdfHkdf,
   aeadSeal, aeadSealInto, aeadOpen, aeadGenerateKey, tokenGenerateKey, tokenSeal, tokenOpen,
   signGenerateKeyPair, signMessage, signVerify, signPublicKeyOf,
 } from '../pkg/hyperseal.js'
+import {
+  hasPasskey, answerRecipients, answerIdentities, answerIdentitiesFor, forget, createCredential, WebAuthnRecipient, WebAuthnIdentity,
+} from './passkeys.js'
 
 export default init
+export { createCredential, WebAuthnRecipient, WebAuthnIdentity }
+/** typage's namespace (`import { webauthn } from 'age-encryption'`), so its code moves over unchanged. */
+export const webauthn = Object.freeze({ createCredential, WebAuthnRecipient, WebAuthnIdentity })
 export {
   errorCodes,
   generateKeyPair,
@@ -53,26 +59,91 @@ function argError (msg) {
   return e
 }
 
-/** A TransformStream over a session: `push(bytes) → bytes ready`, `final() → the rest`. */
-function sessionTransform (session) {
-  const done = () => { try { session.free() } catch {} }
+/**
+ * A TransformStream over a session: `push(bytes) → bytes ready`, `final() → the rest`. `first`
+ * is the session, or a function `(bytes so far, ended) → Promise<session | undefined>` that
+ * makes it once it can: for a passkey, after the authenticator answered (encrypting: at the
+ * first chunk; decrypting: once the header has arrived, since the answer depends on it).
+ */
+function sessionTransform (first) {
+  let session = typeof first === 'function' ? null : first
+  let held = []
+  const done = () => { try { session?.free() } catch {} }
+  const push = (bytes, controller) => {
+    let out
+    try { out = session.push(bytes) } catch (e) { done(); throw e }
+    if (out.length > 0) controller.enqueue(out)
+  }
+  // Until the session exists, chunks are held (a header's worth, for a passkey).
+  const begin = async (ended) => {
+    const bytes = concat(held)
+    session = (await first(bytes, ended)) ?? null
+    if (session) held = null
+    return bytes
+  }
   return new TransformStream({
-    transform (chunk, controller) {
+    async transform (chunk, controller) {
       const bytes = typeof chunk === 'string' ? utf8.encode(chunk) : chunk
       if (!(bytes instanceof Uint8Array)) {
         done()
         throw argError('stream chunks must be Uint8Array or string')
       }
-      let out
-      try { out = session.push(bytes) } catch (e) { done(); throw e }
-      if (out.length > 0) controller.enqueue(out)
+      if (session) return push(bytes, controller)
+      held.push(bytes)
+      const all = await begin(false)
+      if (session) push(all, controller)
     },
-    flush (controller) {
+    async flush (controller) {
+      if (!session) {
+        const all = await begin(true)
+        if (!session) throw Object.assign(new Error('the stream ended inside the header'), { code: 'ERR_HYPERSEAL_FORMAT' })
+        if (all.length > 0) push(all, controller)
+      }
       let out
       try { out = session.final() } finally { done() }
       if (out.length > 0) controller.enqueue(out)
     },
   })
+}
+
+function concat (parts) {
+  if (parts.length === 1) return parts[0]
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of parts) { out.set(p, at); at += p.length }
+  return out
+}
+
+/**
+ * `encryptByPublicKey` as a promise, which also takes passkeys (`WebAuthnRecipient`) among the
+ * keys: the authenticator is asked first, on this thread, then the file is sealed here (use a
+ * `WorkerPool` to seal off the main thread).
+ */
+export async function encryptByPublicKeyAsync (data, publicKey, options) {
+  const keys = await answerRecipients(publicKey)
+  try {
+    return encryptByPublicKey(data, keys, options)
+  } finally {
+    if (keys !== publicKey) forget(keys)
+  }
+}
+
+/**
+ * `decryptByPrivateKey` as a promise, which also takes passkeys (`WebAuthnIdentity`): the
+ * authenticator is asked for the file's passkey stanza first (only the header is read for it).
+ */
+export async function decryptByPrivateKeyAsync (data, privateKey, options) {
+  if (hasPasskey(privateKey)) {
+    const bytes = typeof data === 'string' ? utf8.encode(data) : data
+    if (!(bytes instanceof Uint8Array)) throw argError('data must be a Uint8Array or a string')
+    const keys = await answerIdentitiesFor(privateKey, async (n) => bytes.subarray(0, n), bytes.length)
+    try {
+      return decryptByPrivateKey(data, keys, options)
+    } finally {
+      forget(keys)
+    }
+  }
+  return decryptByPrivateKey(data, privateKey, options)
 }
 
 /**
@@ -85,6 +156,12 @@ export function createEncryptStream (options) {
   if (options == null) throw argError('createEncryptStream: options are required')
   if (typeof options.passphrase === 'string') return sessionTransform(EncryptSession.withPassphrase(options.passphrase, options))
   if (options.publicKey === undefined) throw argError('createEncryptStream: options.publicKey or options.passphrase is required')
+  if (hasPasskey(options.publicKey)) {
+    return sessionTransform(async () => {
+      const keys = await answerRecipients(options.publicKey)
+      try { return new EncryptSession(keys, options) } finally { forget(keys) }
+    })
+  }
   return sessionTransform(new EncryptSession(options.publicKey, options))
 }
 
@@ -97,6 +174,12 @@ export function createDecryptStream (options) {
   if (options == null) throw argError('createDecryptStream: options are required')
   if (typeof options.passphrase === 'string') return sessionTransform(DecryptSession.withPassphrase(options.passphrase))
   if (options.privateKey === undefined) throw argError('createDecryptStream: options.privateKey or options.passphrase is required')
+  if (hasPasskey(options.privateKey)) {
+    return sessionTransform(async (prefix, ended) => {
+      const ids = await answerIdentities(options.privateKey, prefix, ended)
+      try { return ids && new DecryptSession(ids, options) } finally { forget(ids) }
+    })
+  }
   return sessionTransform(new DecryptSession(options.privateKey, options))
 }
 
@@ -119,8 +202,10 @@ export function decryptStream (readable, options) {
  */
 export async function decryptRange (blob, privateKey, offset, length, options) {
   if (!(blob instanceof Blob)) throw argError('decryptRange: blob must be a Blob or a File')
-  if (typeof privateKey !== 'string') throw argError('decryptRange: privateKey must be a string')
-  const job = new RangeJob(blob.size, privateKey, options)
+  if (hasPasskey(privateKey)) privateKey = await answerIdentitiesFor(privateKey, headOf(blob), blob.size)
+  else if (typeof privateKey !== 'string') throw argError('decryptRange: privateKey must be a string')
+  let job
+  try { job = new RangeJob(blob.size, privateKey, options) } finally { forget(privateKey) }
   try {
     const block = RangeJob.blockSize()
     const read = new Set()
@@ -175,6 +260,24 @@ export function rekey (data, identities, options) {
   return out
 }
 
+/** A reader of a Blob's first bytes (`n` at most). */
+const headOf = (blob) => async (n) => new Uint8Array(await blob.slice(0, Math.min(blob.size, n)).arrayBuffer())
+
+/**
+ * A re-key's passkeys answered: identities for the stanza each opens, `add` and `recipients`
+ * for a fresh nonce each, `remove` for the stanza each opens (which is how it names it).
+ */
+async function answerRekey (identities, options, head, size) {
+  const lists = ['add', 'recipients', 'remove'].filter((f) => options[f] != null && hasPasskey(options[f]))
+  if (lists.length === 0 && (identities == null || !hasPasskey(identities))) return [identities, options]
+  if (identities != null) identities = await answerIdentitiesFor(identities, head, size)
+  const o = { ...options }
+  for (const f of lists) {
+    o[f] = f === 'remove' ? await answerIdentitiesFor(o[f], head, size, { every: true }) : await answerRecipients(o[f])
+  }
+  return [identities, o]
+}
+
 /**
  * Re-keys an encrypted `Blob` or `File` in O(header): only its start is read, and the result is
  * `{ blob, before, after, removed, added, inPlace: false }` where `blob` is the new header
@@ -187,7 +290,8 @@ export async function rekeyFile (file, identities, options) {
   if (options.output !== undefined || options.force !== undefined) {
     throw argError('rekeyFile: a page writes no files: the result is the returned blob (output and force are for Node)')
   }
-  const head = async (n) => new Uint8Array(await file.slice(0, Math.min(file.size, n)).arrayBuffer())
+  const head = headOf(file)
+  ;[identities, options] = await answerRekey(identities, options, head, file.size)
   let r
   try {
     r = rekeyHead(await head(HEADER_FIRST), identities, options)
@@ -195,6 +299,8 @@ export async function rekeyFile (file, identities, options) {
     // A header longer than the first read fails as a cut one; the full budget decides.
     if (file.size <= HEADER_FIRST) throw e
     r = rekeyHead(await head(HEADER_BUDGET), identities, options)
+  } finally {
+    for (const keys of [identities, options.add, options.recipients, options.remove]) forget(keys)
   }
   const out = report(r)
   if (options.dryRun === true) return { blob: null, ...out }

@@ -43,8 +43,36 @@ export function decryptByPrivateKey (data: Data, privateKey: string, options?: K
 export function encryptWithPassphrase (data: Data, passphrase: string, options?: FileOptions): Uint8Array
 export function decryptWithPassphrase (data: Data, passphrase: string): Uint8Array
 
-export type EncryptStreamOptions = ({ publicKey: string | string[] } | { passphrase: string }) & { format?: 'hyperseal' | 'age', armor?: boolean } & KeyOptions
-export type DecryptStreamOptions = ({ privateKey: string } | { passphrase: string }) & KeyOptions
+// ── passkeys and security keys (WebAuthn PRF; typage's names and options) ────────────────────
+
+/** Options of `WebAuthnRecipient` and `WebAuthnIdentity`, as typage's. */
+export interface WebAuthnOptions {
+  /** The identity string from `createCredential` (`AGE-PLUGIN-FIDO2PRF-1…`): required for a security key; for a passkey it spares the user the choice. */
+  identity?: string
+  /** The relying party of a discoverable credential (ignored with `identity`, which names it). Default: this page's host. */
+  rpId?: string
+}
+/** A passkey or security key to encrypt to. Taken by the Async one-shots, the streams, WorkerPool and rekeyFile. */
+export class WebAuthnRecipient { constructor (options?: WebAuthnOptions) }
+/** A passkey or security key to decrypt with. Taken by the Async one-shots, the streams, WorkerPool, decryptRange and rekeyFile. */
+export class WebAuthnIdentity { constructor (options?: WebAuthnOptions) }
+/** Creates a credential (user verification and the PRF extension required) and returns its identity string. */
+export function createCredential (options: { keyName: string, type?: 'passkey' | 'security-key', rpId?: string }): Promise<string>
+/** The same three under typage's namespace (`webauthn.WebAuthnRecipient`, …). */
+export const webauthn: { createCredential: typeof createCredential, WebAuthnRecipient: typeof WebAuthnRecipient, WebAuthnIdentity: typeof WebAuthnIdentity }
+
+/** A public key string, or a passkey. */
+export type RecipientKey = string | WebAuthnRecipient | WebAuthnIdentity
+/** A private key string, or a passkey. */
+export type IdentityKey = string | WebAuthnIdentity | WebAuthnRecipient
+
+/** `encryptByPublicKey` as a promise; also takes passkeys (the authenticator is asked first). */
+export function encryptByPublicKeyAsync (data: Data, publicKey: RecipientKey | RecipientKey[], options?: FileOptions): Promise<Uint8Array>
+/** `decryptByPrivateKey` as a promise; also takes passkeys (asked for the file's passkey stanza). */
+export function decryptByPrivateKeyAsync (data: Data, privateKey: IdentityKey | IdentityKey[], options?: KeyOptions): Promise<Uint8Array>
+
+export type EncryptStreamOptions = ({ publicKey: RecipientKey | RecipientKey[] } | { passphrase: string }) & { format?: 'hyperseal' | 'age', armor?: boolean } & KeyOptions
+export type DecryptStreamOptions = ({ privateKey: IdentityKey | IdentityKey[] } | { passphrase: string }) & KeyOptions
 
 export function createEncryptStream (options: EncryptStreamOptions): TransformStream<Data, Uint8Array>
 export function createDecryptStream (options: DecryptStreamOptions): TransformStream<Uint8Array, Uint8Array>
@@ -72,16 +100,16 @@ export class DecryptSession {
  * age), reading only what the library's random-access reader needs (header, final chunk, the
  * chunks of the range). Fewer bytes at the end, none past it.
  */
-export function decryptRange (blob: Blob, privateKey: string, offset: number, length: number, options?: KeyOptions): Promise<Uint8Array>
+export function decryptRange (blob: Blob, privateKey: IdentityKey | IdentityKey[], offset: number, length: number, options?: KeyOptions): Promise<Uint8Array>
 
 /** Who should open a file after a re-key (the same names as the Node package's). */
 export interface RekeyOptions extends KeyOptions {
   /** The full new recipient list: replaces every stanza. Exclusive with `add` and `remove`. */
-  recipients?: string | string[]
-  /** Recipients to add; every other stanza is kept. */
-  add?: string | string[]
-  /** Recipients to remove (kinds whose stanzas name their key: X25519 and post-quantum ones are anonymous, give `recipients` instead). */
-  remove?: string | string[]
+  recipients?: RecipientKey | RecipientKey[]
+  /** Recipients to add; every other stanza is kept. A passkey here: `rekeyFile` only. */
+  add?: RecipientKey | RecipientKey[]
+  /** Recipients to remove (kinds whose stanzas name their key, and passkeys, which the authenticator names: X25519 and post-quantum ones are anonymous, give `recipients` instead). */
+  remove?: RecipientKey | RecipientKey[]
   /** Open a passphrase-encrypted file with this passphrase (pass `null` as the identities). */
   passphrase?: string
   /** Allow a result that none of the given identities opens (default false: refused). */
@@ -108,7 +136,7 @@ export function rekey (data: Uint8Array, identities: string | string[] | null, o
  * Re-keys an encrypted `Blob`/`File` reading only its header: `blob` is the new header followed
  * by a slice of the original (a `File` of the same name when given one; `null` with `dryRun`).
  */
-export function rekeyFile (file: Blob, identities: string | string[] | null, options: RekeyOptions & { dryRun?: boolean }): Promise<RekeyReport & { blob: Blob | null }>
+export function rekeyFile (file: Blob, identities: IdentityKey | IdentityKey[] | null, options: RekeyOptions & { dryRun?: boolean }): Promise<RekeyReport & { blob: Blob | null }>
 
 // ── toolkit (as in the Node package; signatures and hazmat modes are native-only) ─────────────
 

@@ -18,6 +18,7 @@
 // replaced (so is a worker that crashes).
 
 import * as hs from '../pkg/hyperseal.js'
+import { hasPasskey, answerRecipients, answerIdentitiesFor, forget } from './passkeys.js'
 
 /**
  * Blob inputs from this size on go through every worker in parts (AES-256-GCM parts on
@@ -148,6 +149,16 @@ export class WorkerPool {
 
   async #bytes (sealing, data, options) {
     const input = bytesOf(data, sealing ? 'encrypt' : 'decrypt')
+    const given = options
+    options = await answered(sealing, options, async (n) => input.subarray(0, n), input.length)
+    try {
+      return await this.#bytesWith(sealing, input, options)
+    } finally {
+      if (options !== given) forget(sealing ? options.publicKey : options.privateKey)
+    }
+  }
+
+  async #bytesWith (sealing, input, options) {
     const { parallel, ...rest } = options
     const pass = typeof rest.passphrase === 'string'
     const armored = sealing ? rest.armor === true : input.length > 0 && hs.startsArmor(input[0])
@@ -253,6 +264,17 @@ export class WorkerPool {
 
   async #file (op, blob, options = {}) {
     if (!(blob instanceof Blob)) throw argError(`${op}: the input must be a Blob or a File`)
+    const sealing = op === 'encryptFile'
+    const given = options
+    options = await answered(sealing, options, async (n) => new Uint8Array(await blob.slice(0, n).arrayBuffer()), blob.size)
+    try {
+      return await this.#fileWith(op, blob, options)
+    } finally {
+      if (options !== given) forget(sealing ? options.publicKey : options.privateKey)
+    }
+  }
+
+  async #fileWith (op, blob, options) {
     const { onProgress, parallel, ...rest } = options
     // Armor is a text encoding of the whole file: one worker streams it (the library's armored
     // writer and push decoder); parts work on binary files only. Even one worker gains from
@@ -379,6 +401,19 @@ export class WorkerPool {
  * require-corp`), which is what makes `SharedArrayBuffer` available.
  */
 export const sharedMemory = () => globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function'
+
+/**
+ * The call's options with its passkeys answered, here on the page's thread (WebAuthn is not
+ * available in workers): recipients for a fresh nonce, identities for the stanza each opens in
+ * the file (read by `read(n)`, its first `n` bytes). The answers are plain data, handed to the
+ * workers like key strings.
+ */
+async function answered (sealing, options, read, size) {
+  const field = sealing ? 'publicKey' : 'privateKey'
+  if (options == null || !hasPasskey(options[field])) return options
+  const keys = sealing ? await answerRecipients(options[field]) : await answerIdentitiesFor(options[field], read, size)
+  return { ...options, [field]: keys }
+}
 
 /** The header and salt always fit in this many bytes from the start of a file. */
 const HEADER_MAX = (1 << 20) + 64

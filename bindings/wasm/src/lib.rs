@@ -17,7 +17,8 @@
 //! wrappers are in `js/core.js`), `parts.rs` (`PartKey`: one file sealed or opened across
 //! `WorkerPool`'s workers), `range.rs` (`RangeJob`: `decryptRange` over the library's seekable
 //! reader, a `Blob` read lazily), `rekey.rs` (`rekeyHead`: a new header for the same file key,
-//! under `rekey`/`rekeyFile` in `js/core.js`), `toolkit.rs` (hash, hmac, kdf, aead, token over
+//! under `rekey`/`rekeyFile` in `js/core.js`), `passkey.rs` (what `js/passkeys.js` needs
+//! around its WebAuthn calls: identity strings, PRF inputs, answered passkeys), `toolkit.rs` (hash, hmac, kdf, aead, token over
 //! `hyperseal_toolkit`), `sign.rs` (`sign`/`verify`: Ed25519, ECDSA P-256, ML-DSA-65).
 
 mod args;
@@ -25,6 +26,7 @@ mod errors;
 mod keys;
 mod oneshot;
 mod parts;
+mod passkey;
 mod range;
 mod rekey;
 mod session;
@@ -37,6 +39,9 @@ pub use oneshot::{
     decrypt_by_private_key, decrypt_with_passphrase, encrypt_by_public_key, encrypt_with_passphrase,
 };
 pub use parts::PartKey;
+pub use passkey::{
+    passkey_identity, passkey_identity_parse, passkey_opens, passkey_prf_inputs, passkey_stanzas,
+};
 pub use range::RangeJob;
 pub use rekey::rekey_head;
 pub use session::{starts_armor_js, DecryptSession, EncryptSession};

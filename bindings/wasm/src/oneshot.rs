@@ -45,11 +45,11 @@ pub fn encrypt_by_public_key(
 #[wasm_bindgen(js_name = decryptByPrivateKey)]
 pub fn decrypt_by_private_key(
     data: JsValue,
-    private_key: String,
+    private_key: JsValue,
     options: JsValue,
 ) -> Result<Vec<u8>, JsValue> {
     let file = args::bytes(&data, "data")?;
-    let ids = keys::identities(private_key, keys::allow_plugins(&options)?)?;
+    let ids = keys::identities(&private_key, keys::allow_plugins(&options)?)?;
     open(&file, &ids)
 }
 

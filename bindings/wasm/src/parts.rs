@@ -66,10 +66,10 @@ impl PartKey {
     pub fn open_file(
         prefix: &[u8],
         file_len: f64,
-        private_key: String,
+        private_key: JsValue,
         options: JsValue,
     ) -> Result<PartKey, JsValue> {
-        let ids = keys::identities(private_key, keys::allow_plugins(&options)?)?;
+        let ids = keys::identities(&private_key, keys::allow_plugins(&options)?)?;
         let key = LibPartKey::open_file(&mut &prefix[..], length(file_len)?, &ids).map_err(fail)?;
         Ok(PartKey { key, head: Vec::new() })
     }

@@ -85,10 +85,10 @@ impl RangeJob {
     /// A job over a file of `size` bytes (a binary hyperseal or age file) for `privateKey`;
     /// `options.allowPlugins`: allow a key that names an age plugin (default false).
     #[wasm_bindgen(constructor)]
-    pub fn new(size: f64, private_key: String, options: JsValue) -> Result<RangeJob, JsValue> {
+    pub fn new(size: f64, private_key: JsValue, options: JsValue) -> Result<RangeJob, JsValue> {
         let len = whole(size, "the file size")?;
         Ok(RangeJob {
-            identities: keys::identities(private_key, keys::allow_plugins(&options)?)?,
+            identities: keys::identities(&private_key, keys::allow_plugins(&options)?)?,
             blocks: HashMap::new(),
             missing: Cell::new(None),
             len,

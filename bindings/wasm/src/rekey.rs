@@ -27,7 +27,7 @@ fn recipients(
         return Ok(None);
     }
     // Type-checked here so a wrong type names the option, not `publicKey`.
-    if args::strings(&v, &format!("options.{name}"))?.is_empty() {
+    if keys::key_items(&v, &format!("options.{name}"), "WebAuthnRecipient")?.is_empty() {
         return Ok(Some(Vec::new()));
     }
     keys::recipients(&v, allow_plugins).map(Some)
@@ -66,11 +66,10 @@ pub fn rekey_head(head: JsValue, identities: JsValue, options: JsValue) -> Resul
         (false, Some(_)) => return Err(arg("give identities or a passphrase, not both")),
         (true, None) => return Err(arg("identities: give a private key (or options.passphrase)")),
         (false, None) => {
-            let texts = args::strings(&identities, "identities")?;
-            if texts.is_empty() {
+            if keys::key_items(&identities, "identities", "WebAuthnIdentity")?.is_empty() {
                 return Err(arg("identities: give at least one private key"));
             }
-            keys::identities(texts.join("\n"), keys::allow_plugins(&options)?)?
+            keys::identities(&identities, keys::allow_plugins(&options)?)?
         }
     };
     let change = change(&options)?;

@@ -181,8 +181,8 @@ impl DecryptSession {
     /// Prepares to decrypt with the given private key; `options.allowPlugins`: allow a key that
     /// names an age plugin (default false).
     #[wasm_bindgen(constructor)]
-    pub fn new(private_key: String, options: JsValue) -> Result<DecryptSession, JsValue> {
-        Ok(Self::new_with(Opener::new(keys::identities(private_key, keys::allow_plugins(&options)?)?)))
+    pub fn new(private_key: JsValue, options: JsValue) -> Result<DecryptSession, JsValue> {
+        Ok(Self::new_with(Opener::new(keys::identities(&private_key, keys::allow_plugins(&options)?)?)))
     }
 
     /// Prepares to decrypt a passphrase-encrypted file (hyperseal's Argon2id or age's scrypt).

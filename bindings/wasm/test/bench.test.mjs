@@ -21,6 +21,7 @@ test('bench:browser runs every group with every peer (tiny sizes) and writes its
     assert.ok(r.wasmGzipBytes > 0 && r.wasmGzipBytes < r.wasmBytes)
     const impls = (group) => [...new Set(r.rows.filter((x) => x.group === group).map((x) => x.impl))].sort()
     assert.deepEqual(impls('age file'), ['age-encryption (typage)', 'hyperseal'])
+    assert.deepEqual(impls('age file to a passkey (authenticator excluded)'), ['age-encryption (typage)', 'hyperseal'])
     assert.deepEqual(impls('chacha20-poly1305'), ['@noble/ciphers', 'hyperseal aead'])
     assert.deepEqual(impls('aes-256-gcm'), ['@noble/ciphers', 'WebCrypto (crypto.subtle)', 'hyperseal aead'])
     assert.deepEqual(impls('sha-256'), ['WebCrypto (crypto.subtle)', 'hash-wasm', 'hyperseal hash'])

@@ -108,7 +108,8 @@ impl Table for Browser {
              Poly1305 at 2.4 GB/s in the page; a new 16 MB result array costs both sides about 8 ms of \
              first-touch page faults (28.5 ms of `aead.seal` against 20.7 ms for `aead.sealInto`, which \
              writes into an array the caller reuses), so at 16 MB `aead.seal` sits at 4.0× and `sealInto` \
-             at 5×; age encrypt ≥ 4× typage — at 1 KB two X25519 operations (curve25519-dalek's 32-bit \
+             at 5×; age encrypt ≥ 4× typage, to a passkey too at 16 MB (the time in \
+             navigator.credentials.get not counted: a person is in that loop) — at 1 KB two X25519 operations (curve25519-dalek's 32-bit \
              field arithmetic: about 30 µs fixed-base, 110 µs variable-base) are 140 of the call's 150 µs; \
              WorkerPool ≥ 1.6× one stream at 16 MB — on a cross-origin isolated page its floor on two CPUs \
              is about 1.8× (the one stream's work plus one more copy of the input, made on the page's \

@@ -72,6 +72,9 @@ pub use walk::{glob_match, selected_by};
 const POSTQUANTUM_TYPES: [&str; 4] = ["mlkem768x25519", "mlkem1024", "mlkem768p256", "mlkem768p256tag"];
 /// Stanza types of a passphrase, which must stand alone.
 const PASSPHRASE_TYPES: [&str; 2] = ["scrypt", "argon2id"];
+/// Stanza types that stand beside either label set (`Recipient::fits_any_labels`): a
+/// passkey's symmetric wrap.
+const ANY_LABEL_TYPES: [&str; 1] = [crate::recipient::fido2prf::LABEL];
 
 /// What a failed re-key of a file left: every failure says which recipients are in force.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -322,7 +325,8 @@ impl Rekey {
             let wrapped = wrap_refs(&new, &self.file_key)?;
             added = wrapped.len();
             let labels_new = labels(&wrapped);
-            if !kept.is_empty() && labels(&kept) != labels_new {
+            let labelled = |v: &[Stanza]| v.iter().any(|s| !ANY_LABEL_TYPES.contains(&s.tag.as_str()));
+            if labelled(&kept) && labelled(&wrapped) && labels(&kept) != labels_new {
                 return Err(Error::IncompatibleRecipients(if labels_new.is_empty() {
                     "the file is post-quantum: a classic recipient would make it only as strong as the classic key".into()
                 } else {
@@ -396,10 +400,13 @@ pub fn rekey_head(
 }
 
 /// Whether a stanza of this type is wrapped with classical public-key cryptography only: not
-/// post-quantum, not a passphrase (symmetric), not slack. Types this build does not know
+/// post-quantum, not a passphrase or a passkey (symmetric), not slack. Types this build does not know
 /// (plugins) count as classical.
 fn classical(tag: &str) -> bool {
-    !POSTQUANTUM_TYPES.contains(&tag) && !PASSPHRASE_TYPES.contains(&tag) && tag != SLACK_TYPE
+    !POSTQUANTUM_TYPES.contains(&tag)
+        && !PASSPHRASE_TYPES.contains(&tag)
+        && !ANY_LABEL_TYPES.contains(&tag)
+        && tag != SLACK_TYPE
 }
 
 /// Whether the file key is protected against a quantum adversary: some stanza is post-quantum

@@ -4,7 +4,8 @@
 //! machinery in a room of its own:
 //!
 //! * the kinds: `x25519.rs`, `mlkem1024.rs`, `rsa.rs` (`rsa-oaep`), `passphrase.rs` (Argon2id),
-//!   `scrypt.rs` (age's), `mlkem.rs` (ML-KEM from seeds, for the post-quantum kinds); `hpke/`:
+//!   `scrypt.rs` (age's), `mlkem.rs` (ML-KEM from seeds, for the post-quantum kinds),
+//!   `fido2prf/` (passkeys and security keys, asked by the caller); `hpke/`:
 //!   the kinds built on HPKE base mode and its KEMs ([`hybrid`], [`p256`], [`mlkem768p256`],
 //!   age's [`tag`] recipients); `ssh/`: age's SSH keys and the OpenSSH and PEM key formats they
 //!   come in; `plugin/`: age plugins, which run a program;
@@ -22,6 +23,7 @@
 //! in for both, under the same names, and says why.
 
 mod common;
+pub mod fido2prf;
 mod hpke;
 mod mlkem;
 pub mod mlkem1024;

@@ -43,6 +43,15 @@ pub trait Recipient: Send + Sync {
     fn names_stanza(&self, _stanza: &Stanza) -> Option<bool> {
         None
     }
+
+    /// Whether this recipient may stand beside recipients of either label set, classic or
+    /// post-quantum: a symmetric wrap under a secret that never leaves its holder (a passkey's
+    /// PRF), which a quantum adversary holding the file cannot undo and which does not weaken a
+    /// post-quantum file. It never joins a passphrase, which stands alone. `false` (the
+    /// default): its labels must equal the others'.
+    fn fits_any_labels(&self) -> bool {
+        false
+    }
 }
 
 /// Something that can unwrap a file key from the stanzas addressed to it.
@@ -115,6 +124,7 @@ pub fn wrap_refs(recipients: &[&dyn Recipient], file_key: &FileKey) -> Result<Ve
     let mut stanzas = Vec::new();
     let mut first: Option<Labels> = None;
     let mut seen = BTreeSet::new();
+    let mut any_fits = false;
     for r in recipients {
         if let Some(id) = r.key_id() {
             if !seen.insert(id) {
@@ -122,6 +132,11 @@ pub fn wrap_refs(recipients: &[&dyn Recipient], file_key: &FileKey) -> Result<Ve
             }
         }
         let (s, labels) = r.wrap_file_key(file_key)?;
+        if r.fits_any_labels() {
+            any_fits = true;
+            stanzas.extend(s);
+            continue;
+        }
         match &first {
             None => first = Some(labels),
             Some(l) if *l != labels => {
@@ -134,6 +149,10 @@ pub fn wrap_refs(recipients: &[&dyn Recipient], file_key: &FileKey) -> Result<Ve
             Some(_) => {}
         }
         stanzas.extend(s);
+    }
+    // Any label but `postquantum` is a passphrase's, which stands alone.
+    if any_fits && first.is_some_and(|l| l.iter().any(|x| x != POSTQUANTUM)) {
+        return Err(Error::IncompatibleRecipients("a passphrase must be the only recipient".into()));
     }
     Ok(stanzas)
 }
