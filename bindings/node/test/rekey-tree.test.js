@@ -141,7 +141,7 @@ test('the walk options: include/exclude, recursive: false, a manifest elsewhere;
     assert.ok(hs.decryptByPrivateKey(now, b.privateKey).equals(files[n].plain))
     assert.throws(() => hs.decryptByPrivateKey(now, a.privateKey), (e) => e.code === 'ERR_HYPERSEAL_NO_IDENTITY')
   }
-  assert.ok(fs.readFileSync(manifest, 'utf8').startsWith('hyperseal-rekey-manifest v1\n'))
+  assert.ok(fs.readFileSync(manifest, 'utf8').startsWith('hyperseal-rekey-manifest v2\n'))
   assert.ok(!fs.existsSync(path.join(root, '.hyperseal-rekey.manifest')))
   unchanged(files, OTHERS)
 })

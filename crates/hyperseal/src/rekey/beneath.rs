@@ -19,7 +19,7 @@
 //! directories must still be the walked ones, but a swap between that check and the re-key's
 //! own opens is not excluded there (docs/SECURITY.md says so).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -197,20 +197,16 @@ fn open_dir(_: &Path, _: bool) -> io::Result<File> {
     Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
-/// Rewrites the temporary names of a re-key's messages (`/proc/self/fd/N/NAME`) as the path the
-/// caller knows (`display`), so every line names the file as the walk found it.
+/// Rewrites the temporary names of a re-key's messages (`/proc/self/fd/N/NAME`, and the names
+/// beside it: `/proc/self/fd/N/.NAME.hyperseal-rekey`) as the paths the caller knows, so every
+/// line names the file as the walk found it.
 pub(super) fn relabel(text: &str, through: &Path, display: &Path) -> String {
-    let (from, to) = (through.to_string_lossy(), display.to_string_lossy());
-    let (from_dir, to_dir) = (parent_text(through), parent_text(display));
-    let text = text.replace(from.as_ref(), to.as_ref());
-    match (from_dir, to_dir) {
-        (Some(f), Some(t)) => text.replace(&f, &t),
-        _ => text,
-    }
+    let text = text.replace(through.to_string_lossy().as_ref(), display.to_string_lossy().as_ref());
+    text.replace(&parent_text(through), &parent_text(display))
 }
 
-fn parent_text(p: &Path) -> Option<String> {
+/// A path's folder as text, ending in `/` (`./` for a bare name).
+fn parent_text(p: &Path) -> String {
     let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let s: &OsStr = parent.as_os_str();
-    Some(format!("{}/", s.to_string_lossy()))
+    format!("{}/", parent.to_string_lossy())
 }

@@ -164,8 +164,8 @@ pub fn rekey_tree(
 
 /// `work` on each of `items` on up to `threads` threads of the library's executor (files are
 /// independent: each has its own lock, journal and temporary), the results in the items'
-/// order; `tick(n)` on the caller's thread as results come in, `n` the number done (the
-/// bindings' progress callbacks need their own thread).
+/// order; `tick(n)` on the caller's thread for n = 1, 2, … as results come in (the bindings'
+/// progress callbacks need their own thread).
 fn each<T: Send, R: Send>(
     items: Vec<T>,
     threads: usize,
@@ -184,12 +184,13 @@ fn each<T: Send, R: Send>(
         true
     };
     let mut told = 0;
+    // One call per file, counting up, as the bindings' progress callbacks expect.
     let tell = |told: &mut usize| {
         let now = done.load(Ordering::Relaxed);
-        if now > *told {
-            *told = now;
-            tick(now);
+        for n in *told + 1..=now {
+            tick(n);
         }
+        *told = now.max(*told);
     };
     exec::run_with(threads, &|| while step() {}, &mut || {
         while step() {
