@@ -57,7 +57,9 @@ fn main() {
         (0..mib).map(|_| std::sync::Mutex::new(vec![1u8; PIECE])).collect()
     };
     println!("cores: {}; {runs} runs each; ms, min (median)", hyperseal::available_threads());
-    for (name, mib, jobs) in [("one 4 MiB job", 4, 1), ("one 64 MiB job", 64, 1), ("four 16 MiB jobs at once", 16, 4)] {
+    for (name, mib, jobs) in
+        [("one 4 MiB job", 4, 1), ("one 64 MiB job", 64, 1), ("four 16 MiB jobs at once", 16, 4)]
+    {
         let sets: Vec<_> = (0..jobs).map(|_| bufs(mib)).collect();
         let mut row = Vec::new();
         for rayon in [false, true] {

@@ -194,9 +194,8 @@ fn an_output_truncated_underneath_is_an_error_not_a_signal() {
         let mut cut = false;
         for _ in 0..20_000 {
             let found = fs::read_dir(&fds).into_iter().flatten().flatten().find(|e| {
-                fs::read_link(e.path()).is_ok_and(|t| {
-                    t.starts_with(dir.path()) && t.to_string_lossy().ends_with("(deleted)")
-                })
+                fs::read_link(e.path())
+                    .is_ok_and(|t| t.starts_with(dir.path()) && t.to_string_lossy().ends_with("(deleted)"))
             });
             if let Some(e) = found {
                 std::thread::sleep(std::time::Duration::from_millis(5 * attempt));

@@ -12,10 +12,10 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
-use hyperseal::FileKey;
 use hyperseal::format::Stanza;
 use hyperseal::recipient::{parse_identities, parse_recipient, Identity};
 use hyperseal::rekey::{rekey_tree, Change, TreeOptions, TreeOutcome};
+use hyperseal::FileKey;
 
 mod common;
 use common::{hs, keypair, ok};
@@ -76,7 +76,8 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_tree() {
     // Her files, outside the tree, that the administrator's key also opens.
     encrypt(&admin_pub, &victim.join("secret.hs"), "hers");
     encrypt(&admin_pub, &victim.join("y.hs"), "hers too");
-    let before: Vec<Vec<u8>> = ["secret.hs", "y.hs"].iter().map(|f| fs::read(victim.join(f)).unwrap()).collect();
+    let before: Vec<Vec<u8>> =
+        ["secret.hs", "y.hs"].iter().map(|f| fs::read(victim.join(f)).unwrap()).collect();
 
     let (t2, victim2) = (t.clone(), victim.clone());
     let swap = move || {
@@ -90,7 +91,8 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_tree() {
     };
     let key = fs::read_to_string(&admin).unwrap();
     let inner = parse_identities(&key).unwrap().remove(0);
-    let ids: Vec<Box<dyn Identity>> = vec![Box::new(Swapping { inner, swap: Mutex::new(Some(Box::new(swap))) })];
+    let ids: Vec<Box<dyn Identity>> =
+        vec![Box::new(Swapping { inner, swap: Mutex::new(Some(Box::new(swap))) })];
     let change = Change { add: vec![parse_recipient(&carol_pub).unwrap()], ..Change::default() };
     let opts = TreeOptions { recursive: true, threads: 1, ..TreeOptions::default() };
 
@@ -123,7 +125,8 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_tree() {
         // The line names the file as the walk found it, and says what it was left as.
         assert!(line.contains(p(&t.join(f))) && line.contains("nothing changed"), "{f}: {line}");
     }
-    let after: Vec<Vec<u8>> = ["secret.hs", "y.hs"].iter().map(|f| fs::read(victim.join(f)).unwrap()).collect();
+    let after: Vec<Vec<u8>> =
+        ["secret.hs", "y.hs"].iter().map(|f| fs::read(victim.join(f)).unwrap()).collect();
     assert_eq!(after, before, "a file outside the tree was re-keyed");
     assert_eq!(fs::read_dir(&victim).unwrap().count(), 2, "something was created outside the tree");
 }

@@ -135,7 +135,13 @@ pub fn rekey_tree(
         let work = |entry: Entry| match entry {
             Entry::Skip(path, why) => (path, TreeOutcome::Skipped(why)),
             Entry::File(path, place) => {
-                let job = Job { identities: &ids, change, opts: &file_opts, manifest: manifest.as_ref(), opens_known };
+                let job = Job {
+                    identities: &ids,
+                    change,
+                    opts: &file_opts,
+                    manifest: manifest.as_ref(),
+                    opens_known,
+                };
                 let outcome = one(&path, &place, &job);
                 (path, outcome)
             }
@@ -405,7 +411,6 @@ fn header_bytes_digest(bytes: &[u8]) -> Result<String, Error> {
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
-
 
 /// The manifest's name when a run keeps it inside the directory it re-keys.
 pub const MANIFEST_NAME: &str = ".hyperseal-rekey.manifest";

@@ -105,7 +105,8 @@ pub(super) fn unlock<'a>(
             Ok(mut each) => {
                 let probed = each.split_off(files.min(each.len()));
                 if let Some((key, _)) = &probes {
-                    opens_known |= probed.iter().any(|a| matches!(a, Some(Ok(k)) if k.expose() == key.expose()));
+                    opens_known |=
+                        probed.iter().any(|a| matches!(a, Some(Ok(k)) if k.expose() == key.expose()));
                 }
                 digests.zip(each.into_iter().map(keep)).collect()
             }

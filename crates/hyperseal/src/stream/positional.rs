@@ -351,15 +351,8 @@ pub(crate) fn range_into_output(
         }
         let range =
             Range { start: from / chunk, end: to.div_ceil(chunk), skip: from % chunk, take: to - from };
-        let files = Files {
-            input,
-            in_at,
-            in_len,
-            output: file,
-            out_at,
-            output_error: &name,
-            range: Some(range),
-        };
+        let files =
+            Files { input, in_at, in_len, output: file, out_at, output_error: &name, range: Some(range) };
         run(cipher, Dir::Open, &files, threads, progress)
     })();
     Some(result.map(|ran| {

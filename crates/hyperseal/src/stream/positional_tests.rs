@@ -42,15 +42,8 @@ fn positional(
     threads: usize,
 ) -> Result<Vec<u8>, Error> {
     let name = |e: io::Error| e;
-    let files = Files {
-        input,
-        in_at: at,
-        in_len: len,
-        output: out,
-        out_at: 7,
-        output_error: &name,
-        range: None,
-    };
+    let files =
+        Files { input, in_at: at, in_len: len, output: out, out_at: 7, output_error: &name, range: None };
     run(&cipher(), dir, &files, threads, None)?;
     let mut all = std::fs::read(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(out))).unwrap();
     all.drain(..7);
