@@ -90,6 +90,9 @@ pub fn rekey_file(
     rekey_file_with(path, identities, change, opts, &Checks::default())
 }
 
+/// Told a new header's bytes before they are written (see [`Checks::before_write`]).
+pub(super) type BeforeWrite<'a> = &'a dyn Fn(&[u8]) -> Result<(), Error>;
+
 /// What a tree re-key asks of one file's re-key beyond [`rekey_file`].
 #[derive(Default)]
 pub(super) struct Checks<'a> {
@@ -97,7 +100,7 @@ pub(super) struct Checks<'a> {
     pub(super) expect: Option<crate::sys::FileId>,
     /// Told the new header (its bytes) before the first byte of the file changes; an error
     /// stops the re-key with nothing changed.
-    pub(super) before_write: Option<&'a dyn Fn(&[u8]) -> Result<(), Error>>,
+    pub(super) before_write: Option<BeforeWrite<'a>>,
     /// An identity is known to open a wrap to one of the change's recipients (see
     /// [`super::unlock::unlock`]): the lock-out check need not ask.
     pub(super) opens_known: bool,
