@@ -1,5 +1,7 @@
 //! One module per subcommand.
 
+#[cfg(unix)]
+pub mod agent;
 pub mod age;
 pub mod age_legacy_pem;
 pub mod age_messages;

@@ -104,7 +104,9 @@ pub fn run(a: RekeyArgs) -> Result<()> {
             "give -r/-R (or --passphrase-file) with --rotate",
         ));
     }
-    let identities = super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
+    let mut identities =
+        super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
+    identities.extend(super::identity::agent_identity());
     if super::rekey_tree::wanted(&a, &identities) {
         return super::rekey_tree::run(&a, &identities, change(&a, set)?);
     }
