@@ -5,7 +5,9 @@
 //!
 //! A client that sends garbage, a huge length, or one byte a second loses its own connection
 //! and nothing else: requests are read under the protocol's limits and the deadline, and the
-//! keys are shared with a request as a snapshot, never locked for its length.
+//! keys are shared with a request as a snapshot, never locked for its length. When every slot
+//! is taken, a new connection closes the one that has waited longest for its request to
+//! arrive, so connections held open without a request never keep a well-formed client out.
 
 use std::fs;
 use std::io;
@@ -87,6 +89,8 @@ struct Agent {
     last: Mutex<Instant>,
     /// Connections being served.
     active: AtomicUsize,
+    /// Connections still reading their request, oldest first (a duplicate of each, to close it).
+    reading: Mutex<std::collections::VecDeque<(u64, UnixStream)>>,
     socket: PathBuf,
 }
 
@@ -97,6 +101,7 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
         store: Mutex::new(Store::default()),
         last: Mutex::new(Instant::now()),
         active: AtomicUsize::new(0),
+        reading: Mutex::new(Default::default()),
         socket,
     });
     let a = agent.clone();
@@ -114,19 +119,26 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
         }
     });
     let me = sys::uid();
-    for conn in listener.incoming() {
+    for (id, conn) in (0u64..).zip(listener.incoming()) {
         let Ok(conn) = conn else { continue };
         // Another user is refused whatever the socket's mode became.
         if !sys::peer_uid(&conn).is_ok_and(|uid| uid == me) {
             continue;
         }
-        if agent.active.fetch_add(1, Ordering::SeqCst) >= limits::AGENT_CONNECTIONS {
-            agent.active.fetch_sub(1, Ordering::SeqCst);
+        if agent.active.load(Ordering::SeqCst) >= limits::AGENT_CONNECTIONS {
+            agent.evict_oldest();
+        }
+        // Evicted threads end at once; until they have, a few more may run.
+        if agent.active.load(Ordering::SeqCst) >= 2 * limits::AGENT_CONNECTIONS {
             continue;
         }
+        if let Ok(dup) = conn.try_clone() {
+            agent.reading.lock().unwrap_or_else(|p| p.into_inner()).push_back((id, dup));
+        }
+        agent.active.fetch_add(1, Ordering::SeqCst);
         let a = agent.clone();
         spawn(move || {
-            a.connection(conn);
+            a.connection(id, conn);
             a.active.fetch_sub(1, Ordering::SeqCst);
         });
     }
@@ -141,9 +153,11 @@ fn spawn(f: impl FnOnce() + Send + 'static) {
 impl Agent {
     /// One connection: one request, one answer, within [`CONNECTION_DEADLINE`]. Any failure
     /// (garbage, a limit, the deadline) closes it.
-    fn connection(&self, mut conn: UnixStream) {
+    fn connection(&self, id: u64, mut conn: UnixStream) {
         let deadline = Instant::now() + CONNECTION_DEADLINE;
-        let body = match proto::read_message(&mut Timed { conn: &conn, deadline }) {
+        let read = proto::read_message(&mut Timed { conn: &conn, deadline });
+        self.reading.lock().unwrap_or_else(|p| p.into_inner()).retain(|(i, _)| *i != id);
+        let body = match read {
             Ok(body) => body,
             Err(hyperseal::Error::Limit(why)) => return reply(&mut conn, Answer::Refused(why), deadline),
             Err(_) => return,
@@ -192,6 +206,13 @@ impl Agent {
             Request::Lock(p) => done(lock_with(p, |p| store().lock(p))),
             Request::Unlock(p) => done(lock_with(p, |p| store().unlock(p))),
             Request::Stop => Answer::Done("stopped".into()),
+        }
+    }
+
+    /// Closes the connection that has waited longest for its request (its thread then ends).
+    fn evict_oldest(&self) {
+        if let Some((_, conn)) = self.reading.lock().unwrap_or_else(|p| p.into_inner()).pop_front() {
+            let _ = conn.shutdown(std::net::Shutdown::Both);
         }
     }
 

@@ -64,7 +64,14 @@ impl AgentIdentity {
             Error::Io(io) if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
                 Error::Agent(format!("the agent at {name} did not answer within {:?}", self.timeout))
             }
-            Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Error::Io(io)
+                if matches!(
+                    io.kind(),
+                    std::io::ErrorKind::UnexpectedEof
+                        | std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::BrokenPipe
+                ) =>
+            {
                 Error::Agent(format!("the agent at {name} closed the connection without answering"))
             }
             Error::Io(io) => Error::Agent(format!("the agent at {name}: {}", reason(&io))),
