@@ -125,12 +125,15 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
         if !sys::peer_uid(&conn).is_ok_and(|uid| uid == me) {
             continue;
         }
-        if agent.active.load(Ordering::SeqCst) >= limits::AGENT_CONNECTIONS {
+        // Full: close the longest-waiting reader and wait for its thread to end (or for an
+        // answer to go out, where every slot is answering).
+        while agent.active.load(Ordering::SeqCst) >= limits::AGENT_CONNECTIONS {
+            let before = agent.active.load(Ordering::SeqCst);
             agent.evict_oldest();
-        }
-        // Evicted threads end at once; until they have, a few more may run.
-        if agent.active.load(Ordering::SeqCst) >= 2 * limits::AGENT_CONNECTIONS {
-            continue;
+            let until = Instant::now() + Duration::from_millis(50);
+            while agent.active.load(Ordering::SeqCst) >= before && Instant::now() < until {
+                std::thread::sleep(Duration::from_micros(200));
+            }
         }
         if let Ok(dup) = conn.try_clone() {
             agent.reading.lock().unwrap_or_else(|p| p.into_inner()).push_back((id, dup));
