@@ -46,6 +46,7 @@ build:
 PREFIX ?= /usr/local
 install: build
 	install -Dm755 target/release/hyperseal $(DESTDIR)$(PREFIX)/bin/hyperseal
+	ln -sfn hyperseal $(DESTDIR)$(PREFIX)/bin/age-plugin-hyperseal
 	@mkdir -p $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d $(DESTDIR)$(PREFIX)/share/man/man1
 	target/release/hyperseal completions bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/hyperseal
