@@ -181,7 +181,8 @@ fn an_agent_killed_mid_request_fails_the_client_with_one_line_and_no_output() {
     // Stopped, the agent holds the request unanswered; killed, it closes the connection.
     let pid = a.pid().to_string();
     assert!(Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
-    let client = a.cmd(&["decrypt", "-o", "out", "f.hs"]).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let client =
+        a.cmd(&["decrypt", "-o", "out", "f.hs"]).stderr(std::process::Stdio::piped()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(700));
     assert!(Command::new("kill").args(["-KILL", &pid]).status().unwrap().success());
     let o = client.wait_with_output().unwrap();
@@ -189,8 +190,10 @@ fn an_agent_killed_mid_request_fails_the_client_with_one_line_and_no_output() {
     let errors = error_lines(&o.stderr);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("closed the connection without answering"), "{errors:?}");
-    let mut left: Vec<String> =
-        std::fs::read_dir(a.dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let mut left: Vec<String> = std::fs::read_dir(a.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
     left.sort();
     assert_eq!(left, ["f.hs", "k.key", "run"], "nothing but what was there");
 }
@@ -221,7 +224,9 @@ fn start_prints_the_shell_lines_and_the_background_agent_answers() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!sock.exists());
-    for (flag, line) in [("--csh", "setenv HYPERSEAL_AGENT_SOCK '"), ("--fish", "set -gx HYPERSEAL_AGENT_SOCK '")] {
+    for (flag, line) in
+        [("--csh", "setenv HYPERSEAL_AGENT_SOCK '"), ("--fish", "set -gx HYPERSEAL_AGENT_SOCK '")]
+    {
         let o = start(Some(flag));
         assert!(String::from_utf8_lossy(&o.stdout).starts_with(line), "{o:?}");
         Command::new(BIN).args(["agent", "stop"]).env("HYPERSEAL_AGENT_SOCK", &sock).output().unwrap();

@@ -45,7 +45,9 @@ fn another_user_is_refused_even_through_an_open_socket() {
     seal(&public, b"not for nobody", &a.path("f.hs"));
     a.ok(&["agent", "add", key.to_str().unwrap()]);
     // Everything on the way made reachable for nobody: only the peer check is left.
-    for (p, mode) in [(a.dir.path().to_path_buf(), 0o755), (a.path("run"), 0o755), (a.path("run/hyperseal"), 0o755)] {
+    for (p, mode) in
+        [(a.dir.path().to_path_buf(), 0o755), (a.path("run"), 0o755), (a.path("run/hyperseal"), 0o755)]
+    {
         chmod(&p, mode);
     }
     chmod(&a.sock(), 0o777);
@@ -157,7 +159,10 @@ fn hostile_clients_lose_their_own_connections_while_a_good_one_is_served() {
     assert_eq!(a.ok(&["decrypt", "f.hs"]), data);
     let after = rss_kib(a.pid());
     // Bounded: threads' stacks for the capped connections and nothing that grows with them.
-    assert!(during < before + 64 * 1024 && after < before + 64 * 1024, "RSS {before} → {during} → {after} KiB");
+    assert!(
+        during < before + 64 * 1024 && after < before + 64 * 1024,
+        "RSS {before} → {during} → {after} KiB"
+    );
 }
 
 #[test]

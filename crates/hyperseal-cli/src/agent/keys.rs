@@ -72,14 +72,19 @@ impl Key {
         let text = identity_file::text_of(bytes, given.as_ref()).map_err(|e| failed(e, &given))?;
         let identities =
             recipient::parse_identities_with(&text, given.clone()).map_err(|e| failed(e, &given))?;
-        let recipients = recipient::identity_recipients(&text, given.clone()).map_err(|e| failed(e, &given))?;
+        let recipients =
+            recipient::identity_recipients(&text, given.clone()).map_err(|e| failed(e, &given))?;
         for r in &recipients {
             let key = FileKey::generate(32);
             let Ok((stanzas, _)) = r.wrap_file_key(&key) else { continue };
             match identities.iter().find_map(|id| id.unwrap_stanzas(&stanzas)) {
                 Some(Ok(k)) if k.expose() == key.expose() => {}
                 Some(Err(e)) => return Err(failed(e, &given)),
-                _ => return Err(AddError::Refused("the file's keys do not open what is sealed to them".into())),
+                _ => {
+                    return Err(AddError::Refused(
+                        "the file's keys do not open what is sealed to them".into(),
+                    ))
+                }
             }
         }
         let recipient = describe(&text);

@@ -16,9 +16,7 @@ use hyperseal::limits;
 
 /// Whether the program was started as `age-plugin-hyperseal`.
 pub fn invoked_as_plugin(argv0: &std::ffi::OsStr) -> bool {
-    std::path::Path::new(argv0)
-        .file_stem()
-        .is_some_and(|n| n == "age-plugin-hyperseal")
+    std::path::Path::new(argv0).file_stem().is_some_and(|n| n == "age-plugin-hyperseal")
 }
 
 /// The plugin's `main`: `--age-plugin=identity-v1` is served; `recipient-v1` is refused (the
@@ -100,14 +98,23 @@ fn bad(what: &str) -> io::Error {
 /// Writes one message: `-> ARGS…` and the body in 64-column base64 lines.
 fn send(out: &mut impl Write, args: &[&str], body: &[u8]) -> io::Result<()> {
     let mut s = Vec::new();
-    Stanza { tag: args[0].to_string(), args: args[1..].iter().map(|a| a.to_string()).collect(), body: body.to_vec() }
-        .write_to(&mut s);
+    Stanza {
+        tag: args[0].to_string(),
+        args: args[1..].iter().map(|a| a.to_string()).collect(),
+        body: body.to_vec(),
+    }
+    .write_to(&mut s);
     out.write_all(&s)?;
     out.flush()
 }
 
 /// Sends a command and reads the client's `ok` or `fail`.
-fn command<R: BufRead>(out: &mut impl Write, r: &mut Reader<R>, args: &[&str], body: &[u8]) -> io::Result<()> {
+fn command<R: BufRead>(
+    out: &mut impl Write,
+    r: &mut Reader<R>,
+    args: &[&str],
+    body: &[u8],
+) -> io::Result<()> {
     send(out, args, body)?;
     r.message().map(drop)
 }
@@ -141,7 +148,8 @@ fn identity_v1(input: &mut impl BufRead, out: &mut impl Write) -> io::Result<()>
     let mut answered = vec![false; files.len()];
     for (i, id) in identities.iter().enumerate() {
         let index = i.to_string();
-        let answers = agent::socket_of(id).and_then(|path| AgentIdentity::new(path).unwrap_files(files.clone()));
+        let answers =
+            agent::socket_of(id).and_then(|path| AgentIdentity::new(path).unwrap_files(files.clone()));
         let answers = match answers {
             Ok(a) => a,
             Err(e) => {
@@ -156,7 +164,9 @@ fn identity_v1(input: &mut impl BufRead, out: &mut impl Write) -> io::Result<()>
             let file = f.to_string();
             match answer {
                 Some(Ok(key)) => command(out, &mut r, &["file-key", &file], key.expose())?,
-                Some(Err(e)) => command(out, &mut r, &["error", "stanza", &file, "0"], e.to_string().as_bytes())?,
+                Some(Err(e)) => {
+                    command(out, &mut r, &["error", "stanza", &file, "0"], e.to_string().as_bytes())?
+                }
                 None => continue,
             }
             answered[f] = true;

@@ -52,7 +52,9 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         None
     };
     match why {
-        Some(why) => Err(hint(format!("refusing the agent's directory {}: it {why}", dir.display()), DIR_HINT)),
+        Some(why) => {
+            Err(hint(format!("refusing the agent's directory {}: it {why}", dir.display()), DIR_HINT))
+        }
         None => Ok(()),
     }
 }
@@ -199,11 +201,13 @@ impl Agent {
                         .collect(),
                 )
             }
-            Request::Add { name, bytes, passphrase, lifetime } => match Key::load(&name, &bytes, passphrase, lifetime) {
-                Ok(key) => done(store().add(key)),
-                Err(AddError::NeedPassphrase(why)) => Answer::NeedPassphrase(why),
-                Err(AddError::Refused(why)) => Answer::Refused(why),
-            },
+            Request::Add { name, bytes, passphrase, lifetime } => {
+                match Key::load(&name, &bytes, passphrase, lifetime) {
+                    Ok(key) => done(store().add(key)),
+                    Err(AddError::NeedPassphrase(why)) => Answer::NeedPassphrase(why),
+                    Err(AddError::Refused(why)) => Answer::Refused(why),
+                }
+            }
             Request::List => store().list(),
             Request::Remove(selector) => done(store().remove(&selector).map(|n| n.to_string())),
             Request::Lock(p) => done(lock_with(p, |p| store().lock(p))),
@@ -232,7 +236,10 @@ impl Agent {
     }
 }
 
-fn lock_with(p: Zeroizing<String>, f: impl FnOnce(Zeroizing<String>) -> Result<(), String>) -> Result<String, String> {
+fn lock_with(
+    p: Zeroizing<String>,
+    f: impl FnOnce(Zeroizing<String>) -> Result<(), String>,
+) -> Result<String, String> {
     if p.is_empty() {
         return Err("the lock passphrase is empty".into());
     }

@@ -85,19 +85,24 @@ struct StartArgs {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    hyperseal_toolkit::token::parse_ttl(s).map_err(|_| "expected a duration such as 30s, 15m, 2h or 7d".into())
+    hyperseal_toolkit::token::parse_ttl(s)
+        .map_err(|_| "expected a duration such as 30s, 15m, 2h or 7d".into())
 }
 
 pub fn run(a: AgentArgs) -> Result<()> {
     match a.cmd {
         AgentCmd::Start(s) => start(s),
-        AgentCmd::Add { lifetime, passphrase_file, files } => add(&files, lifetime, passphrase_file.as_deref()),
+        AgentCmd::Add { lifetime, passphrase_file, files } => {
+            add(&files, lifetime, passphrase_file.as_deref())
+        }
         AgentCmd::List => list(),
         AgentCmd::Remove { selectors, all } => {
             let selectors = if all { vec![String::new()] } else { selectors };
             for s in selectors {
                 match ask(&Request::Remove(s.clone()))? {
-                    Answer::Done(n) if n == "0" => return Err(hint(format!("no identity matches {s:?}"), LIST_HINT)),
+                    Answer::Done(n) if n == "0" => {
+                        return Err(hint(format!("no identity matches {s:?}"), LIST_HINT))
+                    }
                     Answer::Done(n) => eprintln!("hyperseal: removed {n} identity file(s)"),
                     other => return Err(refused(other)),
                 }
@@ -150,7 +155,9 @@ fn ask(request: &Request) -> Result<Answer> {
 
 fn refused(answer: Answer) -> anyhow::Error {
     match answer {
-        Answer::Refused(why) | Answer::NeedPassphrase(why) => hint(format!("the agent refused: {why}"), LIST_HINT),
+        Answer::Refused(why) | Answer::NeedPassphrase(why) => {
+            hint(format!("the agent refused: {why}"), LIST_HINT)
+        }
         _ => anyhow::anyhow!("the agent answered something else than was asked"),
     }
 }
@@ -186,12 +193,18 @@ fn add(files: &[PathBuf], lifetime: Option<Duration>, passphrase_file: Option<&P
                 Answer::NeedPassphrase(_) if passphrase.is_none() => {
                     let prompt = format!("Enter passphrase for {}:", file.display());
                     let p = terminal::read_secret(&prompt).map_err(|e| {
-                        hint(format!("cannot prompt for a passphrase: {e}"), "use --passphrase-file FILE in scripts")
+                        hint(
+                            format!("cannot prompt for a passphrase: {e}"),
+                            "use --passphrase-file FILE in scripts",
+                        )
                     })?;
                     passphrase = Some(p);
                 }
                 Answer::NeedPassphrase(why) => {
-                    return Err(hint(format!("{}: {why}", file.display()), "check the identity file's passphrase"))
+                    return Err(hint(
+                        format!("{}: {why}", file.display()),
+                        "check the identity file's passphrase",
+                    ))
                 }
                 other => return Err(refused(other).context(file.display().to_string())),
             }
@@ -244,7 +257,8 @@ fn start(s: StartArgs) -> Result<()> {
         false => eprintln!("hyperseal: {line}"),
     };
     let ready = (|| {
-        crate::sys::agent_unix::no_dumps().map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
+        crate::sys::agent_unix::no_dumps()
+            .map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
         if let Err(why) = crate::sys::agent_unix::lock_memory() {
             say(&format!("note: secrets are not in locked memory: {why}"));
         }

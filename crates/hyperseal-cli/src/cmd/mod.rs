@@ -1,10 +1,10 @@
 //! One module per subcommand.
 
-#[cfg(unix)]
-pub mod agent;
 pub mod age;
 pub mod age_legacy_pem;
 pub mod age_messages;
+#[cfg(unix)]
+pub mod agent;
 pub mod c2sp;
 pub mod completions;
 pub mod decrypt;

@@ -132,7 +132,11 @@ pub fn on_terminal(argv: &[&str], cwd: &Path, env: &[(&str, &str)], typed: &[&st
     let out = child.wait_with_output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pty_run.py answered");
     assert!(!v["timed_out"].as_bool().unwrap(), "{argv:?} timed out: {v}");
-    (v["status"].as_i64().unwrap_or(-1), v["stderr"].as_str().unwrap().into(), v["tty"].as_str().unwrap().into())
+    (
+        v["status"].as_i64().unwrap_or(-1),
+        v["stderr"].as_str().unwrap().into(),
+        v["tty"].as_str().unwrap().into(),
+    )
 }
 
 /// The lines of `stderr` that report an error.

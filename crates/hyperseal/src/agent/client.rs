@@ -61,7 +61,9 @@ impl AgentIdentity {
             .map_err(|e| Error::Agent(format!("cannot connect to the agent at {name}: {}", reason(&e))))?;
         let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
         let timed_out = |e: Error| match e {
-            Error::Io(io) if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Error::Io(io)
+                if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+            {
                 Error::Agent(format!("the agent at {name} did not answer within {:?}", self.timeout))
             }
             Error::Io(io)
@@ -87,7 +89,10 @@ impl AgentIdentity {
 
     /// For each file (its stanzas), in one round trip: not the agent's, its file key, or why
     /// it failed. `Err`: the agent could not be asked at all (gone, hung, locked, broken).
-    pub fn unwrap_files(&self, files: Vec<Vec<Stanza>>) -> Result<Vec<Option<Result<FileKey, Error>>>, Error> {
+    pub fn unwrap_files(
+        &self,
+        files: Vec<Vec<Stanza>>,
+    ) -> Result<Vec<Option<Result<FileKey, Error>>>, Error> {
         let (n, stanzas) = (files.len(), files.iter().map(Vec::len).sum());
         match self.ask(&Request::Unwrap(files), stanzas)? {
             Answer::Unwrapped(each) if each.len() == n => {

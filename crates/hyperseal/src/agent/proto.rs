@@ -327,7 +327,9 @@ impl<'a> Cursor<'a> {
     fn new(body: &'a [u8]) -> Result<Self, Error> {
         match body.split_first() {
             Some((&VERSION, rest)) => Ok(Cursor { rest }),
-            Some((v, _)) => Err(Error::Agent(format!("protocol version {v} is not supported (this is {VERSION})"))),
+            Some((v, _)) => {
+                Err(Error::Agent(format!("protocol version {v} is not supported (this is {VERSION})")))
+            }
             None => Err(malformed("an empty message")),
         }
     }

@@ -104,7 +104,8 @@ pub fn identity_string(name: &str, data: &[u8]) -> String {
 
 /// The plugin name (lower case) and data of an identity string `AGE-PLUGIN-NAME-1…`.
 pub fn identity_data(s: &str) -> Result<(String, Vec<u8>), Error> {
-    let (hrp, data) = bech32_long::decode(s).map_err(|e| Error::InvalidKey(format!("plugin identity: {e}")))?;
+    let (hrp, data) =
+        bech32_long::decode(s).map_err(|e| Error::InvalidKey(format!("plugin identity: {e}")))?;
     let name = hrp
         .strip_prefix("age-plugin-")
         .and_then(|n| n.strip_suffix('-'))
