@@ -77,10 +77,10 @@ pub fn lock_memory() -> Result<(), String> {
     if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) } != 0 {
         return Err(format!("RLIMIT_MEMLOCK cannot be read: {}", io::Error::last_os_error()));
     }
-    if lim.rlim_cur != libc::RLIM_INFINITY && (lim.rlim_cur as u64) < MEMLOCK_NEEDED {
+    if lim.rlim_cur != libc::RLIM_INFINITY && lim.rlim_cur < MEMLOCK_NEEDED {
         return Err(format!(
             "RLIMIT_MEMLOCK is {} KiB (ulimit -l), below the {} MiB the agent would lock",
-            lim.rlim_cur as u64 / 1024,
+            lim.rlim_cur / 1024,
             MEMLOCK_NEEDED >> 20
         ));
     }
