@@ -235,3 +235,38 @@ fn start_prints_the_shell_lines_and_the_background_agent_answers() {
         }
     }
 }
+
+#[test]
+fn a_protected_ssh_key_is_proven_at_add_and_refused_with_a_wrong_passphrase() {
+    if Command::new("ssh-keygen").arg("-?").output().is_err() {
+        eprintln!("note: ssh-keygen not installed (make ssh-keygen); skipping");
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
+        return;
+    }
+    let a = Agent::start(&[]);
+    let key = a.path("id");
+    let o = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "ssh pass", "-C", "t", "-f", key.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    std::fs::write(a.path("right"), "ssh pass\n").unwrap();
+    std::fs::write(a.path("wrong"), "not it\n").unwrap();
+    a.ok(&["encrypt", "-R", "id.pub", "-o", "f.hs", "id.pub"]);
+    let o = a.run(&["agent", "add", "--passphrase-file", "wrong", "id"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("incorrect passphrase"), "{o:?}");
+    // Without a terminal and without a passphrase, nothing is added and nothing hangs.
+    assert!(!a.run(&["agent", "add", "id"]).status.success());
+    assert!(!a.run(&["decrypt", "f.hs"]).status.success());
+    a.ok(&["agent", "add", "--passphrase-file", "right", "id"]);
+    assert_eq!(a.ok(&["decrypt", "f.hs"]), std::fs::read(a.path("id.pub")).unwrap());
+    // A plugin identity stays with its plugin.
+    std::fs::write(a.path("plugin.txt"), a.ok(&["agent", "identity"])).unwrap();
+    let o = a.run(&["agent", "add", "plugin.txt"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("plugin identities stay with their plugins"),
+        "{o:?}"
+    );
+}
