@@ -191,3 +191,31 @@ fn the_agent_is_not_dumpable() {
     assert_eq!(std::os::unix::fs::MetadataExt::uid(&sock), 65534);
     assert_eq!(sock.permissions().mode() & 0o777, 0o600);
 }
+
+#[test]
+fn large_requests_share_one_memory_budget() {
+    let a = Agent::start(&[]);
+    // Three clients announce 80 MiB each and send little: two fit the agent's budget for
+    // bodies (two of the largest messages), the third is refused at once.
+    let big = (80u32 << 20).to_be_bytes();
+    let clients: Vec<UnixStream> = (0..3)
+        .map(|_| {
+            let mut c = UnixStream::connect(a.sock()).unwrap();
+            c.write_all(&big).unwrap();
+            c.write_all(&[1, 1]).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+            c
+        })
+        .collect();
+    let busy = clients
+        .into_iter()
+        .filter(|c| {
+            let mut answer = Vec::new();
+            let _ = (&*c).read_to_end(&mut answer);
+            String::from_utf8_lossy(&answer).contains("busy")
+        })
+        .count();
+    assert_eq!(busy, 1);
+    let before = rss_kib(a.pid());
+    assert!(before < 64 * 1024, "the announced bodies were not allocated up front: {before} KiB");
+}

@@ -27,6 +27,19 @@ use super::keys::{AddError, Key, Store};
 use crate::errors::hint;
 use crate::sys::agent_unix as sys;
 
+/// Bytes of request bodies all connections may hold at once: two of the largest messages, so a
+/// tree's window is never refused for another's, and a flood of large requests costs this much.
+const BODIES: usize = 2 * limits::AGENT_MESSAGE;
+
+/// Gives back a body's reservation when the request is done.
+struct Release<'a>(&'a AtomicUsize, usize);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(self.1, Ordering::SeqCst);
+    }
+}
+
 /// How long a connection may take to send its request and read the answer.
 pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -91,6 +104,8 @@ struct Agent {
     last: Mutex<Instant>,
     /// Connections being served.
     active: AtomicUsize,
+    /// Bytes of request bodies being read or held, by all connections.
+    bodies: AtomicUsize,
     /// Connections still reading their request, oldest first (a duplicate of each, to close it).
     reading: Mutex<std::collections::VecDeque<(u64, UnixStream)>>,
     socket: PathBuf,
@@ -104,12 +119,13 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
         last: Mutex::new(Instant::now()),
         active: AtomicUsize::new(0),
         reading: Mutex::new(Default::default()),
+        bodies: AtomicUsize::new(0),
         socket,
     });
     let a = agent.clone();
     spawn(move || {
         sys::wait_end_signal();
-        a.end()
+        a.end(0)
     });
     let a = agent.clone();
     spawn(move || loop {
@@ -117,7 +133,7 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
         let now = Instant::now();
         a.store.lock().unwrap_or_else(|p| p.into_inner()).expire(now);
         if idle.is_some_and(|d| now.duration_since(*a.last.lock().unwrap_or_else(|p| p.into_inner())) >= d) {
-            a.end();
+            a.end(0);
         }
     });
     let me = sys::uid();
@@ -147,7 +163,7 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
             a.active.fetch_sub(1, Ordering::SeqCst);
         });
     }
-    agent.end()
+    agent.end(0)
 }
 
 /// A thread with a small stack (they are locked in memory with the rest of the process).
@@ -160,8 +176,18 @@ impl Agent {
     /// (garbage, a limit, the deadline) closes it.
     fn connection(&self, id: u64, mut conn: UnixStream) {
         let deadline = Instant::now() + CONNECTION_DEADLINE;
-        let read = proto::read_message(&mut Timed { conn: &conn, deadline });
+        let mut timed = Timed { conn: &conn, deadline };
+        // Memory for bodies is shared by all connections: one that does not fit is refused.
+        let mut reserved = 0;
+        let read = proto::read_length(&mut timed).and_then(|len| match self.reserve(len) {
+            true => {
+                reserved = len;
+                proto::read_body(&mut timed, len)
+            }
+            false => Err(hyperseal::Error::Limit("the agent is busy with other large requests".into())),
+        });
         self.reading.lock().unwrap_or_else(|p| p.into_inner()).retain(|(i, _)| *i != id);
+        let _release = Release(&self.bodies, reserved);
         let body = match read {
             Ok(body) => body,
             Err(hyperseal::Error::Limit(why)) => return reply(&mut conn, Answer::Refused(why), deadline),
@@ -179,7 +205,7 @@ impl Agent {
         drop(body);
         reply(&mut conn, answer, deadline);
         if stop {
-            self.end();
+            self.end(1);
         }
     }
 
@@ -216,6 +242,15 @@ impl Agent {
         }
     }
 
+    /// Reserves `len` bytes of [`BODIES`] for one request's body.
+    fn reserve(&self, len: usize) -> bool {
+        self.bodies
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                (used + len <= BODIES).then_some(used + len)
+            })
+            .is_ok()
+    }
+
     /// Closes the connection that has waited longest for its request (its thread then ends).
     fn evict_oldest(&self) {
         if let Some((_, conn)) = self.reading.lock().unwrap_or_else(|p| p.into_inner()).pop_front() {
@@ -225,11 +260,11 @@ impl Agent {
 
     /// Zeroizes every secret, removes the socket and ends the process. Requests still in
     /// flight get a moment to drop their snapshot of the keys first.
-    fn end(&self) -> ! {
+    fn end(&self, own: usize) -> ! {
         self.store.lock().unwrap_or_else(|p| p.into_inner()).clear();
         let _ = fs::remove_file(&self.socket);
         let until = Instant::now() + Duration::from_secs(1);
-        while self.active.load(Ordering::SeqCst) > 1 && Instant::now() < until {
+        while self.active.load(Ordering::SeqCst) > own && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
         }
         std::process::exit(0)

@@ -100,12 +100,24 @@ pub fn write_message(w: &mut impl Write, body: &[u8]) -> Result<(), Error> {
 /// Reads one message's body: the length is checked before the body is read, and the body is
 /// read as it arrives (never allocated from the length alone).
 pub fn read_message(r: &mut impl Read) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let len = read_length(r)?;
+    read_body(r, len)
+}
+
+/// Reads a message's length, refused past [`limits::AGENT_MESSAGE`] (a reader that budgets
+/// memory across connections reserves it before [`read_body`]).
+pub fn read_length(r: &mut impl Read) -> Result<usize, Error> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len)?;
     let len = u32::from_be_bytes(len) as usize;
     if len > limits::AGENT_MESSAGE {
         return Err(limits::too_long("a message to or from the agent", limits::AGENT_MESSAGE));
     }
+    Ok(len)
+}
+
+/// Reads a body of `len` bytes as they arrive.
+pub fn read_body(r: &mut impl Read, len: usize) -> Result<Zeroizing<Vec<u8>>, Error> {
     let mut body = Zeroizing::new(Vec::new());
     r.take(len as u64).read_to_end(&mut body)?;
     if body.len() != len {
