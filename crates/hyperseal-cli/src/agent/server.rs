@@ -40,6 +40,11 @@ impl Drop for Release<'_> {
     }
 }
 
+/// The most of a request the accepting thread reads before handing it to a thread of its own.
+const QUICK_BYTES: usize = 64 << 10;
+/// Stanzas × keys the accepting thread tries itself (a few milliseconds at most).
+const QUICK_WORK: usize = 64;
+
 /// How long a connection may take to send its request and read the answer.
 pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -143,6 +148,8 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
         if !sys::peer_uid(&conn).is_ok_and(|uid| uid == me) {
             continue;
         }
+        // A small question already in full is answered here, without a thread's start-up.
+        let Some(prefix) = agent.quick(&conn) else { continue };
         // Full: close the longest-waiting reader and wait for its thread to end (or for an
         // answer to go out, where every slot is answering).
         while agent.active.load(Ordering::SeqCst) >= limits::AGENT_CONNECTIONS {
@@ -159,7 +166,7 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
         agent.active.fetch_add(1, Ordering::SeqCst);
         let a = agent.clone();
         spawn(move || {
-            a.connection(id, conn);
+            a.connection(id, conn, prefix);
             a.active.fetch_sub(1, Ordering::SeqCst);
         });
     }
@@ -174,9 +181,9 @@ fn spawn(f: impl FnOnce() + Send + 'static) {
 impl Agent {
     /// One connection: one request, one answer, within [`CONNECTION_DEADLINE`]. Any failure
     /// (garbage, a limit, the deadline) closes it.
-    fn connection(&self, id: u64, mut conn: UnixStream) {
+    fn connection(&self, id: u64, mut conn: UnixStream, prefix: Zeroizing<Vec<u8>>) {
         let deadline = Instant::now() + CONNECTION_DEADLINE;
-        let mut timed = Timed { conn: &conn, deadline };
+        let mut timed = io::Read::chain(&prefix[..], Timed { conn: &conn, deadline });
         // Memory for bodies is shared by all connections: one that does not fit is refused.
         let mut reserved = 0;
         let read = proto::read_length(&mut timed).and_then(|len| match self.reserve(len) {
@@ -240,6 +247,39 @@ impl Agent {
             Request::Unlock(p) => done(lock_with(p, |p| store().unlock(p))),
             Request::Stop => Answer::Done("stopped".into()),
         }
+    }
+
+    /// Answers an UNWRAP of a few stanzas (the request whole in what has arrived, within
+    /// [`QUICK_BYTES`], its work within [`QUICK_WORK`]) on the accepting thread: `None`, done.
+    /// Otherwise the bytes read so far, for the connection's own thread to go on from.
+    fn quick(&self, conn: &UnixStream) -> Option<Zeroizing<Vec<u8>>> {
+        let mut buf = Zeroizing::new(vec![0u8; QUICK_BYTES]);
+        let mut n = 0;
+        if conn.set_nonblocking(true).is_ok() {
+            while n < buf.len() {
+                match io::Read::read(&mut &*conn, &mut buf[n..]) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => n += k,
+                }
+            }
+        }
+        buf.truncate(n);
+        if conn.set_nonblocking(false).is_err() {
+            return None;
+        }
+        let whole = n >= 4 && u32::from_be_bytes(buf[..4].try_into().expect("4 bytes")) as usize == n - 4;
+        let request = if whole { Request::decode(&buf[4..]).ok() } else { None };
+        let Some(Request::Unwrap(files)) = request else { return Some(buf) };
+        let keys = self.store.lock().unwrap_or_else(|p| p.into_inner()).snapshot().map_or(0, |k| k.len());
+        if files.iter().map(Vec::len).sum::<usize>() * keys.max(1) > QUICK_WORK {
+            return Some(buf);
+        }
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+        let answer = self.answer(Request::Unwrap(files));
+        let mut conn = conn;
+        let _ = conn.set_write_timeout(Some(Duration::from_millis(100)));
+        let _ = proto::write_message(&mut conn, &answer.encode());
+        None
     }
 
     /// Reserves `len` bytes of [`BODIES`] for one request's body.
