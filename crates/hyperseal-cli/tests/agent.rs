@@ -1,7 +1,8 @@
 //! The identity agent end to end: a passphrase-protected identity added once on a terminal,
 //! then every door (decrypt, random access, `hyperseal age -d`, a 1,000-file `rekey
-//! --recursive`, the real age v1.3.1 through `age-plugin-hyperseal`) opens files with no
-//! prompt, byte for byte; lifetimes, lock and unlock, stop; and a dead agent mid-request.
+//! --recursive`, the real age v1.3.1 through `age-plugin-hyperseal`, and rage where `make
+//! rage` built it) opens files with no prompt, byte for byte; lifetimes, lock and unlock,
+//! stop; and a dead agent mid-request.
 
 mod agent_support;
 
@@ -22,6 +23,17 @@ fn age() -> Option<std::path::PathBuf> {
         return None;
     }
     Some(age)
+}
+
+/// `.tools/cargo/bin/rage` (`make rage`), or `None` with a note (never a failure: `make tools`
+/// does not build it).
+fn rage() -> Option<std::path::PathBuf> {
+    let rage = Path::new(TOOLS).join("../cargo/bin/rage");
+    if !rage.exists() {
+        eprintln!("note: rage not installed (run `make rage`); skipping the rage part");
+        return None;
+    }
+    Some(rage)
 }
 
 /// `key` as an `age -p` identity file under `pass`, made on a terminal by `hyperseal age -p`.
@@ -72,21 +84,22 @@ fn a_protected_identity_added_once_opens_every_door_without_a_prompt() {
     let id = a.ok(&["agent", "identity"]);
     assert!(id.starts_with(b"AGE-PLUGIN-HYPERSEAL-1"));
     std::fs::write(a.path("agent.txt"), &id).unwrap();
-    if let Some(age) = age() {
-        let plugins = a.path("plugins");
-        std::fs::create_dir(&plugins).unwrap();
-        std::os::unix::fs::symlink(BIN, plugins.join("age-plugin-hyperseal")).unwrap();
-        let path = format!("{}:{}", plugins.display(), std::env::var("PATH").unwrap());
+    let plugins = a.path("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::os::unix::fs::symlink(BIN, plugins.join("age-plugin-hyperseal")).unwrap();
+    let path = format!("{}:{}", plugins.display(), std::env::var("PATH").unwrap());
+    // rage is an optional peer (`make rage`: a long build), age a required one.
+    for tool in [age(), rage()].into_iter().flatten() {
         let o = Command::new("setsid")
-            .args(["-w", age.to_str().unwrap(), "-d", "-i", "agent.txt", "g.age"])
+            .args(["-w", tool.to_str().unwrap(), "-d", "-i", "agent.txt", "g.age"])
             .current_dir(a.dir.path())
-            .env("PATH", path)
+            .env("PATH", &path)
             .env_remove("HYPERSEAL_AGENT_SOCK")
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
-        assert!(o.status.success(), "age -d: {}", String::from_utf8_lossy(&o.stderr));
-        assert_eq!(o.stdout, data);
+        assert!(o.status.success(), "{} -d: {}", tool.display(), String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.stdout, data, "{}", tool.display());
     }
 
     // A 1,000-file tree re-keyed through the agent; every file still opens, to the new key too.
