@@ -283,3 +283,14 @@ fn a_protected_ssh_key_is_proven_at_add_and_refused_with_a_wrong_passphrase() {
         "{o:?}"
     );
 }
+
+#[test]
+fn idle_ends_the_agent_and_its_socket() {
+    let mut a = Agent::start(&["--idle", "1s"]);
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while a.child.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < until, "the idle agent did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!a.sock().exists());
+}
