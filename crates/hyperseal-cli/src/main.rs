@@ -83,8 +83,11 @@ fn main() -> ExitCode {
     if argv.first().is_some_and(|a| cmd::age::invoked_as_age(a)) {
         return cmd::age::main(&argv, 1);
     }
+    // age-plugin-hyperseal: by name, or by age's state flag (rage starts the link's target).
     #[cfg(unix)]
-    if argv.first().is_some_and(|a| agent::plugin::invoked_as_plugin(a)) {
+    if argv.first().is_some_and(|a| agent::plugin::invoked_as_plugin(a))
+        || argv.get(1).and_then(|a| a.to_str()).is_some_and(|a| a.starts_with("--age-plugin="))
+    {
         return agent::plugin::main(&argv);
     }
     if argv.get(1).is_some_and(|a| a == "age") {
