@@ -39,6 +39,8 @@ enum AgentCmd {
         /// Read the passphrase of protected files from the first line of FILE.
         #[arg(long = "passphrase-file")]
         passphrase_file: Option<PathBuf>,
+        /// Identity files: AGE-SECRET-KEY-… lines, PEM or OpenSSH keys, or such a file
+        /// encrypted with age -p.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -46,8 +48,10 @@ enum AgentCmd {
     List,
     /// Forget identities: by fingerprint or file name, or all of them with --all.
     Remove {
+        /// A fingerprint (SHA256:…, or its first 8 characters or more) or an added file's path.
         #[arg(required_unless_present = "all")]
         selectors: Vec<String>,
+        /// Forget every identity.
         #[arg(long, conflicts_with = "selectors")]
         all: bool,
     },
@@ -99,6 +103,11 @@ pub fn run(a: AgentArgs) -> Result<()> {
         AgentCmd::Remove { selectors, all } => {
             let selectors = if all { vec![String::new()] } else { selectors };
             for s in selectors {
+                // A file is named as `add` recorded it: by its absolute path.
+                let s = match Path::new(&s).exists() {
+                    true => std::path::absolute(&s).map_or(s, |p| p.display().to_string()),
+                    false => s,
+                };
                 match ask(&Request::Remove(s.clone()))? {
                     Answer::Done(n) if n == "0" => {
                         return Err(hint(format!("no identity matches {s:?}"), LIST_HINT))
