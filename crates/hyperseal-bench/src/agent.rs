@@ -21,7 +21,7 @@ use zeroize::Zeroizing;
 
 use super::child::{measure_alternating, which, Job};
 use super::files::{ratio, s};
-use super::report::{Cell, Section, TableReport};
+use super::report::{Cell, Chart, Section, TableReport};
 use super::stats::{fmt_time, with_spread, Stats};
 use super::{Ctx, Table};
 
@@ -183,6 +183,13 @@ fn measure(ctx: &Ctx, out: &mut TableReport, exe: &Path, sock: &Path) -> Result<
     }
     out.sections.push(sec);
     let (over_plain, under_protected) = (st[0].median / st[1].median, st[2].median / st[0].median);
+    // The protected file's time would flatten the others: the chart shows the two that compete.
+    let mut chart = Chart::new("A 1 KiB decrypt, whole process", "identity", "ms", false);
+    chart.categories = vec!["through the agent".into(), "plain identity file".into()];
+    for (i, t) in st[..2].iter().enumerate() {
+        chart.point("median time", (i + 1) as f64, t.median * 1e3);
+    }
+    out.charts.push(chart);
 
     // A tree: through the agent (it holds both keys) against the keys given with -i.
     let count = ((10_000.0 * ctx.scale.min(1.0)).round() as usize).max(10);
