@@ -43,7 +43,7 @@ impl Drop for Release<'_> {
 /// The most of a request the accepting thread reads before handing it to a thread of its own.
 const QUICK_BYTES: usize = 64 << 10;
 /// Stanzas × keys the accepting thread tries itself (a few milliseconds at most).
-const QUICK_WORK: usize = 64;
+const QUICK_WORK: usize = 16;
 
 /// How long a connection may take to send its request and read the answer.
 pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
