@@ -46,6 +46,7 @@ build:
 PREFIX ?= /usr/local
 install: build
 	install -Dm755 target/release/hyperseal $(DESTDIR)$(PREFIX)/bin/hyperseal
+	ln -sfn hyperseal $(DESTDIR)$(PREFIX)/bin/age-plugin-hyperseal
 	@mkdir -p $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d $(DESTDIR)$(PREFIX)/share/man/man1
 	target/release/hyperseal completions bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/hyperseal
@@ -84,10 +85,15 @@ $(GOBIN)/minio:
 	@[ -x $(MINIO) ] || GOBIN=$(dir $(MINIO)) CGO_ENABLED=0 GOFLAGS=-trimpath nice -n 19 go install github.com/minio/minio@$(MINIO_VERSION)
 	ln -sfn $(MINIO) $@
 
-# rage from crates.io (optional peer; a long build, so only `make rage` or `make bench RAGE=1`).
+# rage from crates.io (optional peer; a long build, so only `make rage` or `make bench RAGE=1`),
+# built once per machine into the tools cache and linked, as age is.
+RAGE_VERSION := 0.12.1
+RAGE_CACHE := $(TOOLS_CACHE)/rage/$(RAGE_VERSION)
 rage: $(TOOLS)/cargo/bin/rage
 $(TOOLS)/cargo/bin/rage:
-	$(CARGO) install --locked --root $(TOOLS)/cargo rage
+	@[ -x $(RAGE_CACHE)/bin/rage ] || nice $(CARGO) install --locked --root $(RAGE_CACHE) rage --version $(RAGE_VERSION)
+	@mkdir -p $(dir $@)
+	ln -sfn $(RAGE_CACHE)/bin/rage $@
 
 # ssh-keygen (Debian's openssh-client) makes the keys of the SSH interop tests (tests/age_ssh.rs).
 ssh-keygen:

@@ -48,6 +48,8 @@ for d in "${PRIVATE[@]}"; do
   [ "$mode" = 700 ] || { echo "dist-test: installing made ${d#"$T/home/"} $mode (it was 700)" >&2; exit 1; }
 done
 HS=$PREFIX/bin/hyperseal
+[ "$(readlink "$PREFIX/bin/age-plugin-hyperseal")" = hyperseal ] ||
+  { echo "dist-test: the tarball has no bin/age-plugin-hyperseal link to hyperseal (the agent's plugin)" >&2; exit 1; }
 RELEASE=$(bare "$HS" --version)
 RELEASE=${RELEASE#hyperseal }
 echo "   hyperseal --version: $RELEASE"

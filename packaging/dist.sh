@@ -88,6 +88,8 @@ say "CLI: Linux x86-64 and ARM64 tarballs, Windows x86-64 zip"
 cli_tarball() { # BINARY ARCH
   local name=hyperseal-$VERSION-$2-linux p=$WORK/hyperseal-$VERSION-$2-linux
   install -Dm755 "$1" "$p/bin/hyperseal"
+  # age and its clients reach the identity agent through this name (`hyperseal agent identity`).
+  ln -s hyperseal "$p/bin/age-plugin-hyperseal"
   mkdir -p "$p/share/man/man1" "$p/share/bash-completion/completions" "$p/share/zsh/site-functions" \
     "$p/share/fish/vendor_completions.d" "$p/share/doc/hyperseal"
   "$BIN" man > "$p/share/man/man1/hyperseal.1"

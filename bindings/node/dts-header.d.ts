@@ -37,6 +37,21 @@ export declare function createDecryptStream(options: {
   allowPlugins?: boolean
 }): Transform
 
+/**
+ * The identity agent (`hyperseal agent start`, on a Unix socket) as a private key: a protected
+ * key added to it once opens files here with no prompt. Every call that takes a `privateKey`
+ * or `identities` takes it (in TypeScript, pass `agent.privateKey`, its key string: the
+ * socket's path, no secret). The package reads no environment: pass the path, e.g.
+ * `new AgentIdentity(process.env.HYPERSEAL_AGENT_SOCK)`. A dead agent fails at once and a hung
+ * one after 10 s, with `ERR_HYPERSEAL_KEY`; so does the constructor on the WebAssembly fallback.
+ */
+export declare class AgentIdentity {
+  constructor(path: string)
+  readonly path: string
+  /** `AGE-PLUGIN-HYPERSEAL-1…`: what age clients are given too (`hyperseal agent identity`). */
+  readonly privateKey: string
+}
+
 // ── toolkit namespaces (assembled in index.js from the flat exports declared below) ──
 
 /** Password and key derivation. The password KDFs run on the libuv pool. */

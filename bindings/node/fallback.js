@@ -8,8 +8,9 @@
 // through node:fs in fallback-files.js.
 //
 // What the WebAssembly build cannot do (README.md, "Without a native addon"): RSA keys and
-// RSA-OAEP/RSA signatures, the hazmat legacy modes, rekeyTree, and age plugins (no child
-// processes) throw or reject with coded errors; work runs on the calling thread, one core.
+// RSA-OAEP/RSA signatures, the hazmat legacy modes, rekeyTree, age plugins (no child
+// processes) and the identity agent (no sockets) throw or reject with coded errors; work runs
+// on the calling thread, one core.
 
 const wasm = require('./browser/pkg/hyperseal-node.cjs')
 const files = require('./fallback-files.js')
@@ -211,6 +212,8 @@ module.exports = {
   errorCodes: () => wasm.errorCodes(),
   generateKeyPair,
   publicKeyOf: (privateKey) => wasm.publicKeyOf(privateKey),
+  // The identity agent listens on a Unix socket, which WebAssembly cannot reach.
+  agentIdentity: () => { throw coded('ERR_HYPERSEAL_KEY', 'the identity agent is not available in the WebAssembly build (it needs a Unix socket; the native addon has it)') },
   encryptByPublicKey,
   decryptByPrivateKey,
   encryptByPublicKeyAsync: (data, publicKey, options) => later(() => encryptByPublicKey(data, publicKey, options)),

@@ -35,6 +35,33 @@ function options (opts, name, keyField) {
 
 function rethrow (e) { throw coded(e) }
 
+/**
+ * The identity agent (`hyperseal agent start`, a Unix socket) as a private key: every call that
+ * takes a `privateKey` or `identities` takes it too (alone, or in a list after the others).
+ * The package reads no environment: pass the path (`process.env.HYPERSEAL_AGENT_SOCK`).
+ */
+class AgentIdentity {
+  constructor (path) {
+    if (typeof path !== 'string' || path === '') throw argError('AgentIdentity: path must be a non-empty string')
+    try { this.privateKey = native.agentIdentity(path) } catch (e) { throw coded(e) }
+    this.path = path
+    Object.freeze(this)
+  }
+
+  toString () { return this.privateKey }
+}
+
+/** A key argument with every AgentIdentity turned into its key string. */
+function key (k) {
+  if (k instanceof AgentIdentity) return k.privateKey
+  return Array.isArray(k) ? k.map(key) : k
+}
+
+/** `opts` with its `privateKey` turned into a string (see `key`). */
+function withKey (opts) {
+  return opts !== null && typeof opts === 'object' && opts.privateKey !== undefined ? { ...opts, privateKey: key(opts.privateKey) } : opts
+}
+
 function generateKeyPair (opts) {
   try { return native.generateKeyPair(opts) } catch (e) { throw coded(e) }
 }
@@ -49,7 +76,7 @@ function encryptByPublicKey (data, publicKey, options) {
 }
 
 function decryptByPrivateKey (data, privateKey, options) {
-  try { return native.decryptByPrivateKey(data, privateKey, options) } catch (e) { throw coded(e) }
+  try { return native.decryptByPrivateKey(data, key(privateKey), options) } catch (e) { throw coded(e) }
 }
 
 function encryptByPublicKeyAsync (data, publicKey, options) {
@@ -57,7 +84,7 @@ function encryptByPublicKeyAsync (data, publicKey, options) {
 }
 
 function decryptByPrivateKeyAsync (data, privateKey, options) {
-  try { return native.decryptByPrivateKeyAsync(data, privateKey, options).catch(rethrow) } catch (e) { return Promise.reject(coded(e)) }
+  try { return native.decryptByPrivateKeyAsync(data, key(privateKey), options).catch(rethrow) } catch (e) { return Promise.reject(coded(e)) }
 }
 
 /** A throwing progress callback must not take the process down from a native thread. */
@@ -76,7 +103,7 @@ function encryptFile (src, dst, opts) {
 
 function decryptFile (src, dst, opts) {
   try {
-    return native.decryptFile(src, dst, safeProgress(options(opts, 'decryptFile', 'privateKey'))).catch(rethrow)
+    return native.decryptFile(src, dst, safeProgress(withKey(options(opts, 'decryptFile', 'privateKey')))).catch(rethrow)
   } catch (e) { return Promise.reject(coded(e)) }
 }
 
@@ -88,7 +115,7 @@ function rekeyOptions (opts, name) {
 
 function rekeyFile (path, identities, opts) {
   try {
-    return native.rekeyFile(path, identities, rekeyOptions(opts, 'rekeyFile')).catch(rethrow)
+    return native.rekeyFile(path, key(identities), rekeyOptions(opts, 'rekeyFile')).catch(rethrow)
   } catch (e) { return Promise.reject(coded(e)) }
 }
 
@@ -99,12 +126,12 @@ function rekeyTree (paths, identities, opts) {
     if (o.output !== undefined || o.force !== undefined) {
       throw argError('rekeyTree re-keys each file where it is: output and force are options of rekeyFile')
     }
-    return native.rekeyTree(paths, identities, safeProgress(o)).catch(rethrow)
+    return native.rekeyTree(paths, key(identities), safeProgress(o)).catch(rethrow)
   } catch (e) { return Promise.reject(coded(e)) }
 }
 
 function rekey (data, identities, opts) {
-  try { return native.rekey(data, identities, rekeyOptions(opts, 'rekey')) } catch (e) { throw coded(e) }
+  try { return native.rekey(data, key(identities), rekeyOptions(opts, 'rekey')) } catch (e) { throw coded(e) }
 }
 
 /** A Transform over a native session: `push(bytes) → bytes ready`, `final() → the rest`. */
@@ -132,7 +159,7 @@ function createEncryptStream (opts) {
 
 function createDecryptStream (opts) {
   options(opts, 'createDecryptStream', 'privateKey')
-  try { return sessionTransform(new native.DecryptSession(opts.privateKey, opts.allowPlugins)) } catch (e) { throw coded(e) }
+  try { return sessionTransform(new native.DecryptSession(key(opts.privateKey), opts.allowPlugins)) } catch (e) { throw coded(e) }
 }
 
 // ── toolkit (src/toolkit.rs): flat native exports, wrapped so every error is coded, then
@@ -256,6 +283,9 @@ module.exports = {
   rekey,
   createEncryptStream,
   createDecryptStream,
+  AgentIdentity,
+  // An AgentIdentity's key string for `path` (what `hyperseal agent identity` prints).
+  agentIdentity: (path) => new AgentIdentity(path).privateKey,
   EncryptSession: native.EncryptSession,
   DecryptSession: native.DecryptSession,
   ...toolkit,

@@ -18,6 +18,7 @@ export const {
   rekey,
   createEncryptStream,
   createDecryptStream,
+  AgentIdentity,
   EncryptSession,
   DecryptSession,
   hash,

@@ -70,9 +70,57 @@ pub fn parse_recipients(list: &[&str], allow_plugins: bool) -> Result<Vec<Box<dy
 /// Parses (or finds cached) identities: a secret key line, an identity file as the CLI writes
 /// it, or a PKCS#8 PEM; plugin identities only with `allow_plugins`.
 pub fn identities(text: &str, allow_plugins: bool) -> Result<Identities, Fail> {
+    if text.lines().any(is_agent) {
+        return agent_and_others(text, allow_plugins);
+    }
     IDENTITIES[usize::from(allow_plugins)].get_or_parse(text, || {
         Ok::<_, Fail>(Arc::new(recipient::parse_identities_with(text, policy(allow_plugins))?))
     })
+}
+
+/// An `AgentIdentity`'s line (`AGE-PLUGIN-HYPERSEAL-1…`, the agent's socket path).
+fn is_agent(line: &str) -> bool {
+    line.trim().to_ascii_uppercase().starts_with("AGE-PLUGIN-HYPERSEAL-1")
+}
+
+/// The other identities of `text`, then the agent of each agent line, asked directly over its
+/// socket (no plugin program runs, so no `allowPlugins` is needed); not cached.
+fn agent_and_others(text: &str, allow_plugins: bool) -> Result<Identities, Fail> {
+    let others: String = text.lines().filter(|l| !is_agent(l)).map(|l| format!("{l}\n")).collect();
+    let mut out: Vec<Box<dyn Identity>> = match others.trim().is_empty() {
+        true => Vec::new(),
+        false => recipient::parse_identities_with(&others, policy(allow_plugins))?,
+    };
+    for line in text.lines().filter(|l| is_agent(l)) {
+        out.push(agent(line.trim())?);
+    }
+    Ok(Arc::new(out))
+}
+
+#[cfg(unix)]
+fn agent(line: &str) -> Result<Box<dyn Identity>, Fail> {
+    Ok(Box::new(hyperseal::agent::AgentIdentity::new(hyperseal::agent::socket_of(line)?)))
+}
+
+#[cfg(not(unix))]
+fn agent(_: &str) -> Result<Box<dyn Identity>, Fail> {
+    Err(Fail::new(Code(hyperseal::ErrorCode::Key), AGENT_UNAVAILABLE))
+}
+
+#[cfg(not(unix))]
+const AGENT_UNAVAILABLE: &str = "the identity agent listens on a Unix socket: not available on this system";
+
+/// `new AgentIdentity(path)`'s key string: the agent's identity line for its socket path,
+/// which every call that takes a `privateKey` accepts.
+#[napi_derive::napi]
+pub fn agent_identity(path: String) -> Result<String, crate::errors::JsErr> {
+    #[cfg(unix)]
+    return Ok(hyperseal::agent::plugin_identity(std::path::Path::new(&path)));
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Err(Fail::new(Code(hyperseal::ErrorCode::Key), AGENT_UNAVAILABLE).into())
+    }
 }
 
 /// Options of the calls that take a key string and have no options object of their own.

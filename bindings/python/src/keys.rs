@@ -23,6 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use zeroize::Zeroizing;
 
+use crate::agent::AgentIdentity;
 use crate::errors::{ArgumentError, IntoPy};
 
 /// A key pair: `public` is the recipient string to encrypt to; `secret` the identity string
@@ -154,7 +155,8 @@ fn items<'py>(obj: &Bound<'py, PyAny>) -> Vec<Bound<'py, PyAny>> {
 }
 
 fn not_keys(what: &str) -> PyErr {
-    pyo3::exceptions::PyTypeError::new_err(format!("{what} must be str, Identity, or a list of them"))
+    let kinds = if what == "identities" { "str, Identity, AgentIdentity" } else { "str, Identity" };
+    pyo3::exceptions::PyTypeError::new_err(format!("{what} must be {kinds}, or a list of them"))
 }
 
 /// The recipients of one item: an `Identity` (its own parsed key) or a string (cached).
@@ -173,6 +175,9 @@ fn recipients_of_item(item: &Bound<'_, PyAny>, allow_plugins: bool) -> PyResult<
 fn identities_of_item(item: &Bound<'_, PyAny>, allow_plugins: bool) -> PyResult<Identities> {
     if let Ok(id) = item.cast::<Identity>() {
         return id.get().identities();
+    }
+    if let Ok(agent) = item.cast::<AgentIdentity>() {
+        return Ok(Arc::new(vec![agent.get().identity()]));
     }
     let Ok(s) = item.cast::<PyString>() else { return Err(not_keys("identities")) };
     let text = s.to_str()?;
@@ -231,6 +236,8 @@ pub fn identities_of(
     for item in &list {
         if let Ok(id) = item.cast::<Identity>() {
             out.extend(recipient::parse_identities(&id.get().secret).py_err()?);
+        } else if let Ok(agent) = item.cast::<AgentIdentity>() {
+            out.push(agent.get().identity());
         } else if let Ok(s) = item.cast::<PyString>() {
             let text = Zeroizing::new(s.to_str()?.to_string());
             out.extend(recipient::parse_identities_with(&text, policy(allow_plugins)).py_err()?);

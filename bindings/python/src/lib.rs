@@ -4,6 +4,7 @@
 //! names, generates the exception classes, and adds `open()`, the pyca-named C2SP classes,
 //! the fsspec filesystem and the Dask functions.
 
+mod agent;
 mod buffers;
 mod c2sp;
 mod errors;
@@ -25,6 +26,7 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("HYPERSEAL_VERSION"))?;
     m.add_function(wrap_pyfunction!(errors::error_codes, m)?)?;
     m.add_class::<keys::Identity>()?;
+    m.add_class::<agent::AgentIdentity>()?;
     m.add_function(wrap_pyfunction!(keys::generate_key, m)?)?;
     m.add_function(wrap_pyfunction!(keys::public_of, m)?)?;
     m.add_function(wrap_pyfunction!(seal::encrypt, m)?)?;

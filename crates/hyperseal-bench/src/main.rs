@@ -28,6 +28,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::Parser;
 use hyperseal::recipient::{self, Kind};
 
+mod agent;
 mod browser;
 mod child;
 mod engine;
@@ -61,7 +62,7 @@ struct BenchArgs {
     /// Full profile: sizes up to 1 GiB (6.7 GB for `modes`), more runs per figure. Takes long.
     #[arg(long)]
     full: bool,
-    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, python, rekey.
+    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, python, rekey, agent.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Directory for report.md, report.json and report.html.
@@ -116,6 +117,7 @@ fn tables() -> Vec<Box<dyn Table>> {
         Box::new(browser::Browser),
         Box::new(python::Python),
         Box::new(rekey::Rekey),
+        Box::new(agent::Agent),
     ]
 }
 

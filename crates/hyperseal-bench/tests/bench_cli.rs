@@ -174,3 +174,19 @@ fn rekey_table() {
     let text = serde_json::to_string(&sections[0]).unwrap();
     assert!(text.contains("hyperseal rekey (in place)"), "the slack file was not re-keyed in place");
 }
+
+/// The agent table at a tiny size: the agent starts, and every section measures (the age one
+/// where age is installed).
+#[test]
+fn agent_table() {
+    let v = bench("agent");
+    assert_eq!(table_ids(&v), ["agent"]);
+    let t = &v["tables"][0];
+    assert!(t["error"].is_null(), "agent failed: {}", t["error"]);
+    let sections = t["sections"].as_array().unwrap();
+    assert!(sections.len() >= 2, "{} sections", sections.len());
+    assert_eq!(sections[0]["rows"].as_array().unwrap().len(), 3);
+    assert_eq!(sections[1]["rows"].as_array().unwrap().len(), 2);
+    let notes = serde_json::to_string(&t["notes"]).unwrap();
+    assert!(notes.contains("Goals:"), "{notes}");
+}

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+#[cfg(unix)]
+mod agent;
 mod cmd;
 mod errors;
 mod io;
@@ -53,6 +55,10 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+    /// The identity agent: unlock protected keys once, for every command, file and age client
+    /// (start, add, list, remove, lock, unlock, stop, identity).
+    #[cfg(unix)]
+    Agent(cmd::agent::AgentArgs),
     #[command(flatten)]
     Toolkit(toolkit::ToolkitCommand),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
@@ -77,6 +83,13 @@ fn main() -> ExitCode {
     if argv.first().is_some_and(|a| cmd::age::invoked_as_age(a)) {
         return cmd::age::main(&argv, 1);
     }
+    // age-plugin-hyperseal: by name, or by age's state flag (rage starts the link's target).
+    #[cfg(unix)]
+    if argv.first().is_some_and(|a| agent::plugin::invoked_as_plugin(a))
+        || argv.get(1).and_then(|a| a.to_str()).is_some_and(|a| a.starts_with("--age-plugin="))
+    {
+        return agent::plugin::main(&argv);
+    }
     if argv.get(1).is_some_and(|a| a == "age") {
         return cmd::age::main(&argv, 2);
     }
@@ -91,6 +104,8 @@ fn main() -> ExitCode {
         Command::Decrypt(a) => cmd::decrypt::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Rekey(a) => cmd::rekey::run(a),
+        #[cfg(unix)]
+        Command::Agent(a) => cmd::agent::run(a),
         Command::Toolkit(k) => toolkit::run(k),
         Command::Completions(a) => cmd::completions::completions(a, Cli::command()),
         Command::Man => cmd::completions::man(Cli::command()),

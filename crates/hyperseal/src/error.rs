@@ -58,6 +58,10 @@ pub enum Error {
     /// An age plugin is missing, refused, crashed, hung or broke the protocol.
     #[error("plugin: {0}")]
     Plugin(String),
+    /// The identity agent is unreachable, did not answer within its deadline, is locked, or
+    /// broke the protocol (`agent/`).
+    #[error("agent: {0}")]
+    Agent(String),
     /// An underlying read or write failed.
     #[error("{0}")]
     Io(io::Error),
@@ -195,6 +199,8 @@ impl Error {
             Error::NoIdentityMatched => ErrorCode::NoIdentity,
             // A plugin that is missing, misnamed, or failed: its key cannot be used.
             Error::Plugin(_) => ErrorCode::Key,
+            // An agent that cannot answer: its keys cannot be used, as a plugin's.
+            Error::Agent(_) => ErrorCode::Key,
             Error::InvalidKey(_) | Error::InvalidRecipient(_) | Error::IncompatibleRecipients(_) => {
                 ErrorCode::Key
             }

@@ -68,6 +68,12 @@ fn plaintext(bytes: &[u8], callbacks: &dyn Callbacks) -> Result<Zeroizing<String
     Ok(Zeroizing::new(text.to_string()))
 }
 
+/// The text of an identity file: the file itself, or what an encrypted one holds (its
+/// passphrase from `callbacks`). The identity agent keeps this text to seal it when locked.
+pub fn text_of(bytes: &[u8], callbacks: &dyn Callbacks) -> Result<Zeroizing<String>, Error> {
+    plaintext(bytes, callbacks)
+}
+
 /// Parses an identity file given as bytes: a plain identity file, or one encrypted with a
 /// passphrase by age (the passphrase comes from `callbacks`).
 pub fn parse(bytes: &[u8], callbacks: Arc<dyn Callbacks>) -> Result<Vec<Box<dyn Identity>>, Error> {

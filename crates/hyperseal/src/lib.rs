@@ -25,6 +25,9 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+// The identity agent's client and wire format: Unix sockets (the agent is the CLI's).
+#[cfg(unix)]
+pub mod agent;
 // C2SP chunked encryption runs on aws-lc: native builds only (the browser has the native format).
 #[cfg(not(portable_backend))]
 pub mod c2sp;

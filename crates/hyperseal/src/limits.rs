@@ -58,6 +58,16 @@ pub const PLUGIN_MESSAGES_PER_STANZA: usize = 4;
 /// Messages buffered between a plugin's reader thread and the exchange (the channel is
 /// bounded, so a flooding plugin is paced by its own pipe, not by our memory).
 pub const PLUGIN_QUEUE: usize = 16;
+/// Bytes of one message to or from the identity agent (`agent/proto.rs`): a tree's window of
+/// stanzas ([`PLUGIN_BATCH_BYTES`] of them, in a denser encoding) with room to spare. The
+/// length prefix is checked before a byte of the message is kept.
+pub const AGENT_MESSAGE: usize = 80 << 20;
+/// Stanzas in one request to the agent: a window of [`PLUGIN_BATCH`], plus one file's
+/// [`STANZAS`] (a window always takes its first file, whatever its size).
+pub const AGENT_STANZAS: usize = PLUGIN_BATCH + STANZAS;
+/// Connections the agent serves at once; more are closed at once (each has a deadline, so a
+/// client that holds one open costs it for that long at most).
+pub const AGENT_CONNECTIONS: usize = 32;
 /// Bytes of one detached signature (`verify --sig`, a file that comes from strangers): 20× the
 /// largest the toolkit writes (ML-DSA-65, 3,309 bytes; RSA-16384 is 2 KiB).
 pub const SIGNATURE: usize = 64 << 10;

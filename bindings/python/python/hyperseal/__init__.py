@@ -31,6 +31,7 @@ from ._errors import *  # noqa: F403 (one class per library error code)
 from ._errors import ERROR_CODES, AlreadyFinalized, Error
 from ._errors import __all__ as _error_names
 from ._hyperseal import (
+    AgentIdentity,
     Identity,
     Opener,
     Sealer,
@@ -51,6 +52,7 @@ from .rekey import RekeyResult, rekey_bytes, rekey_file, rekey_tree
 
 __all__ = [
     *_error_names,
+    "AgentIdentity",
     "DecryptingReader",
     "EncryptingWriter",
     "Identity",

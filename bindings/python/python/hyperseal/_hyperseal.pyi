@@ -14,7 +14,7 @@ from typing import IO, Literal
 __version__: str
 
 _Recipients = str | Identity | Sequence[str | Identity]
-_Identities = str | Identity | Sequence[str | Identity]
+_Identities = str | Identity | AgentIdentity | Sequence[str | Identity | AgentIdentity]
 _Passphrase = str | Buffer
 _Format = Literal["hyperseal", "age"]
 _Suite = Literal["aes-256-gcm", "chacha20-poly1305", "sm4-gcm"]
@@ -36,6 +36,21 @@ class Identity:
     def public(self) -> str: ...
     @property
     def secret(self) -> str: ...
+
+class AgentIdentity:
+    """The identity agent (``hyperseal agent start``) at a socket path, as an identity: it
+    answers for every key it holds, and ``rekey_tree`` asks it a window of files at a time.
+    The package reads no environment; pass the path::
+
+        agent = hyperseal.AgentIdentity(os.environ["HYPERSEAL_AGENT_SOCK"])
+        plain = hyperseal.decrypt(sealed, agent)
+
+    A dead agent fails at once, a hung one after ``timeout`` seconds (error code
+    ``ERR_HYPERSEAL_KEY``).
+    """
+    def __init__(self, path: _Path, *, timeout: float = 10.0) -> None: ...
+    @property
+    def path(self) -> str: ...
 
 def generate_key(kind: Literal["hybrid", "x25519", "mlkem1024", "rsa3072", "rsa4096"] = "hybrid") -> Identity:
     """A new key pair: "hybrid" (ML-KEM-768 + X25519, age v1.3's post-quantum keys, the

@@ -425,7 +425,11 @@ fn decrypt(f: &Flags, input: Input, sink: &mut Sink, stdin_in_use: &mut bool) ->
         }
     };
     let passphrase_file = dec.header().is_passphrase();
-    if f.identities.is_empty() {
+    // The agent (HYPERSEAL_AGENT_SOCK) after the -i identities, for files of keys.
+    let agent = identity::agent_identity().filter(|_| !passphrase_file);
+    let with_agent = agent.is_some();
+    identities.extend(agent);
+    if f.identities.is_empty() && !with_agent {
         if !passphrase_file {
             return Err(fail(msg::NOT_PASSPHRASE_FILE, &[msg::NOT_PASSPHRASE_FILE_HINT]));
         }

@@ -103,6 +103,9 @@ pub fn run(a: DecryptArgs) -> Result<()> {
     if let Some(p) = passphrase.take() {
         identities.push(recipient::passphrase_identity_for(dec.header(), p));
     }
+    if !dec.header().is_passphrase() {
+        identities.extend(super::identity::agent_identity());
+    }
     if identities.is_empty() {
         if dec.header().is_passphrase() {
             identities.push(recipient::passphrase_identity_for(dec.header(), io::prompt_passphrase(false)?));

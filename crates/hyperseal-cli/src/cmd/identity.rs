@@ -235,6 +235,17 @@ pub fn parse_recipients_text(text: &str, path: &Path) -> Result<Vec<Box<dyn Reci
     recipient::parse_recipients_file_with(text, notes)
 }
 
+/// The identity agent, when `HYPERSEAL_AGENT_SOCK` names its socket: one more identity, tried
+/// after the `-i` ones (it answers for every key it holds in one round trip per file, or per
+/// window of files in a tree re-key). The library reads no environment; the command line does.
+pub fn agent_identity() -> Option<Box<dyn Identity>> {
+    #[cfg(unix)]
+    if let Some(path) = std::env::var_os("HYPERSEAL_AGENT_SOCK").filter(|p| !p.is_empty()) {
+        return Some(Box::new(hyperseal::agent::AgentIdentity::new(PathBuf::from(path))));
+    }
+    None
+}
+
 /// The identities of `-j NAME` (age's plugin identities without data).
 pub fn plugin_identities(names: &[String]) -> Result<Vec<Box<dyn Identity>>> {
     names

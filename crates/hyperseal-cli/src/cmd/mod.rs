@@ -3,6 +3,8 @@
 pub mod age;
 pub mod age_legacy_pem;
 pub mod age_messages;
+#[cfg(unix)]
+pub mod agent;
 pub mod c2sp;
 pub mod completions;
 pub mod decrypt;
@@ -62,6 +64,10 @@ pub fn library_hint(e: &Error) -> Option<&'static str> {
         }
         Error::Plugin(m) if m.contains("not found on PATH") || m.contains("invalid plugin name") => {
             "plugins are programs named age-plugin-NAME, looked up in PATH's absolute directories (never the current one)"
+        }
+        Error::Agent(m) if m.contains("locked") => "unlock it with `hyperseal agent unlock`",
+        Error::Agent(_) => {
+            "the agent named by HYPERSEAL_AGENT_SOCK is gone or stuck: `hyperseal agent list` checks it; start one, or unset the variable to use -i only"
         }
         _ => return None,
     })

@@ -15,8 +15,9 @@ use crate::io;
 
 #[derive(Args)]
 pub struct RekeyArgs {
-    /// An identity that opens the files (repeatable); its stanza is kept unless removed.
-    #[arg(short = 'i', long = "identity", required = true)]
+    /// An identity that opens the files (repeatable); its stanza is kept unless removed. Not
+    /// needed where HYPERSEAL_AGENT_SOCK names an agent that holds one.
+    #[arg(short = 'i', long = "identity")]
     pub(super) identities: Vec<PathBuf>,
     /// Passphrase of a passphrase-encrypted identity file, first line of FILE; default: ask.
     #[arg(long = "identity-passphrase-file")]
@@ -104,7 +105,15 @@ pub fn run(a: RekeyArgs) -> Result<()> {
             "give -r/-R (or --passphrase-file) with --rotate",
         ));
     }
-    let identities = super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
+    let mut identities =
+        super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
+    identities.extend(super::identity::agent_identity());
+    if identities.is_empty() {
+        return Err(usage(
+            "the following required arguments were not provided: --identity <IDENTITIES>",
+            "give -i with a key that opens the files, or point HYPERSEAL_AGENT_SOCK at an identity agent",
+        ));
+    }
     if super::rekey_tree::wanted(&a, &identities) {
         return super::rekey_tree::run(&a, &identities, change(&a, set)?);
     }

@@ -11,3 +11,7 @@ pub use unix::*;
 mod windows;
 #[cfg(windows)]
 pub use windows::*;
+
+// The identity agent's calls (peer credentials, no dumps, locked memory, signals).
+#[cfg(unix)]
+pub mod agent_unix;

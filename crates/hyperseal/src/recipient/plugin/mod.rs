@@ -96,6 +96,23 @@ fn find_binary_in(name: &str, path: &std::ffi::OsStr) -> Result<PathBuf, Error> 
         .ok_or_else(|| Error::Plugin(format!("{file} not found on PATH")))
 }
 
+/// The identity string `AGE-PLUGIN-NAME-1…` of plugin `name` carrying `data` (upper case, as
+/// age writes identities).
+pub fn identity_string(name: &str, data: &[u8]) -> String {
+    bech32_long::encode(&format!("{IDENTITY_PREFIX}{name}-"), data).to_ascii_uppercase()
+}
+
+/// The plugin name (lower case) and data of an identity string `AGE-PLUGIN-NAME-1…`.
+pub fn identity_data(s: &str) -> Result<(String, Vec<u8>), Error> {
+    let (hrp, data) =
+        bech32_long::decode(s).map_err(|e| Error::InvalidKey(format!("plugin identity: {e}")))?;
+    let name = hrp
+        .strip_prefix("age-plugin-")
+        .and_then(|n| n.strip_suffix('-'))
+        .ok_or_else(|| Error::InvalidKey("plugin identities look like AGE-PLUGIN-NAME-1…".into()))?;
+    Ok((checked_name(name)?, data))
+}
+
 /// Whether `s` is a plugin recipient: bech32 with HRP `age1NAME` (not a native `age1…` key).
 pub fn is_recipient(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();

@@ -1,0 +1,279 @@
+//! What the agent holds: the identities added to it, each with its file's text (to seal it
+//! when locked), when it expires, and its public description. Every secret here zeroizes when
+//! it is dropped: on expiry, `remove`, `lock` (after sealing) and when the agent ends.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hyperseal::agent::proto::{Answer, Entry};
+use hyperseal::recipient::{self, Callbacks, Identity};
+use hyperseal::{identity_file, Error, FileKey, Profile};
+use zeroize::Zeroizing;
+
+/// One added identity file.
+pub struct Key {
+    name: String,
+    /// The file's text (decrypted, for an `age -p` identity file): sealed by `lock`.
+    text: Zeroizing<String>,
+    /// The passphrase of a protected SSH key in it, which its text still needs after an unlock.
+    passphrase: Option<Zeroizing<String>>,
+    identities: Vec<Box<dyn Identity>>,
+    recipient: String,
+    fingerprint: String,
+    expires: Option<Instant>,
+}
+
+/// The passphrase given at `add`, for the identity file it came with; records whether the
+/// library asked for one.
+struct Given {
+    passphrase: Option<Zeroizing<String>>,
+    asked: AtomicBool,
+}
+
+impl Callbacks for Given {
+    fn request_passphrase(&self, _description: &str) -> Option<Zeroizing<String>> {
+        self.asked.store(true, Ordering::SeqCst);
+        self.passphrase.clone()
+    }
+    // Plugins (`AGE-PLUGIN-…`) are refused, the default: they stay with their plugins.
+}
+
+/// Why an `add` did not take.
+pub enum AddError {
+    /// The file is protected and no passphrase (or a wrong one) came with it.
+    NeedPassphrase(String),
+    /// Anything else: the file is not an identity file, or holds a plugin identity.
+    Refused(String),
+}
+
+impl Key {
+    /// Reads an identity file's `bytes` as the CLI does, and proves the keys work now: a random
+    /// file key is wrapped to each recipient and must come back, which also opens a protected
+    /// SSH key, so its passphrase is asked at `add`, never at use.
+    pub fn load(
+        name: &str,
+        bytes: &[u8],
+        passphrase: Option<Zeroizing<String>>,
+        lifetime: u64,
+    ) -> Result<Key, AddError> {
+        let given = Arc::new(Given { passphrase, asked: AtomicBool::new(false) });
+        let failed = |e: Error, given: &Given| match e {
+            Error::WrongPassphrase => AddError::NeedPassphrase("incorrect passphrase".into()),
+            e if given.asked.load(Ordering::SeqCst) && given.passphrase.is_none() => {
+                AddError::NeedPassphrase(e.to_string())
+            }
+            e if e.to_string().contains("incorrect passphrase") => AddError::NeedPassphrase(e.to_string()),
+            e if e.to_string().contains("plugin") => AddError::Refused(format!(
+                "{e} (plugin identities stay with their plugins: give them to age or hyperseal directly)"
+            )),
+            e => AddError::Refused(e.to_string()),
+        };
+        let text = identity_file::text_of(bytes, given.as_ref()).map_err(|e| failed(e, &given))?;
+        let identities =
+            recipient::parse_identities_with(&text, given.clone()).map_err(|e| failed(e, &given))?;
+        let recipients =
+            recipient::identity_recipients(&text, given.clone()).map_err(|e| failed(e, &given))?;
+        for r in &recipients {
+            let key = FileKey::generate(32);
+            let Ok((stanzas, _)) = r.wrap_file_key(&key) else { continue };
+            match identities.iter().find_map(|id| id.unwrap_stanzas(&stanzas)) {
+                Some(Ok(k)) if k.expose() == key.expose() => {}
+                Some(Err(e)) => return Err(failed(e, &given)),
+                _ => {
+                    return Err(AddError::Refused(
+                        "the file's keys do not open what is sealed to them".into(),
+                    ))
+                }
+            }
+        }
+        let recipient = describe(&text);
+        let fingerprint = fingerprint(&recipient);
+        let expires = (lifetime > 0).then(|| Instant::now() + Duration::from_secs(lifetime));
+        let passphrase = match Arc::try_unwrap(given) {
+            Ok(g) => g.passphrase,
+            Err(g) => g.passphrase.clone(),
+        };
+        Ok(Key { name: name.to_string(), text, passphrase, identities, recipient, fingerprint, expires })
+    }
+
+    /// Whether its lifetime is over at `now`.
+    pub fn expired(&self, now: Instant) -> bool {
+        self.expires.is_some_and(|t| t <= now)
+    }
+
+    /// This key's answer for one file's stanzas: the first definite answer of its identities.
+    pub fn unwrap(&self, stanzas: &[hyperseal::format::Stanza]) -> Option<Result<FileKey, Error>> {
+        self.identities.iter().find_map(|id| id.unwrap_stanzas(stanzas))
+    }
+
+    /// Whether `selector` names it: its fingerprint (or a prefix of 8 or more characters),
+    /// its file name, or anything when empty.
+    pub fn selected_by(&self, selector: &str) -> bool {
+        selector.is_empty()
+            || self.name == selector
+            || (selector.len() >= 8 && self.fingerprint.starts_with(selector))
+    }
+
+    /// What `list` shows.
+    pub fn entry(&self, now: Instant) -> Entry {
+        Entry {
+            name: self.name.clone(),
+            recipient: self.recipient.clone(),
+            fingerprint: self.fingerprint.clone(),
+            expires_in: self.expires.map_or(0, |t| t.saturating_duration_since(now).as_secs().max(1)),
+        }
+    }
+}
+
+/// The recipient of an identity file's text, for `list`: its public keys, or the kind of a PEM
+/// public key (too long for one line).
+fn describe(text: &str) -> String {
+    match recipient::public_of(text) {
+        Ok(p) if p.starts_with("-----BEGIN") => "rsa-oaep (a PEM public key)".into(),
+        Ok(p) => p.lines().collect::<Vec<_>>().join(" "),
+        Err(_) => "(no recipient can be written for this kind)".into(),
+    }
+}
+
+/// `SHA256:` and the first 16 hex digits of the recipient's SHA-256.
+fn fingerprint(recipient: &str) -> String {
+    let mut h = hyperseal_toolkit::hash::Hasher::new(hyperseal_toolkit::hash::Algorithm::Sha256);
+    h.update(recipient.as_bytes());
+    let d = h.finalize();
+    format!("SHA256:{}", hex::encode(&d[..8]))
+}
+
+/// The identities, or what `lock` sealed them into.
+#[derive(Default)]
+pub struct Store {
+    keys: Vec<Arc<Key>>,
+    sealed: Option<Sealed>,
+}
+
+/// The locked agent: every key's file text, sealed under the lock passphrase (Argon2id), and
+/// what `list` may still show.
+struct Sealed {
+    ciphertext: Vec<u8>,
+    entries: Vec<(Entry, Option<Instant>)>,
+}
+
+impl Store {
+    pub fn add(&mut self, key: Key) -> Result<String, String> {
+        if self.sealed.is_some() {
+            return Err(LOCKED.into());
+        }
+        let said = format!("{} ({})", key.recipient, key.fingerprint);
+        self.keys.retain(|k| k.fingerprint != key.fingerprint);
+        self.keys.push(Arc::new(key));
+        Ok(said)
+    }
+
+    /// The keys to answer with (a snapshot: a request in flight keeps its keys until it
+    /// ends), or why none.
+    pub fn snapshot(&self) -> Result<Vec<Arc<Key>>, String> {
+        match self.sealed {
+            Some(_) => Err(LOCKED.into()),
+            None => Ok(self.keys.clone()),
+        }
+    }
+
+    pub fn list(&self) -> Answer {
+        let now = Instant::now();
+        match &self.sealed {
+            None => Answer::Entries(self.keys.iter().map(|k| k.entry(now)).collect()),
+            Some(s) => Answer::Entries(s.entries.iter().map(|(e, _)| e.clone()).collect()),
+        }
+    }
+
+    pub fn remove(&mut self, selector: &str) -> Result<usize, String> {
+        if self.sealed.is_some() {
+            return Err(LOCKED.into());
+        }
+        let before = self.keys.len();
+        self.keys.retain(|k| !k.selected_by(selector));
+        Ok(before - self.keys.len())
+    }
+
+    /// Forgets expired keys (also while locked: they are not restored by an unlock).
+    pub fn expire(&mut self, now: Instant) {
+        self.keys.retain(|k| !k.expired(now));
+        if let Some(s) = &mut self.sealed {
+            s.entries.retain(|(_, t)| t.is_none_or(|t| t > now));
+        }
+    }
+
+    /// Seals every key's text under `passphrase` and forgets the keys in the clear.
+    pub fn lock(&mut self, passphrase: Zeroizing<String>) -> Result<(), String> {
+        if self.sealed.is_some() {
+            return Err("the agent is already locked".into());
+        }
+        let mut plain = Zeroizing::new(Vec::new());
+        for k in &self.keys {
+            for field in [k.name.as_str(), &k.text, k.passphrase.as_deref().map_or("", |p| p.as_str())] {
+                plain.extend_from_slice(&(field.len() as u32).to_be_bytes());
+                plain.extend_from_slice(field.as_bytes());
+            }
+        }
+        let to = [recipient::passphrase_recipient(Profile::Hyperseal, passphrase)];
+        let ciphertext = hyperseal::encrypt(&to, &plain).map_err(|e| e.to_string())?;
+        let now = Instant::now();
+        let entries = self.keys.iter().map(|k| (k.entry(now), k.expires)).collect();
+        self.sealed = Some(Sealed { ciphertext, entries });
+        self.keys.clear();
+        Ok(())
+    }
+
+    /// Opens what `lock` sealed (a wrong passphrase changes nothing) and loads the keys again,
+    /// but those whose lifetime ended meanwhile.
+    pub fn unlock(&mut self, passphrase: Zeroizing<String>) -> Result<(), String> {
+        let Some(sealed) = &self.sealed else { return Err("the agent is not locked".into()) };
+        let header = hyperseal::Decryptor::from_slice(&sealed.ciphertext).map_err(|e| e.to_string())?;
+        let id = recipient::passphrase_identity_for(header.header(), passphrase);
+        let plain = Zeroizing::new(hyperseal::decrypt(&[id], &sealed.ciphertext).map_err(|e| match e {
+            Error::WrongPassphrase | Error::HeaderMac => "incorrect lock passphrase".to_string(),
+            e => e.to_string(),
+        })?);
+        let mut fields = Fields(&plain);
+        let mut keys = Vec::new();
+        for (entry, expires) in &sealed.entries {
+            let (name, text, pass) = (fields.next(), fields.next(), fields.next());
+            debug_assert_eq!(name, entry.name.as_bytes());
+            let pass = (!pass.is_empty()).then(|| Zeroizing::new(String::from_utf8_lossy(pass).into_owned()));
+            if expires.is_some_and(|t| t <= Instant::now()) {
+                continue;
+            }
+            let left = expires.map_or(0, |t| t.saturating_duration_since(Instant::now()).as_secs().max(1));
+            match Key::load(&entry.name, text, pass, left) {
+                Ok(k) => keys.push(Arc::new(k)),
+                Err(AddError::NeedPassphrase(e) | AddError::Refused(e)) => return Err(e),
+            }
+        }
+        self.keys = keys;
+        self.sealed = None;
+        Ok(())
+    }
+
+    /// Forgets everything (the agent ends).
+    pub fn clear(&mut self) {
+        self.keys.clear();
+        self.sealed = None;
+    }
+}
+
+const LOCKED: &str = "the agent is locked (hyperseal agent unlock)";
+
+/// The length-prefixed fields `lock` wrote, one after the other.
+struct Fields<'a>(&'a [u8]);
+
+impl<'a> Fields<'a> {
+    fn next(&mut self) -> &'a [u8] {
+        if self.0.len() < 4 {
+            return &[];
+        }
+        let n = (u32::from_be_bytes(self.0[..4].try_into().expect("4 bytes")) as usize).min(self.0.len() - 4);
+        let (field, rest) = self.0[4..].split_at(n);
+        self.0 = rest;
+        field
+    }
+}

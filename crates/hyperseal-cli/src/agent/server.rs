@@ -1,0 +1,346 @@
+//! The agent process: its socket (in a directory of the user's own, mode 0700, never through a
+//! symlink), one thread per connection up to [`limits::AGENT_CONNECTIONS`], each connection's
+//! peer checked (`SO_PEERCRED`) and held to a deadline, and an end that zeroizes every secret
+//! (`stop`, `--idle`, SIGTERM, SIGINT, SIGHUP).
+//!
+//! A client that sends garbage, a huge length, or one byte a second loses its own connection
+//! and nothing else: requests are read under the protocol's limits and the deadline, and the
+//! keys are shared with a request as a snapshot, never locked for its length. When every slot
+//! is taken, a new connection closes the one that has waited longest for its request to
+//! arrive, so connections held open without a request never keep a well-formed client out.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use hyperseal::agent::proto::{self, Answer, Request};
+use hyperseal::limits;
+use zeroize::Zeroizing;
+
+use super::keys::{AddError, Key, Store};
+use crate::errors::hint;
+use crate::sys::agent_unix as sys;
+
+/// Bytes of request bodies all connections may hold at once: two of the largest messages, so a
+/// tree's window is never refused for another's, and a flood of large requests costs this much.
+const BODIES: usize = 2 * limits::AGENT_MESSAGE;
+
+/// Gives back a body's reservation when the request is done.
+struct Release<'a>(&'a AtomicUsize, usize);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(self.1, Ordering::SeqCst);
+    }
+}
+
+/// The most of a request the accepting thread reads before handing it to a thread of its own.
+const QUICK_BYTES: usize = 64 << 10;
+/// Stanzas × keys the accepting thread tries itself (a few milliseconds at most).
+const QUICK_WORK: usize = 16;
+
+/// How long a connection may take to send its request and read the answer.
+pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The socket's directory, made if missing (0700) and refused unless it is a directory of this
+/// user's, not a symlink, that no one else may enter.
+pub fn check_dir(dir: &Path) -> Result<()> {
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(hint(format!("cannot make {}: {e}", dir.display()), DIR_HINT)),
+    }
+    let meta = fs::symlink_metadata(dir)
+        .map_err(|e| hint(format!("cannot read {}: {e}", dir.display()), DIR_HINT))?;
+    let why = if meta.file_type().is_symlink() {
+        Some("is a symbolic link")
+    } else if !meta.is_dir() {
+        Some("is not a directory")
+    } else if meta.uid() != sys::uid() {
+        Some("belongs to another user")
+    } else if meta.mode() & 0o077 != 0 {
+        Some("may be entered by other users (its mode is not 0700)")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => {
+            Err(hint(format!("refusing the agent's directory {}: it {why}", dir.display()), DIR_HINT))
+        }
+        None => Ok(()),
+    }
+}
+
+const DIR_HINT: &str =
+    "the agent's socket lives in $XDG_RUNTIME_DIR/hyperseal, a directory of your own with mode 0700: remove what is there, or point XDG_RUNTIME_DIR elsewhere";
+
+/// Binds the socket at `path` (0600), replacing a stale one; refused while an agent answers
+/// there.
+pub fn bind(path: &Path) -> Result<UnixListener> {
+    if UnixStream::connect(path).is_ok() {
+        return Err(hint(
+            format!("an agent is already listening at {}", path.display()),
+            "use it (export HYPERSEAL_AGENT_SOCK), or end it with `hyperseal agent stop`",
+        ));
+    }
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        if !meta.file_type().is_socket() {
+            return Err(hint(format!("{} exists and is not a socket", path.display()), DIR_HINT));
+        }
+        let _ = fs::remove_file(path);
+    }
+    let listener = UnixListener::bind(path)
+        .map_err(|e| hint(format!("cannot listen at {}: {e}", path.display()), DIR_HINT))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// The agent's shared state.
+struct Agent {
+    store: Mutex<Store>,
+    /// When the last request came (for `--idle`).
+    last: Mutex<Instant>,
+    /// Connections being served.
+    active: AtomicUsize,
+    /// Bytes of request bodies being read or held, by all connections.
+    bodies: AtomicUsize,
+    /// Connections still reading their request, oldest first (a duplicate of each, to close it).
+    reading: Mutex<std::collections::VecDeque<(u64, UnixStream)>>,
+    socket: PathBuf,
+}
+
+/// Serves at `listener` until stopped; never returns. `idle`: end after that long without a
+/// request.
+pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) -> ! {
+    let agent = Arc::new(Agent {
+        store: Mutex::new(Store::default()),
+        last: Mutex::new(Instant::now()),
+        active: AtomicUsize::new(0),
+        reading: Mutex::new(Default::default()),
+        bodies: AtomicUsize::new(0),
+        socket,
+    });
+    let a = agent.clone();
+    spawn(move || {
+        sys::wait_end_signal();
+        a.end(0)
+    });
+    let a = agent.clone();
+    spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = Instant::now();
+        a.store.lock().unwrap_or_else(|p| p.into_inner()).expire(now);
+        if idle.is_some_and(|d| now.duration_since(*a.last.lock().unwrap_or_else(|p| p.into_inner())) >= d) {
+            a.end(0);
+        }
+    });
+    let me = sys::uid();
+    for (id, conn) in (0u64..).zip(listener.incoming()) {
+        let Ok(conn) = conn else { continue };
+        // Another user is refused whatever the socket's mode became.
+        if !sys::peer_uid(&conn).is_ok_and(|uid| uid == me) {
+            continue;
+        }
+        // A small question already in full is answered here, without a thread's start-up.
+        let Some(prefix) = agent.quick(&conn) else { continue };
+        // Full: close the longest-waiting reader and wait for its thread to end (or for an
+        // answer to go out, where every slot is answering).
+        while agent.active.load(Ordering::SeqCst) >= limits::AGENT_CONNECTIONS {
+            let before = agent.active.load(Ordering::SeqCst);
+            agent.evict_oldest();
+            let until = Instant::now() + Duration::from_millis(50);
+            while agent.active.load(Ordering::SeqCst) >= before && Instant::now() < until {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+        if let Ok(dup) = conn.try_clone() {
+            agent.reading.lock().unwrap_or_else(|p| p.into_inner()).push_back((id, dup));
+        }
+        agent.active.fetch_add(1, Ordering::SeqCst);
+        let a = agent.clone();
+        spawn(move || {
+            a.connection(id, conn, prefix);
+            a.active.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+    agent.end(0)
+}
+
+/// A thread with a small stack (they are locked in memory with the rest of the process).
+fn spawn(f: impl FnOnce() + Send + 'static) {
+    let _ = std::thread::Builder::new().stack_size(1 << 20).spawn(f);
+}
+
+impl Agent {
+    /// One connection: one request, one answer, within [`CONNECTION_DEADLINE`]. Any failure
+    /// (garbage, a limit, the deadline) closes it.
+    fn connection(&self, id: u64, mut conn: UnixStream, prefix: Zeroizing<Vec<u8>>) {
+        let deadline = Instant::now() + CONNECTION_DEADLINE;
+        let mut timed = io::Read::chain(&prefix[..], Timed { conn: &conn, deadline });
+        // Memory for bodies is shared by all connections: one that does not fit is refused.
+        let mut reserved = 0;
+        let read = proto::read_length(&mut timed).and_then(|len| match self.reserve(len) {
+            true => {
+                reserved = len;
+                proto::read_body(&mut timed, len)
+            }
+            false => Err(hyperseal::Error::Limit("the agent is busy with other large requests".into())),
+        });
+        self.reading.lock().unwrap_or_else(|p| p.into_inner()).retain(|(i, _)| *i != id);
+        let _release = Release(&self.bodies, reserved);
+        let body = match read {
+            Ok(body) => body,
+            Err(hyperseal::Error::Limit(why)) => return reply(&mut conn, Answer::Refused(why), deadline),
+            Err(_) => return,
+        };
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+        let mut stop = false;
+        let answer = match Request::decode(&body) {
+            Ok(request) => {
+                stop = matches!(request, Request::Stop);
+                self.answer(request)
+            }
+            Err(e) => Answer::Refused(e.to_string()),
+        };
+        drop(body);
+        reply(&mut conn, answer, deadline);
+        if stop {
+            self.end(1);
+        }
+    }
+
+    fn answer(&self, request: Request) -> Answer {
+        let store = || self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let done = |r: Result<String, String>| r.map_or_else(Answer::Refused, Answer::Done);
+        match request {
+            Request::Unwrap(files) => {
+                let keys = match store().snapshot() {
+                    Ok(keys) => keys,
+                    Err(why) => return Answer::Refused(why),
+                };
+                let now = Instant::now();
+                let keys: Vec<_> = keys.into_iter().filter(|k| !k.expired(now)).collect();
+                Answer::Unwrapped(
+                    files
+                        .iter()
+                        .map(|f| keys.iter().find_map(|k| k.unwrap(f)).map(|r| r.map_err(|e| e.to_string())))
+                        .collect(),
+                )
+            }
+            Request::Add { name, bytes, passphrase, lifetime } => {
+                match Key::load(&name, &bytes, passphrase, lifetime) {
+                    Ok(key) => done(store().add(key)),
+                    Err(AddError::NeedPassphrase(why)) => Answer::NeedPassphrase(why),
+                    Err(AddError::Refused(why)) => Answer::Refused(why),
+                }
+            }
+            Request::List => store().list(),
+            Request::Remove(selector) => done(store().remove(&selector).map(|n| n.to_string())),
+            Request::Lock(p) => done(lock_with(p, |p| store().lock(p))),
+            Request::Unlock(p) => done(lock_with(p, |p| store().unlock(p))),
+            Request::Stop => Answer::Done("stopped".into()),
+        }
+    }
+
+    /// Answers an UNWRAP of a few stanzas (the request whole in what has arrived, within
+    /// [`QUICK_BYTES`], its work within [`QUICK_WORK`]) on the accepting thread: `None`, done.
+    /// Otherwise the bytes read so far, for the connection's own thread to go on from.
+    fn quick(&self, conn: &UnixStream) -> Option<Zeroizing<Vec<u8>>> {
+        let mut buf = Zeroizing::new(vec![0u8; QUICK_BYTES]);
+        let mut n = 0;
+        if conn.set_nonblocking(true).is_ok() {
+            while n < buf.len() {
+                match io::Read::read(&mut &*conn, &mut buf[n..]) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => n += k,
+                }
+            }
+        }
+        buf.truncate(n);
+        if conn.set_nonblocking(false).is_err() {
+            return None;
+        }
+        let whole = n >= 4 && u32::from_be_bytes(buf[..4].try_into().expect("4 bytes")) as usize == n - 4;
+        let request = if whole { Request::decode(&buf[4..]).ok() } else { None };
+        let Some(Request::Unwrap(files)) = request else { return Some(buf) };
+        let keys = self.store.lock().unwrap_or_else(|p| p.into_inner()).snapshot().map_or(0, |k| k.len());
+        if files.iter().map(Vec::len).sum::<usize>() * keys.max(1) > QUICK_WORK {
+            return Some(buf);
+        }
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+        let answer = self.answer(Request::Unwrap(files));
+        let mut conn = conn;
+        let _ = conn.set_write_timeout(Some(Duration::from_millis(100)));
+        let _ = proto::write_message(&mut conn, &answer.encode());
+        None
+    }
+
+    /// Reserves `len` bytes of [`BODIES`] for one request's body.
+    fn reserve(&self, len: usize) -> bool {
+        self.bodies
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                (used + len <= BODIES).then_some(used + len)
+            })
+            .is_ok()
+    }
+
+    /// Closes the connection that has waited longest for its request (its thread then ends).
+    fn evict_oldest(&self) {
+        if let Some((_, conn)) = self.reading.lock().unwrap_or_else(|p| p.into_inner()).pop_front() {
+            let _ = conn.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Zeroizes every secret, removes the socket and ends the process. Requests still in
+    /// flight get a moment to drop their snapshot of the keys first.
+    fn end(&self, own: usize) -> ! {
+        self.store.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        let _ = fs::remove_file(&self.socket);
+        let until = Instant::now() + Duration::from_secs(1);
+        while self.active.load(Ordering::SeqCst) > own && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::process::exit(0)
+    }
+}
+
+fn lock_with(
+    p: Zeroizing<String>,
+    f: impl FnOnce(Zeroizing<String>) -> Result<(), String>,
+) -> Result<String, String> {
+    if p.is_empty() {
+        return Err("the lock passphrase is empty".into());
+    }
+    f(p).map(|()| String::new())
+}
+
+fn reply(conn: &mut UnixStream, answer: Answer, deadline: Instant) {
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(10));
+    if conn.set_write_timeout(Some(left)).is_ok() {
+        let _ = proto::write_message(conn, &answer.encode());
+    }
+}
+
+/// A connection whose reads share one deadline (a byte a second does not extend it).
+struct Timed<'a> {
+    conn: &'a UnixStream,
+    deadline: Instant,
+}
+
+impl io::Read for Timed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        self.conn.set_read_timeout(Some(left))?;
+        io::Read::read(&mut self.conn, buf)
+    }
+}

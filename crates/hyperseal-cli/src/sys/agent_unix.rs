@@ -1,0 +1,134 @@
+//! The identity agent's system calls on Unix: who is on the other end of a connection
+//! (`SO_PEERCRED`), no core dumps and no tracing by the user's other processes
+//! (`PR_SET_DUMPABLE`), locked memory where `RLIMIT_MEMLOCK` allows it, a session of its own,
+//! and the signals that end it, taken by one thread.
+
+#![allow(unsafe_code)] // getsockopt, prctl, setrlimit, mlockall, setsid, sigwait: no safe wrappers.
+
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+
+/// The real user id of this process.
+pub fn uid() -> u32 {
+    // SAFETY: getuid has no arguments and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// The user id of the process at the other end of `conn`, as the kernel saw it connect.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn peer_uid(conn: &UnixStream) -> io::Result<u32> {
+    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are valid for writes of the sizes given; the fd is open.
+    let rc = unsafe {
+        libc::getsockopt(
+            conn.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    match rc {
+        0 if len as usize == std::mem::size_of::<libc::ucred>() => Ok(cred.uid),
+        0 => Err(io::Error::other("SO_PEERCRED returned a short answer")),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// The user id of the process at the other end of `conn` (BSDs and macOS: `getpeereid`).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub fn peer_uid(conn: &UnixStream) -> io::Result<u32> {
+    let (mut uid, mut gid) = (0, 0);
+    // SAFETY: both pointers are valid for writes; the fd is open.
+    match unsafe { libc::getpeereid(conn.as_raw_fd(), &mut uid, &mut gid) } {
+        0 => Ok(uid),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// No core file, and (Linux) not dumpable: the user's other processes cannot ptrace it or read
+/// its memory through /proc, and its /proc entries belong to root.
+pub fn no_dumps() -> io::Result<()> {
+    let zero = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `zero` is a valid rlimit.
+    if unsafe { libc::setrlimit(libc::RLIMIT_CORE, &zero) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    // SAFETY: PR_SET_DUMPABLE takes one integer argument.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Locked memory the agent asks for before it locks all of it: its threads' stacks and a
+/// lock's Argon2id fit well inside.
+const MEMLOCK_NEEDED: u64 = 1 << 30;
+
+/// Locks every page of the process, now and later (`mlockall`), so no secret is written to
+/// swap. Where `RLIMIT_MEMLOCK` is below what the agent may use, nothing is locked (a locked
+/// process past its limit fails to allocate) and the reason is returned, to say once.
+pub fn lock_memory() -> Result<(), String> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `lim` is valid for writes.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) } != 0 {
+        return Err(format!("RLIMIT_MEMLOCK cannot be read: {}", io::Error::last_os_error()));
+    }
+    if lim.rlim_cur != libc::RLIM_INFINITY && lim.rlim_cur < MEMLOCK_NEEDED {
+        return Err(format!(
+            "RLIMIT_MEMLOCK is {} KiB (ulimit -l), below the {} MiB the agent would lock",
+            lim.rlim_cur / 1024,
+            MEMLOCK_NEEDED >> 20
+        ));
+    }
+    // SAFETY: flags only.
+    match unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } {
+        0 => Ok(()),
+        _ => Err(format!("mlockall failed: {}", io::Error::last_os_error())),
+    }
+}
+
+/// A session of its own, so the terminal's hang-up and job control leave it alone.
+pub fn new_session() {
+    // SAFETY: no arguments; failing (already a group leader) changes nothing.
+    unsafe {
+        libc::setsid();
+    }
+}
+
+fn end_signals() -> libc::sigset_t {
+    // SAFETY: the set is initialised by sigemptyset before use.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+/// Blocks SIGTERM, SIGINT and SIGHUP in this thread and every thread it starts afterwards, so
+/// that only [`wait_end_signal`] receives them. Call before any thread starts.
+pub fn block_end_signals() {
+    let set = end_signals();
+    // SAFETY: `set` is initialised; the old mask is not wanted.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Waits for SIGTERM, SIGINT or SIGHUP and returns its number.
+pub fn wait_end_signal() -> i32 {
+    let set = end_signals();
+    let mut sig = 0;
+    loop {
+        // SAFETY: `set` is initialised and `sig` valid for writes.
+        if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+            return sig;
+        }
+    }
+}

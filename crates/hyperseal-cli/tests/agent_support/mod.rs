@@ -1,0 +1,145 @@
+//! A running identity agent for the agent tests (`agent.rs`, `agent_hostile.rs`): started in
+//! the foreground in a directory of its own, ended (SIGTERM) when dropped; and commands run
+//! with `HYPERSEAL_AGENT_SOCK` pointing at it, in a session of their own (`setsid`), so no
+//! command can reach a terminal to prompt on.
+#![allow(dead_code)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_hyperseal");
+
+pub struct Agent {
+    pub dir: tempfile::TempDir,
+    pub child: Child,
+}
+
+impl Agent {
+    /// An agent whose `XDG_RUNTIME_DIR` is `dir/run` (made 0700), started as `prefix…
+    /// hyperseal agent start --foreground ARGS`.
+    pub fn start_with(prefix: &[&str], args: &[&str]) -> Agent {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+        Self::start_in(dir, prefix, args)
+    }
+
+    pub fn start(args: &[&str]) -> Agent {
+        Self::start_with(&[], args)
+    }
+
+    pub fn start_in(dir: tempfile::TempDir, prefix: &[&str], args: &[&str]) -> Agent {
+        let run = dir.path().join("run");
+        let mut argv: Vec<&str> = prefix.to_vec();
+        argv.extend([BIN, "agent", "start", "--foreground"]);
+        argv.extend(args);
+        let child = Command::new(argv[0])
+            .args(&argv[1..])
+            .env("XDG_RUNTIME_DIR", &run)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let agent = Agent { dir, child };
+        let until = Instant::now() + Duration::from_secs(20);
+        while std::os::unix::net::UnixStream::connect(agent.sock()).is_err() {
+            assert!(Instant::now() < until, "the agent did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        agent
+    }
+
+    pub fn sock(&self) -> PathBuf {
+        self.dir.path().join("run/hyperseal/agent.sock")
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `hyperseal ARGS` pointed at this agent, in a new session (no terminal).
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("setsid");
+        c.arg("-w").arg(BIN).args(args);
+        c.env("HYPERSEAL_AGENT_SOCK", self.sock()).current_dir(self.dir.path()).stdin(Stdio::null());
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// Runs and asserts success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> Vec<u8> {
+        let o = self.run(args);
+        assert!(o.status.success(), "hyperseal {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    }
+
+    /// Sends SIGTERM and waits for the end.
+    pub fn stop(&mut self) {
+        let _ = Command::new("kill").arg(self.pid().to_string()).status();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A fresh X25519 key in `dir/NAME.key`: its path and recipient.
+pub fn keypair(dir: &Path, name: &str) -> (PathBuf, String) {
+    let key = dir.join(format!("{name}.key"));
+    let o = Command::new(BIN).args(["keygen", "--kind", "x25519", "-o"]).arg(&key).output().unwrap();
+    assert!(o.status.success());
+    let o = Command::new(BIN).args(["pubkey", "-i"]).arg(&key).output().unwrap();
+    (key, String::from_utf8(o.stdout).unwrap().trim().to_string())
+}
+
+/// `hyperseal encrypt -r PUBLIC -o OUT` of `data`.
+pub fn seal(public: &str, data: &[u8], out: &Path) {
+    let recipients = [hyperseal::recipient::parse_recipient(public).unwrap()];
+    std::fs::write(out, hyperseal::encrypt(&recipients, data).unwrap()).unwrap();
+}
+
+/// Runs a command on a pseudo-terminal through `pty_run.py`, typing `typed` at its prompts:
+/// (status, stderr, what the terminal showed).
+pub fn on_terminal(argv: &[&str], cwd: &Path, env: &[(&str, &str)], typed: &[&str]) -> (i64, String, String) {
+    let env: serde_json::Map<String, serde_json::Value> =
+        env.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect();
+    let req = serde_json::json!({
+        "argv": argv, "cwd": cwd, "env": env, "stdin": "null", "stdout": "pipe",
+        "type": typed, "ctty": true, "timeout": 60,
+    });
+    let mut child = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pty_run.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    serde_json::to_writer(child.stdin.take().unwrap(), &req).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pty_run.py answered");
+    assert!(!v["timed_out"].as_bool().unwrap(), "{argv:?} timed out: {v}");
+    (
+        v["status"].as_i64().unwrap_or(-1),
+        v["stderr"].as_str().unwrap().into(),
+        v["tty"].as_str().unwrap().into(),
+    )
+}
+
+/// The lines of `stderr` that report an error.
+pub fn error_lines(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr).lines().filter(|l| l.contains("error:")).map(str::to_string).collect()
+}

@@ -1,0 +1,154 @@
+//! [`AgentIdentity`]: the agent as one more identity. Each question is one connection: the
+//! request, the answer, and a deadline over both, so an agent that is gone fails at once and
+//! one that hangs costs at most the deadline.
+
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::proto::{self, Answer, Request};
+use crate::error::Error;
+use crate::file_key::FileKey;
+use crate::format::Stanza;
+use crate::recipient::Identity;
+
+/// How long one question to the agent may take by default, whatever it is asked; a window of
+/// many stanzas gets [`PER_STANZA`] more for each (the agent tries each of its keys on each).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// See [`DEFAULT_TIMEOUT`].
+pub const PER_STANZA: Duration = Duration::from_micros(200);
+
+/// The identity agent listening at a socket path: asks it which file key a file's stanzas
+/// open. It never learns a secret key, and the agent never sees a payload.
+///
+/// ```no_run
+/// use hyperseal::agent::AgentIdentity;
+/// let agent = AgentIdentity::new("/run/user/1000/hyperseal/agent.sock");
+/// let ids: Vec<Box<dyn hyperseal::Identity>> = vec![Box::new(agent)];
+/// # let file = vec![];
+/// let plaintext = hyperseal::decrypt(&ids, &file)?;
+/// # Ok::<(), hyperseal::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct AgentIdentity {
+    path: PathBuf,
+    timeout: Duration,
+}
+
+impl AgentIdentity {
+    /// The agent at `path` (nothing is connected until a question is asked). The library never
+    /// reads the environment: the caller says where the agent is.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        AgentIdentity { path: path.into(), timeout: DEFAULT_TIMEOUT }
+    }
+
+    /// The deadline of one question (default [`DEFAULT_TIMEOUT`]).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The socket path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Sends `request` and reads the answer, within the deadline (grown by `stanzas`).
+    pub fn ask(&self, request: &Request, stanzas: usize) -> Result<Answer, Error> {
+        let deadline = Instant::now() + self.timeout + PER_STANZA * stanzas as u32;
+        let name = self.path.display();
+        let mut conn = UnixStream::connect(&self.path)
+            .map_err(|e| Error::Agent(format!("cannot connect to the agent at {name}: {}", reason(&e))))?;
+        let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        let timed_out = |e: Error| match e {
+            Error::Io(io)
+                if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+            {
+                Error::Agent(format!("the agent at {name} did not answer within {:?}", self.timeout))
+            }
+            Error::Io(io)
+                if matches!(
+                    io.kind(),
+                    std::io::ErrorKind::UnexpectedEof
+                        | std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::BrokenPipe
+                ) =>
+            {
+                Error::Agent(format!("the agent at {name} closed the connection without answering"))
+            }
+            Error::Io(io) => Error::Agent(format!("the agent at {name}: {}", reason(&io))),
+            other => other,
+        };
+        conn.set_write_timeout(Some(left())).map_err(Error::Io)?;
+        proto::write_message(&mut conn, &request.encode()).map_err(timed_out)?;
+        conn.set_read_timeout(Some(left())).map_err(Error::Io)?;
+        // A read timeout is per read: check the deadline as a whole between reads.
+        let body = proto::read_message(&mut Deadline { conn: &conn, deadline }).map_err(timed_out)?;
+        Answer::decode(&body)
+    }
+
+    /// For each file (its stanzas), in one round trip: not the agent's, its file key, or why
+    /// it failed. `Err`: the agent could not be asked at all (gone, hung, locked, broken).
+    pub fn unwrap_files(
+        &self,
+        files: Vec<Vec<Stanza>>,
+    ) -> Result<Vec<Option<Result<FileKey, Error>>>, Error> {
+        let (n, stanzas) = (files.len(), files.iter().map(Vec::len).sum());
+        match self.ask(&Request::Unwrap(files), stanzas)? {
+            Answer::Unwrapped(each) if each.len() == n => {
+                Ok(each.into_iter().map(|a| a.map(|r| r.map_err(Error::Agent))).collect())
+            }
+            Answer::Refused(why) => Err(Error::Agent(why)),
+            _ => Err(Error::Agent("the agent answered something else than was asked".into())),
+        }
+    }
+}
+
+fn reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(at) => s[..at].to_lowercase(),
+        None => s,
+    }
+}
+
+/// A connection whose every read gets what is left of one deadline.
+struct Deadline<'a> {
+    conn: &'a UnixStream,
+    deadline: Instant,
+}
+
+impl std::io::Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.conn.set_read_timeout(Some(left))?;
+        std::io::Read::read(&mut self.conn, buf)
+    }
+}
+
+impl Identity for AgentIdentity {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        self.unwrap_stanzas(std::slice::from_ref(stanza))
+    }
+
+    /// One file: one question. An agent that cannot be asked is an error for this file (it
+    /// comes after the caller's other identities, so they were tried first).
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Option<Result<FileKey, Error>> {
+        match self.unwrap_files(vec![stanzas.to_vec()]) {
+            Ok(mut each) => each.pop().flatten(),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// Every question costs a connection and a round trip: a tree's window goes in one.
+    fn unwraps_in_batches(&self) -> bool {
+        true
+    }
+
+    fn unwrap_each(&self, stanzas: &[&Stanza]) -> Result<Vec<Option<Result<FileKey, Error>>>, Error> {
+        self.unwrap_files(stanzas.iter().map(|s| vec![(*s).clone()]).collect())
+    }
+}
