@@ -45,6 +45,25 @@ fn opens(key: &str, file: &Path) -> bool {
     hs(&["decrypt", "-i", key, p(file)], None).status.success()
 }
 
+/// A folder with the caller's key (`me`), a key to add (`new`) and an empty `tree/`.
+struct Setup {
+    dir: tempfile::TempDir,
+    me: String,
+    me_pub: String,
+    new: String,
+    new_pub: String,
+    tree: PathBuf,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let (me, me_pub) = keypair(dir.path(), "me", "x25519");
+    let (new, new_pub) = keypair(dir.path(), "new", "x25519");
+    let tree = dir.path().join("tree");
+    fs::create_dir(&tree).unwrap();
+    Setup { dir, me, me_pub, new, new_pub, tree }
+}
+
 /// An identity that does `swap` once, the first time it is asked: the moment between the walk
 /// and the re-key of every later file (one thread: files in walk order).
 struct Swapping {
@@ -133,12 +152,8 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_tree() {
 
 #[test]
 fn a_manifest_the_caller_did_not_make_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { dir, me, me_pub, new_pub, tree: t, .. } = setup();
     let d = dir.path();
-    let (me, me_pub) = keypair(d, "me", "x25519");
-    let (_, new_pub) = keypair(d, "new", "x25519");
-    let t = d.join("tree");
-    fs::create_dir(&t).unwrap();
     encrypt(&me_pub, &t.join("a.hs"), "a");
     let a = fs::read(t.join("a.hs")).unwrap();
     let manifest = t.join(".hyperseal-rekey.manifest");
@@ -177,12 +192,8 @@ fn a_manifest_the_caller_did_not_make_is_refused() {
 
 #[test]
 fn a_version_saved_after_a_failed_run_is_rekeyed_not_counted_done() {
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { dir, me, me_pub, new, new_pub, tree: t } = setup();
     let d = dir.path();
-    let (me, me_pub) = keypair(d, "me", "x25519");
-    let (new, new_pub) = keypair(d, "new", "x25519");
-    let t = d.join("tree");
-    fs::create_dir(&t).unwrap();
     for f in ["a.hs", "b.hs"] {
         encrypt(&me_pub, &t.join(f), f);
     }
@@ -211,14 +222,10 @@ fn a_version_saved_after_a_failed_run_is_rekeyed_not_counted_done() {
 /// As root, the run drops to `nobody` (root may write every file).
 #[test]
 fn a_colleagues_file_you_may_only_read_is_skipped() {
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { dir, me, me_pub, new_pub, tree: t, .. } = setup();
     let d = dir.path();
     fs::set_permissions(d, fs::Permissions::from_mode(0o755)).unwrap();
-    let (me, me_pub) = keypair(d, "me", "x25519");
     let (_, colleague_pub) = keypair(d, "colleague", "x25519");
-    let (_, new_pub) = keypair(d, "new", "x25519");
-    let t = d.join("tree");
-    fs::create_dir(&t).unwrap();
     encrypt(&colleague_pub, &t.join("theirs.hs"), "theirs");
     encrypt(&me_pub, &t.join("mine.hs"), "mine");
     encrypt(&me_pub, &t.join("readonly-mine.hs"), "mine too");
@@ -253,12 +260,8 @@ fn a_colleagues_file_you_may_only_read_is_skipped() {
 #[test]
 fn a_name_that_is_not_utf8_is_found_on_resume() {
     use std::os::unix::ffi::OsStrExt;
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { dir, me, me_pub, new_pub, tree: t, .. } = setup();
     let d = dir.path();
-    let (me, me_pub) = keypair(d, "me", "x25519");
-    let (_, new_pub) = keypair(d, "new", "x25519");
-    let t = d.join("tree");
-    fs::create_dir(&t).unwrap();
     let latin1 = t.join(std::ffi::OsStr::from_bytes(b"caf\xe9.hs"));
     encrypt(&me_pub, &d.join("cafe.hs"), "latin-1 name");
     fs::rename(d.join("cafe.hs"), &latin1).unwrap();
