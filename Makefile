@@ -85,8 +85,9 @@ $(GOBIN)/minio:
 	@[ -x $(MINIO) ] || GOBIN=$(dir $(MINIO)) CGO_ENABLED=0 GOFLAGS=-trimpath nice -n 19 go install github.com/minio/minio@$(MINIO_VERSION)
 	ln -sfn $(MINIO) $@
 
-# rage from crates.io (optional peer; a long build, so only `make rage` or `make bench RAGE=1`),
-# built once per machine into the tools cache and linked, as age is.
+# rage from crates.io (the agent's tests open files with it through age-plugin-hyperseal, and
+# `make bench RAGE=1` times it): a long build, done once per machine into the tools cache and
+# linked, as age is.
 RAGE_VERSION := 0.12.1
 RAGE_CACHE := $(TOOLS_CACHE)/rage/$(RAGE_VERSION)
 rage: $(TOOLS)/cargo/bin/rage
@@ -123,7 +124,7 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 strace:
 	@command -v strace >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace; }
 
-tools: age tag-plugin ssh-keygen strace test-plugin venv c2sp-vectors
+tools: age tag-plugin ssh-keygen strace test-plugin venv c2sp-vectors rage
 
 # The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.
 python: $(VENV)/.installed
