@@ -12,7 +12,7 @@ mod common;
 mod scenarios;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use base64::Engine;
 use common::{peers, tools_path, TOOLS};
@@ -85,16 +85,7 @@ fn run_in(dir: &Path, program: &Path, sc: &Scenario) -> Run {
         "stdout": if sc.stdout_tty { "tty" } else { "pipe" },
         "type": sc.typed, "ctty": !sc.no_ctty, "fd3": sc.fd3, "timeout": 60,
     });
-    let mut child = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pty_run.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    serde_json::to_writer(child.stdin.take().unwrap(), &req).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pty_run.py answered");
-    assert!(!v["timed_out"].as_bool().unwrap(), "{}: {program:?} timed out: {v}", sc.name);
+    let v = common::pty_run(&req, &format!("{}: {program:?}", sc.name));
     Run {
         status: v["status"].as_i64(),
         stdout: base64::engine::general_purpose::STANDARD.decode(v["stdout"].as_str().unwrap()).unwrap(),

@@ -5,6 +5,7 @@
 //! stop; and a dead agent mid-request.
 
 mod agent_support;
+mod common;
 
 use std::path::Path;
 use std::process::Command;

@@ -6,6 +6,7 @@
 //! dumpable (its /proc/PID/fd belongs to root). Other users come from `setpriv` (run as root).
 
 mod agent_support;
+mod common;
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;

@@ -122,16 +122,7 @@ pub fn on_terminal(argv: &[&str], cwd: &Path, env: &[(&str, &str)], typed: &[&st
         "argv": argv, "cwd": cwd, "env": env, "stdin": "null", "stdout": "pipe",
         "type": typed, "ctty": true, "timeout": 60,
     });
-    let mut child = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pty_run.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    serde_json::to_writer(child.stdin.take().unwrap(), &req).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pty_run.py answered");
-    assert!(!v["timed_out"].as_bool().unwrap(), "{argv:?} timed out: {v}");
+    let v = crate::common::pty_run(&req, &format!("{argv:?}"));
     (
         v["status"].as_i64().unwrap_or(-1),
         v["stderr"].as_str().unwrap().into(),

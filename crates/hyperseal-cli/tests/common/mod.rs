@@ -90,3 +90,20 @@ pub fn data(n: usize, seed: u64) -> Vec<u8> {
         })
         .collect()
 }
+
+/// Runs one request through `tests/pty_run.py` (a command on a pseudo-terminal, its prompts
+/// answered; the request's fields are documented there) and returns its JSON answer. `what`
+/// names the run if it times out.
+pub fn pty_run(req: &serde_json::Value, what: &str) -> serde_json::Value {
+    let mut child = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pty_run.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    serde_json::to_writer(child.stdin.take().unwrap(), req).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pty_run.py answered");
+    assert!(!v["timed_out"].as_bool().unwrap(), "{what} timed out: {v}");
+    v
+}
