@@ -136,9 +136,13 @@ async function openForRekey (src) {
 
 const changedByAnother = (p) => ioError(`${p} was changed by another program while it was being re-keyed; it is as that program left it`)
 
-/** Whether the file behind `input.fh`, and the name `p`, are still what was read. */
+/**
+ * Whether the name `p` still names the file that was read, unchanged (its size and modification
+ * time); and, while it is open, so does the file behind `input.fh`.
+ */
 async function unchanged (p, input) {
-  const [now, named] = [await input.fh.stat({ bigint: true }), await fs.promises.lstat(p, { bigint: true }).catch(() => null)]
+  const named = await fs.promises.lstat(p, { bigint: true }).catch(() => null)
+  const now = input.fh === null ? named : await input.fh.stat({ bigint: true })
   const was = input.stat
   return named !== null && named.ino === was.ino && named.dev === was.dev &&
     now.size === was.size && now.mtimeNs === was.mtimeNs
@@ -166,6 +170,10 @@ async function replaceIfUnchanged (p, pieces, mode, input) {
     }
     if (!await unchanged(p, input)) throw changedByAnother(p)
     await fs.promises.link(p, old)
+    // Closed before the rename: Windows cannot replace a file that is open. The second name
+    // keeps the old file reachable for the check after.
+    await input.fh.close()
+    input.fh = null
     await fs.promises.rename(tmp, p)
     if (!await unchanged(old, input)) {
       await fs.promises.rename(old, p)

@@ -182,7 +182,7 @@ async function rekeyFile (path, identities, options) {
     await files.replaceIfUnchanged(path, pieces, Number(input.stat.mode & 0o7777n), input)
     return report
   } finally {
-    await input.fh.close().catch(() => {})
+    if (input.fh !== null) await input.fh.close().catch(() => {})
   }
 }
 
