@@ -256,7 +256,17 @@ fn glob(g: &str) -> Result<Glob, globset::Error> {
 /// against the whole of `rel`, one without against its last segment). A glob that does not
 /// parse selects nothing.
 pub fn selected_by(include: &[String], exclude: &[String], rel: &str) -> bool {
-    Selection::new(include, exclude).is_ok_and(|s| s.admits(rel))
+    // Called once per object by a prefix re-key: the globs are compiled once per thread for
+    // the same lists, not once per call.
+    type Compiled = Option<(Vec<String>, Vec<String>, Option<Selection>)>;
+    thread_local!(static LAST: std::cell::RefCell<Compiled> = const { std::cell::RefCell::new(None) });
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if !matches!(&*last, Some((i, e, _)) if i == include && e == exclude) {
+            *last = Some((include.to_vec(), exclude.to_vec(), Selection::new(include, exclude).ok()));
+        }
+        last.as_ref().and_then(|(_, _, s)| s.as_ref()).is_some_and(|s| s.admits(rel))
+    })
 }
 
 /// Glob matching as ripgrep and fd do it (the `globset` crate): `*` any run of characters but
