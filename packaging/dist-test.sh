@@ -115,7 +115,8 @@ took "CLI tarball" "$t0"
 # --- The CLI for Linux ARM64 and Windows x86-64 on their platforms: the tarball installed with the
 # README's line into an ARM64 prefix and run under qemu-user; the zip unpacked and run under Wine.
 # packaging/cross/smoke.py runs the tour, age round trips both ways (age built for the platform),
-# rekey, the all-or-nothing output rules and (Windows) the console, Ctrl-C and a plugin.
+# rekey, the all-or-nothing output rules and (Windows) the console, Ctrl-C, a plugin and the
+# identity agent over its named pipe (age through the zip's age-plugin-hyperseal.exe).
 say "CLI for Linux ARM64 (qemu-user) and Windows x86-64 (Wine): installed, the tour, age, rekey, faults"
 t0=$(now)
 ARM_TARBALL=$(one 'hyperseal-*-aarch64-linux.tar.gz')
@@ -131,6 +132,8 @@ WIN_ZIP=$(one 'hyperseal-*-x86_64-windows.zip')
 python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$WIN_ZIP" "$T/windows"
 WIN_EXE=$(echo "$T"/windows/hyperseal-*-x86_64-windows/hyperseal.exe)
 file -b "$WIN_EXE" | grep -q 'PE32+ executable.*x86-64' || { echo "dist-test: $(file -b "$WIN_EXE")" >&2; exit 1; }
+cmp -s "$WIN_EXE" "$(dirname "$WIN_EXE")/age-plugin-hyperseal.exe" ||
+  { echo "dist-test: the zip has no age-plugin-hyperseal.exe (a copy of hyperseal.exe: the agent's plugin)" >&2; exit 1; }
 if x86_64-w64-mingw32-objdump -p "$WIN_EXE" | grep 'DLL Name' | grep -viE 'kernel32|ntdll|advapi32|bcrypt|ws2_32|userenv|msvcrt|api-ms-win|user32|shell32|ole32|oleaut32|crypt32|secur32|synchronization' >&2; then
   echo "dist-test: hyperseal.exe needs DLLs Windows does not have (above)" >&2; exit 1
 fi

@@ -106,6 +106,8 @@ cli_tarball "$WORK/hyperseal-aarch64" aarch64
 W=$WORK/hyperseal-$VERSION-x86_64-windows
 mkdir -p "$W"
 cp "$WORK/hyperseal.exe" README.md LICENSE-MIT LICENSE-APACHE "$W/"
+# age and its clients reach the identity agent through this name; Windows has no links to rely on.
+cp "$WORK/hyperseal.exe" "$W/age-plugin-hyperseal.exe"
 "$BIN" completions powershell > "$W/hyperseal.ps1"
 python3 - "$W" "$DIST/$(basename "$W").zip" <<'PY'
 import os, sys, time, zipfile

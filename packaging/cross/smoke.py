@@ -11,7 +11,9 @@ for the same platform, both ways (native keys, hybrid post-quantum keys, passphr
 never over the input, nothing left by a failed decryption or a killed process). On Windows also:
 a passphrase typed at Wine's console with echo off (the typed text never appears on the
 screen), Ctrl-C and a closed console during a write (no partial file), and a plugin
-(age-plugin-hstest.exe on PATH) — its deadline, and its own child process ended with it.
+(age-plugin-hstest.exe on PATH) — its deadline, and its own child process ended with it; and
+the identity agent over its named pipe (a protected key typed once at `agent add`, then
+decrypt and the real age through age-plugin-hyperseal.exe with no prompt).
 """
 
 import argparse
@@ -360,6 +362,58 @@ def windows_plugin():
     say("a plugin on PATH; its deadline; its child process ended with it")
 
 
+def windows_agent():
+    """The identity agent over its named pipe: started in the background, a protected key typed
+    once at `agent add`, then hyperseal and the real age (through age-plugin-hyperseal.exe, a
+    copy of hyperseal.exe) open files with no prompt; a second start is refused; after `stop`
+    a decrypt fails with one line and writes nothing."""
+    status, _ = console(ARGS.age, ["-p", "-o", "prot.key", "age2.key"], ["agent pass"] * 2)
+    check(status == 0, "age -p of an identity file")
+    # Into a file: under Wine the agent the command leaves running would hold a captured pipe
+    # open (its Unix descriptors are inherited), so the command would never seem to end.
+    with open("agent-start.out", "wb") as out:
+        started = subprocess.run(RUN + [ARGS.hyperseal, "agent", "start", "--powershell"],
+                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL, timeout=120)
+    line = open("agent-start.out").read().strip()
+    check(started.returncode == 0, f"agent start: exit {started.returncode}: {line!r}")
+    m = re.fullmatch(r"\$env:HYPERSEAL_AGENT_SOCK = '(\\\\\.\\pipe\\hyperseal-agent-S-1-[0-9-]+)'", line)
+    check(m, f"agent start --powershell: {line!r}")
+    env = {"HYPERSEAL_AGENT_SOCK": m.group(1)}
+    try:
+        with open("agent-again.err", "wb") as err:
+            again = subprocess.run(RUN + [ARGS.hyperseal, "agent", "start"], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=err, timeout=120)
+        refused(subprocess.CompletedProcess(again.args, again.returncode, b"", open("agent-again.err", "rb").read()),
+                "already listening")
+        hs("agent", "add", "age.key", env=env)
+        status, screen = console(ARGS.hyperseal, ["agent", "add", "prot.key"], ["agent pass"])
+        check(status == 0, f"agent add of a protected key: {status} {screen[-300:]!r}")
+        listed = hs("agent", "list", env=env).stdout.decode().splitlines()
+        check(len(listed) == 2 and all(l.startswith("SHA256:") for l in listed), f"agent list: {listed}")
+        data = open("plain.bin", "rb").read()
+        check(hs("decrypt", "a2h.age", env=env).stdout == data, "decrypt through the agent")
+        apub2 = run(ARGS.age_keygen, "-y", "age2.key").stdout.decode().strip()
+        age("-e", "-r", apub2, "-o", "only2.age", "plain.bin")
+        check(hs("decrypt", "only2.age", env=env).stdout == data, "the protected key, typed once, opens a file")
+        # The zip's copy beside hyperseal.exe; a build folder has none: one is made here.
+        plugins = os.path.dirname(os.path.abspath(ARGS.hyperseal))
+        if not os.path.exists(os.path.join(plugins, "age-plugin-hyperseal.exe")):
+            plugins = os.path.abspath("agent-plugins")
+            os.makedirs(plugins, exist_ok=True)
+            with open(ARGS.hyperseal, "rb") as src, open(os.path.join(plugins, "age-plugin-hyperseal.exe"), "wb") as dst:
+                dst.write(src.read())
+        open("agent.txt", "wb").write(hs("agent", "identity", env=env).stdout)
+        wine_path = {"WINEPATH": "Z:" + plugins.replace("/", "\\")}
+        check(age("-d", "-i", "agent.txt", "a2h.age", env=wine_path).stdout == data, "age -d -i agent.txt")
+        hs("agent", "stop", env=env)
+        p = hs("decrypt", "-o", "after-stop.out", "a2h.age", ok=False, env=env)
+        refused(p, "agent")
+        check(not os.path.exists("after-stop.out"), "nothing written when the agent is gone")
+    finally:
+        hs("agent", "stop", ok=False, env=env)
+    say("the identity agent over its named pipe: a protected key typed once, hyperseal and age through it")
+
+
 def wine_up():
     """One Wine server for the whole run (each program then starts in ~0.1 s instead of ~1 s),
     and its background services started here, with no pipe of ours: they outlive the program
@@ -395,6 +449,7 @@ def checks():
             windows_console()
             windows_closed_pipe()
             windows_plugin()
+            windows_agent()
         os.chdir("/")
     print(f"== {ARGS.platform}: {len(PASSED)} checks passed ({v})")
 

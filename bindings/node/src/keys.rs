@@ -97,26 +97,27 @@ fn agent_and_others(text: &str, allow_plugins: bool) -> Result<Identities, Fail>
     Ok(Arc::new(out))
 }
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 fn agent(line: &str) -> Result<Box<dyn Identity>, Fail> {
     Ok(Box::new(hyperseal::agent::AgentIdentity::new(hyperseal::agent::socket_of(line)?)))
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn agent(_: &str) -> Result<Box<dyn Identity>, Fail> {
     Err(Fail::new(Code(hyperseal::ErrorCode::Key), AGENT_UNAVAILABLE))
 }
 
-#[cfg(not(unix))]
-const AGENT_UNAVAILABLE: &str = "the identity agent listens on a Unix socket: not available on this system";
+#[cfg(not(any(unix, windows)))]
+const AGENT_UNAVAILABLE: &str =
+    "the identity agent listens on a Unix socket or a Windows named pipe: not available on this system";
 
 /// `new AgentIdentity(path)`'s key string: the agent's identity line for its socket path,
 /// which every call that takes a `privateKey` accepts.
 #[napi_derive::napi]
 pub fn agent_identity(path: String) -> Result<String, crate::errors::JsErr> {
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     return Ok(hyperseal::agent::plugin_identity(std::path::Path::new(&path)));
-    #[cfg(not(unix))]
+    #[cfg(not(any(unix, windows)))]
     {
         let _ = path;
         Err(Fail::new(Code(hyperseal::ErrorCode::Key), AGENT_UNAVAILABLE).into())

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 mod agent;
 mod cmd;
 mod errors;
@@ -57,7 +57,7 @@ enum Command {
     },
     /// The identity agent: unlock protected keys once, for every command, file and age client
     /// (start, add, list, remove, lock, unlock, stop, identity).
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     Agent(cmd::agent::AgentArgs),
     #[command(flatten)]
     Toolkit(toolkit::ToolkitCommand),
@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         return cmd::age::main(&argv, 1);
     }
     // age-plugin-hyperseal: by name, or by age's state flag (rage starts the link's target).
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     if argv.first().is_some_and(|a| agent::plugin::invoked_as_plugin(a))
         || argv.get(1).and_then(|a| a.to_str()).is_some_and(|a| a.starts_with("--age-plugin="))
     {
@@ -104,7 +104,7 @@ fn main() -> ExitCode {
         Command::Decrypt(a) => cmd::decrypt::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Rekey(a) => cmd::rekey::run(a),
-        #[cfg(unix)]
+        #[cfg(any(unix, windows))]
         Command::Agent(a) => cmd::agent::run(a),
         Command::Toolkit(k) => toolkit::run(k),
         Command::Completions(a) => cmd::completions::completions(a, Cli::command()),

@@ -17,16 +17,18 @@
 //! Beyond the one-shots: [`Encryptor`] and [`Decryptor`] for streams, slices and buffers (all
 //! cores, constant memory), [`Sealer`] and [`Opener`] for data pushed in pieces, and
 //! [`StreamReader`] for random access. Nothing here lets a caller choose a nonce.
-// Six modules need unsafe, each with its reason: crypto/native.rs (one aws-lc call),
+// Eight modules need unsafe, each with its reason: crypto/native.rs (one aws-lc call),
 // recipient/ssh/rsa.rs (aws-lc bignum division for the CRT exponents OpenSSH keys omit), mem.rs
 // (a huge-page hint), stream/exec.rs (a job borrowed by persistent threads), output/ (linkat
-// of an unnamed file, signal handlers) and recipient/plugin/conn.rs (kill(2) of a plugin's
-// process group); nothing else may.
+// of an unnamed file, signal handlers), recipient/plugin/conn.rs (kill(2) of a plugin's
+// process group) and the agent's transport (agent/conn.rs: peer credentials; agent/pipe.rs:
+// the Windows named pipe); nothing else may.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-// The identity agent's client and wire format: Unix sockets (the agent is the CLI's).
-#[cfg(unix)]
+// The identity agent's client, transport and wire format (the agent is the CLI's): Unix
+// sockets and Windows named pipes.
+#[cfg(any(unix, windows))]
 pub mod agent;
 // C2SP chunked encryption runs on aws-lc: native builds only (the browser has the native format).
 #[cfg(not(portable_backend))]

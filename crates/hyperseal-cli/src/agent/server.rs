@@ -1,7 +1,8 @@
 //! The agent process: its socket (in a directory of the user's own, mode 0700, never through a
-//! symlink), one thread per connection up to [`limits::AGENT_CONNECTIONS`], each connection's
-//! peer checked (`SO_PEERCRED`) and held to a deadline, and an end that zeroizes every secret
-//! (`stop`, `--idle`, SIGTERM, SIGINT, SIGHUP).
+//! symlink; on Windows a named pipe of the user's alone: the library's `agent::conn`), one
+//! thread per connection up to [`limits::AGENT_CONNECTIONS`], each connection's peer checked
+//! (`SO_PEERCRED`; on Windows the user of the client's process) and held to a deadline, and an
+//! end that zeroizes every secret (`stop`, `--idle`, SIGTERM, SIGINT, SIGHUP).
 //!
 //! A client that sends garbage, a huge length, or one byte a second loses its own connection
 //! and nothing else: requests are read under the protocol's limits and the deadline, and the
@@ -9,22 +10,27 @@
 //! is taken, a new connection closes the one that has waited longest for its request to
 //! arrive, so connections held open without a request never keep a well-formed client out.
 
+#[cfg(unix)]
 use std::fs;
 use std::io;
+#[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use hyperseal::agent::conn::{Conn, Listener};
 use hyperseal::agent::proto::{self, Answer, Request};
 use hyperseal::limits;
 use zeroize::Zeroizing;
 
 use super::keys::{AddError, Key, Store};
 use crate::errors::hint;
+#[cfg(unix)]
 use crate::sys::agent_unix as sys;
 
 /// Bytes of request bodies all connections may hold at once: two of the largest messages, so a
@@ -50,6 +56,7 @@ pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The socket's directory, made if missing (0700) and refused unless it is a directory of this
 /// user's, not a symlink, that no one else may enter.
+#[cfg(unix)]
 pub fn check_dir(dir: &Path) -> Result<()> {
     match fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
@@ -77,17 +84,18 @@ pub fn check_dir(dir: &Path) -> Result<()> {
     }
 }
 
+#[cfg(unix)]
 const DIR_HINT: &str =
     "the agent's socket lives in $XDG_RUNTIME_DIR/hyperseal, a directory of your own with mode 0700: remove what is there, or point XDG_RUNTIME_DIR elsewhere";
 
+const RUNNING_HINT: &str = "use it (export HYPERSEAL_AGENT_SOCK), or end it with `hyperseal agent stop`";
+
 /// Binds the socket at `path` (0600), replacing a stale one; refused while an agent answers
 /// there.
-pub fn bind(path: &Path) -> Result<UnixListener> {
-    if UnixStream::connect(path).is_ok() {
-        return Err(hint(
-            format!("an agent is already listening at {}", path.display()),
-            "use it (export HYPERSEAL_AGENT_SOCK), or end it with `hyperseal agent stop`",
-        ));
+#[cfg(unix)]
+pub fn bind(path: &Path) -> Result<Listener> {
+    if std::os::unix::net::UnixStream::connect(path).is_ok() {
+        return Err(hint(format!("an agent is already listening at {}", path.display()), RUNNING_HINT));
     }
     if let Ok(meta) = fs::symlink_metadata(path) {
         use std::os::unix::fs::FileTypeExt;
@@ -96,10 +104,39 @@ pub fn bind(path: &Path) -> Result<UnixListener> {
         }
         let _ = fs::remove_file(path);
     }
-    let listener = UnixListener::bind(path)
+    let listener = Listener::bind(path)
         .map_err(|e| hint(format!("cannot listen at {}: {e}", path.display()), DIR_HINT))?;
     fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
     Ok(listener)
+}
+
+/// Creates this user's pipe `path`: refused while an agent (or anyone) holds that name.
+#[cfg(windows)]
+pub fn bind(path: &std::path::Path) -> Result<Listener> {
+    // An agent that answers is found by connecting, as on Unix (FILE_FLAG_FIRST_PIPE_INSTANCE
+    // below refuses it too where the system enforces it; Wine does not).
+    match Conn::connect(path, Instant::now() + Duration::from_secs(1)) {
+        Ok(_) => {
+            return Err(hint(format!("an agent is already listening at {}", path.display()), RUNNING_HINT))
+        }
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(hint(
+                format!("{} is held by another user's process", path.display()),
+                "another user's process took the agent's pipe name: have it ended before you start the agent",
+            ))
+        }
+        Err(_) => {}
+    }
+    Listener::bind(path).map_err(|e| match e.kind() {
+        io::ErrorKind::PermissionDenied => hint(
+            format!(
+                "an agent is already listening at {} (or another program holds that name)",
+                path.display()
+            ),
+            RUNNING_HINT,
+        ),
+        _ => hint(format!("cannot listen at {}: {e}", path.display()), RUNNING_HINT),
+    })
 }
 
 /// The agent's shared state.
@@ -111,14 +148,16 @@ struct Agent {
     active: AtomicUsize,
     /// Bytes of request bodies being read or held, by all connections.
     bodies: AtomicUsize,
-    /// Connections still reading their request, oldest first (a duplicate of each, to close it).
-    reading: Mutex<std::collections::VecDeque<(u64, UnixStream)>>,
+    /// Connections still reading their request, oldest first (shared, to close it).
+    reading: Mutex<std::collections::VecDeque<(u64, Arc<Conn>)>>,
+    /// Removed at the end (a Windows pipe goes with its handles).
+    #[cfg_attr(windows, allow(dead_code))]
     socket: PathBuf,
 }
 
 /// Serves at `listener` until stopped; never returns. `idle`: end after that long without a
 /// request.
-pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) -> ! {
+pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) -> ! {
     let agent = Arc::new(Agent {
         store: Mutex::new(Store::default()),
         last: Mutex::new(Instant::now()),
@@ -127,11 +166,14 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
         bodies: AtomicUsize::new(0),
         socket,
     });
-    let a = agent.clone();
-    spawn(move || {
-        sys::wait_end_signal();
-        a.end(0)
-    });
+    #[cfg(unix)]
+    {
+        let a = agent.clone();
+        spawn(move || {
+            sys::wait_end_signal();
+            a.end(0)
+        });
+    }
     let a = agent.clone();
     spawn(move || loop {
         std::thread::sleep(Duration::from_millis(200));
@@ -141,11 +183,10 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
             a.end(0);
         }
     });
-    let me = sys::uid();
-    for (id, conn) in (0u64..).zip(listener.incoming()) {
-        let Ok(conn) = conn else { continue };
+    for id in 0u64.. {
+        let Ok(conn) = listener.accept() else { continue };
         // Another user is refused whatever the socket's mode became.
-        if !sys::peer_uid(&conn).is_ok_and(|uid| uid == me) {
+        if !conn.peer_is_same_user() {
             continue;
         }
         // A small question already in full is answered here, without a thread's start-up.
@@ -160,9 +201,8 @@ pub fn serve(listener: UnixListener, socket: PathBuf, idle: Option<Duration>) ->
                 std::thread::sleep(Duration::from_micros(200));
             }
         }
-        if let Ok(dup) = conn.try_clone() {
-            agent.reading.lock().unwrap_or_else(|p| p.into_inner()).push_back((id, dup));
-        }
+        let conn = Arc::new(conn);
+        agent.reading.lock().unwrap_or_else(|p| p.into_inner()).push_back((id, conn.clone()));
         agent.active.fetch_add(1, Ordering::SeqCst);
         let a = agent.clone();
         spawn(move || {
@@ -181,9 +221,9 @@ fn spawn(f: impl FnOnce() + Send + 'static) {
 impl Agent {
     /// One connection: one request, one answer, within [`CONNECTION_DEADLINE`]. Any failure
     /// (garbage, a limit, the deadline) closes it.
-    fn connection(&self, id: u64, mut conn: UnixStream, prefix: Zeroizing<Vec<u8>>) {
+    fn connection(&self, id: u64, conn: Arc<Conn>, prefix: Zeroizing<Vec<u8>>) {
         let deadline = Instant::now() + CONNECTION_DEADLINE;
-        let mut timed = io::Read::chain(&prefix[..], Timed { conn: &conn, deadline });
+        let mut timed = io::Read::chain(&prefix[..], conn.until(deadline));
         // Memory for bodies is shared by all connections: one that does not fit is refused.
         let mut reserved = 0;
         let read = proto::read_length(&mut timed).and_then(|len| match self.reserve(len) {
@@ -197,7 +237,7 @@ impl Agent {
         let _release = Release(&self.bodies, reserved);
         let body = match read {
             Ok(body) => body,
-            Err(hyperseal::Error::Limit(why)) => return reply(&mut conn, Answer::Refused(why), deadline),
+            Err(hyperseal::Error::Limit(why)) => return reply(&conn, Answer::Refused(why), deadline),
             Err(_) => return,
         };
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
@@ -210,7 +250,7 @@ impl Agent {
             Err(e) => Answer::Refused(e.to_string()),
         };
         drop(body);
-        reply(&mut conn, answer, deadline);
+        reply(&conn, answer, deadline);
         if stop {
             self.end(1);
         }
@@ -252,21 +292,10 @@ impl Agent {
     /// Answers an UNWRAP of a few stanzas (the request whole in what has arrived, within
     /// [`QUICK_BYTES`], its work within [`QUICK_WORK`]) on the accepting thread: `None`, done.
     /// Otherwise the bytes read so far, for the connection's own thread to go on from.
-    fn quick(&self, conn: &UnixStream) -> Option<Zeroizing<Vec<u8>>> {
+    fn quick(&self, conn: &Conn) -> Option<Zeroizing<Vec<u8>>> {
         let mut buf = Zeroizing::new(vec![0u8; QUICK_BYTES]);
-        let mut n = 0;
-        if conn.set_nonblocking(true).is_ok() {
-            while n < buf.len() {
-                match io::Read::read(&mut &*conn, &mut buf[n..]) {
-                    Ok(0) | Err(_) => break,
-                    Ok(k) => n += k,
-                }
-            }
-        }
+        let n = conn.read_arrived(&mut buf).ok()?;
         buf.truncate(n);
-        if conn.set_nonblocking(false).is_err() {
-            return None;
-        }
         let whole = n >= 4 && u32::from_be_bytes(buf[..4].try_into().expect("4 bytes")) as usize == n - 4;
         let request = if whole { Request::decode(&buf[4..]).ok() } else { None };
         let Some(Request::Unwrap(files)) = request else { return Some(buf) };
@@ -276,9 +305,10 @@ impl Agent {
         }
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         let answer = self.answer(Request::Unwrap(files));
-        let mut conn = conn;
-        let _ = conn.set_write_timeout(Some(Duration::from_millis(100)));
-        let _ = proto::write_message(&mut conn, &answer.encode());
+        let _ = proto::write_message(
+            &mut conn.until(Instant::now() + Duration::from_millis(100)),
+            &answer.encode(),
+        );
         None
     }
 
@@ -294,7 +324,7 @@ impl Agent {
     /// Closes the connection that has waited longest for its request (its thread then ends).
     fn evict_oldest(&self) {
         if let Some((_, conn)) = self.reading.lock().unwrap_or_else(|p| p.into_inner()).pop_front() {
-            let _ = conn.shutdown(std::net::Shutdown::Both);
+            conn.close();
         }
     }
 
@@ -302,6 +332,7 @@ impl Agent {
     /// flight get a moment to drop their snapshot of the keys first.
     fn end(&self, own: usize) -> ! {
         self.store.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        #[cfg(unix)]
         let _ = fs::remove_file(&self.socket);
         let until = Instant::now() + Duration::from_secs(1);
         while self.active.load(Ordering::SeqCst) > own && Instant::now() < until {
@@ -321,26 +352,7 @@ fn lock_with(
     f(p).map(|()| String::new())
 }
 
-fn reply(conn: &mut UnixStream, answer: Answer, deadline: Instant) {
-    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(10));
-    if conn.set_write_timeout(Some(left)).is_ok() {
-        let _ = proto::write_message(conn, &answer.encode());
-    }
-}
-
-/// A connection whose reads share one deadline (a byte a second does not extend it).
-struct Timed<'a> {
-    conn: &'a UnixStream,
-    deadline: Instant,
-}
-
-impl io::Read for Timed<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        self.conn.set_read_timeout(Some(left))?;
-        io::Read::read(&mut self.conn, buf)
-    }
+fn reply(conn: &Conn, answer: Answer, deadline: Instant) {
+    let deadline = deadline.max(Instant::now() + Duration::from_millis(10));
+    let _ = proto::write_message(&mut conn.until(deadline), &answer.encode());
 }

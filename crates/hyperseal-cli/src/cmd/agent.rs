@@ -137,6 +137,7 @@ pub fn run(a: AgentArgs) -> Result<()> {
 const LIST_HINT: &str = "`hyperseal agent list` shows each identity's fingerprint and file";
 
 /// `$XDG_RUNTIME_DIR/hyperseal/agent.sock`.
+#[cfg(unix)]
 fn default_socket() -> Result<PathBuf> {
     match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(d) => Ok(PathBuf::from(d).join("hyperseal").join("agent.sock")),
@@ -145,6 +146,12 @@ fn default_socket() -> Result<PathBuf> {
             "the agent's socket lives in $XDG_RUNTIME_DIR/hyperseal (a login session sets it; or set it to a directory of your own with mode 0700)",
         )),
     }
+}
+
+/// `\\.\pipe\hyperseal-agent-<your SID>`: a name of this user's (the pipe admits no one else).
+#[cfg(windows)]
+fn default_socket() -> Result<PathBuf> {
+    agent::default_pipe_name().map_err(|e| anyhow::anyhow!("cannot read this user's SID: {e}"))
 }
 
 /// Where the agent to talk to listens: `HYPERSEAL_AGENT_SOCK`, else the default place.
@@ -260,20 +267,13 @@ fn start(s: StartArgs) -> Result<()> {
         return start_background(&s, &path);
     }
     // Before any thread: the end signals go to one thread, and the process is not dumpable.
+    #[cfg(unix)]
     crate::sys::agent_unix::block_end_signals();
     let say = |line: &str| match s.detached {
         true => println!("{line}"),
         false => eprintln!("hyperseal: {line}"),
     };
-    let ready = (|| {
-        crate::sys::agent_unix::no_dumps()
-            .map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
-        if let Err(why) = crate::sys::agent_unix::lock_memory() {
-            say(&format!("note: secrets are not in locked memory: {why}"));
-        }
-        server::check_dir(path.parent().expect("a socket path has a directory"))?;
-        server::bind(&path)
-    })();
+    let ready = prepare(&path, &say);
     let listener = match (ready, s.detached) {
         (Ok(l), _) => l,
         (Err(e), true) => {
@@ -286,6 +286,7 @@ fn start(s: StartArgs) -> Result<()> {
         (Err(e), false) => return Err(e),
     };
     if s.detached {
+        #[cfg(unix)]
         crate::sys::agent_unix::new_session();
         println!("ready");
     } else {
@@ -293,6 +294,23 @@ fn start(s: StartArgs) -> Result<()> {
     }
     std::io::stdout().flush()?;
     server::serve(listener, path, s.idle)
+}
+
+/// Makes this process fit to hold keys (Unix: not dumpable, memory locked where the limit
+/// allows, the socket's directory checked) and listens at `path`.
+fn prepare(path: &Path, say: &dyn Fn(&str)) -> Result<hyperseal::agent::conn::Listener> {
+    #[cfg(unix)]
+    {
+        crate::sys::agent_unix::no_dumps()
+            .map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
+        if let Err(why) = crate::sys::agent_unix::lock_memory() {
+            say(&format!("note: secrets are not in locked memory: {why}"));
+        }
+        server::check_dir(path.parent().expect("a socket path has a directory"))?;
+    }
+    #[cfg(windows)]
+    say("note: secrets are not in locked memory: Windows locks no whole process (docs/SECURITY.md)");
+    server::bind(path)
 }
 
 /// Starts `hyperseal agent start --foreground --detached` with no terminal and no standard
@@ -303,6 +321,14 @@ fn start_background(s: &StartArgs, path: &Path) -> Result<()> {
     cmd.args(["agent", "start", "--foreground", "--detached"]);
     if let Some(d) = s.idle {
         cmd.arg(format!("--idle={}s", d.as_secs().max(1)));
+    }
+    // Windows: no console of ours, and Ctrl+C in this one does not reach it.
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
     }
     let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
     let out = BufReader::new(child.stdout.take().expect("piped"));

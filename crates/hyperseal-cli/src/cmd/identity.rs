@@ -239,7 +239,7 @@ pub fn parse_recipients_text(text: &str, path: &Path) -> Result<Vec<Box<dyn Reci
 /// after the `-i` ones (it answers for every key it holds in one round trip per file, or per
 /// window of files in a tree re-key). The library reads no environment; the command line does.
 pub fn agent_identity() -> Option<Box<dyn Identity>> {
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     if let Some(path) = std::env::var_os("HYPERSEAL_AGENT_SOCK").filter(|p| !p.is_empty()) {
         return Some(Box::new(hyperseal::agent::AgentIdentity::new(PathBuf::from(path))));
     }

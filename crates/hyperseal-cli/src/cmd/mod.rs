@@ -3,7 +3,7 @@
 pub mod age;
 pub mod age_legacy_pem;
 pub mod age_messages;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub mod agent;
 pub mod c2sp;
 pub mod completions;

@@ -2,10 +2,10 @@
 //! request, the answer, and a deadline over both, so an agent that is gone fails at once and
 //! one that hangs costs at most the deadline.
 
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::conn::Conn;
 use super::proto::{self, Answer, Request};
 use crate::error::Error;
 use crate::file_key::FileKey;
@@ -57,9 +57,8 @@ impl AgentIdentity {
     pub fn ask(&self, request: &Request, stanzas: usize) -> Result<Answer, Error> {
         let deadline = Instant::now() + self.timeout + PER_STANZA * stanzas as u32;
         let name = self.path.display();
-        let mut conn = UnixStream::connect(&self.path)
+        let conn = Conn::connect(&self.path, deadline)
             .map_err(|e| Error::Agent(format!("cannot connect to the agent at {name}: {}", reason(&e))))?;
-        let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
         let timed_out = |e: Error| match e {
             Error::Io(io)
                 if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
@@ -79,11 +78,9 @@ impl AgentIdentity {
             Error::Io(io) => Error::Agent(format!("the agent at {name}: {}", reason(&io))),
             other => other,
         };
-        conn.set_write_timeout(Some(left())).map_err(Error::Io)?;
-        proto::write_message(&mut conn, &request.encode()).map_err(timed_out)?;
-        conn.set_read_timeout(Some(left())).map_err(Error::Io)?;
-        // A read timeout is per read: check the deadline as a whole between reads.
-        let body = proto::read_message(&mut Deadline { conn: &conn, deadline }).map_err(timed_out)?;
+        // One deadline over the whole exchange: a read timeout alone would be per read.
+        proto::write_message(&mut conn.until(deadline), &request.encode()).map_err(timed_out)?;
+        let body = proto::read_message(&mut conn.until(deadline)).map_err(timed_out)?;
         Answer::decode(&body)
     }
 
@@ -109,23 +106,6 @@ fn reason(e: &std::io::Error) -> String {
     match s.find(" (os error") {
         Some(at) => s[..at].to_lowercase(),
         None => s,
-    }
-}
-
-/// A connection whose every read gets what is left of one deadline.
-struct Deadline<'a> {
-    conn: &'a UnixStream,
-    deadline: Instant,
-}
-
-impl std::io::Read for Deadline<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(std::io::ErrorKind::TimedOut.into());
-        }
-        self.conn.set_read_timeout(Some(left))?;
-        std::io::Read::read(&mut self.conn, buf)
     }
 }
 

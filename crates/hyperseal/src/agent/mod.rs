@@ -5,19 +5,29 @@
 //! * `proto.rs`: the wire format (docs/FORMAT.md, "The identity agent protocol"), one request
 //!   and one answer per connection, every size bounded by [`limits`](crate::limits);
 //! * `client.rs`: [`AgentIdentity`], the agent as an [`Identity`](crate::Identity) that asks in
-//!   batches, so a tree re-key sends a whole window of headers in one round trip.
+//!   batches, so a tree re-key sends a whole window of headers in one round trip;
+//! * `conn.rs`: the transport both ends use, [`conn::Conn`] and [`conn::Listener`]: a Unix
+//!   socket, or on Windows a named pipe of the user's alone (`pipe.rs`), every read and write
+//!   under a deadline, the peer's user checked by the kernel's word.
 //!
-//! Unix sockets only; the library reads no environment variable: the caller gives the path.
+//! The library reads no environment variable: the caller gives the path.
 //! The agent's plugin identity (`AGE-PLUGIN-HYPERSEAL-1…`, [`plugin_identity`]) carries the
 //! socket path and no secret, so age and every age client reach the agent through
 //! `age-plugin-hyperseal`.
 
 mod client;
+pub mod conn;
+#[cfg(windows)]
+mod pipe;
 pub mod proto;
 
 use std::path::{Path, PathBuf};
 
 pub use client::{AgentIdentity, DEFAULT_TIMEOUT, PER_STANZA};
+/// This user's pipe name for the agent on Windows, `\\.\pipe\hyperseal-agent-<SID>` (on Unix
+/// the socket's place is the caller's: the CLI's is `$XDG_RUNTIME_DIR/hyperseal/agent.sock`).
+#[cfg(windows)]
+pub use pipe::default_name as default_pipe_name;
 
 use crate::error::Error;
 use crate::recipient::plugin;

@@ -1,0 +1,238 @@
+//! The agent's transport, both ends: a Unix socket, or on Windows a named pipe (`pipe.rs`).
+//! One connection carries one request and one answer; every read and write is held to a
+//! deadline that covers the whole exchange, so a peer that trickles a byte a second gains
+//! nothing. The agent process (the CLI's) listens with [`Listener`]; [`AgentIdentity`]
+//! connects with [`Conn::connect`].
+//!
+//! Who is at the other end is the kernel's word, never the peer's: on Unix `SO_PEERCRED`
+//! (`getpeereid` on the BSDs), on Windows the user of the process that holds the pipe's other
+//! end. Each side checks it: the agent refuses another user's client, and a client refuses a
+//! pipe that another user created first under the agent's name (it would be sent keys by
+//! `agent add`).
+//!
+//! [`AgentIdentity`]: super::AgentIdentity
+
+use std::io;
+use std::path::Path;
+use std::time::Instant;
+
+#[cfg(windows)]
+use super::pipe;
+
+/// One connection to or from the agent.
+#[derive(Debug)]
+pub struct Conn {
+    #[cfg(unix)]
+    stream: std::os::unix::net::UnixStream,
+    #[cfg(windows)]
+    pipe: pipe::Pipe,
+}
+
+impl Conn {
+    /// Connects to the agent listening at `path` (a socket path; on Windows a pipe name,
+    /// `\\.\pipe\…`), waiting for a free pipe instance at most until `deadline`. On Windows the
+    /// pipe must be held by a process of this user.
+    pub fn connect(path: &Path, deadline: Instant) -> io::Result<Conn> {
+        #[cfg(unix)]
+        {
+            let _ = deadline; // a Unix connect to a listening socket does not wait
+            Ok(Conn { stream: std::os::unix::net::UnixStream::connect(path)? })
+        }
+        #[cfg(windows)]
+        {
+            Ok(Conn { pipe: pipe::Pipe::connect(path, deadline)? })
+        }
+    }
+
+    /// Reads what comes, waiting at most until `deadline` (then `TimedOut`). `Ok(0)`: the peer
+    /// closed its end.
+    pub fn read_before(&self, buf: &mut [u8], deadline: Instant) -> io::Result<usize> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        #[cfg(unix)]
+        {
+            self.stream.set_read_timeout(Some(left))?;
+            io::Read::read(&mut &self.stream, buf)
+        }
+        #[cfg(windows)]
+        {
+            self.pipe.read(buf, Some(deadline))
+        }
+    }
+
+    /// Writes some of `buf`, waiting at most until `deadline` (then `TimedOut`).
+    pub fn write_before(&self, buf: &[u8], deadline: Instant) -> io::Result<usize> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        #[cfg(unix)]
+        {
+            self.stream.set_write_timeout(Some(left))?;
+            io::Write::write(&mut &self.stream, buf)
+        }
+        #[cfg(windows)]
+        {
+            self.pipe.write(buf, Some(deadline))
+        }
+    }
+
+    /// Reads what has already arrived, without waiting: 0 when nothing has.
+    pub fn read_arrived(&self, buf: &mut [u8]) -> io::Result<usize> {
+        #[cfg(unix)]
+        {
+            self.stream.set_nonblocking(true)?;
+            let mut n = 0;
+            let mut result = Ok(());
+            while n < buf.len() {
+                match io::Read::read(&mut &self.stream, &mut buf[n..]) {
+                    Ok(0) => break,
+                    Ok(k) => n += k,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+            self.stream.set_nonblocking(false)?;
+            result.map(|()| n)
+        }
+        #[cfg(windows)]
+        {
+            self.pipe.read_arrived(buf)
+        }
+    }
+
+    /// Ends the connection from any thread: a read or write waiting on it fails at once.
+    pub fn close(&self) {
+        #[cfg(unix)]
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        #[cfg(windows)]
+        self.pipe.close();
+    }
+
+    /// Whether the process at the other end runs as this process's user, by the kernel's word.
+    pub fn peer_is_same_user(&self) -> bool {
+        #[cfg(unix)]
+        {
+            peer_uid(&self.stream).is_ok_and(|uid| uid == my_uid())
+        }
+        #[cfg(windows)]
+        {
+            self.pipe.peer_is_same_user(pipe::End::Client)
+        }
+    }
+
+    /// This connection as `Read` and `Write`, every call within what is left of `deadline`.
+    pub fn until(&self, deadline: Instant) -> Timed<'_> {
+        Timed { conn: self, deadline }
+    }
+}
+
+/// A [`Conn`] whose reads and writes share one deadline ([`Conn::until`]).
+pub struct Timed<'a> {
+    conn: &'a Conn,
+    deadline: Instant,
+}
+
+impl io::Read for Timed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.conn.read_before(buf, self.deadline)
+    }
+}
+
+impl io::Write for Timed<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.conn.write_before(buf, self.deadline)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Where the agent listens: a Unix socket bound at a path, or on Windows a named pipe whose
+/// every instance admits this user alone and no remote client.
+#[derive(Debug)]
+pub struct Listener {
+    #[cfg(unix)]
+    socket: std::os::unix::net::UnixListener,
+    #[cfg(windows)]
+    pipe: pipe::Listener,
+}
+
+impl Listener {
+    /// Listens at `path`. On Unix the caller has checked the directory and removed a stale
+    /// socket, and sets its mode after; on Windows this fails if the name is taken, by an agent
+    /// or anyone else.
+    pub fn bind(path: &Path) -> io::Result<Listener> {
+        #[cfg(unix)]
+        {
+            Ok(Listener { socket: std::os::unix::net::UnixListener::bind(path)? })
+        }
+        #[cfg(windows)]
+        {
+            Ok(Listener { pipe: pipe::Listener::bind(path)? })
+        }
+    }
+
+    /// Waits for the next connection.
+    pub fn accept(&mut self) -> io::Result<Conn> {
+        #[cfg(unix)]
+        {
+            Ok(Conn { stream: self.socket.accept()?.0 })
+        }
+        #[cfg(windows)]
+        {
+            Ok(Conn { pipe: self.pipe.accept()? })
+        }
+    }
+}
+
+/// The real user id of this process.
+#[cfg(unix)]
+#[allow(unsafe_code)] // getuid: no safe wrapper
+fn my_uid() -> u32 {
+    // SAFETY: getuid has no arguments and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// The user id of the process at the other end of `conn`, as the kernel saw it connect.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[allow(unsafe_code)] // getsockopt: no safe wrapper
+fn peer_uid(conn: &std::os::unix::net::UnixStream) -> io::Result<u32> {
+    use std::os::fd::AsRawFd;
+    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are valid for writes of the sizes given; the fd is open.
+    let rc = unsafe {
+        libc::getsockopt(
+            conn.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    match rc {
+        0 if len as usize == std::mem::size_of::<libc::ucred>() => Ok(cred.uid),
+        0 => Err(io::Error::other("SO_PEERCRED returned a short answer")),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// The user id of the process at the other end of `conn` (BSDs and macOS: `getpeereid`).
+#[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
+#[allow(unsafe_code)] // getpeereid: no safe wrapper
+fn peer_uid(conn: &std::os::unix::net::UnixStream) -> io::Result<u32> {
+    use std::os::fd::AsRawFd;
+    let (mut uid, mut gid) = (0, 0);
+    // SAFETY: both pointers are valid for writes; the fd is open.
+    match unsafe { libc::getpeereid(conn.as_raw_fd(), &mut uid, &mut gid) } {
+        0 => Ok(uid),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
