@@ -227,3 +227,42 @@ fn concurrent_callers_all_finish() {
         }
     });
 }
+
+/// Jobs that run at once share the helpers: a job started while another holds them gets one as
+/// soon as it comes free (an executor that served one job at a time left the second on its
+/// caller alone: Node's four `encryptFile` calls at once, a tree's files beside a large file).
+#[test]
+fn a_job_started_beside_another_gets_a_helper() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::time::{Duration, Instant};
+    if exec::available_threads() < 2 {
+        return; // one CPU: no helpers at all
+    }
+    let wait = |done: &dyn Fn() -> bool| {
+        let until = Instant::now() + Duration::from_secs(20);
+        while !done() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let (a_in, b_started, b_in) = (AtomicUsize::new(0), AtomicBool::new(false), AtomicUsize::new(0));
+    std::thread::scope(|s| {
+        // Job A: every copy (the caller's and each helper's) stays until job B has started.
+        s.spawn(|| {
+            exec::run(0, &|| {
+                a_in.fetch_add(1, SeqCst);
+                wait(&|| b_started.load(SeqCst));
+            })
+        });
+        wait(&|| a_in.load(SeqCst) >= 2);
+        assert!(a_in.load(SeqCst) >= 2, "the first job got no helper");
+        // Job B: its caller's copy waits for a helper to join it.
+        exec::run(2, &|| {
+            let me = b_in.fetch_add(1, SeqCst) + 1;
+            b_started.store(true, SeqCst);
+            if me == 1 {
+                wait(&|| b_in.load(SeqCst) >= 2);
+            }
+        });
+        assert!(b_in.load(SeqCst) >= 2, "the second job ran on its caller alone");
+    });
+}
