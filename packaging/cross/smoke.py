@@ -369,20 +369,21 @@ def windows_agent():
     a decrypt fails with one line and writes nothing."""
     status, _ = console(ARGS.age, ["-p", "-o", "prot.key", "age2.key"], ["agent pass"] * 2)
     check(status == 0, "age -p of an identity file")
-    # Into a file: under Wine the agent the command leaves running would hold a captured pipe
-    # open (its Unix descriptors are inherited), so the command would never seem to end.
-    with open("agent-start.out", "wb") as out:
+    # Its output read through a pipe to the end, as `$(…)` and `| Invoke-Expression` do: the
+    # agent left running must not hold it. Standard error goes to a file: Wine gives every
+    # Windows process its parent's descriptor 2 (for its own messages), whatever its handles.
+    with open("agent-start.err", "wb") as err:
         started = subprocess.run(RUN + [ARGS.hyperseal, "agent", "start", "--powershell"],
-                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL, timeout=120)
-    line = open("agent-start.out").read().strip()
-    check(started.returncode == 0, f"agent start: exit {started.returncode}: {line!r}")
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, timeout=60)
+    line = started.stdout.decode().strip()
+    check(started.returncode == 0, f"agent start: exit {started.returncode}: {open('agent-start.err').read()}")
     m = re.fullmatch(r"\$env:HYPERSEAL_AGENT_SOCK = '(\\\\\.\\pipe\\hyperseal-agent-S-1-[0-9-]+)'", line)
     check(m, f"agent start --powershell: {line!r}")
     env = {"HYPERSEAL_AGENT_SOCK": m.group(1)}
     try:
         with open("agent-again.err", "wb") as err:
             again = subprocess.run(RUN + [ARGS.hyperseal, "agent", "start"], stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=err, timeout=120)
+                                   stdout=subprocess.PIPE, stderr=err, timeout=60)
         refused(subprocess.CompletedProcess(again.args, again.returncode, b"", open("agent-again.err", "rb").read()),
                 "already listening")
         hs("agent", "add", "age.key", env=env)
