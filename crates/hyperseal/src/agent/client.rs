@@ -18,8 +18,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// See [`DEFAULT_TIMEOUT`].
 pub const PER_STANZA: Duration = Duration::from_micros(200);
 
-/// The identity agent listening at a socket path: asks it which file key a file's stanzas
-/// open. It never learns a secret key, and the agent never sees a payload.
+/// The identity agent listening at a socket path (on Windows a pipe name, `\\.\pipe\…`): asks it
+/// which file key a file's stanzas open. It never learns a secret key, and the agent never sees
+/// a payload.
 ///
 /// ```no_run
 /// use hyperseal::agent::AgentIdentity;
