@@ -410,6 +410,8 @@ def windows_agent():
         p = hs("decrypt", "-o", "after-stop.out", "a2h.age", ok=False, env=env)
         refused(p, "agent")
         check(not os.path.exists("after-stop.out"), "nothing written when the agent is gone")
+        # A file named as the agent is not opened as one.
+        refused(hs("decrypt", "a2h.age", ok=False, env={"HYPERSEAL_AGENT_SOCK": "agent.txt"}), "not a named pipe")
     finally:
         hs("agent", "stop", ok=False, env=env)
     say("the identity agent over its named pipe: a protected key typed once, hyperseal and age through it")

@@ -72,6 +72,10 @@ impl Pipe {
     /// Opens the pipe `path` (waiting for a free instance until `deadline`) and checks that
     /// the process serving it runs as this user.
     pub(super) fn connect(path: &Path, deadline: Instant) -> io::Result<Pipe> {
+        // Anything else would be opened as a file (and then refused as no agent's pipe).
+        if !path.as_os_str().to_string_lossy().to_ascii_lowercase().starts_with(r"\\.\pipe\") {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, r"not a named pipe (\\.\pipe\…)"));
+        }
         let name = wide(path.as_os_str());
         loop {
             // SAFETY: `name` is NUL-terminated; the other arguments are plain values.
