@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 
 use zeroize::Zeroizing;
 
-use crate::format::{armor, Header, Profile, Stanza, Suite, DEFAULT_CHUNK, SALT_LEN};
+use crate::format::{armor, slack, Header, Profile, Stanza, Suite, DEFAULT_CHUNK, SALT_LEN};
 use crate::recipient::{passphrase_recipient, wrap_all, Recipient};
 use crate::stream::{self, ChunkCipher, Dir, Input, PayloadSealer, Progress, StreamWriter};
 use crate::{error::Error, file_key::FileKey, keys};
@@ -305,9 +305,9 @@ pub(crate) fn prepare(recipients: &[Box<dyn Recipient>], opts: &Options) -> Resu
     check_profile(opts.profile, &stanzas)?;
     let mut header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?;
     if opts.slack && !header.is_passphrase() {
-        let pad = crate::rekey::slack_for(header.encode_len());
+        let pad = slack::slack_for(header.encode_len());
         let mut stanzas = header.stanzas.clone();
-        stanzas.extend(crate::rekey::fill_slack(pad).expect("slack_for is at least 1 KiB: always fillable"));
+        stanzas.extend(slack::fill(pad).expect("slack_for is at least 1 KiB: always fillable"));
         header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?;
     }
     let mut head = keys::seal_header(&header, &file_key);

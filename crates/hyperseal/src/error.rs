@@ -83,10 +83,40 @@ pub enum Error {
     #[error("{source}; {outcome}")]
     Rekey {
         /// What the file is left as.
-        outcome: crate::rekey::Outcome,
+        outcome: Outcome,
         /// The failure.
         source: Box<Error>,
     },
+}
+
+/// What a failed re-key of a file left: every failure says which recipients are in force. It
+/// stands beside the variant that carries it, [`Error::Rekey`], so the error type needs nothing
+/// from the re-key; `rekey::Outcome` names it there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing changed: the file is as it was (or as another program that wrote it left it).
+    Unchanged,
+    /// The change was made, and something after it failed (removing the journal, say).
+    Changed,
+    /// The header write was interrupted and could not be undone: the journal at this path
+    /// keeps both headers; `decrypt` opens the file, and the next re-key of it finishes or
+    /// undoes the change and says which.
+    Pending(std::path::PathBuf),
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Unchanged => f.write_str("nothing changed"),
+            Outcome::Changed => f.write_str("the change WAS made: the file opens with the new recipients"),
+            Outcome::Pending(j) => write!(
+                f,
+                "the header write was interrupted and could not be undone: its journal {} keeps both \
+                 headers, decrypt still opens the file, and the next re-key of it finishes or undoes the change and says which",
+                j.display()
+            ),
+        }
+    }
 }
 
 impl From<io::Error> for Error {

@@ -37,7 +37,6 @@ mod journal;
 mod manifest;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod rotate;
-mod slack;
 #[cfg(test)]
 mod tests;
 #[cfg(all(feature = "fs", any(unix, windows)))]
@@ -50,20 +49,22 @@ mod walk;
 use std::collections::BTreeSet;
 use std::io::BufRead;
 
-use crate::format::{Header, Stanza};
+use crate::format::{slack, Header, Stanza};
 use crate::recipient::{wrap_all, wrap_refs, Identity, Recipient, POSTQUANTUM};
 use crate::{error::Error, file_key::FileKey, keys};
 
+pub use crate::error::Outcome;
+pub use crate::format::slack::{slack_for, SLACK_TYPE};
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub use file::{old_copy_path, recover, rekey_file, FileOptions, Report, Written};
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub use journal::{journal_path, settled_head, Recovered};
 #[cfg(all(feature = "fs", any(unix, windows)))]
-pub use rotate::rotate_file;
-pub(crate) use slack::fill as fill_slack;
-pub use slack::{slack_for, SLACK_TYPE};
+pub use manifest::MANIFEST_NAME;
 #[cfg(all(feature = "fs", any(unix, windows)))]
-pub use tree::{looks_encrypted_head, rekey_tree, TreeOptions, TreeOutcome, TreeReport, MANIFEST_NAME};
+pub use rotate::rotate_file;
+#[cfg(all(feature = "fs", any(unix, windows)))]
+pub use tree::{looks_encrypted_head, rekey_tree, TreeOptions, TreeOutcome, TreeReport};
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub use walk::{glob_match, selected_by};
 
@@ -75,34 +76,6 @@ const PASSPHRASE_TYPES: [&str; 2] = ["scrypt", "argon2id"];
 /// Stanza types that stand beside either label set (`Recipient::fits_any_labels`): a
 /// passkey's symmetric wrap.
 const ANY_LABEL_TYPES: [&str; 1] = [crate::recipient::fido2prf::LABEL];
-
-/// What a failed re-key of a file left: every failure says which recipients are in force.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Nothing changed: the file is as it was (or as another program that wrote it left it).
-    Unchanged,
-    /// The change was made, and something after it failed (removing the journal, say).
-    Changed,
-    /// The header write was interrupted and could not be undone: the journal at this path
-    /// keeps both headers; `decrypt` opens the file, and the next re-key of it finishes or
-    /// undoes the change and says which.
-    Pending(std::path::PathBuf),
-}
-
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Outcome::Unchanged => f.write_str("nothing changed"),
-            Outcome::Changed => f.write_str("the change WAS made: the file opens with the new recipients"),
-            Outcome::Pending(j) => write!(
-                f,
-                "the header write was interrupted and could not be undone: its journal {} keeps both \
-                 headers, decrypt still opens the file, and the next re-key of it finishes or undoes the change and says which",
-                j.display()
-            ),
-        }
-    }
-}
 
 /// Who should open the file after the re-key.
 #[derive(Default)]

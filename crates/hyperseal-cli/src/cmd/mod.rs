@@ -13,6 +13,7 @@ pub mod identity;
 pub mod inspect;
 pub mod keys;
 pub mod rekey;
+mod rekey_common;
 mod rekey_tree;
 
 use hyperseal::{Error, Suite};

@@ -9,7 +9,7 @@ use anyhow::Result;
 use hyperseal::recipient::Identity;
 use hyperseal::rekey::{rekey_tree, Change, TreeOptions, TreeOutcome, Written, MANIFEST_NAME};
 
-use super::rekey::{say_recovered, summary, warn_removal, RekeyArgs};
+use super::rekey_common::{say_recovered, summary, warn_removal, RekeyArgs};
 use crate::errors::usage;
 
 /// Whether this command re-keys a tree: `--recursive`, a selection or a manifest, or a folder;

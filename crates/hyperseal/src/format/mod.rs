@@ -1,4 +1,5 @@
-//! The header codec: version line, parameters, recipient stanzas and a MAC; and ASCII armor.
+//! The header codec: version line, parameters, recipient stanzas and a MAC; slack, the room a
+//! header keeps for later re-keys; and ASCII armor.
 //! Pure data in and out — it imports nothing but the error type, so it can be read, fuzzed and
 //! reused without any key material. The MAC over these bytes is the key schedule's (`keys.rs`).
 //!
@@ -9,6 +10,7 @@
 pub mod armor;
 mod header;
 mod params;
+pub(crate) mod slack;
 mod stanza;
 
 pub use header::Header;

@@ -19,6 +19,9 @@ use std::path::Path;
 use crate::error::Error;
 use crate::sys;
 
+/// The manifest's name when a run keeps it inside the directory it re-keys.
+pub const MANIFEST_NAME: &str = ".hyperseal-rekey.manifest";
+
 const MAGIC: &str = "hyperseal-rekey-manifest v2";
 const OLDER: &str = "hyperseal-rekey-manifest v1";
 /// Read whole into memory on resume: about a million files.

@@ -30,7 +30,7 @@ use super::beneath::{self, Place};
 use super::file::{recover_checked, rekey_file_with, Checks, FileOptions, Written};
 use super::manifest::{key, Manifest, Record};
 use super::unlock::{stanzas_of, unlock, Window};
-use super::walk::{Entry, Walk};
+use super::walk::{Entry, Walk, WalkOptions};
 use super::{Change, Outcome};
 use crate::error::Error;
 use crate::format::armor::{AGE_LABEL, HYPERSEAL_LABEL};
@@ -108,7 +108,13 @@ pub fn rekey_tree(
     opts: &TreeOptions,
     progress: Option<&dyn Fn(usize, usize)>,
 ) -> Result<TreeReport, Error> {
-    let mut walk = Walk::new(opts)?;
+    let mut walk = Walk::new(WalkOptions {
+        recursive: opts.recursive,
+        follow_links: opts.follow_links,
+        include: &opts.include,
+        exclude: &opts.exclude,
+        manifest: opts.manifest.as_deref(),
+    })?;
     for root in roots {
         walk.root(root)?;
     }
@@ -411,6 +417,3 @@ fn header_bytes_digest(bytes: &[u8]) -> Result<String, Error> {
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
-
-/// The manifest's name when a run keeps it inside the directory it re-keys.
-pub const MANIFEST_NAME: &str = ".hyperseal-rekey.manifest";

@@ -5,7 +5,7 @@
 //!
 //! Directories are listed through their handles (`/proc/self/fd/N`, see [`super::beneath`]) and
 //! entered without following a link, so a directory swapped for a link while the walk runs is
-//! not walked into. A link is followed only with [`TreeOptions::follow_links`], once, here: its
+//! not walked into. A link is followed only with [`WalkOptions::follow_links`], once, here: its
 //! target becomes a base of its own, and the same checks then apply below it.
 
 use std::collections::HashMap;
@@ -16,9 +16,24 @@ use std::sync::Arc;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::beneath::{self, Base, Place};
-use super::tree::{TreeOptions, MANIFEST_NAME};
+use super::manifest::MANIFEST_NAME;
 use crate::error::Error;
 use crate::sys::{FileId, Stamp};
+
+/// What the walk takes of a run's options. The tree hands these over, so the walk needs nothing
+/// from the tree that drives it.
+pub(super) struct WalkOptions<'a> {
+    /// Walk directories given as roots (without it a directory is skipped).
+    pub(super) recursive: bool,
+    /// Follow symbolic links (to files and directories); without it they are skipped.
+    pub(super) follow_links: bool,
+    /// `--include` globs (all files when empty).
+    pub(super) include: &'a [String],
+    /// `--exclude` globs.
+    pub(super) exclude: &'a [String],
+    /// The run's manifest, wherever it is: never a file to re-key.
+    pub(super) manifest: Option<&'a Path>,
+}
 
 /// A file of the walk, or something it lists as skipped and never touches.
 pub(super) enum Entry {
@@ -28,7 +43,7 @@ pub(super) enum Entry {
 
 /// Walks the roots (module docs).
 pub(super) struct Walk<'a> {
-    opts: &'a TreeOptions,
+    opts: WalkOptions<'a>,
     selection: Selection,
     /// Bases by directory identity: files given as operands in one folder share its handle.
     bases: HashMap<FileId, Arc<Base>>,
@@ -38,8 +53,8 @@ pub(super) struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    pub(super) fn new(opts: &'a TreeOptions) -> Result<Walk<'a>, Error> {
-        let selection = Selection::new(&opts.include, &opts.exclude)?;
+    pub(super) fn new(opts: WalkOptions<'a>) -> Result<Walk<'a>, Error> {
+        let selection = Selection::new(opts.include, opts.exclude)?;
         Ok(Walk { opts, selection, bases: HashMap::new(), seen: Vec::new(), out: Vec::new() })
     }
 
@@ -139,7 +154,7 @@ impl<'a> Walk<'a> {
         names.sort();
         for name in names {
             let (child, child_via) = (display.join(&name), via.join(&name));
-            if is_own_artifact(&child, self.opts) {
+            if is_own_artifact(&child, &self.opts) {
                 continue;
             }
             let link = match std::fs::symlink_metadata(&child_via) {
@@ -191,13 +206,13 @@ impl<'a> Walk<'a> {
 }
 
 /// The re-key's own files (journals, second names, temporaries) and the manifest.
-fn is_own_artifact(p: &Path, opts: &TreeOptions) -> bool {
+fn is_own_artifact(p: &Path, opts: &WalkOptions) -> bool {
     let name = p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
     (name.starts_with('.') && (name.ends_with(".hyperseal-rekey") || name.ends_with(".hyperseal-old")))
         || (name.starts_with(".hyperseal-") && name.ends_with(".partial"))
         || (name.starts_with('.') && name.ends_with(".hyperseal-link"))
         || name == MANIFEST_NAME
-        || opts.manifest.as_deref() == Some(p)
+        || opts.manifest == Some(p)
 }
 
 /// `--include` and `--exclude`, compiled once for a run: a glob without `/` is matched against

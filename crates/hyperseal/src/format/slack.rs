@@ -6,8 +6,11 @@
 //! it does not know, as the age spec requires of age, rage and typage, so slack costs readers
 //! nothing; the header MAC covers it like any stanza. A passphrase file cannot carry slack (its
 //! stanza must stand alone).
+//!
+//! It is a matter of the header's bytes, so it lives with the codec: the encryptor lays it out
+//! and the re-key fills it again, both from here.
 
-use crate::format::Stanza;
+use super::Stanza;
 
 /// The stanza type of slack.
 pub const SLACK_TYPE: &str = "hs-slack";
