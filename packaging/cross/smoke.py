@@ -186,7 +186,7 @@ def tour():
     tok = hs("token", "seal", "--key", "token.key", "--ttl", "15m", stdin=b"user=42").stdout.strip()
     check(hs("token", "open", "--key", "token.key", stdin=tok).stdout.strip() == b"user=42", "token")
     info = json.loads(hs("inspect", "--json", "report.pdf.hs").stdout)
-    check(info["post_quantum"] and info["recipients"] == {"mlkem768x25519": 2}, f"inspect --json: {info}")
+    check(info["postquantum"] == "yes" and info["recipients"] == {"mlkem768x25519": 2}, f"inspect --json: {info}")
     say("the README's five-minute tour")
 
 

@@ -182,8 +182,8 @@ fn inspect_reports_without_secrets() {
     assert_eq!(j["suite"], "chacha20-poly1305");
     assert_eq!(j["chunk_size"], 65536);
     assert_eq!(j["recipients"]["mlkem768x25519"], 1);
-    assert_eq!(j["post_quantum"], true);
-    assert_eq!(j["plaintext_bytes"], 70_000);
+    assert_eq!(j["postquantum"], "yes");
+    assert_eq!(j["sizes"]["min_payload"], 70_000);
     assert_eq!(j["chunks"], 2);
 }
 

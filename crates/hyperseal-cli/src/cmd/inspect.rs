@@ -28,7 +28,7 @@ pub fn run(a: InspectArgs) -> Result<()> {
     let read = Rc::new(Cell::new(0u64));
     let dec = Decryptor::new(Counting { inner: input.reader, read: read.clone() })?;
     let h = dec.header();
-    let format = match h.profile {
+    let version = match h.profile {
         Profile::Hyperseal => "hyperseal/v1",
         Profile::Age => "age-encryption.org/v1",
     };
@@ -45,128 +45,103 @@ pub fn run(a: InspectArgs) -> Result<()> {
         }
     }
     let stanza_types: Vec<String> = h.stanzas.iter().map(|s| s.tag.clone()).collect();
-    let age_pq = (h.profile == Profile::Age).then(|| age_postquantum(&stanza_types));
-    let pq = match age_pq {
-        Some(tri) => tri == "yes",
-        None => h
-            .stanzas
-            .iter()
-            .filter(|s| s.tag != SLACK_TYPE)
-            .all(|s| matches!(s.tag.as_str(), "mlkem768x25519" | "mlkem1024" | "mlkem768p256")),
-    };
+    let pq = postquantum(h.profile, &stanza_types);
     let header_len = h.encode_len();
     let (suite, chunk_size, armored) = (h.suite, h.chunk_size, dec.is_armored());
-    // Sizes follow from the file size for binary files: every chunk but the last is full. They
-    // are read off the length, not authenticated: only a decrypt proves them.
-    let sizes = size.filter(|_| !armored).map(|total| Sizes::of(total, header_len, chunk_size));
-    // age-inspect's breakdown: the length of the binary file (read through when armored or
-    // not a regular file, as age-inspect does) and the armor's share of the bytes read.
-    let age = match age_pq {
-        Some(_) if armored || size.is_none() => {
+    // Sizes follow from the length of the binary file: every chunk but the last is full. A
+    // regular binary file's length is its size on disk; an armored file or a pipe is read to the
+    // end (as age-inspect does), and the armor's share is what was read beyond the binary bytes.
+    // None of it is authenticated: only a decrypt proves the sizes.
+    let (z, armor) = match size.filter(|_| !armored) {
+        Some(total) => (Sizes::of(total, header_len, chunk_size), 0),
+        None => {
             let decoded = header_len as u64 + std::io::copy(&mut dec.into_payload(), &mut std::io::sink())?;
-            Some((Sizes::of(decoded, header_len, chunk_size), read.get() - decoded))
+            (Sizes::of(decoded, header_len, chunk_size), read.get() - decoded)
         }
-        Some(_) => sizes.map(|z| (z, 0)),
-        None => None,
     };
     if a.json {
+        // age-inspect --json's fields, with its names and values, then hyperseal's.
         let mut v = serde_json::json!({
-            "format": format,
-            "armored": armored,
+            "version": version,
+            "postquantum": pq,
+            "armor": armored,
+            "stanza_types": stanza_types,
             "suite": suite.name(),
             "chunk_size": chunk_size,
             "recipients": kinds,
-            "post_quantum": pq,
             "header_bytes": header_len,
             "slack_bytes": slack,
+            "file_bytes": z.total + armor,
+            "sizes_authenticated": false,
+            "truncated": z.shape.is_none(),
         });
-        if let Some(z) = &sizes {
-            v["file_bytes"] = z.total.into();
-            v["sizes_authenticated"] = false.into();
-            v["truncated"] = z.shape.is_none().into();
-            if let Some((payload, chunks, plaintext)) = z.shape {
-                v["payload_bytes"] = payload.into();
-                v["chunks"] = chunks.into();
-                v["plaintext_bytes"] = plaintext.into();
-            }
-        }
-        if let Some(tri) = age_pq {
-            // age-inspect --json's fields, with its names and values.
-            v["version"] = format.into();
-            v["postquantum"] = tri.into();
-            v["armor"] = armored.into();
-            v["stanza_types"] = stanza_types.clone().into();
-            if let Some((Sizes { shape: Some((payload, _, plaintext)), .. }, armor)) = &age {
-                v["sizes"] = serde_json::json!({
-                    "header": header_len,
-                    "armor": armor,
-                    "overhead": SALT_LEN as u64 + payload - plaintext,
-                    "min_payload": plaintext,
-                    "max_payload": plaintext,
-                    "min_padding": 0,
-                    "max_padding": 0,
-                });
-            }
+        if let Some((payload, chunks, plaintext)) = z.shape {
+            v["sizes"] = serde_json::json!({
+                "header": header_len,
+                "armor": armor,
+                "overhead": SALT_LEN as u64 + payload - plaintext,
+                "min_payload": plaintext,
+                "max_payload": plaintext,
+                "min_padding": 0,
+                "max_padding": 0,
+            });
+            v["chunks"] = chunks.into();
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
-        return truncation(&sizes).and(truncation(&age.map(|a| a.0)));
+        return truncation(&z);
     }
-    println!("format:       {format}{}", if armored { " (armored)" } else { "" });
+    println!("format:       {version}{}", if armored { " (armored)" } else { "" });
     println!("suite:        {suite}");
     println!("chunk size:   {chunk_size} bytes");
     let list: Vec<String> =
         kinds.iter().map(|(k, n)| if *n > 1 { format!("{k} x{n}") } else { k.clone() }).collect();
     println!("recipients:   {}", list.join(", "));
-    match age_pq {
-        Some(tri) => println!("post-quantum: {tri}"),
-        None => println!("post-quantum: {}", if pq { "yes" } else { "no" }),
-    }
+    println!("post-quantum: {pq}");
     match slack {
         0 => println!("header:       {header_len} bytes"),
         n => println!("header:       {header_len} bytes, {n} of them slack (room to re-key in place)"),
     }
-    if let Some((Sizes { shape: Some((payload, _, plaintext)), .. }, armor)) = &age {
-        // age-inspect's size breakdown.
-        if armored {
-            println!("armor:        {armor} bytes");
-        }
+    if armored {
+        println!("armor:        {armor} bytes");
+    }
+    if let Some((payload, _, plaintext)) = z.shape {
         println!("overhead:     {} bytes (nonce and tags)", SALT_LEN as u64 + payload - plaintext);
-        if sizes.is_none() {
-            println!("plaintext:    {plaintext} bytes (unauthenticated until the file is decrypted)");
-        }
     }
-    if let Some(z) = &sizes {
-        println!("file size:    {} bytes", z.total);
-        match z.shape {
-            Some((_, chunks, plaintext)) => {
-                println!("plaintext:    {plaintext} bytes in {chunks} chunk(s) (from the file size;");
-                println!("              unauthenticated until the file is decrypted)");
-            }
-            None => println!(
-                "plaintext:    unknown: the payload length is not a whole number of chunks \
-                 (the file is truncated or damaged)"
-            ),
+    println!("file size:    {} bytes", z.total + armor);
+    match z.shape {
+        Some((_, chunks, plaintext)) => {
+            println!("plaintext:    {plaintext} bytes in {chunks} chunk(s) (from the file size;");
+            println!("              unauthenticated until the file is decrypted)");
         }
+        None => println!(
+            "plaintext:    unknown: the payload length is not a whole number of chunks \
+             (the file is truncated or damaged)"
+        ),
     }
-    truncation(&sizes).and(truncation(&age.map(|a| a.0)))
+    truncation(&z)
 }
 
-/// age-inspect's verdict from the stanza types: "no" if any is classic only, else "yes" if any
-/// is post-quantum (passphrases count: scrypt is symmetric), else "unknown" (plugins).
-fn age_postquantum(types: &[String]) -> &'static str {
-    let mut verdict = "unknown";
-    for t in types {
-        match t.as_str() {
-            "X25519" | "ssh-rsa" | "ssh-ed25519" | "age-encryption.org/p256tag" | "piv-p256" => {
-                verdict = "no"
-            }
-            "mlkem768x25519" | "scrypt" | "age-encryption.org/mlkem768p256tag" if verdict != "no" => {
-                verdict = "yes"
-            }
-            _ => {}
-        }
+/// age-inspect's verdict from the stanza types: "no" if any stanza is classical only, else
+/// "yes" if any is post-quantum, else "unknown" (plugins, passkeys: their stanzas do not say).
+/// A passphrase counts as post-quantum, being symmetric. The kinds only hyperseal files can hold
+/// count in those alone, so an age file gets exactly age-inspect's verdict.
+fn postquantum(profile: Profile, types: &[String]) -> &'static str {
+    let hyperseal = profile == Profile::Hyperseal;
+    let classical = |t: &str| {
+        matches!(t, "X25519" | "ssh-rsa" | "ssh-ed25519" | "p256tag" | "piv-p256")
+            || hyperseal && matches!(t, "p256" | "rsa-oaep")
+    };
+    let quantum = |t: &str| {
+        matches!(t, "mlkem768x25519" | "mlkem768p256tag" | "scrypt")
+            || hyperseal && matches!(t, "mlkem1024" | "mlkem768p256" | "argon2id")
+    };
+    if types.iter().any(|t| classical(t)) {
+        "no"
+    } else if types.iter().any(|t| quantum(t)) {
+        "yes"
+    } else {
+        "unknown"
     }
-    verdict
 }
 
 /// Counts the bytes read from the input (armor included), for the armor's share.
@@ -184,9 +159,9 @@ impl<R: std::io::Read> std::io::Read for Counting<R> {
 }
 
 /// A payload that is not a whole number of chunks fails the command (after the description).
-fn truncation(sizes: &Option<Sizes>) -> Result<()> {
-    match sizes {
-        Some(Sizes { shape: None, .. }) => Err(crate::errors::hint(
+fn truncation(sizes: &Sizes) -> Result<()> {
+    match sizes.shape {
+        None => Err(crate::errors::hint(
             "the file is truncated or damaged: its payload is not a whole number of chunks",
             "decrypting it will fail; look for a complete copy",
         )),
