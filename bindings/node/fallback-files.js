@@ -11,13 +11,21 @@
 //     replaced; a directory and the input itself are refused; FIFOs and devices are written
 //     through, never replaced;
 //   - a re-keyed file is held open from its read to its replacement: another program's save
-//     made meanwhile wins and the call rejects (`replaceIfUnchanged`).
+//     made meanwhile wins and the call rejects (`replaceIfUnchanged`); the new file keeps the
+//     old one's owner, group and mode, and a file whose extended attributes or ACLs it would
+//     drop is refused (`keepable`, `keepOwnerAndMode`), where the native re-key copies them.
 // Unlike the native writer's unnamed O_TMPFILE, the temporary file has a name while it is being
-// written: a process killed in that moment leaves `.NAME.XXXXXXXX.hyperseal-tmp` behind.
+// written: a process killed in that moment leaves `.NAME.XXXXXXXX.hyperseal-tmp` behind, and one
+// killed while a re-keyed file's old version has its second name leaves that too
+// (`.NAME.XXXXXXXX.hyperseal-old`). Every name made beside the file is random and created
+// exclusively, and is removed only while it still names the file this call made there
+// (`sideName`, `removeOwn`): in a shared directory, another user's file at a guessed name is
+// never written through or removed.
 
 const fs = require('node:fs')
 const path = require('node:path')
 const crypto = require('node:crypto')
+const { execFile } = require('node:child_process')
 
 function coded (code, message) {
   return Object.assign(new Error(message), { code })
@@ -80,30 +88,65 @@ async function writeAll (dst, pieces, where) {
     return
   }
   const dir = path.dirname(path.resolve(dst))
-  const tmp = path.join(dir, `.${path.basename(dst)}.${crypto.randomBytes(4).toString('hex')}.hyperseal-tmp`)
+  let tmp = null
   try {
     // New files are private (0600), whatever the umask, as the native writer makes them: the
-    // output may be plaintext. A re-keyed file keeps its own mode (`where.mode`).
-    const fh = await fs.promises.open(tmp, 'wx', where.mode ?? 0o600)
+    // output may be plaintext.
+    tmp = await created(sideName(dir, dst, 'hyperseal-tmp'))
     try {
-      for (const p of pieces) await fh.write(p)
+      for (const p of pieces) await tmp.fh.write(p)
       // Set again: `open` applied the umask.
-      await fh.chmod(where.mode ?? 0o600)
-      await fh.sync()
+      await tmp.fh.chmod(0o600)
+      await tmp.fh.sync()
     } finally {
-      await fh.close()
+      await tmp.fh.close()
     }
     if (where.how === 'replace') {
-      await fs.promises.rename(tmp, dst)
+      await fs.promises.rename(tmp.name, dst)
+      tmp = null
     } else {
-      await fs.promises.link(tmp, dst).catch((e) => { throw e.code === 'EEXIST' ? exists(dst) : e })
-      await fs.promises.unlink(tmp)
+      await fs.promises.link(tmp.name, dst).catch((e) => { throw e.code === 'EEXIST' ? exists(dst) : e })
+      await removeOwn(tmp)
+      tmp = null
     }
   } catch (e) {
-    await fs.promises.unlink(tmp).catch(() => {})
+    await removeOwn(tmp)
     throw e.code && e.code.startsWith('ERR_HYPERSEAL_') ? e : ioError(`writing ${dst}: ${e.message}`)
   }
   await syncDir(dir)
+}
+
+/**
+ * A name beside `p` in `dir` that nobody can guess ahead (`.NAME.XXXXXXXX.KIND`): one that
+ * exists already makes the call fail, never gets written through or removed.
+ */
+function sideName (dir, p, kind) {
+  return path.join(dir, `.${path.basename(p)}.${crypto.randomBytes(4).toString('hex')}.${kind}`)
+}
+
+/** `name`, created here and only here (O_EXCL), 0600; open, with the identity it was made with. */
+async function created (name) {
+  const fh = await fs.promises.open(name, 'wx', 0o600)
+  try {
+    const st = await fh.stat({ bigint: true })
+    return { name, fh, dev: st.dev, ino: st.ino }
+  } catch (e) {
+    // Left in place: without its identity, the name cannot be told from one put there since.
+    await fh.close()
+    throw e
+  }
+}
+
+/**
+ * Removes a name this call made (`{ name, dev, ino }`), only while it still names that file:
+ * a name renamed away or replaced since is left to whoever did it.
+ */
+async function removeOwn (made) {
+  if (made === null) return
+  const now = await fs.promises.lstat(made.name, { bigint: true }).catch(() => null)
+  if (now !== null && now.dev === made.dev && now.ino === made.ino) {
+    await fs.promises.unlink(made.name).catch(() => {})
+  }
 }
 
 /** The new name is durable once its directory is synced (not possible on Windows: skipped). */
@@ -149,43 +192,144 @@ async function unchanged (p, input) {
 }
 
 /**
- * Replaces the re-keyed file `p` by `pieces` (mode `mode`) unless another program saved it since
- * it was read, as the native re-key promises: its save wins, and the call rejects. Without the
- * kernel's write lease (which Node cannot take), the old file keeps a second name while the new
- * one is renamed into place, and its bytes are checked once more after: a save that landed in
- * that moment is put back.
+ * Replaces the re-keyed file `p` by `pieces` unless another program saved it since it was read,
+ * as the native re-key promises: its save wins, and the call rejects. Without the kernel's write
+ * lease (which Node cannot take), the old file keeps a second name while the new one is renamed
+ * into place, and its bytes are checked once more after: a save that landed in that moment is
+ * put back. The new file keeps the old one's owner, group and mode, or the call is refused with
+ * nothing changed, as the native rewrite is.
  */
-async function replaceIfUnchanged (p, pieces, mode, input) {
+async function replaceIfUnchanged (p, pieces, input) {
   const dir = path.dirname(path.resolve(p))
-  const tmp = path.join(dir, `.${path.basename(p)}.${crypto.randomBytes(4).toString('hex')}.hyperseal-tmp`)
-  const old = path.join(dir, `.${path.basename(p)}.hyperseal-old`)
+  // Before anything is written: a file that cannot be kept as it is costs no copy.
+  const attrs = await keepable(p)
+  let tmp = null
+  let old = null
   try {
-    const fh = await fs.promises.open(tmp, 'wx', mode)
+    tmp = await created(sideName(dir, p, 'hyperseal-tmp'))
     try {
-      for (const piece of pieces) await fh.write(piece)
-      await fh.chmod(mode)
-      await fh.sync()
+      for (const piece of pieces) await tmp.fh.write(piece)
+      await keepOwnerAndMode(tmp.fh, input.stat, p)
+      await tmp.fh.sync()
     } finally {
-      await fh.close()
+      await tmp.fh.close()
     }
+    if (attrs.length > 0) await sameAttributes(p, attrs, tmp.name)
     if (!await unchanged(p, input)) throw changedByAnother(p)
-    await fs.promises.link(p, old)
+    old = await secondName(p, sideName(dir, p, 'hyperseal-old'), input)
     // Closed before the rename: Windows cannot replace a file that is open. The second name
     // keeps the old file reachable for the check after.
     await input.fh.close()
     input.fh = null
-    await fs.promises.rename(tmp, p)
-    if (!await unchanged(old, input)) {
-      await fs.promises.rename(old, p)
+    await fs.promises.rename(tmp.name, p)
+    tmp = null
+    if (!await unchanged(old.name, input)) {
+      await fs.promises.rename(old.name, p)
+      old = null
       throw changedByAnother(p)
     }
-    await fs.promises.unlink(old)
+    await removeOwn(old)
+    old = null
   } catch (e) {
-    await fs.promises.unlink(tmp).catch(() => {})
-    await fs.promises.unlink(old).catch(() => {})
+    await removeOwn(tmp)
+    await removeOwn(old)
     throw e.code && e.code.startsWith('ERR_HYPERSEAL_') ? e : ioError(`writing ${p}: ${e.message}`)
   }
   await syncDir(dir)
+}
+
+/**
+ * Links the held file (`p`, as read) at `name`, which link(2) creates only where nothing is;
+ * refused, and the new name removed, if `p` no longer named that file.
+ */
+async function secondName (p, name, input) {
+  await fs.promises.link(p, name)
+  const st = await fs.promises.lstat(name, { bigint: true })
+  const made = { name, dev: st.dev, ino: st.ino }
+  if (st.dev !== input.stat.dev || st.ino !== input.stat.ino) {
+    await removeOwn(made)
+    throw changedByAnother(p)
+  }
+  return made
+}
+
+const notKept = (p, why) => ioError(`${p}: the rewritten file could not keep the original's owner, mode or attributes (${why}); nothing changed`)
+
+/**
+ * The owner, group and mode of the file read (`was`) on the new file, as the native rewrite
+ * sets them (fchown, then fchmod, which fchown's clearing of set-user-ID bits makes the last
+ * word). An owner or group this process may not give (another user's file, a group it is not in)
+ * refuses the re-key: the file would otherwise change hands behind its owner's back.
+ */
+async function keepOwnerAndMode (fh, was, p) {
+  const now = await fh.stat({ bigint: true })
+  // Windows reports no owner (0) and Node's chown does nothing there.
+  if (process.platform !== 'win32' && (now.uid !== was.uid || now.gid !== was.gid)) {
+    await fh.chown(Number(was.uid), Number(was.gid)).catch((e) => { throw notKept(p, `${e.code}: cannot give it owner ${was.uid} and group ${was.gid}`) })
+  }
+  await fh.chmod(Number(was.mode & 0o7777n)).catch((e) => { throw notKept(p, `${e.code}: ${e.message}`) })
+}
+
+/**
+ * The extended attributes of `p` that a rewrite must keep: where the native re-key copies them
+ * (Linux; POSIX ACLs are the `system.posix_acl_*` ones), Node has no call to read or set them, so
+ * they are listed by a program (`listAttributes`), and a file that has any is re-keyed only if
+ * the new file comes out with the very same (`sameAttributes`). Elsewhere the native re-key keeps
+ * owner, group and mode only, and so does this.
+ */
+async function keepable (p) {
+  if (process.platform !== 'linux') return []
+  const attrs = await listAttributes(p)
+  if (attrs === null) {
+    throw notKept(p, 'neither getfattr (the attr package) nor python3 is installed to list its extended attributes and ACLs, which the WebAssembly build cannot copy; the native addon can')
+  }
+  return attrs
+}
+
+async function sameAttributes (p, attrs, tmp) {
+  const now = await listAttributes(tmp)
+  if (now === null || now.join('\n') !== attrs.join('\n')) {
+    throw notKept(p, 'it has extended attributes or ACLs, which the WebAssembly build cannot copy; the native addon can')
+  }
+}
+
+// One `name=value` line per attribute, both hex, sorted; a filesystem without extended
+// attributes has none.
+const PY_LIST = `import errno, os, sys
+try:
+    names = os.listxattr(sys.argv[1])
+except OSError as e:
+    if e.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP): raise
+    names = []
+for n in sorted(names):
+    print(os.fsencode(n).hex() + '=' + os.getxattr(sys.argv[1], n).hex())
+`
+
+/**
+ * Every extended attribute of the file at `name`, as `name=value` lines in a stable order;
+ * null where no program here lists them. getfattr (from attr) first, then python3.
+ */
+async function listAttributes (name) {
+  const abs = path.resolve(name)
+  const getfattr = await run('getfattr', ['--absolute-names', '--dump', '--match=-', '--encoding=hex', '--', abs])
+  if (getfattr.ok) return getfattr.stdout.split('\n').filter((l) => l !== '' && !l.startsWith('# file: ')).sort()
+  if (!getfattr.missing) {
+    if (/Operation not supported/.test(getfattr.stderr)) return []
+    throw ioError(`cannot list the extended attributes of ${name}: ${getfattr.stderr.trim()}`)
+  }
+  const py = await run('python3', ['-I', '-c', PY_LIST, abs])
+  if (py.ok) return py.stdout.split('\n').filter((l) => l !== '')
+  if (!py.missing) throw ioError(`cannot list the extended attributes of ${name}: ${py.stderr.trim().split('\n').pop()}`)
+  return null
+}
+
+/** Runs `cmd`, without a shell, in the C locale (its messages are matched). */
+function run (cmd, args) {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, LC_ALL: 'C' } }, (e, stdout, stderr) => {
+      resolve({ ok: !e, missing: e?.code === 'ENOENT', stdout, stderr: stderr || e?.message || '' })
+    })
+  })
 }
 
 module.exports = { readInput, destination, writeAll, ioError, openForRekey, replaceIfUnchanged }

@@ -179,7 +179,7 @@ async function rekeyFile (path, identities, options) {
       throw files.ioError(`${path} has ${input.stat.nlink} hard links and the WebAssembly build cannot re-key it in place: pass splitLinks: true to rewrite this name only`)
     }
     if (dryRun) return report
-    await files.replaceIfUnchanged(path, pieces, Number(input.stat.mode & 0o7777n), input)
+    await files.replaceIfUnchanged(path, pieces, input)
     return report
   } finally {
     if (input.fh !== null) await input.fh.close().catch(() => {})
