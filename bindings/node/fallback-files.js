@@ -12,8 +12,9 @@
 //     through, never replaced;
 //   - a re-keyed file is held open from its read to its replacement: another program's save
 //     made meanwhile wins and the call rejects (`replaceIfUnchanged`); the new file keeps the
-//     old one's owner, group and mode, and a file whose extended attributes or ACLs it would
-//     drop is refused (`keepable`, `keepOwnerAndMode`), where the native re-key copies them.
+//     old one's owner, group and mode (`keepOwnerAndMode`); on Linux, where the native re-key
+//     also copies extended attributes and ACLs, which node:fs can neither read nor write, a
+//     re-key that would replace the file is refused (`refuseRewriteOver`).
 // Unlike the native writer's unnamed O_TMPFILE, the temporary file has a name while it is being
 // written: a process killed in that moment leaves `.NAME.XXXXXXXX.hyperseal-tmp` behind, and one
 // killed while a re-keyed file's old version has its second name leaves that too
@@ -25,7 +26,6 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const crypto = require('node:crypto')
-const { execFile } = require('node:child_process')
 
 function coded (code, message) {
   return Object.assign(new Error(message), { code })
@@ -200,9 +200,9 @@ async function unchanged (p, input) {
  * nothing changed, as the native rewrite is.
  */
 async function replaceIfUnchanged (p, pieces, input) {
+  // Before anything is created beside the file.
+  refuseRewriteOver(p)
   const dir = path.dirname(path.resolve(p))
-  // Before anything is written: a file that cannot be kept as it is costs no copy.
-  const attrs = await keepable(p)
   let tmp = null
   let old = null
   try {
@@ -214,7 +214,6 @@ async function replaceIfUnchanged (p, pieces, input) {
     } finally {
       await tmp.fh.close()
     }
-    if (attrs.length > 0) await sameAttributes(p, attrs, tmp.name)
     if (!await unchanged(p, input)) throw changedByAnother(p)
     old = await secondName(p, sideName(dir, p, 'hyperseal-old'), input)
     // Closed before the rename: Windows cannot replace a file that is open. The second name
@@ -271,65 +270,16 @@ async function keepOwnerAndMode (fh, was, p) {
 }
 
 /**
- * The extended attributes of `p` that a rewrite must keep: where the native re-key copies them
- * (Linux; POSIX ACLs are the `system.posix_acl_*` ones), Node has no call to read or set them, so
- * they are listed by a program (`listAttributes`), and a file that has any is re-keyed only if
- * the new file comes out with the very same (`sameAttributes`). Elsewhere the native re-key keeps
- * owner, group and mode only, and so does this.
+ * Refuses to replace the file `p` by a new one where that could drop what the native re-key
+ * keeps: on Linux it copies the file's extended attributes (POSIX ACLs among them, as
+ * `system.posix_acl_*`), and node:fs has no call to read or set them, so whether a file has any
+ * cannot even be seen. Refused for every file rather than guessed, and no program on the host
+ * is run to list them: a library must not depend on, or execute, whatever the PATH finds.
+ * Elsewhere the native re-key keeps owner, group and mode only, and so does the rewrite here.
  */
-async function keepable (p) {
-  if (process.platform !== 'linux') return []
-  const attrs = await listAttributes(p)
-  if (attrs === null) {
-    throw notKept(p, 'neither getfattr (the attr package) nor python3 is installed to list its extended attributes and ACLs, which the WebAssembly build cannot copy; the native addon can')
-  }
-  return attrs
+function refuseRewriteOver (p) {
+  if (process.platform !== 'linux') return
+  throw notKept(p, 'the WebAssembly build cannot see or copy extended attributes and ACLs, which the native re-key keeps on Linux; write the re-keyed file elsewhere with `output`, or use the native addon')
 }
 
-async function sameAttributes (p, attrs, tmp) {
-  const now = await listAttributes(tmp)
-  if (now === null || now.join('\n') !== attrs.join('\n')) {
-    throw notKept(p, 'it has extended attributes or ACLs, which the WebAssembly build cannot copy; the native addon can')
-  }
-}
-
-// One `name=value` line per attribute, both hex, sorted; a filesystem without extended
-// attributes has none.
-const PY_LIST = `import errno, os, sys
-try:
-    names = os.listxattr(sys.argv[1])
-except OSError as e:
-    if e.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP): raise
-    names = []
-for n in sorted(names):
-    print(os.fsencode(n).hex() + '=' + os.getxattr(sys.argv[1], n).hex())
-`
-
-/**
- * Every extended attribute of the file at `name`, as `name=value` lines in a stable order;
- * null where no program here lists them. getfattr (from attr) first, then python3.
- */
-async function listAttributes (name) {
-  const abs = path.resolve(name)
-  const getfattr = await run('getfattr', ['--absolute-names', '--dump', '--match=-', '--encoding=hex', '--', abs])
-  if (getfattr.ok) return getfattr.stdout.split('\n').filter((l) => l !== '' && !l.startsWith('# file: ')).sort()
-  if (!getfattr.missing) {
-    if (/Operation not supported/.test(getfattr.stderr)) return []
-    throw ioError(`cannot list the extended attributes of ${name}: ${getfattr.stderr.trim()}`)
-  }
-  const py = await run('python3', ['-I', '-c', PY_LIST, abs])
-  if (py.ok) return py.stdout.split('\n').filter((l) => l !== '')
-  if (!py.missing) throw ioError(`cannot list the extended attributes of ${name}: ${py.stderr.trim().split('\n').pop()}`)
-  return null
-}
-
-/** Runs `cmd`, without a shell, in the C locale (its messages are matched). */
-function run (cmd, args) {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, LC_ALL: 'C' } }, (e, stdout, stderr) => {
-      resolve({ ok: !e, missing: e?.code === 'ENOENT', stdout, stderr: stderr || e?.message || '' })
-    })
-  })
-}
-
-module.exports = { readInput, destination, writeAll, ioError, openForRekey, replaceIfUnchanged }
+module.exports = { readInput, destination, writeAll, ioError, openForRekey, replaceIfUnchanged, refuseRewriteOver }

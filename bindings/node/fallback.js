@@ -159,7 +159,10 @@ function rekey (data, identities, options) {
   return Buffer.concat([r.header, bytes.subarray(r.oldHeaderLength)])
 }
 
-/** Never in place here: the file is written anew (README.md), so its hard links would split. */
+/**
+ * Never in place here: the file is written anew (README.md), so its hard links would split, and
+ * on Linux its extended attributes would be lost: there only `output` is written.
+ */
 async function rekeyFile (path, identities, options) {
   string(path, 'path')
   if (options.output !== undefined) string(options.output, 'options.output')
@@ -175,6 +178,8 @@ async function rekeyFile (path, identities, options) {
       if (!dryRun) await files.writeAll(output, pieces, where)
       return report
     }
+    // First, and in a dry run too: splitLinks would not help, and nothing is created yet.
+    files.refuseRewriteOver(path)
     if (input.stat.nlink > 1n && !splitLinks) {
       throw files.ioError(`${path} has ${input.stat.nlink} hard links and the WebAssembly build cannot re-key it in place: pass splitLinks: true to rewrite this name only`)
     }
