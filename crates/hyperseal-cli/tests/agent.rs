@@ -296,3 +296,28 @@ fn idle_ends_the_agent_and_its_socket() {
     }
     assert!(!a.sock().exists());
 }
+
+#[test]
+fn a_key_whose_lifetime_ended_while_locked_never_comes_back_and_the_others_keep_their_own() {
+    let a = Agent::start(&[]);
+    let (key_a, public_a) = keypair(a.dir.path(), "a");
+    let (key_b, public_b) = keypair(a.dir.path(), "b");
+    seal(&public_a, b"for a", &a.path("a.hs"));
+    seal(&public_b, b"for b", &a.path("b.hs"));
+    a.ok(&["agent", "add", "--lifetime", "3s", key_a.to_str().unwrap()]);
+    a.ok(&["agent", "add", key_b.to_str().unwrap()]);
+    let (status, stderr) = a.lock(true, "lock pass");
+    assert_eq!(status, 0, "{stderr}");
+    std::thread::sleep(Duration::from_millis(3500));
+    let (status, stderr) = a.lock(false, "lock pass");
+    assert_eq!(status, 0, "{stderr}");
+    let o = a.run(&["decrypt", "a.hs"]);
+    assert!(!o.status.success(), "a's key came back after its lifetime");
+    assert_eq!(a.ok(&["decrypt", "b.hs"]), b"for b");
+    let list = String::from_utf8(a.ok(&["agent", "list"])).unwrap();
+    let lines: Vec<_> = list.lines().collect();
+    assert_eq!(lines.len(), 1, "{list}");
+    assert!(lines[0].contains(&public_b) && lines[0].ends_with("b.key"), "{list}");
+    assert!(!lines[0].contains("forgotten in"), "b had no lifetime: {list}");
+    assert!(!list.contains(&public_a), "{list}");
+}

@@ -151,8 +151,11 @@ pub struct Store {
     sealed: Option<Sealed>,
 }
 
-/// The locked agent: every key's file text, sealed under the lock passphrase (Argon2id), and
-/// what `list` may still show.
+/// The locked agent: every key's record (fingerprint, file name, text, passphrase) sealed
+/// under the lock passphrase (Argon2id), and what `list` may still show. An unlock takes each
+/// record by its fingerprint, never by its place: a key forgotten while locked (its lifetime
+/// ended) leaves its record behind in the ciphertext, and must neither come back nor shift
+/// another key's record onto its entry.
 struct Sealed {
     ciphertext: Vec<u8>,
     entries: Vec<(Entry, Option<Instant>)>,
@@ -203,16 +206,18 @@ impl Store {
         }
     }
 
-    /// Seals every key's text under `passphrase` and forgets the keys in the clear.
+    /// Seals every key's record under `passphrase` and forgets the keys in the clear.
     pub fn lock(&mut self, passphrase: Zeroizing<String>) -> Result<(), String> {
         if self.sealed.is_some() {
             return Err("the agent is already locked".into());
         }
-        let mut plain = Zeroizing::new(Vec::new());
+        // Sized first: a buffer that grows leaves freed copies of what it held behind.
+        let size = self.keys.iter().flat_map(|k| fields(k).map(|f| 4 + f.len())).sum();
+        let mut plain = Zeroizing::new(Vec::with_capacity(size));
         for k in &self.keys {
-            for field in [k.name.as_str(), &k.text, k.passphrase.as_deref().map_or("", |p| p.as_str())] {
+            for field in fields(k) {
                 plain.extend_from_slice(&(field.len() as u32).to_be_bytes());
-                plain.extend_from_slice(field.as_bytes());
+                plain.extend_from_slice(field);
             }
         }
         let to = [recipient::passphrase_recipient(Profile::Hyperseal, passphrase)];
@@ -224,8 +229,10 @@ impl Store {
         Ok(())
     }
 
-    /// Opens what `lock` sealed (a wrong passphrase changes nothing) and loads the keys again,
-    /// but those whose lifetime ended meanwhile.
+    /// Opens what `lock` sealed (a wrong passphrase changes nothing) and loads again the keys
+    /// whose entries are left: each from its own record, found by fingerprint, and proven to
+    /// be that key again. A key whose lifetime ended meanwhile stays forgotten; a record that
+    /// does not match its entry refuses the whole unlock, and the agent stays locked.
     pub fn unlock(&mut self, passphrase: Zeroizing<String>) -> Result<(), String> {
         let Some(sealed) = &self.sealed else { return Err("the agent is not locked".into()) };
         let header = hyperseal::Decryptor::from_slice(&sealed.ciphertext).map_err(|e| e.to_string())?;
@@ -234,20 +241,31 @@ impl Store {
             Error::WrongPassphrase | Error::HeaderMac => "incorrect lock passphrase".to_string(),
             e => e.to_string(),
         })?);
-        let mut fields = Fields(&plain);
+        let records = records(&plain).ok_or(SEALED_DAMAGED)?;
+        let now = Instant::now();
         let mut keys = Vec::new();
         for (entry, expires) in &sealed.entries {
-            let (name, text, pass) = (fields.next(), fields.next(), fields.next());
-            debug_assert_eq!(name, entry.name.as_bytes());
-            let pass = (!pass.is_empty()).then(|| Zeroizing::new(String::from_utf8_lossy(pass).into_owned()));
-            if expires.is_some_and(|t| t <= Instant::now()) {
+            if expires.is_some_and(|t| t <= now) {
                 continue;
             }
-            let left = expires.map_or(0, |t| t.saturating_duration_since(Instant::now()).as_secs().max(1));
-            match Key::load(&entry.name, text, pass, left) {
-                Ok(k) => keys.push(Arc::new(k)),
-                Err(AddError::NeedPassphrase(e) | AddError::Refused(e)) => return Err(e),
+            let [_, name, text, pass] = records
+                .iter()
+                .find(|r| r[0] == entry.fingerprint.as_bytes())
+                .ok_or("a locked key's sealed record is missing: the agent stays locked")?;
+            if *name != entry.name.as_bytes() {
+                return Err(SEALED_DAMAGED.into());
             }
+            let pass = (!pass.is_empty()).then(|| Zeroizing::new(String::from_utf8_lossy(pass).into_owned()));
+            let left = expires.map_or(0, |t| t.saturating_duration_since(now).as_secs().max(1));
+            let key = match Key::load(&entry.name, text, pass, left) {
+                Ok(k) => k,
+                Err(AddError::NeedPassphrase(e) | AddError::Refused(e)) => return Err(e),
+            };
+            if key.fingerprint != entry.fingerprint {
+                return Err(SEALED_DAMAGED.into());
+            }
+            // The lifetime stays what it was, to the instant (`load` counts whole seconds).
+            keys.push(Arc::new(Key { expires: *expires, ..key }));
         }
         self.keys = keys;
         self.sealed = None;
@@ -263,17 +281,109 @@ impl Store {
 
 const LOCKED: &str = "the agent is locked (hyperseal agent unlock)";
 
-/// The length-prefixed fields `lock` wrote, one after the other.
-struct Fields<'a>(&'a [u8]);
+const SEALED_DAMAGED: &str = "the sealed keys do not match the agent's entries: the agent stays locked";
 
-impl<'a> Fields<'a> {
-    fn next(&mut self) -> &'a [u8] {
-        if self.0.len() < 4 {
-            return &[];
+/// The records `lock` wrote: four length-prefixed fields each (fingerprint, name, text,
+/// passphrase). `None`: the plaintext is not a whole number of records.
+fn records(mut plain: &[u8]) -> Option<Vec<[&[u8]; 4]>> {
+    let mut out = Vec::new();
+    while !plain.is_empty() {
+        out.push([field(&mut plain)?, field(&mut plain)?, field(&mut plain)?, field(&mut plain)?]);
+    }
+    Some(out)
+}
+
+/// One length-prefixed field off the front of `plain`.
+fn field<'a>(plain: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let (len, rest) = plain.split_first_chunk::<4>()?;
+    let n = u32::from_be_bytes(*len) as usize;
+    let (f, rest) = (rest.len() >= n).then(|| rest.split_at(n))?;
+    *plain = rest;
+    Some(f)
+}
+
+/// What `lock` seals of a key, in this order.
+fn fields(k: &Key) -> [&[u8]; 4] {
+    [
+        k.fingerprint.as_bytes(),
+        k.name.as_bytes(),
+        k.text.as_bytes(),
+        k.passphrase.as_deref().map_or(&b""[..], |p| p.as_bytes()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyperseal::recipient::{generate, Kind};
+
+    fn key(name: &str, lifetime: u64) -> Key {
+        let k = generate(Kind::X25519).unwrap();
+        Key::load(name, format!("{}\n", k.secret.as_str()).as_bytes(), None, lifetime).ok().unwrap()
+    }
+
+    fn pass() -> Zeroizing<String> {
+        Zeroizing::new("lock pass".into())
+    }
+
+    /// A key forgotten while locked must not come back, nor hand its record to the next key.
+    #[test]
+    fn a_key_that_expired_while_locked_stays_gone_and_the_others_keep_their_own_keys() {
+        let mut store = Store::default();
+        let (a, b) = (key("a.key", 1), key("b.key", 0));
+        let (a_print, b_print) = (a.fingerprint.clone(), b.fingerprint.clone());
+        store.add(a).unwrap();
+        store.add(b).unwrap();
+        store.lock(pass()).unwrap();
+        store.expire(Instant::now() + Duration::from_secs(2));
+        store.unlock(pass()).unwrap();
+        let keys = store.snapshot().unwrap();
+        assert_eq!(keys.len(), 1);
+        assert_eq!(keys[0].name, "b.key");
+        assert_eq!(keys[0].fingerprint, b_print);
+        assert!(keys[0].expires.is_none(), "b had no lifetime and has none now");
+        assert!(keys.iter().all(|k| k.fingerprint != a_print));
+    }
+
+    #[test]
+    fn an_unlock_keeps_each_lifetime_to_the_instant() {
+        let mut store = Store::default();
+        store.add(key("a.key", 0)).unwrap();
+        store.add(key("b.key", 3600)).unwrap();
+        let before: Vec<_> = store.keys.iter().map(|k| (k.name.clone(), k.expires)).collect();
+        store.lock(pass()).unwrap();
+        store.unlock(pass()).unwrap();
+        let after: Vec<_> = store.keys.iter().map(|k| (k.name.clone(), k.expires)).collect();
+        assert_eq!(before, after);
+    }
+
+    #[test]
+    fn records_that_do_not_match_the_entries_refuse_the_unlock() {
+        let mut store = Store::default();
+        store.add(key("a.key", 0)).unwrap();
+        store.lock(pass()).unwrap();
+        // Another key's record sealed under the same passphrase, put in place of the first.
+        let mut other = Store::default();
+        other.add(key("a.key", 0)).unwrap();
+        other.lock(pass()).unwrap();
+        store.sealed.as_mut().unwrap().ciphertext = other.sealed.take().unwrap().ciphertext;
+        let e = store.unlock(pass()).unwrap_err();
+        assert!(e.contains("stays locked"), "{e}");
+        assert!(store.snapshot().is_err(), "still locked");
+    }
+
+    #[test]
+    fn records_are_whole_or_refused() {
+        let mut plain = Vec::new();
+        for f in [&b"fp"[..], b"name", b"text", b""] {
+            plain.extend_from_slice(&(f.len() as u32).to_be_bytes());
+            plain.extend_from_slice(f);
         }
-        let n = (u32::from_be_bytes(self.0[..4].try_into().expect("4 bytes")) as usize).min(self.0.len() - 4);
-        let (field, rest) = self.0[4..].split_at(n);
-        self.0 = rest;
-        field
+        assert_eq!(records(&plain).unwrap(), vec![[&b"fp"[..], b"name", b"text", b""]]);
+        assert!(records(&plain[..plain.len() - 1]).is_none());
+        assert!(records(&plain[..plain.len() - 5]).is_none(), "three fields are no record");
+        let mut long = plain.clone();
+        long.extend_from_slice(&[0, 0, 0, 9, 1]);
+        assert!(records(&long).is_none());
     }
 }

@@ -84,6 +84,19 @@ impl Agent {
         o.stdout
     }
 
+    /// `agent lock` (typed twice) or `agent unlock` with `pass`, on a terminal: (status,
+    /// stderr).
+    pub fn lock(&self, lock: bool, pass: &str) -> (i64, String) {
+        let sock = self.sock();
+        let env = [("HYPERSEAL_AGENT_SOCK", sock.to_str().unwrap())];
+        let (verb, typed) = match lock {
+            true => ("lock", vec![pass, pass]),
+            false => ("unlock", vec![pass]),
+        };
+        let (status, stderr, _) = on_terminal(&[BIN, "agent", verb], self.dir.path(), &env, &typed);
+        (status, stderr)
+    }
+
     /// Sends SIGTERM and waits for the end.
     pub fn stop(&mut self) {
         let _ = Command::new("kill").arg(self.pid().to_string()).status();
