@@ -14,6 +14,10 @@ mod sys;
 mod terminal;
 mod toolkit;
 
+/// The system allocator; the agent process has it zero every block it frees (`sys/wipe.rs`).
+#[global_allocator]
+static ALLOCATOR: sys::wipe::WipeOnFree = sys::wipe::WipeOnFree;
+
 #[derive(Parser)]
 #[command(
     name = "hyperseal",

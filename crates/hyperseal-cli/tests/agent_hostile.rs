@@ -61,8 +61,23 @@ fn another_user_is_refused_even_through_an_open_socket() {
         .unwrap();
     assert!(!o.status.success(), "nobody was answered");
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.contains("closed the connection without answering"), "{stderr}");
+    // nobody's own client refuses first (the agent runs as another user than nobody)...
+    assert!(stderr.contains("runs as another user"), "{stderr}");
     assert!(o.stdout.is_empty());
+    // ...and a client that sends anyway is closed on by the agent without an answer.
+    let mut request = Vec::new();
+    hyperseal::agent::proto::write_message(&mut request, &hyperseal::agent::proto::Request::List.encode())
+        .unwrap();
+    let raw = "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\ns.settimeout(5)\n\
+        try:\n s.sendall(bytes.fromhex(sys.argv[2]))\n print(len(s.recv(65536)))\n\
+        except (BrokenPipeError, ConnectionResetError):\n print(0)";
+    let o = Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3", "-c", raw])
+        .arg(a.sock())
+        .arg(hex::encode(&request))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "0", "nobody was answered: {o:?}");
     // The owner is still served.
     assert_eq!(a.ok(&["decrypt", "f.hs"]), b"not for nobody");
 }
@@ -219,4 +234,76 @@ fn large_requests_share_one_memory_budget() {
     assert_eq!(busy, 1);
     let before = rss_kib(a.pid());
     assert!(before < 64 * 1024, "the announced bodies were not allocated up front: {before} KiB");
+}
+
+/// An SSH RSA key added to the agent, and `n` files of one stanza each that carries the key's
+/// tag and a damaged body: each costs the agent a private-key operation, then fails.
+fn costly_files(a: &Agent, n: usize) -> Vec<Vec<hyperseal::format::Stanza>> {
+    let key = a.path("rsa");
+    let o =
+        Command::new("ssh-keygen").args(["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f"]).arg(&key).output();
+    assert!(o.is_ok_and(|o| o.status.success()), "ssh-keygen (make ssh-keygen)");
+    a.ok(&["agent", "add", key.to_str().unwrap()]);
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let to = [hyperseal::recipient::parse_recipient(public.trim()).unwrap()];
+    let file = hyperseal::encrypt(&to, b"x").unwrap();
+    let header = hyperseal::Decryptor::from_slice(&file).unwrap();
+    let mut stanza = header.header().stanzas[0].clone();
+    assert_eq!(stanza.tag, "ssh-rsa");
+    stanza.body[7] ^= 1;
+    vec![vec![stanza]; n]
+}
+
+/// Voluntary context switches of the agent's accepting thread (its main thread) so far.
+fn wakeups(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("voluntary_ctxt_switches:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_request_works_within_its_deadline_and_a_full_agent_waits_without_spinning() {
+    let a = Agent::start(&[]);
+    let files = costly_files(&a, 5_000);
+    let sock = a.sock();
+    // Every slot answering a request of 5,000 private-key operations (minutes of work each
+    // on two cores, were it done).
+    let started = Instant::now();
+    let askers: Vec<_> = (0..hyperseal::limits::AGENT_CONNECTIONS)
+        .map(|_| {
+            let (sock, files) = (sock.clone(), files.clone());
+            std::thread::spawn(move || {
+                hyperseal::agent::AgentIdentity::new(sock)
+                    .with_timeout(Duration::from_secs(60))
+                    .unwrap_files(files)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(3));
+    // One more connection: the accepting thread waits for a slot, asleep.
+    let mut waiting = UnixStream::connect(&sock).unwrap();
+    let mut request = Vec::new();
+    hyperseal::agent::proto::write_message(&mut request, &hyperseal::agent::proto::Request::List.encode())
+        .unwrap();
+    waiting.write_all(&request).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = wakeups(a.pid());
+    std::thread::sleep(Duration::from_secs(1));
+    let woke = wakeups(a.pid()) - before;
+    assert!(woke < 50, "the accepting thread woke {woke} times in a second while every slot was answering");
+    for asker in askers {
+        let answers = asker.join().unwrap().expect("an answer within the agent's budget, not a timeout");
+        assert_eq!(answers.len(), files.len());
+        let untried = answers
+            .iter()
+            .filter(|r| matches!(r, Some(Err(e)) if e.to_string().contains("not tried")))
+            .count();
+        assert!(untried > 0, "every file was tried: the request's work was not bounded");
+    }
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(40), "the requests took {took:?}");
+    // The waiting connection is served once a slot is free.
+    waiting.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut answer = [0u8; 4];
+    waiting.read_exact(&mut answer).unwrap();
 }

@@ -19,7 +19,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -32,6 +32,7 @@ use super::keys::{AddError, Key, Store};
 use crate::errors::hint;
 #[cfg(unix)]
 use crate::sys::agent_unix as sys;
+use crate::sys::wipe::scrub_stack;
 
 /// Bytes of request bodies all connections may hold at once: two of the largest messages, so a
 /// tree's window is never refused for another's, and a flood of large requests costs this much.
@@ -51,37 +52,85 @@ const QUICK_BYTES: usize = 64 << 10;
 /// Stanzas × keys the accepting thread tries itself (a few milliseconds at most).
 const QUICK_WORK: usize = 16;
 
-/// How long a connection may take to send its request and read the answer.
+/// How long a connection may take to send its request and read the answer. It bounds the
+/// work of a request too: an UNWRAP tries each file against each key only while its
+/// connection's deadline has not passed (a file of stanzas crafted to cost a private-key
+/// operation each, against an RSA key, is otherwise unbounded work).
 pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
 
-/// The socket's directory, made if missing (0700) and refused unless it is a directory of this
-/// user's, not a symlink, that no one else may enter.
+/// What an UNWRAP's work leaves of its connection's deadline, to write the answer in (a
+/// window's answer is a few hundred KiB).
+const ANSWER_TIME: Duration = Duration::from_secs(1);
+
+/// What a file is answered when its request's time ran out before it was tried.
+const NOT_TRIED: &str =
+    "not tried: the request's work passed the agent's budget (9 s a request); ask for fewer files at once";
+
+/// The socket's directory, made if missing (0700) and refused unless [`check_dir`] trusts it.
 #[cfg(unix)]
-pub fn check_dir(dir: &Path) -> Result<()> {
+pub fn make_dir(dir: &Path) -> Result<()> {
     match fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(hint(format!("cannot make {}: {e}", dir.display()), DIR_HINT)),
     }
+    check_dir(dir)
+}
+
+/// Refuses the socket's directory unless it is a directory of this user's, not a symlink,
+/// that no one else may enter, and no other user can move it away: each directory above it
+/// (as written and with its links resolved) belongs to this user or root, and no one else may
+/// write in it unless it is sticky (a sticky directory lets no one rename what is not theirs).
+/// Checked by `start` before it listens and by the clients that send secrets before they
+/// connect.
+#[cfg(unix)]
+pub fn check_dir(dir: &Path) -> Result<()> {
+    let refuse = |d: &Path, why: String| {
+        hint(format!("refusing the agent's directory {}: {why}", d.display()), DIR_HINT)
+    };
     let meta = fs::symlink_metadata(dir)
         .map_err(|e| hint(format!("cannot read {}: {e}", dir.display()), DIR_HINT))?;
     let why = if meta.file_type().is_symlink() {
-        Some("is a symbolic link")
+        Some("it is a symbolic link")
     } else if !meta.is_dir() {
-        Some("is not a directory")
+        Some("it is not a directory")
     } else if meta.uid() != sys::uid() {
-        Some("belongs to another user")
+        Some("it belongs to another user")
     } else if meta.mode() & 0o077 != 0 {
-        Some("may be entered by other users (its mode is not 0700)")
+        Some("it may be entered by other users (its mode is not 0700)")
     } else {
         None
     };
-    match why {
-        Some(why) => {
-            Err(hint(format!("refusing the agent's directory {}: it {why}", dir.display()), DIR_HINT))
-        }
-        None => Ok(()),
+    if let Some(why) = why {
+        return Err(refuse(dir, why.into()));
     }
+    let resolved = fs::canonicalize(dir).map_err(|e| refuse(dir, format!("it cannot be resolved: {e}")))?;
+    for above in dir.ancestors().skip(1).chain(resolved.ancestors().skip(1)) {
+        if above.as_os_str().is_empty() {
+            continue;
+        }
+        let meta = fs::metadata(above)
+            .map_err(|e| refuse(dir, format!("{} cannot be read: {e}", above.display())))?;
+        let why = if meta.uid() != sys::uid() && meta.uid() != 0 {
+            Some(format!(
+                "{} above it belongs to another user (uid {}), who could move it away",
+                above.display(),
+                meta.uid()
+            ))
+        } else if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
+            Some(format!(
+                "{} above it may be written by other users and is not sticky (mode {:o}), so it could be moved away",
+                above.display(),
+                meta.mode() & 0o7777
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(refuse(dir, why));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(unix)]
@@ -146,6 +195,10 @@ struct Agent {
     last: Mutex<Instant>,
     /// Connections being served.
     active: AtomicUsize,
+    /// Signalled when a connection's thread ends (with `ended_lock`): the accepting thread
+    /// waits on it while every slot is taken, instead of polling.
+    ended: Condvar,
+    ended_lock: Mutex<()>,
     /// Bytes of request bodies being read or held, by all connections.
     bodies: AtomicUsize,
     /// Connections still reading their request, oldest first (shared, to close it).
@@ -162,6 +215,8 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         store: Mutex::new(Store::default()),
         last: Mutex::new(Instant::now()),
         active: AtomicUsize::new(0),
+        ended: Condvar::new(),
+        ended_lock: Mutex::new(()),
         reading: Mutex::new(Default::default()),
         bodies: AtomicUsize::new(0),
         socket,
@@ -190,16 +245,18 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
             continue;
         }
         // A small question already in full is answered here, without a thread's start-up.
-        let Some(prefix) = agent.quick(&conn) else { continue };
+        let quick = agent.quick(&conn);
+        scrub_stack();
+        let Some(prefix) = quick else { continue };
         // Full: close the longest-waiting reader and wait for its thread to end (or for an
-        // answer to go out, where every slot is answering).
+        // answer to go out, where every slot is answering), asleep until a thread ends.
         while agent.active.load(Ordering::SeqCst) >= limits::AGENT_CONNECTIONS {
             let before = agent.active.load(Ordering::SeqCst);
             agent.evict_oldest();
-            let until = Instant::now() + Duration::from_millis(50);
-            while agent.active.load(Ordering::SeqCst) >= before && Instant::now() < until {
-                std::thread::sleep(Duration::from_micros(200));
-            }
+            let ended = agent.ended_lock.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = agent.ended.wait_timeout_while(ended, Duration::from_secs(1), |_| {
+                agent.active.load(Ordering::SeqCst) >= before
+            });
         }
         let conn = Arc::new(conn);
         agent.reading.lock().unwrap_or_else(|p| p.into_inner()).push_back((id, conn.clone()));
@@ -207,7 +264,12 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         let a = agent.clone();
         spawn(move || {
             a.connection(id, conn, prefix);
+            // The C library keeps this stack for the next thread: no key's copy stays on it.
+            scrub_stack();
             a.active.fetch_sub(1, Ordering::SeqCst);
+            // Under the lock, so the accepting thread cannot miss it between check and wait.
+            drop(a.ended_lock.lock().unwrap_or_else(|p| p.into_inner()));
+            a.ended.notify_all();
         });
     }
     agent.end(0)
@@ -245,7 +307,8 @@ impl Agent {
         let answer = match Request::decode(&body) {
             Ok(request) => {
                 stop = matches!(request, Request::Stop);
-                self.answer(request)
+                // The work stops in time for the answer to go out within the deadline.
+                self.answer(request, deadline.checked_sub(ANSWER_TIME).unwrap_or(deadline))
             }
             Err(e) => Answer::Refused(e.to_string()),
         };
@@ -256,7 +319,9 @@ impl Agent {
         }
     }
 
-    fn answer(&self, request: Request) -> Answer {
+    /// The answer to `request`; an UNWRAP's files are tried until `deadline`, and the rest
+    /// answered [`NOT_TRIED`].
+    fn answer(&self, request: Request, deadline: Instant) -> Answer {
         let store = || self.store.lock().unwrap_or_else(|p| p.into_inner());
         let done = |r: Result<String, String>| r.map_or_else(Answer::Refused, Answer::Done);
         match request {
@@ -267,10 +332,25 @@ impl Agent {
                 };
                 let now = Instant::now();
                 let keys: Vec<_> = keys.into_iter().filter(|k| !k.expired(now)).collect();
+                let in_time = || Instant::now() < deadline;
                 Answer::Unwrapped(
                     files
                         .iter()
-                        .map(|f| keys.iter().find_map(|k| k.unwrap(f)).map(|r| r.map_err(|e| e.to_string())))
+                        .map(|f| {
+                            let mut out_of_time = !in_time();
+                            let answer = keys.iter().find_map(|k| match in_time() {
+                                true => k.unwrap(f),
+                                false => {
+                                    out_of_time = true;
+                                    None
+                                }
+                            });
+                            match (answer, out_of_time) {
+                                (Some(r), _) => Some(r.map_err(|e| e.to_string())),
+                                (None, true) => Some(Err(NOT_TRIED.to_string())),
+                                (None, false) => None,
+                            }
+                        })
                         .collect(),
                 )
             }
@@ -304,7 +384,7 @@ impl Agent {
             return Some(buf);
         }
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
-        let answer = self.answer(Request::Unwrap(files));
+        let answer = self.answer(Request::Unwrap(files), Instant::now() + CONNECTION_DEADLINE);
         let _ = proto::write_message(
             &mut conn.until(Instant::now() + Duration::from_millis(100)),
             &answer.encode(),

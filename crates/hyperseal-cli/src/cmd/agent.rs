@@ -119,10 +119,12 @@ pub fn run(a: AgentArgs) -> Result<()> {
             Ok(())
         }
         AgentCmd::Lock => {
+            check_socket_dir()?;
             let p = io::prompt_passphrase(true)?;
             expect_done(ask(&Request::Lock(p))?)
         }
         AgentCmd::Unlock => {
+            check_socket_dir()?;
             let p = io::prompt_passphrase(false)?;
             expect_done(ask(&Request::Unlock(p))?)
         }
@@ -162,6 +164,16 @@ fn client_socket() -> Result<PathBuf> {
     }
 }
 
+/// Before a secret is sent (an identity file, a passphrase): the socket's directory is trusted
+/// as `start` trusts its own (the connection then checks who listens, as every client's does).
+fn check_socket_dir() -> Result<()> {
+    #[cfg(unix)]
+    if let Some(dir) = client_socket()?.parent() {
+        server::check_dir(dir)?;
+    }
+    Ok(())
+}
+
 fn ask(request: &Request) -> Result<Answer> {
     let path = client_socket()?;
     AgentIdentity::new(&path).ask(request, 0).map_err(|e| {
@@ -186,6 +198,7 @@ fn expect_done(answer: Answer) -> Result<()> {
 }
 
 fn add(files: &[PathBuf], lifetime: Option<Duration>, passphrase_file: Option<&Path>) -> Result<()> {
+    check_socket_dir()?;
     let given = passphrase_file.map(io::read_passphrase_file).transpose()?;
     for file in files {
         let bytes = io::read_file_within(file, hyperseal::limits::KEY_FILE, "an identity file", |e| {
@@ -266,6 +279,8 @@ fn start(s: StartArgs) -> Result<()> {
     if !s.foreground {
         return start_background(&s, &path);
     }
+    // Before a secret arrives: every block this process frees is zeroed first.
+    crate::sys::wipe::wipe_freed_memory();
     // Before any thread: the end signals go to one thread, and the process is not dumpable.
     #[cfg(unix)]
     crate::sys::agent_unix::block_end_signals();
@@ -306,7 +321,7 @@ fn prepare(path: &Path, say: &dyn Fn(&str)) -> Result<hyperseal::agent::conn::Li
         if let Err(why) = crate::sys::agent_unix::lock_memory() {
             say(&format!("note: secrets are not in locked memory: {why}"));
         }
-        server::check_dir(path.parent().expect("a socket path has a directory"))?;
+        server::make_dir(path.parent().expect("a socket path has a directory"))?;
     }
     #[cfg(windows)]
     say("note: secrets are not in locked memory: Windows locks no whole process (docs/SECURITY.md)");

@@ -42,6 +42,14 @@ pub fn lock_memory() -> Result<(), String> {
     if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) } != 0 {
         return Err(format!("RLIMIT_MEMLOCK cannot be read: {}", io::Error::last_os_error()));
     }
+    // The soft limit may be raised to the hard one by anyone: do so before giving up.
+    if lim.rlim_cur != libc::RLIM_INFINITY && lim.rlim_cur < MEMLOCK_NEEDED && lim.rlim_max != lim.rlim_cur {
+        let raised = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+        // SAFETY: `raised` is a valid rlimit.
+        if unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &raised) } == 0 {
+            lim = raised;
+        }
+    }
     if lim.rlim_cur != libc::RLIM_INFINITY && lim.rlim_cur < MEMLOCK_NEEDED {
         return Err(format!(
             "RLIMIT_MEMLOCK is {} KiB (ulimit -l), below the {} MiB the agent would lock",

@@ -15,3 +15,6 @@ pub use windows::*;
 // The identity agent's calls (peer credentials, no dumps, locked memory, signals).
 #[cfg(unix)]
 pub mod agent_unix;
+
+// Zeroing what a key passed through in the agent process (its allocator and stacks).
+pub mod wipe;

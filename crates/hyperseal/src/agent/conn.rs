@@ -7,8 +7,8 @@
 //! Who is at the other end is the kernel's word, never the peer's: on Unix `SO_PEERCRED`
 //! (`getpeereid` on the BSDs), on Windows the user of the process that holds the pipe's other
 //! end. Each side checks it: the agent refuses another user's client, and a client refuses a
-//! pipe that another user created first under the agent's name (it would be sent keys by
-//! `agent add`).
+//! socket or pipe that another user's process listens at (it would be sent keys by `agent add`
+//! and headers by every decryption), before it sends a byte.
 //!
 //! [`AgentIdentity`]: super::AgentIdentity
 
@@ -30,13 +30,24 @@ pub struct Conn {
 
 impl Conn {
     /// Connects to the agent listening at `path` (a socket path; on Windows a pipe name,
-    /// `\\.\pipe\…`), waiting for a free pipe instance at most until `deadline`. On Windows the
-    /// pipe must be held by a process of this user.
+    /// `\\.\pipe\…`), waiting for a free pipe instance at most until `deadline`. The process at
+    /// the other end must run as this process's user (`PermissionDenied` otherwise), checked
+    /// before anything is sent.
     pub fn connect(path: &Path, deadline: Instant) -> io::Result<Conn> {
         #[cfg(unix)]
         {
             let _ = deadline; // a Unix connect to a listening socket does not wait
-            Ok(Conn { stream: std::os::unix::net::UnixStream::connect(path)? })
+            let conn = Conn { stream: std::os::unix::net::UnixStream::connect(path)? };
+            // Before a byte is sent: whoever listens at a path, a socket another user planted
+            // first in a shared directory included, would be handed keys by `agent add` and
+            // headers by every decryption.
+            match peer_uid(&conn.stream)? {
+                uid if uid == my_uid() => Ok(conn),
+                uid => Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("the process listening there runs as another user (uid {uid}): nothing was sent"),
+                )),
+            }
         }
         #[cfg(windows)]
         {

@@ -1,0 +1,108 @@
+//! What a key passes through in the agent process is zeroed before the memory is given back,
+//! so that no copy outlives the key: `remove`, `lock` and the agent's end leave nothing to find
+//! in the process's memory, in swap, or in a later request's uninitialised buffer.
+//!
+//! Zeroizing types (`Zeroizing`, `FileKey`) cover the values the code names. They miss the
+//! copies it does not: a `Vec` that grows moves its bytes and frees the old block as it was
+//! (a request body read in pieces, a decryption's output, a bech32 decode), a library's
+//! temporaries, and the stack frames a key's arithmetic ran in, which the C library keeps for
+//! the next thread. So in the agent process:
+//!
+//! * [`WipeOnFree`], the binary's global allocator, zeroes every block it frees, and a block
+//!   that `realloc` would move is copied and zeroed here instead. Every other command runs with
+//!   the plain system allocator's behaviour: one relaxed load per free decides.
+//! * [`scrub_stack`] zeroes the stack below the caller: a connection's thread calls it when the
+//!   request is done, before the thread (and its stack) goes back to the C library.
+//!
+//! aws-lc's own allocations are cleansed by aws-lc when freed (`OPENSSL_free`).
+
+#![allow(unsafe_code)] // a global allocator is an `unsafe impl`; raw pointers by its contract.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The system allocator, zeroing what is freed once [`wipe_freed_memory`] is called.
+pub struct WipeOnFree;
+
+static WIPE: AtomicBool = AtomicBool::new(false);
+
+/// From now on, every block this process frees is zeroed first (the agent calls it before it
+/// reads a secret; blocks allocated earlier are zeroed too when they are freed).
+pub fn wipe_freed_memory() {
+    WIPE.store(true, Ordering::SeqCst);
+}
+
+fn wiping() -> bool {
+    WIPE.load(Ordering::Relaxed)
+}
+
+/// Zeroes `len` bytes at `ptr` in a way the compiler cannot drop as dead stores before a free.
+///
+/// # Safety
+/// `ptr` is valid for writes of `len` bytes.
+unsafe fn wipe(ptr: *mut u8, len: usize) {
+    // SAFETY: by this function's contract.
+    unsafe { std::ptr::write_bytes(ptr, 0, len) };
+    // An opaque use of the pointer: the zeros may be read, so they are written.
+    std::hint::black_box(ptr);
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+}
+
+// SAFETY: every call is forwarded to `System` with the same layout contract; `realloc`'s own
+// path allocates the new block with the old alignment and the new size, copies the bytes that
+// both hold, and frees the old block with its own layout, as `GlobalAlloc::realloc` requires.
+unsafe impl GlobalAlloc for WipeOnFree {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if wiping() {
+            // SAFETY: `ptr` is a live block of `layout.size()` bytes until it is freed below.
+            unsafe { wipe(ptr, layout.size()) };
+        }
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if !wiping() {
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { System.realloc(ptr, layout, new_size) };
+        }
+        // SAFETY: `new_size` is non-zero and fits `isize` when rounded to the alignment, by
+        // `realloc`'s contract; the alignment is the old block's, which was valid.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        // SAFETY: a non-zero size, as above.
+        let new = unsafe { System.alloc(new_layout) };
+        if !new.is_null() {
+            // SAFETY: both blocks are live, distinct, and hold at least the bytes copied; the
+            // old one is zeroed and freed with its own layout.
+            unsafe {
+                std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                wipe(ptr, layout.size());
+                System.dealloc(ptr, layout);
+            }
+        }
+        new
+    }
+}
+
+/// Bytes of stack [`scrub_stack`] zeroes below its caller: more than any request's key work
+/// reaches (the agent's threads have 1 MiB).
+pub const SCRUB: usize = 256 << 10;
+
+/// Zeroes [`SCRUB`] bytes of the stack below the caller's frame, where the work it called
+/// has left its locals (copies of secret keys among them).
+#[inline(never)]
+pub fn scrub_stack() {
+    let mut below = [0u8; SCRUB];
+    // The zeros may be read: they are written.
+    std::hint::black_box(&mut below);
+}

@@ -1,0 +1,164 @@
+//! No copy of a key is left in the agent's memory once the key has left it. As root, the
+//! agent's whole address space is read through `/proc/PID/mem` and searched for the key's
+//! text (as written and in lower case) and its raw X25519 secret: found right after `add`
+//! (the control), and nowhere after `remove --all`, after `lock`, after `lock`, `unlock` and
+//! `lock` again, or after decryptions (answered on the accepting thread and on a connection's
+//! own) and `remove --all`. Elsewhere the test is skipped with a line saying so.
+
+mod agent_support;
+mod common;
+
+use std::os::unix::fs::FileExt;
+
+use agent_support::{keypair, seal, Agent};
+
+fn is_root() -> bool {
+    // SAFETY: getuid cannot fail.
+    let root = unsafe { libc::getuid() } == 0;
+    if !root {
+        eprintln!("note: skipped: reading the agent's memory through /proc/PID/mem needs root");
+    }
+    root
+}
+
+/// The 32 bytes an `AGE-SECRET-KEY-1…` line encodes (bech32, checked by the agent itself).
+fn raw_secret(line: &str) -> Vec<u8> {
+    const CHARSET: &str = "qpzry9x8gf2tvdw0s3jn54khce6mua7l";
+    let lower = line.to_lowercase();
+    let data = &lower[lower.rfind('1').unwrap() + 1..];
+    let data = &data[..data.len() - 6];
+    let (mut acc, mut bits, mut out) = (0u32, 0u32, Vec::new());
+    for c in data.chars() {
+        acc = (acc << 5) | CHARSET.find(c).unwrap() as u32;
+        bits += 5;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    assert_eq!(out.len(), 32);
+    out
+}
+
+/// Which of `needles` occur anywhere in the readable memory of process `pid`.
+fn found_in_memory(pid: u32, needles: &[(&'static str, Vec<u8>)]) -> Vec<&'static str> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    let mem = std::fs::File::open(format!("/proc/{pid}/mem")).unwrap();
+    let longest = needles.iter().map(|(_, n)| n.len()).max().unwrap();
+    let mut found = Vec::new();
+    for line in maps.lines() {
+        let mut parts = line.split_whitespace();
+        let (range, perms) = (parts.next().unwrap(), parts.next().unwrap());
+        if !perms.starts_with('r') || line.ends_with("[vvar]") || line.ends_with("[vsyscall]") {
+            continue;
+        }
+        let (start, end) = range.split_once('-').unwrap();
+        let (start, end) = (u64::from_str_radix(start, 16).unwrap(), u64::from_str_radix(end, 16).unwrap());
+        // In windows that overlap by a needle's length, so none is missed at a boundary.
+        let mut at = start;
+        let mut buf = vec![0u8; 1 << 20];
+        while at < end {
+            let n = ((end - at) as usize).min(buf.len());
+            let Ok(n) = mem.read_at(&mut buf[..n], at) else { break };
+            if n == 0 {
+                break;
+            }
+            for (name, needle) in needles {
+                if !found.contains(name) && buf[..n].windows(needle.len()).any(|w| w == needle) {
+                    found.push(*name);
+                }
+            }
+            if at + (n as u64) >= end {
+                break;
+            }
+            at += (n - longest.min(n - 1)) as u64;
+        }
+    }
+    found
+}
+
+/// An agent holding one key, a file sealed to it alone, and a file sealed to it among 20
+/// recipients (too much work for the accepting thread: a connection's own thread answers).
+fn agent_with_a_key() -> (Agent, Vec<(&'static str, Vec<u8>)>) {
+    let a = Agent::start(&[]);
+    let (key, public) = keypair(a.dir.path(), "k");
+    seal(&public, b"one recipient", &a.path("one.hs"));
+    let mut many = vec![hyperseal::recipient::parse_recipient(&public).unwrap()];
+    for _ in 0..19 {
+        let other = hyperseal::recipient::generate(hyperseal::recipient::Kind::X25519).unwrap();
+        many.push(hyperseal::recipient::parse_recipient(&other.public).unwrap());
+    }
+    std::fs::write(a.path("many.hs"), hyperseal::encrypt(&many, b"twenty recipients").unwrap()).unwrap();
+    let text = std::fs::read_to_string(&key).unwrap();
+    let line = text.lines().find(|l| l.starts_with("AGE-SECRET-KEY-1")).unwrap().to_string();
+    let needles = vec![
+        ("the key's text", line.as_bytes().to_vec()),
+        ("the key's text in lower case", line.to_lowercase().into_bytes()),
+        ("the raw secret", raw_secret(&line)),
+    ];
+    a.ok(&["agent", "add", key.to_str().unwrap()]);
+    std::fs::remove_file(&key).unwrap();
+    let held = found_in_memory(a.pid(), &needles);
+    assert!(held.contains(&"the key's text"), "the control: the key is held right after add ({held:?})");
+    (a, needles)
+}
+
+fn use_it(a: &Agent) {
+    assert_eq!(a.ok(&["decrypt", "one.hs"]), b"one recipient");
+    assert_eq!(a.ok(&["decrypt", "many.hs"]), b"twenty recipients");
+}
+
+fn assert_gone(a: &Agent, needles: &[(&'static str, Vec<u8>)], after: &str) {
+    let left = found_in_memory(a.pid(), needles);
+    assert!(left.is_empty(), "after {after}, the agent's memory still holds {left:?}");
+}
+
+#[test]
+fn nothing_of_a_key_is_left_after_remove() {
+    if !is_root() {
+        return;
+    }
+    let (a, needles) = agent_with_a_key();
+    a.ok(&["agent", "remove", "--all"]);
+    assert!(!a.run(&["decrypt", "one.hs"]).status.success());
+    assert_gone(&a, &needles, "remove --all");
+}
+
+#[test]
+fn nothing_of_a_key_is_left_after_it_was_used_and_removed() {
+    if !is_root() {
+        return;
+    }
+    let (a, needles) = agent_with_a_key();
+    use_it(&a);
+    a.ok(&["agent", "remove", "--all"]);
+    assert!(!a.run(&["decrypt", "one.hs"]).status.success());
+    assert_gone(&a, &needles, "remove --all");
+}
+
+#[test]
+fn nothing_of_a_key_is_left_after_lock() {
+    if !is_root() {
+        return;
+    }
+    let (a, needles) = agent_with_a_key();
+    use_it(&a);
+    let (status, stderr) = a.lock(true, "lock pass");
+    assert_eq!(status, 0, "{stderr}");
+    assert_gone(&a, &needles, "lock");
+}
+
+#[test]
+fn nothing_of_a_key_is_left_after_a_lock_that_follows_an_unlock() {
+    if !is_root() {
+        return;
+    }
+    let (a, needles) = agent_with_a_key();
+    let (status, stderr) = a.lock(true, "lock pass");
+    assert_eq!(status, 0, "{stderr}");
+    let (status, stderr) = a.lock(false, "lock pass");
+    assert_eq!(status, 0, "{stderr}");
+    let (status, stderr) = a.lock(true, "lock pass");
+    assert_eq!(status, 0, "{stderr}");
+    assert_gone(&a, &needles, "lock, unlock and lock");
+}
