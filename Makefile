@@ -124,7 +124,8 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 strace:
 	@command -v strace >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace; }
 
-tools: age tag-plugin ssh-keygen strace test-plugin venv c2sp-vectors rage
+TOOLS_LIST := age tag-plugin ssh-keygen strace test-plugin venv c2sp-vectors rage
+tools: $(TOOLS_LIST)
 
 # The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.
 python: $(VENV)/.installed
@@ -140,19 +141,47 @@ $(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_
 	@mkdir -p $(GOBIN)
 	cd $(TEST_PLUGIN) && GOFLAGS=-mod=mod go build -o $(GOBIN)/age-plugin-hstest .
 
-# HYPERSEAL_REQUIRE_PEERS: a test whose real peer (age, openssl, the C2SP vectors…) is missing
-# fails here instead of skipping with a note, as it may in a bare `cargo test`. `python` first:
-# the bench's python table test (crates/hyperseal-bench/tests) needs the built package.
-test: tools lint wasm-core wasm-deps python
-	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace
-	$(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
-	@$(CARGO) run --release -q -p sm4-simd --example backends
-	$(MAKE) test-portable
-	@if [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node test; fi
-	$(MAKE) python-test
-	$(MAKE) wasm-test
-	$(MAKE) dist
-	$(MAKE) dist-test
+# `make test` runs in stages, each timed by .ci/stage; the table is printed at the end (or at
+# the first failure). HYPERSEAL_REQUIRE_PEERS: a test whose real peer (age, openssl, the C2SP
+# vectors…) is missing fails here instead of skipping with a note, as it may in a bare `cargo
+# test`. `python` before the cargo tests: the bench's python table test
+# (crates/hyperseal-bench/tests) needs the built package.
+#
+# On a machine that has not built them yet, the tools that later stages need and that need no
+# apt-get (rage for the agent tests, MinIO for Python's, the packaging tools for dist) are built
+# in the background from the start, niced, each under a lock of its own: the Rust builds leave
+# a core idle in their serial steps (linking, LTO, aws-lc's CMake), and the downloads wait on the
+# network. A stage that needs one takes its lock (waits for it) and makes it again: a no-op when
+# the background built it, and the error in the foreground when it failed. Where the tools are
+# cached, all of this takes seconds.
+STAGES := $(CURDIR)/target/test-stages.tsv
+STAGE := bash .ci/stage $(STAGES)
+LOCKS := $(CURDIR)/target/tool-locks
+LATER_TOOLS := rage minio cargo-cyclonedx auditwheel wheel-tools
+TEST_TOOLS := $(filter-out rage,$(TOOLS_LIST))
+tool-after = for t in $(1); do flock $(LOCKS)/$$t.lock $(MAKE) -s $$t || exit 1; done
+
+test:
+	@$(STAGE) --begin && mkdir -p $(LOCKS)
+	@# A plain `make` here, not $$(MAKE): `make -n test` must not start builds.
+	@(for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; done) > target/later-tools.log 2>&1 &
+	@$(STAGE) tools $(MAKE) $(TEST_TOOLS)
+	@$(STAGE) lint $(MAKE) lint
+	@$(STAGE) wasm $(MAKE) wasm-core wasm-deps
+	@$(STAGE) python-build $(MAKE) python
+	@$(STAGE) wait:rage bash -c '$(call tool-after,rage)'
+	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace
+	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
+	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
+	@$(STAGE) test-portable $(MAKE) test-portable
+	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
+	@$(STAGE) wait:minio bash -c '$(call tool-after,minio)'
+	@$(STAGE) python-test $(MAKE) python-test
+	@$(STAGE) wasm-test $(MAKE) wasm-test
+	@$(STAGE) wait:dist-tools bash -c '$(call tool-after,$(LATER_TOOLS))'
+	@$(STAGE) dist $(MAKE) dist
+	@$(STAGE) dist-test $(MAKE) dist-test
+	@$(STAGE) --report
 
 # The library for WebAssembly: the portable RustCrypto backend (crates/hyperseal/src/crypto/),
 # since aws-lc and ring do not build for wasm32-unknown-unknown.
