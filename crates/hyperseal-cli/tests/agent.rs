@@ -321,3 +321,18 @@ fn a_key_whose_lifetime_ended_while_locked_never_comes_back_and_the_others_keep_
     assert!(!lines[0].contains("forgotten in"), "b had no lifetime: {list}");
     assert!(!list.contains(&public_a), "{list}");
 }
+
+#[test]
+fn a_socket_named_by_its_file_name_alone_is_in_the_working_directory() {
+    let a = Agent::start(&[]);
+    let (key, public) = keypair(a.dir.path(), "k");
+    let o = Command::new(BIN)
+        .args(["agent", "add", key.to_str().unwrap()])
+        .current_dir(a.path("run/hyperseal"))
+        .env("HYPERSEAL_AGENT_SOCK", "agent.sock")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8(a.ok(&["agent", "list"])).unwrap().contains(&public));
+}

@@ -169,7 +169,8 @@ fn client_socket() -> Result<PathBuf> {
 fn check_socket_dir() -> Result<()> {
     #[cfg(unix)]
     if let Some(dir) = client_socket()?.parent() {
-        server::check_dir(dir)?;
+        // A bare file name (HYPERSEAL_AGENT_SOCK=agent.sock) is in the working directory.
+        server::check_dir(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })?;
     }
     Ok(())
 }
