@@ -237,3 +237,35 @@ fn a_file_reached_twice_is_rekeyed_once() {
         assert_eq!(r, r#"{"X25519":2}"#, "f{i:02}");
     }
 }
+
+/// A run stopped after a rewrite's rename and before it removed the old file's second name
+/// (`.NAME.hyperseal-old`, the old version, which still opens for the old recipients): the
+/// file's header is the one the run was about to write, so the resumed run counts it done, and
+/// the second name must go then too. The state is made by hand: a finished run whose last
+/// manifest record (`done`) is taken back, and the old version at the second name.
+#[test]
+fn a_second_name_left_by_a_run_stopped_after_its_rename_is_removed_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (me, my_pub) = keypair(d, "me", "x25519");
+    let (_, new_pub) = keypair(d, "new", "x25519");
+    let t = d.join("tree");
+    fs::create_dir(&t).unwrap();
+    fs::write(d.join("plain"), b"the old version").unwrap();
+    ok(&hs(&["encrypt", "-q", "-r", &my_pub, "-o", p(&t.join("f.hs")), p(&d.join("plain"))], None));
+    let old = fs::read(t.join("f.hs")).unwrap();
+    let run = || hs(&["rekey", "-i", &me, "--add", &new_pub, "--recursive", p(&t)], None);
+    let first = run();
+    assert!(String::from_utf8_lossy(&first.stderr).contains("rewritten"), "{}", ok(&first));
+    let manifest = t.join(".hyperseal-rekey.manifest");
+    let text = fs::read_to_string(&manifest).unwrap();
+    let last = text.trim_end_matches('\n').rfind('\n').unwrap();
+    assert!(text[last + 1..].starts_with("done\t"), "{text}");
+    fs::write(&manifest, &text[..last + 1]).unwrap();
+    let second_name = t.join(".f.hs.hyperseal-old");
+    fs::write(&second_name, &old).unwrap();
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success() && err.contains("1 already done"), "{err}");
+    assert!(!second_name.exists(), "the old version is left beside the file: {err}");
+}

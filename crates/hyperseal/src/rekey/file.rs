@@ -391,7 +391,7 @@ fn restore_moved_copy(path: &Path) -> Result<(), Error> {
 
 /// A second name left by a rewrite that was killed while it replaced the file: removed (it is
 /// the old version, which still opens for the old recipients) and reported.
-fn remove_stale_copy(path: &Path) -> Result<bool, Error> {
+pub(super) fn remove_stale_copy(path: &Path) -> Result<bool, Error> {
     let copy = old_copy_path(path);
     match Stamp::of_link(&copy) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),

@@ -27,7 +27,7 @@ use std::sync::Mutex;
 use sha2::{Digest, Sha256};
 
 use super::beneath::{self, Place};
-use super::file::{recover_checked, rekey_file_with, Checks, FileOptions, Written};
+use super::file::{recover_checked, rekey_file_with, remove_stale_copy, Checks, FileOptions, Written};
 use super::manifest::{key, Manifest, Record};
 use super::unlock::{stanzas_of, unlock, Window};
 use super::walk::{Entry, Walk, WalkOptions};
@@ -295,8 +295,13 @@ fn checked(path: &Path, expect: FileId, job: &Job<'_, '_>, name: &str) -> TreeOu
     match state {
         // Exactly the header this change's run wrote: done.
         Some(Record::Done { after }) if after == now => return TreeOutcome::AlreadyDone,
-        // The header this change's run was about to write when it was stopped: written.
+        // The header this change's run was about to write when it was stopped: written. A run
+        // stopped between the rewrite's rename and the removal of the old file's second name
+        // left that name behind, and it still opens for the old recipients: it goes now.
         Some(Record::Begun { before, planned }) if planned == now => {
+            if let Err(e) = remove_stale_copy(path) {
+                return classify(e);
+            }
             return match manifest().done(name, &before, &now) {
                 Ok(()) => TreeOutcome::AlreadyDone,
                 Err(e) => TreeOutcome::Failed(unchanged(e)),
