@@ -276,3 +276,43 @@ fn a_removed_file_is_not_brought_back_from_a_stale_second_name() {
     assert!(!o.status.success(), "a removed file was re-keyed: {}", stderr(&o));
     assert!(!Path::new(&file).exists(), "the removed file came back from its stale second name");
 }
+
+/// A file that is empty, or not opened by the identities, fails before
+/// anything is written, and says so as every failure of a file's re-key does (a writer that
+/// truncated the file just before the re-key read it is the case that matters).
+#[test]
+fn a_file_that_fails_before_any_write_says_nothing_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (me, _) = common::keypair(d, "me", "x25519");
+    let (_, other_pub) = common::keypair(d, "other", "x25519");
+    fs::write(d.join("empty.hs"), b"").unwrap();
+    fs::write(d.join("plain"), b"x").unwrap();
+    ok(&hs(
+        &[
+            "encrypt",
+            "-q",
+            "-r",
+            &other_pub,
+            "-o",
+            d.join("theirs.hs").to_str().unwrap(),
+            d.join("plain").to_str().unwrap(),
+        ],
+        None,
+    ));
+    for (name, hint) in [("empty.hs", "no bytes at all"), ("theirs.hs", "other keys")] {
+        for rotate in [false, true] {
+            let f = d.join(name);
+            let before = fs::read(&f).unwrap();
+            let args = match rotate {
+                false => vec!["rekey", "-i", &me, "--add", &other_pub, f.to_str().unwrap()],
+                true => vec!["rekey", "--rotate", "-i", &me, "-r", &other_pub, f.to_str().unwrap()],
+            };
+            let o = hs(&args, None);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{name}");
+            assert!(err.contains("nothing changed") && err.contains(hint), "{name} (rotate {rotate}): {err}");
+            assert_eq!(fs::read(&f).unwrap(), before, "{name}");
+        }
+    }
+}

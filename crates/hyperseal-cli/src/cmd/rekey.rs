@@ -104,8 +104,8 @@ fn rekey(file: &Path, ids: &[Box<dyn Identity>], change: &Change, a: &RekeyArgs)
         }
         None => change,
     };
-    let report =
-        rekey_file(file, ids, change, &file_options(a)).map_err(|e| output_error(e, a.output.as_deref()))?;
+    let report = rekey_file(file, ids, change, &file_options(a))
+        .map_err(|e| output_error(before_any_write(e), a.output.as_deref()))?;
     say_recovered(file, report.recovered.as_ref());
     let p = &report.plan;
     if a.dry_run {
@@ -138,7 +138,7 @@ fn rotate(file: &Path, ids: &[Box<dyn Identity>], change: Change, a: &RekeyArgs)
     let progress = bar.clone().map(|b| move |n: u64| b.set_position(n));
     let progress = progress.as_ref().map(|f| f as &(dyn Fn(u64) + Sync));
     let done = rotate_file(file, ids, &recipients, change.remove_own, &file_options(a), progress)
-        .map_err(|e| output_error(e, a.output.as_deref()));
+        .map_err(|e| output_error(before_any_write(e), a.output.as_deref()));
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -164,6 +164,19 @@ fn passphrase_for(file: &Path, p: &Path) -> Result<Box<dyn Recipient>> {
 }
 
 /// An output error keeps its `--force` hint.
+/// A file that is empty, not a hyperseal or age file, or opened by none of the identities fails
+/// before anything is read past its header: said as every other failure of a file's re-key is,
+/// with what the file was left as (the library leaves these bare, for a tree to count as skipped).
+fn before_any_write(e: hyperseal::Error) -> hyperseal::Error {
+    use hyperseal::Error;
+    match e {
+        e @ (Error::NoIdentityMatched | Error::UnknownFormat | Error::EmptyInput | Error::Armor(_)) => {
+            Error::Rekey { outcome: hyperseal::rekey::Outcome::Unchanged, source: Box::new(e) }
+        }
+        e => e,
+    }
+}
+
 fn output_error(e: hyperseal::Error, output: Option<&Path>) -> anyhow::Error {
     let exists = matches!(&e, hyperseal::Error::Io(io) if io.get_ref()
         .and_then(|i| i.downcast_ref::<hyperseal::output::OutputError>())
