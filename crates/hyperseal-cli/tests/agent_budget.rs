@@ -1,0 +1,88 @@
+//! A request's work is bounded by its deadline, and a full agent waits without spinning: every
+//! one of the 32 slots answers a request of 5,000 stanzas that each cost the agent an RSA
+//! private-key operation; each is answered within its deadline, the files left over "not
+//! tried", while a 33rd connection leaves the accepting thread asleep. A test binary of its own:
+//! it keeps both cores busy for its deadline, which would starve the timed checks of the other
+//! agent tests were they run beside it.
+
+mod agent_support;
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use agent_support::Agent;
+
+/// An SSH RSA key added to the agent, and `n` files of one stanza each that carries the key's
+/// tag and a damaged body: each costs the agent a private-key operation, then fails.
+fn costly_files(a: &Agent, n: usize) -> Vec<Vec<hyperseal::format::Stanza>> {
+    let key = a.path("rsa");
+    let o =
+        Command::new("ssh-keygen").args(["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f"]).arg(&key).output();
+    assert!(o.is_ok_and(|o| o.status.success()), "ssh-keygen (make ssh-keygen)");
+    a.ok(&["agent", "add", key.to_str().unwrap()]);
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let to = [hyperseal::recipient::parse_recipient(public.trim()).unwrap()];
+    let file = hyperseal::encrypt(&to, b"x").unwrap();
+    let header = hyperseal::Decryptor::from_slice(&file).unwrap();
+    let mut stanza = header.header().stanzas[0].clone();
+    assert_eq!(stanza.tag, "ssh-rsa");
+    stanza.body[7] ^= 1;
+    vec![vec![stanza]; n]
+}
+
+/// Voluntary context switches of the agent's accepting thread (its main thread) so far.
+fn wakeups(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("voluntary_ctxt_switches:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_request_works_within_its_deadline_and_a_full_agent_waits_without_spinning() {
+    let a = Agent::start(&[]);
+    let files = costly_files(&a, 5_000);
+    let sock = a.sock();
+    // Every slot answering a request of 5,000 private-key operations (minutes of work each
+    // on two cores, were it done).
+    let started = Instant::now();
+    let askers: Vec<_> = (0..hyperseal::limits::AGENT_CONNECTIONS)
+        .map(|_| {
+            let (sock, files) = (sock.clone(), files.clone());
+            std::thread::spawn(move || {
+                hyperseal::agent::AgentIdentity::new(sock)
+                    .with_timeout(Duration::from_secs(60))
+                    .unwrap_files(files)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(3));
+    // One more connection: the accepting thread waits for a slot, asleep.
+    let mut waiting = UnixStream::connect(&sock).unwrap();
+    let mut request = Vec::new();
+    hyperseal::agent::proto::write_message(&mut request, &hyperseal::agent::proto::Request::List.encode())
+        .unwrap();
+    waiting.write_all(&request).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = wakeups(a.pid());
+    std::thread::sleep(Duration::from_secs(1));
+    let woke = wakeups(a.pid()) - before;
+    assert!(woke < 50, "the accepting thread woke {woke} times in a second while every slot was answering");
+    for asker in askers {
+        let answers = asker.join().unwrap().expect("an answer within the agent's budget, not a timeout");
+        assert_eq!(answers.len(), files.len());
+        let untried = answers
+            .iter()
+            .filter(|r| matches!(r, Some(Err(e)) if e.to_string().contains("not tried")))
+            .count();
+        assert!(untried > 0, "every file was tried: the request's work was not bounded");
+    }
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(40), "the requests took {took:?}");
+    // The waiting connection is served once a slot is free.
+    waiting.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut answer = [0u8; 4];
+    waiting.read_exact(&mut answer).unwrap();
+}
