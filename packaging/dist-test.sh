@@ -93,7 +93,7 @@ hyperseal rekey -i me.key --add "$(hyperseal pubkey -i you.key)" report.pdf.hs
 hyperseal decrypt -i you.key -o again.pdf report.pdf.hs
 cmp report.pdf again.pdf
 hyperseal inspect --json report.pdf.hs > inspect.json
-grep -q '"format": "hyperseal/v1"' inspect.json
+grep -q '"version": "hyperseal/v1"' inspect.json
 hyperseal encrypt --format age -R me.pub -o report.pdf.age report.pdf
 EOF
 (cd "$T/tour" && bare PREFIX="$PREFIX" bash "$T/tour.sh" 2> "$T/tour.log") || { cat "$T/tour.log" >&2; exit 1; }
