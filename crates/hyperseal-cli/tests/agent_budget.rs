@@ -13,7 +13,7 @@ use std::os::unix::net::UnixStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use agent_support::Agent;
+use agent_support::{proc_status, Agent};
 
 /// An SSH RSA key added to the agent, and `n` files of one stanza each that carries the key's
 /// tag and a damaged body: each costs the agent a private-key operation, then fails.
@@ -31,13 +31,6 @@ fn costly_files(a: &Agent, n: usize) -> Vec<Vec<hyperseal::format::Stanza>> {
     assert_eq!(stanza.tag, "ssh-rsa");
     stanza.body[7] ^= 1;
     vec![vec![stanza]; n]
-}
-
-/// Voluntary context switches of the agent's accepting thread (its main thread) so far.
-fn wakeups(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("voluntary_ctxt_switches:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
 #[test]
@@ -66,9 +59,10 @@ fn a_request_works_within_its_deadline_and_a_full_agent_waits_without_spinning()
         .unwrap();
     waiting.write_all(&request).unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let before = wakeups(a.pid());
+    let before = proc_status(&format!("/proc/{0}/task/{0}/status", a.pid()), "voluntary_ctxt_switches");
     std::thread::sleep(Duration::from_secs(1));
-    let woke = wakeups(a.pid()) - before;
+    let woke =
+        proc_status(&format!("/proc/{0}/task/{0}/status", a.pid()), "voluntary_ctxt_switches") - before;
     assert!(woke < 50, "the accepting thread woke {woke} times in a second while every slot was answering");
     for asker in askers {
         let answers = asker.join().unwrap().expect("an answer within the agent's budget, not a timeout");

@@ -14,31 +14,11 @@ use std::os::unix::net::UnixStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use agent_support::{keypair, seal, Agent, BIN};
-
-fn is_root() -> bool {
-    // SAFETY: getuid cannot fail.
-    let root = unsafe { libc::getuid() } == 0;
-    if !root {
-        eprintln!("note: not root, so no other user to be: skipping");
-    }
-    root
-}
-
-fn chmod(path: &std::path::Path, mode: u32) {
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
-
-/// The agent's resident memory in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
+use agent_support::{chmod, is_root, keypair, proc_status, seal, Agent, BIN};
 
 #[test]
 fn another_user_is_refused_even_through_an_open_socket() {
-    if !is_root() {
+    if !is_root("what needs another user") {
         return;
     }
     let a = Agent::start(&[]);
@@ -112,7 +92,7 @@ fn start_refuses_a_symlinked_foreign_or_open_directory() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("mode is not 0700"), "{o:?}");
 
-    if is_root() {
+    if is_root("what needs another user") {
         chmod(&run.join("hyperseal"), 0o700);
         std::os::unix::fs::chown(run.join("hyperseal"), Some(65534), Some(65534)).unwrap();
         let o = start(&run);
@@ -128,7 +108,7 @@ fn hostile_clients_lose_their_own_connections_while_a_good_one_is_served() {
     let data = b"served all along".to_vec();
     seal(&public, &data, &a.path("f.hs"));
     a.ok(&["agent", "add", key.to_str().unwrap()]);
-    let before = rss_kib(a.pid());
+    let before = proc_status(&format!("/proc/{}/status", a.pid()), "VmRSS");
     let sock = a.sock();
 
     // A 4 GiB length prefix: refused from the prefix, the connection closed.
@@ -169,11 +149,11 @@ fn hostile_clients_lose_their_own_connections_while_a_good_one_is_served() {
         assert_eq!(a.ok(&["decrypt", "f.hs"]), data);
     }
     assert!(t.elapsed() < Duration::from_secs(8), "served in {:?}", t.elapsed());
-    let during = rss_kib(a.pid());
+    let during = proc_status(&format!("/proc/{}/status", a.pid()), "VmRSS");
     drop(crowd);
     slow.join().unwrap();
     assert_eq!(a.ok(&["decrypt", "f.hs"]), data);
-    let after = rss_kib(a.pid());
+    let after = proc_status(&format!("/proc/{}/status", a.pid()), "VmRSS");
     // Bounded: threads' stacks for the capped connections and nothing that grows with them.
     assert!(
         during < before + 64 * 1024 && after < before + 64 * 1024,
@@ -183,7 +163,7 @@ fn hostile_clients_lose_their_own_connections_while_a_good_one_is_served() {
 
 #[test]
 fn the_agent_is_not_dumpable() {
-    if !is_root() {
+    if !is_root("what needs another user") {
         return;
     }
     // An ordinary user's agent: its own runtime directory, the binary it can run.
@@ -232,6 +212,6 @@ fn large_requests_share_one_memory_budget() {
         })
         .count();
     assert_eq!(busy, 1);
-    let before = rss_kib(a.pid());
+    let before = proc_status(&format!("/proc/{}/status", a.pid()), "VmRSS");
     assert!(before < 64 * 1024, "the announced bodies were not allocated up front: {before} KiB");
 }

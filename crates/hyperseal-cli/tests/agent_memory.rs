@@ -10,16 +10,9 @@ mod common;
 
 use std::os::unix::fs::FileExt;
 
-use agent_support::{keypair, seal, Agent};
+use agent_support::{is_root, keypair, seal, Agent};
 
-fn is_root() -> bool {
-    // SAFETY: getuid cannot fail.
-    let root = unsafe { libc::getuid() } == 0;
-    if !root {
-        eprintln!("note: skipped: reading the agent's memory through /proc/PID/mem needs root");
-    }
-    root
-}
+const SCAN: &str = "reading the agent's memory through /proc/PID/mem";
 
 /// The 32 bytes an `AGE-SECRET-KEY-1…` line encodes (bech32, checked by the agent itself).
 fn raw_secret(line: &str) -> Vec<u8> {
@@ -115,7 +108,7 @@ fn assert_gone(a: &Agent, needles: &[(&'static str, Vec<u8>)], after: &str) {
 
 #[test]
 fn nothing_of_a_key_is_left_after_remove() {
-    if !is_root() {
+    if !is_root(SCAN) {
         return;
     }
     let (a, needles) = agent_with_a_key();
@@ -126,7 +119,7 @@ fn nothing_of_a_key_is_left_after_remove() {
 
 #[test]
 fn nothing_of_a_key_is_left_after_it_was_used_and_removed() {
-    if !is_root() {
+    if !is_root(SCAN) {
         return;
     }
     let (a, needles) = agent_with_a_key();
@@ -138,7 +131,7 @@ fn nothing_of_a_key_is_left_after_it_was_used_and_removed() {
 
 #[test]
 fn nothing_of_a_key_is_left_after_lock() {
-    if !is_root() {
+    if !is_root(SCAN) {
         return;
     }
     let (a, needles) = agent_with_a_key();
@@ -150,7 +143,7 @@ fn nothing_of_a_key_is_left_after_lock() {
 
 #[test]
 fn nothing_of_a_key_is_left_after_a_lock_that_follows_an_unlock() {
-    if !is_root() {
+    if !is_root(SCAN) {
         return;
     }
     let (a, needles) = agent_with_a_key();

@@ -10,25 +10,11 @@ mod agent_support;
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agent_support::{keypair, seal, BIN};
-
-fn is_root() -> bool {
-    // SAFETY: getuid cannot fail.
-    let root = unsafe { libc::getuid() } == 0;
-    if !root {
-        eprintln!("note: not root, so no other user to be: skipping");
-    }
-    root
-}
-
-fn chmod(path: &Path, mode: u32) {
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
+use agent_support::{chmod, is_root, keypair, seal, BIN};
 
 /// Accepts connections at a socket and writes, for each, how many bytes it was sent.
 const LISTENER: &str = r#"
@@ -112,7 +98,7 @@ fn hyperseal(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> std::process::
 
 #[test]
 fn no_client_sends_a_byte_to_a_socket_another_user_planted() {
-    if !is_root() {
+    if !is_root("what needs another user") {
         return;
     }
     let top = tempfile::tempdir().unwrap();
@@ -183,7 +169,7 @@ fn start_refuses_a_socket_directory_another_user_could_move_away() {
     assert!(stderr.contains("is not sticky") && stderr.contains("hint:"), "{stderr}");
     assert!(!run.join("hyperseal/agent.sock").exists());
 
-    if is_root() {
+    if is_root("what needs another user") {
         // Another user's runtime directory: its owner may rename anything in it.
         chmod(&run, 0o755);
         std::os::unix::fs::chown(&run, Some(65534), Some(65534)).unwrap();

@@ -332,27 +332,20 @@ impl Agent {
                 };
                 let now = Instant::now();
                 let keys: Vec<_> = keys.into_iter().filter(|k| !k.expired(now)).collect();
-                let in_time = || Instant::now() < deadline;
-                Answer::Unwrapped(
-                    files
-                        .iter()
-                        .map(|f| {
-                            let mut out_of_time = !in_time();
-                            let answer = keys.iter().find_map(|k| match in_time() {
-                                true => k.unwrap(f),
-                                false => {
-                                    out_of_time = true;
-                                    None
-                                }
-                            });
-                            match (answer, out_of_time) {
-                                (Some(r), _) => Some(r.map_err(|e| e.to_string())),
-                                (None, true) => Some(Err(NOT_TRIED.to_string())),
-                                (None, false) => None,
-                            }
-                        })
-                        .collect(),
-                )
+                // Each file's keys are tried only while time is left; a file reached after
+                // that is answered NOT_TRIED, never silently "not ours".
+                let try_file = |f: &Vec<hyperseal::format::Stanza>| {
+                    for k in &keys {
+                        if Instant::now() >= deadline {
+                            return Some(Err(NOT_TRIED.to_string()));
+                        }
+                        if let Some(r) = k.unwrap(f) {
+                            return Some(r.map_err(|e| e.to_string()));
+                        }
+                    }
+                    None
+                };
+                Answer::Unwrapped(files.iter().map(try_file).collect())
             }
             Request::Add { name, bytes, passphrase, lifetime } => {
                 match Key::load(&name, &bytes, passphrase, lifetime) {

@@ -147,3 +147,25 @@ pub fn on_terminal(argv: &[&str], cwd: &Path, env: &[(&str, &str)], typed: &[&st
 pub fn error_lines(stderr: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(stderr).lines().filter(|l| l.contains("error:")).map(str::to_string).collect()
 }
+
+/// Whether the tests run as root (other users to be, other processes' memory to read); if not,
+/// says that `what` is skipped.
+pub fn is_root(what: &str) -> bool {
+    // SAFETY: getuid cannot fail.
+    let root = unsafe { libc::getuid() } == 0;
+    if !root {
+        eprintln!("note: not root: skipping {what}");
+    }
+    root
+}
+
+pub fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// The number in a `/proc/…/status` file's line `field:` (`VmRSS`, `voluntary_ctxt_switches`).
+pub fn proc_status(status_file: &str, field: &str) -> u64 {
+    let status = std::fs::read_to_string(status_file).unwrap();
+    let line = status.lines().find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':'))).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
