@@ -171,12 +171,9 @@ test('the CLI opens what Node re-keyed, and Node what the CLI re-keyed', { skip:
   samePayload(before, fs.readFileSync(file))
 })
 
-// The addon's own guarantee is tested in the library (a write lease and a snapshot); here the
-// fallback's: a save that lands between its read and its replacement wins. The save is made
-// right after the fallback reads the file (its read goes through fs.promises.readFile).
-test('a save made while rekeyFile runs wins, and the call rejects', { skip: (hs.backend !== 'wasm' && 'the addon holds a write lease (tested in the library)') || NOT_OVER_ITSELF }, async () => {
-  const { p } = sealedFile([a])
-  const saved = hs.encryptByPublicKey(Buffer.from('saved meanwhile'), [a.publicKey])
+// Another program saves `saved` over `p` right after the fallback reads it (its read goes
+// through fs.promises.readFile); returns the undo, for a call that never read.
+function saveDuringRead (p, saved) {
   const readFile = fs.promises.readFile
   fs.promises.readFile = async (...args) => {
     const bytes = await readFile(...args)
@@ -184,10 +181,20 @@ test('a save made while rekeyFile runs wins, and the call rejects', { skip: (hs.
     fs.writeFileSync(p, saved)
     return bytes
   }
+  return () => { fs.promises.readFile = readFile }
+}
+
+// The addon's own guarantee is tested in the library (a write lease and a snapshot); here the
+// fallback's: a save that lands between its read and its replacement wins. The save is made
+// right after the fallback reads the file (its read goes through fs.promises.readFile).
+test('a save made while rekeyFile runs wins, and the call rejects', { skip: (hs.backend !== 'wasm' && 'the addon holds a write lease (tested in the library)') || NOT_OVER_ITSELF }, async () => {
+  const { p } = sealedFile([a])
+  const saved = hs.encryptByPublicKey(Buffer.from('saved meanwhile'), [a.publicKey])
+  const restore = saveDuringRead(p, saved)
   try {
     await rejectsWith(hs.rekeyFile(p, a.privateKey, { recipients: [a.publicKey, b.publicKey] }), 'ERR_HYPERSEAL_IO')
   } finally {
-    fs.promises.readFile = readFile
+    restore()
   }
   assert.ok(fs.readFileSync(p).equals(saved), "the other program's save was replaced")
   assert.deepEqual(fs.readdirSync(path.dirname(p)), ['f.hs'], 'a temporary or second name was left')
@@ -215,17 +222,11 @@ test("another user's file at the predictable name .NAME.hyperseal-old is never r
     assert.deepEqual(fs.readdirSync(dir).sort(), ['.f.hs.hyperseal-old', 'f.hs'])
     // A call that fails after its read (a save made meanwhile) leaves it too.
     const saved = hs.encryptByPublicKey(Buffer.from('saved meanwhile'), [a.publicKey])
-    const readFile = fs.promises.readFile
-    fs.promises.readFile = async (...args) => {
-      const bytes = await readFile(...args)
-      fs.promises.readFile = readFile
-      fs.writeFileSync(p, saved)
-      return bytes
-    }
+    const restore = saveDuringRead(p, saved)
     try {
       await rejectsWith(hs.rekeyFile(p, a.privateKey, { add: c.publicKey }), 'ERR_HYPERSEAL_IO')
     } finally {
-      fs.promises.readFile = readFile
+      restore()
     }
     assert.ok(fs.readFileSync(p).equals(saved))
     assert.equal(fs.readFileSync(planted, 'utf8'), 'planted by another user')
