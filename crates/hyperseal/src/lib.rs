@@ -35,6 +35,7 @@ pub mod agent;
 pub mod c2sp;
 mod crypto;
 mod decrypt;
+pub mod detached;
 mod encrypt;
 mod error;
 mod file_key;
