@@ -27,7 +27,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build install bench-build test bench tools age minio tag-plugin ssh-keygen strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
+.PHONY: all build install bench-build test bench tools age age-header minio tag-plugin ssh-keygen strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
 	cargo-cyclonedx auditwheel wheel-tools arm64-root dist dist-test man-db \
 	build-windows build-arm64 age-cross test-plugin-windows cross-test-tools test-windows test-arm64
 
@@ -124,7 +124,7 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 strace:
 	@command -v strace >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace; }
 
-TOOLS_LIST := age tag-plugin ssh-keygen strace test-plugin venv c2sp-vectors rage
+TOOLS_LIST := age tag-plugin ssh-keygen strace test-plugin age-header venv c2sp-vectors rage
 tools: $(TOOLS_LIST)
 
 # The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.
@@ -140,6 +140,14 @@ test-plugin: $(GOBIN)/age-plugin-hstest
 $(GOBIN)/age-plugin-hstest: $(TEST_PLUGIN)/main.go $(TEST_PLUGIN)/go.mod $(TEST_PLUGIN)/go.sum
 	@mkdir -p $(GOBIN)
 	cd $(TEST_PLUGIN) && GOFLAGS=-mod=mod go build -o $(GOBIN)/age-plugin-hstest .
+
+# age v1.3.1's ExtractHeader and DecryptHeader as a command, the judge of `hyperseal header`
+# (tests/age_header.rs).
+AGE_HEADER := crates/hyperseal-cli/tests/support/age_header
+age-header: $(GOBIN)/age-header
+$(GOBIN)/age-header: $(AGE_HEADER)/main.go $(AGE_HEADER)/go.mod $(AGE_HEADER)/go.sum
+	@mkdir -p $(GOBIN)
+	cd $(AGE_HEADER) && GOFLAGS=-mod=mod go build -o $(GOBIN)/age-header .
 
 # `make test` runs in stages, each timed by .ci/stage; the table is printed at the end (or at
 # the first failure). HYPERSEAL_REQUIRE_PEERS: a test whose real peer (age, openssl, the C2SP
