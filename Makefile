@@ -15,6 +15,9 @@ AGE_CACHE := $(TOOLS_CACHE)/age/$(AGE_VERSION)/bin
 # MinIO, the S3 server of the Python tests (a pseudo-version: MinIO publishes no module tags).
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO := $(TOOLS_CACHE)/minio/$(MINIO_VERSION)/bin/minio
+# sops, the oracle of `rekey --sops` (crates/hyperseal-cli/tests/rekey_sops.rs).
+SOPS_VERSION := v3.13.3
+SOPS_CACHE := $(TOOLS_CACHE)/sops/$(SOPS_VERSION)/bin
 CARGO_FUZZ_VERSION := 0.13.2
 # The SBOM generator of `make dist` (CycloneDX's own, from crates.io) and the wheel checker.
 CARGO_CYCLONEDX_VERSION := 0.5.9
@@ -27,7 +30,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build install bench-build test bench tools age age-header minio tag-plugin ssh-keygen strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
+.PHONY: all build install bench-build test bench tools age age-header sops minio tag-plugin ssh-keygen strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
 	cargo-cyclonedx auditwheel wheel-tools arm64-root dist dist-test man-db \
 	build-windows build-arm64 age-cross test-plugin-windows cross-test-tools test-windows test-arm64
 
@@ -68,6 +71,13 @@ $(AGE_BINS) &:
 	@mkdir -p $(GOBIN) $(AGE_CACHE)
 	@[ -x $(AGE_CACHE)/age-plugin-batchpass ] || GOBIN=$(AGE_CACHE) GOFLAGS=-mod=mod go install filippo.io/age/cmd/...@$(AGE_VERSION)
 	for b in $(notdir $(AGE_BINS)); do ln -sfn $(AGE_CACHE)/$$b $(GOBIN)/$$b; done
+
+# sops from the Go module proxy, cached and linked as age is: the judge of the sops re-key.
+sops: $(GOBIN)/sops
+$(GOBIN)/sops:
+	@mkdir -p $(GOBIN) $(SOPS_CACHE)
+	@[ -x $(SOPS_CACHE)/sops ] || GOBIN=$(SOPS_CACHE) GOFLAGS=-mod=mod go install github.com/getsops/sops/v3/cmd/sops@$(SOPS_VERSION)
+	ln -sfn $(SOPS_CACHE)/sops $@
 
 # age's own test plugin for tag recipients (its fixed software keys open age1tag1/age1tagpq1
 # files: tests/age_tag.rs), from the same age module.
@@ -124,7 +134,7 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 strace:
 	@command -v strace >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace; }
 
-TOOLS_LIST := age tag-plugin ssh-keygen strace test-plugin age-header venv c2sp-vectors rage
+TOOLS_LIST := age sops tag-plugin ssh-keygen strace test-plugin age-header venv c2sp-vectors rage
 tools: $(TOOLS_LIST)
 
 # The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.

@@ -37,6 +37,8 @@ mod journal;
 mod manifest;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod rotate;
+#[cfg(feature = "sops")]
+pub mod sops;
 #[cfg(test)]
 mod tests;
 #[cfg(all(feature = "fs", any(unix, windows)))]

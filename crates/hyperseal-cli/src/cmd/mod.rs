@@ -9,11 +9,13 @@ pub mod c2sp;
 pub mod completions;
 pub mod decrypt;
 pub mod encrypt;
+pub mod header;
 pub mod identity;
 pub mod inspect;
 pub mod keys;
 pub mod rekey;
 mod rekey_common;
+mod rekey_sops;
 mod rekey_tree;
 
 use hyperseal::{Error, Suite};

@@ -15,6 +15,9 @@ use crate::errors::{hint, usage};
 use crate::io;
 
 pub fn run(a: RekeyArgs) -> Result<()> {
+    if a.sops {
+        return super::rekey_sops::run(&a);
+    }
     if a.output.is_some() && a.files.len() > 1 {
         return Err(usage(
             "-o takes one input file",

@@ -53,6 +53,10 @@ pub struct RekeyArgs {
     /// without it such a file is re-keyed only in place.
     #[arg(long = "split-links")]
     pub(super) split_links: bool,
+    /// sops files: change only the age entries of their `sops` metadata, to each file's
+    /// `.sops.yaml` creation rule unless -r/--add/--remove say otherwise.
+    #[arg(long)]
+    pub(super) sops: bool,
     /// Walk directories: every file under them that hyperseal or age can open (others are
     /// listed as skipped, never touched). Keeps a manifest, so a killed run resumes.
     #[arg(long)]

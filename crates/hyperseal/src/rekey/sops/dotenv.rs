@@ -1,0 +1,193 @@
+//! sops dotenv files, and the flattened metadata they share with INI files: the `sops` tree
+//! written one key a line (`age__list_0__map_enc`, `key_groups__list_1__map_age__list_0__map_recipient`),
+//! newlines in a value as `\n`. A group's age entries are a run of lines, written again as a
+//! whole run (the list indices follow the new order), an entry kept giving the same lines it had.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use super::{refuse, source_name, Entry, Group, Item, Layout, Meta, MAX_ENTRIES, MAX_GROUPS, OTHER_SOURCES};
+use crate::error::Error;
+
+/// One metadata line: its key with the format's prefix taken off, its value as written, and
+/// the bytes of the whole line (its newline included).
+pub(crate) struct Line<'a> {
+    pub key: &'a str,
+    pub value: &'a str,
+    pub span: Range<usize>,
+}
+
+/// The flattened metadata of a dotenv or INI file.
+pub(crate) struct Flat {
+    pub meta: Meta,
+    /// Per group, the lines its age entries take (`None` for a group without age entries).
+    pub regions: Vec<Option<Range<usize>>>,
+    /// Per group, the key prefix of its age list (`age__list_` or `key_groups__list_N__map_age__list_`).
+    pub prefixes: Vec<String>,
+}
+
+fn bad(what: &str) -> Error {
+    refuse(format!("malformed sops metadata: {what}"))
+}
+
+/// `\n` in a flattened value is a newline (sops writes no other escape there).
+pub(crate) fn unescape(v: &str) -> String {
+    v.replace("\\n", "\n")
+}
+
+pub(crate) fn escape(v: &str) -> String {
+    v.replace('\n', "\\n")
+}
+
+/// Reads `key` as `<list>__list_<n>__map_<rest>`.
+fn split_list<'k>(key: &'k str, list: &str) -> Option<(usize, &'k str)> {
+    let rest = key.strip_prefix(list)?.strip_prefix("__list_")?;
+    let (n, rest) = rest.split_once("__map_")?;
+    if n.is_empty() || n.len() > 6 || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((n.parse().ok()?, rest))
+}
+
+impl Flat {
+    pub(crate) fn read(text: &str, lines: &[Line<'_>]) -> Result<Flat, Error> {
+        if !lines.iter().any(|l| l.key == "mac") || !lines.iter().any(|l| l.key == "version") {
+            return Err(refuse("not a sops file: no `mac` or `version` in its metadata"));
+        }
+        let grouped = lines.iter().any(|l| l.key.starts_with("key_groups__"));
+        // (group, entry) → (recipient, enc, lines)
+        type Slot<'a> = (Option<&'a str>, Option<&'a str>, Vec<Range<usize>>);
+        let mut slots: BTreeMap<(usize, usize), Slot<'_>> = BTreeMap::new();
+        let mut others: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        let mut groups = if grouped { 0 } else { 1 };
+        for l in lines {
+            let (g, rest) = if grouped {
+                match split_list(l.key, "key_groups") {
+                    Some((g, rest)) => (g, rest),
+                    None => continue,
+                }
+            } else {
+                (0, l.key)
+            };
+            if g >= MAX_GROUPS {
+                return Err(crate::limits::too_many("key groups", MAX_GROUPS));
+            }
+            groups = groups.max(g + 1);
+            if let Some((i, field)) = split_list(rest, "age") {
+                if i >= MAX_ENTRIES {
+                    return Err(crate::limits::too_many("age entries in a key group", MAX_ENTRIES));
+                }
+                let slot = slots.entry((g, i)).or_default();
+                match field {
+                    "recipient" => slot.0 = Some(l.value),
+                    "enc" => slot.1 = Some(l.value),
+                    _ => return Err(bad("an unknown field in an age entry")),
+                }
+                slot.2.push(l.span.clone());
+                continue;
+            }
+            for (kind, field) in OTHER_SOURCES {
+                if let Some((_, f)) = split_list(rest, kind) {
+                    if f == field {
+                        others.entry(g).or_default().push(source_name(kind, l.value));
+                    }
+                }
+            }
+        }
+        let mut meta = Meta { groups: (0..groups).map(|_| Group::default()).collect() };
+        let mut spans: Vec<Vec<Range<usize>>> = vec![Vec::new(); groups];
+        for ((g, i), (recipient, enc, lines)) in slots {
+            let group = &mut meta.groups[g];
+            let (Some(recipient), Some(enc)) = (recipient, enc) else {
+                return Err(bad("an age entry without `recipient` and `enc`"));
+            };
+            if i != group.entries.len() {
+                return Err(bad("age list indices with a gap"));
+            }
+            let span = lines[0].clone();
+            spans[g].extend(lines);
+            group.entries.push(Entry { recipient: recipient.to_owned(), enc: unescape(enc), span });
+        }
+        for (g, o) in others {
+            meta.groups[g].others = o;
+        }
+        if meta.groups.iter().all(|g| g.entries.is_empty() && g.others.is_empty()) {
+            return Err(bad("no key source"));
+        }
+        // A group's age lines must be one run, to be written again as one.
+        let mut regions = Vec::new();
+        for s in &mut spans {
+            s.sort_by_key(|r| r.start);
+            let region = s.first().map(|f| f.start..s.last().map_or(f.end, |l| l.end));
+            if let Some(r) = &region {
+                if s.iter().map(|x| x.len()).sum::<usize>() != r.len() {
+                    return Err(refuse("a key group's age entries are not on consecutive lines"));
+                }
+                if !text[r.clone()].ends_with('\n') {
+                    return Err(bad("the file ends inside an age entry without a newline"));
+                }
+            }
+            regions.push(region);
+        }
+        let prefixes = (0..groups)
+            .map(|g| if grouped { format!("key_groups__list_{g}__map_age") } else { "age".to_owned() })
+            .collect();
+        Ok(Flat { meta, regions, prefixes })
+    }
+
+    /// The group's age lines written again, `line(key, value)` giving one line.
+    pub(crate) fn render(
+        &self,
+        group: usize,
+        items: &[Item<'_>],
+        line: impl Fn(&str, &str) -> String,
+    ) -> Result<(Range<usize>, String), Error> {
+        let region = self.regions[group].clone().ok_or_else(|| refuse("no age entry to write beside"))?;
+        let prefix = &self.prefixes[group];
+        let mut out = String::new();
+        for (i, item) in items.iter().enumerate() {
+            let (recipient, enc) = match item {
+                Item::Kept(e) => (e.recipient.as_str(), e.enc.as_str()),
+                Item::New { recipient, enc } => (*recipient, *enc),
+            };
+            // sops sorts the flattened keys: `enc` before `recipient`.
+            out.push_str(&line(&format!("{prefix}__list_{i}__map_enc"), &escape(enc)));
+            out.push_str(&line(&format!("{prefix}__list_{i}__map_recipient"), recipient));
+        }
+        Ok((region, out))
+    }
+}
+
+pub(crate) struct Dotenv {
+    flat: Flat,
+}
+
+impl Dotenv {
+    pub(crate) fn parse(text: &str) -> Result<Self, Error> {
+        let mut lines = Vec::new();
+        let mut at = 0;
+        for raw in text.split_inclusive('\n') {
+            let span = at..at + raw.len();
+            at += raw.len();
+            let l = raw.strip_suffix('\n').unwrap_or(raw);
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            // As sops reads a line: the key up to the first `=`.
+            let (key, value) = l.split_once('=').ok_or_else(|| refuse("not a sops file: a dotenv line without `=`"))?;
+            if let Some(key) = key.strip_prefix("sops_") {
+                lines.push(Line { key, value, span });
+            }
+        }
+        Ok(Dotenv { flat: Flat::read(text, &lines)? })
+    }
+}
+
+impl Layout for Dotenv {
+    fn meta(&self) -> &Meta {
+        &self.flat.meta
+    }
+    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<(Range<usize>, String), Error> {
+        self.flat.render(group, items, |k, v| format!("sops_{k}={v}\n"))
+    }
+}

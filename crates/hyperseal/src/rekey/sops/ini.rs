@@ -1,0 +1,62 @@
+//! sops INI files: the metadata is the `[sops]` section, flattened as in dotenv files
+//! ([`super::dotenv::Flat`]); go-ini pads every key of a section to the longest, and a new line
+//! is padded to the same column.
+
+use std::ops::Range;
+
+use super::dotenv::{Flat, Line};
+use super::{refuse, Item, Layout, Meta};
+use crate::error::Error;
+
+pub(crate) struct Ini {
+    flat: Flat,
+    /// The width keys are padded to in the `[sops]` section.
+    width: usize,
+}
+
+impl Ini {
+    pub(crate) fn parse(text: &str) -> Result<Self, Error> {
+        let mut lines = Vec::new();
+        let mut at = 0;
+        let mut in_sops = false;
+        let mut sections = 0;
+        let mut width = 0;
+        for raw in text.split_inclusive('\n') {
+            let span = at..at + raw.len();
+            at += raw.len();
+            let l = raw.trim_end_matches(['\n', '\r']).trim();
+            if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
+                continue;
+            }
+            if let Some(name) = l.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+                in_sops = name.trim() == "sops";
+                sections += usize::from(in_sops);
+                continue;
+            }
+            if !in_sops {
+                continue;
+            }
+            let raw_line = raw.trim_end_matches(['\n', '\r']);
+            let eq = raw_line.find('=').ok_or_else(|| refuse("not a sops file: an INI line without `=`"))?;
+            width = width.max(raw_line[..eq].trim_end().len());
+            let (key, value) = (raw_line[..eq].trim(), raw_line[eq + 1..].trim());
+            lines.push(Line { key, value, span });
+        }
+        match sections {
+            0 => return Err(refuse("not a sops file: no [sops] section")),
+            1 => {}
+            _ => return Err(refuse("malformed sops metadata: two [sops] sections")),
+        }
+        Ok(Ini { flat: Flat::read(text, &lines)?, width })
+    }
+}
+
+impl Layout for Ini {
+    fn meta(&self) -> &Meta {
+        &self.flat.meta
+    }
+    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<(Range<usize>, String), Error> {
+        let width = self.width;
+        self.flat.render(group, items, |k, v| format!("{k:<width$} = {v}\n"))
+    }
+}

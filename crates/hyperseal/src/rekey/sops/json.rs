@@ -1,0 +1,329 @@
+//! sops JSON files (and binary files, which sops stores as JSON): a strict JSON reader (RFC 8259)
+//! that records the byte range of every value, so an age entry (an object in the `age` array) is
+//! replaced by its range; new entries are written after the last one as sops (Go's
+//! encoding/json with its indentation) writes them.
+
+use std::ops::Range;
+
+use super::{meta_of, refuse, Item, Layout, Meta, Node};
+use crate::error::Error;
+
+/// Nesting deeper than this is refused (the reader recurses once per level).
+const MAX_DEPTH: usize = 256;
+
+pub(crate) struct Json<'a> {
+    text: &'a str,
+    meta: Meta,
+}
+
+struct Reader<'a> {
+    s: &'a [u8],
+    at: usize,
+}
+
+fn bad(what: &str) -> Error {
+    refuse(format!("not a sops file: JSON: {what}"))
+}
+
+impl<'a> Reader<'a> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.at) {
+            self.at += 1;
+        }
+    }
+    fn eat(&mut self, b: u8) -> Result<(), Error> {
+        self.ws();
+        if self.s.get(self.at) == Some(&b) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(bad(&format!("expected `{}` at byte {}", b as char, self.at)))
+        }
+    }
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.s.get(self.at).copied()
+    }
+
+    /// One value; `keep` false checks its syntax and builds nothing.
+    fn value(&mut self, depth: usize, keep: bool) -> Result<Option<Node>, Error> {
+        if depth > MAX_DEPTH {
+            return Err(crate::limits::too_many("JSON nesting levels", MAX_DEPTH));
+        }
+        let start = {
+            self.ws();
+            self.at
+        };
+        match self.peek() {
+            Some(b'{') => {
+                self.at += 1;
+                let mut entries = Vec::new();
+                if self.peek() == Some(b'}') {
+                    self.at += 1;
+                } else {
+                    loop {
+                        self.ws();
+                        let key = self.string()?;
+                        self.eat(b':')?;
+                        let child = self.value(depth + 1, keep)?;
+                        if let Some(v) = child {
+                            entries.push((key, v));
+                        }
+                        match self.peek() {
+                            Some(b',') => self.at += 1,
+                            Some(b'}') => {
+                                self.at += 1;
+                                break;
+                            }
+                            _ => return Err(bad("expected `,` or `}`")),
+                        }
+                    }
+                }
+                Ok(keep.then(|| Node::Map(entries, start..self.at)))
+            }
+            Some(b'[') => {
+                self.at += 1;
+                let mut items = Vec::new();
+                if self.peek() == Some(b']') {
+                    self.at += 1;
+                } else {
+                    loop {
+                        if let Some(v) = self.value(depth + 1, keep)? {
+                            items.push(v);
+                        }
+                        match self.peek() {
+                            Some(b',') => self.at += 1,
+                            Some(b']') => {
+                                self.at += 1;
+                                break;
+                            }
+                            _ => return Err(bad("expected `,` or `]`")),
+                        }
+                    }
+                }
+                Ok(keep.then(|| Node::Seq(items, start..self.at)))
+            }
+            Some(b'"') => {
+                let s = self.string()?;
+                Ok(keep.then(|| Node::Str(s, start..self.at)))
+            }
+            Some(_) => {
+                self.scalar()?;
+                let text = String::from_utf8_lossy(&self.s[start..self.at]).into_owned();
+                Ok(keep.then(|| Node::Str(text, start..self.at)))
+            }
+            None => Err(bad("ends early")),
+        }
+    }
+
+    /// `true`, `false`, `null` or a number.
+    fn scalar(&mut self) -> Result<(), Error> {
+        for word in [&b"true"[..], b"false", b"null"] {
+            if self.s[self.at..].starts_with(word) {
+                self.at += word.len();
+                return Ok(());
+            }
+        }
+        let start = self.at;
+        if self.s.get(self.at) == Some(&b'-') {
+            self.at += 1;
+        }
+        let digits = |r: &mut Self| {
+            let from = r.at;
+            while r.s.get(r.at).is_some_and(u8::is_ascii_digit) {
+                r.at += 1;
+            }
+            r.at > from
+        };
+        if !digits(self) {
+            return Err(bad(&format!("unexpected byte at {start}")));
+        }
+        if self.s.get(self.at) == Some(&b'.') {
+            self.at += 1;
+            if !digits(self) {
+                return Err(bad("a number without digits after `.`"));
+            }
+        }
+        if let Some(b'e' | b'E') = self.s.get(self.at) {
+            self.at += 1;
+            if let Some(b'+' | b'-') = self.s.get(self.at) {
+                self.at += 1;
+            }
+            if !digits(self) {
+                return Err(bad("a number without an exponent"));
+            }
+        }
+        Ok(())
+    }
+
+    /// A string, unescaped (surrogate pairs joined; a lone surrogate is refused).
+    fn string(&mut self) -> Result<String, Error> {
+        if self.s.get(self.at) != Some(&b'"') {
+            return Err(bad("expected a string"));
+        }
+        self.at += 1;
+        let mut out = String::new();
+        loop {
+            let run = self.at;
+            while let Some(&b) = self.s.get(self.at) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.at += 1;
+            }
+            // Whole UTF-8 characters: the input is a &str and the run stops at ASCII only.
+            out.push_str(std::str::from_utf8(&self.s[run..self.at]).map_err(|_| bad("not UTF-8"))?);
+            match self.s.get(self.at) {
+                Some(b'"') => {
+                    self.at += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.at += 1;
+                    let c = *self.s.get(self.at).ok_or_else(|| bad("ends in a string"))?;
+                    self.at += 1;
+                    match c {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let hi = self.hex4()?;
+                            let c = if (0xd800..0xdc00).contains(&hi) {
+                                if self.s.get(self.at..self.at + 2) != Some(b"\\u") {
+                                    return Err(bad("a lone surrogate"));
+                                }
+                                self.at += 2;
+                                let lo = self.hex4()?;
+                                if !(0xdc00..0xe000).contains(&lo) {
+                                    return Err(bad("a lone surrogate"));
+                                }
+                                0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00)
+                            } else {
+                                hi
+                            };
+                            out.push(char::from_u32(c).ok_or_else(|| bad("a lone surrogate"))?);
+                        }
+                        _ => return Err(bad("an unknown escape")),
+                    }
+                }
+                _ => return Err(bad("a control character or the end in a string")),
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u32, Error> {
+        let h = self.s.get(self.at..self.at + 4).ok_or_else(|| bad("a short \\u escape"))?;
+        let h = std::str::from_utf8(h).ok().and_then(|h| u32::from_str_radix(h, 16).ok());
+        self.at += 4;
+        h.ok_or_else(|| bad("a bad \\u escape"))
+    }
+}
+
+/// A JSON string as Go's encoding/json writes it (it also escapes `<`, `>` and `&`).
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+impl<'a> Json<'a> {
+    pub(crate) fn parse(text: &'a str) -> Result<Self, Error> {
+        let mut r = Reader { s: text.as_bytes(), at: 0 };
+        if r.peek() != Some(b'{') {
+            return Err(bad("not an object"));
+        }
+        r.at += 1;
+        let mut sops = None;
+        if r.peek() != Some(b'}') {
+            loop {
+                r.ws();
+                let key = r.string()?;
+                r.eat(b':')?;
+                let is_sops = key == "sops";
+                let v = r.value(1, is_sops)?;
+                if is_sops {
+                    if sops.is_some() {
+                        return Err(refuse("malformed sops metadata: two `sops` keys"));
+                    }
+                    sops = v;
+                }
+                match r.peek() {
+                    Some(b',') => r.at += 1,
+                    Some(b'}') => break,
+                    _ => return Err(bad("expected `,` or `}`")),
+                }
+            }
+        }
+        r.at += 1;
+        if r.peek().is_some() {
+            return Err(bad("bytes after the object"));
+        }
+        let sops = sops.ok_or_else(|| refuse("not a sops file: no `sops` metadata"))?;
+        Ok(Json { text, meta: meta_of(&sops)? })
+    }
+
+    /// The whitespace before `at` on its line (the indentation of what starts there).
+    fn indent_at(&self, at: usize) -> &str {
+        let line = self.text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let ind = &self.text[line..at];
+        if ind.trim().is_empty() { ind } else { "" }
+    }
+}
+
+impl Layout for Json<'_> {
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<(Range<usize>, String), Error> {
+        let entries = &self.meta.groups[group].entries;
+        let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+            return Err(refuse("no age entry to write beside"));
+        };
+        let outer = self.indent_at(first.span.start);
+        let sep = match entries.get(1) {
+            Some(second) => self.text[first.span.end..second.span.start].to_owned(),
+            None => format!(",\n{outer}"),
+        };
+        // The indentation of the first entry's keys, to write a new entry's the same way.
+        let inner = {
+            let body = &self.text[first.span.clone()];
+            let key = body.find('"').unwrap_or(0);
+            let line = body[..key].rfind('\n').map(|i| &body[i + 1..key]);
+            line.filter(|l| l.trim().is_empty()).map(str::to_owned)
+        };
+        let mut parts = Vec::new();
+        for item in items {
+            parts.push(match item {
+                Item::Kept(e) => self.text[e.span.clone()].to_owned(),
+                Item::New { recipient, enc } => match &inner {
+                    Some(inner) => format!(
+                        "{{\n{inner}\"enc\": {},\n{inner}\"recipient\": {}\n{outer}}}",
+                        quote(enc),
+                        quote(recipient)
+                    ),
+                    None => format!("{{\"enc\":{},\"recipient\":{}}}", quote(enc), quote(recipient)),
+                },
+            });
+        }
+        Ok((first.span.start..last.span.end, parts.join(&sep)))
+    }
+}

@@ -1,0 +1,253 @@
+//! sops YAML files: the `sops` mapping found by a YAML 1.2 parser's events (saphyr-parser), each
+//! age entry a run of whole lines (a block sequence item) that is kept, dropped, or written
+//! after the last one in the same indentation as the entries already there.
+
+use std::ops::Range;
+
+use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
+
+use super::{meta_of, refuse, Item, Layout, Meta, Node};
+use crate::error::Error;
+
+/// Nesting deeper than this is refused: the parser's own depth is the input's, and the
+/// metadata is three levels deep.
+const MAX_DEPTH: usize = 256;
+
+pub(crate) struct Yaml<'a> {
+    text: &'a str,
+    meta: Meta,
+    /// Per group: the column of an entry's `-` and of its keys, and of its `enc` block's lines.
+    style: Vec<(usize, usize, usize)>,
+}
+
+/// Byte offsets from the parser's positions (lines, and columns in characters).
+struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Lines { text, starts }
+    }
+    fn byte(&self, m: &Marker) -> usize {
+        let Some(&start) = self.starts.get(m.line().saturating_sub(1)) else { return self.text.len() };
+        let line = &self.text[start..];
+        start + line.char_indices().nth(m.col()).map_or(line.len(), |(i, _)| i)
+    }
+    fn line_start(&self, byte: usize) -> usize {
+        self.text[..byte].rfind('\n').map_or(0, |i| i + 1)
+    }
+}
+
+struct Events<'a> {
+    parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+}
+
+impl<'a> Events<'a> {
+    fn next(&mut self) -> Result<(Event<'a>, Span), Error> {
+        match self.parser.next_event() {
+            Some(Ok(ev)) => Ok(ev),
+            Some(Err(e)) => Err(refuse(format!("not a sops file: YAML: {e}"))),
+            None => Err(refuse("not a sops file: YAML ends early")),
+        }
+    }
+}
+
+/// Builds the value that starts with `first`; `keep` false skips it (a value outside `sops`).
+fn node(ev: &mut Events<'_>, lines: &Lines<'_>, first: (Event<'_>, Span), depth: usize, keep: bool) -> Result<Option<Node>, Error> {
+    if depth > MAX_DEPTH {
+        return Err(crate::limits::too_many("YAML nesting levels", MAX_DEPTH));
+    }
+    let (e, span) = first;
+    let start = lines.byte(&span.start);
+    match e {
+        Event::Scalar(v, _, _, _) => Ok(keep.then(|| Node::Str(v.into_owned(), start..lines.byte(&span.end)))),
+        Event::Alias(_) if !keep => Ok(None),
+        Event::Alias(_) => Err(refuse("malformed sops metadata: a YAML alias")),
+        Event::SequenceStart(..) => {
+            let mut items = Vec::new();
+            loop {
+                let next = ev.next()?;
+                if matches!(next.0, Event::SequenceEnd) {
+                    return Ok(keep.then(|| Node::Seq(items, start..lines.byte(&next.1.start))));
+                }
+                if let Some(n) = node(ev, lines, next, depth + 1, keep)? {
+                    items.push(n);
+                }
+            }
+        }
+        Event::MappingStart(..) => {
+            let mut entries = Vec::new();
+            loop {
+                let next = ev.next()?;
+                if matches!(next.0, Event::MappingEnd) {
+                    return Ok(keep.then(|| Node::Map(entries, start..lines.byte(&next.1.start))));
+                }
+                let key = match (&next.0, keep) {
+                    (Event::Scalar(k, _, _, _), true) => Some(k.to_string()),
+                    (_, true) => return Err(refuse("malformed sops metadata: a key that is not a string")),
+                    _ => None,
+                };
+                node(ev, lines, next, depth + 1, false)?;
+                let value = ev.next()?;
+                if let Some(v) = node(ev, lines, value, depth + 1, keep)? {
+                    entries.push((key.unwrap_or_default(), v));
+                }
+            }
+        }
+        _ => Err(refuse("not a sops file: unexpected YAML")),
+    }
+}
+
+impl<'a> Yaml<'a> {
+    pub(crate) fn parse(text: &'a str) -> Result<Self, Error> {
+        let lines = Lines::new(text);
+        let mut ev = Events { parser: Parser::new_from_str(text) };
+        let mut sops = None;
+        let mut documents = 0;
+        loop {
+            let (e, _) = ev.next()?;
+            match e {
+                Event::StreamStart | Event::DocumentEnd => {}
+                Event::StreamEnd => break,
+                Event::DocumentStart(_) => documents += 1,
+                Event::MappingStart(..) if documents == 1 => {
+                    // The top level: keep only the `sops` value.
+                    loop {
+                        let k = ev.next()?;
+                        if matches!(k.0, Event::MappingEnd) {
+                            break;
+                        }
+                        let is_sops = matches!(&k.0, Event::Scalar(s, ScalarStyle::Plain | ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted, _, _) if s == "sops");
+                        node(&mut ev, &lines, k, 1, false)?;
+                        let v = ev.next()?;
+                        let n = node(&mut ev, &lines, v, 1, is_sops)?;
+                        if is_sops {
+                            if sops.is_some() {
+                                return Err(refuse("malformed sops metadata: two `sops` keys"));
+                            }
+                            sops = n;
+                        }
+                    }
+                }
+                _ => return Err(refuse("not a sops file: the YAML is not one mapping")),
+            }
+        }
+        if documents != 1 {
+            return Err(refuse("not a sops file: not one YAML document"));
+        }
+        let sops = sops.ok_or_else(|| refuse("not a sops file: no `sops` metadata"))?;
+        let mut meta = meta_of(&sops)?;
+
+        // Each entry as whole lines: from its own line to the next entry's, and the last to
+        // the line of what follows the list.
+        let lists: Vec<Option<&Node>> = match sops_groups(&sops) {
+            Some(groups) => groups.iter().map(|g| age_list(g)).collect(),
+            None => vec![age_list(&sops)],
+        };
+        let mut style = Vec::new();
+        for (group, list) in meta.groups.iter_mut().zip(lists) {
+            let Some(Node::Seq(items, seq_span)) = list else {
+                style.push((0, 0, 0));
+                continue;
+            };
+            let mut ends: Vec<usize> = items.iter().skip(1).map(|i| lines.line_start(i.span().start)).collect();
+            let tail = lines.line_start(seq_span.end);
+            if text[tail..seq_span.end].trim().is_empty() && tail > items.last().map_or(0, |i| i.span().start) {
+                ends.push(tail);
+            } else {
+                ends.push(seq_span.end);
+            }
+            for (entry, end) in group.entries.iter_mut().zip(ends) {
+                entry.span = lines.line_start(entry.span.start)..end;
+            }
+            style.push(Self::style_of(text, group.entries.first().map(|e| e.span.clone())));
+        }
+        for e in meta.groups.iter().flat_map(|g| &g.entries) {
+            if text[e.span.clone()].trim_start().starts_with('[') || !text[e.span.clone()].ends_with('\n') {
+                return Err(refuse("malformed sops metadata: an age list in flow style"));
+            }
+        }
+        Ok(Yaml { text, meta, style })
+    }
+
+    /// The columns of an entry as sops wrote it: `- ` at one, its keys two further, the `enc`
+    /// block's lines where the first entry has them.
+    fn style_of(text: &str, first: Option<Range<usize>>) -> (usize, usize, usize) {
+        let Some(span) = first else { return (0, 2, 4) };
+        let body = &text[span];
+        let dash = body.len() - body.trim_start_matches(' ').len();
+        let keys = dash + 2;
+        let block = body
+            .lines()
+            .find(|l| l.trim_start().starts_with("-----BEGIN"))
+            .map_or(keys + 2, |l| l.len() - l.trim_start_matches(' ').len());
+        (dash, keys, block)
+    }
+}
+
+fn sops_groups(sops: &Node) -> Option<&[Node]> {
+    match sops {
+        Node::Map(m, _) => m.iter().find(|(k, _)| k == "key_groups").and_then(|(_, v)| match v {
+            Node::Seq(s, _) => Some(&s[..]),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+fn age_list(group: &Node) -> Option<&Node> {
+    match group {
+        Node::Map(m, _) => m.iter().find(|(k, _)| k == "age").map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+impl Layout for Yaml<'_> {
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<(Range<usize>, String), Error> {
+        let entries = &self.meta.groups[group].entries;
+        let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+            return Err(refuse("no age entry to write beside"));
+        };
+        let (dash, keys, block) = self.style[group];
+        let mut out = String::new();
+        for item in items {
+            match item {
+                Item::Kept(e) => out.push_str(&self.text[e.span.clone()]),
+                Item::New { recipient, enc } => {
+                    // As sops (yaml.v3) writes an entry: `enc` first, a literal block.
+                    out.push_str(&format!("{:dash$}- enc: |\n", ""));
+                    for line in enc.lines() {
+                        out.push_str(&format!("{:block$}{line}\n", ""));
+                    }
+                    out.push_str(&format!("{:keys$}recipient: {recipient}\n", ""));
+                }
+            }
+        }
+        Ok((first.span.start..last.span.end, out))
+    }
+}
+
+/// A whole one-document YAML file as a tree (`.sops.yaml`).
+pub(crate) fn document(text: &str) -> Result<Node, Error> {
+    let lines = Lines::new(text);
+    let mut ev = Events { parser: Parser::new_from_str(text) };
+    let mut root = None;
+    loop {
+        let (e, span) = ev.next()?;
+        match e {
+            Event::StreamStart | Event::DocumentStart(_) | Event::DocumentEnd => {}
+            Event::StreamEnd => break,
+            _ if root.is_none() => root = node(&mut ev, &lines, (e, span), 0, true)?,
+            _ => return Err(refuse("more than one YAML document")),
+        }
+    }
+    root.ok_or_else(|| refuse("an empty YAML file"))
+}
