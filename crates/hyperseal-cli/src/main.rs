@@ -45,6 +45,9 @@ enum Command {
     Decrypt(cmd::decrypt::DecryptArgs),
     /// Describe an encrypted file (format, suite, recipients, sizes); never prints secrets.
     Inspect(cmd::inspect::InspectArgs),
+    /// Detached headers, as age 1.3's: extract a file's header, and open it alone (perhaps on
+    /// another machine) to a file key that `decrypt --file-key-fd` opens the payload with.
+    Header(cmd::header::HeaderArgs),
     /// Change who can open encrypted files without re-encrypting them (in place where the new
     /// header fits); --rotate re-encrypts under a fresh file key.
     ///
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Command::Encrypt(a) => cmd::encrypt::run(a),
         Command::Decrypt(a) => cmd::decrypt::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
+        Command::Header(a) => cmd::header::run(a),
         Command::Rekey(a) => cmd::rekey::run(a),
         #[cfg(any(unix, windows))]
         Command::Agent(a) => cmd::agent::run(a),

@@ -28,6 +28,11 @@ pub struct DecryptArgs {
     /// Decrypt with the passphrase on the first line of FILE.
     #[arg(long = "passphrase-file")]
     passphrase_file: Option<PathBuf>,
+    /// Decrypt with the file key read from descriptor N (what `header decrypt --file-key-fd`
+    /// wrote, e.g. `3<key.bin`) instead of identities.
+    #[arg(long = "file-key-fd", value_name = "N", value_parser = clap::value_parser!(i32).range(0..),
+          conflicts_with_all = ["identities", "plugins", "passphrase_file", "identity_passphrase_file"])]
+    file_key_fd: Option<i32>,
     /// Output file (default: stdout). Written only if the whole file authenticates.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
@@ -78,6 +83,8 @@ pub fn run(a: DecryptArgs) -> Result<()> {
             ))
         }
     }
+    // Read before any file is opened: the descriptor is the caller's, by number.
+    let file_key = a.file_key_fd.map(super::header::file_key_identity).transpose()?;
     let mut identities: Vec<Box<dyn Identity>> =
         super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
     identities.extend(super::identity::plugin_identities(&a.plugins)?);
@@ -100,10 +107,13 @@ pub fn run(a: DecryptArgs) -> Result<()> {
     if let Some(t) = a.threads {
         dec = dec.threads(t);
     }
+    if let Some(key) = file_key {
+        identities.push(super::header::check_file_key(dec.header(), key)?);
+    }
     if let Some(p) = passphrase.take() {
         identities.push(recipient::passphrase_identity_for(dec.header(), p));
     }
-    if !dec.header().is_passphrase() {
+    if !dec.header().is_passphrase() && a.file_key_fd.is_none() {
         identities.extend(super::identity::agent_identity());
     }
     if identities.is_empty() {

@@ -10,6 +10,7 @@ pub mod completions;
 pub mod decrypt;
 pub mod encrypt;
 pub mod header;
+pub mod header;
 pub mod identity;
 pub mod inspect;
 pub mod keys;

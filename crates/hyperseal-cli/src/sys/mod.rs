@@ -16,5 +16,8 @@ pub use windows::*;
 #[cfg(unix)]
 pub mod agent_unix;
 
+// A descriptor named by number (`--file-key-fd`).
+pub mod fd;
+
 // Zeroing what a key passed through in the agent process (its allocator and stacks).
 pub mod wipe;

@@ -1,0 +1,27 @@
+//! A descriptor the caller named by number (`--file-key-fd N`): a file key crosses from one
+//! command to the next through it, never through a file name that another process could open.
+
+use std::fs::File;
+use std::io;
+
+/// A new handle on the caller's descriptor `fd` (a duplicate, so the descriptor itself stays
+/// the caller's and is closed by nobody here).
+#[cfg(unix)]
+pub fn named_descriptor(fd: i32) -> io::Result<File> {
+    #![allow(unsafe_code)] // fcntl and borrowing a descriptor by number: no safe wrappers.
+    use std::os::fd::BorrowedFd;
+    // SAFETY: F_GETFD only asks whether `fd` is open; it reads and changes nothing.
+    if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(io::Error::new(io::ErrorKind::NotFound, "not open"));
+    }
+    // SAFETY: `fd` is open (checked above); the borrow ends at the duplicate, and the commands
+    // take it before they open anything of their own, so no handle of this process owns `fd`.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    Ok(File::from(borrowed.try_clone_to_owned()?))
+}
+
+/// Windows passes handles, not numbered descriptors, to a child.
+#[cfg(not(unix))]
+pub fn named_descriptor(_fd: i32) -> io::Result<File> {
+    Err(io::Error::new(io::ErrorKind::Unsupported, "--file-key-fd needs a Unix system"))
+}
