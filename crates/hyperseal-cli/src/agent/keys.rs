@@ -11,6 +11,8 @@ use hyperseal::recipient::{self, Callbacks, Identity};
 use hyperseal::{identity_file, Error, FileKey, Profile};
 use zeroize::Zeroizing;
 
+use super::pin::{self, PinCache, PluginCallbacks, Relay};
+
 /// One added identity file.
 pub struct Key {
     name: String,
@@ -22,6 +24,10 @@ pub struct Key {
     recipient: String,
     fingerprint: String,
     expires: Option<Instant>,
+    /// A file of plugin identities: the plugin runs in the agent, with this PIN cache.
+    plugin: Option<Arc<PluginCallbacks>>,
+    /// How long a PIN the plugin accepted is cached (`None`: as long as the key).
+    pin_ttl: Option<Duration>,
 }
 
 /// The passphrase given at `add`, for the identity file it came with; records whether the
@@ -36,14 +42,15 @@ impl Callbacks for Given {
         self.asked.store(true, Ordering::SeqCst);
         self.passphrase.clone()
     }
-    // Plugins (`AGE-PLUGIN-…`) are refused, the default: they stay with their plugins.
+    // Plugins are refused here, the default: a file of plugin identities is loaded with its
+    // own callbacks (`pin.rs`).
 }
 
 /// Why an `add` did not take.
 pub enum AddError {
     /// The file is protected and no passphrase (or a wrong one) came with it.
     NeedPassphrase(String),
-    /// Anything else: the file is not an identity file, or holds a plugin identity.
+    /// Anything else: the file is not an identity file.
     Refused(String),
 }
 
@@ -56,6 +63,7 @@ impl Key {
         bytes: &[u8],
         passphrase: Option<Zeroizing<String>>,
         lifetime: u64,
+        pin_ttl: u64,
     ) -> Result<Key, AddError> {
         let given = Arc::new(Given { passphrase, asked: AtomicBool::new(false) });
         let failed = |e: Error, given: &Given| match e {
@@ -64,12 +72,14 @@ impl Key {
                 AddError::NeedPassphrase(e.to_string())
             }
             e if e.to_string().contains("incorrect passphrase") => AddError::NeedPassphrase(e.to_string()),
-            e if e.to_string().contains("plugin") => AddError::Refused(format!(
-                "{e} (plugin identities stay with their plugins: give them to age or hyperseal directly)"
-            )),
             e => AddError::Refused(e.to_string()),
         };
         let text = identity_file::text_of(bytes, given.as_ref()).map_err(|e| failed(e, &given))?;
+        let expires = (lifetime > 0).then(|| Instant::now() + Duration::from_secs(lifetime));
+        let pin_ttl = (pin_ttl > 0).then(|| Duration::from_secs(pin_ttl));
+        if let Some(names) = plugin_names(&text) {
+            return Key::load_plugin(name, text, names, expires, pin_ttl);
+        }
         let identities =
             recipient::parse_identities_with(&text, given.clone()).map_err(|e| failed(e, &given))?;
         let recipients =
@@ -89,12 +99,41 @@ impl Key {
         }
         let recipient = describe(&text);
         let fingerprint = fingerprint(&recipient);
-        let expires = (lifetime > 0).then(|| Instant::now() + Duration::from_secs(lifetime));
         let passphrase = match Arc::try_unwrap(given) {
             Ok(g) => g.passphrase,
             Err(g) => g.passphrase.clone(),
         };
-        Ok(Key { name: name.to_string(), text, passphrase, identities, recipient, fingerprint, expires })
+        let (plugin, name) = (None, name.to_string());
+        Ok(Key { name, text, passphrase, identities, recipient, fingerprint, expires, plugin, pin_ttl })
+    }
+
+    /// A file of plugin identities (`AGE-PLUGIN-…`). It is not proven at `add`: that would run
+    /// the plugin, and ask for a PIN or a touch, with no client to ask; the first file it opens
+    /// proves it. Its fingerprint is of its text (a plugin identity has no recipient we can
+    /// write), under a label of its own.
+    fn load_plugin(
+        name: &str,
+        text: Zeroizing<String>,
+        names: Vec<String>,
+        expires: Option<Instant>,
+        pin_ttl: Option<Duration>,
+    ) -> Result<Key, AddError> {
+        let callbacks = Arc::new(PluginCallbacks {
+            cache: PinCache::new(pin_ttl),
+            serving: std::sync::atomic::AtomicBool::new(false),
+        });
+        let identities = recipient::parse_identities_with(&text, callbacks.clone())
+            .map_err(|e| AddError::Refused(e.to_string()))?;
+        callbacks.serving.store(true, Ordering::SeqCst);
+        let recipient = names.iter().map(|n| format!("age-plugin-{n}")).collect::<Vec<_>>().join(" ");
+        let fingerprint = fingerprint(&format!("hyperseal agent plugin identity\n{}", text.as_str()));
+        let (name, plugin) = (name.to_string(), Some(callbacks));
+        Ok(Key { name, text, passphrase: None, identities, recipient, fingerprint, expires, plugin, pin_ttl })
+    }
+
+    /// Whether it is a file of plugin identities (its plugin runs in the agent).
+    pub fn is_plugin(&self) -> bool {
+        self.plugin.is_some()
     }
 
     /// Whether its lifetime is over at `now`.
@@ -103,8 +142,17 @@ impl Key {
     }
 
     /// This key's answer for one file's stanzas: the first definite answer of its identities.
-    pub fn unwrap(&self, stanzas: &[hyperseal::format::Stanza]) -> Option<Result<FileKey, Error>> {
-        self.identities.iter().find_map(|id| id.unwrap_stanzas(stanzas))
+    /// A plugin key asks through `relay` (the client that sent the request), if any.
+    pub fn unwrap(
+        &self,
+        stanzas: &[hyperseal::format::Stanza],
+        relay: Option<Arc<dyn Relay>>,
+    ) -> Option<Result<FileKey, Error>> {
+        let try_all = || self.identities.iter().find_map(|id| id.unwrap_stanzas(stanzas));
+        match &self.plugin {
+            None => try_all(),
+            Some(callbacks) => pin::with_run(callbacks, relay, try_all),
+        }
     }
 
     /// Whether `selector` names it: its fingerprint (or a prefix of 8 or more characters),
@@ -124,6 +172,20 @@ impl Key {
             expires_in: self.expires.map_or(0, |t| t.saturating_duration_since(now).as_secs().max(1)),
         }
     }
+}
+
+/// The plugin names of a text of plugin identities, or `None` if it holds any other kind (a
+/// file mixing both is loaded as a plain file: its plugin lines are refused there).
+fn plugin_names(text: &str) -> Option<Vec<String>> {
+    let mut names = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        if !line.starts_with("AGE-PLUGIN-") {
+            return None;
+        }
+        // One that does not decode is left to the plain path, which says why.
+        names.push(recipient::plugin::identity_data(line).ok()?.0);
+    }
+    (!names.is_empty()).then_some(names)
 }
 
 /// The recipient of an identity file's text, for `list`: its public keys, or the kind of a PEM
@@ -158,7 +220,8 @@ pub struct Store {
 /// another key's record onto its entry.
 struct Sealed {
     ciphertext: Vec<u8>,
-    entries: Vec<(Entry, Option<Instant>)>,
+    /// Each key's entry, when it expires and its PIN lifetime.
+    entries: Vec<(Entry, Option<Instant>, Option<Duration>)>,
 }
 
 impl Store {
@@ -185,7 +248,7 @@ impl Store {
         let now = Instant::now();
         match &self.sealed {
             None => Answer::Entries(self.keys.iter().map(|k| k.entry(now)).collect()),
-            Some(s) => Answer::Entries(s.entries.iter().map(|(e, _)| e.clone()).collect()),
+            Some(s) => Answer::Entries(s.entries.iter().map(|(e, _, _)| e.clone()).collect()),
         }
     }
 
@@ -202,7 +265,7 @@ impl Store {
     pub fn expire(&mut self, now: Instant) {
         self.keys.retain(|k| !k.expired(now));
         if let Some(s) = &mut self.sealed {
-            s.entries.retain(|(_, t)| t.is_none_or(|t| t > now));
+            s.entries.retain(|(_, t, _)| t.is_none_or(|t| t > now));
         }
     }
 
@@ -223,7 +286,7 @@ impl Store {
         let to = [recipient::passphrase_recipient(Profile::Hyperseal, passphrase)];
         let ciphertext = hyperseal::encrypt(&to, &plain).map_err(|e| e.to_string())?;
         let now = Instant::now();
-        let entries = self.keys.iter().map(|k| (k.entry(now), k.expires)).collect();
+        let entries = self.keys.iter().map(|k| (k.entry(now), k.expires, k.pin_ttl)).collect();
         self.sealed = Some(Sealed { ciphertext, entries });
         self.keys.clear();
         Ok(())
@@ -244,7 +307,7 @@ impl Store {
         let records = records(&plain).ok_or(SEALED_DAMAGED)?;
         let now = Instant::now();
         let mut keys = Vec::new();
-        for (entry, expires) in &sealed.entries {
+        for (entry, expires, pin_ttl) in &sealed.entries {
             if expires.is_some_and(|t| t <= now) {
                 continue;
             }
@@ -257,7 +320,8 @@ impl Store {
             }
             let pass = (!pass.is_empty()).then(|| Zeroizing::new(String::from_utf8_lossy(pass).into_owned()));
             let left = expires.map_or(0, |t| t.saturating_duration_since(now).as_secs().max(1));
-            let key = match Key::load(&entry.name, text, pass, left) {
+            let pin_ttl = pin_ttl.map_or(0, |t| t.as_secs());
+            let key = match Key::load(&entry.name, text, pass, left, pin_ttl) {
                 Ok(k) => k,
                 Err(AddError::NeedPassphrase(e) | AddError::Refused(e)) => return Err(e),
             };
@@ -319,7 +383,7 @@ mod tests {
 
     fn key(name: &str, lifetime: u64) -> Key {
         let k = generate(Kind::X25519).unwrap();
-        Key::load(name, format!("{}\n", k.secret.as_str()).as_bytes(), None, lifetime).ok().unwrap()
+        Key::load(name, format!("{}\n", k.secret.as_str()).as_bytes(), None, lifetime, 0).ok().unwrap()
     }
 
     fn pass() -> Zeroizing<String> {

@@ -1,8 +1,10 @@
-//! The identity agent's process (Unix): the keys it holds (`keys.rs`), its socket and
-//! connections (`server.rs`), and `age-plugin-hyperseal`, through which age reaches it
+//! The identity agent's process (Unix): the keys it holds (`keys.rs`), plugin keys' PIN cache
+//! and the relay of their questions to the client (`pin.rs`), its socket and connections
+//! (`server.rs`), and `age-plugin-hyperseal`, through which age reaches it
 //! (`plugin.rs`). Its command line is `cmd/agent.rs`; its protocol and client are the
 //! library's (`hyperseal::agent`).
 
 pub mod keys;
+pub mod pin;
 pub mod plugin;
 pub mod server;

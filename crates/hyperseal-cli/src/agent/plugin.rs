@@ -1,8 +1,11 @@
 //! `age-plugin-hyperseal`: the hyperseal binary started under that name speaks age's plugin
-//! protocol (the `identity-v1` state machine of age's plugin spec) and forwards every file's
-//! stanzas to the agent named in the identity (`AGE-PLUGIN-HYPERSEAL-1…`, the socket path), all
-//! files of the run in one request. So age, rage and every age client open files with the
-//! agent's keys without a prompt.
+//! protocol and reaches the agent named in the identity (`AGE-PLUGIN-HYPERSEAL-1…`, the socket
+//! path). So age, rage and every age client use the agent's keys without a prompt:
+//! * `identity-v1` forwards every file's stanzas to the agent, all files of the run in one
+//!   request; what a plugin key in the agent asks (a PIN it has not cached, a touch, a
+//!   confirmation) comes back here and is asked through the age client's own prompts;
+//! * `recipient-v1` with `add-identity` (age's `-e -i agent.txt`) wraps the file key to the
+//!   recipients of the keys the agent holds, as age does for an identity file.
 //!
 //! The client (age) is read as input like any other: lines within one header line's budget,
 //! bodies within a stanza's, everything within one agent message's.
@@ -10,23 +13,28 @@
 use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
+use std::sync::Mutex;
+
+use hyperseal::agent::proto::{Answer, Request};
 use hyperseal::agent::{self, AgentIdentity};
-use hyperseal::format::{decode_b64, Stanza};
-use hyperseal::limits;
+use hyperseal::format::{decode_b64, encode_b64, Stanza};
+use hyperseal::recipient::{self, Callbacks};
+use hyperseal::{limits, FileKey};
+use zeroize::Zeroizing;
 
 /// Whether the program was started as `age-plugin-hyperseal`.
 pub fn invoked_as_plugin(argv0: &std::ffi::OsStr) -> bool {
     std::path::Path::new(argv0).file_stem().is_some_and(|n| n == "age-plugin-hyperseal")
 }
 
-/// The plugin's `main`: `--age-plugin=identity-v1` is served; `recipient-v1` is refused (the
-/// agent holds identities; encrypt to their recipients).
+/// The plugin's `main`: `--age-plugin=identity-v1` and `recipient-v1`.
 pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
     let state = args.iter().find_map(|a| a.to_str()?.strip_prefix("--age-plugin=").map(str::to_string));
-    let (stdin, stdout) = (io::stdin(), io::stdout());
+    // Unlocked handles: the age client's prompts are asked from the agent's client thread.
+    let (mut stdin, mut stdout) = (io::BufReader::new(io::stdin()), io::stdout());
     let result = match state.as_deref() {
-        Some("identity-v1") => identity_v1(&mut stdin.lock(), &mut stdout.lock()),
-        Some("recipient-v1") => recipient_v1(&mut stdin.lock(), &mut stdout.lock()),
+        Some("identity-v1") => identity_v1(&mut stdin, &mut stdout),
+        Some("recipient-v1") => recipient_v1(&mut stdin, &mut stdout),
         _ => {
             eprintln!("age-plugin-hyperseal: run by age (age -d -i FILE, with FILE from `hyperseal agent identity`)");
             return ExitCode::from(2);
@@ -114,12 +122,56 @@ fn command<R: BufRead>(
     r: &mut Reader<R>,
     args: &[&str],
     body: &[u8],
-) -> io::Result<()> {
+) -> io::Result<Message> {
     send(out, args, body)?;
-    r.message().map(drop)
+    r.message()
 }
 
-fn identity_v1(input: &mut impl BufRead, out: &mut impl Write) -> io::Result<()> {
+/// The age client as the user's prompt: what a plugin key in the agent asks is asked through
+/// age's `msg`, `confirm`, `request-public` and `request-secret` (age shows them on its
+/// terminal, or answers `fail` where it has none).
+struct AgeClient<'c, 'r, R, W> {
+    io: Mutex<(&'c mut Reader<'r, R>, &'c mut W)>,
+}
+
+impl<R: BufRead + Send, W: Write + Send> AgeClient<'_, '_, R, W> {
+    /// Sends one request; `Some` with the answer's arguments and body if age said `ok`.
+    fn ask(&self, args: &[&str], body: &[u8]) -> Option<Message> {
+        let mut io = self.io.lock().unwrap_or_else(|p| p.into_inner());
+        let (r, out) = &mut *io;
+        let reply = command(*out, r, args, body).ok()?;
+        (reply.args.first().map(String::as_str) == Some("ok")).then_some(reply)
+    }
+}
+
+impl<R: BufRead + Send, W: Write + Send> Callbacks for AgeClient<'_, '_, R, W> {
+    fn display_message(&self, message: &str) {
+        self.ask(&["msg"], message.as_bytes());
+    }
+
+    fn confirm(&self, message: &str, yes: &str, no: Option<&str>) -> Option<bool> {
+        let (yes, no) = (encode_b64(yes.as_bytes()), no.map(|n| encode_b64(n.as_bytes())));
+        let mut args = vec!["confirm", yes.as_str()];
+        args.extend(no.as_deref());
+        let reply = self.ask(&args, message.as_bytes())?;
+        match reply.args.get(1).map(String::as_str) {
+            Some("yes") => Some(true),
+            Some("no") => Some(false),
+            _ => None,
+        }
+    }
+
+    fn request_public_string(&self, description: &str) -> Option<String> {
+        String::from_utf8(self.ask(&["request-public"], description.as_bytes())?.body).ok()
+    }
+
+    fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>> {
+        let body = Zeroizing::new(self.ask(&["request-secret"], description.as_bytes())?.body);
+        std::str::from_utf8(&body).ok().map(|s| Zeroizing::new(s.to_string()))
+    }
+}
+
+fn identity_v1<R: BufRead + Send, W: Write + Send>(input: &mut R, out: &mut W) -> io::Result<()> {
     let mut r = Reader { inner: input, left: limits::AGENT_MESSAGE };
     let mut identities = Vec::new();
     let mut files: Vec<Vec<Stanza>> = Vec::new();
@@ -148,8 +200,11 @@ fn identity_v1(input: &mut impl BufRead, out: &mut impl Write) -> io::Result<()>
     let mut answered = vec![false; files.len()];
     for (i, id) in identities.iter().enumerate() {
         let index = i.to_string();
-        let answers =
-            agent::socket_of(id).and_then(|path| AgentIdentity::new(path).unwrap_files(files.clone()));
+        let answers = {
+            let client = AgeClient { io: Mutex::new((&mut r, &mut *out)) };
+            agent::socket_of(id)
+                .and_then(|path| AgentIdentity::new(path).unwrap_files_with(files.clone(), Some(&client)))
+        };
         let answers = match answers {
             Ok(a) => a,
             Err(e) => {
@@ -163,9 +218,9 @@ fn identity_v1(input: &mut impl BufRead, out: &mut impl Write) -> io::Result<()>
             }
             let file = f.to_string();
             match answer {
-                Some(Ok(key)) => command(out, &mut r, &["file-key", &file], key.expose())?,
+                Some(Ok(key)) => drop(command(out, &mut r, &["file-key", &file], key.expose())?),
                 Some(Err(e)) => {
-                    command(out, &mut r, &["error", "stanza", &file, "0"], e.to_string().as_bytes())?
+                    command(out, &mut r, &["error", "stanza", &file, "0"], e.to_string().as_bytes())?;
                 }
                 None => continue,
             }
@@ -175,14 +230,93 @@ fn identity_v1(input: &mut impl BufRead, out: &mut impl Write) -> io::Result<()>
     send(out, &["done"], &[])
 }
 
+/// `recipient-v1`: each `add-identity` (an agent's identity) stands for the recipients of the
+/// keys that agent holds (`list`); every file key is wrapped to all of them here, with the
+/// library's own recipients. Plugin keys in the agent have no recipient it can write, and are
+/// left out (with a note); an agent with no recipient at all is an error for its identity.
 fn recipient_v1(input: &mut impl BufRead, out: &mut impl Write) -> io::Result<()> {
     let mut r = Reader { inner: input, left: limits::AGENT_MESSAGE };
-    while r.message()?.args.first().map(String::as_str) != Some("done") {}
-    command(
-        out,
-        &mut r,
-        &["error", "internal"],
-        b"the hyperseal agent holds identities only: encrypt to their recipients (hyperseal agent list)",
-    )?;
+    let (mut identities, mut keys, mut labels_asked) = (Vec::new(), Vec::new(), false);
+    loop {
+        let m = r.message()?;
+        match m.args.first().map(String::as_str) {
+            Some("add-identity") if m.args.len() == 2 => identities.push(m.args[1].clone()),
+            Some("add-recipient") => {
+                command(out, &mut r, &["error", "internal"], b"age-plugin-hyperseal has no recipients of its own: use the agent's identity (hyperseal agent identity)")?;
+                return send(out, &["done"], &[]);
+            }
+            Some("wrap-file-key") if keys.len() < limits::PLUGIN_STANZAS => {
+                let key =
+                    FileKey::from_slice(&m.body).ok_or_else(|| bad("a file key of the wrong length"))?;
+                keys.push(key);
+            }
+            Some("extension-labels") => labels_asked = true,
+            Some("done") => break,
+            _ => {}
+        }
+    }
+    let mut recipients: Vec<Box<dyn recipient::Recipient>> = Vec::new();
+    for (i, id) in identities.iter().enumerate() {
+        match agent_recipients(id) {
+            Ok((found, skipped)) => {
+                if skipped > 0 {
+                    let note = format!(
+                        "{skipped} plugin key(s) in the agent have no recipient to encrypt to: left out"
+                    );
+                    command(out, &mut r, &["msg"], note.as_bytes())?;
+                }
+                recipients.extend(found);
+            }
+            Err(why) => {
+                command(out, &mut r, &["error", "identity", &i.to_string()], why.as_bytes())?;
+                return send(out, &["done"], &[]);
+            }
+        }
+    }
+    // The agent's keys share one label set (the label rule of `wrap_all`): a post-quantum
+    // agent says so, and age keeps it from being mixed with classic recipients.
+    if let (true, Some(first), Some(key)) = (labels_asked, recipients.first(), keys.first()) {
+        if let Ok((_, labels)) = first.wrap_file_key(key) {
+            let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+            command(out, &mut r, &[&["labels"][..], &labels].concat(), &[])?;
+        }
+    }
+    for (f, key) in keys.iter().enumerate() {
+        let stanzas = match recipient::wrap_all(&recipients, key) {
+            Ok(stanzas) => stanzas,
+            Err(e) => {
+                command(out, &mut r, &["error", "internal"], e.to_string().as_bytes())?;
+                return send(out, &["done"], &[]);
+            }
+        };
+        let file = f.to_string();
+        for s in stanzas {
+            let mut args = vec!["recipient-stanza", file.as_str(), s.tag.as_str()];
+            args.extend(s.args.iter().map(String::as_str));
+            command(out, &mut r, &args, &s.body)?;
+        }
+    }
     send(out, &["done"], &[])
+}
+
+/// The recipients of the keys the agent at `identity` holds (`list`), and how many plugin keys
+/// were left out; `Err`: why none can be had.
+fn agent_recipients(identity: &str) -> Result<(Vec<Box<dyn recipient::Recipient>>, usize), String> {
+    let agent = AgentIdentity::new(agent::socket_of(identity).map_err(|e| e.to_string())?);
+    let entries = match agent.ask(&Request::List, 0).map_err(|e| e.to_string())? {
+        Answer::Entries(e) => e,
+        Answer::Refused(why) => return Err(why),
+        _ => return Err("the agent answered something else than was asked".into()),
+    };
+    let (mut found, mut skipped) = (Vec::new(), 0);
+    for e in entries {
+        match recipient::parse_recipients_file(&e.recipient.replace(' ', "\n")) {
+            Ok(r) if !r.is_empty() => found.extend(r),
+            _ => skipped += 1,
+        }
+    }
+    if found.is_empty() {
+        return Err("the agent holds no key with a recipient to encrypt to (hyperseal agent list)".into());
+    }
+    Ok((found, skipped))
 }

@@ -18,17 +18,18 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 #[cfg(unix)]
 use std::path::Path;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use hyperseal::agent::conn::{Conn, Listener};
-use hyperseal::agent::proto::{self, Answer, Request};
+use hyperseal::agent::proto::{self, Answer, Prompt, Request};
 use hyperseal::limits;
 use zeroize::Zeroizing;
 
 use super::keys::{AddError, Key, Store};
+use super::pin::Relay;
 use crate::errors::hint;
 #[cfg(unix)]
 use crate::sys::agent_unix as sys;
@@ -65,6 +66,59 @@ const ANSWER_TIME: Duration = Duration::from_secs(1);
 /// What a file is answered when its request's time ran out before it was tried.
 const NOT_TRIED: &str =
     "not tried: the request's work passed the agent's budget (9 s a request); ask for fewer files at once";
+
+/// How long the user of a client may take to answer a plugin key's question (a PIN, a touch).
+const USER_TIME: Duration = Duration::from_secs(300);
+
+/// The most a client's reply to a question may be (a PIN or a choice).
+const REPLY_BYTES: usize = 4096;
+
+/// The client of an UNWRAP_ASKING, able to ask its user: each question goes out as an ASK, and
+/// the connection's deadline starts again once the reply is in (the user's time is not the
+/// request's work).
+struct ConnRelay {
+    conn: Arc<Conn>,
+    deadline: Mutex<Instant>,
+    /// The client failed to answer once: it is asked nothing more.
+    gone: AtomicBool,
+}
+
+impl ConnRelay {
+    fn deadline(&self) -> Instant {
+        *self.deadline.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Relay for ConnRelay {
+    fn ask(&self, prompt: Prompt) -> Option<Zeroizing<String>> {
+        if self.gone.load(Ordering::SeqCst) {
+            return None;
+        }
+        let asked = proto::write_message(
+            &mut self.conn.until(Instant::now() + CONNECTION_DEADLINE),
+            &Answer::Ask(prompt).encode(),
+        )
+        .and_then(|()| {
+            let mut r = self.conn.until(Instant::now() + USER_TIME);
+            match proto::read_length(&mut r)? {
+                len if len <= REPLY_BYTES => proto::read_body(&mut r, len),
+                _ => Err(limits::too_long("a reply to the agent's question", REPLY_BYTES)),
+            }
+        })
+        .and_then(|body| Request::decode(&body));
+        match asked {
+            Ok(Request::Reply(value)) => {
+                *self.deadline.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Instant::now() + CONNECTION_DEADLINE;
+                value
+            }
+            _ => {
+                self.gone.store(true, Ordering::SeqCst);
+                None
+            }
+        }
+    }
+}
 
 /// The socket's directory, made if missing (0700) and refused unless [`check_dir`] trusts it.
 #[cfg(unix)]
@@ -304,28 +358,39 @@ impl Agent {
         };
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         let mut stop = false;
+        let relay = Arc::new(ConnRelay {
+            conn: conn.clone(),
+            deadline: Mutex::new(deadline),
+            gone: AtomicBool::new(false),
+        });
         let answer = match Request::decode(&body) {
             Ok(request) => {
                 stop = matches!(request, Request::Stop);
-                // The work stops in time for the answer to go out within the deadline.
-                self.answer(request, deadline.checked_sub(ANSWER_TIME).unwrap_or(deadline))
+                let relay = matches!(request, Request::UnwrapAsking(_)).then(|| relay.clone());
+                self.answer(request, deadline, relay)
             }
             Err(e) => Answer::Refused(e.to_string()),
         };
         drop(body);
-        reply(&conn, answer, deadline);
+        reply(&conn, answer, relay.deadline());
         if stop {
             self.end(1);
         }
     }
 
-    /// The answer to `request`; an UNWRAP's files are tried until `deadline`, and the rest
-    /// answered [`NOT_TRIED`].
-    fn answer(&self, request: Request, deadline: Instant) -> Answer {
+    /// The answer to `request`, due by `deadline` (which `relay`, the client of an
+    /// UNWRAP_ASKING, moves on after each answer of its user). An UNWRAP's files are tried
+    /// until [`ANSWER_TIME`] before it, so the answer goes out in time, and the rest answered
+    /// [`NOT_TRIED`].
+    fn answer(&self, request: Request, deadline: Instant, relay: Option<Arc<ConnRelay>>) -> Answer {
         let store = || self.store.lock().unwrap_or_else(|p| p.into_inner());
         let done = |r: Result<String, String>| r.map_or_else(Answer::Refused, Answer::Done);
+        let work_until = || {
+            let d = relay.as_ref().map_or(deadline, |r| r.deadline());
+            d.checked_sub(ANSWER_TIME).unwrap_or(d)
+        };
         match request {
-            Request::Unwrap(files) => {
+            Request::Unwrap(files) | Request::UnwrapAsking(files) => {
                 let keys = match store().snapshot() {
                     Ok(keys) => keys,
                     Err(why) => return Answer::Refused(why),
@@ -336,10 +401,11 @@ impl Agent {
                 // that is answered NOT_TRIED, never silently "not ours".
                 let try_file = |f: &Vec<hyperseal::format::Stanza>| {
                     for k in &keys {
-                        if Instant::now() >= deadline {
+                        if Instant::now() >= work_until() {
                             return Some(Err(NOT_TRIED.to_string()));
                         }
-                        if let Some(r) = k.unwrap(f) {
+                        let relay = relay.clone().map(|r| r as Arc<dyn Relay>);
+                        if let Some(r) = k.unwrap(f, relay) {
                             return Some(r.map_err(|e| e.to_string()));
                         }
                     }
@@ -347,8 +413,8 @@ impl Agent {
                 };
                 Answer::Unwrapped(files.iter().map(try_file).collect())
             }
-            Request::Add { name, bytes, passphrase, lifetime } => {
-                match Key::load(&name, &bytes, passphrase, lifetime) {
+            Request::Add { name, bytes, passphrase, lifetime, pin_ttl } => {
+                match Key::load(&name, &bytes, passphrase, lifetime, pin_ttl) {
                     Ok(key) => done(store().add(key)),
                     Err(AddError::NeedPassphrase(why)) => Answer::NeedPassphrase(why),
                     Err(AddError::Refused(why)) => Answer::Refused(why),
@@ -359,6 +425,7 @@ impl Agent {
             Request::Lock(p) => done(lock_with(p, |p| store().lock(p))),
             Request::Unlock(p) => done(lock_with(p, |p| store().unlock(p))),
             Request::Stop => Answer::Done("stopped".into()),
+            Request::Reply(_) => Answer::Refused("a reply to a question that was not asked".into()),
         }
     }
 
@@ -371,13 +438,18 @@ impl Agent {
         buf.truncate(n);
         let whole = n >= 4 && u32::from_be_bytes(buf[..4].try_into().expect("4 bytes")) as usize == n - 4;
         let request = if whole { Request::decode(&buf[4..]).ok() } else { None };
-        let Some(Request::Unwrap(files)) = request else { return Some(buf) };
-        let keys = self.store.lock().unwrap_or_else(|p| p.into_inner()).snapshot().map_or(0, |k| k.len());
-        if files.iter().map(Vec::len).sum::<usize>() * keys.max(1) > QUICK_WORK {
+        // An UNWRAP_ASKING is answered here too while no key could ask anything.
+        let Some(Request::Unwrap(files) | Request::UnwrapAsking(files)) = request else { return Some(buf) };
+        let keys = self.store.lock().unwrap_or_else(|p| p.into_inner()).snapshot().unwrap_or_default();
+        // A plugin key runs a program (and may wait on a card): never on the accepting thread.
+        if files.iter().map(Vec::len).sum::<usize>() * keys.len().max(1) > QUICK_WORK
+            || keys.iter().any(|k| k.is_plugin())
+        {
             return Some(buf);
         }
+        drop(keys);
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
-        let answer = self.answer(Request::Unwrap(files), Instant::now() + CONNECTION_DEADLINE);
+        let answer = self.answer(Request::Unwrap(files), Instant::now() + CONNECTION_DEADLINE, None);
         let _ = proto::write_message(
             &mut conn.until(Instant::now() + Duration::from_millis(100)),
             &answer.encode(),

@@ -36,11 +36,15 @@ enum AgentCmd {
         /// Forget these identities after this long (30s, 15m, 2h, 7d).
         #[arg(long, value_parser = parse_duration)]
         lifetime: Option<Duration>,
+        /// For plugin identities (security keys): keep a PIN the plugin accepted this long
+        /// (default: as long as the key, until lock or stop). A touch is never kept.
+        #[arg(long = "pin-ttl", value_parser = parse_duration)]
+        pin_ttl: Option<Duration>,
         /// Read the passphrase of protected files from the first line of FILE.
         #[arg(long = "passphrase-file")]
         passphrase_file: Option<PathBuf>,
-        /// Identity files: AGE-SECRET-KEY-… lines, PEM or OpenSSH keys, or such a file
-        /// encrypted with age -p.
+        /// Identity files: AGE-SECRET-KEY-… lines, PEM or OpenSSH keys, a plugin's
+        /// AGE-PLUGIN-… identities (run by the agent), or such a file encrypted with age -p.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -96,8 +100,8 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 pub fn run(a: AgentArgs) -> Result<()> {
     match a.cmd {
         AgentCmd::Start(s) => start(s),
-        AgentCmd::Add { lifetime, passphrase_file, files } => {
-            add(&files, lifetime, passphrase_file.as_deref())
+        AgentCmd::Add { lifetime, pin_ttl, passphrase_file, files } => {
+            add(&files, lifetime, pin_ttl, passphrase_file.as_deref())
         }
         AgentCmd::List => list(),
         AgentCmd::Remove { selectors, all } => {
@@ -198,7 +202,12 @@ fn expect_done(answer: Answer) -> Result<()> {
     }
 }
 
-fn add(files: &[PathBuf], lifetime: Option<Duration>, passphrase_file: Option<&Path>) -> Result<()> {
+fn add(
+    files: &[PathBuf],
+    lifetime: Option<Duration>,
+    pin_ttl: Option<Duration>,
+    passphrase_file: Option<&Path>,
+) -> Result<()> {
     check_socket_dir()?;
     let given = passphrase_file.map(io::read_passphrase_file).transpose()?;
     for file in files {
@@ -213,6 +222,7 @@ fn add(files: &[PathBuf], lifetime: Option<Duration>, passphrase_file: Option<&P
                 bytes: bytes.clone(),
                 passphrase: passphrase.clone(),
                 lifetime: lifetime.map_or(0, |d| d.as_secs().max(1)),
+                pin_ttl: pin_ttl.map_or(0, |d| d.as_secs().max(1)),
             };
             match ask(&request)? {
                 Answer::Done(recipients) => {

@@ -241,7 +241,11 @@ pub fn parse_recipients_text(text: &str, path: &Path) -> Result<Vec<Box<dyn Reci
 pub fn agent_identity() -> Option<Box<dyn Identity>> {
     #[cfg(any(unix, windows))]
     if let Some(path) = std::env::var_os("HYPERSEAL_AGENT_SOCK").filter(|p| !p.is_empty()) {
-        return Some(Box::new(hyperseal::agent::AgentIdentity::new(PathBuf::from(path))));
+        // A plugin key held by the agent asks its PIN (when not cached), a touch or a
+        // confirmation on this terminal, as a plugin run here would.
+        let agent =
+            hyperseal::agent::AgentIdentity::new(PathBuf::from(path)).with_callbacks(Terminal::plain());
+        return Some(Box::new(agent));
     }
     None
 }

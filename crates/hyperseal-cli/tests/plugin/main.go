@@ -18,11 +18,14 @@
 //	beat     (the child) append a byte to the file $HSTEST_BEAT every 50 ms, forever: a file that
 //	         stops growing shows the child has ended
 //	garbage  print something that is not a stanza
-//	pin      ask for a PIN ("1234", request-secret) the first time a run of this program
-//	         unwraps, as a hardware key's plugin keeps it for as long as it runs
+//	pin      ask for a PIN (request-secret) the first time a run of this program unwraps, as a
+//	         hardware key's plugin keeps it for as long as it runs: "1234", or the first line
+//	         of the file $HSTEST_PIN_FILE when set (a test changes it behind a cache)
+//	confirm  ask a confirmation ("use hstest?", as a touch would be) on every unwrap
 //
-// With HSTEST_COUNT set, every identity-v1 run of this program appends "run" to that file and
-// every PIN prompt "prompt", so a test can count both.
+// With HSTEST_COUNT set, every identity-v1 run of this program appends "run" to that file,
+// every PIN prompt "prompt", every wrong PIN it was given "fail" and every confirmation
+// "confirm", so a test can count them.
 //
 // Run with --keygen to print a fresh identity and its recipient.
 package main
@@ -124,15 +127,39 @@ func count(what string) {
 	}
 }
 
-// pin asks for the PIN once per run.
+// pin asks for the PIN once per run; a wrong one given is counted as a card counts it.
 func pin() error {
-	if os.Getenv("HSTEST_MODE") != "pin" || unlocked {
+	switch os.Getenv("HSTEST_MODE") {
+	case "confirm":
+		count("confirm")
+		yes, err := p.Confirm("use hstest?", "yes", "no")
+		if err != nil || !yes {
+			return fmt.Errorf("not confirmed (%v)", err)
+		}
 		return nil
+	case "pin":
+	default:
+		return nil
+	}
+	if unlocked {
+		return nil
+	}
+	want := "1234"
+	if path := os.Getenv("HSTEST_PIN_FILE"); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		want = strings.TrimSpace(string(b))
 	}
 	count("prompt")
 	v, err := p.RequestValue("PIN for hstest", true)
-	if err != nil || v != "1234" {
-		return fmt.Errorf("wrong PIN (%v)", err)
+	if err != nil {
+		return fmt.Errorf("no PIN (%v)", err)
+	}
+	if v != want {
+		count("fail")
+		return errors.New("wrong PIN")
 	}
 	unlocked = true
 	return nil

@@ -20,6 +20,13 @@ pub const VERSION: u8 = 1;
 pub enum Request {
     /// For each file, its stanzas: which file key do they open?
     Unwrap(Vec<Vec<Stanza>>),
+    /// The same, from a client that can ask its user: before its answer the agent may send
+    /// [`Answer::Ask`] (a plugin key's PIN, a touch, a confirmation), each answered by a
+    /// [`Request::Reply`] on the same connection.
+    UnwrapAsking(Vec<Vec<Stanza>>),
+    /// The user's answer to an [`Answer::Ask`]: `None` when none could be had (no terminal,
+    /// declined). A confirmation is answered `yes` or `no`; a message is acknowledged with `None`.
+    Reply(Option<Zeroizing<String>>),
     /// Load an identity file's bytes.
     Add {
         /// Where it came from (shown by `List`, a selector of `Remove`).
@@ -30,6 +37,9 @@ pub enum Request {
         passphrase: Option<Zeroizing<String>>,
         /// Seconds until it is forgotten (0: kept until removed).
         lifetime: u64,
+        /// Seconds a plugin's PIN stays cached once the plugin took it (0: as long as the key
+        /// is kept, until `Lock` or `Stop`).
+        pin_ttl: u64,
     },
     /// The loaded identities: their recipients and fingerprints, never a secret.
     List,
@@ -68,6 +78,29 @@ pub enum Answer {
     NeedPassphrase(String),
     /// Refused (locked, malformed, a wrong passphrase): the text says why.
     Refused(String),
+    /// Before an [`Request::UnwrapAsking`]'s answer: a plugin asks the client's user this; the
+    /// client answers with a [`Request::Reply`], and the agent goes on.
+    Ask(Prompt),
+}
+
+/// What a plugin run by the agent asks of the user, relayed to the client that asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Prompt {
+    /// A note to show (a touch to give): acknowledged, never answered.
+    Message(String),
+    /// A choice between `yes` and, if given, `no`.
+    Confirm {
+        /// What is asked.
+        message: String,
+        /// The label of yes.
+        yes: String,
+        /// The label of no, if there is a choice.
+        no: Option<String>,
+    },
+    /// A value shown while typed.
+    Public(String),
+    /// A secret (a PIN): hidden while typed.
+    Secret(String),
 }
 
 const UNWRAP: u8 = 1;
@@ -77,12 +110,20 @@ const REMOVE: u8 = 4;
 const LOCK: u8 = 5;
 const UNLOCK: u8 = 6;
 const STOP: u8 = 7;
+const UNWRAP_ASKING: u8 = 8;
+const REPLY: u8 = 9;
 
 const UNWRAPPED: u8 = 0x81;
 const ENTRIES: u8 = 0x82;
 const DONE: u8 = 0x83;
 const NEED_PASSPHRASE: u8 = 0x84;
 const REFUSED: u8 = 0x85;
+const ASK: u8 = 0x86;
+
+const PROMPT_MESSAGE: u8 = 0;
+const PROMPT_CONFIRM: u8 = 1;
+const PROMPT_PUBLIC: u8 = 2;
+const PROMPT_SECRET: u8 = 3;
 
 /// Writes one message: the length, then `body` (which begins with the version).
 pub fn write_message(w: &mut impl Write, body: &[u8]) -> Result<(), Error> {
@@ -131,8 +172,8 @@ impl Request {
     pub fn encode(&self) -> Zeroizing<Vec<u8>> {
         let mut b = Zeroizing::new(vec![VERSION]);
         match self {
-            Request::Unwrap(files) => {
-                b.push(UNWRAP);
+            Request::Unwrap(files) | Request::UnwrapAsking(files) => {
+                b.push(if matches!(self, Request::Unwrap(_)) { UNWRAP } else { UNWRAP_ASKING });
                 put_u32(&mut b, files.len());
                 for file in files {
                     put_u32(&mut b, file.len());
@@ -146,10 +187,11 @@ impl Request {
                     }
                 }
             }
-            Request::Add { name, bytes, passphrase, lifetime } => {
+            Request::Add { name, bytes, passphrase, lifetime, pin_ttl } => {
                 b.push(ADD);
                 put_str(&mut b, name);
                 b.extend_from_slice(&lifetime.to_be_bytes());
+                b.extend_from_slice(&pin_ttl.to_be_bytes());
                 match passphrase {
                     None => b.push(0),
                     Some(p) => {
@@ -169,6 +211,16 @@ impl Request {
                 put_str(&mut b, p);
             }
             Request::Stop => b.push(STOP),
+            Request::Reply(value) => {
+                b.push(REPLY);
+                match value {
+                    None => b.push(0),
+                    Some(v) => {
+                        b.push(1);
+                        put_str(&mut b, v);
+                    }
+                }
+            }
         }
         b
     }
@@ -177,7 +229,7 @@ impl Request {
     pub fn decode(body: &[u8]) -> Result<Request, Error> {
         let mut r = Cursor::new(body)?;
         let request = match r.u8()? {
-            UNWRAP => {
+            kind @ (UNWRAP | UNWRAP_ASKING) => {
                 let files = r.count(limits::AGENT_STANZAS, "files")?;
                 let mut total = 0;
                 let mut out = Vec::with_capacity(files.min(4096));
@@ -198,24 +250,33 @@ impl Request {
                     }
                     out.push(file);
                 }
-                Request::Unwrap(out)
+                match kind {
+                    UNWRAP => Request::Unwrap(out),
+                    _ => Request::UnwrapAsking(out),
+                }
             }
             ADD => {
                 let name = r.str()?;
                 let lifetime = u64::from_be_bytes(r.take(8)?.try_into().expect("8 bytes"));
+                let pin_ttl = u64::from_be_bytes(r.take(8)?.try_into().expect("8 bytes"));
                 let passphrase = match r.u8()? {
                     0 => None,
                     1 => Some(Zeroizing::new(r.str()?)),
                     _ => return Err(malformed("a passphrase flag that is neither 0 nor 1")),
                 };
                 let bytes = Zeroizing::new(r.bytes(limits::KEY_FILE)?.to_vec());
-                Request::Add { name, bytes, passphrase, lifetime }
+                Request::Add { name, bytes, passphrase, lifetime, pin_ttl }
             }
             LIST => Request::List,
             REMOVE => Request::Remove(r.str()?),
             LOCK => Request::Lock(Zeroizing::new(r.str()?)),
             UNLOCK => Request::Unlock(Zeroizing::new(r.str()?)),
             STOP => Request::Stop,
+            REPLY => Request::Reply(match r.u8()? {
+                0 => None,
+                1 => Some(Zeroizing::new(r.str()?)),
+                _ => return Err(malformed("a reply flag that is neither 0 nor 1")),
+            }),
             other => return Err(malformed(&format!("unknown request {other}"))),
         };
         r.end()?;
@@ -263,6 +324,25 @@ impl Answer {
                 });
                 put_str(&mut b, s);
             }
+            Answer::Ask(prompt) => {
+                b.push(ASK);
+                match prompt {
+                    Prompt::Message(m) => {
+                        b.push(PROMPT_MESSAGE);
+                        put_str(&mut b, m);
+                    }
+                    Prompt::Confirm { message, yes, no } => {
+                        b.push(PROMPT_CONFIRM);
+                        put_str(&mut b, message);
+                        put_str(&mut b, yes);
+                        put_str(&mut b, no.as_deref().unwrap_or(""));
+                    }
+                    Prompt::Public(m) | Prompt::Secret(m) => {
+                        b.push(if matches!(prompt, Prompt::Public(_)) { PROMPT_PUBLIC } else { PROMPT_SECRET });
+                        put_str(&mut b, m);
+                    }
+                }
+            }
         }
         b
     }
@@ -298,6 +378,16 @@ impl Answer {
             DONE => Answer::Done(r.str()?),
             NEED_PASSPHRASE => Answer::NeedPassphrase(r.str()?),
             REFUSED => Answer::Refused(r.str()?),
+            ASK => Answer::Ask(match r.u8()? {
+                PROMPT_MESSAGE => Prompt::Message(r.str()?),
+                PROMPT_CONFIRM => {
+                    let (message, yes, no) = (r.str()?, r.str()?, r.str()?);
+                    Prompt::Confirm { message, yes, no: (!no.is_empty()).then_some(no) }
+                }
+                PROMPT_PUBLIC => Prompt::Public(r.str()?),
+                PROMPT_SECRET => Prompt::Secret(r.str()?),
+                other => return Err(malformed(&format!("unknown prompt {other}"))),
+            }),
             other => return Err(malformed(&format!("unknown answer {other}"))),
         };
         r.end()?;
@@ -415,6 +505,30 @@ mod tests {
         assert!(each[0].is_none());
         assert_eq!(each[1].as_ref().unwrap().as_ref().unwrap().expose(), &[9; 16]);
         assert_eq!(each[2].as_ref().unwrap().as_ref().unwrap_err(), "broken");
+    }
+
+    #[test]
+    fn prompts_and_replies_round_trip() {
+        let req = Request::UnwrapAsking(vec![vec![stanza("piv-p256")]]);
+        assert!(matches!(Request::decode(&req.encode()).unwrap(), Request::UnwrapAsking(f) if f.len() == 1));
+        for p in [
+            Prompt::Message("touch your key".into()),
+            Prompt::Confirm { message: "use it?".into(), yes: "yes".into(), no: Some("no".into()) },
+            Prompt::Confirm { message: "touch".into(), yes: "ok".into(), no: None },
+            Prompt::Public("slot".into()),
+            Prompt::Secret("PIN".into()),
+        ] {
+            let Answer::Ask(back) = Answer::decode(&Answer::Ask(p.clone()).encode()).unwrap() else { panic!() };
+            assert_eq!(back, p);
+        }
+        for v in [None, Some(Zeroizing::new("123456".to_string()))] {
+            let Request::Reply(back) = Request::decode(&Request::Reply(v.clone()).encode()).unwrap() else {
+                panic!()
+            };
+            assert_eq!(back.as_deref().map(String::as_str), v.as_deref().map(String::as_str));
+        }
+        assert!(Request::decode(&[VERSION, REPLY, 2]).is_err());
+        assert!(Answer::decode(&[VERSION, ASK, 9, 0, 0]).is_err());
     }
 
     #[test]
