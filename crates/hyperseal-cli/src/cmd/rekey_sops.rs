@@ -29,7 +29,10 @@ enum Done {
 
 pub fn run(a: &RekeyArgs) -> Result<()> {
     if a.rotate {
-        return Err(usage("--rotate is not available for sops files", "use `sops rotate` for a fresh data key"));
+        return Err(usage(
+            "--rotate is not available for sops files",
+            "use `sops rotate` for a fresh data key",
+        ));
     }
     if a.output.is_some() || a.passphrase_file.is_some() || !a.include.is_empty() || !a.exclude.is_empty() {
         return Err(usage(
@@ -67,7 +70,9 @@ fn explicit_target(a: &RekeyArgs) -> Result<Option<Target>> {
     let mut set = a.recipients.clone();
     for f in &a.recipient_files {
         let text = crate::io::read_small(f, "recipients file")?;
-        set.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned));
+        set.extend(
+            text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned),
+        );
     }
     for r in set.iter().chain(&a.add) {
         super::identity::parse_recipient_arg(r).map_err(|e| super::encrypt::recipient_error(e, None))?;
@@ -87,19 +92,17 @@ fn identities(a: &RekeyArgs) -> Result<Vec<Box<dyn Identity>>> {
     ids.extend(super::identity::agent_identity());
     if let Some(text) = std::env::var_os("SOPS_AGE_KEY").filter(|v| !v.is_empty()) {
         let text = zeroize::Zeroizing::new(text.to_string_lossy().into_owned());
-        ids.extend(
-            recipient::parse_identities(&text)
-                .map_err(|e| anyhow!("SOPS_AGE_KEY: {e}"))?,
-        );
+        ids.extend(recipient::parse_identities(&text).map_err(|e| anyhow!("SOPS_AGE_KEY: {e}"))?);
     }
-    let file = std::env::var_os("SOPS_AGE_KEY_FILE").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(|| {
-        // sops's default: $XDG_CONFIG_HOME/sops/age/keys.txt (~/.config without it).
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-        Some(base.join("sops/age/keys.txt")).filter(|p| p.is_file())
-    });
+    let file =
+        std::env::var_os("SOPS_AGE_KEY_FILE").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(|| {
+            // sops's default: $XDG_CONFIG_HOME/sops/age/keys.txt (~/.config without it).
+            let base = std::env::var_os("XDG_CONFIG_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+            Some(base.join("sops/age/keys.txt")).filter(|p| p.is_file())
+        });
     if let Some(f) = file {
         ids.extend(super::identity::load_identities(&[f], a.identity_passphrase_file.as_deref())?);
     }
@@ -113,7 +116,10 @@ fn files(a: &RekeyArgs) -> Result<Vec<(PathBuf, bool)>> {
     for f in &a.files {
         if f.is_dir() {
             if !a.recursive {
-                return Err(usage(format!("{} is a folder", f.display()), "add --recursive to re-key the sops files under it"));
+                return Err(usage(
+                    format!("{} is a folder", f.display()),
+                    "add --recursive to re-key the sops files under it",
+                ));
             }
             walk(f, &mut out)?;
         } else {
@@ -165,7 +171,9 @@ fn one(
     identities: &[Box<dyn Identity>],
     configs: &mut HashMap<PathBuf, std::result::Result<Rules, String>>,
 ) -> Done {
-    let bytes = match crate::io::read_file_within(file, MAX_FILE, "a sops file", |e| anyhow!(crate::io::reason(&e))) {
+    let bytes = match crate::io::read_file_within(file, MAX_FILE, "a sops file", |e| {
+        anyhow!(crate::io::reason(&e))
+    }) {
         Ok(b) => b,
         Err(e) => return Done::Failed(crate::errors::message(&e)),
     };
@@ -181,9 +189,14 @@ fn one(
         Some(t) => t,
         None => {
             let Some(config) = find_config(file) else {
-                return Done::Failed(format!("no {} in its folder or above (or give -r/--add/--remove)", sops::CONFIG_NAME));
+                return Done::Failed(format!(
+                    "no {} in its folder or above (or give -r/--add/--remove)",
+                    sops::CONFIG_NAME
+                ));
             };
-            let rules = configs.entry(config.clone()).or_insert_with(|| Rules::load(&config).map_err(|e| e.to_string()));
+            let rules = configs
+                .entry(config.clone())
+                .or_insert_with(|| Rules::load(&config).map_err(|e| e.to_string()));
             let rules = match rules {
                 Ok(r) => r,
                 Err(e) => return Done::Failed(format!("{}: {e}", config.display())),
@@ -209,6 +222,8 @@ fn one(
                 Err(e) => Done::Failed(format!("{}; nothing changed", crate::errors::message(&e))),
             }
         }
+        // The library's refusals are `InvalidArgument`s whose text is the whole reason.
+        Err(hyperseal::Error::InvalidArgument(why)) => Done::Failed(format!("{why}; nothing changed")),
         Err(e) => Done::Failed(format!("{e}; nothing changed")),
     }
 }
@@ -239,7 +254,10 @@ fn summary(a: &RekeyArgs, results: &[(&PathBuf, Done)]) -> Result<()> {
             Done::Changed(add, rm) => {
                 changed += 1;
                 if !a.quiet {
-                    eprintln!("{verb} {name}: {add} age entr{} added, {rm} removed", if *add == 1 { "y" } else { "ies" });
+                    eprintln!(
+                        "{verb} {name}: {add} age entr{} added, {rm} removed",
+                        if *add == 1 { "y" } else { "ies" }
+                    );
                 }
             }
             Done::Unchanged => {

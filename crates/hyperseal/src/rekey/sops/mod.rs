@@ -167,6 +167,16 @@ pub(crate) trait Layout {
     fn render(&self, group: usize, items: &[Item<'_>]) -> Result<(Range<usize>, String), Error>;
 }
 
+/// A name from the file as an error may show it: printable ASCII, at most 80 characters (a
+/// hostile file chooses it).
+pub(crate) fn shown(s: &str) -> String {
+    let mut out: String = s.chars().take(80).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
+    if s.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
 /// One line for what a file is refused for.
 pub(crate) fn refuse(why: impl Into<String>) -> Error {
     Error::InvalidArgument(why.into())
@@ -201,6 +211,14 @@ pub fn rekey(
         return Err(crate::limits::too_many("key groups", MAX_GROUPS));
     }
     let wanted = wanted_lists(meta, target)?;
+    // Every `enc` must be an age file, kept or not: a file with a broken entry is refused
+    // whole rather than re-keyed around it.
+    for e in meta.groups.iter().flat_map(|g| &g.entries) {
+        let header = (e.enc.len() <= MAX_ENC).then(|| Decryptor::from_slice(e.enc.as_bytes()).ok()).flatten();
+        if header.is_none_or(|d| d.header().profile != Profile::Age) {
+            return Err(refuse(format!("the age entry of {} has an enc that is not an age file", shown(&e.recipient))));
+        }
+    }
 
     // Every group's new list, and the replacements in file order.
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();

