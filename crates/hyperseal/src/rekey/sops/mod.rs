@@ -356,14 +356,29 @@ fn open(enc: &str, identities: &[Box<dyn Identity>]) -> Result<Zeroizing<Vec<u8>
     if dec.header().profile != Profile::Age {
         return Err(refuse("an age entry's enc is not an age file"));
     }
-    // The output must have room for the whole input; the key is far smaller, checked below.
-    let mut out = Zeroizing::new(vec![0u8; enc.len()]);
-    let n = dec.decrypt_into(identities, &mut out)?;
-    if n == 0 || n > MAX_KEY {
+    let mut out = KeyBuf(Zeroizing::new(Vec::with_capacity(MAX_KEY)));
+    dec.decrypt_stream(identities, &mut out, None)?;
+    if out.0.is_empty() {
         return Err(refuse("an age entry's enc does not hold a sops data key"));
     }
-    out.truncate(n);
-    Ok(out)
+    Ok(out.0)
+}
+
+/// Where a data key is decrypted to: never reallocated (no copy left behind unwiped), and no
+/// more than [`MAX_KEY`] bytes, whatever the `enc` holds.
+struct KeyBuf(Zeroizing<Vec<u8>>);
+
+impl std::io::Write for KeyBuf {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + buf.len() > MAX_KEY {
+            return Err(std::io::Error::other("an age entry's enc holds more than a sops data key"));
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The armored age file of `key` for `recipient`, as sops writes an `enc`.

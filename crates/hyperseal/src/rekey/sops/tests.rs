@@ -1,1 +1,192 @@
+//! The re-key of each format on files laid out as sops 3.13 writes them (the real sops judges
+//! the results in crates/hyperseal-cli/tests/rekey_sops.rs); the JSON reader; refusals.
 
+use super::json::{quote, Json};
+use super::*;
+use crate::recipient::{generate, parse_identities, Kind};
+
+struct Key {
+    public: String,
+    ids: Vec<Box<dyn Identity>>,
+}
+
+fn key(kind: Kind) -> Key {
+    let k = generate(kind).unwrap();
+    Key { public: k.public.clone(), ids: parse_identities(&k.secret).unwrap() }
+}
+
+const DATA_KEY: [u8; 32] = [7; 32];
+
+fn enc_for(k: &Key) -> String {
+    wrap(&DATA_KEY, &k.public).unwrap()
+}
+
+fn indent(enc: &str, by: usize) -> String {
+    enc.lines().map(|l| format!("{:by$}{l}\n", "")).collect()
+}
+
+fn yaml(entries: &[(&Key, String)]) -> String {
+    let mut s = String::from("# a comment\npassword: ENC[AES256_GCM,data:x,iv:y,tag:z,type:str]\nsops:\n    age:\n");
+    for (k, enc) in entries {
+        s.push_str(&format!("        - enc: |\n{}          recipient: {}\n", indent(enc, 12), k.public));
+    }
+    s.push_str("    lastmodified: \"2026-11-25T21:19:51Z\"\n    mac: ENC[AES256_GCM,data:m]\n    unencrypted_suffix: _unencrypted\n    version: 3.13.3\n");
+    s
+}
+
+fn json(entries: &[(&Key, String)]) -> String {
+    let items: Vec<String> = entries
+        .iter()
+        .map(|(k, enc)| format!("{{\n\t\t\t\t\"enc\": {},\n\t\t\t\t\"recipient\": {}\n\t\t\t}}", quote(enc), quote(&k.public)))
+        .collect();
+    format!(
+        "{{\n\t\"a\": \"ENC[x]\",\n\t\"sops\": {{\n\t\t\"age\": [\n\t\t\t{}\n\t\t],\n\t\t\"lastmodified\": \"2026-11-25T21:19:51Z\",\n\t\t\"mac\": \"ENC[m]\",\n\t\t\"version\": \"3.13.3\"\n\t}}\n}}\n",
+        items.join(",\n\t\t\t")
+    )
+}
+
+fn flat(entries: &[(&Key, String)], prefix: &str, line: impl Fn(&str, &str) -> String) -> String {
+    let mut s = String::new();
+    for (i, (k, enc)) in entries.iter().enumerate() {
+        s.push_str(&line(&format!("{prefix}age__list_{i}__map_enc"), &enc.replace('\n', "\\n")));
+        s.push_str(&line(&format!("{prefix}age__list_{i}__map_recipient"), &k.public));
+    }
+    for (k, v) in [("lastmodified", "2026-11-25T21:19:51Z"), ("mac", "ENC[m]"), ("version", "3.13.3")] {
+        s.push_str(&line(&format!("{prefix}{k}"), v));
+    }
+    s
+}
+
+fn dotenv(entries: &[(&Key, String)]) -> String {
+    format!("A=ENC[x]\n#ENC[c]\n{}", flat(entries, "sops_", |k, v| format!("{k}={v}\n")))
+}
+
+fn ini(entries: &[(&Key, String)]) -> String {
+    format!("[s]\nk = ENC[x]\n\n[sops]\n{}", flat(entries, "", |k, v| format!("{k:<26} = {v}\n")))
+}
+
+/// Each format: removing one X25519 recipient and adding a post-quantum one changes the age
+/// entries only; the new entry opens to the same data key; the same target again is unchanged.
+#[test]
+fn every_format_changes_only_its_age_entries() {
+    let (a, b, pq) = (key(Kind::X25519), key(Kind::X25519), key(Kind::Hybrid));
+    let makers: [(Format, fn(&[(&Key, String)]) -> String); 4] =
+        [(Format::Yaml, yaml), (Format::Json, json), (Format::Dotenv, dotenv), (Format::Ini, ini)];
+    for (format, make) in makers {
+        let input = make(&[(&a, enc_for(&a)), (&b, enc_for(&b))]);
+        let target = Target::Groups(vec![TargetGroup { age: vec![a.public.clone(), pq.public.clone()], others: None }]);
+        let Outcome::Changed { bytes, added, removed } = rekey(input.as_bytes(), format, &target, &a.ids, false).unwrap()
+        else {
+            panic!("{format:?}: unchanged")
+        };
+        assert_eq!((added, removed), (1, 1), "{format:?}");
+        let out = String::from_utf8(bytes).unwrap();
+        // The first entry and everything before it, and everything after the list, as they were.
+        let same_start = input.bytes().zip(out.bytes()).take_while(|(x, y)| x == y).count();
+        let same_end = input.bytes().rev().zip(out.bytes().rev()).take_while(|(x, y)| x == y).count();
+        assert!(same_start >= input.find(&a.public).unwrap() + a.public.len(), "{format:?}\n{out}");
+        assert!(input.len() - same_end <= input.find("lastmodified").unwrap(), "{format:?}\n{out}");
+        assert!(!out.contains(&b.public) && out.contains(&pq.public), "{format:?}");
+        // Read back: the post-quantum entry opens to the data key.
+        let layout: Box<dyn Layout> = match format {
+            Format::Yaml => Box::new(yaml::Yaml::parse(&out).unwrap()),
+            Format::Json => Box::new(Json::parse(&out).unwrap()),
+            Format::Dotenv => Box::new(dotenv::Dotenv::parse(&out).unwrap()),
+            Format::Ini => Box::new(ini::Ini::parse(&out).unwrap()),
+        };
+        let entries = &layout.meta().groups[0].entries;
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1].recipient, pq.public);
+        assert_eq!(&open(&entries[1].enc, &pq.ids).unwrap()[..], &DATA_KEY[..]);
+        assert!(matches!(rekey(out.as_bytes(), format, &target, &pq.ids, false).unwrap(), Outcome::Unchanged));
+        // A removal alone, by name.
+        let edit = Target::Edit { add: vec![], remove: vec![a.public.clone()] };
+        let Outcome::Changed { bytes, .. } = rekey(out.as_bytes(), format, &edit, &pq.ids, false).unwrap() else {
+            panic!()
+        };
+        let once = String::from_utf8(bytes).unwrap();
+        assert!(!once.contains(&a.public) && once.contains(&pq.public), "{format:?}");
+    }
+}
+
+#[test]
+fn an_entry_written_recipient_first_and_comments_in_the_metadata_are_kept() {
+    let (a, pq) = (key(Kind::X25519), key(Kind::Hybrid));
+    let input = format!(
+        "x: 1\nsops:\n  # who can open it\n  age:\n  - recipient: {}\n    enc: |\n{}  mac: m\n  version: 3.13.3\n",
+        a.public,
+        indent(&enc_for(&a), 6)
+    );
+    let target = Target::Edit { add: vec![pq.public.clone()], remove: vec![] };
+    let Outcome::Changed { bytes, .. } = rekey(input.as_bytes(), Format::Yaml, &target, &a.ids, false).unwrap() else {
+        panic!()
+    };
+    let out = String::from_utf8(bytes).unwrap();
+    assert!(out.starts_with(&input[..input.find("  mac").unwrap()]), "{out}");
+    assert!(out.ends_with("  mac: m\n  version: 3.13.3\n"));
+    assert!(out.contains(&format!("  - enc: |\n      -----BEGIN AGE ENCRYPTED FILE-----\n")));
+    assert!(out.contains(&format!("    recipient: {}\n", pq.public)));
+    let y = yaml::Yaml::parse(&out).unwrap();
+    assert_eq!(&open(&y.meta().groups[0].entries[1].enc, &pq.ids).unwrap()[..], &DATA_KEY[..]);
+}
+
+#[test]
+fn refusals_say_why_and_change_nothing() {
+    let (a, b) = (key(Kind::X25519), key(Kind::X25519));
+    let good = yaml(&[(&a, enc_for(&a))]);
+    let to = |age: Vec<String>| Target::Groups(vec![TargetGroup { age, others: None }]);
+    let err = |input: &str, target: &Target, ids: &[Box<dyn Identity>]| {
+        rekey(input.as_bytes(), Format::Yaml, target, ids, false).unwrap_err().to_string()
+    };
+    let t = to(vec![a.public.clone(), b.public.clone()]);
+    assert!(err("a: 1\n", &t, &a.ids).contains("no `sops` metadata"));
+    assert!(err(&good.replace("    mac:", "    nomac:"), &t, &a.ids).contains("no `mac`"));
+    assert!(err(&format!("{good}sops: 1\n"), &t, &a.ids).contains("two `sops` keys"));
+    // No identity opens the group.
+    assert!(err(&good, &t, &b.ids).contains("none of the identities given opens key group 1"));
+    // The lock-out guard, and --force.
+    let only_b = to(vec![b.public.clone()]);
+    assert!(err(&good, &only_b, &a.ids).contains("would open key group 1"));
+    assert!(rekey(good.as_bytes(), Format::Yaml, &only_b, &a.ids, true).is_ok());
+    // Nothing left in the group.
+    assert!(err(&good, &to(vec![]), &a.ids).contains("leaves no age entry"));
+    // Another group count than the file's.
+    let two = Target::Groups(vec![TargetGroup::default(), TargetGroup::default()]);
+    assert!(err(&good, &two, &a.ids).contains("2 key group(s) and the file 1"));
+    // A rule that names other key sources than the file has.
+    let pgp = Target::Groups(vec![TargetGroup { age: vec![a.public.clone()], others: Some(vec!["pgp:AB".into()]) }]);
+    assert!(err(&good, &pgp, &a.ids).contains("other key sources"));
+    // An enc that holds more than a data key.
+    let big = wrap(&[1; 65], &a.public).unwrap();
+    assert!(err(&yaml(&[(&a, big)]), &t, &a.ids).contains("more than a sops data key"));
+    // Too large a file, before any parsing.
+    let huge = vec![b'a'; MAX_FILE + 1];
+    assert!(matches!(rekey(&huge, Format::Yaml, &t, &a.ids, false), Err(Error::Limit(_))));
+}
+
+#[test]
+fn the_json_reader_is_strict_and_quotes_as_go_does() {
+    let ok = |s: &str| Json::parse(s).map(|_| ()).map_err(|e| e.to_string());
+    let k = key(Kind::X25519);
+    let base = json(&[(&k, enc_for(&k))]);
+    assert!(ok(&base).is_ok());
+    for bad in ["", "[]", "{", "{\"a\":}", "{\"a\":1,}", "{\"a\":01x}", "{\"a\":\"\\ud800\"}", "{\"a\":\"\\q\"}", "{} {}"] {
+        assert!(ok(bad).is_err(), "{bad}");
+    }
+    // Escapes and numbers elsewhere in the file are read, not misread as structure.
+    let tricky = base.replacen("\"a\": \"ENC[x]\"", "\"a\": \"}\\\"sops\\\"{\\u00e9\\ud83d\\ude00\", \"n\": -1.5e+3, \"t\": [true, null]", 1);
+    assert!(ok(&tricky).is_ok(), "{:?}", ok(&tricky));
+    assert_eq!(quote("a<b>&\n\"\\"), "\"a\\u003cb\\u003e\\u0026\\n\\\"\\\\\"");
+    let deep = format!("{{\"x\": {}{}}}", "[".repeat(300), "]".repeat(300));
+    assert!(ok(&deep).unwrap_err().contains("nesting"));
+}
+
+#[test]
+fn looks_like_sops_sorts_files_for_a_walk() {
+    assert!(looks_like_sops(b"a: 1\nsops:\n", Format::Yaml));
+    assert!(!looks_like_sops(b"a: 1\n", Format::Yaml));
+    assert!(looks_like_sops(b"{\"sops\": {}}", Format::Json));
+    assert!(looks_like_sops(b"A=1\nsops_mac=x\n", Format::Dotenv));
+    assert!(looks_like_sops(b"[sops]\n", Format::Ini));
+    assert!(!looks_like_sops(b"[db]\n", Format::Ini));
+}
