@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::{anyhow, Result};
 use hyperseal::output::OutputOptions;
@@ -18,6 +19,9 @@ use crate::errors::usage;
 
 /// The most files one run takes (a folder walk stops there, with an error).
 const MAX_FILES: usize = 1_000_000;
+
+/// Each `.sops.yaml` read so far, or why it could not be.
+type Configs = HashMap<PathBuf, std::result::Result<Rules, String>>;
 
 /// What became of one file.
 enum Done {
@@ -50,15 +54,24 @@ pub fn run(a: &RekeyArgs) -> Result<()> {
     let explicit = explicit_target(a)?;
     let files = files(a)?;
     let bar = progress(a, files.len());
-    let mut configs: HashMap<PathBuf, std::result::Result<Rules, String>> = HashMap::new();
-    let mut results = Vec::with_capacity(files.len());
-    for (file, walked) in &files {
-        let done = one(file, *walked, a, explicit.as_ref(), &identities, &mut configs);
+    let configs = Mutex::new(HashMap::new());
+    let slots: Vec<Mutex<Option<Done>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    // Files on the library's executor: each is small, so its time is the parse, the wraps and
+    // the synced write, which overlap across files.
+    let _ = hyperseal::exec::for_each(files.len(), a.threads, &|i| {
+        let (file, walked) = &files[i];
+        let done = one(file, *walked, a, explicit.as_ref(), &identities, &configs);
+        *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(done);
         if let Some(b) = &bar {
             b.inc(1);
         }
-        results.push((file, done));
-    }
+        Ok(())
+    });
+    let results: Vec<(&PathBuf, Done)> = files
+        .iter()
+        .zip(slots)
+        .map(|((f, _), s)| (f, s.into_inner().unwrap_or_else(|p| p.into_inner()).unwrap_or(Done::Failed("not reached".into()))))
+        .collect();
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -169,7 +182,7 @@ fn one(
     a: &RekeyArgs,
     explicit: Option<&Target>,
     identities: &[Box<dyn Identity>],
-    configs: &mut HashMap<PathBuf, std::result::Result<Rules, String>>,
+    configs: &Mutex<Configs>,
 ) -> Done {
     let bytes = match crate::io::read_file_within(file, MAX_FILE, "a sops file", |e| {
         anyhow!(crate::io::reason(&e))
@@ -194,6 +207,7 @@ fn one(
                     sops::CONFIG_NAME
                 ));
             };
+            let mut configs = configs.lock().unwrap_or_else(|p| p.into_inner());
             let rules = configs
                 .entry(config.clone())
                 .or_insert_with(|| Rules::load(&config).map_err(|e| e.to_string()));
