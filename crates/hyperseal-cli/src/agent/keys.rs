@@ -28,7 +28,15 @@ pub struct Key {
     plugin: Option<Arc<PluginCallbacks>>,
     /// How long a PIN the plugin accepted is cached (`None`: as long as the key).
     pin_ttl: Option<Duration>,
+    /// The remote hosts whose forwards may use it (`*`: any), and whether each use is
+    /// confirmed on this host first.
+    forward: Vec<String>,
+    confirm: bool,
 }
+
+/// The name a forward from the main socket gets when its peer is an `ssh` process: a
+/// hand-made `ssh -R` of the main socket, from a host no one named. Only `*` grants reach it.
+pub const UNKNOWN_HOST: &str = "?";
 
 /// The passphrase given at `add`, for the identity file it came with; records whether the
 /// library asked for one.
@@ -103,8 +111,20 @@ impl Key {
             Ok(g) => g.passphrase,
             Err(g) => g.passphrase.clone(),
         };
-        let (plugin, name) = (None, name.to_string());
-        Ok(Key { name, text, passphrase, identities, recipient, fingerprint, expires, plugin, pin_ttl })
+        let (plugin, name, forward) = (None, name.to_string(), Vec::new());
+        Ok(Key {
+            name,
+            text,
+            passphrase,
+            identities,
+            recipient,
+            fingerprint,
+            expires,
+            plugin,
+            pin_ttl,
+            forward,
+            confirm: true,
+        })
     }
 
     /// A file of plugin identities (`AGE-PLUGIN-…`). It is not proven at `add`: that would run
@@ -118,6 +138,13 @@ impl Key {
         expires: Option<Instant>,
         pin_ttl: Option<Duration>,
     ) -> Result<Key, AddError> {
+        // An agent's own identity would have the agent run age-plugin-hyperseal, which asks
+        // an agent, which runs it again: refused, as a loop.
+        if names.iter().any(|n| n == hyperseal::agent::PLUGIN_NAME) {
+            return Err(AddError::Refused(
+                "an agent identity (AGE-PLUGIN-HYPERSEAL-1…) cannot be added to an agent: it would ask itself".into(),
+            ));
+        }
         let callbacks = Arc::new(PluginCallbacks {
             cache: PinCache::new(pin_ttl),
             serving: std::sync::atomic::AtomicBool::new(false),
@@ -127,8 +154,40 @@ impl Key {
         callbacks.serving.store(true, Ordering::SeqCst);
         let recipient = names.iter().map(|n| format!("age-plugin-{n}")).collect::<Vec<_>>().join(" ");
         let fingerprint = fingerprint(&format!("hyperseal agent plugin identity\n{}", text.as_str()));
-        let (name, plugin) = (name.to_string(), Some(callbacks));
-        Ok(Key { name, text, passphrase: None, identities, recipient, fingerprint, expires, plugin, pin_ttl })
+        let (name, plugin, forward) = (name.to_string(), Some(callbacks), Vec::new());
+        Ok(Key {
+            name,
+            text,
+            passphrase: None,
+            identities,
+            recipient,
+            fingerprint,
+            expires,
+            plugin,
+            pin_ttl,
+            forward,
+            confirm: true,
+        })
+    }
+
+    /// The remote hosts it is granted to (`*`: any) and whether each use is confirmed.
+    pub fn with_grants(self, forward: Vec<String>, confirm: bool) -> Key {
+        Key { forward, confirm, ..self }
+    }
+
+    /// Whether a forward from `host` may use it ([`UNKNOWN_HOST`]: only a `*` grant).
+    pub fn granted_to(&self, host: &str) -> bool {
+        self.forward.iter().any(|h| h == "*" || (h == host && host != UNKNOWN_HOST))
+    }
+
+    /// Whether a forwarded use must be confirmed on this host first.
+    pub fn confirms(&self) -> bool {
+        self.confirm
+    }
+
+    /// Its fingerprint and file, to name it in a question or a refusal.
+    pub fn describe(&self) -> String {
+        format!("{} ({})", self.fingerprint, self.name)
     }
 
     /// Whether it is a file of plugin identities (its plugin runs in the agent).
@@ -170,6 +229,8 @@ impl Key {
             recipient: self.recipient.clone(),
             fingerprint: self.fingerprint.clone(),
             expires_in: self.expires.map_or(0, |t| t.saturating_duration_since(now).as_secs().max(1)),
+            forward: self.forward.clone(),
+            confirm: self.confirm,
         }
     }
 }
@@ -328,7 +389,9 @@ impl Store {
             if key.fingerprint != entry.fingerprint {
                 return Err(SEALED_DAMAGED.into());
             }
-            // The lifetime stays what it was, to the instant (`load` counts whole seconds).
+            // The lifetime stays what it was, to the instant (`load` counts whole seconds), and
+            // so do the grants.
+            let key = key.with_grants(entry.forward.clone(), entry.confirm);
             keys.push(Arc::new(Key { expires: *expires, ..key }));
         }
         self.keys = keys;

@@ -1,9 +1,11 @@
 //! The identity agent's process (Unix): the keys it holds (`keys.rs`), plugin keys' PIN cache
 //! and the relay of their questions to the client (`pin.rs`), its socket and connections
-//! (`server.rs`), and `age-plugin-hyperseal`, through which age reaches it
+//! (`server.rs`), the sockets of remote hosts and their grants (`forward.rs`), and `age-plugin-hyperseal`, through which age reaches it
 //! (`plugin.rs`). Its command line is `cmd/agent.rs`; its protocol and client are the
 //! library's (`hyperseal::agent`).
 
+#[cfg(unix)]
+pub mod forward;
 pub mod keys;
 pub mod pin;
 pub mod plugin;

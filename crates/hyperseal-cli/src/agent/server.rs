@@ -18,7 +18,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 #[cfg(unix)]
 use std::path::Path;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,8 @@ use hyperseal::agent::proto::{self, Answer, Prompt, Request};
 use hyperseal::limits;
 use zeroize::Zeroizing;
 
+#[cfg(unix)]
+use super::forward::{self, Forwards};
 use super::keys::{AddError, Key, Store};
 use super::pin::Relay;
 use crate::errors::hint;
@@ -73,12 +75,25 @@ const USER_TIME: Duration = Duration::from_secs(300);
 /// The most a client's reply to a question may be (a PIN or a choice).
 const REPLY_BYTES: usize = 4096;
 
-/// The client of an UNWRAP_ASKING, able to ask its user: each question goes out as an ASK, and
-/// the connection's deadline starts again once the reply is in (the user's time is not the
-/// request's work).
+/// Where a connection came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(windows, allow(dead_code))]
+pub enum Origin {
+    /// A process of this host on the main socket.
+    Local,
+    /// A forward socket for this remote host, or the main socket with `ssh` as its peer
+    /// ([`super::keys::UNKNOWN_HOST`]).
+    Forward(String),
+}
+
+/// A request's connection and its deadline. The client of an UNWRAP_ASKING can ask its user:
+/// each question goes out as an ASK, and the deadline starts again once the reply is in (the
+/// user's time is not the request's work), as it does after a confirmation on this host.
 struct ConnRelay {
     conn: Arc<Conn>,
     deadline: Mutex<Instant>,
+    /// Whether the client said it can ask its user (UNWRAP_ASKING).
+    asking: bool,
     /// The client failed to answer once: it is asked nothing more.
     gone: AtomicBool,
 }
@@ -87,11 +102,16 @@ impl ConnRelay {
     fn deadline(&self) -> Instant {
         *self.deadline.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// The deadline starts again from now.
+    fn restart(&self) {
+        *self.deadline.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now() + CONNECTION_DEADLINE;
+    }
 }
 
 impl Relay for ConnRelay {
     fn ask(&self, prompt: Prompt) -> Option<Zeroizing<String>> {
-        if self.gone.load(Ordering::SeqCst) {
+        if !self.asking || self.gone.load(Ordering::SeqCst) {
             return None;
         }
         let asked = proto::write_message(
@@ -108,8 +128,7 @@ impl Relay for ConnRelay {
         .and_then(|body| Request::decode(&body));
         match asked {
             Ok(Request::Reply(value)) => {
-                *self.deadline.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Instant::now() + CONNECTION_DEADLINE;
+                self.restart();
                 value
             }
             _ => {
@@ -260,6 +279,15 @@ struct Agent {
     /// Removed at the end (a Windows pipe goes with its handles).
     #[cfg_attr(windows, allow(dead_code))]
     socket: PathBuf,
+    /// The sockets of remote hosts (`agent forward`).
+    #[cfg(unix)]
+    forwards: Forwards,
+    /// The program that confirms a forwarded use on this host (HYPERSEAL_ASKPASS, else
+    /// SSH_ASKPASS, as the agent was started).
+    #[cfg_attr(windows, allow(dead_code))]
+    askpass: Option<PathBuf>,
+    /// The next connection's number.
+    next_id: AtomicU64,
 }
 
 /// Serves at `listener` until stopped; never returns. `idle`: end after that long without a
@@ -274,6 +302,13 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         reading: Mutex::new(Default::default()),
         bodies: AtomicUsize::new(0),
         socket,
+        #[cfg(unix)]
+        forwards: Forwards::default(),
+        askpass: ["HYPERSEAL_ASKPASS", "SSH_ASKPASS"]
+            .iter()
+            .find_map(|v| std::env::var_os(v).filter(|p| !p.is_empty()))
+            .map(PathBuf::from),
+        next_id: AtomicU64::new(0),
     });
     #[cfg(unix)]
     {
@@ -288,45 +323,53 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         std::thread::sleep(Duration::from_millis(200));
         let now = Instant::now();
         a.store.lock().unwrap_or_else(|p| p.into_inner()).expire(now);
+        #[cfg(unix)]
+        a.forwards.reap();
         if idle.is_some_and(|d| now.duration_since(*a.last.lock().unwrap_or_else(|p| p.into_inner())) >= d) {
             a.end(0);
         }
     });
-    for id in 0u64.. {
+    loop {
         let Ok(conn) = listener.accept() else { continue };
         // Another user is refused whatever the socket's mode became.
         if !conn.peer_is_same_user() {
             continue;
         }
+        // The main socket is never served to a forward: `ssh -R` of it by hand is a forward
+        // from a host no one named.
+        #[cfg(unix)]
+        let origin = forward::origin_of_main(conn.peer_pid());
+        #[cfg(windows)]
+        let origin = Origin::Local;
         // A small question already in full is answered here, without a thread's start-up.
-        let quick = agent.quick(&conn);
-        scrub_stack();
-        let Some(prefix) = quick else { continue };
-        // Full: close the longest-waiting reader and wait for its thread to end (or for an
-        // answer to go out, where every slot is answering), asleep until a thread ends.
-        while agent.active.load(Ordering::SeqCst) >= limits::AGENT_CONNECTIONS {
-            let before = agent.active.load(Ordering::SeqCst);
-            agent.evict_oldest();
-            let ended = agent.ended_lock.lock().unwrap_or_else(|p| p.into_inner());
-            let _ = agent.ended.wait_timeout_while(ended, Duration::from_secs(1), |_| {
-                agent.active.load(Ordering::SeqCst) >= before
-            });
-        }
-        let conn = Arc::new(conn);
-        agent.reading.lock().unwrap_or_else(|p| p.into_inner()).push_back((id, conn.clone()));
-        agent.active.fetch_add(1, Ordering::SeqCst);
-        let a = agent.clone();
-        spawn(move || {
-            a.connection(id, conn, prefix);
-            // The C library keeps this stack for the next thread: no key's copy stays on it.
-            scrub_stack();
-            a.active.fetch_sub(1, Ordering::SeqCst);
-            // Under the lock, so the accepting thread cannot miss it between check and wait.
-            drop(a.ended_lock.lock().unwrap_or_else(|p| p.into_inner()));
-            a.ended.notify_all();
-        });
+        let prefix = match origin {
+            Origin::Local => {
+                let quick = agent.quick(&conn);
+                scrub_stack();
+                let Some(prefix) = quick else { continue };
+                prefix
+            }
+            Origin::Forward(_) => Zeroizing::new(Vec::new()),
+        };
+        agent.start_connection(conn, prefix, origin);
     }
-    agent.end(0)
+}
+
+/// A forward socket's accepting thread: until it is closed, each connection of this user's is
+/// served as coming from its host (the first one's process, `ssh`, is watched).
+#[cfg(unix)]
+fn serve_forward(agent: Arc<Agent>, forward: Arc<forward::Forward>, mut listener: Listener) {
+    while !forward.closed() {
+        let Ok(conn) = listener.accept() else { continue };
+        if forward.closed() {
+            break;
+        }
+        if !conn.peer_is_same_user() {
+            continue;
+        }
+        forward.seen(conn.peer_pid());
+        agent.start_connection(conn, Zeroizing::new(Vec::new()), Origin::Forward(forward.host.clone()));
+    }
 }
 
 /// A thread with a small stack (they are locked in memory with the rest of the process).
@@ -335,9 +378,37 @@ fn spawn(f: impl FnOnce() + Send + 'static) {
 }
 
 impl Agent {
+    /// Serves `conn` on a thread of its own, once a slot is free: when all are taken, the
+    /// longest-waiting reader is closed and this waits for its thread to end (or for an
+    /// answer to go out, where every slot is answering), asleep until a thread ends.
+    fn start_connection(self: &Arc<Self>, conn: Conn, prefix: Zeroizing<Vec<u8>>, origin: Origin) {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        while self.active.load(Ordering::SeqCst) >= limits::AGENT_CONNECTIONS {
+            let before = self.active.load(Ordering::SeqCst);
+            self.evict_oldest();
+            let ended = self.ended_lock.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = self.ended.wait_timeout_while(ended, Duration::from_secs(1), |_| {
+                self.active.load(Ordering::SeqCst) >= before
+            });
+        }
+        let conn = Arc::new(conn);
+        self.reading.lock().unwrap_or_else(|p| p.into_inner()).push_back((id, conn.clone()));
+        self.active.fetch_add(1, Ordering::SeqCst);
+        let a = self.clone();
+        spawn(move || {
+            a.connection(id, conn, prefix, origin);
+            // The C library keeps this stack for the next thread: no key's copy stays on it.
+            scrub_stack();
+            a.active.fetch_sub(1, Ordering::SeqCst);
+            // Under the lock, so the accepting thread cannot miss it between check and wait.
+            drop(a.ended_lock.lock().unwrap_or_else(|p| p.into_inner()));
+            a.ended.notify_all();
+        });
+    }
+
     /// One connection: one request, one answer, within [`CONNECTION_DEADLINE`]. Any failure
     /// (garbage, a limit, the deadline) closes it.
-    fn connection(&self, id: u64, conn: Arc<Conn>, prefix: Zeroizing<Vec<u8>>) {
+    fn connection(self: &Arc<Self>, id: u64, conn: Arc<Conn>, prefix: Zeroizing<Vec<u8>>, origin: Origin) {
         let deadline = Instant::now() + CONNECTION_DEADLINE;
         let mut timed = io::Read::chain(&prefix[..], conn.until(deadline));
         // Memory for bodies is shared by all connections: one that does not fit is refused.
@@ -358,37 +429,50 @@ impl Agent {
         };
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         let mut stop = false;
-        let relay = Arc::new(ConnRelay {
-            conn: conn.clone(),
-            deadline: Mutex::new(deadline),
-            gone: AtomicBool::new(false),
-        });
-        let answer = match Request::decode(&body) {
+        let (answer, relay) = match Request::decode(&body) {
             Ok(request) => {
-                stop = matches!(request, Request::Stop);
-                let relay = matches!(request, Request::UnwrapAsking(_)).then(|| relay.clone());
-                self.answer(request, deadline, relay)
+                stop = matches!(request, Request::Stop) && origin == Origin::Local;
+                let relay = Arc::new(ConnRelay {
+                    conn: conn.clone(),
+                    deadline: Mutex::new(deadline),
+                    asking: matches!(request, Request::UnwrapAsking(_)),
+                    gone: AtomicBool::new(false),
+                });
+                (self.answer(request, deadline, Some(relay.clone()), &origin), Some(relay))
             }
-            Err(e) => Answer::Refused(e.to_string()),
+            Err(e) => (Answer::Refused(e.to_string()), None),
         };
         drop(body);
-        reply(&conn, answer, relay.deadline());
+        reply(&conn, answer, relay.map_or(deadline, |r| r.deadline()));
         if stop {
             self.end(1);
         }
     }
 
-    /// The answer to `request`, due by `deadline` (which `relay`, the client of an
-    /// UNWRAP_ASKING, moves on after each answer of its user). An UNWRAP's files are tried
-    /// until [`ANSWER_TIME`] before it, so the answer goes out in time, and the rest answered
-    /// [`NOT_TRIED`].
-    fn answer(&self, request: Request, deadline: Instant, relay: Option<Arc<ConnRelay>>) -> Answer {
+    /// The answer to `request` from `origin`, due by `deadline` (which `relay`, the request's
+    /// connection, moves on after each answer of its user). An UNWRAP's files are tried until
+    /// [`ANSWER_TIME`] before it, so the answer goes out in time, and the rest answered
+    /// [`NOT_TRIED`]. A forward may only unwrap and list, with the keys granted to its host.
+    fn answer(
+        self: &Arc<Self>,
+        request: Request,
+        deadline: Instant,
+        relay: Option<Arc<ConnRelay>>,
+        origin: &Origin,
+    ) -> Answer {
         let store = || self.store.lock().unwrap_or_else(|p| p.into_inner());
         let done = |r: Result<String, String>| r.map_or_else(Answer::Refused, Answer::Done);
         let work_until = || {
             let d = relay.as_ref().map_or(deadline, |r| r.deadline());
             d.checked_sub(ANSWER_TIME).unwrap_or(d)
         };
+        if let Origin::Forward(host) = origin {
+            if !matches!(request, Request::Unwrap(_) | Request::UnwrapAsking(_) | Request::List) {
+                return Answer::Refused(format!(
+                    "a forward from {host} may only open files: run this on the agent's host"
+                ));
+            }
+        }
         match request {
             Request::Unwrap(files) | Request::UnwrapAsking(files) => {
                 let keys = match store().snapshot() {
@@ -397,42 +481,133 @@ impl Agent {
                 };
                 let now = Instant::now();
                 let keys: Vec<_> = keys.into_iter().filter(|k| !k.expired(now)).collect();
+                let host = match origin {
+                    Origin::Forward(host) => Some(host.as_str()),
+                    Origin::Local => None,
+                };
+                let (keys, others): (Vec<_>, Vec<_>) =
+                    keys.into_iter().partition(|k| host.is_none_or(|h| k.granted_to(h)));
                 // Each file's keys are tried only while time is left; a file reached after
                 // that is answered NOT_TRIED, never silently "not ours".
                 let try_file = |f: &Vec<hyperseal::format::Stanza>| {
-                    for k in &keys {
+                    for (i, k) in keys.iter().enumerate() {
                         if Instant::now() >= work_until() {
-                            return Some(Err(NOT_TRIED.to_string()));
+                            return Some((None, Err(NOT_TRIED.to_string())));
                         }
                         let relay = relay.clone().map(|r| r as Arc<dyn Relay>);
                         if let Some(r) = k.unwrap(f, relay) {
-                            return Some(r.map_err(|e| e.to_string()));
+                            return Some((Some(i), r.map_err(|e| e.to_string())));
                         }
                     }
-                    None
+                    // A key not granted to this host acts as absent, but the user is told
+                    // which command on this host would grant it (no plugin is run for that).
+                    let host = host?;
+                    let k = others.iter().find(|k| !k.is_plugin() && matches!(k.unwrap(f, None), Some(Ok(_))))?;
+                    Some((None, Err(not_granted(host, k))))
                 };
-                Answer::Unwrapped(files.iter().map(try_file).collect())
+                let mut answers: Vec<_> = files.iter().map(try_file).collect();
+                if let (Some(host), Some(relay)) = (host, &relay) {
+                    self.confirm_forwarded(host, &keys, &mut answers, relay);
+                }
+                Answer::Unwrapped(answers.into_iter().map(|a| a.map(|(_, r)| r)).collect())
             }
-            Request::Add { name, bytes, passphrase, lifetime, pin_ttl } => {
+            Request::Add { name, bytes, passphrase, lifetime, pin_ttl, forward, confirm } => {
+                if let Some(bad) = forward.iter().find(|h| *h != "*" && !valid_host(h)) {
+                    return Answer::Refused(format!("--forward {bad:?}: not a host name (1 to 64 of A-Z a-z 0-9 . _ -, or '*')"));
+                }
                 match Key::load(&name, &bytes, passphrase, lifetime, pin_ttl) {
-                    Ok(key) => done(store().add(key)),
+                    Ok(key) => done(store().add(key.with_grants(forward, confirm))),
                     Err(AddError::NeedPassphrase(why)) => Answer::NeedPassphrase(why),
                     Err(AddError::Refused(why)) => Answer::Refused(why),
                 }
             }
-            Request::List => store().list(),
+            Request::List => match (store().list(), origin) {
+                (Answer::Entries(e), Origin::Forward(host)) => Answer::Entries(
+                    e.into_iter().filter(|e| e.forward.iter().any(|h| h == "*" || h == host)).collect(),
+                ),
+                (answer, _) => answer,
+            },
             Request::Remove(selector) => done(store().remove(&selector).map(|n| n.to_string())),
             Request::Lock(p) => done(lock_with(p, |p| store().lock(p))),
             Request::Unlock(p) => done(lock_with(p, |p| store().unlock(p))),
             Request::Stop => Answer::Done("stopped".into()),
+            Request::Forward { name, close } => self.forward(&name, close),
             Request::Reply(_) => Answer::Refused("a reply to a question that was not asked".into()),
         }
+    }
+
+    /// Each granted key that opened files for a forward is confirmed once for the request, on
+    /// this host, unless its grant says `--no-confirm`; a refusal turns its files' keys into
+    /// that refusal. The client is told it waits (it may ask its user to), and the deadline
+    /// starts again after.
+    #[cfg(unix)]
+    fn confirm_forwarded(
+        &self,
+        host: &str,
+        keys: &[Arc<Key>],
+        answers: &mut [Option<(Option<usize>, Result<hyperseal::FileKey, String>)>],
+        relay: &ConnRelay,
+    ) {
+        for (i, k) in keys.iter().enumerate() {
+            let opened = answers.iter().filter(|a| matches!(a, Some((Some(j), Ok(_))) if *j == i)).count();
+            if opened == 0 || !k.confirms() {
+                continue;
+            }
+            relay.ask(Prompt::Message(format!(
+                "hyperseal agent: waiting for the use of {} to be confirmed on the agent's host",
+                k.describe()
+            )));
+            let verdict = forward::confirm(self.askpass.as_deref(), host, &k.describe(), opened);
+            relay.restart();
+            if let Err(why) = verdict {
+                for a in answers.iter_mut().filter(|a| matches!(a, Some((Some(j), Ok(_))) if *j == i)) {
+                    *a = Some((Some(i), Err(why.clone())));
+                }
+            }
+        }
+    }
+
+    #[cfg(windows)]
+    fn confirm_forwarded(
+        &self,
+        _: &str,
+        _: &[Arc<Key>],
+        _: &mut [Option<(Option<usize>, Result<hyperseal::FileKey, String>)>],
+        _: &ConnRelay,
+    ) {
+    }
+
+    /// Opens a socket for the remote host `host` (its path is the answer) or closes its
+    /// sockets.
+    #[cfg(unix)]
+    fn forward(self: &Arc<Self>, host: &str, close: bool) -> Answer {
+        if close {
+            return match self.forwards.close(host) {
+                0 => Answer::Refused(format!("no forward for {host} is open")),
+                n => Answer::Done(format!("closed {n} forward(s) for {host}")),
+            };
+        }
+        let dir = self.socket.parent().unwrap_or(Path::new("."));
+        match self.forwards.open(dir, host) {
+            Ok((forward, listener)) => {
+                let path = forward.path.display().to_string();
+                let a = self.clone();
+                spawn(move || serve_forward(a, forward, listener));
+                Answer::Done(path)
+            }
+            Err(why) => Answer::Refused(why),
+        }
+    }
+
+    #[cfg(windows)]
+    fn forward(self: &Arc<Self>, _: &str, _: bool) -> Answer {
+        Answer::Refused("forwarding to a remote host is over ssh -R of a Unix socket: not on Windows".into())
     }
 
     /// Answers an UNWRAP of a few stanzas (the request whole in what has arrived, within
     /// [`QUICK_BYTES`], its work within [`QUICK_WORK`]) on the accepting thread: `None`, done.
     /// Otherwise the bytes read so far, for the connection's own thread to go on from.
-    fn quick(&self, conn: &Conn) -> Option<Zeroizing<Vec<u8>>> {
+    fn quick(self: &Arc<Self>, conn: &Conn) -> Option<Zeroizing<Vec<u8>>> {
         let mut buf = Zeroizing::new(vec![0u8; QUICK_BYTES]);
         let n = conn.read_arrived(&mut buf).ok()?;
         buf.truncate(n);
@@ -449,7 +624,7 @@ impl Agent {
         }
         drop(keys);
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
-        let answer = self.answer(Request::Unwrap(files), Instant::now() + CONNECTION_DEADLINE, None);
+        let answer = self.answer(Request::Unwrap(files), Instant::now() + CONNECTION_DEADLINE, None, &Origin::Local);
         let _ = proto::write_message(
             &mut conn.until(Instant::now() + Duration::from_millis(100)),
             &answer.encode(),
@@ -478,6 +653,8 @@ impl Agent {
     fn end(&self, own: usize) -> ! {
         self.store.lock().unwrap_or_else(|p| p.into_inner()).clear();
         #[cfg(unix)]
+        self.forwards.close_all();
+        #[cfg(unix)]
         let _ = fs::remove_file(&self.socket);
         let until = Instant::now() + Duration::from_secs(1);
         while self.active.load(Ordering::SeqCst) > own && Instant::now() < until {
@@ -485,6 +662,28 @@ impl Agent {
         }
         std::process::exit(0)
     }
+}
+
+/// Why a file a key of the agent's opens is refused to a forward from `host`, and the command
+/// on this host that would grant it.
+fn not_granted(host: &str, k: &Key) -> String {
+    let grant = match host {
+        super::keys::UNKNOWN_HOST => "'*'".to_string(),
+        host => host.to_string(),
+    };
+    format!(
+        "the agent holds a key for this file, {}, but it is not granted to this forward; on the agent's host: \
+         hyperseal agent add --forward {grant} FILE",
+        k.describe()
+    )
+}
+
+/// A remote host's name as grants and forward sockets' names carry it: 1 to 64 of
+/// `A-Z a-z 0-9 . _ -`, not starting with a dot.
+pub fn valid_host(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && !name.starts_with('.')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
 fn lock_with(

@@ -40,6 +40,14 @@ enum AgentCmd {
         /// (default: as long as the key, until lock or stop). A touch is never kept.
         #[arg(long = "pin-ttl", value_parser = parse_duration)]
         pin_ttl: Option<Duration>,
+        /// Let the forward of remote host NAME use these identities (repeat it; '*' for any
+        /// host). Without it no forward sees them.
+        #[arg(long = "forward", value_name = "NAME")]
+        forward: Vec<String>,
+        /// Do not confirm each forwarded use on this host (by default the askpass program,
+        /// HYPERSEAL_ASKPASS or SSH_ASKPASS, asks).
+        #[arg(long = "no-confirm", requires = "forward")]
+        no_confirm: bool,
         /// Read the passphrase of protected files from the first line of FILE.
         #[arg(long = "passphrase-file")]
         passphrase_file: Option<PathBuf>,
@@ -65,6 +73,15 @@ enum AgentCmd {
     Unlock,
     /// Stop the agent (every key in it is zeroized).
     Stop,
+    /// Open a socket for the remote host NAME and print its path, for ssh -R; it is closed
+    /// when that ssh ends. Only identities added with --forward NAME (or '*') serve it.
+    Forward {
+        /// The remote host's name, as --forward grants name it.
+        name: String,
+        /// Close NAME's sockets instead.
+        #[arg(long)]
+        close: bool,
+    },
     /// Print the agent's identity for age and its clients (AGE-PLUGIN-HYPERSEAL-1…): where it
     /// listens, no secret. age reaches it through `age-plugin-hyperseal`.
     Identity,
@@ -100,8 +117,9 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 pub fn run(a: AgentArgs) -> Result<()> {
     match a.cmd {
         AgentCmd::Start(s) => start(s),
-        AgentCmd::Add { lifetime, pin_ttl, passphrase_file, files } => {
-            add(&files, lifetime, pin_ttl, passphrase_file.as_deref())
+        AgentCmd::Add { lifetime, pin_ttl, forward, no_confirm, passphrase_file, files } => {
+            let grants = Grants { forward, confirm: !no_confirm };
+            add(&files, lifetime, pin_ttl, &grants, passphrase_file.as_deref())
         }
         AgentCmd::List => list(),
         AgentCmd::Remove { selectors, all } => {
@@ -133,6 +151,15 @@ pub fn run(a: AgentArgs) -> Result<()> {
             expect_done(ask(&Request::Unlock(p))?)
         }
         AgentCmd::Stop => expect_done(ask(&Request::Stop)?),
+        AgentCmd::Forward { name, close } => {
+            check_socket_dir()?;
+            match ask(&Request::Forward { name, close })? {
+                Answer::Done(said) if close => eprintln!("hyperseal: {said}"),
+                Answer::Done(path) => println!("{path}"),
+                other => return Err(refused(other)),
+            }
+            Ok(())
+        }
         AgentCmd::Identity => {
             println!("{}", agent::plugin_identity(&client_socket()?));
             Ok(())
@@ -202,10 +229,18 @@ fn expect_done(answer: Answer) -> Result<()> {
     }
 }
 
+/// Which remote hosts' forwards may use the identities added, and whether each use is
+/// confirmed on this host.
+struct Grants {
+    forward: Vec<String>,
+    confirm: bool,
+}
+
 fn add(
     files: &[PathBuf],
     lifetime: Option<Duration>,
     pin_ttl: Option<Duration>,
+    grants: &Grants,
     passphrase_file: Option<&Path>,
 ) -> Result<()> {
     check_socket_dir()?;
@@ -223,6 +258,8 @@ fn add(
                 passphrase: passphrase.clone(),
                 lifetime: lifetime.map_or(0, |d| d.as_secs().max(1)),
                 pin_ttl: pin_ttl.map_or(0, |d| d.as_secs().max(1)),
+                forward: grants.forward.clone(),
+                confirm: grants.confirm,
             };
             match ask(&request)? {
                 Answer::Done(recipients) => {
@@ -266,7 +303,12 @@ fn list() -> Result<()> {
             0 => String::new(),
             s => format!(" (forgotten in {s}s)"),
         };
-        writeln!(out, "{} {} {}{expiry}", e.fingerprint, e.recipient, e.name)?;
+        let grants = match (e.forward.is_empty(), e.confirm) {
+            (true, _) => String::new(),
+            (false, true) => format!(" [forward: {}, confirmed]", e.forward.join(",")),
+            (false, false) => format!(" [forward: {}, unconfirmed]", e.forward.join(",")),
+        };
+        writeln!(out, "{} {} {}{expiry}{grants}", e.fingerprint, e.recipient, e.name)?;
     }
     Ok(())
 }

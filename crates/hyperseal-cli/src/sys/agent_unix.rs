@@ -105,3 +105,27 @@ pub fn wait_end_signal() -> i32 {
         }
     }
 }
+
+/// Whether the process `pid` still runs (a forward's `ssh`): `kill(pid, 0)` succeeds, or
+/// fails only for want of permission.
+pub fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // SAFETY: signal 0 sends nothing; it only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The file name of the program `pid` runs (Linux: `/proc/PID/exe`), to tell `ssh` at the
+/// other end of a connection; `None` where the system does not say.
+pub fn program_name(pid: u32) -> Option<String> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+        exe.file_name().map(|n| n.to_string_lossy().into_owned())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = pid;
+        None
+    }
+}

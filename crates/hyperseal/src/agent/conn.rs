@@ -137,6 +137,20 @@ impl Conn {
         }
     }
 
+    /// The process id at the other end, as the kernel saw it connect (Linux: `SO_PEERCRED`);
+    /// `None` where the system does not say. The agent uses it to tell a connection that
+    /// `ssh -R` forwards (ssh is the peer) from a local one.
+    pub fn peer_pid(&self) -> Option<u32> {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            peer_cred(&self.stream).ok().and_then(|c| u32::try_from(c.pid).ok()).filter(|&p| p > 0)
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        {
+            None
+        }
+    }
+
     /// This connection as `Read` and `Write`, every call within what is left of `deadline`.
     pub fn until(&self, deadline: Instant) -> Timed<'_> {
         Timed { conn: self, deadline }
@@ -213,8 +227,14 @@ fn my_uid() -> u32 {
 
 /// The user id of the process at the other end of `conn`, as the kernel saw it connect.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-#[allow(unsafe_code)] // getsockopt: no safe wrapper
 fn peer_uid(conn: &std::os::unix::net::UnixStream) -> io::Result<u32> {
+    peer_cred(conn).map(|c| c.uid)
+}
+
+/// The credentials of the process at the other end of `conn`, as the kernel saw it connect.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[allow(unsafe_code)] // getsockopt: no safe wrapper
+fn peer_cred(conn: &std::os::unix::net::UnixStream) -> io::Result<libc::ucred> {
     use std::os::fd::AsRawFd;
     let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
@@ -229,7 +249,7 @@ fn peer_uid(conn: &std::os::unix::net::UnixStream) -> io::Result<u32> {
         )
     };
     match rc {
-        0 if len as usize == std::mem::size_of::<libc::ucred>() => Ok(cred.uid),
+        0 if len as usize == std::mem::size_of::<libc::ucred>() => Ok(cred),
         0 => Err(io::Error::other("SO_PEERCRED returned a short answer")),
         _ => Err(io::Error::last_os_error()),
     }

@@ -40,6 +40,18 @@ pub enum Request {
         /// Seconds a plugin's PIN stays cached once the plugin took it (0: as long as the key
         /// is kept, until `Lock` or `Stop`).
         pin_ttl: u64,
+        /// The remote hosts whose forwards may use it (`*`: any); empty: none.
+        forward: Vec<String>,
+        /// Whether each forwarded use is confirmed on the agent's host first.
+        confirm: bool,
+    },
+    /// Open a socket for the remote host `name` (its path is the answer), or with `close`
+    /// close that host's sockets.
+    Forward {
+        /// The remote host's name, as grants name it.
+        name: String,
+        /// Close instead of open.
+        close: bool,
     },
     /// The loaded identities: their recipients and fingerprints, never a secret.
     List,
@@ -64,6 +76,10 @@ pub struct Entry {
     pub fingerprint: String,
     /// Seconds until it is forgotten (0: never).
     pub expires_in: u64,
+    /// The remote hosts it is granted to (`*`: any).
+    pub forward: Vec<String>,
+    /// Whether a forwarded use is confirmed on the agent's host.
+    pub confirm: bool,
 }
 
 /// What the agent answers.
@@ -112,6 +128,10 @@ const UNLOCK: u8 = 6;
 const STOP: u8 = 7;
 const UNWRAP_ASKING: u8 = 8;
 const REPLY: u8 = 9;
+const FORWARD: u8 = 10;
+
+/// The most remote hosts one key may be granted to.
+pub const MAX_GRANTS: usize = 64;
 
 const UNWRAPPED: u8 = 0x81;
 const ENTRIES: u8 = 0x82;
@@ -187,11 +207,13 @@ impl Request {
                     }
                 }
             }
-            Request::Add { name, bytes, passphrase, lifetime, pin_ttl } => {
+            Request::Add { name, bytes, passphrase, lifetime, pin_ttl, forward, confirm } => {
                 b.push(ADD);
                 put_str(&mut b, name);
                 b.extend_from_slice(&lifetime.to_be_bytes());
                 b.extend_from_slice(&pin_ttl.to_be_bytes());
+                put_strs(&mut b, forward);
+                b.push(u8::from(*confirm));
                 match passphrase {
                     None => b.push(0),
                     Some(p) => {
@@ -211,6 +233,11 @@ impl Request {
                 put_str(&mut b, p);
             }
             Request::Stop => b.push(STOP),
+            Request::Forward { name, close } => {
+                b.push(FORWARD);
+                put_str(&mut b, name);
+                b.push(u8::from(*close));
+            }
             Request::Reply(value) => {
                 b.push(REPLY);
                 match value {
@@ -259,19 +286,22 @@ impl Request {
                 let name = r.str()?;
                 let lifetime = u64::from_be_bytes(r.take(8)?.try_into().expect("8 bytes"));
                 let pin_ttl = u64::from_be_bytes(r.take(8)?.try_into().expect("8 bytes"));
+                let forward = r.strs(MAX_GRANTS)?;
+                let confirm = r.flag()?;
                 let passphrase = match r.u8()? {
                     0 => None,
                     1 => Some(Zeroizing::new(r.str()?)),
                     _ => return Err(malformed("a passphrase flag that is neither 0 nor 1")),
                 };
                 let bytes = Zeroizing::new(r.bytes(limits::KEY_FILE)?.to_vec());
-                Request::Add { name, bytes, passphrase, lifetime, pin_ttl }
+                Request::Add { name, bytes, passphrase, lifetime, pin_ttl, forward, confirm }
             }
             LIST => Request::List,
             REMOVE => Request::Remove(r.str()?),
             LOCK => Request::Lock(Zeroizing::new(r.str()?)),
             UNLOCK => Request::Unlock(Zeroizing::new(r.str()?)),
             STOP => Request::Stop,
+            FORWARD => Request::Forward { name: r.str()?, close: r.flag()? },
             REPLY => Request::Reply(match r.u8()? {
                 0 => None,
                 1 => Some(Zeroizing::new(r.str()?)),
@@ -314,6 +344,8 @@ impl Answer {
                     put_str(&mut b, &e.recipient);
                     put_str(&mut b, &e.fingerprint);
                     b.extend_from_slice(&e.expires_in.to_be_bytes());
+                    put_strs(&mut b, &e.forward);
+                    b.push(u8::from(e.confirm));
                 }
             }
             Answer::Done(s) | Answer::NeedPassphrase(s) | Answer::Refused(s) => {
@@ -371,7 +403,8 @@ impl Answer {
                 for _ in 0..n {
                     let (name, recipient, fingerprint) = (r.str()?, r.str()?, r.str()?);
                     let expires_in = u64::from_be_bytes(r.take(8)?.try_into().expect("8 bytes"));
-                    out.push(Entry { name, recipient, fingerprint, expires_in });
+                    let (forward, confirm) = (r.strs(MAX_GRANTS)?, r.flag()?);
+                    out.push(Entry { name, recipient, fingerprint, expires_in, forward, confirm });
                 }
                 Answer::Entries(out)
             }
@@ -413,6 +446,12 @@ fn put_str(b: &mut Vec<u8>, s: &str) {
     let s = &s.as_bytes()[..s.len().min(limits::HEADER_LINE)];
     b.extend_from_slice(&(s.len() as u16).to_be_bytes());
     b.extend_from_slice(s);
+}
+
+/// A list of texts: n:u16 ‖ n × str.
+fn put_strs(b: &mut Vec<u8>, strs: &[String]) {
+    b.extend_from_slice(&(strs.len().min(MAX_GRANTS) as u16).to_be_bytes());
+    strs.iter().take(MAX_GRANTS).for_each(|s| put_str(b, s));
 }
 
 fn put_bytes(b: &mut Vec<u8>, bytes: &[u8]) {
@@ -467,6 +506,24 @@ impl<'a> Cursor<'a> {
             return Err(limits::too_long("a text in a message to the agent", limits::HEADER_LINE));
         }
         String::from_utf8(self.take(n)?.to_vec()).map_err(|_| malformed("a text that is not UTF-8"))
+    }
+
+    /// A list of at most `limit` texts.
+    fn strs(&mut self, limit: usize) -> Result<Vec<String>, Error> {
+        let n = u16::from_be_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
+        if n > limit {
+            return Err(limits::too_many("names in a message to the agent", limit));
+        }
+        (0..n).map(|_| self.str()).collect()
+    }
+
+    /// A flag: 0 or 1.
+    fn flag(&mut self) -> Result<bool, Error> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(malformed("a flag that is neither 0 nor 1")),
+        }
     }
 
     fn bytes(&mut self, limit: usize) -> Result<&'a [u8], Error> {

@@ -1,0 +1,297 @@
+//! The agent used from a remote host through a real `sshd` (Debian's openssh-server, started
+//! on 127.0.0.1 by the test with a throwaway host key and user key): `hyperseal agent forward
+//! build1` gives the socket that `ssh -R` carries, and commands run in the ssh session (the
+//! "remote" host) decrypt through it. Only headers cross (counted by a relay in between), a key
+//! without the grant is refused with the command that would grant it, a forwarded use is
+//! confirmed by the askpass program, `ssh -R` of the main socket is refused, and a forward's
+//! socket goes when its ssh ends.
+
+mod agent_support;
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_support::{keypair, seal, Agent, BIN};
+
+/// A throwaway sshd on 127.0.0.1, ended when dropped.
+struct Sshd {
+    dir: tempfile::TempDir,
+    port: u16,
+    child: Child,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Sshd {
+    /// `None` (a failure under `make test`) where sshd is not installed or this is not root
+    /// (sshd needs root to run sessions with privilege separation).
+    fn start() -> Option<Sshd> {
+        let sshd = Path::new("/usr/sbin/sshd");
+        if !sshd.exists() || !agent_support::is_root("a real sshd") {
+            eprintln!("note: /usr/sbin/sshd (Debian's openssh-server) not usable here; skipping");
+            assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
+            return None;
+        }
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for key in ["host", "user"] {
+            let o = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(d.join(key))
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "ssh-keygen: {o:?}");
+        }
+        std::fs::copy(d.join("user.pub"), d.join("authorized_keys")).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host\nAuthorizedKeysFile {d}/authorized_keys\n\
+             PidFile {d}/sshd.pid\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             UsePAM no\nPermitRootLogin yes\nAllowStreamLocalForwarding yes\nStreamLocalBindUnlink yes\n",
+            d = d.display()
+        );
+        std::fs::write(d.join("sshd_config"), config).unwrap();
+        let child = Command::new(sshd)
+            .args(["-D", "-e", "-f"])
+            .arg(d.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < until, "sshd did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(Sshd { dir, port, child })
+    }
+
+    /// `ssh -R remote:local 127.0.0.1 COMMAND`, run to its end.
+    fn run(&self, remote: &Path, local: &Path, command: &str) -> Output {
+        self.ssh(remote, local, command).output().unwrap()
+    }
+
+    fn ssh(&self, remote: &Path, local: &Path, command: &str) -> Command {
+        let mut c = Command::new("ssh");
+        c.args(["-F", "/dev/null", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"])
+            .args(["-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes", "-o", "LogLevel=ERROR"])
+            .arg("-i")
+            .arg(self.dir.path().join("user"))
+            .args(["-p", &self.port.to_string(), "-l", "root", "-R"])
+            .arg(format!("{}:{}", remote.display(), local.display()))
+            .arg("127.0.0.1")
+            .arg(command)
+            .stdin(Stdio::null());
+        c
+    }
+}
+
+/// A relay between ssh and the forward socket that counts every byte crossing it, both ways.
+fn counting_relay(listen: &Path, to: PathBuf) -> Arc<AtomicUsize> {
+    let listener = UnixListener::bind(listen).unwrap();
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = count.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let Ok(agent) = UnixStream::connect(&to) else { continue };
+            for (mut from, mut into) in
+                [(conn.try_clone().unwrap(), agent.try_clone().unwrap()), (agent, conn)]
+            {
+                let c = c.clone();
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n @ 1..) = from.read(&mut buf) {
+                        c.fetch_add(n, Ordering::SeqCst);
+                        if into.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = into.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        }
+    });
+    count
+}
+
+/// The agent, with an askpass program that answers what the file `answer` says (0: yes) and
+/// logs what it was asked.
+fn agent_with_askpass() -> Agent {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let d = dir.path().display();
+    let askpass = dir.path().join("askpass");
+    std::fs::write(&askpass, format!("#!/bin/sh\necho \"$1\" >> {d}/askpass.log\nexit $(cat {d}/answer)\n")).unwrap();
+    std::fs::set_permissions(&askpass, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.path().join("answer"), "1").unwrap();
+    let var = format!("HYPERSEAL_ASKPASS={}", askpass.display());
+    Agent::start_in(dir, &["env", &var, "SSH_ASKPASS="], &[])
+}
+
+/// `hyperseal agent forward HOST`: the new socket's path.
+fn open_forward(a: &Agent, host: &str) -> PathBuf {
+    PathBuf::from(String::from_utf8(a.ok(&["agent", "forward", host])).unwrap().trim())
+}
+
+/// `hyperseal decrypt FILE` in the ssh session, through the socket `remote`.
+fn remote_decrypt(file: &Path, remote: &Path) -> String {
+    format!("HYPERSEAL_AGENT_SOCK={} {BIN} decrypt {}", remote.display(), file.display())
+}
+
+fn text(o: &Output) -> String {
+    format!("status {:?}\nstdout: {}\nstderr: {}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn a_remote_host_decrypts_through_its_forward_and_only_headers_cross() {
+    let Some(sshd) = Sshd::start() else { return };
+    let a = agent_with_askpass();
+    let (key, public) = keypair(a.dir.path(), "granted");
+    a.ok(&["agent", "add", "--forward", "build1", "--no-confirm", key.to_str().unwrap()]);
+    let listed = String::from_utf8(a.ok(&["agent", "list"])).unwrap();
+    assert!(listed.contains("[forward: build1, unconfirmed]"), "{listed}");
+    // 1 GiB (sparse: read fast) sealed to the granted key.
+    let big = a.path("big");
+    std::fs::File::create(&big).unwrap().set_len(1 << 30).unwrap();
+    a.ok(&["encrypt", "-q", "-r", &public, "-o", "big.hs", "big"]);
+    std::fs::remove_file(&big).unwrap();
+    let forward = open_forward(&a, "build1");
+    assert!(forward.exists(), "no forward socket at {}", forward.display());
+    let relay = a.path("relay.sock");
+    let crossed = counting_relay(&relay, forward.clone());
+    let remote = a.path("remote.sock");
+    let command = format!("{} | wc -c", remote_decrypt(&a.path("big.hs"), &remote));
+    let o = sshd.run(&remote, &relay, &command);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), (1u64 << 30).to_string(), "{}", text(&o));
+    let crossed = crossed.load(Ordering::SeqCst);
+    assert!(crossed > 0 && crossed <= 8 << 10, "{crossed} bytes crossed the forward for 1 GiB");
+
+    // The real age on the remote side, with the identity `hyperseal agent identity` gives there.
+    if let Some(age) = common::peer("age") {
+        let plugins = a.path("plugins");
+        std::fs::create_dir(&plugins).unwrap();
+        std::os::unix::fs::symlink(BIN, plugins.join("age-plugin-hyperseal")).unwrap();
+        std::fs::write(a.path("small"), b"for age on build1").unwrap();
+        a.ok(&["encrypt", "-q", "--format", "age", "-r", &public, "-o", "small.age", "small"]);
+        // The first ssh has ended, and its forward with it: a new one for this session.
+        let forward = open_forward(&a, "build1");
+        let command = format!(
+            "HYPERSEAL_AGENT_SOCK={r} {BIN} agent identity > {d}/remote-agent.txt && \
+             PATH={p}:$PATH {age} -d -i {d}/remote-agent.txt {d}/small.age",
+            r = remote.display(),
+            d = a.dir.path().display(),
+            p = plugins.display(),
+            age = age.display()
+        );
+        let o = sshd.run(&remote, &forward, &command);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(o.stdout, b"for age on build1");
+    }
+}
+
+#[test]
+fn no_key_serves_a_forward_without_its_grant_and_confirmations_are_asked() {
+    let Some(sshd) = Sshd::start() else { return };
+    let a = agent_with_askpass();
+    let (plain, plain_pub) = keypair(a.dir.path(), "plain");
+    let (confirmed, confirmed_pub) = keypair(a.dir.path(), "confirmed");
+    let (other, other_pub) = keypair(a.dir.path(), "other-host");
+    a.ok(&["agent", "add", plain.to_str().unwrap()]);
+    a.ok(&["agent", "add", "--forward", "build1", confirmed.to_str().unwrap()]);
+    a.ok(&["agent", "add", "--forward", "build2", "--no-confirm", other.to_str().unwrap()]);
+    seal(&plain_pub, b"local only", &a.path("plain.hs"));
+    seal(&confirmed_pub, b"confirmed", &a.path("confirmed.hs"));
+    seal(&other_pub, b"build2's", &a.path("other.hs"));
+    let remote = a.path("remote.sock");
+    // Each ssh session gets a forward of its own (it goes when that ssh ends).
+    let run = |file: &str| sshd.run(&remote, &open_forward(&a, "build1"), &remote_decrypt(&a.path(file), &remote));
+
+    // Not granted: refused, and the refusal names the command that would grant it.
+    for file in ["plain.hs", "other.hs"] {
+        let o = run(file);
+        assert!(!o.status.success(), "{file} opened without a grant: {}", text(&o));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("hyperseal agent add --forward build1"), "{}", text(&o));
+    }
+    // Locally, everything still opens.
+    assert_eq!(a.ok(&["decrypt", "plain.hs"]), b"local only");
+
+    // Granted with confirmation: the askpass says no, then yes.
+    let o = run("confirmed.hs");
+    assert!(!o.status.success(), "opened though the askpass said no: {}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not confirmed"), "{}", text(&o));
+    std::fs::write(a.path("answer"), "0").unwrap();
+    let o = run("confirmed.hs");
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(o.stdout, b"confirmed");
+    let asked = std::fs::read_to_string(a.path("askpass.log")).unwrap();
+    assert_eq!(asked.lines().count(), 2, "{asked}");
+    assert!(asked.contains("allow build1 to open 1 file(s)"), "{asked}");
+
+    // A forward may not manage the agent.
+    let stop = format!("HYPERSEAL_AGENT_SOCK={} {BIN} agent stop", remote.display());
+    let o = sshd.run(&remote, &open_forward(&a, "build1"), &stop);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("may only open files"), "{}", text(&o));
+
+    // No askpass program at all: refused.
+    let b = Agent::start_with(&["env", "HYPERSEAL_ASKPASS=", "SSH_ASKPASS="], &[]);
+    b.ok(&["agent", "add", "--forward", "build1", confirmed.to_str().unwrap()]);
+    let o = sshd.run(&remote, &open_forward(&b, "build1"), &remote_decrypt(&a.path("confirmed.hs"), &remote));
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no askpass program"), "{}", text(&o));
+}
+
+#[test]
+fn ssh_forwarding_the_main_socket_is_refused_and_a_forward_ends_with_its_ssh() {
+    let Some(sshd) = Sshd::start() else { return };
+    let a = agent_with_askpass();
+    let (build1, build1_pub) = keypair(a.dir.path(), "build1");
+    let (any, any_pub) = keypair(a.dir.path(), "any");
+    a.ok(&["agent", "add", "--forward", "build1", "--no-confirm", build1.to_str().unwrap()]);
+    a.ok(&["agent", "add", "--forward", "*", "--no-confirm", any.to_str().unwrap()]);
+    seal(&build1_pub, b"build1", &a.path("b.hs"));
+    seal(&any_pub, b"anywhere", &a.path("any.hs"));
+    let remote = a.path("remote.sock");
+
+    // ssh -R of the main socket: a forward from a host no one named; only '*' reaches it.
+    let o = sshd.run(&remote, &a.sock(), &remote_decrypt(&a.path("b.hs"), &remote));
+    assert!(!o.status.success(), "the main socket served a forward: {}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--forward '*'"), "{}", text(&o));
+    let o = sshd.run(&remote, &a.sock(), &remote_decrypt(&a.path("any.hs"), &remote));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(o.stdout, b"anywhere");
+
+    // A forward's socket goes when the ssh that used it ends.
+    let forward = open_forward(&a, "build1");
+    let o = sshd.run(&remote, &forward, &remote_decrypt(&a.path("b.hs"), &remote));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(o.stdout, b"build1");
+    let until = Instant::now() + Duration::from_secs(5);
+    while forward.exists() {
+        assert!(Instant::now() < until, "the forward socket outlived its ssh");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // And on --close, before any ssh used it.
+    let forward = open_forward(&a, "build1");
+    assert!(forward.exists());
+    a.ok(&["agent", "forward", "--close", "build1"]);
+    assert!(!forward.exists(), "--close left the socket");
+    assert!(!a.run(&["agent", "forward", "../x"]).status.success(), "a host name with a path in it");
+}
