@@ -24,6 +24,7 @@ use pyo3::types::{PyList, PyString, PyTuple};
 use zeroize::Zeroizing;
 
 use crate::agent::AgentIdentity;
+use crate::header::FileKey;
 use crate::errors::{ArgumentError, IntoPy};
 
 /// A key pair: `public` is the recipient string to encrypt to; `secret` the identity string
@@ -155,7 +156,7 @@ fn items<'py>(obj: &Bound<'py, PyAny>) -> Vec<Bound<'py, PyAny>> {
 }
 
 fn not_keys(what: &str) -> PyErr {
-    let kinds = if what == "identities" { "str, Identity, AgentIdentity" } else { "str, Identity" };
+    let kinds = if what == "identities" { "str, Identity, AgentIdentity, FileKey" } else { "str, Identity" };
     pyo3::exceptions::PyTypeError::new_err(format!("{what} must be {kinds}, or a list of them"))
 }
 
@@ -178,6 +179,9 @@ fn identities_of_item(item: &Bound<'_, PyAny>, allow_plugins: bool) -> PyResult<
     }
     if let Ok(agent) = item.cast::<AgentIdentity>() {
         return Ok(Arc::new(vec![agent.get().identity()]));
+    }
+    if let Ok(key) = item.cast::<FileKey>() {
+        return Ok(Arc::new(vec![key.get().identity()]));
     }
     let Ok(s) = item.cast::<PyString>() else { return Err(not_keys("identities")) };
     let text = s.to_str()?;
@@ -238,6 +242,8 @@ pub fn identities_of(
             out.extend(recipient::parse_identities(&id.get().secret).py_err()?);
         } else if let Ok(agent) = item.cast::<AgentIdentity>() {
             out.push(agent.get().identity());
+        } else if let Ok(key) = item.cast::<FileKey>() {
+            out.push(key.get().identity());
         } else if let Ok(s) = item.cast::<PyString>() {
             let text = Zeroizing::new(s.to_str()?.to_string());
             out.extend(recipient::parse_identities_with(&text, policy(allow_plugins)).py_err()?);

@@ -9,6 +9,7 @@ mod buffers;
 mod c2sp;
 mod errors;
 mod files;
+mod header;
 mod keys;
 mod output;
 mod parts;
@@ -27,6 +28,9 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::error_codes, m)?)?;
     m.add_class::<keys::Identity>()?;
     m.add_class::<agent::AgentIdentity>()?;
+    m.add_class::<header::FileKey>()?;
+    m.add_function(wrap_pyfunction!(header::header_extract, m)?)?;
+    m.add_function(wrap_pyfunction!(header::header_decrypt, m)?)?;
     m.add_function(wrap_pyfunction!(keys::generate_key, m)?)?;
     m.add_function(wrap_pyfunction!(keys::public_of, m)?)?;
     m.add_function(wrap_pyfunction!(seal::encrypt, m)?)?;

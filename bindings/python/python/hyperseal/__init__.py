@@ -26,7 +26,7 @@ The toolkit, with the Node package's names: :func:`hash`, :func:`hash_file`, :fu
 :mod:`hyperseal.sign` and :mod:`hyperseal.token`.
 """
 
-from . import aead, c2sp, kdf, rekey, sign, token
+from . import aead, c2sp, header, kdf, rekey, sign, token
 from ._errors import *  # noqa: F403 (one class per library error code)
 from ._errors import ERROR_CODES, AlreadyFinalized, Error
 from ._errors import __all__ as _error_names
@@ -68,6 +68,7 @@ __all__ = [
     "generate_key",
     "hash",
     "hash_file",
+    "header",
     "hmac",
     "hmac_verify",
     "kdf",

@@ -14,7 +14,7 @@ from typing import IO, Literal
 __version__: str
 
 _Recipients = str | Identity | Sequence[str | Identity]
-_Identities = str | Identity | AgentIdentity | Sequence[str | Identity | AgentIdentity]
+_Identities = str | Identity | AgentIdentity | FileKey | Sequence[str | Identity | AgentIdentity | FileKey]
 _Passphrase = str | Buffer
 _Format = Literal["hyperseal", "age"]
 _Suite = Literal["aes-256-gcm", "chacha20-poly1305", "sm4-gcm"]
@@ -51,6 +51,26 @@ class AgentIdentity:
     def __init__(self, path: _Path, *, timeout: float = 10.0) -> None: ...
     @property
     def path(self) -> str: ...
+
+class FileKey:
+    """A file key from a detached header (:mod:`hyperseal.header`): it opens its one file as
+    an identity does, so every decrypt function takes it as one. Zeroized when freed; repr()
+    never shows it. ``expose()`` copies it into ``bytes``, which Python cannot zeroize."""
+    def __init__(self, key: Buffer) -> None: ...
+    def expose(self) -> bytes: ...
+    def __len__(self) -> int: ...
+
+def header_extract(file: Buffer | _Path) -> bytes:
+    """The header of an (unarmored) file, byte for byte as age's ExtractHeader gives it."""
+
+def header_decrypt(
+    header: Buffer,
+    identities: _Identities | None = None,
+    *,
+    passphrase: _Passphrase | None = None,
+    allow_plugins: bool = False,
+) -> FileKey:
+    """The file key of a detached header, as age's DecryptHeader."""
 
 def generate_key(kind: Literal["hybrid", "x25519", "mlkem1024", "rsa3072", "rsa4096"] = "hybrid") -> Identity:
     """A new key pair: "hybrid" (ML-KEM-768 + X25519, age v1.3's post-quantum keys, the
