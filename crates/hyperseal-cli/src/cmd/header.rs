@@ -116,9 +116,9 @@ fn decrypt(a: DecryptArgs) -> Result<()> {
         return Err(hint("no identities", "give -i IDENTITY_FILE (or -j NAME for a plugin)"));
     }
     let key = detached::decrypt_header(&bytes, &identities)?;
-    sink.write_all(key.expose())
-        .and_then(|()| sink.flush())
-        .map_err(|e| anyhow::anyhow!("cannot write the file key to descriptor {}: {}", a.file_key_fd, io::reason(&e)))?;
+    sink.write_all(key.expose()).and_then(|()| sink.flush()).map_err(|e| {
+        anyhow::anyhow!("cannot write the file key to descriptor {}: {}", a.file_key_fd, io::reason(&e))
+    })?;
     Ok(())
 }
 

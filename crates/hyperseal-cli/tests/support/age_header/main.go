@@ -1,12 +1,14 @@
 // age-header: age v1.3.1's own detached-header functions as a command, the judge of hyperseal's
 // `header extract` and `header decrypt` (crates/hyperseal-cli/tests/age_header.rs).
 //
-//	age-header VECTOR...
+//	age-header DIR VECTOR...
 //
 // Each VECTOR is a C2SP CCTV age test vector (its "key: value" lines, a blank line, the file,
-// perhaps zlib-compressed). For each, one JSON line: the name, age.ExtractHeader's bytes (base64)
-// or its error, and age.DecryptHeader's file key (hex) with the vector's identities or
-// passphrase, or its error. The file key is printed because these are public test vectors.
+// perhaps zlib-compressed). For each, one JSON line: the name, its expect line, identities and
+// passphrase, age.ExtractHeader's bytes (base64) or its error, and age.DecryptHeader's file key
+// (hex) or its error; the file key is printed because these are public test vectors. Into DIR
+// go the file itself (NAME.age, decompressed) and, where age opens the whole file with
+// NewInjectedFileKeyIdentity and that key, the plaintext (NAME.plain).
 package main
 
 import (
@@ -25,17 +27,25 @@ import (
 )
 
 type result struct {
-	Name         string  `json:"name"`
-	Header       []byte  `json:"header"`
-	ExtractError *string `json:"extract_error"`
-	FileKey      *string `json:"file_key"`
-	DecryptError *string `json:"decrypt_error"`
+	Name         string   `json:"name"`
+	Expect       string   `json:"expect"`
+	Identities   []string `json:"identities"`
+	Passphrase   *string  `json:"passphrase"`
+	Header       []byte   `json:"header"`
+	ExtractError *string  `json:"extract_error"`
+	FileKey      *string  `json:"file_key"`
+	DecryptError *string  `json:"decrypt_error"`
 }
 
 func main() {
 	out := json.NewEncoder(os.Stdout)
-	for _, path := range os.Args[1:] {
-		r, err := judge(path)
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: age-header DIR VECTOR...")
+		os.Exit(2)
+	}
+	dir := os.Args[1]
+	for _, path := range os.Args[2:] {
+		r, err := judge(dir, path)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "age-header: %s: %v\n", path, err)
 			os.Exit(1)
@@ -44,7 +54,7 @@ func main() {
 	}
 }
 
-func judge(path string) (*result, error) {
+func judge(dir, path string) (*result, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -54,11 +64,15 @@ func judge(path string) (*result, error) {
 		return nil, fmt.Errorf("no blank line after the vector's header")
 	}
 	var ids []age.Identity
+	r := &result{Name: filepath.Base(path)}
 	sc := bufio.NewScanner(bytes.NewReader(head))
 	for sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), ": ")
 		switch k {
+		case "expect":
+			r.Expect = v
 		case "identity":
+			r.Identities = append(r.Identities, v)
 			id, err := age.ParseX25519Identity(v)
 			if err != nil {
 				hid, herr := age.ParseHybridIdentity(v)
@@ -70,6 +84,7 @@ func judge(path string) (*result, error) {
 			}
 			ids = append(ids, id)
 		case "passphrase":
+			r.Passphrase = &v
 			id, err := age.NewScryptIdentity(v)
 			if err != nil {
 				return nil, err
@@ -85,7 +100,9 @@ func judge(path string) (*result, error) {
 			}
 		}
 	}
-	r := &result{Name: filepath.Base(path)}
+	if err := os.WriteFile(filepath.Join(dir, r.Name+".age"), file, 0o600); err != nil {
+		return nil, err
+	}
 	hdr, err := age.ExtractHeader(bytes.NewReader(file))
 	if err != nil {
 		msg := err.Error()
@@ -102,6 +119,13 @@ func judge(path string) (*result, error) {
 	} else {
 		k := hex.EncodeToString(key)
 		r.FileKey = &k
+		if plain, err := age.Decrypt(bytes.NewReader(file), age.NewInjectedFileKeyIdentity(key)); err == nil {
+			if out, err := io.ReadAll(plain); err == nil {
+				if err := os.WriteFile(filepath.Join(dir, r.Name+".plain"), out, 0o600); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	return r, nil
 }
