@@ -110,6 +110,14 @@ $(TOOLS)/cargo/bin/rage:
 ssh-keygen:
 	@command -v ssh-keygen >/dev/null || (apt-get update && apt-get install -y --no-install-recommends openssh-client)
 
+# Debian's openssh-server: tests/agent_forward.rs starts its own sshd on 127.0.0.1 (a throwaway
+# host key and user key) to use the agent from a "remote" session over ssh -R. Installed without
+# starting the system's service (policy-rc.d), which the test does not use.
+sshd:
+	@[ -x /usr/sbin/sshd ] || { printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server openssh-client; \
+	  rc=$$?; rm -f /usr/sbin/policy-rc.d; exit $$rc; }
+
 # A project venv with the pinned Python peers (pyca/cryptography for the c2sp-chunked interop test).
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements-test.txt
@@ -134,7 +142,7 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 strace:
 	@command -v strace >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace; }
 
-TOOLS_LIST := age sops tag-plugin ssh-keygen strace test-plugin age-header venv c2sp-vectors rage
+TOOLS_LIST := age sops tag-plugin ssh-keygen sshd strace test-plugin age-header venv c2sp-vectors rage
 tools: $(TOOLS_LIST)
 
 # The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use hyperseal::agent::conn::Listener;
 
 use super::server::{valid_host, Origin};
-use crate::sys::agent_unix as sys;
+use hyperseal::agent::os as sys;
 
 /// How long the askpass program may take to be answered before the request is refused.
 pub const CONFIRM_TIME: Duration = Duration::from_secs(60);

@@ -181,6 +181,7 @@ impl Key {
     }
 
     /// Whether a forwarded use must be confirmed on this host first.
+    #[cfg_attr(windows, allow(dead_code))] // no forwards on Windows
     pub fn confirms(&self) -> bool {
         self.confirm
     }

@@ -34,7 +34,7 @@ use super::keys::{AddError, Key, Store};
 use super::pin::Relay;
 use crate::errors::hint;
 #[cfg(unix)]
-use crate::sys::agent_unix as sys;
+use hyperseal::agent::os as sys;
 use crate::sys::wipe::scrub_stack;
 
 /// Bytes of request bodies all connections may hold at once: two of the largest messages, so a

@@ -12,9 +12,8 @@ mod windows;
 #[cfg(windows)]
 pub use windows::*;
 
-// The identity agent's calls (peer credentials, no dumps, locked memory, signals).
-#[cfg(unix)]
-pub mod agent_unix;
+// The identity agent's own calls (peer credentials, no dumps, locked memory, signals, a
+// Windows pipe) are the library's: `hyperseal::agent::os`.
 
 // A descriptor named by number (`--file-key-fd`).
 pub mod fd;

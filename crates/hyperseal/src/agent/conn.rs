@@ -16,8 +16,10 @@ use std::io;
 use std::path::Path;
 use std::time::Instant;
 
+#[cfg(unix)]
+use crate::sys::agent as os;
 #[cfg(windows)]
-use super::pipe;
+use crate::sys::pipe;
 
 /// One connection to or from the agent.
 #[derive(Debug)]
@@ -41,8 +43,8 @@ impl Conn {
             // Before a byte is sent: whoever listens at a path, a socket another user planted
             // first in a shared directory included, would be handed keys by `agent add` and
             // headers by every decryption.
-            match peer_uid(&conn.stream)? {
-                uid if uid == my_uid() => Ok(conn),
+            match os::peer_uid(&conn.stream)? {
+                uid if uid == os::uid() => Ok(conn),
                 uid => Err(io::Error::new(
                     io::ErrorKind::PermissionDenied,
                     format!("the process listening there runs as another user (uid {uid}): nothing was sent"),
@@ -129,7 +131,7 @@ impl Conn {
     pub fn peer_is_same_user(&self) -> bool {
         #[cfg(unix)]
         {
-            peer_uid(&self.stream).is_ok_and(|uid| uid == my_uid())
+            os::peer_uid(&self.stream).is_ok_and(|uid| uid == os::uid())
         }
         #[cfg(windows)]
         {
@@ -141,11 +143,11 @@ impl Conn {
     /// `None` where the system does not say. The agent uses it to tell a connection that
     /// `ssh -R` forwards (ssh is the peer) from a local one.
     pub fn peer_pid(&self) -> Option<u32> {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
+        #[cfg(unix)]
         {
-            peer_cred(&self.stream).ok().and_then(|c| u32::try_from(c.pid).ok()).filter(|&p| p > 0)
+            os::peer_pid(&self.stream)
         }
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        #[cfg(windows)]
         {
             None
         }
@@ -214,56 +216,5 @@ impl Listener {
         {
             Ok(Conn { pipe: self.pipe.accept()? })
         }
-    }
-}
-
-/// The real user id of this process.
-#[cfg(unix)]
-#[allow(unsafe_code)] // getuid: no safe wrapper
-fn my_uid() -> u32 {
-    // SAFETY: getuid has no arguments and cannot fail.
-    unsafe { libc::getuid() }
-}
-
-/// The user id of the process at the other end of `conn`, as the kernel saw it connect.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn peer_uid(conn: &std::os::unix::net::UnixStream) -> io::Result<u32> {
-    peer_cred(conn).map(|c| c.uid)
-}
-
-/// The credentials of the process at the other end of `conn`, as the kernel saw it connect.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-#[allow(unsafe_code)] // getsockopt: no safe wrapper
-fn peer_cred(conn: &std::os::unix::net::UnixStream) -> io::Result<libc::ucred> {
-    use std::os::fd::AsRawFd;
-    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: `cred` and `len` are valid for writes of the sizes given; the fd is open.
-    let rc = unsafe {
-        libc::getsockopt(
-            conn.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    match rc {
-        0 if len as usize == std::mem::size_of::<libc::ucred>() => Ok(cred),
-        0 => Err(io::Error::other("SO_PEERCRED returned a short answer")),
-        _ => Err(io::Error::last_os_error()),
-    }
-}
-
-/// The user id of the process at the other end of `conn` (BSDs and macOS: `getpeereid`).
-#[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
-#[allow(unsafe_code)] // getpeereid: no safe wrapper
-fn peer_uid(conn: &std::os::unix::net::UnixStream) -> io::Result<u32> {
-    use std::os::fd::AsRawFd;
-    let (mut uid, mut gid) = (0, 0);
-    // SAFETY: both pointers are valid for writes; the fd is open.
-    match unsafe { libc::getpeereid(conn.as_raw_fd(), &mut uid, &mut gid) } {
-        0 => Ok(uid),
-        _ => Err(io::Error::last_os_error()),
     }
 }

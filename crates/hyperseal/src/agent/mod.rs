@@ -7,8 +7,10 @@
 //! * `client.rs`: [`AgentIdentity`], the agent as an [`Identity`](crate::Identity) that asks in
 //!   batches, so a tree re-key sends a whole window of headers in one round trip;
 //! * `conn.rs`: the transport both ends use, [`conn::Conn`] and [`conn::Listener`]: a Unix
-//!   socket, or on Windows a named pipe of the user's alone (`pipe.rs`), every read and write
-//!   under a deadline, the peer's user checked by the kernel's word.
+//!   socket, or on Windows a named pipe of the user's alone (the OS seam's `sys/windows/pipe.rs`),
+//!   every read and write under a deadline, the peer's user checked by the kernel's word
+//!   (`sys/unix/agent.rs`);
+//! * [`os`]: the agent process's own system calls, from the same seam.
 //!
 //! The library reads no environment variable: the caller gives the path.
 //! The agent's plugin identity (`AGE-PLUGIN-HYPERSEAL-1…`, [`plugin_identity`]) carries the
@@ -17,9 +19,19 @@
 
 mod client;
 pub mod conn;
-#[cfg(windows)]
-mod pipe;
 pub mod proto;
+
+/// The agent process's own system calls (no dumps, locked memory, its session and end
+/// signals; on Windows its standard handles), from the library's OS seam, for the process that
+/// runs the agent (the CLI's `hyperseal agent start`).
+pub mod os {
+    #[cfg(unix)]
+    pub use crate::sys::agent::{
+        alive, block_end_signals, lock_memory, new_session, no_dumps, program_name, uid, wait_end_signal,
+    };
+    #[cfg(windows)]
+    pub use crate::sys::pipe::keep_std_handles;
+}
 
 use std::path::{Path, PathBuf};
 
@@ -27,7 +39,7 @@ pub use client::{AgentIdentity, DEFAULT_TIMEOUT, PER_STANZA};
 /// This user's pipe name for the agent on Windows, `\\.\pipe\hyperseal-agent-<SID>` (on Unix
 /// the socket's place is the caller's: the CLI's is `$XDG_RUNTIME_DIR/hyperseal/agent.sock`).
 #[cfg(windows)]
-pub use pipe::default_name as default_pipe_name;
+pub use crate::sys::pipe::default_name as default_pipe_name;
 
 use crate::error::Error;
 use crate::recipient::plugin;

@@ -8,6 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
+pub(crate) mod agent;
 mod attrs;
 #[cfg(target_os = "linux")]
 pub(crate) mod family;

@@ -14,6 +14,7 @@ use windows_sys::Win32::Storage::FileSystem::{
 };
 
 pub(crate) mod interrupt;
+pub(crate) mod pipe;
 pub(crate) mod process;
 
 /// What makes two open files the same file: volume serial number and file index.

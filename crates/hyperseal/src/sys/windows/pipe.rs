@@ -55,14 +55,14 @@ pub fn default_name() -> io::Result<PathBuf> {
 
 /// Which end of a pipe a check is about.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum End {
+pub(crate) enum End {
     Client,
     Server,
 }
 
 /// One end of a connected pipe instance.
 #[derive(Debug)]
-pub(super) struct Pipe {
+pub(crate) struct Pipe {
     handle: OwnedHandle,
     /// Set by [`Pipe::close`]: later I/O fails at once.
     closed: AtomicBool,
@@ -71,7 +71,7 @@ pub(super) struct Pipe {
 impl Pipe {
     /// Opens the pipe `path` (waiting for a free instance until `deadline`) and checks that
     /// the process serving it runs as this user.
-    pub(super) fn connect(path: &Path, deadline: Instant) -> io::Result<Pipe> {
+    pub(crate) fn connect(path: &Path, deadline: Instant) -> io::Result<Pipe> {
         // Anything else would be opened as a file (and then refused as no agent's pipe).
         if !path.as_os_str().to_string_lossy().to_ascii_lowercase().starts_with(r"\\.\pipe\") {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, r"not a named pipe (\\.\pipe\…)"));
@@ -121,7 +121,7 @@ impl Pipe {
     }
 
     /// Reads what comes, until `deadline`; `Ok(0)` when the other end is gone.
-    pub(super) fn read(&self, buf: &mut [u8], deadline: Option<Instant>) -> io::Result<usize> {
+    pub(crate) fn read(&self, buf: &mut [u8], deadline: Option<Instant>) -> io::Result<usize> {
         let len = buf.len().min(u32::MAX as usize) as u32;
         let ptr = buf.as_mut_ptr();
         // SAFETY: `buf` outlives the operation: `overlapped` waits for it to end, cancelled or not.
@@ -134,7 +134,7 @@ impl Pipe {
     }
 
     /// Writes some of `buf`, until `deadline`.
-    pub(super) fn write(&self, buf: &[u8], deadline: Option<Instant>) -> io::Result<usize> {
+    pub(crate) fn write(&self, buf: &[u8], deadline: Option<Instant>) -> io::Result<usize> {
         let len = buf.len().min(u32::MAX as usize) as u32;
         let ptr = buf.as_ptr();
         // SAFETY: as in `read`.
@@ -147,7 +147,7 @@ impl Pipe {
     }
 
     /// Reads what has arrived, without waiting.
-    pub(super) fn read_arrived(&self, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read_arrived(&self, buf: &mut [u8]) -> io::Result<usize> {
         let mut n = 0;
         while n < buf.len() {
             let mut avail = 0u32;
@@ -177,7 +177,7 @@ impl Pipe {
     }
 
     /// Ends the connection from any thread: waiting I/O is cancelled, later I/O fails.
-    pub(super) fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         // SAFETY: the handle is open while `self` lives; cancelling I/O that is not there and
         // disconnecting a client's end are harmless.
@@ -188,7 +188,7 @@ impl Pipe {
     }
 
     /// Whether the process at `end` runs as this process's user.
-    pub(super) fn peer_is_same_user(&self, end: End) -> bool {
+    pub(crate) fn peer_is_same_user(&self, end: End) -> bool {
         let mut pid = 0u32;
         // SAFETY: `pid` is valid for writes; the handle is open.
         let ok = unsafe {
@@ -271,7 +271,7 @@ fn is_gone(e: &io::Error) -> bool {
 
 /// The agent's end: the pipe name, its security descriptor, and the next instance waiting.
 #[derive(Debug)]
-pub(super) struct Listener {
+pub(crate) struct Listener {
     name: Vec<u16>,
     descriptor: Descriptor,
     next: Option<OwnedHandle>,
@@ -279,7 +279,7 @@ pub(super) struct Listener {
 
 impl Listener {
     /// Creates the first instance of the pipe `path`; fails if the name exists.
-    pub(super) fn bind(path: &Path) -> io::Result<Listener> {
+    pub(crate) fn bind(path: &Path) -> io::Result<Listener> {
         let sid = sid_string(&process_sid(None)?)?;
         let descriptor = Descriptor::new(&format!("D:P(A;;GA;;;{sid})"))?;
         let mut l = Listener { name: wide(path.as_os_str()), descriptor, next: None };
@@ -315,7 +315,7 @@ impl Listener {
     }
 
     /// Waits for a client on the waiting instance; makes the next one before handing it out.
-    pub(super) fn accept(&mut self) -> io::Result<Pipe> {
+    pub(crate) fn accept(&mut self) -> io::Result<Pipe> {
         let h = match self.next.take() {
             Some(h) => h,
             None => self.instance(false)?,
@@ -456,4 +456,25 @@ fn wide(s: &OsStr) -> Vec<u16> {
 fn millis_left(deadline: Instant) -> u32 {
     let left = deadline.saturating_duration_since(Instant::now()).as_millis();
     left.min(u128::from(INFINITE - 1)) as u32
+}
+
+/// Keeps this process's standard handles out of the processes it starts. Windows passes every
+/// inheritable handle on, whatever the child's own standard handles are: the agent started in
+/// the background would otherwise hold the caller's pipe open, and `… | Invoke-Expression`
+/// would wait for it to end.
+pub fn keep_std_handles() {
+    use windows_sys::Win32::Foundation::{SetHandleInformation, HANDLE_FLAG_INHERIT, INVALID_HANDLE_VALUE};
+    use windows_sys::Win32::System::Console::{
+        GetStdHandle, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
+    };
+    for which in [STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE] {
+        // SAFETY: plain values; a handle that is not there is skipped, and clearing the flag of
+        // one that is changes nothing but its inheritance.
+        unsafe {
+            let h = GetStdHandle(which);
+            if !h.is_null() && h != INVALID_HANDLE_VALUE {
+                SetHandleInformation(h, HANDLE_FLAG_INHERIT, 0);
+            }
+        }
+    }
 }
