@@ -14,6 +14,7 @@ mod keys;
 mod output;
 mod parts;
 mod pyio;
+mod pyrage;
 mod rekey;
 mod seal;
 mod streams;
@@ -31,6 +32,9 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<header::FileKey>()?;
     m.add_function(wrap_pyfunction!(header::header_extract, m)?)?;
     m.add_function(wrap_pyfunction!(header::header_decrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(pyrage::parse_key_as, m)?)?;
+    m.add_function(wrap_pyfunction!(pyrage::encrypt_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(pyrage::decrypt_stream, m)?)?;
     m.add_function(wrap_pyfunction!(keys::generate_key, m)?)?;
     m.add_function(wrap_pyfunction!(keys::public_of, m)?)?;
     m.add_function(wrap_pyfunction!(seal::encrypt, m)?)?;

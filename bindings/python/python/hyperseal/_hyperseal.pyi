@@ -72,6 +72,37 @@ def header_decrypt(
 ) -> FileKey:
     """The file key of a detached header, as age's DecryptHeader."""
 
+def parse_key_as(kind: str, text: str) -> str:
+    """``text`` checked as one key kind by that kind's parser, in its canonical spelling (for
+    hyperseal.pyrage): "x25519-identity", "x25519-recipient", "pq-identity", "pq-recipient",
+    "tag", "tagpq", "ssh-recipient", "ssh-identity", "plugin-identity", "plugin-recipient",
+    "plugin-name", "plugin-identity:name", "plugin-recipient:name"."""
+
+def encrypt_stream(
+    reader: IO[bytes],
+    writer: IO[bytes],
+    recipients: _Recipients | None = None,
+    *,
+    passphrase: _Passphrase | None = None,
+    format: _Format = "hyperseal",
+    armor: bool = False,
+    threads: int = 0,
+    allow_plugins: bool = False,
+) -> int:
+    """Encrypts everything ``reader`` gives onto ``writer``, in constant memory."""
+
+def decrypt_stream(
+    reader: IO[bytes],
+    writer: IO[bytes],
+    identities: _Identities | None = None,
+    *,
+    passphrase: _Passphrase | None = None,
+    threads: int = 0,
+    allow_plugins: bool = False,
+) -> int:
+    """Decrypts a file (binary or armored) from ``reader`` onto ``writer``; chunks are written as
+    they authenticate."""
+
 def generate_key(kind: Literal["hybrid", "x25519", "mlkem1024", "rsa3072", "rsa4096"] = "hybrid") -> Identity:
     """A new key pair: "hybrid" (ML-KEM-768 + X25519, age v1.3's post-quantum keys, the
     default), "x25519", "mlkem1024", "rsa3072" or "rsa4096"::

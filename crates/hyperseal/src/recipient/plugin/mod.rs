@@ -147,6 +147,11 @@ impl PluginRecipient {
         Ok(PluginRecipient { name, encoding: Zeroizing::new(s.to_string()), identity: false, callbacks })
     }
 
+    /// The plugin name (lower case).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The recipient of a plugin identity (the plugin wraps to the identity itself).
     pub fn from_identity(id: &PluginIdentity) -> Self {
         PluginRecipient {
