@@ -30,7 +30,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build install bench-build test bench tools age age-header sops minio tag-plugin ssh-keygen strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
+.PHONY: all build install bench-build test bench tools age age-header pyrage-tests sops minio tag-plugin ssh-keygen strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
 	cargo-cyclonedx auditwheel wheel-tools arm64-root dist dist-test man-db \
 	build-windows build-arm64 age-cross test-plugin-windows cross-test-tools test-windows test-arm64
 
@@ -137,6 +137,23 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 	echo "$(C2SP_VECTORS_SHA256)  $@.tmp" | sha256sum -c --quiet
 	mv $@.tmp $@ && rm -rf $(TOOLS)/c2sp/dl
 
+# pyrage 1.4.0's own test suite (its sdist's test/, pinned by hash), run against hyperseal.pyrage
+# by bindings/python/tests/test_pyrage.py: unpacked into the tools cache, linked from .tools.
+PYRAGE_TESTS_VERSION := 1.4.0
+PYRAGE_SDIST_SHA256 := 545bf188e8d217ec88c32bc8e8bf56026c8c0b1b1f96d2688cedf1427ab0e827
+PYRAGE_TESTS := $(TOOLS_CACHE)/pyrage-tests/$(PYRAGE_TESTS_VERSION)
+pyrage-tests: $(TOOLS)/pyrage-tests/test/__init__.py
+$(TOOLS)/pyrage-tests/test/__init__.py: | $(VENV)/.installed
+	@if [ ! -f $(PYRAGE_TESTS)/test/__init__.py ]; then \
+	  rm -rf $(PYRAGE_TESTS).dl && mkdir -p $(PYRAGE_TESTS).dl && \
+	  $(VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps --no-binary=:all: \
+	    -d $(PYRAGE_TESTS).dl pyrage==$(PYRAGE_TESTS_VERSION) && \
+	  echo "$(PYRAGE_SDIST_SHA256)  $(PYRAGE_TESTS).dl/pyrage-$(PYRAGE_TESTS_VERSION).tar.gz" | sha256sum -c --quiet && \
+	  tar -xzf $(PYRAGE_TESTS).dl/pyrage-$(PYRAGE_TESTS_VERSION).tar.gz -C $(PYRAGE_TESTS).dl && \
+	  rm -rf $(PYRAGE_TESTS) && mkdir -p $(PYRAGE_TESTS) && \
+	  mv $(PYRAGE_TESTS).dl/pyrage-$(PYRAGE_TESTS_VERSION)/test $(PYRAGE_TESTS)/test && rm -rf $(PYRAGE_TESTS).dl; fi
+	mkdir -p $(TOOLS) && ln -sfn $(PYRAGE_TESTS) $(TOOLS)/pyrage-tests
+
 # strace (Debian's package) drives the re-key fault harness (crates/hyperseal-cli/tests/rekey_faults.rs):
 # it fails the n-th write, sync, rename, link or unlink, kills or stops the process there.
 strace:
@@ -149,7 +166,7 @@ tools: $(TOOLS_LIST)
 python: $(VENV)/.installed
 	cd bindings/python && VIRTUAL_ENV=$(VENV) PATH="$(VENV)/bin:$$PATH" maturin develop --release --quiet
 
-python-test: python minio
+python-test: python minio pyrage-tests
 	$(VENV)/bin/python -m pytest -q bindings/python/tests
 
 # A test plugin built on age's own filippo.io/age/plugin package (tests/age_plugin.rs).
