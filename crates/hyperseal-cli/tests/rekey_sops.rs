@@ -306,3 +306,48 @@ fn add_and_remove_by_name_and_hostile_files_fail_alone() {
     }
     assert!(sops(&tools, &tree, Some(&keys.second.0), &["-d", "good.yaml"]).status.success());
 }
+
+/// A plugin identity (age-plugin-hstest, counting its runs) opens a whole tree in one run: the
+/// stanzas of every file's entries are asked in one batch, and the lock-out guard is answered
+/// from it (the plugin's own entry is kept).
+#[test]
+fn a_tree_is_opened_with_one_plugin_run() {
+    let Some((tmp, tools, keys)) = setup() else { return };
+    let Some(plugin) = peers(&["age-plugin-hstest"]) else { return };
+    let d = tmp.path();
+    let out = Command::new(&plugin).arg("--keygen").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (id, r) = text.split_once('\n').unwrap();
+    let id_file = d.join("hstest.key");
+    fs::write(&id_file, format!("{id}\n")).unwrap();
+    let tree = d.join("tree");
+    fs::create_dir(&tree).unwrap();
+    fs::write(tree.join(".sops.yaml"), format!("creation_rules:\n  - age: {},{}\n", keys.keep.1, keys.gone.1)).unwrap();
+    for i in 0..12 {
+        fs::write(tree.join(format!("s{i}.yaml")), format!("a: {i}\n")).unwrap();
+        assert!(sops(&tools, &tree, None, &["-e", "-i", &format!("s{i}.yaml")]).status.success());
+    }
+    let hs_in = |args: &[&str], count: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_hyperseal"))
+            .args(args)
+            .env("PATH", common::tools_path())
+            .env("HSTEST_COUNT", count)
+            .env_remove("SOPS_AGE_KEY_FILE")
+            .env_remove("SOPS_AGE_KEY")
+            .env("XDG_CONFIG_HOME", d.join("no-config"))
+            .output()
+            .unwrap()
+    };
+    let count = d.join("count");
+    let o = hs_in(&["rekey", "--sops", "--recursive", "-q", "--add", r.trim(), "-i", p(&keys.keep.0), p(&tree)], &count);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = fs::remove_file(&count);
+    let o = hs_in(&["rekey", "--sops", "--recursive", "--add", &keys.pq.1, "-i", p(&id_file), p(&tree)], &count);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("sops files: 12 changed, 0 unchanged, 0 skipped, 0 failed"), "{err}");
+    assert_eq!(fs::read_to_string(&count).unwrap(), "run\n", "one plugin run for 12 files");
+    for i in 0..12 {
+        assert!(sops(&tools, &tree, Some(&keys.pq.0), &["-d", &format!("s{i}.yaml")]).status.success());
+    }
+}

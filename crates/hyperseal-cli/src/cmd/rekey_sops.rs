@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Result};
 use hyperseal::output::OutputOptions;
@@ -17,6 +17,10 @@ use hyperseal::rekey::sops::{self, find_config, Format, Outcome, Rules, Target, 
 use super::rekey_common::RekeyArgs;
 use crate::errors::usage;
 
+/// Files read at once: a plugin or the agent is asked once per window.
+const WINDOW_FILES: usize = 1024;
+/// The bytes of a window's files held at once (a window ends after the file that passes it).
+const WINDOW_BYTES: usize = 64 << 20;
 /// The most files one run takes (a folder walk stops there, with an error).
 const MAX_FILES: usize = 1_000_000;
 
@@ -54,19 +58,50 @@ pub fn run(a: &RekeyArgs) -> Result<()> {
     let explicit = explicit_target(a)?;
     let files = files(a)?;
     let bar = progress(a, files.len());
+    let identities: Vec<Arc<dyn Identity>> = identities.into_iter().map(Arc::from).collect();
+    let batches = identities.iter().any(|i| i.unwraps_in_batches());
     let configs = Mutex::new(HashMap::new());
     let slots: Vec<Mutex<Option<Done>>> = files.iter().map(|_| Mutex::new(None)).collect();
-    // Files on the library's executor: each is small, so its time is the parse, the wraps and
-    // the synced write, which overlap across files.
-    let _ = hyperseal::exec::for_each(files.len(), a.threads, &|i| {
-        let (file, walked) = &files[i];
-        let done = one(file, *walked, a, explicit.as_ref(), &identities, &configs);
-        *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(done);
-        if let Some(b) = &bar {
-            b.inc(1);
+    let mut start = 0;
+    while start < files.len() {
+        // A window of files read at once, within a memory budget: a plugin or the agent is
+        // asked once for all of them.
+        let mut window = Vec::new();
+        let mut bytes = 0;
+        while start + window.len() < files.len() && window.len() < WINDOW_FILES && bytes < WINDOW_BYTES {
+            let file = &files[start + window.len()].0;
+            let read = crate::io::read_file_within(file, MAX_FILE, "a sops file", |e| anyhow!(crate::io::reason(&e)))
+                .map_err(|e| crate::errors::message(&e));
+            bytes += read.as_ref().map_or(0, |b| b.len());
+            window.push(read);
         }
-        Ok(())
-    });
+        let views = match batches {
+            true => {
+                let inputs: Vec<(&[u8], Format)> = window
+                    .iter()
+                    .zip(&files[start..])
+                    .filter_map(|(r, (f, _))| r.as_ref().ok().map(|b| (&b[..], Format::for_path(f))))
+                    .collect();
+                sops::unlock(&inputs, &identities)
+            }
+            false => sops::unlock(&[], &identities),
+        };
+        // Files on the library's executor: each is small, so its time is the parse, the wraps
+        // and the synced write, which overlap across files.
+        let _ = hyperseal::exec::for_each(window.len(), a.threads, &|i| {
+            let (file, walked) = &files[start + i];
+            let done = match &window[i] {
+                Ok(b) => one(file, b, *walked, a, explicit.as_ref(), &views, &configs),
+                Err(why) => Done::Failed(why.clone()),
+            };
+            *slots[start + i].lock().unwrap_or_else(|p| p.into_inner()) = Some(done);
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+            Ok(())
+        });
+        start += window.len();
+    }
     let results: Vec<(&PathBuf, Done)> = files
         .iter()
         .zip(slots)
@@ -178,20 +213,15 @@ fn progress(a: &RekeyArgs, n: usize) -> Option<indicatif::ProgressBar> {
 /// One file: read, re-key in memory, written back only if something changed.
 fn one(
     file: &Path,
+    bytes: &[u8],
     walked: bool,
     a: &RekeyArgs,
     explicit: Option<&Target>,
     identities: &[Box<dyn Identity>],
     configs: &Mutex<Configs>,
 ) -> Done {
-    let bytes = match crate::io::read_file_within(file, MAX_FILE, "a sops file", |e| {
-        anyhow!(crate::io::reason(&e))
-    }) {
-        Ok(b) => b,
-        Err(e) => return Done::Failed(crate::errors::message(&e)),
-    };
     let format = Format::for_path(file);
-    if !sops::looks_like_sops(&bytes, format) {
+    if !sops::looks_like_sops(bytes, format) {
         return match walked {
             true => Done::Skipped("not a sops file"),
             false => Done::Failed("not a sops file (no sops metadata)".into()),
@@ -225,13 +255,13 @@ fn one(
             &rule_target
         }
     };
-    match sops::rekey(&bytes, format, target, identities, a.force) {
+    match sops::rekey_with(bytes, format, target, identities, a.force, &super::identity::parse_recipient_arg) {
         Ok(Outcome::Unchanged) => Done::Unchanged,
         Ok(Outcome::Changed { bytes: new, added, removed }) => {
             if a.dry_run {
                 return Done::Changed(added, removed);
             }
-            match write_over(file, &bytes, &new) {
+            match write_over(file, bytes, &new) {
                 Ok(()) => Done::Changed(added, removed),
                 Err(e) => Done::Failed(format!("{}; nothing changed", crate::errors::message(&e))),
             }

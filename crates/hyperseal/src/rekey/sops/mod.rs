@@ -26,6 +26,7 @@ mod json;
 mod rules;
 #[cfg(test)]
 mod tests;
+mod unlock;
 mod yaml;
 
 use std::ops::Range;
@@ -39,6 +40,7 @@ use crate::{Decryptor, Encryptor, Options};
 
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub use rules::{find_config, Rule, Rules, CONFIG_NAME};
+pub use unlock::unlock;
 
 /// The largest sops file read: far above any real secrets file, and bounded so a hostile one
 /// (a 100 MB value) is refused before a parser walks it.
@@ -193,16 +195,24 @@ pub fn rekey(
     identities: &[Box<dyn Identity>],
     force: bool,
 ) -> Result<Outcome, Error> {
+    rekey_with(input, format, target, identities, force, &|r| parse_recipient(r))
+}
+
+/// [`rekey`] with the caller's reading of a recipient string (a frontend's, which lets an age
+/// plugin ask on its terminal; the library's own starts no plugin).
+pub fn rekey_with(
+    input: &[u8],
+    format: Format,
+    target: &Target,
+    identities: &[Box<dyn Identity>],
+    force: bool,
+    recipient: &dyn Fn(&str) -> Result<Box<dyn Recipient>, Error>,
+) -> Result<Outcome, Error> {
     if input.len() > MAX_FILE {
         return Err(crate::limits::too_long("a sops file", MAX_FILE));
     }
     let text = std::str::from_utf8(input).map_err(|_| refuse("not a sops file: not UTF-8 text"))?;
-    let layout: Box<dyn Layout> = match format {
-        Format::Yaml => Box::new(yaml::Yaml::parse(text)?),
-        Format::Json => Box::new(json::Json::parse(text)?),
-        Format::Dotenv => Box::new(dotenv::Dotenv::parse(text)?),
-        Format::Ini => Box::new(ini::Ini::parse(text)?),
-    };
+    let layout = parse(text, format)?;
     let meta = layout.meta();
     if meta.groups.is_empty() {
         return Err(refuse("not a sops file: no key groups in its metadata"));
@@ -246,7 +256,7 @@ pub fn rekey(
         } else {
             let key = open_group(group, identities)
                 .ok_or_else(|| refuse(format!("none of the identities given opens key group {}", g + 1)))??;
-            new.iter().map(|r| Ok(((*r).as_str(), wrap(&key, r)?))).collect::<Result<Vec<_>, Error>>()?
+            new.iter().map(|r| Ok(((*r).as_str(), wrap(&key, recipient(r)?)?))).collect::<Result<Vec<_>, Error>>()?
         };
         if !force && !still_opens(&keep, &news, identities) {
             return Err(refuse(format!(
@@ -276,6 +286,16 @@ pub fn rekey(
     }
     out.push_str(&text[at..]);
     Ok(Outcome::Changed { bytes: out.into_bytes(), added, removed })
+}
+
+/// The file's layout, by its format's parser.
+fn parse(text: &str, format: Format) -> Result<Box<dyn Layout + '_>, Error> {
+    Ok(match format {
+        Format::Yaml => Box::new(yaml::Yaml::parse(text)?),
+        Format::Json => Box::new(json::Json::parse(text)?),
+        Format::Dotenv => Box::new(dotenv::Dotenv::parse(text)?),
+        Format::Ini => Box::new(ini::Ini::parse(text)?),
+    })
 }
 
 /// The recipients each group should have, checked against what can be done.
@@ -382,8 +402,7 @@ impl std::io::Write for KeyBuf {
 }
 
 /// The armored age file of `key` for `recipient`, as sops writes an `enc`.
-fn wrap(key: &[u8], recipient: &str) -> Result<String, Error> {
-    let r: Box<dyn Recipient> = parse_recipient(recipient)?;
+fn wrap(key: &[u8], r: Box<dyn Recipient>) -> Result<String, Error> {
     let enc = Encryptor::with_recipients(&[r], Options::age())?;
     let mut w = crate::armored(Vec::new(), Profile::Age);
     enc.encrypt_slice(key, &mut w, None)?;

@@ -18,7 +18,7 @@ fn key(kind: Kind) -> Key {
 const DATA_KEY: [u8; 32] = [7; 32];
 
 fn enc_for(k: &Key) -> String {
-    wrap(&DATA_KEY, &k.public).unwrap()
+    wrap(&DATA_KEY, parse_recipient(&k.public).unwrap()).unwrap()
 }
 
 fn indent(enc: &str, by: usize) -> String {
@@ -157,7 +157,7 @@ fn refusals_say_why_and_change_nothing() {
     let pgp = Target::Groups(vec![TargetGroup { age: vec![a.public.clone()], others: Some(vec!["pgp:AB".into()]) }]);
     assert!(err(&good, &pgp, &a.ids).contains("other key sources"));
     // An enc that holds more than a data key.
-    let big = wrap(&[1; 65], &a.public).unwrap();
+    let big = wrap(&[1; 65], parse_recipient(&a.public).unwrap()).unwrap();
     assert!(err(&yaml(&[(&a, big)]), &t, &a.ids).contains("more than a sops data key"));
     // Too large a file, before any parsing.
     let huge = vec![b'a'; MAX_FILE + 1];
