@@ -2,7 +2,9 @@
 //! through the agent, with the same key as a plain identity file, and with it as a
 //! passphrase-protected identity file (its scrypt KDF paid on every run); a tree re-key
 //! through the agent against the same key given with `-i`; and age's `-d` through
-//! `age-plugin-hyperseal` against age with the plain key.
+//! `age-plugin-hyperseal` against age with the plain key; and (`agent_keys.rs`) a security
+//! key's plugin through the agent against the plugin run directly, and a 1 GiB decrypt through
+//! a remote host's forward socket against the main socket.
 //!
 //! The agent runs for the table in a runtime directory of the scratch space; the runs find it
 //! through `HYPERSEAL_AGENT_SOCK` (set for the whole table, so every contender pays the same
@@ -57,6 +59,8 @@ impl Table for Agent {
         let child = Command::new(exe)
             .args(["agent", "start", "--foreground"])
             .env("XDG_RUNTIME_DIR", &run)
+            // The test plugin of the security-key rows asks a PIN on every run.
+            .env("HSTEST_MODE", "pin")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -78,8 +82,10 @@ impl Table for Agent {
         // Edition 2021, one thread here: the children inherit both.
         std::env::set_var("HYPERSEAL_AGENT_SOCK", &sock);
         std::env::set_var("PATH", &path);
+        std::env::set_var("HSTEST_MODE", "pin");
         let result = measure(ctx, out, exe, &sock);
         std::env::remove_var("HYPERSEAL_AGENT_SOCK");
+        std::env::remove_var("HSTEST_MODE");
         result
     }
 }
@@ -267,13 +273,21 @@ fn measure(ctx: &Ctx, out: &mut TableReport, exe: &Path, sock: &Path) -> Result<
     let age_goal = age_ratio.map_or(String::new(), |r| {
         format!(" age through the plugin ≤ 2× age with the plain key — {} ({r:.2}×).", goal(r <= 2.0))
     });
+    let pin_goal = super::agent_keys::security_key(ctx, out, exe, sock, &input.0, reps)?.map_or(String::new(), |r| {
+        format!(
+            " A PIN plugin through the agent costs no typing per file (one PIN per TTL), at {r:.2}× the plugin run \
+             directly with its PIN from a file."
+        )
+    });
+    let fwd = super::agent_keys::forward(ctx, out, exe, sock, &k.plain, &k.public)?;
+    let fwd_goal = format!(" A decrypt through a forward ≤ 1.1× through the main socket — {} ({fwd:.2}×).", goal(fwd <= 1.1));
     out.note(format!(
         "Files in {}; X25519. The protected file is an age -p identity file at age's scrypt work factor, its \
          passphrase from --identity-passphrase-file; the agent got it once (`agent add --passphrase-file`). \
          The tree is age files of 1 KiB, re-keyed back and forth between two keys with --remove-own, the manifest \
          removed before each run. Goals: through the agent ≤ 1.15× the plain file — {} ({over_plain:.2}×); \
          ≥ 20× faster than the protected file — {} ({under_protected:.1}×); the tree ≥ 0.9× direct — {} \
-         ({tree_ratio:.2}×).{age_goal}",
+         ({tree_ratio:.2}×).{age_goal}{pin_goal}{fwd_goal}",
         ctx.tmp_note,
         goal(over_plain <= 1.15),
         goal(under_protected >= 20.0),

@@ -29,6 +29,7 @@ use clap::Parser;
 use hyperseal::recipient::{self, Kind};
 
 mod agent;
+mod agent_keys;
 mod browser;
 mod child;
 mod engine;
