@@ -261,6 +261,26 @@ fn add_and_remove_by_name_and_hostile_files_fail_alone() {
     assert!(sops(&tools, tmp.path(), Some(&keys.pq.0), &["-d", p(&f)]).status.success());
     assert!(!sops(&tools, tmp.path(), Some(&keys.gone.0), &["-d", p(&f)]).status.success());
 
+    // An SSH recipient, written as sops writes one: sops opens it with the SSH key.
+    if let Some(keygen) = common::peer_on_path("ssh-keygen") {
+        let ssh = tmp.path().join("id_ed25519");
+        let o = Command::new(keygen).args(["-q", "-t", "ed25519", "-N", "", "-C", "", "-f", p(&ssh)]).output().unwrap();
+        assert!(o.status.success());
+        let public = fs::read_to_string(ssh.with_extension("pub")).unwrap().trim().to_owned();
+        let o = hs(&["rekey", "--sops", "--add", &public, "-i", p(&keys.pq.0), p(&f)], None);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = Command::new(tools.join("sops"))
+            .args(["-d", p(&f)])
+            .env_remove("SOPS_AGE_KEY_FILE")
+            .env("XDG_CONFIG_HOME", tmp.path().join("no-config"))
+            .env("SOPS_AGE_SSH_PRIVATE_KEY_FILE", &ssh)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = hs(&["rekey", "--sops", "--remove", &public, "-i", p(&keys.pq.0), p(&f)], None);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
     // A tree with broken files beside a good one: each broken one gets one line and stays.
     let good = fs::read_to_string(&f).unwrap();
     let tree = tmp.path().join("tree");
@@ -287,6 +307,8 @@ fn add_and_remove_by_name_and_hostile_files_fail_alone() {
             "{\"sops\": {\"mac\": \"x\", \"version\": \"3\", \"age\": [{\"recipient\": 1".to_owned(),
         ),
         ("flow.yaml", "a: 1\nsops: {age: [{recipient: x, enc: y}], mac: m, version: v}\n".to_owned()),
+        // A 17 MB value: past the 16 MiB a sops file may have, refused before it is parsed.
+        ("huge.yaml", format!("big: {}\n{}", "x".repeat(17 << 20), &good[good.find("sops:").unwrap()..])),
     ];
     for (name, text) in &hostile {
         fs::write(tree.join(name), text).unwrap();
@@ -295,7 +317,8 @@ fn add_and_remove_by_name_and_hostile_files_fail_alone() {
         hs(&["rekey", "--sops", "--recursive", "-i", p(&keys.pq.0), "-i", p(&keys.keep.0), p(&tree)], None);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
-    assert!(err.contains("sops files: 1 changed, 0 unchanged, 0 skipped, 4 failed"), "{err}");
+    assert!(err.contains("sops files: 1 changed, 0 unchanged, 0 skipped, 5 failed"), "{err}");
+    assert!(err.contains("huge.yaml: input too large"), "{err}");
     for (name, text) in &hostile {
         assert_eq!(&fs::read_to_string(tree.join(name)).unwrap(), text, "{name} was touched");
         assert_eq!(
@@ -349,5 +372,56 @@ fn a_tree_is_opened_with_one_plugin_run() {
     assert_eq!(fs::read_to_string(&count).unwrap(), "run\n", "one plugin run for 12 files");
     for i in 0..12 {
         assert!(sops(&tools, &tree, Some(&keys.pq.0), &["-d", &format!("s{i}.yaml")]).status.success());
+    }
+}
+
+/// A run killed partway (SIGKILL) leaves every file either as it was or re-keyed, never torn
+/// and no temporary beside it; the same command again finishes the rest.
+#[test]
+fn a_killed_run_is_finished_by_running_it_again() {
+    let Some((tmp, tools, keys)) = setup() else { return };
+    let tree = tmp.path().join("tree");
+    fs::create_dir(&tree).unwrap();
+    rules(&tree, &keys, false);
+    let names: Vec<String> = (0..30).map(|i| format!("s{i}.{}", ["yaml", "json", "env", "ini"][i % 4])).collect();
+    for (i, name) in names.iter().enumerate() {
+        let text = match i % 4 {
+            0 => format!("a: {i}\n"),
+            1 => format!("{{\"a\": {i}}}"),
+            2 => format!("A={i}\n"),
+            _ => format!("[s]\na = {i}\n"),
+        };
+        fs::write(tree.join(name), text).unwrap();
+        assert!(sops(&tools, &tree, None, &["-e", "-i", name]).status.success());
+    }
+    rules(&tree, &keys, true);
+    let cmd = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hyperseal"));
+        c.args(["rekey", "--sops", "--recursive", "--threads", "1", "-i", p(&keys.keep.0), p(&tree)]);
+        c
+    };
+    // Killed after a few milliseconds, again and again, until a run had time to change a file.
+    for delay in [5u64, 10, 20, 40, 80] {
+        let mut child = cmd().stderr(std::process::Stdio::null()).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay));
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut now: Vec<String> = fs::read_dir(&tree).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        now.sort();
+        let mut want: Vec<String> = names.iter().cloned().chain([".sops.yaml".to_owned()]).collect();
+        want.sort();
+        assert_eq!(now, want, "nothing left beside the files");
+    }
+    let o = cmd().output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("0 skipped, 0 failed"), "{err}");
+    for name in &names {
+        let o = sops(&tools, &tree, Some(&keys.pq.0), &["-d", name]);
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        let o = sops(&tools, &tree, Some(&keys.gone.0), &["-d", name]);
+        assert!(!o.status.success(), "{name}");
+        let o = sops(&tools, &tree, Some(&keys.pq.0), &["updatekeys", "-y", name]);
+        assert!(String::from_utf8_lossy(&o.stderr).contains("already up to date"), "{name}");
     }
 }
