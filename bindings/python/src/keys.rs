@@ -24,8 +24,8 @@ use pyo3::types::{PyList, PyString, PyTuple};
 use zeroize::Zeroizing;
 
 use crate::agent::AgentIdentity;
-use crate::header::FileKey;
 use crate::errors::{ArgumentError, IntoPy};
+use crate::header::FileKey;
 
 /// A key pair: `public` is the recipient string to encrypt to; `secret` the identity string
 /// (an `AGE-SECRET-KEY-…` line or a PKCS#8 PEM). `repr()` never shows the secret.

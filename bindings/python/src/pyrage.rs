@@ -62,8 +62,12 @@ pub fn parse_key_as(py: Python<'_>, kind: &str, text: &str) -> PyResult<String> 
                 plugin::PluginRecipient::from_bech32(t, parse_only())?;
                 t.to_string()
             }
-            "plugin-identity:name" => plugin::PluginIdentity::from_bech32(t, parse_only())?.name().to_string(),
-            "plugin-recipient:name" => plugin::PluginRecipient::from_bech32(t, parse_only())?.name().to_string(),
+            "plugin-identity:name" => {
+                plugin::PluginIdentity::from_bech32(t, parse_only())?.name().to_string()
+            }
+            "plugin-recipient:name" => {
+                plugin::PluginRecipient::from_bech32(t, parse_only())?.name().to_string()
+            }
             "plugin-name" => {
                 plugin::PluginIdentity::without_data(t, parse_only())?;
                 plugin::identity_string(t, &[])
@@ -132,6 +136,5 @@ pub fn decrypt_stream(
     if ids.is_empty() {
         return Err(ArgumentError::new_err("no identities"));
     }
-    py.detach(|| Decryptor::new(input)?.threads(threads).decrypt_stream(&ids, &mut output, None))
-        .py_err()
+    py.detach(|| Decryptor::new(input)?.threads(threads).decrypt_stream(&ids, &mut output, None)).py_err()
 }
