@@ -76,7 +76,7 @@ fn rules(dir: &Path, keys: &Keys, new: bool) {
 /// The plaintext of file `i` and its name: each format, with sops's options now and then.
 fn plain(i: usize) -> (String, String, Vec<&'static str>) {
     match i % 5 {
-        0 if i % 10 == 0 => (
+        0 if i.is_multiple_of(10) => (
             format!("app{i}.yaml"),
             format!("# settings of app {i}\nsecret_token: t{i} # keep me\nport: {i}\nlist:\n  - a\n  - b\n"),
             vec!["--encrypted-regex", "^secret_"],
@@ -254,7 +254,19 @@ fn add_and_remove_by_name_and_hostile_files_fail_alone() {
     let Some((tmp, tools, keys)) = setup() else { return };
     let f = one_file(&tools, tmp.path(), &keys);
     let o = hs(
-        &["rekey", "--sops", "--add", &keys.pq.1, "--remove", &keys.gone.1, "-i", p(&keys.gone.0), "-i", p(&keys.pq.0), p(&f)],
+        &[
+            "rekey",
+            "--sops",
+            "--add",
+            &keys.pq.1,
+            "--remove",
+            &keys.gone.1,
+            "-i",
+            p(&keys.gone.0),
+            "-i",
+            p(&keys.pq.0),
+            p(&f),
+        ],
         None,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -264,7 +276,10 @@ fn add_and_remove_by_name_and_hostile_files_fail_alone() {
     // An SSH recipient, written as sops writes one: sops opens it with the SSH key.
     if let Some(keygen) = common::peer_on_path("ssh-keygen") {
         let ssh = tmp.path().join("id_ed25519");
-        let o = Command::new(keygen).args(["-q", "-t", "ed25519", "-N", "", "-C", "", "-f", p(&ssh)]).output().unwrap();
+        let o = Command::new(keygen)
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "", "-f", p(&ssh)])
+            .output()
+            .unwrap();
         assert!(o.status.success());
         let public = fs::read_to_string(ssh.with_extension("pub")).unwrap().trim().to_owned();
         let o = hs(&["rekey", "--sops", "--add", &public, "-i", p(&keys.pq.0), p(&f)], None);
@@ -345,7 +360,11 @@ fn a_tree_is_opened_with_one_plugin_run() {
     fs::write(&id_file, format!("{id}\n")).unwrap();
     let tree = d.join("tree");
     fs::create_dir(&tree).unwrap();
-    fs::write(tree.join(".sops.yaml"), format!("creation_rules:\n  - age: {},{}\n", keys.keep.1, keys.gone.1)).unwrap();
+    fs::write(
+        tree.join(".sops.yaml"),
+        format!("creation_rules:\n  - age: {},{}\n", keys.keep.1, keys.gone.1),
+    )
+    .unwrap();
     for i in 0..12 {
         fs::write(tree.join(format!("s{i}.yaml")), format!("a: {i}\n")).unwrap();
         assert!(sops(&tools, &tree, None, &["-e", "-i", &format!("s{i}.yaml")]).status.success());
@@ -362,10 +381,14 @@ fn a_tree_is_opened_with_one_plugin_run() {
             .unwrap()
     };
     let count = d.join("count");
-    let o = hs_in(&["rekey", "--sops", "--recursive", "-q", "--add", r.trim(), "-i", p(&keys.keep.0), p(&tree)], &count);
+    let o = hs_in(
+        &["rekey", "--sops", "--recursive", "-q", "--add", r.trim(), "-i", p(&keys.keep.0), p(&tree)],
+        &count,
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let _ = fs::remove_file(&count);
-    let o = hs_in(&["rekey", "--sops", "--recursive", "--add", &keys.pq.1, "-i", p(&id_file), p(&tree)], &count);
+    let o =
+        hs_in(&["rekey", "--sops", "--recursive", "--add", &keys.pq.1, "-i", p(&id_file), p(&tree)], &count);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("sops files: 12 changed, 0 unchanged, 0 skipped, 0 failed"), "{err}");
@@ -383,7 +406,8 @@ fn a_killed_run_is_finished_by_running_it_again() {
     let tree = tmp.path().join("tree");
     fs::create_dir(&tree).unwrap();
     rules(&tree, &keys, false);
-    let names: Vec<String> = (0..30).map(|i| format!("s{i}.{}", ["yaml", "json", "env", "ini"][i % 4])).collect();
+    let names: Vec<String> =
+        (0..30).map(|i| format!("s{i}.{}", ["yaml", "json", "env", "ini"][i % 4])).collect();
     for (i, name) in names.iter().enumerate() {
         let text = match i % 4 {
             0 => format!("a: {i}\n"),
@@ -406,7 +430,8 @@ fn a_killed_run_is_finished_by_running_it_again() {
         std::thread::sleep(std::time::Duration::from_millis(delay));
         let _ = child.kill();
         let _ = child.wait();
-        let mut now: Vec<String> = fs::read_dir(&tree).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut now: Vec<String> =
+            fs::read_dir(&tree).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         now.sort();
         let mut want: Vec<String> = names.iter().cloned().chain([".sops.yaml".to_owned()]).collect();
         want.sort();

@@ -70,8 +70,10 @@ pub fn run(a: &RekeyArgs) -> Result<()> {
         let mut bytes = 0;
         while start + window.len() < files.len() && window.len() < WINDOW_FILES && bytes < WINDOW_BYTES {
             let file = &files[start + window.len()].0;
-            let read = crate::io::read_file_within(file, MAX_FILE, "a sops file", |e| anyhow!(crate::io::reason(&e)))
-                .map_err(|e| crate::errors::message(&e));
+            let read = crate::io::read_file_within(file, MAX_FILE, "a sops file", |e| {
+                anyhow!(crate::io::reason(&e))
+            })
+            .map_err(|e| crate::errors::message(&e));
             bytes += read.as_ref().map_or(0, |b| b.len());
             window.push(read);
         }
@@ -105,7 +107,14 @@ pub fn run(a: &RekeyArgs) -> Result<()> {
     let results: Vec<(&PathBuf, Done)> = files
         .iter()
         .zip(slots)
-        .map(|((f, _), s)| (f, s.into_inner().unwrap_or_else(|p| p.into_inner()).unwrap_or(Done::Failed("not reached".into()))))
+        .map(|((f, _), s)| {
+            (
+                f,
+                s.into_inner()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .unwrap_or(Done::Failed("not reached".into())),
+            )
+        })
         .collect();
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -255,7 +264,8 @@ fn one(
             &rule_target
         }
     };
-    match sops::rekey_with(bytes, format, target, identities, a.force, &super::identity::parse_recipient_arg) {
+    match sops::rekey_with(bytes, format, target, identities, a.force, &super::identity::parse_recipient_arg)
+    {
         Ok(Outcome::Unchanged) => Done::Unchanged,
         Ok(Outcome::Changed { bytes: new, added, removed }) => {
             if a.dry_run {

@@ -174,7 +174,8 @@ impl Dotenv {
                 continue;
             }
             // As sops reads a line: the key up to the first `=`.
-            let (key, value) = l.split_once('=').ok_or_else(|| refuse("not a sops file: a dotenv line without `=`"))?;
+            let (key, value) =
+                l.split_once('=').ok_or_else(|| refuse("not a sops file: a dotenv line without `=`"))?;
             if let Some(key) = key.strip_prefix("sops_") {
                 lines.push(Line { key, value, span });
             }

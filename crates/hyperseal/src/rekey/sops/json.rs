@@ -79,7 +79,7 @@ impl<'a> Reader<'a> {
                         }
                     }
                 }
-                Ok(keep.then(|| Node::Map(entries, start..self.at)))
+                Ok(keep.then_some(Node::Map(entries, start..self.at)))
             }
             Some(b'[') => {
                 self.at += 1;
@@ -101,16 +101,16 @@ impl<'a> Reader<'a> {
                         }
                     }
                 }
-                Ok(keep.then(|| Node::Seq(items, start..self.at)))
+                Ok(keep.then_some(Node::Seq(items, start..self.at)))
             }
             Some(b'"') => {
                 let s = self.string()?;
-                Ok(keep.then(|| Node::Str(s, start..self.at)))
+                Ok(keep.then_some(Node::Str(s, start..self.at)))
             }
             Some(_) => {
                 self.scalar()?;
                 let text = String::from_utf8_lossy(&self.s[start..self.at]).into_owned();
-                Ok(keep.then(|| Node::Str(text, start..self.at)))
+                Ok(keep.then_some(Node::Str(text, start..self.at)))
             }
             None => Err(bad("ends early")),
         }
@@ -284,7 +284,11 @@ impl<'a> Json<'a> {
     fn indent_at(&self, at: usize) -> &str {
         let line = self.text[..at].rfind('\n').map_or(0, |i| i + 1);
         let ind = &self.text[line..at];
-        if ind.trim().is_empty() { ind } else { "" }
+        if ind.trim().is_empty() {
+            ind
+        } else {
+            ""
+        }
     }
 }
 

@@ -172,7 +172,8 @@ pub(crate) trait Layout {
 /// A name from the file as an error may show it: printable ASCII, at most 80 characters (a
 /// hostile file chooses it).
 pub(crate) fn shown(s: &str) -> String {
-    let mut out: String = s.chars().take(80).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
+    let mut out: String =
+        s.chars().take(80).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
     if s.chars().count() > 80 {
         out.push('…');
     }
@@ -198,6 +199,9 @@ pub fn rekey(
     rekey_with(input, format, target, identities, force, &|r| parse_recipient(r))
 }
 
+/// How a caller reads a recipient string.
+pub type ReadRecipient<'a> = dyn Fn(&str) -> Result<Box<dyn Recipient>, Error> + 'a;
+
 /// [`rekey`] with the caller's reading of a recipient string (a frontend's, which lets an age
 /// plugin ask on its terminal; the library's own starts no plugin).
 pub fn rekey_with(
@@ -206,7 +210,7 @@ pub fn rekey_with(
     target: &Target,
     identities: &[Box<dyn Identity>],
     force: bool,
-    recipient: &dyn Fn(&str) -> Result<Box<dyn Recipient>, Error>,
+    recipient: &ReadRecipient<'_>,
 ) -> Result<Outcome, Error> {
     if input.len() > MAX_FILE {
         return Err(crate::limits::too_long("a sops file", MAX_FILE));
@@ -226,7 +230,10 @@ pub fn rekey_with(
     for e in meta.groups.iter().flat_map(|g| &g.entries) {
         let header = (e.enc.len() <= MAX_ENC).then(|| Decryptor::from_slice(e.enc.as_bytes()).ok()).flatten();
         if header.is_none_or(|d| d.header().profile != Profile::Age) {
-            return Err(refuse(format!("the age entry of {} has an enc that is not an age file", shown(&e.recipient))));
+            return Err(refuse(format!(
+                "the age entry of {} has an enc that is not an age file",
+                shown(&e.recipient)
+            )));
         }
     }
 
@@ -235,7 +242,8 @@ pub fn rekey_with(
     let (mut added, mut removed) = (0, 0);
     for (g, (group, want)) in meta.groups.iter().zip(&wanted).enumerate() {
         let keep: Vec<&Entry> = group.entries.iter().filter(|e| want.contains(&e.recipient)).collect();
-        let new: Vec<&String> = dedup(want).into_iter().filter(|r| !group.entries.iter().any(|e| &e.recipient == *r)).collect();
+        let new: Vec<&String> =
+            dedup(want).into_iter().filter(|r| !group.entries.iter().any(|e| &e.recipient == *r)).collect();
         if new.is_empty() && keep.len() == group.entries.len() {
             continue;
         }
@@ -256,7 +264,9 @@ pub fn rekey_with(
         } else {
             let key = open_group(group, identities)
                 .ok_or_else(|| refuse(format!("none of the identities given opens key group {}", g + 1)))??;
-            new.iter().map(|r| Ok(((*r).as_str(), wrap(&key, recipient(r)?)?))).collect::<Result<Vec<_>, Error>>()?
+            new.iter()
+                .map(|r| Ok(((*r).as_str(), wrap(&key, recipient(r)?)?)))
+                .collect::<Result<Vec<_>, Error>>()?
         };
         if !force && !still_opens(&keep, &news, identities) {
             return Err(refuse(format!(
@@ -327,14 +337,20 @@ fn wanted_lists(meta: &Meta, target: &Target) -> Result<Vec<Vec<String>>, Error>
         }
         Target::Edit { add, remove } => {
             if !add.is_empty() && meta.groups.len() > 1 {
-                return Err(refuse("the file has several key groups: name each group's recipients in .sops.yaml"));
+                return Err(refuse(
+                    "the file has several key groups: name each group's recipients in .sops.yaml",
+                ));
             }
             Ok(meta
                 .groups
                 .iter()
                 .map(|g| {
-                    let mut list: Vec<String> =
-                        g.entries.iter().map(|e| e.recipient.clone()).filter(|r| !remove.contains(r)).collect();
+                    let mut list: Vec<String> = g
+                        .entries
+                        .iter()
+                        .map(|e| e.recipient.clone())
+                        .filter(|r| !remove.contains(r))
+                        .collect();
                     list.extend(add.iter().filter(|a| !remove.contains(a)).cloned());
                     list
                 })
@@ -412,7 +428,10 @@ fn wrap(key: &[u8], r: Box<dyn Recipient>) -> Result<String, Error> {
 
 /// Whether some entry of the new list opens with `identities`: the test of the lock-out guard.
 fn still_opens(keep: &[&Entry], news: &[(&str, String)], identities: &[Box<dyn Identity>]) -> bool {
-    keep.iter().map(|e| e.enc.as_str()).chain(news.iter().map(|(_, enc)| enc.as_str())).any(|enc| open(enc, identities).is_ok())
+    keep.iter()
+        .map(|e| e.enc.as_str())
+        .chain(news.iter().map(|(_, enc)| enc.as_str()))
+        .any(|enc| open(enc, identities).is_ok())
 }
 
 /// Other key sources, and the field that names each in a file (a rule names them the same).
@@ -475,16 +494,22 @@ pub(crate) fn meta_of(sops: &Node) -> Result<Meta, Error> {
                 return Err(crate::limits::too_many("age entries in a key group", MAX_ENTRIES));
             }
             for e in list {
-                let (Some(recipient), Some(enc)) = (e.get("recipient").and_then(Node::str), e.get("enc").and_then(Node::str))
+                let (Some(recipient), Some(enc)) =
+                    (e.get("recipient").and_then(Node::str), e.get("enc").and_then(Node::str))
                 else {
                     return Err(bad("an age entry without `recipient` and `enc`"));
                 };
-                group.entries.push(Entry { recipient: recipient.to_owned(), enc: enc.to_owned(), span: e.span() });
+                group.entries.push(Entry {
+                    recipient: recipient.to_owned(),
+                    enc: enc.to_owned(),
+                    span: e.span(),
+                });
             }
         }
         for (kind, field) in OTHER_SOURCES {
             for k in g.get(kind).and_then(Node::seq).unwrap_or(&[]) {
-                let id = k.get(field).and_then(Node::str).ok_or_else(|| bad("a key source without its name"))?;
+                let id =
+                    k.get(field).and_then(Node::str).ok_or_else(|| bad("a key source without its name"))?;
                 group.others.push(source_name(kind, id));
             }
         }

@@ -55,10 +55,16 @@ pub fn find_config(file: &Path) -> Option<PathBuf> {
 /// A list of keys as a rule writes them: a comma-separated string or a list of strings.
 fn names(n: &Node) -> Result<Vec<String>, Error> {
     match n {
-        Node::Str(s, _) => Ok(s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()),
+        Node::Str(s, _) => {
+            Ok(s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect())
+        }
         Node::Seq(items, _) => items
             .iter()
-            .map(|i| i.str().map(|s| s.trim().to_owned()).ok_or_else(|| refuse(".sops.yaml: a key that is not a string")))
+            .map(|i| {
+                i.str()
+                    .map(|s| s.trim().to_owned())
+                    .ok_or_else(|| refuse(".sops.yaml: a key that is not a string"))
+            })
             .collect(),
         Node::Map(..) => Err(refuse(".sops.yaml: a key list that is a mapping")),
     }
@@ -72,14 +78,21 @@ fn others(g: &Node, grouped: bool) -> Result<Vec<String>, Error> {
         out.extend(names(p)?.iter().map(|f| source_name("pgp", f)));
     }
     // In a rule's own fields these are comma-separated strings; in a key group, objects.
-    let objects: [(&str, &str, &str); 4] =
-        [("kms", "kms", "arn"), ("gcp_kms", "gcp_kms", "resource_id"), ("hckms", "hckms", "key_id"), ("azure_keyvault", "azure_kv", "vaultUrl")];
+    let objects: [(&str, &str, &str); 4] = [
+        ("kms", "kms", "arn"),
+        ("gcp_kms", "gcp_kms", "resource_id"),
+        ("hckms", "hckms", "key_id"),
+        ("azure_keyvault", "azure_kv", "vaultUrl"),
+    ];
     for (rule_key, kind, field) in objects {
         let Some(v) = g.get(rule_key) else { continue };
         match (grouped, v) {
             (true, Node::Seq(items, _)) => {
                 for i in items {
-                    let id = i.get(field).and_then(Node::str).ok_or_else(|| refuse(format!(".sops.yaml: a {kind} key without `{field}`")))?;
+                    let id = i
+                        .get(field)
+                        .and_then(Node::str)
+                        .ok_or_else(|| refuse(format!(".sops.yaml: a {kind} key without `{field}`")))?;
                     out.push(source_name(kind, id));
                 }
             }
@@ -108,7 +121,10 @@ impl Rules {
 
     fn parse(text: &str) -> Result<Vec<Rule>, Error> {
         let root = document(text).map_err(|e| refuse(format!(".sops.yaml: {e}")))?;
-        let list = root.get("creation_rules").and_then(Node::seq).ok_or_else(|| refuse(".sops.yaml has no creation_rules"))?;
+        let list = root
+            .get("creation_rules")
+            .and_then(Node::seq)
+            .ok_or_else(|| refuse(".sops.yaml has no creation_rules"))?;
         if list.len() > MAX_RULES {
             return Err(crate::limits::too_many("creation rules", MAX_RULES));
         }
@@ -116,7 +132,9 @@ impl Rules {
             .map(|r| {
                 let path_regex = match r.get("path_regex").and_then(Node::str) {
                     None | Some("") => None,
-                    Some(p) => Some(Regex::new(p).map_err(|e| refuse(format!(".sops.yaml: path_regex {p:?}: {e}")))?),
+                    Some(p) => Some(
+                        Regex::new(p).map_err(|e| refuse(format!(".sops.yaml: path_regex {p:?}: {e}")))?,
+                    ),
                 };
                 let groups = match r.get("key_groups").and_then(Node::seq) {
                     Some(groups) if !groups.is_empty() => groups

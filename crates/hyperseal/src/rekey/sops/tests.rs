@@ -17,6 +17,9 @@ fn key(kind: Kind) -> Key {
 
 const DATA_KEY: [u8; 32] = [7; 32];
 
+/// A file of one format around the given entries.
+type Maker = fn(&[(&Key, String)]) -> String;
+
 fn enc_for(k: &Key) -> String {
     wrap(&DATA_KEY, parse_recipient(&k.public).unwrap()).unwrap()
 }
@@ -26,7 +29,8 @@ fn indent(enc: &str, by: usize) -> String {
 }
 
 fn yaml(entries: &[(&Key, String)]) -> String {
-    let mut s = String::from("# a comment\npassword: ENC[AES256_GCM,data:x,iv:y,tag:z,type:str]\nsops:\n    age:\n");
+    let mut s =
+        String::from("# a comment\npassword: ENC[AES256_GCM,data:x,iv:y,tag:z,type:str]\nsops:\n    age:\n");
     for (k, enc) in entries {
         s.push_str(&format!("        - enc: |\n{}          recipient: {}\n", indent(enc, 12), k.public));
     }
@@ -37,7 +41,13 @@ fn yaml(entries: &[(&Key, String)]) -> String {
 fn json(entries: &[(&Key, String)]) -> String {
     let items: Vec<String> = entries
         .iter()
-        .map(|(k, enc)| format!("{{\n\t\t\t\t\"enc\": {},\n\t\t\t\t\"recipient\": {}\n\t\t\t}}", quote(enc), quote(&k.public)))
+        .map(|(k, enc)| {
+            format!(
+                "{{\n\t\t\t\t\"enc\": {},\n\t\t\t\t\"recipient\": {}\n\t\t\t}}",
+                quote(enc),
+                quote(&k.public)
+            )
+        })
         .collect();
     format!(
         "{{\n\t\"a\": \"ENC[x]\",\n\t\"sops\": {{\n\t\t\"age\": [\n\t\t\t{}\n\t\t],\n\t\t\"lastmodified\": \"2026-11-25T21:19:51Z\",\n\t\t\"mac\": \"ENC[m]\",\n\t\t\"version\": \"3.13.3\"\n\t}}\n}}\n",
@@ -70,12 +80,16 @@ fn ini(entries: &[(&Key, String)]) -> String {
 #[test]
 fn every_format_changes_only_its_age_entries() {
     let (a, b, pq) = (key(Kind::X25519), key(Kind::X25519), key(Kind::Hybrid));
-    let makers: [(Format, fn(&[(&Key, String)]) -> String); 4] =
+    let makers: [(Format, Maker); 4] =
         [(Format::Yaml, yaml), (Format::Json, json), (Format::Dotenv, dotenv), (Format::Ini, ini)];
     for (format, make) in makers {
         let input = make(&[(&a, enc_for(&a)), (&b, enc_for(&b))]);
-        let target = Target::Groups(vec![TargetGroup { age: vec![a.public.clone(), pq.public.clone()], others: None }]);
-        let Outcome::Changed { bytes, added, removed } = rekey(input.as_bytes(), format, &target, &a.ids, false).unwrap()
+        let target = Target::Groups(vec![TargetGroup {
+            age: vec![a.public.clone(), pq.public.clone()],
+            others: None,
+        }]);
+        let Outcome::Changed { bytes, added, removed } =
+            rekey(input.as_bytes(), format, &target, &a.ids, false).unwrap()
         else {
             panic!("{format:?}: unchanged")
         };
@@ -98,10 +112,14 @@ fn every_format_changes_only_its_age_entries() {
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[1].recipient, pq.public);
         assert_eq!(&open(&entries[1].enc, &pq.ids).unwrap()[..], &DATA_KEY[..]);
-        assert!(matches!(rekey(out.as_bytes(), format, &target, &pq.ids, false).unwrap(), Outcome::Unchanged));
+        assert!(matches!(
+            rekey(out.as_bytes(), format, &target, &pq.ids, false).unwrap(),
+            Outcome::Unchanged
+        ));
         // A removal alone, by name.
         let edit = Target::Edit { add: vec![], remove: vec![a.public.clone()] };
-        let Outcome::Changed { bytes, .. } = rekey(out.as_bytes(), format, &edit, &pq.ids, false).unwrap() else {
+        let Outcome::Changed { bytes, .. } = rekey(out.as_bytes(), format, &edit, &pq.ids, false).unwrap()
+        else {
             panic!()
         };
         let once = String::from_utf8(bytes).unwrap();
@@ -118,13 +136,15 @@ fn an_entry_written_recipient_first_and_comments_in_the_metadata_are_kept() {
         indent(&enc_for(&a), 6)
     );
     let target = Target::Edit { add: vec![pq.public.clone()], remove: vec![] };
-    let Outcome::Changed { bytes, .. } = rekey(input.as_bytes(), Format::Yaml, &target, &a.ids, false).unwrap() else {
+    let Outcome::Changed { bytes, .. } =
+        rekey(input.as_bytes(), Format::Yaml, &target, &a.ids, false).unwrap()
+    else {
         panic!()
     };
     let out = String::from_utf8(bytes).unwrap();
     assert!(out.starts_with(&input[..input.find("  mac").unwrap()]), "{out}");
     assert!(out.ends_with("  mac: m\n  version: 3.13.3\n"));
-    assert!(out.contains(&format!("  - enc: |\n      -----BEGIN AGE ENCRYPTED FILE-----\n")));
+    assert!(out.contains("  - enc: |\n      -----BEGIN AGE ENCRYPTED FILE-----\n"));
     assert!(out.contains(&format!("    recipient: {}\n", pq.public)));
     let y = yaml::Yaml::parse(&out).unwrap();
     assert_eq!(&open(&y.meta().groups[0].entries[1].enc, &pq.ids).unwrap()[..], &DATA_KEY[..]);
@@ -154,7 +174,10 @@ fn refusals_say_why_and_change_nothing() {
     let two = Target::Groups(vec![TargetGroup::default(), TargetGroup::default()]);
     assert!(err(&good, &two, &a.ids).contains("2 key group(s) and the file 1"));
     // A rule that names other key sources than the file has.
-    let pgp = Target::Groups(vec![TargetGroup { age: vec![a.public.clone()], others: Some(vec!["pgp:AB".into()]) }]);
+    let pgp = Target::Groups(vec![TargetGroup {
+        age: vec![a.public.clone()],
+        others: Some(vec!["pgp:AB".into()]),
+    }]);
     assert!(err(&good, &pgp, &a.ids).contains("other key sources"));
     // An enc that holds more than a data key.
     let big = wrap(&[1; 65], parse_recipient(&a.public).unwrap()).unwrap();
@@ -170,11 +193,25 @@ fn the_json_reader_is_strict_and_quotes_as_go_does() {
     let k = key(Kind::X25519);
     let base = json(&[(&k, enc_for(&k))]);
     assert!(ok(&base).is_ok());
-    for bad in ["", "[]", "{", "{\"a\":}", "{\"a\":1,}", "{\"a\":01x}", "{\"a\":\"\\ud800\"}", "{\"a\":\"\\q\"}", "{} {}"] {
+    for bad in [
+        "",
+        "[]",
+        "{",
+        "{\"a\":}",
+        "{\"a\":1,}",
+        "{\"a\":01x}",
+        "{\"a\":\"\\ud800\"}",
+        "{\"a\":\"\\q\"}",
+        "{} {}",
+    ] {
         assert!(ok(bad).is_err(), "{bad}");
     }
     // Escapes and numbers elsewhere in the file are read, not misread as structure.
-    let tricky = base.replacen("\"a\": \"ENC[x]\"", "\"a\": \"}\\\"sops\\\"{\\u00e9\\ud83d\\ude00\", \"n\": -1.5e+3, \"t\": [true, null]", 1);
+    let tricky = base.replacen(
+        "\"a\": \"ENC[x]\"",
+        "\"a\": \"}\\\"sops\\\"{\\u00e9\\ud83d\\ude00\", \"n\": -1.5e+3, \"t\": [true, null]",
+        1,
+    );
     assert!(ok(&tricky).is_ok(), "{:?}", ok(&tricky));
     assert_eq!(quote("a<b>&\n\"\\"), "\"a\\u003cb\\u003e\\u0026\\n\\\"\\\\\"");
     let deep = format!("{{\"x\": {}{}}}", "[".repeat(300), "]".repeat(300));

@@ -57,14 +57,22 @@ impl<'a> Events<'a> {
 }
 
 /// Builds the value that starts with `first`; `keep` false skips it (a value outside `sops`).
-fn node(ev: &mut Events<'_>, lines: &Lines<'_>, first: (Event<'_>, Span), depth: usize, keep: bool) -> Result<Option<Node>, Error> {
+fn node(
+    ev: &mut Events<'_>,
+    lines: &Lines<'_>,
+    first: (Event<'_>, Span),
+    depth: usize,
+    keep: bool,
+) -> Result<Option<Node>, Error> {
     if depth > MAX_DEPTH {
         return Err(crate::limits::too_many("YAML nesting levels", MAX_DEPTH));
     }
     let (e, span) = first;
     let start = lines.byte(&span.start);
     match e {
-        Event::Scalar(v, _, _, _) => Ok(keep.then(|| Node::Str(v.into_owned(), start..lines.byte(&span.end)))),
+        Event::Scalar(v, _, _, _) => {
+            Ok(keep.then(|| Node::Str(v.into_owned(), start..lines.byte(&span.end))))
+        }
         Event::Alias(_) if !keep => Ok(None),
         Event::Alias(_) => Err(refuse("malformed sops metadata: a YAML alias")),
         Event::SequenceStart(..) => {
@@ -154,9 +162,11 @@ impl<'a> Yaml<'a> {
                 style.push((0, 0, 0));
                 continue;
             };
-            let mut ends: Vec<usize> = items.iter().skip(1).map(|i| lines.line_start(i.span().start)).collect();
+            let mut ends: Vec<usize> =
+                items.iter().skip(1).map(|i| lines.line_start(i.span().start)).collect();
             let tail = lines.line_start(seq_span.end);
-            if text[tail..seq_span.end].trim().is_empty() && tail > items.last().map_or(0, |i| i.span().start) {
+            if text[tail..seq_span.end].trim().is_empty() && tail > items.last().map_or(0, |i| i.span().start)
+            {
                 ends.push(tail);
             } else {
                 ends.push(seq_span.end);
