@@ -21,6 +21,10 @@ class DecryptError(Exception):
     """Decryption failed (pyrage's exception)."""
 
 
+# Shown where pyrage's are, as `hyperseal.pyrage.DecryptError`.
+for _cls in (RecipientError, IdentityError, EncryptError, DecryptError):
+    _cls.__module__ = "hyperseal.pyrage"
+
 # rage's words, per hyperseal failure class where pyrage's tests match on them.
 _NO_MATCH = "No matching keys found"
 _MISSING = "Missing recipients."
