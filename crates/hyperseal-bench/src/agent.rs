@@ -280,7 +280,10 @@ fn measure(ctx: &Ctx, out: &mut TableReport, exe: &Path, sock: &Path) -> Result<
         )
     });
     let fwd = super::agent_keys::forward(ctx, out, exe, sock, &k.plain, &k.public)?;
-    let fwd_goal = format!(" A decrypt through a forward ≤ 1.1× through the main socket — {} ({fwd:.2}×).", goal(fwd <= 1.1));
+    let fwd_goal = format!(
+        " A decrypt through a forward ≤ 1.1× through the main socket — {} ({fwd:.2}×).",
+        goal(fwd <= 1.1)
+    );
     out.note(format!(
         "Files in {}; X25519. The protected file is an age -p identity file at age's scrypt work factor, its \
          passphrase from --identity-passphrase-file; the agent got it once (`agent add --passphrase-file`). \

@@ -72,7 +72,8 @@ pub fn security_key(
 
     let pt = ctx.path("agent-hstest-1k.out");
     let via = Job::new(exe, &["decrypt", "-q", "-o", &s(&pt), &s(&ct)]).output(&pt);
-    let direct_args = ["decrypt", "-q", "-i", &s(&key), "--identity-passphrase-file", &s(&pin), "-o", &s(&pt), &s(&ct)];
+    let direct_args =
+        ["decrypt", "-q", "-i", &s(&key), "--identity-passphrase-file", &s(&pin), "-o", &s(&pt), &s(&ct)];
     let direct = Job::new(exe, &direct_args).output(&pt);
     ctx.progress("agent", "1 KiB decrypt with a PIN plugin: through the agent, direct");
     let st = measure_alternating(&[&via, &direct], ctx.tmp.path(), reps)?;
@@ -93,7 +94,14 @@ pub fn security_key(
 
 /// The forward rows; the ratio of the forward's time to the main socket's. The agent holds the
 /// key `key` opens with; it is added again with a grant for the table's forward.
-pub fn forward(ctx: &Ctx, out: &mut TableReport, exe: &Path, sock: &Path, key: &Path, public: &str) -> Result<f64> {
+pub fn forward(
+    ctx: &Ctx,
+    out: &mut TableReport,
+    exe: &Path,
+    sock: &Path,
+    key: &Path,
+    public: &str,
+) -> Result<f64> {
     run(exe, &["agent", "add", "--forward", "bench-host", "--no-confirm", &s(key)])?;
     let fwd = String::from_utf8(run(exe, &["agent", "forward", "bench-host"])?)?.trim().to_string();
     let size = ctx.size(1 << 30);
@@ -110,7 +118,10 @@ pub fn forward(ctx: &Ctx, out: &mut TableReport, exe: &Path, sock: &Path, key: &
         Job::new("env", &args).output(&pt)
     };
     let (via_forward, local) = (through(&fwd), through(&s(sock)));
-    ctx.progress("agent", format!("{} decrypt: through a forward, through the main socket", super::stats::fmt_size(size)));
+    ctx.progress(
+        "agent",
+        format!("{} decrypt: through a forward, through the main socket", super::stats::fmt_size(size)),
+    );
     let st = measure_alternating(&[&via_forward, &local], ctx.tmp.path(), ctx.reps(size))?;
     let _ = fs::remove_file(&ct);
     let _ = fs::remove_file(&pt);
@@ -119,7 +130,9 @@ pub fn forward(ctx: &Ctx, out: &mut TableReport, exe: &Path, sock: &Path, key: &
         format!("A {} decrypt from a remote host's forward, whole process", super::stats::fmt_size(size)),
         &["socket", "time", "÷ local"],
     );
-    for (name, c) in ["agent forward bench-host (what ssh -R carries)", "the main socket (local)"].iter().zip(&st) {
+    for (name, c) in
+        ["agent forward bench-host (what ssh -R carries)", "the main socket (local)"].iter().zip(&st)
+    {
         let cell = Cell::measured(c.wall.scale(1e3), "ms", with_spread(fmt_time(c.wall.median), &c.wall));
         sec.rows.push(vec![Cell::text(*name), cell, ratio(c.wall.median / st[1].wall.median)]);
     }

@@ -41,7 +41,10 @@ impl Sshd {
         let sshd = Path::new("/usr/sbin/sshd");
         if !sshd.exists() || !agent_support::is_root("a real sshd") {
             eprintln!("note: /usr/sbin/sshd (Debian's openssh-server) not usable here; skipping");
-            assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
+            assert!(
+                std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(),
+                "a peer is missing under make test"
+            );
             return None;
         }
         std::fs::create_dir_all("/run/sshd").unwrap();
@@ -137,7 +140,8 @@ fn agent_with_askpass() -> Agent {
     std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
     let d = dir.path().display();
     let askpass = dir.path().join("askpass");
-    std::fs::write(&askpass, format!("#!/bin/sh\necho \"$1\" >> {d}/askpass.log\nexit $(cat {d}/answer)\n")).unwrap();
+    std::fs::write(&askpass, format!("#!/bin/sh\necho \"$1\" >> {d}/askpass.log\nexit $(cat {d}/answer)\n"))
+        .unwrap();
     std::fs::set_permissions(&askpass, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::write(dir.path().join("answer"), "1").unwrap();
     let var = format!("HYPERSEAL_ASKPASS={}", askpass.display());
@@ -155,7 +159,12 @@ fn remote_decrypt(file: &Path, remote: &Path) -> String {
 }
 
 fn text(o: &Output) -> String {
-    format!("status {:?}\nstdout: {}\nstderr: {}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 #[test]
@@ -221,13 +230,18 @@ fn no_key_serves_a_forward_without_its_grant_and_confirmations_are_asked() {
     seal(&other_pub, b"build2's", &a.path("other.hs"));
     let remote = a.path("remote.sock");
     // Each ssh session gets a forward of its own (it goes when that ssh ends).
-    let run = |file: &str| sshd.run(&remote, &open_forward(&a, "build1"), &remote_decrypt(&a.path(file), &remote));
+    let run =
+        |file: &str| sshd.run(&remote, &open_forward(&a, "build1"), &remote_decrypt(&a.path(file), &remote));
 
     // Not granted: refused, and the refusal names the command that would grant it.
     for file in ["plain.hs", "other.hs"] {
         let o = run(file);
         assert!(!o.status.success(), "{file} opened without a grant: {}", text(&o));
-        assert!(String::from_utf8_lossy(&o.stderr).contains("hyperseal agent add --forward build1"), "{}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("hyperseal agent add --forward build1"),
+            "{}",
+            text(&o)
+        );
     }
     // Locally, everything still opens.
     assert_eq!(a.ok(&["decrypt", "plain.hs"]), b"local only");

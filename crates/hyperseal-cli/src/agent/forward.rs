@@ -81,7 +81,8 @@ impl Forwards {
         }
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let path = dir.join(format!("forward-{host}-{:x}.sock", now.as_nanos()));
-        let listener = Listener::bind(&path).map_err(|e| format!("cannot listen at {}: {e}", path.display()))?;
+        let listener =
+            Listener::bind(&path).map_err(|e| format!("cannot listen at {}: {e}", path.display()))?;
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(|e| e.to_string())?;
         let forward = Arc::new(Forward {
@@ -163,12 +164,16 @@ pub fn confirm(askpass: Option<&Path>, host: &str, key: &str, files: usize) -> R
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return Ok(()),
-            Ok(Some(_)) => return Err(format!("refused on the agent's host: the use of {key} was not confirmed")),
+            Ok(Some(_)) => {
+                return Err(format!("refused on the agent's host: the use of {key} was not confirmed"))
+            }
             Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("refused: no one confirmed the use of {key} on the agent's host in time"));
+                return Err(format!(
+                    "refused: no one confirmed the use of {key} on the agent's host in time"
+                ));
             }
         }
     }

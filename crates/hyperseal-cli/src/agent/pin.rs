@@ -13,13 +13,16 @@
 //!
 //! A plugin runs on the thread of the request that needs it, so the connection to ask through
 //! and what this run was given are kept per thread, for the length of one key's try ([`Run`]).
+//! A request's connection is that relay ([`ConnRelay`]).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hyperseal::agent::proto::Prompt;
+use hyperseal::agent::conn::Conn;
+use hyperseal::agent::proto::{self, Answer, Prompt, Request};
+use hyperseal::limits;
 use hyperseal::recipient::plugin::Plugins;
 use hyperseal::recipient::Callbacks;
 use zeroize::Zeroizing;
@@ -176,4 +179,64 @@ pub fn with_run<T>(
         None => {}
     }
     result
+}
+
+/// How long the user of a client may take to answer a plugin key's question (a PIN, a touch).
+const USER_TIME: Duration = Duration::from_secs(300);
+
+/// The most a client's reply to a question may be (a PIN or a choice).
+const REPLY_BYTES: usize = 4096;
+
+/// A request's connection and its deadline. The client of an UNWRAP_ASKING can ask its user:
+/// each question goes out as an ASK, and the deadline starts again once the reply is in (the
+/// user's time is not the request's work), as it does after a confirmation on this host.
+pub struct ConnRelay {
+    pub conn: Arc<Conn>,
+    pub deadline: Mutex<Instant>,
+    /// Whether the client said it can ask its user (UNWRAP_ASKING).
+    pub asking: bool,
+    /// The client failed to answer once: it is asked nothing more.
+    pub gone: AtomicBool,
+}
+
+impl ConnRelay {
+    pub fn deadline(&self) -> Instant {
+        *self.deadline.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The deadline starts again from now.
+    pub fn restart(&self) {
+        *self.deadline.lock().unwrap_or_else(|p| p.into_inner()) =
+            Instant::now() + super::server::CONNECTION_DEADLINE;
+    }
+}
+
+impl Relay for ConnRelay {
+    fn ask(&self, prompt: Prompt) -> Option<Zeroizing<String>> {
+        if !self.asking || self.gone.load(Ordering::SeqCst) {
+            return None;
+        }
+        let asked = proto::write_message(
+            &mut self.conn.until(Instant::now() + super::server::CONNECTION_DEADLINE),
+            &Answer::Ask(prompt).encode(),
+        )
+        .and_then(|()| {
+            let mut r = self.conn.until(Instant::now() + USER_TIME);
+            match proto::read_length(&mut r)? {
+                len if len <= REPLY_BYTES => proto::read_body(&mut r, len),
+                _ => Err(limits::too_long("a reply to the agent's question", REPLY_BYTES)),
+            }
+        })
+        .and_then(|body| Request::decode(&body));
+        match asked {
+            Ok(Request::Reply(value)) => {
+                self.restart();
+                value
+            }
+            _ => {
+                self.gone.store(true, Ordering::SeqCst);
+                None
+            }
+        }
+    }
 }

@@ -1,6 +1,5 @@
-//! The agent process: its socket (in a directory of the user's own, mode 0700, never through a
-//! symlink; on Windows a named pipe of the user's alone: the library's `agent::conn`), one
-//! thread per connection up to [`limits::AGENT_CONNECTIONS`], each connection's peer checked
+//! The agent process: its socket (`socket.rs`; on Windows a named pipe of the user's alone),
+//! one thread per connection up to [`limits::AGENT_CONNECTIONS`], each connection's peer checked
 //! (`SO_PEERCRED`; on Windows the user of the client's process) and held to a deadline, and an
 //! end that zeroizes every secret (`stop`, `--idle`, SIGTERM, SIGINT, SIGHUP).
 //!
@@ -14,27 +13,23 @@
 use std::fs;
 use std::io;
 #[cfg(unix)]
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-#[cfg(unix)]
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
 use hyperseal::agent::conn::{Conn, Listener};
-use hyperseal::agent::proto::{self, Answer, Prompt, Request};
+#[cfg(unix)]
+use hyperseal::agent::os as sys;
+use hyperseal::agent::proto::{self, Answer, Request};
 use hyperseal::limits;
 use zeroize::Zeroizing;
 
 #[cfg(unix)]
 use super::forward::{self, Forwards};
 use super::keys::{AddError, Key, Store};
-use super::pin::Relay;
-use crate::errors::hint;
-#[cfg(unix)]
-use hyperseal::agent::os as sys;
+use super::pin::{ConnRelay, Relay};
 use crate::sys::wipe::scrub_stack;
 
 /// Bytes of request bodies all connections may hold at once: two of the largest messages, so a
@@ -65,15 +60,12 @@ pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
 /// window's answer is a few hundred KiB).
 const ANSWER_TIME: Duration = Duration::from_secs(1);
 
+/// One file's answer to a forward, with the key (its index among those tried) that gave it.
+type FileAnswer = Option<(Option<usize>, Result<hyperseal::FileKey, String>)>;
+
 /// What a file is answered when its request's time ran out before it was tried.
 const NOT_TRIED: &str =
     "not tried: the request's work passed the agent's budget (9 s a request); ask for fewer files at once";
-
-/// How long the user of a client may take to answer a plugin key's question (a PIN, a touch).
-const USER_TIME: Duration = Duration::from_secs(300);
-
-/// The most a client's reply to a question may be (a PIN or a choice).
-const REPLY_BYTES: usize = 4096;
 
 /// Where a connection came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,181 +76,6 @@ pub enum Origin {
     /// A forward socket for this remote host, or the main socket with `ssh` as its peer
     /// ([`super::keys::UNKNOWN_HOST`]).
     Forward(String),
-}
-
-/// A request's connection and its deadline. The client of an UNWRAP_ASKING can ask its user:
-/// each question goes out as an ASK, and the deadline starts again once the reply is in (the
-/// user's time is not the request's work), as it does after a confirmation on this host.
-struct ConnRelay {
-    conn: Arc<Conn>,
-    deadline: Mutex<Instant>,
-    /// Whether the client said it can ask its user (UNWRAP_ASKING).
-    asking: bool,
-    /// The client failed to answer once: it is asked nothing more.
-    gone: AtomicBool,
-}
-
-impl ConnRelay {
-    fn deadline(&self) -> Instant {
-        *self.deadline.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The deadline starts again from now.
-    fn restart(&self) {
-        *self.deadline.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now() + CONNECTION_DEADLINE;
-    }
-}
-
-impl Relay for ConnRelay {
-    fn ask(&self, prompt: Prompt) -> Option<Zeroizing<String>> {
-        if !self.asking || self.gone.load(Ordering::SeqCst) {
-            return None;
-        }
-        let asked = proto::write_message(
-            &mut self.conn.until(Instant::now() + CONNECTION_DEADLINE),
-            &Answer::Ask(prompt).encode(),
-        )
-        .and_then(|()| {
-            let mut r = self.conn.until(Instant::now() + USER_TIME);
-            match proto::read_length(&mut r)? {
-                len if len <= REPLY_BYTES => proto::read_body(&mut r, len),
-                _ => Err(limits::too_long("a reply to the agent's question", REPLY_BYTES)),
-            }
-        })
-        .and_then(|body| Request::decode(&body));
-        match asked {
-            Ok(Request::Reply(value)) => {
-                self.restart();
-                value
-            }
-            _ => {
-                self.gone.store(true, Ordering::SeqCst);
-                None
-            }
-        }
-    }
-}
-
-/// The socket's directory, made if missing (0700) and refused unless [`check_dir`] trusts it.
-#[cfg(unix)]
-pub fn make_dir(dir: &Path) -> Result<()> {
-    match fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(hint(format!("cannot make {}: {e}", dir.display()), DIR_HINT)),
-    }
-    check_dir(dir)
-}
-
-/// Refuses the socket's directory unless it is a directory of this user's, not a symlink,
-/// that no one else may enter, and no other user can move it away: each directory above it
-/// (as written and with its links resolved) belongs to this user or root, and no one else may
-/// write in it unless it is sticky (a sticky directory lets no one rename what is not theirs).
-/// Checked by `start` before it listens and by the clients that send secrets before they
-/// connect.
-#[cfg(unix)]
-pub fn check_dir(dir: &Path) -> Result<()> {
-    let refuse = |d: &Path, why: String| {
-        hint(format!("refusing the agent's directory {}: {why}", d.display()), DIR_HINT)
-    };
-    let meta = fs::symlink_metadata(dir)
-        .map_err(|e| hint(format!("cannot read {}: {e}", dir.display()), DIR_HINT))?;
-    let why = if meta.file_type().is_symlink() {
-        Some("it is a symbolic link")
-    } else if !meta.is_dir() {
-        Some("it is not a directory")
-    } else if meta.uid() != sys::uid() {
-        Some("it belongs to another user")
-    } else if meta.mode() & 0o077 != 0 {
-        Some("it may be entered by other users (its mode is not 0700)")
-    } else {
-        None
-    };
-    if let Some(why) = why {
-        return Err(refuse(dir, why.into()));
-    }
-    let resolved = fs::canonicalize(dir).map_err(|e| refuse(dir, format!("it cannot be resolved: {e}")))?;
-    for above in dir.ancestors().skip(1).chain(resolved.ancestors().skip(1)) {
-        if above.as_os_str().is_empty() {
-            continue;
-        }
-        let meta = fs::metadata(above)
-            .map_err(|e| refuse(dir, format!("{} cannot be read: {e}", above.display())))?;
-        let why = if meta.uid() != sys::uid() && meta.uid() != 0 {
-            Some(format!(
-                "{} above it belongs to another user (uid {}), who could move it away",
-                above.display(),
-                meta.uid()
-            ))
-        } else if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
-            Some(format!(
-                "{} above it may be written by other users and is not sticky (mode {:o}), so it could be moved away",
-                above.display(),
-                meta.mode() & 0o7777
-            ))
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            return Err(refuse(dir, why));
-        }
-    }
-    Ok(())
-}
-
-#[cfg(unix)]
-const DIR_HINT: &str =
-    "the agent's socket lives in $XDG_RUNTIME_DIR/hyperseal, a directory of your own with mode 0700: remove what is there, or point XDG_RUNTIME_DIR elsewhere";
-
-const RUNNING_HINT: &str = "use it (export HYPERSEAL_AGENT_SOCK), or end it with `hyperseal agent stop`";
-
-/// Binds the socket at `path` (0600), replacing a stale one; refused while an agent answers
-/// there.
-#[cfg(unix)]
-pub fn bind(path: &Path) -> Result<Listener> {
-    if std::os::unix::net::UnixStream::connect(path).is_ok() {
-        return Err(hint(format!("an agent is already listening at {}", path.display()), RUNNING_HINT));
-    }
-    if let Ok(meta) = fs::symlink_metadata(path) {
-        use std::os::unix::fs::FileTypeExt;
-        if !meta.file_type().is_socket() {
-            return Err(hint(format!("{} exists and is not a socket", path.display()), DIR_HINT));
-        }
-        let _ = fs::remove_file(path);
-    }
-    let listener = Listener::bind(path)
-        .map_err(|e| hint(format!("cannot listen at {}: {e}", path.display()), DIR_HINT))?;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
-    Ok(listener)
-}
-
-/// Creates this user's pipe `path`: refused while an agent (or anyone) holds that name.
-#[cfg(windows)]
-pub fn bind(path: &std::path::Path) -> Result<Listener> {
-    // An agent that answers is found by connecting, as on Unix (FILE_FLAG_FIRST_PIPE_INSTANCE
-    // below refuses it too where the system enforces it; Wine does not).
-    match Conn::connect(path, Instant::now() + Duration::from_secs(1)) {
-        Ok(_) => {
-            return Err(hint(format!("an agent is already listening at {}", path.display()), RUNNING_HINT))
-        }
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-            return Err(hint(
-                format!("{} is held by another user's process", path.display()),
-                "another user's process took the agent's pipe name: have it ended before you start the agent",
-            ))
-        }
-        Err(_) => {}
-    }
-    Listener::bind(path).map_err(|e| match e.kind() {
-        io::ErrorKind::PermissionDenied => hint(
-            format!(
-                "an agent is already listening at {} (or another program holds that name)",
-                path.display()
-            ),
-            RUNNING_HINT,
-        ),
-        _ => hint(format!("cannot listen at {}: {e}", path.display()), RUNNING_HINT),
-    })
 }
 
 /// The agent's shared state.
@@ -502,7 +319,8 @@ impl Agent {
                     // A key not granted to this host acts as absent, but the user is told
                     // which command on this host would grant it (no plugin is run for that).
                     let host = host?;
-                    let k = others.iter().find(|k| !k.is_plugin() && matches!(k.unwrap(f, None), Some(Ok(_))))?;
+                    let k =
+                        others.iter().find(|k| !k.is_plugin() && matches!(k.unwrap(f, None), Some(Ok(_))))?;
                     Some((None, Err(not_granted(host, k))))
                 };
                 let mut answers: Vec<_> = files.iter().map(try_file).collect();
@@ -513,7 +331,9 @@ impl Agent {
             }
             Request::Add { name, bytes, passphrase, lifetime, pin_ttl, forward, confirm } => {
                 if let Some(bad) = forward.iter().find(|h| *h != "*" && !valid_host(h)) {
-                    return Answer::Refused(format!("--forward {bad:?}: not a host name (1 to 64 of A-Z a-z 0-9 . _ -, or '*')"));
+                    return Answer::Refused(format!(
+                        "--forward {bad:?}: not a host name (1 to 64 of A-Z a-z 0-9 . _ -, or '*')"
+                    ));
                 }
                 match Key::load(&name, &bytes, passphrase, lifetime, pin_ttl) {
                     Ok(key) => done(store().add(key.with_grants(forward, confirm))),
@@ -545,7 +365,7 @@ impl Agent {
         &self,
         host: &str,
         keys: &[Arc<Key>],
-        answers: &mut [Option<(Option<usize>, Result<hyperseal::FileKey, String>)>],
+        answers: &mut [FileAnswer],
         relay: &ConnRelay,
     ) {
         for (i, k) in keys.iter().enumerate() {
@@ -553,7 +373,7 @@ impl Agent {
             if opened == 0 || !k.confirms() {
                 continue;
             }
-            relay.ask(Prompt::Message(format!(
+            relay.ask(proto::Prompt::Message(format!(
                 "hyperseal agent: waiting for the use of {} to be confirmed on the agent's host",
                 k.describe()
             )));
@@ -568,14 +388,7 @@ impl Agent {
     }
 
     #[cfg(windows)]
-    fn confirm_forwarded(
-        &self,
-        _: &str,
-        _: &[Arc<Key>],
-        _: &mut [Option<(Option<usize>, Result<hyperseal::FileKey, String>)>],
-        _: &ConnRelay,
-    ) {
-    }
+    fn confirm_forwarded(&self, _: &str, _: &[Arc<Key>], _: &mut [FileAnswer], _: &ConnRelay) {}
 
     /// Opens a socket for the remote host `host` (its path is the answer) or closes its
     /// sockets.
@@ -624,7 +437,8 @@ impl Agent {
         }
         drop(keys);
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
-        let answer = self.answer(Request::Unwrap(files), Instant::now() + CONNECTION_DEADLINE, None, &Origin::Local);
+        let answer =
+            self.answer(Request::Unwrap(files), Instant::now() + CONNECTION_DEADLINE, None, &Origin::Local);
         let _ = proto::write_message(
             &mut conn.until(Instant::now() + Duration::from_millis(100)),
             &answer.encode(),

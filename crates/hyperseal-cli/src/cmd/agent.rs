@@ -12,7 +12,7 @@ use clap::{Args, Subcommand};
 use hyperseal::agent::proto::{Answer, Request};
 use hyperseal::agent::{self, AgentIdentity};
 
-use crate::agent::server;
+use crate::agent::{server, socket};
 use crate::errors::hint;
 use crate::{io, terminal};
 
@@ -201,7 +201,7 @@ fn check_socket_dir() -> Result<()> {
     #[cfg(unix)]
     if let Some(dir) = client_socket()?.parent() {
         // A bare file name (HYPERSEAL_AGENT_SOCK=agent.sock) is in the working directory.
-        server::check_dir(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })?;
+        socket::check_dir(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })?;
     }
     Ok(())
 }
@@ -369,16 +369,15 @@ fn start(s: StartArgs) -> Result<()> {
 fn prepare(path: &Path, say: &dyn Fn(&str)) -> Result<hyperseal::agent::conn::Listener> {
     #[cfg(unix)]
     {
-        agent::os::no_dumps()
-            .map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
+        agent::os::no_dumps().map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
         if let Err(why) = agent::os::lock_memory() {
             say(&format!("note: secrets are not in locked memory: {why}"));
         }
-        server::make_dir(path.parent().expect("a socket path has a directory"))?;
+        socket::make_dir(path.parent().expect("a socket path has a directory"))?;
     }
     #[cfg(windows)]
     say("note: secrets are not in locked memory: Windows locks no whole process (docs/SECURITY.md)");
-    server::bind(path)
+    socket::bind(path)
 }
 
 /// Starts `hyperseal agent start --foreground --detached` with no terminal and no standard

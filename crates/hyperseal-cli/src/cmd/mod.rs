@@ -10,7 +10,6 @@ pub mod completions;
 pub mod decrypt;
 pub mod encrypt;
 pub mod header;
-pub mod header;
 pub mod identity;
 pub mod inspect;
 pub mod keys;

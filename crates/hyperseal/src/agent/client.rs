@@ -125,7 +125,9 @@ impl AgentIdentity {
                 answer => return Ok(answer),
             };
             let Some(cb) = callbacks else {
-                return Err(Error::Agent(format!("the agent at {name} asked a question it was not allowed to")));
+                return Err(Error::Agent(format!(
+                    "the agent at {name} asked a question it was not allowed to"
+                )));
             };
             let reply = match prompt {
                 Prompt::Message(m) => {

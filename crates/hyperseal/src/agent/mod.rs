@@ -35,11 +35,11 @@ pub mod os {
 
 use std::path::{Path, PathBuf};
 
-pub use client::{AgentIdentity, DEFAULT_TIMEOUT, PER_STANZA};
 /// This user's pipe name for the agent on Windows, `\\.\pipe\hyperseal-agent-<SID>` (on Unix
 /// the socket's place is the caller's: the CLI's is `$XDG_RUNTIME_DIR/hyperseal/agent.sock`).
 #[cfg(windows)]
 pub use crate::sys::pipe::default_name as default_pipe_name;
+pub use client::{AgentIdentity, DEFAULT_TIMEOUT, PER_STANZA};
 
 use crate::error::Error;
 use crate::recipient::plugin;
