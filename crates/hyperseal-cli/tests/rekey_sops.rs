@@ -1,5 +1,6 @@
 //! `hyperseal rekey --sops` against the real sops 3.13.3 (`make sops`, in `.tools/bin`): a
-//! repository of sops files made by sops itself (YAML with comments, JSON, dotenv, INI, binary;
+//! repository of sops files made by sops itself (YAML with comments and several documents, JSON,
+//! dotenv, INI, binary;
 //! two key groups with a Shamir threshold; `encrypted_regex` and `unencrypted_suffix`) moved to a
 //! new `.sops.yaml` that adds an `age1pq1…` recipient and removes an X25519 one. sops is the
 //! judge: the new key alone opens every file to the same plaintext, the removed key opens none,
@@ -81,7 +82,12 @@ fn plain(i: usize) -> (String, String, Vec<&'static str>) {
             format!("# settings of app {i}\nsecret_token: t{i} # keep me\nport: {i}\nlist:\n  - a\n  - b\n"),
             vec!["--encrypted-regex", "^secret_"],
         ),
-        0 => (format!("svc{i}.yaml"), format!("# svc {i}\npassword: p{i}\nnested:\n  key: v{i}\n"), vec![]),
+        // Two documents: sops writes its metadata into each.
+        0 => (
+            format!("svc{i}.yaml"),
+            format!("# svc {i}\npassword: p{i}\nnested:\n  key: v{i}\n---\nsecond: d{i}\n"),
+            vec![],
+        ),
         1 => (
             format!("cfg{i}.json"),
             format!("{{\"user\": \"u{i}\", \"token_plain\": \"visible{i}\", \"n\": {i}}}"),

@@ -188,7 +188,7 @@ impl Layout for Dotenv {
     fn meta(&self) -> &Meta {
         &self.flat.meta
     }
-    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<(Range<usize>, String), Error> {
-        self.flat.render(group, items, |k, v| format!("sops_{k}={v}\n"))
+    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<Vec<(Range<usize>, String)>, Error> {
+        Ok(vec![self.flat.render(group, items, |k, v| format!("sops_{k}={v}\n"))?])
     }
 }

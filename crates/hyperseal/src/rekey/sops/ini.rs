@@ -55,8 +55,8 @@ impl Layout for Ini {
     fn meta(&self) -> &Meta {
         &self.flat.meta
     }
-    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<(Range<usize>, String), Error> {
+    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<Vec<(Range<usize>, String)>, Error> {
         let width = self.width;
-        self.flat.render(group, items, |k, v| format!("{k:<width$} = {v}\n"))
+        Ok(vec![self.flat.render(group, items, |k, v| format!("{k:<width$} = {v}\n"))?])
     }
 }

@@ -297,7 +297,7 @@ impl Layout for Json<'_> {
         &self.meta
     }
 
-    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<(Range<usize>, String), Error> {
+    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<Vec<(Range<usize>, String)>, Error> {
         let entries = &self.meta.groups[group].entries;
         let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
             return Err(refuse("no age entry to write beside"));
@@ -328,6 +328,6 @@ impl Layout for Json<'_> {
                 },
             });
         }
-        Ok((first.span.start..last.span.end, parts.join(&sep)))
+        Ok(vec![(first.span.start..last.span.end, parts.join(&sep))])
     }
 }

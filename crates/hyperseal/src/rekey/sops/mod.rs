@@ -165,8 +165,9 @@ pub(crate) enum Item<'a> {
 /// A format's view of one file: where the age entries are, and how a new list is written.
 pub(crate) trait Layout {
     fn meta(&self) -> &Meta;
-    /// The bytes to replace for `group`'s age list, and the text that replaces them.
-    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<(Range<usize>, String), Error>;
+    /// The bytes to replace for `group`'s age list, and the text that replaces them (one range
+    /// per place the list is written: each document of a YAML file).
+    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<Vec<(Range<usize>, String)>, Error>;
 }
 
 /// A name from the file as an error may show it: printable ASCII, at most 80 characters (a
@@ -278,7 +279,7 @@ pub fn rekey_with(
         items.extend(news.iter().map(|(r, enc)| Item::New { recipient: r, enc: enc.as_str() }));
         added += news.len();
         removed += group.entries.len() - keep.len();
-        edits.push(layout.render(g, &items)?);
+        edits.extend(layout.render(g, &items)?);
     }
     if edits.is_empty() {
         return Ok(Outcome::Unchanged);

@@ -151,6 +151,29 @@ fn an_entry_written_recipient_first_and_comments_in_the_metadata_are_kept() {
 }
 
 #[test]
+fn every_document_of_a_yaml_file_changes_alike() {
+    let (a, b) = (key(Kind::X25519), key(Kind::X25519));
+    let one = yaml(&[(&a, enc_for(&a))]);
+    let two = format!("{one}---\n{one}");
+    let target = Target::Edit { add: vec![b.public.clone()], remove: vec![] };
+    let Outcome::Changed { bytes, added, .. } =
+        rekey(two.as_bytes(), Format::Yaml, &target, &a.ids, false).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(added, 1);
+    let out = String::from_utf8(bytes).unwrap();
+    let (first, second) = out.split_once("\n---\n").unwrap();
+    assert_eq!(format!("{first}\n"), second, "the same entries in both documents");
+    assert!(first.contains(&b.public));
+    // Documents that disagree about the recipients are refused.
+    let other = yaml(&[(&b, enc_for(&b))]);
+    let err =
+        rekey(format!("{one}---\n{other}").as_bytes(), Format::Yaml, &target, &a.ids, false).unwrap_err();
+    assert!(err.to_string().contains("documents' age entries differ"), "{err}");
+}
+
+#[test]
 fn refusals_say_why_and_change_nothing() {
     let (a, b) = (key(Kind::X25519), key(Kind::X25519));
     let good = yaml(&[(&a, enc_for(&a))]);
@@ -159,7 +182,7 @@ fn refusals_say_why_and_change_nothing() {
         rekey(input.as_bytes(), Format::Yaml, target, ids, false).unwrap_err().to_string()
     };
     let t = to(vec![a.public.clone(), b.public.clone()]);
-    assert!(err("a: 1\n", &t, &a.ids).contains("no `sops` metadata"));
+    assert!(err("a: 1\n", &t, &a.ids).contains("without `sops` metadata"));
     assert!(err(&good.replace("    mac:", "    nomac:"), &t, &a.ids).contains("no `mac`"));
     assert!(err(&format!("{good}sops: 1\n"), &t, &a.ids).contains("two `sops` keys"));
     // No identity opens the group.

@@ -13,11 +13,16 @@ use crate::error::Error;
 /// metadata is three levels deep.
 const MAX_DEPTH: usize = 256;
 
+/// The most documents one YAML file may have.
+const MAX_DOCUMENTS: usize = 4096;
+
+/// The columns of an age entry: its `-`, its keys, its `enc` block's lines.
+type Style = (usize, usize, usize);
+
 pub(crate) struct Yaml<'a> {
     text: &'a str,
-    meta: Meta,
-    /// Per group: the column of an entry's `-` and of its keys, and of its `enc` block's lines.
-    style: Vec<(usize, usize, usize)>,
+    /// Each document's metadata, and per group the style of its entries.
+    docs: Vec<(Meta, Vec<Style>)>,
 }
 
 /// Byte offsets from the parser's positions (lines, and columns in characters).
@@ -111,19 +116,26 @@ fn node(
 }
 
 impl<'a> Yaml<'a> {
+    /// sops writes its metadata into every document of a file and reads the first's; each
+    /// document's age entries are changed alike, as `sops updatekeys` writes them.
     pub(crate) fn parse(text: &'a str) -> Result<Self, Error> {
         let lines = Lines::new(text);
         let mut ev = Events { parser: Parser::new_from_str(text) };
-        let mut sops = None;
-        let mut documents = 0;
+        let mut docs: Vec<Option<Node>> = Vec::new();
         loop {
             let (e, _) = ev.next()?;
             match e {
                 Event::StreamStart | Event::DocumentEnd => {}
                 Event::StreamEnd => break,
-                Event::DocumentStart(_) => documents += 1,
-                Event::MappingStart(..) if documents == 1 => {
-                    // The top level: keep only the `sops` value.
+                Event::DocumentStart(_) => {
+                    if docs.len() >= MAX_DOCUMENTS {
+                        return Err(crate::limits::too_many("YAML documents", MAX_DOCUMENTS));
+                    }
+                    docs.push(None);
+                }
+                Event::MappingStart(..) if !docs.is_empty() => {
+                    // A document's top level: keep only the `sops` value.
+                    let mut sops = None;
                     loop {
                         let k = ev.next()?;
                         if matches!(k.0, Event::MappingEnd) {
@@ -140,21 +152,41 @@ impl<'a> Yaml<'a> {
                             sops = n;
                         }
                     }
+                    *docs.last_mut().expect("a document") = sops;
                 }
-                _ => return Err(refuse("not a sops file: the YAML is not one mapping")),
+                _ => return Err(refuse("not a sops file: a YAML document that is not a mapping")),
             }
         }
-        if documents != 1 {
-            return Err(refuse("not a sops file: not one YAML document"));
+        if docs.is_empty() {
+            return Err(refuse("not a sops file: no YAML document"));
         }
-        let sops = sops.ok_or_else(|| refuse("not a sops file: no `sops` metadata"))?;
-        let mut meta = meta_of(&sops)?;
+        let docs = docs
+            .iter()
+            .map(|d| {
+                let sops = d
+                    .as_ref()
+                    .ok_or_else(|| refuse("not a sops file: a YAML document without `sops` metadata"))?;
+                Self::document_meta(text, &lines, sops)
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let names = |m: &Meta| -> Vec<Vec<String>> {
+            m.groups.iter().map(|g| g.entries.iter().map(|e| e.recipient.clone()).collect()).collect()
+        };
+        if docs.iter().any(|(m, _)| names(m) != names(&docs[0].0)) {
+            return Err(refuse(
+                "the YAML documents' age entries differ (sops reads the first's): fix them with sops",
+            ));
+        }
+        Ok(Yaml { text, docs })
+    }
 
-        // Each entry as whole lines: from its own line to the next entry's, and the last to
-        // the line of what follows the list.
-        let lists: Vec<Option<&Node>> = match sops_groups(&sops) {
+    /// One document's metadata, each age entry as whole lines: from its own line to the next
+    /// entry's, and the last to the line of what follows the list.
+    fn document_meta(text: &str, lines: &Lines<'_>, sops: &Node) -> Result<(Meta, Vec<Style>), Error> {
+        let mut meta = meta_of(sops)?;
+        let lists: Vec<Option<&Node>> = match sops_groups(sops) {
             Some(groups) => groups.iter().map(|g| age_list(g)).collect(),
-            None => vec![age_list(&sops)],
+            None => vec![age_list(sops)],
         };
         let mut style = Vec::new();
         for (group, list) in meta.groups.iter_mut().zip(lists) {
@@ -181,12 +213,12 @@ impl<'a> Yaml<'a> {
                 return Err(refuse("malformed sops metadata: an age list in flow style"));
             }
         }
-        Ok(Yaml { text, meta, style })
+        Ok((meta, style))
     }
 
     /// The columns of an entry as sops wrote it: `- ` at one, its keys two further, the `enc`
     /// block's lines where the first entry has them.
-    fn style_of(text: &str, first: Option<Range<usize>>) -> (usize, usize, usize) {
+    fn style_of(text: &str, first: Option<Range<usize>>) -> Style {
         let Some(span) = first else { return (0, 2, 4) };
         let body = &text[span];
         let dash = body.len() - body.trim_start_matches(' ').len();
@@ -218,30 +250,38 @@ fn age_list(group: &Node) -> Option<&Node> {
 
 impl Layout for Yaml<'_> {
     fn meta(&self) -> &Meta {
-        &self.meta
+        &self.docs[0].0
     }
 
-    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<(Range<usize>, String), Error> {
-        let entries = &self.meta.groups[group].entries;
-        let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
-            return Err(refuse("no age entry to write beside"));
-        };
-        let (dash, keys, block) = self.style[group];
-        let mut out = String::new();
-        for item in items {
-            match item {
-                Item::Kept(e) => out.push_str(&self.text[e.span.clone()]),
-                Item::New { recipient, enc } => {
-                    // As sops (yaml.v3) writes an entry: `enc` first, a literal block.
-                    out.push_str(&format!("{:dash$}- enc: |\n", ""));
-                    for line in enc.lines() {
-                        out.push_str(&format!("{:block$}{line}\n", ""));
+    fn render(&self, group: usize, items: &[Item<'_>]) -> Result<Vec<(Range<usize>, String)>, Error> {
+        let mut out = Vec::new();
+        for (meta, style) in &self.docs {
+            let entries = &meta.groups[group].entries;
+            let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+                return Err(refuse("no age entry to write beside"));
+            };
+            let (dash, keys, block) = style[group];
+            let mut text = String::new();
+            for item in items {
+                match item {
+                    // This document's own lines for the entry (the documents agree on who).
+                    Item::Kept(e) => {
+                        let own = entries.iter().find(|o| o.recipient == e.recipient).unwrap_or(e);
+                        text.push_str(&self.text[own.span.clone()]);
                     }
-                    out.push_str(&format!("{:keys$}recipient: {recipient}\n", ""));
+                    Item::New { recipient, enc } => {
+                        // As sops (yaml.v3) writes an entry: `enc` first, a literal block.
+                        text.push_str(&format!("{:dash$}- enc: |\n", ""));
+                        for line in enc.lines() {
+                            text.push_str(&format!("{:block$}{line}\n", ""));
+                        }
+                        text.push_str(&format!("{:keys$}recipient: {recipient}\n", ""));
+                    }
                 }
             }
+            out.push((first.span.start..last.span.end, text));
         }
-        Ok((first.span.start..last.span.end, out))
+        Ok(out)
     }
 }
 
