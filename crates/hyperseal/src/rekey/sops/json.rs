@@ -280,15 +280,12 @@ impl<'a> Json<'a> {
         Ok(Json { text, meta: meta_of(&sops)? })
     }
 
-    /// The whitespace before `at` on its line (the indentation of what starts there).
-    fn indent_at(&self, at: usize) -> &str {
+    /// The whitespace before `at` on its line, if only whitespace is there (`None`: `at` does
+    /// not start its line, as in JSON written on one line).
+    fn indent_at(&self, at: usize) -> Option<&str> {
         let line = self.text[..at].rfind('\n').map_or(0, |i| i + 1);
         let ind = &self.text[line..at];
-        if ind.trim().is_empty() {
-            ind
-        } else {
-            ""
-        }
+        ind.trim().is_empty().then_some(ind)
     }
 }
 
@@ -303,10 +300,12 @@ impl Layout for Json<'_> {
             return Err(refuse("no age entry to write beside"));
         };
         let outer = self.indent_at(first.span.start);
-        let sep = match entries.get(1) {
-            Some(second) => self.text[first.span.end..second.span.start].to_owned(),
-            None => format!(",\n{outer}"),
+        let sep = match (entries.get(1), outer) {
+            (Some(second), _) => self.text[first.span.end..second.span.start].to_owned(),
+            (None, Some(outer)) => format!(",\n{outer}"),
+            (None, None) => ",".to_owned(),
         };
+        let outer = outer.unwrap_or("");
         // The indentation of the first entry's keys, to write a new entry's the same way.
         let inner = {
             let body = &self.text[first.span.clone()];

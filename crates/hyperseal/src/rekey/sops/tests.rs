@@ -242,6 +242,30 @@ fn the_json_reader_is_strict_and_quotes_as_go_does() {
 }
 
 #[test]
+fn json_on_one_line_stays_on_one_line() {
+    let (a, b) = (key(Kind::X25519), key(Kind::X25519));
+    let input = format!(
+        "{{\"a\":\"ENC[x]\",\"sops\":{{\"age\":[{{\"enc\":{},\"recipient\":{}}}],\"mac\":\"m\",\"version\":\"3.13.3\"}}}}",
+        quote(&enc_for(&a)),
+        quote(&a.public)
+    );
+    let target = Target::Edit { add: vec![b.public.clone()], remove: vec![] };
+    let Outcome::Changed { bytes, .. } =
+        rekey(input.as_bytes(), Format::Json, &target, &a.ids, false).unwrap()
+    else {
+        panic!()
+    };
+    let out = String::from_utf8(bytes).unwrap();
+    assert!(!out.contains('\n'), "{out}");
+    let entries = &Json::parse(&out).unwrap().meta().groups[0]
+        .entries
+        .iter()
+        .map(|e| e.recipient.clone())
+        .collect::<Vec<_>>();
+    assert_eq!(entries, &[a.public.clone(), b.public.clone()]);
+}
+
+#[test]
 fn looks_like_sops_sorts_files_for_a_walk() {
     assert!(looks_like_sops(b"a: 1\nsops:\n", Format::Yaml));
     assert!(!looks_like_sops(b"a: 1\n", Format::Yaml));
