@@ -11,8 +11,8 @@
 //!   conventions: exit 0 means yes) unless the grant says `--no-confirm`; no askpass, no unwrap;
 //! * the main socket is never served to a forward: a connection on it whose peer is an `ssh`
 //!   process is a hand-made `ssh -R` of it, treated as from an unknown host (only `*` grants);
-//! * a forward socket goes when the `ssh` that used it ends (its pid, learned at its first
-//!   connection, is watched) or on `hyperseal agent forward --close NAME`.
+//! * a forward socket goes when the `ssh` that used it ends (its pid, learned at the first
+//!   connection whose peer is `ssh`, is watched) or on `hyperseal agent forward --close NAME`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -42,12 +42,13 @@ impl Forward {
         self.closed.load(Ordering::SeqCst)
     }
 
-    /// Notes the peer of a connection: the first one's process is the `ssh` whose end ends
-    /// the forward.
+    /// Notes the peer of a connection: the first `ssh` process to connect is the one whose end
+    /// ends the forward. Another peer (a relay, or a local process using the socket directly)
+    /// is not watched: its end says nothing about the forward.
     pub fn seen(&self, pid: Option<u32>) {
         let mut ssh = self.ssh.lock().unwrap_or_else(|p| p.into_inner());
         if ssh.is_none() {
-            *ssh = pid;
+            *ssh = pid.filter(|&p| sys::program_name(p).is_some_and(|n| n == "ssh"));
         }
     }
 
