@@ -1,9 +1,8 @@
 //! `hyperseal rekey --sops` against the real sops 3.13.3 (`make sops`, in `.tools/bin`): a
 //! repository of sops files made by sops itself (YAML with comments and several documents, JSON,
-//! dotenv, INI, binary;
-//! two key groups with a Shamir threshold; `encrypted_regex` and `unencrypted_suffix`) moved to a
-//! new `.sops.yaml` that adds an `age1pq1…` recipient and removes an X25519 one. sops is the
-//! judge: the new key alone opens every file to the same plaintext, the removed key opens none,
+//! dotenv, INI, binary; two key groups with a Shamir threshold; a PGP entry; `encrypted_regex`
+//! and `unencrypted_suffix`) moved to a new `.sops.yaml` that adds an `age1pq1…` recipient and
+//! removes an X25519 one. sops is the judge: the new key alone opens every file to the same plaintext, the removed key opens none,
 //! `sops updatekeys` finds nothing to do, and only age-entry lines differ.
 
 mod common;
@@ -67,12 +66,17 @@ fn rules(dir: &Path, keys: &Keys, new: bool) {
     fs::write(
         dir.join(".sops.yaml"),
         format!(
-            "creation_rules:\n  - path_regex: ^groups/\n    shamir_threshold: 2\n    key_groups:\n      - age:\n          - {}\n          - {first}\n      - age:\n          - {}\n  - path_regex: \\.(yaml|json|env|ini|bin)$\n    age: >-\n      {},{first}\n",
-            keys.keep.1, keys.second.1, keys.keep.1
+            "creation_rules:\n  - path_regex: ^pgp/\n    pgp: {PGP_FP}\n    age: {},{first}\n  - path_regex: ^groups/\n    shamir_threshold: 2\n    key_groups:\n      - age:\n          - {}\n          - {first}\n      - age:\n          - {}\n  - path_regex: \\.(yaml|json|env|ini|bin)$\n    age: >-\n      {},{first}\n",
+            keys.keep.1, keys.keep.1, keys.second.1, keys.keep.1
         ),
     )
     .unwrap();
 }
+
+/// A PGP key the `pgp/` rule names: its entry is written into the file by hand (no gpg here);
+/// sops tries age first, and hyperseal must keep the entry byte for byte.
+const PGP_FP: &str = "0123456789ABCDEF0123456789ABCDEF01234567";
+const PGP_ENTRY: &str = "    pgp:\n        - created_at: \"2026-11-25T21:19:51Z\"\n          enc: |-\n            -----BEGIN PGP MESSAGE-----\n\n            wcFMA1234\n            =abcd\n            -----END PGP MESSAGE-----\n          fp: 0123456789ABCDEF0123456789ABCDEF01234567\n";
 
 /// The plaintext of file `i` and its name: each format, with sops's options now and then.
 fn plain(i: usize) -> (String, String, Vec<&'static str>) {
@@ -163,6 +167,25 @@ fn a_repository_moves_to_a_post_quantum_recipient_and_sops_agrees() {
         assert!(fs::read_to_string(repo.join(name)).unwrap().contains("key_groups"), "{name}");
         files.push(repo.join(name));
     }
+    // A file with a PGP entry beside its age entries.
+    fs::create_dir(repo.join("pgp")).unwrap();
+    fs::write(repo.join("pgp/p.yaml"), "a: 1\n").unwrap();
+    assert!(sops(
+        &tools,
+        &repo,
+        None,
+        &["-e", "-i", "--pgp", "", "--age", &format!("{},{}", keys.keep.1, keys.gone.1), "pgp/p.yaml"]
+    )
+    .status
+    .success());
+    let with_pgp = fs::read_to_string(repo.join("pgp/p.yaml")).unwrap().replacen(
+        "    lastmodified:",
+        &format!("{PGP_ENTRY}    lastmodified:"),
+        1,
+    );
+    assert!(with_pgp.contains(PGP_ENTRY));
+    fs::write(repo.join("pgp/p.yaml"), with_pgp).unwrap();
+    files.push(repo.join("pgp/p.yaml"));
     fs::write(repo.join("README.md"), "not a secret\n").unwrap();
     fs::write(repo.join("notes.yaml"), "a: 1\n").unwrap();
 
@@ -204,6 +227,12 @@ fn a_repository_moves_to_a_post_quantum_recipient_and_sops_agrees() {
         // Only age entries differ: every other line, `mac` and `lastmodified` too, in order.
         assert_eq!(outside_age(&old), outside_age(&now), "{}", f.display());
         assert!(now.contains(&keys.pq.1) && !now.contains(&keys.gone.1), "{}", f.display());
+        assert_eq!(
+            old.contains(PGP_ENTRY),
+            now.contains(PGP_ENTRY),
+            "{}: the PGP entry as it was",
+            f.display()
+        );
         // The new key opens it to the same plaintext; the removed one no longer does.
         let o = sops(&tools, &repo, Some(&new_only), &["-d", p(f)]);
         assert!(o.status.success(), "{}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
