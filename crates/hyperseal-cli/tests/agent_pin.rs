@@ -22,6 +22,8 @@ struct Setup {
     /// PATH with `age-plugin-hyperseal` and the test plugin first.
     path: String,
     key: PathBuf,
+    /// The plugin key's recipient (`age1hstest1…`).
+    recipient: String,
 }
 
 const PIN: &str = "1234";
@@ -48,7 +50,7 @@ fn setup(mode: &str) -> Option<Setup> {
         (env("HSTEST_COUNT", &dir.path().join("count")), env("HSTEST_PIN_FILE", &dir.path().join("pin")));
     let (mode, path_var) = (format!("HSTEST_MODE={mode}"), format!("PATH={path}"));
     let agent = Agent::start_in(dir, &["env", &mode, &count, &pin, &path_var], &[]);
-    let s = Setup { agent, age, path, key };
+    let s = Setup { agent, age, path, key, recipient: recipient.trim().to_string() };
     for i in 0..3 {
         s.seal(recipient.trim(), format!("file {i}").as_bytes(), &format!("{i}.age"));
     }
@@ -245,4 +247,28 @@ fn age_encrypts_to_the_agents_keys() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+#[test]
+fn a_tree_through_the_agent_costs_one_plugin_run_for_its_window() {
+    let Some(s) = setup("pin") else { return };
+    s.add(&[]);
+    assert_eq!(s.age_typed("0.age", &[PIN]).0, 0);
+    std::fs::create_dir(s.agent.path("tree")).unwrap();
+    for i in 0..8 {
+        s.seal(&s.recipient, format!("tree file {i}").as_bytes(), &format!("tree/{i}.age"));
+    }
+    let (x, x_pub) = keypair(s.agent.dir.path(), "x");
+    let runs = s.count("run");
+    let o = s.agent.run(&["rekey", "-q", "--recursive", "--add", &x_pub, "tree"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(s.count("run") - runs, 1, "one plugin run for the whole window");
+    assert_eq!(s.count("fail"), 0);
+    for i in 0..8 {
+        let file = format!("tree/{i}.age");
+        assert_eq!(
+            s.agent.ok(&["decrypt", "-i", x.to_str().unwrap(), &file]),
+            format!("tree file {i}").as_bytes()
+        );
+    }
 }

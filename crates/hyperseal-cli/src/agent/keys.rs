@@ -211,8 +211,52 @@ impl Key {
         let try_all = || self.identities.iter().find_map(|id| id.unwrap_stanzas(stanzas));
         match &self.plugin {
             None => try_all(),
-            Some(callbacks) => pin::with_run(callbacks, relay, try_all),
+            Some(callbacks) => pin::with_run(callbacks, relay, try_all, pin::verdict_of),
         }
+    }
+
+    /// A plugin key's answers for a window of files of one stanza each (a tree re-key's), in
+    /// one run of its plugin per identity, as a direct run takes them: one PIN, one touch.
+    /// `None`: not a plugin key, or not such a window (each file is then tried on its own).
+    pub fn unwrap_window(
+        &self,
+        files: &[Vec<hyperseal::format::Stanza>],
+        relay: Option<Arc<dyn Relay>>,
+    ) -> Option<Vec<Option<Result<FileKey, Error>>>> {
+        let callbacks = self.plugin.as_ref()?;
+        if files.len() < 2 || files.iter().any(|f| f.len() != 1) {
+            return None;
+        }
+        let mut answers: Vec<Option<Result<FileKey, Error>>> = files.iter().map(|_| None).collect();
+        for id in &self.identities {
+            let open: Vec<usize> = (0..files.len()).filter(|&i| answers[i].is_none()).collect();
+            if open.is_empty() {
+                break;
+            }
+            let stanzas: Vec<&hyperseal::format::Stanza> = open.iter().map(|&i| &files[i][0]).collect();
+            let run = || id.unwrap_each(&stanzas);
+            let verdict = |r: &Result<Vec<Option<Result<FileKey, Error>>>, Error>| match r {
+                Ok(each) if each.iter().any(|a| matches!(a, Some(Ok(_)))) => pin::Verdict::Accepted,
+                Ok(each) if each.iter().any(|a| matches!(a, Some(Err(_)))) => pin::Verdict::Failed,
+                Ok(_) => pin::Verdict::Neither,
+                Err(_) => pin::Verdict::Failed,
+            };
+            match pin::with_run(callbacks, relay.clone(), run, verdict) {
+                Ok(each) => {
+                    for (&i, a) in open.iter().zip(each) {
+                        answers[i] = a;
+                    }
+                }
+                // The batch failed as a whole: every file still open has that error.
+                Err(e) => {
+                    let why = e.to_string();
+                    for &i in &open {
+                        answers[i] = Some(Err(Error::Plugin(why.clone())));
+                    }
+                }
+            }
+        }
+        Some(answers)
     }
 
     /// Whether `selector` names it: its fingerprint (or a prefix of 8 or more characters),

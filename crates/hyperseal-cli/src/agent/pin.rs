@@ -162,23 +162,43 @@ impl Callbacks for PluginCallbacks {
     }
 }
 
-/// Tries one plugin key for one file with `relay` as the client to ask; the secrets the user
-/// typed are cached if the plugin gave a file key, and a cached one that was handed out is
-/// forgotten if the run failed.
+/// What a plugin run's result says of the secrets it was given.
+pub enum Verdict {
+    /// It gave a file key: what the user typed is accepted (cached).
+    Accepted,
+    /// It failed: a secret handed out from the cache may be why (forgotten).
+    Failed,
+    /// It answered "not mine": nothing is learned.
+    Neither,
+}
+
+/// Runs `f`, one plugin key's try (one run of its plugin), with `relay` as the client to ask;
+/// `verdict` says what its result means for the secrets the plugin was given: the ones the
+/// user typed are cached once accepted, and a cached one handed out is forgotten on a failure.
 pub fn with_run<T>(
     callbacks: &PluginCallbacks,
     relay: Option<Arc<dyn Relay>>,
-    f: impl FnOnce() -> Option<Result<T, hyperseal::Error>>,
-) -> Option<Result<T, hyperseal::Error>> {
+    f: impl FnOnce() -> T,
+    verdict: impl FnOnce(&T) -> Verdict,
+) -> T {
     RUN.with(|r| *r.borrow_mut() = Some(Run { relay, given: Vec::new(), typed: Vec::new() }));
     let result = f();
     let run = RUN.with(|r| r.borrow_mut().take()).expect("set above");
-    match &result {
-        Some(Ok(_)) => run.typed.into_iter().for_each(|(p, s)| callbacks.cache.put(p, s)),
-        Some(Err(_)) => run.given.iter().for_each(|p| callbacks.cache.forget(p)),
-        None => {}
+    match verdict(&result) {
+        Verdict::Accepted => run.typed.into_iter().for_each(|(p, s)| callbacks.cache.put(p, s)),
+        Verdict::Failed => run.given.iter().for_each(|p| callbacks.cache.forget(p)),
+        Verdict::Neither => {}
     }
     result
+}
+
+/// The verdict of one file's answer.
+pub fn verdict_of<T, E>(answer: &Option<Result<T, E>>) -> Verdict {
+    match answer {
+        Some(Ok(_)) => Verdict::Accepted,
+        Some(Err(_)) => Verdict::Failed,
+        None => Verdict::Neither,
+    }
 }
 
 /// How long the user of a client may take to answer a plugin key's question (a PIN, a touch).

@@ -304,10 +304,21 @@ impl Agent {
                 };
                 let (keys, others): (Vec<_>, Vec<_>) =
                     keys.into_iter().partition(|k| host.is_none_or(|h| k.granted_to(h)));
+                // A plugin key takes a window in one run of its plugin, as a direct run does.
+                let mut windows: Vec<_> = keys
+                    .iter()
+                    .map(|k| k.unwrap_window(&files, relay.clone().map(|r| r as Arc<dyn Relay>)))
+                    .collect();
                 // Each file's keys are tried only while time is left; a file reached after
                 // that is answered NOT_TRIED, never silently "not ours".
-                let try_file = |f: &Vec<hyperseal::format::Stanza>| {
+                let mut try_file = |n: usize, f: &Vec<hyperseal::format::Stanza>| {
                     for (i, k) in keys.iter().enumerate() {
+                        if let Some(window) = &mut windows[i] {
+                            match window[n].take() {
+                                Some(r) => return Some((Some(i), r.map_err(|e| e.to_string()))),
+                                None => continue,
+                            }
+                        }
                         if Instant::now() >= work_until() {
                             return Some((None, Err(NOT_TRIED.to_string())));
                         }
@@ -323,7 +334,7 @@ impl Agent {
                         others.iter().find(|k| !k.is_plugin() && matches!(k.unwrap(f, None), Some(Ok(_))))?;
                     Some((None, Err(not_granted(host, k))))
                 };
-                let mut answers: Vec<_> = files.iter().map(try_file).collect();
+                let mut answers: Vec<_> = files.iter().enumerate().map(|(n, f)| try_file(n, f)).collect();
                 if let (Some(host), Some(relay)) = (host, &relay) {
                     self.confirm_forwarded(host, &keys, &mut answers, relay);
                 }
