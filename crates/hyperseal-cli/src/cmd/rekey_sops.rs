@@ -42,9 +42,15 @@ pub fn run(a: &RekeyArgs) -> Result<()> {
             "use `sops rotate` for a fresh data key",
         ));
     }
-    if a.output.is_some() || a.passphrase_file.is_some() || !a.include.is_empty() || !a.exclude.is_empty() {
+    // Each file is written whole and atomically, so a stopped run needs no manifest: run again.
+    if a.output.is_some()
+        || a.passphrase_file.is_some()
+        || a.manifest.is_some()
+        || !a.include.is_empty()
+        || !a.exclude.is_empty()
+    {
         return Err(usage(
-            "--sops takes -r/-R, --add, --remove, -i, --recursive, --dry-run, --force and -q",
+            "--sops takes -r/-R, --add, --remove, -i, --recursive, --threads, --dry-run, --force and -q",
             "re-key sops files in place; select them with .sops.yaml's path_regex",
         ));
     }
