@@ -236,6 +236,13 @@ fn age_encrypts_to_the_agents_keys() {
     let o = s.age_quiet("to-agent.age");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.stdout, b"sealed to the agent");
+    // hyperseal's own `encrypt -i agent.txt` the same way (through age-plugin-hyperseal).
+    let mut c = Command::new(BIN);
+    c.args(["encrypt", "-q", "-i", "agent.txt", "-o", "by-hyperseal.hs"]);
+    let o = s.pipe(c, b"sealed by hyperseal");
+    assert!(o.status.success(), "hyperseal encrypt -i agent.txt: {}", String::from_utf8_lossy(&o.stderr));
+    let o = s.agent.run(&["decrypt", "-i", x.to_str().unwrap(), "by-hyperseal.hs"]);
+    assert_eq!(o.stdout, b"sealed by hyperseal", "{}", String::from_utf8_lossy(&o.stderr));
     // An agent with only plugin keys has no recipient to encrypt to: one clear error.
     s.agent.ok(&["agent", "remove", x.to_str().unwrap()]);
     let mut c = Command::new(&s.age);
