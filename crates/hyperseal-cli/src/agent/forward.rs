@@ -25,6 +25,9 @@ use hyperseal::agent::conn::Listener;
 use super::server::{valid_host, Origin};
 use hyperseal::agent::os as sys;
 
+/// The most forward sockets open at once (each holds a thread waiting for connections).
+const MAX_FORWARDS: usize = 64;
+
 /// How long the askpass program may take to be answered before the request is refused.
 pub const CONFIRM_TIME: Duration = Duration::from_secs(60);
 
@@ -79,6 +82,11 @@ impl Forwards {
     pub fn open(&self, dir: &Path, host: &str) -> Result<(Arc<Forward>, Listener), String> {
         if !valid_host(host) {
             return Err(format!("{host:?} is not a host name (1 to 64 of A-Z a-z 0-9 . _ -)"));
+        }
+        if self.list().len() >= MAX_FORWARDS {
+            return Err(format!(
+                "{MAX_FORWARDS} forwards are open already: close some (hyperseal agent forward --close NAME)"
+            ));
         }
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let path = dir.join(format!("forward-{host}-{:x}.sock", now.as_nanos()));

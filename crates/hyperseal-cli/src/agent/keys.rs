@@ -186,7 +186,12 @@ impl Key {
         self.confirm
     }
 
-    /// Its fingerprint and file, to name it in a question or a refusal.
+    /// Its fingerprint (`SHA256:…`).
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// Its fingerprint and file, to name it in a question on this host.
     pub fn describe(&self) -> String {
         format!("{} ({})", self.fingerprint, self.name)
     }

@@ -496,10 +496,11 @@ fn not_granted(host: &str, k: &Key) -> String {
         super::keys::UNKNOWN_HOST => "'*'".to_string(),
         host => host.to_string(),
     };
+    // The key by fingerprint only: its file's path on this host is not the remote side's to know.
     format!(
         "the agent holds a key for this file, {}, but it is not granted to this forward; on the agent's host: \
-         hyperseal agent add --forward {grant} FILE",
-        k.describe()
+         hyperseal agent add --forward {grant} FILE (that key's file: `hyperseal agent list`)",
+        k.fingerprint()
     )
 }
 
