@@ -98,7 +98,9 @@ impl Flat {
         let mut spans: Vec<Vec<Range<usize>>> = vec![Vec::new(); groups];
         for ((g, i), (recipient, enc, lines)) in slots {
             let group = &mut meta.groups[g];
-            let (Some(recipient), Some(enc)) = (recipient, enc) else {
+            let (Some(recipient), Some(enc)) =
+                (recipient.filter(|v| !v.trim().is_empty()), enc.filter(|v| !v.trim().is_empty()))
+            else {
                 return Err(bad("an age entry without `recipient` and `enc`"));
             };
             if i != group.entries.len() {

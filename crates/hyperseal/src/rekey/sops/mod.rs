@@ -495,9 +495,8 @@ pub(crate) fn meta_of(sops: &Node) -> Result<Meta, Error> {
                 return Err(crate::limits::too_many("age entries in a key group", MAX_ENTRIES));
             }
             for e in list {
-                let (Some(recipient), Some(enc)) =
-                    (e.get("recipient").and_then(Node::str), e.get("enc").and_then(Node::str))
-                else {
+                let field = |k| e.get(k).and_then(Node::str).filter(|v| !v.trim().is_empty());
+                let (Some(recipient), Some(enc)) = (field("recipient"), field("enc")) else {
                     return Err(bad("an age entry without `recipient` and `enc`"));
                 };
                 group.entries.push(Entry {

@@ -274,3 +274,53 @@ fn looks_like_sops_sorts_files_for_a_walk() {
     assert!(looks_like_sops(b"[sops]\n", Format::Ini));
     assert!(!looks_like_sops(b"[db]\n", Format::Ini));
 }
+
+mod hostile {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Valid files of each format around two entries, made once (key generation is the slow
+    /// part).
+    fn corpus() -> &'static (Vec<(Format, String)>, Key, Key) {
+        static CORPUS: std::sync::OnceLock<(Vec<(Format, String)>, Key, Key)> = std::sync::OnceLock::new();
+        CORPUS.get_or_init(|| {
+            let (a, b) = (key(Kind::X25519), key(Kind::X25519));
+            let entries = [(&a, enc_for(&a)), (&b, enc_for(&b))];
+            let files = vec![
+                (Format::Yaml, yaml(&entries)),
+                (Format::Json, json(&entries)),
+                (Format::Dotenv, dotenv(&entries)),
+                (Format::Ini, ini(&entries)),
+            ];
+            (files, a, b)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+        /// A file cut, spliced or overwritten anywhere is re-keyed or refused, never a panic;
+        /// what comes out parses again, without the recipient removed.
+        #[test]
+        fn damaged_files_are_refused_or_rekeyed(
+            which in 0usize..4,
+            at in any::<prop::sample::Index>(),
+            len in 0usize..40,
+            with in prop::collection::vec(prop::sample::select(&b"\n\r\t :-|\"\\{}[],#=x0\xc3\xa9"[..]), 0..8),
+        ) {
+            let (files, a, b) = corpus();
+            let (format, text) = &files[which];
+            let mut bytes = text.as_bytes().to_vec();
+            let start = at.index(bytes.len());
+            let end = (start + len).min(bytes.len());
+            bytes.splice(start..end, with);
+            let target = Target::Edit { add: vec![], remove: vec![b.public.clone()] };
+            if let Ok(Outcome::Changed { bytes: out, .. }) = rekey(&bytes, *format, &target, &a.ids, false) {
+                let out = String::from_utf8(out).unwrap();
+                let layout = parse(&out, *format).unwrap();
+                let entries = &layout.meta().groups[0].entries;
+                prop_assert!(!entries.is_empty() && entries.iter().all(|e| e.recipient != b.public));
+            }
+        }
+    }
+}

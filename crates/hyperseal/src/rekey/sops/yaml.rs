@@ -119,6 +119,11 @@ impl<'a> Yaml<'a> {
     /// sops writes its metadata into every document of a file and reads the first's; each
     /// document's age entries are changed alike, as `sops updatekeys` writes them.
     pub(crate) fn parse(text: &'a str) -> Result<Self, Error> {
+        // YAML breaks lines at a lone CR too; positions are mapped to bytes by LF (a CR LF pair
+        // is one break either way), so a lone CR, which sops never writes, is refused.
+        if text.as_bytes().windows(2).any(|w| w[0] == b'\r' && w[1] != b'\n') || text.ends_with('\r') {
+            return Err(refuse("not a sops file: a carriage return without a line feed in YAML"));
+        }
         let lines = Lines::new(text);
         let mut ev = Events { parser: Parser::new_from_str(text) };
         let mut docs: Vec<Option<Node>> = Vec::new();
