@@ -281,8 +281,11 @@ mod hostile {
 
     /// Valid files of each format around two entries, made once (key generation is the slow
     /// part).
-    fn corpus() -> &'static (Vec<(Format, String)>, Key, Key) {
-        static CORPUS: std::sync::OnceLock<(Vec<(Format, String)>, Key, Key)> = std::sync::OnceLock::new();
+    /// Files of each format, the key that stays and the key removed.
+    type Corpus = (Vec<(Format, String)>, Key, Key);
+
+    fn corpus() -> &'static Corpus {
+        static CORPUS: std::sync::OnceLock<Corpus> = std::sync::OnceLock::new();
         CORPUS.get_or_init(|| {
             let (a, b) = (key(Kind::X25519), key(Kind::X25519));
             let entries = [(&a, enc_for(&a)), (&b, enc_for(&b))];
