@@ -284,7 +284,7 @@ wasm-bench:
 python-bench:
 	-@$(MAKE) python
 
-bench: bench-build age node-addon wasm-bench python-bench $(if $(RAGE),rage)
+bench: bench-build age sops test-plugin node-addon wasm-bench python-bench $(if $(RAGE),rage)
 	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal-bench $(BENCH_ARGS) --out bench-report
 
 # Fuzzing (libFuzzer through cargo-fuzz, nightly Rust): the targets are fuzz/fuzz_targets, their

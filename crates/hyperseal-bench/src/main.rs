@@ -49,6 +49,7 @@ mod rekey_s3;
 mod report;
 mod sm4;
 mod small;
+mod sops;
 mod stats;
 mod tokens;
 
@@ -63,7 +64,7 @@ struct BenchArgs {
     /// Full profile: sizes up to 1 GiB (6.7 GB for `modes`), more runs per figure. Takes long.
     #[arg(long)]
     full: bool,
-    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, python, rekey, agent.
+    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, python, rekey, agent, sops.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Directory for report.md, report.json and report.html.
@@ -119,6 +120,7 @@ fn tables() -> Vec<Box<dyn Table>> {
         Box::new(python::Python),
         Box::new(rekey::Rekey),
         Box::new(agent::Agent),
+        Box::new(sops::Sops),
     ]
 }
 
