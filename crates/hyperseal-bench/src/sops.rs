@@ -17,7 +17,7 @@ use hyperseal::recipient::{self, Kind};
 
 use super::child::{which, Job};
 use super::files::{ratio, s};
-use super::report::{Cell, Section, TableReport};
+use super::report::{Cell, Chart, Section, TableReport};
 use super::stats::{with_spread, Stats};
 use super::{Ctx, Table};
 
@@ -124,6 +124,12 @@ impl Table for Sops {
             sec.rows.push(vec![Cell::text(name), cell, ratio(r.median / rl.median)]);
         }
         out.sections.push(sec);
+        let mut chart = Chart::new("sops files re-keyed to a new recipient set", "how", "files/s", false);
+        chart.categories = vec!["hyperseal rekey --sops".into(), "sops updatekeys loop".into()];
+        for (i, r) in [&rh, &rl].iter().enumerate() {
+            chart.point("median files/s", (i + 1) as f64, r.median);
+        }
+        out.charts.push(chart);
         let x = rh.median / rl.median;
         out.note(format!(
             "Files in {}: YAML with a comment, JSON, dotenv and INI in turn, one key group, made by sops -e; each run \

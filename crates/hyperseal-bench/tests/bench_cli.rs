@@ -18,11 +18,20 @@ fn hyperseal() -> PathBuf {
 }
 
 fn bench(only: &str) -> serde_json::Value {
+    bench_with_path(only, None)
+}
+
+/// [`bench`] with `PATH` set (a table whose peer lives in `.tools/bin`).
+fn bench_with_path(only: &str, path: Option<String>) -> serde_json::Value {
     hyperseal();
     let dir = tempfile::tempdir().unwrap();
     // Run from the repository root, as `make bench` does, so the node table finds bindings/node.
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = Command::new(BENCH)
+    let mut c = Command::new(BENCH);
+    if let Some(path) = path {
+        c.env("PATH", path);
+    }
+    let out = c
         .current_dir(&root)
         .args(["--quick", "--only", only, "--size-scale", "0.001", "--out"])
         .arg(dir.path())
@@ -189,4 +198,25 @@ fn agent_table() {
     assert_eq!(sections[1]["rows"].as_array().unwrap().len(), 2);
     let notes = serde_json::to_string(&t["notes"]).unwrap();
     assert!(notes.contains("Goals:"), "{notes}");
+}
+
+/// The sops table at a tiny size, with the real sops from `.tools/bin` (`make sops`; under
+/// `make test` a missing sops fails the test): both ways measure, and the repository still
+/// opens with sops afterwards (the table checks it).
+#[test]
+fn sops_table() {
+    let tools = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin");
+    if !tools.join("sops").is_file() {
+        eprintln!("note: .tools/bin/sops not built (make sops); skipping");
+        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
+        return;
+    }
+    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default());
+    let v = bench_with_path("sops", Some(path));
+    assert_eq!(table_ids(&v), ["sops"]);
+    let t = &v["tables"][0];
+    assert!(t["error"].is_null(), "sops failed: {}", t["error"]);
+    let sections = t["sections"].as_array().unwrap();
+    assert_eq!(sections.len(), 1, "the table measured nothing");
+    assert_eq!(sections[0]["rows"].as_array().unwrap().len(), 2);
 }
