@@ -156,6 +156,7 @@ pub fn run(a: AgentArgs) -> Result<()> {
             match ask(&Request::Forward { name, close })? {
                 Answer::Done(said) if close => eprintln!("hyperseal: {said}"),
                 Answer::Done(path) => println!("{path}"),
+                Answer::Refused(why) => return Err(hint(format!("the agent refused: {why}"), FORWARD_HINT)),
                 other => return Err(refused(other)),
             }
             Ok(())
@@ -166,6 +167,9 @@ pub fn run(a: AgentArgs) -> Result<()> {
         }
     }
 }
+
+const FORWARD_HINT: &str =
+    "name the remote host: ssh -R /run/user/$UID/hyperseal/agent.sock:\"$(hyperseal agent forward build1)\" build1";
 
 const LIST_HINT: &str = "`hyperseal agent list` shows each identity's fingerprint and file";
 
