@@ -174,6 +174,12 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
     if stray {
         msg = "unexpected extra argument (not repeated here, in case it is a secret)".into();
     }
+    // clap names the missing arguments on the lines below its first: say them on the one line.
+    if e.kind() == ErrorKind::MissingRequiredArgument {
+        if let Some(ContextValue::Strings(missing)) = e.get(ContextKind::InvalidArg) {
+            msg = format!("missing {}", missing.join(", "));
+        }
+    }
     let hint = rest
         .iter()
         .find_map(|l| l.strip_prefix("tip: "))

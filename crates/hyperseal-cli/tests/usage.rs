@@ -211,3 +211,16 @@ fn inspect_flags_a_payload_cut_inside_a_chunk() {
     assert_eq!(j["truncated"], true);
     assert!(j.get("sizes").is_none() && j.get("chunks").is_none(), "{j}");
 }
+
+/// A missing required argument is named on the error line (clap puts it on a line of its own).
+#[test]
+fn a_missing_argument_is_named() {
+    for (args, name) in [
+        (&["header", "decrypt", "-i", "k.key", "h.hdr"][..], "--file-key-fd"),
+        (&["agent", "forward"][..], "<NAME>"),
+        (&["agent", "remove"][..], "<SELECTORS>"),
+    ] {
+        let err = assert_usage_error(args);
+        assert!(err.lines().next().unwrap().contains(name), "{args:?}: {err}");
+    }
+}
