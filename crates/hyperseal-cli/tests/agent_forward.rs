@@ -1,6 +1,6 @@
 //! The agent used from a remote host through a real `sshd` (Debian's openssh-server, started
 //! on 127.0.0.1 by the test with a throwaway host key and user key): `hyperseal agent forward
-//! build1` gives the socket that `ssh -R` carries, and commands run in the ssh session (the
+//! build1` gives the socket that `ssh -R` carries, and commands run over ssh (the
 //! "remote" host) decrypt through it. Only headers cross (counted by a relay in between), a key
 //! without the grant is refused with the command that would grant it, a forwarded use is
 //! confirmed by the askpass program, `ssh -R` of the main socket is refused, and a forward's
@@ -36,7 +36,7 @@ impl Drop for Sshd {
 
 impl Sshd {
     /// `None` (a failure under `make test`) where sshd is not installed or this is not root
-    /// (sshd needs root to run sessions with privilege separation).
+    /// (sshd needs root to run logins with privilege separation).
     fn start() -> Option<Sshd> {
         let sshd = Path::new("/usr/sbin/sshd");
         if !sshd.exists() || !agent_support::is_root("a real sshd") {
@@ -153,7 +153,7 @@ fn open_forward(a: &Agent, host: &str) -> PathBuf {
     PathBuf::from(String::from_utf8(a.ok(&["agent", "forward", host])).unwrap().trim())
 }
 
-/// `hyperseal decrypt FILE` in the ssh session, through the socket `remote`.
+/// `hyperseal decrypt FILE` run over ssh, through the socket `remote`.
 fn remote_decrypt(file: &Path, remote: &Path) -> String {
     format!("HYPERSEAL_AGENT_SOCK={} {BIN} decrypt {}", remote.display(), file.display())
 }
@@ -200,7 +200,7 @@ fn a_remote_host_decrypts_through_its_forward_and_only_headers_cross() {
         std::os::unix::fs::symlink(BIN, plugins.join("age-plugin-hyperseal")).unwrap();
         std::fs::write(a.path("small"), b"for age on build1").unwrap();
         a.ok(&["encrypt", "-q", "--format", "age", "-r", &public, "-o", "small.age", "small"]);
-        // The first ssh has ended, and its forward with it: a new one for this session.
+        // The first ssh has ended, and its forward with it: a new one for this connection.
         let forward = open_forward(&a, "build1");
         let command = format!(
             "HYPERSEAL_AGENT_SOCK={r} {BIN} agent identity > {d}/remote-agent.txt && \
@@ -230,7 +230,7 @@ fn no_key_serves_a_forward_without_its_grant_and_confirmations_are_asked() {
     seal(&confirmed_pub, b"confirmed", &a.path("confirmed.hs"));
     seal(&other_pub, b"build2's", &a.path("other.hs"));
     let remote = a.path("remote.sock");
-    // Each ssh session gets a forward of its own (it goes when that ssh ends).
+    // Each ssh connection gets a forward of its own (it goes when that ssh ends).
     let run =
         |file: &str| sshd.run(&remote, &open_forward(&a, "build1"), &remote_decrypt(&a.path(file), &remote));
 
