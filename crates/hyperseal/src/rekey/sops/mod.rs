@@ -24,6 +24,7 @@ mod ini;
 mod json;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod rules;
+mod rotate;
 #[cfg(test)]
 mod tests;
 mod unlock;
@@ -40,6 +41,7 @@ use crate::{Decryptor, Encryptor, Options};
 
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub use rules::{find_config, Rule, Rules, CONFIG_NAME};
+pub use rotate::{rotate, rotate_with};
 pub use unlock::unlock;
 
 /// The largest sops file read: far above any real secrets file, and bounded so a hostile one
