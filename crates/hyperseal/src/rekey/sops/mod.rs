@@ -27,6 +27,8 @@ mod rules;
 mod rotate;
 #[cfg(test)]
 mod tests;
+#[cfg(all(feature = "fs", any(unix, windows)))]
+mod tree;
 mod unlock;
 mod yaml;
 
@@ -42,6 +44,8 @@ use crate::{Decryptor, Encryptor, Options};
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub use rules::{find_config, Rule, Rules, CONFIG_NAME};
 pub use rotate::{rotate, rotate_with};
+#[cfg(all(feature = "fs", any(unix, windows)))]
+pub use tree::{rekey_files, FileOutcome, FilesOptions, FilesReport, ReadRecipientSync, MAX_FILES};
 pub use unlock::unlock;
 
 /// The largest sops file read: far above any real secrets file, and bounded so a hostile one

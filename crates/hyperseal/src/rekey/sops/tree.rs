@@ -1,0 +1,347 @@
+//! Many sops files re-keyed from their paths: the files and folders a frontend is given, walked,
+//! each file's target taken from its `.sops.yaml` creation rule (or one target for all),
+//! windows of files unlocked once (a plugin or the agent asked once per window), each file
+//! re-keyed (or rotated) in memory and written over atomically, and what became of every file.
+//! The CLI, Node and Python all drive this one loop; they print, prompt and read the
+//! environment themselves.
+//!
+//! Each file is written whole through [`AtomicOutput`] (never a partial file, its owner, mode
+//! and attributes kept), so a stopped run leaves each file old or new and needs no manifest:
+//! running it again finishes it, as already re-keyed files are `Unchanged`.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use zeroize::Zeroizing;
+
+use super::{
+    find_config, looks_like_sops, refuse, rekey_with, rotate_with, unlock, Format, Outcome, Rules, Target,
+    CONFIG_NAME, MAX_FILE,
+};
+use crate::error::Error;
+use crate::file_key::FileKey;
+use crate::format::Stanza;
+use crate::output::OutputOptions;
+use crate::recipient::{Identity, Recipient};
+
+/// Files read at once: a plugin or the agent is asked once per window.
+const WINDOW_FILES: usize = 1024;
+/// The bytes of a window's files held at once (a window ends after the file that passes it).
+const WINDOW_BYTES: usize = 64 << 20;
+/// The most files one run takes (a folder walk stops there, with an error).
+pub const MAX_FILES: usize = 1_000_000;
+
+/// How [`rekey_files`] treats its files.
+#[derive(Default)]
+pub struct FilesOptions {
+    /// One target for every file; `None`: each file's `.sops.yaml` creation rule (the first
+    /// whose `path_regex` matches it, in the nearest `.sops.yaml` of its folder or above), as
+    /// `sops updatekeys` reads them.
+    pub target: Option<Target>,
+    /// Allow a change that leaves a key group no given identity opens.
+    pub force: bool,
+    /// `Some(now)`: rotate each file as `sops rotate` does (a fresh data key, every value
+    /// sealed again, `lastmodified` set to `now`) instead of re-wrapping its data key.
+    pub rotate: Option<SystemTime>,
+    /// Check each file and report what it would become; write nothing.
+    pub dry_run: bool,
+    /// Walk the folders among the paths (a folder is refused without it).
+    pub recursive: bool,
+    /// Threads for the files of a window (0: every core).
+    pub threads: usize,
+}
+
+/// What became of one file.
+#[derive(Debug)]
+pub enum FileOutcome {
+    /// Its age entries changed (for a dry run: would change).
+    Changed {
+        /// Age entries written.
+        added: usize,
+        /// Age entries dropped.
+        removed: usize,
+    },
+    /// Already the target.
+    Unchanged,
+    /// Found by a folder walk and not a sops file, or selected by no creation rule: never
+    /// touched.
+    Skipped(&'static str),
+    /// Refused or failed; the file is as it was.
+    Failed(Error),
+}
+
+/// Every file in walk order (names sorted), with what became of it.
+#[derive(Debug, Default)]
+pub struct FilesReport {
+    /// The files, given ones in the order given.
+    pub files: Vec<(PathBuf, FileOutcome)>,
+}
+
+impl FilesReport {
+    /// The counts: changed, unchanged, skipped, failed.
+    pub fn counts(&self) -> (usize, usize, usize, usize) {
+        let mut n = (0, 0, 0, 0);
+        for (_, o) in &self.files {
+            match o {
+                FileOutcome::Changed { .. } => n.0 += 1,
+                FileOutcome::Unchanged => n.1 += 1,
+                FileOutcome::Skipped(_) => n.2 += 1,
+                FileOutcome::Failed(_) => n.3 += 1,
+            }
+        }
+        n
+    }
+}
+
+/// How a caller reads a recipient string, from any of the run's threads.
+pub type ReadRecipientSync<'a> = dyn Fn(&str) -> Result<Box<dyn Recipient>, Error> + Sync + 'a;
+
+/// Re-keys the sops files among `paths` (files, and with `recursive` the regular files of the
+/// folders, links and `.git` not followed), opened with `identities`. A given file that is not a
+/// sops file fails; a walked one is skipped. One file's failure is its outcome, not the call's:
+/// the call fails only for a path it cannot walk, or a folder without `recursive`.
+/// `progress(done, total)` is called after each file, from the thread that did it.
+pub fn rekey_files(
+    paths: &[PathBuf],
+    identities: &Arc<Vec<Box<dyn Identity>>>,
+    options: &FilesOptions,
+    recipient: &ReadRecipientSync<'_>,
+    progress: Option<&(dyn Fn(usize, usize) + Sync)>,
+) -> Result<FilesReport, Error> {
+    let files = files(paths, options.recursive)?;
+    let ids: Vec<Arc<dyn Identity>> =
+        (0..identities.len()).map(|i| Arc::new(Nth(identities.clone(), i)) as Arc<dyn Identity>).collect();
+    let batches = ids.iter().any(|i| i.unwraps_in_batches());
+    let configs = Mutex::new(HashMap::new());
+    let slots: Vec<Mutex<Option<FileOutcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    let done = AtomicUsize::new(0);
+    let mut start = 0;
+    while start < files.len() {
+        let mut window = Vec::new();
+        let mut bytes = 0;
+        while start + window.len() < files.len() && window.len() < WINDOW_FILES && bytes < WINDOW_BYTES {
+            let read = read_within(&files[start + window.len()].0);
+            bytes += read.as_ref().map_or(0, |b| b.len());
+            window.push(read);
+        }
+        let views = match batches {
+            true => {
+                let inputs: Vec<(&[u8], Format)> = window
+                    .iter()
+                    .zip(&files[start..])
+                    .filter_map(|(r, (f, _))| r.as_ref().ok().map(|b| (&b[..], Format::for_path(f))))
+                    .collect();
+                unlock(&inputs, &ids)
+            }
+            false => unlock(&[], &ids),
+        };
+        // Each file is small, so its time is the parse, the wraps and the synced write, which
+        // overlap across files.
+        let _ = crate::exec::for_each(window.len(), options.threads, &|i| {
+            let (file, walked) = &files[start + i];
+            let outcome = match &window[i] {
+                Ok(b) => one(file, b, *walked, options, &views, recipient, &configs),
+                Err(e) => FileOutcome::Failed(copy_error(e)),
+            };
+            *slots[start + i].lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
+            if let Some(p) = progress {
+                p(done.fetch_add(1, Ordering::Relaxed) + 1, files.len());
+            }
+            Ok(())
+        });
+        start += window.len();
+    }
+    let files = files
+        .into_iter()
+        .zip(slots)
+        .map(|((f, _), s)| {
+            let o = s.into_inner().unwrap_or_else(|p| p.into_inner());
+            (f, o.unwrap_or_else(|| FileOutcome::Failed(refuse("not reached"))))
+        })
+        .collect();
+    Ok(FilesReport { files })
+}
+
+/// One identity of a shared list, as the unlock's shared identities are held.
+struct Nth(Arc<Vec<Box<dyn Identity>>>, usize);
+
+impl Identity for Nth {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        self.0[self.1].unwrap_stanza(stanza)
+    }
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Option<Result<FileKey, Error>> {
+        self.0[self.1].unwrap_stanzas(stanzas)
+    }
+    fn unwraps_in_batches(&self) -> bool {
+        self.0[self.1].unwraps_in_batches()
+    }
+    fn unwrap_each(&self, stanzas: &[&Stanza]) -> Result<Vec<Option<Result<FileKey, Error>>>, Error> {
+        self.0[self.1].unwrap_each(stanzas)
+    }
+}
+
+/// A window's read error, for its file's outcome (the window keeps its own).
+fn copy_error(e: &Error) -> Error {
+    match e {
+        Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),
+        Error::Limit(m) => Error::Limit(m.clone()),
+        e => refuse(e.to_string()),
+    }
+}
+
+/// A file's bytes, refused past [`MAX_FILE`] before more is read.
+fn read_within(path: &Path) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let f = std::fs::File::open(path).map_err(Error::Io)?;
+    let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    let cap = MAX_FILE as u64 + 1;
+    let mut buf =
+        Zeroizing::new(Vec::with_capacity(size.map_or(0, |s| s.saturating_add(1).min(cap)) as usize));
+    f.take(cap).read_to_end(&mut buf).map_err(Error::Io)?;
+    if buf.len() > MAX_FILE {
+        return Err(crate::limits::too_long("a sops file", MAX_FILE));
+    }
+    Ok(buf)
+}
+
+/// The files to re-key; `true` where a folder walk found it.
+fn files(paths: &[PathBuf], recursive: bool) -> Result<Vec<(PathBuf, bool)>, Error> {
+    let mut out = Vec::new();
+    for f in paths {
+        if f.is_dir() {
+            if !recursive {
+                return Err(refuse(format!("{} is a folder (walk it with recursive)", f.display())));
+            }
+            walk(f, &mut out)?;
+        } else {
+            out.push((f.clone(), false));
+        }
+    }
+    Ok(out)
+}
+
+/// Every regular file under `dir`, in name order; links and `.git` are not followed, and
+/// `.sops.yaml` is the rules, not a secret.
+fn walk(dir: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Error> {
+    let cannot = |e: std::io::Error| {
+        Error::Io(std::io::Error::new(e.kind(), format!("cannot read {}: {e}", dir.display())))
+    };
+    let mut entries: Vec<_> =
+        std::fs::read_dir(dir).map_err(cannot)?.collect::<std::io::Result<_>>().map_err(cannot)?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let kind = e.file_type().map_err(cannot)?;
+        let path = e.path();
+        if kind.is_dir() && e.file_name() != ".git" {
+            walk(&path, out)?;
+        } else if kind.is_file() && e.file_name() != CONFIG_NAME {
+            if out.len() >= MAX_FILES {
+                return Err(crate::limits::too_many(&format!("files under {}", dir.display()), MAX_FILES));
+            }
+            out.push((path, true));
+        }
+    }
+    Ok(())
+}
+
+/// Each `.sops.yaml` read so far, or why it could not be.
+type Configs = HashMap<PathBuf, Result<Arc<Rules>, String>>;
+
+/// One file: its target, re-keyed in memory, written back only if something changed.
+fn one(
+    file: &Path,
+    bytes: &[u8],
+    walked: bool,
+    options: &FilesOptions,
+    identities: &[Box<dyn Identity>],
+    recipient: &ReadRecipientSync<'_>,
+    configs: &Mutex<Configs>,
+) -> FileOutcome {
+    let format = Format::for_path(file);
+    if !looks_like_sops(bytes, format) {
+        return match walked {
+            true => FileOutcome::Skipped("not a sops file"),
+            false => FileOutcome::Failed(refuse("not a sops file (no sops metadata)")),
+        };
+    }
+    let rule_target;
+    let target = match &options.target {
+        Some(t) => t,
+        None => {
+            let Some(config) = find_config(file) else {
+                return FileOutcome::Failed(refuse(format!(
+                    "no {CONFIG_NAME} in its folder or above (or give the recipients)"
+                )));
+            };
+            let rules = {
+                let mut configs = configs.lock().unwrap_or_else(|p| p.into_inner());
+                configs
+                    .entry(config.clone())
+                    .or_insert_with(|| Rules::load(&config).map(Arc::new).map_err(|e| reason(&e)))
+                    .clone()
+            };
+            let rules = match rules {
+                Ok(r) => r,
+                Err(e) => return FileOutcome::Failed(refuse(format!("{}: {e}", config.display()))),
+            };
+            let Some(rule) = rules.for_file(file) else {
+                return match walked {
+                    true => FileOutcome::Skipped("no creation rule matches it"),
+                    false => FileOutcome::Failed(refuse(format!(
+                        "no creation rule of {} matches it",
+                        config.display()
+                    ))),
+                };
+            };
+            rule_target = Target::Groups(rule.groups.clone());
+            &rule_target
+        }
+    };
+    let force = options.force;
+    let done = match options.rotate {
+        Some(now) => rotate_with(bytes, format, target, identities, force, recipient, now),
+        None => rekey_with(bytes, format, target, identities, force, recipient),
+    };
+    match done {
+        Ok(Outcome::Unchanged) => FileOutcome::Unchanged,
+        Ok(Outcome::Changed { bytes: new, added, removed }) => {
+            if options.dry_run {
+                return FileOutcome::Changed { added, removed };
+            }
+            match write_over(file, bytes, &new) {
+                Ok(()) => FileOutcome::Changed { added, removed },
+                Err(e) => FileOutcome::Failed(e),
+            }
+        }
+        Err(e) => FileOutcome::Failed(e),
+    }
+}
+
+/// An error's text without its kind's prefix where the library's refusals carry the whole
+/// reason.
+fn reason(e: &Error) -> String {
+    match e {
+        Error::InvalidArgument(why) => why.clone(),
+        e => e.to_string(),
+    }
+}
+
+/// Replaces `file` with `new` through the library's atomic output (never a partial file; its
+/// owner, mode and attributes kept), unless another writer changed it since it was read.
+fn write_over(file: &Path, old: &[u8], new: &[u8]) -> Result<(), Error> {
+    let io = |e: std::io::Error| Error::Io(e);
+    let f = std::fs::File::open(file).map_err(io)?;
+    let mut out = OutputOptions::new().force(true).create(file).map_err(|e| io(e.into()))?;
+    out.copy_attributes_from(&f).map_err(io)?;
+    out.write_all(new).map_err(io)?;
+    out.flush().map_err(io)?;
+    // The last look before the new file takes the name: a save since the read wins (the
+    // window left is this check to the rename).
+    if std::fs::read(file).map_err(io)? != old {
+        return Err(Error::Io(std::io::Error::other("the file changed while it was re-keyed")));
+    }
+    out.commit().map_err(|e| io(e.into()))
+}
