@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use super::values::Values;
 use super::{refuse, source_name, Entry, Group, Item, Layout, Meta, MAX_ENTRIES, MAX_GROUPS, OTHER_SOURCES};
 use crate::error::Error;
 
@@ -193,4 +194,66 @@ impl Layout for Dotenv {
     fn render(&self, group: usize, items: &[Item<'_>]) -> Result<Vec<(Range<usize>, String)>, Error> {
         Ok(vec![self.flat.render(group, items, |k, v| format!("sops_{k}={v}\n"))?])
     }
+}
+
+/// Every value of a dotenv or INI file outside its metadata, for `--rotate`: `lines` gives
+/// each (path, value, span of the value) in file order, `meta` each metadata line as
+/// (key without prefix, value, span of the value, span of the line).
+pub(crate) fn flat_values<'a>(
+    text: &str,
+    lines: impl Iterator<Item = (Vec<String>, &'a str, Range<usize>)>,
+    meta: impl Iterator<Item = (&'a str, &'a str, Range<usize>, Range<usize>)>,
+    marks: &[char],
+) -> Result<Values, Error> {
+    let mut out = Values::default();
+    out.branch(&[]);
+    for (path, value, span) in lines {
+        if path.len() > 1 {
+            out.branch(&path[..path.len() - 1]);
+        }
+        let v = unescape(value);
+        out.push(&path, v.clone(), Some(v.into_bytes()), span);
+    }
+    for (key, value, span, line) in meta {
+        match key {
+            "mac" => out.mac.push(span),
+            "lastmodified" => out.lastmodified.push((span, value.to_owned())),
+            "mac_only_encrypted" => out.mac_only_encrypted = value == "true",
+            _ => {}
+        }
+        out.meta_spans.push(line);
+    }
+    if out.mac.len() != 1 || out.lastmodified.len() != 1 {
+        return Err(refuse("malformed sops metadata: no single `mac` and `lastmodified`"));
+    }
+    super::values::comments(text, &mut out, marks);
+    Ok(out)
+}
+
+/// The byte range of `part`, a slice of `text`.
+pub(crate) fn range_of(text: &str, part: &str) -> Range<usize> {
+    let start = part.as_ptr() as usize - text.as_ptr() as usize;
+    start..start + part.len()
+}
+
+/// Every value of a dotenv file, for `--rotate` (a key's path is the key alone).
+pub(crate) fn values(text: &str) -> Result<Values, Error> {
+    let mut vals = Vec::new();
+    let mut meta = Vec::new();
+    let mut at = 0;
+    for raw in text.split_inclusive('\n') {
+        let line = at..at + raw.len();
+        at += raw.len();
+        let l = raw.strip_suffix('\n').unwrap_or(raw);
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let (key, value) =
+            l.split_once('=').ok_or_else(|| refuse("not a sops file: a dotenv line without `=`"))?;
+        match key.strip_prefix("sops_") {
+            Some(k) => meta.push((k, value, range_of(text, value), line)),
+            None => vals.push((vec![key.to_owned()], value, range_of(text, value))),
+        }
+    }
+    flat_values(text, vals.into_iter(), meta.into_iter(), &['#'])
 }

@@ -4,7 +4,8 @@
 
 use std::ops::Range;
 
-use super::dotenv::{Flat, Line};
+use super::dotenv::{flat_values, range_of, Flat, Line};
+use super::values::Values;
 use super::{refuse, Item, Layout, Meta};
 use crate::error::Error;
 
@@ -59,4 +60,33 @@ impl Layout for Ini {
         let width = self.width;
         Ok(vec![self.flat.render(group, items, |k, v| format!("{k:<width$} = {v}\n"))?])
     }
+}
+
+/// Every value of an INI file outside `[sops]`, for `--rotate`: a key's path is its section
+/// and itself (keys before any section are go-ini's `DEFAULT`).
+pub(crate) fn values(text: &str) -> Result<Values, Error> {
+    let mut vals = Vec::new();
+    let mut meta = Vec::new();
+    let mut section = "DEFAULT".to_owned();
+    let mut at = 0;
+    for raw in text.split_inclusive('\n') {
+        let line = at..at + raw.len();
+        at += raw.len();
+        let l = raw.trim_end_matches(['\n', '\r']).trim();
+        if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = l.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+            section = name.trim().to_owned();
+            continue;
+        }
+        let eq = l.find('=').ok_or_else(|| refuse("not a sops file: an INI line without `=`"))?;
+        let (key, value) = (l[..eq].trim(), l[eq + 1..].trim());
+        if section == "sops" {
+            meta.push((key, value, range_of(text, value), line));
+        } else {
+            vals.push((vec![section.clone(), key.to_owned()], value, range_of(text, value)));
+        }
+    }
+    flat_values(text, vals.into_iter(), meta.into_iter(), &[';', '#'])
 }

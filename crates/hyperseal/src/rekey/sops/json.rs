@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use super::values::Values;
 use super::{meta_of, refuse, Item, Layout, Meta, Node};
 use crate::error::Error;
 
@@ -328,5 +329,52 @@ impl Layout for Json<'_> {
             });
         }
         Ok(vec![(first.span.start..last.span.end, parts.join(&sep))])
+    }
+}
+
+/// Every value of a JSON file outside `sops`, for `--rotate`, and the place of its `mac` and
+/// `lastmodified`. A binary file is `{"data": …}`: one leaf at `data`.
+pub(crate) fn values(text: &str) -> Result<Values, Error> {
+    let mut r = Reader { s: text.as_bytes(), at: 0 };
+    let root = r.value(0, true)?.ok_or_else(|| bad("empty"))?;
+    if r.peek().is_some() {
+        return Err(bad("bytes after the object"));
+    }
+    let Node::Map(entries, _) = &root else { return Err(bad("not an object")) };
+    let mut out = Values::default();
+    out.branch(&[]);
+    for (k, v) in entries {
+        if k == "sops" {
+            super::values::meta_values(text, v, &mut out)?;
+        } else {
+            walk(text, v, &mut vec![k.clone()], &mut out);
+        }
+    }
+    Ok(out)
+}
+
+fn walk(text: &str, n: &Node, path: &mut Vec<String>, out: &mut Values) {
+    match n {
+        Node::Map(entries, _) => {
+            out.branch(path);
+            for (k, v) in entries {
+                path.push(k.clone());
+                walk(text, v, path, out);
+                path.pop();
+            }
+        }
+        Node::Seq(items, _) => {
+            out.branch(path);
+            for v in items {
+                walk(text, v, path, out);
+            }
+        }
+        Node::Str(v, span) => {
+            let plain = match text[span.clone()].starts_with('"') {
+                true => Some(v.as_bytes().to_vec()),
+                false => super::values::json_literal(v),
+            };
+            out.push(path, v.clone(), plain, span.clone());
+        }
     }
 }

@@ -22,14 +22,15 @@
 mod dotenv;
 mod ini;
 mod json;
+mod rotate;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod rules;
-mod rotate;
 #[cfg(test)]
 mod tests;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod tree;
 mod unlock;
+mod values;
 mod yaml;
 
 use std::ops::Range;
@@ -41,9 +42,9 @@ use crate::format::Profile;
 use crate::recipient::{parse_recipient, Identity, Recipient};
 use crate::{Decryptor, Encryptor, Options};
 
+pub use rotate::{rotate, rotate_with};
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub use rules::{find_config, Rule, Rules, CONFIG_NAME};
-pub use rotate::{rotate, rotate_with};
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub use tree::{rekey_files, FileOutcome, FilesOptions, FilesReport, ReadRecipientSync, MAX_FILES};
 pub use unlock::unlock;
@@ -435,10 +436,15 @@ fn wrap(key: &[u8], r: Box<dyn Recipient>) -> Result<String, Error> {
 
 /// Whether some entry of the new list opens with `identities`: the test of the lock-out guard.
 fn still_opens(keep: &[&Entry], news: &[(&str, String)], identities: &[Box<dyn Identity>]) -> bool {
-    keep.iter()
-        .map(|e| e.enc.as_str())
-        .chain(news.iter().map(|(_, enc)| enc.as_str()))
-        .any(|enc| open(enc, identities).is_ok())
+    still_opens_encs(
+        keep.iter().map(|e| e.enc.as_str()).chain(news.iter().map(|(_, enc)| enc.as_str())),
+        identities,
+    )
+}
+
+/// Whether one of `encs` opens with `identities`.
+fn still_opens_encs<'a>(mut encs: impl Iterator<Item = &'a str>, identities: &[Box<dyn Identity>]) -> bool {
+    encs.any(|enc| open(enc, identities).is_ok())
 }
 
 /// Other key sources, and the field that names each in a file (a rule names them the same).

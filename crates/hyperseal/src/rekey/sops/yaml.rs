@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
 
+use super::values::Values;
 use super::{meta_of, refuse, Item, Layout, Meta, Node};
 use crate::error::Error;
 
@@ -305,4 +306,67 @@ pub(crate) fn document(text: &str) -> Result<Node, Error> {
         }
     }
     root.ok_or_else(|| refuse("an empty YAML file"))
+}
+
+/// Every value of a YAML file outside `sops`, for `--rotate` (each document in turn, as sops
+/// walks them), and the place of each document's `mac` and `lastmodified`.
+pub(crate) fn values(text: &str) -> Result<Values, Error> {
+    let lines = Lines::new(text);
+    let mut ev = Events { parser: Parser::new_from_str(text) };
+    let mut out = Values::default();
+    out.branch(&[]);
+    loop {
+        let (e, _) = ev.next()?;
+        match e {
+            Event::StreamStart | Event::DocumentStart(_) | Event::DocumentEnd => {}
+            Event::StreamEnd => break,
+            Event::MappingStart(..) => loop {
+                let k = ev.next()?;
+                if matches!(k.0, Event::MappingEnd) {
+                    break;
+                }
+                let Event::Scalar(key, ..) = &k.0 else {
+                    return Err(refuse("not a sops file: a key that is not a string"));
+                };
+                let key = key.to_string();
+                node(&mut ev, &lines, k, 1, false)?;
+                let v = ev.next()?;
+                let n = node(&mut ev, &lines, v, 1, true)?.expect("kept");
+                if key == "sops" {
+                    super::values::meta_values(text, &n, &mut out)?;
+                } else {
+                    walk(text, &n, &mut vec![key], &mut out);
+                }
+            },
+            _ => return Err(refuse("not a sops file: a YAML document that is not a mapping")),
+        }
+    }
+    super::values::comments(text, &mut out, &['#']);
+    Ok(out)
+}
+
+/// The leaves under `n`, whose path is `path`.
+fn walk(text: &str, n: &Node, path: &mut Vec<String>, out: &mut Values) {
+    match n {
+        Node::Map(entries, _) => {
+            out.branch(path);
+            for (k, v) in entries {
+                path.push(k.clone());
+                walk(text, v, path, out);
+                path.pop();
+            }
+        }
+        // A list's items have the list's path.
+        Node::Seq(items, _) => {
+            out.branch(path);
+            for v in items {
+                walk(text, v, path, out);
+            }
+        }
+        Node::Str(v, span) => {
+            let quoted = text[span.clone()].starts_with(['\'', '"', '|', '>']);
+            let plain = if quoted { Some(v.as_bytes().to_vec()) } else { super::values::yaml_plain(v) };
+            out.push(path, v.clone(), plain, span.clone());
+        }
+    }
 }

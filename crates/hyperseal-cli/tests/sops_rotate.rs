@@ -1,0 +1,172 @@
+//! `rekey::sops::rotate` against the real sops 3.13.3 (`make sops`): files of every format that
+//! sops made (YAML with comments and two documents, `encrypted_regex`, `mac_only_encrypted`,
+//! JSON with `unencrypted_suffix` and numbers, dotenv with a comment, INI, binary) are rotated to
+//! a post-quantum recipient. sops is the judge: the new key opens each to the same plaintext,
+//! every sealed value changed, and the old data key, put back beside the rotated values, fails.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::SystemTime;
+
+use common::peers;
+use hyperseal::recipient::{parse_identities, Identity};
+use hyperseal::rekey::sops::{rotate, Format, Outcome, Target};
+
+fn keygen(tools: &Path, dir: &Path, name: &str, pq: bool) -> (PathBuf, String) {
+    let path = dir.join(format!("{name}.txt"));
+    let mut c = Command::new(tools.join("age-keygen"));
+    if pq {
+        c.arg("-pq");
+    }
+    assert!(c.arg("-o").arg(&path).output().unwrap().status.success());
+    let out = Command::new(tools.join("age-keygen")).arg("-y").arg(&path).output().unwrap();
+    (path, String::from_utf8(out.stdout).unwrap().trim().to_owned())
+}
+
+fn sops(tools: &Path, dir: &Path, key: &Path, args: &[&str]) -> Output {
+    Command::new(tools.join("sops"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("SOPS_AGE_KEY")
+        .env("XDG_CONFIG_HOME", dir.join("no-config"))
+        .env("SOPS_AGE_KEY_FILE", key)
+        .output()
+        .unwrap()
+}
+
+/// Each file: name, plaintext, sops's options.
+fn files() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
+    vec![
+        ("a.yaml", "# top comment\npassword: hunter2\nnested:\n  # inner comment\n  key: v1\n  n: 42\n  f: 1.5\n  ok: true\nlist:\n  - a\n  - 7\n", vec![]),
+        ("two.yaml", "# doc one\npassword: p1\n---\nsecond: d2\nnested: {a: b}\n", vec![]),
+        ("regex.yaml", "secret_token: t1\nport: 8080\nname: svc\nratio: 0.25\nflag: false\n", vec!["--encrypted-regex", "^secret_"]),
+        ("maconly.yaml", "secret_a: x\nplain: 3\n", vec!["--encrypted-regex", "^secret_", "--mac-only-encrypted"]),
+        ("c.json", "{\"user\": \"u\", \"token_plain\": \"visible\", \"n\": 12, \"x\": 2.5, \"t\": true, \"l\": [1, \"two\"]}", vec!["--unencrypted-suffix", "_plain"]),
+        ("e.env", "DB_USER=u\n# a comment\nDB_PASS=p w\n", vec![]),
+        ("i.ini", "[db]\nuser = u\npass = p\n[other]\nk = v\n", vec![]),
+        ("b.bin", "binary \u{1} data\n", vec![]),
+    ]
+}
+
+fn sealed_values(text: &str) -> Vec<&str> {
+    text.match_indices("ENC[AES256_GCM,data:")
+        .map(|(i, _)| &text[i..i + text[i..].find(']').unwrap()])
+        .collect()
+}
+
+#[test]
+fn rotated_files_open_with_sops_under_the_new_key_only() {
+    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
+    let tools = sops_bin.parent().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let old = keygen(tools, dir, "old", false);
+    let new = keygen(tools, dir, "new", true);
+    let ids: Vec<Box<dyn Identity>> = parse_identities(&fs::read_to_string(&old.0).unwrap()).unwrap();
+    let target = Target::Edit { add: vec![new.1.clone()], remove: vec![old.1.clone()] };
+    for (name, plain, opts) in files() {
+        let path = dir.join(name);
+        fs::write(&path, plain).unwrap();
+        let mut args = vec!["-e", "-i", "--age", &old.1];
+        args.extend(opts);
+        args.push(name);
+        let o = sops(tools, dir, &old.0, &args);
+        assert!(o.status.success(), "sops -e {name}: {}", String::from_utf8_lossy(&o.stderr));
+        let before = fs::read_to_string(&path).unwrap();
+        let clear = sops(tools, dir, &old.0, &["-d", name]).stdout;
+        assert!(!clear.is_empty(), "{name}");
+
+        let Outcome::Changed { bytes, added, removed } =
+            rotate(before.as_bytes(), Format::for_path(&path), &target, &ids, true, SystemTime::now())
+                .unwrap_or_else(|e| panic!("rotate {name}: {e}"))
+        else {
+            panic!("{name}: unchanged")
+        };
+        assert_eq!((added, removed), (1, 1), "{name}");
+        let after = String::from_utf8(bytes).unwrap();
+        fs::write(&path, &after).unwrap();
+
+        let o = sops(tools, dir, &new.0, &["-d", name]);
+        assert!(
+            o.status.success(),
+            "sops -d {name} after rotate: {}\n{after}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(o.stdout, clear, "{name}: the same plaintext");
+        assert!(!sops(tools, dir, &old.0, &["-d", name]).status.success(), "{name}: the old key opens it");
+
+        // Every sealed value changed, and as many are there.
+        let (b, a) = (sealed_values(&before), sealed_values(&after));
+        assert_eq!(b.len(), a.len(), "{name}");
+        assert!(b.iter().all(|v| !a.contains(v)), "{name}: a sealed value kept");
+
+        // The old data key beside the rotated values: its entry put back opens nothing.
+        let old_entry_file = before.clone();
+        let spliced = splice_old_entries(&after, &old_entry_file, name);
+        fs::write(&path, spliced).unwrap();
+        let o = sops(tools, dir, &old.0, &["-d", name]);
+        assert!(!o.status.success(), "{name}: the old data key opens the rotated values");
+        fs::write(&path, &after).unwrap();
+    }
+}
+
+/// `after` with its age entries swapped for `before`'s (which wrap the old data key): the lines
+/// from the first line naming a recipient's `enc` to the last naming a `recipient`.
+fn splice_old_entries(after: &str, before: &str, name: &str) -> String {
+    let region = |t: &str| {
+        let lines: Vec<&str> = t.split_inclusive('\n').collect();
+        let first = lines
+            .iter()
+            .position(|l| {
+                l.contains("enc")
+                    && (l.contains("- enc: |") || l.contains("__map_enc") || l.contains("\"enc\""))
+            })
+            .unwrap();
+        let last = lines.iter().rposition(|l| l.contains("recipient")).unwrap();
+        let start: usize = lines[..first].iter().map(|l| l.len()).sum();
+        let end: usize = lines[..=last].iter().map(|l| l.len()).sum();
+        (start, end)
+    };
+    let (a0, a1) = region(after);
+    let (b0, b1) = region(before);
+    let _ = name;
+    format!("{}{}{}", &after[..a0], &before[b0..b1], &after[a1..])
+}
+
+/// A file changed behind sops's back is refused, not signed again: a plain value edited (the
+/// `mac` covers it), and two sealed values swapped (each is bound to its path).
+#[test]
+fn a_file_changed_outside_sops_is_not_rotated() {
+    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
+    let tools = sops_bin.parent().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let old = keygen(tools, dir, "old", false);
+    let ids: Vec<Box<dyn Identity>> = parse_identities(&fs::read_to_string(&old.0).unwrap()).unwrap();
+    let target = Target::Edit { add: vec![], remove: vec![] };
+    fs::write(dir.join("f.yaml"), "secret_a: one\nsecret_b: two\nport: 8080\n").unwrap();
+    let o =
+        sops(tools, dir, &old.0, &["-e", "-i", "--age", &old.1, "--encrypted-regex", "^secret_", "f.yaml"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let good = fs::read_to_string(dir.join("f.yaml")).unwrap();
+    let rot = |text: &str| rotate(text.as_bytes(), Format::Yaml, &target, &ids, false, SystemTime::now());
+    assert!(matches!(rot(&good), Ok(Outcome::Changed { .. })), "the untouched file rotates");
+
+    let edited = good.replace("port: 8080", "port: 8081");
+    let err = rot(&edited).unwrap_err().to_string();
+    assert!(err.contains("mac does not match"), "{err}");
+
+    let lines: Vec<&str> = good.lines().collect();
+    let (a, b) = (lines[0].split_once(": ").unwrap().1, lines[1].split_once(": ").unwrap().1);
+    let swapped = good.replacen(a, "@A@", 1).replacen(b, a, 1).replacen("@A@", b, 1);
+    let err = rot(&swapped).unwrap_err().to_string();
+    assert!(err.contains("does not open at its place"), "{err}");
+
+    // A stray sealed value in a string the tree does not seal (a block scalar) is a value, and
+    // one sops never wrote is refused by its shape.
+    let stray = good.replace("port: 8080", "port: ENC[AES256_GCM,data:AAAA,iv:short,tag:x,type:str]");
+    assert!(rot(&stray).is_err());
+}

@@ -1,0 +1,303 @@
+//! A sops file's values, as `--rotate` needs them: each value outside the metadata in sops's
+//! walk order, with the path sops authenticates it under; sops's value cipher
+//! (`ENC[AES256_GCM,data:…,iv:…,tag:…,type:…]`); and its `mac`.
+//!
+//! sops seals each value with AES-256-GCM under the data key, a random 32-byte IV, and the
+//! value's path (its keys joined by `:`, and a final `:`; a list item has its list's path) as
+//! additional data. The `mac` is the SHA-512 of every value's plaintext in walk order, written
+//! as upper-case hex and sealed like a value with `lastmodified` as additional data. With
+//! `mac_only_encrypted` only the sealed values count, after a fixed 32-byte prefix. Comments
+//! are sealed too (under their branch's path) and are not in the `mac`.
+
+use std::ops::Range;
+
+use aes_gcm::aead::consts::U32;
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::aes::Aes256;
+use aes_gcm::AesGcm;
+use base64::Engine;
+use sha2::{Digest, Sha512};
+use zeroize::Zeroizing;
+
+use super::{refuse, shown, Node};
+use crate::error::Error;
+
+/// sops's GCM: AES-256 with a 32-byte nonce (GHASH-derived counter).
+type SopsGcm = AesGcm<Aes256, U32>;
+
+/// What sops starts the `mac` hash with when `mac_only_encrypted` is set (sops.go).
+const MAC_ONLY_ENCRYPTED_INIT: [u8; 32] = [
+    0x8a, 0x3f, 0xd2, 0xad, 0x54, 0xce, 0x66, 0x52, 0x7b, 0x10, 0x34, 0xf3, 0xd1, 0x47, 0xbe, 0x0b, 0x0b,
+    0x97, 0x5b, 0x3b, 0xf4, 0x4f, 0x72, 0xc6, 0xfd, 0xad, 0xec, 0x81, 0x76, 0xf2, 0x7d, 0x69,
+];
+
+/// The start of every value sops has sealed.
+pub(crate) const ENC_PREFIX: &str = "ENC[AES256_GCM,";
+
+/// One value of the file (a leaf of sops's tree), or an encrypted comment.
+pub(crate) struct Leaf {
+    /// The additional data sops sealed it under (`a:b:`); `None` for a comment, whose path is
+    /// found by trying [`Values::branches`].
+    pub aad: Option<String>,
+    /// The value as the format's parser reads it.
+    pub value: String,
+    /// What sops hashes for it when it is not sealed (its `ToBytes` of the value's type);
+    /// `None` where hyperseal does not know the type sops would give it.
+    pub plain: Option<Vec<u8>>,
+    /// The bytes of the value in the file.
+    pub span: Range<usize>,
+}
+
+/// What a format module finds for rotation.
+#[derive(Default)]
+pub(crate) struct Values {
+    /// The leaves in sops's walk order (comments among them, not hashed).
+    pub leaves: Vec<Leaf>,
+    /// Every branch's path as additional data (`:` for the top), for comments.
+    pub branches: Vec<String>,
+    /// Where each copy of the metadata's `mac` is (its value's bytes).
+    pub mac: Vec<Range<usize>>,
+    /// Where each copy of `lastmodified` is, and its value.
+    pub lastmodified: Vec<(Range<usize>, String)>,
+    /// The metadata's `mac_only_encrypted`.
+    pub mac_only_encrypted: bool,
+    /// The bytes of each copy of the metadata (nothing sealed there but the `mac`).
+    pub meta_spans: Vec<Range<usize>>,
+}
+
+impl Values {
+    /// A leaf at `path` (keys), its parsed value and its raw bytes.
+    pub(crate) fn push(
+        &mut self,
+        path: &[String],
+        value: String,
+        plain: Option<Vec<u8>>,
+        span: Range<usize>,
+    ) {
+        self.leaves.push(Leaf { aad: Some(aad(path)), value, plain, span });
+    }
+    pub(crate) fn branch(&mut self, path: &[String]) {
+        let a = aad(path);
+        if !self.branches.contains(&a) {
+            self.branches.push(a);
+        }
+    }
+}
+
+/// sops's additional data for a path.
+pub(crate) fn aad(path: &[String]) -> String {
+    let mut s = path.join(":");
+    s.push(':');
+    s
+}
+
+/// Where `value` sits inside `span` of `text` (a quoted scalar's span has its quotes): the
+/// range to replace when the value is written again.
+pub(crate) fn locate(text: &str, span: &Range<usize>, value: &str) -> Option<Range<usize>> {
+    let at = text.get(span.clone())?.find(value)?;
+    Some(span.start + at..span.start + at + value.len())
+}
+
+/// `mac`, `lastmodified` and `mac_only_encrypted` of one YAML document's or JSON file's metadata.
+pub(crate) fn meta_values(text: &str, sops: &Node, out: &mut Values) -> Result<(), Error> {
+    let field = |k: &str| match sops.get(k) {
+        Some(Node::Str(v, span)) => locate(text, span, v).map(|r| (r, v.clone())),
+        _ => None,
+    };
+    let (Some((mac, _)), Some(lm)) = (field("mac"), field("lastmodified")) else {
+        return Err(refuse("malformed sops metadata: no `mac` or `lastmodified`"));
+    };
+    out.mac.push(mac);
+    out.lastmodified.push(lm);
+    out.mac_only_encrypted |= sops.get("mac_only_encrypted").and_then(Node::str) == Some("true");
+    out.meta_spans.push(sops.span());
+    Ok(())
+}
+
+/// Encrypted comments (`#ENC[…]`, `;ENC[…]` in INI): the parsers drop comments, so they are
+/// found as a comment mark and the sealed value after it, outside every value's bytes.
+pub(crate) fn comments(text: &str, out: &mut Values, marks: &[char]) {
+    let taken: Vec<Range<usize>> =
+        out.leaves.iter().map(|l| l.span.clone()).chain(out.meta_spans.iter().cloned()).collect();
+    for (at, _) in text.match_indices(ENC_PREFIX) {
+        if taken.iter().any(|r| r.contains(&at)) || !text[..at].trim_end_matches(' ').ends_with(marks) {
+            continue;
+        }
+        let Some(end) = text[at..].find(']') else { continue };
+        let value = text[at..at + end + 1].to_owned();
+        out.leaves.push(Leaf { aad: None, value, plain: None, span: at..at + end + 1 });
+    }
+}
+
+/// A sealed value taken apart.
+pub(crate) struct Sealed {
+    data: Vec<u8>,
+    iv: Vec<u8>,
+    tag: Vec<u8>,
+    pub kind: String,
+}
+
+/// Reads `ENC[AES256_GCM,data:…,iv:…,tag:…,type:…]`; `None` if `s` is not one.
+pub(crate) fn parse_sealed(s: &str) -> Option<Sealed> {
+    let body = s.strip_prefix("ENC[AES256_GCM,data:")?.strip_suffix(']')?;
+    let (data, rest) = body.split_once(",iv:")?;
+    let (iv, rest) = rest.split_once(",tag:")?;
+    let (tag, kind) = rest.split_once(",type:")?;
+    let b64 = |v: &str| base64::engine::general_purpose::STANDARD.decode(v).ok();
+    let sealed = Sealed { data: b64(data)?, iv: b64(iv)?, tag: b64(tag)?, kind: kind.to_owned() };
+    (sealed.iv.len() == 32 && sealed.tag.len() == 16 && !kind.is_empty() && kind.len() <= 16)
+        .then_some(sealed)
+}
+
+/// Opens a sealed value under `key` and `aad`.
+pub(crate) fn open(key: &[u8], s: &Sealed, aad: &str) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let gcm = SopsGcm::new_from_slice(key).map_err(|_| Error::Crypto)?;
+    let mut ct = Vec::with_capacity(s.data.len() + 16);
+    ct.extend_from_slice(&s.data);
+    ct.extend_from_slice(&s.tag);
+    let nonce = aes_gcm::Nonce::<U32>::try_from(&s.iv[..]).map_err(|_| Error::Crypto)?;
+    gcm.decrypt(&nonce, Payload { msg: &ct, aad: aad.as_bytes() })
+        .map(Zeroizing::new)
+        .map_err(|_| Error::Crypto)
+}
+
+/// Seals `plaintext` as sops writes a value of `kind`, under a fresh random IV: the key is new
+/// for each rotation and each IV is drawn anew, so no key and IV ever seal two plaintexts.
+pub(crate) fn seal(key: &[u8], plaintext: &[u8], aad: &str, kind: &str) -> Result<String, Error> {
+    let gcm = SopsGcm::new_from_slice(key).map_err(|_| Error::Crypto)?;
+    let mut iv = [0u8; 32];
+    crate::rng::fill(&mut iv)?;
+    let nonce = aes_gcm::Nonce::<U32>::from(iv);
+    let out =
+        gcm.encrypt(&nonce, Payload { msg: plaintext, aad: aad.as_bytes() }).map_err(|_| Error::Crypto)?;
+    let (data, tag) = out.split_at(out.len() - 16);
+    let b64 = |v: &[u8]| base64::engine::general_purpose::STANDARD.encode(v);
+    Ok(format!("ENC[AES256_GCM,data:{},iv:{},tag:{},type:{kind}]", b64(data), b64(&iv), b64(tag)))
+}
+
+/// What sops hashes for a YAML plain scalar: yaml.v3 reads it as null, a bool, an int or a
+/// float by the YAML 1.2 core schema, and sops's `ToBytes` writes those back. `None` for what
+/// hyperseal does not type as sops would (null, timestamps, other bases): the `mac` then fails
+/// to match, and the file is refused rather than signed again unchecked.
+pub(crate) fn yaml_plain(v: &str) -> Option<Vec<u8>> {
+    match v {
+        "" | "~" | "null" | "Null" | "NULL" => return None,
+        "true" | "True" | "TRUE" => return Some(b"True".to_vec()),
+        "false" | "False" | "FALSE" => return Some(b"False".to_vec()),
+        _ => {}
+    }
+    number(v).unwrap_or_else(|| Some(v.as_bytes().to_vec()))
+}
+
+/// What sops hashes for a JSON literal (`true`, a number; `null` has no bytes in sops).
+pub(crate) fn json_literal(v: &str) -> Option<Vec<u8>> {
+    match v {
+        "true" => Some(b"True".to_vec()),
+        "false" => Some(b"False".to_vec()),
+        "null" => None,
+        _ => number(v).flatten(),
+    }
+}
+
+/// A decimal int (Go's `strconv.Itoa` of it) or float (`FormatFloat(f, 'f', -1, 64)`, which
+/// Rust's shortest `Display` matches: no exponent, fewest digits that read back).
+/// `Some(None)`: a number hyperseal does not type as sops would.
+fn number(v: &str) -> Option<Option<Vec<u8>>> {
+    let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
+    if digits.is_empty() {
+        return None;
+    }
+    if digits.bytes().all(|b| b.is_ascii_digit()) {
+        // A leading zero is octal to yaml.v3; a number past i64 a float.
+        if digits.len() > 1 && digits.starts_with('0') {
+            return Some(None);
+        }
+        return Some(v.parse::<i64>().ok().map(|n| n.to_string().into_bytes()));
+    }
+    let float_like =
+        digits.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
+            && digits.bytes().any(|b| b.is_ascii_digit());
+    if !float_like {
+        return None;
+    }
+    Some(v.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| format!("{f}").into_bytes()))
+}
+
+/// The hash sops keeps in `mac`, from each leaf's plaintext (`opened[i]` for a sealed leaf).
+pub(crate) fn mac(values: &Values, opened: &[Option<Zeroizing<Vec<u8>>>]) -> Result<String, Error> {
+    let mut h = Sha512::new();
+    if values.mac_only_encrypted {
+        h.update(MAC_ONLY_ENCRYPTED_INIT);
+    }
+    for (leaf, open) in values.leaves.iter().zip(opened) {
+        if leaf.aad.is_none() {
+            continue;
+        }
+        match (open, &leaf.plain) {
+            (Some(p), _) => h.update(p),
+            (None, _) if values.mac_only_encrypted => {}
+            (None, Some(b)) => h.update(b),
+            (None, None) => {
+                return Err(refuse(format!(
+                    "the value {} is one whose type hyperseal does not read as sops does, so the mac cannot be checked",
+                    shown(&leaf.value)
+                )))
+            }
+        }
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02X}")).collect())
+}
+
+/// `now` as sops writes `lastmodified` (RFC 3339, UTC, whole seconds).
+pub(crate) fn rfc3339(now: std::time::SystemTime) -> String {
+    let secs = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_value_round_trips_and_is_bound_to_its_path() {
+        let key = [7u8; 32];
+        let s = seal(&key, b"hunter2", "db:password:", "str").unwrap();
+        let p = parse_sealed(&s).unwrap();
+        assert_eq!(p.kind, "str");
+        assert_eq!(&open(&key, &p, "db:password:").unwrap()[..], b"hunter2");
+        assert!(open(&key, &p, "db:user:").is_err());
+        assert!(open(&[8u8; 32], &p, "db:password:").is_err());
+        assert_ne!(seal(&key, b"hunter2", "db:password:", "str").unwrap(), s, "a fresh IV each time");
+    }
+
+    #[test]
+    fn plain_scalars_hash_as_sops_writes_them() {
+        assert_eq!(yaml_plain("true").unwrap(), b"True");
+        assert_eq!(yaml_plain("42").unwrap(), b"42");
+        assert_eq!(yaml_plain("1.50").unwrap(), b"1.5");
+        assert_eq!(yaml_plain("1e3").unwrap(), b"1000");
+        assert_eq!(yaml_plain("hello").unwrap(), b"hello");
+        assert!(yaml_plain("null").is_none());
+        assert!(yaml_plain("0755").is_none());
+        assert_eq!(json_literal("-3").unwrap(), b"-3");
+        assert_eq!(json_literal("2.0").unwrap(), b"2");
+    }
+
+    #[test]
+    fn lastmodified_is_rfc3339_utc() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_654_000);
+        assert_eq!(rfc3339(t), "2026-11-26T00:46:40Z");
+        assert_eq!(rfc3339(std::time::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+    }
+}
