@@ -170,3 +170,46 @@ fn a_file_changed_outside_sops_is_not_rotated() {
     let stray = good.replace("port: 8080", "port: ENC[AES256_GCM,data:AAAA,iv:short,tag:x,type:str]");
     assert!(rot(&stray).is_err());
 }
+
+/// `hyperseal rekey --sops --rotate --recursive` over a folder, to its `.sops.yaml`'s new rule:
+/// every file opens with the new key alone, none with the old, and `sops updatekeys` agrees.
+#[test]
+fn the_cli_rotates_a_folder_to_its_rules() {
+    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
+    let tools = sops_bin.parent().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let old = keygen(tools, dir, "old", false);
+    let new = keygen(tools, dir, "new", true);
+    let both = dir.join("both.txt");
+    fs::write(&both, fs::read_to_string(&old.0).unwrap() + &fs::read_to_string(&new.0).unwrap()).unwrap();
+    let repo = dir.join("repo");
+    fs::create_dir_all(repo.join("sub")).unwrap();
+    let rule = |r: &str| format!("creation_rules:\n  - age: {r}\n");
+    fs::write(repo.join(".sops.yaml"), rule(&old.1)).unwrap();
+    let mut clear = Vec::new();
+    for (name, plain, _) in files() {
+        let name = format!("sub/{name}");
+        fs::write(repo.join(&name), plain).unwrap();
+        assert!(sops(tools, &repo, &old.0, &["-e", "-i", &name]).status.success(), "{name}");
+        clear.push((name.clone(), sops(tools, &repo, &old.0, &["-d", &name]).stdout));
+    }
+    fs::write(repo.join(".sops.yaml"), rule(&new.1)).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_hyperseal"))
+        .args(["rekey", "--sops", "--rotate", "--recursive", "-q"])
+        .arg(&repo)
+        .env("SOPS_AGE_KEY_FILE", &both)
+        .env_remove("SOPS_AGE_KEY")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (name, plain) in clear {
+        let o = sops(tools, &repo, &new.0, &["-d", &name]);
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.stdout, plain, "{name}");
+        assert!(!sops(tools, &repo, &old.0, &["-d", &name]).status.success(), "{name}: the old key opens it");
+        let o = sops(tools, &repo, &new.0, &["updatekeys", "-y", &name]);
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && said.contains("already up to date"), "{name}: {said}");
+    }
+}
