@@ -150,7 +150,15 @@ function rekeyHead (data, identities, options) {
   return wasm.rekeyHead(data, identities ?? null, { recipients, add, remove, passphrase, removeOwn, allowPlugins })
 }
 
+// sops files need the library's sops parsers, which the WebAssembly build does not carry.
+function refuseSops (options) {
+  if (options !== null && typeof options === 'object' && options.sops) {
+    unavailable('ERR_HYPERSEAL_ARGUMENT', 'sops files (the sops option)')()
+  }
+}
+
 function rekey (data, identities, options) {
+  refuseSops(options)
   if (options.output !== undefined || options.force !== undefined || options.dryRun !== undefined) {
     throw coded('ERR_HYPERSEAL_ARGUMENT', 'rekey returns the new bytes: output, force and dryRun are options of rekeyFile')
   }
@@ -164,6 +172,7 @@ function rekey (data, identities, options) {
  * on Linux its extended attributes would be lost: there only `output` is written.
  */
 async function rekeyFile (path, identities, options) {
+  refuseSops(options)
   string(path, 'path')
   if (options.output !== undefined) string(options.output, 'options.output')
   const [force, dryRun, splitLinks] = ['force', 'dryRun', 'splitLinks'].map((n) => flag(options[n], `options.${n}`))

@@ -424,6 +424,24 @@ export interface RekeyOptions {
    * false: refused with `ERR_HYPERSEAL_KEY`).
    */
   allowPlugins?: boolean
+  /**
+   * A sops file: only the age entries of its `sops` metadata change, every other byte stays
+   * (values, `mac`, comments). The target is `recipients` (the one key group's age list)
+   * or `add`/`remove`; for {@link rekeyFile} without them, the file's `.sops.yaml` creation
+   * rule. `removeOwn` allows a key group that none of `identities` opens afterwards. The
+   * report's `before` and `after` are empty.
+   */
+  sops?: boolean
+  /**
+   * With `sops`: a fresh data key, every value sealed again, as `sops rotate` does (removal
+   * alone leaves the old data key valid for whoever kept it).
+   */
+  rotate?: boolean
+  /**
+   * {@link rekey} with `sops` only: how the bytes are stored, as sops picks it from a file's
+   * name.
+   */
+  format?: 'yaml' | 'json' | 'binary' | 'dotenv' | 'ini'
 }
 
 /** The change a file's re-key made (or, for a dry run, would make). */
@@ -476,10 +494,11 @@ export interface RekeyTreeFile {
   /**
    * `'in_place'` (only the header rewritten), `'rewritten'` (written anew, payload copied),
    * `'planned'` (a dry run), `'already_done'` (by an earlier run of this change, as its
-   * manifest records), `'skipped'` (never touched: see `reason`) or `'failed'` (see
-   * `error`; the file is as its message says, as it was unless it says otherwise).
+   * manifest records), `'unchanged'` (a sops file already the target), `'skipped'` (never
+   * touched: see `reason`) or `'failed'` (see `error`; the file is as its message says, as
+   * it was unless it says otherwise).
    */
-  outcome: 'in_place' | 'rewritten' | 'planned' | 'already_done' | 'skipped' | 'failed'
+  outcome: 'in_place' | 'rewritten' | 'planned' | 'already_done' | 'unchanged' | 'skipped' | 'failed'
   /** Why a skipped file was skipped (not encrypted, not opened by these identities, a link…). */
   reason?: string
   /** A failed file's error: the `Error`, with its `code`, that {@link rekeyFile} rejects with. */
@@ -536,6 +555,16 @@ export interface RekeyTreeOptions {
    */
   allowPlugins?: boolean
   /**
+   * Sops files (see {@link RekeyOptions}): each file's age entries changed to `recipients`,
+   * `add`/`remove`, or its `.sops.yaml` creation rule; files that are not sops files, or that
+   * no rule selects, are skipped. Each file is written whole and atomically, so a stopped
+   * run is finished by running it again (no manifest); `include`, `exclude`,
+   * `followSymlinks`, `manifest` and `splitLinks` are not its options.
+   */
+  sops?: boolean
+  /** With `sops`: rotate each file (a fresh data key), as `sops rotate` does. */
+  rotate?: boolean
+  /**
    * Called after each file with the files done and the files found; queued to the event
    * loop, so the last call may come just after the promise settles.
    */
@@ -558,6 +587,8 @@ export interface RekeyTreeSummary {
   rewritten: number
   /** Found done by an earlier run of the same change. */
   alreadyDone: number
+  /** Sops files already the target. */
+  unchanged: number
   /** Never touched. */
   skipped: number
   /** Failed, each left as its error says. */

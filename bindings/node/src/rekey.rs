@@ -21,6 +21,7 @@ use napi_derive::napi;
 use crate::errors::{Fail, JsErr};
 use crate::keys::{self, PublicKeys};
 
+mod sops;
 mod tree;
 pub use tree::*;
 
@@ -55,6 +56,47 @@ pub struct RekeyOptions {
     /// Allow keys that name an age plugin, which runs the program `age-plugin-NAME` (default
     /// false: refused with `ERR_HYPERSEAL_KEY`).
     pub allow_plugins: Option<bool>,
+    /// A sops file: only the age entries of its `sops` metadata change, every other byte stays
+    /// (values, `mac`, comments). The target is `recipients` (the one key group's age list)
+    /// or `add`/`remove`; for {@link rekeyFile} without them, the file's `.sops.yaml` creation
+    /// rule. `removeOwn` allows a key group that none of `identities` opens afterwards. The
+    /// report's `before` and `after` are empty.
+    pub sops: Option<bool>,
+    /// With `sops`: a fresh data key, every value sealed again, as `sops rotate` does (removal
+    /// alone leaves the old data key valid for whoever kept it).
+    pub rotate: Option<bool>,
+    /// {@link rekey} with `sops` only: how the bytes are stored, as sops picks it from a file's
+    /// name.
+    #[napi(ts_type = "'yaml' | 'json' | 'binary' | 'dotenv' | 'ini'")]
+    pub format: Option<String>,
+}
+
+impl RekeyOptions {
+    fn sops_args(&self) -> sops::SopsArgs<'_> {
+        sops::SopsArgs {
+            recipients: &self.recipients,
+            add: &self.add,
+            remove: &self.remove,
+            passphrase: &self.passphrase,
+            remove_own: self.remove_own,
+            rotate: self.rotate,
+            allow_plugins: self.allow_plugins,
+        }
+    }
+
+    /// Options that are not sops's, or sops's without `sops`.
+    fn check_sops(&self) -> Result<bool, Fail> {
+        let sops = self.sops.unwrap_or(false);
+        if !sops && (self.rotate.is_some() || self.format.is_some()) {
+            return Err(Fail::arg("rotate and format are options of sops files (sops: true)"));
+        }
+        if sops && (self.output.is_some() || self.split_links.is_some()) {
+            return Err(Fail::arg(
+                "a sops file is re-keyed where it is: output and splitLinks are not its options",
+            ));
+        }
+        Ok(sops)
+    }
 }
 
 /// What {@link rekeyFile} did.
@@ -150,11 +192,15 @@ pub struct RekeyTask {
     identities: Result<Identities, Fail>,
     change: Result<Change, Fail>,
     options: hyperseal::rekey::FileOptions,
+    sops: Option<Result<sops::SopsJob, Fail>>,
 }
 
 impl RekeyTask {
     fn run(&mut self) -> Result<RekeyReport, Fail> {
         let ids = std::mem::replace(&mut self.identities, Ok(Arc::default()))?;
+        if let Some(job) = self.sops.take() {
+            return sops::file_report(job?.run(&ids, None)?);
+        }
         let change = std::mem::replace(&mut self.change, Ok(Change::default()))?;
         run_file(&self.path, &ids, &change, &self.options)
     }
@@ -193,8 +239,18 @@ pub fn rekey_file(
     options: RekeyOptions,
 ) -> AsyncTask<RekeyTask> {
     let allow = options.allow_plugins.unwrap_or(false);
+    let path = PathBuf::from(path);
+    let sops = match options.check_sops() {
+        Ok(false) => None,
+        Ok(true) => Some(
+            sops::files_options(&options.sops_args(), options.dry_run.unwrap_or(false), false)
+                .map(|o| sops::SopsJob { paths: vec![path.clone()], options: o, allow_plugins: allow }),
+        ),
+        Err(e) => Some(Err(e)),
+    };
     AsyncTask::new(RekeyTask {
-        path: path.into(),
+        path,
+        sops,
         identities: self::identities(&identities, options.passphrase.as_deref(), allow),
         change: change(&options),
         options: hyperseal::rekey::FileOptions {
@@ -227,6 +283,9 @@ pub fn rekey(
     }
     let ids =
         self::identities(&identities, options.passphrase.as_deref(), options.allow_plugins.unwrap_or(false))?;
+    if options.check_sops()? {
+        return Ok(sops::rekey_bytes(&data, &ids, &options.sops_args(), options.format.as_deref())?.into());
+    }
     let change = change(&options)?;
     let (header, old_len, _plan) = hyperseal::rekey::rekey_head(&data, &ids, &change).map_err(Fail::from)?;
     let mut out = Vec::with_capacity(header.len() + data.len() - old_len);

@@ -11,7 +11,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Task};
 use napi_derive::napi;
 
-use super::{change_of, Identities, Keys};
+use super::{change_of, sops, Identities, Keys};
 use crate::errors::Fail;
 use crate::keys::PublicKeys;
 
@@ -59,6 +59,14 @@ pub struct RekeyTreeOptions {
     /// Allow keys that name an age plugin, which runs the program `age-plugin-NAME` (default
     /// false: refused with `ERR_HYPERSEAL_KEY`).
     pub allow_plugins: Option<bool>,
+    /// Sops files (see {@link RekeyOptions}): each file's age entries changed to `recipients`,
+    /// `add`/`remove`, or its `.sops.yaml` creation rule; files that are not sops files, or that
+    /// no rule selects, are skipped. Each file is written whole and atomically, so a stopped
+    /// run is finished by running it again (no manifest); `include`, `exclude`,
+    /// `followSymlinks`, `manifest` and `splitLinks` are not its options.
+    pub sops: Option<bool>,
+    /// With `sops`: rotate each file (a fresh data key), as `sops rotate` does.
+    pub rotate: Option<bool>,
     /// Called after each file with the files done and the files found; queued to the event
     /// loop, so the last call may come just after the promise settles.
     #[napi(ts_type = "(done: number, total: number) => void")]
@@ -85,9 +93,12 @@ pub struct RekeyTreeFile {
     pub path: String,
     /// `'in_place'` (only the header rewritten), `'rewritten'` (written anew, payload copied),
     /// `'planned'` (a dry run), `'already_done'` (by an earlier run of this change, as its
-    /// manifest records), `'skipped'` (never touched: see `reason`) or `'failed'` (see
-    /// `error`; the file is as its message says, as it was unless it says otherwise).
-    #[napi(ts_type = "'in_place' | 'rewritten' | 'planned' | 'already_done' | 'skipped' | 'failed'")]
+    /// manifest records), `'unchanged'` (a sops file already the target), `'skipped'` (never
+    /// touched: see `reason`) or `'failed'` (see `error`; the file is as its message says, as
+    /// it was unless it says otherwise).
+    #[napi(
+        ts_type = "'in_place' | 'rewritten' | 'planned' | 'already_done' | 'unchanged' | 'skipped' | 'failed'"
+    )]
     pub outcome: String,
     /// Why a skipped file was skipped (not encrypted, not opened by these identities, a link…).
     pub reason: Option<String>,
@@ -107,6 +118,8 @@ pub struct RekeyTreeSummary {
     pub rewritten: u32,
     /// Found done by an earlier run of the same change.
     pub already_done: u32,
+    /// Sops files already the target.
+    pub unchanged: u32,
     /// Never touched.
     pub skipped: u32,
     /// Failed, each left as its error says.
@@ -129,11 +142,26 @@ pub struct RekeyTreeTask {
     change: Result<Change, Fail>,
     options: Result<TreeOptions, Fail>,
     progress: Option<TreeProgressFn>,
+    sops: Option<Result<sops::SopsJob, Fail>>,
 }
 
 impl RekeyTreeTask {
     fn run(&mut self) -> Result<RekeyTreeReport, Fail> {
         let ids = std::mem::replace(&mut self.identities, Ok(Default::default()))?;
+        if let Some(job) = self.sops.take() {
+            let job = job?;
+            let report = match &self.progress {
+                Some(f) => {
+                    let call = |done: usize, total: usize| {
+                        let args = (done.min(u32::MAX as usize) as u32, total.min(u32::MAX as usize) as u32);
+                        f.call(args.into(), ThreadsafeFunctionCallMode::NonBlocking);
+                    };
+                    job.run(&ids, Some(&call))?
+                }
+                None => job.run(&ids, None)?,
+            };
+            return Ok(sops::tree_report(report, job.options.dry_run));
+        }
         let change = std::mem::replace(&mut self.change, Ok(Change::default()))?;
         let mut options = std::mem::replace(&mut self.options, Ok(TreeOptions::default()))?;
         // The default manifest: inside the one folder walked (a stat, so here and not on the
@@ -164,6 +192,7 @@ fn convert(report: TreeReport) -> RekeyTreeReport {
         in_place: n(in_place),
         rewritten: n(rewritten),
         already_done: n(already_done),
+        unchanged: 0,
         skipped: n(skipped),
         failed: n(failed),
     };
@@ -269,7 +298,9 @@ pub fn rekey_tree(
         Either::B(v) => v.into_iter().map(PathBuf::from).collect(),
     };
     let allow = options.allow_plugins.unwrap_or(false);
+    let sops = sops_job(&roots, &options);
     AsyncTask::new(RekeyTreeTask {
+        sops,
         identities: super::identities(&identities, options.passphrase.as_deref(), allow),
         change: change_of(
             &options.recipients,
@@ -282,4 +313,39 @@ pub fn rekey_tree(
         progress: options.on_progress.take(),
         roots,
     })
+}
+
+/// The sops re-key `options` ask for, if they do.
+fn sops_job(roots: &[PathBuf], o: &RekeyTreeOptions) -> Option<Result<sops::SopsJob, Fail>> {
+    if !o.sops.unwrap_or(false) {
+        return o.rotate.is_some().then(|| Err(Fail::arg("rotate is an option of sops files (sops: true)")));
+    }
+    if o.include.is_some()
+        || o.exclude.is_some()
+        || o.follow_symlinks.is_some()
+        || o.manifest.is_some()
+        || o.split_links.is_some()
+    {
+        return Some(Err(Fail::arg(
+            "sops files are selected by .sops.yaml's path_regex and written whole: include, exclude, followSymlinks, manifest and splitLinks are not their options",
+        )));
+    }
+    if roots.is_empty() {
+        return Some(Err(Fail::arg("paths: give at least one file or folder")));
+    }
+    let args = sops::SopsArgs {
+        recipients: &o.recipients,
+        add: &o.add,
+        remove: &o.remove,
+        passphrase: &o.passphrase,
+        remove_own: o.remove_own,
+        rotate: o.rotate,
+        allow_plugins: o.allow_plugins,
+    };
+    let recursive = o.recursive.unwrap_or(true);
+    Some(sops::files_options(&args, o.dry_run.unwrap_or(false), recursive).map(|options| sops::SopsJob {
+        paths: roots.to_vec(),
+        options,
+        allow_plugins: o.allow_plugins.unwrap_or(false),
+    }))
 }
