@@ -33,6 +33,13 @@ function later (f) {
   })
 }
 
+/** `f()` now, its result or error delivered as `later` delivers them. */
+function settled (f) {
+  let r
+  try { r = { ok: f() } } catch (e) { r = { e } }
+  return later(() => { if ('e' in r) throw r.e; return r.ok })
+}
+
 const turn = () => new Promise((resolve) => setImmediate(resolve))
 
 // The addon's argument types that the WebAssembly bindings would coerce: napi accepts only a
@@ -68,26 +75,42 @@ function decryptByPrivateKey (data, privateKey, options) {
 
 // ── streams: the addon's session shape (`push` → bytes ready, `final` → the rest) ────────────
 
+/** A session made by a static `age` rather than the constructor. */
+const AGE = Symbol('age')
+
 class Session {
   push (chunk) { return buffer(this.session.push(chunk)) }
 
   final () {
-    try { return buffer(this.session.final()) } finally { this.session.free() }
+    // An age session answers `size` after its end (typage's streams do): the collector frees it.
+    try { return buffer(this.session.final()) } finally { if (!this.keep) this.session.free() }
   }
 }
 
 class EncryptSession extends Session {
   constructor (publicKey, allowPlugins) {
     super()
-    this.session = new wasm.EncryptSession(publicKey, { allowPlugins })
+    if (publicKey !== AGE) this.session = new wasm.EncryptSession(publicKey, { allowPlugins })
   }
+
+  /** An age file for `hyperseal/age` (the addon's `EncryptSession.age`). */
+  static age (plan) { return Object.assign(new EncryptSession(AGE), { session: wasm.EncryptSession.age(plan), keep: true }) }
+
+  size (n) { return this.session.size(n) }
 }
 
 class DecryptSession extends Session {
   constructor (privateKey, allowPlugins) {
     super()
-    this.session = new wasm.DecryptSession(privateKey, { allowPlugins })
+    if (privateKey !== AGE) this.session = new wasm.DecryptSession(privateKey, { allowPlugins })
   }
+
+  /** An age file for `hyperseal/age` (the addon's `DecryptSession.age`). */
+  static age (keys) { return Object.assign(new DecryptSession(AGE), { session: wasm.DecryptSession.age(keys), keep: true }) }
+
+  size (n) { return this.session.size(n) }
+
+  get headerRead () { return this.session.headerRead }
 }
 
 // ── files ───────────────────────────────────────────────────────────────────────────────────
@@ -241,6 +264,18 @@ module.exports = {
   rekey,
   EncryptSession,
   DecryptSession,
+  // hyperseal/age (typage's API): the same calls as the addon's src/age.rs.
+  // Computed at once (the caller wipes the plan's file key when the call returns), settled
+  // on a later turn as the addon's tasks are.
+  ageEncrypt: (data, plan) => settled(() => buffer(wasm.ageEncrypt(data, plan))),
+  ageDecrypt: (data, keys) => settled(() => buffer(wasm.ageDecrypt(data, keys))),
+  ageHeader: (prefix, ended) => wasm.ageHeader(prefix, ended),
+  ageDecryptHeader: (header, keys) => wasm.ageDecryptHeader(header, keys),
+  ageArmor: (file) => wasm.ageArmor(file),
+  ageDearmor: (text) => buffer(wasm.ageDearmor(text)),
+  ageFileKey: () => buffer(wasm.ageFileKey()),
+  ageCheckRecipient: (recipient) => wasm.ageCheckRecipient(recipient),
+  ageX25519Identity: (pkcs8) => wasm.ageX25519Identity(pkcs8),
   hash: (algo, data) => buffer(wasm.hash(algo, data)),
   hashFile: (algo, path) => later(() => string(path, 'path')).then(files.readInput).then((input) => buffer(wasm.hash(algo, input.bytes))),
   hmac: (algo, key, data) => buffer(wasm.hmac(algo, key, data)),

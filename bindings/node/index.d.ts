@@ -134,11 +134,17 @@ export declare class DecryptSession {
    * an age plugin (default false).
    */
   constructor(privateKey: string, allowPlugins?: boolean | undefined | null)
+  /** An age file for `hyperseal/age`'s `Decrypter` (see `age.rs`). */
+  static age(keys: AgeKeys): DecryptSession
   /**
    * Feeds file bytes; returns the plaintext of every chunk that is now known not to be the
    * last and authenticated. Errors are sticky.
    */
   push(data: Uint8Array): Buffer
+  /** The plaintext length of the whole file of `n` bytes, once the header is read. */
+  size(n: number): number
+  /** Whether the header has been read and opened. */
+  get headerRead(): boolean
   /**
    * Ends the input: opens the final chunk and returns its plaintext, or fails if the file
    * was cut short.
@@ -148,11 +154,15 @@ export declare class DecryptSession {
 
 /** Native half of `createEncryptStream`: plaintext in, file bytes out. */
 export declare class EncryptSession {
+  /** The file's length for a plaintext of `n` bytes. */
+  size(n: number): number
   /**
    * Starts a file for the given public key(s); the header comes out of the first `push`.
    * `allowPlugins`: allow a key that names an age plugin (default false).
    */
   constructor(publicKey: string | Array<string>, allowPlugins?: boolean | undefined | null)
+  /** An age file for `hyperseal/age`'s `Encrypter` (see `age.rs`). */
+  static age(plan: AgePlan): EncryptSession
   /** Encrypts `data`; returns the file bytes that are ready. */
   push(data: Uint8Array): Buffer
   /** Seals the final chunk; returns the remaining file bytes. */
@@ -176,11 +186,82 @@ export declare function aeadOpen(algo: string, key: Uint8Array, sealed: Uint8Arr
  */
 export declare function aeadSeal(algo: string, key: Uint8Array, plaintext: Uint8Array | string, aad?: Uint8Array | string | undefined | null): Buffer
 
+/** ASCII armor, as age writes it. */
+export declare function ageArmor(file: Uint8Array): string
+
+/** Parses a recipient string, for `addRecipient`'s synchronous check. */
+export declare function ageCheckRecipient(recipient: string): void
+
+/** The file inside ASCII armor (age's strict reading). */
+export declare function ageDearmor(text: string): Buffer
+
+/** `Decrypter.decrypt` of bytes: the plaintext, every chunk authenticated. */
+export declare function ageDecrypt(data: Uint8Array, keys: AgeKeys): Promise<Buffer>
+
+/**
+ * The file key of a detached header, or null when no identity opens it (a file key from
+ * `keys.fileKey` must pass the header MAC).
+ */
+export declare function ageDecryptHeader(header: Uint8Array, keys: AgeKeys): Buffer | null
+
+/** `Encrypter.encrypt` of bytes: the whole age file. Keys are parsed before this returns. */
+export declare function ageEncrypt(data: Uint8Array, plan: AgePlan): Promise<Buffer>
+
+/** A fresh file key for JS recipients to wrap (`Encrypter.encrypt` with a custom recipient). */
+export declare function ageFileKey(): Buffer
+
+/**
+ * The header at the start of `prefix` (binary), or null while more bytes are needed and
+ * `ended` is false.
+ */
+export declare function ageHeader(prefix: Uint8Array, ended: boolean): AgeHeader | null
+
+/** A header's stanzas and its length in bytes (`ageHeader`). */
+export interface AgeHeader {
+  stanzas: Array<AgeStanza>
+  size: number
+}
+
+/**
+ * What opens an age file: identity strings, passphrases (scrypt), or a file key a JS identity
+ * unwrapped (checked against the header MAC like any other).
+ */
+export interface AgeKeys {
+  identities: Array<string>
+  passphrases: Array<string>
+  fileKey?: Uint8Array
+}
+
 /**
  * `new AgentIdentity(path)`'s key string: the agent's identity line for its socket path,
  * which every call that takes a `privateKey` accepts.
  */
 export declare function agentIdentity(path: string): string
+
+/**
+ * Who an age file is for: recipient strings (`age1…`, `age1pq1…`, `age1tag1…`), or one
+ * passphrase (scrypt, `workFactor` its log2 N, default 18); with `fileKey`, the recipients are
+ * wrapped under that key and `stanzas` (from JS recipients) follow theirs in the header.
+ */
+export interface AgePlan {
+  recipients: Array<string>
+  passphrase?: string
+  workFactor?: number
+  fileKey?: Uint8Array
+  stanzas?: Array<AgeStanza>
+}
+
+/** A stanza in typage's shape: `args[0]` is its type, the rest its arguments. */
+export interface AgeStanza {
+  args: Array<string>
+  body: Uint8Array
+}
+
+/**
+ * The `AGE-SECRET-KEY-1…` string of an X25519 private key in PKCS#8 DER (an exported
+ * `CryptoKey`).
+ */
+export declare function ageX25519Identity(pkcs8: Uint8Array): string
 
 /** Options of {@link kdfArgon2id}. */
 export interface Argon2Options {

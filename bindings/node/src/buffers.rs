@@ -87,7 +87,10 @@ pub(crate) fn open(private_key: &str, allow_plugins: bool, file: &[u8]) -> Resul
     pooled(file.len(), |out| open_into(&ids, file, out))
 }
 
-fn pooled(len: usize, fill: impl FnOnce(&mut [u8]) -> Result<usize, Fail>) -> Result<Output, Fail> {
+pub(crate) fn pooled(
+    len: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result<usize, Fail>,
+) -> Result<Output, Fail> {
     pooled_in(pool::take(len), len, fill)
 }
 

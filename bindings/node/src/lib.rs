@@ -4,6 +4,7 @@
 //! Only the library's public API is used, so what Node writes the CLI reads and the reverse.
 #![deny(clippy::all)]
 
+mod age;
 mod buffers;
 mod errors;
 mod files;
@@ -13,6 +14,7 @@ mod rekey;
 mod streams;
 mod toolkit;
 
+pub use age::*;
 pub use buffers::*;
 pub use files::*;
 pub use rekey::*;

@@ -2,7 +2,7 @@
 //! `index.js`): thin wrappers over the library's push-based `Sealer` and `Opener`, which hold at
 //! most one chunk back, so memory is flat whatever the size. No framing or header logic here.
 
-use hyperseal::{Encryptor, Opener, Options, Sealer};
+use hyperseal::{Encryptor, FileSizes, Opener, Options, Sealer};
 use napi::bindgen_prelude::{BufferSlice, Either};
 use napi::Env;
 use napi_derive::napi;
@@ -28,17 +28,45 @@ fn finished() -> Fail {
 pub struct EncryptSession {
     sealer: Option<Sealer>,
     out: Vec<u8>,
+    sizes: Option<FileSizes>,
+}
+
+impl EncryptSession {
+    fn start(sealer: Sealer) -> Self {
+        EncryptSession { sizes: Some(sealer.sizes()), sealer: Some(sealer), out: Vec::new() }
+    }
+}
+
+/// The file length for a plaintext length, or the reverse (typage's `size`).
+fn size_of(sizes: Option<FileSizes>, n: f64, encrypting: bool) -> Result<f64, JsErr> {
+    let sizes = sizes.ok_or_else(|| Fail::arg("the header is not read yet"))?;
+    Ok(match encrypting {
+        true => sizes.encrypted_len(n as u64) as f64,
+        false => sizes.plaintext_len(n as u64).map_err(Fail::from)? as f64,
+    })
 }
 
 #[napi]
 impl EncryptSession {
+    /// The file's length for a plaintext of `n` bytes.
+    #[napi]
+    pub fn size(&self, n: f64) -> Result<f64, JsErr> {
+        size_of(self.sizes, n, true)
+    }
+
     /// Starts a file for the given public key(s); the header comes out of the first `push`.
     /// `allowPlugins`: allow a key that names an age plugin (default false).
     #[napi(constructor)]
     pub fn new(public_key: Either<String, Vec<String>>, allow_plugins: Option<bool>) -> Result<Self, JsErr> {
         let recipients = keys::recipients(&public_key, allow_plugins.unwrap_or(false))?;
         let enc = Encryptor::with_recipients(&recipients, Options::default()).map_err(Fail::from)?;
-        Ok(EncryptSession { sealer: Some(enc.sealer()), out: Vec::new() })
+        Ok(EncryptSession::start(enc.sealer()))
+    }
+
+    /// An age file for `hyperseal/age`'s `Encrypter` (see `age.rs`).
+    #[napi(factory)]
+    pub fn age(plan: crate::age::AgePlan) -> Result<Self, JsErr> {
+        Ok(EncryptSession::start(crate::age::encryptor(&plan)?.sealer()))
     }
 
     /// Encrypts `data`; returns the file bytes that are ready.
@@ -61,6 +89,7 @@ impl EncryptSession {
 pub struct DecryptSession {
     opener: Option<Opener>,
     out: Vec<u8>,
+    sizes: Option<FileSizes>,
 }
 
 #[napi]
@@ -70,7 +99,14 @@ impl DecryptSession {
     #[napi(constructor)]
     pub fn new(private_key: String, allow_plugins: Option<bool>) -> Result<Self, JsErr> {
         let ids = keys::identities(&private_key, allow_plugins.unwrap_or(false))?;
-        Ok(DecryptSession { opener: Some(Opener::new(ids)), out: Vec::new() })
+        Ok(DecryptSession { opener: Some(Opener::new(ids)), out: Vec::new(), sizes: None })
+    }
+
+    /// An age file for `hyperseal/age`'s `Decrypter` (see `age.rs`).
+    #[napi(factory)]
+    pub fn age(keys: crate::age::AgeKeys) -> Result<Self, JsErr> {
+        let ids = std::sync::Arc::new(crate::age::identities(&keys)?);
+        Ok(DecryptSession { opener: Some(Opener::new(ids)), out: Vec::new(), sizes: None })
     }
 
     /// Feeds file bytes; returns the plaintext of every chunk that is now known not to be the
@@ -83,7 +119,20 @@ impl DecryptSession {
             self.out.clear();
             return Err(Fail::from(e).into());
         }
+        self.sizes = self.sizes.or_else(|| opener.sizes());
         Ok(drain_to_js(env, &mut self.out)?)
+    }
+
+    /// The plaintext length of the whole file of `n` bytes, once the header is read.
+    #[napi]
+    pub fn size(&self, n: f64) -> Result<f64, JsErr> {
+        size_of(self.sizes, n, false)
+    }
+
+    /// Whether the header has been read and opened.
+    #[napi(getter)]
+    pub fn header_read(&self) -> bool {
+        self.sizes.is_some()
     }
 
     /// Ends the input: opens the final chunk and returns its plaintext, or fails if the file

@@ -11,7 +11,7 @@
 //! Every error is a JS `Error` whose `code` is one of the library's stable
 //! [`hyperseal::ErrorCode`] strings, as in Node.
 //!
-//! Layout: `errors.rs` (JS errors with codes), `args.rs` (JS argument decoding), `keys.rs`
+//! Layout: `age.rs` (what `hyperseal/age`, typage's API in `js/age-api.js`, needs), `errors.rs` (JS errors with codes), `args.rs` (JS argument decoding), `keys.rs`
 //! (`generateKeyPair`, `publicKeyOf`), `oneshot.rs` (buffers, public key or passphrase),
 //! `session.rs` (`EncryptSession`/`DecryptSession` over `Sealer`/`Opener`; the Web Streams
 //! wrappers are in `js/core.js`), `parts.rs` (`PartKey`: one file sealed or opened across
@@ -21,6 +21,7 @@
 //! around its WebAuthn calls: identity strings, PRF inputs, answered passkeys), `toolkit.rs` (hash, hmac, kdf, aead, token over
 //! `hyperseal_toolkit`), `sign.rs` (`sign`/`verify`: Ed25519, ECDSA P-256, ML-DSA-65).
 
+mod age;
 mod args;
 mod errors;
 mod keys;
@@ -33,6 +34,10 @@ mod session;
 mod sign;
 mod toolkit;
 
+pub use age::{
+    age_armor, age_check_recipient, age_dearmor, age_decrypt, age_decrypt_header, age_encrypt, age_file_key,
+    age_header, age_x25519_identity,
+};
 pub use errors::error_codes;
 pub use keys::{generate_key_pair, public_key_of};
 pub use oneshot::{

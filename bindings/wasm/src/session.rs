@@ -9,7 +9,7 @@ use std::io::Write;
 use std::rc::Rc;
 
 use hyperseal::format::armor::{starts_armor, ArmorDecoder, ArmoredWriter};
-use hyperseal::{Encryptor, Opener, Options, Sealer};
+use hyperseal::{Encryptor, FileSizes, Opener, Options, Sealer};
 use wasm_bindgen::prelude::*;
 
 use crate::errors::{arg, fail};
@@ -53,15 +53,17 @@ pub struct EncryptSession {
     sealer: Option<Sealer>,
     out: Vec<u8>,
     armor: Option<Armor>,
+    sizes: Option<FileSizes>,
 }
 
 impl EncryptSession {
-    fn start(enc: Encryptor, opts: &Options, armor: bool) -> EncryptSession {
+    pub(crate) fn start(enc: Encryptor, opts: &Options, armor: bool) -> EncryptSession {
         let armor = armor.then(|| {
             let text = Shared::default();
             Armor { writer: hyperseal::armored(text.clone(), opts.profile), text }
         });
-        EncryptSession { sealer: Some(enc.sealer()), out: Vec::new(), armor }
+        let sealer = enc.sealer();
+        EncryptSession { sizes: Some(sealer.sizes()), sealer: Some(sealer), out: Vec::new(), armor }
     }
 
     /// What is ready: the file bytes in `out`, or their armored text.
@@ -104,6 +106,12 @@ impl EncryptSession {
         Ok(Self::start(enc, &opts, args::bool_field(&options, "armor")?))
     }
 
+    /// The file's length for a plaintext of `n` bytes (binary; typage's `size`).
+    pub fn size(&self, n: f64) -> Result<f64, JsValue> {
+        let sizes = self.sizes.ok_or_else(finished)?;
+        Ok(sizes.encrypted_len(n as u64) as f64)
+    }
+
     /// Encrypts `data`; returns the file bytes that are ready.
     pub fn push(&mut self, data: &[u8]) -> Result<js_sys::Uint8Array, JsValue> {
         self.sealer.as_mut().ok_or_else(finished)?.update(data, &mut self.out);
@@ -139,11 +147,12 @@ pub struct DecryptSession {
     opener: Option<Opener>,
     out: Vec<u8>,
     input: Input,
+    sizes: Option<FileSizes>,
 }
 
 impl DecryptSession {
-    fn new_with(opener: Opener) -> DecryptSession {
-        DecryptSession { opener: Some(opener), out: Vec::new(), input: Input::Unknown }
+    pub(crate) fn new_with(opener: Opener) -> DecryptSession {
+        DecryptSession { opener: Some(opener), out: Vec::new(), input: Input::Unknown, sizes: None }
     }
 
     /// Feeds `data` (de-armored first if the file is armored) to the opener.
@@ -200,7 +209,21 @@ impl DecryptSession {
             self.out.clear();
             return Err(fail(e));
         }
+        self.sizes = self.sizes.or_else(|| self.opener.as_ref().and_then(Opener::sizes));
         Ok(drain(&mut self.out))
+    }
+
+    /// The plaintext length of the whole (binary) file of `n` bytes, once the header is read
+    /// (typage's `size`).
+    pub fn size(&self, n: f64) -> Result<f64, JsValue> {
+        let sizes = self.sizes.ok_or_else(|| arg("the header is not read yet"))?;
+        Ok(sizes.plaintext_len(n as u64).map_err(fail)? as f64)
+    }
+
+    /// Whether the header has been read and opened.
+    #[wasm_bindgen(getter, js_name = headerRead)]
+    pub fn header_read(&self) -> bool {
+        self.sizes.is_some()
     }
 
     /// Ends the input: opens the final chunk and returns its plaintext, or fails if the file

@@ -132,6 +132,28 @@ impl Encryptor {
         Ok(Encryptor { head, cipher, threads: 0 })
     }
 
+    /// Encrypts under a file key whose stanzas were made outside the library: age's
+    /// `Recipient` written in another language (typage's `wrapFileKey`, called back with the
+    /// key by a binding). `stanzas` go into the header as they are, the header MAC and the
+    /// payload key are derived from `file_key` here, and the salt is drawn fresh, so two
+    /// encryptions under one file key never share a payload key and nonce. The key must have
+    /// the profile's length (16 bytes for age); draw it with [`FileKey::generate`].
+    pub fn with_file_key(file_key: &FileKey, stanzas: Vec<Stanza>, opts: Options) -> Result<Self, Error> {
+        if file_key.expose().len() != opts.profile.file_key_len() {
+            return Err(Error::InvalidArgument(format!(
+                "a file key of this format is {} bytes, not {}",
+                opts.profile.file_key_len(),
+                file_key.expose().len()
+            )));
+        }
+        if stanzas.is_empty() {
+            return Err(Error::InvalidArgument("no recipients".into()));
+        }
+        let Prepared { head, payload_key } = prepare_with(file_key, stanzas, &opts)?;
+        let cipher = ChunkCipher::new(opts.suite, opts.chunk_size, &payload_key)?;
+        Ok(Encryptor { head, cipher, threads: 0 })
+    }
+
     /// Encrypts with a passphrase: Argon2id in the hyperseal profile, scrypt (log2 N = 18, as
     /// age) in the age profile.
     pub fn with_passphrase(passphrase: Zeroizing<String>, opts: Options) -> Result<Self, Error> {
@@ -256,7 +278,8 @@ impl Encryptor {
     /// # Ok::<(), hyperseal::Error>(())
     /// ```
     pub fn sealer(self) -> Sealer {
-        Sealer { head: Some(self.head), payload: PayloadSealer::new(self.cipher, self.threads) }
+        let sizes = (self.head.len(), self.cipher.chunk_size());
+        Sealer { head: Some(self.head), payload: PayloadSealer::new(self.cipher, self.threads), sizes }
     }
 
     /// Writes the header and returns a `Write` for the plaintext. Call `finish()` at the end.
@@ -266,13 +289,59 @@ impl Encryptor {
     }
 }
 
+/// A file's length from its plaintext's and the reverse, for one header (from
+/// [`Sealer::sizes`] or [`Opener::sizes`](crate::Opener::sizes)).
+#[derive(Clone, Copy, Debug)]
+pub struct FileSizes {
+    /// Header and salt.
+    head: usize,
+    chunk: usize,
+}
+
+impl FileSizes {
+    pub(crate) fn new(head: usize, chunk: usize) -> Self {
+        FileSizes { head, chunk }
+    }
+
+    /// Bytes of the whole file for an `n`-byte plaintext.
+    pub fn encrypted_len(&self, n: u64) -> u64 {
+        let chunks = n.div_ceil(self.chunk as u64).max(1);
+        self.head as u64 + n + chunks * crate::format::TAG_LEN as u64
+    }
+
+    /// The plaintext length of a whole file of `file_len` bytes; a length no file with this
+    /// header can have is an [`Error::InvalidArgument`].
+    pub fn plaintext_len(&self, file_len: u64) -> Result<u64, Error> {
+        let tag = crate::format::TAG_LEN as u64;
+        let chunk = self.chunk as u64;
+        let bad = || Error::InvalidArgument(format!("no file with this header is {file_len} bytes long"));
+        let payload = file_len.checked_sub(self.head as u64).ok_or_else(bad)?;
+        let (whole, rest) = (payload / (chunk + tag), payload % (chunk + tag));
+        match rest {
+            0 if whole > 0 => Ok(whole * chunk),
+            // A final chunk holds at least one byte, unless it is the only one.
+            r if r == tag && whole == 0 => Ok(0),
+            r if r > tag => Ok(whole * chunk + r - tag),
+            _ => Err(bad()),
+        }
+    }
+}
+
 /// Push-based encryption (from [`Encryptor::sealer`]): the bindings' streams wrap this.
 pub struct Sealer {
     head: Option<Vec<u8>>,
     payload: PayloadSealer,
+    /// The header's length and the chunk size, for [`Sealer::encrypted_len`].
+    sizes: (usize, usize),
 }
 
 impl Sealer {
+    /// The sizes of this file for any plaintext length (what a stream's consumer may want to
+    /// know before the end: typage's `size`).
+    pub fn sizes(&self) -> FileSizes {
+        FileSizes { head: self.sizes.0, chunk: self.sizes.1 }
+    }
+
     /// Appends to `out` the file bytes that `plaintext` completes: the header first, then whole
     /// chunks. A chunk is held back until it is known not to be the last one.
     pub fn update(&mut self, plaintext: &[u8], out: &mut Vec<u8>) {
@@ -302,6 +371,11 @@ pub(crate) struct Prepared {
 pub(crate) fn prepare(recipients: &[Box<dyn Recipient>], opts: &Options) -> Result<Prepared, Error> {
     let file_key = FileKey::generate(opts.profile.file_key_len());
     let stanzas = wrap_all(recipients, &file_key)?;
+    prepare_with(&file_key, stanzas, opts)
+}
+
+/// [`prepare`] for a file key already wrapped into `stanzas`.
+fn prepare_with(file_key: &FileKey, stanzas: Vec<Stanza>, opts: &Options) -> Result<Prepared, Error> {
     check_profile(opts.profile, &stanzas)?;
     let mut header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?;
     if opts.slack && !header.is_passphrase() {
@@ -310,11 +384,11 @@ pub(crate) fn prepare(recipients: &[Box<dyn Recipient>], opts: &Options) -> Resu
         stanzas.extend(slack::fill(pad).expect("slack_for is at least 1 KiB: always fillable"));
         header = Header::new(opts.profile, opts.suite, opts.chunk_size, stanzas)?;
     }
-    let mut head = keys::seal_header(&header, &file_key);
+    let mut head = keys::seal_header(&header, file_key);
     let mut salt = [0u8; SALT_LEN];
     crate::rng::fill(&mut salt)?;
     head.extend_from_slice(&salt);
-    let payload_key = keys::payload_key(opts.profile, opts.suite, &file_key, &salt);
+    let payload_key = keys::payload_key(opts.profile, opts.suite, file_key, &salt);
     Ok(Prepared { head, payload_key })
 }
 

@@ -57,7 +57,7 @@ mod suite;
 mod sys;
 
 pub use decrypt::{decrypt, Decryptor, Source};
-pub use encrypt::{armored, encrypt, Encryptor, Options, Sealer};
+pub use encrypt::{armored, encrypt, Encryptor, FileSizes, Options, Sealer};
 pub use error::{Error, ErrorCode};
 pub use file_key::FileKey;
 pub use format::{Profile, Suite};

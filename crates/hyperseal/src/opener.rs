@@ -68,6 +68,13 @@ impl Opener {
         self.header.as_ref()
     }
 
+    /// The sizes of this file (see [`FileSizes`](crate::FileSizes)), once its header
+    /// is in.
+    pub fn sizes(&self) -> Option<crate::encrypt::FileSizes> {
+        let h = self.header.as_ref()?;
+        Some(crate::encrypt::FileSizes::new(h.encode_len() + SALT_LEN, h.chunk_size))
+    }
+
     /// Feeds file bytes; appends to `out` the plaintext of every chunk now known not to be the
     /// last that authenticated. After an error every call fails.
     pub fn update(&mut self, data: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {

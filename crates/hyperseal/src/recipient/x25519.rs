@@ -98,6 +98,18 @@ impl X25519Identity {
         Self::from_secret(bech32_long::decode_secret(s, SECRET_HRP).map_err(|e| bad(&e))?)
     }
 
+    /// Reads an X25519 private key in PKCS#8 DER (RFC 8410, as Web Crypto's
+    /// `exportKey('pkcs8')` writes it): typage takes an X25519 `CryptoKey` as an identity.
+    pub fn from_pkcs8_der(der: &[u8]) -> Result<Self, Error> {
+        // SEQUENCE { INTEGER 0, SEQUENCE { OID 1.3.101.110 }, OCTET STRING { OCTET STRING (32) } }
+        const PREFIX: [u8; 16] =
+            [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x04, 0x22, 0x04, 0x20];
+        match der.strip_prefix(&PREFIX[..]).map(<[u8; 32]>::try_from) {
+            Some(Ok(secret)) => Self::from_secret(Zeroizing::new(secret)),
+            _ => Err(Error::InvalidKey("X25519 identity: not an RFC 8410 PKCS#8 X25519 private key".into())),
+        }
+    }
+
     /// The `AGE-SECRET-KEY-1…` encoding (upper case, as age writes it).
     pub fn to_bech32(&self) -> Zeroizing<String> {
         bech32_long::encode_secret(SECRET_HRP, &self.secret[..])
