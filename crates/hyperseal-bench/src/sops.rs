@@ -144,12 +144,15 @@ impl Table for Sops {
         out.sections.push(sec);
         let (qh, qs) = (Stats::of(&rh_s).rate(count as u64), Stats::of(&rs_s).rate(count as u64));
         let mut rot = Section::new(
-            format!("{count} sops files rotated (a fresh data key, every value sealed again): files per second"),
+            format!(
+                "{count} sops files rotated (a fresh data key, every value sealed again): files per second"
+            ),
             &["how", "files/s", "÷ sops rotate loop"],
         );
-        for (name, r) in
-            [("hyperseal rekey --sops --rotate --recursive", &qh), ("xargs -n1 sops rotate -i (sops 3.13.3)", &qs)]
-        {
+        for (name, r) in [
+            ("hyperseal rekey --sops --rotate --recursive", &qh),
+            ("xargs -n1 sops rotate -i (sops 3.13.3)", &qs),
+        ] {
             let cell = Cell::measured(*r, "files/s", with_spread(format!("{:.0}", r.median), r));
             rot.rows.push(vec![Cell::text(name), cell, ratio(r.median / qs.median)]);
         }
