@@ -13,10 +13,23 @@ use std::process::{Command, Output};
 
 use common::{hs, peers};
 
-/// Files in the repository. The brief's 300 costs ~1,500 sops processes here (make, three
-/// opens, updatekeys per file), minutes on CI's two cores; 40 covers every format and option
-/// eight times over, and the tree walk is the same code for any count.
-const FILES: usize = 40;
+/// Files in the repository: each costs five sops processes (make, three opens, updatekeys),
+/// run four at a time by [`par_each`].
+const FILES: usize = 300;
+
+/// `f` on every item, on four threads (sops is one process per call; the test waits on them).
+fn par_each<T: Sync>(items: &[T], f: impl Fn(&T) + Sync) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                f(item);
+            });
+        }
+    });
+}
 
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
@@ -141,18 +154,17 @@ fn a_repository_moves_to_a_post_quantum_recipient_and_sops_agrees() {
     let repo = tmp.path().join("repo");
     fs::create_dir_all(repo.join("groups")).unwrap();
     rules(&repo, &keys, false);
-    let mut files = Vec::new();
-    for i in 0..FILES {
+    let indices: Vec<usize> = (0..FILES).collect();
+    par_each(&indices, |&i| {
         let (name, text, opts) = plain(i);
-        let path = repo.join(&name);
-        fs::write(&path, text).unwrap();
+        fs::write(repo.join(&name), text).unwrap();
         let mut args = vec!["-e", "-i"];
         args.extend(opts);
         args.push(&name);
         let o = sops(&tools, &repo, None, &args);
         assert!(o.status.success(), "sops -e {name}: {}", String::from_utf8_lossy(&o.stderr));
-        files.push(path);
-    }
+    });
+    let mut files: Vec<PathBuf> = indices.iter().map(|&i| repo.join(plain(i).0)).collect();
     for name in ["groups/two.yaml", "groups/two.json", "groups/two.env", "groups/two.ini", "groups/two.bin"] {
         let text = match name.rsplit('.').next() {
             Some("yaml") => "# two groups\na: 1\nb: two\n",
@@ -193,14 +205,15 @@ fn a_repository_moves_to_a_post_quantum_recipient_and_sops_agrees() {
     let (keep, gone, pq, second) = (&keys.keep.0, &keys.gone.0, &keys.pq.0, &keys.second.0);
     let old_only = key_file(tmp.path(), "old_only.txt", &[gone, second]);
     let new_only = key_file(tmp.path(), "new_only.txt", &[pq, second]);
-    let before: Vec<(Vec<u8>, Vec<u8>)> = files
-        .iter()
-        .map(|f| {
-            let o = sops(&tools, &repo, Some(&old_only), &["-d", p(f)]);
-            assert!(o.status.success(), "sops -d {}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
-            (fs::read(f).unwrap(), o.stdout)
-        })
-        .collect();
+    let before: Vec<std::sync::OnceLock<(Vec<u8>, Vec<u8>)>> =
+        files.iter().map(|_| Default::default()).collect();
+    let slots: Vec<(&PathBuf, &std::sync::OnceLock<_>)> = files.iter().zip(&before).collect();
+    par_each(&slots, |(f, slot)| {
+        let o = sops(&tools, &repo, Some(&old_only), &["-d", p(f)]);
+        assert!(o.status.success(), "sops -d {}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
+        slot.set((fs::read(f).unwrap(), o.stdout)).unwrap();
+    });
+    let before: Vec<(Vec<u8>, Vec<u8>)> = before.into_iter().map(|s| s.into_inner().unwrap()).collect();
 
     rules(&repo, &keys, true);
     // Identities as sops users have them: SOPS_AGE_KEY_FILE (the kept key) and SOPS_AGE_KEY
@@ -220,7 +233,8 @@ fn a_repository_moves_to_a_post_quantum_recipient_and_sops_agrees() {
     assert!(err.contains(&format!("sops files: {n} changed, 0 unchanged, 2 skipped, 0 failed")), "{err}");
     assert!(err.contains("skipped") && err.contains("README.md: not a sops file"), "{err}");
 
-    for (f, (old_bytes, old_plain)) in files.iter().zip(&before) {
+    let checks: Vec<(&PathBuf, &(Vec<u8>, Vec<u8>))> = files.iter().zip(&before).collect();
+    par_each(&checks, |&(f, (old_bytes, old_plain))| {
         let now = fs::read_to_string(f).unwrap();
         let old = String::from_utf8_lossy(old_bytes);
         assert_ne!(now.as_bytes(), &old_bytes[..], "{} unchanged", f.display());
@@ -249,7 +263,7 @@ fn a_repository_moves_to_a_post_quantum_recipient_and_sops_agrees() {
         let said = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success() && said.contains("already up to date"), "{}: {said}", f.display());
         assert_eq!(fs::read_to_string(f).unwrap(), now);
-    }
+    });
 
     // Run again: nothing left to do.
     let o = run();
