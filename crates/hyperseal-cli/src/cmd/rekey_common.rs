@@ -37,7 +37,8 @@ pub struct RekeyArgs {
     pub(super) remove_own: bool,
     /// A fresh file key and salt: re-encrypts the payload (needs the full list: -r/-R or
     /// --passphrase-file). Only this protects what is written from now on against a removed
-    /// recipient who kept the old file key.
+    /// recipient who kept the old file key. With --sops: a fresh data key, every value sealed
+    /// again (the recipients from .sops.yaml or -r/-R).
     #[arg(long, conflicts_with_all = ["add", "remove"])]
     pub(super) rotate: bool,
     /// Show the recipients before and after; change nothing.
