@@ -16,6 +16,7 @@ mod parts;
 mod pyio;
 mod pyrage;
 mod rekey;
+mod rekey_sops;
 mod seal;
 mod streams;
 mod toolkit;
@@ -47,6 +48,9 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rekey::rekey_change_id, m)?)?;
     m.add_function(wrap_pyfunction!(rekey::rekey_selected, m)?)?;
     m.add_function(wrap_pyfunction!(rekey::looks_encrypted, m)?)?;
+    m.add_function(wrap_pyfunction!(rekey_sops::rekey_sops_files, m)?)?;
+    m.add_function(wrap_pyfunction!(rekey_sops::rekey_sops_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(rekey_sops::looks_like_sops, m)?)?;
     m.add_class::<streams::Sealer>()?;
     m.add_class::<streams::Opener>()?;
     m.add_class::<streams::Reader>()?;

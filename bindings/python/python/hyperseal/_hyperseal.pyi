@@ -323,6 +323,43 @@ def rekey_selected(include: list[str], exclude: list[str], rel: str) -> bool:
 def looks_encrypted(head: Buffer) -> bool:
     """Whether bytes begin as a hyperseal or age file does."""
 
+def rekey_sops_files(
+    paths: list[_Path],
+    identities: _Identities | None,
+    *,
+    recipients: _Recipients | None = None,
+    add: _Recipients | None = None,
+    remove: _Recipients | None = None,
+    force: bool = False,
+    rotate: bool = False,
+    dry_run: bool = False,
+    recursive: bool = True,
+    allow_plugins: bool = False,
+    progress: Callable[[int, int], object] | None = None,
+) -> tuple[list[dict[str, object]], dict[str, int]]:
+    """The library's sops re-key of files and folders (see :func:`hyperseal.rekey_tree` with
+    ``sops=True``): a dict per file (``outcome``: "changed", "planned", "unchanged", "skipped",
+    "failed") and the counts."""
+
+def rekey_sops_bytes(
+    data: Buffer,
+    identities: _Identities | None,
+    *,
+    name: str | None = None,
+    format: Literal["yaml", "json", "binary", "dotenv", "ini"] | None = None,
+    recipients: _Recipients | None = None,
+    add: _Recipients | None = None,
+    remove: _Recipients | None = None,
+    force: bool = False,
+    rotate: bool = False,
+    allow_plugins: bool = False,
+) -> tuple[bytes | None, int, int]:
+    """A sops file in memory re-keyed: ``(new, added, removed)``, ``new`` None when it is
+    already the target. Its format is ``format``, or sops's reading of ``name``."""
+
+def looks_like_sops(data: bytes, name: str) -> bool:
+    """Whether bytes carry sops metadata, as sops stores a file called ``name``."""
+
 def rekey_head(
     head: Buffer,
     identities: _Identities | None = None,

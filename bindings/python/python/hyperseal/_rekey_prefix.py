@@ -25,6 +25,12 @@ by that mark, that it is this change's header (written by a run stopped before i
 any other version, such as one its owner saved after the run was stopped, is re-keyed. So a
 change such as "add a recipient" is applied once per object, and never skipped where no run
 applied it.
+
+**Sops objects** (``sops=True``): each object is read whole and re-keyed in memory by the
+library (:func:`hyperseal._rekey_s3._plan_sops`), then written by one conditional ``PutObject``;
+objects that are not sops files are skipped, and one already the target is ``"unchanged"``.
+The manifest, the mark and the digests are the same, over the whole object instead of its
+header, so a rotation too is applied once per object.
 """
 
 import asyncio
@@ -36,8 +42,8 @@ import time
 
 from ._hyperseal import rekey_change_id as _change_id
 from ._hyperseal import rekey_selected as _selected
-from ._rekey_common import _keys
-from ._rekey_s3 import _changed, _not_ours, _plan, _write
+from ._rekey_common import _keys, _no_sops_options, _sops_keys
+from ._rekey_s3 import _changed, _not_ours, _not_sops, _plan, _plan_sops, _write
 
 MANIFEST_NAME = ".hyperseal-rekey.manifest"
 _MAGIC = "hyperseal-s3-rekey-manifest v1"
@@ -237,20 +243,25 @@ def _classify(e):
         return {"outcome": "skipped", "reason": "none of the identities opens it"}
     if isinstance(e, FormatError) and _not_ours(e):
         return {"outcome": "skipped", "reason": "not a hyperseal or age file"}
+    if isinstance(e, FormatError) and _not_sops(e):
+        return {"outcome": "skipped", "reason": "not a sops file"}
     return {"outcome": "failed", "error": f"{type(e).__name__}: {e}", "code": getattr(e, "code", None)}
 
 
-async def _one(fs, bucket, item, identities, keys, dry_run, part_size, if_match, change_id):
+async def _one(fs, bucket, item, identities, keys, dry_run, part_size, if_match, change_id, sops):
     key, etag, size, expect = item
     out = {"key": key}
     try:
-        st = await _plan(fs, bucket, key, identities, keys, listed=(etag, size))
+        plan = _plan_sops if sops else _plan
+        st = await plan(fs, bucket, key, identities, keys, listed=(etag, size))
         st["if_match_honoured"] = if_match
         before = hashlib.sha256(st["head"][: st["old_len"]]).hexdigest()
         if expect is not None and before == expect:
             return {**out, "outcome": "already_done"}  # the header a recorded run left
         if _marked(st["info"]) == f"{change_id} {before}":
             return {**out, "outcome": "already_done"}  # this change's header, its record lost
+        if st.get("unchanged"):
+            return {**out, "outcome": "unchanged"}
         out["plan"] = dict(st["plan"])
         if dry_run:
             return {**out, "outcome": "planned"}
@@ -275,6 +286,7 @@ def _batch(items, bucket, wrapped, job, dry_run, part_size, per_worker, if_match
 
     keys = _unwrap(job, wrapped)
     identities, storage_options = keys.pop("identities"), keys.pop("storage_options")
+    sops = keys.pop("sops", False)
     fs = fsspec.filesystem("s3", **storage_options)
     worker = get_worker().address
 
@@ -284,7 +296,8 @@ def _batch(items, bucket, wrapped, job, dry_run, part_size, per_worker, if_match
 
         async def bounded(item):
             async with gate:
-                return await _one(fs, bucket, item, identities, keys, dry_run, part_size, if_match, change_id)
+                return await _one(fs, bucket, item, identities, keys, dry_run, part_size, if_match, change_id,
+                                  sops)
 
         return await asyncio.gather(*(bounded(i) for i in items))
 
@@ -347,9 +360,19 @@ class _RunKey:
 _OUTCOMES = ("s3_put", "s3_multipart", "planned", "already_done", "skipped", "failed")
 
 
+def _sops_change_id(keys):
+    """A sops change's name in the manifest and the marks: what it does, digested."""
+    from ._rekey_common import _seq
+
+    names = lambda xs: sorted(x if isinstance(x, str) else x.public for x in _seq(xs))  # noqa: E731
+    what = repr((keys["rotate"], names(keys["recipients"]), names(keys["add"]), names(keys["remove"]), keys["force"]))
+    return ("sops-rotate-" if keys["rotate"] else "sops-") + hashlib.sha256(what.encode()).hexdigest()[:32]
+
+
 def rekey_prefix(client, url, identities=None, *, passphrase=None, recipients=None, add=(), remove=(),
                  remove_own=False, include=(), exclude=(), dry_run=False, manifest=None, max_concurrency=16,
-                 part_size=256 << 20, storage_options=None, progress=None, allow_plugins=False):
+                 part_size=256 << 20, storage_options=None, progress=None, allow_plugins=False, sops=False,
+                 rotate=False):
     """Re-keys every object under ``url`` (``s3://bucket/prefix/``; a prefix is a folder: a
     missing trailing ``/`` is added) across the cluster's workers, without downloading payloads
     (see the module docs). The keys are :func:`hyperseal.rekey_file`'s: ``identities`` (or
@@ -374,7 +397,12 @@ def rekey_prefix(client, url, identities=None, *, passphrase=None, recipients=No
     ``max_concurrency``: objects in flight per worker (and per task); ``part_size``: the
     server-side copy parts of large objects; ``storage_options``: s3fs's, on the client and
     every worker (sealed with the keys: they may hold credentials). ``progress(done, total)`` is
-    called as objects finish."""
+    called as objects finish.
+
+    ``sops=True``: the sops objects under the prefix, each moved to ``recipients`` or edited by
+    ``add``/``remove`` (``rotate=True``: a fresh data key too); see the module docs. Objects
+    that are not sops files are skipped; one already the target is ``"unchanged"``; a
+    re-keyed one is ``"s3_put"`` with ``plan`` ``{"added", "removed"}`` (age entries)."""
     import fsspec
     from distributed import as_completed, wait
     from fsspec.asyn import sync
@@ -383,9 +411,17 @@ def rekey_prefix(client, url, identities=None, *, passphrase=None, recipients=No
     if max_concurrency < 1:
         raise _argument("max_concurrency must be at least 1")
     storage_options = dict(storage_options or {})
-    keys = _keys(recipients, add, remove, passphrase, remove_own, allow_plugins)
-    # The change as every manifest names it (the library's Change::id).
-    change_id = _change_id(recipients, keys["add"], keys["remove"], remove_own, allow_plugins)
+    if sops:
+        keys = _sops_keys(recipients, add, remove, passphrase, remove_own, allow_plugins, rotate)
+        if not (keys["recipients"] or keys["add"] or keys["remove"]):
+            raise _argument("a prefix has no .sops.yaml: give recipients, or add and remove")
+        change_id = _sops_change_id(keys)
+        keys["sops"] = True
+    else:
+        _no_sops_options(rotate)
+        keys = _keys(recipients, add, remove, passphrase, remove_own, allow_plugins)
+        # The change as every manifest names it (the library's Change::id).
+        change_id = _change_id(recipients, keys["add"], keys["remove"], remove_own, allow_plugins)
     fs = fsspec.filesystem("s3", **storage_options)
     man = None if dry_run else _open_manifest(fs, manifest, bucket, prefix, change_id)
     own = man.where if man is not None and man.fs is not None else None
@@ -477,7 +513,7 @@ def rekey_prefix(client, url, identities=None, *, passphrase=None, recipients=No
             if run_key is not None:
                 run_key.close()
     objects = [results[k] for k, _, _ in listed]
-    summary = {o: 0 for o in _OUTCOMES}
+    summary = {o: 0 for o in _OUTCOMES + (("unchanged",) if sops else ())}
     for r in objects:
         summary[r["outcome"]] += 1
     return objects, summary

@@ -25,6 +25,10 @@ then its parts are listed until the store says the upload is gone (S3 documents 
 still in flight can land after an abort; it is aborted again then). If the store still lists it
 after three aborts, the error says so and names the upload ID to abort by hand.
 
+A sops object (``sops=True``) is small and changes in its metadata only, so it is read whole by
+one GET conditional on its ETag, re-keyed in memory by the library (``rekey::sops``), and written
+back by one ``PutObject`` with the same conditions: the same nothing-lost rules.
+
 Content type, user metadata and other stored headers, and tags, are carried over; the new
 object gets a new ETag (and, with versioning, a new version: the old version still opens for
 removed recipients).
@@ -37,8 +41,10 @@ import asyncio
 from urllib.parse import urlencode
 
 from ._hyperseal import looks_encrypted as _looks_encrypted
+from ._hyperseal import looks_like_sops as _looks_like_sops
 from ._hyperseal import rekey_head as _rekey_head
-from ._rekey_common import HEADER_BYTES, RekeyResult
+from ._hyperseal import rekey_sops_bytes as _rekey_sops_bytes
+from ._rekey_common import HEADER_BYTES, SOPS_BYTES, RekeyResult
 
 #: S3's smallest part other than the last, its largest, and its most parts per upload.
 MIN_PART = 5 << 20
@@ -183,6 +189,62 @@ async def _plan(fs, bucket, key, identities, keys, listed=None):
         raise
     return dict(s3=s3, bucket=bucket, key=key, where=where, info=info, etag=etag, size=size, head=head,
                 new=new, old_len=old_len, first_end=first_end, plan=plan, tag_count=tag_count)
+
+
+async def _plan_sops(fs, bucket, key, identities, keys, listed=None):
+    """Reads a sops object whole and re-keys it in memory: the state :func:`_write` needs, the
+    new object being the new bytes alone (``old_len`` and ``first_end`` at the old end), with
+    ``unchanged`` where it is already the target."""
+    from botocore.exceptions import ClientError
+
+    from ._errors import FormatError
+
+    await fs.set_session()
+    s3 = await fs.get_s3(bucket)
+    where = f"s3://{bucket}/{key}"
+    try:
+        tag_count = None
+        if listed is None:
+            info = await s3.head_object(Bucket=bucket, Key=key)
+            etag, size = info["ETag"], info["ContentLength"]
+        else:
+            etag, size = listed
+        if size == 0:
+            raise FormatError("not a sops file (no sops metadata)")
+        # One byte past the library's bound, so a larger object is refused by its own error.
+        got = await _get(s3, bucket, key, etag, 0, min(size, SOPS_BYTES + 1))
+        body = got.pop("Body")
+        if listed is not None:
+            info, tag_count = got, got.get("TagCount", 0)
+    except ClientError as e:
+        if _status(e) == 412:
+            raise _changed(where, e) from e
+        raise
+    if not _looks_like_sops(body, key):
+        raise FormatError("not a sops file (no sops metadata)")
+    new, added, removed = _rekey_sops_bytes(body, identities, name=key, **keys)
+    return dict(s3=s3, bucket=bucket, key=key, where=where, info=info, etag=etag, size=size, head=body,
+                new=body if new is None else new, old_len=size, first_end=size, unchanged=new is None,
+                plan=dict(added=added, removed=removed), tag_count=tag_count)
+
+
+def _not_sops(e):
+    return "not a sops file" in str(e)
+
+
+def rekey_s3_sops(fs, path, identities, keys, *, dry_run=False):
+    """Re-keys the sops object at ``path`` (``bucket/key`` on ``fs``) where it is."""
+    from fsspec.asyn import sync
+
+    bucket, key, _ = fs.split_path(path)
+    state = sync(fs.loop, _plan_sops, fs, bucket, key, identities, keys)
+    if state["unchanged"]:
+        return RekeyResult(written="unchanged")
+    if dry_run:
+        return RekeyResult(**state["plan"])
+    result = sync(fs.loop, _write, state, None, False, MIN_PART, 1)
+    fs.invalidate_cache(path)
+    return result
 
 
 async def _write(st, dest, force, part_size, max_concurrency):

@@ -13,6 +13,14 @@ hold, checks the change against the format's rules and writes the new header:
   of the object crosses the network (:mod:`hyperseal._rekey_s3`);
 * any other fsspec URL: the new header, then the payload streamed through this process.
 
+With ``sops=True`` the file is a sops file (YAML, JSON, dotenv, INI or binary, as sops 3.13
+writes them): only the age entries of its ``sops`` metadata change, every other byte stays
+(values, ``mac``, ``lastmodified``, comments). The target is ``recipients`` (the one key group's
+age list) or ``add``/``remove``; for paths without them, each file's ``.sops.yaml`` creation
+rule, as ``sops updatekeys`` reads it. ``rotate=True`` also draws a fresh data key and seals
+every value again, as ``sops rotate`` does. The parsing, the walk, the rules and the atomic
+writes are the library's (``rekey::sops``; files by ``rekey_files``).
+
 Removal is not revocation: a removed recipient can still open every old copy, backup, git
 revision and S3 version of the file, and may have kept its file key, which opens this one too.
 Only a rotation (a fresh file key: a full re-encryption) protects what is written from then on.
@@ -23,7 +31,9 @@ import os
 from ._hyperseal import rekey_file as _rekey_file
 from ._hyperseal import rekey_head as _rekey_head
 from ._hyperseal import rekey_tree as _rekey_tree
-from ._rekey_common import HEADER_BYTES, RekeyResult, _keys, _seq  # noqa: F401 (public names)
+from ._hyperseal import rekey_sops_bytes as _rekey_sops_bytes
+from ._hyperseal import rekey_sops_files as _rekey_sops_files
+from ._rekey_common import HEADER_BYTES, RekeyResult, _keys, _no_sops_options, _seq, _sops_keys  # noqa: F401
 
 def rekey_head(head, identities=None, *, passphrase=None, recipients=None, add=(), remove=(), remove_own=False,
                allow_plugins=False):
@@ -36,14 +46,25 @@ def rekey_head(head, identities=None, *, passphrase=None, recipients=None, add=(
 
 
 def rekey_bytes(data, identities=None, *, passphrase=None, recipients=None, add=(), remove=(), remove_own=False,
-                allow_plugins=False):
+                allow_plugins=False, sops=False, format=None, rotate=False):
     """A binary hyperseal or age file (bytes-like), re-keyed: returns the new file's bytes. The
     payload is not decrypted or copied through the library; armored input is refused.
 
     ``identities`` (or ``passphrase``) open the file. The change is either ``recipients`` (the
     full new list: every other stanza is dropped) or ``add``/``remove`` (an edit: every other
     stanza kept byte for byte). Removing every key you opened the file with is refused unless
-    ``remove_own=True``."""
+    ``remove_own=True``.
+
+    ``sops=True``: a sops file in ``format`` (``"yaml"``, ``"json"``, ``"binary"``,
+    ``"dotenv"`` or ``"ini"``), its age entries moved to ``recipients`` or edited by
+    ``add``/``remove`` (``rotate=True``: a fresh data key too); the same bytes come back when it
+    is already the target. ``remove_own=True`` allows a key group none of ``identities``
+    opens afterwards."""
+    if sops:
+        keys = _sops_keys(recipients, add, remove, passphrase, remove_own, allow_plugins, rotate)
+        new, _, _ = _rekey_sops_bytes(data, identities, format=format, **keys)
+        return bytes(data) if new is None else new
+    _no_sops_options(rotate, format)
     new, old_len, _ = rekey_head(data, identities, passphrase=passphrase, recipients=recipients, add=add,
                                  remove=remove, remove_own=remove_own, allow_plugins=allow_plugins)
     return new + memoryview(data)[old_len:].tobytes()
@@ -61,7 +82,7 @@ def _local(path):
 
 def rekey_file(path, identities=None, *, passphrase=None, recipients=None, add=(), remove=(), remove_own=False,
                output=None, force=False, dry_run=False, allow_plugins=False, storage_options=None,
-               part_size=256 << 20, max_concurrency=8, split_links=False):
+               part_size=256 << 20, max_concurrency=8, split_links=False, sops=False, rotate=False):
     """Re-keys the file at ``path`` (see :func:`rekey_bytes` for the keys); returns a
     :class:`RekeyResult`. With ``dry_run=True`` the change is checked and reported, nothing
     is written.
@@ -81,7 +102,17 @@ def rekey_file(path, identities=None, *, passphrase=None, recipients=None, add=(
     * Any other fsspec URL: the new header, then the payload streamed through this process, to
       ``output`` or (in place) to a temporary name moved over the file; only as atomic as that
       filesystem's move.
+
+    ``sops=True`` (a local path or ``s3://bucket/key``): a sops file re-keyed where it is (see
+    the module docs; ``rotate=True`` as ``sops rotate``), written whole and atomically (an
+    object by a ``PutObject`` conditional on its ETag); ``written`` is ``"rewritten"`` (or
+    ``"s3_put"``), ``"unchanged"`` or ``"nothing"`` (a dry run).
     """
+    if sops:
+        return _rekey_sops_file(path, identities, _sops_keys(recipients, add, remove, passphrase, remove_own,
+                                                             allow_plugins, rotate),
+                                output, split_links, dry_run, storage_options)
+    _no_sops_options(rotate)
     keys = _keys(recipients, add, remove, passphrase, remove_own, allow_plugins)
     local = _local(path)
     if local is not None:
@@ -106,6 +137,33 @@ def rekey_file(path, identities=None, *, passphrase=None, recipients=None, add=(
         return rekey_s3(fs, fpath, identities, keys, output=dest, force=force, dry_run=dry_run,
                         part_size=part_size, max_concurrency=max_concurrency)
     return _rekey_fsspec(fs, fpath, identities, keys, dest, force, dry_run)
+
+
+def _rekey_sops_file(path, identities, keys, output, split_links, dry_run, storage_options):
+    if output is not None or split_links:
+        from ._errors import ArgumentError
+
+        raise ArgumentError("a sops file is re-keyed where it is: output and split_links are not its options")
+    local = _local(path)
+    if local is None:
+        import fsspec
+
+        fs, fpath = fsspec.core.url_to_fs(path, **(storage_options or {}))
+        if type(fs).__name__ != "S3FileSystem":
+            from ._errors import ArgumentError
+
+            raise ArgumentError(f"{path}: sops files are re-keyed on a local path or s3://")
+        from ._rekey_s3 import rekey_s3_sops
+
+        return rekey_s3_sops(fs, fpath, identities, keys, dry_run=dry_run)
+    files, _ = _rekey_sops_files([local], identities, recursive=False, dry_run=dry_run, **keys)
+    got = files[0]
+    if got["outcome"] == "failed":
+        raise got["error"]
+    if got["outcome"] == "unchanged":
+        return RekeyResult(written="unchanged")
+    written = "nothing" if dry_run else "rewritten"
+    return RekeyResult(added=got["added"], removed=got["removed"], written=written)
 
 
 def _read_head(read, size, parse):
@@ -157,7 +215,8 @@ def _rekey_fsspec(fs, path, identities, keys, dest, force, dry_run):
 
 def rekey_tree(paths, identities=None, *, passphrase=None, recipients=None, add=(), remove=(), remove_own=False,
                recursive=True, include=(), exclude=(), follow_symlinks=False, dry_run=False, manifest=None,
-               split_links=False, allow_plugins=False, progress=None, client=None, storage_options=None):
+               split_links=False, allow_plugins=False, progress=None, client=None, storage_options=None,
+               sops=False, rotate=False):
     """Re-keys every file under ``paths`` (a local folder or file, or a list of them) that
     hyperseal or age can open, as ``hyperseal rekey --recursive`` does; returns
     ``(files, summary)``: a dict per file (``path``, ``outcome`` — ``"in_place"``,
@@ -174,7 +233,18 @@ def rekey_tree(paths, identities=None, *, passphrase=None, recipients=None, add=
     ``paths`` may also be an S3 prefix, ``"s3://bucket/prefix/"``: its objects are re-keyed by
     :func:`hyperseal.dask.rekey_prefix` on the Dask ``client`` given (with ``storage_options``
     for s3fs), each by a server-side copy; the result is that function's ``(objects, summary)``.
+
+    ``sops=True``: the sops files among them (see the module docs), each file's age entries
+    moved to ``recipients``, ``add``/``remove``, or its ``.sops.yaml`` creation rule
+    (``rotate=True``: a fresh data key too). Each file is written whole and atomically, so a
+    stopped run is finished by running it again (no manifest); files that are not sops files,
+    or that no rule selects, are skipped. The outcomes are ``"changed"`` (``"planned"`` in a
+    dry run, with ``added``/``removed`` age entries), ``"unchanged"``, ``"skipped"`` and
+    ``"failed"``. ``include``, ``exclude``, ``follow_symlinks``, ``manifest`` and
+    ``split_links`` are options of age trees.
     """
+    if not sops:
+        _no_sops_options(rotate)
     if isinstance(paths, str) and paths.startswith("s3://"):
         if client is None:
             from ._errors import ArgumentError
@@ -190,13 +260,22 @@ def rekey_tree(paths, identities=None, *, passphrase=None, recipients=None, add=
         return rekey_prefix(client, paths, identities, passphrase=passphrase, recipients=recipients, add=add,
                             remove=remove, remove_own=remove_own, include=include, exclude=exclude,
                             dry_run=dry_run, manifest=manifest, storage_options=storage_options,
-                            progress=progress, allow_plugins=allow_plugins)
+                            progress=progress, allow_plugins=allow_plugins, sops=sops, rotate=rotate)
     if client is not None or storage_options is not None:
         from ._errors import ArgumentError
 
         raise ArgumentError("client and storage_options are for an S3 prefix (s3://bucket/prefix/)")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    if sops:
+        if include or exclude or follow_symlinks or manifest is not None or split_links:
+            from ._errors import ArgumentError
+
+            raise ArgumentError("sops files are selected by .sops.yaml's path_regex and written whole: include, "
+                                "exclude, follow_symlinks, manifest and split_links are options of age trees")
+        return _rekey_sops_files([os.fspath(p) for p in paths], identities, recursive=recursive, dry_run=dry_run,
+                                 progress=progress,
+                                 **_sops_keys(recipients, add, remove, passphrase, remove_own, allow_plugins, rotate))
     keys = _keys(recipients, add, remove, passphrase, remove_own, allow_plugins)
     return _rekey_tree([os.fspath(p) for p in paths], identities, recursive=recursive, include=list(include),
                        exclude=list(exclude), follow_symlinks=follow_symlinks, dry_run=dry_run,

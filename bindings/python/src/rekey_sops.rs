@@ -1,0 +1,206 @@
+//! `sops=True`: sops files re-keyed (or rotated) over the library's `rekey::sops`. Paths go
+//! through `rekey_files` (its walk, `.sops.yaml` rules, one unlock per window of files and
+//! atomic write-over), bytes through `rekey_with` / `rotate_with`; this converts the arguments
+//! into the library's `Target` and its report into dicts. The Python half is
+//! `python/hyperseal/rekey.py` (files, bytes) and `_rekey_s3.py` (objects of a prefix).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use hyperseal::recipient::plugin::Plugins;
+use hyperseal::recipient::{self, Recipient};
+use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, Format, Outcome, Target, TargetGroup};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use crate::errors::{ArgumentError, IntoPy};
+use crate::keys::{identities_of, public_of, Identity};
+
+/// Recipient strings: a `str` or an `Identity` (its public key), or a list of them.
+fn strings(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    let Some(obj) = obj else { return Ok(Vec::new()) };
+    let items: Vec<Bound<'_, PyAny>> = if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        obj.try_iter()?.collect::<PyResult<_>>()?
+    } else {
+        vec![obj.clone()]
+    };
+    items
+        .iter()
+        .map(|item| match item.cast::<Identity>() {
+            Ok(_) => public_of(item),
+            Err(_) => match item.cast::<PyString>() {
+                Ok(s) => Ok(s.to_str()?.trim().to_owned()),
+                Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(
+                    "recipients must be str, Identity, or a list of them",
+                )),
+            },
+        })
+        .collect()
+}
+
+/// The library's target: `recipients` (the one key group's age list) or `add`/`remove`;
+/// `None`: each file's `.sops.yaml` creation rule.
+fn target(
+    recipients: Option<&Bound<'_, PyAny>>,
+    add: Option<&Bound<'_, PyAny>>,
+    remove: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Target>> {
+    let (set, add, remove) = (strings(recipients)?, strings(add)?, strings(remove)?);
+    if recipients.is_some() && set.is_empty() {
+        return Err(ArgumentError::new_err("no recipients in the new list"));
+    }
+    if !set.is_empty() && (!add.is_empty() || !remove.is_empty()) {
+        return Err(ArgumentError::new_err("give recipients, or add and remove, not both"));
+    }
+    Ok(if !set.is_empty() {
+        Some(Target::Groups(vec![TargetGroup { age: set, others: None }]))
+    } else if !add.is_empty() || !remove.is_empty() {
+        Some(Target::Edit { add, remove })
+    } else {
+        None
+    })
+}
+
+/// A recipient string read as the other re-keys read it: plugins only where allowed.
+fn reader(allow: bool) -> impl Fn(&str) -> Result<Box<dyn Recipient>, hyperseal::Error> + Sync {
+    move |r| recipient::parse_recipient_with(r, Arc::new(Plugins::allowed(allow)))
+}
+
+/// How sops stores `name` (a path or an object key), as sops picks it; or `format` by name.
+fn format_of(name: Option<&str>, format: Option<&str>) -> PyResult<Format> {
+    match (format, name) {
+        (Some("yaml"), _) => Ok(Format::Yaml),
+        (Some("json" | "binary"), _) => Ok(Format::Json),
+        (Some("dotenv"), _) => Ok(Format::Dotenv),
+        (Some("ini"), _) => Ok(Format::Ini),
+        (Some(other), _) => {
+            Err(ArgumentError::new_err(format!("format: {other:?} is not yaml, json, binary, dotenv or ini")))
+        }
+        (None, Some(n)) => Ok(Format::for_path(std::path::Path::new(n))),
+        (None, None) => Err(ArgumentError::new_err(
+            "give format= ('yaml', 'json', 'binary', 'dotenv' or 'ini') or name= (a file name sops would read)",
+        )),
+    }
+}
+
+/// Re-keys the sops files under `paths` (see `hyperseal.rekey_tree(sops=True)`): returns
+/// `(files, summary)`, `files` a dict per file (`path`, `outcome`: "changed", "planned",
+/// "unchanged", "skipped" with its `reason`, or "failed" with its `error`; `added` and
+/// `removed` age entries), `summary` the counts.
+#[pyfunction]
+#[pyo3(signature = (paths, identities, *, recipients = None, add = None, remove = None, force = false, rotate = false, dry_run = false, recursive = true, allow_plugins = false, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn rekey_sops_files<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    identities: Option<&Bound<'py, PyAny>>,
+    recipients: Option<&Bound<'py, PyAny>>,
+    add: Option<&Bound<'py, PyAny>>,
+    remove: Option<&Bound<'py, PyAny>>,
+    force: bool,
+    rotate: bool,
+    dry_run: bool,
+    recursive: bool,
+    allow_plugins: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
+    let ids = identities_of(identities, None, allow_plugins)?;
+    let options = FilesOptions {
+        target: target(recipients, add, remove)?,
+        force,
+        rotate: rotate.then(SystemTime::now),
+        dry_run,
+        recursive,
+        threads: 0,
+    };
+    let failed_callback: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let report = py
+        .detach(|| {
+            let call = |done: usize, total: usize| {
+                let (Some(cb), Ok(mut slot)) = (&progress, failed_callback.lock()) else { return };
+                if slot.is_none() {
+                    *slot = Python::attach(|py| cb.call1(py, (done, total)).err());
+                }
+            };
+            sops::rekey_files(&paths, &ids, &options, &reader(allow_plugins), Some(&call))
+        })
+        .py_err()?;
+    if let Some(e) = failed_callback.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    let (changed, unchanged, skipped, failed) = report.counts();
+    let files = PyList::empty(py);
+    for (path, outcome) in report.files {
+        let d = PyDict::new(py);
+        d.set_item("path", path)?;
+        match outcome {
+            FileOutcome::Changed { added, removed } => {
+                d.set_item("outcome", if dry_run { "planned" } else { "changed" })?;
+                d.set_item("added", added)?;
+                d.set_item("removed", removed)?;
+            }
+            FileOutcome::Unchanged => d.set_item("outcome", "unchanged")?,
+            FileOutcome::Skipped(why) => {
+                d.set_item("outcome", "skipped")?;
+                d.set_item("reason", why)?;
+            }
+            FileOutcome::Failed(e) => {
+                d.set_item("outcome", "failed")?;
+                d.set_item("error", crate::errors::to_py(e).value(py))?;
+            }
+        }
+        files.append(d)?;
+    }
+    let summary = PyDict::new(py);
+    summary.set_item(if dry_run { "planned" } else { "changed" }, changed)?;
+    summary.set_item("unchanged", unchanged)?;
+    summary.set_item("skipped", skipped)?;
+    summary.set_item("failed", failed)?;
+    Ok((files, summary))
+}
+
+/// A sops file held in memory, re-keyed (or rotated) to an explicit target: `(new, added,
+/// removed)`, `new` None when it is already the target. See `hyperseal.rekey_bytes(sops=True)`.
+#[pyfunction]
+#[pyo3(signature = (data, identities, *, name = None, format = None, recipients = None, add = None, remove = None, force = false, rotate = false, allow_plugins = false))]
+#[allow(clippy::too_many_arguments)]
+pub fn rekey_sops_bytes<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    identities: Option<&Bound<'py, PyAny>>,
+    name: Option<&str>,
+    format: Option<&str>,
+    recipients: Option<&Bound<'py, PyAny>>,
+    add: Option<&Bound<'py, PyAny>>,
+    remove: Option<&Bound<'py, PyAny>>,
+    force: bool,
+    rotate: bool,
+    allow_plugins: bool,
+) -> PyResult<(Option<Bound<'py, PyBytes>>, usize, usize)> {
+    let format = format_of(name, format)?;
+    let ids = identities_of(identities, None, allow_plugins)?;
+    let Some(target) = target(recipients, add, remove)? else {
+        return Err(ArgumentError::new_err("bytes have no .sops.yaml: give recipients, or add and remove"));
+    };
+    let input = crate::buffers::Input::get(data, "data")?;
+    let bytes = input.as_slice();
+    let read = reader(allow_plugins);
+    let done = py
+        .detach(|| match rotate {
+            true => sops::rotate_with(bytes, format, &target, &ids, force, &read, SystemTime::now()),
+            false => sops::rekey_with(bytes, format, &target, &ids, force, &read),
+        })
+        .py_err()?;
+    Ok(match done {
+        Outcome::Unchanged => (None, 0, 0),
+        Outcome::Changed { bytes, added, removed } => (Some(PyBytes::new(py, &bytes)), added, removed),
+    })
+}
+
+/// Whether bytes carry sops metadata as sops stores `name` (the library's `looks_like_sops`):
+/// a prefix re-key skips objects that do not.
+#[pyfunction]
+pub fn looks_like_sops(data: &[u8], name: &str) -> bool {
+    sops::looks_like_sops(data, Format::for_path(std::path::Path::new(name)))
+}
