@@ -5,6 +5,7 @@
 // expansion; plus Node's own single-call AES-256-GCM at 100 MB. Markdown to stdout, JSON to
 // --json FILE (read by `hyperseal-bench`, `make bench`, for its `node` table). Also a toolkit row:
 // token seal+open of 1 KB from JS beside FISE's published 0.32 ms (`--tokens` runs only that).
+// `--age` runs bench/age.mjs only: hyperseal/age against typage and the own API, 1 and 16 MB.
 const fs = require('node:fs')
 const os = require('node:os')
 const crypto = require('node:crypto')
@@ -68,6 +69,8 @@ function printTokens (rows) {
 
 async function main () {
   if (args.includes('--tokens')) return printTokens(tokenBench())
+  // hyperseal/age (typage's API) against typage and the own API: bench/age.mjs.
+  if (args.includes('--age')) { const age = await import('./age.mjs'); return age.print(await age.run()) }
   const libKey = lib.generateKeyPair()
   const hsKey = hs.generateKeyPair({ kind })
   const impls = [

@@ -74,6 +74,15 @@ export async function run (hs, peers, { sizes, poolSizes = sizes, groups, smallS
     checks[`age ${size}`] = equal(hs.decryptByPrivateKey(byTypage, hsPair.privateKey), data) && equal(await dec.decrypt(byHs), data)
     add('age file', size, 'hyperseal', 'encrypt', await time(() => hs.encryptByPublicKey(data, hsPair.publicKey, { format: 'age' }), t))
     add('age file', size, 'hyperseal', 'decrypt', await time(() => hs.decryptByPrivateKey(byHs, hsPair.privateKey), t))
+    // The same through typage's API (`hyperseal/age`): a new Encrypter / Decrypter per call, as typage is timed.
+    const ageApi = peers.hsAge
+    if (ageApi) {
+      const encApi = () => { const e = new ageApi.Encrypter(); e.addRecipient(ageRecipient); return e.encrypt(data) }
+      const decApi = () => { const d = new ageApi.Decrypter(); d.addIdentity(ageId); return d.decrypt(byTypage) }
+      checks[`age ${size} (hyperseal/age)`] = equal(await dec.decrypt(await encApi()), data) && equal(await decApi(), data)
+      add('age file', size, 'hyperseal/age (typage API)', 'encrypt', await time(encApi, t))
+      add('age file', size, 'hyperseal/age (typage API)', 'decrypt', await time(decApi, t))
+    }
     add('age file', size, 'age-encryption (typage)', 'encrypt', await time(() => enc.encrypt(data), t))
     add('age file', size, 'age-encryption (typage)', 'decrypt', await time(() => dec.decrypt(byTypage), t))
   }
