@@ -20,7 +20,7 @@ test('bench:browser runs every group with every peer (tiny sizes) and writes its
     assert.match(r.chromium, /^\d+\./)
     assert.ok(r.wasmGzipBytes > 0 && r.wasmGzipBytes < r.wasmBytes)
     const impls = (group) => [...new Set(r.rows.filter((x) => x.group === group).map((x) => x.impl))].sort()
-    assert.deepEqual(impls('age file'), ['age-encryption (typage)', 'hyperseal'])
+    assert.deepEqual(impls('age file'), ['age-encryption (typage)', 'hyperseal', 'hyperseal/age (typage API)'])
     assert.deepEqual(impls('age file to a passkey (authenticator excluded)'), ['age-encryption (typage)', 'hyperseal'])
     assert.deepEqual(impls('chacha20-poly1305'), ['@noble/ciphers', 'hyperseal aead'])
     assert.deepEqual(impls('aes-256-gcm'), ['@noble/ciphers', 'WebCrypto (crypto.subtle)', 'hyperseal aead'])
