@@ -668,8 +668,8 @@ export interface RekeyTreeSummary {
   rewritten: number
   /** Found done by an earlier run of the same change. */
   alreadyDone: number
-  /** Sops files already the target. */
-  unchanged: number
+  /** Sops files already the target (only in a sops re-key's summary). */
+  unchanged?: number
   /** Never touched. */
   skipped: number
   /** Failed, each left as its error says. */

@@ -161,7 +161,7 @@ pub fn tree_report(report: FilesReport, dry_run: bool) -> RekeyTreeReport {
         in_place: 0,
         rewritten: n(changed),
         already_done: 0,
-        unchanged: n(unchanged),
+        unchanged: Some(n(unchanged)),
         skipped: n(skipped),
         failed: n(failed),
     };

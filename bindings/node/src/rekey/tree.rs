@@ -118,8 +118,8 @@ pub struct RekeyTreeSummary {
     pub rewritten: u32,
     /// Found done by an earlier run of the same change.
     pub already_done: u32,
-    /// Sops files already the target.
-    pub unchanged: u32,
+    /// Sops files already the target (only in a sops re-key's summary).
+    pub unchanged: Option<u32>,
     /// Never touched.
     pub skipped: u32,
     /// Failed, each left as its error says.
@@ -192,7 +192,7 @@ fn convert(report: TreeReport) -> RekeyTreeReport {
         in_place: n(in_place),
         rewritten: n(rewritten),
         already_done: n(already_done),
-        unchanged: 0,
+        unchanged: None,
         skipped: n(skipped),
         failed: n(failed),
     };
