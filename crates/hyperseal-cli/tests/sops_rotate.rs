@@ -213,3 +213,87 @@ fn the_cli_rotates_a_folder_to_its_rules() {
         assert!(o.status.success() && said.contains("already up to date"), "{name}: {said}");
     }
 }
+
+/// Files with key groups: the old key is combined from the shares the identities open, the new
+/// one split again as sops splits it, and sops opens the result with any `threshold` groups.
+#[test]
+fn key_groups_get_new_shares_that_sops_combines() {
+    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
+    let tools = sops_bin.parent().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let k: Vec<(PathBuf, String)> = (0..3).map(|i| keygen(tools, dir, &format!("g{i}"), i == 2)).collect();
+    let keys = |which: &[usize]| {
+        let f = dir.join(format!("keys{which:?}.txt"));
+        fs::write(&f, which.iter().map(|&i| fs::read_to_string(&k[i].0).unwrap()).collect::<String>())
+            .unwrap();
+        f
+    };
+    fs::write(
+        dir.join(".sops.yaml"),
+        format!(
+            "creation_rules:\n  - path_regex: two\n    key_groups:\n      - age: [{}]\n      - age: [{}]\n  - path_regex: three\n    shamir_threshold: 2\n    key_groups:\n      - age: [{}]\n      - age: [{}]\n      - age: [{}]\n",
+            k[0].1, k[1].1, k[0].1, k[1].1, k[2].1
+        ),
+    )
+    .unwrap();
+    let all = keys(&[0, 1, 2]);
+    for (name, text, holders, need) in [
+        ("two.yaml", "a: 1\nb: secret\n", &[0usize, 1][..], 2usize),
+        ("two.env", "A=1\nB=secret\n", &[0, 1][..], 2),
+        ("three.json", "{\"a\": \"x\", \"n\": 3}", &[0, 1][..], 2),
+        ("three.ini", "[s]\na = x\n", &[1, 2][..], 2),
+    ] {
+        fs::write(dir.join(name), text).unwrap();
+        let o = sops(tools, dir, &all, &["-e", "-i", name]);
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        let before = fs::read_to_string(dir.join(name)).unwrap();
+        assert!(before.contains("key_groups"), "{name}");
+        let clear = sops(tools, dir, &all, &["-d", name]).stdout;
+
+        // Only some groups' keys at hand: `need` of them is enough to rotate.
+        let ids: Vec<Box<dyn Identity>> =
+            parse_identities(&fs::read_to_string(keys(holders)).unwrap()).unwrap();
+        let target = Target::Edit { add: vec![], remove: vec![] };
+        let fewer: Vec<Box<dyn Identity>> =
+            parse_identities(&fs::read_to_string(&k[holders[0]].0).unwrap()).unwrap();
+        let err = rotate(
+            before.as_bytes(),
+            Format::for_path(&dir.join(name)),
+            &target,
+            &fewer,
+            false,
+            SystemTime::now(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(&format!("needs {need}")), "{name}: {err}");
+        let Outcome::Changed { bytes, .. } = rotate(
+            before.as_bytes(),
+            Format::for_path(&dir.join(name)),
+            &target,
+            &ids,
+            false,
+            SystemTime::now(),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}")) else {
+            panic!("{name}: unchanged")
+        };
+        fs::write(dir.join(name), &bytes).unwrap();
+        let after = String::from_utf8(bytes).unwrap();
+        let (b, a) = (sealed_values(&before), sealed_values(&after));
+        assert!(b.len() == a.len() && b.iter().all(|v| !a.contains(v)), "{name}: every sealed value changed");
+        // Each threshold of groups opens it with sops; one group alone does not.
+        let o = sops(tools, dir, &keys(holders), &["-d", name]);
+        assert!(o.status.success(), "{name}: {}\n{after}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.stdout, clear, "{name}");
+        if name.starts_with("three") {
+            assert_eq!(
+                sops(tools, dir, &keys(&[0, 2]), &["-d", name]).stdout,
+                clear,
+                "{name}: groups 1 and 3"
+            );
+        }
+        assert!(!sops(tools, dir, &keys(&[holders[0]]), &["-d", name]).status.success(), "{name}: one group");
+    }
+}

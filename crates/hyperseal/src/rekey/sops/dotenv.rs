@@ -95,7 +95,11 @@ impl Flat {
                 }
             }
         }
-        let mut meta = Meta { groups: (0..groups).map(|_| Group::default()).collect() };
+        let threshold = match lines.iter().find(|l| l.key == "shamir_threshold") {
+            Some(l) => Some(super::parse_threshold(l.value)?),
+            None => None,
+        };
+        let mut meta = Meta { groups: (0..groups).map(|_| Group::default()).collect(), threshold };
         let mut spans: Vec<Vec<Range<usize>>> = vec![Vec::new(); groups];
         for ((g, i), (recipient, enc, lines)) in slots {
             let group = &mut meta.groups[g];

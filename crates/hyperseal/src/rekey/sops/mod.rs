@@ -25,6 +25,7 @@ mod json;
 mod rotate;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod rules;
+mod shamir;
 #[cfg(test)]
 mod tests;
 #[cfg(all(feature = "fs", any(unix, windows)))]
@@ -161,6 +162,8 @@ pub(crate) struct Group {
 /// The metadata a format module found.
 pub(crate) struct Meta {
     pub groups: Vec<Group>,
+    /// `shamir_threshold`: how many groups' shares give the data key (sops: all, when unset).
+    pub threshold: Option<usize>,
 }
 
 /// An entry of the new list: an old one kept as it is, or a new one.
@@ -457,6 +460,15 @@ pub(crate) const OTHER_SOURCES: [(&str, &str); 6] = [
     ("hc_vault", "vault_address"),
 ];
 
+/// `shamir_threshold` as written.
+pub(crate) fn parse_threshold(v: &str) -> Result<usize, Error> {
+    v.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|t| *t <= MAX_GROUPS)
+        .ok_or_else(|| refuse(format!("malformed sops metadata: a shamir_threshold of {}", shown(v))))
+}
+
 /// A parsed value with the bytes it spans (YAML and JSON build these for the `sops` key only).
 pub(crate) enum Node {
     Map(Vec<(String, Node)>, Range<usize>),
@@ -540,5 +552,6 @@ pub(crate) fn meta_of(sops: &Node) -> Result<Meta, Error> {
     if groups.iter().all(|g| g.entries.is_empty() && g.others.is_empty()) {
         return Err(bad("no key source"));
     }
-    Ok(Meta { groups })
+    let threshold = sops.get("shamir_threshold").and_then(Node::str).map(parse_threshold).transpose()?;
+    Ok(Meta { groups, threshold })
 }

@@ -8,9 +8,9 @@
 //! its own type and path, and the rest of the file keeps its bytes.
 //!
 //! The `mac` is checked before anything is sealed again, so a file whose values were changed
-//! behind sops's back is refused rather than signed anew. A file with several key groups, or
-//! with PGP or KMS entries, is refused: its new data key would need a new Shamir split and
-//! wraps that only those key sources can make (`sops rotate` does them).
+//! behind sops's back is refused rather than signed anew. With several key groups the new key is
+//! split again as sops splits it (`shamir.rs`), one share per group. A file with PGP or KMS
+//! entries is refused: its new key would need wraps only those key sources make.
 
 use std::ops::Range;
 use std::time::SystemTime;
@@ -18,15 +18,18 @@ use std::time::SystemTime;
 use zeroize::Zeroizing;
 
 use super::values::{self, parse_sealed, Values, ENC_PREFIX};
-use super::{open_group, parse, refuse, shown, still_opens_encs, wanted_lists, wrap, Format, Item, Outcome};
+use super::{
+    open_group, parse, refuse, shamir, shown, still_opens_encs, wanted_lists, wrap, Format, Group, Item,
+    Outcome,
+};
 use super::{ReadRecipient, Target, MAX_FILE};
 use crate::error::Error;
 use crate::recipient::{parse_recipient, Identity};
 
 /// Rotates one sops file held in memory, as `sops rotate` does: a fresh data key, every
 /// `ENC[…]` value and comment sealed again under it with a fresh IV, the `mac` checked and
-/// sealed again, `lastmodified` set to `now`, and the age entries of the one key group made
-/// for `target`'s recipients. A change that leaves no entry that `identities` open is refused
+/// sealed again, `lastmodified` set to `now`, and each key group's age entries made for
+/// `target`'s recipients (with several groups, each wrapping its new Shamir share). A change that leaves no entry that `identities` open is refused
 /// unless `force`.
 pub fn rotate(
     input: &[u8],
@@ -55,31 +58,36 @@ pub fn rotate_with(
     let text = std::str::from_utf8(input).map_err(|_| refuse("not a sops file: not UTF-8 text"))?;
     let layout = parse(text, format)?;
     let meta = layout.meta();
-    let [group] = &meta.groups[..] else {
-        return Err(refuse(
-            "--rotate takes files with one key group: a new Shamir split is sops's own (sops rotate)",
-        ));
-    };
-    if !group.others.is_empty() {
+    let groups = &meta.groups;
+    if groups.iter().any(|g| !g.others.is_empty()) {
         return Err(refuse(
             "--rotate takes files whose keys are all age: PGP and KMS wrap the new key only in sops (sops rotate)",
         ));
     }
-    let want = wanted_lists(meta, target)?.remove(0);
-    let mut want_dedup: Vec<&str> = Vec::new();
-    for r in &want {
-        if !want_dedup.contains(&r.as_str()) {
-            want_dedup.push(r);
+    // sops: a file of several groups needs `threshold` of them (all, when unset).
+    let threshold = match groups.len() {
+        1 => 1,
+        n => meta.threshold.filter(|t| *t > 0).unwrap_or(n),
+    };
+    if threshold > groups.len() {
+        return Err(refuse("malformed sops metadata: a shamir_threshold above the number of key groups"));
+    }
+    let mut want = wanted_lists(meta, target)?;
+    for list in &mut want {
+        let mut seen = Vec::new();
+        list.retain(|r| {
+            !seen.contains(r) && {
+                seen.push(r.clone());
+                true
+            }
+        });
+        if list.is_empty() {
+            return Err(refuse(
+                "the change leaves a key group without an age entry: a rotated file needs one",
+            ));
         }
     }
-    if want_dedup.is_empty() {
-        return Err(refuse("the change leaves no age entry: a rotated file needs a recipient"));
-    }
-    let old = open_group(group, identities)
-        .ok_or_else(|| refuse("none of the identities given opens the file's data key"))??;
-    if old.len() != 32 {
-        return Err(refuse("the file's data key is not a 32-byte AES-256 key"));
-    }
+    let old = old_key(groups, threshold, identities)?;
 
     let values = match format {
         Format::Yaml => super::yaml::values(text)?,
@@ -105,18 +113,31 @@ pub fn rotate_with(
         edits.push((at.clone(), lastmodified.clone()));
     }
 
-    let news = want_dedup
-        .iter()
-        .map(|r| Ok((*r, wrap(&new[..], recipient(r)?)?)))
-        .collect::<Result<Vec<_>, Error>>()?;
-    if !force && !still_opens_encs(news.iter().map(|(_, e)| e.as_str()), identities) {
+    // What each group's entries wrap: the key itself, or the group's share of it.
+    let shares = match groups.len() {
+        1 => vec![Zeroizing::new(new.to_vec())],
+        n => shamir::split(&new[..], n, threshold)?,
+    };
+    let mut news: Vec<Vec<(&str, String)>> = Vec::new();
+    for (list, share) in want.iter().zip(&shares) {
+        news.push(
+            list.iter()
+                .map(|r| Ok((r.as_str(), wrap(share, recipient(r)?)?)))
+                .collect::<Result<_, Error>>()?,
+        );
+    }
+    let opens =
+        news.iter().filter(|g| still_opens_encs(g.iter().map(|(_, e)| e.as_str()), identities)).count();
+    if !force && opens < threshold {
         return Err(refuse(
             "after the change none of the identities given would open the file (--force to allow)",
         ));
     }
-    let items: Vec<Item<'_>> =
-        news.iter().map(|(r, enc)| Item::New { recipient: r, enc: enc.as_str() }).collect();
-    edits.extend(layout.render(0, &items)?);
+    for (g, group) in news.iter().enumerate() {
+        let items: Vec<Item<'_>> =
+            group.iter().map(|(r, enc)| Item::New { recipient: r, enc: enc.as_str() }).collect();
+        edits.extend(layout.render(g, &items)?);
+    }
 
     edits.sort_by_key(|(r, _)| r.start);
     let mut out = String::with_capacity(text.len() + text.len() / 8);
@@ -130,7 +151,43 @@ pub fn rotate_with(
         at = range.end;
     }
     out.push_str(&text[at..]);
-    Ok(Outcome::Changed { bytes: out.into_bytes(), added: news.len(), removed: group.entries.len() })
+    Ok(Outcome::Changed {
+        bytes: out.into_bytes(),
+        added: news.iter().map(Vec::len).sum(),
+        removed: groups.iter().map(|g| g.entries.len()).sum(),
+    })
+}
+
+/// The file's data key: one group's, or `threshold` groups' shares combined.
+fn old_key(
+    groups: &[Group],
+    threshold: usize,
+    identities: &[Box<dyn Identity>],
+) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let none = || refuse("none of the identities given opens the file's data key");
+    let key = if let [group] = groups {
+        open_group(group, identities).ok_or_else(none)??
+    } else {
+        let mut shares = Vec::new();
+        for g in groups {
+            match open_group(g, identities) {
+                Some(Ok(share)) => shares.push(share),
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
+        }
+        if shares.len() < threshold {
+            return Err(refuse(format!(
+                "the identities given open {} of the file's key groups, and its data key needs {threshold}",
+                shares.len()
+            )));
+        }
+        shamir::combine(&shares.iter().map(|s| &s[..]).collect::<Vec<_>>())?
+    };
+    if key.len() != 32 {
+        return Err(refuse("the file's data key is not a 32-byte AES-256 key"));
+    }
+    Ok(key)
 }
 
 /// A sealed leaf opened: its plaintext, the additional data it was sealed under, its type, and

@@ -345,3 +345,90 @@ fn write_over(file: &Path, old: &[u8], new: &[u8]) -> Result<(), Error> {
     }
     out.commit().map_err(|e| io(e.into()))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::recipient::{generate, parse_identities, parse_recipient, Kind};
+
+    /// A one-group sops YAML file whose data key is wrapped for `public`, as sops lays it out.
+    fn sops_yaml(public: &str) -> String {
+        let enc = super::super::wrap(&[7; 32], parse_recipient(public).unwrap()).unwrap();
+        let enc: String = enc.lines().map(|l| format!("            {l}\n")).collect();
+        format!(
+            "a: ENC[AES256_GCM,data:x,iv:y,tag:z,type:str]\nsops:\n    age:\n        - recipient: {public}\n          enc: |\n{enc}    lastmodified: \"2026-11-25T21:19:51Z\"\n    mac: ENC[AES256_GCM,data:m]\n    version: 3.13.3\n"
+        )
+    }
+
+    fn options(target: Option<Target>, dry_run: bool) -> FilesOptions {
+        FilesOptions { target, dry_run, recursive: true, ..FilesOptions::default() }
+    }
+
+    #[test]
+    fn a_folder_follows_its_rules_and_reports_every_file() {
+        let (a, b) = (generate(Kind::X25519).unwrap(), generate(Kind::X25519).unwrap());
+        let ids = Arc::new(parse_identities(&a.secret).unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(
+            root.join(CONFIG_NAME),
+            format!("creation_rules:\n  - age: {},{}\n", a.public, b.public),
+        )
+        .unwrap();
+        let secret = root.join("sub/s.yaml");
+        let old = sops_yaml(&a.public);
+        std::fs::write(&secret, &old).unwrap();
+        std::fs::write(root.join("notes.txt"), "not a secret\n").unwrap();
+        let read = |r: &str| parse_recipient(r);
+        let calls = Mutex::new(Vec::new());
+        let progress = |d: usize, t: usize| calls.lock().unwrap().push((d, t));
+        let run = |dry_run| {
+            rekey_files(&[root.to_path_buf()], &ids, &options(None, dry_run), &read, Some(&progress))
+        };
+
+        // A dry run reports the change and writes nothing.
+        let report = run(true).unwrap();
+        assert!(matches!(report.files[1].1, FileOutcome::Changed { added: 1, removed: 0 }), "{report:?}");
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), old);
+
+        let report = run(false).unwrap();
+        assert_eq!(report.counts(), (1, 0, 1, 0), "{report:?}");
+        assert_eq!(report.files[0].0, root.join("notes.txt"));
+        assert!(matches!(report.files[0].1, FileOutcome::Skipped("not a sops file")));
+        let now = std::fs::read_to_string(&secret).unwrap();
+        assert!(now.contains(&b.public) && now.starts_with("a: ENC[AES256_GCM,data:x"), "{now}");
+        assert_eq!(calls.lock().unwrap().last(), Some(&(2, 2)));
+        // Already the target: unchanged, and not written again.
+        assert_eq!(run(false).unwrap().counts(), (0, 1, 1, 0));
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), now);
+    }
+
+    #[test]
+    fn given_files_fail_alone_and_a_folder_needs_recursive() {
+        let a = generate(Kind::X25519).unwrap();
+        let ids = Arc::new(parse_identities(&a.secret).unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let (plain, missing, good) =
+            (dir.path().join("plain.yaml"), dir.path().join("missing.yaml"), dir.path().join("good.yaml"));
+        std::fs::write(&plain, "a: 1\n").unwrap();
+        std::fs::write(&good, sops_yaml(&a.public)).unwrap();
+        let read = |r: &str| parse_recipient(r);
+        let other = generate(Kind::X25519).unwrap().public;
+        let target = Some(Target::Edit { add: vec![other.clone()], remove: Vec::new() });
+        let paths = [plain.clone(), missing, good.clone()];
+        let report = rekey_files(&paths, &ids, &options(target, false), &read, None).unwrap();
+        assert!(
+            matches!(&report.files[0].1, FileOutcome::Failed(Error::InvalidArgument(m)) if m.contains("not a sops file"))
+        );
+        assert!(matches!(&report.files[1].1, FileOutcome::Failed(Error::Io(_))));
+        assert!(matches!(report.files[2].1, FileOutcome::Changed { added: 1, removed: 0 }));
+        assert_eq!(std::fs::read_to_string(&plain).unwrap(), "a: 1\n");
+        assert!(std::fs::read_to_string(&good).unwrap().contains(&other));
+
+        let flat = FilesOptions { recursive: false, ..FilesOptions::default() };
+        assert!(rekey_files(&[dir.path().to_path_buf()], &ids, &flat, &read, None).is_err());
+    }
+}
