@@ -40,13 +40,13 @@ fn sops(tools: &Path, dir: &Path, key: &Path, args: &[&str]) -> Output {
 /// Each file: name, plaintext, sops's options.
 fn files() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
     vec![
-        ("a.yaml", "# top comment\npassword: hunter2\nnested:\n  # inner comment\n  key: v1\n  n: 42\n  f: 1.5\n  ok: true\nlist:\n  - a\n  - 7\n", vec![]),
+        ("a.yaml", "# top comment\npassword: hunter2\nnested:\n  # inner comment\n  key: v1\n  n: 42\n  f: 1.5\n  ok: true\nlist:\n  # in a list (sops writes it as an item)\n  - a\n  - 7\n", vec![]),
         ("two.yaml", "# doc one\npassword: p1\n---\nsecond: d2\nnested: {a: b}\n", vec![]),
         ("regex.yaml", "secret_token: t1\nport: 8080\nname: svc\nratio: 0.25\nflag: false\n", vec!["--encrypted-regex", "^secret_"]),
         ("maconly.yaml", "secret_a: x\nplain: 3\n", vec!["--encrypted-regex", "^secret_", "--mac-only-encrypted"]),
         ("c.json", "{\"user\": \"u\", \"token_plain\": \"visible\", \"n\": 12, \"x\": 2.5, \"t\": true, \"l\": [1, \"two\"]}", vec!["--unencrypted-suffix", "_plain"]),
         ("e.env", "DB_USER=u\n# a comment\nDB_PASS=p w\n", vec![]),
-        ("i.ini", "[db]\nuser = u\npass = p\n[other]\nk = v\n", vec![]),
+        ("i.ini", "[db]\n; a note\nuser = u\npass = p\n[other]\nk = v\n", vec![]),
         ("b.bin", "binary \u{1} data\n", vec![]),
     ]
 }

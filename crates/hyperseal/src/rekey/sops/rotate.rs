@@ -247,7 +247,8 @@ fn check_mac(text: &str, values: &Values, opened: &[Opened], key: &[u8]) -> Resu
     let stored = parse_sealed(&text[at.clone()])
         .and_then(|s| values::open(key, &s, lastmodified).ok())
         .ok_or_else(|| refuse("the file's mac does not open with its data key"))?;
-    let plains: Vec<_> = opened.iter().map(|o| o.as_ref().map(|o| o.0.clone())).collect();
+    let plains: Vec<_> =
+        opened.iter().map(|o| o.as_ref().map(|(p, _, kind, _)| (&p[..], kind.as_str()))).collect();
     let hash = values::mac(values, &plains)?;
     if stored.as_slice() != hash.as_bytes() {
         return Err(refuse("the file's mac does not match its values (changed outside sops?): not rotated"));

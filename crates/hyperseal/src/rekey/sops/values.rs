@@ -223,8 +223,10 @@ fn number(v: &str) -> Option<Option<Vec<u8>>> {
     Some(v.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| format!("{f}").into_bytes()))
 }
 
-/// The hash sops keeps in `mac`, from each leaf's plaintext (`opened[i]` for a sealed leaf).
-pub(crate) fn mac(values: &Values, opened: &[Option<Zeroizing<Vec<u8>>>]) -> Result<String, Error> {
+/// The hash sops keeps in `mac`, from each leaf's plaintext (`opened[i]`: a sealed leaf's
+/// plaintext and type). Comments are not hashed: the ones found as comments, and the ones sops
+/// wrote as list items (a comment inside a YAML list comes back as `- ENC[…,type:comment]`).
+pub(crate) fn mac(values: &Values, opened: &[Option<(&[u8], &str)>]) -> Result<String, Error> {
     let mut h = Sha512::new();
     if values.mac_only_encrypted {
         h.update(MAC_ONLY_ENCRYPTED_INIT);
@@ -234,7 +236,8 @@ pub(crate) fn mac(values: &Values, opened: &[Option<Zeroizing<Vec<u8>>>]) -> Res
             continue;
         }
         match (open, &leaf.plain) {
-            (Some(p), _) => h.update(p),
+            (Some((_, "comment")), _) => {}
+            (Some((p, _)), _) => h.update(p),
             (None, _) if values.mac_only_encrypted => {}
             (None, Some(b)) => h.update(b),
             (None, None) => {
