@@ -11,20 +11,33 @@ import * as age from 'hyperseal/age'
 import * as typage from 'age-encryption'
 import { createRequire } from 'node:module'
 import os from 'node:os'
+import v8 from 'node:v8'
+import { runInNewContext } from 'node:vm'
 
 const hs = createRequire(import.meta.url)('..')
 const quick = process.argv.includes('--quick')
 const MB = 1024 * 1024
 const SIZES = [MB, 16 * MB]
 
-/** Best time of `runs` calls, in ms, after one warm-up call. */
-async function best (fn, runs) {
-  await fn()
-  let t = Infinity
+// Each comparison starts from a collected heap, so that none pays for the garbage of the one
+// before (typage's 16 MB results, collected concurrently on the same two cores otherwise). Not
+// before every call: a large result's memory goes back to the addon's pool when its finalizer
+// runs, a turn after a collection, so a collection before each call would hand every call fresh
+// memory, which no program in a loop sees.
+v8.setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc')
+
+/** Best time of `runs` calls of each of `fns`, in ms, taken in turns after a warm-up call each. */
+async function best (fns, runs) {
+  const t = fns.map(() => Infinity)
+  gc()
+  for (const fn of fns) await fn()
   for (let i = 0; i < runs; i++) {
-    const t0 = performance.now()
-    await fn()
-    t = Math.min(t, performance.now() - t0)
+    for (const [k, fn] of fns.entries()) {
+      const t0 = performance.now()
+      await fn()
+      t[k] = Math.min(t[k], performance.now() - t0)
+    }
   }
   return t
 }
@@ -41,15 +54,11 @@ export async function run () {
     const ownFile = await (() => { const e = new typage.Encrypter(); e.addRecipient(own.publicKey); return e.encrypt(plain) })()
     const enc = (api) => () => { const e = new api.Encrypter(); e.addRecipient(to); return e.encrypt(plain) }
     const dec = (api) => () => { const d = new api.Decrypter(); d.addIdentity(id); return d.decrypt(file) }
-    const r = {
-      size,
-      typageEnc: await best(enc(typage), Math.min(runs, 3)),
-      ageEnc: await best(enc(age), runs),
-      ownEnc: await best(() => hs.encryptByPublicKeyAsync(plain, own.publicKey), runs),
-      typageDec: await best(dec(typage), Math.min(runs, 3)),
-      ageDec: await best(dec(age), runs),
-      ownDec: await best(() => hs.decryptByPrivateKeyAsync(ownFile, own.privateKey), runs),
-    }
+    const [typageEnc] = await best([enc(typage)], Math.min(runs, 3))
+    const [typageDec] = await best([dec(typage)], Math.min(runs, 3))
+    const [ageEnc, ownEnc] = await best([enc(age), () => hs.encryptByPublicKeyAsync(plain, own.publicKey)], runs)
+    const [ageDec, ownDec] = await best([dec(age), () => hs.decryptByPrivateKeyAsync(ownFile, own.privateKey)], runs)
+    const r = { size, typageEnc, ageEnc, ownEnc, typageDec, ageDec, ownDec }
     rows.push(r)
   }
   return rows
