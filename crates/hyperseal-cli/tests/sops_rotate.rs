@@ -47,6 +47,17 @@ fn files() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         ("c.json", "{\"user\": \"u\", \"token_plain\": \"visible\", \"n\": 12, \"x\": 2.5, \"t\": true, \"l\": [1, \"two\"]}", vec!["--unencrypted-suffix", "_plain"]),
         ("e.env", "DB_USER=u\n# a comment\nDB_PASS=p w\n", vec![]),
         ("i.ini", "[db]\n; a note\nuser = u\npass = p\n[other]\nk = v\n", vec![]),
+        // Values left in the clear, of every type sops hashes by its own rules.
+        (
+            "typed.yaml",
+            "secret_x: s\nnums:\n  - 1\n  - -2.5e3\n  - .inf\nnothing: ~\nyes_str: yes\nday: 2001-12-14\nmulti: |\n  a\n  b\nmaps:\n  - name: a\n    v: [x, {z: 1}]\n",
+            vec!["--encrypted-regex", "^secret"],
+        ),
+        (
+            "typed.json",
+            "{\"secret\": 1, \"a\": [1, 2.50, true, null, {\"c\": \"d\"}], \"big\": 12345678901234567890, \"neg\": -0, \"exp\": 1E2}",
+            vec!["--encrypted-regex", "^secret"],
+        ),
         ("b.bin", "binary \u{1} data\n", vec![]),
     ]
 }

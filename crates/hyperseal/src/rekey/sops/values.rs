@@ -176,25 +176,30 @@ pub(crate) fn seal(key: &[u8], plaintext: &[u8], aad: &str, kind: &str) -> Resul
 }
 
 /// What sops hashes for a YAML plain scalar: yaml.v3 reads it as null, a bool, an int or a
-/// float by the YAML 1.2 core schema, and sops's `ToBytes` writes those back. `None` for what
-/// hyperseal does not type as sops would (null, timestamps, other bases): the `mac` then fails
-/// to match, and the file is refused rather than signed again unchecked.
+/// float by the YAML 1.2 core schema, and sops's `ToBytes` writes those back; a null is not
+/// walked at all (no bytes). `None` for what hyperseal does not type as sops would (timestamps,
+/// other bases): the `mac` then fails to match, and the file is refused rather than signed
+/// again unchecked.
 pub(crate) fn yaml_plain(v: &str) -> Option<Vec<u8>> {
     match v {
-        "" | "~" | "null" | "Null" | "NULL" => return None,
+        "" | "~" | "null" | "Null" | "NULL" => return Some(Vec::new()),
         "true" | "True" | "TRUE" => return Some(b"True".to_vec()),
         "false" | "False" | "FALSE" => return Some(b"False".to_vec()),
+        // Go's FormatFloat of the infinities and NaN.
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Some(b"+Inf".to_vec()),
+        "-.inf" | "-.Inf" | "-.INF" => return Some(b"-Inf".to_vec()),
+        ".nan" | ".NaN" | ".NAN" => return Some(b"NaN".to_vec()),
         _ => {}
     }
     number(v).unwrap_or_else(|| Some(v.as_bytes().to_vec()))
 }
 
-/// What sops hashes for a JSON literal (`true`, a number; `null` has no bytes in sops).
+/// What sops hashes for a JSON literal (`true`, a number; a `null` is not walked: no bytes).
 pub(crate) fn json_literal(v: &str) -> Option<Vec<u8>> {
     match v {
         "true" => Some(b"True".to_vec()),
         "false" => Some(b"False".to_vec()),
-        "null" => None,
+        "null" => Some(Vec::new()),
         _ => number(v).flatten(),
     }
 }
@@ -212,7 +217,9 @@ fn number(v: &str) -> Option<Option<Vec<u8>>> {
         if digits.len() > 1 && digits.starts_with('0') {
             return Some(None);
         }
-        return Some(v.parse::<i64>().ok().map(|n| n.to_string().into_bytes()));
+        if let Ok(n) = v.parse::<i64>() {
+            return Some(Some(n.to_string().into_bytes()));
+        }
     }
     let float_like =
         digits.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
@@ -291,7 +298,9 @@ mod tests {
         assert_eq!(yaml_plain("1.50").unwrap(), b"1.5");
         assert_eq!(yaml_plain("1e3").unwrap(), b"1000");
         assert_eq!(yaml_plain("hello").unwrap(), b"hello");
-        assert!(yaml_plain("null").is_none());
+        assert_eq!(yaml_plain("null").unwrap(), b"");
+        assert_eq!(yaml_plain("-.inf").unwrap(), b"-Inf");
+        assert_eq!(json_literal("12345678901234567890").unwrap(), b"12345678901234567000");
         assert!(yaml_plain("0755").is_none());
         assert_eq!(json_literal("-3").unwrap(), b"-3");
         assert_eq!(json_literal("2.0").unwrap(), b"2");
