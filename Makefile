@@ -166,7 +166,7 @@ tools: $(TOOLS_LIST)
 python: $(VENV)/.installed
 	cd bindings/python && VIRTUAL_ENV=$(VENV) PATH="$(VENV)/bin:$$PATH" maturin develop --release --quiet
 
-python-test: python minio pyrage-tests
+python-test: python minio pyrage-tests sops
 	$(VENV)/bin/python -m pytest -q bindings/python/tests
 
 # A test plugin built on age's own filippo.io/age/plugin package (tests/age_plugin.rs).
