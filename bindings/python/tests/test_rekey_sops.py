@@ -2,7 +2,8 @@
 by ``rekey_tree``, ``rekey_file`` and ``rekey_bytes``, and a prefix of sops objects in the tests'
 MinIO by ``hyperseal.dask.rekey_prefix``. The real sops judges each result: the new key alone
 opens it to the same plaintext, the removed key opens none, and every line outside the age
-entries is as it was."""
+entries is as it was. One S3 object is re-keyed alone, and a writer that saves it meanwhile
+wins: the call raises and the object keeps that writer's bytes."""
 
 import os
 import re
@@ -190,3 +191,46 @@ def test_a_prefix_of_sops_objects_is_rekeyed_on_dask(tmp_path, keys, s3_endpoint
         o = sops(d, keys["pq"]["file"], "-d", rel)
         assert o.returncode == 0 and o.stdout == plain[rel], o.stderr
         assert sops(d, keys["gone"]["file"], "-d", rel).returncode != 0
+
+
+def test_one_sops_object_is_rekeyed_and_a_concurrent_writer_wins(tmp_path, keys, s3_endpoint, s3, bucket,
+                                                                   monkeypatch):
+    import hyperseal._rekey_s3 as rs
+    from hyperseal._errors import IoError
+    from s3_server import PASSWORD, USER
+
+    d = repo(tmp_path, keys)
+    opts = dict(endpoint_url=s3_endpoint, key=USER, secret=PASSWORD)
+    s3.pipe({f"{bucket}/one.env": (d / "sub/db.env").read_bytes(), f"{bucket}/two.env": b"A=1\n"})
+    got = hyperseal.rekey_file(f"s3://{bucket}/one.env", keys["keep"]["secret"], sops=True, add=keys["pq"]["public"],
+                               storage_options=opts)
+    assert (got.added, got.removed, got.written) == (1, 0, "s3_put")
+    (d / "one.env").write_bytes(s3.cat(f"{bucket}/one.env"))
+    o = sops(d, keys["pq"]["file"], "-d", "one.env")
+    assert o.returncode == 0 and b"DB_PASS=p3" in o.stdout, o.stderr
+    again = hyperseal.rekey_file(f"s3://{bucket}/one.env", keys["keep"]["secret"], sops=True,
+                                 add=keys["pq"]["public"], storage_options=opts)
+    assert again.unchanged
+
+    # Another writer saves the object while it is re-keyed: its bytes are kept, the call raises.
+    real = rs._rekey_sops_bytes
+    import botocore.session
+
+    # A client of its own (plain botocore): this runs on s3fs's event loop, which is busy.
+    other = botocore.session.get_session().create_client("s3", endpoint_url=s3_endpoint, aws_access_key_id=USER,
+                                                           aws_secret_access_key=PASSWORD, region_name="us-east-1")
+
+    def meanwhile(*a, **k):
+        other.put_object(Bucket=bucket, Key="one.env", Body=b"saved by someone else\n")
+        return real(*a, **k)
+
+    monkeypatch.setattr(rs, "_rekey_sops_bytes", meanwhile)
+    with pytest.raises(IoError, match="changed while it was re-keyed|someone else"):
+        hyperseal.rekey_file(f"s3://{bucket}/one.env", keys["keep"]["secret"], sops=True,
+                             remove=keys["pq"]["public"], storage_options=opts)
+    s3.invalidate_cache()
+    assert s3.cat(f"{bucket}/one.env") == b"saved by someone else\n"
+    monkeypatch.setattr(rs, "_rekey_sops_bytes", real)
+    with pytest.raises(hyperseal._errors.FormatError, match="not a sops file"):
+        hyperseal.rekey_file(f"s3://{bucket}/two.env", keys["keep"]["secret"], sops=True, add=keys["pq"]["public"],
+                             storage_options=opts)
