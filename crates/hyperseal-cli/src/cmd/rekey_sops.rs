@@ -131,13 +131,14 @@ fn progress(a: &RekeyArgs) -> Option<indicatif::ProgressBar> {
 }
 
 /// A failed file's reason: the library's refusals are `InvalidArgument`s whose text is the
-/// whole reason.
+/// whole reason; whatever a file put in it is shown with anything like a key redacted.
 fn reason(e: &hyperseal::Error) -> String {
-    match e {
+    let text = match e {
         hyperseal::Error::InvalidArgument(why) => why.clone(),
         hyperseal::Error::Io(e) => crate::errors::strip_os_error(&e.to_string()),
         e => e.to_string(),
-    }
+    };
+    crate::errors::redact(&text).into_owned()
 }
 
 fn summary(a: &RekeyArgs, report: &FilesReport) -> Result<()> {
