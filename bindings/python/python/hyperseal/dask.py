@@ -50,7 +50,9 @@ upload, or part objects) only until a part fails, then everything written is rem
 :func:`rekey_prefix` re-keys every object under an S3 prefix (new headers, payloads copied by
 the server), the objects spread over the workers, resumable through a manifest of header
 digests (:mod:`hyperseal._rekey_prefix`). The identities reach the workers sealed under a
-per-run key held in their plugins, as the part key above does.
+per-run key held in their plugins, as the part key above does. With ``sops=True`` it re-keys
+the sops objects under the prefix instead (each read whole, re-keyed in memory by the library,
+written back by one conditional ``PutObject``; ``rotate=True`` for a fresh data key).
 
 :func:`rotate_large` re-encrypts one huge object under a fresh file key the same way (each task
 opens an old part and seals it anew, the plaintext only in that worker's memory): the change of
