@@ -2,7 +2,7 @@
 // 'hyperseal/age'` bundled by esbuild for the browser (the package's `browser` condition),
 // beside the real typage (npm `age-encryption`) in the same page. Files go both ways for every
 // key kind both read, with JavaScript recipients and identities, streams, detached headers and
-// armor; importing loads nothing until the first call.
+// armor; importing loads nothing until the first call, and an unused import bundles to nothing.
 
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -34,6 +34,15 @@ before(async () => {
 after(async () => {
   await b?.close()
   if (work) rmSync(work, { recursive: true, force: true })
+})
+
+test('an unused import bundles to nothing (esbuild, minified, browser), as typage\'s does', async () => {
+  writeFileSync(join(app, 'unused.js'), "import * as age from 'hyperseal/age'\n")
+  const r = await esbuild.build({
+    absWorkingDir: app, entryPoints: ['unused.js'], bundle: true, minify: true, format: 'esm',
+    platform: 'browser', write: false, logLevel: 'silent',
+  })
+  assert.equal(r.outputFiles[0].text, '')
 })
 
 test('nothing loads on import; the first call loads the WebAssembly', async () => {
