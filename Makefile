@@ -292,7 +292,7 @@ bench: bench-build age sops test-plugin node-addon wasm-bench python-bench $(if 
 # fuzz/work (not committed); `make fuzz-cmin` folds what adds coverage into fuzz/corpus.
 FUZZ_SECONDS ?= 180
 FUZZ_TARGETS ?= header armor stanza decrypt token keys checklist plugin part_key armor_push opener \
-	ssh_key ssh_recipient identity_file c2sp
+	ssh_key ssh_recipient identity_file c2sp sops
 CARGO_FUZZ := $(TOOLS)/cargo/bin/cargo-fuzz
 # Every input runs within 256 MiB of RSS, no single allocation of 64 MiB or more, and 5 s: a
 # memory blow-up or a hang is a finding (an artifact in fuzz/artifacts/TARGET), not a pass.

@@ -85,3 +85,12 @@ impl Callbacks for Answer {
         Plugins::Refuse
     }
 }
+
+/// The recipient of [`HYBRID`], which the sops target adds to files.
+pub const HYBRID_RECIPIENT: &str = include_str!("../fixtures/hybrid.pub").trim_ascii();
+
+/// The identity the sops target's seed files are encrypted to (our X25519 key).
+pub fn sops_ids() -> &'static [Box<dyn Identity>] {
+    static IDS: OnceLock<Vec<Box<dyn Identity>>> = OnceLock::new();
+    IDS.get_or_init(|| recipient::parse_identities(X25519).expect("fixture"))
+}

@@ -26,6 +26,7 @@ mod keys;
 mod parts;
 mod plugin;
 mod push;
+mod sops;
 mod split;
 mod ssh;
 
@@ -54,6 +55,7 @@ pub const TARGETS: &[Target] = &[
     Target { name: "ssh_recipient", run: ssh_recipient },
     Target { name: "identity_file", run: identity_file },
     Target { name: "c2sp", run: c2sp },
+    Target { name: "sops", run: sops },
 ];
 
 /// Header parsing, both profiles: never panics, consumes exactly the header, and re-encoding the
@@ -147,4 +149,11 @@ pub fn identity_file(data: &[u8]) {
 /// agree; recipes round-trip, and a touched message opens on no path.
 pub fn c2sp(data: &[u8]) {
     c2sp::c2sp(data)
+}
+
+/// sops files, each format (`rekey::sops`): never a panic; a re-key's output is up to date for
+/// the same re-key, and a rotation's output rotates again (every value, comment and the `mac`
+/// sealed under the new key).
+pub fn sops(data: &[u8]) {
+    sops::sops(data)
 }

@@ -221,7 +221,9 @@ pub(crate) fn flat_values<'a>(
     for (key, value, span, line) in meta {
         match key {
             "mac" => out.mac.push(span),
-            "lastmodified" => out.lastmodified.push((span, value.to_owned())),
+            "lastmodified" if super::values::is_timestamp(value) => {
+                out.lastmodified.push((span, value.to_owned()))
+            }
             "mac_only_encrypted" => out.mac_only_encrypted = value == "true",
             _ => {}
         }

@@ -104,7 +104,8 @@ pub(crate) fn meta_values(text: &str, sops: &Node, out: &mut Values) -> Result<(
         Some(Node::Str(v, span)) => locate(text, span, v).map(|r| (r, v.clone())),
         _ => None,
     };
-    let (Some((mac, _)), Some(lm)) = (field("mac"), field("lastmodified")) else {
+    let (Some((mac, _)), Some(lm)) = (field("mac"), field("lastmodified").filter(|(_, v)| is_timestamp(v)))
+    else {
         return Err(refuse("malformed sops metadata: no `mac` or `lastmodified`"));
     };
     out.mac.push(mac);
@@ -112,6 +113,19 @@ pub(crate) fn meta_values(text: &str, sops: &Node, out: &mut Values) -> Result<(
     out.mac_only_encrypted |= sops.get("mac_only_encrypted").and_then(Node::str) == Some("true");
     out.meta_spans.push(sops.span());
     Ok(())
+}
+
+/// Whether `v` is a `lastmodified` as sops writes it (RFC 3339, `2026-11-26T01:00:35Z`): the
+/// `mac`'s additional data, and replaced in place by the new one.
+pub(crate) fn is_timestamp(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() >= 20
+        && b.len() <= 40
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[..4].iter().chain(&b[5..7]).chain(&b[8..10]).all(u8::is_ascii_digit)
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || b":-+.".contains(c))
 }
 
 /// Encrypted comments (`#ENC[…]`, `;ENC[…]` in INI): the parsers drop comments, so they are

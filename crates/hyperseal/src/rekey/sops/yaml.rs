@@ -218,6 +218,11 @@ impl<'a> Yaml<'a> {
             if text[e.span.clone()].trim_start().starts_with('[') || !text[e.span.clone()].ends_with('\n') {
                 return Err(refuse("malformed sops metadata: an age list in flow style"));
             }
+            // New entries are written in the columns of the first one, counted in spaces: a
+            // tab there (YAML takes one before `-`) would give lines of another indentation.
+            if !text[e.span.clone()].trim_start_matches(' ').starts_with('-') {
+                return Err(refuse("malformed sops metadata: an age entry not indented with spaces"));
+            }
         }
         Ok((meta, style))
     }

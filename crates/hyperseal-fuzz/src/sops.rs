@@ -1,0 +1,33 @@
+//! sops files (`rekey::sops`): any bytes, read as each format, are refused or re-keyed, never a
+//! panic; what a re-key writes is a file the same re-key leaves unchanged; what a rotation
+//! writes rotates again (its values, comments and `mac` are all sealed under the new key).
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use hyperseal::rekey::sops::{rekey, rotate, Format, Outcome, Target};
+
+use crate::fixtures;
+
+/// The first byte picks the format; the rest is the file.
+pub fn sops(data: &[u8]) {
+    let Some((&pick, file)) = data.split_first() else { return };
+    let format = [Format::Yaml, Format::Json, Format::Dotenv, Format::Ini][usize::from(pick % 4)];
+    let ids = fixtures::sops_ids();
+    let now = UNIX_EPOCH + Duration::from_secs(1_795_654_000);
+
+    let add = Target::Edit { add: vec![fixtures::HYBRID_RECIPIENT.to_owned()], remove: vec![] };
+    if let Ok(Outcome::Changed { bytes, added, .. }) = rekey(file, format, &add, ids, false) {
+        assert!(added > 0, "a change with nothing added");
+        match rekey(&bytes, format, &add, ids, false) {
+            Ok(Outcome::Unchanged) => {}
+            other => panic!("a re-key's own output is not up to date: {:?}", other.map(|_| ())),
+        }
+    }
+
+    let same = Target::Edit { add: vec![], remove: vec![] };
+    if let Ok(Outcome::Changed { bytes, .. }) = rotate(file, format, &same, ids, false, now) {
+        if let Err(e) = rotate(&bytes, format, &same, ids, false, now) {
+            panic!("a rotation's own output does not rotate again: {e}");
+        }
+    }
+}
