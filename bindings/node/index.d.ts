@@ -257,11 +257,20 @@ export interface AgeStanza {
   body: Uint8Array
 }
 
+/** The `age1…` recipient of an X25519 public key (a `CryptoKey`'s, derived by Web Crypto). */
+export declare function ageX25519Recipient(publicKey: Uint8Array): string
+
 /**
- * The `AGE-SECRET-KEY-1…` string of an X25519 private key in PKCS#8 DER (an exported
- * `CryptoKey`).
+ * The ephemeral shares of a header's X25519 stanzas, for an X25519 `CryptoKey` to agree on
+ * (Web Crypto's `deriveBits`: the key need not leave its keystore).
  */
-export declare function ageX25519Identity(pkcs8: Uint8Array): string
+export declare function ageX25519Shares(header: Uint8Array): Array<Uint8Array>
+
+/**
+ * The file key of `header` for an X25519 key whose agreements were made outside (`secrets[i]`
+ * for `shares[i]`), or null when none of its stanzas is for that key.
+ */
+export declare function ageX25519Unwrap(header: Uint8Array, publicKey: Uint8Array, shares: Array<Uint8Array>, secrets: Array<Uint8Array>): Buffer | null
 
 /** Options of {@link kdfArgon2id}. */
 export interface Argon2Options {

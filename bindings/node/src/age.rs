@@ -16,7 +16,7 @@ use hyperseal::detached::{self, FileKeyIdentity};
 use hyperseal::format::{armor, Header, Stanza};
 use hyperseal::recipient::plugin::Plugins;
 use hyperseal::recipient::scrypt::{ScryptIdentity, ScryptRecipient};
-use hyperseal::recipient::{self, Identity, Recipient};
+use hyperseal::recipient::{self, x25519, Identity, Recipient};
 use hyperseal::{Decryptor, Encryptor, FileKey, Options, Profile};
 use napi::bindgen_prelude::{AsyncTask, Buffer, Uint8Array};
 use napi::{Env, Task};
@@ -128,12 +128,46 @@ pub fn age_file_key() -> Buffer {
     FileKey::generate(Profile::Age.file_key_len()).expose().to_vec().into()
 }
 
-/// The `AGE-SECRET-KEY-1…` string of an X25519 private key in PKCS#8 DER (an exported
-/// `CryptoKey`).
+fn key32(v: &[u8], what: &str) -> Result<[u8; 32], Fail> {
+    v.try_into().map_err(|_| Fail::arg(format!("{what} must be 32 bytes")))
+}
+
+/// The ephemeral shares of a header's X25519 stanzas, for an X25519 `CryptoKey` to agree on
+/// (Web Crypto's `deriveBits`: the key need not leave its keystore).
 #[napi]
-pub fn age_x25519_identity(pkcs8: &[u8]) -> Result<String, JsErr> {
-    let id = hyperseal::recipient::x25519::X25519Identity::from_pkcs8_der(pkcs8).map_err(Fail::from)?;
-    Ok(id.to_bech32().to_string())
+pub fn age_x25519_shares(header: &[u8]) -> Result<Vec<Uint8Array>, JsErr> {
+    let (h, _) = Header::parse_prefix(header)
+        .map_err(Fail::from)?
+        .ok_or_else(|| Fail::new(Code(hyperseal::ErrorCode::Format), "the header is incomplete"))?;
+    Ok(x25519::stanza_shares(&h.stanzas).into_iter().map(|s| Uint8Array::new(s.to_vec())).collect())
+}
+
+/// The `age1…` recipient of an X25519 public key (a `CryptoKey`'s, derived by Web Crypto).
+#[napi]
+pub fn age_x25519_recipient(public_key: &[u8]) -> Result<String, JsErr> {
+    Ok(x25519::X25519Recipient::from_bytes(key32(public_key, "an X25519 public key")?).to_bech32())
+}
+
+/// The file key of `header` for an X25519 key whose agreements were made outside (`secrets[i]`
+/// for `shares[i]`), or null when none of its stanzas is for that key.
+#[napi]
+pub fn age_x25519_unwrap(
+    header: &[u8],
+    public_key: &[u8],
+    shares: Vec<Uint8Array>,
+    secrets: Vec<Uint8Array>,
+) -> Result<Option<Buffer>, JsErr> {
+    let mut agreed = Vec::with_capacity(shares.len());
+    for (share, secret) in shares.iter().zip(&secrets) {
+        agreed.push((key32(share, "a share")?, Zeroizing::new(key32(secret, "a shared secret")?)));
+    }
+    let id: Box<dyn Identity> =
+        Box::new(x25519::X25519Agreed::new(key32(public_key, "an X25519 public key")?, agreed));
+    match detached::decrypt_header(header, &[id]) {
+        Ok(k) => Ok(Some(k.expose().to_vec().into())),
+        Err(e) if e.code() == hyperseal::ErrorCode::NoIdentity => Ok(None),
+        Err(e) => Err(Fail::from(e).into()),
+    }
 }
 
 /// Parses a recipient string, for `addRecipient`'s synchronous check.

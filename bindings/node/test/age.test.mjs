@@ -194,15 +194,22 @@ test('errors are thrown where typage throws them, synchronously', async () => {
   await assert.rejects(d.decrypt(await e.encrypt('x')), { code: 'ERR_HYPERSEAL_NO_IDENTITY' })
 })
 
-test('an X25519 CryptoKey is an identity, and has a recipient', async () => {
-  const { privateKey } = await crypto.subtle.generateKey({ name: 'X25519' }, true, ['deriveBits'])
-  const to = await age.identityToRecipient(privateKey)
-  assert.equal(to, await typage.identityToRecipient(privateKey))
-  const e = new typage.Encrypter()
-  e.addRecipient(to)
-  const d = new age.Decrypter()
-  d.addIdentity(privateKey)
-  assert.equal(await d.decrypt(await e.encrypt('key'), 'text'), 'key')
+test('an X25519 CryptoKey, extractable or not, is an identity and has a recipient', async () => {
+  for (const extractable of [false, true]) {
+    const { privateKey } = await crypto.subtle.generateKey({ name: 'X25519' }, extractable, ['deriveBits'])
+    const to = await age.identityToRecipient(privateKey)
+    assert.equal(to, await typage.identityToRecipient(privateKey))
+    const other = await typage.identityToRecipient(await typage.generateIdentity())
+    const e = new typage.Encrypter()
+    e.addRecipient(other)
+    e.addRecipient(to)
+    const d = new age.Decrypter()
+    d.addIdentity(privateKey)
+    assert.equal(await d.decrypt(await e.encrypt('key'), 'text'), 'key')
+    const wrong = new age.Decrypter()
+    wrong.addIdentity((await crypto.subtle.generateKey({ name: 'X25519' }, false, ['deriveBits'])).privateKey)
+    await assert.rejects(wrong.decrypt(await e.encrypt('key')), { code: 'ERR_HYPERSEAL_NO_IDENTITY' })
+  }
 })
 
 test('C2SP CCTV age vectors through the Decrypter', async () => {

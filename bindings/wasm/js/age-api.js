@@ -32,6 +32,7 @@ function bytesOf (file, what) {
 
 const isStream = (v) => typeof ReadableStream !== 'undefined' && v instanceof ReadableStream
 const isCryptoKey = (v) => typeof CryptoKey !== 'undefined' && v instanceof CryptoKey
+const BASE_POINT = Uint8Array.of(9, ...new Uint8Array(31))
 
 function concat (a, b) {
   const out = new Uint8Array(a.length + b.length)
@@ -56,17 +57,32 @@ export function ageApi (backend) {
     }
   }
 
-  async function x25519Text (b, key) {
-    let pkcs8
-    try {
-      pkcs8 = new Uint8Array(await crypto.subtle.exportKey('pkcs8', key))
-    } catch (e) {
-      throw Object.assign(coded('ERR_HYPERSEAL_KEY', 'an X25519 CryptoKey must be extractable: the library takes its scalar'), { cause: e })
+  /** X25519 of a `CryptoKey` with the public value `pub`, by Web Crypto (where the key stays). */
+  async function agree (key, pub) {
+    const peer = await crypto.subtle.importKey('raw', pub, { name: 'X25519' }, false, [])
+    return new Uint8Array(await crypto.subtle.deriveBits({ name: 'X25519', public: peer }, key, 256))
+  }
+
+  /** A `CryptoKey`'s public key: its agreement with the base point. */
+  const publicOf = (key) => agree(key, BASE_POINT)
+
+  /** The file key a `CryptoKey` opens in `header`, or null: Web Crypto agrees on each X25519
+   * stanza's share, the library does the rest. */
+  async function cryptoKeyUnwrap (b, key, header) {
+    const shares = []
+    const secrets = []
+    for (const share of b.ageX25519Shares(header)) {
+      try {
+        secrets.push(await agree(key, u8(share)))
+        shares.push(share)
+      } catch {
+        // A low-order share: Web Crypto refuses it, and no key of ours opens that stanza.
+      }
     }
     try {
-      return b.ageX25519Identity(pkcs8)
+      return b.ageX25519Unwrap(header, await publicOf(key), shares, secrets)
     } finally {
-      pkcs8.fill(0)
+      for (const s of secrets) s.fill(0)
     }
   }
 
@@ -178,20 +194,20 @@ export function ageApi (backend) {
       }
     }
 
-    /** Whether each identity must see the header in turn: a JavaScript identity or a
-     * passkey is asked there, and the library takes a wrong passphrase as the end (scrypt
+    /** Whether each identity must see the header in turn: a JavaScript identity, a passkey
+     * or a `CryptoKey` is asked there, and the library takes a wrong passphrase as the end (scrypt
      * stands alone in a file), so of several passphrases each is tried there by itself. */
     get #asks () {
-      return this.#identities.some((i) => i.custom || i.passkey) ||
+      return this.#identities.some((i) => i.custom || i.passkey || i.cryptoKey) ||
         this.#identities.filter((i) => i.passphrase !== undefined).length > 1
     }
 
-    /** All identities as the binding takes them (no JavaScript identity among them). */
+    /** All identities as the binding takes them (none that `#asks` for). */
     async #keys (b) {
       const keys = { identities: [], passphrases: [] }
       for (const i of this.#identities) {
         if (i.passphrase !== undefined) keys.passphrases.push(i.passphrase)
-        else keys.identities.push(i.text ?? await x25519Text(b, i.cryptoKey))
+        else keys.identities.push(i.text)
       }
       return keys
     }
@@ -209,8 +225,10 @@ export function ageApi (backend) {
           if (answered !== null) key = b.ageDecryptHeader(header, { identities: [answered], passphrases: [] })
         } else if (i.passphrase !== undefined) {
           key = wrongPassphrase(() => b.ageDecryptHeader(header, { identities: [], passphrases: [i.passphrase] }))
+        } else if (i.cryptoKey) {
+          key = await cryptoKeyUnwrap(b, i.cryptoKey, header)
         } else {
-          key = b.ageDecryptHeader(header, { identities: [i.text ?? await x25519Text(b, i.cryptoKey)], passphrases: [] })
+          key = b.ageDecryptHeader(header, { identities: [i.text], passphrases: [] })
         }
         if (key !== null && key !== undefined) return u8(key)
       }
@@ -291,7 +309,7 @@ export function ageApi (backend) {
 
   async function identityToRecipient (identity) {
     const b = await backend.load()
-    return b.publicKeyOf(isCryptoKey(identity) ? await x25519Text(b, identity) : identity)
+    return isCryptoKey(identity) ? b.ageX25519Recipient(await publicOf(identity)) : b.publicKeyOf(identity)
   }
 
   /** Synchronous calls need the bindings already loaded (always so in Node). */

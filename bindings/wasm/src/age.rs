@@ -13,7 +13,7 @@ use std::io::{BufReader, Write};
 use hyperseal::detached::{self, FileKeyIdentity};
 use hyperseal::format::{armor, Header, Stanza};
 use hyperseal::recipient::scrypt::{ScryptIdentity, ScryptRecipient};
-use hyperseal::recipient::{self, Identity, Recipient};
+use hyperseal::recipient::{self, x25519, Identity, Recipient};
 use hyperseal::{Decryptor, Encryptor, FileKey, Options, Profile};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -112,12 +112,51 @@ pub fn age_file_key() -> Vec<u8> {
     FileKey::generate(Profile::Age.file_key_len()).expose().to_vec()
 }
 
-/// The `AGE-SECRET-KEY-1…` string of an X25519 private key in PKCS#8 DER (an exported
-/// `CryptoKey`).
-#[wasm_bindgen(js_name = ageX25519Identity)]
-pub fn age_x25519_identity(pkcs8: &[u8]) -> Result<String, JsValue> {
-    let id = hyperseal::recipient::x25519::X25519Identity::from_pkcs8_der(pkcs8).map_err(fail)?;
-    Ok(id.to_bech32().to_string())
+fn key32(v: &[u8], what: &str) -> Result<[u8; 32], JsValue> {
+    v.try_into().map_err(|_| arg(format!("{what} must be 32 bytes")))
+}
+
+/// The ephemeral shares of a header's X25519 stanzas, for an X25519 `CryptoKey` to agree on
+/// (Web Crypto's `deriveBits`: the key need not leave its keystore).
+#[wasm_bindgen(js_name = ageX25519Shares)]
+pub fn age_x25519_shares(header: &[u8]) -> Result<js_sys::Array, JsValue> {
+    let (h, _) = Header::parse_prefix(header)
+        .map_err(fail)?
+        .ok_or_else(|| error(hyperseal::ErrorCode::Format, "the header is incomplete"))?;
+    Ok(x25519::stanza_shares(&h.stanzas)
+        .iter()
+        .map(|s| JsValue::from(js_sys::Uint8Array::from(&s[..])))
+        .collect())
+}
+
+/// The `age1…` recipient of an X25519 public key (a `CryptoKey`'s, derived by Web Crypto).
+#[wasm_bindgen(js_name = ageX25519Recipient)]
+pub fn age_x25519_recipient(public_key: &[u8]) -> Result<String, JsValue> {
+    Ok(x25519::X25519Recipient::from_bytes(key32(public_key, "an X25519 public key")?).to_bech32())
+}
+
+/// The file key of `header` for an X25519 key whose agreements were made outside (`secrets[i]`
+/// for `shares[i]`), or `null` when none of its stanzas is for that key.
+#[wasm_bindgen(js_name = ageX25519Unwrap)]
+pub fn age_x25519_unwrap(
+    header: &[u8],
+    public_key: &[u8],
+    shares: js_sys::Array,
+    secrets: js_sys::Array,
+) -> Result<JsValue, JsValue> {
+    let mut agreed = Vec::with_capacity(shares.length() as usize);
+    for (share, secret) in shares.iter().zip(secrets.iter()) {
+        let share = args::bytes(&share, "share")?;
+        let secret = Zeroizing::new(args::bytes(&secret, "shared secret")?);
+        agreed.push((key32(&share, "a share")?, Zeroizing::new(key32(&secret, "a shared secret")?)));
+    }
+    let id: Box<dyn Identity> =
+        Box::new(x25519::X25519Agreed::new(key32(public_key, "an X25519 public key")?, agreed));
+    match detached::decrypt_header(header, &[id]) {
+        Ok(k) => Ok(js_sys::Uint8Array::from(k.expose()).into()),
+        Err(e) if e.code() == hyperseal::ErrorCode::NoIdentity => Ok(JsValue::NULL),
+        Err(e) => Err(fail(e)),
+    }
 }
 
 /// Parses a recipient string, for `addRecipient`'s synchronous check.

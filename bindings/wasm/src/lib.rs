@@ -36,7 +36,7 @@ mod toolkit;
 
 pub use age::{
     age_armor, age_check_recipient, age_dearmor, age_decrypt, age_decrypt_header, age_encrypt, age_file_key,
-    age_header, age_x25519_identity,
+    age_header, age_x25519_recipient, age_x25519_shares, age_x25519_unwrap,
 };
 pub use errors::error_codes;
 pub use keys::{generate_key_pair, public_key_of};

@@ -104,10 +104,17 @@ test('files both ways with typage in the page: X25519, hybrid, passphrase, JavaS
       other.addIdentity(id)
       out[`header ${E === age ? 'age→typage' : 'typage→age'}`] = same(k1, await other.decryptHeader(header))
     }
+    const { privateKey } = await crypto.subtle.generateKey({ name: 'X25519' }, false, ['deriveBits'])
+    const ke = new typage.Encrypter()
+    ke.addRecipient(await age.identityToRecipient(privateKey))
+    const kd = new age.Decrypter()
+    kd.addIdentity(privateKey)
+    out['non-extractable CryptoKey typage→age'] = (await age.identityToRecipient(privateKey)) === (await typage.identityToRecipient(privateKey)) &&
+      (await kd.decrypt(await ke.encrypt('ck'), 'text')) === 'ck'
     out.armor = age.armor.encode(plain.subarray(0, 1000)) === typage.armor.encode(plain.subarray(0, 1000)) &&
       same(age.armor.decode(typage.armor.encode(plain.subarray(0, 1000))), plain.subarray(0, 1000))
     return out
   })
   for (const [what, ok] of Object.entries(r)) assert.equal(ok, true, what)
-  assert.equal(Object.keys(r).length, 13)
+  assert.equal(Object.keys(r).length, 14)
 })

@@ -45,6 +45,12 @@ impl X25519Recipient {
         Ok(X25519Recipient { public: data.try_into().expect("32 bytes") })
     }
 
+    /// The recipient of a 32-byte public key (typage's `identityToRecipient` of a `CryptoKey`,
+    /// whose public key Web Crypto derives).
+    pub fn from_bytes(public: [u8; 32]) -> Self {
+        X25519Recipient { public }
+    }
+
     /// The `age1…` encoding.
     pub fn to_bech32(&self) -> String {
         bech32_long::encode(PUBLIC_HRP, &self.public)
@@ -98,18 +104,6 @@ impl X25519Identity {
         Self::from_secret(bech32_long::decode_secret(s, SECRET_HRP).map_err(|e| bad(&e))?)
     }
 
-    /// Reads an X25519 private key in PKCS#8 DER (RFC 8410, as Web Crypto's
-    /// `exportKey('pkcs8')` writes it): typage takes an X25519 `CryptoKey` as an identity.
-    pub fn from_pkcs8_der(der: &[u8]) -> Result<Self, Error> {
-        // SEQUENCE { INTEGER 0, SEQUENCE { OID 1.3.101.110 }, OCTET STRING { OCTET STRING (32) } }
-        const PREFIX: [u8; 16] =
-            [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x04, 0x22, 0x04, 0x20];
-        match der.strip_prefix(&PREFIX[..]).map(<[u8; 32]>::try_from) {
-            Some(Ok(secret)) => Self::from_secret(Zeroizing::new(secret)),
-            _ => Err(Error::InvalidKey("X25519 identity: not an RFC 8410 PKCS#8 X25519 private key".into())),
-        }
-    }
-
     /// The `AGE-SECRET-KEY-1…` encoding (upper case, as age writes it).
     pub fn to_bech32(&self) -> Zeroizing<String> {
         bech32_long::encode_secret(SECRET_HRP, &self.secret[..])
@@ -142,6 +136,56 @@ impl X25519Identity {
             .ok_or_else(|| Error::InvalidStanza("X25519 share is a low-order point".into()))?;
         let key = wrap_key(&shared[..], &share, &self.public);
         Ok(open_file_key(&key, ZERO_NONCE, &stanza.body))
+    }
+}
+
+/// The ephemeral shares of the X25519 stanzas among `stanzas`, in order (malformed ones left
+/// out: an identity refuses them when it reads them).
+pub fn stanza_shares(stanzas: &[Stanza]) -> Vec<[u8; 32]> {
+    let shares = stanzas.iter().filter(|s| s.tag == TAG).filter_map(|s| single_arg(s, 32, "share").ok());
+    shares.filter_map(|v| <[u8; 32]>::try_from(v.as_slice()).ok()).collect()
+}
+
+/// An X25519 identity whose Diffie-Hellman was done outside the library: a key that never
+/// leaves its keystore (typage's non-extractable `CryptoKey`, Web Crypto's `deriveBits`), given
+/// as its public key and the shared secret of each stanza share it was asked about. Everything
+/// after the agreement (the wrap key, the file key's unwrap) is the identity's as above.
+pub struct X25519Agreed {
+    public: [u8; 32],
+    agreed: Vec<([u8; 32], Zeroizing<[u8; 32]>)>,
+}
+
+impl X25519Agreed {
+    /// `agreed`: (ephemeral share, shared secret) pairs.
+    pub fn new(public: [u8; 32], agreed: Vec<([u8; 32], Zeroizing<[u8; 32]>)>) -> Self {
+        X25519Agreed { public, agreed }
+    }
+}
+
+impl Identity for X25519Agreed {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        if stanza.tag != TAG {
+            return None;
+        }
+        let open = || -> Result<Option<FileKey>, Error> {
+            let share = single_arg(stanza, 32, "X25519 ephemeral share")?;
+            check_wrapped_len(&stanza.body)?;
+            let Some((_, shared)) = self.agreed.iter().find(|(s, _)| s[..] == share[..]) else {
+                return Ok(None);
+            };
+            if shared.iter().all(|&b| b == 0) {
+                return Err(Error::InvalidStanza("X25519 share is a low-order point".into()));
+            }
+            let key = wrap_key(&shared[..], &share, &self.public);
+            Ok(open_file_key(&key, ZERO_NONCE, &stanza.body))
+        };
+        open().transpose()
+    }
+}
+
+impl std::fmt::Debug for X25519Agreed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "X25519Agreed({}, secrets redacted)", X25519Recipient::from_bytes(self.public).to_bech32())
     }
 }
 
