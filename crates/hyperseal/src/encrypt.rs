@@ -138,6 +138,22 @@ impl Encryptor {
     /// payload key are derived from `file_key` here, and the salt is drawn fresh, so two
     /// encryptions under one file key never share a payload key and nonce. The key must have
     /// the profile's length (16 bytes for age); draw it with [`FileKey::generate`].
+    ///
+    /// ```
+    /// use hyperseal::{recipient, Encryptor, FileKey, Kind, Options, Profile};
+    /// let key = recipient::generate(Kind::X25519)?;
+    /// let file_key = FileKey::generate(Profile::Age.file_key_len());
+    /// let stanzas = recipient::wrap_all(&[recipient::parse_recipient(&key.public)?], &file_key)?;
+    /// let seal = |stanzas| -> Result<Vec<u8>, hyperseal::Error> {
+    ///     let mut file = Vec::new();
+    ///     Encryptor::with_file_key(&file_key, stanzas, Options::age())?.encrypt_slice(b"hi", &mut file, None)?;
+    ///     Ok(file)
+    /// };
+    /// let (a, b) = (seal(stanzas.clone())?, seal(stanzas)?);
+    /// assert_ne!(a[a.len() - 40..], b[b.len() - 40..]); // a fresh salt: another payload key
+    /// assert_eq!(hyperseal::decrypt(&recipient::parse_identities(&key.secret)?, &a)?, b"hi");
+    /// # Ok::<(), hyperseal::Error>(())
+    /// ```
     pub fn with_file_key(file_key: &FileKey, stanzas: Vec<Stanza>, opts: Options) -> Result<Self, Error> {
         if file_key.expose().len() != opts.profile.file_key_len() {
             return Err(Error::InvalidArgument(format!(

@@ -339,4 +339,22 @@ mod tests {
             json["numberOfTests"].as_u64().unwrap() as usize
         );
     }
+
+    #[test]
+    fn agreed_outside_opens_what_the_identity_opens() {
+        let (r, id) = pair();
+        let fk = FileKey::generate(16);
+        let (stanzas, _) = r.wrap_file_key(&fk).unwrap();
+        let shares = stanza_shares(&stanzas);
+        assert_eq!(shares.len(), 1);
+        let me = X25519Secret::new(&id.secret).unwrap();
+        let agreed = X25519Agreed::new(id.public, vec![(shares[0], me.agree(&shares[0]).unwrap())]);
+        assert_eq!(agreed.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
+        // Another key's agreement is "not mine", never a wrong key.
+        let (_, other) = pair();
+        let theirs = X25519Secret::new(&other.secret).unwrap().agree(&shares[0]).unwrap();
+        assert!(X25519Agreed::new(other.public, vec![(shares[0], theirs)])
+            .unwrap_stanzas(&stanzas)
+            .is_none());
+    }
 }
