@@ -194,6 +194,50 @@ test('errors are thrown where typage throws them, synchronously', async () => {
   await assert.rejects(d.decrypt(await e.encrypt('x')), { code: 'ERR_HYPERSEAL_NO_IDENTITY' })
 })
 
+test('arguments of the wrong type are refused with a TypeError on both backends, never read as other bytes', async () => {
+  const id = await age.generateIdentity()
+  const to = await age.identityToRecipient(id)
+  const arg = { name: 'TypeError', code: 'ERR_HYPERSEAL_ARGUMENT' }
+  const streamOf = (...chunks) => new ReadableStream({ start (c) { for (const x of chunks) c.enqueue(x); c.close() } })
+  // A stream's chunks are Uint8Arrays (typage's ReadableStream<Uint8Array>): a string, an
+  // ArrayBuffer or another view is refused, not sealed as zeros, as nothing or element by element.
+  for (const bad of ['abc', new ArrayBuffer(3), new Uint16Array([1, 2]), new DataView(new ArrayBuffer(2)), 5]) {
+    const e = new age.Encrypter()
+    e.addRecipient(to)
+    await assert.rejects(read(await e.encrypt(streamOf(enc('ok'), bad))), arg)
+    const d = new age.Decrypter()
+    d.addIdentity(id)
+    await assert.rejects(async () => read(await d.decrypt(streamOf(bad))), arg)
+    const custom = new age.Decrypter()
+    custom.addIdentity({ unwrapFileKey: () => null })
+    await assert.rejects(async () => read(await custom.decrypt(streamOf(bad))), arg)
+  }
+  const e = new age.Encrypter()
+  e.addRecipient(to)
+  const file = await e.encrypt('chunks')
+  const d = new age.Decrypter()
+  d.addIdentity(id)
+  assert.equal(new TextDecoder().decode(await read(await d.decrypt(streamOf(Buffer.from(file))))), 'chunks')
+  // Strings the library reads: a number is refused here, not handed to the backend.
+  for (const bad of [5, new Uint8Array(3), undefined]) {
+    assert.throws(() => age.armor.decode(bad), arg)
+    await assert.rejects(age.identityToRecipient(bad), arg)
+  }
+  // The scrypt work factor is a whole number (typage: scrypt refuses the rest), not rounded or wrapped.
+  for (const bad of [12.5, -1, NaN, 2 ** 40, '12', undefined]) {
+    const p = new age.Encrypter()
+    p.setScryptWorkFactor(bad)
+    p.setPassphrase('p')
+    await assert.rejects(p.encrypt('x'), arg)
+  }
+  const p = new age.Encrypter()
+  p.setScryptWorkFactor(10)
+  p.setPassphrase('p')
+  const pd = new age.Decrypter()
+  pd.addPassphrase('p')
+  assert.equal(await pd.decrypt(await p.encrypt('x'), 'text'), 'x')
+})
+
 test('an X25519 CryptoKey, extractable or not, is an identity and has a recipient', async () => {
   for (const extractable of [false, true]) {
     const { privateKey } = await crypto.subtle.generateKey({ name: 'X25519' }, extractable, ['deriveBits'])

@@ -30,6 +30,19 @@ function bytesOf (file, what) {
   throw argError(`${what} must be a Uint8Array, a string or a ReadableStream`)
 }
 
+/** A stream's chunk: typage's streams are `ReadableStream<Uint8Array>`, and a binding would
+ * read a string or another view as other bytes (or none). */
+function chunkOf (chunk) {
+  if (chunk instanceof Uint8Array) return chunk
+  throw argError('a stream chunk must be a Uint8Array')
+}
+
+/** A string the library reads (a binding would refuse anything else less clearly). */
+function textOf (s, what) {
+  if (typeof s === 'string') return s
+  throw argError(`${what} must be a string`)
+}
+
 const isStream = (v) => typeof ReadableStream !== 'undefined' && v instanceof ReadableStream
 const isCryptoKey = (v) => typeof CryptoKey !== 'undefined' && v instanceof CryptoKey
 const BASE_POINT = Uint8Array.of(9, ...new Uint8Array(31))
@@ -117,7 +130,13 @@ export function ageApi (backend) {
     /** The binding's plan: recipient strings and answered passkeys, or a passphrase; with
      * JavaScript recipients, the file key they wrapped and their stanzas. */
     async #plan (b) {
-      if (this.#passphrase !== null) return { recipients: [], passphrase: this.#passphrase, workFactor: this.#workFactor }
+      if (this.#passphrase !== null) {
+        // The bindings take a u32 (the library then checks scrypt's range): not a rounded or
+        // wrapped one.
+        const n = this.#workFactor
+        if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw argError('the scrypt work factor must be a whole number from 0 to 2^32 - 1')
+        return { recipients: [], passphrase: this.#passphrase, workFactor: n }
+      }
       const recipients = []
       const custom = []
       for (const r of this.#recipients) {
@@ -141,7 +160,7 @@ export function ageApi (backend) {
         if (isStream(file)) {
           const session = b.EncryptSession.age(plan)
           const out = file.pipeThrough(new TransformStream({
-            transform (chunk, c) { enqueue(c, session.push(chunk)) },
+            transform (chunk, c) { enqueue(c, session.push(chunkOf(chunk))) },
             flush (c) { enqueue(c, session.final()) },
           }))
           return Object.assign(out, { size: (n) => session.size(n) })
@@ -271,7 +290,7 @@ export function ageApi (backend) {
         while (!b.ageHeader(prefix, ended)) {
           const { value, done } = await reader.read()
           if (done) ended = true
-          else prefix = concat(prefix, value)
+          else prefix = concat(prefix, chunkOf(value))
         }
         const keys = await this.#keysFor(b, prefix)
         session = b.DecryptSession.age(keys)
@@ -282,7 +301,7 @@ export function ageApi (backend) {
         while (!session.headerRead) {
           const { value, done } = await reader.read()
           if (done) session.final() // throws: the file ends inside its header
-          else ready.push(session.push(value))
+          else ready.push(session.push(chunkOf(value)))
         }
       }
       const out = new ReadableStream({
@@ -295,7 +314,7 @@ export function ageApi (backend) {
               enqueue(c, session.final())
               return c.close()
             }
-            const piece = session.push(value)
+            const piece = session.push(chunkOf(value))
             if (piece.length > 0) return enqueue(c, piece)
           }
         },
@@ -309,7 +328,9 @@ export function ageApi (backend) {
 
   async function identityToRecipient (identity) {
     const b = await backend.load()
-    return isCryptoKey(identity) ? b.ageX25519Recipient(await publicOf(identity)) : b.publicKeyOf(identity)
+    return isCryptoKey(identity)
+      ? b.ageX25519Recipient(await publicOf(identity))
+      : b.publicKeyOf(textOf(identity, 'an identity (other than an X25519 CryptoKey)'))
   }
 
   /** Synchronous calls need the bindings already loaded (always so in Node). */
@@ -321,7 +342,7 @@ export function ageApi (backend) {
 
   const armor = Object.freeze({
     encode: (file) => loadedNow('armor.encode').ageArmor(bytesOf(file, 'file')),
-    decode: (file) => u8(loadedNow('armor.decode').ageDearmor(file)),
+    decode: (file) => u8(loadedNow('armor.decode').ageDearmor(textOf(file, 'the armored file'))),
   })
 
   return {
