@@ -238,6 +238,25 @@ test('arguments of the wrong type are refused with a TypeError on both backends,
   assert.equal(await pd.decrypt(await p.encrypt('x'), 'text'), 'x')
 })
 
+test('encrypting to nobody is refused (typage writes a file with no stanzas); keys are read in either case', async () => {
+  await assert.rejects(new age.Encrypter().encrypt('x'), { code: 'ERR_HYPERSEAL_ARGUMENT', message: /no recipients/ })
+  const empty = new age.Encrypter()
+  empty.addRecipient({ wrapFileKey: () => [] })
+  await assert.rejects(empty.encrypt('x'), { code: 'ERR_HYPERSEAL_ARGUMENT', message: /no recipients/ })
+  assert.equal((await new typage.Encrypter().encrypt('x')).length > 0, true)
+  for (const kind of ['X25519', 'Hybrid']) {
+    const id = await age[`generate${kind}Identity`]()
+    const to = await age.identityToRecipient(id)
+    assert.throws(() => new typage.Encrypter().addRecipient(to.toUpperCase()))
+    const e = new age.Encrypter()
+    e.addRecipient(to.toUpperCase())
+    const d = new age.Decrypter()
+    d.addIdentity(id.toLowerCase())
+    assert.equal(await age.identityToRecipient(id.toLowerCase()), to)
+    assert.equal(await d.decrypt(await e.encrypt('case'), 'text'), 'case')
+  }
+})
+
 test('an X25519 CryptoKey, extractable or not, is an identity and has a recipient', async () => {
   for (const extractable of [false, true]) {
     const { privateKey } = await crypto.subtle.generateKey({ name: 'X25519' }, extractable, ['deriveBits'])
