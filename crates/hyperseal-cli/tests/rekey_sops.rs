@@ -17,6 +17,9 @@ use common::{hs, peers};
 /// run four at a time by [`par_each`].
 const FILES: usize = 300;
 
+/// A file's bytes and its plaintext (as sops opens it) before the re-key.
+type Before = (Vec<u8>, Vec<u8>);
+
 /// `f` on every item, on four threads (sops is one process per call; the test waits on them).
 fn par_each<T: Sync>(items: &[T], f: impl Fn(&T) + Sync) {
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -205,15 +208,14 @@ fn a_repository_moves_to_a_post_quantum_recipient_and_sops_agrees() {
     let (keep, gone, pq, second) = (&keys.keep.0, &keys.gone.0, &keys.pq.0, &keys.second.0);
     let old_only = key_file(tmp.path(), "old_only.txt", &[gone, second]);
     let new_only = key_file(tmp.path(), "new_only.txt", &[pq, second]);
-    let before: Vec<std::sync::OnceLock<(Vec<u8>, Vec<u8>)>> =
-        files.iter().map(|_| Default::default()).collect();
+    let before: Vec<std::sync::OnceLock<Before>> = files.iter().map(|_| Default::default()).collect();
     let slots: Vec<(&PathBuf, &std::sync::OnceLock<_>)> = files.iter().zip(&before).collect();
     par_each(&slots, |(f, slot)| {
         let o = sops(&tools, &repo, Some(&old_only), &["-d", p(f)]);
         assert!(o.status.success(), "sops -d {}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
         slot.set((fs::read(f).unwrap(), o.stdout)).unwrap();
     });
-    let before: Vec<(Vec<u8>, Vec<u8>)> = before.into_iter().map(|s| s.into_inner().unwrap()).collect();
+    let before: Vec<Before> = before.into_iter().map(|s| s.into_inner().unwrap()).collect();
 
     rules(&repo, &keys, true);
     // Identities as sops users have them: SOPS_AGE_KEY_FILE (the kept key) and SOPS_AGE_KEY
@@ -233,7 +235,7 @@ fn a_repository_moves_to_a_post_quantum_recipient_and_sops_agrees() {
     assert!(err.contains(&format!("sops files: {n} changed, 0 unchanged, 2 skipped, 0 failed")), "{err}");
     assert!(err.contains("skipped") && err.contains("README.md: not a sops file"), "{err}");
 
-    let checks: Vec<(&PathBuf, &(Vec<u8>, Vec<u8>))> = files.iter().zip(&before).collect();
+    let checks: Vec<(&PathBuf, &Before)> = files.iter().zip(&before).collect();
     par_each(&checks, |&(f, (old_bytes, old_plain))| {
         let now = fs::read_to_string(f).unwrap();
         let old = String::from_utf8_lossy(old_bytes);
