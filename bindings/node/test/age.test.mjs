@@ -109,6 +109,25 @@ test('JavaScript recipients and identities round trip with typage, beside built-
   await assert.rejects(none.decrypt(await e.encrypt('x')), { code: 'ERR_HYPERSEAL_NO_IDENTITY', message: "no identity matched any of the file's recipients" })
 })
 
+test('the file key a JavaScript identity returns stays its own: one that returns a kept key opens file after file', async () => {
+  const id = await age.generateIdentity()
+  const e = new age.Encrypter()
+  e.addRecipient(await age.identityToRecipient(id))
+  const file = await e.encrypt('again')
+  const t = new typage.Decrypter()
+  t.addIdentity(id)
+  const key = await t.decryptHeader(headerOf(file))
+  const kept = key.slice()
+  const d = new age.Decrypter()
+  d.addIdentity({ unwrapFileKey: () => key })
+  for (let i = 0; i < 2; i++) {
+    assert.equal(await d.decrypt(file, 'text'), 'again')
+    assert.equal(new TextDecoder().decode(await read(await d.decrypt(chunked(file, 100)))), 'again')
+    assert.deepEqual(await d.decryptHeader(headerOf(file)), kept)
+  }
+  assert.deepEqual(key, kept)
+})
+
 test('streams: a stream in gives a stream out, with typage\'s sizes', async () => {
   const id = await age.generateIdentity()
   const to = await age.identityToRecipient(id)

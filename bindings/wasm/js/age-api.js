@@ -238,6 +238,9 @@ export function ageApi (backend) {
         let key = null
         if (i.custom) {
           key = await i.custom.unwrapFileKey(stanzas.map((s) => new Stanza(s.args, u8(s.body))))
+          // The identity's array stays its own (it may keep it for the next file): a copy is
+          // checked, used and wiped.
+          if (key instanceof Uint8Array) key = new Uint8Array(key)
           if (key !== null) b.ageDecryptHeader(header, { identities: [], passphrases: [], fileKey: key })
         } else if (i.passkey) {
           const answered = await passkeys.answerIdentity(i.passkey, header)
