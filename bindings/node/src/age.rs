@@ -73,7 +73,7 @@ fn recipients(list: &[String]) -> Result<Vec<Box<dyn Recipient>>, Fail> {
 
 fn to_stanza(s: &AgeStanza) -> Result<Stanza, Fail> {
     let (tag, args) = s.args.split_first().ok_or_else(|| Fail::arg("a stanza needs a type: args[0]"))?;
-    Ok(Stanza::new(tag, args.to_vec(), s.body.to_vec()))
+    Ok(Stanza::try_new(tag, args.to_vec(), s.body.to_vec())?)
 }
 
 fn from_stanza(s: &Stanza) -> AgeStanza {

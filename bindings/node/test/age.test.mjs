@@ -128,6 +128,22 @@ test('the file key a JavaScript identity returns stays its own: one that returns
   assert.deepEqual(key, kept)
 })
 
+test('a JavaScript recipient\'s stanza that could not be written is refused, the process and module unharmed', async () => {
+  for (const args of [['p q'], [''], ['é'], ['ok', ''], ['ok', 'a\nb'], []]) {
+    const e = new age.Encrypter()
+    e.addRecipient({ wrapFileKey: (k) => [new age.Stanza(args, k.slice())] })
+    await assert.rejects(e.encrypt('x'), { code: 'ERR_HYPERSEAL_ARGUMENT' }, JSON.stringify(args))
+    await assert.rejects(async () => read(await e.encrypt(chunked(enc('x'), 1))), { code: 'ERR_HYPERSEAL_ARGUMENT' }, JSON.stringify(args))
+  }
+  const id = await age.generateIdentity()
+  const e = new age.Encrypter()
+  e.addRecipient(await age.identityToRecipient(id))
+  e.addRecipient({ wrapFileKey: (k) => [new age.Stanza(['ok', 'visible-ascii!~'], k.slice())] })
+  const d = new age.Decrypter()
+  d.addIdentity(id)
+  assert.equal(await d.decrypt(await e.encrypt('fine'), 'text'), 'fine')
+})
+
 test('streams: a stream in gives a stream out, with typage\'s sizes', async () => {
   const id = await age.generateIdentity()
   const to = await age.identityToRecipient(id)

@@ -43,7 +43,7 @@ fn count(v: &JsValue) -> u32 {
 fn to_stanza(v: &JsValue) -> Result<Stanza, JsValue> {
     let all = args::strings(&args::field(v, "args")?, "stanza.args")?;
     let (tag, rest) = all.split_first().ok_or_else(|| arg("a stanza needs a type: args[0]"))?;
-    Ok(Stanza::new(tag, rest.to_vec(), args::bytes(&args::field(v, "body")?, "stanza.body")?))
+    Stanza::try_new(tag, rest.to_vec(), args::bytes(&args::field(v, "body")?, "stanza.body")?).map_err(fail)
 }
 
 fn from_stanza(s: &Stanza) -> Result<JsValue, JsValue> {

@@ -39,6 +39,18 @@ impl Stanza {
         Stanza { tag: tag.to_string(), args, body }
     }
 
+    /// Builds a stanza from a caller's parts (a JavaScript recipient's, through the bindings):
+    /// a type or argument that could not be encoded (empty, or other than visible ASCII) is an
+    /// [`Error::InvalidArgument`], not a panic.
+    pub fn try_new(tag: &str, args: Vec<String>, body: Vec<u8>) -> Result<Self, Error> {
+        if !is_arg(tag) || !args.iter().all(|a| is_arg(a)) {
+            return Err(Error::InvalidArgument(
+                "a stanza's type and arguments must be non-empty and visible ASCII (no spaces)".into(),
+            ));
+        }
+        Ok(Stanza { tag: tag.to_string(), args, body })
+    }
+
     /// Appends the canonical encoding, including the final newline.
     pub fn write_to(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"-> ");
@@ -133,6 +145,23 @@ mod tests {
             }
             assert_eq!(body.len(), n);
         }
+    }
+
+    #[test]
+    fn try_new_refuses_what_could_not_be_encoded() {
+        for (tag, args) in [
+            ("", vec![]),
+            ("a b", vec![]),
+            ("T", vec![String::new()]),
+            ("T", vec!["é".into()]),
+            ("T", vec!["a\nb".into()]),
+        ] {
+            assert!(matches!(Stanza::try_new(tag, args, vec![1]), Err(Error::InvalidArgument(_))), "{tag:?}");
+        }
+        assert_eq!(
+            Stanza::try_new("T", vec!["a!~".into()], vec![1]).unwrap(),
+            Stanza::new("T", vec!["a!~".into()], vec![1])
+        );
     }
 
     #[test]
