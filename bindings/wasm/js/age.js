@@ -12,10 +12,16 @@ import {
 let bindings = null
 let loading = null
 
+// A classic-script bundle (esbuild's IIFE, as typage's README builds one for a `<script>` tag)
+// has no `import.meta.url` for wasm-bindgen to find the .wasm from; there it is looked for
+// beside the script, whose address is only known while the script first runs.
+const script = typeof document === 'undefined' ? undefined : document.currentScript?.src
+
 async function load () {
   if (bindings) return bindings
   loading ??= import('../pkg/hyperseal.js').then(async (m) => {
-    await m.default()
+    const beside = !import.meta.url && script ? { module_or_path: new URL('hyperseal_bg.wasm', script) } : undefined
+    await m.default(beside)
     bindings = m
     return m
   })

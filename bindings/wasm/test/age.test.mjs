@@ -59,6 +59,28 @@ test('nothing loads on import; the first call loads the WebAssembly', async () =
   })
 })
 
+test('typage\'s classic-script recipe: an IIFE bundle in a <script> tag finds the .wasm beside it', async () => {
+  writeFileSync(join(app, 'classic.js'), "export * from 'hyperseal/age'\n")
+  await esbuild.build({
+    absWorkingDir: app, entryPoints: ['classic.js'], outfile: 'dist/classic/age.js', bundle: true, format: 'iife',
+    globalName: 'age', platform: 'browser', target: 'es2022', logLevel: 'silent',
+  })
+  copyFileSync(join(REPO, 'bindings/node/browser/pkg/hyperseal_bg.wasm'), join(app, 'dist/classic/hyperseal_bg.wasm'))
+  writeFileSync(join(app, 'dist/classic/index.html'),
+    '<!doctype html><meta charset="utf-8"><script src="age.js"></script><script>window.hyperseal = { age }</script>\n')
+  const page = await b.open('/dist/classic/index.html')
+  const r = await b.inPage(async ({ age }) => {
+    const id = await age.generateIdentity()
+    const e = new age.Encrypter()
+    e.addRecipient(await age.identityToRecipient(id))
+    const d = new age.Decrypter()
+    d.addIdentity(id)
+    return d.decrypt(await e.encrypt('Hello, typage!'), 'text')
+  }, undefined, page)
+  await page.close()
+  assert.equal(r, 'Hello, typage!')
+})
+
 test('files both ways with typage in the page: X25519, hybrid, passphrase, JavaScript recipients, streams, headers, armor', async () => {
   const r = await b.inPage(async ({ age, typage }) => {
     const out = {}
