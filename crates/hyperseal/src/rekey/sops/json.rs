@@ -347,34 +347,21 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
         if k == "sops" {
             super::values::meta_values(text, v, &mut out)?;
         } else {
-            walk(text, v, &mut vec![k.clone()], &mut out);
+            super::values::walk(
+                v,
+                &mut vec![k.clone()],
+                &mut out,
+                &|raw: &str, v: &str| {
+                    // A string is itself; a literal is typed as Go's encoding/json reads it.
+                    if raw.starts_with('"') {
+                        Some(v.as_bytes().to_vec())
+                    } else {
+                        super::values::json_literal(v)
+                    }
+                },
+                text,
+            );
         }
     }
     Ok(out)
-}
-
-fn walk(text: &str, n: &Node, path: &mut Vec<String>, out: &mut Values) {
-    match n {
-        Node::Map(entries, _) => {
-            out.branch(path);
-            for (k, v) in entries {
-                path.push(k.clone());
-                walk(text, v, path, out);
-                path.pop();
-            }
-        }
-        Node::Seq(items, _) => {
-            out.branch(path);
-            for v in items {
-                walk(text, v, path, out);
-            }
-        }
-        Node::Str(v, span) => {
-            let plain = match text[span.clone()].starts_with('"') {
-                true => Some(v.as_bytes().to_vec()),
-                false => super::values::json_literal(v),
-            };
-            out.push(path, v.clone(), plain, span.clone());
-        }
-    }
 }

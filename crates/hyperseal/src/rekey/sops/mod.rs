@@ -294,19 +294,26 @@ pub fn rekey_with(
     if edits.is_empty() {
         return Ok(Outcome::Unchanged);
     }
+    let out = apply(text, edits, "not a sops file: key groups' age lists overlap")?;
+    Ok(Outcome::Changed { bytes: out.into_bytes(), added, removed })
+}
+
+/// `text` with each range of `edits` replaced by its text; overlapping ranges are refused
+/// with `overlap` (a file laid out as no sops file is).
+fn apply(text: &str, mut edits: Vec<(Range<usize>, String)>, overlap: &str) -> Result<String, Error> {
     edits.sort_by_key(|(r, _)| r.start);
     let mut out = String::with_capacity(text.len() + edits.iter().map(|(_, s)| s.len()).sum::<usize>());
     let mut at = 0;
     for (range, with) in &edits {
         if range.start < at {
-            return Err(refuse("not a sops file: key groups' age lists overlap"));
+            return Err(refuse(overlap));
         }
         out.push_str(&text[at..range.start]);
         out.push_str(with);
         at = range.end;
     }
     out.push_str(&text[at..]);
-    Ok(Outcome::Changed { bytes: out.into_bytes(), added, removed })
+    Ok(out)
 }
 
 /// The file's layout, by its format's parser.

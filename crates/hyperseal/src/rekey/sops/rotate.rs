@@ -18,11 +18,11 @@ use std::time::SystemTime;
 use zeroize::Zeroizing;
 
 use super::values::{self, parse_sealed, Values, ENC_PREFIX};
+use super::{apply, ReadRecipient, Target, MAX_FILE};
 use super::{
     open_group, parse, refuse, shamir, shown, still_opens_encs, wanted_lists, wrap, Format, Group, Item,
     Outcome,
 };
-use super::{ReadRecipient, Target, MAX_FILE};
 use crate::error::Error;
 use crate::recipient::{parse_recipient, Identity};
 
@@ -139,18 +139,7 @@ pub fn rotate_with(
         edits.extend(layout.render(g, &items)?);
     }
 
-    edits.sort_by_key(|(r, _)| r.start);
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
-    let mut at = 0;
-    for (range, with) in &edits {
-        if range.start < at {
-            return Err(refuse("not a sops file: sealed values overlap its metadata"));
-        }
-        out.push_str(&text[at..range.start]);
-        out.push_str(with);
-        at = range.end;
-    }
-    out.push_str(&text[at..]);
+    let out = apply(text, edits, "not a sops file: sealed values overlap its metadata")?;
     Ok(Outcome::Changed {
         bytes: out.into_bytes(),
         added: news.iter().map(Vec::len).sum(),
@@ -190,6 +179,9 @@ fn old_key(
     Ok(key)
 }
 
+/// The most AES-GCM opens spent finding the paths of a file's encrypted comments.
+const MAX_COMMENT_TRIES: usize = 1 << 16;
+
 /// A sealed leaf opened: its plaintext, the additional data it was sealed under, its type, and
 /// the bytes of its `ENC[…]` in the file.
 type Opened = Option<(Zeroizing<Vec<u8>>, String, String, Range<usize>)>;
@@ -199,6 +191,9 @@ type Opened = Option<(Zeroizing<Vec<u8>>, String, String, Range<usize>)>;
 fn open_all(text: &str, values: &Values, key: &[u8]) -> Result<Vec<Opened>, Error> {
     let mut out = Vec::with_capacity(values.leaves.len());
     let mut placed: Vec<Range<usize>> = values.meta_spans.clone();
+    // A comment's path is found by trying each branch's: bounded, since a hostile file chooses
+    // both counts (far above any real file's comments × branches).
+    let mut tries = MAX_COMMENT_TRIES;
     for leaf in &values.leaves {
         let Some(sealed) = parse_sealed(&leaf.value) else {
             if leaf.value.starts_with(ENC_PREFIX) {
@@ -214,12 +209,15 @@ fn open_all(text: &str, values: &Values, key: &[u8]) -> Result<Vec<Opened>, Erro
             .ok_or_else(|| refuse(format!("a sealed value written across lines: {}", shown(&leaf.value))))?;
         let opened = match &leaf.aad {
             Some(aad) => values::open(key, &sealed, aad).ok().map(|p| (p, aad.clone())),
-            None => values
-                .branches
-                .iter()
-                .find_map(|aad| values::open(key, &sealed, aad).ok().map(|p| (p, aad.clone()))),
+            None => values.branches.iter().find_map(|aad| {
+                tries = tries.checked_sub(1)?;
+                values::open(key, &sealed, aad).ok().map(|p| (p, aad.clone()))
+            }),
         };
         let Some((plain, aad)) = opened else {
+            if tries == 0 {
+                return Err(crate::limits::too_many("tries to place encrypted comments", MAX_COMMENT_TRIES));
+            }
             return Err(refuse(format!(
                 "a sealed value the data key does not open at its place (changed outside sops?): {}",
                 shown(&leaf.value)
@@ -228,9 +226,8 @@ fn open_all(text: &str, values: &Values, key: &[u8]) -> Result<Vec<Opened>, Erro
         placed.push(at.clone());
         out.push(Some((plain, aad, sealed.kind, at)));
     }
-    if let Some((stray, _)) =
-        text.match_indices(ENC_PREFIX).find(|(i, _)| !placed.iter().any(|r| r.contains(i)))
-    {
+    let placed = values::Covered::new(placed.into_iter());
+    if let Some((stray, _)) = text.match_indices(ENC_PREFIX).find(|(i, _)| !placed.contains(*i)) {
         let line = text[..stray].matches('\n').count() + 1;
         return Err(refuse(format!(
             "a sealed value on line {line} that hyperseal cannot place in the file's tree"

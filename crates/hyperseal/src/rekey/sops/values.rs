@@ -98,6 +98,38 @@ pub(crate) fn locate(text: &str, span: &Range<usize>, value: &str) -> Option<Ran
     Some(span.start + at..span.start + at + value.len())
 }
 
+/// The leaves under `n` (a YAML or JSON tree), whose path is `path`, in sops's walk order: a
+/// list's items have the list's path. `plain(raw, value)` is what sops hashes for a leaf left
+/// in the clear, from its bytes in `text` as written and its parsed value.
+pub(crate) fn walk(
+    n: &Node,
+    path: &mut Vec<String>,
+    out: &mut Values,
+    plain: &dyn Fn(&str, &str) -> Option<Vec<u8>>,
+    text: &str,
+) {
+    match n {
+        Node::Map(entries, _) => {
+            out.branch(path);
+            for (k, v) in entries {
+                path.push(k.clone());
+                walk(v, path, out, plain, text);
+                path.pop();
+            }
+        }
+        Node::Seq(items, _) => {
+            out.branch(path);
+            for v in items {
+                walk(v, path, out, plain, text);
+            }
+        }
+        Node::Str(v, span) => {
+            let p = plain(&text[span.clone()], v);
+            out.push(path, v.clone(), p, span.clone());
+        }
+    }
+}
+
 /// `mac`, `lastmodified` and `mac_only_encrypted` of one YAML document's or JSON file's metadata.
 pub(crate) fn meta_values(text: &str, sops: &Node, out: &mut Values) -> Result<(), Error> {
     let field = |k: &str| match sops.get(k) {
@@ -131,15 +163,31 @@ pub(crate) fn is_timestamp(v: &str) -> bool {
 /// Encrypted comments (`#ENC[…]`, `;ENC[…]` in INI): the parsers drop comments, so they are
 /// found as a comment mark and the sealed value after it, outside every value's bytes.
 pub(crate) fn comments(text: &str, out: &mut Values, marks: &[char]) {
-    let taken: Vec<Range<usize>> =
-        out.leaves.iter().map(|l| l.span.clone()).chain(out.meta_spans.iter().cloned()).collect();
+    let taken = Covered::new(out.leaves.iter().map(|l| l.span.clone()).chain(out.meta_spans.iter().cloned()));
     for (at, _) in text.match_indices(ENC_PREFIX) {
-        if taken.iter().any(|r| r.contains(&at)) || !text[..at].trim_end_matches(' ').ends_with(marks) {
+        if taken.contains(at) || !text[..at].trim_end_matches(' ').ends_with(marks) {
             continue;
         }
         let Some(end) = text[at..].find(']') else { continue };
         let value = text[at..at + end + 1].to_owned();
         out.leaves.push(Leaf { aad: None, value, plain: None, span: at..at + end + 1 });
+    }
+}
+
+/// Disjoint byte ranges, sorted once, asked whether they cover an offset in O(log n): a file
+/// chooses how many values and `ENC[` it has, so a scan of every range per offset would be
+/// quadratic in its size.
+pub(crate) struct Covered(Vec<Range<usize>>);
+
+impl Covered {
+    pub(crate) fn new(ranges: impl Iterator<Item = Range<usize>>) -> Self {
+        let mut v: Vec<Range<usize>> = ranges.filter(|r| !r.is_empty()).collect();
+        v.sort_by_key(|r| r.start);
+        Covered(v)
+    }
+    pub(crate) fn contains(&self, at: usize) -> bool {
+        let i = self.0.partition_point(|r| r.start <= at);
+        i > 0 && self.0[i - 1].contains(&at)
     }
 }
 
@@ -318,6 +366,15 @@ mod tests {
         assert!(yaml_plain("0755").is_none());
         assert_eq!(json_literal("-3").unwrap(), b"-3");
         assert_eq!(json_literal("2.0").unwrap(), b"2");
+    }
+
+    #[test]
+    fn covered_ranges_answer_as_a_scan_would() {
+        let c = Covered::new([10..20, 0..3, 30..31, 5..5].into_iter());
+        for at in 0..40 {
+            let scan = [10..20, 0..3, 30..31].iter().any(|r| r.contains(&at));
+            assert_eq!(c.contains(at), scan, "{at}");
+        }
     }
 
     #[test]

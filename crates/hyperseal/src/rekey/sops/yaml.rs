@@ -340,7 +340,20 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
                 if key == "sops" {
                     super::values::meta_values(text, &n, &mut out)?;
                 } else {
-                    walk(text, &n, &mut vec![key], &mut out);
+                    super::values::walk(
+                        &n,
+                        &mut vec![key],
+                        &mut out,
+                        &|raw: &str, v: &str| {
+                            // Quoted and block scalars are strings; plain ones typed as yaml.v3 types them.
+                            if raw.starts_with(['\'', '"', '|', '>']) {
+                                Some(v.as_bytes().to_vec())
+                            } else {
+                                super::values::yaml_plain(v)
+                            }
+                        },
+                        text,
+                    );
                 }
             },
             _ => return Err(refuse("not a sops file: a YAML document that is not a mapping")),
@@ -348,30 +361,4 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
     }
     super::values::comments(text, &mut out, &['#']);
     Ok(out)
-}
-
-/// The leaves under `n`, whose path is `path`.
-fn walk(text: &str, n: &Node, path: &mut Vec<String>, out: &mut Values) {
-    match n {
-        Node::Map(entries, _) => {
-            out.branch(path);
-            for (k, v) in entries {
-                path.push(k.clone());
-                walk(text, v, path, out);
-                path.pop();
-            }
-        }
-        // A list's items have the list's path.
-        Node::Seq(items, _) => {
-            out.branch(path);
-            for v in items {
-                walk(text, v, path, out);
-            }
-        }
-        Node::Str(v, span) => {
-            let quoted = text[span.clone()].starts_with(['\'', '"', '|', '>']);
-            let plain = if quoted { Some(v.as_bytes().to_vec()) } else { super::values::yaml_plain(v) };
-            out.push(path, v.clone(), plain, span.clone());
-        }
-    }
 }
