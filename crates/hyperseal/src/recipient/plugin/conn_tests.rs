@@ -58,7 +58,7 @@ fn silent_plugin_is_stopped_with_its_children() {
     let err = plugin_error(c.recv().unwrap_err());
     assert!(err.contains("age-plugin-t: no answer within 1 s; stopped it"), "{err}");
     assert!(c.stop(), "every thread ended");
-    assert!(started.elapsed() < 3 * SECOND, "{:?}", started.elapsed());
+    assert!(started.elapsed() < 10 * SECOND, "{:?}", started.elapsed());
 }
 
 /// Whether process `pid` still runs (a zombie does not: it only waits for its parent).
@@ -127,7 +127,7 @@ fn the_deadline_covers_the_whole_exchange() {
     };
     assert!(err.contains("no answer within 1 s"), "{err}");
     assert!(n <= 4, "{n} messages in one second");
-    assert!(started.elapsed() < 3 * SECOND);
+    assert!(started.elapsed() < 30 * SECOND);
 }
 
 /// Garbage, then silence: stopped at once (killed, then reaped), not waited for.
@@ -139,7 +139,7 @@ fn garbage_then_silence_is_killed_not_waited_for() {
     let err = plugin_error(c.recv().unwrap_err());
     assert!(err.contains("sent something that is not a stanza; stopped it"), "{err}");
     assert!(c.stop());
-    assert!(started.elapsed() < 3 * SECOND, "{:?}", started.elapsed());
+    assert!(started.elapsed() < 10 * SECOND, "{:?}", started.elapsed());
 }
 
 /// A plugin that never reads its input, sent a large stanza: the write is given up at the
@@ -153,7 +153,7 @@ fn writes_have_a_deadline() {
     let err = plugin_error(c.send("recipient-stanza", &["0", "x"], &big).unwrap_err());
     assert!(err.contains("did not read its input within 1 s; stopped it"), "{err}");
     assert!(c.stop());
-    assert!(started.elapsed() < 3 * SECOND, "{:?}", started.elapsed());
+    assert!(started.elapsed() < 10 * SECOND, "{:?}", started.elapsed());
 }
 
 /// A crash is explained by its stderr, made printable (no escape reaches a terminal).
@@ -206,7 +206,8 @@ fn draining(body: &str) -> String {
     format!("exec 3<&0; cat <&3 >/dev/null &\n{body}")
 }
 
-/// Callbacks that answer nothing and give a plugin 10 s, so a failing test fails soon.
+/// Callbacks that answer nothing and give a plugin 60 s: a cap is reached long before on an
+/// idle machine, and on a loaded one the flood still reaches it (a failing test waits a minute).
 struct Quick;
 
 impl crate::recipient::Callbacks for Quick {
@@ -215,7 +216,7 @@ impl crate::recipient::Callbacks for Quick {
     }
 
     fn plugin_timeout(&self) -> Duration {
-        10 * SECOND
+        60 * SECOND
     }
 }
 
@@ -231,17 +232,17 @@ fn stanza() -> [Stanza; 1] {
 
 #[test]
 fn unknown_commands_are_capped() {
-    let p = Script::new("t", &draining("while :; do printf -- '-> flood\\n\\n'; done"));
-    let started = Instant::now();
+    // `yes` floods without a process per message, so the cap (not the deadline) ends it even
+    // on a loaded machine: the error says which.
+    let p = Script::new("t", &draining("yes -- '-> flood\n'"));
     let e = v1::unwrap("t", &p.exe, "AGE-PLUGIN-T-1", &stanza(), &Quick).unwrap_err();
     let msg = limit_error(e);
     assert!(msg.contains("more than 4096 messages from age-plugin-t in one exchange"), "{msg}");
-    assert!(started.elapsed() < 30 * SECOND);
 }
 
 #[test]
 fn recipient_stanzas_are_capped_in_number_and_size() {
-    let endless = draining("while :; do printf -- '-> recipient-stanza 0 x\\nAAAA\\n'; done");
+    let endless = draining("yes -- '-> recipient-stanza 0 x\nAAAA'");
     let p = Script::new("t", &endless);
     let key = crate::file_key::FileKey::generate(16);
     let e = v1::wrap("t", &p.exe, "age1t1x", false, &key, &Quick).unwrap_err();
@@ -251,8 +252,8 @@ fn recipient_stanzas_are_capped_in_number_and_size() {
 
     // One stanza of 66 KiB (1408 full lines of 64 columns, then the end).
     let big = draining(
-        "i=0; printf -- '-> recipient-stanza 0 x\\n'\n\
-         while [ $i -lt 1408 ]; do printf '%064d\\n' 0 | tr 0 A; i=$((i+1)); done\n\
+        "printf -- '-> recipient-stanza 0 x\\n'\n\
+         yes AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA | head -n 1408\n\
          printf '\\n-> done\\n\\n'; sleep 30",
     );
     let p = Script::new("t", &big);
@@ -269,5 +270,5 @@ fn an_endless_line_is_capped() {
     let msg = limit_error(c.recv().unwrap_err());
     assert!(msg.contains("a message from age-plugin-t is longer than 1 MiB"), "{msg}");
     assert!(c.stop());
-    assert!(started.elapsed() < 10 * SECOND);
+    assert!(started.elapsed() < 30 * SECOND);
 }
