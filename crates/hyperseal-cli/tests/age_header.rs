@@ -228,6 +228,22 @@ fn a_hyperseal_file_round_trips_through_a_detached_header() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("17 bytes") && !err.contains("0123"), "{err}");
 
+    // A closed standard output (which the program sees as /dev/null) or /dev/null itself: the
+    // key would go nowhere, so the command fails instead of reporting success.
+    for redirect in [">&-", ">/dev/null"] {
+        let cmd = format!("\"$0\" header decrypt -i \"$1\" \"$2\" --file-key-fd 1 {redirect}");
+        let out = Command::new("sh")
+            .args(["-c", &cmd, HS, &key, header.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("written nowhere") && err.contains("hint:"),
+            "{redirect}: {err}"
+        );
+    }
+
     // A descriptor that is not open, and identities beside a file key.
     let out = hs(&["header", "decrypt", "-i", &key, header.to_str().unwrap(), "--file-key-fd", "9"], None);
     assert!(String::from_utf8_lossy(&out.stderr).contains("descriptor 9"));

@@ -89,6 +89,15 @@ fn extract(a: ExtractArgs) -> Result<()> {
 fn decrypt(a: DecryptArgs) -> Result<()> {
     // The descriptor first: a terminal is refused before anyone is asked for a passphrase.
     let mut sink = descriptor(a.file_key_fd)?;
+    if crate::sys::fd::is_null_device(&sink) {
+        return Err(hint(
+            format!(
+                "descriptor {} is closed or /dev/null: the file key would be written nowhere",
+                a.file_key_fd
+            ),
+            "open it in the shell for the command, e.g. `--file-key-fd 3 3>key.bin`",
+        ));
+    }
     let mut identities: Vec<Box<dyn Identity>> =
         super::identity::load_identities(&a.identities, a.identity_passphrase_file.as_deref())?;
     identities.extend(super::identity::plugin_identities(&a.plugins)?);

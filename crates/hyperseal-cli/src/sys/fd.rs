@@ -20,6 +20,21 @@ pub fn named_descriptor(fd: i32) -> io::Result<File> {
     Ok(File::from(borrowed.try_clone_to_owned()?))
 }
 
+/// Whether `file` is the null device. A descriptor the caller closed is one: the Rust runtime
+/// opens /dev/null on a closed standard descriptor (0, 1, 2) at start-up, so `--file-key-fd 1`
+/// with stdout closed would write the key nowhere and succeed.
+#[cfg(unix)]
+pub fn is_null_device(file: &File) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let (Ok(this), Ok(null)) = (file.metadata(), std::fs::metadata("/dev/null")) else { return false };
+    this.file_type().is_char_device() && this.rdev() == null.rdev()
+}
+
+#[cfg(not(unix))]
+pub fn is_null_device(_file: &File) -> bool {
+    false
+}
+
 /// Windows passes handles, not numbered descriptors, to a child.
 #[cfg(not(unix))]
 pub fn named_descriptor(_fd: i32) -> io::Result<File> {
