@@ -12,7 +12,10 @@
 //! * the main socket is never served to a forward: a connection on it whose peer is an `ssh`
 //!   process is a hand-made `ssh -R` of it, treated as from an unknown host (only `*` grants);
 //! * a forward socket goes when the `ssh` that used it ends (its pid, learned at the first
-//!   connection whose peer is `ssh`, is watched) or on `hyperseal agent forward --close NAME`.
+//!   connection whose peer is `ssh`, is watched) or on `hyperseal agent forward --close NAME`;
+//!   one never used (its login never decrypted) goes when a new one needs its place.
+//!
+//! What a forward may do, and in which order, is `origin.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use hyperseal::agent::conn::Listener;
 
-use super::server::{valid_host, Origin};
+use super::origin::{is_ssh, valid_host};
 use hyperseal::agent::os as sys;
 
 /// The most forward sockets open at once (each holds a thread waiting for connections).
@@ -38,6 +41,8 @@ pub struct Forward {
     closed: AtomicBool,
     /// The `ssh` process that connects through it, once it has.
     ssh: Mutex<Option<u32>>,
+    /// Whether any connection came through it.
+    used: AtomicBool,
 }
 
 impl Forward {
@@ -49,9 +54,10 @@ impl Forward {
     /// ends the forward. Another peer (a relay, or a local process using the socket directly)
     /// is not watched: its end says nothing about the forward.
     pub fn seen(&self, pid: Option<u32>) {
+        self.used.store(true, Ordering::SeqCst);
         let mut ssh = self.ssh.lock().unwrap_or_else(|p| p.into_inner());
         if ssh.is_none() {
-            *ssh = pid.filter(|&p| sys::program_name(p).is_some_and(|n| n == "ssh"));
+            *ssh = pid.filter(|&p| is_ssh(p) == Some(true));
         }
     }
 
@@ -83,10 +89,20 @@ impl Forwards {
         if !valid_host(host) {
             return Err(format!("{host:?} is not a host name (1 to 64 of A-Z a-z 0-9 . _ -)"));
         }
-        if self.list().len() >= MAX_FORWARDS {
-            return Err(format!(
-                "{MAX_FORWARDS} forwards are open already: close some (hyperseal agent forward --close NAME)"
-            ));
+        // A forward learns its ssh only when the remote side first uses it: one never used
+        // may belong to a login that ended without decrypting. The oldest such one makes room.
+        {
+            let mut list = self.list();
+            if list.len() >= MAX_FORWARDS {
+                if let Some(at) = list.iter().position(|f| !f.used.load(Ordering::SeqCst)) {
+                    list.remove(at).shut();
+                }
+            }
+            if list.len() >= MAX_FORWARDS {
+                return Err(format!(
+                    "{MAX_FORWARDS} forwards are open and in use: close some (hyperseal agent forward --close NAME)"
+                ));
+            }
         }
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let path = dir.join(format!("forward-{host}-{:x}.sock", now.as_nanos()));
@@ -99,6 +115,7 @@ impl Forwards {
             path,
             closed: AtomicBool::new(false),
             ssh: Mutex::new(None),
+            used: AtomicBool::new(false),
         });
         self.list().push(forward.clone());
         Ok((forward, listener))
@@ -138,18 +155,17 @@ impl Forwards {
     }
 }
 
-/// The origin of a connection on the main socket: a forward from an unknown host when its peer
-/// is an `ssh` process (someone ran `ssh -R` of the main socket by hand).
-pub fn origin_of_main(peer_pid: Option<u32>) -> Origin {
-    match peer_pid.and_then(sys::program_name) {
-        Some(name) if name == "ssh" => Origin::Forward(super::keys::UNKNOWN_HOST.to_string()),
-        _ => Origin::Local,
-    }
-}
-
 /// Asks the user on this host, through the askpass program, whether `host` may open `files`
-/// files with `key`. `Err`: why not (declined, no askpass, no answer in time).
-pub fn confirm(askpass: Option<&Path>, host: &str, key: &str, files: usize) -> Result<(), String> {
+/// files with the key `described` (its fingerprint and file, shown on this host only). `Err`:
+/// why not (declined, no askpass, no answer in time), for the forward: naming the key by
+/// fingerprint, never by a path of this host.
+pub fn confirm(
+    askpass: Option<&Path>,
+    host: &str,
+    described: &str,
+    key: &str,
+    files: usize,
+) -> Result<(), String> {
     let Some(program) = askpass else {
         return Err(format!(
             "refused: a forwarded use of {key} is confirmed on the agent's host, and it has no askpass program \
@@ -157,10 +173,12 @@ pub fn confirm(askpass: Option<&Path>, host: &str, key: &str, files: usize) -> R
         ));
     };
     let from = match host {
-        super::keys::UNKNOWN_HOST => "a host reached through `ssh -R` of the agent's main socket".to_string(),
+        super::origin::UNKNOWN_HOST => {
+            "a host reached through `ssh -R` of the agent's main socket".to_string()
+        }
         host => host.to_string(),
     };
-    let message = format!("hyperseal agent: allow {from} to open {files} file(s) with {key}?");
+    let message = format!("hyperseal agent: allow {from} to open {files} file(s) with {described}?");
     let mut child = Command::new(program)
         .arg(&message)
         .env("SSH_ASKPASS_PROMPT", "confirm")
@@ -168,7 +186,7 @@ pub fn confirm(askpass: Option<&Path>, host: &str, key: &str, files: usize) -> R
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("refused: the askpass program {} cannot be run: {e}", program.display()))?;
+        .map_err(|e| format!("refused: the agent's host cannot run its askpass program ({})", e.kind()))?;
     let until = Instant::now() + CONFIRM_TIME;
     loop {
         match child.try_wait() {
@@ -184,21 +202,6 @@ pub fn confirm(askpass: Option<&Path>, host: &str, key: &str, files: usize) -> R
                     "refused: no one confirmed the use of {key} on the agent's host in time"
                 ));
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::valid_host;
-
-    #[test]
-    fn host_names_are_plain() {
-        for ok in ["build1", "ci.example.org", "a_b-c"] {
-            assert!(valid_host(ok), "{ok}");
-        }
-        for bad in ["", ".hidden", "a/b", "*", "?", "x y", "../x", &"h".repeat(65)] {
-            assert!(!valid_host(bad), "{bad}");
         }
     }
 }

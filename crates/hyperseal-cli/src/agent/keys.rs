@@ -11,6 +11,7 @@ use hyperseal::recipient::{self, Callbacks, Identity};
 use hyperseal::{identity_file, Error, FileKey, Profile};
 use zeroize::Zeroizing;
 
+use super::origin::UNKNOWN_HOST;
 use super::pin::{self, PinCache, PluginCallbacks, Relay};
 
 /// One added identity file.
@@ -33,10 +34,6 @@ pub struct Key {
     forward: Vec<String>,
     confirm: bool,
 }
-
-/// The name a forward from the main socket gets when its peer is an `ssh` process: a
-/// hand-made `ssh -R` of the main socket, from a host no one named. Only `*` grants reach it.
-pub const UNKNOWN_HOST: &str = "?";
 
 /// The passphrase given at `add`, for the identity file it came with; records whether the
 /// library asked for one.
@@ -206,6 +203,13 @@ impl Key {
         self.expires.is_some_and(|t| t <= now)
     }
 
+    /// Zeroizes the PINs of its cache whose lifetime is over at `now`.
+    pub fn prune_pins(&self, now: Instant) {
+        if let Some(callbacks) = &self.plugin {
+            callbacks.cache.prune(now);
+        }
+    }
+
     /// This key's answer for one file's stanzas: the first definite answer of its identities.
     /// A plugin key asks through `relay` (the client that sent the request), if any.
     pub fn unwrap(
@@ -372,9 +376,11 @@ impl Store {
         Ok(before - self.keys.len())
     }
 
-    /// Forgets expired keys (also while locked: they are not restored by an unlock).
+    /// Forgets expired keys (also while locked: they are not restored by an unlock), and the
+    /// PINs past their lifetime, which would otherwise stay in memory until their key's next use.
     pub fn expire(&mut self, now: Instant) {
         self.keys.retain(|k| !k.expired(now));
+        self.keys.iter().for_each(|k| k.prune_pins(now));
         if let Some(s) = &mut self.sealed {
             s.entries.retain(|(_, t, _)| t.is_none_or(|t| t > now));
         }

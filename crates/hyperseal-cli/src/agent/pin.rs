@@ -31,6 +31,12 @@ use zeroize::Zeroizing;
 pub trait Relay {
     /// Asks the client's user; `None`: no answer (declined, no terminal, the client is gone).
     fn ask(&self, prompt: Prompt) -> Option<Zeroizing<String>>;
+
+    /// Whether what its user types may be cached: not from a forward, since the cache answers
+    /// every local client with no question.
+    fn caches(&self) -> bool {
+        true
+    }
 }
 
 /// The secrets a plugin key's plugin accepted, each for the PIN lifetime.
@@ -56,10 +62,14 @@ impl PinCache {
     }
 
     fn get(&self, prompt: &str) -> Option<Zeroizing<String>> {
-        let now = Instant::now();
-        let mut entries = self.entries();
-        entries.retain(|c| c.until.is_none_or(|t| t > now));
-        entries.iter().find(|c| c.prompt == prompt).map(|c| c.secret.clone())
+        self.prune(Instant::now());
+        self.entries().iter().find(|c| c.prompt == prompt).map(|c| c.secret.clone())
+    }
+
+    /// Drops (and so zeroizes) the secrets whose lifetime is over at `now`: called by the
+    /// agent's housekeeping, so a PIN does not outlive its lifetime in memory.
+    pub fn prune(&self, now: Instant) {
+        self.entries().retain(|c| c.until.is_none_or(|t| t > now));
     }
 
     fn put(&self, prompt: String, secret: Zeroizing<String>) {
@@ -181,11 +191,13 @@ pub fn with_run<T>(
     f: impl FnOnce() -> T,
     verdict: impl FnOnce(&T) -> Verdict,
 ) -> T {
+    let caches = relay.as_ref().is_none_or(|r| r.caches());
     RUN.with(|r| *r.borrow_mut() = Some(Run { relay, given: Vec::new(), typed: Vec::new() }));
     let result = f();
     let run = RUN.with(|r| r.borrow_mut().take()).expect("set above");
     match verdict(&result) {
-        Verdict::Accepted => run.typed.into_iter().for_each(|(p, s)| callbacks.cache.put(p, s)),
+        Verdict::Accepted if caches => run.typed.into_iter().for_each(|(p, s)| callbacks.cache.put(p, s)),
+        Verdict::Accepted => {}
         Verdict::Failed => run.given.iter().for_each(|p| callbacks.cache.forget(p)),
         Verdict::Neither => {}
     }
@@ -217,6 +229,8 @@ pub struct ConnRelay {
     pub asking: bool,
     /// The client failed to answer once: it is asked nothing more.
     pub gone: AtomicBool,
+    /// The request came from a forward: what its user types is not cached.
+    pub forwarded: bool,
 }
 
 impl ConnRelay {
@@ -229,10 +243,16 @@ impl ConnRelay {
         *self.deadline.lock().unwrap_or_else(|p| p.into_inner()) =
             Instant::now() + super::server::CONNECTION_DEADLINE;
     }
-}
 
-impl Relay for ConnRelay {
-    fn ask(&self, prompt: Prompt) -> Option<Zeroizing<String>> {
+    /// Shows the client's user a message of the agent's own. Its acknowledgement is due within
+    /// the connection's deadline, not a user's time: a message needs no one to answer it, and
+    /// a client that leaves it unanswered must not hold its connection for minutes.
+    pub fn tell(&self, message: String) {
+        self.exchange(Prompt::Message(message), super::server::CONNECTION_DEADLINE);
+    }
+
+    /// Sends `prompt` and reads the client's reply, due within `wait`.
+    fn exchange(&self, prompt: Prompt, wait: Duration) -> Option<Zeroizing<String>> {
         if !self.asking || self.gone.load(Ordering::SeqCst) {
             return None;
         }
@@ -241,7 +261,7 @@ impl Relay for ConnRelay {
             &Answer::Ask(prompt).encode(),
         )
         .and_then(|()| {
-            let mut r = self.conn.until(Instant::now() + USER_TIME);
+            let mut r = self.conn.until(Instant::now() + wait);
             match proto::read_length(&mut r)? {
                 len if len <= REPLY_BYTES => proto::read_body(&mut r, len),
                 _ => Err(limits::too_long("a reply to the agent's question", REPLY_BYTES)),
@@ -258,5 +278,15 @@ impl Relay for ConnRelay {
                 None
             }
         }
+    }
+}
+
+impl Relay for ConnRelay {
+    fn ask(&self, prompt: Prompt) -> Option<Zeroizing<String>> {
+        self.exchange(prompt, USER_TIME)
+    }
+
+    fn caches(&self) -> bool {
+        !self.forwarded
     }
 }

@@ -29,6 +29,8 @@ use zeroize::Zeroizing;
 #[cfg(unix)]
 use super::forward::{self, Forwards};
 use super::keys::{AddError, Key, Store};
+use super::origin::valid_host;
+pub use super::origin::Origin;
 use super::pin::{ConnRelay, Relay};
 use crate::sys::wipe::scrub_stack;
 
@@ -60,22 +62,22 @@ pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
 /// window's answer is a few hundred KiB).
 const ANSWER_TIME: Duration = Duration::from_secs(1);
 
-/// One file's answer to a forward, with the key (its index among those tried) that gave it.
-type FileAnswer = Option<(Option<usize>, Result<hyperseal::FileKey, String>)>;
-
 /// What a file is answered when its request's time ran out before it was tried.
 const NOT_TRIED: &str =
     "not tried: the request's work passed the agent's budget (9 s a request); ask for fewer files at once";
 
-/// Where a connection came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(windows, allow(dead_code))]
-pub enum Origin {
-    /// A process of this host on the main socket.
-    Local,
-    /// A forward socket for this remote host, or the main socket with `ssh` as its peer
-    /// ([`super::keys::UNKNOWN_HOST`]).
-    Forward(String),
+/// Connections from forwards served at once, of the [`limits::AGENT_CONNECTIONS`]: a forward
+/// waits on this host's askpass and on its remote user, and the remote side must never hold
+/// every slot and keep local clients (and `hyperseal agent list`) out.
+const FORWARD_CONNECTIONS: usize = 8;
+
+/// Gives back a forward's slot when its connection is done.
+struct ForwardSlot<'a>(&'a AtomicUsize);
+
+impl Drop for ForwardSlot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The agent's shared state.
@@ -85,6 +87,8 @@ struct Agent {
     last: Mutex<Instant>,
     /// Connections being served.
     active: AtomicUsize,
+    /// Of them, connections from forwards (at most [`FORWARD_CONNECTIONS`]).
+    forwarded: AtomicUsize,
     /// Signalled when a connection's thread ends (with `ended_lock`): the accepting thread
     /// waits on it while every slot is taken, instead of polling.
     ended: Condvar,
@@ -114,6 +118,7 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         store: Mutex::new(Store::default()),
         last: Mutex::new(Instant::now()),
         active: AtomicUsize::new(0),
+        forwarded: AtomicUsize::new(0),
         ended: Condvar::new(),
         ended_lock: Mutex::new(()),
         reading: Mutex::new(Default::default()),
@@ -155,7 +160,7 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         // The main socket is never served to a forward: `ssh -R` of it by hand is a forward
         // from a host no one named.
         #[cfg(unix)]
-        let origin = forward::origin_of_main(conn.peer_pid());
+        let origin = super::origin::origin_of_main(conn.peer_pid());
         #[cfg(windows)]
         let origin = Origin::Local;
         // A small question already in full is answered here, without a thread's start-up.
@@ -199,6 +204,23 @@ impl Agent {
     /// longest-waiting reader is closed and this waits for its thread to end (or for an
     /// answer to go out, where every slot is answering), asleep until a thread ends.
     fn start_connection(self: &Arc<Self>, conn: Conn, prefix: Zeroizing<Vec<u8>>, origin: Origin) {
+        // A forward past its budget is told so at once (it sent its request or will: the
+        // answer waits in the socket), and never waits here for a slot.
+        let forward_slot = match origin {
+            Origin::Local => None,
+            Origin::Forward(_) => {
+                let taken = self.forwarded.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                    (n < FORWARD_CONNECTIONS).then_some(n + 1)
+                });
+                if taken.is_err() {
+                    let why = format!(
+                        "the agent serves {FORWARD_CONNECTIONS} forwarded requests at once, and that many are waiting: try again"
+                    );
+                    return reply(&conn, Answer::Refused(why), Instant::now() + Duration::from_millis(100));
+                }
+                Some(())
+            }
+        };
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         while self.active.load(Ordering::SeqCst) >= limits::AGENT_CONNECTIONS {
             let before = self.active.load(Ordering::SeqCst);
@@ -213,7 +235,9 @@ impl Agent {
         self.active.fetch_add(1, Ordering::SeqCst);
         let a = self.clone();
         spawn(move || {
+            let _slot = forward_slot.map(|()| ForwardSlot(&a.forwarded));
             a.connection(id, conn, prefix, origin);
+            drop(_slot);
             // The C library keeps this stack for the next thread: no key's copy stays on it.
             scrub_stack();
             a.active.fetch_sub(1, Ordering::SeqCst);
@@ -254,6 +278,7 @@ impl Agent {
                     deadline: Mutex::new(deadline),
                     asking: matches!(request, Request::UnwrapAsking(_)),
                     gone: AtomicBool::new(false),
+                    forwarded: origin != Origin::Local,
                 });
                 (self.answer(request, deadline, Some(relay.clone()), &origin), Some(relay))
             }
@@ -298,12 +323,9 @@ impl Agent {
                 };
                 let now = Instant::now();
                 let keys: Vec<_> = keys.into_iter().filter(|k| !k.expired(now)).collect();
-                let host = match origin {
-                    Origin::Forward(host) => Some(host.as_str()),
-                    Origin::Local => None,
-                };
-                let (keys, others): (Vec<_>, Vec<_>) =
-                    keys.into_iter().partition(|k| host.is_none_or(|h| k.granted_to(h)));
+                if let Origin::Forward(host) = origin {
+                    return self.unwrap_forwarded(host, &files, keys, relay.as_ref(), work_until);
+                }
                 // A plugin key takes a window in one run of its plugin, as a direct run does.
                 let mut windows: Vec<_> = keys
                     .iter()
@@ -315,30 +337,21 @@ impl Agent {
                     for (i, k) in keys.iter().enumerate() {
                         if let Some(window) = &mut windows[i] {
                             match window[n].take() {
-                                Some(r) => return Some((Some(i), r.map_err(|e| e.to_string()))),
+                                Some(r) => return Some(r.map_err(|e| e.to_string())),
                                 None => continue,
                             }
                         }
                         if Instant::now() >= work_until() {
-                            return Some((None, Err(NOT_TRIED.to_string())));
+                            return Some(Err(NOT_TRIED.to_string()));
                         }
                         let relay = relay.clone().map(|r| r as Arc<dyn Relay>);
                         if let Some(r) = k.unwrap(f, relay) {
-                            return Some((Some(i), r.map_err(|e| e.to_string())));
+                            return Some(r.map_err(|e| e.to_string()));
                         }
                     }
-                    // A key not granted to this host acts as absent, but the user is told
-                    // which command on this host would grant it (no plugin is run for that).
-                    let host = host?;
-                    let k =
-                        others.iter().find(|k| !k.is_plugin() && matches!(k.unwrap(f, None), Some(Ok(_))))?;
-                    Some((None, Err(not_granted(host, k))))
+                    None
                 };
-                let mut answers: Vec<_> = files.iter().enumerate().map(|(n, f)| try_file(n, f)).collect();
-                if let (Some(host), Some(relay)) = (host, &relay) {
-                    self.confirm_forwarded(host, &keys, &mut answers, relay);
-                }
-                Answer::Unwrapped(answers.into_iter().map(|a| a.map(|(_, r)| r)).collect())
+                Answer::Unwrapped(files.iter().enumerate().map(|(n, f)| try_file(n, f)).collect())
             }
             Request::Add { name, bytes, passphrase, lifetime, pin_ttl, forward, confirm } => {
                 if let Some(bad) = forward.iter().find(|h| *h != "*" && !valid_host(h)) {
@@ -352,9 +365,14 @@ impl Agent {
                     Err(AddError::Refused(why)) => Answer::Refused(why),
                 }
             }
+            // A forward sees the keys granted to it, named by fingerprint: their files' paths
+            // on this host are not the remote side's to know.
             Request::List => match (store().list(), origin) {
                 (Answer::Entries(e), Origin::Forward(host)) => Answer::Entries(
-                    e.into_iter().filter(|e| e.forward.iter().any(|h| h == "*" || h == host)).collect(),
+                    e.into_iter()
+                        .filter(|e| e.forward.iter().any(|h| h == "*" || h == host))
+                        .map(|e| proto::Entry { name: ON_THIS_HOST.into(), ..e })
+                        .collect(),
                 ),
                 (answer, _) => answer,
             },
@@ -367,39 +385,33 @@ impl Agent {
         }
     }
 
-    /// Each granted key that opened files for a forward is confirmed once for the request, on
-    /// this host, unless its grant says `--no-confirm`; a refusal turns its files' keys into
-    /// that refusal. The client is told it waits (it may ask its user to), and the deadline
-    /// starts again after.
+    /// A forward's UNWRAP (`origin.rs` says in what order, and what is confirmed first).
     #[cfg(unix)]
-    fn confirm_forwarded(
+    fn unwrap_forwarded(
         &self,
         host: &str,
-        keys: &[Arc<Key>],
-        answers: &mut [FileAnswer],
-        relay: &ConnRelay,
-    ) {
-        for (i, k) in keys.iter().enumerate() {
-            let opened = answers.iter().filter(|a| matches!(a, Some((Some(j), Ok(_))) if *j == i)).count();
-            if opened == 0 || !k.confirms() {
-                continue;
-            }
-            relay.ask(proto::Prompt::Message(format!(
-                "hyperseal agent: waiting for the use of {} to be confirmed on the agent's host",
-                k.describe()
-            )));
-            let verdict = forward::confirm(self.askpass.as_deref(), host, &k.describe(), opened);
-            relay.restart();
-            if let Err(why) = verdict {
-                for a in answers.iter_mut().filter(|a| matches!(a, Some((Some(j), Ok(_))) if *j == i)) {
-                    *a = Some((Some(i), Err(why.clone())));
-                }
-            }
-        }
+        files: &[Vec<hyperseal::format::Stanza>],
+        keys: Vec<Arc<Key>>,
+        relay: Option<&Arc<ConnRelay>>,
+        work_until: impl Fn() -> Instant,
+    ) -> Answer {
+        let askpass = self.askpass.as_deref();
+        Answer::Unwrapped(super::origin::unwrap_forwarded(
+            askpass, host, files, keys, relay, work_until, NOT_TRIED,
+        ))
     }
 
     #[cfg(windows)]
-    fn confirm_forwarded(&self, _: &str, _: &[Arc<Key>], _: &mut [FileAnswer], _: &ConnRelay) {}
+    fn unwrap_forwarded(
+        &self,
+        _: &str,
+        _: &[Vec<hyperseal::format::Stanza>],
+        _: Vec<Arc<Key>>,
+        _: Option<&Arc<ConnRelay>>,
+        _: impl Fn() -> Instant,
+    ) -> Answer {
+        Answer::Refused("forwards are over ssh -R of a Unix socket: not on Windows".into())
+    }
 
     /// Opens a socket for the remote host `host` (its path is the answer) or closes its
     /// sockets.
@@ -489,28 +501,8 @@ impl Agent {
     }
 }
 
-/// Why a file a key of the agent's opens is refused to a forward from `host`, and the command
-/// on this host that would grant it.
-fn not_granted(host: &str, k: &Key) -> String {
-    let grant = match host {
-        super::keys::UNKNOWN_HOST => "'*'".to_string(),
-        host => host.to_string(),
-    };
-    // The key by fingerprint only: its file's path on this host is not the remote side's to know.
-    format!(
-        "the agent holds a key for this file, {}, but it is not granted to this forward; on the agent's host: \
-         hyperseal agent add --forward {grant} FILE (that key's file: `hyperseal agent list`)",
-        k.fingerprint()
-    )
-}
-
-/// A remote host's name as grants and forward sockets' names carry it: 1 to 64 of
-/// `A-Z a-z 0-9 . _ -`, not starting with a dot.
-pub fn valid_host(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && !name.starts_with('.')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-}
+/// What a forward's `list` shows in place of a key's file.
+const ON_THIS_HOST: &str = "(a file on the agent's host)";
 
 fn lock_with(
     p: Zeroizing<String>,

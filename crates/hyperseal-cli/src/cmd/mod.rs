@@ -69,9 +69,35 @@ pub fn library_hint(e: &Error) -> Option<&'static str> {
             "plugins are programs named age-plugin-NAME, looked up in PATH's absolute directories (never the current one)"
         }
         Error::Agent(m) if m.contains("locked") => "unlock it with `hyperseal agent unlock`",
-        Error::Agent(_) => {
+        // The agent answered, and refused: each refusal says what would change it.
+        Error::Agent(m) if m.starts_with("refused on the agent's host") => {
+            "the agent's user declined this use on the agent's host; ask them to allow it when it is asked again"
+        }
+        Error::Agent(m) if m.contains("no askpass program") => {
+            "on the agent's host, start the agent with HYPERSEAL_ASKPASS (or SSH_ASKPASS) set, or grant the key with --no-confirm"
+        }
+        Error::Agent(m) if m.contains("no one confirmed") => {
+            "no one answered the confirmation on the agent's host in time: try again while its user is there"
+        }
+        Error::Agent(m) if m.contains("askpass program") => {
+            "the agent's askpass program cannot run on its host: fix HYPERSEAL_ASKPASS there and restart the agent"
+        }
+        Error::Agent(m) if m.contains("may only open files") => {
+            "manage the agent on its own host: a forward only lists and opens files"
+        }
+        Error::Agent(m) if m.starts_with("not tried") => "ask for fewer files at once",
+        Error::Agent(m) if m.contains("forwarded requests at once") => {
+            "other forwarded requests are waiting for their confirmation: try again once they are answered"
+        }
+        Error::Agent(m)
+            if m.starts_with("cannot connect to the agent")
+                || m.starts_with("the agent at ")
+                || m.starts_with("malformed message")
+                || m.contains("connection closed") =>
+        {
             "the agent named by HYPERSEAL_AGENT_SOCK is gone or stuck: `hyperseal agent list` checks it; start one, or unset the variable to use -i only"
         }
+        Error::Agent(_) => "the agent answered and refused, for the reason above",
         _ => return None,
     })
 }

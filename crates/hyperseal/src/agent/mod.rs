@@ -27,7 +27,8 @@ pub mod proto;
 pub mod os {
     #[cfg(unix)]
     pub use crate::sys::agent::{
-        alive, block_end_signals, lock_memory, new_session, no_dumps, program_name, uid, wait_end_signal,
+        alive, block_end_signals, command_name, lock_memory, new_session, no_dumps, program_name, uid,
+        wait_end_signal, NAMES_PEERS,
     };
     #[cfg(windows)]
     pub use crate::sys::pipe::keep_std_handles;

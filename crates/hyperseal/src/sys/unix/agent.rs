@@ -117,12 +117,15 @@ pub fn alive(pid: u32) -> bool {
 }
 
 /// The file name of the program `pid` runs (Linux: `/proc/PID/exe`), to tell `ssh` at the
-/// other end of a connection; `None` where the system does not say.
+/// other end of a connection; `None` where the system does not say. A program whose file was
+/// replaced or removed while it runs (an upgrade of openssh during a long session) is named
+/// by the kernel `NAME (deleted)`: it is still `NAME`.
 pub fn program_name(pid: u32) -> Option<String> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
-        exe.file_name().map(|n| n.to_string_lossy().into_owned())
+        let name = exe.file_name()?.to_string_lossy().into_owned();
+        Some(name.strip_suffix(" (deleted)").map(str::to_string).unwrap_or(name))
     }
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     {
@@ -130,6 +133,26 @@ pub fn program_name(pid: u32) -> Option<String> {
         None
     }
 }
+
+/// The name the kernel keeps for the process `pid` (Linux: `/proc/PID/comm`, the first 15
+/// bytes of its program's file name at `exec`), a second witness beside [`program_name`];
+/// `None` where the system does not say.
+pub fn command_name(pid: u32) -> Option<String> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        Some(comm.trim_end_matches('\n').to_string())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+/// Whether this system names the process at the other end of a connection
+/// ([`program_name`], [`command_name`]): where it does, a peer it cannot name is a stranger.
+pub const NAMES_PEERS: bool = cfg!(any(target_os = "linux", target_os = "android"));
 
 /// The user id of the process at the other end of `conn`, as the kernel saw it connect.
 #[cfg(any(target_os = "linux", target_os = "android"))]
