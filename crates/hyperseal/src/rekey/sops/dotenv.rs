@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::values::Values;
-use super::{refuse, source_name, Entry, Group, Item, Layout, Meta, MAX_ENTRIES, MAX_GROUPS, OTHER_SOURCES};
+use super::{
+    refuse, shown, source_name, Entry, Group, Item, Layout, Meta, MAX_ENTRIES, MAX_GROUPS, OTHER_SOURCES,
+};
 use crate::error::Error;
 
 /// One metadata line: its key with the format's prefix taken off, its value as written, and
@@ -48,6 +50,21 @@ fn split_list<'k>(key: &'k str, list: &str) -> Option<(usize, &'k str)> {
         return None;
     }
     Some((n.parse().ok()?, rest))
+}
+
+/// Refuses a metadata key written twice: sops refuses it ("Duplicate value" as it unflattens
+/// the metadata), where this reader would take one of them.
+pub(crate) fn unique_keys<'a>(keys: impl Iterator<Item = &'a str>, what: &str) -> Result<(), Error> {
+    let mut seen = std::collections::HashSet::new();
+    for k in keys {
+        if !seen.insert(k) {
+            return Err(refuse(format!(
+                "malformed sops metadata: the {what} key {:?} appears twice",
+                shown(k)
+            )));
+        }
+    }
+    Ok(())
 }
 
 impl Flat {
@@ -187,6 +204,7 @@ impl Dotenv {
                 lines.push(Line { key, value, span });
             }
         }
+        unique_keys(lines.iter().map(|l| l.key), "dotenv `sops_`")?;
         Ok(Dotenv { flat: Flat::read(text, &lines)? })
     }
 }
@@ -261,5 +279,6 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
             None => vals.push((vec![key.to_owned()], value, range_of(text, value))),
         }
     }
+    unique_keys(meta.iter().map(|m| m.0), "dotenv `sops_`")?;
     flat_values(text, vals.into_iter(), meta.into_iter(), &['#'])
 }

@@ -4,9 +4,9 @@
 
 use std::ops::Range;
 
-use super::dotenv::{flat_values, range_of, Flat, Line};
+use super::dotenv::{flat_values, range_of, unique_keys, Flat, Line};
 use super::values::Values;
-use super::{refuse, Item, Layout, Meta};
+use super::{refuse, shown, Item, Layout, Meta};
 use crate::error::Error;
 
 pub(crate) struct Ini {
@@ -48,6 +48,8 @@ impl Ini {
             1 => {}
             _ => return Err(refuse("malformed sops metadata: two [sops] sections")),
         }
+        // go-ini keeps the last of a section's keys written twice.
+        unique_keys(lines.iter().map(|l| l.key), "INI [sops]")?;
         Ok(Ini { flat: Flat::read(text, &lines)?, width })
     }
 }
@@ -68,6 +70,7 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
     let mut vals = Vec::new();
     let mut meta = Vec::new();
     let mut section = "DEFAULT".to_owned();
+    let mut keys = std::collections::HashSet::new();
     let mut at = 0;
     for raw in text.split_inclusive('\n') {
         let line = at..at + raw.len();
@@ -82,6 +85,15 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
         }
         let eq = l.find('=').ok_or_else(|| refuse("not a sops file: an INI line without `=`"))?;
         let (key, value) = (l[..eq].trim(), l[eq + 1..].trim());
+        // go-ini keeps the last value of a key written twice in a section (sections of one
+        // name are one), which sops alone then sees: the rotation would seal both.
+        if !keys.insert((section.clone(), key)) {
+            return Err(refuse(format!(
+                "malformed sops file: the INI key {:?} appears twice in section [{}]",
+                shown(key),
+                shown(&section)
+            )));
+        }
         if section == "sops" {
             meta.push((key, value, range_of(text, value), line));
         } else {

@@ -6,7 +6,7 @@
 use std::ops::Range;
 
 use super::values::Values;
-use super::{meta_of, refuse, Item, Layout, Meta, Node};
+use super::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
 use crate::error::Error;
 
 /// Nesting deeper than this is refused (the reader recurses once per level).
@@ -62,9 +62,16 @@ impl<'a> Reader<'a> {
                 if self.peek() == Some(b'}') {
                     self.at += 1;
                 } else {
+                    // Go's encoding/json keeps the last of two equal names, where `Node::get`
+                    // finds the first: every object built (the metadata, or the whole file for
+                    // `--rotate`) is refused with one.
+                    let mut names = Names::default();
                     loop {
                         self.ws();
                         let key = self.string()?;
+                        if keep {
+                            names.add(&key)?;
+                        }
                         self.eat(b':')?;
                         let child = self.value(depth + 1, keep)?;
                         if let Some(v) = child {
@@ -225,6 +232,24 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The member names of one object, to refuse a second of the same name (sops and hyperseal
+/// would read different members).
+#[derive(Default)]
+struct Names(std::collections::HashSet<String>);
+
+impl Names {
+    fn add(&mut self, name: &str) -> Result<(), Error> {
+        match self.0.insert(name.to_owned()) {
+            true => Ok(()),
+            false => Err(duplicate(name)),
+        }
+    }
+}
+
+fn duplicate(name: &str) -> Error {
+    refuse(format!("malformed sops file: the JSON member name {:?} appears twice in one object", shown(name)))
+}
+
 /// A JSON string as Go's encoding/json writes it (it also escapes `<`, `>` and `&`).
 pub(crate) fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -253,17 +278,16 @@ impl<'a> Json<'a> {
         }
         r.at += 1;
         let mut sops = None;
+        let mut names = Names::default();
         if r.peek() != Some(b'}') {
             loop {
                 r.ws();
                 let key = r.string()?;
+                names.add(&key)?;
                 r.eat(b':')?;
                 let is_sops = key == "sops";
                 let v = r.value(1, is_sops)?;
                 if is_sops {
-                    if sops.is_some() {
-                        return Err(refuse("malformed sops metadata: two `sops` keys"));
-                    }
                     sops = v;
                 }
                 match r.peek() {
@@ -278,7 +302,36 @@ impl<'a> Json<'a> {
             return Err(bad("bytes after the object"));
         }
         let sops = sops.ok_or_else(|| refuse("not a sops file: no `sops` metadata"))?;
+        if !matches!(sops, Node::Map(..)) {
+            return Err(refuse(NOT_METADATA));
+        }
         Ok(Json { text, meta: meta_of(&sops)? })
+    }
+
+    /// Whether the file is a JSON object whose `sops` member is an object (sops metadata,
+    /// damaged or not); `None` where it is not JSON at all.
+    pub(crate) fn has_metadata(text: &str) -> Option<bool> {
+        let mut r = Reader { s: text.as_bytes(), at: 0 };
+        if r.peek() != Some(b'{') {
+            return Some(false);
+        }
+        r.at += 1;
+        let mut found = false;
+        if r.peek() != Some(b'}') {
+            loop {
+                r.ws();
+                let key = r.string().ok()?;
+                r.eat(b':').ok()?;
+                found |= key == "sops" && r.peek() == Some(b'{');
+                r.value(1, false).ok()?;
+                match r.peek() {
+                    Some(b',') => r.at += 1,
+                    Some(b'}') => break,
+                    _ => return None,
+                }
+            }
+        }
+        Some(found)
     }
 
     /// The whitespace before `at` on its line, if only whitespace is there (`None`: `at` does
@@ -341,6 +394,8 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
         return Err(bad("bytes after the object"));
     }
     let Node::Map(entries, _) = &root else { return Err(bad("not an object")) };
+    // The reader refused a name twice in any object of the file: sops would keep both below
+    // the top level, but a file like that is no file sops writes, and one rule is simpler.
     let mut out = Values::default();
     out.branch(&[]);
     for (k, v) in entries {

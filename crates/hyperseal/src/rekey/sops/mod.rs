@@ -88,16 +88,29 @@ impl Format {
 }
 
 /// Whether `input` carries sops metadata at all (a folder walk skips files that do not, and
-/// fails those that do but cannot be read). Only a first sort: [`rekey`] parses for real.
+/// fails those that do but cannot be read). A YAML or JSON file whose `sops` member is not a
+/// mapping (`sops: a note`) has none: sops metadata is always one. A file that does not parse
+/// is sorted by its bytes (a `sops` key in it), so a damaged sops file is still one, and
+/// [`rekey`] says what is wrong with it.
 pub fn looks_like_sops(input: &[u8], format: Format) -> bool {
     let has = |needle: &[u8]| input.windows(needle.len()).any(|w| w == needle);
+    let text = std::str::from_utf8(input).ok().filter(|_| input.len() <= MAX_FILE);
     match format {
-        Format::Yaml => input.starts_with(b"sops:") || has(b"\nsops:"),
-        Format::Json => has(b"\"sops\""),
+        Format::Yaml => match text.and_then(yaml::has_metadata) {
+            Some(found) => found,
+            None => input.starts_with(b"sops:") || has(b"\nsops:"),
+        },
+        Format::Json => match text.and_then(json::Json::has_metadata) {
+            Some(found) => found,
+            None => has(b"\"sops\""),
+        },
         Format::Dotenv => input.starts_with(b"sops_") || has(b"\nsops_"),
         Format::Ini => has(b"[sops]"),
     }
 }
+
+/// Why a YAML or JSON file whose `sops` member is a plain value is not re-keyed.
+pub(crate) const NOT_METADATA: &str = "not a sops file: its `sops` member is not a mapping of sops metadata";
 
 /// The age recipients a file should have afterwards.
 pub enum Target {

@@ -184,7 +184,7 @@ fn refusals_say_why_and_change_nothing() {
     let t = to(vec![a.public.clone(), b.public.clone()]);
     assert!(err("a: 1\n", &t, &a.ids).contains("without `sops` metadata"));
     assert!(err(&good.replace("    mac:", "    nomac:"), &t, &a.ids).contains("no `mac`"));
-    assert!(err(&format!("{good}sops: 1\n"), &t, &a.ids).contains("two `sops` keys"));
+    assert!(err(&format!("{good}sops: 1\n"), &t, &a.ids).contains("key \"sops\" appears twice"));
     // No identity opens the group.
     assert!(err(&good, &t, &b.ids).contains("none of the identities given opens key group 1"));
     // The lock-out guard, and --force.
@@ -267,12 +267,119 @@ fn json_on_one_line_stays_on_one_line() {
 
 #[test]
 fn looks_like_sops_sorts_files_for_a_walk() {
-    assert!(looks_like_sops(b"a: 1\nsops:\n", Format::Yaml));
+    assert!(looks_like_sops(b"a: 1\nsops:\n  mac: x\n", Format::Yaml));
+    assert!(!looks_like_sops(b"a: 1\nsops:\n", Format::Yaml), "a null is no metadata");
     assert!(!looks_like_sops(b"a: 1\n", Format::Yaml));
     assert!(looks_like_sops(b"{\"sops\": {}}", Format::Json));
     assert!(looks_like_sops(b"A=1\nsops_mac=x\n", Format::Dotenv));
     assert!(looks_like_sops(b"[sops]\n", Format::Ini));
     assert!(!looks_like_sops(b"[db]\n", Format::Ini));
+}
+
+/// A name written twice where sops would read another member than hyperseal (Go's
+/// encoding/json and go-ini keep the last, the readers here the first), or where sops refuses
+/// the file (yaml.v3, the dotenv metadata): refused by the re-key's and the rotation's readers.
+#[test]
+fn names_written_twice_are_refused_in_every_reader() {
+    let (a, b) = (key(Kind::X25519), key(Kind::X25519));
+    let twice = |e: Result<(), Error>| e.unwrap_err().to_string();
+    let both = |text: &str, format: Format| -> [String; 2] {
+        let rotate = match format {
+            Format::Yaml => yaml::values(text).map(drop),
+            Format::Json => super::json::values(text).map(drop),
+            Format::Dotenv => dotenv::values(text).map(drop),
+            Format::Ini => ini::values(text).map(drop),
+        };
+        [twice(parse(text, format).map(drop)), twice(rotate)]
+    };
+
+    // JSON: a second `age` list in `sops` (sops reads it, the first would be re-keyed), a name
+    // twice at the top level, and inside an age entry.
+    let j = json(&[(&a, enc_for(&a))]);
+    let second = format!(
+        "\"age\": [{{\"enc\": {}, \"recipient\": {}}}],\n\t\t\"age\": [",
+        quote(&enc_for(&b)),
+        quote(&b.public)
+    );
+    for text in [
+        j.replacen("\"age\": [", &second, 1),
+        j.replacen("\t\"a\": ", "\t\"a\": \"plain\",\n\t\"a\": ", 1),
+        j.replacen("\"recipient\": ", &format!("\"recipient\": {},\n\"recipient\": ", quote(&b.public)), 1),
+    ] {
+        for e in both(&text, Format::Json) {
+            assert!(e.contains("appears twice in one object"), "{e}\n{text}");
+        }
+    }
+    let e = rekey(
+        j.replacen("\"age\": [", &second, 1).as_bytes(),
+        Format::Json,
+        &Target::Edit { add: vec![], remove: vec![a.public.clone()] },
+        &a.ids,
+        true,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("JSON member name \"age\" appears twice"), "{e}");
+
+    // YAML: every mapping, as yaml.v3 refuses them: the top level, `sops`, an age entry, data.
+    let y = yaml(&[(&a, enc_for(&a))]);
+    for text in [
+        y.replacen("password:", "password: x\npassword:", 1),
+        y.replacen("    lastmodified:", "    version: 3.13.2\n    lastmodified:", 1),
+        y.replacen(
+            "          recipient:",
+            &format!("          recipient: {}\n          recipient:", b.public),
+            1,
+        ),
+        format!("db:\n  user: a\n  user: b\n{y}"),
+    ] {
+        for e in both(&text, Format::Yaml) {
+            assert!(e.contains("appears twice in one mapping"), "{e}\n{text}");
+        }
+    }
+
+    // dotenv: a metadata key twice (sops: "Duplicate value").
+    let d = dotenv(&[(&a, enc_for(&a))]);
+    let dup = d.replacen("sops_mac=", "sops_mac=ENC[n]\nsops_mac=", 1);
+    for e in both(&dup, Format::Dotenv) {
+        assert!(e.contains("key \"mac\" appears twice"), "{e}");
+    }
+
+    // INI: a key twice in [sops] (go-ini keeps the last), and in a data section for the rotation.
+    let i = ini(&[(&a, enc_for(&a))]);
+    let dup = i.replacen("\nmac ", &format!("\nage__list_0__map_recipient = {}\nmac ", b.public), 1);
+    for e in both(&dup, Format::Ini) {
+        assert!(e.contains("\"age__list_0__map_recipient\" appears twice"), "{e}");
+    }
+    let e = twice(ini::values(&i.replacen("k = ENC[x]", "k = plain\nk = ENC[x]", 1)).map(drop));
+    assert!(e.contains("INI key \"k\" appears twice in section [s]"), "{e}");
+}
+
+/// A `sops` member that is a plain value is no sops metadata: the file is not a sops file (a
+/// walk skips it), where a damaged `sops` mapping still is one, and is refused.
+#[test]
+fn a_sops_member_that_is_a_plain_value_is_no_sops_file() {
+    let k = key(Kind::X25519);
+    let t = Target::Edit { add: vec![], remove: vec![] };
+    for (text, format) in [
+        ("{\"plain\": true, \"sops\": \"a note\"}", Format::Json),
+        ("{\"sops\": [1]}", Format::Json),
+        ("plain: true\nsops: a note\n", Format::Yaml),
+        ("sops:\n  - a\n", Format::Yaml),
+    ] {
+        assert!(!looks_like_sops(text.as_bytes(), format), "{text}");
+        let e = rekey(text.as_bytes(), format, &t, &k.ids, false).unwrap_err().to_string();
+        assert!(e.contains("not a sops file"), "{e}");
+    }
+    for (text, format) in [
+        ("{\"sops\": {\"age\": 1}}", Format::Json),
+        ("{\"sops\": {\"age\": ", Format::Json),
+        ("sops:\n  age: 1\n", Format::Yaml),
+        ("sops:\n  age: [\n", Format::Yaml),
+    ] {
+        assert!(looks_like_sops(text.as_bytes(), format), "{text}");
+        let e = rekey(text.as_bytes(), format, &t, &k.ids, false).unwrap_err().to_string();
+        assert!(!e.contains("member is not a mapping"), "{text}: {e}");
+    }
 }
 
 mod hostile {

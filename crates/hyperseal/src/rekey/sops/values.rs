@@ -161,16 +161,30 @@ pub(crate) fn is_timestamp(v: &str) -> bool {
 }
 
 /// Encrypted comments (`#ENC[…]`, `;ENC[…]` in INI): the parsers drop comments, so they are
-/// found as a comment mark and the sealed value after it, outside every value's bytes.
+/// found as a comment mark and the sealed value after it, outside every value's bytes. A
+/// comment ends with its line, so its value is the text up to the first `]` on that line.
+///
+/// Linear in the file, whatever it holds: each byte is searched for `]` or a line end once (the
+/// stop found for one `ENC[` serves every later one before it), and the comments taken do not
+/// overlap, so their copies add up to at most the file's length.
 pub(crate) fn comments(text: &str, out: &mut Values, marks: &[char]) {
     let taken = Covered::new(out.leaves.iter().map(|l| l.span.clone()).chain(out.meta_spans.iter().cloned()));
+    // The end of the last comment taken, and the first `]` or line end at or after the last
+    // place searched from.
+    let (mut taken_to, mut stop) = (0, 0);
     for (at, _) in text.match_indices(ENC_PREFIX) {
-        if taken.contains(at) || !text[..at].trim_end_matches(' ').ends_with(marks) {
+        if at < taken_to || taken.contains(at) || !text[..at].trim_end_matches(' ').ends_with(marks) {
             continue;
         }
-        let Some(end) = text[at..].find(']') else { continue };
-        let value = text[at..at + end + 1].to_owned();
-        out.leaves.push(Leaf { aad: None, value, plain: None, span: at..at + end + 1 });
+        if stop < at {
+            stop = text[at..].find([']', '\n']).map_or(text.len(), |i| at + i);
+        }
+        if text.as_bytes().get(stop) != Some(&b']') {
+            continue;
+        }
+        let value = text[at..=stop].to_owned();
+        out.leaves.push(Leaf { aad: None, value, plain: None, span: at..stop + 1 });
+        taken_to = stop + 1;
     }
 }
 
@@ -375,6 +389,21 @@ mod tests {
             let scan = [10..20, 0..3, 30..31].iter().any(|r| r.contains(&at));
             assert_eq!(c.contains(at), scan, "{at}");
         }
+    }
+
+    #[test]
+    fn comments_are_found_in_linear_work() {
+        // One comment line of sealed-value starts with a `]` far after it: each start copied up
+        // to that `]` would be quadratic (15,000 of them: 1.7 GB).
+        let line = "#ENC[AES256_GCM,".repeat(15_000);
+        let text = format!("a: 1\n{line}\nb: ENC[AES256_GCM,data:x]\n# ENC[AES256_GCM,data:c]\n#ENC[AES256_GCM,x] #ENC[AES256_GCM,y]\n");
+        let mut out = Values::default();
+        comments(&text, &mut out, &['#']);
+        let copied: usize = out.leaves.iter().map(|l| l.value.len()).sum();
+        assert!(copied <= text.len(), "{copied} bytes copied from {}", text.len());
+        let found: Vec<&str> = out.leaves.iter().map(|l| l.value.as_str()).collect();
+        // `b`'s value follows no comment mark; the line of starts has no `]` on it.
+        assert_eq!(found, ["ENC[AES256_GCM,data:c]", "ENC[AES256_GCM,x]", "ENC[AES256_GCM,y]"]);
     }
 
     #[test]

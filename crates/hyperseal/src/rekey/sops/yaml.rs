@@ -7,7 +7,7 @@ use std::ops::Range;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
 
 use super::values::Values;
-use super::{meta_of, refuse, Item, Layout, Meta, Node};
+use super::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
 use crate::error::Error;
 
 /// Nesting deeper than this is refused: the parser's own depth is the input's, and the
@@ -62,6 +62,24 @@ impl<'a> Events<'a> {
     }
 }
 
+/// The keys of one mapping, to refuse a second of the same name: sops (yaml.v3) refuses it,
+/// and a reader that took the first or the last would read another file than sops.
+#[derive(Default)]
+pub(crate) struct Names(std::collections::HashSet<String>);
+
+impl Names {
+    fn add(&mut self, key: &str, at: &Span) -> Result<(), Error> {
+        match self.0.insert(key.to_owned()) {
+            true => Ok(()),
+            false => Err(refuse(format!(
+                "malformed sops file: the YAML key {:?} appears twice in one mapping (line {})",
+                shown(key),
+                at.start.line()
+            ))),
+        }
+    }
+}
+
 /// Builds the value that starts with `first`; `keep` false skips it (a value outside `sops`).
 fn node(
     ev: &mut Events<'_>,
@@ -95,16 +113,20 @@ fn node(
         }
         Event::MappingStart(..) => {
             let mut entries = Vec::new();
+            let mut names = Names::default();
             loop {
                 let next = ev.next()?;
                 if matches!(next.0, Event::MappingEnd) {
                     return Ok(keep.then(|| Node::Map(entries, start..lines.byte(&next.1.start))));
                 }
                 let key = match (&next.0, keep) {
-                    (Event::Scalar(k, _, _, _), true) => Some(k.to_string()),
+                    (Event::Scalar(k, _, _, _), _) => Some(k.to_string()),
                     (_, true) => return Err(refuse("malformed sops metadata: a key that is not a string")),
                     _ => None,
                 };
+                if let Some(k) = &key {
+                    names.add(k, &next.1)?;
+                }
                 node(ev, lines, next, depth + 1, false)?;
                 let value = ev.next()?;
                 if let Some(v) = node(ev, lines, value, depth + 1, keep)? {
@@ -142,19 +164,20 @@ impl<'a> Yaml<'a> {
                 Event::MappingStart(..) if !docs.is_empty() => {
                     // A document's top level: keep only the `sops` value.
                     let mut sops = None;
+                    let mut names = Names::default();
                     loop {
                         let k = ev.next()?;
                         if matches!(k.0, Event::MappingEnd) {
                             break;
+                        }
+                        if let Event::Scalar(key, ..) = &k.0 {
+                            names.add(key, &k.1)?;
                         }
                         let is_sops = matches!(&k.0, Event::Scalar(s, ScalarStyle::Plain | ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted, _, _) if s == "sops");
                         node(&mut ev, &lines, k, 1, false)?;
                         let v = ev.next()?;
                         let n = node(&mut ev, &lines, v, 1, is_sops)?;
                         if is_sops {
-                            if sops.is_some() {
-                                return Err(refuse("malformed sops metadata: two `sops` keys"));
-                            }
                             sops = n;
                         }
                     }
@@ -165,6 +188,10 @@ impl<'a> Yaml<'a> {
         }
         if docs.is_empty() {
             return Err(refuse("not a sops file: no YAML document"));
+        }
+        // sops reads the first document's metadata: a plain value there is no metadata at all.
+        if docs[0].as_ref().is_some_and(|n| !matches!(n, Node::Map(..))) {
+            return Err(refuse(NOT_METADATA));
         }
         let docs = docs
             .iter()
@@ -325,40 +352,71 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
         match e {
             Event::StreamStart | Event::DocumentStart(_) | Event::DocumentEnd => {}
             Event::StreamEnd => break,
-            Event::MappingStart(..) => loop {
-                let k = ev.next()?;
-                if matches!(k.0, Event::MappingEnd) {
-                    break;
+            Event::MappingStart(..) => {
+                let mut names = Names::default();
+                loop {
+                    let k = ev.next()?;
+                    if matches!(k.0, Event::MappingEnd) {
+                        break;
+                    }
+                    let Event::Scalar(key, ..) = &k.0 else {
+                        return Err(refuse("not a sops file: a key that is not a string"));
+                    };
+                    let key = key.to_string();
+                    names.add(&key, &k.1)?;
+                    node(&mut ev, &lines, k, 1, false)?;
+                    let v = ev.next()?;
+                    let n = node(&mut ev, &lines, v, 1, true)?.expect("kept");
+                    if key == "sops" {
+                        super::values::meta_values(text, &n, &mut out)?;
+                    } else {
+                        super::values::walk(
+                            &n,
+                            &mut vec![key],
+                            &mut out,
+                            &|raw: &str, v: &str| {
+                                // Quoted and block scalars are strings; plain ones typed as yaml.v3 types them.
+                                if raw.starts_with(['\'', '"', '|', '>']) {
+                                    Some(v.as_bytes().to_vec())
+                                } else {
+                                    super::values::yaml_plain(v)
+                                }
+                            },
+                            text,
+                        );
+                    }
                 }
-                let Event::Scalar(key, ..) = &k.0 else {
-                    return Err(refuse("not a sops file: a key that is not a string"));
-                };
-                let key = key.to_string();
-                node(&mut ev, &lines, k, 1, false)?;
-                let v = ev.next()?;
-                let n = node(&mut ev, &lines, v, 1, true)?.expect("kept");
-                if key == "sops" {
-                    super::values::meta_values(text, &n, &mut out)?;
-                } else {
-                    super::values::walk(
-                        &n,
-                        &mut vec![key],
-                        &mut out,
-                        &|raw: &str, v: &str| {
-                            // Quoted and block scalars are strings; plain ones typed as yaml.v3 types them.
-                            if raw.starts_with(['\'', '"', '|', '>']) {
-                                Some(v.as_bytes().to_vec())
-                            } else {
-                                super::values::yaml_plain(v)
-                            }
-                        },
-                        text,
-                    );
-                }
-            },
+            }
             _ => return Err(refuse("not a sops file: a YAML document that is not a mapping")),
         }
     }
     super::values::comments(text, &mut out, &['#']);
     Ok(out)
+}
+
+/// Whether the first document of `text` is a mapping whose `sops` value is a mapping (sops
+/// metadata, damaged or not); `None` where the YAML does not parse that far.
+pub(crate) fn has_metadata(text: &str) -> Option<bool> {
+    let lines = Lines::new(text);
+    let mut ev = Events { parser: Parser::new_from_str(text) };
+    loop {
+        match ev.next().ok()?.0 {
+            Event::StreamStart | Event::DocumentStart(_) => {}
+            Event::MappingStart(..) => break,
+            _ => return Some(false),
+        }
+    }
+    loop {
+        let k = ev.next().ok()?;
+        if matches!(k.0, Event::MappingEnd) {
+            return Some(false);
+        }
+        let is_sops = matches!(&k.0, Event::Scalar(s, ..) if s == "sops");
+        node(&mut ev, &lines, k, 1, false).ok()?;
+        let v = ev.next().ok()?;
+        if is_sops {
+            return Some(matches!(v.0, Event::MappingStart(..)));
+        }
+        node(&mut ev, &lines, v, 1, false).ok()?;
+    }
 }
