@@ -3,12 +3,13 @@
 //! text (as written and in lower case) and its raw X25519 secret: found right after `add`
 //! (the control), and nowhere after `remove --all`, after `lock`, after `lock`, `unlock` and
 //! `lock` again, or after decryptions (answered on the accepting thread and on a connection's
-//! own) and `remove --all`. Elsewhere the test is skipped with a line saying so.
+//! own) and `remove --all`; nor a security key's PIN past its lifetime. Elsewhere the test is skipped with a line saying so.
 
 mod agent_support;
 mod common;
 
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 use agent_support::{is_root, keypair, seal, Agent};
 
@@ -154,4 +155,61 @@ fn nothing_of_a_key_is_left_after_a_lock_that_follows_an_unlock() {
     let (status, stderr) = a.lock(true, "lock pass");
     assert_eq!(status, 0, "{stderr}");
     assert_gone(&a, &needles, "lock, unlock and lock");
+}
+
+/// A security key's PIN (the test plugin's, in PIN mode) typed once by a local client, with a
+/// PIN lifetime of one second: held while it lives (the control), then zeroized on time by
+/// the agent's housekeeping, with no use of the key to prune it.
+#[test]
+fn a_pin_past_its_lifetime_is_not_left_in_memory() {
+    if !is_root(SCAN) {
+        return;
+    }
+    let Some(plugin) = common::peer("age-plugin-hstest") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(&plugin).arg("--keygen").output().unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    let (id, recipient) = text.split_once('\n').unwrap();
+    let key = dir.path().join("hstest.key");
+    std::fs::write(&key, format!("{id}\n")).unwrap();
+    // A PIN no other bytes of the process could hold by chance.
+    let pin = format!("pin-{}", hex::encode(hyperseal::FileKey::generate(16).expose()));
+    std::fs::write(dir.path().join("pin"), &pin).unwrap();
+    let pin_var = format!("HSTEST_PIN_FILE={}", dir.path().join("pin").display());
+    let path = format!("PATH={}", common::tools_path());
+    let a = Agent::start_with(&["env", "HSTEST_MODE=pin", &pin_var, &path], &[]);
+    a.ok(&["agent", "add", "--pin-ttl", "1s", key.to_str().unwrap()]);
+    // Sealed by the CLI, which runs the plugin's recipient side (the library alone runs none).
+    std::fs::write(dir.path().join("x"), b"x").unwrap();
+    let o = std::process::Command::new(agent_support::BIN)
+        .args(["encrypt", "-q", "--format", "age", "-r", recipient.trim(), "-o"])
+        .arg(dir.path().join("x.age"))
+        .arg(dir.path().join("x"))
+        .env("PATH", common::tools_path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(dir.path().join("x.age")).unwrap();
+    let stanzas = hyperseal::Decryptor::from_slice(&bytes).unwrap().header().stanzas.clone();
+    let agent = hyperseal::agent::AgentIdentity::new(a.sock()).with_callbacks(Arc::new(Types(pin.clone())));
+    let answers = agent.unwrap_files(vec![stanzas]).unwrap();
+    assert!(matches!(answers[0], Some(Ok(_))), "the PIN did not open the file");
+    let needles = vec![("the PIN", pin.into_bytes())];
+    assert_eq!(found_in_memory(a.pid(), &needles), vec!["the PIN"], "the control: the PIN is cached");
+    // The lifetime is one second; the housekeeping runs every 200 ms. A wide margin for a
+    // loaded machine, and no use of the key meanwhile.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !found_in_memory(a.pid(), &needles).is_empty() {
+        assert!(std::time::Instant::now() < until, "the PIN outlived its lifetime in the agent's memory");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+/// A client's user who types its PIN at every prompt.
+struct Types(String);
+
+impl hyperseal::recipient::Callbacks for Types {
+    fn request_passphrase(&self, _: &str) -> Option<zeroize::Zeroizing<String>> {
+        Some(zeroize::Zeroizing::new(self.0.clone()))
+    }
 }
