@@ -3,7 +3,7 @@
 //! confirmation) added once. The real age then opens any number of files in separate runs with
 //! one PIN typed; the PIN is asked again after its lifetime, a lock or a restart; a PIN changed
 //! behind the cache costs the card one failure, never a loop; a confirmation (a touch) is
-//! relayed every time; and `age -e -i agent.txt` encrypts to the agent's keys.
+//! relayed every time; and `age -e -i agent.txt` encrypts to the agent's keys, its plugin keys among them.
 
 mod agent_support;
 mod common;
@@ -243,8 +243,26 @@ fn age_encrypts_to_the_agents_keys() {
     assert!(o.status.success(), "hyperseal encrypt -i agent.txt: {}", String::from_utf8_lossy(&o.stderr));
     let o = s.agent.run(&["decrypt", "-i", x.to_str().unwrap(), "by-hyperseal.hs"]);
     assert_eq!(o.stdout, b"sealed by hyperseal", "{}", String::from_utf8_lossy(&o.stderr));
-    // An agent with only plugin keys has no recipient to encrypt to: one clear error.
+    // An agent of plugin keys alone: the agent runs the plugin's recipient side for them, as
+    // age does for a plugin identity file, and the file opens with the plugin key.
     s.agent.ok(&["agent", "remove", x.to_str().unwrap()]);
+    let mut c = Command::new(&s.age);
+    c.args(["-e", "-i", "agent.txt", "-o", "to-plugin.age"]);
+    let o = s.pipe(c, b"sealed to the card");
+    assert!(o.status.success(), "age -e -i agent.txt: {}", String::from_utf8_lossy(&o.stderr));
+    let header = hyperseal::Decryptor::from_slice(&std::fs::read(s.agent.path("to-plugin.age")).unwrap())
+        .unwrap()
+        .header()
+        .stanzas
+        .iter()
+        .map(|st| st.tag.clone())
+        .collect::<Vec<_>>();
+    assert_eq!(header, ["hstest-x25519"], "sealed to the plugin key alone");
+    let (status, stderr, _, out) = s.age_typed("to-plugin.age", &[PIN]);
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(out, b"sealed to the card");
+    // An agent with no key has no recipient to encrypt to: one clear error.
+    s.agent.ok(&["agent", "remove", "--all"]);
     let mut c = Command::new(&s.age);
     c.args(["-e", "-i", "agent.txt", "-o", "none.age"]);
     let o = s.pipe(c, b"x");

@@ -27,6 +27,9 @@ pub struct Key {
     expires: Option<Instant>,
     /// A file of plugin identities: the plugin runs in the agent, with this PIN cache.
     plugin: Option<Arc<PluginCallbacks>>,
+    /// A plugin key's recipients: its plugin's `recipient-v1` with `add-identity`, as age
+    /// encrypts to a plugin identity file (empty for any other key: `list` gives those).
+    wrap_to: Vec<Box<dyn recipient::Recipient>>,
     /// How long a PIN the plugin accepted is cached (`None`: as long as the key).
     pin_ttl: Option<Duration>,
     /// The remote hosts whose forwards may use it (`*`: any), and whether each use is
@@ -118,6 +121,7 @@ impl Key {
             fingerprint,
             expires,
             plugin,
+            wrap_to: Vec::new(),
             pin_ttl,
             forward,
             confirm: true,
@@ -148,6 +152,8 @@ impl Key {
         });
         let identities = recipient::parse_identities_with(&text, callbacks.clone())
             .map_err(|e| AddError::Refused(e.to_string()))?;
+        let wrap_to = recipient::identity_recipients(&text, callbacks.clone())
+            .map_err(|e| AddError::Refused(e.to_string()))?;
         callbacks.serving.store(true, Ordering::SeqCst);
         let recipient = names.iter().map(|n| format!("age-plugin-{n}")).collect::<Vec<_>>().join(" ");
         let fingerprint = fingerprint(&format!("hyperseal agent plugin identity\n{}", text.as_str()));
@@ -161,10 +167,18 @@ impl Key {
             fingerprint,
             expires,
             plugin,
+            wrap_to,
             pin_ttl,
             forward,
             confirm: true,
         })
+    }
+
+    /// A plugin key's stanzas for `key` (its plugin run as age runs it to encrypt); `None`:
+    /// not a plugin key.
+    pub fn wrap(&self, key: &FileKey) -> Option<Result<Vec<hyperseal::format::Stanza>, Error>> {
+        self.plugin.as_ref()?;
+        Some(recipient::wrap_all(&self.wrap_to, key))
     }
 
     /// The remote hosts it is granted to (`*`: any) and whether each use is confirmed.

@@ -230,10 +230,11 @@ fn identity_v1<R: BufRead + Send, W: Write + Send>(input: &mut R, out: &mut W) -
     send(out, &["done"], &[])
 }
 
-/// `recipient-v1`: each `add-identity` (an agent's identity) stands for the recipients of the
-/// keys that agent holds (`list`); every file key is wrapped to all of them here, with the
-/// library's own recipients. Plugin keys in the agent have no recipient it can write, and are
-/// left out (with a note); an agent with no recipient at all is an error for its identity.
+/// `recipient-v1`: each `add-identity` (an agent's identity) stands for the keys that agent
+/// holds (`list`): every file key is wrapped here to those with a recipient, with the
+/// library's own recipients, and by the agent to its plugin keys (`WRAP`: it runs their
+/// plugins' `recipient-v1`, as age does for a plugin identity file). An agent with no key at
+/// all is an error for its identity.
 fn recipient_v1(input: &mut impl BufRead, out: &mut impl Write) -> io::Result<()> {
     let mut r = Reader { inner: input, left: limits::AGENT_MESSAGE };
     let (mut identities, mut keys, mut labels_asked) = (Vec::new(), Vec::new(), false);
@@ -256,16 +257,17 @@ fn recipient_v1(input: &mut impl BufRead, out: &mut impl Write) -> io::Result<()
         }
     }
     let mut recipients: Vec<Box<dyn recipient::Recipient>> = Vec::new();
+    // Each file key's stanzas to the agents' plugin keys.
+    let mut wrapped: Vec<Vec<hyperseal::format::Stanza>> = keys.iter().map(|_| Vec::new()).collect();
     for (i, id) in identities.iter().enumerate() {
-        match agent_recipients(id) {
-            Ok((found, skipped)) => {
-                if skipped > 0 {
-                    let note = format!(
-                        "{skipped} plugin key(s) in the agent have no recipient to encrypt to: left out"
-                    );
-                    command(out, &mut r, &["msg"], note.as_bytes())?;
-                }
+        match agent_recipients(id).and_then(|(found, plugins)| {
+            Ok((found, if plugins > 0 { agent_wraps(id, &keys)? } else { Vec::new() }))
+        }) {
+            Ok((found, by_agent)) => {
                 recipients.extend(found);
+                for (w, more) in wrapped.iter_mut().zip(by_agent) {
+                    w.extend(more);
+                }
             }
             Err(why) => {
                 command(out, &mut r, &["error", "identity", &i.to_string()], why.as_bytes())?;
@@ -282,8 +284,16 @@ fn recipient_v1(input: &mut impl BufRead, out: &mut impl Write) -> io::Result<()
         }
     }
     for (f, key) in keys.iter().enumerate() {
-        let stanzas = match recipient::wrap_all(&recipients, key) {
-            Ok(stanzas) => stanzas,
+        // An agent of plugin keys alone: the agent's stanzas are all there are.
+        let own = match recipients.is_empty() {
+            true => Ok(Vec::new()),
+            false => recipient::wrap_all(&recipients, key),
+        };
+        let stanzas = match own {
+            Ok(mut stanzas) => {
+                stanzas.append(&mut wrapped[f]);
+                stanzas
+            }
             Err(e) => {
                 command(out, &mut r, &["error", "internal"], e.to_string().as_bytes())?;
                 return send(out, &["done"], &[]);
@@ -315,8 +325,20 @@ fn agent_recipients(identity: &str) -> Result<(Vec<Box<dyn recipient::Recipient>
             _ => skipped += 1,
         }
     }
-    if found.is_empty() {
+    if found.is_empty() && skipped == 0 {
         return Err("the agent holds no key with a recipient to encrypt to (hyperseal agent list)".into());
     }
     Ok((found, skipped))
+}
+
+/// The stanzas of each of `keys` to the plugin keys the agent at `identity` holds, wrapped by
+/// the agent (which holds their identities).
+fn agent_wraps(identity: &str, keys: &[FileKey]) -> Result<Vec<Vec<hyperseal::format::Stanza>>, String> {
+    let agent = AgentIdentity::new(agent::socket_of(identity).map_err(|e| e.to_string())?);
+    let copies = keys.iter().map(|k| FileKey::from_slice(k.expose()).expect("a file key's length")).collect();
+    match agent.ask(&Request::Wrap(copies), keys.len()).map_err(|e| e.to_string())? {
+        Answer::Wrapped(each) if each.len() == keys.len() => Ok(each),
+        Answer::Refused(why) => Err(why),
+        _ => Err("the agent answered something else than was asked".into()),
+    }
 }

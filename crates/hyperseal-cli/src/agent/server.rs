@@ -376,6 +376,32 @@ impl Agent {
                 ),
                 (answer, _) => answer,
             },
+            Request::Wrap(file_keys) => {
+                let keys = match store().snapshot() {
+                    Ok(keys) => keys,
+                    Err(why) => return Answer::Refused(why),
+                };
+                let now = Instant::now();
+                let plugins: Vec<_> = keys.iter().filter(|k| k.is_plugin() && !k.expired(now)).collect();
+                if plugins.is_empty() {
+                    return Answer::Refused("the agent holds no plugin key".into());
+                }
+                let mut each = Vec::with_capacity(file_keys.len());
+                for fk in &file_keys {
+                    let mut stanzas = Vec::new();
+                    for k in &plugins {
+                        match k.wrap(fk) {
+                            Some(Ok(s)) => stanzas.extend(s),
+                            Some(Err(e)) => {
+                                return Answer::Refused(format!("{}: {e}", k.fingerprint()));
+                            }
+                            None => {}
+                        }
+                    }
+                    each.push(stanzas);
+                }
+                Answer::Wrapped(each)
+            }
             Request::Remove(selector) => done(store().remove(&selector).map(|n| n.to_string())),
             Request::Lock(p) => done(lock_with(p, |p| store().lock(p))),
             Request::Unlock(p) => done(lock_with(p, |p| store().unlock(p))),

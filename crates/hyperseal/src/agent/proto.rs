@@ -55,6 +55,10 @@ pub enum Request {
     },
     /// The loaded identities: their recipients and fingerprints, never a secret.
     List,
+    /// Wrap each file key to the agent's plugin keys (their plugins' `recipient-v1` with
+    /// `add-identity`, as age encrypts to a plugin identity file): they have no recipient a
+    /// client could write. Answered [`Answer::Wrapped`].
+    Wrap(Vec<FileKey>),
     /// Forget the identities whose fingerprint or file name is `selector` (empty: all of them).
     Remove(String),
     /// Seal the identities under this passphrase and forget them in the clear.
@@ -94,6 +98,8 @@ pub enum Answer {
     NeedPassphrase(String),
     /// Refused (locked, malformed, a wrong passphrase): the text says why.
     Refused(String),
+    /// For each file key of a `Wrap`, in order: its stanzas to the agent's plugin keys.
+    Wrapped(Vec<Vec<Stanza>>),
     /// Before an [`Request::UnwrapAsking`]'s answer: a plugin asks the client's user this; the
     /// client answers with a [`Request::Reply`], and the agent goes on.
     Ask(Prompt),
@@ -129,6 +135,7 @@ const STOP: u8 = 7;
 const UNWRAP_ASKING: u8 = 8;
 const REPLY: u8 = 9;
 const FORWARD: u8 = 10;
+const WRAP: u8 = 11;
 
 /// The most remote hosts one key may be granted to.
 pub const MAX_GRANTS: usize = 64;
@@ -139,6 +146,7 @@ const DONE: u8 = 0x83;
 const NEED_PASSPHRASE: u8 = 0x84;
 const REFUSED: u8 = 0x85;
 const ASK: u8 = 0x86;
+const WRAPPED: u8 = 0x87;
 
 const PROMPT_MESSAGE: u8 = 0;
 const PROMPT_CONFIRM: u8 = 1;
@@ -194,17 +202,13 @@ impl Request {
         match self {
             Request::Unwrap(files) | Request::UnwrapAsking(files) => {
                 b.push(if matches!(self, Request::Unwrap(_)) { UNWRAP } else { UNWRAP_ASKING });
-                put_u32(&mut b, files.len());
-                for file in files {
-                    put_u32(&mut b, file.len());
-                    for s in file {
-                        put_str(&mut b, &s.tag);
-                        put_u32(&mut b, s.args.len());
-                        for a in &s.args {
-                            put_str(&mut b, a);
-                        }
-                        put_bytes(&mut b, &s.body);
-                    }
+                put_files(&mut b, files);
+            }
+            Request::Wrap(keys) => {
+                b.push(WRAP);
+                put_u32(&mut b, keys.len());
+                for k in keys {
+                    put_bytes(&mut b, k.expose());
                 }
             }
             Request::Add { name, bytes, passphrase, lifetime, pin_ttl, forward, confirm } => {
@@ -257,26 +261,7 @@ impl Request {
         let mut r = Cursor::new(body)?;
         let request = match r.u8()? {
             kind @ (UNWRAP | UNWRAP_ASKING) => {
-                let files = r.count(limits::AGENT_STANZAS, "files")?;
-                let mut total = 0;
-                let mut out = Vec::with_capacity(files.min(4096));
-                for _ in 0..files {
-                    let n = r.count(limits::AGENT_STANZAS - total, "stanzas")?;
-                    total += n;
-                    let mut file = Vec::with_capacity(n.min(64));
-                    for _ in 0..n {
-                        let tag = r.str()?;
-                        let args = r.count(limits::HEADER_LINE / 2, "stanza arguments")?;
-                        let args = (0..args).map(|_| r.str()).collect::<Result<Vec<_>, _>>()?;
-                        let body = r.bytes(limits::STANZA_BODY)?.to_vec();
-                        // Checked here: `Stanza::new` takes bad arguments for a programming error.
-                        if !std::iter::once(&tag).chain(&args).all(|a| is_arg(a)) {
-                            return Err(malformed("a stanza argument that is not visible ASCII"));
-                        }
-                        file.push(Stanza { tag, args, body });
-                    }
-                    out.push(file);
-                }
+                let out = read_files(&mut r)?;
                 match kind {
                     UNWRAP => Request::Unwrap(out),
                     _ => Request::UnwrapAsking(out),
@@ -302,6 +287,15 @@ impl Request {
             UNLOCK => Request::Unlock(Zeroizing::new(r.str()?)),
             STOP => Request::Stop,
             FORWARD => Request::Forward { name: r.str()?, close: r.flag()? },
+            WRAP => {
+                let n = r.count(limits::PLUGIN_STANZAS, "file keys")?;
+                let keys = (0..n)
+                    .map(|_| {
+                        FileKey::from_slice(r.bytes(64)?).ok_or_else(|| malformed("a file key's length"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Request::Wrap(keys)
+            }
             REPLY => Request::Reply(match r.u8()? {
                 0 => None,
                 1 => Some(Zeroizing::new(r.str()?)),
@@ -355,6 +349,10 @@ impl Answer {
                     _ => REFUSED,
                 });
                 put_str(&mut b, s);
+            }
+            Answer::Wrapped(files) => {
+                b.push(WRAPPED);
+                put_files(&mut b, files);
             }
             Answer::Ask(prompt) => {
                 b.push(ASK);
@@ -412,6 +410,7 @@ impl Answer {
                 }
                 Answer::Entries(out)
             }
+            WRAPPED => Answer::Wrapped(read_files(&mut r)?),
             DONE => Answer::Done(r.str()?),
             NEED_PASSPHRASE => Answer::NeedPassphrase(r.str()?),
             REFUSED => Answer::Refused(r.str()?),
@@ -433,6 +432,47 @@ impl Answer {
 }
 
 /// A stanza's tag or argument as the format allows it: visible ASCII, not empty.
+/// Each file's stanzas (an UNWRAP's question, a WRAP's answer).
+fn put_files(b: &mut Vec<u8>, files: &[Vec<Stanza>]) {
+    put_u32(b, files.len());
+    for file in files {
+        put_u32(b, file.len());
+        for s in file {
+            put_str(b, &s.tag);
+            put_u32(b, s.args.len());
+            for a in &s.args {
+                put_str(b, a);
+            }
+            put_bytes(b, &s.body);
+        }
+    }
+}
+
+/// What [`put_files`] wrote, every count checked against the limits first.
+fn read_files(r: &mut Cursor<'_>) -> Result<Vec<Vec<Stanza>>, Error> {
+    let files = r.count(limits::AGENT_STANZAS, "files")?;
+    let mut total = 0;
+    let mut out = Vec::with_capacity(files.min(4096));
+    for _ in 0..files {
+        let n = r.count(limits::AGENT_STANZAS - total, "stanzas")?;
+        total += n;
+        let mut file = Vec::with_capacity(n.min(64));
+        for _ in 0..n {
+            let tag = r.str()?;
+            let args = r.count(limits::HEADER_LINE / 2, "stanza arguments")?;
+            let args = (0..args).map(|_| r.str()).collect::<Result<Vec<_>, _>>()?;
+            let body = r.bytes(limits::STANZA_BODY)?.to_vec();
+            // Checked here: `Stanza::new` takes bad arguments for a programming error.
+            if !std::iter::once(&tag).chain(&args).all(|a| is_arg(a)) {
+                return Err(malformed("a stanza argument that is not visible ASCII"));
+            }
+            file.push(Stanza { tag, args, body });
+        }
+        out.push(file);
+    }
+    Ok(out)
+}
+
 fn is_arg(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
