@@ -14,14 +14,21 @@
 //! * nothing sent to it names a path on this host: keys are named by fingerprint (the askpass,
 //!   on this host, also shows the file).
 
+#[cfg(unix)]
 use std::sync::Arc;
+#[cfg(unix)]
 use std::time::Instant;
 
+#[cfg(unix)]
 use hyperseal::agent::os as sys;
+#[cfg(unix)]
 use hyperseal::format::Stanza;
+#[cfg(unix)]
 use hyperseal::FileKey;
 
+#[cfg(unix)]
 use super::keys::Key;
+#[cfg(unix)]
 use super::pin::ConnRelay;
 
 /// Where a connection came from.
@@ -50,7 +57,7 @@ pub fn valid_host(name: &str) -> bool {
 /// What the kernel says the process `pid` is: `Some(true)` for `ssh` (by its program's file
 /// name, " (deleted)" after an upgrade or not, or by its command name), `Some(false)` for
 /// another program, `None` where neither name can be read.
-#[cfg_attr(windows, allow(dead_code))]
+#[cfg(unix)]
 pub fn is_ssh(pid: u32) -> Option<bool> {
     let names = [sys::program_name(pid), sys::command_name(pid)];
     if names.iter().flatten().any(|n| n == "ssh") {
@@ -64,7 +71,7 @@ pub fn is_ssh(pid: u32) -> Option<bool> {
 /// peer that cannot be named (another pid namespace, a process gone already) is not trusted
 /// with the agent's management or its ungranted keys. Where the system names no peer at all,
 /// every peer is local.
-#[cfg_attr(windows, allow(dead_code))]
+#[cfg(unix)]
 pub fn origin_of_main(peer_pid: Option<u32>) -> Origin {
     if !sys::NAMES_PEERS {
         return Origin::Local;
@@ -76,6 +83,7 @@ pub fn origin_of_main(peer_pid: Option<u32>) -> Origin {
 }
 
 /// The grant that would reach a forward from `host`, as `--forward` takes it.
+#[cfg_attr(windows, allow(dead_code))]
 fn grant_for(host: &str) -> String {
     match host {
         UNKNOWN_HOST => "'*'".to_string(),
@@ -86,6 +94,7 @@ fn grant_for(host: &str) -> String {
 /// What a forward from `host` is told when `files` of its files were opened by none of the
 /// keys granted to it. No other key was tried, so it says nothing of them: only how a key
 /// would be granted.
+#[cfg_attr(windows, allow(dead_code))]
 pub fn not_granted(host: &str, files: usize) -> String {
     format!(
         "hyperseal agent: {files} file(s) not opened by the keys granted to this forward (the agent's other \
@@ -95,6 +104,7 @@ pub fn not_granted(host: &str, files: usize) -> String {
 }
 
 /// One file's answer to a forward, with the key (its index among those tried) that gave it.
+#[cfg(unix)]
 type FileAnswer = Option<(Option<usize>, Result<FileKey, String>)>;
 
 /// The answers to a forward's UNWRAP from `host`: each key granted to it tried in turn on the
@@ -198,6 +208,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_peer_that_cannot_be_named_is_no_local_client() {
         if !sys::NAMES_PEERS {
