@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use hyperseal::recipient::plugin::Plugins;
 use hyperseal::recipient::{self, Recipient};
-use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, Format, Outcome, Target, TargetGroup};
+use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, Format, Outcome, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -39,27 +39,26 @@ fn strings(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
         .collect()
 }
 
-/// The library's target: `recipients` (the one key group's age list) or `add`/`remove`;
-/// `None`: each file's `.sops.yaml` creation rule.
+/// The library's target (`Target::from_lists`): `recipients` (the one key group's age list) or
+/// `add`/`remove`; `None`: each file's `.sops.yaml` creation rule.
 fn target(
     recipients: Option<&Bound<'_, PyAny>>,
     add: Option<&Bound<'_, PyAny>>,
     remove: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<Target>> {
-    let (set, add, remove) = (strings(recipients)?, strings(add)?, strings(remove)?);
+    let set = strings(recipients)?;
     if recipients.is_some() && set.is_empty() {
         return Err(ArgumentError::new_err("no recipients in the new list"));
     }
-    if !set.is_empty() && (!add.is_empty() || !remove.is_empty()) {
-        return Err(ArgumentError::new_err("give recipients, or add and remove, not both"));
+    Target::from_lists(set, strings(add)?, strings(remove)?).map_err(argument)
+}
+
+/// A library refusal of the caller's arguments, as the `ArgumentError` it is.
+fn argument(e: hyperseal::Error) -> PyErr {
+    match e {
+        hyperseal::Error::InvalidArgument(why) => ArgumentError::new_err(why),
+        e => ArgumentError::new_err(e.to_string()),
     }
-    Ok(if !set.is_empty() {
-        Some(Target::Groups(vec![TargetGroup { age: set, others: None }]))
-    } else if !add.is_empty() || !remove.is_empty() {
-        Some(Target::Edit { add, remove })
-    } else {
-        None
-    })
 }
 
 /// A recipient string read as the other re-keys read it: plugins only where allowed.
@@ -70,13 +69,7 @@ fn reader(allow: bool) -> impl Fn(&str) -> Result<Box<dyn Recipient>, hyperseal:
 /// How sops stores `name` (a path or an object key), as sops picks it; or `format` by name.
 fn format_of(name: Option<&str>, format: Option<&str>) -> PyResult<Format> {
     match (format, name) {
-        (Some("yaml"), _) => Ok(Format::Yaml),
-        (Some("json" | "binary"), _) => Ok(Format::Json),
-        (Some("dotenv"), _) => Ok(Format::Dotenv),
-        (Some("ini"), _) => Ok(Format::Ini),
-        (Some(other), _) => {
-            Err(ArgumentError::new_err(format!("format: {other:?} is not yaml, json, binary, dotenv or ini")))
-        }
+        (Some(format), _) => Format::from_name(format).map_err(argument),
         (None, Some(n)) => Ok(Format::for_path(std::path::Path::new(n))),
         (None, None) => Err(ArgumentError::new_err(
             "give format= ('yaml', 'json', 'binary', 'dotenv' or 'ini') or name= (a file name sops would read)",

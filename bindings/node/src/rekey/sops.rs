@@ -9,9 +9,7 @@ use std::time::SystemTime;
 
 use hyperseal::recipient::plugin::Plugins;
 use hyperseal::recipient::{self, Recipient};
-use hyperseal::rekey::sops::{
-    self, FileOutcome, FilesOptions, FilesReport, Format, Outcome, Target, TargetGroup,
-};
+use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, FilesReport, Format, Outcome, Target};
 use napi::bindgen_prelude::Either;
 
 use super::{Identities, RekeyPlan, RekeyReport, RekeyTreeFile, RekeyTreeReport, RekeyTreeSummary};
@@ -37,26 +35,25 @@ fn strings(keys: &Option<PublicKeys>) -> Vec<String> {
     }
 }
 
-/// The library's target: `recipients` (the one key group's list) or `add`/`remove`; `None`
-/// (each file's `.sops.yaml` rule) when neither is given.
+/// The library's target (`Target::from_lists`): `recipients` (the one key group's list) or
+/// `add`/`remove`; `None` (each file's `.sops.yaml` rule) when neither is given.
 fn target(a: &SopsArgs<'_>) -> Result<Option<Target>, Fail> {
     if a.passphrase.is_some() {
         return Err(Fail::arg("sops files are opened with age identities, not a passphrase"));
     }
-    let (set, add, remove) = (strings(a.recipients), strings(a.add), strings(a.remove));
+    let set = strings(a.recipients);
     if a.recipients.is_some() && set.is_empty() {
         return Err(Fail::arg("recipients: give at least one public key"));
     }
-    if !set.is_empty() && (!add.is_empty() || !remove.is_empty()) {
-        return Err(Fail::arg("give recipients, or add and remove, not both"));
+    Target::from_lists(set, strings(a.add), strings(a.remove)).map_err(argument)
+}
+
+/// A library refusal of the caller's arguments, as the argument error it is.
+fn argument(e: hyperseal::Error) -> Fail {
+    match e {
+        hyperseal::Error::InvalidArgument(why) => Fail::arg(why),
+        e => Fail::arg(e.to_string()),
     }
-    Ok(if !set.is_empty() {
-        Some(Target::Groups(vec![TargetGroup { age: set, others: None }]))
-    } else if !add.is_empty() || !remove.is_empty() {
-        Some(Target::Edit { add, remove })
-    } else {
-        None
-    })
 }
 
 /// The library's options for files.
@@ -171,11 +168,7 @@ pub fn tree_report(report: FilesReport, dry_run: bool) -> RekeyTreeReport {
 /// `format`: how sops stores bytes held in memory (it picks it from a file's name).
 fn format(name: Option<&str>) -> Result<Format, Fail> {
     match name {
-        Some("yaml") => Ok(Format::Yaml),
-        Some("json") | Some("binary") => Ok(Format::Json),
-        Some("dotenv") => Ok(Format::Dotenv),
-        Some("ini") => Ok(Format::Ini),
-        Some(other) => Err(Fail::arg(format!("format: {other:?} is not yaml, json, binary, dotenv or ini"))),
+        Some(name) => Format::from_name(name).map_err(argument),
         None => Err(Fail::arg(
             "format: give the sops file's format ('yaml', 'json', 'binary', 'dotenv' or 'ini')",
         )),

@@ -13,7 +13,7 @@ use std::time::SystemTime;
 
 use anyhow::{anyhow, Result};
 use hyperseal::recipient::{self, Identity};
-use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, FilesReport, Target, TargetGroup};
+use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, FilesReport, Target};
 
 use super::rekey_common::RekeyArgs;
 use crate::errors::usage;
@@ -85,13 +85,7 @@ fn explicit_target(a: &RekeyArgs) -> Result<Option<Target>> {
     for r in set.iter().chain(&a.add) {
         super::identity::parse_recipient_arg(r).map_err(|e| super::encrypt::recipient_error(e, None))?;
     }
-    Ok(if !set.is_empty() {
-        Some(Target::Groups(vec![TargetGroup { age: set, others: None }]))
-    } else if !a.add.is_empty() || !a.remove.is_empty() {
-        Some(Target::Edit { add: a.add.clone(), remove: a.remove.clone() })
-    } else {
-        None
-    })
+    Target::from_lists(set, a.add.clone(), a.remove.clone()).map_err(|e| anyhow!(reason(&e)))
 }
 
 /// `-i`, the agent, then sops's own places for age keys.

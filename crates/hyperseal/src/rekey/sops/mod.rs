@@ -26,6 +26,7 @@ mod rotate;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod rules;
 mod shamir;
+mod target;
 #[cfg(test)]
 mod tests;
 #[cfg(all(feature = "fs", any(unix, windows)))]
