@@ -30,7 +30,9 @@ pub fn one_file(ctx: &Ctx, out: &mut TableReport) -> Result<()> {
     let repo = ctx.repo.canonicalize().unwrap_or_else(|_| ctx.repo.clone());
     let disk = repo.join("target").join("bench-disk");
     let mut places = vec![(ctx.tmp.path().to_path_buf(), fs_type(ctx.tmp.path()))];
-    if fs::create_dir_all(&disk).is_ok() && fs_type(&disk) != places[0].1 {
+    // A second place only where it is another kind of filesystem (a checkout on tmpfs would
+    // measure the same thing twice: the label names the path too, so kinds are compared).
+    if fs::create_dir_all(&disk).is_ok() && fs_kind(&disk) != fs_kind(ctx.tmp.path()) {
         places.push((disk.clone(), fs_type(&disk)));
     }
     out.note(format!(
@@ -143,9 +145,15 @@ fn secs(s: &Stats) -> Cell {
 }
 
 /// The filesystem's type as `stat -f` names it (tmpfs, ext2/ext3 for ext4, xfs, …) and where.
-fn fs_type(p: &Path) -> String {
+/// The kind of filesystem `p` is on, as `stat -f` names it (empty where it cannot).
+fn fs_kind(p: &Path) -> String {
     let t = Command::new("stat").args(["-f", "-c", "%T"]).arg(p).output().ok();
-    let t = t.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+    t.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default()
+}
+
+/// `p`'s filesystem kind and path, as the report names a place.
+fn fs_type(p: &Path) -> String {
+    let t = fs_kind(p);
     match t.as_str() {
         "" => p.display().to_string(),
         "ext2/ext3" => format!("ext4 ({})", p.display()),
