@@ -128,6 +128,49 @@ test('the file key a JavaScript identity returns stays its own: one that returns
   assert.deepEqual(key, kept)
 })
 
+/** Runs `f`, recording every array wiped (filled with zeros) meanwhile. */
+async function wipedDuring (f) {
+  const wiped = []
+  const fill = Uint8Array.prototype.fill
+  Uint8Array.prototype.fill = function (value, ...rest) {
+    if (value === 0) wiped.push(this)
+    return fill.call(this, value, ...rest)
+  }
+  try {
+    await f()
+  } finally {
+    Uint8Array.prototype.fill = fill
+  }
+  return wiped
+}
+const aWipedKey = (wiped) => wiped.some((a) => a.length === 16 && a.every((x) => x === 0))
+
+test('the copy of a file key is wiped when the call that holds it throws', async () => {
+  const id = await age.generateIdentity()
+  const e = new age.Encrypter()
+  e.addRecipient(await age.identityToRecipient(id))
+  const file = await e.encrypt(data(100000))
+  const t = new typage.Decrypter()
+  t.addIdentity(id)
+  const key = await t.decryptHeader(headerOf(file))
+  const damaged = file.slice()
+  damaged[damaged.length - 5] ^= 1
+  const d = new age.Decrypter()
+  d.addIdentity({ unwrapFileKey: () => key })
+  // The payload fails after the key opened the header.
+  assert.ok(aWipedKey(await wipedDuring(() => assert.rejects(d.decrypt(damaged), { code: 'ERR_HYPERSEAL_AUTH' }))))
+  // A key that does not open the header.
+  const wrong = new age.Decrypter()
+  wrong.addIdentity({ unwrapFileKey: () => new Uint8Array(16).fill(7) })
+  assert.ok(aWipedKey(await wipedDuring(() => assert.rejects(wrong.decrypt(file)))))
+  assert.ok(aWipedKey(await wipedDuring(() => assert.rejects(wrong.decrypt(chunked(file, 1000))))))
+  // A JavaScript recipient that throws: the file key it was given is wiped all the same.
+  const failing = new age.Encrypter()
+  failing.addRecipient({ wrapFileKey: () => { throw new Error('no card') } })
+  assert.ok(aWipedKey(await wipedDuring(() => assert.rejects(failing.encrypt('x'), /no card/))))
+  assert.deepEqual(key, await t.decryptHeader(headerOf(file)), "the identity's own array is left as it was")
+})
+
 test('a JavaScript recipient\'s stanza that could not be written is refused, the process and module unharmed', async () => {
   for (const args of [['p q'], [''], ['é'], ['ok', ''], ['ok', 'a\nb'], []]) {
     const e = new age.Encrypter()

@@ -147,8 +147,13 @@ export function ageApi (backend) {
       if (custom.length === 0) return { recipients }
       const fileKey = u8(b.ageFileKey())
       const stanzas = []
-      for (const r of custom) {
-        for (const s of await r.wrapFileKey(fileKey)) stanzas.push({ args: [...s.args], body: s.body })
+      try {
+        for (const r of custom) {
+          for (const s of await r.wrapFileKey(fileKey)) stanzas.push({ args: [...s.args], body: s.body })
+        }
+      } catch (e) {
+        fileKey.fill(0)
+        throw e
       }
       return { recipients, fileKey, stanzas }
     }
@@ -184,6 +189,17 @@ export function ageApi (backend) {
       return f()
     } catch (e) {
       if (e.code === 'ERR_HYPERSEAL_AUTH') return null
+      throw e
+    }
+  }
+
+  /** Checks that the copy `key` of a JavaScript identity's file key opens `header`; a copy
+   * that does not is wiped before the error goes on (one that does is the caller's to wipe). */
+  function checkKey (b, header, key) {
+    try {
+      b.ageDecryptHeader(header, { identities: [], passphrases: [], fileKey: key })
+    } catch (e) {
+      if (key instanceof Uint8Array) key.fill(0)
       throw e
     }
   }
@@ -241,7 +257,7 @@ export function ageApi (backend) {
           // The identity's array stays its own (it may keep it for the next file): a copy is
           // checked, used and wiped.
           if (key instanceof Uint8Array) key = new Uint8Array(key)
-          if (key !== null) b.ageDecryptHeader(header, { identities: [], passphrases: [], fileKey: key })
+          if (key !== null) checkKey(b, header, key)
         } else if (i.passkey) {
           const answered = await passkeys.answerIdentity(i.passkey, header)
           if (answered !== null) key = b.ageDecryptHeader(header, { identities: [answered], passphrases: [] })
@@ -268,8 +284,12 @@ export function ageApi (backend) {
       if (isStream(file)) return this.#decryptStream(b, file)
       if (!(file instanceof Uint8Array)) throw argError('file must be a Uint8Array or a ReadableStream')
       const keys = await this.#keysFor(b, file)
-      const out = u8(await b.ageDecrypt(file, keys))
-      keys.fileKey?.fill(0)
+      let out
+      try {
+        out = u8(await b.ageDecrypt(file, keys))
+      } finally {
+        keys.fileKey?.fill(0)
+      }
       return outputFormat === 'text' ? new TextDecoder().decode(out) : out
     }
 
@@ -296,8 +316,11 @@ export function ageApi (backend) {
           else prefix = concat(prefix, chunkOf(value))
         }
         const keys = await this.#keysFor(b, prefix)
-        session = b.DecryptSession.age(keys)
-        keys.fileKey.fill(0)
+        try {
+          session = b.DecryptSession.age(keys)
+        } finally {
+          keys.fileKey.fill(0)
+        }
         ready.push(session.push(prefix))
       } else {
         session = b.DecryptSession.age(await this.#keys(b))
