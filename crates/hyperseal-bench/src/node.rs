@@ -57,7 +57,7 @@ impl Table for Node {
         };
         let json_path = ctx.path("node-bench.json");
         let mut cmd = Command::new("node");
-        cmd.current_dir(&dir).arg("bench/bench.js").arg("--json").arg(&json_path);
+        cmd.current_dir(&dir).arg("--expose-gc").arg("bench/bench.js").arg("--json").arg(&json_path);
         if ctx.full {
             cmd.arg("--full");
         } else {
@@ -68,7 +68,7 @@ impl Table for Node {
             format!("node {version} bench/bench.js ({})", if ctx.full { "--full" } else { "--quick" }),
         );
         out.note(format!(
-            "`node bench/bench.js --{} --json FILE` in {} with Node {version}: every figure is the best per-call time \
+            "`node --expose-gc bench/bench.js --{} --json FILE` in {} with Node {version}: every figure is the best per-call time \
              the script measured in one Node process (its own method, not the median used elsewhere here). \
              `--size-scale` does not apply: the script always runs 1 KB … 100 MB.",
             if ctx.full { "full" } else { "quick" },
