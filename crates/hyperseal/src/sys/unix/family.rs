@@ -38,7 +38,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::process::{reap_nohang, signal};
+use super::signal;
 
 /// One process as `/proc/PID/stat` shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,6 +157,18 @@ fn pidfd_signal(fd: &OwnedFd, sig: libc::c_int) {
             std::ptr::null::<libc::siginfo_t>(),
             0 as libc::c_long,
         );
+    }
+}
+
+/// waitpid(2) without blocking: `Some(true)` reaped, `Some(false)` still running, `None` not a
+/// child of ours (or already reaped).
+fn reap_nohang(pid: i32) -> Option<bool> {
+    let mut status = 0;
+    // SAFETY: waitpid writes the status into a local integer; WNOHANG never blocks.
+    match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
+        0 => Some(false),
+        p if p == pid => Some(true),
+        _ => None,
     }
 }
 

@@ -23,6 +23,17 @@ pub(crate) use lease::{Lease, Leased};
 #[cfg(feature = "fs")]
 pub(crate) use space::{check_space, pread, pwrite};
 
+/// kill(2) of a process (`pid` > 0) or a process group (-`pid`); errors (it is gone) ignored.
+/// Only for what a pidfd cannot name: the group of an unreaped child (`process.rs`), and a
+/// process checked by its start time a moment ago, where the kernel has no pidfds
+/// (`family.rs`). Here, below both, so that `family.rs` need not import `process.rs`.
+pub(crate) fn signal(pid: i32, sig: libc::c_int) {
+    // SAFETY: kill(2) takes two integers and touches no memory.
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
 /// What makes two open files the same file: device and inode.
 pub(crate) type FileId = (u64, u64);
 

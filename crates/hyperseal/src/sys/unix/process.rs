@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::signal;
+
 /// Whether this process adopts the orphans of its descendants ([`adopt_orphans`]).
 static ADOPTING: AtomicBool = AtomicBool::new(false);
 
@@ -99,29 +101,6 @@ pub fn adopt_orphans() -> std::io::Result<()> {
         ADOPTING.store(true, Ordering::Release);
     }
     Ok(())
-}
-
-/// kill(2) of a process (`pid` > 0) or a process group (-`pid`); errors (it is gone) ignored.
-/// Only for what a pidfd cannot name: the group of an unreaped child (see `kill_group`), and a
-/// process checked by its start time a moment ago, where the kernel has no pidfds.
-pub(crate) fn signal(pid: i32, sig: libc::c_int) {
-    // SAFETY: kill(2) takes two integers and touches no memory.
-    unsafe {
-        libc::kill(pid, sig);
-    }
-}
-
-/// waitpid(2) without blocking: `Some(true)` reaped, `Some(false)` still running, `None` not a
-/// child of ours (or already reaped).
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub(crate) fn reap_nohang(pid: i32) -> Option<bool> {
-    let mut status = 0;
-    // SAFETY: waitpid writes the status into a local integer; WNOHANG never blocks.
-    match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
-        0 => Some(false),
-        p if p == pid => Some(true),
-        _ => None,
-    }
 }
 
 /// SIGKILL to the plugin's process group (then to the child itself, in case the group is gone).
