@@ -114,6 +114,7 @@ pub fn rekey_tree(
         include: &opts.include,
         exclude: &opts.exclude,
         manifest: opts.manifest.as_deref(),
+        pass_over: &[],
     })?;
     for root in roots {
         walk.root(root)?;
@@ -217,7 +218,7 @@ fn each<T: Send, R: Send>(
 /// A file reached twice (two roots that overlap, a link followed to a file also walked, hard
 /// links) is re-keyed once, by its first path; the others are listed as skipped. Files run in
 /// parallel, so one file must never be two jobs.
-fn same_files_once(files: &mut [Entry]) {
+pub(super) fn same_files_once(files: &mut [Entry]) {
     let mut seen: HashMap<FileId, PathBuf> = HashMap::new();
     for e in files.iter_mut() {
         let Entry::File(path, place) = e else { continue };
@@ -369,7 +370,7 @@ fn unchanged(e: Error) -> Error {
 
 /// A failure's text with the file's handle name (`/proc/self/fd/N/NAME`) written as the walk's
 /// path, so the caller's line names the file as they know it.
-fn relabel(e: Error, through: &Path, display: &Path) -> Error {
+pub(super) fn relabel(e: Error, through: &Path, display: &Path) -> Error {
     let text = |s: String| beneath::relabel(&s, through, display);
     match e {
         Error::Rekey { outcome, source } => {

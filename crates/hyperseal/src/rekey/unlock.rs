@@ -28,13 +28,18 @@ use crate::{limits, Decryptor};
 /// What a batch said of one stanza: not this identity's, its file key, or why it failed.
 type Answer = Option<Result<FileKey, String>>;
 
-/// An identity's answers for the stanzas of one window, in front of the identity itself.
-pub(super) struct Cached<'a> {
-    id: &'a dyn Identity,
-    answers: HashMap<[u8; 32], Answer>,
+/// An identity's answers for the stanzas of one window, in front of the identity itself
+/// (borrowed by the tree re-key; shared across windows, `Arc`, by the sops files' re-key).
+pub(super) struct Cached<I> {
+    pub(super) id: I,
+    pub(super) answers: HashMap<[u8; 32], Answer>,
 }
 
-impl Identity for Cached<'_> {
+impl<I> Identity for Cached<I>
+where
+    I: std::ops::Deref + Send + Sync,
+    I::Target: Identity,
+{
     fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
         self.unwrap_stanzas(std::slice::from_ref(stanza))
     }
@@ -86,40 +91,53 @@ pub(super) fn unlock<'a>(
             out.push(view);
             continue;
         }
-        // Each stanza once (the same stanza in many files is asked about once), by its digest.
-        let mut offered: Vec<([u8; 32], &Stanza)> = Vec::new();
-        for (file, done) in headers.iter().zip(&opened) {
-            if !done {
-                offered.extend(file.iter().map(|s| (digest(s), s)));
-            }
+        let extra = probes.as_ref().map_or(&[][..], |(_, wraps)| &wraps[..]);
+        let (answers, probed) = ask(&**id, headers, &opened, extra);
+        if let Some((key, _)) = &probes {
+            opens_known |= probed.iter().any(|a| matches!(a, Some(Ok(k)) if k.expose() == key.expose()));
         }
-        offered.sort_unstable_by_key(|(d, _)| *d);
-        offered.dedup_by_key(|(d, _)| *d);
-        let mut stanzas: Vec<&Stanza> = offered.iter().map(|(_, s)| *s).collect();
-        let files = stanzas.len();
-        if let Some((_, wraps)) = &probes {
-            stanzas.extend(wraps.iter());
-        }
-        let digests = offered.iter().map(|(d, _)| *d);
-        let answers = match id.unwrap_each(&stanzas) {
-            Ok(mut each) => {
-                let probed = each.split_off(files.min(each.len()));
-                if let Some((key, _)) = &probes {
-                    opens_known |=
-                        probed.iter().any(|a| matches!(a, Some(Ok(k)) if k.expose() == key.expose()));
-                }
-                digests.zip(each.into_iter().map(keep)).collect()
-            }
-            Err(e) => {
-                let why = message(e);
-                digests.map(|d| (d, Some(Err(why.clone())))).collect()
-            }
-        };
         let view = Box::new(Cached { id: &**id, answers });
         mark_opened(&*view, headers, &mut opened);
         out.push(view);
     }
     (out, opens_known)
+}
+
+/// Asks the batch identity `id` once about every stanza of the files not yet `opened` (each
+/// stanza once, by its digest), and then about `extra`: its answers by digest, and its answers
+/// for `extra` in order. A batch that fails as a whole is that failure for each stanza; with
+/// nothing to ask, it is not asked.
+pub(super) fn ask(
+    id: &dyn Identity,
+    headers: &[Vec<Stanza>],
+    opened: &[bool],
+    extra: &[Stanza],
+) -> (HashMap<[u8; 32], Answer>, Vec<Option<Result<FileKey, Error>>>) {
+    let mut offered: Vec<([u8; 32], &Stanza)> = Vec::new();
+    for (file, done) in headers.iter().zip(opened) {
+        if !done {
+            offered.extend(file.iter().map(|s| (digest(s), s)));
+        }
+    }
+    offered.sort_unstable_by_key(|(d, _)| *d);
+    offered.dedup_by_key(|(d, _)| *d);
+    let mut stanzas: Vec<&Stanza> = offered.iter().map(|(_, s)| *s).collect();
+    let files = stanzas.len();
+    stanzas.extend(extra.iter());
+    if stanzas.is_empty() {
+        return (HashMap::new(), Vec::new());
+    }
+    let digests = offered.iter().map(|(d, _)| *d);
+    match id.unwrap_each(&stanzas) {
+        Ok(mut each) => {
+            let probed = each.split_off(files.min(each.len()));
+            (digests.zip(each.into_iter().map(keep)).collect(), probed)
+        }
+        Err(e) => {
+            let why = message(e);
+            (digests.map(|d| (d, Some(Err(why.clone())))).collect(), Vec::new())
+        }
+    }
 }
 
 /// A throwaway file key and its wraps to each recipient `change` sets or adds (none where the
@@ -138,7 +156,7 @@ fn probes(change: &Change) -> Option<(FileKey, Vec<Stanza>)> {
 
 /// Marks the files `id` answers for (a key or an error: either way later identities are not
 /// asked, as in `open_file_key`).
-fn mark_opened(id: &dyn Identity, headers: &[Vec<Stanza>], opened: &mut [bool]) {
+pub(super) fn mark_opened(id: &dyn Identity, headers: &[Vec<Stanza>], opened: &mut [bool]) {
     for (file, done) in headers.iter().zip(opened.iter_mut()) {
         if !*done && !file.is_empty() {
             *done = id.unwrap_stanzas(file).is_some();

@@ -33,6 +33,8 @@ pub(super) struct WalkOptions<'a> {
     pub(super) exclude: &'a [String],
     /// The run's manifest, wherever it is: never a file to re-key.
     pub(super) manifest: Option<&'a Path>,
+    /// Names passed over in every folder, unlisted (the sops walk's `.git` and `.sops.yaml`).
+    pub(super) pass_over: &'a [&'a str],
 }
 
 /// A file of the walk, or something it lists as skipped and never touches.
@@ -154,7 +156,7 @@ impl<'a> Walk<'a> {
         names.sort();
         for name in names {
             let (child, child_via) = (display.join(&name), via.join(&name));
-            if is_own_artifact(&child, &self.opts) {
+            if is_own_artifact(&child, &self.opts) || self.opts.pass_over.iter().any(|n| name == *n) {
                 continue;
             }
             let link = match std::fs::symlink_metadata(&child_via) {

@@ -31,6 +31,7 @@ mod target;
 mod tests;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod tree;
+#[cfg(all(feature = "fs", any(unix, windows)))]
 mod unlock;
 mod values;
 mod yaml;
@@ -49,6 +50,7 @@ pub use rotate::{rotate, rotate_with};
 pub use rules::{find_config, Rule, Rules, CONFIG_NAME};
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub use tree::{rekey_files, FileOutcome, FilesOptions, FilesReport, ReadRecipientSync, MAX_FILES};
+#[cfg(all(feature = "fs", any(unix, windows)))]
 pub use unlock::unlock;
 
 /// The largest sops file read: far above any real secrets file, and bounded so a hostile one

@@ -5,9 +5,17 @@
 //! The CLI, Node and Python all drive this one loop; they print, prompt and read the
 //! environment themselves.
 //!
-//! Each file is written whole through [`AtomicOutput`] (never a partial file, its owner, mode
-//! and attributes kept), so a stopped run leaves each file old or new and needs no manifest:
-//! running it again finishes it, as already re-keyed files are `Unchanged`.
+//! The files are found by the tree re-key's own walk (`rekey/walk.rs`): folders listed through
+//! their handles, no link followed, each file recorded by its place under a held directory and
+//! its identity, and reached again that way to be read and to be written (`rekey/beneath.rs`),
+//! so a member of a shared folder who swaps a file or a folder for a link while a run (perhaps
+//! root's) goes on gets a failure for that name, and nothing outside the tree is touched.
+//!
+//! Each file is written whole as a rewrite of the tree re-key (`rekey/file.rs`): locked, checked
+//! to be the bytes the new ones were made from, a new file with its owner, mode and attributes
+//! renamed over it under a lease after a last check (`rekey/guard.rs`), so another program's
+//! save wins. A stopped run leaves each file old or new and needs no manifest: running it again
+//! finishes it, as already re-keyed files are `Unchanged`.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -27,6 +35,13 @@ use crate::file_key::FileKey;
 use crate::format::Stanza;
 use crate::output::OutputOptions;
 use crate::recipient::{Identity, Recipient};
+use crate::rekey::beneath::{self, Place};
+use crate::rekey::file::{changed_by_another, commit_over, keep_attributes, open_locked};
+use crate::rekey::guard::Snapshot;
+use crate::rekey::tree::{relabel, same_files_once};
+use crate::rekey::walk::{Entry, Walk, WalkOptions};
+use crate::rekey::Outcome as Left;
+use crate::sys::Stamp;
 
 /// Files read at once: a plugin or the agent is asked once per window.
 const WINDOW_FILES: usize = 1024;
@@ -124,7 +139,10 @@ pub fn rekey_files(
         let mut window = Vec::new();
         let mut bytes = 0;
         while start + window.len() < files.len() && window.len() < WINDOW_FILES && bytes < WINDOW_BYTES {
-            let read = read_within(&files[start + window.len()].0);
+            let read = match &files[start + window.len()] {
+                (f, Found::File(place, _)) => read_within(f, place),
+                _ => Ok(Zeroizing::new(Vec::new())),
+            };
             bytes += read.as_ref().map_or(0, |b| b.len());
             window.push(read);
         }
@@ -133,6 +151,7 @@ pub fn rekey_files(
                 let inputs: Vec<(&[u8], Format)> = window
                     .iter()
                     .zip(&files[start..])
+                    .filter(|(_, (_, found))| matches!(found, Found::File(..)))
                     .filter_map(|(r, (f, _))| r.as_ref().ok().map(|b| (&b[..], Format::for_path(f))))
                     .collect();
                 unlock(&inputs, &ids)
@@ -142,10 +161,14 @@ pub fn rekey_files(
         // Each file is small, so its time is the parse, the wraps and the synced write, which
         // overlap across files.
         let _ = crate::exec::for_each(window.len(), options.threads, &|i| {
-            let (file, walked) = &files[start + i];
-            let outcome = match &window[i] {
-                Ok(b) => one(file, b, *walked, options, &views, recipient, &configs),
-                Err(e) => FileOutcome::Failed(copy_error(e)),
+            let outcome = match (&files[start + i], &window[i]) {
+                ((_, Found::Skip(why)), _) => FileOutcome::Skipped(*why),
+                ((_, Found::Fail(e)), _) => FileOutcome::Failed(copy_error(e)),
+                (_, Err(e)) => FileOutcome::Failed(copy_error(e)),
+                ((file, Found::File(place, walked)), Ok(b)) => {
+                    let at = Reached { display: file, place };
+                    one(&at, b, *walked, options, &views, recipient, &configs)
+                }
             };
             *slots[start + i].lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
             if let Some(p) = progress {
@@ -193,58 +216,99 @@ fn copy_error(e: &Error) -> Error {
     }
 }
 
-/// A file's bytes, refused past [`MAX_FILE`] before more is read.
-fn read_within(path: &Path) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let f = std::fs::File::open(path).map_err(Error::Io)?;
-    let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+/// The walked file at `place` (`display` to the caller), reached again as the walk found it
+/// (no link followed, the same file), and its bytes, refused past [`MAX_FILE`] before more is
+/// read.
+fn read_within(display: &Path, place: &Place) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let reached = place.reach(display)?;
+    let f = beneath::open_checked(&reached.path, false, place.id, display)?;
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     let cap = MAX_FILE as u64 + 1;
-    let mut buf =
-        Zeroizing::new(Vec::with_capacity(size.map_or(0, |s| s.saturating_add(1).min(cap)) as usize));
-    f.take(cap).read_to_end(&mut buf).map_err(Error::Io)?;
+    let mut buf = Zeroizing::new(Vec::with_capacity(size.saturating_add(1).min(cap) as usize));
+    (&f).take(cap).read_to_end(&mut buf).map_err(Error::Io)?;
     if buf.len() > MAX_FILE {
         return Err(crate::limits::too_long("a sops file", MAX_FILE));
     }
     Ok(buf)
 }
 
-/// The files to re-key; `true` where a folder walk found it.
-fn files(paths: &[PathBuf], recursive: bool) -> Result<Vec<(PathBuf, bool)>, Error> {
-    let mut out = Vec::new();
+/// What the walk made of one path.
+enum Found {
+    /// A regular file at its place; `true` where a folder walk found it.
+    File(Place, bool),
+    /// Listed and never touched (a link, not a regular file, a second path to a file).
+    Skip(&'static str),
+    /// A path given that could not be looked at.
+    Fail(Error),
+}
+
+/// The files to re-key, by the tree re-key's walk (module docs): given files as they are,
+/// folders walked with `recursive` (`.git` and `.sops.yaml` passed over, links not followed),
+/// a file reached by two paths taken once.
+fn files(paths: &[PathBuf], recursive: bool) -> Result<Vec<(PathBuf, Found)>, Error> {
+    let mut walk = Walk::new(WalkOptions {
+        recursive,
+        follow_links: false,
+        include: &[],
+        exclude: &[],
+        manifest: None,
+        pass_over: &[".git", CONFIG_NAME],
+    })?;
+    let mut entries: Vec<(Entry, bool)> = Vec::new();
+    let mut failed: Vec<(usize, PathBuf, Error)> = Vec::new();
     for f in paths {
-        if f.is_dir() {
-            if !recursive {
-                return Err(refuse(format!("{} is a folder (walk it with recursive)", f.display())));
-            }
-            walk(f, &mut out)?;
-        } else {
-            out.push((f.clone(), false));
+        let folder = f.is_dir();
+        if folder && !recursive {
+            return Err(refuse(format!("{} is a folder (walk it with recursive)", f.display())));
         }
+        match walk.root(f) {
+            Ok(()) => entries.extend(std::mem::take(&mut walk.out).into_iter().map(|e| (e, folder))),
+            // A given file fails alone; a folder that cannot be walked fails the run.
+            Err(e) if !folder => failed.push((entries.len() + failed.len(), f.clone(), e)),
+            Err(e) => {
+                let shown = Error::Io(std::io::Error::other(format!("cannot read {}: {e}", f.display())));
+                return Err(shown);
+            }
+        }
+        if entries.len() > MAX_FILES {
+            return Err(crate::limits::too_many("files", MAX_FILES));
+        }
+    }
+    let walked: Vec<bool> = entries.iter().map(|(_, w)| *w).collect();
+    let mut list: Vec<Entry> = entries.into_iter().map(|(e, _)| e).collect();
+    same_files_once(&mut list);
+    let mut out: Vec<(PathBuf, Found)> = list
+        .into_iter()
+        .zip(walked)
+        .map(|(e, walked)| match e {
+            Entry::File(path, place) => (path, Found::File(place, walked)),
+            Entry::Skip(path, why) => (path, Found::Skip(skip_reason(&why))),
+        })
+        .collect();
+    for (at, path, e) in failed {
+        out.insert(at.min(out.len()), (path, Found::Fail(e)));
     }
     Ok(out)
 }
 
-/// Every regular file under `dir`, in name order; links and `.git` are not followed, and
-/// `.sops.yaml` is the rules, not a secret.
-fn walk(dir: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Error> {
-    let cannot = |e: std::io::Error| {
-        Error::Io(std::io::Error::new(e.kind(), format!("cannot read {}: {e}", dir.display())))
-    };
-    let mut entries: Vec<_> =
-        std::fs::read_dir(dir).map_err(cannot)?.collect::<std::io::Result<_>>().map_err(cannot)?;
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let kind = e.file_type().map_err(cannot)?;
-        let path = e.path();
-        if kind.is_dir() && e.file_name() != ".git" {
-            walk(&path, out)?;
-        } else if kind.is_file() && e.file_name() != CONFIG_NAME {
-            if out.len() >= MAX_FILES {
-                return Err(crate::limits::too_many(&format!("files under {}", dir.display()), MAX_FILES));
-            }
-            out.push((path, true));
-        }
+/// The walk's reasons for what it lists and never touches, as a sops run words them (it takes
+/// no `--follow-symlinks`).
+fn skip_reason(why: &str) -> &'static str {
+    if why.starts_with("a symbolic link") {
+        "a symbolic link: not followed"
+    } else if why.starts_with("the same file as") {
+        "the same file as another path of this run (re-keyed there)"
+    } else if why.starts_with("replaced while") {
+        "replaced while the tree was walked: not walked"
+    } else {
+        "not a regular file"
     }
-    Ok(())
+}
+
+/// A walked file: its path as the caller knows it, and its place.
+struct Reached<'a> {
+    display: &'a Path,
+    place: &'a Place,
 }
 
 /// Each `.sops.yaml` read so far, or why it could not be.
@@ -252,7 +316,7 @@ type Configs = HashMap<PathBuf, Result<Arc<Rules>, String>>;
 
 /// One file: its target, re-keyed in memory, written back only if something changed.
 fn one(
-    file: &Path,
+    at: &Reached<'_>,
     bytes: &[u8],
     walked: bool,
     options: &FilesOptions,
@@ -260,6 +324,7 @@ fn one(
     recipient: &ReadRecipientSync<'_>,
     configs: &Mutex<Configs>,
 ) -> FileOutcome {
+    let file = at.display;
     let format = Format::for_path(file);
     if !looks_like_sops(bytes, format) {
         return match walked {
@@ -311,7 +376,7 @@ fn one(
             if options.dry_run {
                 return FileOutcome::Changed { added, removed };
             }
-            match write_over(file, bytes, &new) {
+            match write_over(at, bytes, &new) {
                 Ok(()) => FileOutcome::Changed { added, removed },
                 Err(e) => FileOutcome::Failed(e),
             }
@@ -329,21 +394,31 @@ fn reason(e: &Error) -> String {
     }
 }
 
-/// Replaces `file` with `new` through the library's atomic output (never a partial file; its
-/// owner, mode and attributes kept), unless another writer changed it since it was read.
-fn write_over(file: &Path, old: &[u8], new: &[u8]) -> Result<(), Error> {
-    let io = |e: std::io::Error| Error::Io(e);
-    let f = std::fs::File::open(file).map_err(io)?;
-    let mut out = OutputOptions::new().force(true).create(file).map_err(|e| io(e.into()))?;
-    out.copy_attributes_from(&f).map_err(io)?;
-    out.write_all(new).map_err(io)?;
-    out.flush().map_err(io)?;
-    // The last look before the new file takes the name: a save since the read wins (the
-    // window left is this check to the rename).
-    if std::fs::read(file).map_err(io)? != old {
-        return Err(Error::Io(std::io::Error::other("the file changed while it was re-keyed")));
+/// Replaces the walked file with `new` as the tree re-key rewrites a file: reached again
+/// through its place, opened without following a link and locked, checked to hold the very
+/// bytes `new` was made from, and renamed over under a lease after a last check, so a save by
+/// another program since the read wins (its owner, mode and attributes kept).
+fn write_over(at: &Reached<'_>, old: &[u8], new: &[u8]) -> Result<(), Error> {
+    let reached = at.place.reach(at.display)?;
+    let path = &reached.path;
+    written(path, at.place, old, new).map_err(|e| match relabel(e, path, at.display) {
+        // Nothing written: the file is as it was, which its outcome says already.
+        Error::Rekey { outcome: Left::Unchanged, source } => *source,
+        e => e,
+    })
+}
+
+fn written(path: &Path, place: &Place, old: &[u8], new: &[u8]) -> Result<(), Error> {
+    let (file, _) = open_locked(path, true, Some(place.id))?;
+    let snapshot = Snapshot::take(&file, Stamp::of(&file)?, old.len())?;
+    if snapshot.len() != old.len() as u64 || snapshot.header() != old {
+        return Err(changed_by_another(path));
     }
-    out.commit().map_err(|e| io(e.into()))
+    let mut out = OutputOptions::new().force(true).create(path).map_err(|e| Error::Io(e.into()))?;
+    keep_attributes(&mut out, &file)?;
+    out.write_all(new).map_err(Error::Io)?;
+    out.flush().map_err(Error::Io)?;
+    commit_over(out, &file, path, &snapshot)
 }
 
 #[cfg(test)]

@@ -1,0 +1,172 @@
+//! A sops tree re-keyed in a folder others may write, as the age tree re-key is
+//! (tests/rekey_shared.rs): `rekey::sops::rekey_files` walks with the tree re-key's walk and
+//! writes through its rewrite, so a file swapped for a link to a file outside the tree, a folder
+//! swapped for a link to a folder outside it, or a file swapped for a FIFO after the walk gets a
+//! failure for that name, the run does not hang, and nothing outside the tree is read for a
+//! re-key, changed or created. The files are made by the real sops 3.13.3 (`make sops`).
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use common::peers;
+use hyperseal::format::Stanza;
+use hyperseal::recipient::{parse_identities, parse_recipient, Identity};
+use hyperseal::rekey::sops::{rekey_files, FileOutcome, FilesOptions, Target};
+use hyperseal::FileKey;
+
+/// An identity that does `swap` once, the first time it is asked: after every file of the
+/// window was read, before the first is written (one thread: files in walk order).
+struct Swapping {
+    inner: Box<dyn Identity>,
+    swap: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl Identity for Swapping {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, hyperseal::Error>> {
+        if let Some(swap) = self.swap.lock().unwrap().take() {
+            swap();
+        }
+        self.inner.unwrap_stanza(stanza)
+    }
+}
+
+fn keygen(tools: &Path, dir: &Path, name: &str) -> (PathBuf, String) {
+    let path = dir.join(format!("{name}.txt"));
+    assert!(Command::new(tools.join("age-keygen")).arg("-o").arg(&path).output().unwrap().status.success());
+    let out = Command::new(tools.join("age-keygen")).arg("-y").arg(&path).output().unwrap();
+    (path, String::from_utf8(out.stdout).unwrap().trim().to_owned())
+}
+
+/// `name` under `dir`, sealed by sops for `to`.
+fn sealed(tools: &Path, dir: &Path, name: &str, to: &str) {
+    let path = dir.join(name);
+    fs::write(&path, format!("secret: {name}\n")).unwrap();
+    let o = Command::new(tools.join("sops"))
+        .args(["encrypt", "-i", "--age", to])
+        .arg(&path)
+        .env_remove("SOPS_AGE_KEY")
+        .env_remove("SOPS_AGE_KEY_FILE")
+        .env("XDG_CONFIG_HOME", dir.join("no-config"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_swap_after_the_walk_touches_nothing_outside_the_sops_tree() {
+    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
+    let tools = sops_bin.parent().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (admin, admin_pub) = keygen(tools, d, "admin");
+    let (_, carol_pub) = keygen(tools, d, "carol");
+    let (t, victim) = (d.join("tree"), d.join("victim"));
+    fs::create_dir_all(t.join("u/d")).unwrap();
+    fs::create_dir_all(&victim).unwrap();
+    for f in ["a.yaml", "u/d/y.yaml", "u/f.yaml", "u/x.yaml"] {
+        sealed(tools, &t, f, &admin_pub);
+    }
+    // Her files, outside the tree, that the administrator's key also opens.
+    sealed(tools, &victim, "secret.yaml", &admin_pub);
+    sealed(tools, &victim, "y.yaml", &admin_pub);
+    let before: Vec<Vec<u8>> =
+        ["secret.yaml", "y.yaml"].iter().map(|f| fs::read(victim.join(f)).unwrap()).collect();
+
+    let (t2, victim2) = (t.clone(), victim.clone());
+    let swap = move || {
+        // A file for a link to her file, a folder for a link to her folder, a file for a FIFO.
+        fs::remove_file(t2.join("u/x.yaml")).unwrap();
+        std::os::unix::fs::symlink(victim2.join("secret.yaml"), t2.join("u/x.yaml")).unwrap();
+        fs::rename(t2.join("u/d"), t2.join("u/d.old")).unwrap();
+        std::os::unix::fs::symlink(&victim2, t2.join("u/d")).unwrap();
+        fs::remove_file(t2.join("u/f.yaml")).unwrap();
+        assert!(Command::new("mkfifo").arg(t2.join("u/f.yaml")).status().unwrap().success());
+    };
+    let key = fs::read_to_string(&admin).unwrap();
+    let inner = parse_identities(&key).unwrap().remove(0);
+    let ids: Arc<Vec<Box<dyn Identity>>> =
+        Arc::new(vec![Box::new(Swapping { inner, swap: Mutex::new(Some(Box::new(swap))) })]);
+    let options = FilesOptions {
+        target: Some(Target::Edit { add: vec![carol_pub.clone()], remove: vec![] }),
+        recursive: true,
+        threads: 1,
+        ..FilesOptions::default()
+    };
+
+    // A FIFO must not hang the run: it runs on a thread the test gives a minute.
+    let (tx, rx) = mpsc::channel();
+    let root = t.clone();
+    std::thread::spawn(move || {
+        let read = |r: &str| parse_recipient(r);
+        let report = rekey_files(&[root], &ids, &options, &read, None).unwrap();
+        let lines: Vec<(PathBuf, String)> = report
+            .files
+            .into_iter()
+            .map(|(path, o)| {
+                let what = match o {
+                    FileOutcome::Changed { .. } => "changed".to_string(),
+                    FileOutcome::Unchanged => "unchanged".into(),
+                    FileOutcome::Skipped(why) => format!("skipped: {why}"),
+                    FileOutcome::Failed(e) => format!("failed: {e}"),
+                };
+                (path, what)
+            })
+            .collect();
+        tx.send(lines).unwrap();
+    });
+    let lines = rx.recv_timeout(Duration::from_secs(60)).expect("the run hung on a swapped-in FIFO");
+    let of = |f: &str| {
+        lines.iter().find(|(path, _)| path == &t.join(f)).map(|(_, w)| w.clone()).unwrap_or_default()
+    };
+    assert_eq!(of("a.yaml"), "changed", "{lines:?}");
+    assert!(fs::read_to_string(t.join("a.yaml")).unwrap().contains(&carol_pub));
+    for f in ["u/d/y.yaml", "u/f.yaml", "u/x.yaml"] {
+        let line = of(f);
+        assert!(line.starts_with("failed: ") && line.contains("was replaced after the walk"), "{f}: {line}");
+        // The line names the file as the walk found it.
+        assert!(line.contains(t.join(f).to_str().unwrap()), "{f}: {line}");
+    }
+    let after: Vec<Vec<u8>> =
+        ["secret.yaml", "y.yaml"].iter().map(|f| fs::read(victim.join(f)).unwrap()).collect();
+    assert_eq!(after, before, "a file outside the tree was re-keyed");
+    assert_eq!(fs::read_dir(&victim).unwrap().count(), 2, "something was created outside the tree");
+    // The folder swapped away still holds its file as it was.
+    assert!(!fs::read_to_string(t.join("u/d.old/y.yaml")).unwrap().contains(&carol_pub));
+}
+
+/// A link in the tree is listed as skipped and never followed, to a file or a folder.
+#[test]
+fn links_in_a_sops_tree_are_not_followed() {
+    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
+    let tools = sops_bin.parent().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (admin, admin_pub) = keygen(tools, d, "admin");
+    let (_, carol_pub) = keygen(tools, d, "carol");
+    let (t, victim) = (d.join("tree"), d.join("victim"));
+    fs::create_dir_all(&t).unwrap();
+    fs::create_dir_all(&victim).unwrap();
+    sealed(tools, &victim, "secret.yaml", &admin_pub);
+    let before = fs::read(victim.join("secret.yaml")).unwrap();
+    std::os::unix::fs::symlink(victim.join("secret.yaml"), t.join("x.yaml")).unwrap();
+    std::os::unix::fs::symlink(&victim, t.join("d")).unwrap();
+    let ids = Arc::new(parse_identities(&fs::read_to_string(&admin).unwrap()).unwrap());
+    let options = FilesOptions {
+        target: Some(Target::Edit { add: vec![carol_pub], remove: vec![] }),
+        recursive: true,
+        ..FilesOptions::default()
+    };
+    let read = |r: &str| parse_recipient(r);
+    let report = rekey_files(&[t.clone()], &ids, &options, &read, None).unwrap();
+    assert_eq!(report.counts(), (0, 0, 2, 0), "{report:?}");
+    assert!(report
+        .files
+        .iter()
+        .all(|(_, o)| matches!(o, FileOutcome::Skipped("a symbolic link: not followed"))));
+    assert_eq!(fs::read(victim.join("secret.yaml")).unwrap(), before);
+}
