@@ -32,6 +32,8 @@ pub use cipher;
 use cipher::consts::{U12, U24};
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod block;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd128;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod state;
@@ -59,6 +61,8 @@ pub const BACKEND: &str = "chacha20";
 mod aead;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod poly1305;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod poly1305_limbs;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod poly1305_simd128;
 

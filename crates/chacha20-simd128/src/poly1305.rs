@@ -1,8 +1,9 @@
 //! Poly1305 (RFC 8439 §2.5) for the simd128 build: the key set-up, a streaming `update` that
 //! buffers a partial block, the AEAD's zero padding, single blocks and the finalization, all in
 //! scalar code on five 26-bit limbs (`u32`, products in `u64`: WebAssembly has no 64×64→128
-//! multiply, so this radix is the fast one there). Runs of two blocks or more go to the two-lane
-//! SIMD loop in `poly1305_simd128.rs`, which needs r² as well as r.
+//! multiply, so this radix is the fast one there; their arithmetic is `poly1305_limbs.rs`). Runs
+//! of two blocks or more go to the two-lane SIMD loop in `poly1305_simd128.rs`, which needs r² as
+//! well as r.
 //!
 //! Limb `i` of a 130-bit value holds bits `26*i .. 26*i+26`; 2^130 ≡ 5 (mod p), which is where
 //! every `* 5` comes from. Constant-time by construction: multiplications, additions, shifts and
@@ -10,19 +11,14 @@
 
 use zeroize::Zeroize;
 
+use crate::poly1305_limbs::{mul, Limbs, HIBIT, MASK26};
 use crate::poly1305_simd128;
 
 /// Bytes per Poly1305 block.
 pub(crate) const BLOCK: usize = 16;
-/// The 2^128 bit every full message block carries, in limb 4 (bit 128 = 4·26 + 24).
-pub(crate) const HIBIT: u32 = 1 << 24;
-pub(crate) const MASK26: u32 = 0x3ff_ffff;
 /// From this many bytes of whole blocks on, the SIMD loop pays for its set-up (splatting r and
 /// r² into vectors); below, blocks go one at a time.
 const SIMD_MIN: usize = 4 * BLOCK;
-
-/// Five 26-bit limbs.
-pub(crate) type Limbs = [u32; 5];
 
 fn le32(b: &[u8]) -> u32 {
     u32::from_le_bytes([b[0], b[1], b[2], b[3]])
@@ -38,39 +34,6 @@ fn block_limbs(m: &[u8], hibit: u32) -> Limbs {
         (le32(&m[9..13]) >> 6) & MASK26,
         (le32(&m[12..16]) >> 8) | hibit,
     ]
-}
-
-/// `d` (five sums of products, each below 2^62) carried once into limbs of at most 26 bits
-/// (limb 1 may exceed it by a few units): enough for the next multiplication, not a full reduction.
-#[inline(always)]
-pub(crate) fn carry(d: [u64; 5]) -> Limbs {
-    let mask = u64::from(MASK26);
-    let mut d = d;
-    for i in 0..4 {
-        d[i + 1] += d[i] >> 26;
-        d[i] &= mask;
-    }
-    d[0] += (d[4] >> 26) * 5;
-    d[4] &= mask;
-    d[1] += d[0] >> 26;
-    d[0] &= mask;
-    [d[0] as u32, d[1] as u32, d[2] as u32, d[3] as u32, d[4] as u32]
-}
-
-/// `h · r mod p`, partially reduced. `h`'s limbs below 2^28 and `r`'s below 2^27 keep every sum
-/// of five products under 2^62.
-#[inline(always)]
-pub(crate) fn mul(h: &Limbs, r: &Limbs) -> Limbs {
-    let [h0, h1, h2, h3, h4] = h.map(u64::from);
-    let [r0, r1, r2, r3, r4] = r.map(u64::from);
-    let (s1, s2, s3, s4) = (r1 * 5, r2 * 5, r3 * 5, r4 * 5);
-    carry([
-        h0 * r0 + h1 * s4 + h2 * s3 + h3 * s2 + h4 * s1,
-        h0 * r1 + h1 * r0 + h2 * s4 + h3 * s3 + h4 * s2,
-        h0 * r2 + h1 * r1 + h2 * r0 + h3 * s4 + h4 * s3,
-        h0 * r3 + h1 * r2 + h2 * r1 + h3 * r0 + h4 * s4,
-        h0 * r4 + h1 * r3 + h2 * r2 + h3 * r1 + h4 * r0,
-    ])
 }
 
 /// Poly1305 under a one-time key (r ‖ s, 32 bytes). The key must never authenticate two messages.

@@ -28,7 +28,7 @@ use core::arch::wasm32::{
     u64x2, u64x2_extmul_high_u32x4, u64x2_extmul_low_u32x4, u64x2_shr, u64x2_splat, v128, v128_and, v128_or,
 };
 
-use crate::poly1305::{carry, Limbs, HIBIT, MASK26};
+use crate::poly1305_limbs::{carry, Limbs, HIBIT, MASK26};
 
 /// `d` carried once, in two interleaved chains (0→1→2→3 and 3→4→0·5→1) so that the
 /// dependency chain is half as long as a single pass; each limb ends below 2^26 + 2^12.

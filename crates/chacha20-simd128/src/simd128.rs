@@ -31,7 +31,7 @@ use cipher::inout::{InOut, InOutBuf};
 use cipher::{Block, BlockSizeUser, ParBlocks, ParBlocksSizeUser, StreamCipherBackend};
 use zeroize::Zeroize;
 
-use crate::state::{one_block, rounds, State};
+use crate::block::{one_block, rounds, State};
 
 /// Blocks per SIMD pass.
 const LANES: usize = 4;

@@ -1,42 +1,23 @@
 //! The ChaCha20 state and the `cipher` traits around it: key and nonce set-up, the block counter
-//! (seek), how many blocks remain before the 32-bit counter wraps, and one block computed with
-//! plain `u32` arithmetic for the calls that need a single block (the Poly1305 key, a partial
-//! last block). The four-block SIMD path is `simd128.rs`.
+//! (seek), and how many blocks remain before the 32-bit counter wraps. The block function is
+//! `block.rs`; the four-block SIMD path over it, which hands out this core's keystream, is
+//! `simd128.rs`.
 
 use core::fmt;
 
 use cipher::consts::{U12, U24, U32, U64};
 use cipher::inout::InOutBuf;
 use cipher::{
-    Block, BlockSizeUser, IvSizeUser, KeyIvInit, KeySizeUser, StreamCipherClosure, StreamCipherCore,
+    BlockSizeUser, IvSizeUser, KeyIvInit, KeySizeUser, StreamCipherClosure, StreamCipherCore,
     StreamCipherSeekCore,
 };
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
+use crate::block::State;
 use crate::simd128::Backend;
 
 /// "expand 32-byte k"
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
-
-/// ChaCha20's 20 rounds (RFC 8439 §2.3) as 10 double rounds, each the four column quarter
-/// rounds then the four diagonal ones, over 16 words of any kind: `u32` here, a `v128` holding
-/// the same word of four blocks in `simd128.rs`.
-#[inline(always)]
-pub(crate) fn rounds<T>(x: &mut [T; 16], quarter_round: impl Fn(&mut [T; 16], usize, usize, usize, usize)) {
-    for _ in 0..10 {
-        quarter_round(x, 0, 4, 8, 12);
-        quarter_round(x, 1, 5, 9, 13);
-        quarter_round(x, 2, 6, 10, 14);
-        quarter_round(x, 3, 7, 11, 15);
-        quarter_round(x, 0, 5, 10, 15);
-        quarter_round(x, 1, 6, 11, 12);
-        quarter_round(x, 2, 7, 8, 13);
-        quarter_round(x, 3, 4, 9, 14);
-    }
-}
-
-/// The 16-word state: constants, key, block counter (word 12), nonce (words 13–15).
-pub(crate) type State = [u32; 16];
 
 fn le_words<const N: usize>(bytes: &[u8]) -> [u32; N] {
     let mut out = [0u32; N];
@@ -196,27 +177,4 @@ impl fmt::Debug for XChaCha20Core {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("XChaCha20Core { .. }")
     }
-}
-
-/// One keystream block from `state` with `u32` arithmetic (RFC 8439 §2.3); the caller advances
-/// the counter. Used where a single block is asked for, so nothing is computed and thrown away.
-pub(crate) fn one_block(state: &State, out: &mut Block<ChaCha20Core>) {
-    let mut x = *state;
-    rounds(&mut x, quarter_round);
-    for ((o, w), s) in out.chunks_exact_mut(4).zip(x).zip(state) {
-        o.copy_from_slice(&w.wrapping_add(*s).to_le_bytes());
-    }
-    x.zeroize();
-}
-
-#[inline(always)]
-fn quarter_round(x: &mut State, a: usize, b: usize, c: usize, d: usize) {
-    x[a] = x[a].wrapping_add(x[b]);
-    x[d] = (x[d] ^ x[a]).rotate_left(16);
-    x[c] = x[c].wrapping_add(x[d]);
-    x[b] = (x[b] ^ x[c]).rotate_left(12);
-    x[a] = x[a].wrapping_add(x[b]);
-    x[d] = (x[d] ^ x[a]).rotate_left(8);
-    x[c] = x[c].wrapping_add(x[d]);
-    x[b] = (x[b] ^ x[c]).rotate_left(7);
 }
