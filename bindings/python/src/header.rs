@@ -1,57 +1,17 @@
 //! Detached headers (`hyperseal.header`), over the library's `detached` module: `header_extract`
-//! (age's `ExtractHeader`), `header_decrypt` (age's `DecryptHeader`) and `FileKey`, which every
-//! decrypt function takes as an identity (age's `NewInjectedFileKeyIdentity`; see
-//! `keys::identities_of`). Only argument conversion happens here.
+//! (age's `ExtractHeader`) and `header_decrypt` (age's `DecryptHeader`), which gives a `FileKey`:
+//! an identity every decrypt function takes (age's `NewInjectedFileKeyIdentity`), so it lives
+//! with the other identities in `keys.rs`. Only argument conversion happens here.
 
 use std::path::PathBuf;
 
-use hyperseal::detached::{self, FileKeyIdentity};
+use hyperseal::detached;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::buffers::Input;
-use crate::errors::{ArgumentError, IntoPy};
-use crate::keys::identities_of;
-
-/// A file key: it opens one file as well as any of its identities does. Zeroized when it is
-/// freed; `repr()` never shows it. `expose()` copies it into a `bytes` (which Python cannot
-/// zeroize): only to send it to where the payload is opened.
-#[pyclass(frozen, module = "hyperseal.header")]
-pub struct FileKey {
-    key: hyperseal::FileKey,
-}
-
-impl FileKey {
-    /// The identity of this key, for the decrypt functions.
-    pub fn identity(&self) -> Box<dyn hyperseal::Identity> {
-        Box::new(FileKeyIdentity::new(self.key.clone()))
-    }
-}
-
-#[pymethods]
-impl FileKey {
-    /// A file key from its 16 (age) or 32 (hyperseal) bytes, as `expose()` gave them.
-    #[new]
-    fn new(key: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let input = Input::get(key, "key")?;
-        let key = hyperseal::FileKey::from_slice(input.as_slice())
-            .ok_or_else(|| ArgumentError::new_err("a file key is 16 or 32 bytes"))?;
-        Ok(FileKey { key })
-    }
-
-    /// The key bytes.
-    fn expose<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, self.key.expose())
-    }
-
-    fn __len__(&self) -> usize {
-        self.key.expose().len()
-    }
-
-    fn __repr__(&self) -> String {
-        format!("FileKey({} bits, redacted)", self.key.expose().len() * 8)
-    }
-}
+use crate::errors::IntoPy;
+use crate::keys::{identities_of, FileKey};
 
 /// The header of a file (bytes-like: the file or its start; or a path: only the header is
 /// read), byte for byte as age's `ExtractHeader` gives it. Armored files are refused, as age
@@ -85,5 +45,5 @@ pub fn header_decrypt(
     let h = input.as_slice();
     // Unwrapping runs a KEM decapsulation, scrypt or Argon2id: other threads run meanwhile.
     let key = py.detach(|| detached::decrypt_header(h, &ids)).py_err()?;
-    Ok(FileKey { key })
+    Ok(FileKey::from_key(key))
 }

@@ -2,7 +2,8 @@
 //! `recipients`/`identities`/`passphrase` into the library's recipients and identities, over
 //! `hyperseal::recipient::{generate, public_of, parse_recipients_file, parse_identities}`.
 //! Recipients and identities are given as the very strings the CLI prints and reads (`age1…`,
-//! `age1pq1…`, `AGE-SECRET-KEY-…`, PEM), or as `Identity` objects.
+//! `age1pq1…`, `AGE-SECRET-KEY-…`, PEM), or as `Identity` objects; a detached header's
+//! `FileKey` is an identity too, so it is defined here (`header.rs` makes one).
 //!
 //! Parsing is not free: a hybrid public key is ~1.9 KB of bech32, and a hybrid identity expands
 //! its seed into ML-KEM keys on every parse (together ~120 µs, more than sealing 1 KB to it). So
@@ -15,17 +16,18 @@
 //! which goes through as its `Plugins` policy. Each policy has its own caches: a key parsed for
 //! a call that allowed plugins is never handed to one that did not.
 
+use hyperseal::detached::FileKeyIdentity;
 use hyperseal::recipient;
 use hyperseal::recipient::{Identity as LibIdentity, Kind, Recipient};
 use std::sync::{Arc, OnceLock};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use zeroize::Zeroizing;
 
 use crate::agent::AgentIdentity;
+use crate::buffers::Input;
 use crate::errors::{ArgumentError, IntoPy};
-use crate::header::FileKey;
 
 /// A key pair: `public` is the recipient string to encrypt to; `secret` the identity string
 /// (an `AGE-SECRET-KEY-…` line or a PKCS#8 PEM). `repr()` never shows the secret.
@@ -263,7 +265,7 @@ pub fn passphrase_of(p: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Zeroizing<
     let text = match p.cast::<PyString>() {
         Ok(s) => Zeroizing::new(s.to_str()?.to_string()),
         Err(_) => {
-            let input = crate::buffers::Input::get(p, "passphrase")?;
+            let input = Input::get(p, "passphrase")?;
             let s = std::str::from_utf8(input.as_slice())
                 .map_err(|_| ArgumentError::new_err("the passphrase must be UTF-8"))?;
             Zeroizing::new(s.to_string())
@@ -310,4 +312,50 @@ impl To {
 /// the CLI takes it; age files are always ChaCha20-Poly1305).
 pub fn options_of(format: &str, suite: Option<&str>) -> PyResult<hyperseal::Options> {
     hyperseal::Options::named(format, suite, None).py_err()
+}
+
+/// A file key (`hyperseal.header.FileKey`, as `header_decrypt` gives it): it opens one file as
+/// well as any of its identities does. Zeroized when it is freed; `repr()` never shows it.
+/// `expose()` copies it into a `bytes` (which Python cannot zeroize): only to send it to where
+/// the payload is opened.
+#[pyclass(frozen, module = "hyperseal.header")]
+pub struct FileKey {
+    key: hyperseal::FileKey,
+}
+
+impl FileKey {
+    /// The key `header_decrypt` opened (`header.rs`).
+    pub fn from_key(key: hyperseal::FileKey) -> Self {
+        FileKey { key }
+    }
+
+    /// The identity of this key, for the decrypt functions.
+    pub fn identity(&self) -> Box<dyn hyperseal::Identity> {
+        Box::new(FileKeyIdentity::new(self.key.clone()))
+    }
+}
+
+#[pymethods]
+impl FileKey {
+    /// A file key from its 16 (age) or 32 (hyperseal) bytes, as `expose()` gave them.
+    #[new]
+    fn new(key: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let input = Input::get(key, "key")?;
+        let key = hyperseal::FileKey::from_slice(input.as_slice())
+            .ok_or_else(|| ArgumentError::new_err("a file key is 16 or 32 bytes"))?;
+        Ok(FileKey { key })
+    }
+
+    /// The key bytes.
+    fn expose<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.key.expose())
+    }
+
+    fn __len__(&self) -> usize {
+        self.key.expose().len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("FileKey({} bits, redacted)", self.key.expose().len() * 8)
+    }
 }

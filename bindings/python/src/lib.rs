@@ -30,7 +30,7 @@ fn _hyperseal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::error_codes, m)?)?;
     m.add_class::<keys::Identity>()?;
     m.add_class::<agent::AgentIdentity>()?;
-    m.add_class::<header::FileKey>()?;
+    m.add_class::<keys::FileKey>()?;
     m.add_function(wrap_pyfunction!(header::header_extract, m)?)?;
     m.add_function(wrap_pyfunction!(header::header_decrypt, m)?)?;
     m.add_function(wrap_pyfunction!(pyrage::parse_key_as, m)?)?;
