@@ -28,11 +28,14 @@ use crate::{limits, Decryptor};
 /// What a batch said of one stanza: not this identity's, its file key, or why it failed.
 type Answer = Option<Result<FileKey, String>>;
 
+/// What a batch said, by each stanza's digest.
+pub(super) type Answers = HashMap<[u8; 32], Answer>;
+
 /// An identity's answers for the stanzas of one window, in front of the identity itself
 /// (borrowed by the tree re-key; shared across windows, `Arc`, by the sops files' re-key).
 pub(super) struct Cached<I> {
     pub(super) id: I,
-    pub(super) answers: HashMap<[u8; 32], Answer>,
+    pub(super) answers: Answers,
 }
 
 impl<I> Identity for Cached<I>
@@ -112,7 +115,7 @@ pub(super) fn ask(
     headers: &[Vec<Stanza>],
     opened: &[bool],
     extra: &[Stanza],
-) -> (HashMap<[u8; 32], Answer>, Vec<Option<Result<FileKey, Error>>>) {
+) -> (Answers, Vec<Option<Result<FileKey, Error>>>) {
     let mut offered: Vec<([u8; 32], &Stanza)> = Vec::new();
     for (file, done) in headers.iter().zip(opened) {
         if !done {

@@ -162,7 +162,7 @@ pub fn rekey_files(
         // overlap across files.
         let _ = crate::exec::for_each(window.len(), options.threads, &|i| {
             let outcome = match (&files[start + i], &window[i]) {
-                ((_, Found::Skip(why)), _) => FileOutcome::Skipped(*why),
+                ((_, Found::Skip(why)), _) => FileOutcome::Skipped(why),
                 ((_, Found::Fail(e)), _) => FileOutcome::Failed(copy_error(e)),
                 (_, Err(e)) => FileOutcome::Failed(copy_error(e)),
                 ((file, Found::File(place, walked)), Ok(b)) => {

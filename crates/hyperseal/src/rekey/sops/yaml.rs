@@ -324,6 +324,7 @@ impl Layout for Yaml<'_> {
 }
 
 /// A whole one-document YAML file as a tree (`.sops.yaml`).
+#[cfg(all(feature = "fs", any(unix, windows)))]
 pub(crate) fn document(text: &str) -> Result<Node, Error> {
     let lines = Lines::new(text);
     let mut ev = Events { parser: Parser::new_from_str(text) };
