@@ -19,7 +19,7 @@
 //! [`StreamReader`] for random access. Nothing here lets a caller choose a nonce.
 // Six places need unsafe, each with its reason: crypto/native.rs (one aws-lc call),
 // recipient/ssh/rsa.rs (aws-lc bignum division for the CRT exponents OpenSSH keys omit), mem.rs
-// (a huge-page hint), stream/exec.rs (a job borrowed by persistent threads), the OS seam sys/
+// (a huge-page hint), exec.rs (a job borrowed by persistent threads), the OS seam sys/
 // (the `linkat` of an unnamed file, signal handlers, a plugin's process group, Windows' file and
 // Job Object calls) and the agent's transport (agent/conn.rs: peer credentials; agent/pipe.rs:
 // the Windows named pipe); nothing else may (tests aside).
@@ -38,6 +38,10 @@ mod decrypt;
 pub mod detached;
 mod encrypt;
 mod error;
+/// The executor every parallel path runs on, for the workspace's other crates too: the toolkit's
+/// legacy-mode streaming runs on it, so the workspace has one thread design. Not a stable API.
+#[doc(hidden)]
+pub mod exec;
 mod file_key;
 pub mod format;
 pub mod identity_file;
@@ -59,6 +63,7 @@ mod sys;
 pub use decrypt::{decrypt, Decryptor, Source};
 pub use encrypt::{armored, encrypt, Encryptor, FileSizes, Options, Sealer};
 pub use error::{Error, ErrorCode};
+pub use exec::available_threads;
 pub use file_key::FileKey;
 pub use format::{Profile, Suite};
 pub use key_cache::KeyCache;
@@ -66,17 +71,5 @@ pub use mem::{output_buffer, wipe, zeroed_output, Pages};
 pub use opener::Opener;
 pub use recipient::{Identity, Kind, Recipient};
 pub use rng::fill as fill_random;
-pub use stream::exec::available_threads;
-
-/// The executor every parallel path runs on, for the workspace's other crates: the toolkit's
-/// legacy-mode streaming runs on it too, so the workspace has one thread design. Not a stable
-/// API.
-#[doc(hidden)]
-pub mod exec {
-    pub use crate::stream::exec::{for_each, ordered, Made};
-    /// A positional read filling the whole buffer, on every system (the OS seam's).
-    #[cfg(any(unix, windows))]
-    pub use crate::sys::read_exact_at;
-}
 pub use stream::{Progress, StreamReader, StreamWriter};
 pub use suite::AesGcmBackend;

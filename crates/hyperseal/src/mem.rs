@@ -56,7 +56,7 @@ pub fn zeroed_output(dst: &mut [MaybeUninit<u8>], pages: Pages) -> &mut [u8] {
             advise_huge(at, len);
         }
         // Zeroing cannot fail, and each index writes its own piece, disjoint from every other.
-        let _ = crate::stream::exec::for_each(len.div_ceil(PIECE), 0, &|i| {
+        let _ = crate::exec::for_each(len.div_ceil(PIECE), 0, &|i| {
             let start = i * PIECE;
             // SAFETY: `start..start + n` lies inside `dst`, which we borrow mutably for the whole
             // call, and no two indices share a byte.

@@ -7,8 +7,9 @@ use std::sync::Mutex;
 
 use zeroize::Zeroize;
 
-use super::{exec, ChunkScheme};
+use super::ChunkScheme;
 use crate::error::Error;
+use crate::exec;
 use crate::format::TAG_LEN;
 
 /// Which way the chunks go.

@@ -9,9 +9,9 @@ use std::sync::Mutex;
 
 pub(crate) use super::batch::Dir;
 use super::batch::{Batch, Filler, Layout};
-use super::exec::{self, Made};
 use super::{ChunkScheme, Progress};
 use crate::error::Error;
+use crate::exec::{self, Made};
 use crate::format::TAG_LEN;
 
 /// Input bytes per batch: small enough that a batch read (or borrowed) is still in the L2

@@ -12,7 +12,6 @@
 //!   opening chunk `i` by position, the final-chunk rule), and its STREAM instance
 //!   [`ChunkCipher`] with the rule [`ready`] and `check_shape`, in one place (C2SP is the other
 //!   instance, in `c2sp`);
-//! - `exec`: the one executor all parallel work runs on;
 //! - `batch`: batches of chunks, the unit of the streaming engines;
 //! - `engine`: whole payloads — from a `Read` or a borrowed slice onto a `Write`, or straight
 //!   into a buffer;
@@ -22,7 +21,6 @@
 
 mod batch;
 mod engine;
-pub mod exec;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub(crate) mod positional;
 mod push;
@@ -34,6 +32,10 @@ pub use push::StreamWriter;
 pub(crate) use push::{grow, PayloadOpener, PayloadSealer, Pending};
 pub(crate) use reader::ChunkReader;
 pub use reader::StreamReader;
+// The executor's place before it moved up to the crate (`crate::exec`), still named by the
+// tree re-key (`rekey/tree.rs`); to go once that names `crate::exec`.
+#[cfg(all(feature = "fs", any(unix, windows)))]
+pub(crate) use crate::exec;
 
 use zeroize::Zeroizing;
 

@@ -27,9 +27,9 @@ use std::sync::Mutex;
 
 use zeroize::Zeroizing;
 
-use super::exec;
 use super::{ChunkScheme, Dir, Progress};
 use crate::error::Error;
+use crate::exec;
 use crate::format::TAG_LEN;
 use crate::sys;
 

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use zeroize::Zeroizing;
 
-use super::exec::{self, Made};
 use super::*;
+use crate::exec::{self, Made};
 
 fn cipher(suite: Suite) -> ChunkCipher {
     ChunkCipher::new(suite, 16 << 10, &Zeroizing::new([42u8; 32])).unwrap()

@@ -33,6 +33,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 use crate::error::Error;
+/// A positional read filling the whole buffer, on every system (the OS seam's), for the jobs run
+/// here that read a file in pieces.
+#[cfg(any(unix, windows))]
+pub use crate::sys::read_exact_at;
 
 /// The number of CPUs this process may use, read once: `available_parallelism` reads cgroup
 /// files under /proc and /sys on every call (~40 µs, a fifth of a 1 KiB one-shot encrypt +
