@@ -49,8 +49,22 @@ impl Drop for Release<'_> {
 
 /// The most of a request the accepting thread reads before handing it to a thread of its own.
 const QUICK_BYTES: usize = 64 << 10;
+/// What the accepting thread reads of a request first (more, up to [`QUICK_BYTES`], only if
+/// that much has arrived).
+const QUICK_FIRST: usize = 4 << 10;
 /// Stanzas × keys the accepting thread tries itself (a few milliseconds at most).
 const QUICK_WORK: usize = 16;
+
+/// What the accepting thread did with a connection's first bytes.
+enum Quick {
+    /// Answered (or failed): the connection is done.
+    Answered,
+    /// Decoded, and left to the connection's thread: the accepting thread's stack held the
+    /// request, so it is scrubbed.
+    Decoded(Zeroizing<Vec<u8>>),
+    /// Not a whole request yet: read into the buffer and nothing more.
+    Undecoded(Zeroizing<Vec<u8>>),
+}
 
 /// How long a connection may take to send its request and read the answer. It bounds the
 /// work of a request too: an UNWRAP tries each file against each key only while its
@@ -165,12 +179,20 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         let origin = Origin::Local;
         // A small question already in full is answered here, without a thread's start-up.
         let prefix = match origin {
-            Origin::Local => {
-                let quick = agent.quick(&conn);
-                scrub_stack();
-                let Some(prefix) = quick else { continue };
-                prefix
-            }
+            Origin::Local => match agent.quick(&conn) {
+                Quick::Answered => {
+                    // The answer is out: the client does not wait for this.
+                    drop(conn);
+                    scrub_stack();
+                    continue;
+                }
+                Quick::Decoded(prefix) => {
+                    scrub_stack();
+                    prefix
+                }
+                // Bytes read into a buffer that is zeroized: nothing of them was on this stack.
+                Quick::Undecoded(prefix) => prefix,
+            },
             Origin::Forward(_) => Zeroizing::new(Vec::new()),
         };
         agent.start_connection(conn, prefix, origin);
@@ -467,22 +489,33 @@ impl Agent {
     }
 
     /// Answers an UNWRAP of a few stanzas (the request whole in what has arrived, within
-    /// [`QUICK_BYTES`], its work within [`QUICK_WORK`]) on the accepting thread: `None`, done.
-    /// Otherwise the bytes read so far, for the connection's own thread to go on from.
-    fn quick(self: &Arc<Self>, conn: &Conn) -> Option<Zeroizing<Vec<u8>>> {
-        let mut buf = Zeroizing::new(vec![0u8; QUICK_BYTES]);
-        let n = conn.read_arrived(&mut buf).ok()?;
+    /// [`QUICK_BYTES`], its work within [`QUICK_WORK`]) on the accepting thread. Otherwise the
+    /// bytes read so far, for the connection's own thread to go on from.
+    fn quick(self: &Arc<Self>, conn: &Conn) -> Quick {
+        // A small first read: the buffer is zeroed when allocated and twice when freed, and a
+        // request of one file is a few hundred bytes.
+        let mut buf = Zeroizing::new(vec![0u8; QUICK_FIRST]);
+        let Ok(mut n) = conn.read_arrived(&mut buf) else { return Quick::Answered };
+        if n == buf.len() {
+            buf.resize(QUICK_BYTES, 0);
+            let Ok(more) = conn.read_arrived(&mut buf[n..]) else { return Quick::Answered };
+            n += more;
+        }
         buf.truncate(n);
         let whole = n >= 4 && u32::from_be_bytes(buf[..4].try_into().expect("4 bytes")) as usize == n - 4;
-        let request = if whole { Request::decode(&buf[4..]).ok() } else { None };
+        if !whole {
+            return Quick::Undecoded(buf);
+        }
         // An UNWRAP_ASKING is answered here too while no key could ask anything.
-        let Some(Request::Unwrap(files) | Request::UnwrapAsking(files)) = request else { return Some(buf) };
+        let Ok(Request::Unwrap(files) | Request::UnwrapAsking(files)) = Request::decode(&buf[4..]) else {
+            return Quick::Decoded(buf);
+        };
         let keys = self.store.lock().unwrap_or_else(|p| p.into_inner()).snapshot().unwrap_or_default();
         // A plugin key runs a program (and may wait on a card): never on the accepting thread.
         if files.iter().map(Vec::len).sum::<usize>() * keys.len().max(1) > QUICK_WORK
             || keys.iter().any(|k| k.is_plugin())
         {
-            return Some(buf);
+            return Quick::Decoded(buf);
         }
         drop(keys);
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
@@ -492,7 +525,7 @@ impl Agent {
             &mut conn.until(Instant::now() + Duration::from_millis(100)),
             &answer.encode(),
         );
-        None
+        Quick::Answered
     }
 
     /// Reserves `len` bytes of [`BODIES`] for one request's body.

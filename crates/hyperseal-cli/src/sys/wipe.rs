@@ -11,8 +11,9 @@
 //! * [`WipeOnFree`], the binary's global allocator, zeroes every block it frees, and a block
 //!   that `realloc` would move is copied and zeroed here instead. Every other command runs with
 //!   the plain system allocator's behaviour: one relaxed load per free decides.
-//! * [`scrub_stack`] zeroes the stack below the caller: a connection's thread calls it when the
-//!   request is done, before the thread (and its stack) goes back to the C library.
+//! * [`scrub_stack`] zeroes the stack below the caller, as deep as it holds anything: a
+//!   connection's thread calls it when the request is done, before the thread (and its stack)
+//!   goes back to the C library.
 //!
 //! aws-lc's own allocations are cleansed by aws-lc when freed (`OPENSSL_free`).
 
@@ -94,15 +95,85 @@ unsafe impl GlobalAlloc for WipeOnFree {
     }
 }
 
-/// Bytes of stack [`scrub_stack`] zeroes below its caller: more than any request's key work
-/// reaches (the agent's threads have 1 MiB).
+/// Bytes of stack [`scrub_stack`] zeroes below its caller at most: more than any request's
+/// key work reaches (the agent's threads have 1 MiB).
 pub const SCRUB: usize = 256 << 10;
 
-/// Zeroes [`SCRUB`] bytes of the stack below the caller's frame, where the work it called
-/// has left its locals (copies of secret keys among them).
+/// The steps in which the zeroed depth grows (each depth is a frame of its own size).
+const STEP: usize = 8 << 10;
+
+/// Zeroes the stack below the caller's frame, where the work it called has left its locals
+/// (copies of secret keys among them): down to the deepest page the work reached, at most
+/// [`SCRUB`] bytes.
+///
+/// A page of an anonymous mapping that is neither in memory nor in swap reads as zeros: the
+/// work never reached it, or the C library gave it back (as it does below a finished thread's
+/// stack pointer). Zeroing it would only fault in a fresh zero page, which on a new thread's
+/// stack was most of the cost of a request, so the depth zeroed stops at the deepest page that
+/// holds anything. Where that cannot be read, all [`SCRUB`] bytes are zeroed.
 #[inline(never)]
 pub fn scrub_stack() {
-    let mut below = [0u8; SCRUB];
+    // A local's address: this frame's place on the stack, above the two frames called below.
+    let marker = 0u8;
+    let here = std::hint::black_box(&marker) as *const u8 as usize;
+    // Both calls start at this frame's stack pointer: the zeroing frame also covers the one
+    // that read the depth.
+    let depth = touched_depth(here).unwrap_or(SCRUB);
+    // The zeroing frame's top is a few words below `here` (this frame's own): 1 KiB more
+    // covers them.
+    let steps = (depth + (1 << 10)).div_ceil(STEP).clamp(1, SCRUB / STEP);
+    ZERO[steps - 1]();
+}
+
+macro_rules! zeros {
+    ($($k:literal)*) => { [$(zero::<{ $k * STEP }>),*] };
+}
+
+/// Zeroes a frame of `N` bytes.
+#[inline(never)]
+fn zero<const N: usize>() {
+    let mut below = [0u8; N];
     // The zeros may be read: they are written.
     std::hint::black_box(&mut below);
+}
+
+/// The zeroing frames, `ZERO[k]` of `(k + 1) * STEP` bytes.
+const ZERO: [fn(); SCRUB / STEP] =
+    zeros!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32);
+
+/// How far below `here` the stack holds anything: the distance to the deepest page, within
+/// [`SCRUB`], that is in memory or in swap (`/proc/self/pagemap`). `None`: not known.
+#[cfg(target_os = "linux")]
+#[inline(never)]
+fn touched_depth(here: usize) -> Option<usize> {
+    use std::os::unix::fs::FileExt;
+    use std::sync::OnceLock;
+
+    /// Entries for [`SCRUB`] bytes and the page holding the frame, on pages of 4 KiB or more.
+    const ENTRIES: usize = SCRUB / 4096 + 1;
+    const PRESENT: u64 = 1 << 63;
+    const SWAPPED: u64 = 1 << 62;
+    static PAGEMAP: OnceLock<Option<(std::fs::File, usize)>> = OnceLock::new();
+    let (pagemap, page) = PAGEMAP
+        .get_or_init(|| {
+            // SAFETY: sysconf has no preconditions.
+            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+            let file = std::fs::File::open("/proc/self/pagemap").ok()?;
+            (page >= 4096 && page.is_power_of_two()).then_some((file, page))
+        })
+        .as_ref()?;
+    let (first, last) = (here.checked_sub(SCRUB)? / page, here / page);
+    let count = last - first + 1;
+    let mut raw = [0u8; ENTRIES * 8];
+    let raw = &mut raw[..count * 8];
+    pagemap.read_exact_at(raw, (first * 8) as u64).ok()?;
+    let deepest = raw
+        .chunks_exact(8)
+        .position(|e| u64::from_ne_bytes(e.try_into().expect("8 bytes")) & (PRESENT | SWAPPED) != 0);
+    Some(deepest.map_or(0, |d| here - (first + d) * page))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn touched_depth(_: usize) -> Option<usize> {
+    None
 }
