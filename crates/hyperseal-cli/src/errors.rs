@@ -11,9 +11,8 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 /// Exit status of a bad command line (clap's and ours alike).
 pub const USAGE: u8 = 2;
-/// Exit status when a reader downstream went away: what a shell reports for coreutils killed by
-/// SIGPIPE (128 + 13). Only reached if SIGPIPE is blocked; otherwise the signal itself ends us.
-pub const BROKEN_PIPE: u8 = 141;
+/// Exit status when a reader downstream went away (the OS seam's: its panic hook exits with it).
+pub use crate::sys::BROKEN_PIPE;
 
 /// A failure whose messages were already printed (per-file errors of `hash`, `mac`): exit 1
 /// with nothing more to say.
@@ -42,7 +41,7 @@ pub fn report(e: &anyhow::Error) -> u8 {
         Some(h) => Some(h.hint.clone()),
         None => e
             .downcast_ref::<hyperseal::Error>()
-            .and_then(crate::cmd::library_hint)
+            .and_then(library_hint)
             .or_else(|| is_out_of_memory(e).then_some(OUT_OF_MEMORY_HINT))
             .map(str::to_string),
     };
@@ -227,6 +226,89 @@ pub fn hint(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow
 /// A usage error found after parsing (options that exclude each other by value): exit status 2.
 pub fn usage(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow::Error {
     anyhow::Error::new(Hinted { msg: err.to_string(), hint: hint.to_string(), usage: true })
+}
+
+/// Hints for library errors whose next step is not obvious from the message.
+fn library_hint(e: &hyperseal::Error) -> Option<&'static str> {
+    use hyperseal::Error;
+    Some(match e {
+        Error::NoIdentityMatched => {
+            "the file was encrypted to other keys: check -i (`hyperseal inspect FILE` lists the recipient kinds)"
+        }
+        Error::UnknownFormat => "the input is not a hyperseal or age file (or it is damaged at the start)",
+        Error::EmptyInput => {
+            "the input has no bytes at all: check the file name, or the command that writes to the pipe"
+        }
+        Error::ChunkAuth(_) | Error::Truncated(_) | Error::HeaderMac => {
+            "the file is damaged or was modified; no output file was written"
+        }
+        Error::WrongKey => "check --key-file and --context; if both are right, the data was modified",
+        Error::WrongPassphrase => "check the passphrase (files made with -p need the same passphrase)",
+        Error::WorkFactorTooHigh(_) => "the file demands an unreasonable amount of work; it may be hostile",
+        Error::IncompatibleRecipients(m) if m.contains("rotate instead") => {
+            "keep post-quantum recipients, or rekey --rotate to a fresh file key (the payload is re-encrypted)"
+        }
+        Error::IncompatibleRecipients(_) => "encrypt separately for post-quantum and classic recipients",
+        Error::Rekey { outcome: hyperseal::rekey::Outcome::Pending(_), .. } => {
+            "run the same rekey command again: it finishes or undoes the change and says which"
+        }
+        Error::Rekey { outcome: hyperseal::rekey::Outcome::Changed, .. } => {
+            "the new recipients are in force; fix the cause above (a later rekey of the file cleans up)"
+        }
+        Error::Rekey { source, .. } if source.to_string().contains("changed by another program") => {
+            "another program saved the file meanwhile, and its version wins: re-key the new version if that is still wanted"
+        }
+        Error::Rekey { source, .. } if source.to_string().contains("open in another program") => {
+            "close the file in the other program (or re-key to a new file with -o)"
+        }
+        Error::Rekey { source, .. } if source.to_string().contains("hard links") => {
+            "pass --split-links to rewrite it anyway (the other names keep the old recipients), or re-key each name's file with -o"
+        }
+        Error::Rekey { source, .. } => return library_hint(source),
+        Error::InvalidArgument(m) if m.contains("leave out every key this file was opened with") => {
+            "add one of your own keys to the list, or pass --remove-own if that is what you mean"
+        }
+        Error::Limit(m) if m.starts_with(hyperseal::limits::UNWRITABLE) => {
+            "encrypt to fewer recipients (each key counts once), or split them across several files (limits: docs/SECURITY.md)"
+        }
+        Error::Limit(_) => {
+            "real files, keys and plugins stay far below this limit; the input is damaged or hostile (limits: docs/SECURITY.md)"
+        }
+        Error::Plugin(m) if m.contains("not found on PATH") || m.contains("invalid plugin name") => {
+            "plugins are programs named age-plugin-NAME, looked up in PATH's absolute directories (never the current one)"
+        }
+        Error::Agent(m) if m.contains("locked") => "unlock it with `hyperseal agent unlock`",
+        // The agent answered, and refused: each refusal says what would change it.
+        Error::Agent(m) if m.starts_with("refused on the agent's host") => {
+            "the agent's user declined this use on the agent's host; ask them to allow it when it is asked again"
+        }
+        Error::Agent(m) if m.contains("no askpass program") => {
+            "on the agent's host, start the agent with HYPERSEAL_ASKPASS (or SSH_ASKPASS) set, or grant the key with --no-confirm"
+        }
+        Error::Agent(m) if m.contains("no one confirmed") => {
+            "no one answered the confirmation on the agent's host in time: try again while its user is there"
+        }
+        Error::Agent(m) if m.contains("askpass program") => {
+            "the agent's askpass program cannot run on its host: fix HYPERSEAL_ASKPASS there and restart the agent"
+        }
+        Error::Agent(m) if m.contains("may only open files") => {
+            "manage the agent on its own host: a forward only lists and opens files"
+        }
+        Error::Agent(m) if m.starts_with("not tried") => "ask for fewer files at once",
+        Error::Agent(m) if m.contains("forwarded requests at once") => {
+            "other forwarded requests are waiting for their confirmation: try again once they are answered"
+        }
+        Error::Agent(m)
+            if m.starts_with("cannot connect to the agent")
+                || m.starts_with("the agent at ")
+                || m.starts_with("malformed message")
+                || m.contains("connection closed") =>
+        {
+            "the agent named by HYPERSEAL_AGENT_SOCK is gone or stuck: `hyperseal agent list` checks it; start one, or unset the variable to use -i only"
+        }
+        Error::Agent(_) => "the agent answered and refused, for the reason above",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

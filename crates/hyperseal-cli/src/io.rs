@@ -86,14 +86,8 @@ impl Input {
     }
 }
 
-/// The OS error without its number: "No such file or directory", not "… (os error 2)".
-pub fn reason(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" (os error ") {
-        Some(i) if e.raw_os_error().is_some() => s[..i].to_string(),
-        _ => s,
-    }
-}
+/// The OS error without its number (the OS seam's, which words its own errors with it).
+pub use crate::sys::reason;
 
 /// Where output goes.
 pub enum Output {

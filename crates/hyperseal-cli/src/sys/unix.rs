@@ -53,7 +53,7 @@ impl Tty {
                 io::ErrorKind::NotFound,
                 format!(
                     "standard input is not a terminal, and /dev/tty is not available: {}",
-                    crate::io::reason(&e)
+                    super::reason(&e)
                 ),
             )),
         }

@@ -30,7 +30,7 @@ pub fn die_on_sigpipe() {
         if msg.is_some_and(|m| {
             m.starts_with("failed printing to stdout") && closed.iter().any(|c| m.contains(c))
         }) {
-            std::process::exit(i32::from(crate::errors::BROKEN_PIPE));
+            std::process::exit(i32::from(super::BROKEN_PIPE));
         }
         default(info)
     }));
@@ -69,7 +69,7 @@ impl Tty {
             (Ok(input), Ok(output)) => Ok(Tty { input, output }),
             (Err(e), _) | (_, Err(e)) => Err(io::Error::new(
                 io::ErrorKind::NotFound,
-                format!("no console to ask on (CONIN$/CONOUT$): {}", crate::io::reason(&e)),
+                format!("no console to ask on (CONIN$/CONOUT$): {}", super::reason(&e)),
             )),
         }
     }
