@@ -17,12 +17,12 @@
 //! Beyond the one-shots: [`Encryptor`] and [`Decryptor`] for streams, slices and buffers (all
 //! cores, constant memory), [`Sealer`] and [`Opener`] for data pushed in pieces, and
 //! [`StreamReader`] for random access. Nothing here lets a caller choose a nonce.
-// Six places need unsafe, each with its reason: crypto/native.rs (one aws-lc call),
+// Five places need unsafe, each with its reason: crypto/native.rs (one aws-lc call),
 // recipient/ssh/rsa.rs (aws-lc bignum division for the CRT exponents OpenSSH keys omit), mem.rs
-// (a huge-page hint), exec.rs (a job borrowed by persistent threads), the OS seam sys/
-// (the `linkat` of an unnamed file, signal handlers, a plugin's process group, Windows' file and
-// Job Object calls) and the agent's transport (agent/conn.rs: peer credentials; agent/pipe.rs:
-// the Windows named pipe); nothing else may (tests aside).
+// (a huge-page hint), exec.rs (a job borrowed by persistent threads) and the OS seam sys/ (the
+// `linkat` of an unnamed file, signal handlers, a plugin's process group, Windows' file and Job
+// Object calls, and the agent transport's peer credentials, sys/unix/peer.rs, and Windows named
+// pipe, sys/windows/pipe.rs); nothing else may (tests aside).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use hyperseal::agent::conn::Listener;
 
 use super::origin::{is_ssh, valid_host};
-use hyperseal::agent::os as sys;
+use crate::sys::process as sys;
 
 /// The most forward sockets open at once (each holds a thread waiting for connections).
 const MAX_FORWARDS: usize = 64;

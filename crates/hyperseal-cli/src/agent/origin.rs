@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 #[cfg(unix)]
-use hyperseal::agent::os as sys;
+use crate::sys::process as sys;
 #[cfg(unix)]
 use hyperseal::format::Stanza;
 #[cfg(unix)]

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use hyperseal::agent::conn::{Conn, Listener};
 #[cfg(unix)]
-use hyperseal::agent::os as sys;
+use crate::sys::process as sys;
 use hyperseal::agent::proto::{self, Answer, Request};
 use hyperseal::limits;
 use zeroize::Zeroizing;

@@ -17,7 +17,7 @@ use anyhow::Result;
 use hyperseal::agent::conn::Conn;
 use hyperseal::agent::conn::Listener;
 #[cfg(unix)]
-use hyperseal::agent::os as sys;
+use crate::sys::process as sys;
 
 use crate::errors::hint;
 

@@ -340,7 +340,7 @@ fn start(s: StartArgs) -> Result<()> {
     crate::sys::wipe::wipe_freed_memory();
     // Before any thread: the end signals go to one thread, and the process is not dumpable.
     #[cfg(unix)]
-    agent::os::block_end_signals();
+    crate::sys::process::block_end_signals();
     let say = |line: &str| match s.detached {
         true => println!("{line}"),
         false => eprintln!("hyperseal: {line}"),
@@ -359,7 +359,7 @@ fn start(s: StartArgs) -> Result<()> {
     };
     if s.detached {
         #[cfg(unix)]
-        agent::os::new_session();
+        crate::sys::process::new_session();
         println!("ready");
     } else {
         print!("{}", env_lines(&s, &path));
@@ -373,8 +373,8 @@ fn start(s: StartArgs) -> Result<()> {
 fn prepare(path: &Path, say: &dyn Fn(&str)) -> Result<hyperseal::agent::conn::Listener> {
     #[cfg(unix)]
     {
-        agent::os::no_dumps().map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
-        if let Err(why) = agent::os::lock_memory() {
+        crate::sys::process::no_dumps().map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
+        if let Err(why) = crate::sys::process::lock_memory() {
             say(&format!("note: secrets are not in locked memory: {why}"));
         }
         socket::make_dir(path.parent().expect("a socket path has a directory"))?;
@@ -400,7 +400,7 @@ fn start_background(s: &StartArgs, path: &Path) -> Result<()> {
         const DETACHED_PROCESS: u32 = 0x0000_0008;
         const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
         cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
-        agent::os::keep_std_handles();
+        crate::sys::keep_std_handles();
     }
     let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
     let out = BufReader::new(child.stdout.take().expect("piped"));

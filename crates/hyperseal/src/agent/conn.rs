@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::Instant;
 
 #[cfg(unix)]
-use crate::sys::agent as os;
+use crate::sys::peer as os;
 #[cfg(windows)]
 use crate::sys::pipe;
 

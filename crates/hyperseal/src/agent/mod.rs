@@ -9,8 +9,10 @@
 //! * `conn.rs`: the transport both ends use, [`conn::Conn`] and [`conn::Listener`]: a Unix
 //!   socket, or on Windows a named pipe of the user's alone (the OS seam's `sys/windows/pipe.rs`),
 //!   every read and write under a deadline, the peer's user checked by the kernel's word
-//!   (`sys/unix/agent.rs`);
-//! * [`os`]: the agent process's own system calls, from the same seam.
+//!   (`sys/unix/peer.rs`).
+//!
+//! The agent process's own system calls (no dumps, locked memory, its session and end
+//! signals, naming a peer's program) are the agent's, not the library's: the CLI's `sys/`.
 //!
 //! The library reads no environment variable: the caller gives the path.
 //! The agent's plugin identity (`AGE-PLUGIN-HYPERSEAL-1…`, [`plugin_identity`]) carries the
@@ -20,19 +22,6 @@
 mod client;
 pub mod conn;
 pub mod proto;
-
-/// The agent process's own system calls (no dumps, locked memory, its session and end
-/// signals; on Windows its standard handles), from the library's OS seam, for the process that
-/// runs the agent (the CLI's `hyperseal agent start`).
-pub mod os {
-    #[cfg(unix)]
-    pub use crate::sys::agent::{
-        alive, block_end_signals, command_name, lock_memory, new_session, no_dumps, program_name, uid,
-        wait_end_signal, NAMES_PEERS,
-    };
-    #[cfg(windows)]
-    pub use crate::sys::pipe::keep_std_handles;
-}
 
 use std::path::{Path, PathBuf};
 

@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-pub(crate) mod agent;
+pub(crate) mod peer;
 mod attrs;
 #[cfg(target_os = "linux")]
 pub(crate) mod family;

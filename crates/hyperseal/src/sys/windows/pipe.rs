@@ -457,24 +457,3 @@ fn millis_left(deadline: Instant) -> u32 {
     let left = deadline.saturating_duration_since(Instant::now()).as_millis();
     left.min(u128::from(INFINITE - 1)) as u32
 }
-
-/// Keeps this process's standard handles out of the processes it starts. Windows passes every
-/// inheritable handle on, whatever the child's own standard handles are: the agent started in
-/// the background would otherwise hold the caller's pipe open, and `… | Invoke-Expression`
-/// would wait for it to end.
-pub fn keep_std_handles() {
-    use windows_sys::Win32::Foundation::{SetHandleInformation, HANDLE_FLAG_INHERIT, INVALID_HANDLE_VALUE};
-    use windows_sys::Win32::System::Console::{
-        GetStdHandle, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
-    };
-    for which in [STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE] {
-        // SAFETY: plain values; a handle that is not there is skipped, and clearing the flag of
-        // one that is changes nothing but its inheritance.
-        unsafe {
-            let h = GetStdHandle(which);
-            if !h.is_null() && h != INVALID_HANDLE_VALUE {
-                SetHandleInformation(h, HANDLE_FLAG_INHERIT, 0);
-            }
-        }
-    }
-}
