@@ -1,4 +1,4 @@
-//! The library's executor (`hyperseal::exec`, crates/hyperseal/src/stream/exec.rs) against
+//! The library's executor (`hyperseal::exec`, crates/hyperseal/src/exec.rs) against
 //! rayon's pool on the engine's shape of work: pieces of 1 MiB, each sealed in 64 KiB chunks
 //! with ChaCha20-Poly1305 (aws-lc), spread over every core. Three loads: one 4 MiB job (where a
 //! helper's wake-up is a large part of the time), one 64 MiB job, and four 16 MiB jobs started
