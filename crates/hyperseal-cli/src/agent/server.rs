@@ -19,9 +19,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use hyperseal::agent::conn::{Conn, Listener};
 #[cfg(unix)]
 use crate::sys::process as sys;
+use hyperseal::agent::conn::{Conn, Listener};
 use hyperseal::agent::proto::{self, Answer, Request};
 use hyperseal::limits;
 use zeroize::Zeroizing;

@@ -12,12 +12,12 @@ use std::path::Path;
 #[cfg(windows)]
 use std::time::{Duration, Instant};
 
+#[cfg(unix)]
+use crate::sys::process as sys;
 use anyhow::Result;
 #[cfg(windows)]
 use hyperseal::agent::conn::Conn;
 use hyperseal::agent::conn::Listener;
-#[cfg(unix)]
-use crate::sys::process as sys;
 
 use crate::errors::hint;
 

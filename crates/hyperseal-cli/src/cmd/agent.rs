@@ -373,7 +373,8 @@ fn start(s: StartArgs) -> Result<()> {
 fn prepare(path: &Path, say: &dyn Fn(&str)) -> Result<hyperseal::agent::conn::Listener> {
     #[cfg(unix)]
     {
-        crate::sys::process::no_dumps().map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
+        crate::sys::process::no_dumps()
+            .map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
         if let Err(why) = crate::sys::process::lock_memory() {
             say(&format!("note: secrets are not in locked memory: {why}"));
         }

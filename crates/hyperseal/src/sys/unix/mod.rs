@@ -8,12 +8,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-pub(crate) mod peer;
 mod attrs;
 #[cfg(target_os = "linux")]
 pub(crate) mod family;
 pub(crate) mod interrupt;
 mod lease;
+pub(crate) mod peer;
 pub(crate) mod process;
 #[cfg(feature = "fs")] // the positional engine's (`stream/positional.rs`)
 mod space;
