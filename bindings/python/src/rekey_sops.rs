@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use hyperseal::recipient::plugin::Plugins;
 use hyperseal::recipient::{self, Recipient};
-use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, Format, Outcome, Target};
+use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, Format, SopsOutcome, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -186,8 +186,8 @@ pub fn rekey_sops_bytes<'py>(
         })
         .py_err()?;
     Ok(match done {
-        Outcome::Unchanged => (None, 0, 0),
-        Outcome::Changed { bytes, added, removed } => (Some(PyBytes::new(py, &bytes)), added, removed),
+        SopsOutcome::Unchanged => (None, 0, 0),
+        SopsOutcome::Changed { bytes, added, removed } => (Some(PyBytes::new(py, &bytes)), added, removed),
     })
 }
 

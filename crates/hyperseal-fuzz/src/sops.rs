@@ -4,7 +4,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use hyperseal::rekey::sops::{rekey, rotate, Format, Outcome, Target};
+use hyperseal::rekey::sops::{rekey, rotate, Format, SopsOutcome, Target};
 
 use crate::fixtures;
 
@@ -35,16 +35,16 @@ pub fn sops(data: &[u8]) {
     let now = UNIX_EPOCH + Duration::from_secs(1_795_654_000);
 
     let add = Target::Edit { add: vec![fixtures::HYBRID_RECIPIENT.to_owned()], remove: vec![] };
-    if let Ok(Outcome::Changed { bytes, added, .. }) = rekey(file, format, &add, ids, false) {
+    if let Ok(SopsOutcome::Changed { bytes, added, .. }) = rekey(file, format, &add, ids, false) {
         assert!(added > 0, "a change with nothing added");
         match rekey(&bytes, format, &add, ids, false) {
-            Ok(Outcome::Unchanged) => {}
+            Ok(SopsOutcome::Unchanged) => {}
             other => panic!("a re-key's own output is not up to date: {:?}", other.map(|_| ())),
         }
     }
 
     let same = Target::Edit { add: vec![], remove: vec![] };
-    if let Ok(Outcome::Changed { bytes, .. }) = rotate(file, format, &same, ids, false, now) {
+    if let Ok(SopsOutcome::Changed { bytes, .. }) = rotate(file, format, &same, ids, false, now) {
         if let Err(e) = rotate(&bytes, format, &same, ids, false, now) {
             panic!("a rotation's own output does not rotate again: {e}");
         }

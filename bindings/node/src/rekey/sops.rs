@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use hyperseal::recipient::plugin::Plugins;
 use hyperseal::recipient::{self, Recipient};
-use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, FilesReport, Format, Outcome, Target};
+use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, FilesReport, Format, SopsOutcome, Target};
 use napi::bindgen_prelude::Either;
 
 use super::{Identities, RekeyPlan, RekeyReport, RekeyTreeFile, RekeyTreeReport, RekeyTreeSummary};
@@ -194,7 +194,7 @@ pub fn rekey_bytes(
         false => sops::rekey_with(data, format, &target, ids, force, &read),
     }?;
     Ok(match done {
-        Outcome::Unchanged => data.to_vec(),
-        Outcome::Changed { bytes, .. } => bytes,
+        SopsOutcome::Unchanged => data.to_vec(),
+        SopsOutcome::Changed { bytes, .. } => bytes,
     })
 }

@@ -6,11 +6,12 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use super::values::Values;
-use super::{
-    refuse, shown, source_name, Entry, Group, Item, Layout, Meta, MAX_ENTRIES, MAX_GROUPS, OTHER_SOURCES,
-};
 use crate::error::Error;
+use crate::rekey::sops::model::{
+    parse_threshold, refuse, shown, source_name, Entry, Group, Item, Layout, Meta, MAX_ENTRIES, MAX_GROUPS,
+    OTHER_SOURCES,
+};
+use crate::rekey::sops::values::{self, Values};
 
 /// One metadata line: its key with the format's prefix taken off, its value as written, and
 /// the bytes of the whole line (its newline included).
@@ -113,7 +114,7 @@ impl Flat {
             }
         }
         let threshold = match lines.iter().find(|l| l.key == "shamir_threshold") {
-            Some(l) => Some(super::parse_threshold(l.value)?),
+            Some(l) => Some(parse_threshold(l.value)?),
             None => None,
         };
         let mut meta = Meta { groups: (0..groups).map(|_| Group::default()).collect(), threshold };
@@ -239,9 +240,7 @@ pub(crate) fn flat_values<'a>(
     for (key, value, span, line) in meta {
         match key {
             "mac" => out.mac.push(span),
-            "lastmodified" if super::values::is_timestamp(value) => {
-                out.lastmodified.push((span, value.to_owned()))
-            }
+            "lastmodified" if values::is_timestamp(value) => out.lastmodified.push((span, value.to_owned())),
             "mac_only_encrypted" => out.mac_only_encrypted = value == "true",
             _ => {}
         }
@@ -250,7 +249,7 @@ pub(crate) fn flat_values<'a>(
     if out.mac.len() != 1 || out.lastmodified.len() != 1 {
         return Err(refuse("malformed sops metadata: no single `mac` and `lastmodified`"));
     }
-    super::values::comments(text, &mut out, marks);
+    values::comments(text, &mut out, marks);
     Ok(out)
 }
 

@@ -5,9 +5,9 @@
 use std::ops::Range;
 
 use super::dotenv::{flat_values, range_of, unique_keys, Flat, Line};
-use super::values::Values;
-use super::{refuse, shown, Item, Layout, Meta};
 use crate::error::Error;
+use crate::rekey::sops::model::{refuse, shown, Item, Layout, Meta};
+use crate::rekey::sops::values::Values;
 
 pub(crate) struct Ini {
     flat: Flat,

@@ -5,9 +5,9 @@
 
 use std::ops::Range;
 
-use super::values::Values;
-use super::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
 use crate::error::Error;
+use crate::rekey::sops::model::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
+use crate::rekey::sops::values::{self, Values};
 
 /// Nesting deeper than this is refused (the reader recurses once per level).
 const MAX_DEPTH: usize = 256;
@@ -400,9 +400,9 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
     out.branch(&[]);
     for (k, v) in entries {
         if k == "sops" {
-            super::values::meta_values(text, v, &mut out)?;
+            values::meta_values(text, v, &mut out)?;
         } else {
-            super::values::walk(
+            values::walk(
                 v,
                 &mut vec![k.clone()],
                 &mut out,
@@ -411,7 +411,7 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
                     if raw.starts_with('"') {
                         Some(v.as_bytes().to_vec())
                     } else {
-                        super::values::json_literal(v)
+                        values::json_literal(v)
                     }
                 },
                 text,

@@ -17,12 +17,13 @@ use std::time::SystemTime;
 
 use zeroize::Zeroizing;
 
+use super::datakey::{old_key, still_opens_encs, wrap};
+use super::model::{refuse, shown, Item, SopsOutcome, MAX_FILE};
+use super::rekey::{apply, parse, wanted_lists, ReadRecipient};
+use super::shamir;
+use super::target::Target;
 use super::values::{self, parse_sealed, Values, ENC_PREFIX};
-use super::{apply, ReadRecipient, Target, MAX_FILE};
-use super::{
-    open_group, parse, refuse, shamir, shown, still_opens_encs, wanted_lists, wrap, Format, Group, Item,
-    Outcome,
-};
+use super::Format;
 use crate::error::Error;
 use crate::recipient::{parse_recipient, Identity};
 
@@ -38,7 +39,7 @@ pub fn rotate(
     identities: &[Box<dyn Identity>],
     force: bool,
     now: SystemTime,
-) -> Result<Outcome, Error> {
+) -> Result<SopsOutcome, Error> {
     rotate_with(input, format, target, identities, force, &|r| parse_recipient(r), now)
 }
 
@@ -51,7 +52,7 @@ pub fn rotate_with(
     force: bool,
     recipient: &ReadRecipient<'_>,
     now: SystemTime,
-) -> Result<Outcome, Error> {
+) -> Result<SopsOutcome, Error> {
     if input.len() > MAX_FILE {
         return Err(crate::limits::too_long("a sops file", MAX_FILE));
     }
@@ -89,14 +90,14 @@ pub fn rotate_with(
     }
     let old = old_key(groups, threshold, identities)?;
 
-    let values = match format {
+    let found = match format {
         Format::Yaml => super::yaml::values(text)?,
         Format::Json => super::json::values(text)?,
         Format::Dotenv => super::dotenv::values(text)?,
         Format::Ini => super::ini::values(text)?,
     };
-    let opened = open_all(text, &values, &old)?;
-    let hash = check_mac(text, &values, &opened, &old)?;
+    let opened = open_all(text, &found, &old)?;
+    let hash = check_mac(text, &found, &opened, &old)?;
 
     let mut new = Zeroizing::new([0u8; 32]);
     crate::rng::fill(&mut new[..])?;
@@ -106,10 +107,10 @@ pub fn rotate_with(
     }
     // The values are the same, so the hash is: only its seal and the time change.
     let lastmodified = values::rfc3339(now);
-    for at in &values.mac {
+    for at in &found.mac {
         edits.push((at.clone(), values::seal(&new[..], hash.as_bytes(), &lastmodified, "str")?));
     }
-    for (at, _) in &values.lastmodified {
+    for (at, _) in &found.lastmodified {
         edits.push((at.clone(), lastmodified.clone()));
     }
 
@@ -140,43 +141,11 @@ pub fn rotate_with(
     }
 
     let out = apply(text, edits, "not a sops file: sealed values overlap its metadata")?;
-    Ok(Outcome::Changed {
+    Ok(SopsOutcome::Changed {
         bytes: out.into_bytes(),
         added: news.iter().map(Vec::len).sum(),
         removed: groups.iter().map(|g| g.entries.len()).sum(),
     })
-}
-
-/// The file's data key: one group's, or `threshold` groups' shares combined.
-fn old_key(
-    groups: &[Group],
-    threshold: usize,
-    identities: &[Box<dyn Identity>],
-) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let none = || refuse("none of the identities given opens the file's data key");
-    let key = if let [group] = groups {
-        open_group(group, identities).ok_or_else(none)??
-    } else {
-        let mut shares = Vec::new();
-        for g in groups {
-            match open_group(g, identities) {
-                Some(Ok(share)) => shares.push(share),
-                Some(Err(e)) => return Err(e),
-                None => {}
-            }
-        }
-        if shares.len() < threshold {
-            return Err(refuse(format!(
-                "the identities given open {} of the file's key groups, and its data key needs {threshold}",
-                shares.len()
-            )));
-        }
-        shamir::combine(&shares.iter().map(|s| &s[..]).collect::<Vec<_>>())?
-    };
-    if key.len() != 32 {
-        return Err(refuse("the file's data key is not a 32-byte AES-256 key"));
-    }
-    Ok(key)
 }
 
 /// The most AES-GCM opens spent finding the paths of a file's encrypted comments.
@@ -188,13 +157,13 @@ type Opened = Option<(Zeroizing<Vec<u8>>, String, String, Range<usize>)>;
 
 /// Opens every sealed leaf with the old key. Every `ENC[…]` of the file must be one of them
 /// (or the metadata's `mac`): one left behind would stay sealed under the key rotated away.
-fn open_all(text: &str, values: &Values, key: &[u8]) -> Result<Vec<Opened>, Error> {
-    let mut out = Vec::with_capacity(values.leaves.len());
-    let mut placed: Vec<Range<usize>> = values.meta_spans.clone();
+fn open_all(text: &str, found: &Values, key: &[u8]) -> Result<Vec<Opened>, Error> {
+    let mut out = Vec::with_capacity(found.leaves.len());
+    let mut placed: Vec<Range<usize>> = found.meta_spans.clone();
     // A comment's path is found by trying each branch's: bounded, since a hostile file chooses
     // both counts (far above any real file's comments × branches).
     let mut tries = MAX_COMMENT_TRIES;
-    for leaf in &values.leaves {
+    for leaf in &found.leaves {
         let Some(sealed) = parse_sealed(&leaf.value) else {
             if leaf.value.starts_with(ENC_PREFIX) {
                 return Err(refuse(format!(
@@ -209,7 +178,7 @@ fn open_all(text: &str, values: &Values, key: &[u8]) -> Result<Vec<Opened>, Erro
             .ok_or_else(|| refuse(format!("a sealed value written across lines: {}", shown(&leaf.value))))?;
         let opened = match &leaf.aad {
             Some(aad) => values::open(key, &sealed, aad).ok().map(|p| (p, aad.clone())),
-            None => values.branches.iter().find_map(|aad| {
+            None => found.branches.iter().find_map(|aad| {
                 tries = tries.checked_sub(1)?;
                 values::open(key, &sealed, aad).ok().map(|p| (p, aad.clone()))
             }),
@@ -237,8 +206,8 @@ fn open_all(text: &str, values: &Values, key: &[u8]) -> Result<Vec<Opened>, Erro
 }
 
 /// The `mac` opened with the old key and compared with the hash of the values: the hash.
-fn check_mac(text: &str, values: &Values, opened: &[Opened], key: &[u8]) -> Result<String, Error> {
-    let (Some(at), Some((_, lastmodified))) = (values.mac.first(), values.lastmodified.first()) else {
+fn check_mac(text: &str, found: &Values, opened: &[Opened], key: &[u8]) -> Result<String, Error> {
+    let (Some(at), Some((_, lastmodified))) = (found.mac.first(), found.lastmodified.first()) else {
         return Err(refuse("malformed sops metadata: no `mac` or `lastmodified`"));
     };
     let stored = parse_sealed(&text[at.clone()])
@@ -246,7 +215,7 @@ fn check_mac(text: &str, values: &Values, opened: &[Opened], key: &[u8]) -> Resu
         .ok_or_else(|| refuse("the file's mac does not open with its data key"))?;
     let plains: Vec<_> =
         opened.iter().map(|o| o.as_ref().map(|(p, _, kind, _)| (&p[..], kind.as_str()))).collect();
-    let hash = values::mac(values, &plains)?;
+    let hash = values::mac(found, &plains)?;
     if stored.as_slice() != hash.as_bytes() {
         return Err(refuse("the file's mac does not match its values (changed outside sops?): not rotated"));
     }

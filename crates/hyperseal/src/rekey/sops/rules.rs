@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use super::model::{refuse, source_name, Node};
+use super::target::TargetGroup;
 use super::yaml::document;
-use super::{refuse, source_name, Node, TargetGroup};
 use crate::error::Error;
 
 /// The file sops looks for, in the file's folder and then each folder above.

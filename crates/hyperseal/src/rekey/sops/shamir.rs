@@ -11,7 +11,7 @@
 
 use zeroize::Zeroizing;
 
-use super::refuse;
+use super::model::refuse;
 use crate::error::Error;
 
 /// a·b in GF(2⁸): shift-and-add over b's bits, reduced by the AES polynomial, with no branch on

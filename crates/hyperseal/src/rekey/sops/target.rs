@@ -2,8 +2,33 @@
 //! share for turning `recipients`/`add`/`remove` into a [`Target`] and a format's name into a
 //! [`Format`], so the three cannot drift apart.
 
-use super::{refuse, Format, Target, TargetGroup};
+use super::model::refuse;
+use super::Format;
 use crate::error::Error;
+
+/// The age recipients a file should have afterwards.
+pub enum Target {
+    /// Each key group's recipients (a `.sops.yaml` rule, or `-r` for a one-group file). Other
+    /// key sources are kept; a group whose `others` (as [`source_name`](super::source_name) names them) differ from
+    /// the file's is refused: hyperseal makes no PGP or KMS wrap.
+    Groups(Vec<TargetGroup>),
+    /// Recipients added to a one-group file, and removed from every group that has them.
+    Edit {
+        /// Added (to the one group).
+        add: Vec<String>,
+        /// Removed by their recipient string.
+        remove: Vec<String>,
+    },
+}
+
+/// The recipients of one key group.
+#[derive(Clone, Debug, Default)]
+pub struct TargetGroup {
+    /// age recipients.
+    pub age: Vec<String>,
+    /// The other key sources; `None`: not compared (explicit `-r`).
+    pub others: Option<Vec<String>>,
+}
 
 impl Format {
     /// The format by its name as sops's `--input-type` gives it: `yaml`, `json`, `binary`

@@ -1,9 +1,14 @@
 //! The re-key of each format on files laid out as sops 3.13 writes them (the real sops judges
 //! the results in crates/hyperseal-cli/tests/rekey_sops.rs); the JSON reader; refusals.
 
+use super::datakey::{open, wrap};
 use super::json::{quote, Json};
+use super::model::*;
+use super::rekey::parse;
 use super::*;
+use crate::error::Error;
 use crate::recipient::{generate, parse_identities, Kind};
+use crate::recipient::{parse_recipient, Identity};
 
 struct Key {
     public: String,
@@ -88,7 +93,7 @@ fn every_format_changes_only_its_age_entries() {
             age: vec![a.public.clone(), pq.public.clone()],
             others: None,
         }]);
-        let Outcome::Changed { bytes, added, removed } =
+        let SopsOutcome::Changed { bytes, added, removed } =
             rekey(input.as_bytes(), format, &target, &a.ids, false).unwrap()
         else {
             panic!("{format:?}: unchanged")
@@ -114,11 +119,12 @@ fn every_format_changes_only_its_age_entries() {
         assert_eq!(&open(&entries[1].enc, &pq.ids).unwrap()[..], &DATA_KEY[..]);
         assert!(matches!(
             rekey(out.as_bytes(), format, &target, &pq.ids, false).unwrap(),
-            Outcome::Unchanged
+            SopsOutcome::Unchanged
         ));
         // A removal alone, by name.
         let edit = Target::Edit { add: vec![], remove: vec![a.public.clone()] };
-        let Outcome::Changed { bytes, .. } = rekey(out.as_bytes(), format, &edit, &pq.ids, false).unwrap()
+        let SopsOutcome::Changed { bytes, .. } =
+            rekey(out.as_bytes(), format, &edit, &pq.ids, false).unwrap()
         else {
             panic!()
         };
@@ -136,7 +142,7 @@ fn an_entry_written_recipient_first_and_comments_in_the_metadata_are_kept() {
         indent(&enc_for(&a), 6)
     );
     let target = Target::Edit { add: vec![pq.public.clone()], remove: vec![] };
-    let Outcome::Changed { bytes, .. } =
+    let SopsOutcome::Changed { bytes, .. } =
         rekey(input.as_bytes(), Format::Yaml, &target, &a.ids, false).unwrap()
     else {
         panic!()
@@ -156,7 +162,7 @@ fn every_document_of_a_yaml_file_changes_alike() {
     let one = yaml(&[(&a, enc_for(&a))]);
     let two = format!("{one}---\n{one}");
     let target = Target::Edit { add: vec![b.public.clone()], remove: vec![] };
-    let Outcome::Changed { bytes, added, .. } =
+    let SopsOutcome::Changed { bytes, added, .. } =
         rekey(two.as_bytes(), Format::Yaml, &target, &a.ids, false).unwrap()
     else {
         panic!()
@@ -250,7 +256,7 @@ fn json_on_one_line_stays_on_one_line() {
         quote(&a.public)
     );
     let target = Target::Edit { add: vec![b.public.clone()], remove: vec![] };
-    let Outcome::Changed { bytes, .. } =
+    let SopsOutcome::Changed { bytes, .. } =
         rekey(input.as_bytes(), Format::Json, &target, &a.ids, false).unwrap()
     else {
         panic!()
@@ -425,7 +431,7 @@ mod hostile {
             let end = (start + len).min(bytes.len());
             bytes.splice(start..end, with);
             let target = Target::Edit { add: vec![], remove: vec![b.public.clone()] };
-            if let Ok(Outcome::Changed { bytes: out, .. }) = rekey(&bytes, *format, &target, &a.ids, false) {
+            if let Ok(SopsOutcome::Changed { bytes: out, .. }) = rekey(&bytes, *format, &target, &a.ids, false) {
                 let out = String::from_utf8(out).unwrap();
                 let layout = parse(&out, *format).unwrap();
                 let entries = &layout.meta().groups[0].entries;

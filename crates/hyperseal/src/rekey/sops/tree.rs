@@ -26,9 +26,9 @@ use std::time::SystemTime;
 
 use zeroize::Zeroizing;
 
+use super::model::{refuse, SopsOutcome, MAX_FILE};
 use super::{
-    find_config, looks_like_sops, refuse, rekey_with, rotate_with, unlock, Format, Outcome, Rules, Target,
-    CONFIG_NAME, MAX_FILE,
+    find_config, looks_like_sops, rekey_with, rotate_with, unlock, Format, Rules, Target, CONFIG_NAME,
 };
 use crate::error::Error;
 use crate::file_key::FileKey;
@@ -371,8 +371,8 @@ fn one(
         None => rekey_with(bytes, format, target, identities, force, recipient),
     };
     match done {
-        Ok(Outcome::Unchanged) => FileOutcome::Unchanged,
-        Ok(Outcome::Changed { bytes: new, added, removed }) => {
+        Ok(SopsOutcome::Unchanged) => FileOutcome::Unchanged,
+        Ok(SopsOutcome::Changed { bytes: new, added, removed }) => {
             if options.dry_run {
                 return FileOutcome::Changed { added, removed };
             }
@@ -430,7 +430,7 @@ mod tests {
 
     /// A one-group sops YAML file whose data key is wrapped for `public`, as sops lays it out.
     fn sops_yaml(public: &str) -> String {
-        let enc = super::super::wrap(&[7; 32], parse_recipient(public).unwrap()).unwrap();
+        let enc = crate::rekey::sops::datakey::wrap(&[7; 32], parse_recipient(public).unwrap()).unwrap();
         let enc: String = enc.lines().map(|l| format!("            {l}\n")).collect();
         format!(
             "a: ENC[AES256_GCM,data:x,iv:y,tag:z,type:str]\nsops:\n    age:\n        - recipient: {public}\n          enc: |\n{enc}    lastmodified: \"2026-11-25T21:19:51Z\"\n    mac: ENC[AES256_GCM,data:m]\n    version: 3.13.3\n"

@@ -11,7 +11,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{parse, Format, MAX_ENC};
+use super::model::MAX_ENC;
+use super::rekey::parse;
+use super::Format;
 use crate::format::Stanza;
 use crate::recipient::Identity;
 use crate::rekey::unlock::{ask, mark_opened, Cached};

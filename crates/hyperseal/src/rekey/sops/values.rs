@@ -19,7 +19,7 @@ use base64::Engine;
 use sha2::{Digest, Sha512};
 use zeroize::Zeroizing;
 
-use super::{refuse, shown, Node};
+use super::model::{refuse, shown, Node};
 use crate::error::Error;
 
 /// sops's GCM: AES-256 with a 32-byte nonce (GHASH-derived counter).

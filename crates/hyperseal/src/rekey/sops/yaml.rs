@@ -6,9 +6,9 @@ use std::ops::Range;
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
 
-use super::values::Values;
-use super::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
 use crate::error::Error;
+use crate::rekey::sops::model::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
+use crate::rekey::sops::values::{self, Values};
 
 /// Nesting deeper than this is refused: the parser's own depth is the input's, and the
 /// metadata is three levels deep.
@@ -369,9 +369,9 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
                     let v = ev.next()?;
                     let n = node(&mut ev, &lines, v, 1, true)?.expect("kept");
                     if key == "sops" {
-                        super::values::meta_values(text, &n, &mut out)?;
+                        values::meta_values(text, &n, &mut out)?;
                     } else {
-                        super::values::walk(
+                        values::walk(
                             &n,
                             &mut vec![key],
                             &mut out,
@@ -380,7 +380,7 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
                                 if raw.starts_with(['\'', '"', '|', '>']) {
                                     Some(v.as_bytes().to_vec())
                                 } else {
-                                    super::values::yaml_plain(v)
+                                    values::yaml_plain(v)
                                 }
                             },
                             text,
@@ -391,7 +391,7 @@ pub(crate) fn values(text: &str) -> Result<Values, Error> {
             _ => return Err(refuse("not a sops file: a YAML document that is not a mapping")),
         }
     }
-    super::values::comments(text, &mut out, &['#']);
+    values::comments(text, &mut out, &['#']);
     Ok(out)
 }
 
