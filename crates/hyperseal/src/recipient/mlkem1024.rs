@@ -148,6 +148,7 @@ pub fn generate() -> Result<GeneratedKey, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recipient::contract::{Damaged, Pair};
 
     fn pair() -> (Mlkem1024Recipient, Mlkem1024Identity) {
         let k = generate().unwrap();
@@ -160,36 +161,31 @@ mod tests {
     #[test]
     fn round_trip_both_key_lengths() {
         let (r, id) = pair();
-        for len in [16, 32] {
-            let fk = FileKey::generate(len);
-            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
-            assert_eq!(labels, Labels::from([POSTQUANTUM.to_string()]));
-            assert_eq!(stanzas[0].body.len(), len + 16);
-            assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
-        }
+        Pair { recipient: &r, identity: &id }.round_trip(&[16, 32], |len, s, labels| {
+            assert_eq!(*labels, Labels::from([POSTQUANTUM.to_string()]));
+            assert_eq!(s.body.len(), len + 16);
+        });
     }
 
     #[test]
     fn not_mine_and_broken() {
         let (r, id) = pair();
         let (_, other) = pair();
-        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(32)).unwrap();
-        let s = &stanzas[0];
-        assert!(other.unwrap_stanza(s).is_none());
-        assert!(id.unwrap_stanza(&Stanza::new("mlkem768x25519", vec!["AA".into()], vec![])).is_none());
-        let broken = |f: &dyn Fn(&mut Stanza)| {
-            let mut b = s.clone();
-            f(&mut b);
-            assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
-        };
-        broken(&|b| b.args.push("AA".into()));
-        broken(&|b| b.args[0] = encode_b64(&[0; CT_LEN - 1]));
-        broken(&|b| b.body.truncate(47));
-        broken(&|b| b.body.extend([0; 16]));
+        let pair = Pair { recipient: &r, identity: &id };
+        let s = pair.stanza(32);
+        pair.not_mine(&s, &[&other], &[Stanza::new("mlkem768x25519", vec!["AA".into()], vec![])]);
+        pair.damaged(
+            &s,
+            Damaged::Invalid,
+            &[
+                &|b| b.args.push("AA".into()),
+                &|b| b.args[0] = encode_b64(&[0; CT_LEN - 1]),
+                &|b| b.body.truncate(47),
+                &|b| b.body.extend([0; 16]),
+            ],
+        );
         // tampered body or ciphertext: indistinguishable from another recipient's stanza
-        let mut t = s.clone();
-        t.body[0] ^= 1;
-        assert!(id.unwrap_stanza(&t).is_none());
+        pair.damaged(&s, Damaged::NotMine, &[&|b| b.body[0] ^= 1]);
     }
 
     #[test]

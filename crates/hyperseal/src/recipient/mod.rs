@@ -23,6 +23,8 @@
 //! in for both, under the same names, and says why.
 
 mod common;
+#[cfg(test)]
+mod contract;
 pub mod fido2prf;
 mod hpke;
 mod mlkem;

@@ -177,6 +177,7 @@ impl Identity for PassphraseIdentity {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recipient::contract::{Damaged, Pair};
 
     // Tiny work factors: the argon2 crate is slow in debug builds.
     fn recipient(pw: &str) -> PassphraseRecipient {
@@ -188,24 +189,21 @@ mod tests {
 
     #[test]
     fn round_trip_both_key_lengths() {
-        for len in [16, 32] {
-            let fk = FileKey::generate(len);
-            let (stanzas, labels) = recipient("pw").wrap_file_key(&fk).unwrap();
+        let pair = Pair { recipient: &recipient("pw"), identity: &identity("pw") };
+        pair.round_trip(&[16, 32], |_, s, labels| {
             assert_eq!(labels.len(), 1);
-            assert_eq!(stanzas[0].args[1..], ["64", "1", "1"]);
-            assert_eq!(identity("pw").unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
-        }
+            assert_eq!(s.args[1..], ["64", "1", "1"]);
+        });
     }
 
     #[test]
     fn wrong_passphrase_and_not_mine() {
-        let (stanzas, _) = recipient("right").wrap_file_key(&FileKey::generate(16)).unwrap();
-        assert!(matches!(identity("wrong").unwrap_stanzas(&stanzas), Some(Err(Error::WrongPassphrase))));
-        let x = Stanza::new("X25519", vec!["AA".into()], vec![0; 32]);
-        assert!(identity("pw").unwrap_stanza(&x).is_none());
-        let mut tampered = stanzas[0].clone();
-        tampered.body[0] ^= 1;
-        assert!(matches!(identity("right").unwrap_stanza(&tampered), Some(Err(Error::WrongPassphrase))));
+        let pair = Pair { recipient: &recipient("right"), identity: &identity("right") };
+        let s = pair.stanza(16);
+        assert!(matches!(identity("wrong").unwrap_stanza(&s), Some(Err(Error::WrongPassphrase))));
+        pair.not_mine(&s, &[], &[Stanza::new("X25519", vec!["AA".into()], vec![0; 32])]);
+        // No recipient to tell apart: a tampered body reads as a wrong passphrase.
+        pair.damaged(&s, Damaged::WrongPassphrase, &[&|b| b.body[0] ^= 1]);
     }
 
     #[test]
@@ -246,21 +244,21 @@ mod tests {
 
     #[test]
     fn malformed_stanzas() {
-        let (stanzas, _) = recipient("pw").wrap_file_key(&FileKey::generate(16)).unwrap();
-        let id = identity("pw");
-        let check = |f: &dyn Fn(&mut Stanza)| {
-            let mut s = stanzas[0].clone();
-            f(&mut s);
-            assert!(matches!(id.unwrap_stanza(&s), Some(Err(Error::InvalidStanza(_)))), "{s:?}");
-        };
-        check(&|s| s.args.truncate(3));
-        check(&|s| s.args[0] = encode_b64(&[0; 15]));
-        check(&|s| s.args[1] = "064".into());
-        check(&|s| s.args[2] = "+1".into());
-        check(&|s| s.args[3] = "0".into());
-        check(&|s| s.args[1] = "7".into()); // below Argon2's minimum of 8 KiB per lane
-        check(&|s| s.body.truncate(31));
-        check(&|s| s.body.push(0));
+        let pair = Pair { recipient: &recipient("pw"), identity: &identity("pw") };
+        pair.damaged(
+            &pair.stanza(16),
+            Damaged::Invalid,
+            &[
+                &|s| s.args.truncate(3),
+                &|s| s.args[0] = encode_b64(&[0; 15]),
+                &|s| s.args[1] = "064".into(),
+                &|s| s.args[2] = "+1".into(),
+                &|s| s.args[3] = "0".into(),
+                &|s| s.args[1] = "7".into(), // below Argon2's minimum of 8 KiB per lane
+                &|s| s.body.truncate(31),
+                &|s| s.body.push(0),
+            ],
+        );
         assert_eq!(parse_decimal("4294967295").unwrap(), u32::MAX);
         assert!(parse_decimal("4294967296").is_err());
     }

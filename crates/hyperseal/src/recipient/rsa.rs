@@ -190,6 +190,7 @@ mod tests {
     use std::sync::OnceLock;
 
     use super::*;
+    use crate::recipient::contract::{Damaged, Pair};
 
     /// RSA key generation takes a second or more in debug builds: make each size once.
     fn key(bits: usize) -> &'static GeneratedKey {
@@ -205,13 +206,10 @@ mod tests {
             let k = key(bits);
             let r = RsaRecipient::from_spki_pem(&k.public).unwrap();
             let id = RsaIdentity::from_pkcs8_pem(&k.secret).unwrap();
-            for len in [16, 32] {
-                let fk = FileKey::generate(len);
-                let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+            Pair { recipient: &r, identity: &id }.round_trip(&[16, 32], |_, s, labels| {
                 assert!(labels.is_empty());
-                assert_eq!(stanzas[0].body.len(), bits / 8);
-                assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
-            }
+                assert_eq!(s.body.len(), bits / 8);
+            });
             assert_eq!(public_pem_from_pkcs8_pem(&k.secret).unwrap(), k.public);
             assert_eq!(r.to_spki_pem(), k.public);
         }
@@ -222,23 +220,25 @@ mod tests {
         let r = RsaRecipient::from_spki_pem(&key(3072).public).unwrap();
         let id = RsaIdentity::from_pkcs8_pem(&key(3072).secret).unwrap();
         let other = RsaIdentity::from_pkcs8_pem(&key(4096).secret).unwrap();
-        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
-        let s = &stanzas[0];
-        assert!(other.unwrap_stanza(s).is_none(), "other key id: not mine, no RSA operation");
-        assert!(id.unwrap_stanza(&Stanza::new("X25519", vec!["AA".into()], vec![])).is_none());
-        let broken = |f: &dyn Fn(&mut Stanza)| {
-            let mut b = s.clone();
-            f(&mut b);
-            assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
-        };
-        broken(&|b| b.args.push("x".into()));
-        broken(&|b| b.args[0] = encode_b64(&[0; 7]));
-        broken(&|b| b.body.pop().map(drop).unwrap_or(()));
-        broken(&|b| b.body[100] ^= 1); // tampered: our key id, so a definite error
-                                       // OAEP of a 20-byte key decrypts but is not a file key
+        let pair = Pair { recipient: &r, identity: &id };
+        let s = pair.stanza(16);
+        // other key id: not mine, no RSA operation
+        pair.not_mine(&s, &[&other], &[Stanza::new("X25519", vec!["AA".into()], vec![])]);
+        // OAEP of a 20-byte key decrypts but is not a file key
         let mut ct = vec![0u8; 384];
         let n = r.key.encrypt(&OAEP_SHA256_MGF1SHA256, &[7; 20], &mut ct, None).unwrap().len();
-        broken(&|b| b.body = ct[..n].to_vec());
+        pair.damaged(
+            &s,
+            Damaged::Invalid,
+            &[
+                &|b| b.args.push("x".into()),
+                &|b| b.args[0] = encode_b64(&[0; 7]),
+                &|b| b.body.pop().map(drop).unwrap_or(()),
+                // tampered: our key id, so a definite error
+                &|b| b.body[100] ^= 1,
+                &|b| b.body = ct[..n].to_vec(),
+            ],
+        );
     }
 
     #[test]

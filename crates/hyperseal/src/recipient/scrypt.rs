@@ -197,6 +197,7 @@ fn out_of_memory(whose: &str, log_n: u8, bytes: u128) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recipient::contract::Pair;
 
     fn pass(s: &str) -> Zeroizing<String> {
         Zeroizing::new(s.to_string())
@@ -205,14 +206,13 @@ mod tests {
     #[test]
     fn round_trip_and_wrong_passphrase() {
         let r = ScryptRecipient::new(pass("correct horse")).with_work_factor(10).unwrap();
-        let fk = FileKey::generate(16);
-        let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
-        assert_eq!(labels.len(), 1);
-        assert_eq!(stanzas[0].args[1], "10");
-        assert_eq!(stanzas[0].body.len(), BODY_LEN);
-        let got = ScryptIdentity::new(pass("correct horse")).unwrap_stanzas(&stanzas).unwrap().unwrap();
-        assert_eq!(got.expose(), fk.expose());
-        let wrong = ScryptIdentity::new(pass("wrong")).unwrap_stanzas(&stanzas).unwrap();
+        let pair = Pair { recipient: &r, identity: &ScryptIdentity::new(pass("correct horse")) };
+        pair.round_trip(&[16], |_, s, labels| {
+            assert_eq!(labels.len(), 1);
+            assert_eq!(s.args[1], "10");
+            assert_eq!(s.body.len(), BODY_LEN);
+        });
+        let wrong = ScryptIdentity::new(pass("wrong")).unwrap_stanza(&pair.stanza(16)).unwrap();
         assert!(matches!(wrong, Err(Error::WrongPassphrase)));
     }
 

@@ -206,6 +206,7 @@ pub fn generate() -> Result<GeneratedKey, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recipient::contract::{Damaged, Pair};
 
     fn pair() -> (X25519Recipient, X25519Identity) {
         let k = generate().unwrap();
@@ -215,51 +216,42 @@ mod tests {
     #[test]
     fn round_trip_both_key_lengths() {
         let (r, id) = pair();
-        for len in [16, 32] {
-            let fk = FileKey::generate(len);
-            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+        Pair { recipient: &r, identity: &id }.round_trip(&[16, 32], |len, s, labels| {
             assert!(labels.is_empty());
-            assert_eq!(stanzas[0].tag, "X25519");
-            assert_eq!(stanzas[0].body.len(), len + 16);
-            let got = id.unwrap_stanzas(&stanzas).unwrap().unwrap();
-            assert_eq!(got.expose(), fk.expose());
-        }
+            assert_eq!(s.tag, "X25519");
+            assert_eq!(s.body.len(), len + 16);
+        });
     }
 
     #[test]
     fn not_mine_is_none() {
-        let (r, _) = pair();
+        let (r, id) = pair();
         let (_, other) = pair();
-        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
-        assert!(other.unwrap_stanza(&stanzas[0]).is_none());
+        let pair = Pair { recipient: &r, identity: &id };
         let foreign = Stanza::new("scrypt", vec!["x".into(), "10".into()], vec![0; 32]);
-        assert!(other.unwrap_stanza(&foreign).is_none());
+        pair.not_mine(&pair.stanza(16), &[&other], &[foreign]);
     }
 
     #[test]
     fn broken_own_stanza_is_error() {
         let (r, id) = pair();
-        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
-        let s = &stanzas[0];
-        let mut bad = s.clone();
-        bad.args.push("extra".into());
-        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
-        let mut bad = s.clone();
-        bad.args[0] = encode_b64(&[9u8; 31]);
-        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
-        let mut bad = s.clone();
-        bad.body.push(0);
-        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
-        // A low-order share gives an all-zero shared secret: fatal, as the spec requires.
-        let mut bad = s.clone();
-        bad.args[0] = encode_b64(&[0u8; 32]);
-        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        let pair = Pair { recipient: &r, identity: &id };
+        let s = pair.stanza(16);
+        pair.damaged(
+            &s,
+            Damaged::Invalid,
+            &[
+                &|b| b.args.push("extra".into()),
+                &|b| b.args[0] = encode_b64(&[9u8; 31]),
+                &|b| b.body.push(0),
+                // A low-order share gives an all-zero shared secret: fatal, as the spec requires.
+                &|b| b.args[0] = encode_b64(&[0u8; 32]),
+            ],
+        );
         // A tampered body cannot be told apart from another recipient's stanza (the recipient is
         // anonymous), so, as in age, it is "not mine"; the header MAC and the final "no identity
         // matched" error still stop the file.
-        let mut bad = s.clone();
-        bad.body[0] ^= 1;
-        assert!(id.unwrap_stanza(&bad).is_none());
+        pair.damaged(&s, Damaged::NotMine, &[&|b| b.body[0] ^= 1]);
     }
 
     #[test]

@@ -224,6 +224,7 @@ pub fn generate() -> Result<GeneratedKey, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recipient::contract::{Damaged, Pair};
 
     fn pair() -> (HybridRecipient, HybridIdentity) {
         let k = generate().unwrap();
@@ -233,43 +234,35 @@ mod tests {
     #[test]
     fn round_trip_both_key_lengths() {
         let (r, id) = pair();
-        for len in [16, 32] {
-            let fk = FileKey::generate(len);
-            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
-            assert_eq!(labels, Labels::from([POSTQUANTUM.to_string()]));
-            assert_eq!(stanzas[0].tag, TAG);
-            assert_eq!(stanzas[0].body.len(), len + 16);
-            assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
-        }
+        Pair { recipient: &r, identity: &id }.round_trip(&[16, 32], |len, s, labels| {
+            assert_eq!(*labels, Labels::from([POSTQUANTUM.to_string()]));
+            assert_eq!(s.tag, TAG);
+            assert_eq!(s.body.len(), len + 16);
+        });
     }
 
     #[test]
     fn not_mine_and_broken() {
         let (r, id) = pair();
         let (_, other) = pair();
-        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
-        let s = &stanzas[0];
-        assert!(other.unwrap_stanza(s).is_none());
-        assert!(id.unwrap_stanza(&Stanza::new("X25519", vec!["AA".into()], vec![])).is_none());
-        let mut bad = s.clone();
-        bad.args.clear();
-        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
-        let mut bad = s.clone();
-        bad.args[0] = encode_b64(&[1u8; ENC_LEN - 1]);
-        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
-        let mut bad = s.clone();
-        bad.body.truncate(31);
-        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        let pair = Pair { recipient: &r, identity: &id };
+        let s = pair.stanza(16);
+        pair.not_mine(&s, &[&other], &[Stanza::new("X25519", vec!["AA".into()], vec![])]);
         // A non-contributory X25519 share is refused, as age (Go crypto/ecdh) refuses it.
         let mut enc = crate::format::decode_b64(s.args[0].as_bytes()).unwrap();
         enc[ENC_LEN - 32..].fill(0);
-        let mut bad = s.clone();
-        bad.args[0] = encode_b64(&enc);
-        assert!(matches!(id.unwrap_stanza(&bad), Some(Err(Error::InvalidStanza(_)))));
+        pair.damaged(
+            &s,
+            Damaged::Invalid,
+            &[
+                &|b| b.args.clear(),
+                &|b| b.args[0] = encode_b64(&[1u8; ENC_LEN - 1]),
+                &|b| b.body.truncate(31),
+                &|b| b.args[0] = encode_b64(&enc),
+            ],
+        );
         // Tampered body: indistinguishable from another recipient's (age: ErrIncorrectIdentity).
-        let mut bad = s.clone();
-        bad.body[3] ^= 0x80;
-        assert!(id.unwrap_stanza(&bad).is_none());
+        pair.damaged(&s, Damaged::NotMine, &[&|b| b.body[3] ^= 0x80]);
     }
 
     /// Our X-Wing (the backend's ML-KEM and X25519) gives the `x-wing` crate's bytes for the same

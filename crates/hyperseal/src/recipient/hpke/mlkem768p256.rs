@@ -146,6 +146,7 @@ pub fn generate() -> Result<GeneratedKey, Error> {
 #[cfg(all(test, not(portable_backend)))]
 mod tests {
     use super::*;
+    use crate::recipient::contract::{Damaged, Pair};
 
     fn pair() -> (Mlkem768P256Recipient, Mlkem768P256Identity) {
         let k = generate().unwrap();
@@ -158,13 +159,10 @@ mod tests {
     #[test]
     fn round_trip_both_key_lengths() {
         let (r, id) = pair();
-        for len in [16, 32] {
-            let fk = FileKey::generate(len);
-            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
-            assert_eq!(labels, Labels::from([POSTQUANTUM.to_string()]));
-            assert_eq!((stanzas[0].tag.as_str(), stanzas[0].body.len()), (TAG, len + 16));
-            assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
-        }
+        Pair { recipient: &r, identity: &id }.round_trip(&[16, 32], |len, s, labels| {
+            assert_eq!(*labels, Labels::from([POSTQUANTUM.to_string()]));
+            assert_eq!((s.tag.as_str(), s.body.len()), (TAG, len + 16));
+        });
         let (tagged, _) = id.to_tag_recipient().wrap_file_key(&FileKey::generate(16)).unwrap();
         assert!(id.unwrap_stanzas(&tagged).unwrap().is_ok());
     }
@@ -173,24 +171,24 @@ mod tests {
     fn not_mine_and_broken() {
         let (r, id) = pair();
         let (_, other) = pair();
-        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
-        let s = &stanzas[0];
-        assert!(other.unwrap_stanza(s).is_none());
-        assert!(id.unwrap_stanza(&Stanza::new("mlkem768x25519", vec!["AA".into()], vec![])).is_none());
-        let broken = |f: &dyn Fn(&mut Stanza)| {
-            let mut b = s.clone();
-            f(&mut b);
-            assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
-        };
-        broken(&|b| b.args.clear());
-        broken(&|b| b.args[0] = encode_b64(&[0; HYBRID_ENC_LEN - 1]));
-        broken(&|b| b.body.push(0));
+        let pair = Pair { recipient: &r, identity: &id };
+        let s = pair.stanza(16);
+        pair.not_mine(&s, &[&other], &[Stanza::new("mlkem768x25519", vec!["AA".into()], vec![])]);
+        // the P-256 share is not a curve point
         let mut enc = crate::format::decode_b64(s.args[0].as_bytes()).unwrap();
         enc[HYBRID_ENC_LEN - 1] ^= 1;
-        broken(&|b| b.args[0] = encode_b64(&enc));
-        let mut t = s.clone();
-        t.body[5] ^= 1;
-        assert!(id.unwrap_stanza(&t).is_none());
+        pair.damaged(
+            &s,
+            Damaged::Invalid,
+            &[
+                &|b| b.args.clear(),
+                &|b| b.args[0] = encode_b64(&[0; HYBRID_ENC_LEN - 1]),
+                &|b| b.body.push(0),
+                &|b| b.args[0] = encode_b64(&enc),
+            ],
+        );
+        // a tampered body: indistinguishable from another recipient's stanza
+        pair.damaged(&s, Damaged::NotMine, &[&|b| b.body[5] ^= 1]);
     }
 
     #[test]

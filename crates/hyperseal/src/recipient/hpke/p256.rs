@@ -153,6 +153,7 @@ pub fn generate() -> Result<GeneratedKey, Error> {
 #[cfg(all(test, not(portable_backend)))]
 mod tests {
     use super::*;
+    use crate::recipient::contract::{Damaged, Pair};
 
     fn pair() -> (P256Recipient, P256Identity) {
         let k = generate().unwrap();
@@ -162,13 +163,10 @@ mod tests {
     #[test]
     fn round_trip_both_key_lengths() {
         let (r, id) = pair();
-        for len in [16, 32] {
-            let fk = FileKey::generate(len);
-            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+        Pair { recipient: &r, identity: &id }.round_trip(&[16, 32], |len, s, labels| {
             assert!(labels.is_empty(), "classic: mixes with X25519");
-            assert_eq!((stanzas[0].tag.as_str(), stanzas[0].body.len()), (TAG, len + 16));
-            assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
-        }
+            assert_eq!((s.tag.as_str(), s.body.len()), (TAG, len + 16));
+        });
         // The identity also opens what its age1tag1 form wraps.
         let (tagged, _) = id.to_tag_recipient().wrap_file_key(&FileKey::generate(16)).unwrap();
         assert!(id.unwrap_stanzas(&tagged).unwrap().is_ok());
@@ -178,29 +176,27 @@ mod tests {
     fn not_mine_and_broken() {
         let (r, id) = pair();
         let (_, other) = pair();
-        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
-        let s = &stanzas[0];
-        assert!(other.unwrap_stanza(s).is_none());
-        assert!(id.unwrap_stanza(&Stanza::new("X25519", vec!["AA".into()], vec![])).is_none());
-        let broken = |f: &dyn Fn(&mut Stanza)| {
-            let mut b = s.clone();
-            f(&mut b);
-            assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
-        };
-        broken(&|b| b.args.push("AA".into()));
-        broken(&|b| b.args[0] = encode_b64(&[4; POINT_LEN - 1]));
-        broken(&|b| b.body.truncate(31));
+        let pair = Pair { recipient: &r, identity: &id };
+        let s = pair.stanza(16);
+        pair.not_mine(&s, &[&other], &[Stanza::new("X25519", vec!["AA".into()], vec![])]);
         // the share is not a curve point, or is compressed
         let enc = crate::format::decode_b64(s.args[0].as_bytes()).unwrap();
         let mut off = enc.clone();
         off[64] ^= 1;
-        broken(&|b| b.args[0] = encode_b64(&off));
         let compressed = crate::crypto::p256_compress(&enc).unwrap();
-        broken(&|b| b.args[0] = encode_b64(&compressed));
+        pair.damaged(
+            &s,
+            Damaged::Invalid,
+            &[
+                &|b| b.args.push("AA".into()),
+                &|b| b.args[0] = encode_b64(&[4; POINT_LEN - 1]),
+                &|b| b.body.truncate(31),
+                &|b| b.args[0] = encode_b64(&off),
+                &|b| b.args[0] = encode_b64(&compressed),
+            ],
+        );
         // a tampered body: indistinguishable from another recipient's stanza
-        let mut t = s.clone();
-        t.body[0] ^= 1;
-        assert!(id.unwrap_stanza(&t).is_none());
+        pair.damaged(&s, Damaged::NotMine, &[&|b| b.body[0] ^= 1]);
     }
 
     #[test]

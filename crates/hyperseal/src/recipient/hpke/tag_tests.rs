@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::format::decode_b64;
+use crate::recipient::contract::{Damaged, Pair};
 use crate::recipient::hpke::mlkem768p256::Mlkem768P256Identity;
 use crate::recipient::hpke::p256::P256Identity;
 use crate::recipient::{parse_recipient, wrap_all, Identity};
@@ -61,17 +62,15 @@ fn round_trips_labels_and_stanza_shape() {
         let r =
             TagRecipient::from_bech32(if pq { TAGTEST_HYBRID_FILE.trim() } else { TAGTEST_CLASSIC }).unwrap();
         assert_eq!(r.is_postquantum(), pq);
-        let fk = FileKey::generate(16);
-        let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
-        assert_eq!(labels.contains(POSTQUANTUM), pq);
-        let s = &stanzas[0];
-        assert_eq!((s.tag.as_str(), s.args.len(), s.body.len()), (kind, 2, 32));
-        assert_eq!(decode_b64(s.args[0].as_bytes()).unwrap().len(), TAG_LEN);
-        assert_eq!(decode_b64(s.args[1].as_bytes()).unwrap().len(), enc_len);
-        assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
-        // Two wraps never share an encapsulation (fresh ephemeral keys).
-        let (again, _) = r.wrap_file_key(&fk).unwrap();
-        assert_ne!(again[0].args[1], s.args[1]);
+        Pair { recipient: &r, identity: &*id }.round_trip(&[16], |_, s, labels| {
+            assert_eq!(labels.contains(POSTQUANTUM), pq);
+            assert_eq!((s.tag.as_str(), s.args.len(), s.body.len()), (kind, 2, 32));
+            assert_eq!(decode_b64(s.args[0].as_bytes()).unwrap().len(), TAG_LEN);
+            assert_eq!(decode_b64(s.args[1].as_bytes()).unwrap().len(), enc_len);
+            // Two wraps never share an encapsulation (fresh ephemeral keys).
+            let (again, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
+            assert_ne!(again[0].args[1], s.args[1]);
+        });
     }
 }
 
@@ -79,34 +78,34 @@ fn round_trips_labels_and_stanza_shape() {
 fn not_mine_and_broken() {
     let id = classic();
     let r = id.to_tag_recipient();
-    let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
-    let s = &stanzas[0];
-    // another key of the same kind: the tag differs, so not mine without any ECDH
-    assert!(P256Identity::derive(b"x").unwrap().unwrap_stanza(s).is_none());
-    // the hybrid identity ignores classic tag stanzas, and the reverse
-    assert!(hybrid().unwrap_stanza(s).is_none());
+    let pair = Pair { recipient: &r, identity: &id };
+    let s = pair.stanza(16);
+    // Another key of the same kind: the tag differs, so not mine without any ECDH. The hybrid
+    // identity ignores classic tag stanzas, and the reverse.
     let (hs, _) = hybrid().to_tag_recipient().wrap_file_key(&FileKey::generate(16)).unwrap();
-    assert!(id.unwrap_stanza(&hs[0]).is_none());
-    let broken = |f: &dyn Fn(&mut Stanza)| {
-        let mut b = s.clone();
-        f(&mut b);
-        assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
-    };
-    broken(&|b| b.args.pop().map(drop).unwrap());
-    broken(&|b| b.args.push("AA".into()));
-    broken(&|b| b.args[0] = encode_b64(&[0; 5]));
-    broken(&|b| b.args[1] = encode_b64(&[4; POINT_LEN - 1]));
-    broken(&|b| b.body.truncate(31));
-    // the tag matches but the body was altered: age's tagtest fails here too
-    broken(&|b| b.body[0] ^= 1);
+    pair.not_mine(&s, &[&P256Identity::derive(b"x").unwrap(), &hybrid()], &hs);
     // a matching tag over an enc that is not a curve point
     let mut enc = decode_b64(s.args[1].as_bytes()).unwrap();
     enc[64] ^= 1;
-    let mut b = s.clone();
     let compressed = bech32_long::decode(TAGTEST_CLASSIC).unwrap().1;
-    b.args[0] = encode_b64(&tag(CLASSIC_LABEL, &enc, &compressed));
-    b.args[1] = encode_b64(&enc);
-    assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))));
+    let matching_tag = encode_b64(&tag(CLASSIC_LABEL, &enc, &compressed));
+    pair.damaged(
+        &s,
+        Damaged::Invalid,
+        &[
+            &|b| b.args.pop().map(drop).unwrap(),
+            &|b| b.args.push("AA".into()),
+            &|b| b.args[0] = encode_b64(&[0; 5]),
+            &|b| b.args[1] = encode_b64(&[4; POINT_LEN - 1]),
+            &|b| b.body.truncate(31),
+            // the tag matches but the body was altered: age's tagtest fails here too
+            &|b| b.body[0] ^= 1,
+            &|b| {
+                b.args[0] = matching_tag.clone();
+                b.args[1] = encode_b64(&enc);
+            },
+        ],
+    );
 }
 
 #[test]

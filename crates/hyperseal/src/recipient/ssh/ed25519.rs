@@ -190,6 +190,7 @@ impl Identity for SshEd25519Identity {
 mod tests {
     use super::super::openssh_key::{OpensshKeyFile, SshPrivateKey};
     use super::*;
+    use crate::recipient::contract::{Damaged, Pair};
 
     fn pair(name: &str) -> (SshEd25519Recipient, SshEd25519Identity) {
         let path = format!("{}/../../vectors/ssh/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -205,15 +206,12 @@ mod tests {
     fn round_trip_and_stanza_shape() {
         let (r, id) = pair("ed25519");
         assert_eq!(r.montgomery, id.ours, "the birational map agrees with X25519(SHA-512(seed))");
-        for len in [16, 32] {
-            let fk = FileKey::generate(len);
-            let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+        Pair { recipient: &r, identity: &id }.round_trip(&[16, 32], |len, s, labels| {
             assert!(labels.is_empty());
-            assert_eq!(stanzas[0].tag, "ssh-ed25519");
-            assert_eq!(stanzas[0].args[0], "f8M0TA", "tag of vectors/ssh/ed25519.pub");
-            assert_eq!(stanzas[0].body.len(), len + 16);
-            assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
-        }
+            assert_eq!(s.tag, "ssh-ed25519");
+            assert_eq!(s.args[0], "f8M0TA", "tag of vectors/ssh/ed25519.pub");
+            assert_eq!(s.body.len(), len + 16);
+        });
         assert!(format!("{id:?}").contains("redacted"));
     }
 
@@ -221,23 +219,24 @@ mod tests {
     fn not_mine_and_broken() {
         let (r, id) = pair("ed25519");
         let (_, other) = pair("ed25519_ctr");
-        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
-        let s = &stanzas[0];
-        assert!(other.unwrap_stanza(s).is_none(), "another key's tag");
-        assert!(id.unwrap_stanza(&Stanza::new("X25519", vec!["AA".into()], vec![])).is_none());
-        let broken = |f: &dyn Fn(&mut Stanza)| {
-            let mut b = s.clone();
-            f(&mut b);
-            assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
-        };
-        broken(&|b| b.args.push("x".into()));
-        broken(&|b| b.args[1] = encode_b64(&[1; 31]));
-        broken(&|b| b.args[1] = encode_b64(&[0; 32])); // low order
-        broken(&|b| {
-            b.body.pop();
-        });
-        broken(&|b| b.body[0] ^= 1); // our tag: a body that does not open is fatal
-        broken(&|b| b.args[1] = encode_b64(&[9; 32])); // a different share: does not open either
+        let pair = Pair { recipient: &r, identity: &id };
+        let s = pair.stanza(16);
+        // `other` sees another key's tag
+        pair.not_mine(&s, &[&other], &[Stanza::new("X25519", vec!["AA".into()], vec![])]);
+        pair.damaged(
+            &s,
+            Damaged::Invalid,
+            &[
+                &|b| b.args.push("x".into()),
+                &|b| b.args[1] = encode_b64(&[1; 31]),
+                &|b| b.args[1] = encode_b64(&[0; 32]), // low order
+                &|b| {
+                    b.body.pop();
+                },
+                &|b| b.body[0] ^= 1, // our tag: a body that does not open is fatal
+                &|b| b.args[1] = encode_b64(&[9; 32]), // a different share: does not open either
+            ],
+        );
     }
 
     #[test]

@@ -229,6 +229,7 @@ fn crt_exponents(d: &[u8], p: &[u8], q: &[u8]) -> Result<(Secret, Secret), Error
 mod tests {
     use super::super::openssh_key::{OpensshKeyFile, RsaComponents, SshPrivateKey};
     use super::*;
+    use crate::recipient::contract::{Damaged, Pair};
 
     fn vector(name: &str) -> String {
         std::fs::read_to_string(format!("{}/../../vectors/ssh/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -245,15 +246,12 @@ mod tests {
     fn round_trip_and_stanza_shape() {
         for (name, bytes) in [("rsa2048", 256), ("rsa3072_ctr", 384)] {
             let (r, id) = pair(name);
-            for len in [16, 32] {
-                let fk = FileKey::generate(len);
-                let (stanzas, labels) = r.wrap_file_key(&fk).unwrap();
+            Pair { recipient: &r, identity: &id }.round_trip(&[16, 32], |_, s, labels| {
                 assert!(labels.is_empty());
-                assert_eq!(stanzas[0].tag, "ssh-rsa");
-                assert_eq!(stanzas[0].args, [r.public.fingerprint_tag()]);
-                assert_eq!(stanzas[0].body.len(), bytes);
-                assert_eq!(id.unwrap_stanzas(&stanzas).unwrap().unwrap().expose(), fk.expose());
-            }
+                assert_eq!(s.tag, "ssh-rsa");
+                assert_eq!(s.args, [r.public.fingerprint_tag()]);
+                assert_eq!(s.body.len(), bytes);
+            });
             assert!(format!("{id:?}").contains("redacted"));
         }
     }
@@ -262,24 +260,26 @@ mod tests {
     fn not_mine_and_broken() {
         let (r, id) = pair("rsa2048");
         let (_, other) = pair("rsa3072_ctr");
-        let (stanzas, _) = r.wrap_file_key(&FileKey::generate(16)).unwrap();
-        let s = &stanzas[0];
-        assert!(other.unwrap_stanza(s).is_none(), "another key's tag");
-        let broken = |f: &dyn Fn(&mut Stanza)| {
-            let mut b = s.clone();
-            f(&mut b);
-            assert!(matches!(id.unwrap_stanza(&b), Some(Err(Error::InvalidStanza(_)))), "{b:?}");
-        };
-        broken(&|b| b.args.push("x".into()));
-        broken(&|b| b.args.clear());
-        broken(&|b| {
-            b.body.pop();
-        });
-        broken(&|b| b.body[10] ^= 1);
+        let pair = Pair { recipient: &r, identity: &id };
+        let s = pair.stanza(16);
+        // `other` sees another key's tag
+        pair.not_mine(&s, &[&other], &[]);
         // The label matters: hyperseal's own rsa-oaep (empty label) does not open as ssh-rsa.
         let mut ct = vec![0u8; 256];
         let n = r.key.encrypt(&OAEP_SHA256_MGF1SHA256, &[7; 16], &mut ct, None).unwrap().len();
-        broken(&|b| b.body = ct[..n].to_vec());
+        pair.damaged(
+            &s,
+            Damaged::Invalid,
+            &[
+                &|b| b.args.push("x".into()),
+                &|b| b.args.clear(),
+                &|b| {
+                    b.body.pop();
+                },
+                &|b| b.body[10] ^= 1,
+                &|b| b.body = ct[..n].to_vec(),
+            ],
+        );
     }
 
     #[test]
