@@ -20,9 +20,7 @@
 //! every value of this file and of its history.
 
 mod datakey;
-mod dotenv;
-mod ini;
-mod json;
+mod formats;
 mod model;
 mod rekey;
 mod rotate;
@@ -37,8 +35,8 @@ mod tree;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod unlock;
 mod values;
-mod yaml;
 
+pub use formats::{looks_like_sops, Format};
 pub use model::{source_name, SopsOutcome, MAX_ENC, MAX_ENTRIES, MAX_FILE, MAX_GROUPS};
 pub use rekey::{rekey, rekey_with, ReadRecipient};
 pub use rotate::{rotate, rotate_with};
@@ -49,50 +47,3 @@ pub use target::{Target, TargetGroup};
 pub use tree::{rekey_files, FileOutcome, FilesOptions, FilesReport, ReadRecipientSync, MAX_FILES};
 #[cfg(all(feature = "fs", any(unix, windows)))]
 pub use unlock::unlock;
-
-/// How sops stores the file, as it picks it from the name (binary files are JSON-wrapped).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// `.yaml`, `.yml`.
-    Yaml,
-    /// `.json`, and every other name (sops's binary store is JSON).
-    Json,
-    /// `.env`.
-    Dotenv,
-    /// `.ini`.
-    Ini,
-}
-
-impl Format {
-    /// The format sops reads a file of this name as.
-    pub fn for_path(path: &std::path::Path) -> Format {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("yaml" | "yml") => Format::Yaml,
-            Some("env") => Format::Dotenv,
-            Some("ini") => Format::Ini,
-            _ => Format::Json,
-        }
-    }
-}
-
-/// Whether `input` carries sops metadata at all (a folder walk skips files that do not, and
-/// fails those that do but cannot be read). A YAML or JSON file whose `sops` member is not a
-/// mapping (`sops: a note`) has none: sops metadata is always one. A file that does not parse
-/// is sorted by its bytes (a `sops` key in it), so a damaged sops file is still one, and
-/// [`rekey`] says what is wrong with it.
-pub fn looks_like_sops(input: &[u8], format: Format) -> bool {
-    let has = |needle: &[u8]| input.windows(needle.len()).any(|w| w == needle);
-    let text = std::str::from_utf8(input).ok().filter(|_| input.len() <= MAX_FILE);
-    match format {
-        Format::Yaml => match text.and_then(yaml::has_metadata) {
-            Some(found) => found,
-            None => input.starts_with(b"sops:") || has(b"\nsops:"),
-        },
-        Format::Json => match text.and_then(json::Json::has_metadata) {
-            Some(found) => found,
-            None => has(b"\"sops\""),
-        },
-        Format::Dotenv => input.starts_with(b"sops_") || has(b"\nsops_"),
-        Format::Ini => has(b"[sops]"),
-    }
-}

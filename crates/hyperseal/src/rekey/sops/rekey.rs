@@ -5,9 +5,9 @@
 use std::ops::Range;
 
 use super::datakey::{open_group, still_opens_encs, wrap};
-use super::model::{refuse, shown, Entry, Item, Layout, Meta, SopsOutcome, MAX_ENC, MAX_FILE, MAX_GROUPS};
+use super::formats::Format;
+use super::model::{refuse, shown, Entry, Item, Meta, SopsOutcome, MAX_ENC, MAX_FILE, MAX_GROUPS};
 use super::target::Target;
-use super::Format;
 use crate::error::Error;
 use crate::format::Profile;
 use crate::recipient::{parse_recipient, Identity, Recipient};
@@ -44,7 +44,7 @@ pub fn rekey_with(
         return Err(crate::limits::too_long("a sops file", MAX_FILE));
     }
     let text = std::str::from_utf8(input).map_err(|_| refuse("not a sops file: not UTF-8 text"))?;
-    let layout = parse(text, format)?;
+    let layout = format.layout(text)?;
     let meta = layout.meta();
     if meta.groups.is_empty() {
         return Err(refuse("not a sops file: no key groups in its metadata"));
@@ -135,16 +135,6 @@ pub(crate) fn apply(
     }
     out.push_str(&text[at..]);
     Ok(out)
-}
-
-/// The file's layout, by its format's parser.
-pub(crate) fn parse(text: &str, format: Format) -> Result<Box<dyn Layout + '_>, Error> {
-    Ok(match format {
-        Format::Yaml => Box::new(super::yaml::Yaml::parse(text)?),
-        Format::Json => Box::new(super::json::Json::parse(text)?),
-        Format::Dotenv => Box::new(super::dotenv::Dotenv::parse(text)?),
-        Format::Ini => Box::new(super::ini::Ini::parse(text)?),
-    })
 }
 
 /// The recipients each group should have, checked against what can be done.

@@ -18,12 +18,12 @@ use std::time::SystemTime;
 use zeroize::Zeroizing;
 
 use super::datakey::{old_key, still_opens_encs, wrap};
+use super::formats::Format;
 use super::model::{refuse, shown, Item, SopsOutcome, MAX_FILE};
-use super::rekey::{apply, parse, wanted_lists, ReadRecipient};
+use super::rekey::{apply, wanted_lists, ReadRecipient};
 use super::shamir;
 use super::target::Target;
 use super::values::{self, parse_sealed, Values, ENC_PREFIX};
-use super::Format;
 use crate::error::Error;
 use crate::recipient::{parse_recipient, Identity};
 
@@ -57,7 +57,7 @@ pub fn rotate_with(
         return Err(crate::limits::too_long("a sops file", MAX_FILE));
     }
     let text = std::str::from_utf8(input).map_err(|_| refuse("not a sops file: not UTF-8 text"))?;
-    let layout = parse(text, format)?;
+    let layout = format.layout(text)?;
     let meta = layout.meta();
     let groups = &meta.groups;
     if groups.iter().any(|g| !g.others.is_empty()) {
@@ -90,12 +90,7 @@ pub fn rotate_with(
     }
     let old = old_key(groups, threshold, identities)?;
 
-    let found = match format {
-        Format::Yaml => super::yaml::values(text)?,
-        Format::Json => super::json::values(text)?,
-        Format::Dotenv => super::dotenv::values(text)?,
-        Format::Ini => super::ini::values(text)?,
-    };
+    let found = format.values(text)?;
     let opened = open_all(text, &found, &old)?;
     let hash = check_mac(text, &found, &opened, &old)?;
 

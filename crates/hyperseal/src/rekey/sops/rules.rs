@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use super::formats::yaml::document;
 use super::model::{refuse, source_name, Node};
 use super::target::TargetGroup;
-use super::yaml::document;
 use crate::error::Error;
 
 /// The file sops looks for, in the file's folder and then each folder above.

@@ -1,9 +1,8 @@
-//! The target and format a frontend names: the one set of rules the CLI, Node and Python
-//! share for turning `recipients`/`add`/`remove` into a [`Target`] and a format's name into a
-//! [`Format`], so the three cannot drift apart.
+//! The target a frontend names: the one set of rules the CLI, Node and Python share for
+//! turning `recipients`/`add`/`remove` into a [`Target`] (and, in `formats/`, a format's name
+//! into a [`Format`](super::Format)), so the three cannot drift apart.
 
 use super::model::refuse;
-use super::Format;
 use crate::error::Error;
 
 /// The age recipients a file should have afterwards.
@@ -28,20 +27,6 @@ pub struct TargetGroup {
     pub age: Vec<String>,
     /// The other key sources; `None`: not compared (explicit `-r`).
     pub others: Option<Vec<String>>,
-}
-
-impl Format {
-    /// The format by its name as sops's `--input-type` gives it: `yaml`, `json`, `binary`
-    /// (sops stores binary files as JSON), `dotenv` or `ini`.
-    pub fn from_name(name: &str) -> Result<Format, Error> {
-        match name {
-            "yaml" => Ok(Format::Yaml),
-            "json" | "binary" => Ok(Format::Json),
-            "dotenv" => Ok(Format::Dotenv),
-            "ini" => Ok(Format::Ini),
-            other => Err(refuse(format!("format: {other:?} is not yaml, json, binary, dotenv or ini"))),
-        }
-    }
 }
 
 impl Target {
@@ -70,6 +55,7 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rekey::sops::Format;
 
     #[test]
     fn names_and_lists_give_one_target() {

@@ -2,9 +2,9 @@
 //! the results in crates/hyperseal-cli/tests/rekey_sops.rs); the JSON reader; refusals.
 
 use super::datakey::{open, wrap};
-use super::json::{quote, Json};
+use super::formats::json::{quote, Json};
+use super::formats::{ini, yaml};
 use super::model::*;
-use super::rekey::parse;
 use super::*;
 use crate::error::Error;
 use crate::recipient::{generate, parse_identities, Kind};
@@ -107,12 +107,7 @@ fn every_format_changes_only_its_age_entries() {
         assert!(input.len() - same_end <= input.find("lastmodified").unwrap(), "{format:?}\n{out}");
         assert!(!out.contains(&b.public) && out.contains(&pq.public), "{format:?}");
         // Read back: the post-quantum entry opens to the data key.
-        let layout: Box<dyn Layout> = match format {
-            Format::Yaml => Box::new(yaml::Yaml::parse(&out).unwrap()),
-            Format::Json => Box::new(Json::parse(&out).unwrap()),
-            Format::Dotenv => Box::new(dotenv::Dotenv::parse(&out).unwrap()),
-            Format::Ini => Box::new(ini::Ini::parse(&out).unwrap()),
-        };
+        let layout = format.layout(&out).unwrap();
         let entries = &layout.meta().groups[0].entries;
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[1].recipient, pq.public);
@@ -290,13 +285,8 @@ fn names_written_twice_are_refused_in_every_reader() {
     let (a, b) = (key(Kind::X25519), key(Kind::X25519));
     let twice = |e: Result<(), Error>| e.unwrap_err().to_string();
     let both = |text: &str, format: Format| -> [String; 2] {
-        let rotate = match format {
-            Format::Yaml => yaml::values(text).map(drop),
-            Format::Json => super::json::values(text).map(drop),
-            Format::Dotenv => dotenv::values(text).map(drop),
-            Format::Ini => ini::values(text).map(drop),
-        };
-        [twice(parse(text, format).map(drop)), twice(rotate)]
+        let rotate = format.values(text).map(drop);
+        [twice(format.layout(text).map(drop)), twice(rotate)]
     };
 
     // JSON: a second `age` list in `sops` (sops reads it, the first would be re-keyed), a name
@@ -433,7 +423,7 @@ mod hostile {
             let target = Target::Edit { add: vec![], remove: vec![b.public.clone()] };
             if let Ok(SopsOutcome::Changed { bytes: out, .. }) = rekey(&bytes, *format, &target, &a.ids, false) {
                 let out = String::from_utf8(out).unwrap();
-                let layout = parse(&out, *format).unwrap();
+                let layout = format.layout(&out).unwrap();
                 let entries = &layout.meta().groups[0].entries;
                 prop_assert!(!entries.is_empty() && entries.iter().all(|e| e.recipient != b.public));
             }

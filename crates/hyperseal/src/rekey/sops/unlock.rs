@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::model::MAX_ENC;
-use super::rekey::parse;
 use super::Format;
 use crate::format::Stanza;
 use crate::recipient::Identity;
@@ -27,7 +26,7 @@ pub fn unlock(files: &[(&[u8], Format)], identities: &[Arc<dyn Identity>]) -> Ve
     let mut encs: Vec<Vec<Stanza>> = Vec::new();
     'files: for (bytes, format) in files {
         let Ok(text) = std::str::from_utf8(bytes) else { continue };
-        let Ok(layout) = parse(text, *format) else { continue };
+        let Ok(layout) = format.layout(text) else { continue };
         for e in layout.meta().groups.iter().flat_map(|g| &g.entries) {
             if e.enc.len() > MAX_ENC {
                 continue;

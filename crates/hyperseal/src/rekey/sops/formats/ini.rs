@@ -5,9 +5,33 @@
 use std::ops::Range;
 
 use super::dotenv::{flat_values, range_of, unique_keys, Flat, Line};
+use super::{contains, Store};
 use crate::error::Error;
 use crate::rekey::sops::model::{refuse, shown, Item, Layout, Meta};
 use crate::rekey::sops::values::Values;
+
+/// sops's INI store.
+pub(super) const STORE: &dyn Store = &IniStore;
+
+struct IniStore;
+
+impl Store for IniStore {
+    fn names(&self) -> &'static [&'static str] {
+        &["ini"]
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["ini"]
+    }
+    fn looks_like_sops(&self, input: &[u8], _text: Option<&str>) -> bool {
+        contains(input, b"[sops]")
+    }
+    fn layout<'a>(&self, text: &'a str) -> Result<Box<dyn Layout + 'a>, Error> {
+        Ok(Box::new(Ini::parse(text)?))
+    }
+    fn values(&self, text: &str) -> Result<Values, Error> {
+        values(text)
+    }
+}
 
 pub(crate) struct Ini {
     flat: Flat,

@@ -6,12 +6,36 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use super::{contains, Store};
 use crate::error::Error;
 use crate::rekey::sops::model::{
     parse_threshold, refuse, shown, source_name, Entry, Group, Item, Layout, Meta, MAX_ENTRIES, MAX_GROUPS,
     OTHER_SOURCES,
 };
 use crate::rekey::sops::values::{self, Values};
+
+/// sops's dotenv store.
+pub(super) const STORE: &dyn Store = &DotenvStore;
+
+struct DotenvStore;
+
+impl Store for DotenvStore {
+    fn names(&self) -> &'static [&'static str] {
+        &["dotenv"]
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["env"]
+    }
+    fn looks_like_sops(&self, input: &[u8], _text: Option<&str>) -> bool {
+        input.starts_with(b"sops_") || contains(input, b"\nsops_")
+    }
+    fn layout<'a>(&self, text: &'a str) -> Result<Box<dyn Layout + 'a>, Error> {
+        Ok(Box::new(Dotenv::parse(text)?))
+    }
+    fn values(&self, text: &str) -> Result<Values, Error> {
+        values(text)
+    }
+}
 
 /// One metadata line: its key with the format's prefix taken off, its value as written, and
 /// the bytes of the whole line (its newline included).

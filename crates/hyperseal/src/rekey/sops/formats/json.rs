@@ -5,9 +5,36 @@
 
 use std::ops::Range;
 
+use super::{contains, Store};
 use crate::error::Error;
 use crate::rekey::sops::model::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
 use crate::rekey::sops::values::{self, Values};
+
+/// sops's JSON (and binary, which it wraps in JSON) store.
+pub(super) const STORE: &dyn Store = &JsonStore;
+
+struct JsonStore;
+
+impl Store for JsonStore {
+    fn names(&self) -> &'static [&'static str] {
+        &["json", "binary"]
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+    fn looks_like_sops(&self, input: &[u8], text: Option<&str>) -> bool {
+        match text.and_then(Json::has_metadata) {
+            Some(found) => found,
+            None => contains(input, b"\"sops\""),
+        }
+    }
+    fn layout<'a>(&self, text: &'a str) -> Result<Box<dyn Layout + 'a>, Error> {
+        Ok(Box::new(Json::parse(text)?))
+    }
+    fn values(&self, text: &str) -> Result<Values, Error> {
+        values(text)
+    }
+}
 
 /// Nesting deeper than this is refused (the reader recurses once per level).
 const MAX_DEPTH: usize = 256;

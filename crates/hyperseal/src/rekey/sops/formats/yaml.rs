@@ -6,9 +6,36 @@ use std::ops::Range;
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
 
+use super::{contains, Store};
 use crate::error::Error;
 use crate::rekey::sops::model::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
 use crate::rekey::sops::values::{self, Values};
+
+/// sops's YAML store.
+pub(super) const STORE: &dyn Store = &YamlStore;
+
+struct YamlStore;
+
+impl Store for YamlStore {
+    fn names(&self) -> &'static [&'static str] {
+        &["yaml"]
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["yaml", "yml"]
+    }
+    fn looks_like_sops(&self, input: &[u8], text: Option<&str>) -> bool {
+        match text.and_then(has_metadata) {
+            Some(found) => found,
+            None => input.starts_with(b"sops:") || contains(input, b"\nsops:"),
+        }
+    }
+    fn layout<'a>(&self, text: &'a str) -> Result<Box<dyn Layout + 'a>, Error> {
+        Ok(Box::new(Yaml::parse(text)?))
+    }
+    fn values(&self, text: &str) -> Result<Values, Error> {
+        values(text)
+    }
+}
 
 /// Nesting deeper than this is refused: the parser's own depth is the input's, and the
 /// metadata is three levels deep.
