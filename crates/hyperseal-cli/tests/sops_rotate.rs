@@ -13,7 +13,7 @@ use std::time::SystemTime;
 
 use common::peers;
 use hyperseal::recipient::{parse_identities, Identity};
-use hyperseal::rekey::sops::{rotate, Format, Outcome, Target};
+use hyperseal::rekey::sops::{rotate, Format, SopsOutcome, Target};
 
 fn keygen(tools: &Path, dir: &Path, name: &str, pq: bool) -> (PathBuf, String) {
     let path = dir.join(format!("{name}.txt"));
@@ -90,7 +90,7 @@ fn rotated_files_open_with_sops_under_the_new_key_only() {
         let clear = sops(tools, dir, &old.0, &["-d", name]).stdout;
         assert!(!clear.is_empty(), "{name}");
 
-        let Outcome::Changed { bytes, added, removed } =
+        let SopsOutcome::Changed { bytes, added, removed } =
             rotate(before.as_bytes(), Format::for_path(&path), &target, &ids, true, SystemTime::now())
                 .unwrap_or_else(|e| panic!("rotate {name}: {e}"))
         else {
@@ -164,7 +164,7 @@ fn a_file_changed_outside_sops_is_not_rotated() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let good = fs::read_to_string(dir.join("f.yaml")).unwrap();
     let rot = |text: &str| rotate(text.as_bytes(), Format::Yaml, &target, &ids, false, SystemTime::now());
-    assert!(matches!(rot(&good), Ok(Outcome::Changed { .. })), "the untouched file rotates");
+    assert!(matches!(rot(&good), Ok(SopsOutcome::Changed { .. })), "the untouched file rotates");
 
     let edited = good.replace("port: 8080", "port: 8081");
     let err = rot(&edited).unwrap_err().to_string();
@@ -279,7 +279,7 @@ fn key_groups_get_new_shares_that_sops_combines() {
         .unwrap_err()
         .to_string();
         assert!(err.contains(&format!("needs {need}")), "{name}: {err}");
-        let Outcome::Changed { bytes, .. } = rotate(
+        let SopsOutcome::Changed { bytes, .. } = rotate(
             before.as_bytes(),
             Format::for_path(&dir.join(name)),
             &target,

@@ -18,6 +18,23 @@
 //!
 //! Removal is not revocation: a removed recipient may have kept the data key, which opens
 //! every value of this file and of its history.
+//!
+//! Where things are:
+//! - `formats/`: one file per sops store (`yaml.rs`, `json.rs` with binary files, `dotenv.rs`,
+//!   `ini.rs`), each whole: the file names sops reads as it, how a sops file of it is recognised,
+//!   its layout (where the metadata and age entries are, and the edits of a new age list) and
+//!   its values. `formats/mod.rs` has the [`Format`] enum and the one dispatch to a format, a
+//!   `Store` trait; no other file matches on a format. **Adding a sops format means one new file
+//!   in `formats/` and one enum arm** (a line of the `formats!` list, which declares the module
+//!   and the variant); the compiler then asks that file for every answer a format owes.
+//! - `model.rs`: the metadata as the formats find it (key groups, age entries with their bytes,
+//!   other key sources), the outcome of one file, the limits.
+//! - `rekey.rs`: the re-key of one file: each group's new age list, the lock-out guard, the edits
+//!   applied. `rotate.rs`: `--rotate`, a fresh data key and every value sealed again.
+//! - `datakey.rs`: the data key opened from an `enc`, wrapped for a recipient, combined from
+//!   Shamir shares (`shamir.rs`); `values.rs`: sops's value cipher, its walk paths and `mac`.
+//! - `target.rs`: the target a frontend names; `rules.rs`: `.sops.yaml`; `tree.rs`: files and
+//!   folders; `unlock.rs`: one unlock per window of files.
 
 mod datakey;
 mod formats;
