@@ -34,8 +34,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::guard::{Changed, Lease, Leased, Snapshot};
+use super::header::{Change, Plan, Rekey};
 use super::journal::{self, journal_path, Journal, Recovered};
-use super::{Change, Outcome, Plan, Rekey};
+use crate::error::Outcome;
 use crate::output::{AtomicOutput, OutputError, OutputOptions};
 use crate::recipient::Identity;
 use crate::sys::{self, Stamp};

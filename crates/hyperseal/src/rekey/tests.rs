@@ -4,8 +4,11 @@
 use zeroize::Zeroizing;
 
 use super::*;
+use crate::error::Error;
+use crate::format::Header;
 use crate::recipient::{
-    generate, parse_identities, parse_recipient, passphrase_identities, passphrase_recipient, Kind,
+    generate, parse_identities, parse_recipient, passphrase_identities, passphrase_recipient, Identity, Kind,
+    Recipient,
 };
 use crate::{decrypt, format::Profile, Encryptor, Options};
 

@@ -28,11 +28,12 @@ use sha2::{Digest, Sha256};
 
 use super::beneath::{self, Place};
 use super::file::{recover_checked, rekey_file_with, remove_stale_copy, Checks, FileOptions, Written};
+use super::header::Change;
 use super::manifest::{key, Manifest, Record};
 use super::unlock::{stanzas_of, unlock, Window};
 use super::walk::{Entry, Walk, WalkOptions};
-use super::{Change, Outcome};
 use crate::error::Error;
+use crate::error::Outcome;
 use crate::format::armor::{AGE_LABEL, HYPERSEAL_LABEL};
 use crate::format::Header;
 use crate::recipient::Identity;

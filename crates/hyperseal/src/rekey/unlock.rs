@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
 
-use super::Change;
+use super::header::Change;
 use crate::error::Error;
 use crate::file_key::FileKey;
 use crate::format::Stanza;
