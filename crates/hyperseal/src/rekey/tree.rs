@@ -34,10 +34,10 @@ use super::unlock::{stanzas_of, unlock, Window};
 use super::walk::{Entry, Walk, WalkOptions};
 use crate::error::Error;
 use crate::error::Outcome;
+use crate::exec;
 use crate::format::armor::{AGE_LABEL, HYPERSEAL_LABEL};
 use crate::format::Header;
 use crate::recipient::Identity;
-use crate::stream::exec;
 use crate::sys::FileId;
 
 /// What to re-key and how.

@@ -32,10 +32,6 @@ pub use push::StreamWriter;
 pub(crate) use push::{grow, PayloadOpener, PayloadSealer, Pending};
 pub(crate) use reader::ChunkReader;
 pub use reader::StreamReader;
-// The executor's place before it moved up to the crate (`crate::exec`), still named by the
-// tree re-key (`rekey/tree.rs`); to go once that names `crate::exec`.
-#[cfg(all(feature = "fs", any(unix, windows)))]
-pub(crate) use crate::exec;
 
 use zeroize::Zeroizing;
 
