@@ -12,7 +12,8 @@ use hyperseal::{identity_file, Error, FileKey, Profile};
 use zeroize::Zeroizing;
 
 use super::origin::UNKNOWN_HOST;
-use super::pin::{self, PinCache, PluginCallbacks, Relay};
+use super::pin::{self, PinCache, PluginCallbacks};
+use super::relay::Relay;
 
 /// One added identity file.
 pub struct Key {

@@ -1,14 +1,23 @@
-//! The identity agent's process (Unix): the keys it holds (`keys.rs`), plugin keys' PIN cache
-//! and the relay of their questions to the client (`pin.rs`), its socket and connections
-//! (`server.rs`) and its socket's place (`socket.rs`), the sockets of remote hosts and their grants (`forward.rs`), where a request comes from and what it may do (`origin.rs`), and `age-plugin-hyperseal`, through which age reaches it
-//! (`plugin.rs`). Its command line is `cmd/agent.rs`; its protocol and client are the
-//! library's (`hyperseal::agent`).
+//! The identity agent's process (Unix and Windows), one room per concern, each importing only
+//! the rooms listed after it:
+//! * `server.rs`: its socket and connections, each request kind answered by one method;
+//! * `forward.rs`: a remote host's sockets (Unix; none on Windows) and a forward's policy, its
+//!   UNWRAP done in order and each use confirmed through the askpass;
+//! * `keys.rs`: the keys it holds, and to which remote hosts each is granted;
+//! * `pin.rs`: plugin keys' PIN cache and their plugin's callbacks;
+//! * `origin.rs`: where a request comes from and what it may do;
+//! * `relay.rs`: asking a request's client (its user, for a plugin key), and the deadlines;
+//! * `socket.rs`: the socket's place; `plugin.rs`: `age-plugin-hyperseal`, through which age
+//!   reaches it (over the library's client, not these rooms).
+//!
+//! Its command line is `cmd/agent.rs`; its protocol and client are the library's
+//! (`hyperseal::agent`).
 
-#[cfg(unix)]
 pub mod forward;
 pub mod keys;
 pub mod origin;
 pub mod pin;
 pub mod plugin;
+pub mod relay;
 pub mod server;
 pub mod socket;

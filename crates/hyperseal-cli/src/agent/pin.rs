@@ -13,31 +13,19 @@
 //!
 //! A plugin runs on the thread of the request that needs it, so the connection to ask through
 //! and what this run was given are kept per thread, for the length of one key's try ([`Run`]).
-//! A request's connection is that relay ([`ConnRelay`]).
+//! A request's connection is that relay (`relay.rs`).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hyperseal::agent::conn::Conn;
-use hyperseal::agent::proto::{self, Answer, Prompt, Request};
-use hyperseal::limits;
+use hyperseal::agent::proto::Prompt;
 use hyperseal::recipient::plugin::Plugins;
 use hyperseal::recipient::Callbacks;
 use zeroize::Zeroizing;
 
-/// The client connection a request came on, able to ask its user.
-pub trait Relay {
-    /// Asks the client's user; `None`: no answer (declined, no terminal, the client is gone).
-    fn ask(&self, prompt: Prompt) -> Option<Zeroizing<String>>;
-
-    /// Whether what its user types may be cached: not from a forward, since the cache answers
-    /// every local client with no question.
-    fn caches(&self) -> bool {
-        true
-    }
-}
+use super::relay::Relay;
 
 /// The secrets a plugin key's plugin accepted, each for the PIN lifetime.
 pub struct PinCache {
@@ -210,83 +198,5 @@ pub fn verdict_of<T, E>(answer: &Option<Result<T, E>>) -> Verdict {
         Some(Ok(_)) => Verdict::Accepted,
         Some(Err(_)) => Verdict::Failed,
         None => Verdict::Neither,
-    }
-}
-
-/// How long the user of a client may take to answer a plugin key's question (a PIN, a touch).
-const USER_TIME: Duration = Duration::from_secs(300);
-
-/// The most a client's reply to a question may be (a PIN or a choice).
-const REPLY_BYTES: usize = 4096;
-
-/// A request's connection and its deadline. The client of an UNWRAP_ASKING can ask its user:
-/// each question goes out as an ASK, and the deadline starts again once the reply is in (the
-/// user's time is not the request's work), as it does after a confirmation on this host.
-pub struct ConnRelay {
-    pub conn: Arc<Conn>,
-    pub deadline: Mutex<Instant>,
-    /// Whether the client said it can ask its user (UNWRAP_ASKING).
-    pub asking: bool,
-    /// The client failed to answer once: it is asked nothing more.
-    pub gone: AtomicBool,
-    /// The request came from a forward: what its user types is not cached.
-    pub forwarded: bool,
-}
-
-impl ConnRelay {
-    pub fn deadline(&self) -> Instant {
-        *self.deadline.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The deadline starts again from now.
-    pub fn restart(&self) {
-        *self.deadline.lock().unwrap_or_else(|p| p.into_inner()) =
-            Instant::now() + super::server::CONNECTION_DEADLINE;
-    }
-
-    /// Shows the client's user a message of the agent's own. Its acknowledgement is due within
-    /// the connection's deadline, not a user's time: a message needs no one to answer it, and
-    /// a client that leaves it unanswered must not hold its connection for minutes.
-    pub fn tell(&self, message: String) {
-        self.exchange(Prompt::Message(message), super::server::CONNECTION_DEADLINE);
-    }
-
-    /// Sends `prompt` and reads the client's reply, due within `wait`.
-    fn exchange(&self, prompt: Prompt, wait: Duration) -> Option<Zeroizing<String>> {
-        if !self.asking || self.gone.load(Ordering::SeqCst) {
-            return None;
-        }
-        let asked = proto::write_message(
-            &mut self.conn.until(Instant::now() + super::server::CONNECTION_DEADLINE),
-            &Answer::Ask(prompt).encode(),
-        )
-        .and_then(|()| {
-            let mut r = self.conn.until(Instant::now() + wait);
-            match proto::read_length(&mut r)? {
-                len if len <= REPLY_BYTES => proto::read_body(&mut r, len),
-                _ => Err(limits::too_long("a reply to the agent's question", REPLY_BYTES)),
-            }
-        })
-        .and_then(|body| Request::decode(&body));
-        match asked {
-            Ok(Request::Reply(value)) => {
-                self.restart();
-                value
-            }
-            _ => {
-                self.gone.store(true, Ordering::SeqCst);
-                None
-            }
-        }
-    }
-}
-
-impl Relay for ConnRelay {
-    fn ask(&self, prompt: Prompt) -> Option<Zeroizing<String>> {
-        self.exchange(prompt, USER_TIME)
-    }
-
-    fn caches(&self) -> bool {
-        !self.forwarded
     }
 }

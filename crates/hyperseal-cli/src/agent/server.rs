@@ -12,9 +12,7 @@
 #[cfg(unix)]
 use std::fs;
 use std::io;
-#[cfg(unix)]
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -23,15 +21,14 @@ use std::time::{Duration, Instant};
 use crate::sys::process as sys;
 use hyperseal::agent::conn::{Conn, Listener};
 use hyperseal::agent::proto::{self, Answer, Request};
-use hyperseal::limits;
+use hyperseal::format::Stanza;
+use hyperseal::{limits, FileKey};
 use zeroize::Zeroizing;
 
-#[cfg(unix)]
 use super::forward::{self, Forwards};
 use super::keys::{AddError, Key, Store};
-use super::origin::valid_host;
-pub use super::origin::Origin;
-use super::pin::{ConnRelay, Relay};
+use super::origin::{origin_of_main, valid_host, Origin};
+use super::relay::{ConnRelay, Relay, CONNECTION_DEADLINE};
 use crate::sys::wipe::scrub_stack;
 
 /// Bytes of request bodies all connections may hold at once: two of the largest messages, so a
@@ -65,12 +62,6 @@ enum Quick {
     /// Not a whole request yet: read into the buffer and nothing more.
     Undecoded(Zeroizing<Vec<u8>>),
 }
-
-/// How long a connection may take to send its request and read the answer. It bounds the
-/// work of a request too: an UNWRAP tries each file against each key only while its
-/// connection's deadline has not passed (a file of stanzas crafted to cost a private-key
-/// operation each, against an RSA key, is otherwise unbounded work).
-pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
 
 /// What an UNWRAP's work leaves of its connection's deadline, to write the answer in (a
 /// window's answer is a few hundred KiB).
@@ -111,15 +102,13 @@ struct Agent {
     bodies: AtomicUsize,
     /// Connections still reading their request, oldest first (shared, to close it).
     reading: Mutex<std::collections::VecDeque<(u64, Arc<Conn>)>>,
-    /// Removed at the end (a Windows pipe goes with its handles).
-    #[cfg_attr(windows, allow(dead_code))]
+    /// Removed at the end (a Windows pipe goes with its handles); its directory holds the
+    /// forward sockets.
     socket: PathBuf,
-    /// The sockets of remote hosts (`agent forward`).
-    #[cfg(unix)]
+    /// The sockets of remote hosts (`agent forward`; none on Windows).
     forwards: Forwards,
     /// The program that confirms a forwarded use on this host (HYPERSEAL_ASKPASS, else
     /// SSH_ASKPASS, as the agent was started).
-    #[cfg_attr(windows, allow(dead_code))]
     askpass: Option<PathBuf>,
     /// The next connection's number.
     next_id: AtomicU64,
@@ -138,7 +127,6 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         reading: Mutex::new(Default::default()),
         bodies: AtomicUsize::new(0),
         socket,
-        #[cfg(unix)]
         forwards: Forwards::default(),
         askpass: ["HYPERSEAL_ASKPASS", "SSH_ASKPASS"]
             .iter()
@@ -159,7 +147,6 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         std::thread::sleep(Duration::from_millis(200));
         let now = Instant::now();
         a.store.lock().unwrap_or_else(|p| p.into_inner()).expire(now);
-        #[cfg(unix)]
         a.forwards.reap();
         if idle.is_some_and(|d| now.duration_since(*a.last.lock().unwrap_or_else(|p| p.into_inner())) >= d) {
             a.end(0);
@@ -173,10 +160,7 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         }
         // The main socket is never served to a forward: `ssh -R` of it by hand is a forward
         // from a host no one named.
-        #[cfg(unix)]
-        let origin = super::origin::origin_of_main(conn.peer_pid());
-        #[cfg(windows)]
-        let origin = Origin::Local;
+        let origin = origin_of_main(conn.peer_pid());
         // A small question already in full is answered here, without a thread's start-up.
         let prefix = match origin {
             Origin::Local => match agent.quick(&conn) {
@@ -193,26 +177,9 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
                 // Bytes read into a buffer that is zeroized: nothing of them was on this stack.
                 Quick::Undecoded(prefix) => prefix,
             },
-            Origin::Forward(_) => Zeroizing::new(Vec::new()),
+            Origin::Remote(_) => Zeroizing::new(Vec::new()),
         };
         agent.start_connection(conn, prefix, origin);
-    }
-}
-
-/// A forward socket's accepting thread: until it is closed, each connection of this user's is
-/// served as coming from its host (the first one's process, `ssh`, is watched).
-#[cfg(unix)]
-fn serve_forward(agent: Arc<Agent>, forward: Arc<forward::Forward>, mut listener: Listener) {
-    while !forward.closed() {
-        let Ok(conn) = listener.accept() else { continue };
-        if forward.closed() {
-            break;
-        }
-        if !conn.peer_is_same_user() {
-            continue;
-        }
-        forward.seen(conn.peer_pid());
-        agent.start_connection(conn, Zeroizing::new(Vec::new()), Origin::Forward(forward.host.clone()));
     }
 }
 
@@ -230,7 +197,7 @@ impl Agent {
         // answer waits in the socket), and never waits here for a slot.
         let forward_slot = match origin {
             Origin::Local => None,
-            Origin::Forward(_) => {
+            Origin::Remote(_) => {
                 let taken = self.forwarded.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
                     (n < FORWARD_CONNECTIONS).then_some(n + 1)
                 });
@@ -314,9 +281,8 @@ impl Agent {
     }
 
     /// The answer to `request` from `origin`, due by `deadline` (which `relay`, the request's
-    /// connection, moves on after each answer of its user). An UNWRAP's files are tried until
-    /// [`ANSWER_TIME`] before it, so the answer goes out in time, and the rest answered
-    /// [`NOT_TRIED`]. A forward may only unwrap and list, with the keys granted to its host.
+    /// connection, moves on after each answer of its user). A forward may only unwrap and list,
+    /// with the keys granted to its host.
     fn answer(
         self: &Arc<Self>,
         request: Request,
@@ -324,168 +290,178 @@ impl Agent {
         relay: Option<Arc<ConnRelay>>,
         origin: &Origin,
     ) -> Answer {
-        let store = || self.store.lock().unwrap_or_else(|p| p.into_inner());
-        let done = |r: Result<String, String>| r.map_or_else(Answer::Refused, Answer::Done);
-        let work_until = || {
-            let d = relay.as_ref().map_or(deadline, |r| r.deadline());
-            d.checked_sub(ANSWER_TIME).unwrap_or(d)
-        };
-        if let Origin::Forward(host) = origin {
-            if !matches!(request, Request::Unwrap(_) | Request::UnwrapAsking(_) | Request::List) {
-                return Answer::Refused(format!(
-                    "a forward from {host} may only open files: run this on the agent's host"
-                ));
-            }
+        if let Some(why) = origin.refusal(&request) {
+            return Answer::Refused(why);
         }
         match request {
             Request::Unwrap(files) | Request::UnwrapAsking(files) => {
-                let keys = match store().snapshot() {
-                    Ok(keys) => keys,
-                    Err(why) => return Answer::Refused(why),
-                };
-                let now = Instant::now();
-                let keys: Vec<_> = keys.into_iter().filter(|k| !k.expired(now)).collect();
-                if let Origin::Forward(host) = origin {
-                    return self.unwrap_forwarded(host, &files, keys, relay.as_ref(), work_until);
-                }
-                // A plugin key takes a window in one run of its plugin, as a direct run does.
-                let mut windows: Vec<_> = keys
-                    .iter()
-                    .map(|k| k.unwrap_window(&files, relay.clone().map(|r| r as Arc<dyn Relay>)))
-                    .collect();
-                // Each file's keys are tried only while time is left; a file reached after
-                // that is answered NOT_TRIED, never silently "not ours".
-                let mut try_file = |n: usize, f: &Vec<hyperseal::format::Stanza>| {
-                    for (i, k) in keys.iter().enumerate() {
-                        if let Some(window) = &mut windows[i] {
-                            match window[n].take() {
-                                Some(r) => return Some(r.map_err(|e| e.to_string())),
-                                None => continue,
-                            }
-                        }
-                        if Instant::now() >= work_until() {
-                            return Some(Err(NOT_TRIED.to_string()));
-                        }
-                        let relay = relay.clone().map(|r| r as Arc<dyn Relay>);
-                        if let Some(r) = k.unwrap(f, relay) {
-                            return Some(r.map_err(|e| e.to_string()));
-                        }
-                    }
-                    None
-                };
-                Answer::Unwrapped(files.iter().enumerate().map(|(n, f)| try_file(n, f)).collect())
+                self.unwrap(&files, deadline, relay, origin)
             }
             Request::Add { name, bytes, passphrase, lifetime, pin_ttl, forward, confirm } => {
-                if let Some(bad) = forward.iter().find(|h| *h != "*" && !valid_host(h)) {
-                    return Answer::Refused(format!(
-                        "--forward {bad:?}: not a host name (1 to 64 of A-Z a-z 0-9 . _ -, or '*')"
-                    ));
-                }
-                match Key::load(&name, &bytes, passphrase, lifetime, pin_ttl) {
-                    Ok(key) => done(store().add(key.with_grants(forward, confirm))),
-                    Err(AddError::NeedPassphrase(why)) => Answer::NeedPassphrase(why),
-                    Err(AddError::Refused(why)) => Answer::Refused(why),
-                }
+                self.add(&name, &bytes, passphrase, lifetime, pin_ttl, forward, confirm)
             }
-            // A forward sees the keys granted to it, named by fingerprint: their files' paths
-            // on this host are not the remote side's to know.
-            Request::List => match (store().list(), origin) {
-                (Answer::Entries(e), Origin::Forward(host)) => Answer::Entries(
-                    e.into_iter()
-                        .filter(|e| e.forward.iter().any(|h| h == "*" || h == host))
-                        .map(|e| proto::Entry { name: ON_THIS_HOST.into(), ..e })
-                        .collect(),
-                ),
-                (answer, _) => answer,
-            },
-            Request::Wrap(file_keys) => {
-                let keys = match store().snapshot() {
-                    Ok(keys) => keys,
-                    Err(why) => return Answer::Refused(why),
-                };
-                let now = Instant::now();
-                let plugins: Vec<_> = keys.iter().filter(|k| k.is_plugin() && !k.expired(now)).collect();
-                if plugins.is_empty() {
-                    return Answer::Refused("the agent holds no plugin key".into());
-                }
-                let mut each = Vec::with_capacity(file_keys.len());
-                for fk in &file_keys {
-                    let mut stanzas = Vec::new();
-                    for k in &plugins {
-                        match k.wrap(fk) {
-                            Some(Ok(s)) => stanzas.extend(s),
-                            Some(Err(e)) => {
-                                return Answer::Refused(format!("{}: {e}", k.fingerprint()));
-                            }
-                            None => {}
-                        }
-                    }
-                    each.push(stanzas);
-                }
-                Answer::Wrapped(each)
-            }
-            Request::Remove(selector) => done(store().remove(&selector).map(|n| n.to_string())),
-            Request::Lock(p) => done(lock_with(p, |p| store().lock(p))),
-            Request::Unlock(p) => done(lock_with(p, |p| store().unlock(p))),
+            Request::List => self.list(origin),
+            Request::Wrap(file_keys) => self.wrap(&file_keys),
+            Request::Remove(selector) => done(self.store().remove(&selector).map(|n| n.to_string())),
+            Request::Lock(p) => done(lock_with(p, |p| self.store().lock(p))),
+            Request::Unlock(p) => done(lock_with(p, |p| self.store().unlock(p))),
             Request::Stop => Answer::Done("stopped".into()),
             Request::Forward { name, close } => self.forward(&name, close),
             Request::Reply(_) => Answer::Refused("a reply to a question that was not asked".into()),
         }
     }
 
-    /// A forward's UNWRAP (`origin.rs` says in what order, and what is confirmed first).
-    #[cfg(unix)]
-    fn unwrap_forwarded(
-        &self,
-        host: &str,
-        files: &[Vec<hyperseal::format::Stanza>],
-        keys: Vec<Arc<Key>>,
-        relay: Option<&Arc<ConnRelay>>,
-        work_until: impl Fn() -> Instant,
-    ) -> Answer {
-        let askpass = self.askpass.as_deref();
-        Answer::Unwrapped(super::origin::unwrap_forwarded(
-            askpass, host, files, keys, relay, work_until, NOT_TRIED,
-        ))
+    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    #[cfg(windows)]
-    fn unwrap_forwarded(
+    /// An UNWRAP: its files are tried until [`ANSWER_TIME`] before the deadline, so the answer
+    /// goes out in time, and the rest answered [`NOT_TRIED`]. A forward's is `forward.rs`'s.
+    fn unwrap(
         &self,
-        _: &str,
-        _: &[Vec<hyperseal::format::Stanza>],
-        _: Vec<Arc<Key>>,
-        _: Option<&Arc<ConnRelay>>,
-        _: impl Fn() -> Instant,
+        files: &[Vec<Stanza>],
+        deadline: Instant,
+        relay: Option<Arc<ConnRelay>>,
+        origin: &Origin,
     ) -> Answer {
-        Answer::Refused("forwards are over ssh -R of a Unix socket: not on Windows".into())
+        let work_until = || {
+            let d = relay.as_ref().map_or(deadline, |r| r.deadline());
+            d.checked_sub(ANSWER_TIME).unwrap_or(d)
+        };
+        let keys = match self.store().snapshot() {
+            Ok(keys) => keys,
+            Err(why) => return Answer::Refused(why),
+        };
+        let now = Instant::now();
+        let keys: Vec<_> = keys.into_iter().filter(|k| !k.expired(now)).collect();
+        if let Origin::Remote(host) = origin {
+            let askpass = self.askpass.as_deref();
+            return Answer::Unwrapped(forward::unwrap_forwarded(
+                askpass,
+                host,
+                files,
+                keys,
+                relay.as_ref(),
+                work_until,
+                NOT_TRIED,
+            ));
+        }
+        // A plugin key takes a window in one run of its plugin, as a direct run does.
+        let mut windows: Vec<_> =
+            keys.iter().map(|k| k.unwrap_window(files, relay.clone().map(|r| r as Arc<dyn Relay>))).collect();
+        // Each file's keys are tried only while time is left; a file reached after
+        // that is answered NOT_TRIED, never silently "not ours".
+        let mut try_file = |n: usize, f: &Vec<Stanza>| {
+            for (i, k) in keys.iter().enumerate() {
+                if let Some(window) = &mut windows[i] {
+                    match window[n].take() {
+                        Some(r) => return Some(r.map_err(|e| e.to_string())),
+                        None => continue,
+                    }
+                }
+                if Instant::now() >= work_until() {
+                    return Some(Err(NOT_TRIED.to_string()));
+                }
+                let relay = relay.clone().map(|r| r as Arc<dyn Relay>);
+                if let Some(r) = k.unwrap(f, relay) {
+                    return Some(r.map_err(|e| e.to_string()));
+                }
+            }
+            None
+        };
+        Answer::Unwrapped(files.iter().enumerate().map(|(n, f)| try_file(n, f)).collect())
+    }
+
+    /// An ADD: the key proven and loaded, its grants checked.
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        passphrase: Option<Zeroizing<String>>,
+        lifetime: u64,
+        pin_ttl: u64,
+        forward: Vec<String>,
+        confirm: bool,
+    ) -> Answer {
+        if let Some(bad) = forward.iter().find(|h| *h != "*" && !valid_host(h)) {
+            return Answer::Refused(format!(
+                "--forward {bad:?}: not a host name (1 to 64 of A-Z a-z 0-9 . _ -, or '*')"
+            ));
+        }
+        match Key::load(name, bytes, passphrase, lifetime, pin_ttl) {
+            Ok(key) => done(self.store().add(key.with_grants(forward, confirm))),
+            Err(AddError::NeedPassphrase(why)) => Answer::NeedPassphrase(why),
+            Err(AddError::Refused(why)) => Answer::Refused(why),
+        }
+    }
+
+    /// A LIST. A forward sees the keys granted to it, named by fingerprint: their files' paths
+    /// on this host are not the remote side's to know.
+    fn list(&self, origin: &Origin) -> Answer {
+        match (self.store().list(), origin) {
+            (Answer::Entries(e), Origin::Remote(host)) => Answer::Entries(
+                e.into_iter()
+                    .filter(|e| e.forward.iter().any(|h| h == "*" || h == host))
+                    .map(|e| proto::Entry { name: ON_THIS_HOST.into(), ..e })
+                    .collect(),
+            ),
+            (answer, _) => answer,
+        }
+    }
+
+    /// A WRAP: each file key wrapped to every plugin key's recipient.
+    fn wrap(&self, file_keys: &[FileKey]) -> Answer {
+        let keys = match self.store().snapshot() {
+            Ok(keys) => keys,
+            Err(why) => return Answer::Refused(why),
+        };
+        let now = Instant::now();
+        let plugins: Vec<_> = keys.iter().filter(|k| k.is_plugin() && !k.expired(now)).collect();
+        if plugins.is_empty() {
+            return Answer::Refused("the agent holds no plugin key".into());
+        }
+        let mut each = Vec::with_capacity(file_keys.len());
+        for fk in file_keys {
+            let mut stanzas = Vec::new();
+            for k in &plugins {
+                match k.wrap(fk) {
+                    Some(Ok(s)) => stanzas.extend(s),
+                    Some(Err(e)) => {
+                        return Answer::Refused(format!("{}: {e}", k.fingerprint()));
+                    }
+                    None => {}
+                }
+            }
+            each.push(stanzas);
+        }
+        Answer::Wrapped(each)
     }
 
     /// Opens a socket for the remote host `host` (its path is the answer) or closes its
     /// sockets.
-    #[cfg(unix)]
     fn forward(self: &Arc<Self>, host: &str, close: bool) -> Answer {
         if close {
             return match self.forwards.close(host) {
-                0 => Answer::Refused(format!("no forward for {host} is open")),
-                n => Answer::Done(format!("closed {n} forward(s) for {host}")),
+                Ok(0) => Answer::Refused(format!("no forward for {host} is open")),
+                Ok(n) => Answer::Done(format!("closed {n} forward(s) for {host}")),
+                Err(why) => Answer::Refused(why),
             };
         }
         let dir = self.socket.parent().unwrap_or(Path::new("."));
         match self.forwards.open(dir, host) {
-            Ok((forward, listener)) => {
-                let path = forward.path.display().to_string();
+            Ok((socket, listener)) => {
+                let path = socket.path().display().to_string();
                 let a = self.clone();
-                spawn(move || serve_forward(a, forward, listener));
+                spawn(move || {
+                    forward::serve(&socket, listener, |conn, origin| {
+                        a.start_connection(conn, Zeroizing::new(Vec::new()), origin)
+                    })
+                });
                 Answer::Done(path)
             }
             Err(why) => Answer::Refused(why),
         }
-    }
-
-    #[cfg(windows)]
-    fn forward(self: &Arc<Self>, _: &str, _: bool) -> Answer {
-        Answer::Refused("forwarding to a remote host is over ssh -R of a Unix socket: not on Windows".into())
     }
 
     /// Answers an UNWRAP of a few stanzas (the request whole in what has arrived, within
@@ -548,7 +524,6 @@ impl Agent {
     /// flight get a moment to drop their snapshot of the keys first.
     fn end(&self, own: usize) -> ! {
         self.store.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        #[cfg(unix)]
         self.forwards.close_all();
         #[cfg(unix)]
         let _ = fs::remove_file(&self.socket);
@@ -562,6 +537,10 @@ impl Agent {
 
 /// What a forward's `list` shows in place of a key's file.
 const ON_THIS_HOST: &str = "(a file on the agent's host)";
+
+fn done(r: Result<String, String>) -> Answer {
+    r.map_or_else(Answer::Refused, Answer::Done)
+}
 
 fn lock_with(
     p: Zeroizing<String>,
