@@ -162,7 +162,7 @@ fn links_in_a_sops_tree_are_not_followed() {
         ..FilesOptions::default()
     };
     let read = |r: &str| parse_recipient(r);
-    let report = rekey_files(&[t.clone()], &ids, &options, &read, None).unwrap();
+    let report = rekey_files(std::slice::from_ref(&t), &ids, &options, &read, None).unwrap();
     assert_eq!(report.counts(), (0, 0, 2, 0), "{report:?}");
     assert!(report
         .files
