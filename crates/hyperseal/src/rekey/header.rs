@@ -11,7 +11,6 @@ use crate::format::{Header, Stanza};
 use crate::recipient::{wrap_all, wrap_refs, Identity, Recipient, POSTQUANTUM};
 use crate::{error::Error, file_key::FileKey, keys};
 
-
 /// Stanza types whose recipients resist a quantum adversary (they carry the `postquantum`
 /// label when written).
 const POSTQUANTUM_TYPES: [&str; 4] = ["mlkem768x25519", "mlkem1024", "mlkem768p256", "mlkem768p256tag"];
