@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use super::datakey::{open_group, still_opens_encs, wrap};
 use super::formats::Format;
-use super::model::{refuse, shown, Entry, Item, Meta, SopsOutcome, MAX_ENC, MAX_FILE, MAX_GROUPS};
+use super::model::{refuse, shown, Entry, Item, Meta, SopsOutcome, MAX_ENC, MAX_GROUPS};
 use super::target::Target;
 use crate::error::Error;
 use crate::format::Profile;
@@ -40,11 +40,7 @@ pub fn rekey_with(
     force: bool,
     recipient: &ReadRecipient<'_>,
 ) -> Result<SopsOutcome, Error> {
-    if input.len() > MAX_FILE {
-        return Err(crate::limits::too_long("a sops file", MAX_FILE));
-    }
-    let text = std::str::from_utf8(input).map_err(|_| refuse("not a sops file: not UTF-8 text"))?;
-    let layout = format.layout(text)?;
+    let (text, layout) = format.read(input)?;
     let meta = layout.meta();
     if meta.groups.is_empty() {
         return Err(refuse("not a sops file: no key groups in its metadata"));

@@ -19,7 +19,7 @@ use zeroize::Zeroizing;
 
 use super::datakey::{old_key, still_opens_encs, wrap};
 use super::formats::Format;
-use super::model::{refuse, shown, Item, SopsOutcome, MAX_FILE};
+use super::model::{refuse, shown, Item, SopsOutcome};
 use super::rekey::{apply, wanted_lists, ReadRecipient};
 use super::shamir;
 use super::target::Target;
@@ -53,11 +53,7 @@ pub fn rotate_with(
     recipient: &ReadRecipient<'_>,
     now: SystemTime,
 ) -> Result<SopsOutcome, Error> {
-    if input.len() > MAX_FILE {
-        return Err(crate::limits::too_long("a sops file", MAX_FILE));
-    }
-    let text = std::str::from_utf8(input).map_err(|_| refuse("not a sops file: not UTF-8 text"))?;
-    let layout = format.layout(text)?;
+    let (text, layout) = format.read(input)?;
     let meta = layout.meta();
     let groups = &meta.groups;
     if groups.iter().any(|g| !g.others.is_empty()) {

@@ -101,6 +101,16 @@ impl Format {
         self.store().layout(text)
     }
 
+    /// A file's bytes as its text and its layout, both re-key and rotation reading it alike:
+    /// bounded by [`MAX_FILE`] before anything is parsed, and UTF-8 or not a sops file.
+    pub(crate) fn read(self, input: &[u8]) -> Result<(&str, Box<dyn Layout + '_>), Error> {
+        if input.len() > MAX_FILE {
+            return Err(crate::limits::too_long("a sops file", MAX_FILE));
+        }
+        let text = std::str::from_utf8(input).map_err(|_| refuse("not a sops file: not UTF-8 text"))?;
+        Ok((text, self.layout(text)?))
+    }
+
     /// The file's values, by its format's parser.
     pub(crate) fn values(self, text: &str) -> Result<Values, Error> {
         self.store().values(text)
