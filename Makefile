@@ -202,6 +202,9 @@ STAGE := bash .ci/stage $(STAGES)
 LOCKS := $(CURDIR)/target/tool-locks
 LATER_TOOLS := rage minio cargo-cyclonedx auditwheel wheel-tools
 TEST_TOOLS := $(filter-out rage,$(TOOLS_LIST))
+# Targets of their own rooms (each file says what it adds to TEST_TOOLS and BENCH_DEPS).
+BENCH_DEPS :=
+include mk/git.mk mk/web.mk
 tool-after = for t in $(1); do flock $(LOCKS)/$$t.lock $(MAKE) -s $$t || exit 1; done
 
 test:
@@ -221,6 +224,8 @@ test:
 	@$(STAGE) wait:minio bash -c '$(call tool-after,minio)'
 	@$(STAGE) python-test $(MAKE) python-test
 	@$(STAGE) wasm-test $(MAKE) wasm-test
+	@$(STAGE) web-test $(MAKE) web-test
+	@$(STAGE) git-test $(MAKE) git-test
 	@$(STAGE) wait:dist-tools bash -c '$(call tool-after,$(LATER_TOOLS))'
 	@$(STAGE) dist $(MAKE) dist
 	@$(STAGE) dist-test $(MAKE) dist-test
@@ -284,7 +289,7 @@ wasm-bench:
 python-bench:
 	-@$(MAKE) python
 
-bench: bench-build age sops test-plugin node-addon wasm-bench python-bench $(if $(RAGE),rage)
+bench: bench-build age sops test-plugin node-addon wasm-bench python-bench $(if $(RAGE),rage) $(BENCH_DEPS)
 	PATH="$(GOBIN):$(TOOLS)/cargo/bin:$$PATH" ./target/release/hyperseal-bench $(BENCH_ARGS) --out bench-report
 
 # Fuzzing (libFuzzer through cargo-fuzz, nightly Rust): the targets are fuzz/fuzz_targets, their
