@@ -1,51 +1,7 @@
-//! napi's link setup, and `VERSION`: the release and the commit it was built from
-//! ("0.1.0 (abc1234)"), the same string as `hyperseal --version`, fixed at compile time so that
-//! the addon reads neither git nor the environment when it loads.
+//! napi's link setup, and `VERSION`: the same string as `hyperseal --version`, fixed at compile
+//! time so that the addon reads neither git nor the environment when it loads.
 
 fn main() {
     napi_build::setup();
-    let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
-    println!("cargo::rustc-env=HYPERSEAL_VERSION={version} ({})", commit("bindings/node/"));
-    println!("cargo::rerun-if-changed=build.rs");
-}
-
-/// The commit this crate is built from, abbreviated: `HYPERSEAL_COMMIT` when set (`make dist`
-/// pins one commit for all its builds, and an sdist carries no .git), else git when this crate
-/// sits in hyperseal's own repository (at `prefix`), else "unknown". Also tells cargo to run this
-/// script again when HEAD moves.
-fn commit(prefix: &str) -> String {
-    println!("cargo::rerun-if-env-changed=HYPERSEAL_COMMIT");
-    if let Some(pinned) = std::env::var("HYPERSEAL_COMMIT").ok().filter(|c| !c.trim().is_empty()) {
-        return pinned.trim().to_owned();
-    }
-    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(&dir)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .and_then(|o| String::from_utf8(o.stdout).ok())
-            .map(|s| s.trim().to_owned())
-    };
-    // An sdist unpacked inside some other repository must not take that repository's commit.
-    if git(&["rev-parse", "--show-prefix"]).as_deref() == Some(prefix) {
-        if let (Some(hash), Some(git_dir)) =
-            (git(&["rev-parse", "--short=7", "HEAD"]), git(&["rev-parse", "--absolute-git-dir"]))
-        {
-            let git_dir = std::path::Path::new(&git_dir);
-            // HEAD (a checkout, a detached HEAD) and the branch refs (a commit; a loose ref or
-            // a packed one) are what move when the commit changes.
-            for watched in ["HEAD", "refs/heads", "packed-refs"] {
-                let path = git_dir.join(watched);
-                if path.exists() {
-                    println!("cargo::rerun-if-changed={}", path.display());
-                }
-            }
-            return hash;
-        }
-    }
-    "unknown".to_owned()
+    hyperseal_build_info::emit_version("bindings/node/");
 }
