@@ -1,5 +1,19 @@
 # hyperseal web (the offline page): `make web` builds it into target/web/; its browser tests.
 # Included by the Makefile; BENCH_DEPS is appended to there.
+#
+# The page's sources are bindings/wasm/web/ (its own files and build.sh); the build adds the
+# browser package's modules and WebAssembly from bindings/wasm (`make wasm`), docs/WEB.md, and
+# the service worker's list of files, and writes target/web/SHA256SUMS (docs/WEB.md says how to
+# check a copy against it).
 .PHONY: web web-test
-web:
-web-test:
+WEB_OUT := $(CURDIR)/target/web
+
+web: wasm
+	bash bindings/wasm/web/build.sh $(WEB_OUT)
+
+# The page in headless Chromium, found by role and name as a screen reader finds it: files it
+# writes opened by the real age (.tools/bin/age), age's files opened by it, passkeys on
+# Chromium's virtual authenticator against typage, failures leaving nothing, offline reloads
+# and no request beyond its own files. WEB_LARGE=1 adds the 4 GiB round trip from disk.
+web-test: web wasm-deps age
+	cd bindings/wasm && node --test --test-concurrency=1 web/test/*.test.mjs

@@ -14,6 +14,10 @@ const TYPES = {
   '.mjs': 'text/javascript; charset=utf-8',
   '.wasm': 'application/wasm',
   '.ts': 'text/plain; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.webmanifest': 'application/manifest+json',
+  '.md': 'text/markdown; charset=utf-8',
 }
 
 const ISOLATION = {
@@ -23,7 +27,9 @@ const ISOLATION = {
 
 export function serve (root, { isolated = true } = {}) {
   const server = createServer(async (req, res) => {
-    const path = normalize(join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname)))
+    const asked = decodeURIComponent(new URL(req.url, 'http://x').pathname)
+    // A folder's address is its index.html, as on any static server (the web app's root).
+    const path = normalize(join(root, asked.endsWith('/') ? `${asked}index.html` : asked))
     if (!path.startsWith(root + sep) || path.includes(`${sep}node_modules${sep}`)) {
       res.writeHead(403).end()
       return

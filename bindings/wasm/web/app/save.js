@@ -1,0 +1,95 @@
+// The only way out of the page: files written through the File System Access API, as they are
+// made, never gathered in memory or in a Blob. One output: `showSaveFilePicker` with the
+// suggested name; several: `showDirectoryPicker`, one file each in the chosen folder. (Tests
+// replace these two functions with ones that return Origin Private File System handles.)
+//
+// A write goes to the browser's temporary copy and becomes the file only when the stream
+// closes, so an operation that fails (a wrong key, a damaged file, the last chunk not
+// authenticating) aborts the write and nothing unauthenticated is ever named as the file. The
+// operation is all or nothing: on failure every file it created is removed, including the
+// empty file a save dialog creates, so nothing is left behind.
+
+/** Why there is no way out in a browser without the API (said as one sentence). */
+const NO_API = 'This browser cannot write files as they are made, so it cannot save large files: use a recent Chrome, Edge or another Chromium-based browser.'
+
+export class Outputs {
+  #dir
+  #single
+  #created = []
+
+  constructor (dir, single) {
+    this.#dir = dir
+    this.#single = single
+  }
+
+  /**
+   * Asks where `names` go (the picker's suggested name for one, a folder for several).
+   * A folder that already holds one of the names is refused before anything is written.
+   */
+  static async choose (names) {
+    if (typeof window.showSaveFilePicker !== 'function' || typeof window.showDirectoryPicker !== 'function') {
+      throw new Error(NO_API)
+    }
+    if (names.length === 1) {
+      const handle = await window.showSaveFilePicker({ suggestedName: names[0], id: 'hyperseal' })
+      return new Outputs(null, handle)
+    }
+    const dir = await window.showDirectoryPicker({ id: 'hyperseal', mode: 'readwrite' })
+    for (const name of names) {
+      if (await exists(dir, name)) throw new Error(`The chosen folder already has a file named ${name}, so choose another folder.`)
+    }
+    return new Outputs(dir, null)
+  }
+
+  /** A writable stream for output `i` named `name`: the file appears only when it closes. */
+  async open (i, name) {
+    let handle = this.#single
+    if (handle) {
+      // A save dialog has already created the file, empty, unless the person chose to replace
+      // one: only an empty one is ours to remove on failure (a replaced file stays as it was,
+      // since the aborted write never reaches it).
+      const empty = (await handle.getFile()).size === 0
+      if (empty) this.#created.push({ handle })
+    } else {
+      handle = await this.#dir.getFileHandle(name, { create: true })
+      this.#created.push({ name })
+    }
+    return handle.createWritable({ keepExistingData: false })
+  }
+
+  /** Removes every file this operation created (after its writes were aborted). */
+  async discard () {
+    for (const c of this.#created.splice(0)) {
+      try {
+        if (c.handle) await c.handle.remove()
+        else await this.#dir.removeEntry(c.name)
+      } catch {
+        // Already gone, or the browser forbids it: there is nothing more the page can do.
+      }
+    }
+  }
+}
+
+async function exists (dir, name) {
+  try {
+    await dir.getFileHandle(name)
+    return true
+  } catch (e) {
+    if (e?.name === 'NotFoundError') return false
+    throw e
+  }
+}
+
+/** Writes `text` to a file the person names (the recovery key). */
+export async function saveText (suggestedName, text) {
+  const out = await Outputs.choose([suggestedName])
+  const w = await out.open(0, suggestedName)
+  try {
+    await w.write(text)
+    await w.close()
+  } catch (e) {
+    await w.abort().catch(() => {})
+    await out.discard()
+    throw e
+  }
+}
