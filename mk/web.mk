@@ -17,3 +17,8 @@ web: wasm
 # and no request beyond its own files. WEB_LARGE=1 adds the 4 GiB round trip from disk.
 web-test: web wasm-deps age
 	cd bindings/wasm && node --test --test-concurrency=1 web/test/*.test.mjs
+
+# docs/web.png (the README's and docs/WEB.md's picture), taken by the tests' tooling.
+.PHONY: web-screenshot
+web-screenshot: web wasm-deps age
+	cd bindings/wasm && node web/test/screenshot.mjs
