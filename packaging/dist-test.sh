@@ -151,4 +151,13 @@ say "npm packages: npm install, the README's Node example on each platform, the 
 t0=$(now)
 packaging/dist-test-npm.sh "$RELEASE" "$HS" "$T/tour/me.key" "$(cat "$T/tour/me.pub")"
 took "npm packages" "$t0"
+# --- The web app: unpacked and checked as docs/WEB.md tells a host to (its browser tests are
+# `make web-test`, on the same files built from the tree).
+say "web app: unpacked, sha256sum -c SHA256SUMS"
+WEB_TARBALL=$(one 'hyperseal-web-*.tar.gz')
+mkdir -p "$T/web"
+tar xzf "$WEB_TARBALL" -C "$T/web"
+(cd "$T"/web/hyperseal-web-* && bare sha256sum --quiet -c SHA256SUMS && [ -f index.html ] && [ -f sw.js ] && [ -f pkg/hyperseal_bg.wasm ]) ||
+  { echo "dist-test: $WEB_TARBALL does not hold the page whole" >&2; exit 1; }
+
 say "dist-test: all artifacts passed"

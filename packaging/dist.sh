@@ -195,6 +195,13 @@ open(dst, "w").write(json.dumps(bom, indent=2, sort_keys=True) + "\n")
 PY
 done
 
+# --- The web app (docs/WEB.md): the page's files as `make web` builds them (its own
+# SHA256SUMS inside, which docs/WEB.md tells a host to check), from this commit's sources and
+# the WebAssembly build above.
+say "web app"
+bash bindings/wasm/web/build.sh "$WORK/hyperseal-web-$VERSION" > /dev/null
+(cd "$WORK" && pack "hyperseal-web-$VERSION" "$DIST/hyperseal-web-$VERSION.tar.gz")
+
 # --- Checksums, names sorted.
 (cd "$DIST" && LC_ALL=C sha256sum -- * > SHA256SUMS)
 say "dist/ ($RELEASE, SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH)"
