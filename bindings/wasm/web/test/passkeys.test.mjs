@@ -67,6 +67,17 @@ test('a passkey alone is refused: its files would die with the site', async () =
 
 let sealed
 
+/** The Decrypt tab's "Use passkey" on one file: the status, and what was saved. */
+async function usePasskey (name, buffer) {
+  await clearSaved(page)
+  const dec = await tab(page, 'Decrypt')
+  await dec.getByLabel('Files').setInputFiles({ name, mimeType: 'application/octet-stream', buffer })
+  await dec.getByRole('button', { name: 'Use passkey' }).click()
+  const { status, alert } = await settled(page)
+  assert.equal(alert, '')
+  return { status, out: await saved(page) }
+}
+
 test('the file opens with "Use passkey", in the real age with the recovery key, and in typage', async () => {
   const panel = await tab(page, 'Encrypt')
   await panel.getByLabel('Files').setInputFiles({ name: 'secret.bin', mimeType: 'application/octet-stream', buffer: data })
@@ -93,14 +104,9 @@ test('the file opens with "Use passkey", in the real age with the recovery key, 
   }, [sealed.toString('base64'), identity])
   assert.ok(Buffer.from(byTypage, 'base64').equals(data), 'typage opens it with the same credential')
 
-  await clearSaved(page)
-  const dec = await tab(page, 'Decrypt')
-  await dec.getByLabel('Files').setInputFiles({ name: 'secret.bin.age', mimeType: 'application/octet-stream', buffer: sealed })
-  await dec.getByRole('button', { name: 'Use passkey' }).click()
-  const d = await settled(page)
-  assert.equal(d.alert, '')
+  const d = await usePasskey('secret.bin.age', sealed)
   assert.equal(d.status, 'Decrypted secret.bin.age to secret.bin. Done')
-  assert.ok((await saved(page))['secret.bin'].equals(data))
+  assert.ok(d.out['secret.bin'].equals(data))
 })
 
 test('typage\'s file for the same passkey opens with "Use passkey"', async () => {
@@ -113,13 +119,8 @@ test('typage\'s file for the same passkey opens with "Use passkey"', async () =>
     for (const b of out) s += String.fromCharCode(b)
     return btoa(s)
   }, identity), 'base64')
-  await clearSaved(page)
-  const dec = await tab(page, 'Decrypt')
-  await dec.getByLabel('Files').setInputFiles({ name: 'typage.txt.age', mimeType: 'application/octet-stream', buffer: fromTypage })
-  await dec.getByRole('button', { name: 'Use passkey' }).click()
-  const d = await settled(page)
-  assert.equal(d.alert, '')
-  assert.equal((await saved(page))['typage.txt'].toString(), 'made by typage\n')
+  const d = await usePasskey('typage.txt.age', fromTypage)
+  assert.equal(d.out['typage.txt'].toString(), 'made by typage\n')
 })
 
 test('"Save recovery key" writes it through the save dialog', async () => {
