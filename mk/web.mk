@@ -22,3 +22,10 @@ web-test: web wasm-deps age
 .PHONY: web-screenshot
 web-screenshot: web wasm-deps age
 	cd bindings/wasm && node web/test/screenshot.mjs
+
+# The web app's bench (bindings/wasm/web/bench.mjs): 1 GiB from disk through the app's buttons
+# and through a page on typage's own streams, MB/s and the renderers' peak memory
+# (WEB_BENCH_ARGS=--quick: 64 MiB). `make bench` does not run it yet.
+.PHONY: web-bench
+web-bench: web wasm-deps age
+	cd bindings/wasm && node web/bench.mjs $(WEB_BENCH_ARGS) --json $(CURDIR)/target/web-bench.json

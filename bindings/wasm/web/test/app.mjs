@@ -109,6 +109,41 @@ export async function settled (page) {
   }
 }
 
+/**
+ * Fills the Encrypt tab and clicks "Encrypt files" (`files`: what Playwright's setInputFiles
+ * takes, or null where the input already holds them); returns the status and the alert.
+ */
+export async function encryptFiles (page, files, { recipients = '', passphrase = '', armor = false } = {}) {
+  const panel = await tab(page, 'Encrypt')
+  if (files) await panel.getByLabel('Files').setInputFiles(files)
+  await panel.getByRole('textbox', { name: 'Recipients' }).fill(recipients)
+  await panel.getByLabel('Passphrase').fill(passphrase)
+  await panel.getByRole('checkbox', { name: 'Armor' }).setChecked(armor)
+  await panel.getByRole('button', { name: 'Encrypt files' }).click()
+  return settled(page)
+}
+
+/** Fills the Decrypt tab and clicks "Decrypt files" (`files` as for `encryptFiles`). */
+export async function decryptFiles (page, files, { identities = '', passphrase = '' } = {}) {
+  const panel = await tab(page, 'Decrypt')
+  if (files) await panel.getByLabel('Files').setInputFiles(files)
+  await panel.getByRole('textbox', { name: 'Identities' }).fill(identities)
+  await panel.getByLabel('Passphrase').fill(passphrase)
+  await panel.getByRole('button', { name: 'Decrypt files' }).click()
+  return settled(page)
+}
+
+/** Puts OPFS file `name` (a File on the disk) in the Decrypt tab's file input. */
+export async function chooseSaved (page, name) {
+  await tab(page, 'Decrypt')
+  await page.evaluate(async (name) => {
+    const file = await (await (await navigator.storage.getDirectory()).getFileHandle(name)).getFile()
+    const dt = new DataTransfer()
+    dt.items.add(file)
+    document.getElementById('dec-files').files = dt.files
+  }, name)
+}
+
 /** Every file in the OPFS (path → bytes), read back from the page. */
 export async function saved (page) {
   const list = await page.evaluate(async () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startApp, tab, settled, saved, clearSaved, pickerCalls, age, ageKey } from './app.mjs'
+import { startApp, encryptFiles, decryptFiles, saved, clearSaved, pickerCalls, age, ageKey } from './app.mjs'
 
 let app, page
 const x25519 = ageKey(false)
@@ -26,26 +26,9 @@ beforeEach(async () => {
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true')
 })
 
-/** Fills the Encrypt tab and clicks "Encrypt files"; returns the status and the alert. */
-async function encrypt (files, { recipients = '', passphrase = '', armor = false } = {}) {
-  const panel = await tab(page, 'Encrypt')
-  await panel.getByLabel('Files').setInputFiles(files.map(([name, buffer]) => ({ name, mimeType: 'application/octet-stream', buffer })))
-  await panel.getByRole('textbox', { name: 'Recipients' }).fill(recipients)
-  await panel.getByLabel('Passphrase').fill(passphrase)
-  await panel.getByRole('checkbox', { name: 'Armor' }).setChecked(armor)
-  await panel.getByRole('button', { name: 'Encrypt files' }).click()
-  return settled(page)
-}
-
-/** Fills the Decrypt tab and clicks "Decrypt files". */
-async function decrypt (files, { identities = '', passphrase = '' } = {}) {
-  const panel = await tab(page, 'Decrypt')
-  await panel.getByLabel('Files').setInputFiles(files.map(([name, buffer]) => ({ name, mimeType: 'application/octet-stream', buffer })))
-  await panel.getByRole('textbox', { name: 'Identities' }).fill(identities)
-  await panel.getByLabel('Passphrase').fill(passphrase)
-  await panel.getByRole('button', { name: 'Decrypt files' }).click()
-  return settled(page)
-}
+const asFiles = (files) => files.map(([name, buffer]) => ({ name, mimeType: 'application/octet-stream', buffer }))
+const encrypt = (files, options) => encryptFiles(page, asFiles(files), options)
+const decrypt = (files, options) => decryptFiles(page, asFiles(files), options)
 
 /** age -d on `sealed` with an identity (written to a file) or a passphrase (age-plugin-batchpass). */
 function ageOpens (sealed, { identity, passphrase }) {

@@ -5,10 +5,10 @@
 
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { createHash, randomFillSync } from 'node:crypto'
-import { openSync, writeSync, closeSync, readFileSync, readdirSync } from 'node:fs'
+import { createHash } from 'node:crypto'
 import { join } from 'node:path'
-import { startApp, tab, settled, ageKey } from './app.mjs'
+import { startApp, encryptFiles, decryptFiles, chooseSaved, ageKey } from './app.mjs'
+import { bigFile, rendererMemory, measured } from './measure.mjs'
 
 const SIZE = process.env.WEB_LARGE === '1' ? 4 * 2 ** 30 : 64 * 2 ** 20
 const BOUND = 256 * 2 ** 20
@@ -20,55 +20,6 @@ before(async () => {
   page = app.page
 })
 after(async () => { await app?.close() })
-
-/** Writes `SIZE` random bytes to `path` and returns their SHA-256. */
-function bigFile (path) {
-  const fd = openSync(path, 'w')
-  const sum = createHash('sha256')
-  const block = Buffer.alloc(1 << 20)
-  for (let at = 0; at < SIZE; at += block.length) {
-    randomFillSync(block)
-    const part = block.subarray(0, Math.min(block.length, SIZE - at))
-    sum.update(part)
-    writeSync(fd, part)
-  }
-  closeSync(fd)
-  return sum.digest('hex')
-}
-
-/** The resident memory of the Chromium renderers under this test's profile, in bytes. */
-function rendererMemory () {
-  let total = 0
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
-      if (!cmd.includes('--type=renderer') || !ownedByProfile(pid)) continue
-      const rss = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m)
-      if (rss) total += Number(rss[1]) * 1024
-    } catch {
-      // The process ended while it was read.
-    }
-  }
-  return total
-}
-
-/** Whether `pid` descends from the browser started on this test's profile. */
-function ownedByProfile (pid) {
-  for (let p = pid, hops = 0; p > 1 && hops < 8; hops++) {
-    const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8')
-    if (cmd.includes(app.work)) return true
-    p = Number(readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1])
-  }
-  return false
-}
-
-/** Runs `op` while sampling the renderers' memory; returns its peak above `idle`. */
-async function peakAbove (idle, op) {
-  let peak = 0
-  const timer = setInterval(() => { peak = Math.max(peak, rendererMemory()) }, 100)
-  try { await op() } finally { clearInterval(timer) }
-  return Math.max(0, Math.max(peak, rendererMemory()) - idle)
-}
 
 /** The SHA-256 of OPFS file `name`, read back from the page in 8 MiB slices. */
 async function savedSha256 (name) {
@@ -89,34 +40,21 @@ async function savedSha256 (name) {
 
 test(`a ${SIZE / 2 ** 20} MiB file from disk: encrypt, decrypt, the same SHA-256, memory within 256 MiB of idle`, { timeout: 3_600_000 }, async () => {
   const path = join(app.work, 'big.bin')
-  const want = bigFile(path)
+  const want = bigFile(path, SIZE)
   const { identity: key, recipient } = ageKey()
-  const idle = rendererMemory()
+  const idle = rendererMemory(app.work)
 
-  const enc = await tab(page, 'Encrypt')
-  await enc.getByLabel('Files').setInputFiles(path)
-  await enc.getByRole('textbox', { name: 'Recipients' }).fill(recipient)
   let r
-  const encPeak = await peakAbove(idle, async () => {
-    await enc.getByRole('button', { name: 'Encrypt files' }).click()
-    r = await settled(page)
+  const { peak: encPeak } = await measured(app.work, idle, async () => {
+    r = await encryptFiles(page, path, { recipients: recipient })
   })
   assert.equal(r.alert, '')
-  const speed = await page.locator('#speed').textContent()
-  console.log(`encrypt: ${speed}, renderers +${(encPeak / 2 ** 20).toFixed(0)} MiB over idle ${(idle / 2 ** 20).toFixed(0)} MiB`)
+  console.log(`encrypt: ${await page.locator('#speed').textContent()}, renderers +${(encPeak / 2 ** 20).toFixed(0)} MiB over idle ${(idle / 2 ** 20).toFixed(0)} MiB`)
 
   // The encrypted file, a File from the OPFS on disk, goes to the Decrypt tab's input.
-  const dec = await tab(page, 'Decrypt')
-  await page.evaluate(async () => {
-    const file = await (await (await navigator.storage.getDirectory()).getFileHandle('big.bin.age')).getFile()
-    const dt = new DataTransfer()
-    dt.items.add(file)
-    document.getElementById('dec-files').files = dt.files
-  })
-  await dec.getByRole('textbox', { name: 'Identities' }).fill(key)
-  const decPeak = await peakAbove(idle, async () => {
-    await dec.getByRole('button', { name: 'Decrypt files' }).click()
-    r = await settled(page)
+  await chooseSaved(page, 'big.bin.age')
+  const { peak: decPeak } = await measured(app.work, idle, async () => {
+    r = await decryptFiles(page, null, { identities: key })
   })
   assert.equal(r.alert, '')
   assert.equal(r.status, 'Decrypted big.bin.age to big.bin. Done')
