@@ -149,6 +149,21 @@ test('keyboard alone: the arrow keys move between the tabs, Tab reaches the cont
   assert.equal(await bar.count(), 1)
 })
 
+test('the system\'s dark theme gives a dark page with light text, the light one the reverse', async () => {
+  const colors = () => page.evaluate(() => {
+    const css = getComputedStyle(document.documentElement)
+    // The sum of the red, green and blue values: low is dark.
+    const sum = (c) => c.match(/\d+/g).slice(0, 3).reduce((a, b) => a + Number(b), 0)
+    return { bg: sum(css.backgroundColor), fg: sum(css.color) }
+  })
+  await page.emulateMedia({ colorScheme: 'dark' })
+  const dark = await colors()
+  await page.emulateMedia({ colorScheme: 'light' })
+  const light = await colors()
+  assert.ok(dark.bg < 150 && dark.fg > 500, JSON.stringify(dark))
+  assert.ok(light.bg > 600 && light.fg < 200, JSON.stringify(light))
+})
+
 test('no request leaves the app\'s own files (the DevTools network log)', async () => {
   assert.ok(app.requests.length > 5)
   for (const url of app.requests) assert.ok(url.startsWith(`${app.origin}/`), url)
