@@ -1,8 +1,10 @@
 // `hyperseal/age` (typage's API) in Chromium, as a page gets it: `import * as age from
 // 'hyperseal/age'` bundled by esbuild for the browser (the package's `browser` condition),
-// beside the real typage (npm `age-encryption`) in the same page. Files go both ways for every
-// key kind both read, with JavaScript recipients and identities, streams, detached headers and
-// armor; importing loads nothing until the first call, and an unused import bundles to nothing.
+// beside the real typage (npm `age-encryption`) in the same page. The suite Node runs
+// (bindings/node/test/age-suite.mjs) runs here too: files both ways for every key kind both read,
+// JavaScript recipients and identities, streams, detached headers and armor. Then what only a
+// page shows: importing loads nothing until the first call, and an unused import bundles to
+// nothing.
 
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -11,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as esbuild from 'esbuild'
 import { startBrowser, PKG_ROOT, REPO } from './harness.mjs'
+import { CASES, helpers } from '../../node/test/age-suite.mjs'
 
 let work, app, b
 
@@ -81,62 +84,8 @@ test('typage\'s classic-script recipe: an IIFE bundle in a <script> tag finds th
   assert.equal(r, 'Hello, typage!')
 })
 
-test('files both ways with typage in the page: X25519, hybrid, passphrase, JavaScript recipients, streams, headers, armor', async () => {
-  const r = await b.inPage(async ({ age, typage }) => {
-    const out = {}
-    const plain = Uint8Array.from({ length: 150_000 }, (_, i) => (i * 13) & 255)
-    const same = (a, b) => a.length === b.length && a.every((v, i) => v === b[i])
-    const read = async (s) => new Uint8Array(await new Response(s).arrayBuffer())
-    for (const kind of ['X25519', 'Hybrid']) {
-      for (const [E, D] of [[age, typage], [typage, age]]) {
-        const id = await D[`generate${kind}Identity`]()
-        const e = new E.Encrypter()
-        e.addRecipient(await E.identityToRecipient(id))
-        const d = new D.Decrypter()
-        d.addIdentity(id)
-        out[`${kind} ${E === age ? 'age→typage' : 'typage→age'}`] = same(await d.decrypt(await e.encrypt(plain)), plain)
-      }
-    }
-    for (const [E, D] of [[age, typage], [typage, age]]) {
-      const e = new E.Encrypter()
-      e.setPassphrase('pw')
-      e.setScryptWorkFactor(10)
-      const d = new D.Decrypter()
-      d.addPassphrase('pw')
-      out[`passphrase ${E === age ? 'age→typage' : 'typage→age'}`] = (await d.decrypt(await e.encrypt('text ✓'), 'text')) === 'text ✓'
-      const xor = (k) => k.map((b) => b ^ 0xa5)
-      const ce = new E.Encrypter()
-      ce.addRecipient({ wrapFileKey: (k) => [new E.Stanza(['example.com/xor'], xor(k))] })
-      const cd = new D.Decrypter()
-      cd.addIdentity({ unwrapFileKey: (s) => { const x = s.find((s) => s.args[0] === 'example.com/xor'); return x ? xor(x.body) : null } })
-      out[`custom ${E === age ? 'age→typage' : 'typage→age'}`] = same(await cd.decrypt(await ce.encrypt(plain)), plain)
-      const id = await age.generateIdentity()
-      const se = new E.Encrypter()
-      se.addRecipient(await age.identityToRecipient(id))
-      const sd = new D.Decrypter()
-      sd.addIdentity(id)
-      const sealed = await se.encrypt(new Blob([plain]).stream())
-      const file = await read(sealed)
-      const opened = await sd.decrypt(new Blob([file]).stream())
-      out[`stream ${E === age ? 'age→typage' : 'typage→age'}`] = sealed.size(plain.length) === file.length &&
-        opened.size(file.length) === plain.length && same(await read(opened), plain)
-      const header = file.subarray(0, file.indexOf(10, new TextDecoder().decode(file.subarray(0, 4000)).indexOf('\n---') + 1) + 1)
-      const k1 = await sd.decryptHeader(header)
-      const other = new (D === age ? typage : age).Decrypter()
-      other.addIdentity(id)
-      out[`header ${E === age ? 'age→typage' : 'typage→age'}`] = same(k1, await other.decryptHeader(header))
-    }
-    const { privateKey } = await crypto.subtle.generateKey({ name: 'X25519' }, false, ['deriveBits'])
-    const ke = new typage.Encrypter()
-    ke.addRecipient(await age.identityToRecipient(privateKey))
-    const kd = new age.Decrypter()
-    kd.addIdentity(privateKey)
-    out['non-extractable CryptoKey typage→age'] = (await age.identityToRecipient(privateKey)) === (await typage.identityToRecipient(privateKey)) &&
-      (await kd.decrypt(await ke.encrypt('ck'), 'text')) === 'ck'
-    out.armor = age.armor.encode(plain.subarray(0, 1000)) === typage.armor.encode(plain.subarray(0, 1000)) &&
-      same(age.armor.decode(typage.armor.encode(plain.subarray(0, 1000))), plain.subarray(0, 1000))
-    return out
-  })
-  for (const [what, ok] of Object.entries(r)) assert.equal(ok, true, what)
-  assert.equal(Object.keys(r).length, 14)
-})
+// The shared suite (bindings/node/test/age-suite.mjs), each case's source sent into the page
+// with the helpers' source beside it.
+for (const [name, run] of CASES) {
+  test(`in the page: ${name}`, () => b.inPage({ toString: () => `async (hs) => (${run})({ ...hs, t: (${helpers})() })` }))
+}
