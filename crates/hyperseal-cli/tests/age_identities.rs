@@ -9,12 +9,11 @@
 //! Without age every test prints a note and passes.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::{peer, tools_path};
+use common::{on_terminal, peer, tools_path};
 
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 const PASS: &str = "identity file passphrase";
@@ -24,19 +23,6 @@ fn run(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let o = Command::new(bin).args(args).envs(env.iter().copied()).env("PATH", path).output().unwrap();
     assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
     o
-}
-
-/// Runs `command` on a pseudo-terminal (util-linux `script`) typing `typed` into it.
-fn on_terminal(command: &str, typed: &str) -> Output {
-    let mut child = Command::new("script")
-        .args(["-qec", command, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("util-linux script");
-    child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 fn data(n: usize) -> Vec<u8> {

@@ -9,10 +9,10 @@
 
 use std::fs;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 mod common;
-use common::{peers, tools_path};
+use common::{on_terminal, peers, tools_path};
 
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 
@@ -72,27 +72,10 @@ fn setup() -> Option<Setup> {
 /// Runs `tool ARGS` with `stdin`, PATH led by `.tools/bin` (for age-plugin-batchpass) and
 /// AGE_PASSPHRASE set (batchpass reads it).
 fn run(tool: &Tool, args: &[&str], stdin: &[u8]) -> Output {
-    let path = tools_path();
-    let mut child = Command::new(&tool.program)
-        .args(tool.prefix)
-        .args(args)
-        .env("PATH", path)
-        .env("AGE_PASSPHRASE", "batch passphrase")
-        .env("AGE_PASSPHRASE_WORK_FACTOR", "10")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        use std::io::Write;
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    out
+    let mut c = Command::new(&tool.program);
+    c.args(tool.prefix).args(args).env("PATH", tools_path());
+    c.env("AGE_PASSPHRASE", "batch passphrase").env("AGE_PASSPHRASE_WORK_FACTOR", "10");
+    common::fed(c, stdin)
 }
 
 fn data(n: usize) -> Vec<u8> {
@@ -283,20 +266,6 @@ fn failures_agree() {
         assert_eq!(r.status.code(), Some(0), "{}", t.name);
         assert!(!r.stdout.is_empty(), "{}", t.name);
     }
-}
-
-/// Runs `command` on a pseudo-terminal (util-linux `script`) typing `typed` into it.
-fn on_terminal(command: &str, typed: &str) -> Output {
-    use std::io::Write;
-    let mut child = Command::new("script")
-        .args(["-qec", command, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("util-linux script");
-    child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 fn shell_line(t: &Tool, args: &[&str]) -> String {

@@ -8,7 +8,6 @@
 //! Without the tools every test prints a note and passes.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -198,17 +197,9 @@ fn batchpass_both_directions() {
 
 /// Runs `command` on a pseudo-terminal (util-linux `script`) typing `typed` into it.
 fn on_terminal(command: &str, typed: &str, env: &[(&str, &str)]) -> Output {
-    let mut child = Command::new("script")
-        .args(["-qec", command, "/dev/null"])
-        .envs(env.iter().copied())
-        .env("PATH", tools_path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("util-linux script");
-    child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    let path = tools_path();
+    let env: Vec<_> = env.iter().copied().chain([("PATH", path.as_str())]).collect();
+    common::on_terminal_env(command, typed, &env)
 }
 
 #[test]

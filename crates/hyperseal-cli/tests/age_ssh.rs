@@ -15,6 +15,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::on_terminal;
+
 const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 const SIZES: [usize; 6] = [0, 1, 65535, 65536, 65537, 2 * 65536 + 500];
@@ -352,21 +355,6 @@ fn wrong_and_unusable_keys_are_refused() {
     fail(&["decrypt", "-i", other.private.to_str().unwrap(), "-o", o, c], "no identity matched");
     fail(&["decrypt", "-i", small.private.to_str().unwrap(), "-o", o, c], "2048");
     fail(&["encrypt", "--format", "age", "-r", &small.public, "-o", o, plain.to_str().unwrap()], "2048");
-}
-
-/// Runs `command` on a pseudo-terminal (util-linux `script`) typing `typed` into it.
-fn on_terminal(command: &str, typed: &str) -> Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = Command::new("script")
-        .args(["-qec", command, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("util-linux script");
-    child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 /// A protected key typed at the terminal, in both tools, on the same files; and `encrypt -i`

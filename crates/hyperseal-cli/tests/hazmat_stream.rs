@@ -3,11 +3,10 @@
 //! and nothing written to `-o` when the padding turns out wrong at the end.
 
 use std::fs;
-use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{hs, ok, peak};
+use common::{hs, ok, p, peak};
 
 /// The toolkit's batch size (`hazmat/stream.rs`, `BATCH`): the lengths below straddle it.
 const BATCH: usize = 4 << 20;
@@ -21,19 +20,7 @@ fn have_openssl() -> bool {
 }
 
 fn data(n: usize) -> Vec<u8> {
-    let mut x = 0x2545_f491_4f6c_dd1d_u64 ^ n as u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
+    common::data(n, 0x2545_f491_4f6c_dd1d ^ n as u64)
 }
 
 /// `(ours, openssl's)` arguments for `cipher` with a fixed key and IV.

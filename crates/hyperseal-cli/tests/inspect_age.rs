@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 mod common;
 use common::{keypair, ok, peer, tools_path};
@@ -20,28 +20,10 @@ const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 
 /// Runs `program ARGS`, feeding `stdin` (a file's bytes, for the pipe case) when given.
 fn run(program: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let path = tools_path();
-    let mut child = Command::new(program)
-        .args(args)
-        .env("PATH", path)
-        .env("AGE_PASSPHRASE", "inspect passphrase")
-        .env("AGE_PASSPHRASE_WORK_FACTOR", "10")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.map(<[u8]>::to_vec);
-    let feeder = std::thread::spawn(move || {
-        use std::io::Write;
-        if let Some(d) = data {
-            let _ = input.write_all(&d);
-        }
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    out
+    let mut c = Command::new(program);
+    c.args(args).env("PATH", tools_path());
+    c.env("AGE_PASSPHRASE", "inspect passphrase").env("AGE_PASSPHRASE_WORK_FACTOR", "10");
+    common::fed(c, stdin.unwrap_or_default())
 }
 
 fn json(o: &Output, what: &str) -> serde_json::Value {

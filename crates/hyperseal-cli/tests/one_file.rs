@@ -9,7 +9,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{data, hs, keypair, ok, peer};
+use common::{data, hs, keypair, ok, p, peer};
 
 /// 9 MiB and a bit: several pieces, a short final chunk.
 const SIZE: usize = (9 << 20) + 12_345;
@@ -21,10 +21,6 @@ fn setup() -> (tempfile::TempDir, String, String, Vec<u8>) {
     let plain = data(SIZE, 40);
     fs::write(dir.path().join("in"), &plain).unwrap();
     (dir, key, public, plain)
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 fn names(dir: &Path) -> Vec<String> {

@@ -9,20 +9,15 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{mpsc, Mutex};
+use std::sync::mpsc;
 use std::time::Duration;
 
-use hyperseal::format::Stanza;
-use hyperseal::recipient::{parse_identities, parse_recipient, Identity};
+use hyperseal::recipient::{parse_recipient, Identity};
 use hyperseal::rekey::{rekey_tree, Change, TreeOptions, TreeOutcome};
-use hyperseal::FileKey;
 
 mod common;
-use common::{hs, keypair, ok};
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use common::swap::swapping;
+use common::{hs, keypair, ok, p};
 
 fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -64,22 +59,6 @@ fn setup() -> Setup {
     Setup { dir, me, me_pub, new, new_pub, tree }
 }
 
-/// An identity that does `swap` once, the first time it is asked: the moment between the walk
-/// and the re-key of every later file (one thread: files in walk order).
-struct Swapping {
-    inner: Box<dyn Identity>,
-    swap: Mutex<Option<Box<dyn FnOnce() + Send>>>,
-}
-
-impl Identity for Swapping {
-    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, hyperseal::Error>> {
-        if let Some(swap) = self.swap.lock().unwrap().take() {
-            swap();
-        }
-        self.inner.unwrap_stanza(stanza)
-    }
-}
-
 #[test]
 fn a_swap_after_the_walk_touches_nothing_outside_the_tree() {
     let dir = tempfile::tempdir().unwrap();
@@ -98,20 +77,7 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_tree() {
     let before: Vec<Vec<u8>> =
         ["secret.hs", "y.hs"].iter().map(|f| fs::read(victim.join(f)).unwrap()).collect();
 
-    let (t2, victim2) = (t.clone(), victim.clone());
-    let swap = move || {
-        // A file for a link to her file, a folder for a link to her folder, a file for a FIFO.
-        fs::remove_file(t2.join("u/x.hs")).unwrap();
-        std::os::unix::fs::symlink(victim2.join("secret.hs"), t2.join("u/x.hs")).unwrap();
-        fs::rename(t2.join("u/d"), t2.join("u/d.old")).unwrap();
-        std::os::unix::fs::symlink(&victim2, t2.join("u/d")).unwrap();
-        fs::remove_file(t2.join("u/f.hs")).unwrap();
-        assert!(Command::new("mkfifo").arg(t2.join("u/f.hs")).status().unwrap().success());
-    };
-    let key = fs::read_to_string(&admin).unwrap();
-    let inner = parse_identities(&key).unwrap().remove(0);
-    let ids: Vec<Box<dyn Identity>> =
-        vec![Box::new(Swapping { inner, swap: Mutex::new(Some(Box::new(swap))) })];
+    let ids: Vec<Box<dyn Identity>> = vec![Box::new(swapping(Path::new(&admin), &t, &victim, "hs"))];
     let change = Change { add: vec![parse_recipient(&carol_pub).unwrap()], ..Change::default() };
     let opts = TreeOptions { recursive: true, threads: 1, ..TreeOptions::default() };
 

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{hs, peers};
+use common::{hs, p, peers};
 
 /// Files in the repository: each costs five sops processes (make, three opens, updatekeys),
 /// run four at a time by [`par_each`].
@@ -34,10 +34,6 @@ fn par_each<T: Sync>(items: &[T], f: impl Fn(&T) + Sync) {
     });
 }
 
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
 struct Keys {
     /// X25519, kept by the new rules.
     keep: (PathBuf, String),
@@ -49,16 +45,7 @@ struct Keys {
     second: (PathBuf, String),
 }
 
-fn keygen(tools: &Path, dir: &Path, name: &str, pq: bool) -> (PathBuf, String) {
-    let path = dir.join(format!("{name}.txt"));
-    let mut c = Command::new(tools.join("age-keygen"));
-    if pq {
-        c.arg("-pq");
-    }
-    assert!(c.arg("-o").arg(&path).output().unwrap().status.success());
-    let out = Command::new(tools.join("age-keygen")).arg("-y").arg(&path).output().unwrap();
-    (path, String::from_utf8(out.stdout).unwrap().trim().to_owned())
-}
+use common::age_keygen as keygen;
 
 /// A key file holding the keys of `paths` (sops reads every line of SOPS_AGE_KEY_FILE).
 fn key_file(dir: &Path, name: &str, paths: &[&Path]) -> PathBuf {

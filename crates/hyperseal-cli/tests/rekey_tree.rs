@@ -12,11 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{hs, keypair, ok};
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use common::{hs, keypair, ok, p};
 
 /// Every file under `dir` (names relative to it) with its bytes.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {

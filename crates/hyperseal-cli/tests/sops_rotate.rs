@@ -11,20 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::SystemTime;
 
-use common::peers;
+use common::{age_keygen as keygen, sops_kit};
 use hyperseal::recipient::{parse_identities, Identity};
 use hyperseal::rekey::sops::{rotate, Format, SopsOutcome, Target};
-
-fn keygen(tools: &Path, dir: &Path, name: &str, pq: bool) -> (PathBuf, String) {
-    let path = dir.join(format!("{name}.txt"));
-    let mut c = Command::new(tools.join("age-keygen"));
-    if pq {
-        c.arg("-pq");
-    }
-    assert!(c.arg("-o").arg(&path).output().unwrap().status.success());
-    let out = Command::new(tools.join("age-keygen")).arg("-y").arg(&path).output().unwrap();
-    (path, String::from_utf8(out.stdout).unwrap().trim().to_owned())
-}
 
 fn sops(tools: &Path, dir: &Path, key: &Path, args: &[&str]) -> Output {
     Command::new(tools.join("sops"))
@@ -70,10 +59,8 @@ fn sealed_values(text: &str) -> Vec<&str> {
 
 #[test]
 fn rotated_files_open_with_sops_under_the_new_key_only() {
-    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
-    let tools = sops_bin.parent().unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
+    let Some((tools, tmp)) = sops_kit() else { return };
+    let (tools, dir) = (tools.as_path(), tmp.path());
     let old = keygen(tools, dir, "old", false);
     let new = keygen(tools, dir, "new", true);
     let ids: Vec<Box<dyn Identity>> = parse_identities(&fs::read_to_string(&old.0).unwrap()).unwrap();
@@ -151,10 +138,8 @@ fn splice_old_entries(after: &str, before: &str, name: &str) -> String {
 /// `mac` covers it), and two sealed values swapped (each is bound to its path).
 #[test]
 fn a_file_changed_outside_sops_is_not_rotated() {
-    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
-    let tools = sops_bin.parent().unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
+    let Some((tools, tmp)) = sops_kit() else { return };
+    let (tools, dir) = (tools.as_path(), tmp.path());
     let old = keygen(tools, dir, "old", false);
     let ids: Vec<Box<dyn Identity>> = parse_identities(&fs::read_to_string(&old.0).unwrap()).unwrap();
     let target = Target::Edit { add: vec![], remove: vec![] };
@@ -186,10 +171,8 @@ fn a_file_changed_outside_sops_is_not_rotated() {
 /// every file opens with the new key alone, none with the old, and `sops updatekeys` agrees.
 #[test]
 fn the_cli_rotates_a_folder_to_its_rules() {
-    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
-    let tools = sops_bin.parent().unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
+    let Some((tools, tmp)) = sops_kit() else { return };
+    let (tools, dir) = (tools.as_path(), tmp.path());
     let old = keygen(tools, dir, "old", false);
     let new = keygen(tools, dir, "new", true);
     let both = dir.join("both.txt");
@@ -229,10 +212,8 @@ fn the_cli_rotates_a_folder_to_its_rules() {
 /// one split again as sops splits it, and sops opens the result with any `threshold` groups.
 #[test]
 fn key_groups_get_new_shares_that_sops_combines() {
-    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
-    let tools = sops_bin.parent().unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
+    let Some((tools, tmp)) = sops_kit() else { return };
+    let (tools, dir) = (tools.as_path(), tmp.path());
     let k: Vec<(PathBuf, String)> = (0..3).map(|i| keygen(tools, dir, &format!("g{i}"), i == 2)).collect();
     let keys = |which: &[usize]| {
         let f = dir.join(format!("keys{which:?}.txt"));

@@ -10,36 +10,16 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use common::peers;
-use hyperseal::format::Stanza;
+use common::sops_kit;
+use common::swap::swapping;
 use hyperseal::recipient::{parse_identities, parse_recipient, Identity};
 use hyperseal::rekey::sops::{rekey_files, FileOutcome, FilesOptions, Target};
-use hyperseal::FileKey;
-
-/// An identity that does `swap` once, the first time it is asked: after every file of the
-/// window was read, before the first is written (one thread: files in walk order).
-struct Swapping {
-    inner: Box<dyn Identity>,
-    swap: Mutex<Option<Box<dyn FnOnce() + Send>>>,
-}
-
-impl Identity for Swapping {
-    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, hyperseal::Error>> {
-        if let Some(swap) = self.swap.lock().unwrap().take() {
-            swap();
-        }
-        self.inner.unwrap_stanza(stanza)
-    }
-}
 
 fn keygen(tools: &Path, dir: &Path, name: &str) -> (PathBuf, String) {
-    let path = dir.join(format!("{name}.txt"));
-    assert!(Command::new(tools.join("age-keygen")).arg("-o").arg(&path).output().unwrap().status.success());
-    let out = Command::new(tools.join("age-keygen")).arg("-y").arg(&path).output().unwrap();
-    (path, String::from_utf8(out.stdout).unwrap().trim().to_owned())
+    common::age_keygen(tools, dir, name, false)
 }
 
 /// `name` under `dir`, sealed by sops for `to`.
@@ -59,10 +39,8 @@ fn sealed(tools: &Path, dir: &Path, name: &str, to: &str) {
 
 #[test]
 fn a_swap_after_the_walk_touches_nothing_outside_the_sops_tree() {
-    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
-    let tools = sops_bin.parent().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let Some((tools, dir)) = sops_kit() else { return };
+    let (tools, d) = (tools.as_path(), dir.path());
     let (admin, admin_pub) = keygen(tools, d, "admin");
     let (_, carol_pub) = keygen(tools, d, "carol");
     let (t, victim) = (d.join("tree"), d.join("victim"));
@@ -77,20 +55,7 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_sops_tree() {
     let before: Vec<Vec<u8>> =
         ["secret.yaml", "y.yaml"].iter().map(|f| fs::read(victim.join(f)).unwrap()).collect();
 
-    let (t2, victim2) = (t.clone(), victim.clone());
-    let swap = move || {
-        // A file for a link to her file, a folder for a link to her folder, a file for a FIFO.
-        fs::remove_file(t2.join("u/x.yaml")).unwrap();
-        std::os::unix::fs::symlink(victim2.join("secret.yaml"), t2.join("u/x.yaml")).unwrap();
-        fs::rename(t2.join("u/d"), t2.join("u/d.old")).unwrap();
-        std::os::unix::fs::symlink(&victim2, t2.join("u/d")).unwrap();
-        fs::remove_file(t2.join("u/f.yaml")).unwrap();
-        assert!(Command::new("mkfifo").arg(t2.join("u/f.yaml")).status().unwrap().success());
-    };
-    let key = fs::read_to_string(&admin).unwrap();
-    let inner = parse_identities(&key).unwrap().remove(0);
-    let ids: Arc<Vec<Box<dyn Identity>>> =
-        Arc::new(vec![Box::new(Swapping { inner, swap: Mutex::new(Some(Box::new(swap))) })]);
+    let ids: Arc<Vec<Box<dyn Identity>>> = Arc::new(vec![Box::new(swapping(&admin, &t, &victim, "yaml"))]);
     let options = FilesOptions {
         target: Some(Target::Edit { add: vec![carol_pub.clone()], remove: vec![] }),
         recursive: true,
@@ -142,10 +107,8 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_sops_tree() {
 /// A link in the tree is listed as skipped and never followed, to a file or a folder.
 #[test]
 fn links_in_a_sops_tree_are_not_followed() {
-    let Some(sops_bin) = peers(&["sops", "age-keygen"]) else { return };
-    let tools = sops_bin.parent().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let Some((tools, dir)) = sops_kit() else { return };
+    let (tools, d) = (tools.as_path(), dir.path());
     let (admin, admin_pub) = keygen(tools, d, "admin");
     let (_, carol_pub) = keygen(tools, d, "carol");
     let (t, victim) = (d.join("tree"), d.join("victim"));

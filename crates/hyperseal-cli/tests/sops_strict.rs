@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::peers;
+use common::{p, peers};
 
 struct Setup {
     _tmp: tempfile::TempDir,
@@ -73,10 +73,6 @@ impl Setup {
             .output()
             .unwrap()
     }
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 /// The `age` entry of `recipient` in a sops JSON file, as the text of one JSON object.

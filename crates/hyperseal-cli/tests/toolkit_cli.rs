@@ -3,11 +3,10 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
-use common::{hs, ok};
+use common::{hs, ok, p};
 
 fn fails(o: &Output) -> String {
     assert_eq!(o.status.code(), Some(1), "expected exit 1; stderr: {}", String::from_utf8_lossy(&o.stderr));
@@ -32,20 +31,7 @@ fn have(t: &str) -> bool {
 }
 
 fn random(n: usize) -> Vec<u8> {
-    // Deterministic but irregular: good enough for format tests, no RNG dependency.
-    let mut x: u64 = 0x9e3779b97f4a7c15 ^ n as u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
+    common::data(n, 0x9e37_79b9_7f4a_7c15 ^ n as u64)
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 pub mod bounded;
 pub mod peak;
+pub mod swap;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -22,6 +23,13 @@ pub fn peers(names: &[&str]) -> Option<PathBuf> {
     Some(Path::new(TOOLS).join(names[0]))
 }
 
+/// For the sops tests: `.tools/bin` (sops and age-keygen there, as [`peers`]) and a scratch
+/// folder.
+pub fn sops_kit() -> Option<(PathBuf, tempfile::TempDir)> {
+    let sops = peers(&["sops", "age-keygen"])?;
+    Some((sops.parent().unwrap().to_path_buf(), tempfile::tempdir().unwrap()))
+}
+
 /// `.tools/bin/NAME`, as [`peers`].
 pub fn peer(name: &str) -> Option<PathBuf> {
     peers(&[name])
@@ -33,6 +41,19 @@ pub fn keypair(dir: &Path, name: &str, kind: &str) -> (String, String) {
     ok(&hs(&["keygen", "--kind", kind, "-o", key.to_str().unwrap()], None));
     let public = ok(&hs(&["pubkey", "-i", key.to_str().unwrap()], None)).trim().to_string();
     (key.to_str().unwrap().to_string(), public)
+}
+
+/// A key made by the real `age-keygen` in `tools` (`-pq` for a post-quantum one), as
+/// `DIR/NAME.txt`, and its recipient.
+pub fn age_keygen(tools: &Path, dir: &Path, name: &str, pq: bool) -> (PathBuf, String) {
+    let path = dir.join(format!("{name}.txt"));
+    let mut c = Command::new(tools.join("age-keygen"));
+    if pq {
+        c.arg("-pq");
+    }
+    assert!(c.arg("-o").arg(&path).output().unwrap().status.success());
+    let out = Command::new(tools.join("age-keygen")).arg("-y").arg(&path).output().unwrap();
+    (path, String::from_utf8(out.stdout).unwrap().trim().to_owned())
 }
 
 /// A system tool found on PATH (strace, from Debian's package: `make test` installs it), or
@@ -89,6 +110,48 @@ pub fn data(n: usize, seed: u64) -> Vec<u8> {
             x as u8
         })
         .collect()
+}
+
+/// Runs `command` on a pseudo-terminal (util-linux `script`) with `env` added, typing `typed`
+/// into it: the prompts that read /dev/tty, answered as a user would.
+pub fn on_terminal_env(command: &str, typed: &str, env: &[(&str, &str)]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux script");
+    child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// [`on_terminal_env`] in the test's own environment.
+pub fn on_terminal(command: &str, typed: &str) -> Output {
+    on_terminal_env(command, typed, &[])
+}
+
+/// Runs `command` with `stdin` written to it from a thread (so that a program that writes
+/// before it has read everything cannot block on a full pipe) and returns what it printed.
+pub fn fed(mut command: Command, stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child =
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+/// A path as the `&str` argument of a command line (the tests' paths are UTF-8).
+pub fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
 }
 
 /// Runs one request through `tests/pty_run.py` (a command on a pseudo-terminal, its prompts
