@@ -2,9 +2,10 @@
 // app (its buttons, as a person uses it) and once by a page that uses typage's own streams
 // (npm age-encryption: `Encrypter.encrypt(ReadableStream)`, written to the same kind of file
 // handle). Each run gives MB/s (wall time from the click to "Done") and the peak memory of the
-// tab's renderers above the idle page. 1 GiB by default, 64 MiB with --quick.
+// tab's renderers above the idle page. 1 GiB by default, 64 MiB with --quick, N MiB with
+// --size-mib N.
 //
-//   node web/bench.mjs [--quick] [--json FILE]      (from bindings/wasm, after `make web`)
+//   node web/bench.mjs [--quick | --size-mib N] [--json FILE]      (from bindings/wasm, after `make web`)
 
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -14,7 +15,8 @@ import { startApp, encryptFiles, decryptFiles, chooseSaved, clearSaved, ageKey }
 import { bigFile, rendererMemory, measured } from './test/measure.mjs'
 
 const args = process.argv.slice(2)
-const SIZE = args.includes('--quick') ? 64 * 2 ** 20 : 2 ** 30
+const mib = args.includes('--size-mib') ? Number(args[args.indexOf('--size-mib') + 1]) : args.includes('--quick') ? 64 : 1024
+const SIZE = mib * 2 ** 20
 const jsonAt = args.includes('--json') ? args[args.indexOf('--json') + 1] : null
 const key = ageKey()
 const rows = []

@@ -52,6 +52,7 @@ mod small;
 mod sops;
 mod stats;
 mod tokens;
+mod webapp;
 
 use report::{Report, TableReport};
 
@@ -64,7 +65,7 @@ struct BenchArgs {
     /// Full profile: sizes up to 1 GiB (6.7 GB for `modes`), more runs per figure. Takes long.
     #[arg(long)]
     full: bool,
-    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, python, rekey, agent, sops.
+    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, webapp, python, rekey, agent, sops.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Directory for report.md, report.json and report.html.
@@ -117,6 +118,7 @@ fn tables() -> Vec<Box<dyn Table>> {
         Box::new(tokens::Tokens),
         Box::new(node::Node),
         Box::new(browser::Browser),
+        Box::new(webapp::WebApp),
         Box::new(python::Python),
         Box::new(rekey::Rekey),
         Box::new(agent::Agent),
