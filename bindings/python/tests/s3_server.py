@@ -5,22 +5,14 @@ it through the standard AWS variables (set for this process and inherited by Das
 processes): s3fs, botocore and the `hyperseal::s3://` chain need no extra arguments."""
 
 import os
-import socket
-import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from s3_local import start_minio, stop
+
 MINIO = Path(__file__).resolve().parents[3] / ".tools" / "bin" / "minio"
 USER, PASSWORD = "hyperseal-test", "hyperseal-test-secret"
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -29,27 +21,10 @@ def s3_endpoint(tmp_path_factory):
         if os.environ.get("HYPERSEAL_REQUIRE_PEERS") == "1":
             pytest.fail("needs MinIO (make minio)")
         pytest.skip("needs MinIO (make minio)")
-    data = tmp_path_factory.mktemp("minio-data")
-    port, console = _free_port(), _free_port()
-    env = dict(os.environ, MINIO_ROOT_USER=USER, MINIO_ROOT_PASSWORD=PASSWORD, MINIO_BROWSER="off",
-               MINIO_UPDATE="off", HOME=str(data))
-    log = open(data.parent / "minio.log", "wb")
-    proc = subprocess.Popen([MINIO, "server", "--quiet", "--address", f"127.0.0.1:{port}",
-                             "--console-address", f"127.0.0.1:{console}", str(data / "d")],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/minio/health/ready", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"MinIO did not start: {(data.parent / 'minio.log').read_text()[-2000:]}")
-        time.sleep(0.2)
+    try:
+        proc, url = start_minio(MINIO, tmp_path_factory.mktemp("minio"), USER, PASSWORD)
+    except RuntimeError as e:
+        pytest.fail(str(e))
     saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL",
                                             "AWS_DEFAULT_REGION")}
     os.environ.update(AWS_ACCESS_KEY_ID=USER, AWS_SECRET_ACCESS_KEY=PASSWORD, AWS_ENDPOINT_URL=url,
@@ -59,13 +34,7 @@ def s3_endpoint(tmp_path_factory):
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        stop(proc)
 
 
 @pytest.fixture(scope="session")

@@ -3,59 +3,16 @@ copied by the server (the client's traffic, counted by a TCP relay in front of M
 near the 5 MiB head), a concurrent writer wins cleanly, metadata and tags are carried over."""
 
 import os
-import socket
-import threading
 import time
 
 import pytest
 
 import hyperseal
 from hyperseal import _rekey_s3
+from s3_local import CountingRelay
 from s3_server import PASSWORD, USER, everything
 
 pytest.importorskip("s3fs")
-
-
-class CountingRelay:
-    """A TCP relay on 127.0.0.1 in front of ``upstream`` (``http://host:port``) counting the
-    bytes it passes each way (SigV4 signs the Host header, which passes through unchanged)."""
-
-    def __init__(self, upstream):
-        host, port = upstream.split("//")[1].split(":")
-        self.upstream = (host, int(port))
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.down = self.up = 0
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self.upstream, timeout=60)
-            threading.Thread(target=self._pipe, args=(client, server, "up"), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(server, client, "down"), daemon=True).start()
-
-    def _pipe(self, src, dst, way):
-        try:
-            while data := src.recv(1 << 16):
-                with self.lock:
-                    setattr(self, way, getattr(self, way) + len(data))
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def close(self):
-        self.sock.close()
 
 
 def _put(s3, url, data, **kw):

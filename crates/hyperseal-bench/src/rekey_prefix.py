@@ -20,7 +20,8 @@ import asyncio
 import random
 import time
 
-from rekey_s3 import PASSWORD, USER, CountingRelay, fail, report, start_minio
+from rekey_s3 import PASSWORD, USER, fail, report, start
+from s3_local import CountingRelay, stop
 
 PER_WORKER = 16  # rekey_prefix's default max_concurrency: objects in flight per worker and per task
 MIN_PART = 5 << 20  # S3's smallest part but the last: below it, no store can splice new first bytes
@@ -70,23 +71,17 @@ def main():
         import hyperseal.dask
     except ImportError as e:
         fail(f"the venv lacks {e.name} (make python)")
-    proc, port = start_minio(a.minio, a.dir)
+    proc, direct = start(a.minio, a.dir)
     try:
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
                 Client(cluster) as client:
-            run(a, s3fs, hyperseal, client, port)
+            run(a, s3fs, hyperseal, client, direct)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except Exception:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
-def run(a, s3fs, hyperseal, client, port):
-    direct = f"http://127.0.0.1:{port}"
-    relay = CountingRelay(("127.0.0.1", port))
+def run(a, s3fs, hyperseal, client, direct):
+    relay = CountingRelay(direct)
     fs = s3fs.S3FileSystem(endpoint_url=direct, key=USER, secret=PASSWORD, use_listings_cache=False)
     keys = [hyperseal.generate_key(), hyperseal.generate_key()]
     fs.mkdir("bench")

@@ -16,85 +16,20 @@ reason on stderr (the table then becomes a note)."""
 import argparse
 import json
 import os
-import socket
-import subprocess
 import sys
-import threading
 import time
-import urllib.request
+
+from s3_local import CountingRelay, start_minio, stop
 
 USER, PASSWORD = "hyperseal-bench", "hyperseal-bench-secret"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class CountingRelay:
-    """A TCP relay in front of ``(host, port)`` counting the bytes it passes each way."""
-
-    def __init__(self, upstream):
-        self.upstream = upstream
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.down = self.up = 0
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self.upstream, timeout=120)
-            threading.Thread(target=self._pipe, args=(client, server, "up"), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(server, client, "down"), daemon=True).start()
-
-    def _pipe(self, src, dst, way):
-        try:
-            while data := src.recv(1 << 20):
-                with self.lock:
-                    setattr(self, way, getattr(self, way) + len(data))
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def close(self):
-        self.sock.close()
-
-
-def start_minio(minio, data):
-    port, console = free_port(), free_port()
-    env = dict(os.environ, MINIO_ROOT_USER=USER, MINIO_ROOT_PASSWORD=PASSWORD, MINIO_BROWSER="off",
-               MINIO_UPDATE="off", HOME=data)
-    log = open(os.path.join(data, "minio.log"), "wb")
-    proc = subprocess.Popen([minio, "server", "--quiet", "--address", f"127.0.0.1:{port}", "--console-address",
-                             f"127.0.0.1:{console}", os.path.join(data, "d")],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/minio/health/ready", timeout=2) as r:
-                if r.status == 200:
-                    return proc, port
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            tail = open(os.path.join(data, "minio.log"), "rb").read()[-500:].decode(errors="replace")
-            fail(f"MinIO did not start: {tail}")
-        time.sleep(0.2)
+def start(minio, data):
+    """MinIO on 127.0.0.1 (s3_local.py, the tests' own start-up): ``(process, url)``, or exit 3."""
+    try:
+        return start_minio(minio, data, USER, PASSWORD)
+    except RuntimeError as e:
+        fail(str(e)[-500:])
 
 
 def fail(why):
@@ -118,21 +53,15 @@ def main():
     if not os.path.exists(a.minio):
         fail(f"{a.minio} missing (make minio)")
 
-    proc, port = start_minio(a.minio, a.dir)
+    proc, direct = start(a.minio, a.dir)
     try:
-        run(a, s3fs, hyperseal, port)
+        run(a, s3fs, hyperseal, direct)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
-def run(a, s3fs, hyperseal, port):
-    direct = f"http://127.0.0.1:{port}"
-    relay = CountingRelay(("127.0.0.1", port))
+def run(a, s3fs, hyperseal, direct):
+    relay = CountingRelay(direct)
 
     def fs_for(url):
         return s3fs.S3FileSystem(endpoint_url=url, key=USER, secret=PASSWORD, use_listings_cache=False,

@@ -2,10 +2,11 @@
 //! directory and run in the project venv) starts MinIO on 127.0.0.1, puts one object of 256 MiB
 //! (1 GiB with `--full`) and measures `hyperseal.rekey_file("s3://…")` against the store's
 //! server-side copy and a decrypt + encrypt streamed through Python, counting the client's
-//! bytes; `rekey_prefix.py` (beside it, reusing its MinIO start-up and relay) puts 1,000 objects
-//! under a prefix and measures `hyperseal.dask.rekey_prefix` on 2 Dask workers against a
-//! `CopyObject` of every object on the same workers. Without the venv, the package, s3fs, Dask
-//! or MinIO a part is a note: `make bench` never fails because of it.
+//! bytes; `rekey_prefix.py` (beside it) puts 1,000 objects under a prefix and measures
+//! `hyperseal.dask.rekey_prefix` on 2 Dask workers against a `CopyObject` of every object on the
+//! same workers. Both take MinIO's start-up and the counting relay from the Python tests'
+//! `s3_local.py`. Without the venv, the package, s3fs, Dask or MinIO a part is a note: `make
+//! bench` never fails because of it.
 
 use std::process::Command;
 
@@ -18,9 +19,15 @@ use super::Ctx;
 
 const SCRIPT: &str = include_str!("rekey_s3.py");
 const PREFIX_SCRIPT: &str = include_str!("rekey_prefix.py");
+/// MinIO's start-up and the counting relay: the Python tests' own (both scripts import it).
+const S3_LOCAL: &str = include_str!("../../../bindings/python/tests/s3_local.py");
 
 /// Runs the S3 part; every failure becomes a note on the table.
 pub fn s3(ctx: &Ctx, out: &mut TableReport) {
+    if let Err(why) = std::fs::write(ctx.path("s3_local.py"), S3_LOCAL) {
+        out.note(format!("S3: {why}; the S3 rows are skipped."));
+        return;
+    }
     if let Err(why) = run(ctx, out) {
         out.note(format!("S3: {why}; the S3 rows are skipped."));
     }
