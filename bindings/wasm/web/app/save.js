@@ -34,6 +34,9 @@ export class Outputs {
       const handle = await window.showSaveFilePicker({ suggestedName: names[0], id: 'hyperseal' })
       return new Outputs(null, handle)
     }
+    // Two inputs of one name (dropped from two folders) would write one output twice.
+    const twice = names.find((name, i) => names.indexOf(name) !== i)
+    if (twice !== undefined) throw new Error(`Two of the chosen files would both be saved as ${twice}, so choose them one at a time.`)
     const dir = await window.showDirectoryPicker({ id: 'hyperseal', mode: 'readwrite' })
     for (const name of names) {
       if (await exists(dir, name)) throw new Error(`The chosen folder already has a file named ${name}, so choose another folder.`)

@@ -77,6 +77,11 @@ test('several files go into the chosen folder, one .age each, and age opens them
   for (const [name, data] of files) assert.ok(ageOpens(out[`out/${name}.age`], x25519).equals(data), name)
 })
 
+test('two files of one name would be one output: an alert before any dialog, nothing written', async () => {
+  await failsCleanly(await encrypt([['same.txt', randomBytes(5)], ['same.txt', randomBytes(6)]], { recipients: x25519.recipient }), /both be saved as same\.txt\.age/)
+  assert.equal(await pickerCalls(page), 0)
+})
+
 test('the app opens the real age\'s files: X25519, post-quantum, passphrase, armored', async () => {
   const data = randomBytes(150_000)
   const plain = join(app.work, 'plain')
