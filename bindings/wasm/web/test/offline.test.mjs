@@ -1,6 +1,7 @@
 // The app with the server gone: after the first visit its service worker holds every file, so
 // a reload with the server stopped opens the page, loads the WebAssembly and encrypts a file.
-// The worker's list is every file of target/web (the build writes it), checked here too.
+// The worker's list is every file of target/web (the build writes it), checked here too, and
+// Chromium's own check finds the page installable.
 
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -24,6 +25,15 @@ test('the service worker precaches every file the build wrote', async () => {
   const built = readFileSync(join(WEB, 'SHA256SUMS'), 'utf8').trim().split('\n')
     .map((l) => `/${l.split(/\s+/)[1]}`).filter((p) => p !== '/sw.js' && p !== '/SHA256SUMS')
   assert.deepEqual(cached, ['/', ...built].sort())
+})
+
+test('Chromium finds the page installable as an app (its manifest, icon and service worker)', async () => {
+  const cdp = await app.context.newCDPSession(app.page)
+  const manifest = await cdp.send('Page.getAppManifest')
+  assert.deepEqual(manifest.errors, [])
+  assert.match(manifest.url, /\/manifest\.webmanifest$/)
+  assert.deepEqual((await cdp.send('Page.getInstallabilityErrors')).installabilityErrors, [])
+  await cdp.detach()
 })
 
 test('a reload with the server stopped works: the page, its WebAssembly, an encryption', async () => {
