@@ -10,6 +10,7 @@ const $ = (id) => document.getElementById(id)
 export function begin (what) {
   $('alert').textContent = ''
   $('status').textContent = what
+  $('status').dataset.state = 'working'
   progress(0, 0, 0)
   for (const b of document.querySelectorAll('button.primary, #enc-passkey, #dec-passkey')) b.disabled = true
 }
@@ -17,12 +18,14 @@ export function begin (what) {
 /** The operation ended well: `what` and then "Done". */
 export function done (what) {
   $('status').textContent = what ? `${what} Done` : 'Done'
+  $('status').dataset.state = 'done'
   end()
 }
 
 /** The operation failed: one sentence in the alert; the status says nothing was kept. */
 export function failed (error, kept = 'Nothing was written.') {
   $('status').textContent = kept
+  $('status').dataset.state = 'failed'
   $('alert').textContent = sentence(error)
   progress(0, 0, 0)
   end()
