@@ -10,6 +10,8 @@ import pytest
 
 import hyperseal
 
+from gil import ticks_during
+
 
 def test_every_library_code_has_its_exception_class():
     assert hyperseal.ERROR_CODES[:6] == (
@@ -144,43 +146,14 @@ def test_stubs_cover_the_native_module_and_every_exception_class():
     assert generated | {"Error", "AlreadyFinalized"} <= names("_errors.pyi")
 
 
-def _ticks_during(call):
-    """How often another Python thread ran during ``call()`` with a 1 s switch interval: about
-    zero were the GIL held for the call, many when it is released (see test_c2sp)."""
-    import sys
-    import threading
-    import time
-
-    ticks, stop = [0], threading.Event()
-
-    def tick():
-        while not stop.is_set():
-            ticks[0] += 1
-            time.sleep(0.0001)
-
-    old = sys.getswitchinterval()
-    t = threading.Thread(target=tick)
-    t.start()
-    try:
-        time.sleep(0.05)
-        sys.setswitchinterval(1.0)
-        before = ticks[0]
-        call()
-        return ticks[0] - before
-    finally:
-        sys.setswitchinterval(old)
-        stop.set()
-        t.join()
-
-
 def test_long_calls_release_the_gil(me, tmp_path):
     import io
 
     payload = os.urandom(96 << 20)
     sealed = hyperseal.encrypt(payload, me)
-    assert _ticks_during(lambda: hyperseal.encrypt(payload, me, threads=1)) >= 5
-    assert _ticks_during(lambda: hyperseal.decrypt(sealed, me, threads=1)) >= 5
+    assert ticks_during(lambda: hyperseal.encrypt(payload, me, threads=1)) >= 5
+    assert ticks_during(lambda: hyperseal.decrypt(sealed, me, threads=1)) >= 5
     reader = hyperseal.open(io.BytesIO(sealed), "rb", identities=me, buffering=0)
     buf = bytearray(len(payload))
-    assert _ticks_during(lambda: reader.readinto(buf)) >= 5
+    assert ticks_during(lambda: reader.readinto(buf)) >= 5
     assert buf == payload

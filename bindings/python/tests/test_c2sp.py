@@ -4,15 +4,14 @@ boundary and for every way of cutting the input into pieces; damage of every kin
 the pyca method contract (update_into sizes, overlapping buffers, AlreadyFinalized) holds."""
 
 import os
-import sys
-import threading
-import time
 
 import pytest
 from cryptography import cobblestone as pyca
 
 import hyperseal
 from hyperseal import c2sp
+
+from gil import ticks_during
 
 CHUNK = 16 * 1024
 WIRE = CHUNK + 16
@@ -206,25 +205,8 @@ def test_long_calls_release_the_gil():
     interval it could not, were the GIL held (it never asks for it within the call)."""
     payload = os.urandom(128 << 20)
     key = c2sp.generate_key()
-    ticks, stop = [0], threading.Event()
-
-    def tick():
-        while not stop.is_set():
-            ticks[0] += 1
-            time.sleep(0.0001)
-
-    old = sys.getswitchinterval()
-    t = threading.Thread(target=tick)
-    t.start()
-    try:
-        time.sleep(0.05)
-        sys.setswitchinterval(1.0)
-        before = ticks[0]
-        sealed = c2sp.encrypt(key, payload)
-        during = ticks[0] - before
-    finally:
-        sys.setswitchinterval(old)
-        stop.set()
-        t.join()
+    sealed = []
+    during = ticks_during(lambda: sealed.append(c2sp.encrypt(key, payload)))
+    sealed = sealed[0]
     assert len(sealed) > len(payload)
     assert during >= 5, f"the other thread ran {during} times during the call"

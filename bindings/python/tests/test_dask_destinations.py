@@ -9,21 +9,15 @@ import os
 import pytest
 
 pytest.importorskip("dask.distributed")
-from dask.distributed import Client, LocalCluster
 
 import hyperseal
 import hyperseal.dask as hd
 from hyperseal import _large
 from hyperseal.parts import PartKey
 
+from dask_cluster import procs  # noqa: F401 (a fixture)
+
 KIB = 1024
-
-
-@pytest.fixture(scope="module")
-def procs():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
-        with Client(cluster) as c:
-            yield c
 
 
 def hidden(d):

@@ -18,15 +18,10 @@ import hyperseal
 import hyperseal.dask as hd
 from hyperseal.parts import PartKey
 
+from dask_cluster import procs  # noqa: F401 (a fixture)
+
 AGE = Path(__file__).resolve().parents[3] / ".tools" / "bin" / "age"
 KIB = 1024
-
-
-@pytest.fixture(scope="module")
-def procs():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
-        with Client(cluster) as c:
-            yield c
 
 
 @pytest.fixture(scope="module")
