@@ -188,7 +188,9 @@ $(GOBIN)/age-header: $(AGE_HEADER)/main.go $(AGE_HEADER)/go.mod $(AGE_HEADER)/go
 # the first failure). HYPERSEAL_REQUIRE_PEERS: a test whose real peer (age, openssl, the C2SP
 # vectors…) is missing fails here instead of skipping with a note, as it may in a bare `cargo
 # test`. `python` before the cargo tests: the bench's python table test
-# (crates/hyperseal-bench/tests) needs the built package.
+# (crates/hyperseal-bench/tests) needs the built package. The cargo stage writes its build's
+# timings (target/cargo-timings/cargo-timing.html): most of that stage is compiling and linking
+# the test binaries, and this says which.
 #
 # On a machine that has not built them yet, the tools that later stages need and that need no
 # apt-get (rage for the agent tests, MinIO for Python's, the packaging tools for dist) are built
@@ -216,7 +218,7 @@ test:
 	@$(STAGE) wasm $(MAKE) wasm-core wasm-deps
 	@$(STAGE) python-build $(MAKE) python
 	@$(STAGE) wait:rage bash -c '$(call tool-after,rage)'
-	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace
+	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --timings
 	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable
