@@ -217,6 +217,14 @@ export class WorkerPool {
   decrypt (data: Uint8Array | ArrayBuffer, options: DecryptStreamOptions & BytesJobOptions): Promise<Uint8Array>
   encryptFile (blob: Blob, options: EncryptStreamOptions & FileJobOptions): Promise<Blob>
   decryptFile (blob: Blob, options: DecryptStreamOptions & FileJobOptions): Promise<Blob>
+  /**
+   * `encryptFile` written to `sink` (a FileSystemWritableFileStream: `write` takes Blobs and
+   * bytes, in call order) part by part as the parts are sealed, never joined into one Blob. The
+   * caller closes the sink when the call resolves, and aborts it when it rejects.
+   */
+  encryptFileTo (blob: Blob, sink: { write (data: Blob | Uint8Array): Promise<void> }, options: EncryptStreamOptions & FileJobOptions): Promise<void>
+  /** `decryptFile` written to `sink`, as `encryptFileTo`: every part authenticated before it is written; the file is whole only when the call resolves. */
+  decryptFileTo (blob: Blob, sink: { write (data: Blob | Uint8Array): Promise<void> }, options: DecryptStreamOptions & FileJobOptions): Promise<void>
   /** Runs an export of the package by name in a worker. */
   run (name: string, ...args: unknown[]): Promise<any>
   terminate (): void

@@ -18,6 +18,7 @@
 // replaced (so is a worker that crashes).
 
 import * as hs from '../pkg/hyperseal.js'
+import { createEncryptStream, createDecryptStream } from './core.js'
 import { hasPasskey, answerRecipients, answerIdentitiesFor, forget } from './passkeys.js'
 
 /**
@@ -83,6 +84,22 @@ const TIMEOUT_MS = 60_000
 const ioError = (message) => Object.assign(new Error(message), { code: 'ERR_HYPERSEAL_IO' })
 const argError = (message) => Object.assign(new TypeError(message), { code: 'ERR_HYPERSEAL_ARGUMENT' })
 
+/** `blob` through this thread's encrypt or decrypt stream into `sink`, chunk by chunk. */
+async function streamTo (sealing, blob, sink, options, onProgress) {
+  let read = 0
+  const counted = new TransformStream({
+    transform (chunk, controller) {
+      read += chunk.length
+      onProgress?.(read)
+      controller.enqueue(chunk)
+    },
+  })
+  await blob.stream()
+    .pipeThrough(counted)
+    .pipeThrough(sealing ? createEncryptStream(options) : createDecryptStream(options))
+    .pipeTo(new WritableStream({ write: (chunk) => sink.write(chunk) }))
+}
+
 async function startsArmored (blob) {
   const first = new Uint8Array(await blob.slice(0, 1).arrayBuffer())
   return first.length === 1 && hs.startsArmor(first[0])
@@ -134,6 +151,22 @@ export class WorkerPool {
 
   /** Decrypts a Blob/File: `{ privateKey | passphrase, onProgress(bytesRead), parallel }` → Blob. */
   decryptFile (blob, options) { return this.#file('decryptFile', blob, options) }
+
+  /**
+   * `encryptFile`, written to `sink` (a `FileSystemWritableFileStream`, or any object whose
+   * `write(Blob | Uint8Array)` returns a promise and writes in call order) instead of returned:
+   * each part is written as soon as it and every part before it are sealed, so the output is
+   * never joined into one Blob, and at most a few parts per worker wait for the writer. The
+   * caller closes the sink; on a rejection it aborts it (what was written is not a file).
+   */
+  encryptFileTo (blob, sink, options) { return this.#file('encryptFile', blob, options, sink) }
+
+  /**
+   * `decryptFile` written to `sink`, as `encryptFileTo`. Every part is authenticated before it
+   * is written; the file is complete only when the call resolves (the last part checks the
+   * final chunk), so the caller closes the sink then, and aborts it on a rejection.
+   */
+  decryptFileTo (blob, sink, options) { return this.#file('decryptFile', blob, options, sink) }
 
   /** Runs the package's export `name` in a worker (arguments and result are structured-cloned). */
   run (name, ...args) { return this.#post({ op: 'run', name, args }) }
@@ -262,35 +295,41 @@ export class WorkerPool {
     return out
   }
 
-  async #file (op, blob, options = {}) {
+  async #file (op, blob, options = {}, sink = null) {
     if (!(blob instanceof Blob)) throw argError(`${op}: the input must be a Blob or a File`)
+    if (sink !== null && typeof sink?.write !== 'function') throw argError(`${op}To: the sink must have a write method (a FileSystemWritableFileStream)`)
     const sealing = op === 'encryptFile'
     const given = options
     options = await answered(sealing, options, async (n) => new Uint8Array(await blob.slice(0, n).arrayBuffer()), blob.size)
     try {
-      return await this.#fileWith(op, blob, options)
+      return await this.#fileWith(op, blob, options, sink)
     } finally {
       if (options !== given) forget(sealing ? options.publicKey : options.privateKey)
     }
   }
 
-  async #fileWith (op, blob, options) {
+  async #fileWith (op, blob, options, sink) {
     const { onProgress, parallel, ...rest } = options
     // Armor is a text encoding of the whole file: one worker streams it (the library's armored
     // writer and push decoder); parts work on binary files only. Even one worker gains from
     // parts: they are what lets AES-256-GCM run on WebCrypto.
     const armored = op === 'encryptFile' ? rest.armor === true : await startsArmored(blob)
     if (!armored && parallel !== false && (parallel === true || blob.size >= PARALLEL_MIN)) {
-      return this.#parts(op === 'encryptFile', blob, rest, onProgress)
+      return this.#parts(op === 'encryptFile', blob, rest, onProgress, sink)
     }
-    return this.#post({ op, blob, options: rest }, onProgress)
+    // Into a sink, armor streams on this thread: one worker's stream would return one Blob.
+    if (sink && armored) return streamTo(op === 'encryptFile', blob, sink, rest, onProgress)
+    const out = await this.#post({ op, blob, options: rest }, onProgress)
+    if (sink) await sink.write(out)
+    return sink ? undefined : out
   }
 
   // One Blob across every worker. At most one part per worker is in flight (memory stays at a
   // few parts whatever the file size); the workers return Blobs, joined here in plan order
-  // without copying (a 100 MB copy on the main thread would be a long task). Any failure rejects
-  // the whole call and nothing is returned.
-  async #parts (sealing, blob, options, onProgress) {
+  // without copying (a 100 MB copy on the main thread would be a long task), or with a `sink`
+  // written to it in plan order as they come (a part waits for the writer once it runs more
+  // than two parts per worker ahead). Any failure rejects the whole call and nothing is returned.
+  async #parts (sealing, blob, options, onProgress, sink = null) {
     const begun = await this.#post({ op: sealing ? 'beginSeal' : 'beginOpen', blob, options: { ...options, partSize: PART_BYTES } })
     const { key, plan } = begun
     // As in `#bytes`: each sealed part's claim is settled here before the part is kept.
@@ -298,8 +337,19 @@ export class WorkerPool {
     const out = new Array(plan.length)
     let next = 0
     let done = 0
+    // With a sink: the parts written so far, and the writes in order (one promise chain).
+    let written = 0
+    let writing = sink ? (sealing ? sink.write(begun.head) : Promise.resolve()) : null
+    const flush = () => {
+      while (out[written] !== undefined) {
+        const part = out[written]
+        out[written++] = null
+        writing = writing.then(() => sink.write(part))
+      }
+    }
     const lane = async () => {
       while (next < plan.length) {
+        while (sink && next - written >= 2 * this.size) await writing
         const i = next++
         const [first, p0, p1, f0, f1] = plan[i]
         const slice = sealing ? blob.slice(p0, p1) : blob.slice(f0, f1)
@@ -307,15 +357,20 @@ export class WorkerPool {
         const r = await this.#post({ op: sealing ? 'sealPart' : 'openPart', blob: slice, options })
         if (sealing) claims.settle(first, r.claim)
         out[i] = sealing ? r.blob : r
+        if (sink) flush()
         done += slice.size
         onProgress?.(done)
       }
     }
     try {
       await Promise.all(Array.from({ length: Math.min(this.size, plan.length) }, lane))
+      if (sink) await writing
     } finally {
       claims?.free()
+      // A failed write is this call's failure (above); the chain is not left to reject unseen.
+      writing?.catch(() => {})
     }
+    if (sink) return undefined
     return new Blob(sealing ? [begun.head, ...out] : out, { type: 'application/octet-stream' })
   }
 
