@@ -54,6 +54,9 @@ enum Command {
     /// Removal is not revocation: a removed recipient can still open every old copy of a file
     /// and may have kept its file key. Only --rotate protects what is written from then on.
     Rekey(cmd::rekey::RekeyArgs),
+    /// Transparent encryption in a git repository: marked paths are stored as age files
+    /// (init, unlock, lock).
+    Git(cmd::git::GitArgs),
     /// age v1.3.1's command line (-e -d -r -R -i -j -p -a -o), writing age files; see `age -h`.
     ///
     /// A hyperseal started as `age` (a link of that name) does the same.
@@ -112,6 +115,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Header(a) => cmd::header::run(a),
         Command::Rekey(a) => cmd::rekey::run(a),
+        Command::Git(a) => cmd::git::run(a),
         #[cfg(any(unix, windows))]
         Command::Agent(a) => cmd::agent::run(a),
         Command::Toolkit(k) => toolkit::run(k),

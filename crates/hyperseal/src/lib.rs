@@ -44,6 +44,9 @@ mod error;
 pub mod exec;
 mod file_key;
 pub mod format;
+// git's clean/smudge filter process; it spools to files, so it comes with the file-system feature.
+#[cfg(all(feature = "fs", any(unix, windows)))]
+pub mod git;
 pub mod identity_file;
 mod key_cache;
 mod keys;

@@ -1,0 +1,226 @@
+//! The programs git runs: the long-running filter (`hyperseal git filter-process`, one per git
+//! command) and the diff textconv (`hyperseal git textconv FILE`). The library decides every
+//! clean and smudge; this file gives it the repository: the identities `unlock` recorded, the
+//! recipients parsed as `-R` reads them, and the blobs git stored, through one `git cat-file
+//! --batch` per filter process.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use anyhow::Result;
+use hyperseal::git::{Filter, Outcome, Repo, Spool, AGE_INTRO};
+use hyperseal::recipient::{Identity, Recipient};
+use hyperseal::Decryptor;
+
+use super::git_repo::{self, git};
+
+/// `hyperseal git filter-process`: serves git on standard input and output until git is done.
+pub fn filter_process() -> Result<()> {
+    let root = git_repo::work_tree()?;
+    let spool = git_repo::git_path("hyperseal-spool")?;
+    let index = match std::env::var_os("GIT_INDEX_FILE") {
+        Some(f) => PathBuf::from(f),
+        None => git_repo::git_path("index")?,
+    };
+    let mut filter = Filter::new(Stored::new(index), &root, &spool);
+    let mut report = |path: &str, done: Result<Outcome, &hyperseal::Error>| {
+        if let Err(e) = done {
+            report_failure(path, e);
+        }
+    };
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
+    hyperseal::git::serve(&mut filter, stdin, stdout, &mut report)?;
+    Ok(())
+}
+
+/// One line for a file git's command could not filter; git adds its own line after it.
+fn report_failure(path: &str, e: &hyperseal::Error) {
+    let message = crate::errors::message(&anyhow::anyhow!("{e}"));
+    let message = if message.starts_with(path) { message } else { format!("{path}: {message}") };
+    eprintln!("hyperseal: error: {message}");
+    let hint = match e {
+        hyperseal::Error::InvalidRecipient(_) | hyperseal::Error::IncompatibleRecipients(_) => Some(
+            "put the recipients, one per line as -R reads them, in a .age-recipients file in its folder or one above",
+        ),
+        hyperseal::Error::NoIdentityMatched => Some("run `hyperseal git unlock -i KEY` with a key the file was sealed to"),
+        _ => None,
+    };
+    if let Some(h) = hint {
+        eprintln!("hyperseal: hint: {h}");
+    }
+}
+
+/// The repository as the filter sees it.
+struct Stored {
+    identities: Option<Vec<Box<dyn Identity>>>,
+    index_file: PathBuf,
+    /// The index file's size and modification time when `index` was read.
+    index_stamp: Option<(u64, Option<std::time::SystemTime>)>,
+    index: Option<HashMap<String, String>>,
+    head: Option<HashMap<String, String>>,
+    cat: Option<CatFile>,
+}
+
+impl Stored {
+    fn new(index_file: PathBuf) -> Self {
+        Stored { identities: None, index_file, index_stamp: None, index: None, head: None, cat: None }
+    }
+
+    /// Forgets the index and HEAD read earlier when git wrote a new index since: one git
+    /// command (a rebase, a checkout) moves the index several times, and comparing with an
+    /// old blob would seal unchanged plaintext again. `git add` writes its index only at the
+    /// end, so it reads the index once.
+    fn refresh(&mut self) {
+        let stamp = std::fs::metadata(&self.index_file).ok().map(|m| (m.len(), m.modified().ok()));
+        if stamp != self.index_stamp {
+            self.index_stamp = stamp;
+            self.index = None;
+            self.head = None;
+        }
+    }
+}
+
+impl Repo for Stored {
+    fn recipients(&mut self, file: &str, text: &str) -> Result<Vec<Box<dyn Recipient>>, hyperseal::Error> {
+        super::identity::parse_recipients_text(text, Path::new(file))
+    }
+
+    fn identities(&mut self) -> Result<&[Box<dyn Identity>], hyperseal::Error> {
+        if self.identities.is_none() {
+            self.identities = Some(unlocked().map_err(|e| {
+                hyperseal::Error::InvalidKey(format!(
+                    "the identities `unlock` recorded: {}",
+                    crate::errors::message(&e)
+                ))
+            })?);
+        }
+        Ok(self.identities.as_deref().unwrap_or_default())
+    }
+
+    fn stored(&mut self, path: &str, into: &mut Spool) -> std::io::Result<bool> {
+        let io = |e: anyhow::Error| std::io::Error::other(crate::errors::message(&e));
+        // The index first: `git add` compares with what is staged, and `stash` or `commit -a`
+        // point GIT_INDEX_FILE (inherited from git) at their own index. HEAD for a path that
+        // was removed from the index and is added again.
+        self.refresh();
+        if self.index.is_none() {
+            self.index = Some(tree(&git(&["ls-files", "-s", "-z"], None).map_err(io)?, true));
+        }
+        let mut oid = self.index.as_ref().and_then(|m| m.get(path)).cloned();
+        if oid.is_none() {
+            if self.head.is_none() {
+                let listed = git(&["ls-tree", "-r", "-z", "HEAD"], None).unwrap_or_default();
+                self.head = Some(tree(&listed, false));
+            }
+            oid = self.head.as_ref().and_then(|m| m.get(path)).cloned();
+        }
+        let Some(oid) = oid else { return Ok(false) };
+        if self.cat.is_none() {
+            self.cat = Some(CatFile::start()?);
+        }
+        self.cat.as_mut().expect("started").blob(&oid, into)
+    }
+}
+
+/// Path → object id from `ls-files -s -z` (`MODE OID STAGE\tPATH`, stage 0 only) or from
+/// `ls-tree -r -z` (`MODE TYPE OID\tPATH`, blobs only).
+fn tree(listed: &[u8], index: bool) -> HashMap<String, String> {
+    let mut map = HashMap::new();
+    for entry in listed.split(|b| *b == 0) {
+        let text = String::from_utf8_lossy(entry);
+        let Some((meta, path)) = text.split_once('\t') else { continue };
+        let f: Vec<&str> = meta.split(' ').collect();
+        let oid = match (index, f.as_slice()) {
+            (true, [_, oid, "0"]) => oid,
+            (false, [_, "blob", oid]) => oid,
+            _ => continue,
+        };
+        map.insert(path.to_string(), oid.to_string());
+    }
+    map
+}
+
+/// One `git cat-file --batch` for the whole filter process.
+struct CatFile {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl CatFile {
+    fn start() -> std::io::Result<Self> {
+        let mut child = Command::new("git")
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let input = child.stdin.take().expect("piped");
+        let output = BufReader::new(child.stdout.take().expect("piped"));
+        Ok(CatFile { child, input, output })
+    }
+
+    /// Copies the blob `oid` into `into`; `false` if git does not have it.
+    fn blob(&mut self, oid: &str, into: &mut Spool) -> std::io::Result<bool> {
+        writeln!(self.input, "{oid}")?;
+        self.input.flush()?;
+        let mut line = String::new();
+        (&mut self.output).take(256).read_line(&mut line)?;
+        let f: Vec<&str> = line.trim_end().split(' ').collect();
+        let size = match f.as_slice() {
+            [_, "blob", size] => size.parse::<u64>().map_err(std::io::Error::other)?,
+            [_, "missing"] => return Ok(false),
+            _ => return Err(std::io::Error::other("git cat-file answered something unexpected")),
+        };
+        let copied = std::io::copy(&mut (&mut self.output).take(size), into)?;
+        let mut newline = [0u8; 1];
+        self.output.read_exact(&mut newline)?;
+        if copied != size {
+            return Err(std::io::Error::other("git cat-file's blob was cut short"));
+        }
+        Ok(true)
+    }
+}
+
+impl Drop for CatFile {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The identities `unlock` recorded: its identity files, then the agent; none while locked.
+fn unlocked() -> Result<Vec<Box<dyn Identity>>> {
+    let (files, agent) = git_repo::recorded_identities();
+    let mut ids = super::identity::load_identities(&files, None)?;
+    if agent {
+        ids.push(super::identity::agent_identity().ok_or_else(|| {
+            crate::errors::hint(
+                "the repository is unlocked with the agent, but HYPERSEAL_AGENT_SOCK is not set",
+                "start the agent (`hyperseal agent start`), or `hyperseal git unlock -i KEY`",
+            )
+        })?);
+    }
+    Ok(ids)
+}
+
+/// `hyperseal git textconv FILE`: the plaintext of an age file for `git diff`, `log -p` and
+/// `show`; any other file as it is. A locked repository shows what is stored.
+pub fn textconv(file: &PathBuf) -> Result<()> {
+    let f =
+        std::fs::File::open(file).map_err(|e| anyhow::Error::new(e).context(file.display().to_string()))?;
+    let mut start = [0u8; AGE_INTRO.len()];
+    let n = (&f).take(start.len() as u64).read(&mut start)?;
+    std::io::Seek::rewind(&mut &f)?;
+    let mut out = std::io::stdout();
+    let ids = if start[..n] == *AGE_INTRO { unlocked()? } else { Vec::new() };
+    if ids.is_empty() {
+        std::io::copy(&mut &f, &mut out)?;
+        return Ok(());
+    }
+    Decryptor::new(f)?.decrypt_stream(&ids, &mut out, None)?;
+    Ok(())
+}

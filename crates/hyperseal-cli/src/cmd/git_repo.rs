@@ -1,0 +1,172 @@
+//! Running git for `hyperseal git`: one function that runs it and turns a failure into one
+//! line, the repository's configuration as `init` and `unlock` write it, and the list of
+//! marked paths. git is the user's own, found on PATH; every call waits for git to end, and a
+//! failing git is reported with the first line it printed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+
+use crate::errors::hint;
+
+/// The filter, diff and merge driver's name in `.gitattributes` and in git's configuration.
+pub const DRIVER: &str = "hyperseal";
+/// Local configuration key of each identity file `unlock -i` recorded (absolute paths).
+pub const IDENTITY_KEY: &str = "hyperseal.identity";
+/// Local configuration key set to `true` by `unlock` without `-i`: the agent opens the files.
+pub const AGENT_KEY: &str = "hyperseal.agent";
+
+/// Runs `git ARGS` (with `stdin` on its input) and returns its standard output.
+pub fn git(args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>> {
+    let mut c = Command::new("git");
+    c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    let mut child =
+        c.spawn().map_err(|e| hint(format!("cannot run git: {e}"), "install git, or put it on PATH"))?;
+    let input = child.stdin.take();
+    // git answers while it reads (check-attr --stdin): the input goes in from another thread,
+    // so neither side waits on a full pipe.
+    let out = std::thread::scope(|s| {
+        if let (Some(data), Some(mut input)) = (stdin, input) {
+            s.spawn(move || input.write_all(data));
+        }
+        child.wait_with_output()
+    })
+    .context("cannot run git")?;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr);
+        let line = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+        return Err(anyhow::anyhow!("git {} failed: {}", args.first().unwrap_or(&""), line.trim()));
+    }
+    Ok(out.stdout)
+}
+
+/// `git ARGS` as text, trimmed.
+pub fn git_text(args: &[&str]) -> Result<String> {
+    Ok(String::from_utf8_lossy(&git(args, None)?).trim().to_string())
+}
+
+/// The work tree's root; an error outside a work tree.
+pub fn work_tree() -> Result<PathBuf> {
+    match git(&["rev-parse", "--show-toplevel"], None) {
+        Ok(out) => Ok(PathBuf::from(String::from_utf8_lossy(&out).trim())),
+        Err(_) => {
+            Err(hint("not inside a git work tree", "run `hyperseal git` inside a repository's work tree"))
+        }
+    }
+}
+
+/// An absolute path under the repository's git folder (per work tree), for the filter's spool.
+pub fn git_path(name: &str) -> Result<PathBuf> {
+    let p = PathBuf::from(git_text(&["rev-parse", "--git-path", name])?);
+    Ok(if p.is_absolute() { p } else { std::env::current_dir()?.join(p) })
+}
+
+/// Writes the drivers into the repository's local configuration: the long-running filter,
+/// required (a failing filter fails the git command instead of storing plaintext), and the
+/// diff textconv. Setting a key to the value it has changes nothing, so running it twice is
+/// the same as once.
+pub fn configure() -> Result<()> {
+    let exe = std::env::current_exe().context("cannot find the hyperseal executable's path")?;
+    let exe = shell_quote(&exe);
+    for (key, value) in [
+        (format!("filter.{DRIVER}.process"), format!("{exe} git filter-process")),
+        (format!("filter.{DRIVER}.required"), "true".to_string()),
+        (format!("diff.{DRIVER}.textconv"), format!("{exe} git textconv")),
+    ] {
+        git(&["config", "--local", &key, &value], None)?;
+    }
+    Ok(())
+}
+
+/// Whether `configure` has run in this repository.
+pub fn configured() -> bool {
+    git_text(&["config", "--local", "--get", &format!("filter.{DRIVER}.process")])
+        .is_ok_and(|v| !v.is_empty())
+}
+
+/// git runs the drivers through the shell: the path goes in single quotes.
+fn shell_quote(p: &Path) -> String {
+    format!("'{}'", p.to_string_lossy().replace('\'', r"'\''"))
+}
+
+/// Every path in the index whose `filter` attribute is this driver.
+pub fn marked_paths() -> Result<Vec<String>> {
+    let listed = git(&["ls-files", "-z"], None)?;
+    if listed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let attrs = git(&["check-attr", "-z", "--stdin", "filter"], Some(&listed))?;
+    // -z output: path NUL attribute NUL value NUL, for each path.
+    let fields: Vec<&[u8]> = attrs.split(|b| *b == 0).collect();
+    Ok(fields
+        .chunks(3)
+        .filter(|f| f.len() == 3 && f[2] == DRIVER.as_bytes())
+        .map(|f| String::from_utf8_lossy(f[0]).into_owned())
+        .collect())
+}
+
+/// The marked paths whose work-tree or staged content differs from HEAD's (or that a merge
+/// left in conflict): what a re-checkout would lose.
+pub fn changed_marked(marked: &[String]) -> Result<Vec<String>> {
+    let status = git(&["status", "--porcelain", "-z", "--untracked-files=no"], None)?;
+    let set: std::collections::HashSet<&str> = marked.iter().map(String::as_str).collect();
+    let mut changed = Vec::new();
+    let mut entries = status.split(|b| *b == 0).filter(|e| !e.is_empty());
+    while let Some(e) = entries.next() {
+        let path = String::from_utf8_lossy(e.get(3..).unwrap_or_default()).into_owned();
+        // A rename's entry is followed by its source path.
+        if matches!(e.first(), Some(b'R' | b'C')) {
+            entries.next();
+        }
+        if set.contains(path.as_str()) {
+            changed.push(path);
+        }
+    }
+    Ok(changed)
+}
+
+/// Writes the marked paths into the work tree again from the index, through the filter (as
+/// plaintext once unlocked, as stored when locked). Each file is removed first: git would skip
+/// a file whose timestamps say it is up to date.
+pub fn checkout_again(root: &Path, marked: &[String]) -> Result<()> {
+    if marked.is_empty() {
+        return Ok(());
+    }
+    for p in marked {
+        match std::fs::remove_file(root.join(p)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot replace {p}"))),
+        }
+    }
+    let mut list = Vec::new();
+    for p in marked {
+        list.extend_from_slice(p.as_bytes());
+        list.push(0);
+    }
+    let top = root.to_string_lossy();
+    git(&["-C", &top, "checkout-index", "-f", "-u", "-z", "--stdin"], Some(&list)).map(drop)
+}
+
+/// The identity files `unlock` recorded, and whether it named the agent.
+pub fn recorded_identities() -> (Vec<PathBuf>, bool) {
+    let files = git(&["config", "--local", "--get-all", IDENTITY_KEY], None)
+        .map(|out| {
+            String::from_utf8_lossy(&out).lines().filter(|l| !l.is_empty()).map(PathBuf::from).collect()
+        })
+        .unwrap_or_default();
+    let agent = git_text(&["config", "--local", "--get", AGENT_KEY]).is_ok_and(|v| v == "true");
+    (files, agent)
+}
+
+/// Forgets the recorded identities (`lock`, and `unlock` before it records new ones).
+pub fn forget_identities() -> Result<()> {
+    for key in [IDENTITY_KEY, AGENT_KEY] {
+        // Exit status 5: the key was not set, which is what was wanted.
+        let _ = git(&["config", "--local", "--unset-all", key], None);
+    }
+    Ok(())
+}

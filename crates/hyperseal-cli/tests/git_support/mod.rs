@@ -1,0 +1,149 @@
+//! Scripted repositories for the `hyperseal git` tests: Debian's git on PATH (a missing git
+//! fails under `make test`), isolated from the user's and the system's configuration.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The start of every age v1 file.
+pub const AGE_INTRO: &[u8] = b"age-encryption.org/v1\n";
+
+/// A repository in a temporary folder.
+pub struct Repo {
+    pub dir: PathBuf,
+}
+
+/// `git` with no global or system configuration, a fixed author, and `.tools/bin` on PATH.
+pub fn git_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("PATH", super::common::tools_path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("git")
+}
+
+/// Whether Debian's git is installed (else skipped, or a failure under `make test`).
+pub fn have_git() -> bool {
+    super::common::peer_on_path("git").is_some()
+}
+
+impl Repo {
+    /// `git init` in `parent/name`, with `main` as its branch.
+    pub fn init(parent: &Path, name: &str) -> Repo {
+        let dir = parent.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let r = Repo { dir };
+        r.ok(&["init", "-q", "-b", "main"]);
+        r
+    }
+
+    /// A repository that already exists at `dir` (a clone).
+    pub fn at(dir: PathBuf) -> Repo {
+        Repo { dir }
+    }
+
+    pub fn git(&self, args: &[&str]) -> Output {
+        git_in(&self.dir, args)
+    }
+
+    /// Runs git, asserts success, returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let o = self.git(args);
+        assert!(o.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Runs `hyperseal ARGS` in the work tree.
+    pub fn hs(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_hyperseal"))
+            .args(args)
+            .current_dir(&self.dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("HYPERSEAL_AGENT_SOCK")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    /// `hyperseal ARGS`, asserted to succeed.
+    pub fn hs_ok(&self, args: &[&str]) -> String {
+        let o = self.hs(args);
+        assert!(o.status.success(), "hyperseal {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    pub fn write(&self, path: &str, data: &[u8]) {
+        let f = self.dir.join(path);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, data).unwrap();
+    }
+
+    pub fn read(&self, path: &str) -> Vec<u8> {
+        std::fs::read(self.dir.join(path)).unwrap()
+    }
+
+    /// The object id staged for `path`.
+    pub fn staged(&self, path: &str) -> String {
+        self.ok(&["rev-parse", &format!(":{path}")]).trim().to_string()
+    }
+
+    /// The bytes of a blob (`REV:PATH`, `:PATH` or an object id).
+    pub fn blob(&self, spec: &str) -> Vec<u8> {
+        let o = self.git(&["cat-file", "blob", spec]);
+        assert!(o.status.success(), "no blob {spec}: {}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    }
+
+    /// `git status --porcelain`.
+    pub fn status(&self) -> String {
+        self.ok(&["status", "--porcelain"])
+    }
+
+    /// Every blob in the object store (loose and packed, reachable or not), with its bytes.
+    pub fn all_blobs(&self) -> Vec<Vec<u8>> {
+        let listed = self.ok(&["cat-file", "--batch-all-objects", "--batch-check"]);
+        listed
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (f.get(1) == Some(&"blob")).then(|| self.blob(f[0]))
+            })
+            .collect()
+    }
+
+    /// Asserts that no blob in the store holds `secret`.
+    pub fn assert_no_blob_holds(&self, secret: &[u8]) {
+        for b in self.all_blobs() {
+            assert!(!b.windows(secret.len()).any(|w| w == secret), "a blob holds the plaintext");
+        }
+    }
+}
+
+/// Opens an age file with the real age v1.3.1 and `key` (an identity file).
+pub fn age_open(age: &Path, key: &str, file: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut c = Command::new(age)
+        .args(["-d", "-i", key])
+        .env("PATH", super::common::tools_path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = c.stdin.take().unwrap();
+    let data = file.to_vec();
+    let feeder = std::thread::spawn(move || input.write_all(&data));
+    let out = c.wait_with_output().unwrap();
+    let _ = feeder.join();
+    assert!(out.status.success(), "age -d failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}

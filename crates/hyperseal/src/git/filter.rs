@@ -1,0 +1,223 @@
+//! The clean and smudge decisions of the git filter: what goes into git (always an age file,
+//! and the stored one again when the plaintext did not change) and what comes out into the
+//! work tree (plaintext where an identity opens the file, else the age file as stored).
+//!
+//! "Unchanged" is proved only by opening the stored blob and comparing its authenticated
+//! plaintext with what git sends: nothing keeps a hash of the plaintext, and a fresh file key
+//! seals anything that differs, so one key and nonce never seal two plaintexts.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use zeroize::Zeroizing;
+
+use super::recipients;
+use super::spool::{read_full, Spool};
+use crate::recipient::{Identity, Recipient};
+use crate::{Decryptor, Encryptor, Error, Options};
+
+/// The first line of every age v1 file.
+pub const AGE_INTRO: &[u8] = b"age-encryption.org/v1\n";
+
+/// Plaintext held in memory while it still matches the stored blob: below this a file that
+/// did not change is never sealed at all (no recipient is wrapped for it); above it sealing
+/// starts, in case the end differs.
+const HOLD: usize = 1 << 20;
+
+/// What the filter needs from the repository and the user, supplied by the frontend.
+pub trait Repo {
+    /// Parses the text of the recipients file `file` (a work-tree path), as `-R` does.
+    fn recipients(&mut self, file: &str, text: &str) -> Result<Vec<Box<dyn Recipient>>, Error>;
+    /// The identities that open the repository's files; empty while it is locked. Asked once
+    /// per process and kept, so one git command asks for a passphrase or PIN at most once.
+    fn identities(&mut self) -> Result<&[Box<dyn Identity>], Error>;
+    /// Writes the blob stored for `path` (the index's, else HEAD's) into `into`; `false` for
+    /// a path git has not stored.
+    fn stored(&mut self, path: &str, into: &mut Spool) -> io::Result<bool>;
+}
+
+/// What one clean or smudge did (for the frontend's log; never holds secrets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Clean: sealed under a fresh file key.
+    Sealed,
+    /// Clean: the plaintext is the stored blob's, so the stored blob is given back.
+    Kept,
+    /// Clean: the work-tree file already is an age file (a locked work tree): stored as it is.
+    AlreadyAge,
+    /// Smudge: opened to plaintext.
+    Opened,
+    /// Smudge: left as stored (locked, not an age file, or for other recipients).
+    Left,
+}
+
+/// The filter of one repository.
+pub struct Filter<T: Repo> {
+    repo: T,
+    root: PathBuf,
+    spool_dir: PathBuf,
+    parsed: HashMap<String, Vec<Box<dyn Recipient>>>,
+}
+
+impl<T: Repo> Filter<T> {
+    /// The filter for the work tree at `root`, spooling large files into `spool_dir`.
+    pub fn new(repo: T, root: &Path, spool_dir: &Path) -> Self {
+        Filter { repo, root: root.to_path_buf(), spool_dir: spool_dir.to_path_buf(), parsed: HashMap::new() }
+    }
+
+    /// The folder large files are spooled in.
+    pub fn spool_dir(&self) -> &Path {
+        &self.spool_dir
+    }
+
+    /// The recipients file of `path` (its text parsed once per process, kept under the name
+    /// returned). A path with no `.age-recipients` above it is an error: it is never sealed,
+    /// and never stored as plaintext either.
+    fn recipients_for(&mut self, path: &str) -> Result<String, Error> {
+        let found = recipients::nearest(&self.root, path)?.ok_or_else(|| {
+            Error::InvalidRecipient(format!(
+                "no {} file in its folder or any folder above it",
+                recipients::FILE_NAME
+            ))
+        })?;
+        if !self.parsed.contains_key(&found.path) {
+            let list = self.repo.recipients(&found.path, &found.text)?;
+            if list.is_empty() {
+                return Err(Error::InvalidRecipient(format!("{}: no recipients in it", found.path)));
+            }
+            self.parsed.insert(found.path.clone(), list);
+        }
+        Ok(found.path)
+    }
+
+    /// The clean side: `input` (the work-tree file) becomes the age file written to `out`.
+    pub fn clean(&mut self, path: &str, input: &mut dyn Read, out: &mut Spool) -> Result<Outcome, Error> {
+        let mut head = [0u8; AGE_INTRO.len()];
+        let n = read_full(input, &mut head)?;
+        if head[..n] == *AGE_INTRO {
+            out.write_all(&head)?;
+            io::copy(input, out)?;
+            return Ok(Outcome::AlreadyAge);
+        }
+        // Looked up now, needed only to seal: plaintext that did not change gets its stored
+        // blob back even where the recipients file is not in the work tree (a sparse checkout).
+        let file = self.recipients_for(path);
+        let mut stored = Spool::new(&self.spool_dir);
+        let unlocked = !self.repo.identities()?.is_empty();
+        let known = unlocked && self.repo.stored(path, &mut stored)? && stored.starts_with(AGE_INTRO)?;
+        let ids = self.repo.identities()?;
+        let mut earlier = match known {
+            true => Decryptor::new(stored.reader()?).and_then(|d| d.into_reader(ids)).ok(),
+            false => None,
+        };
+        let (recipients, missing) = match file {
+            Ok(f) => (&self.parsed[&f][..], None),
+            Err(e) => (&[][..], Some(e)),
+        };
+        let mut seal = Sealing {
+            recipients,
+            missing,
+            out: Some(&mut *out),
+            sealer: None,
+            held: Zeroizing::new(Vec::new()),
+        };
+        let mut same = earlier.is_some();
+        let mut buf = Zeroizing::new(vec![0u8; 64 << 10]);
+        let mut theirs = Zeroizing::new(vec![0u8; 64 << 10]);
+        buf[..n].copy_from_slice(&head[..n]);
+        let mut len = n;
+        loop {
+            if same {
+                let e = earlier.as_mut().expect("same implies an opened blob");
+                same = matches!(read_full(e, &mut theirs[..len]), Ok(got) if got == len)
+                    && theirs[..len] == buf[..len];
+            }
+            seal.push(&buf[..len], same)?;
+            len = input.read(&mut buf[..])?;
+            if len == 0 {
+                break;
+            }
+        }
+        // Same only if the stored plaintext ends here too, its final chunk authenticated.
+        if let (true, Some(e)) = (same, earlier.as_mut()) {
+            same = matches!(e.read(&mut theirs[..1]), Ok(0));
+        }
+        drop(earlier);
+        if same {
+            drop(seal);
+            out.clear()?;
+            stored.copy_to(out)?;
+            return Ok(Outcome::Kept);
+        }
+        seal.finish()?;
+        Ok(Outcome::Sealed)
+    }
+
+    /// The smudge side: reads the stored blob from `input` into `spool` (git sends all of it
+    /// before it reads an answer) and returns a reader of what the work tree gets.
+    pub fn smudge<'s>(
+        &mut self,
+        input: &mut dyn Read,
+        spool: &'s mut Spool,
+    ) -> Result<(Outcome, Box<dyn Read + 's>), Error> {
+        io::copy(input, spool)?;
+        let spool = &*spool;
+        let ids = self.repo.identities()?;
+        if ids.is_empty() || !spool.starts_with(AGE_INTRO)? {
+            return Ok((Outcome::Left, spool.reader()?));
+        }
+        let opened = Decryptor::new(spool.reader()?).and_then(|d| d.into_reader(ids));
+        match opened {
+            Ok(r) => Ok((Outcome::Opened, Box::new(r))),
+            // A file for other recipients stays as stored: this user is not one of them.
+            Err(Error::NoIdentityMatched) => Ok((Outcome::Left, spool.reader()?)),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The clean side's sealer, started only once the plaintext is known to differ (or is too
+/// large to hold): until then the matching plaintext waits in `held` (zeroized on drop).
+struct Sealing<'r, 'o> {
+    recipients: &'r [Box<dyn Recipient>],
+    /// Why there are no recipients (fail closed: the first seal fails with it).
+    missing: Option<Error>,
+    out: Option<&'o mut Spool>,
+    sealer: Option<crate::StreamWriter<&'o mut Spool>>,
+    held: Zeroizing<Vec<u8>>,
+}
+
+impl Sealing<'_, '_> {
+    fn push(&mut self, data: &[u8], same: bool) -> Result<(), Error> {
+        if self.sealer.is_none() && same && self.held.len() + data.len() <= HOLD {
+            self.held.extend_from_slice(data);
+            return Ok(());
+        }
+        self.start()?;
+        self.sealer.as_mut().expect("started").write_all(data)?;
+        Ok(())
+    }
+
+    fn start(&mut self) -> Result<(), Error> {
+        if let Some(e) = self.missing.take() {
+            return Err(e);
+        }
+        if let Some(out) = self.out.take() {
+            // A fresh file key for every sealing: two repositories (or two edits) with the same
+            // plaintext store different blobs.
+            let mut w = Encryptor::with_recipients(self.recipients, Options::age())?.wrap_output(out)?;
+            w.write_all(&self.held)?;
+            crate::wipe(&mut self.held);
+            self.held.clear();
+            self.sealer = Some(w);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(), Error> {
+        self.start()?;
+        self.sealer.take().expect("started").finish()?;
+        Ok(())
+    }
+}

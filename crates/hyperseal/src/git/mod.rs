@@ -1,0 +1,23 @@
+//! Transparent encryption in git repositories: the filter git runs for every marked path
+//! (`filter=hyperseal` in `.gitattributes`), storing plain age v1 files.
+//!
+//! - [`pktline`]: git's packet framing, every length bounded.
+//! - [`process`]: the long-running filter process (`filter.<driver>.process`), one per git
+//!   command.
+//! - [`filter`]: the clean and smudge decisions (fail closed, no churn, no deterministic
+//!   encryption).
+//! - [`recipients`]: the nearest `.age-recipients`.
+//! - [`spool`]: where a file waits while git is still sending it (ciphertext only).
+//!
+//! The library reads no environment and runs no git: the frontend supplies the repository
+//! (its stored blobs), the identities and the parsing of recipients through [`Repo`].
+
+pub mod filter;
+pub mod pktline;
+pub mod process;
+pub mod recipients;
+pub mod spool;
+
+pub use filter::{Filter, Outcome, Repo, AGE_INTRO};
+pub use process::serve;
+pub use spool::Spool;

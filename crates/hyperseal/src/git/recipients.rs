@@ -1,0 +1,92 @@
+//! Who a marked path is encrypted to: the nearest `.age-recipients` file (passage's
+//! convention), looked for in the path's folder, then in each folder above it up to the
+//! work tree's root. Its text is what `-R` reads; the caller parses it (plugin recipients talk
+//! to a terminal, which the library never does) and the filter keeps one parse per file.
+
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+
+/// The file's name in every folder.
+pub const FILE_NAME: &str = ".age-recipients";
+/// Largest `.age-recipients` read: far beyond any team's keys (a post-quantum recipient is
+/// about 2 KiB), and the bound on what one path makes the filter read.
+pub const MAX_LEN: u64 = 1 << 20;
+
+/// A recipients file found for a path.
+#[derive(Debug)]
+pub struct Found {
+    /// Its path in the work tree (`/`-separated, relative to the root).
+    pub path: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// The `.age-recipients` nearest to `path` (relative to `root`, `/`-separated as git names
+/// paths), or `None` where no folder up to the root has one. A path that climbs out of the
+/// root (`..`, an absolute path) is refused.
+pub fn nearest(root: &Path, path: &str) -> io::Result<Option<Found>> {
+    let rel = Path::new(path);
+    if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "a path outside the work tree"));
+    }
+    let mut dir: Option<&Path> = rel.parent();
+    loop {
+        let here = dir.map(|d| d.join(FILE_NAME)).unwrap_or_else(|| PathBuf::from(FILE_NAME));
+        if let Some(text) = read_bounded(&root.join(&here))? {
+            let path = here.to_string_lossy().replace('\\', "/");
+            return Ok(Some(Found { path, text }));
+        }
+        match dir {
+            Some(d) if !d.as_os_str().is_empty() => dir = d.parent(),
+            Some(_) => dir = None,
+            None => return Ok(None),
+        }
+    }
+}
+
+/// The text of `file`, `None` if it does not exist; an error past [`MAX_LEN`] or if not UTF-8.
+pub fn read_bounded(file: &Path) -> io::Result<Option<String>> {
+    let f = match std::fs::File::open(file) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    parse_bounded(f.take(MAX_LEN + 1)).map(Some)
+}
+
+/// Text from `r`, refused past [`MAX_LEN`] bytes or if not UTF-8.
+pub fn parse_bounded(mut r: impl Read) -> io::Result<String> {
+    let mut bytes = Vec::new();
+    r.by_ref().take(MAX_LEN + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_LEN {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{FILE_NAME} is larger than 1 MiB")));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, format!("{FILE_NAME} is not UTF-8 text")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_folder_wins_and_the_root_is_the_last_place() {
+        let root = std::env::temp_dir().join(format!("hyperseal-recipients-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+        assert!(nearest(&root, "a/b/c/x.env").unwrap().is_none());
+        std::fs::write(root.join(FILE_NAME), "root").unwrap();
+        std::fs::write(root.join("a/b").join(FILE_NAME), "ab").unwrap();
+        let found = nearest(&root, "a/b/c/x.env").unwrap().unwrap();
+        assert_eq!((found.path.as_str(), found.text.as_str()), ("a/b/.age-recipients", "ab"));
+        assert_eq!(nearest(&root, "a/x.env").unwrap().unwrap().text, "root");
+        assert_eq!(nearest(&root, "x.env").unwrap().unwrap().path, ".age-recipients");
+        assert!(nearest(&root, "../x.env").is_err() && nearest(&root, "/etc/x").is_err());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn bounded() {
+        assert!(parse_bounded(&vec![b'#'; (MAX_LEN + 1) as usize][..]).is_err());
+        assert!(parse_bounded(&[0xffu8][..]).is_err());
+    }
+}
