@@ -23,6 +23,10 @@ CARGO_FUZZ_VERSION := 0.13.2
 CARGO_CYCLONEDX_VERSION := 0.5.9
 AUDITWHEEL_VERSION := 6.8.2
 CARGO ?= cargo
+# Tools built from crates.io (rage, wasm-bindgen-cli, cargo-cyclonedx, cargo-fuzz) are the
+# tests' and the packaging's helpers, never shipped: built at opt-level 1 without LTO, a fresh
+# machine compiles them in about half the time, and none of them does heavy work in a test.
+TOOL_INSTALL = env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false $(CARGO) install
 VENV := $(TOOLS)/venv
 PYTHON ?= python3
 # pyca's C2SP chunked-encryption vectors (SHA-256 instantiation) ship in its vectors package.
@@ -102,7 +106,7 @@ RAGE_VERSION := 0.12.1
 RAGE_CACHE := $(TOOLS_CACHE)/rage/$(RAGE_VERSION)
 rage: $(TOOLS)/cargo/bin/rage
 $(TOOLS)/cargo/bin/rage:
-	@[ -x $(RAGE_CACHE)/bin/rage ] || nice $(CARGO) install --locked --root $(RAGE_CACHE) rage --version $(RAGE_VERSION)
+	@[ -x $(RAGE_CACHE)/bin/rage ] || nice $(TOOL_INSTALL) --locked --root $(RAGE_CACHE) rage --version $(RAGE_VERSION)
 	@mkdir -p $(dir $@)
 	ln -sfn $(RAGE_CACHE)/bin/rage $@
 
@@ -249,8 +253,8 @@ WASM_BINDGEN := $(TOOLS)/cargo/bin/wasm-bindgen
 wasm-bindgen-cli:
 	@if [ "$$($(WASM_BINDGEN) --version 2>/dev/null)" != "wasm-bindgen $(WASM_BINDGEN_VERSION)" ]; then \
 	  root=$(TOOLS_CACHE)/wasm-bindgen-cli/$(WASM_BINDGEN_VERSION); \
-	  [ -x $$root/bin/wasm-bindgen ] || $(CARGO) install --locked --root $$root wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) \
-	  || $(CARGO) install --root $$root wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION); \
+	  [ -x $$root/bin/wasm-bindgen ] || $(TOOL_INSTALL) --locked --root $$root wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) \
+	  || $(TOOL_INSTALL) --root $$root wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION); \
 	  mkdir -p $(TOOLS)/cargo/bin && ln -sfn $$root/bin/wasm-bindgen $(WASM_BINDGEN); fi
 
 # The browser package: bindings/wasm/pkg/hyperseal.js + hyperseal_bg.wasm (wasm-bindgen's
@@ -313,7 +317,7 @@ fuzz-tools: $(CARGO_FUZZ)
 	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 $(CARGO_FUZZ):
 	@root=$(TOOLS_CACHE)/cargo-fuzz/$(CARGO_FUZZ_VERSION); mkdir -p $(dir $@); \
-	  [ -x $$root/bin/cargo-fuzz ] || $(CARGO) install --locked --root $$root cargo-fuzz --version $(CARGO_FUZZ_VERSION); \
+	  [ -x $$root/bin/cargo-fuzz ] || $(TOOL_INSTALL) --locked --root $$root cargo-fuzz --version $(CARGO_FUZZ_VERSION); \
 	  ln -sfn $$root/bin/cargo-fuzz $@
 
 fuzz: fuzz-tools
@@ -387,7 +391,7 @@ CARGO_CYCLONEDX := $(TOOLS)/cargo/bin/cargo-cyclonedx
 cargo-cyclonedx: $(CARGO_CYCLONEDX)
 $(CARGO_CYCLONEDX):
 	@root=$(TOOLS_CACHE)/cargo-cyclonedx/$(CARGO_CYCLONEDX_VERSION); mkdir -p $(dir $@); \
-	  [ -x $$root/bin/cargo-cyclonedx ] || nice -n 10 $(CARGO) install --locked --root $$root cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION); \
+	  [ -x $$root/bin/cargo-cyclonedx ] || nice -n 10 $(TOOL_INSTALL) --locked --root $$root cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION); \
 	  ln -sfn $$root/bin/cargo-cyclonedx $@
 
 # auditwheel (pypa) in a venv of its own, so the test venv stays what requirements-test.txt says.
