@@ -47,6 +47,7 @@ test(`a ${SIZE / 2 ** 20} MiB file from disk: encrypt, decrypt, the same bytes, 
     r = await encryptFiles(page, path, { recipients: recipient })
   })
   assert.equal(r.alert, '')
+  assert.match(await page.locator('#speed').textContent(), /^\d+\.\d MB\/s$/)
   console.log(`encrypt: ${await page.locator('#speed').textContent()}, renderers +${(encPeak / 2 ** 20).toFixed(0)} MiB over idle ${(idle / 2 ** 20).toFixed(0)} MiB`)
 
   // The encrypted file, a File from the OPFS on disk, goes to the Decrypt tab's input.
