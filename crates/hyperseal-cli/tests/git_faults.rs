@@ -1,0 +1,93 @@
+//! `hyperseal git` when things go wrong: a filter killed in the middle of `git add` fails the
+//! command and leaves no plaintext blob and nothing staged, and the work tree as it was.
+
+mod common;
+mod git_support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::keypair;
+use git_support::{have_git, Repo};
+
+/// The filter processes started for `dir` (their working folder is the work tree).
+fn filters_in(dir: &std::path::Path) -> Vec<i32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cwd = std::fs::read_link(e.path().join("cwd")).ok();
+        // hyperseal itself, not the shell git may start it through.
+        let first = cmd.split(|b| *b == 0).next().unwrap_or_default();
+        if first.ends_with(b"hyperseal")
+            && cmd.windows(14).any(|w| w == b"filter-process")
+            && cwd.as_deref() == Some(dir)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Bytes the process `pid` has read so far.
+fn read_by(pid: i32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    io.lines().find_map(|l| l.strip_prefix("rchar: ")).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
+}
+
+#[test]
+fn a_killed_filter_leaves_no_plaintext_and_nothing_staged() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(tmp.path(), "k", "hybrid");
+    let r = Repo::init(tmp.path(), "r");
+    r.hs_ok(&["git", "init", "*.env"]);
+    r.write(".age-recipients", format!("{public}\n").as_bytes());
+    r.hs_ok(&["git", "unlock", "-i", &key]);
+    // Enough work that the filter is still busy when it is found and killed: 2 MiB files,
+    // each with a marker the object store must never hold.
+    let files: Vec<(String, Vec<u8>)> = (0..48)
+        .map(|i| {
+            let mut data = common::data(2 << 20, i);
+            data[..24].copy_from_slice(format!("PLAINTEXT-MARKER-{i:06}\n").as_bytes());
+            (format!("f{i:02}.env"), data)
+        })
+        .collect();
+    for (name, data) in &files {
+        r.write(name, data);
+    }
+    let dir = r.dir.canonicalize().unwrap();
+    let mut add = Command::new("git")
+        .args(["add", "-A"])
+        .current_dir(&dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let mut killed = false;
+    while start.elapsed() < Duration::from_secs(30) && add.try_wait().unwrap().is_none() {
+        // Killed once it has read a fifth of the files: some are done, most are not.
+        if let Some(pid) = filters_in(&dir).first().filter(|pid| read_by(**pid) > 20 << 20) {
+            // SAFETY: kill(2) on a process id this test just found; no memory is involved.
+            killed = unsafe { libc::kill(*pid, libc::SIGKILL) } == 0;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let out = add.wait_with_output().unwrap();
+    assert!(killed, "the filter was found and killed while git add ran");
+    assert!(!out.status.success(), "git add fails when its required filter dies");
+    assert_eq!(r.ok(&["ls-files", "--", "*.env"]), "", "nothing marked is staged");
+    for b in r.all_blobs() {
+        assert!(!b.windows(17).any(|w| w == b"PLAINTEXT-MARKER-"), "a plaintext blob was stored");
+    }
+    for (name, data) in &files {
+        assert_eq!(&r.read(name), data, "{name} is as it was");
+    }
+    assert!(!r.dir.join(".git/index.lock").exists(), "git left no lock behind");
+}
