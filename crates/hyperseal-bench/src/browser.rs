@@ -11,6 +11,7 @@ use std::process::Command;
 use anyhow::Result;
 use serde_json::Value;
 
+use super::child::script_json;
 use super::report::{Cell, Chart, Section, TableReport};
 use super::stats::{fmt_mbps, fmt_time};
 use super::{Ctx, Table};
@@ -73,20 +74,13 @@ impl Table for Browser {
             self.id(),
             format!("node bench/browser.mjs ({})", if ctx.full { "--full" } else { "--quick" }),
         );
-        let failed = match cmd.output() {
-            Ok(o) if o.status.success() => None,
-            Ok(o) => Some(format!(
-                "bench/browser.mjs failed ({}): {}",
-                o.status,
-                String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
-            )),
-            Err(e) => Some(format!("cannot run node: {e}")),
+        let parsed = match script_json(&mut cmd, "node bench/browser.mjs", &json_path) {
+            Ok(v) => v,
+            Err(why) => {
+                out.note(format!("{why}; browser table skipped"));
+                return Ok(());
+            }
         };
-        if let Some(why) = failed {
-            out.note(format!("{why}; browser table skipped"));
-            return Ok(());
-        }
-        let parsed: Value = serde_json::from_slice(&std::fs::read(&json_path)?)?;
         out.note(
             "The WorkerPool groups run twice, in a page served with COOP/COEP (cross-origin isolated: the pool's \
              workers share memory with it, `[SharedArrayBuffer, COOP/COEP]`) and in one served without \

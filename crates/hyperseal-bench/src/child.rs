@@ -163,3 +163,23 @@ pub fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
+
+/// Runs a peer's benchmark script (`what` names it in a note: "node web/bench.mjs") that writes
+/// its figures as JSON to `json`, and returns them; or, when the script cannot start, fails or
+/// writes nothing readable, the one line that says why (the table becomes that note).
+pub fn script_json(
+    cmd: &mut Command,
+    what: &str,
+    json: &Path,
+) -> std::result::Result<serde_json::Value, String> {
+    match cmd.output() {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            let last = String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("").to_owned();
+            return Err(format!("{what} failed ({}): {last}", o.status));
+        }
+        Err(e) => return Err(format!("cannot run {what}: {e}")),
+    }
+    let bytes = std::fs::read(json).map_err(|e| format!("{what} wrote no JSON ({e})"))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{what} wrote no readable JSON ({e})"))
+}

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::Result;
-use serde_json::Value;
 
+use super::child::script_json;
 use super::report::{Cell, Chart, Section, TableReport};
 use super::stats::{fmt_mbps, fmt_size, fmt_time};
 use super::{Ctx, Table};
@@ -74,26 +74,10 @@ impl Table for Node {
             if ctx.full { "full" } else { "quick" },
             dir.display()
         ));
-        let status = match cmd.output() {
-            Ok(o) if o.status.success() => None,
-            Ok(o) => Some(format!(
-                "bench.js failed ({}): {}",
-                o.status,
-                String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
-            )),
-            Err(e) => Some(format!("cannot run node: {e}")),
-        };
-        if let Some(why) = status {
-            out.note(format!("{why}; node table skipped"));
-            return Ok(());
-        }
-        let parsed: Value = match std::fs::read(&json_path)
-            .map_err(anyhow::Error::from)
-            .and_then(|b| Ok(serde_json::from_slice(&b)?))
-        {
+        let parsed = match script_json(&mut cmd, "node bench/bench.js", &json_path) {
             Ok(v) => v,
-            Err(e) => {
-                out.note(format!("bench.js wrote no readable JSON ({e}); node table skipped"));
+            Err(why) => {
+                out.note(format!("{why}; node table skipped"));
                 return Ok(());
             }
         };

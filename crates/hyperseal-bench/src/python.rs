@@ -11,6 +11,7 @@ use std::process::Command;
 use anyhow::Result;
 use serde_json::Value;
 
+use super::child::script_json;
 use super::report::{Cell, Chart, Section, TableReport};
 use super::stats::{fmt_mbps, fmt_size, fmt_time};
 use super::{Ctx, Table};
@@ -71,20 +72,13 @@ impl Table for Python {
             self.id(),
             format!("python -m hyperseal.bench --sizes {} --runs {runs}", sizes.join(",")),
         );
-        let failed = match cmd.output() {
-            Ok(o) if o.status.success() => None,
-            Ok(o) => Some(format!(
-                "python -m hyperseal.bench failed ({}): {}",
-                o.status,
-                String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
-            )),
-            Err(e) => Some(format!("cannot run python: {e}")),
+        let parsed = match script_json(&mut cmd, "python -m hyperseal.bench", &json_path) {
+            Ok(v) => v,
+            Err(why) => {
+                out.note(format!("{why}; python table skipped"));
+                return Ok(());
+            }
         };
-        if let Some(why) = failed {
-            out.note(format!("{why}; python table skipped"));
-            return Ok(());
-        }
-        let parsed: Value = serde_json::from_slice(&std::fs::read(&json_path)?)?;
         let v = &parsed["versions"];
         out.note(format!(
             "One CPython {} process ({} cores), the same inputs for hyperseal {} and its peers (pyca/cryptography {}, \

@@ -12,6 +12,7 @@ use std::process::Command;
 use anyhow::Result;
 use serde_json::Value;
 
+use super::child::script_json;
 use super::report::{Cell, Section, TableReport};
 use super::stats::fmt_mbps;
 use super::{Ctx, Table};
@@ -63,20 +64,13 @@ impl Table for WebApp {
         cmd.current_dir(&dir).arg("web/bench.mjs").arg("--json").arg(&json_path);
         cmd.arg("--size-mib").arg(mib.to_string());
         ctx.progress(self.id(), format!("node web/bench.mjs --size-mib {mib}"));
-        let failed = match cmd.output() {
-            Ok(o) if o.status.success() => None,
-            Ok(o) => Some(format!(
-                "web/bench.mjs failed ({}): {}",
-                o.status,
-                String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
-            )),
-            Err(e) => Some(format!("cannot run node: {e}")),
+        let parsed = match script_json(&mut cmd, "node web/bench.mjs", &json_path) {
+            Ok(v) => v,
+            Err(why) => {
+                out.note(format!("{why}; web app table skipped"));
+                return Ok(());
+            }
         };
-        if let Some(why) = failed {
-            out.note(format!("{why}; web app table skipped"));
-            return Ok(());
-        }
-        let parsed: Value = serde_json::from_slice(&std::fs::read(&json_path)?)?;
         out.note(format!(
             "Headless Chromium {} on {} ({} cores), one fresh browser per implementation, {mib} MiB of random \
              bytes read from the disk and written to the Origin Private File System (the tests' stand-in for \
