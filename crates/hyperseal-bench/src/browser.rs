@@ -11,7 +11,7 @@ use std::process::Command;
 use anyhow::Result;
 use serde_json::Value;
 
-use super::child::script_json;
+use super::child::{missing_note, script_json};
 use super::report::{Cell, Chart, Section, TableReport};
 use super::stats::{fmt_mbps, fmt_time};
 use super::{Ctx, Table};
@@ -22,26 +22,25 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// `bindings/wasm` of the checkout, or why the table cannot run.
 fn binding_dir(ctx: &Ctx) -> std::result::Result<PathBuf, String> {
-    let dir = ctx.repo.join("bindings/wasm");
-    let missing = |what: &str, how: &str| Err(format!("{what} missing ({how}); browser table skipped"));
-    if !dir.join("bench/browser.mjs").is_file() {
-        return missing(
+    const NPM: (&str, &str) = ("the npm packages", "cd bindings/wasm && npm ci");
+    let needed = [
+        (
+            "bindings/wasm/bench/browser.mjs",
             "bindings/wasm/bench/browser.mjs",
             "run from the repository root, or pass --repo DIR",
-        );
-    }
-    if !dir.join("pkg/hyperseal_bg.wasm").is_file() {
-        return missing("the WebAssembly build", "make wasm");
-    }
-    if !dir.join("node_modules/playwright-core").is_dir() || !dir.join("node_modules/age-encryption").is_dir()
-    {
-        return missing("the npm packages", "cd bindings/wasm && npm ci");
+        ),
+        ("bindings/wasm/pkg/hyperseal_bg.wasm", "the WebAssembly build", "make wasm"),
+        ("bindings/wasm/node_modules/playwright-core", NPM.0, NPM.1),
+        ("bindings/wasm/node_modules/age-encryption", NPM.0, NPM.1),
+    ];
+    if let Some(why) = missing_note(&ctx.repo, "browser", &needed) {
+        return Err(why);
     }
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| CHROMIUM.into());
     if !std::path::Path::new(&chromium).is_file() {
-        return missing("Chromium", "make chromium");
+        return Err("Chromium missing (make chromium); browser table skipped".into());
     }
-    Ok(dir)
+    Ok(ctx.repo.join("bindings/wasm"))
 }
 
 impl Table for Browser {

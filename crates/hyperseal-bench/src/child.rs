@@ -183,3 +183,10 @@ pub fn script_json(
     let bytes = std::fs::read(json).map_err(|e| format!("{what} wrote no JSON ({e})"))?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{what} wrote no readable JSON ({e})"))
 }
+
+/// The note that skips `table` when one of `needed` is missing: each a path under `repo`, what
+/// it is, and how to make it ("make web").
+pub fn missing_note(repo: &Path, table: &str, needed: &[(&str, &str, &str)]) -> Option<String> {
+    let (_, what, how) = needed.iter().find(|(path, _, _)| !repo.join(path).exists())?;
+    Some(format!("{what} missing ({how}); {table} table skipped"))
+}

@@ -12,7 +12,7 @@ use std::process::Command;
 use anyhow::Result;
 use serde_json::Value;
 
-use super::child::script_json;
+use super::child::{missing_note, script_json};
 use super::report::{Cell, Section, TableReport};
 use super::stats::fmt_mbps;
 use super::{Ctx, Table};
@@ -21,22 +21,22 @@ pub struct WebApp;
 
 /// `bindings/wasm` of the checkout, or why the table cannot run.
 fn binding_dir(ctx: &Ctx) -> std::result::Result<PathBuf, String> {
-    let dir = ctx.repo.join("bindings/wasm");
-    let missing = |what: &str, how: &str| Err(format!("{what} missing ({how}); web app table skipped"));
-    if !dir.join("web/bench.mjs").is_file() {
-        return missing("bindings/wasm/web/bench.mjs", "run from the repository root, or pass --repo DIR");
+    const NPM: (&str, &str) = ("the npm packages", "cd bindings/wasm && npm ci");
+    let needed = [
+        (
+            "bindings/wasm/web/bench.mjs",
+            "bindings/wasm/web/bench.mjs",
+            "run from the repository root, or pass --repo DIR",
+        ),
+        ("target/web/index.html", "the page", "make web"),
+        ("bindings/wasm/node_modules/playwright-core", NPM.0, NPM.1),
+        ("bindings/wasm/node_modules/age-encryption", NPM.0, NPM.1),
+        (".tools/bin/age-keygen", "age-keygen", "make age"),
+    ];
+    match missing_note(&ctx.repo, "web app", &needed) {
+        Some(why) => Err(why),
+        None => Ok(ctx.repo.join("bindings/wasm")),
     }
-    if !ctx.repo.join("target/web/index.html").is_file() {
-        return missing("the page", "make web");
-    }
-    if !dir.join("node_modules/playwright-core").is_dir() || !dir.join("node_modules/age-encryption").is_dir()
-    {
-        return missing("the npm packages", "cd bindings/wasm && npm ci");
-    }
-    if !ctx.repo.join(".tools/bin/age-keygen").is_file() {
-        return missing("age-keygen", "make age");
-    }
-    Ok(dir)
 }
 
 impl Table for WebApp {
