@@ -11,4 +11,4 @@ git-tools:
 # The git tests also run in the workspace stage; this stage runs them alone, so a failure of the
 # filter shows under its own name in the stage report (a few seconds: they are already built).
 git-test: git-tools age
-	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release -p hyperseal-cli --test git_filter --test git_faults
+	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release -p hyperseal-cli --test git_filter --test git_faults --test git_verify

@@ -25,6 +25,10 @@ enum GitCommand {
     /// its folder, or one above it); a marked path with none makes `git add` fail. Running it
     /// again changes nothing.
     Init {
+        /// Also install a pre-commit hook that runs `hyperseal git verify` (never over a hook
+        /// of another tool).
+        #[arg(long)]
+        hooks: bool,
         /// Paths to encrypt, as .gitattributes patterns (e.g. `secrets/**`, `*.env`).
         patterns: Vec<String>,
     },
@@ -47,6 +51,12 @@ enum GitCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Check that every marked path of REV (default: the index) is stored as an age file
+    /// whose stanza types and count match its .age-recipients; exit 1 naming each that is not.
+    Verify {
+        /// A revision (commit, branch, tag); default: the index.
+        rev: Option<String>,
+    },
     /// git's long-running clean/smudge filter (git runs it; not for people).
     #[command(hide = true, name = "filter-process")]
     FilterProcess,
@@ -57,9 +67,10 @@ enum GitCommand {
 
 pub fn run(a: GitArgs) -> Result<()> {
     match a.command {
-        GitCommand::Init { patterns } => init(&patterns),
+        GitCommand::Init { hooks, patterns } => init(&patterns, hooks),
         GitCommand::Unlock { identities, force } => unlock(&identities, force),
         GitCommand::Lock { force } => lock(force),
+        GitCommand::Verify { rev } => super::git_verify::verify(rev.as_deref()),
         GitCommand::FilterProcess => super::git_filter::filter_process(),
         GitCommand::Textconv { file } => super::git_filter::textconv(&file),
     }
@@ -70,7 +81,7 @@ fn attribute_line(pattern: &str) -> String {
     format!("{pattern} filter={DRIVER} diff={DRIVER} merge={DRIVER} -text")
 }
 
-fn init(patterns: &[String]) -> Result<()> {
+fn init(patterns: &[String], hooks: bool) -> Result<()> {
     let root = git_repo::work_tree()?;
     for p in patterns {
         // A pattern is one field of a .gitattributes line: whitespace or a newline would make
@@ -104,11 +115,46 @@ fn init(patterns: &[String]) -> Result<()> {
     if text.len() != before {
         std::fs::write(&file, text).map_err(|e| anyhow::Error::new(e).context(".gitattributes"))?;
     }
+    if hooks {
+        install_hook()?;
+    }
     if recipients_missing(&root) {
         eprintln!(
             "hyperseal: note: no .age-recipients at the top of the work tree: `git add` of a marked path fails until one is in its folder or above"
         );
     }
+    Ok(())
+}
+
+/// The first lines of the pre-commit hook `--hooks` writes: how it is known again.
+const HOOK_MARK: &str = "# hyperseal git: verify the index before each commit";
+
+/// Writes `.git/hooks/pre-commit` (per repository, `git rev-parse --git-path hooks/pre-commit`)
+/// to run `verify`; an existing hook is replaced only if it is this one.
+fn install_hook() -> Result<()> {
+    let hook = git_repo::git_path("hooks/pre-commit")?;
+    let exe = std::env::current_exe()?;
+    let body = format!("#!/bin/sh\n{HOOK_MARK}\nexec {} git verify\n", git_repo::shell_quote(&exe));
+    match std::fs::read_to_string(&hook) {
+        Ok(old) if old == body => return Ok(()),
+        Ok(old) if !old.contains(HOOK_MARK) => {
+            return Err(hint(
+                format!("{} exists and is not hyperseal's", hook.display()),
+                "add `hyperseal git verify` to that hook yourself",
+            ))
+        }
+        _ => {}
+    }
+    if let Some(dir) = hook.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&hook, body).map_err(|e| anyhow::Error::new(e).context(hook.display().to_string()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755))?;
+    }
+    eprintln!("installed the pre-commit hook: hyperseal git verify");
     Ok(())
 }
 

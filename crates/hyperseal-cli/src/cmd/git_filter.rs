@@ -127,7 +127,7 @@ impl Repo for Stored {
 
 /// Path → object id from `ls-files -s -z` (`MODE OID STAGE\tPATH`, stage 0 only) or from
 /// `ls-tree -r -z` (`MODE TYPE OID\tPATH`, blobs only).
-fn tree(listed: &[u8], index: bool) -> HashMap<String, String> {
+pub(super) fn tree(listed: &[u8], index: bool) -> HashMap<String, String> {
     let mut map = HashMap::new();
     for entry in listed.split(|b| *b == 0) {
         let text = String::from_utf8_lossy(entry);
@@ -144,14 +144,14 @@ fn tree(listed: &[u8], index: bool) -> HashMap<String, String> {
 }
 
 /// One `git cat-file --batch` for the whole filter process.
-struct CatFile {
+pub(super) struct CatFile {
     child: Child,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
 }
 
 impl CatFile {
-    fn start() -> std::io::Result<Self> {
+    pub(super) fn start() -> std::io::Result<Self> {
         let mut child = Command::new("git")
             .args(["cat-file", "--batch"])
             .stdin(Stdio::piped())
@@ -164,7 +164,7 @@ impl CatFile {
     }
 
     /// Copies the blob `oid` into `into`; `false` if git does not have it.
-    fn blob(&mut self, oid: &str, into: &mut Spool) -> std::io::Result<bool> {
+    pub(super) fn blob(&mut self, oid: &str, into: &mut Spool) -> std::io::Result<bool> {
         writeln!(self.input, "{oid}")?;
         self.input.flush()?;
         let mut line = String::new();

@@ -88,7 +88,7 @@ pub fn configured() -> bool {
 }
 
 /// git runs the drivers through the shell: the path goes in single quotes.
-fn shell_quote(p: &Path) -> String {
+pub fn shell_quote(p: &Path) -> String {
     format!("'{}'", p.to_string_lossy().replace('\'', r"'\''"))
 }
 

@@ -12,6 +12,7 @@ pub mod encrypt;
 pub mod git;
 mod git_filter;
 mod git_repo;
+mod git_verify;
 pub mod header;
 pub mod identity;
 pub mod inspect;

@@ -8,6 +8,7 @@
 //!   encryption).
 //! - [`recipients`]: the nearest `.age-recipients`.
 //! - [`spool`]: where a file waits while git is still sending it (ciphertext only).
+//! - [`verify`]: whether a stored blob is what the filter would have stored (no key needed).
 //!
 //! The library reads no environment and runs no git: the frontend supplies the repository
 //! (its stored blobs), the identities and the parsing of recipients through [`Repo`].
@@ -17,6 +18,7 @@ pub mod pktline;
 pub mod process;
 pub mod recipients;
 pub mod spool;
+pub mod verify;
 
 pub use filter::{Filter, Outcome, Repo, AGE_INTRO};
 pub use process::serve;

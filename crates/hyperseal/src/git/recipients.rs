@@ -21,27 +21,33 @@ pub struct Found {
     pub text: String,
 }
 
-/// The `.age-recipients` nearest to `path` (relative to `root`, `/`-separated as git names
-/// paths), or `None` where no folder up to the root has one. A path that climbs out of the
-/// root (`..`, an absolute path) is refused.
-pub fn nearest(root: &Path, path: &str) -> io::Result<Option<Found>> {
+/// The `.age-recipients` paths that may hold `path`'s recipients, nearest first: its folder's,
+/// then each folder's above it, the root's last. A path that climbs out of the root (`..`, an
+/// absolute path) is refused.
+pub fn candidates(path: &str) -> io::Result<Vec<String>> {
     let rel = Path::new(path);
     if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "a path outside the work tree"));
     }
-    let mut dir: Option<&Path> = rel.parent();
-    loop {
-        let here = dir.map(|d| d.join(FILE_NAME)).unwrap_or_else(|| PathBuf::from(FILE_NAME));
+    let mut out = Vec::new();
+    let mut dir = rel.parent();
+    while let Some(d) = dir {
+        let here: PathBuf = d.join(FILE_NAME);
+        out.push(here.to_string_lossy().replace('\\', "/"));
+        dir = d.parent();
+    }
+    Ok(out)
+}
+
+/// The `.age-recipients` nearest to `path` in the work tree at `root` (`path` relative to it,
+/// `/`-separated as git names paths), or `None` where no folder up to the root has one.
+pub fn nearest(root: &Path, path: &str) -> io::Result<Option<Found>> {
+    for here in candidates(path)? {
         if let Some(text) = read_bounded(&root.join(&here))? {
-            let path = here.to_string_lossy().replace('\\', "/");
-            return Ok(Some(Found { path, text }));
-        }
-        match dir {
-            Some(d) if !d.as_os_str().is_empty() => dir = d.parent(),
-            Some(_) => dir = None,
-            None => return Ok(None),
+            return Ok(Some(Found { path: here, text }));
         }
     }
+    Ok(None)
 }
 
 /// The text of `file`, `None` if it does not exist; an error past [`MAX_LEN`] or if not UTF-8.

@@ -1,0 +1,86 @@
+//! `hyperseal git verify [REV]`: every marked path stored as an age file whose stanza types
+//! and count match its `.age-recipients`, both read from REV (by default the index). For CI
+//! and the pre-commit hook: it catches what a tool that ignores `.gitattributes` committed.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use hyperseal::git::recipients::{candidates, parse_bounded};
+use hyperseal::git::verify::{check, stanza_types};
+use hyperseal::git::Spool;
+
+use super::git_filter::{tree, CatFile};
+use super::git_repo::{self, git, DRIVER};
+
+pub fn verify(rev: Option<&str>) -> Result<()> {
+    git_repo::work_tree()?;
+    let listed = match rev {
+        None => tree(&git(&["ls-files", "-s", "-z"], None)?, true),
+        Some(r) => tree(&git(&["ls-tree", "-r", "-z", r], None)?, false),
+    };
+    let marked = marked_in(&listed, rev.is_none())?;
+    let spool_dir = git_repo::git_path("hyperseal-spool")?;
+    let mut cat = CatFile::start()?;
+    let mut spool = Spool::new(&spool_dir);
+    // Each recipients file's stanza types, worked out once.
+    let mut wanted: HashMap<String, Vec<String>> = HashMap::new();
+    let mut bad = 0;
+    for path in &marked {
+        let file = candidates(path)?.into_iter().find(|c| listed.contains_key(c));
+        let want = match &file {
+            Some(f) if !wanted.contains_key(f) => {
+                spool.clear()?;
+                cat.blob(&listed[f], &mut spool)?;
+                let text =
+                    parse_bounded(spool.reader()?).map_err(|e| anyhow::Error::new(e).context(f.clone()))?;
+                let recipients = super::identity::parse_recipients_text(&text, std::path::Path::new(f))
+                    .map_err(|e| anyhow::Error::new(e).context(f.clone()))?;
+                wanted.insert(f.clone(), stanza_types(&recipients)?);
+                wanted.get(f)
+            }
+            Some(f) => wanted.get(f),
+            None => None,
+        };
+        spool.clear()?;
+        cat.blob(&listed[path], &mut spool)?;
+        if let Some(finding) = check(spool.reader()?, want.map(Vec::as_slice)) {
+            bad += 1;
+            println!("{path}: {finding}");
+        }
+    }
+    if bad == 0 {
+        eprintln!("verified: {} marked path(s)", marked.len());
+        return Ok(());
+    }
+    Err(crate::errors::hint(
+        format!("{bad} of {} marked path(s) are not stored as their recipients say", marked.len()),
+        "add them again through the filter (`git add --renormalize PATH` in an unlocked work tree), then commit",
+    ))
+}
+
+/// The listed paths whose `filter` attribute is this driver: the index's `.gitattributes`
+/// for the index, the work tree's otherwise (git 2.39's check-attr reads no revision).
+fn marked_in(listed: &HashMap<String, String>, index: bool) -> Result<Vec<String>> {
+    let mut names: Vec<&String> = listed.keys().collect();
+    names.sort();
+    let mut input = Vec::new();
+    for n in &names {
+        input.extend_from_slice(n.as_bytes());
+        input.push(0);
+    }
+    if input.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut args = vec!["check-attr", "-z", "--stdin"];
+    if index {
+        args.push("--cached");
+    }
+    args.push("filter");
+    let attrs = git(&args, Some(&input))?;
+    let fields: Vec<&[u8]> = attrs.split(|b| *b == 0).collect();
+    Ok(fields
+        .chunks(3)
+        .filter(|f| f.len() == 3 && f[2] == DRIVER.as_bytes())
+        .map(|f| String::from_utf8_lossy(f[0]).into_owned())
+        .collect())
+}
