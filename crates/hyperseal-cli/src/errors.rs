@@ -35,7 +35,6 @@ pub fn report(e: &anyhow::Error) -> u8 {
     if is_broken_pipe(e) {
         return BROKEN_PIPE;
     }
-    eprintln!("hyperseal: error: {}", message(e));
     let hinted = e.downcast_ref::<Hinted>();
     let hint = match hinted {
         Some(h) => Some(h.hint.clone()),
@@ -45,14 +44,24 @@ pub fn report(e: &anyhow::Error) -> u8 {
             .or_else(|| is_out_of_memory(e).then_some(OUT_OF_MEMORY_HINT))
             .map(str::to_string),
     };
-    if let Some(h) = hint {
-        eprintln!("hyperseal: hint: {}", redact(&h));
-    }
+    print_error(&message(e), hint.map(|h| redact(&h).into_owned()).as_deref());
     if hinted.is_some_and(|h| h.usage) {
         USAGE
     } else {
         1
     }
+}
+
+/// Writes `hyperseal: error: MESSAGE` and its `hyperseal: hint:` line to stderr in one write, so
+/// that a program sharing our stderr (git, around its filter process) cannot cut into them:
+/// `eprintln!` writes each piece of its format on its own.
+pub fn print_error(message: &str, hint: Option<&str>) {
+    use std::io::Write;
+    let mut text = format!("hyperseal: error: {message}\n");
+    if let Some(h) = hint {
+        text.push_str(&format!("hyperseal: hint: {h}\n"));
+    }
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// The one-line message of an error: its context chain joined with `: ` (so "cannot open X"
@@ -194,10 +203,7 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             let words: Vec<&str> = usage.split(' ').take_while(|w| !w.starts_with(['[', '<', '-'])).collect();
             Some(format!("see '{} --help'", words.join(" ")))
         });
-    eprintln!("hyperseal: error: {}", redact(&msg));
-    if let Some(h) = hint {
-        eprintln!("hyperseal: hint: {}", redact(&h));
-    }
+    print_error(&redact(&msg), hint.map(|h| redact(&h).into_owned()).as_deref());
     ExitCode::from(USAGE)
 }
 

@@ -187,3 +187,28 @@ fn a_damaged_file_decrypted_to_stdout_does_not_claim_nothing_was_written() {
     assert!(stderr(&o).contains("no output file was written"), "{}", stderr(&o));
     assert!(!out.exists());
 }
+
+/// The error line and its hint leave in one write(2): git runs `hyperseal git filter-process` on
+/// its own stderr and writes its "fatal: …" line there too, so a message written in pieces came
+/// out cut in two ("hyperseal: error: fatal: …"). strace shows each write the process makes.
+#[test]
+fn an_error_and_its_hint_are_one_write() {
+    let Some(strace) = common::peer_on_path("strace") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("writes");
+    let o = Command::new(&strace)
+        .args(["-f", "-qq", "-s", "4096", "-e", "trace=write", "-e", "signal=none", "-o"])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_hyperseal"))
+        .args(["encrypt", "-r", "age1notakey"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("hyperseal: hint: "), "{}", stderr(&o));
+    let writes = fs::read_to_string(&log).unwrap();
+    let to_stderr: Vec<&str> = writes.lines().filter(|l| l.contains("write(2, ")).collect();
+    assert_eq!(to_stderr.len(), 1, "the message went out in {} writes:\n{writes}", to_stderr.len());
+    let w = to_stderr[0];
+    assert!(w.contains("\"hyperseal: error: invalid recipient") && w.contains("\\nhyperseal: hint: "), "{w}");
+}

@@ -40,7 +40,6 @@ pub fn filter_process() -> Result<()> {
 fn report_failure(path: &str, e: &hyperseal::Error) {
     let message = crate::errors::message(&anyhow::anyhow!("{e}"));
     let message = if message.starts_with(path) { message } else { format!("{path}: {message}") };
-    eprintln!("hyperseal: error: {message}");
     let hint = match e {
         hyperseal::Error::InvalidRecipient(_) | hyperseal::Error::IncompatibleRecipients(_) => Some(
             "put the recipients, one per line as -R reads them, in a .age-recipients file in its folder or one above",
@@ -48,9 +47,7 @@ fn report_failure(path: &str, e: &hyperseal::Error) {
         hyperseal::Error::NoIdentityMatched => Some("run `hyperseal git unlock -i KEY` with a key the file was sealed to"),
         _ => None,
     };
-    if let Some(h) = hint {
-        eprintln!("hyperseal: hint: {h}");
-    }
+    crate::errors::print_error(&message, hint);
 }
 
 /// The repository as the filter sees it.
