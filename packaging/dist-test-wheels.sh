@@ -92,7 +92,7 @@ bare "$HS" encrypt -R "$A/work/me.pub" -o "$A/work/from-x86.hs" "$A/work/plain"
 # CLI and age paths are relative to the test files, so the tests that start those (x86-64
 # programs) skip there; at least 30 must pass, so a wholesale skip fails here.
 mkdir -p "$A/tests"
-cp "$ROOT"/bindings/python/tests/{conftest.py,s3_server.py,test_open.py,test_core.py,test_api.py,test_files.py,test_rekey.py} "$A/tests/"
+cp "$ROOT"/bindings/python/tests/{conftest.py,s3_server.py,s3_local.py,gil.py,test_open.py,test_core.py,test_api.py,test_files.py,test_rekey.py} "$A/tests/"
 t1=$(now)
 (cd "$A/tests" && arm64 -m pytest -q -p no:cacheprovider . 2>&1) > "$A/pytest.log" || { cat "$A/pytest.log" >&2; exit 1; }
 summary=$(tail -1 "$A/pytest.log")
