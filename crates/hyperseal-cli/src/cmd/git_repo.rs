@@ -94,11 +94,21 @@ pub fn shell_quote(p: &Path) -> String {
 
 /// Every path in the index whose `filter` attribute is this driver.
 pub fn marked_paths() -> Result<Vec<String>> {
-    let listed = git(&["ls-files", "-z"], None)?;
+    marked_among(&git(&["ls-files", "-z"], None)?, false)
+}
+
+/// Of `listed` (paths, each ended by NUL), those whose `filter` attribute is this driver: by the
+/// index's `.gitattributes` when `cached`, the work tree's otherwise.
+pub fn marked_among(listed: &[u8], cached: bool) -> Result<Vec<String>> {
     if listed.is_empty() {
         return Ok(Vec::new());
     }
-    let attrs = git(&["check-attr", "-z", "--stdin", "filter"], Some(&listed))?;
+    let mut args = vec!["check-attr", "-z", "--stdin"];
+    if cached {
+        args.push("--cached");
+    }
+    args.push("filter");
+    let attrs = git(&args, Some(listed))?;
     // -z output: path NUL attribute NUL value NUL, for each path.
     let fields: Vec<&[u8]> = attrs.split(|b| *b == 0).collect();
     Ok(fields

@@ -10,7 +10,7 @@ use hyperseal::git::verify::{check, stanza_types};
 use hyperseal::git::Spool;
 
 use super::git_filter::{tree, CatFile};
-use super::git_repo::{self, git, DRIVER};
+use super::git_repo::{self, git};
 
 pub fn verify(rev: Option<&str>) -> Result<()> {
     git_repo::work_tree()?;
@@ -68,19 +68,5 @@ fn marked_in(listed: &HashMap<String, String>, index: bool) -> Result<Vec<String
         input.extend_from_slice(n.as_bytes());
         input.push(0);
     }
-    if input.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut args = vec!["check-attr", "-z", "--stdin"];
-    if index {
-        args.push("--cached");
-    }
-    args.push("filter");
-    let attrs = git(&args, Some(&input))?;
-    let fields: Vec<&[u8]> = attrs.split(|b| *b == 0).collect();
-    Ok(fields
-        .chunks(3)
-        .filter(|f| f.len() == 3 && f[2] == DRIVER.as_bytes())
-        .map(|f| String::from_utf8_lossy(f[0]).into_owned())
-        .collect())
+    git_repo::marked_among(&input, index)
 }
