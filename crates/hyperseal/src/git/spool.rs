@@ -9,6 +9,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+pub(super) use crate::stream::read_full;
+
 /// Bytes kept in memory before the spool moves to a file: large enough that a typical secret
 /// file never touches the disk, small enough for the filter's 64 MiB memory budget.
 pub const IN_MEMORY: usize = 4 << 20;
@@ -108,20 +110,6 @@ impl Write for Spool {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
-}
-
-/// Reads until `buf` is full or the input ends; returns the bytes read.
-pub(super) fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
 }
 
 fn hex(b: &[u8]) -> String {
