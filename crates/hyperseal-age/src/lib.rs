@@ -60,6 +60,9 @@ mod simple;
 #[cfg(feature = "armor")]
 #[cfg_attr(docsrs, doc(cfg(feature = "armor")))]
 pub mod armor;
+#[cfg(feature = "plugin")]
+#[cfg_attr(docsrs, doc(cfg(feature = "plugin")))]
+pub mod plugin;
 pub mod pq;
 pub mod scrypt;
 pub mod stream;
