@@ -194,7 +194,10 @@ $(GOBIN)/age-header: $(AGE_HEADER)/main.go $(AGE_HEADER)/go.mod $(AGE_HEADER)/go
 # test`. `python` before the cargo tests: the bench's python table test
 # (crates/hyperseal-bench/tests) needs the built package. The cargo stage writes its build's
 # timings (target/cargo-timings/cargo-timing.html): most of that stage is compiling and linking
-# the test binaries, and this says which.
+# the test binaries, and this says which: each crate's integration tests are one binary
+# (tests/suite.rs), since each link with thin LTO cost 15–45 s. The stages that run one test
+# target again (faults, git-test) name `--workspace` too: a `-p` build unifies another feature
+# set and rebuilds the library underneath.
 #
 # On a machine that has not built them yet, the tools that later stages need and that need no
 # apt-get (rage for the agent tests, MinIO for Python's, the packaging tools for dist) are built
@@ -223,7 +226,7 @@ test:
 	@$(STAGE) python-build $(MAKE) python
 	@$(STAGE) wait:rage bash -c '$(call tool-after,rage)'
 	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --timings
-	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
+	@$(STAGE) faults $(CARGO) test --release --workspace --features hyperseal-cli/test-hooks --test faults
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
@@ -276,7 +279,7 @@ wasm-test: wasm build chromium
 # crates/hyperseal/tests/backends.rs and src/crypto/tests.rs).
 test-portable:
 	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release -p hyperseal --features portable
-	$(CARGO) test --release -p hyperseal-toolkit --features portable --lib --test wycheproof --test sign_portable
+	$(CARGO) test --release -p hyperseal-toolkit --features portable --lib --test suite
 
 # The Node addon, for the bench's `node` table (skipped with a note if npm is missing or fails).
 node-addon:

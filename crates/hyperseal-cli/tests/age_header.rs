@@ -14,7 +14,7 @@ use std::process::{Command, Output, Stdio};
 
 use base64::Engine;
 
-mod common;
+use crate::common;
 use common::{hs, keypair, ok, peer};
 
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-mod common;
+use crate::common;
 use common::{on_terminal, peer, tools_path};
 
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 use common::{peer, tools_path};
 
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");

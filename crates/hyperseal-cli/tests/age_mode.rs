@@ -11,7 +11,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 use common::{on_terminal, peers, tools_path};
 
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");

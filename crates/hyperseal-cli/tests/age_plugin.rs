@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-mod common;
+use crate::common;
 use common::{peers, tools_path, TOOLS};
 
 /// age and the two plugins these tests run.

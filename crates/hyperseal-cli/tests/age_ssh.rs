@@ -15,7 +15,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 use common::on_terminal;
 
 const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");

@@ -7,7 +7,7 @@
 //! real age gives. Where hyperseal differs on purpose, the scenario says so and why (the README's
 //! age section lists the same differences).
 
-mod common;
+use crate::common;
 #[path = "age_terminal/scenarios.rs"]
 mod scenarios;
 

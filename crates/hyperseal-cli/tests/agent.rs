@@ -4,8 +4,7 @@
 //! rage` built it) opens files with no prompt, byte for byte; lifetimes, lock and unlock,
 //! stop; and a dead agent mid-request.
 
-mod agent_support;
-mod common;
+use crate::agent_support;
 
 use std::path::Path;
 use std::process::Command;

@@ -5,8 +5,7 @@
 //! it keeps both cores busy for its deadline, which would starve the timed checks of the other
 //! agent tests were they run beside it.
 
-mod agent_support;
-mod common;
+use crate::agent_support;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;

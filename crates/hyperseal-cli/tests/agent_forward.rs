@@ -6,8 +6,8 @@
 //! confirmed by the askpass program, `ssh -R` of the main socket is refused, and a forward's
 //! socket goes when its ssh ends.
 
-mod agent_support;
-mod common;
+use crate::agent_support;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;

@@ -6,8 +6,8 @@
 //! making room; an `ssh` whose program file was replaced still treated as `ssh`; and each
 //! refusal with a hint of its own, not "the agent is gone".
 
-mod agent_support;
-mod common;
+use crate::agent_support;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;

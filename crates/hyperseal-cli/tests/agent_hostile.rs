@@ -5,8 +5,7 @@
 //! and the agent's memory stays bounded; and the agent, started by an ordinary user, is not
 //! dumpable (its /proc/PID/fd belongs to root). Other users come from `setpriv` (run as root).
 
-mod agent_support;
-mod common;
+use crate::agent_support;
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;

@@ -5,8 +5,8 @@
 //! `lock` again, or after decryptions (answered on the accepting thread and on a connection's
 //! own) and `remove --all`; nor a security key's PIN past its lifetime. Elsewhere the test is skipped with a line saying so.
 
-mod agent_support;
-mod common;
+use crate::agent_support;
+use crate::common;
 
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;

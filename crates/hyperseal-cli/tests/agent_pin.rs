@@ -5,8 +5,8 @@
 //! behind the cache costs the card one failure, never a loop; a confirmation (a touch) is
 //! relayed every time; and `age -e -i agent.txt` encrypts to the agent's keys, its plugin keys among them.
 
-mod agent_support;
-mod common;
+use crate::agent_support;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

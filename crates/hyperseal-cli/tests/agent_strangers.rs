@@ -6,8 +6,7 @@
 //! they send anything. `start` refuses a socket directory that another user could move away.
 //! Other users come from `setpriv` (run as root); elsewhere those parts are skipped with a note.
 
-mod agent_support;
-mod common;
+use crate::agent_support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

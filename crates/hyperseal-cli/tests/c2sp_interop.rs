@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{hs, peak};
 
 const VENV_PYTHON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/venv/bin/python");

@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Output;
 
-mod common;
+use crate::common;
 use common::{hs, ok, peak};
 
 fn stderr(o: &Output) -> String {

@@ -1,7 +1,7 @@
 //! `hyperseal completions SHELL` and `hyperseal man`, what `make install` installs: generated
 //! from the parser's own command tree, so every subcommand is in them.
 
-mod common;
+use crate::common;
 
 use common::{hs, ok};
 

@@ -2,7 +2,7 @@
 //! nothing is left, on stdout the chunks that authenticated are already out. Checked against
 //! what the binary does.
 
-mod common;
+use crate::common;
 
 use common::hs;
 

@@ -1,8 +1,8 @@
 //! `hyperseal git` when things go wrong: a filter killed in the middle of `git add` fails the
 //! command and leaves no plaintext blob and nothing staged, and the work tree as it was.
 
-mod common;
-mod git_support;
+use crate::common;
+use crate::git_support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

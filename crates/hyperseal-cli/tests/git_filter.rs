@@ -4,8 +4,8 @@
 //! change or another repository stores a different one, a fresh clone is clean and locked, and
 //! branches, merges, rebases, worktrees and sparse checkouts go through the filter.
 
-mod common;
-mod git_support;
+use crate::common;
+use crate::git_support;
 
 use common::{keypair, peer};
 use git_support::{age_open, have_git, Repo, AGE_INTRO};

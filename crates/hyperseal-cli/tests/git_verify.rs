@@ -2,8 +2,8 @@
 //! filter bypassed (as tools that ignore `.gitattributes` do), and blobs whose stanzas do not
 //! match their `.age-recipients`; `init --hooks` runs it before each commit.
 
-mod common;
-mod git_support;
+use crate::common;
+use crate::git_support;
 
 use common::keypair;
 use git_support::{have_git, Repo};

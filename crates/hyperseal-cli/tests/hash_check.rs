@@ -5,8 +5,6 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-mod common;
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }

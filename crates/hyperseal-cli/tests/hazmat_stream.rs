@@ -5,7 +5,7 @@
 use std::fs;
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{hs, ok, p, peak};
 
 /// The toolkit's batch size (`hazmat/stream.rs`, `BATCH`): the lengths below straddle it.

@@ -3,7 +3,7 @@
 //! line of 100 MB, armor that never ends, endless stanzas. Each must end within a few seconds
 //! with one clear error, in at most 64 MiB, leaving nothing at `-o`.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::Command;

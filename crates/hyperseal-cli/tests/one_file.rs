@@ -4,7 +4,7 @@
 //! every nothing-lost rule: a damaged chunk anywhere leaves no output (and an existing one as it
 //! was), with one error line. age reads what it writes in age's format, and the other way round.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::{hs, ok, peer};
 
 fn keypair(dir: &Path, name: &str) -> (String, String) {

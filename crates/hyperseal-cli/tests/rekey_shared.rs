@@ -15,7 +15,7 @@ use std::time::Duration;
 use hyperseal::recipient::{parse_recipient, Identity};
 use hyperseal::rekey::{rekey_tree, Change, TreeOptions, TreeOutcome};
 
-mod common;
+use crate::common;
 use common::swap::swapping;
 use common::{hs, keypair, ok, p};
 

@@ -5,7 +5,7 @@
 //! removes an X25519 one. sops is the judge: the new key alone opens every file to the same plaintext, the removed key opens none,
 //! `sops updatekeys` finds nothing to do, and only age-entry lines differ.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! any moment resumes with the same command, leaving every file opening with the new set exactly
 //! once and every payload byte as it was.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::process::ExitStatusExt;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::{hs, keypair, ok};
 
 fn stderr(o: &std::process::Output) -> String {

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Output;
 
-mod common;
+use crate::common;
 use common::{hs, ok};
 
 fn stderr(o: &Output) -> String {

@@ -4,7 +4,7 @@
 //! a post-quantum recipient. sops is the judge: the new key opens each to the same plaintext,
 //! every sealed value changed, and the old data key, put back beside the rotated values, fails.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! failure for that name, the run does not hang, and nothing outside the tree is read for a
 //! re-key, changed or created. The files are made by the real sops 3.13.3 (`make sops`).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! member is a plain value is no sops file, and a folder walk skips it; and a file of hostile
 //! encrypted-comment starts is rotated (here: refused) in bounded memory.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

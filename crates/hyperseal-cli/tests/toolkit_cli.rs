@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 use common::{hs, ok, p};
 
 fn fails(o: &Output) -> String {

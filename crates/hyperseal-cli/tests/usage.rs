@@ -8,7 +8,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-mod common;
+use crate::common;
 use common::{hs, ok, peak};
 
 fn stderr(o: &Output) -> String {

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::{hs, ok, peer};
 use hyperseal::{limits, recipient, Kind};
 

@@ -3,7 +3,7 @@
 //! the same public key), signatures made by one verify with the other, and a changed message or
 //! signature is rejected by both. Runs only with `--features portable`:
 //!
-//! `cargo test --release -p hyperseal-toolkit --features portable --test sign_portable`
+//! `cargo test --release -p hyperseal-toolkit --features portable --test suite sign_portable::`
 #![cfg(all(feature = "portable", not(target_arch = "wasm32")))]
 
 use aws_lc_rs::encoding::AsDer;

@@ -12,7 +12,7 @@ use hyperseal::recipient::{parse_identities, scrypt::ScryptIdentity};
 use hyperseal::{Decryptor, Error, Identity};
 use zeroize::Zeroizing;
 
-mod common;
+use crate::common;
 
 /// Vectors where hyperseal releases less plaintext than age before the error (see `judge`).
 const WITHHELD: [&str; 8] = [

@@ -8,10 +8,10 @@
 //! backend opens the files the other made, and its own (whose bytes it must still reproduce
 //! nothing of: every file has a fresh key and salt, so only decryption is compared).
 //!
-//! To remake a set: `cargo test --release -p hyperseal [--features portable] --test backends --
-//! --ignored regenerate`.
+//! To remake a set: `cargo test --release -p hyperseal [--features portable] --test suite --
+//! --ignored backends::regenerate`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! flipped byte, truncation at every chunk boundary and one byte short, swapped, appended,
 //! dropped chunks, trailing bytes, wrong key.
 
-mod common;
+use crate::common;
 
 use common::{data, decrypt_every_way, identities, recipients};
 use hyperseal::{Decryptor, Error, Options, Profile, Suite};

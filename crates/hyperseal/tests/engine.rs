@@ -2,7 +2,7 @@
 //! failing on a tampered final chunk; caller buffers overwritten and size-checked. (Byte
 //! identity across thread counts and paths, with a fixed key, is a unit test in `stream/`.)
 
-mod common;
+use crate::common;
 
 use std::io::{Cursor, Read, Seek, SeekFrom};
 

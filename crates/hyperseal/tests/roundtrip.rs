@@ -1,7 +1,7 @@
 //! Round trips: every suite × sizes around the chunk boundary × every encryption and decryption
 //! path (the shared lists in `common`) × piece sizes and thread counts, plus armor.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 

@@ -2,7 +2,6 @@
 //! the foreground in a directory of its own, ended (SIGTERM) when dropped; and commands run
 //! with `HYPERSEAL_AGENT_SOCK` pointing at it, in a session of their own (`setsid`), so no
 //! command can reach a terminal to prompt on.
-#![allow(dead_code)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -19,10 +19,13 @@ pub const RSS_BUDGET_KIB: i64 = 64 << 10;
 pub struct Bounded {
     /// Exit status; `None` if it was killed at the deadline (or by a signal).
     pub status: Option<i32>,
+    // Read only through `Debug`, in a failed assertion's message.
+    #[allow(dead_code)]
     pub stdout: Vec<u8>,
     pub stderr: String,
     /// Peak resident memory, KiB.
     pub max_rss_kib: i64,
+    #[allow(dead_code)]
     pub elapsed: Duration,
 }
 

@@ -1,5 +1,4 @@
 //! Running the built `hyperseal` binary as a user would, shared by the CLI test files.
-#![allow(dead_code)]
 
 pub mod bounded;
 pub mod peak;

@@ -1,6 +1,5 @@
 //! Scripted repositories for the `hyperseal git` tests: Debian's git on PATH (a missing git
 //! fails under `make test`), isolated from the user's and the system's configuration.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

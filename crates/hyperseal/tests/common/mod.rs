@@ -1,6 +1,5 @@
 //! Test-only recipient: the stanza body *is* the file key. Lets the payload and header tests run
 //! without public-key costs; real recipients are tested in their own modules.
-#![allow(dead_code)]
 
 use hyperseal::format::Stanza;
 use hyperseal::recipient::{Identity, Labels, Recipient};

@@ -1,0 +1,58 @@
+//! The CLI's integration tests, one binary: each file in this folder is a module here, so the
+//! workspace links one test executable instead of one per file (each link with thin LTO cost
+//! 15–45 s on two cores). Run one file's tests with a module filter:
+//! `cargo test --release -p hyperseal-cli --test suite agent_pin::`.
+//!
+//! `faults.rs` stays a binary of its own: it is built a second time with the `test-hooks`
+//! feature (`make test`'s faults stage), and only it needs that.
+
+mod agent_support;
+mod common;
+mod git_support;
+
+mod age_header;
+mod age_identities;
+mod age_interop;
+mod age_mode;
+mod age_plugin;
+mod age_ssh;
+mod age_tag;
+mod age_terminal;
+mod agent;
+mod agent_budget;
+mod agent_forward;
+mod agent_forward_policy;
+mod agent_hostile;
+mod agent_memory;
+mod agent_pin;
+mod agent_strangers;
+mod c2sp_interop;
+mod cli;
+mod completions;
+mod decrypt_help;
+mod git_faults;
+mod git_filter;
+mod git_verify;
+mod hash_check;
+mod hazmat_stream;
+mod hostile_files;
+mod hostile_plugins;
+mod inspect_age;
+mod one_file;
+mod output_rules;
+mod passkey_identity;
+mod readme;
+mod rekey;
+mod rekey_faults;
+mod rekey_shared;
+mod rekey_sops;
+mod rekey_tree;
+mod rekey_trust;
+mod secrets;
+mod sops_rotate;
+mod sops_shared;
+mod sops_strict;
+mod terminal_signals;
+mod toolkit_cli;
+mod usage;
+mod writer_budget;
