@@ -32,6 +32,8 @@ mod completions;
 mod decrypt_help;
 mod git_faults;
 mod git_filter;
+mod git_merge;
+mod git_rekey;
 mod git_verify;
 mod hash_check;
 mod hazmat_stream;

@@ -57,6 +57,33 @@ enum GitCommand {
         /// A revision (commit, branch, tag); default: the index.
         rev: Option<String>,
     },
+    /// Store the marked paths again for their .age-recipients where it differs from HEAD's
+    /// (a member joined or left), and stage exactly those paths.
+    ///
+    /// Only each file's header changes; the payload bytes stay the same. Removed recipients can
+    /// still read the history; only changing the secrets themselves revokes them.
+    Rekey {
+        /// Re-key every marked path, not only those under a changed .age-recipients.
+        #[arg(long)]
+        all: bool,
+        /// A new file key and a new payload for each path (removed recipients who kept the old
+        /// file keys cannot open the new blobs).
+        #[arg(long)]
+        rotate: bool,
+        /// List the paths that would be re-keyed; write and stage nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// git's merge driver: a 3-way merge of the plaintexts, stored sealed (git runs it; not
+    /// for people).
+    #[command(hide = true, name = "merge-driver")]
+    MergeDriver {
+        base: PathBuf,
+        ours: PathBuf,
+        theirs: PathBuf,
+        marker_len: Option<usize>,
+        path: Option<String>,
+    },
     /// git's long-running clean/smudge filter (git runs it; not for people).
     #[command(hide = true, name = "filter-process")]
     FilterProcess,
@@ -71,6 +98,11 @@ pub fn run(a: GitArgs) -> Result<()> {
         GitCommand::Unlock { identities, force } => unlock(&identities, force),
         GitCommand::Lock { force } => lock(force),
         GitCommand::Verify { rev } => super::git_verify::verify(rev.as_deref()),
+        GitCommand::Rekey { all, rotate, dry_run } => super::git_rekey::rekey(all, rotate, dry_run),
+        GitCommand::MergeDriver { base, ours, theirs, marker_len, path } => {
+            let path = path.ok_or_else(|| anyhow::anyhow!("git gave the merge driver no path (%P)"))?;
+            super::git_merge::merge_driver(&base, &ours, &theirs, marker_len, &path)
+        }
         GitCommand::FilterProcess => super::git_filter::filter_process(),
         GitCommand::Textconv { file } => super::git_filter::textconv(&file),
     }

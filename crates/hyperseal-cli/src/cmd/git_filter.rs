@@ -190,7 +190,7 @@ impl Drop for CatFile {
 }
 
 /// The identities `unlock` recorded: its identity files, then the agent; none while locked.
-fn unlocked() -> Result<Vec<Box<dyn Identity>>> {
+pub(super) fn unlocked() -> Result<Vec<Box<dyn Identity>>> {
     let (files, agent) = git_repo::recorded_identities();
     let mut ids = super::identity::load_identities(&files, None)?;
     if agent {

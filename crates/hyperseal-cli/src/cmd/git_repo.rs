@@ -66,7 +66,8 @@ pub fn git_path(name: &str) -> Result<PathBuf> {
 
 /// Writes the drivers into the repository's local configuration: the long-running filter,
 /// required (a failing filter fails the git command instead of storing plaintext), and the
-/// diff textconv. Setting a key to the value it has changes nothing, so running it twice is
+/// diff textconv, and the merge driver (git substitutes the three stored versions' temporary
+/// files, the conflict marker size and the path, each quoted for the shell). Setting a key to the value it has changes nothing, so running it twice is
 /// the same as once.
 pub fn configure() -> Result<()> {
     let exe = std::env::current_exe().context("cannot find the hyperseal executable's path")?;
@@ -75,6 +76,11 @@ pub fn configure() -> Result<()> {
         (format!("filter.{DRIVER}.process"), format!("{exe} git filter-process")),
         (format!("filter.{DRIVER}.required"), "true".to_string()),
         (format!("diff.{DRIVER}.textconv"), format!("{exe} git textconv")),
+        (
+            format!("merge.{DRIVER}.name"),
+            "hyperseal: 3-way merge of the plaintext, stored sealed".to_string(),
+        ),
+        (format!("merge.{DRIVER}.driver"), format!("{exe} git merge-driver %O %A %B %L %P")),
     ] {
         git(&["config", "--local", &key, &value], None)?;
     }

@@ -11,6 +11,8 @@ pub mod decrypt;
 pub mod encrypt;
 pub mod git;
 mod git_filter;
+mod git_merge;
+mod git_rekey;
 mod git_repo;
 mod git_verify;
 pub mod header;

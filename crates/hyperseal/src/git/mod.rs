@@ -6,6 +6,8 @@
 //!   command.
 //! - [`filter`]: the clean and smudge decisions (fail closed, no churn, no deterministic
 //!   encryption).
+//! - [`merge`]: the merge driver's 3-way merge, in memory only.
+//! - [`rekey`]: a stored blob re-keyed (header only) or rotated.
 //! - [`recipients`]: the nearest `.age-recipients`.
 //! - [`spool`]: where a file waits while git is still sending it (ciphertext only).
 //! - [`verify`]: whether a stored blob is what the filter would have stored (no key needed).
@@ -14,9 +16,11 @@
 //! (its stored blobs), the identities and the parsing of recipients through [`Repo`].
 
 pub mod filter;
+pub mod merge;
 pub mod pktline;
 pub mod process;
 pub mod recipients;
+pub mod rekey;
 pub mod spool;
 pub mod verify;
 

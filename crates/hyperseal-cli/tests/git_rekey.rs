@@ -1,0 +1,148 @@
+//! `hyperseal git rekey` with the real git and age v1.3.1: a member removed from
+//! `.age-recipients` can no longer open the staged blobs of the files under it, the remaining
+//! member can, each payload after the header is byte for byte the old one, exactly those paths
+//! are staged (never `.age-recipients`, never a file under an unchanged recipients file),
+//! `--dry-run` writes nothing, `--rotate` gives new payloads, and a locked repository is refused.
+
+use crate::common;
+use crate::git_support;
+
+use common::peer;
+use git_support::{age_open, have_git, Repo, AGE_INTRO};
+
+const FILES: usize = 6;
+
+/// age-keygen's key and recipient, `DIR/NAME.txt`.
+fn age_key(dir: &std::path::Path, name: &str) -> Option<(String, String)> {
+    let tools = peer("age")?.parent()?.to_path_buf();
+    let (key, public) = common::age_keygen(&tools, dir, name, false);
+    Some((key.to_str()?.to_string(), public))
+}
+
+/// `team/` (alice and bob, FILES marked files) and `ops/` (alice alone, one file), committed.
+fn team_repo(tmp: &std::path::Path) -> Option<(Repo, String, String, String)> {
+    let (alice, alice_pub) = age_key(tmp, "alice")?;
+    let (bob, bob_pub) = age_key(tmp, "bob")?;
+    let r = Repo::init(tmp, "r");
+    r.hs_ok(&["git", "init", "*.env"]);
+    r.write("team/.age-recipients", format!("# the team\n{alice_pub}\n{bob_pub}\n").as_bytes());
+    r.write("ops/.age-recipients", format!("{alice_pub}\n").as_bytes());
+    r.hs_ok(&["git", "unlock", "-i", &alice]);
+    for i in 0..FILES {
+        r.write(&format!("team/s{i}.env"), format!("TOKEN=team-secret-{i}\n").as_bytes());
+    }
+    r.write("ops/o.env", b"TOKEN=ops-secret\n");
+    r.ok(&["add", "-A"]);
+    r.ok(&["commit", "-qm", "team"]);
+    Some((r, alice, bob, alice_pub))
+}
+
+/// The staged paths (`git diff --cached --name-only`).
+fn staged(r: &Repo) -> Vec<String> {
+    r.ok(&["diff", "--cached", "--name-only"]).lines().map(str::to_string).collect()
+}
+
+/// Bytes after the age header (the line `--- MAC` ends it).
+fn payload(blob: &[u8]) -> &[u8] {
+    let at = blob.windows(4).position(|w| w == b"\n---").expect("a header MAC line");
+    let end = at + 1 + blob[at + 1..].iter().position(|b| *b == b'\n').unwrap() + 1;
+    &blob[end..]
+}
+
+#[test]
+fn removing_a_member_rekeys_only_the_headers_under_that_recipients_file() {
+    if !have_git() {
+        return;
+    }
+    let Some(age) = peer("age") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((r, alice, bob, alice_pub)) = team_repo(tmp.path()) else { return };
+    let before: Vec<Vec<u8>> = (0..FILES).map(|i| r.blob(&format!("HEAD:team/s{i}.env"))).collect();
+    assert_eq!(age_open(&age, &bob, &before[0]), b"TOKEN=team-secret-0\n", "bob is a member first");
+    r.write("team/.age-recipients", format!("# the team\n{alice_pub}\n").as_bytes());
+
+    let o = r.hs(&["git", "rekey", "--dry-run"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), FILES);
+    assert!(staged(&r).is_empty(), "a dry run stages nothing");
+
+    let o = r.hs(&["git", "rekey"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("payloads unchanged") && err.contains("can still read every earlier commit"),
+        "{err}"
+    );
+    let want: Vec<String> = (0..FILES).map(|i| format!("team/s{i}.env")).collect();
+    assert_eq!(staged(&r), want, "exactly the re-keyed paths: not ops/, not .age-recipients");
+    for (i, old) in before.iter().enumerate() {
+        let new = r.blob(&format!(":team/s{i}.env"));
+        assert!(new.starts_with(AGE_INTRO));
+        assert_ne!(&new, old);
+        assert_eq!(payload(&new), payload(old), "the payload bytes after the header are the old ones");
+        assert_eq!(age_open(&age, &alice, &new), format!("TOKEN=team-secret-{i}\n").as_bytes());
+        let bob_try = std::process::Command::new(&age)
+            .args(["-d", "-i", &bob])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(&new)?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        assert!(!bob_try.status.success(), "the removed member's key no longer opens the staged blob");
+    }
+    // The work tree's plaintext matches the new blobs: nothing shows as modified but the
+    // recipients file the user stages next.
+    assert_eq!(
+        r.ok(&["status", "--porcelain", "--untracked-files=no"])
+            .lines()
+            .filter(|l| l.starts_with(' '))
+            .count(),
+        1
+    );
+    r.ok(&["add", "team/.age-recipients"]);
+    r.ok(&["commit", "-qm", "bob left"]);
+    r.hs_ok(&["git", "verify", "HEAD"]);
+    assert_eq!(r.status(), "");
+    r.assert_no_blob_holds(b"team-secret-");
+}
+
+#[test]
+fn rotate_gives_new_payloads_and_all_takes_every_marked_path() {
+    if !have_git() {
+        return;
+    }
+    let Some(age) = peer("age") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((r, alice, _, _)) = team_repo(tmp.path()) else { return };
+    let o = r.hs(&["git", "rekey"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing to re-key"));
+    assert!(staged(&r).is_empty());
+    r.hs_ok(&["git", "rekey", "--all", "--rotate"]);
+    assert_eq!(staged(&r).len(), FILES + 1, "every marked path");
+    let (old, new) = (r.blob("HEAD:ops/o.env"), r.blob(":ops/o.env"));
+    assert_ne!(payload(&old), payload(&new), "a rotation seals a new payload");
+    assert_eq!(age_open(&age, &alice, &new), b"TOKEN=ops-secret\n");
+    r.assert_no_blob_holds(b"team-secret-");
+}
+
+#[test]
+fn a_locked_repository_is_refused_and_nothing_is_staged() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((r, _, _, alice_pub)) = team_repo(tmp.path()) else { return };
+    r.hs_ok(&["git", "lock"]);
+    r.write("team/.age-recipients", format!("{alice_pub}\n").as_bytes());
+    let o = r.hs(&["git", "rekey"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("hyperseal: error:") && err.contains("locked"), "{err}");
+    assert!(staged(&r).is_empty());
+}

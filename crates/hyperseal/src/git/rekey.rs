@@ -1,0 +1,88 @@
+//! Re-keying one stored blob for `hyperseal git rekey`: the blob is an age file in git's
+//! object store, so its new form is a new blob (git never changes one in place). Header-only by
+//! default: the same file key wrapped to the new recipients, the payload bytes after the header
+//! kept as they are. A rotation draws a new file key and seals the plaintext again, which is
+//! the only way a removed recipient (who may have kept the old file key) loses what is
+//! written from then on.
+
+use std::io::{self, BufReader, Read, Write};
+
+use zeroize::Zeroizing;
+
+use super::filter::AGE_INTRO;
+use crate::recipient::{Identity, Recipient};
+use crate::rekey::{Change, Rekey};
+use crate::stream::read_full;
+use crate::{Decryptor, Encryptor, Error, Options};
+
+/// What re-keying one blob did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rekeyed {
+    /// Stanzas in the old header (X25519 and post-quantum stanzas do not say whom they are for,
+    /// so the counts, not names, are what can be shown).
+    pub before: usize,
+    /// Stanzas in the new header.
+    pub after: usize,
+    /// Bytes of the old blob's header: with a header-only re-key, every byte from here on is
+    /// the old blob's.
+    pub old_header_len: usize,
+    /// Whether a new file key sealed a new payload.
+    pub rotated: bool,
+}
+
+/// The change that re-keys a blob to `recipients`, exactly those (the whole new list). Refuses
+/// an empty list: a file nobody can open is never written.
+pub fn change_to(recipients: Vec<Box<dyn Recipient>>) -> Result<Change, Error> {
+    if recipients.is_empty() {
+        return Err(Error::InvalidRecipient("the recipients file names no recipient".into()));
+    }
+    Ok(Change { set: Some(recipients), ..Change::default() })
+}
+
+/// Writes to `out` the blob that opens for `change`'s recipients instead of the stored one,
+/// which `open` reads from its start (called once, twice for a rotation) and `identities`
+/// open. Without `rotate` the new blob is a new header followed by the stored bytes after its
+/// header, copied as they stream; with it, the plaintext sealed again under a fresh file key.
+/// Refuses a result that `identities` could no longer open (the caller would lose the file),
+/// and a blob that is not a binary age file. Nothing is held whole in memory.
+pub fn rekey_blob<'a>(
+    open: &mut dyn FnMut() -> io::Result<Box<dyn Read + 'a>>,
+    identities: &[Box<dyn Identity>],
+    change: &Change,
+    rotate: bool,
+    out: &mut dyn Write,
+) -> Result<Rekeyed, Error> {
+    let mut input = BufReader::new(open()?);
+    let mut intro = [0u8; AGE_INTRO.len()];
+    if read_full(&mut input, &mut intro)? != intro.len() || intro[..] != *AGE_INTRO {
+        return Err(Error::InvalidArgument("the stored blob is not an age file".into()));
+    }
+    let mut input = BufReader::new(AGE_INTRO.chain(input));
+    let rekey = Rekey::open(&mut input, identities)?;
+    let old_header_len = rekey.header_len();
+    // Also the lock-out check: the identities must open a wrap to the new list.
+    let plan = rekey.rewrap(change, identities)?;
+    let done =
+        Rekeyed { before: plan.before.len(), after: plan.after.len(), old_header_len, rotated: rotate };
+    if rotate {
+        drop(input);
+        let recipients = change.set.as_deref().unwrap_or_default();
+        let mut reader = Decryptor::new(open()?)?.into_reader(identities)?;
+        let mut w = Encryptor::with_recipients(recipients, Options::age())?.wrap_output(out)?;
+        let mut buf = Zeroizing::new(vec![0u8; 64 << 10]);
+        loop {
+            let n = reader.read(&mut buf[..])?;
+            if n == 0 {
+                break;
+            }
+            w.write_all(&buf[..n])?;
+        }
+        w.finish()?;
+        return Ok(done);
+    }
+    // No slack: a git blob is written whole anyway, and `verify` expects exactly the stanzas
+    // the recipients make.
+    out.write_all(&rekey.encode(&plan, None, false)?.expect("no target length"))?;
+    io::copy(&mut input, out)?;
+    Ok(done)
+}
