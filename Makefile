@@ -213,7 +213,7 @@ LATER_TOOLS := rage minio cargo-cyclonedx auditwheel wheel-tools
 TEST_TOOLS := $(filter-out rage,$(TOOLS_LIST))
 # Targets of their own rooms (each file says what it adds to TEST_TOOLS and BENCH_DEPS).
 BENCH_DEPS :=
-include mk/git.mk mk/web.mk
+include mk/git.mk mk/web.mk mk/age-crate.mk
 tool-after = for t in $(1); do flock $(LOCKS)/$$t.lock $(MAKE) -s $$t || exit 1; done
 
 test:
@@ -234,6 +234,7 @@ test:
 	@$(STAGE) python-test $(MAKE) python-test
 	@$(STAGE) wasm-test $(MAKE) wasm-test
 	@$(STAGE) web-test $(MAKE) web-test
+	@$(STAGE) age-crate $(MAKE) age-crate-test
 	@$(STAGE) git-test $(MAKE) git-test
 	@$(STAGE) wait:dist-tools bash -c '$(call tool-after,$(LATER_TOOLS))'
 	@$(STAGE) dist $(MAKE) dist

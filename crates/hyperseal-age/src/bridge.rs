@@ -149,3 +149,28 @@ pub(crate) fn wrap_file_key<'a>(
     }
     Ok((core_key, stanzas))
 }
+
+/// Any core identity (every kind the core parses: SSH keys, tag and plugin identities, …) as
+/// age's [`Identity`](crate::Identity).
+pub(crate) struct CoreIdentity(pub(crate) Box<dyn hyperseal::Identity>);
+
+impl crate::Identity for CoreIdentity {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, DecryptError>> {
+        unwrap_with(self.0.as_ref(), stanza)
+    }
+
+    // All stanzas at once: a plugin is run once per file.
+    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Option<Result<FileKey, DecryptError>> {
+        let core: Vec<_> = stanzas.iter().map(to_core_stanza).collect();
+        self.0.unwrap_stanzas(&core).map(|r| r.map_err(decrypt_error).and_then(|k| to_age_key(&k)))
+    }
+}
+
+/// Any core recipient as age's [`Recipient`](crate::Recipient).
+pub(crate) struct CoreRecipient(pub(crate) Box<dyn hyperseal::Recipient>);
+
+impl crate::Recipient for CoreRecipient {
+    fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, HashSet<String>), EncryptError> {
+        wrap_with(self.0.as_ref(), file_key)
+    }
+}

@@ -60,6 +60,9 @@ mod simple;
 #[cfg(feature = "armor")]
 #[cfg_attr(docsrs, doc(cfg(feature = "armor")))]
 pub mod armor;
+#[cfg(feature = "cli-common")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli-common")))]
+pub mod cli_common;
 #[cfg(feature = "plugin")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plugin")))]
 pub mod plugin;

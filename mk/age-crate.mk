@@ -1,0 +1,64 @@
+# The Rust `age` crate's drop-in (crates/hyperseal-age, docs/RUST.md): its tests, the age 0.12.1
+# crate's own integration tests run against it, and the `rust-age` bench table's two programs.
+# Included by the Makefile; BENCH_DEPS is appended to there.
+#
+# The real age 0.12.1 pins kem =0.3.0-pre.0 (through ml-kem 0.2) and the core needs kem 0.3.0,
+# so nothing here builds in the workspace: each scratch crate under target/age-crate has its own
+# [workspace] and lock. Their target directory is a per-user cache (the registry crates are
+# built once per machine); hyperseal itself is a path dependency, which cargo rebuilds whenever
+# the clone's sources change, and per clone path.
+.PHONY: age-crate-test age-crate-bench age-crate-src
+BENCH_DEPS += age-crate-bench
+
+AGE_CRATE_VERSION := 0.12.1
+AGE_CRATE_DIR := $(CURDIR)/target/age-crate
+AGE_CRATE_TARGET := $(TOOLS_CACHE)/age-crate/target
+AGE_CRATE_PEER := $(CURDIR)/crates/hyperseal-age/peer
+AGE_SHIM := $(CURDIR)/crates/hyperseal-age/age
+AGE_CRATE_CARGO = cd $(1) && CARGO_TARGET_DIR=$(AGE_CRATE_TARGET) $(CARGO)
+
+# The scratch crate of a peer template: $(1) template folder, $(2) scratch name, $(3) package name.
+define age-crate-scratch
+	@mkdir -p $(AGE_CRATE_DIR)/$(2)
+	sed -e 's|@AGE_SHIM@|$(AGE_SHIM)|' -e 's|@NAME@|$(3)|' $(AGE_CRATE_PEER)/$(1)/Cargo.toml > $(AGE_CRATE_DIR)/$(2)/Cargo.toml
+endef
+
+# The real age program of the bench, which also pins the registry crate whose tests/ folder
+# (with the CCTV test kit) the tests copy: `cargo metadata` says where cargo unpacked it.
+age-crate-src:
+	$(call age-crate-scratch,copy-bench,copy-real,age-copy-real)
+	cp $(AGE_CRATE_PEER)/copy-bench/main.rs $(AGE_CRATE_DIR)/copy-real/
+	$(call AGE_CRATE_CARGO,$(AGE_CRATE_DIR)/copy-real) metadata -q --format-version 1 \
+	  | python3 -c 'import json,sys; print(next(p["manifest_path"] for p in json.load(sys.stdin)["packages"] if p["name"] == "age" and p["version"] == "$(AGE_CRATE_VERSION)"))' \
+	  > $(AGE_CRATE_DIR)/age-manifest
+
+# Known difference (docs/RUST.md, "What differs"): on a malformed payload age releases a chunk
+# that authenticates before it reports what follows it (trailing data, a second final chunk, a
+# missing final chunk); the core releases only chunks whose place in the stream is settled. The
+# test kit checks the exact plaintext released before the error in these eight files (each run
+# through four APIs). And `age_test_vectors` opens, among three files, one whose stanza has no
+# final body line (rage's early encoding, which the age crate still reads): the core refuses it,
+# as age v1.3.1 and the C2SP spec do. Everything else in age's tests runs unchanged.
+AGE_CRATE_KNOWN := stream_trailing_garbage_long stream_trailing_garbage_short stream_two_final_chunks_expects \
+  stream_two_final_chunks_full stream_two_final_chunks_second stream_no_final_full stream_no_final_two_chunks_full \
+  armor_garbage_encoded age_test_vectors
+
+age-crate-test: age-crate-src
+	$(CARGO) test --release -p hyperseal-age --all-features
+	$(call age-crate-scratch,age-tests,age-tests,age-crate-tests)
+	: > $(AGE_CRATE_DIR)/age-tests/lib.rs
+	rm -rf $(AGE_CRATE_DIR)/age-tests/tests && cp -r "$$(dirname "$$(cat $(AGE_CRATE_DIR)/age-manifest)")/tests" $(AGE_CRATE_DIR)/age-tests/tests
+	$(call AGE_CRATE_CARGO,$(AGE_CRATE_DIR)/age-tests) test --release -- $(foreach t,$(AGE_CRATE_KNOWN),--skip $(t))
+
+# The bench's two programs: one source, against age 0.12.1 and, through the age package's
+# [patch.crates-io], against hyperseal-age; linked where the bench looks (.tools/age-crate/bin).
+age-crate-bench: age-crate-src
+	$(call age-crate-scratch,copy-bench,copy-hyperseal,age-copy-hyperseal)
+	cp $(AGE_CRATE_PEER)/copy-bench/main.rs $(AGE_CRATE_DIR)/copy-hyperseal/
+	printf '\n[patch.crates-io]\nage = { path = "%s" }\n' "$(AGE_SHIM)" >> $(AGE_CRATE_DIR)/copy-hyperseal/Cargo.toml
+	$(call AGE_CRATE_CARGO,$(AGE_CRATE_DIR)/copy-real) build --release -q
+	$(call AGE_CRATE_CARGO,$(AGE_CRATE_DIR)/copy-hyperseal) build --release -q
+	@# The patch took: the program's age is the one in this clone.
+	$(call AGE_CRATE_CARGO,$(AGE_CRATE_DIR)/copy-hyperseal) tree -q -e normal -i age | grep -q "$(AGE_SHIM)"
+	mkdir -p $(TOOLS)/age-crate/bin
+	for v in real hyperseal; do ln -sfn $(AGE_CRATE_TARGET)/release/age-copy-$$v $(TOOLS)/age-crate/bin/age-copy-$$v; done
