@@ -139,7 +139,10 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
         let mut sealer = sealer;
         // The header comes out of the first update.
         sealer.update(&[], &mut out);
-        StreamWriter { inner: WriterInner::Async(AsyncWriter { output, sealer: Some(sealer), out, at: 0 }) }
+        StreamWriter {
+            inner: WriterInner::Async(AsyncWriter { output, sealer: Some(sealer), out, at: 0 }),
+            gathered: Default::default(),
+        }
     }
 }
 

@@ -4,6 +4,8 @@
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
+use zeroize::Zeroizing;
+
 use crate::io::{set_seek, In, Out, SeekSlot};
 
 #[cfg(feature = "async")]
@@ -15,7 +17,15 @@ pub(crate) use crate::async_io::AsyncHead;
 /// not decrypt.
 pub struct StreamWriter<W> {
     pub(crate) inner: WriterInner<W>,
+    /// Plaintext gathered from small writes (`io::copy` writes 8 KiB at a time). The core seals
+    /// a piece's whole chunks on every core, but a piece smaller than a chunk completes at most
+    /// one chunk, sealed on the calling thread: gathered, the core sees pieces of many chunks.
+    pub(crate) gathered: Zeroizing<Vec<u8>>,
 }
+
+/// Plaintext gathered before it goes to the core: 64 chunks, enough for every core to take a
+/// share of each piece, and little memory.
+const GATHER: usize = 64 * (64 << 10);
 
 pub(crate) enum WriterInner<W> {
     Sync(Option<hyperseal::StreamWriter<Out<W>>>),
@@ -25,7 +35,19 @@ pub(crate) enum WriterInner<W> {
 
 impl<W: Write> StreamWriter<W> {
     pub(crate) fn new(inner: hyperseal::StreamWriter<Out<W>>) -> Self {
-        StreamWriter { inner: WriterInner::Sync(Some(inner)) }
+        StreamWriter { inner: WriterInner::Sync(Some(inner)), gathered: Zeroizing::new(Vec::new()) }
+    }
+
+    /// Hands the gathered plaintext to the core.
+    fn push(&mut self) -> io::Result<()> {
+        if self.gathered.is_empty() {
+            return Ok(());
+        }
+        let gathered = std::mem::take(&mut self.gathered);
+        let r = self.sync()?.write_all(&gathered);
+        self.gathered = gathered;
+        self.gathered.clear();
+        r
     }
 
     fn sync(&mut self) -> io::Result<&mut hyperseal::StreamWriter<Out<W>>> {
@@ -37,6 +59,7 @@ impl<W: Write> StreamWriter<W> {
 
     /// Writes the final chunk, flushes, and returns the underlying writer.
     pub fn finish(mut self) -> io::Result<W> {
+        self.push()?;
         let w = match &mut self.inner {
             WriterInner::Sync(w) => w.take(),
             #[cfg(feature = "async")]
@@ -50,10 +73,24 @@ impl<W: Write> StreamWriter<W> {
 
 impl<W: Write> Write for StreamWriter<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.sync()?.write(buf)
+        if buf.len() >= GATHER {
+            self.push()?;
+            return self.sync()?.write(buf);
+        }
+        if self.gathered.len() + buf.len() > GATHER {
+            self.push()?;
+        }
+        if self.gathered.capacity() == 0 {
+            self.gathered.reserve_exact(GATHER);
+        }
+        self.gathered.extend_from_slice(buf);
+        Ok(buf.len())
     }
 
+    /// Seals what was gathered (all but the held-back tail of the last chunk, which only
+    /// [`finish`](Self::finish) may seal) and flushes the output.
     fn flush(&mut self) -> io::Result<()> {
+        self.push()?;
         self.sync()?.flush()
     }
 }
