@@ -43,8 +43,9 @@ AGE_CRATE_KNOWN := stream_trailing_garbage_long stream_trailing_garbage_short st
   stream_two_final_chunks_full stream_two_final_chunks_second stream_no_final_full stream_no_final_two_chunks_full \
   armor_garbage_encoded age_test_vectors
 
-age-crate-test: age-crate-src
-	$(CARGO) test --release -p hyperseal-age --all-features
+# The crate's own tests first (age v1.3.1 and its tag test plugin are their peers, required here).
+age-crate-test: age-crate-src age tag-plugin
+	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release -p hyperseal-age --all-features
 	$(call age-crate-scratch,age-tests,age-tests,age-crate-tests)
 	: > $(AGE_CRATE_DIR)/age-tests/lib.rs
 	rm -rf $(AGE_CRATE_DIR)/age-tests/tests && cp -r "$$(dirname "$$(cat $(AGE_CRATE_DIR)/age-manifest)")/tests" $(AGE_CRATE_DIR)/age-tests/tests
