@@ -43,8 +43,9 @@ AGE_CRATE_KNOWN := stream_trailing_garbage_long stream_trailing_garbage_short st
   stream_two_final_chunks_full stream_two_final_chunks_second stream_no_final_full stream_no_final_two_chunks_full \
   armor_garbage_encoded age_test_vectors
 
-# The crate's own tests first (age v1.3.1 and its tag test plugin are their peers, required here).
-age-crate-test: age-crate-src age tag-plugin
+# The crate's own tests first (age v1.3.1, its tag test plugin and age-plugin-hstest are their
+# peers, required here).
+age-crate-test: age-crate-src age tag-plugin test-plugin
 	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release -p hyperseal-age --all-features
 	$(call age-crate-scratch,age-tests,age-tests,age-crate-tests)
 	: > $(AGE_CRATE_DIR)/age-tests/lib.rs

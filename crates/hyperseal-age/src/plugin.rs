@@ -214,6 +214,43 @@ impl<C: Callbacks> crate::Identity for IdentityPluginV1<C> {
     }
 }
 
+impl<C: Callbacks> IdentityPluginV1<C> {
+    /// The file keys of many files in one plugin run per identity, where age runs the plugin
+    /// once per file (and asks for a PIN or a touch each time). `files[i]` is the i-th file's
+    /// stanzas ([`Decryptor::stanzas`](crate::Decryptor::stanzas)); answer `i` is what
+    /// [`unwrap_stanzas`](crate::Identity::unwrap_stanzas) would give for that file. Open each
+    /// file with [`Decryptor::decrypt_with_file_key`](crate::Decryptor::decrypt_with_file_key).
+    /// Not in the age crate.
+    pub fn unwrap_files(&self, files: &[&[Stanza]]) -> Vec<Option<Result<FileKey, DecryptError>>> {
+        let stanzas: Vec<_> = files.iter().flat_map(|f| f.iter().map(bridge::to_core_stanza)).collect();
+        let refs: Vec<&hyperseal::format::Stanza> = stanzas.iter().collect();
+        let mut answers: Vec<Option<Result<FileKey, DecryptError>>> = files.iter().map(|_| None).collect();
+        for id in &self.identities {
+            let per_stanza = match hyperseal::Identity::unwrap_each(id, &refs) {
+                Ok(a) => a,
+                Err(e) => {
+                    let e = bridge::decrypt_error(e);
+                    answers.iter_mut().filter(|a| a.is_none()).for_each(|a| *a = Some(Err(e.clone())));
+                    return answers;
+                }
+            };
+            let mut per_stanza = per_stanza.into_iter();
+            for (file, answer) in files.iter().zip(answers.iter_mut()) {
+                // This file's stanzas' answers, in order; the first definite one wins.
+                let mine: Vec<_> = per_stanza.by_ref().take(file.len()).collect();
+                if answer.is_none() {
+                    *answer = mine
+                        .into_iter()
+                        .flatten()
+                        .next()
+                        .map(|r| r.map_err(bridge::decrypt_error).and_then(|k| bridge::to_age_key(&k)));
+                }
+            }
+        }
+        answers
+    }
+}
+
 /// Recipients for plugin recipients and identities, one per plugin named (age's
 /// `IdentityFile::to_recipients` and `cli_common::read_recipients` group them so).
 pub(crate) fn recipients_for<C: Callbacks>(

@@ -6,6 +6,7 @@
 
 use std::io::{self, BufRead, Read, Write};
 
+use age_core::format::{FileKey, Stanza};
 use age_core::secrecy::{ExposeSecret, SecretString};
 use zeroize::Zeroizing;
 
@@ -106,7 +107,7 @@ fn not_sync() -> DecryptError {
 }
 
 impl<R> Decryptor<R> {
-    fn stanzas(&self) -> &[hyperseal::format::Stanza] {
+    fn core_stanzas(&self) -> &[hyperseal::format::Stanza] {
         match &self.inner {
             Inner::Sync(d, _) => &d.header().stanzas,
             #[cfg(feature = "async")]
@@ -114,9 +115,17 @@ impl<R> Decryptor<R> {
         }
     }
 
+    /// The header's recipient stanzas (unauthenticated until a file key opens the header), for
+    /// identities that answer many files at once
+    /// ([`IdentityPluginV1::unwrap_files`](crate::plugin::IdentityPluginV1::unwrap_files)).
+    /// Not in the age crate.
+    pub fn stanzas(&self) -> Vec<Stanza> {
+        self.core_stanzas().iter().cloned().map(bridge::to_age_stanza).collect()
+    }
+
     /// Whether this file is encrypted to a passphrase (one scrypt stanza).
     pub fn is_scrypt(&self) -> bool {
-        let s = self.stanzas();
+        let s = self.core_stanzas();
         s.len() == 1 && s[0].tag == scrypt::TAG
     }
 }
@@ -142,6 +151,22 @@ impl<R: Read> Decryptor<R> {
     ) -> Result<StreamReader<R>, DecryptError> {
         let Inner::Sync(d, seek) = self.inner else { return Err(not_sync()) };
         let key = bridge::unwrap_file_key(&d.header().stanzas, identities)?;
+        Self::open(d, seek, key)
+    }
+
+    /// Opens the file with a file key already unwrapped from its [`stanzas`](Self::stanzas);
+    /// the header's MAC still has to verify under it ([`DecryptError::InvalidMac`] if not).
+    /// Not in the age crate.
+    pub fn decrypt_with_file_key(self, file_key: FileKey) -> Result<StreamReader<R>, DecryptError> {
+        let Inner::Sync(d, seek) = self.inner else { return Err(not_sync()) };
+        Self::open(d, seek, bridge::to_core_key(&file_key))
+    }
+
+    fn open(
+        d: hyperseal::Decryptor<In<R>>,
+        seek: SeekSlot<R>,
+        key: hyperseal::FileKey,
+    ) -> Result<StreamReader<R>, DecryptError> {
         let ids: [Box<dyn hyperseal::Identity>; 1] = [Box::new(KnownKey(key))];
         let reader = d.into_reader(&ids).map_err(bridge::decrypt_error)?;
         Ok(StreamReader::new(reader, seek))
