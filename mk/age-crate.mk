@@ -45,7 +45,7 @@ AGE_CRATE_KNOWN := stream_trailing_garbage_long stream_trailing_garbage_short st
 
 # The crate's own tests first (age v1.3.1, its tag test plugin and age-plugin-hstest are their
 # peers, required here).
-age-crate-test: age-crate-src age tag-plugin test-plugin
+age-crate-test: age-crate-src age tag-plugin test-plugin ssh-keygen
 	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release -p hyperseal-age --all-features
 	$(call age-crate-scratch,age-tests,age-tests,age-crate-tests)
 	: > $(AGE_CRATE_DIR)/age-tests/lib.rs

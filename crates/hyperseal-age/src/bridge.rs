@@ -174,3 +174,12 @@ impl crate::Recipient for CoreRecipient {
         wrap_with(self.0.as_ref(), file_key)
     }
 }
+
+/// Several core identities (all those of one key text) as one age identity.
+pub(crate) struct CoreIdentities(pub(crate) Vec<Box<dyn hyperseal::Identity>>);
+
+impl crate::Identity for CoreIdentities {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, DecryptError>> {
+        self.0.iter().find_map(|id| unwrap_with(id.as_ref(), stanza))
+    }
+}

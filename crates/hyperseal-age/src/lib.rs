@@ -68,6 +68,9 @@ pub mod cli_common;
 pub mod plugin;
 pub mod pq;
 pub mod scrypt;
+#[cfg(feature = "ssh")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ssh")))]
+pub mod ssh;
 pub mod stream;
 pub mod tag;
 pub mod tagpq;
