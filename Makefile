@@ -195,9 +195,8 @@ $(GOBIN)/age-header: $(AGE_HEADER)/main.go $(AGE_HEADER)/go.mod $(AGE_HEADER)/go
 # (crates/hyperseal-bench/tests) needs the built package. The cargo stage writes its build's
 # timings (target/cargo-timings/cargo-timing.html): most of that stage is compiling and linking
 # the test binaries, and this says which: each crate's integration tests are one binary
-# (tests/suite.rs), since each link with thin LTO cost 15–45 s. The stages that run one test
-# target again (faults, git-test) name `--workspace` too: a `-p` build unifies another feature
-# set and rebuilds the library underneath.
+# (tests/suite.rs), since each link with thin LTO cost 15–45 s. The git tests run there too
+# (`make git-test` runs them alone).
 #
 # On a machine that has not built them yet, the tools that later stages need and that need no
 # apt-get (rage for the agent tests, MinIO for Python's, the packaging tools for dist) are built
@@ -226,7 +225,7 @@ test:
 	@$(STAGE) python-build $(MAKE) python
 	@$(STAGE) wait:rage bash -c '$(call tool-after,rage)'
 	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --timings
-	@$(STAGE) faults $(CARGO) test --release --workspace --features hyperseal-cli/test-hooks --test faults
+	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
@@ -235,7 +234,6 @@ test:
 	@$(STAGE) wasm-test $(MAKE) wasm-test
 	@$(STAGE) web-test $(MAKE) web-test
 	@$(STAGE) age-crate $(MAKE) age-crate-test
-	@$(STAGE) git-test $(MAKE) git-test
 	@$(STAGE) wait:dist-tools bash -c '$(call tool-after,$(LATER_TOOLS))'
 	@$(STAGE) dist $(MAKE) dist
 	@$(STAGE) dist-test $(MAKE) dist-test

@@ -295,7 +295,7 @@ fn hyperseal_rejects_every_kind_of_damage() {
 /// (the pipeline holds `threads + 2` batches of about 2 MiB), and every byte comes back.
 #[test]
 fn c2sp_streams_run_in_constant_memory() {
-    if !peak::fresh("c2sp_streams_run_in_constant_memory") {
+    if !peak::fresh() {
         return;
     }
     let d = tempfile::tempdir().unwrap();

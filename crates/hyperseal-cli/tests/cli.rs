@@ -202,7 +202,7 @@ fn mixing_post_quantum_and_classic_is_refused() {
 /// child's peak resident set from the OS (wait4), not timing anything.
 #[test]
 fn constant_memory_on_a_large_input() {
-    if !peak::fresh("constant_memory_on_a_large_input") {
+    if !peak::fresh() {
         return;
     }
     let d = tempfile::tempdir().unwrap();

@@ -1,7 +1,9 @@
 //! Hostile files against the release binary, each from a pipe that never ends, under a memory
 //! cap and a deadline (`common::bounded`): an endless stanza body (binary and armored), one
 //! line of 100 MB, armor that never ends, endless stanzas. Each must end within a few seconds
-//! with one clear error, in at most 64 MiB, leaving nothing at `-o`.
+//! with one clear error, in at most 64 MiB, leaving nothing at `-o`. Each test measures in a
+//! fresh process of the test binary (`peak::fresh`): a child's peak RSS starts from its parent's
+//! memory, and the other tests running beside it in this binary hold up to hundreds of MiB.
 
 use crate::common;
 
@@ -10,6 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::bounded::{self, endless};
+use common::peak;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
@@ -52,6 +55,9 @@ fn body_line() -> Vec<u8> {
 
 #[test]
 fn an_endless_stanza_body_from_a_pipe() {
+    if !peak::fresh() {
+        return;
+    }
     let case = Case::new();
     for args in [&["decrypt"][..], &["age", "-d"]] {
         let line = case.decrypt(args, endless(AGE, &body_line()));
@@ -73,6 +79,9 @@ fn armor_lines(bin: &[u8]) -> Vec<u8> {
 
 #[test]
 fn an_endless_armored_stanza_body_from_a_pipe() {
+    if !peak::fresh() {
+        return;
+    }
     // 37 + 43 x 65 bytes and then 48 x 65 bytes are whole armor lines (multiples of 48).
     let first = [AGE, &body_line().repeat(43)].concat();
     let head = [&b"-----BEGIN AGE ENCRYPTED FILE-----\n"[..], &armor_lines(&first)].concat();
@@ -82,6 +91,9 @@ fn an_endless_armored_stanza_body_from_a_pipe() {
 
 #[test]
 fn one_line_of_100_mb() {
+    if !peak::fresh() {
+        return;
+    }
     let case = Case::new();
     let input =
         Box::new(std::io::Cursor::new(AGE[..22].to_vec()).chain(std::io::repeat(b'A').take(100 << 20)));
@@ -91,6 +103,9 @@ fn one_line_of_100_mb() {
 
 #[test]
 fn armor_that_never_ends() {
+    if !peak::fresh() {
+        return;
+    }
     let case = Case::new();
     let line = case.decrypt(&["decrypt"], endless(b"-----BEGIN AGE ENCRYPTED FILE-----\n", b"A"));
     assert!(line.contains("input too large") && line.contains("armor line"), "{line}");
@@ -102,6 +117,9 @@ fn armor_that_never_ends() {
 /// An identity that never ends on standard input (`pubkey`, and `age -d -i -`).
 #[test]
 fn an_endless_identity_on_stdin() {
+    if !peak::fresh() {
+        return;
+    }
     let id = "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX\n";
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hyperseal"));
     cmd.arg("pubkey");
@@ -165,6 +183,9 @@ impl Toolkit {
 /// signature file are refused at the signature budget, after reading 64 KiB + 1 bytes.
 #[test]
 fn a_signature_that_never_ends() {
+    if !peak::fresh() {
+        return;
+    }
     let t = Toolkit::new();
     let verify = |sig: &str| t.fails(&["verify", "--pubkey", "@pub", "--sig", sig, "@msg"], None);
     // The setup is sound: the real signature verifies.
@@ -183,6 +204,9 @@ fn a_signature_that_never_ends() {
 
 #[test]
 fn an_hmac_key_file_that_never_ends() {
+    if !peak::fresh() {
+        return;
+    }
     let t = Toolkit::new();
     let line = t.fails(&["mac", "--key-file", "/dev/zero", "@msg"], None);
     assert_eq!(line, "hyperseal: error: input too large: the --key-file is longer than 256 KiB");
@@ -191,6 +215,9 @@ fn an_hmac_key_file_that_never_ends() {
 /// Base64url that never ends is refused at the longest token `seal` writes.
 #[test]
 fn a_token_that_never_ends() {
+    if !peak::fresh() {
+        return;
+    }
     let t = Toolkit::new();
     let line = t.fails(&["token", "open", "--key", "@token.key"], Some(endless(b"", b"AQ")));
     assert!(line.starts_with("hyperseal: error: input too large: the token is longer than "), "{line}");
@@ -199,6 +226,9 @@ fn a_token_that_never_ends() {
 /// A checksum list comes from wherever the files came from: a line that never ends.
 #[test]
 fn a_checksum_line_that_never_ends() {
+    if !peak::fresh() {
+        return;
+    }
     let t = Toolkit::new();
     let line = t.fails(&["hash", "--check", "/dev/zero"], None);
     assert!(line.contains("input too large: a line of the checksum list"), "{line}");
@@ -212,6 +242,9 @@ fn a_checksum_line_that_never_ends() {
 /// passphrase of the file and for the passphrase of an encrypted identity file alike.
 #[test]
 fn an_scrypt_work_factor_past_the_memory_cap() {
+    if !peak::fresh() {
+        return;
+    }
     use base64::Engine;
     let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD_NO_PAD.encode(b);
     let header = format!(

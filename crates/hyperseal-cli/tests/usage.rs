@@ -120,7 +120,7 @@ fn threads_are_bounded_for_every_subcommand() {
 /// ~310 MiB of chunks in flight).
 #[test]
 fn most_threads_stay_within_64_mib() {
-    if !peak::fresh("most_threads_stay_within_64_mib") {
+    if !peak::fresh() {
         return;
     }
     let d = tempfile::tempdir().unwrap();

@@ -15,11 +15,17 @@ use std::process::{Child, Command, Stdio};
 /// Set in the process [`fresh`] starts, to the name of the test it runs.
 const FRESH: &str = "HYPERSEAL_TEST_FRESH_PROCESS";
 
-/// Whether the calling test, named `test` (its path in the test binary), should measure here.
-/// In the test binary as started, runs `test` again in a fresh process of this binary, by
-/// itself, asserts it passed, and returns `false`; in that fresh process, returns `true`.
-pub fn fresh(test: &str) -> bool {
-    if std::env::var(FRESH).is_ok_and(|t| t == test) {
+/// Whether the calling test should measure here. In the test binary as started, runs the calling
+/// test again in a fresh process of this binary, by itself, asserts it passed, and returns
+/// `false`; in that fresh process, returns `true`. The test is named by its thread: libtest runs
+/// each test on a thread named with its whole path (`cli::constant_memory_on_a_large_input`),
+/// so the name cannot drift from where the test lives.
+pub fn fresh() -> bool {
+    let me = std::thread::current();
+    let test = me.name().expect("a test's thread (libtest names it after the test)");
+    if let Ok(t) = std::env::var(FRESH) {
+        // The fresh process runs this one test (`--exact`): never a third process.
+        assert_eq!(t, test, "a fresh process runs only the test it was started for");
         return true;
     }
     let o = Command::new(std::env::current_exe().unwrap())
