@@ -79,6 +79,14 @@ impl IdentityFile<NoCallbacks> {
         Self::parse_identities(None, data)
     }
 
+    /// Parses one or more identities from an [`InputReader`](crate::cli_common::file_io::InputReader).
+    #[cfg(feature = "cli-common")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli-common")))]
+    pub fn from_input_reader(reader: crate::cli_common::file_io::InputReader) -> io::Result<Self> {
+        let filename = reader.filename().map(String::from);
+        Self::parse_identities(filename, io::BufReader::new(reader))
+    }
+
     fn parse_identities<R: BufRead>(filename: Option<String>, data: R) -> io::Result<Self> {
         let mut text = Zeroizing::new(String::new());
         let mut limited = data.take(IDENTITY_SIZE_LIMIT + 1);

@@ -52,6 +52,8 @@ mod async_armor;
 mod async_io;
 mod bridge;
 mod error;
+#[cfg(feature = "cli-common")]
+mod i18n;
 mod identity;
 mod io;
 mod protocol;
@@ -77,6 +79,9 @@ pub mod tagpq;
 pub mod x25519;
 
 pub use error::{DecryptError, EncryptError, IdentityFileConvertError};
+#[cfg(feature = "cli-common")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli-common")))]
+pub use i18n::localizer;
 pub use identity::IdentityFile;
 pub use protocol::{Decryptor, Encryptor};
 #[cfg(feature = "armor")]

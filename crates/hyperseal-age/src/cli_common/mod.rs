@@ -4,7 +4,7 @@
 //! plugin keys, passphrase-encrypted identity files).
 //!
 //! The prompts read the terminal itself (`/dev/tty`, through rpassword), not a pinentry
-//! program. Not here yet: `file_io` (rage's input and output files).
+//! program; their results are `pinentry::Result`s, as age's are.
 
 use std::fmt;
 use std::fs;
@@ -16,6 +16,8 @@ use hyperseal::recipient as core;
 use zeroize::Zeroizing;
 
 use crate::bridge::{CoreIdentity, CoreRecipient};
+
+pub mod file_io;
 use crate::{Callbacks, DecryptError, Identity, Recipient};
 
 /// Errors that can occur while reading recipients or identities.
@@ -209,16 +211,71 @@ pub fn read_recipients(
 }
 
 /// Asks for a secret on the terminal; `confirm` asks a second time and requires a match.
-pub fn read_secret(description: &str, prompt: &str, confirm: Option<&str>) -> io::Result<SecretString> {
+pub fn read_secret(description: &str, prompt: &str, confirm: Option<&str>) -> pinentry::Result<SecretString> {
     let _ = description;
-    let first = Zeroizing::new(rpassword::prompt_password(format!("{prompt}: "))?);
+    let first =
+        Zeroizing::new(rpassword::prompt_password(format!("{prompt}: ")).map_err(pinentry::Error::Io)?);
     if let Some(again) = confirm {
-        let second = Zeroizing::new(rpassword::prompt_password(format!("{again}: "))?);
+        let second =
+            Zeroizing::new(rpassword::prompt_password(format!("{again}: ")).map_err(pinentry::Error::Io)?);
         if *first != *second {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "the passphrases did not match"));
+            let e = io::Error::new(io::ErrorKind::InvalidInput, "the passphrases did not match");
+            return Err(pinentry::Error::Io(e));
         }
     }
     Ok(SecretString::from(first.to_string()))
+}
+
+/// A passphrase, typed or generated.
+pub enum Passphrase {
+    /// Typed by the user.
+    Typed(SecretString),
+    /// Generated (the caller shows it once).
+    Generated(SecretString),
+}
+
+impl Passphrase {
+    /// A random passphrase: ten groups of five lower-case letters (about 235 bits), drawn from
+    /// the system's random source by rejection, so every letter is equally likely.
+    pub fn random() -> Self {
+        let mut words = Zeroizing::new(String::with_capacity(59));
+        let mut pool = Zeroizing::new([0u8; 64]);
+        let mut at = pool.len();
+        while words.len() < 59 {
+            if words.len() % 6 == 5 {
+                words.push('-');
+                continue;
+            }
+            if at == pool.len() {
+                hyperseal::fill_random(&mut pool[..]).expect("the system RNG works");
+                at = 0;
+            }
+            let b = pool[at];
+            at += 1;
+            // 234 = 9 × 26: bytes above it would favour the first letters.
+            if b < 234 {
+                words.push((b'a' + b % 26) as char);
+            }
+        }
+        Passphrase::Generated(SecretString::from(words.to_string()))
+    }
+}
+
+/// Asks for a passphrase twice; an empty one is replaced by a generated one.
+pub fn read_or_generate_passphrase() -> pinentry::Result<Passphrase> {
+    let prompt = "Enter passphrase (leave empty to autogenerate a secure one)";
+    let passphrase = read_secret(prompt, prompt, None)?;
+    if passphrase.expose_secret().is_empty() {
+        return Ok(Passphrase::random());
+    }
+    let again = read_secret("Confirm passphrase", "Confirm passphrase", None)?;
+    if again.expose_secret() != passphrase.expose_secret() {
+        return Err(pinentry::Error::Io(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the passphrases did not match",
+        )));
+    }
+    Ok(Passphrase::Typed(passphrase))
 }
 
 /// Callbacks on the terminal: messages on stderr, questions on `/dev/tty`.
