@@ -34,6 +34,7 @@ mod browser;
 mod child;
 mod engine;
 mod files;
+mod git;
 mod hazmat;
 mod html;
 mod machine;
@@ -66,7 +67,7 @@ struct BenchArgs {
     /// Full profile: sizes up to 1 GiB (6.7 GB for `modes`), more runs per figure. Takes long.
     #[arg(long)]
     full: bool,
-    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, webapp, python, rekey, agent, sops, rust-age.
+    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, webapp, python, rekey, agent, sops, git, rust-age.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Directory for report.md, report.json and report.html.
@@ -124,6 +125,7 @@ fn tables() -> Vec<Box<dyn Table>> {
         Box::new(rekey::Rekey),
         Box::new(agent::Agent),
         Box::new(sops::Sops),
+        Box::new(git::Git),
         Box::new(rust_age::RustAge),
     ]
 }

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use hyperseal::git::{Filter, Outcome, Repo, Spool, AGE_INTRO};
@@ -140,11 +142,93 @@ pub(super) fn tree(listed: &[u8], index: bool) -> HashMap<String, String> {
     map
 }
 
-/// One `git cat-file --batch` for the whole filter process.
+/// How long one read from `git cat-file` may wait. git answers from its object store at once;
+/// the longest honest wait is building a large deltified blob before its first byte. A child
+/// that says nothing for this long is killed, and the filter fails that file instead of
+/// hanging the git command that runs it.
+const CAT_READ_DEADLINE: Duration = Duration::from_secs(120);
+
+/// One `git cat-file --batch` for the whole filter process, every read from it under
+/// [`CAT_READ_DEADLINE`].
 pub(super) struct CatFile {
-    child: Child,
+    child: Arc<Mutex<Child>>,
+    watch: Arc<Watch>,
     input: ChildStdin,
-    output: BufReader<ChildStdout>,
+    output: BufReader<Watched>,
+}
+
+/// The deadline of the read in progress, shared with the thread that kills the child when it
+/// passes.
+struct Watch {
+    state: Mutex<WatchState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct WatchState {
+    deadline: Option<Instant>,
+    fired: bool,
+    closed: bool,
+}
+
+impl Watch {
+    /// Changes the state without waking the watcher: it never sleeps past one deadline's
+    /// length, so a deadline set now is seen in time, and a read costs no thread switch.
+    fn set(&self, f: impl FnOnce(&mut WatchState)) {
+        f(&mut self.state.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    fn close(&self) {
+        self.set(|s| s.closed = true);
+        self.wake.notify_all();
+    }
+
+    /// Waits for a deadline to pass (then kills `child`) until the reader closes.
+    fn run(&self, child: &Mutex<Child>) {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if g.closed {
+                return;
+            }
+            let Some(t) = g.deadline else {
+                g = self.wake.wait_timeout(g, CAT_READ_DEADLINE).unwrap_or_else(|e| e.into_inner()).0;
+                continue;
+            };
+            let now = Instant::now();
+            if now >= t {
+                g.fired = true;
+                drop(g);
+                let _ = child.lock().unwrap_or_else(|e| e.into_inner()).kill();
+                return;
+            }
+            g = self.wake.wait_timeout(g, t - now).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+}
+
+/// The child's output, each read armed with the deadline.
+struct Watched {
+    inner: ChildStdout,
+    watch: Arc<Watch>,
+}
+
+impl Read for Watched {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.watch.set(|s| s.deadline = Some(Instant::now() + CAT_READ_DEADLINE));
+        let got = self.inner.read(buf);
+        let mut fired = false;
+        self.watch.set(|s| {
+            s.deadline = None;
+            fired = s.fired;
+        });
+        if fired {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("git cat-file did not answer within {} s", CAT_READ_DEADLINE.as_secs()),
+            ));
+        }
+        got
+    }
 }
 
 impl CatFile {
@@ -156,8 +240,13 @@ impl CatFile {
             .stderr(Stdio::null())
             .spawn()?;
         let input = child.stdin.take().expect("piped");
-        let output = BufReader::new(child.stdout.take().expect("piped"));
-        Ok(CatFile { child, input, output })
+        let stdout = child.stdout.take().expect("piped");
+        let child = Arc::new(Mutex::new(child));
+        let watch = Arc::new(Watch { state: Mutex::new(WatchState::default()), wake: Condvar::new() });
+        let (c, w) = (Arc::clone(&child), Arc::clone(&watch));
+        std::thread::spawn(move || w.run(&c));
+        let output = BufReader::new(Watched { inner: stdout, watch: Arc::clone(&watch) });
+        Ok(CatFile { child, watch, input, output })
     }
 
     /// Copies the blob `oid` into `into`; `false` if git does not have it.
@@ -184,8 +273,10 @@ impl CatFile {
 
 impl Drop for CatFile {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.watch.close();
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 

@@ -1,0 +1,273 @@
+//! `git`: a repository of small marked files under `hyperseal git`, against git-crypt 0.7.0 on
+//! the same shape and plain git with no filter (the floor), in one run: `git add -A && git
+//! commit`, a fresh `git clone` with its unlock (which checks out every file), and removing one
+//! recipient (hyperseal's header-only `git rekey`; git-crypt has no removal, so its row is what
+//! it would take: a new key, every file sealed again, and the new key handed to every member).
+//!
+//! Every repository is made afresh outside the timing, with the same files (1 KiB each, in 100
+//! folders) copied in; git runs with no global or system configuration. The three contenders
+//! alternate within each round, so a noisy neighbour hits them alike.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{bail, Result};
+use hyperseal::recipient::{self, Kind};
+
+use super::child::{which, Job};
+use super::files::{ratio, s};
+use super::report::{Cell, Section, TableReport};
+use super::stats::{with_spread, Stats};
+use super::{Ctx, Table};
+
+pub struct Git;
+
+/// The three ways a repository is set up.
+#[derive(Clone, Copy, PartialEq)]
+enum Who {
+    Plain,
+    Hyperseal,
+    GitCrypt,
+}
+
+impl Table for Git {
+    fn id(&self) -> &'static str {
+        "git"
+    }
+    fn title(&self) -> &'static str {
+        "git repositories: hyperseal git vs git-crypt 0.7.0 vs plain git"
+    }
+    fn mirrors(&self) -> &'static str {
+        "how teams keep secrets in git: git-crypt's filter (a process per file), and git with no filter as the floor"
+    }
+
+    fn run(&self, ctx: &Ctx, out: &mut TableReport) -> Result<()> {
+        let exe = ctx.exe()?;
+        if which("git").is_none() {
+            out.note("git is not on PATH (`make git-tools` installs Debian's): the table is empty.");
+            return Ok(());
+        }
+        let crypt = which("git-crypt");
+        let nominal = if ctx.full { 10_000.0 } else { 2_000.0 };
+        let count = ((nominal * ctx.scale.min(1.0)).round() as usize).max(20);
+        // Edition 2021, one thread here: the children inherit it.
+        for (k, v) in [
+            ("GIT_CONFIG_GLOBAL", "/dev/null"),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+            ("GIT_AUTHOR_NAME", "bench"),
+            ("GIT_AUTHOR_EMAIL", "bench@example.com"),
+            ("GIT_COMMITTER_NAME", "bench"),
+            ("GIT_COMMITTER_EMAIL", "bench@example.com"),
+        ] {
+            std::env::set_var(k, v);
+        }
+        let base = ctx.path("git-table");
+        let _ = fs::remove_dir_all(&base);
+        fs::create_dir_all(&base)?;
+        ctx.progress("git", format!("making {count} files of 1 KiB"));
+        let src = base.join("src");
+        make_tree(&src, count)?;
+        let gen = |kind| recipient::generate(kind).map_err(|e| anyhow::anyhow!("{e}"));
+        let (kept, leaver) = (gen(Kind::Hybrid)?, gen(Kind::Hybrid)?);
+        let key = base.join("kept.key");
+        fs::write(&key, format!("{}\n", kept.secret.as_str()))?;
+        let both = format!("{}\n{}\n", kept.public, leaver.public);
+        let one = format!("{}\n", kept.public);
+        let crypt_key = base.join("git-crypt.key");
+
+        let mut who = vec![Who::Plain, Who::Hyperseal];
+        if crypt.is_some() {
+            who.push(Who::GitCrypt);
+        }
+        let rounds = if ctx.scale < 0.01 || !ctx.full { 1 } else { 2 };
+        let mut add: Vec<Vec<f64>> = vec![Vec::new(); 3];
+        let mut clone: Vec<Vec<f64>> = vec![Vec::new(); 3];
+        let mut rekey: Vec<Vec<f64>> = vec![Vec::new(); 3];
+        for round in 1..=rounds {
+            for &w in &who {
+                let i = w as usize;
+                ctx.progress("git", format!("round {round} of {rounds}: {}", name(w)));
+                let repo = base.join(format!("repo-{i}"));
+                let _ = fs::remove_dir_all(&repo);
+                let setup = match w {
+                    Who::Plain => String::new(),
+                    Who::Hyperseal => format!(
+                        "'{exe}' git init 'secrets/**' 2>/dev/null && printf '%s' '{both}' > .age-recipients && '{exe}' git unlock -i '{key}' 2>/dev/null",
+                        exe = s(exe),
+                        key = s(&key),
+                    ),
+                    Who::GitCrypt => format!(
+                        "git-crypt init >/dev/null && echo 'secrets/** filter=git-crypt diff=git-crypt' > .gitattributes && git-crypt export-key '{}'",
+                        s(&crypt_key)
+                    ),
+                };
+                sh(
+                    &base,
+                    &format!(
+                        "git init -q -b main '{r}' && cd '{r}' && {setup}{and} cp -r '{src}/secrets' .",
+                        r = s(&repo),
+                        and = if setup.is_empty() { "" } else { " &&" },
+                        src = s(&src),
+                    ),
+                )?;
+                add[i].push(in_dir(&repo, "git add -A && git commit -qm add").run_once(ctx.tmp.path())?.wall);
+
+                let copy = base.join(format!("clone-{i}"));
+                let _ = fs::remove_dir_all(&copy);
+                let unlock = match w {
+                    Who::Plain => String::new(),
+                    Who::Hyperseal => format!(" && '{}' git unlock -i '{}' 2>/dev/null", s(exe), s(&key)),
+                    Who::GitCrypt => format!(" && git-crypt unlock '{}'", s(&crypt_key)),
+                };
+                let script =
+                    format!("git clone -q '{}' '{}' && cd '{}'{unlock}", s(&repo), s(&copy), s(&copy));
+                clone[i].push(in_dir(&base, &script).run_once(ctx.tmp.path())?.wall);
+                let _ = fs::remove_dir_all(&copy);
+
+                // One recipient removed. git-crypt has one symmetric key for everyone: removing
+                // a member means a new key, every file sealed again, and the key sent to the rest.
+                let rekey_script = match w {
+                    Who::Plain => None,
+                    Who::Hyperseal => {
+                        fs::write(repo.join(".age-recipients"), &one)?;
+                        Some(format!("'{}' git rekey >/dev/null 2>&1", s(exe)))
+                    }
+                    Who::GitCrypt => Some(
+                        "rm -rf .git/git-crypt && git-crypt init >/dev/null && git add --renormalize . && git commit -qm newkey"
+                            .to_string(),
+                    ),
+                };
+                if let Some(script) = rekey_script {
+                    rekey[i].push(in_dir(&repo, &script).run_once(ctx.tmp.path())?.wall);
+                }
+                if w == Who::Hyperseal {
+                    check_rekeyed(&repo)?;
+                }
+                let _ = fs::remove_dir_all(&repo);
+            }
+        }
+        let _ = fs::remove_dir_all(&base);
+        for k in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"] {
+            std::env::remove_var(k);
+        }
+        std::env::remove_var("GIT_COMMITTER_NAME");
+        std::env::remove_var("GIT_COMMITTER_EMAIL");
+
+        let mut sec = Section::new(
+            format!("{count} marked files of 1 KiB: seconds (lower is better)"),
+            &[
+                "step",
+                "plain git (floor)",
+                "hyperseal git",
+                "git-crypt 0.7.0",
+                "hyperseal ÷ plain",
+                "git-crypt ÷ hyperseal",
+            ],
+        );
+        let cell = |v: &[f64]| match v.is_empty() {
+            true => Cell::text("—"),
+            false => {
+                let st = Stats::of(v);
+                Cell::measured(st, "s", with_spread(format!("{:.2}", st.median), &st))
+            }
+        };
+        let median = |v: &[f64]| (!v.is_empty()).then(|| Stats::of(v).median);
+        let mut goals = Vec::new();
+        for (step, v) in [
+            ("git add -A && git commit", &add),
+            ("git clone + unlock (every file checked out)", &clone),
+            ("one recipient removed (git-crypt: a new key for everyone)", &rekey),
+        ] {
+            let (p, h, c) = (median(&v[0]), median(&v[1]), median(&v[2]));
+            let over_plain = match (h, p) {
+                (Some(h), Some(p)) if p > 0.0 => ratio(h / p),
+                _ => Cell::text("—"),
+            };
+            let over_hs = match (c, h) {
+                (Some(c), Some(h)) if h > 0.0 => ratio(c / h),
+                _ => Cell::text("—"),
+            };
+            if let (Some(h), Some(p)) = (h, p) {
+                goals.push(format!("{step}: {:.1}× plain git", h / p));
+            }
+            if let (Some(h), Some(c)) = (h, c) {
+                goals.push(format!("{step}: git-crypt {:.1}× hyperseal's time", c / h));
+            }
+            sec.rows.push(vec![Cell::text(step), cell(&v[0]), cell(&v[1]), cell(&v[2]), over_plain, over_hs]);
+        }
+        out.sections.push(sec);
+        if crypt.is_none() {
+            out.note(
+                "git-crypt is not on PATH (`make git-tools` installs Debian's 0.7.0): its column is empty.",
+            );
+        }
+        out.note(format!(
+            "Files in {}: {count} files of 1 KiB (random bytes) in {} folders under secrets/, marked \
+             `secrets/**`; hyperseal seals to two hybrid post-quantum recipients (ML-KEM-768 + X25519) \
+             and unlocks with an identity file; git-crypt 0.7.0 uses its symmetric key (`git-crypt unlock \
+             KEYFILE`). Removing one recipient: hyperseal git rekey re-keys every header and stages it \
+             (payloads unchanged); git-crypt cannot remove a member, so its row is a new key (`git-crypt \
+             init` again), every file sealed again (`git add --renormalize .`) and committed, and the new \
+             key still has to reach every remaining member. Goals: within 2× plain git, ≥ 5× faster than \
+             git-crypt. {}",
+            ctx.tmp_note,
+            count.min(100),
+            goals.join("; ")
+        ));
+        Ok(())
+    }
+}
+
+fn name(w: Who) -> &'static str {
+    match w {
+        Who::Plain => "plain git",
+        Who::Hyperseal => "hyperseal git",
+        Who::GitCrypt => "git-crypt",
+    }
+}
+
+/// `count` files of 1 KiB in 100 folders under `dir/secrets/`, each its own bytes.
+fn make_tree(dir: &Path, count: usize) -> Result<()> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..count {
+        let folder = dir.join(format!("secrets/d{:02}", i % 100));
+        if i < 100 {
+            fs::create_dir_all(&folder)?;
+        }
+        let mut data = vec![0u8; 1024];
+        for b in data.iter_mut() {
+            // xorshift64: cheap bytes that no tool compresses.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        fs::write(folder.join(format!("f{i:05}.env")), data)?;
+    }
+    Ok(())
+}
+
+/// After hyperseal's rekey: every marked path staged, and nothing else.
+fn check_rekeyed(repo: &Path) -> Result<()> {
+    let o = Command::new("git").args(["diff", "--cached", "--name-only"]).current_dir(repo).output()?;
+    let staged = String::from_utf8_lossy(&o.stdout);
+    if staged.lines().any(|l| !l.starts_with("secrets/")) || staged.lines().count() == 0 {
+        bail!("hyperseal git rekey staged something other than the marked files");
+    }
+    Ok(())
+}
+
+/// Runs `sh -c SCRIPT` in `dir` now (setup, not timed).
+fn sh(dir: &Path, script: &str) -> Result<()> {
+    let o = Command::new("sh").args(["-c", script]).current_dir(dir).output()?;
+    if !o.status.success() {
+        bail!("setup failed: {}", String::from_utf8_lossy(&o.stderr).trim());
+    }
+    Ok(())
+}
+
+/// `sh -c SCRIPT` in `dir`, to be timed.
+fn in_dir(dir: &Path, script: &str) -> Job {
+    Job::new("sh", &["-c", &format!("cd '{}' && {script}", s(dir))])
+}
