@@ -1,5 +1,6 @@
 # The Rust `age` crate's drop-in (crates/hyperseal-age, docs/RUST.md): its tests, the age 0.12.1
-# crate's own integration tests run against it, and the `rust-age` bench table's two programs.
+# crate's own integration tests run against it, rage 0.12.1 built unchanged against it and run
+# with the real age v1.3.1, and the `rust-age` bench table's two programs.
 # Included by the Makefile; BENCH_DEPS is appended to there.
 #
 # The real age 0.12.1 pins kem =0.3.0-pre.0 (through ml-kem 0.2) and the core needs kem 0.3.0,
@@ -7,7 +8,7 @@
 # [workspace] and lock. Their target directory is a per-user cache (the registry crates are
 # built once per machine); hyperseal itself is a path dependency, which cargo rebuilds whenever
 # the clone's sources change, and per clone path.
-.PHONY: age-crate-test age-crate-bench age-crate-src
+.PHONY: age-crate-test age-crate-bench age-crate-src age-crate-rage
 BENCH_DEPS += age-crate-bench
 
 AGE_CRATE_VERSION := 0.12.1
@@ -51,6 +52,16 @@ age-crate-test: age-crate-src age tag-plugin test-plugin ssh-keygen
 	: > $(AGE_CRATE_DIR)/age-tests/lib.rs
 	rm -rf $(AGE_CRATE_DIR)/age-tests/tests && cp -r "$$(dirname "$$(cat $(AGE_CRATE_DIR)/age-manifest)")/tests" $(AGE_CRATE_DIR)/age-tests/tests
 	$(call AGE_CRATE_CARGO,$(AGE_CRATE_DIR)/age-tests) test --release -- $(foreach t,$(AGE_CRATE_KNOWN),--skip $(t))
+	$(MAKE) age-crate-rage
+	bash $(AGE_CRATE_PEER)/rage-interop.sh $(AGE_CRATE_DIR)/rage/bin $(GOBIN) $(CURDIR)/crates/hyperseal/tests/data
+
+# rage 0.12.1 from crates.io, unchanged, with its `age` dependency patched to this clone's
+# hyperseal-age. --force: the installed rage is rebuilt whenever the clone's sources changed
+# (cargo install would otherwise keep a rage of the same version); the cached target directory
+# makes that a relink. At opt-level 1, as the Makefile's other tools from crates.io.
+age-crate-rage:
+	$(TOOL_INSTALL) --force rage --version 0.12.1 --root $(AGE_CRATE_DIR)/rage --target-dir $(AGE_CRATE_TARGET)-rage \
+	  --config 'patch.crates-io.age.path="$(AGE_SHIM)"'
 
 # The bench's two programs: one source, against age 0.12.1 and, through the age package's
 # [patch.crates-io], against hyperseal-age; linked where the bench looks (.tools/age-crate/bin).

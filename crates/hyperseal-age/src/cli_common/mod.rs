@@ -161,15 +161,14 @@ pub fn read_identities(
     filenames: Vec<String>,
     max_work_factor: Option<u8>,
     stdin_guard: &mut StdinGuard,
-) -> Result<Vec<Box<dyn Identity + Send + Sync>>, ReadError> {
+) -> Result<Vec<Box<dyn Identity>>, ReadError> {
     let _ = max_work_factor;
-    let mut identities: Vec<Box<dyn Identity + Send + Sync>> = vec![];
+    let mut identities: Vec<Box<dyn Identity>> = vec![];
     for filename in filenames {
         let bytes = stdin_guard.read(&filename, ReadError::IdentityNotFound)?;
         let parsed = hyperseal::identity_file::parse(&bytes, Arc::new(Terminal))
             .map_err(|e| identity_error(&filename, e))?;
-        identities
-            .extend(parsed.into_iter().map(|i| Box::new(CoreIdentity(i)) as Box<dyn Identity + Send + Sync>));
+        identities.extend(parsed.into_iter().map(|i| Box::new(CoreIdentity(i)) as Box<dyn Identity>));
     }
     Ok(identities)
 }
