@@ -150,10 +150,12 @@ pub(crate) fn wrap_file_key<'a>(
     Ok((core_key, stanzas))
 }
 
+#[cfg(feature = "cli-common")]
 /// Any core identity (every kind the core parses: SSH keys, tag and plugin identities, …) as
 /// age's [`Identity`](crate::Identity).
 pub(crate) struct CoreIdentity(pub(crate) Box<dyn hyperseal::Identity>);
 
+#[cfg(feature = "cli-common")]
 impl crate::Identity for CoreIdentity {
     fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, DecryptError>> {
         unwrap_with(self.0.as_ref(), stanza)
@@ -166,9 +168,11 @@ impl crate::Identity for CoreIdentity {
     }
 }
 
+#[cfg(feature = "cli-common")]
 /// Any core recipient as age's [`Recipient`](crate::Recipient).
 pub(crate) struct CoreRecipient(pub(crate) Box<dyn hyperseal::Recipient>);
 
+#[cfg(feature = "cli-common")]
 impl crate::Recipient for CoreRecipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, HashSet<String>), EncryptError> {
         wrap_with(self.0.as_ref(), file_key)
@@ -176,8 +180,10 @@ impl crate::Recipient for CoreRecipient {
 }
 
 /// Several core identities (all those of one key text) as one age identity.
+#[cfg(feature = "ssh")]
 pub(crate) struct CoreIdentities(pub(crate) Vec<Box<dyn hyperseal::Identity>>);
 
+#[cfg(feature = "ssh")]
 impl crate::Identity for CoreIdentities {
     fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, DecryptError>> {
         self.0.iter().find_map(|id| unwrap_with(id.as_ref(), stanza))

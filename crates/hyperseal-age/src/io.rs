@@ -31,6 +31,7 @@ impl<R: Read> In<R> {
     }
 }
 
+#[cfg(feature = "armor")]
 impl<R: BufRead> In<R> {
     pub(crate) fn buffered(inner: R) -> Self {
         In { inner, read: R::read, buffered: Some((R::fill_buf, R::consume)), seek: Arc::default() }

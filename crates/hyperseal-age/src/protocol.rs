@@ -99,6 +99,7 @@ fn check_scrypt(stanzas: &[hyperseal::format::Stanza]) -> Result<(), DecryptErro
 }
 
 /// A decryptor made for one kind of I/O (`std::io` or `futures::io`) asked for the other.
+#[cfg(feature = "async")]
 fn not_sync() -> DecryptError {
     DecryptError::Io(io::Error::new(
         io::ErrorKind::Unsupported,
@@ -149,7 +150,11 @@ impl<R: Read> Decryptor<R> {
         self,
         identities: impl Iterator<Item = &'a dyn Identity>,
     ) -> Result<StreamReader<R>, DecryptError> {
-        let Inner::Sync(d, seek) = self.inner else { return Err(not_sync()) };
+        let (d, seek) = match self.inner {
+            Inner::Sync(d, seek) => (d, seek),
+            #[cfg(feature = "async")]
+            Inner::Async(_) => return Err(not_sync()),
+        };
         let key = bridge::unwrap_file_key(&d.header().stanzas, identities)?;
         Self::open(d, seek, key)
     }
@@ -158,7 +163,11 @@ impl<R: Read> Decryptor<R> {
     /// the header's MAC still has to verify under it ([`DecryptError::InvalidMac`] if not).
     /// Not in the age crate.
     pub fn decrypt_with_file_key(self, file_key: FileKey) -> Result<StreamReader<R>, DecryptError> {
-        let Inner::Sync(d, seek) = self.inner else { return Err(not_sync()) };
+        let (d, seek) = match self.inner {
+            Inner::Sync(d, seek) => (d, seek),
+            #[cfg(feature = "async")]
+            Inner::Async(_) => return Err(not_sync()),
+        };
         Self::open(d, seek, bridge::to_core_key(&file_key))
     }
 

@@ -126,6 +126,7 @@ fn passphrase_round_trip_and_work_factor_cap() {
     assert!(matches!(decrypt_with(&wrong, &file), Err(age::DecryptError::DecryptionFailed)));
 }
 
+#[cfg(feature = "armor")]
 #[test]
 fn armor_round_trip() {
     use age::armor::{ArmoredReader, ArmoredWriter, Format};
