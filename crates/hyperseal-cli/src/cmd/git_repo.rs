@@ -1,11 +1,13 @@
 //! Running git for `hyperseal git`: one function that runs it and turns a failure into one
 //! line, the repository's configuration as `init` and `unlock` write it, and the list of
-//! marked paths. git is the user's own, found on PATH; every call waits for git to end, and a
-//! failing git is reported with the first line it printed.
+//! marked paths. git is the user's own, found on PATH; every call waits for git to end (30
+//! minutes at most, then git is stopped), and a failing git is reported with the first line it
+//! printed.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -18,7 +20,13 @@ pub const IDENTITY_KEY: &str = "hyperseal.identity";
 /// Local configuration key set to `true` by `unlock` without `-i`: the agent opens the files.
 pub const AGENT_KEY: &str = "hyperseal.agent";
 
-/// Runs `git ARGS` (with `stdin` on its input) and returns its standard output.
+/// Longest a git command run here may take: far beyond any honest run (a checkout through the
+/// filter of a very large repository), short enough that a git stuck on a lock or a prompt ends
+/// with an error instead of holding the caller for ever.
+const GIT_DEADLINE: Duration = Duration::from_secs(30 * 60);
+
+/// Runs `git ARGS` (with `stdin` on its input) and returns its standard output; a git still
+/// running after [`GIT_DEADLINE`] is killed.
 pub fn git(args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>> {
     let mut c = Command::new("git");
     c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -26,21 +34,62 @@ pub fn git(args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>> {
     let mut child =
         c.spawn().map_err(|e| hint(format!("cannot run git: {e}"), "install git, or put it on PATH"))?;
     let input = child.stdin.take();
+    let (mut stdout, mut stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
     // git answers while it reads (check-attr --stdin): the input goes in from another thread,
-    // so neither side waits on a full pipe.
-    let out = std::thread::scope(|s| {
+    // and each output is read by its own, so no side waits on a full pipe while this one
+    // watches the clock.
+    let (status, out, err) = std::thread::scope(|s| {
         if let (Some(data), Some(mut input)) = (stdin, input) {
             s.spawn(move || input.write_all(data));
         }
-        child.wait_with_output()
-    })
-    .context("cannot run git")?;
-    if !out.status.success() {
-        let why = String::from_utf8_lossy(&out.stderr);
+        let out = s.spawn(move || {
+            let mut v = Vec::new();
+            stdout.read_to_end(&mut v).map(|_| v)
+        });
+        let err = s.spawn(move || {
+            let mut v = Vec::new();
+            stderr.read_to_end(&mut v).map(|_| v)
+        });
+        let status = wait_until(&mut child, Instant::now() + GIT_DEADLINE);
+        (status, out.join(), err.join())
+    });
+    let status = status.context("cannot run git")?;
+    let Some(status) = status else {
+        return Err(anyhow::anyhow!(
+            "git {} did not finish within {} minutes and was stopped",
+            args.first().unwrap_or(&""),
+            GIT_DEADLINE.as_secs() / 60
+        ));
+    };
+    let joined = |r: std::thread::Result<std::io::Result<Vec<u8>>>| {
+        r.map_err(|_| anyhow::anyhow!("cannot read git's output"))?.context("cannot read git's output")
+    };
+    let (out, err) = (joined(out)?, joined(err)?);
+    if !status.success() {
+        let why = String::from_utf8_lossy(&err);
         let line = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
         return Err(anyhow::anyhow!("git {} failed: {}", args.first().unwrap_or(&""), line.trim()));
     }
-    Ok(out.stdout)
+    Ok(out)
+}
+
+/// Waits for `child` until `deadline`; kills and reaps it then (`None`). Polls, from every
+/// millisecond up to every 50: std has no wait with a timeout, and most git runs here end in
+/// a few milliseconds.
+fn wait_until(child: &mut std::process::Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
 }
 
 /// `git ARGS` as text, trimmed.
