@@ -77,6 +77,30 @@ fn every_native_kind_round_trips_across_chunk_boundaries() {
     }
 }
 
+/// Writes of every size the writer treats apart (below, at and above the 4 MiB it gathers, and
+/// mixed) give the file that opens to the same bytes.
+#[test]
+fn the_writer_takes_writes_of_any_size() {
+    let key = age::x25519::Identity::generate();
+    let plain: Vec<u8> = (0..9_000_000u32).map(|i| (i % 249) as u8).collect();
+    for sizes in [&[1usize, 65536, 4 << 20, 5 << 20, 3][..], &[9_000_000], &[4 << 20, 4 << 20, 1]] {
+        let encryptor = age::Encryptor::with_recipients(iter::once(&key.to_public() as _)).unwrap();
+        let mut file = vec![];
+        let mut writer = encryptor.wrap_output(&mut file).unwrap();
+        let (mut at, mut i) = (0, 0);
+        while at < plain.len() {
+            let n = sizes[i % sizes.len()].min(plain.len() - at);
+            writer.write_all(&plain[at..at + n]).unwrap();
+            if i % 3 == 1 {
+                writer.flush().unwrap();
+            }
+            (at, i) = (at + n, i + 1);
+        }
+        writer.finish().unwrap();
+        assert_eq!(decrypt_with(&key, &file).unwrap(), plain, "{sizes:?}");
+    }
+}
+
 #[test]
 fn keys_parse_and_print_as_age_spells_them() {
     let x = age::x25519::Identity::generate();
