@@ -49,7 +49,7 @@ impl Table for Git {
             return Ok(());
         }
         let crypt = which("git-crypt");
-        let nominal = if ctx.full { 10_000.0 } else { 2_000.0 };
+        let nominal = if ctx.full { 10_000.0 } else { 1_000.0 };
         let count = ((nominal * ctx.scale.min(1.0)).round() as usize).max(20);
         // Edition 2021, one thread here: the children inherit it.
         for (k, v) in [
