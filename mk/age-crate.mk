@@ -53,7 +53,8 @@ age-crate-test: age-crate-src age tag-plugin test-plugin ssh-keygen
 	rm -rf $(AGE_CRATE_DIR)/age-tests/tests && cp -r "$$(dirname "$$(cat $(AGE_CRATE_DIR)/age-manifest)")/tests" $(AGE_CRATE_DIR)/age-tests/tests
 	$(call AGE_CRATE_CARGO,$(AGE_CRATE_DIR)/age-tests) test --release -- $(foreach t,$(AGE_CRATE_KNOWN),--skip $(t))
 	$(MAKE) age-crate-rage
-	bash $(AGE_CRATE_PEER)/rage-interop.sh $(AGE_CRATE_DIR)/rage/bin $(GOBIN) $(CURDIR)/crates/hyperseal/tests/data
+	bash $(AGE_CRATE_PEER)/rage-interop.sh $(AGE_CRATE_DIR)/rage/bin $(GOBIN) $(CURDIR)/crates/hyperseal/tests/data \
+	  $(CURDIR)/crates/hyperseal-cli/tests/pty_run.py
 
 # rage 0.12.1 from crates.io, unchanged, with its `age` dependency patched to this clone's
 # hyperseal-age. --force: the installed rage is rebuilt whenever the clone's sources changed

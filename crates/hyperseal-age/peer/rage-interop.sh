@@ -2,9 +2,11 @@
 # rage 0.12.1, built unchanged against hyperseal-age through [patch.crates-io] (mk/age-crate.mk),
 # against the real age v1.3.1, both ways: X25519, age1pq1 (the real rage cannot do these: that
 # they work shows the patch took), SSH, tag recipients (age's test plugin holds the keys), armor.
-# Usage: rage-interop.sh RAGE_BIN_DIR TOOLS_BIN_DIR HYPERSEAL_TEST_DATA
+# Passphrases too: both tools read them from the terminal, so they run on a pseudo-terminal
+# (the CLI tests' pty_run.py types the answers at each prompt).
+# Usage: rage-interop.sh RAGE_BIN_DIR TOOLS_BIN_DIR HYPERSEAL_TEST_DATA PTY_RUN
 set -euo pipefail
-rage_bin=$1 tools=$2 data=$3
+rage_bin=$1 tools=$2 data=$3 pty_run=$4
 export PATH="$tools:$PATH"
 rage="$rage_bin/rage" age="$tools/age"
 dir=$(mktemp -d)
@@ -44,5 +46,24 @@ tag=age1tag1qwe0kafsjrar4txm6heqnhpfuggzr0gvznz7fvygxrlq90u5mq2pysxtw6h
 both "age1tag1 (age-plugin-tagtest)" "-r $tag" "-j tagtest" "-r $tag" "-i $data/age_tagtest_identities.txt"
 tagpq=$(tr -d '[:space:]' < "$data/age_tagtest_hybrid_recipient.txt")
 both "age1tagpq1 (age-plugin-tagtest)" "-r $tagpq" "-j tagtest" "-r $tagpq" "-i $data/age_tagtest_identities.txt"
+
+# One command on a pseudo-terminal, typing $1 at each of $2 prompts; fails unless it succeeds.
+at_terminal() {
+  local pass=$1 prompts=$2; shift 2
+  local argv typed
+  argv=$(printf '%s\n' "$@" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read().split("\n")[:-1]))')
+  typed=$(python3 -c 'import json,sys; print(json.dumps([sys.argv[1]] * int(sys.argv[2])))' "$pass" "$prompts")
+  echo "{\"argv\": $argv, \"cwd\": \"$dir\", \"type\": $typed, \"timeout\": 120}" | python3 "$pty_run" \
+    | python3 -c 'import json,sys; r=json.load(sys.stdin); sys.exit(0 if r["status"] == 0 else print(r["stderr"], r["tty"]) or 1)'
+}
+pass="correct horse battery staple"
+at_terminal "$pass" 2 $rage -e -p -o "$dir/r.age" "$dir/plain"
+at_terminal "$pass" 1 $age -d -o "$dir/r.out" "$dir/r.age"
+cmp -s "$dir/plain" "$dir/r.out" || { echo "FAIL rage -> age: passphrase"; exit 1; }
+at_terminal "$pass" 2 $age -e -p -o "$dir/a.age" "$dir/plain"
+at_terminal "$pass" 1 $rage -d -o "$dir/a.out" "$dir/a.age"
+cmp -s "$dir/plain" "$dir/a.out" || { echo "FAIL age -> rage: passphrase"; exit 1; }
+checks=$((checks + 2))
+echo "ok: passphrase (scrypt)"
 
 echo "rage 0.12.1 on hyperseal-age with age v1.3.1: $checks checks passed"
