@@ -73,6 +73,10 @@ fn removing_a_member_rekeys_only_the_headers_under_that_recipients_file() {
         err.contains("payloads unchanged") && err.contains("can still read every earlier commit"),
         "{err}"
     );
+    let spool = r.dir.join(".git/hyperseal-spool");
+    let left: Vec<_> =
+        std::fs::read_dir(&spool).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    assert!(left.is_empty(), "the new blobs' files are gone after the run: {left:?}");
     let want: Vec<String> = (0..FILES).map(|i| format!("team/s{i}.env")).collect();
     assert_eq!(staged(&r), want, "exactly the re-keyed paths: not ops/, not .age-recipients");
     for (i, old) in before.iter().enumerate() {
