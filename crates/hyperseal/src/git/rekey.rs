@@ -86,3 +86,63 @@ pub fn rekey_blob<'a>(
     io::copy(&mut input, out)?;
     Ok(done)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recipient::{generate, parse_identities, parse_recipient, Kind};
+
+    fn key() -> (Vec<Box<dyn Identity>>, String) {
+        let k = generate(Kind::X25519).unwrap();
+        (parse_identities(&k.secret).unwrap(), k.public)
+    }
+
+    fn run(
+        blob: &[u8],
+        ids: &[Box<dyn Identity>],
+        to: &[&str],
+        rotate: bool,
+    ) -> Result<(Vec<u8>, Rekeyed), Error> {
+        let change = change_to(to.iter().map(|p| parse_recipient(p).unwrap()).collect())?;
+        let mut out = Vec::new();
+        let mut open = || Ok(Box::new(blob) as Box<dyn Read>);
+        let done = rekey_blob(&mut open, ids, &change, rotate, &mut out)?;
+        Ok((out, done))
+    }
+
+    #[test]
+    fn a_member_removed_keeps_the_payload_and_a_rotation_replaces_it() {
+        let ((alice, alice_pub), (bob, bob_pub)) = (key(), key());
+        let both: Vec<Box<dyn Recipient>> =
+            [&alice_pub, &bob_pub].map(|p| parse_recipient(p).unwrap()).into();
+        let mut blob = Vec::new();
+        Encryptor::with_recipients(&both, Options::age())
+            .unwrap()
+            .encrypt_slice(b"TOKEN=1\n", &mut blob, None)
+            .unwrap();
+
+        let (new, done) = run(&blob, &alice, &[&alice_pub], false).unwrap();
+        assert_eq!((done.before, done.after, done.rotated), (2, 1, false));
+        assert_eq!(new[new.len() - (blob.len() - done.old_header_len)..], blob[done.old_header_len..]);
+        assert_eq!(crate::decrypt(&alice, &new).unwrap(), b"TOKEN=1\n");
+        assert!(crate::decrypt(&bob, &new).is_err(), "the removed member no longer opens it");
+
+        let (rotated, done) = run(&blob, &alice, &[&alice_pub], true).unwrap();
+        assert!(done.rotated && !rotated.ends_with(&blob[done.old_header_len..]));
+        assert_eq!(crate::decrypt(&alice, &rotated).unwrap(), b"TOKEN=1\n");
+    }
+
+    #[test]
+    fn a_list_that_locks_the_caller_out_or_a_plaintext_blob_is_refused() {
+        let ((alice, alice_pub), (_, bob_pub)) = (key(), key());
+        let to: Vec<Box<dyn Recipient>> = vec![parse_recipient(&alice_pub).unwrap()];
+        let mut blob = Vec::new();
+        Encryptor::with_recipients(&to, Options::age())
+            .unwrap()
+            .encrypt_slice(b"x", &mut blob, None)
+            .unwrap();
+        assert!(run(&blob, &alice, &[&bob_pub], false).is_err(), "alice would lose the file");
+        assert!(run(b"TOKEN=1\n", &alice, &[&alice_pub], false).is_err());
+        assert!(run(&blob, &alice, &[], false).is_err(), "an empty list");
+    }
+}
