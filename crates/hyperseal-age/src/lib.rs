@@ -8,8 +8,8 @@
 //!
 //! and a whole dependency tree with a `[patch.crates-io]` entry naming the `age` package that
 //! ships beside this crate (see the README). The names, types, traits and errors are age's:
-//! [`Recipient`] and [`Identity`] stay over age-core 0.12's [`Stanza`](age_core::format::Stanza)
-//! and [`FileKey`](age_core::format::FileKey), and [`secrecy`] is age-core's, so recipients,
+//! [`Recipient`] and [`Identity`] stay over age-core 0.12's [`Stanza`]
+//! and [`FileKey`], and [`secrecy`] is age-core's, so recipients,
 //! identities and plugins written for age work unchanged. The framing, keys and cryptography are
 //! the hyperseal core's; this crate maps names and types only.
 //!
@@ -19,7 +19,12 @@
 //!   X25519 hybrid), native in [`pq`], [`IdentityFile`] and every parser;
 //! * the stream writer and reader use every core on large files, behind the same
 //!   `Read`/`Write` calls;
-//! * tag recipients (`age1tag1…`, `age1tagpq1…`) both ways.
+//! * tag recipients (`age1tag1…`, `age1tagpq1…`) both ways;
+//! * one plugin run for many files (`plugin::IdentityPluginV1::unwrap_files`, with
+//!   [`Decryptor::stanzas`] and [`Decryptor::decrypt_with_file_key`]): one PIN or touch for a
+//!   batch, where age asks once per file.
+//!
+//! What differs from age 0.12, and why, is in the crate's README.
 //!
 //! ```
 //! # use hyperseal_age as age;
