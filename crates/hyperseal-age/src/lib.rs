@@ -57,12 +57,9 @@ mod async_armor;
 mod async_io;
 mod bridge;
 mod error;
-#[cfg(feature = "cli-common")]
-mod i18n;
 mod identity;
 mod io;
 mod protocol;
-mod simple;
 
 #[cfg(feature = "armor")]
 #[cfg_attr(docsrs, doc(cfg(feature = "armor")))]
@@ -80,19 +77,19 @@ pub mod scrypt;
 pub mod ssh;
 pub mod stream;
 pub mod tag;
-pub mod tagpq;
+pub use tag::pq as tagpq;
 pub mod x25519;
 
-pub use error::{DecryptError, EncryptError, IdentityFileConvertError};
 #[cfg(feature = "cli-common")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli-common")))]
-pub use i18n::localizer;
+pub use cli_common::i18n::localizer;
+pub use error::{DecryptError, EncryptError, IdentityFileConvertError};
 pub use identity::IdentityFile;
-pub use protocol::{Decryptor, Encryptor};
 #[cfg(feature = "armor")]
 #[cfg_attr(docsrs, doc(cfg(feature = "armor")))]
-pub use simple::encrypt_and_armor;
-pub use simple::{decrypt, encrypt};
+pub use protocol::encrypt_and_armor;
+pub use protocol::{decrypt, encrypt};
+pub use protocol::{Decryptor, Encryptor};
 
 /// A private key or other value that can unwrap an opaque file key from a recipient stanza.
 ///
