@@ -8,26 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::keypair;
-use git_support::{have_git, Repo};
-
-/// The filter processes started for `dir` (their working folder is the work tree).
-fn filters_in(dir: &std::path::Path) -> Vec<i32> {
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        let cwd = std::fs::read_link(e.path().join("cwd")).ok();
-        // hyperseal itself, not the shell git may start it through.
-        let first = cmd.split(|b| *b == 0).next().unwrap_or_default();
-        if first.ends_with(b"hyperseal")
-            && cmd.windows(14).any(|w| w == b"filter-process")
-            && cwd.as_deref() == Some(dir)
-        {
-            found.push(pid);
-        }
-    }
-    found
-}
+use git_support::{filters_in, have_git, Repo};
 
 /// Bytes the process `pid` has read so far.
 fn read_by(pid: i32) -> u64 {

@@ -32,6 +32,7 @@ mod completions;
 mod decrypt_help;
 mod git_faults;
 mod git_filter;
+mod git_large;
 mod git_merge;
 mod git_rekey;
 mod git_verify;

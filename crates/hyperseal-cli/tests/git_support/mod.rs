@@ -29,6 +29,25 @@ pub fn git_in(dir: &Path, args: &[&str]) -> Output {
         .expect("git")
 }
 
+/// The filter processes started for `dir` (their working folder is the work tree).
+pub fn filters_in(dir: &std::path::Path) -> Vec<i32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cwd = std::fs::read_link(e.path().join("cwd")).ok();
+        // hyperseal itself, not the shell git may start it through.
+        let first = cmd.split(|b| *b == 0).next().unwrap_or_default();
+        if first.ends_with(b"hyperseal")
+            && cmd.windows(14).any(|w| w == b"filter-process")
+            && cwd.as_deref() == Some(dir)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
 /// Whether Debian's git is installed (else skipped, or a failure under `make test`).
 pub fn have_git() -> bool {
     super::common::peer_on_path("git").is_some()
