@@ -222,7 +222,7 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
     // unchanged. What still differs is left as it is (it is the user's work): the rest is
     // checked out again as plaintext.
     let mut marked = git_repo::marked_paths()?;
-    let changed = match force {
+    let changed = match force || git_repo::unchanged_as_stored(&root, &marked)? {
         true => Vec::new(),
         false => git_repo::changed_marked(&marked)?,
     };

@@ -193,6 +193,63 @@ pub fn changed_marked(marked: &[String]) -> Result<Vec<String>> {
     Ok(changed)
 }
 
+/// Whether every marked path is known unchanged without running the filter: the index is
+/// HEAD's, and each marked work-tree file is a regular file with its staged mode whose bytes,
+/// hashed as they are, are its staged blob (the locked state right after a clone). Such a file
+/// holds exactly the stored age file, so checking it out again loses nothing. `git status`
+/// would get the same answer by sending every file whose timestamps it cannot trust (after a
+/// clone, all of them) through the filter, one request each. `false` means "ask git status".
+pub fn unchanged_as_stored(root: &Path, marked: &[String]) -> Result<bool> {
+    let top = root.to_string_lossy();
+    if git(&["-C", &top, "diff-index", "--cached", "--quiet", "HEAD", "--"], None).is_err() {
+        return Ok(false);
+    }
+    let listed = git(&["-C", &top, "ls-files", "-s", "-z"], None)?;
+    let mut staged: std::collections::HashMap<&[u8], (&[u8], &[u8])> = std::collections::HashMap::new();
+    for entry in listed.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+        // MODE OID STAGE\tPATH; a path in conflict has stages 1-3 and is never "as stored".
+        let Some(tab) = entry.iter().position(|b| *b == b'\t') else { return Ok(false) };
+        let meta: Vec<&[u8]> = entry[..tab].split(|b| *b == b' ').collect();
+        let [mode, oid, stage] = meta[..] else { return Ok(false) };
+        if stage != b"0" {
+            return Ok(false);
+        }
+        staged.insert(&entry[tab + 1..], (mode, oid));
+    }
+    let mut paths = Vec::new();
+    let mut oids = Vec::new();
+    for p in marked {
+        let Some(&(mode, oid)) = staged.get(p.as_bytes()) else { return Ok(false) };
+        let Ok(meta) = std::fs::symlink_metadata(root.join(p)) else { return Ok(false) };
+        if p.contains('\n') || !meta.is_file() || !mode_matches(mode, &meta) {
+            return Ok(false);
+        }
+        paths.extend_from_slice(p.as_bytes());
+        paths.push(b'\n');
+        oids.push(oid);
+    }
+    if paths.is_empty() {
+        return Ok(true);
+    }
+    let Ok(hashed) = git(&["-C", &top, "hash-object", "--no-filters", "--stdin-paths"], Some(&paths)) else {
+        return Ok(false);
+    };
+    let hashed: Vec<&[u8]> = hashed.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+    Ok(hashed.len() == oids.len() && hashed.iter().zip(&oids).all(|(h, o)| h == o))
+}
+
+#[cfg(unix)]
+fn mode_matches(mode: &[u8], meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let exec = meta.permissions().mode() & 0o111 != 0;
+    (mode == b"100755") == exec && (mode == b"100644" || mode == b"100755")
+}
+
+#[cfg(not(unix))]
+fn mode_matches(mode: &[u8], _meta: &std::fs::Metadata) -> bool {
+    mode == b"100644"
+}
+
 /// Writes the marked paths into the work tree again from the index, through the filter (as
 /// plaintext once unlocked, as stored when locked). Each file is removed first: git would skip
 /// a file whose timestamps say it is up to date.

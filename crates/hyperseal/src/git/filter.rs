@@ -58,12 +58,29 @@ pub struct Filter<T: Repo> {
     root: PathBuf,
     spool_dir: PathBuf,
     parsed: HashMap<String, Vec<Box<dyn Recipient>>>,
+    /// The clean side's buffers, kept for the process: a command over thousands of small
+    /// files would otherwise fault in fresh pages for each. `buf` and `theirs` hold plaintext
+    /// and are wiped after every file; `stored` holds only the stored age file.
+    buf: Zeroizing<Vec<u8>>,
+    theirs: Zeroizing<Vec<u8>>,
+    stored: Spool,
 }
+
+/// The clean side's read size.
+const CHUNK: usize = 64 << 10;
 
 impl<T: Repo> Filter<T> {
     /// The filter for the work tree at `root`, spooling large files into `spool_dir`.
     pub fn new(repo: T, root: &Path, spool_dir: &Path) -> Self {
-        Filter { repo, root: root.to_path_buf(), spool_dir: spool_dir.to_path_buf(), parsed: HashMap::new() }
+        Filter {
+            repo,
+            root: root.to_path_buf(),
+            spool_dir: spool_dir.to_path_buf(),
+            parsed: HashMap::new(),
+            buf: Zeroizing::new(vec![0u8; CHUNK]),
+            theirs: Zeroizing::new(vec![0u8; CHUNK]),
+            stored: Spool::new(spool_dir),
+        }
     }
 
     /// The folder large files are spooled in.
@@ -93,6 +110,23 @@ impl<T: Repo> Filter<T> {
 
     /// The clean side: `input` (the work-tree file) becomes the age file written to `out`.
     pub fn clean(&mut self, path: &str, input: &mut dyn Read, out: &mut Spool) -> Result<Outcome, Error> {
+        let mut used = 0;
+        let done = self.clean_with(path, input, out, &mut used);
+        // A failed read may have left bytes anywhere; the end-of-file probe reads one.
+        let end = if done.is_ok() { used.max(1) } else { CHUNK };
+        crate::wipe(&mut self.buf[..end]);
+        crate::wipe(&mut self.theirs[..end]);
+        done
+    }
+
+    /// [`Self::clean`] with the kept buffers; `used` is how far into them plaintext went.
+    fn clean_with(
+        &mut self,
+        path: &str,
+        input: &mut dyn Read,
+        out: &mut Spool,
+        used: &mut usize,
+    ) -> Result<Outcome, Error> {
         let mut head = [0u8; AGE_INTRO.len()];
         let n = read_full(input, &mut head)?;
         if head[..n] == *AGE_INTRO {
@@ -103,16 +137,17 @@ impl<T: Repo> Filter<T> {
         // Looked up now, needed only to seal: plaintext that did not change gets its stored
         // blob back even where the recipients file is not in the work tree (a sparse checkout).
         let file = self.recipients_for(path);
-        let mut stored = Spool::new(&self.spool_dir);
-        let unlocked = !self.repo.identities()?.is_empty();
-        let known = unlocked && self.repo.stored(path, &mut stored)? && stored.starts_with(AGE_INTRO)?;
-        let ids = self.repo.identities()?;
+        let Filter { repo, parsed, buf, theirs, stored, .. } = self;
+        stored.clear()?;
+        let unlocked = !repo.identities()?.is_empty();
+        let known = unlocked && repo.stored(path, stored)? && stored.starts_with(AGE_INTRO)?;
+        let ids = repo.identities()?;
         let mut earlier = match known {
             true => Decryptor::new(stored.reader()?).and_then(|d| d.into_reader(ids)).ok(),
             false => None,
         };
         let (recipients, missing) = match file {
-            Ok(f) => (&self.parsed[&f][..], None),
+            Ok(f) => (&parsed[&f][..], None),
             Err(e) => (&[][..], Some(e)),
         };
         let mut seal = Sealing {
@@ -123,11 +158,11 @@ impl<T: Repo> Filter<T> {
             held: Zeroizing::new(Vec::new()),
         };
         let mut same = earlier.is_some();
-        let mut buf = Zeroizing::new(vec![0u8; 64 << 10]);
-        let mut theirs = Zeroizing::new(vec![0u8; 64 << 10]);
         buf[..n].copy_from_slice(&head[..n]);
+        crate::wipe(&mut head);
         let mut len = n;
         loop {
+            *used = (*used).max(len);
             if same {
                 let e = earlier.as_mut().expect("same implies an opened blob");
                 same = matches!(read_full(e, &mut theirs[..len]), Ok(got) if got == len)

@@ -141,12 +141,15 @@ impl<R: Read> Read for Content<'_, R> {
 /// Writes packets to git.
 pub struct PktWriter<W: Write> {
     inner: W,
+    /// [`Framed`]'s packet, kept for the process so a file costs no allocation; wiped after
+    /// every packet it held.
+    frame: Vec<u8>,
 }
 
 impl<W: Write> PktWriter<W> {
     /// Writes to `inner` (git's end of the filter's standard output).
     pub fn new(inner: W) -> Self {
-        PktWriter { inner }
+        PktWriter { inner, frame: Vec::with_capacity(MAX_DATA) }
     }
 
     /// One packet of at most [`MAX_DATA`] bytes.
@@ -167,44 +170,56 @@ impl<W: Write> PktWriter<W> {
         self.packet(&p)
     }
 
-    /// A flush packet; also pushes what was written out to git.
+    /// A flush packet. It stays in `inner` until [`Self::flush`]: git reads a whole answer
+    /// before it writes again, so one push per answer is enough.
     pub fn flush_packet(&mut self) -> io::Result<()> {
-        self.inner.write_all(b"0000")?;
+        self.inner.write_all(b"0000")
+    }
+
+    /// Pushes what was written out to git (the end of an answer, or of a handshake step).
+    pub fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
     }
 
     /// A `Write` that frames content into full packets (the caller ends it with
     /// [`Framed::finish`], then a flush).
     pub fn framed(&mut self) -> Framed<'_, W> {
-        Framed { w: self, buf: Vec::with_capacity(MAX_DATA) }
+        self.frame.clear();
+        Framed { w: self }
+    }
+
+    /// Writes the packet in `frame` and wipes it (the smudge side frames plaintext).
+    fn send_frame(&mut self) -> io::Result<()> {
+        let mut frame = std::mem::take(&mut self.frame);
+        let sent = self.packet(&frame);
+        crate::wipe(&mut frame);
+        frame.clear();
+        self.frame = frame;
+        sent
     }
 }
 
 /// Content framed into packets of [`MAX_DATA`] bytes.
 pub struct Framed<'a, W: Write> {
     w: &'a mut PktWriter<W>,
-    buf: Vec<u8>,
 }
 
 impl<W: Write> Framed<'_, W> {
     /// Writes the last, partial packet.
-    pub fn finish(mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            self.w.packet(&self.buf)?;
-            crate::wipe(&mut self.buf);
-            self.buf.clear();
+    pub fn finish(self) -> io::Result<()> {
+        match self.w.frame.is_empty() {
+            true => Ok(()),
+            false => self.w.send_frame(),
         }
-        Ok(())
     }
 }
 
 impl<W: Write> Write for Framed<'_, W> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        let n = data.len().min(MAX_DATA - self.buf.len());
-        self.buf.extend_from_slice(&data[..n]);
-        if self.buf.len() == MAX_DATA {
-            self.w.packet(&self.buf)?;
-            self.buf.clear();
+        let n = data.len().min(MAX_DATA - self.w.frame.len());
+        self.w.frame.extend_from_slice(&data[..n]);
+        if self.w.frame.len() == MAX_DATA {
+            self.w.send_frame()?;
         }
         Ok(n)
     }
@@ -215,9 +230,11 @@ impl<W: Write> Write for Framed<'_, W> {
 }
 
 impl<W: Write> Drop for Framed<'_, W> {
-    // The smudge side frames plaintext: none may stay behind in a freed buffer.
+    // The smudge side frames plaintext: none may stay behind in the buffer once the content
+    // is abandoned (a failed chunk) or done.
     fn drop(&mut self) {
-        crate::wipe(&mut self.buf);
+        crate::wipe(&mut self.w.frame);
+        self.w.frame.clear();
     }
 }
 

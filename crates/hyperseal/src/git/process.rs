@@ -14,6 +14,7 @@ use super::filter::{Filter, Outcome, Repo};
 use super::pktline::{PktReader, PktWriter};
 use super::spool::Spool;
 use crate::Error;
+use zeroize::Zeroizing;
 
 /// One request's end, for the frontend's log: the path, and what was done or what failed.
 pub type Report<'a> = &'a mut dyn FnMut(&str, Result<Outcome, &Error>);
@@ -31,6 +32,9 @@ pub fn serve<T: Repo>(
     let mut w = PktWriter::new(output);
     handshake(&mut r, &mut w)?;
     let mut spool = Spool::new(filter.spool_dir());
+    // One buffer for the process (a command over thousands of small files would otherwise
+    // fault in fresh pages for every file); it moves plaintext, so it is wiped after each use.
+    let mut buf = Zeroizing::new(vec![0u8; COPY_BUF]);
     while let Some(list) = r.read_list_or_end()? {
         let get = |k: &str| list.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
         let command = get("command").unwrap_or_default().to_string();
@@ -63,7 +67,7 @@ pub fn serve<T: Repo>(
                         w.text("status=success")?;
                         w.flush_packet()?;
                         let mut f = w.framed();
-                        let copied = copy(&mut reader, &mut f);
+                        let copied = copy(&mut reader, &mut f, &mut buf);
                         match copied {
                             Ok(()) => {
                                 f.finish()?;
@@ -89,21 +93,34 @@ pub fn serve<T: Repo>(
                 failed(&mut w, &path, &e, report)?;
             }
         }
+        // git reads the whole answer before it sends the next request: one write for all of
+        // it, rather than one (and a wake-up of git) per flush packet.
+        w.flush()?;
     }
     Ok(())
 }
 
-/// Copies through a zeroized buffer (the smudge side moves plaintext).
-fn copy(from: &mut dyn Read, to: &mut dyn Write) -> Result<(), Error> {
-    let mut buf = zeroize::Zeroizing::new(vec![0u8; 64 << 10]);
-    loop {
-        match from.read(&mut buf[..]) {
-            Ok(0) => return Ok(()),
-            Ok(n) => to.write_all(&buf[..n])?,
+/// The smudge side's copy buffer.
+const COPY_BUF: usize = 64 << 10;
+
+/// Copies through `buf`, wiped before returning (the smudge side moves plaintext).
+fn copy(from: &mut dyn Read, to: &mut dyn Write, buf: &mut [u8]) -> Result<(), Error> {
+    let mut used = 0;
+    let done = loop {
+        match from.read(buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => {
+                used = used.max(n);
+                if let Err(e) = to.write_all(&buf[..n]) {
+                    break Err(Error::from(e));
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::from(e)),
+            Err(e) => break Err(Error::from(e)),
         }
-    }
+    };
+    crate::wipe(&mut buf[..used]);
+    done
 }
 
 fn failed<W: Write>(w: &mut PktWriter<W>, path: &str, e: &Error, report: Report<'_>) -> Result<(), Error> {
@@ -129,6 +146,7 @@ fn handshake<R: Read, W: Write>(r: &mut PktReader<R>, w: &mut PktWriter<W>) -> R
     w.text("git-filter-server")?;
     w.text("version=2")?;
     w.flush_packet()?;
+    w.flush()?;
     let offered = r.read_list_or_end()?.ok_or_else(|| bad("no capabilities"))?;
     for cap in ["clean", "smudge"] {
         if offered.iter().any(|(k, v)| k == "capability" && v == cap) {
@@ -136,5 +154,6 @@ fn handshake<R: Read, W: Write>(r: &mut PktReader<R>, w: &mut PktWriter<W>) -> R
         }
     }
     w.flush_packet()?;
+    w.flush()?;
     Ok(())
 }
