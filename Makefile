@@ -224,7 +224,7 @@ test:
 	@$(STAGE) wasm $(MAKE) wasm-core wasm-deps
 	@$(STAGE) python-build $(MAKE) python
 	@$(STAGE) wait:rage bash -c '$(call tool-after,rage)'
-	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --timings
+	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --features $(AGE_CRATE_FEATURES) --timings
 	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable
@@ -462,7 +462,7 @@ clippy: lint
 # without test targets: its napi exports only register inside a running node process.
 lint:
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --release --workspace --all-targets --exclude hyperseal-node -- -D warnings
+	$(CARGO) clippy --release --workspace --all-targets --exclude hyperseal-node --features $(AGE_CRATE_FEATURES) -- -D warnings
 	$(CARGO) clippy --release -p hyperseal-node -- -D warnings
 
 clean:

@@ -12,6 +12,9 @@
 BENCH_DEPS += age-crate-bench
 
 AGE_CRATE_VERSION := 0.12.1
+# Every feature of hyperseal-age, on in the workspace's test and lint builds (the Makefile's
+# cargo-test and lint), so its own tests run there with the rest, in the same build.
+AGE_CRATE_FEATURES := hyperseal-age/armor,hyperseal-age/ssh,hyperseal-age/plugin,hyperseal-age/cli-common,hyperseal-age/async
 AGE_CRATE_DIR := $(CURDIR)/target/age-crate
 AGE_CRATE_TARGET := $(TOOLS_CACHE)/age-crate/target
 AGE_CRATE_PEER := $(CURDIR)/crates/hyperseal-age/peer
@@ -44,10 +47,10 @@ AGE_CRATE_KNOWN := stream_trailing_garbage_long stream_trailing_garbage_short st
   stream_two_final_chunks_full stream_two_final_chunks_second stream_no_final_full stream_no_final_two_chunks_full \
   armor_garbage_encoded age_test_vectors
 
-# The crate's own tests first (age v1.3.1, its tag test plugin and age-plugin-hstest are their
-# peers, required here).
+# age 0.12.1's own tests against the crate, then rage built against it and run with the real
+# age. (The crate's own tests, whose peers are age v1.3.1, its tag test plugin and
+# age-plugin-hstest, run in the workspace stage with every feature: AGE_CRATE_FEATURES.)
 age-crate-test: age-crate-src age tag-plugin test-plugin ssh-keygen
-	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release -p hyperseal-age --all-features
 	$(call age-crate-scratch,age-tests,age-tests,age-crate-tests)
 	: > $(AGE_CRATE_DIR)/age-tests/lib.rs
 	rm -rf $(AGE_CRATE_DIR)/age-tests/tests && cp -r "$$(dirname "$$(cat $(AGE_CRATE_DIR)/age-manifest)")/tests" $(AGE_CRATE_DIR)/age-tests/tests

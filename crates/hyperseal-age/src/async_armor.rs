@@ -10,7 +10,7 @@ use futures::io::BufReader as AsyncBufReader;
 use futures::{AsyncBufRead, AsyncRead};
 use hyperseal::format::armor::{is_armored, ArmorDecoder};
 
-use crate::armor::{read_error, ArmoredReader, Reader};
+use crate::armor::{read_error, ArmoredReader, Reader}; // import-cycle: ArmoredReader is one type, its async side here
 
 /// Bytes asked of the input at a time.
 const READ_SIZE: usize = 16 << 10;

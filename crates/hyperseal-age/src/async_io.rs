@@ -10,7 +10,7 @@ use std::task::{ready, Context, Poll};
 use futures::{AsyncRead, AsyncWrite};
 
 use crate::bridge::{self, KnownKey};
-use crate::stream::{payload_error, ReaderInner, StreamReader, StreamWriter, WriterInner};
+use crate::stream::{payload_error, ReaderInner, StreamReader, StreamWriter, WriterInner}; // import-cycle: one type each, async side here
 use crate::DecryptError;
 
 /// Bytes asked of the input at a time.

@@ -14,7 +14,8 @@ use age_core::secrecy::ExposeSecret;
 use hyperseal::recipient::plugin as core;
 use zeroize::Zeroizing;
 
-use crate::{bridge, Callbacks, DecryptError, EncryptError};
+use crate::bridge; // import-cycle: the errors name the plugin's, the plugin speaks through the bridge
+use crate::{Callbacks, DecryptError, EncryptError};
 
 /// The core's callbacks, answered by age's: plugins are allowed (the caller named them).
 struct Asks<C>(C);
