@@ -37,7 +37,7 @@ pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8], labels: [&str; 2], marker
     let (o, a, b) = (lines(base), lines(ours), lines(theirs));
     let ma = matches(&o, &a);
     let mb = matches(&o, &b);
-    let mut text = Zeroizing::new(Vec::with_capacity(ours.len().max(theirs.len())));
+    let mut pieces = Vec::new();
     let mut conflicts = 0;
     let (mut i, mut j, mut k) = (0, 0, 0);
     loop {
@@ -46,9 +46,7 @@ pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8], labels: [&str; 2], marker
         while i + n < o.len() && ma[i + n] == Some(j + n) && mb[i + n] == Some(k + n) {
             n += 1;
         }
-        for l in &o[i..i + n] {
-            text.extend_from_slice(l);
-        }
+        pieces.push(Piece::Lines(&o[i..i + n]));
         (i, j, k) = (i + n, j + n, k + n);
         // The next base line both sides kept: the end of the stretch one or both changed.
         let next = (i..o.len()).find(|&x| matches!((ma[x], mb[x]), (Some(y), Some(z)) if y >= j && z >= k));
@@ -64,20 +62,65 @@ pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8], labels: [&str; 2], marker
         }
         let (so, sa, sb) = (&o[i..i2], &a[j..j2], &b[k..k2]);
         if sa == so || sa == sb {
-            push_all(&mut text, sb);
+            pieces.push(Piece::Lines(sb));
         } else if sb == so {
-            push_all(&mut text, sa);
+            pieces.push(Piece::Lines(sa));
         } else {
             conflicts += 1;
-            marker(&mut text, '<', marker_len, labels[0]);
-            push_all(&mut text, sa);
-            marker(&mut text, '=', marker_len, "");
-            push_all(&mut text, sb);
-            marker(&mut text, '>', marker_len, labels[1]);
+            pieces.extend([
+                Piece::Marker(b'<', labels[0]),
+                Piece::Lines(sa),
+                Piece::Marker(b'=', ""),
+                Piece::Lines(sb),
+                Piece::Marker(b'>', labels[1]),
+            ]);
         }
         (i, j, k) = (i2, j2, k2);
     }
+    // Measured first, then written into one allocation of that size: a buffer that grew as
+    // it went would leave copies of the plaintext behind that nothing zeroizes.
+    let mut len = 0;
+    emit(&pieces, marker_len, |b| len += b.len());
+    let mut text = Zeroizing::new(Vec::with_capacity(len));
+    emit(&pieces, marker_len, |b| text.extend_from_slice(b));
     Merged { text, conflicts }
+}
+
+/// One piece of the merged text: a run of the inputs' lines, or a conflict marker line (its
+/// character and label).
+enum Piece<'a> {
+    Lines(&'a [&'a [u8]]),
+    Marker(u8, &'a str),
+}
+
+/// Hands the merged text to `out` piece by piece. A marker starts its own line: after a side
+/// whose last line had no newline, one comes first.
+fn emit(pieces: &[Piece], marker_len: usize, mut out: impl FnMut(&[u8])) {
+    let mut line_start = true;
+    for piece in pieces {
+        match piece {
+            Piece::Lines(lines) => {
+                for l in *lines {
+                    out(l);
+                    line_start = l.ends_with(b"\n");
+                }
+            }
+            Piece::Marker(c, label) => {
+                if !line_start {
+                    out(b"\n");
+                }
+                for _ in 0..marker_len {
+                    out(std::slice::from_ref(c));
+                }
+                if !label.is_empty() {
+                    out(b" ");
+                    out(label.as_bytes());
+                }
+                out(b"\n");
+                line_start = true;
+            }
+        }
+    }
 }
 
 /// The merge driver's work on three stored blobs (age files; an empty one is an empty text,
@@ -124,26 +167,6 @@ fn open(blob: &[u8], identities: &[Box<dyn Identity>]) -> Result<Zeroizing<Vec<u
 /// The lines of `text`, each with its newline (the last may lack one).
 fn lines(text: &[u8]) -> Vec<&[u8]> {
     text.split_inclusive(|b| *b == b'\n').collect()
-}
-
-fn push_all(out: &mut Vec<u8>, lines: &[&[u8]]) {
-    for l in lines {
-        out.extend_from_slice(l);
-    }
-}
-
-/// One conflict marker line; a side whose last line had no newline gets one first, so the
-/// marker starts its own line.
-fn marker(out: &mut Vec<u8>, c: char, len: usize, label: &str) {
-    if !out.is_empty() && !out.ends_with(b"\n") {
-        out.push(b'\n');
-    }
-    out.extend(std::iter::repeat_n(c as u8, len));
-    if !label.is_empty() {
-        out.push(b' ');
-        out.extend_from_slice(label.as_bytes());
-    }
-    out.push(b'\n');
 }
 
 /// For each line of `o`, the line of `a` it is aligned with (a longest common subsequence,
@@ -255,6 +278,15 @@ mod tests {
         assert_eq!(t, "<<<<<<< ours\nk=2\n=======\nk=3\n>>>>>>> theirs\nx\n");
         let (t, n) = run("k=1", "k=2", "k=3");
         assert_eq!((t.as_str(), n), ("<<<<<<< ours\nk=2\n=======\nk=3\n>>>>>>> theirs\n", 1));
+    }
+
+    #[test]
+    fn the_merged_text_is_one_allocation_of_its_size() {
+        // A merge with conflicts is longer than either side; grown as it went, its buffer
+        // would have been reallocated, leaving copies of the plaintext that nothing wipes.
+        let m = merge3(b"k=1\nx\n", b"k=2\nx\n", b"k=3\nx\ny\n", ["ours", "theirs"], 7);
+        assert!(m.text.len() > 2 * 8, "{}", m.text.len());
+        assert_eq!(m.text.capacity(), m.text.len());
     }
 
     #[test]
