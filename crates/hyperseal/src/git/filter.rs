@@ -110,23 +110,16 @@ impl<T: Repo> Filter<T> {
 
     /// The clean side: `input` (the work-tree file) becomes the age file written to `out`.
     pub fn clean(&mut self, path: &str, input: &mut dyn Read, out: &mut Spool) -> Result<Outcome, Error> {
-        let mut used = 0;
-        let done = self.clean_with(path, input, out, &mut used);
-        // A failed read may have left bytes anywhere; the end-of-file probe reads one.
-        let end = if done.is_ok() { used.max(1) } else { CHUNK };
-        crate::wipe(&mut self.buf[..end]);
-        crate::wipe(&mut self.theirs[..end]);
+        let done = self.clean_with(path, input, out);
+        // Whole, whatever happened: 128 KiB is a few microseconds, and no count of how far
+        // plaintext went can be wrong.
+        crate::wipe(&mut self.buf[..]);
+        crate::wipe(&mut self.theirs[..]);
         done
     }
 
-    /// [`Self::clean`] with the kept buffers; `used` is how far into them plaintext went.
-    fn clean_with(
-        &mut self,
-        path: &str,
-        input: &mut dyn Read,
-        out: &mut Spool,
-        used: &mut usize,
-    ) -> Result<Outcome, Error> {
+    /// [`Self::clean`] with the kept buffers.
+    fn clean_with(&mut self, path: &str, input: &mut dyn Read, out: &mut Spool) -> Result<Outcome, Error> {
         let mut head = [0u8; AGE_INTRO.len()];
         let n = read_full(input, &mut head)?;
         if head[..n] == *AGE_INTRO {
@@ -162,7 +155,6 @@ impl<T: Repo> Filter<T> {
         crate::wipe(&mut head);
         let mut len = n;
         loop {
-            *used = (*used).max(len);
             if same {
                 let e = earlier.as_mut().expect("same implies an opened blob");
                 same = matches!(read_full(e, &mut theirs[..len]), Ok(got) if got == len)

@@ -103,14 +103,13 @@ pub fn serve<T: Repo>(
 /// The smudge side's copy buffer.
 const COPY_BUF: usize = 64 << 10;
 
-/// Copies through `buf`, wiped before returning (the smudge side moves plaintext).
+/// Copies through `buf`, wiped whole before returning (the smudge side moves plaintext, and a
+/// failed read may have written into it too).
 fn copy(from: &mut dyn Read, to: &mut dyn Write, buf: &mut [u8]) -> Result<(), Error> {
-    let mut used = 0;
     let done = loop {
         match from.read(buf) {
             Ok(0) => break Ok(()),
             Ok(n) => {
-                used = used.max(n);
                 if let Err(e) = to.write_all(&buf[..n]) {
                     break Err(Error::from(e));
                 }
@@ -119,7 +118,7 @@ fn copy(from: &mut dyn Read, to: &mut dyn Write, buf: &mut [u8]) -> Result<(), E
             Err(e) => break Err(Error::from(e)),
         }
     };
-    crate::wipe(&mut buf[..used]);
+    crate::wipe(buf);
     done
 }
 
