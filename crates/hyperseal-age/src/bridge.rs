@@ -189,3 +189,76 @@ impl crate::Identity for CoreIdentities {
         self.0.iter().find_map(|id| unwrap_with(id.as_ref(), stanza))
     }
 }
+
+/// What every native recipient type (a core recipient in `.0`) shares: its string as
+/// `Display`, the same as `Debug` (a recipient is public), and wrapping a file key through the
+/// core kind.
+macro_rules! native_recipient {
+    ($ty:ty) => {
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0.to_bech32())
+            }
+        }
+
+        impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{self}")
+            }
+        }
+
+        impl crate::Recipient for $ty {
+            fn wrap_file_key(
+                &self,
+                file_key: &age_core::format::FileKey,
+            ) -> Result<(Vec<age_core::format::Stanza>, std::collections::HashSet<String>), crate::EncryptError>
+            {
+                crate::bridge::wrap_with(&self.0, file_key)
+            }
+        }
+    };
+}
+pub(crate) use native_recipient;
+
+/// What every native identity type (a core identity in an `Arc` in `.0`) shares with age's
+/// `x25519::Identity`: `generate`, `to_string`, `to_public`, unwrapping through the core kind,
+/// and a `Debug` that shows only the public half, so the secret never reaches a log.
+macro_rules! native_identity {
+    ($id:ident, $recipient:ident, $core:ty, $generate:path, $name:literal) => {
+        impl std::fmt::Debug for $id {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($name, "({})"), self.to_public())
+            }
+        }
+
+        impl $id {
+            /// Generates a new secret key.
+            pub fn generate() -> Self {
+                let key = $generate().expect("the system RNG works");
+                <$core>::from_bech32(&key.secret)
+                    .map(|k| $id(std::sync::Arc::new(k)))
+                    .expect("a generated key parses")
+            }
+
+            /// Serializes this secret key as a string.
+            pub fn to_string(&self) -> age_core::secrecy::SecretString {
+                age_core::secrecy::SecretString::from(self.0.to_bech32().to_string())
+            }
+
+            /// Returns the recipient key for this secret key.
+            pub fn to_public(&self) -> $recipient {
+                $recipient(self.0.to_public())
+            }
+        }
+
+        impl crate::Identity for $id {
+            fn unwrap_stanza(
+                &self,
+                stanza: &age_core::format::Stanza,
+            ) -> Option<Result<age_core::format::FileKey, crate::DecryptError>> {
+                crate::bridge::unwrap_with(&*self.0, stanza)
+            }
+        }
+    };
+}
+pub(crate) use native_identity;

@@ -2,13 +2,11 @@
 //! kind. The identities are in hardware (a plugin holds them); this crate encrypts to them, and
 //! the core's `p256` kind opens them where the key is held in software.
 
-use std::fmt;
 use std::str::FromStr;
 
-use age_core::format::{FileKey, Stanza};
 use hyperseal::recipient::tag::TagRecipient;
 
-use crate::{bridge, EncryptError};
+use crate::bridge;
 
 /// A P-256 tag recipient (`age1tag1…`).
 #[derive(Clone, PartialEq, Eq)]
@@ -34,38 +32,17 @@ impl FromStr for Recipient {
     }
 }
 
-impl fmt::Display for Recipient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.to_bech32())
-    }
-}
-
-impl fmt::Debug for Recipient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{self}")
-    }
-}
-
-impl crate::Recipient for Recipient {
-    fn wrap_file_key(
-        &self,
-        file_key: &FileKey,
-    ) -> Result<(Vec<Stanza>, std::collections::HashSet<String>), EncryptError> {
-        bridge::wrap_with(&self.0, file_key)
-    }
-}
+bridge::native_recipient!(Recipient);
 
 pub mod pq {
     //! age's post-quantum tag recipient type (`age1tagpq1…`, ML-KEM-768 + P-256), on the core's tag
     //! kind; as with [`tag`](crate::tag), the identities are a plugin's or the core's.
 
-    use std::fmt;
     use std::str::FromStr;
 
-    use age_core::format::{FileKey, Stanza};
     use hyperseal::recipient::tag::TagRecipient;
 
-    use crate::{bridge, EncryptError};
+    use crate::bridge;
 
     /// A post-quantum tag recipient (`age1tagpq1…`).
     #[derive(Clone, PartialEq, Eq)]
@@ -80,24 +57,5 @@ pub mod pq {
         }
     }
 
-    impl fmt::Display for Recipient {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(&self.0.to_bech32())
-        }
-    }
-
-    impl fmt::Debug for Recipient {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "{self}")
-        }
-    }
-
-    impl crate::Recipient for Recipient {
-        fn wrap_file_key(
-            &self,
-            file_key: &FileKey,
-        ) -> Result<(Vec<Stanza>, std::collections::HashSet<String>), EncryptError> {
-            bridge::wrap_with(&self.0, file_key)
-        }
-    }
+    bridge::native_recipient!(Recipient);
 }

@@ -1,27 +1,17 @@
 //! The X25519 recipient type, native to age: `age1…` recipients and `AGE-SECRET-KEY-1…`
 //! identities, on the core's X25519 kind.
 
-use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use age_core::format::{FileKey, Stanza};
-use age_core::secrecy::SecretString;
 use hyperseal::recipient::x25519 as core;
 
-use crate::{bridge, DecryptError, EncryptError};
+use crate::bridge;
 
 /// The standard age identity type, which can decrypt files encrypted to the corresponding
 /// [`Recipient`].
 #[derive(Clone)]
 pub struct Identity(Arc<core::X25519Identity>);
-
-impl fmt::Debug for Identity {
-    // The secret never reaches a log: only the public half is shown.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "x25519::Identity({})", self.to_public())
-    }
-}
 
 impl FromStr for Identity {
     type Err = &'static str;
@@ -34,31 +24,7 @@ impl FromStr for Identity {
     }
 }
 
-impl Identity {
-    /// Generates a new secret key.
-    pub fn generate() -> Self {
-        let key = core::generate().expect("the system RNG works");
-        core::X25519Identity::from_bech32(&key.secret)
-            .map(|k| Identity(Arc::new(k)))
-            .expect("a generated key parses")
-    }
-
-    /// Serializes this secret key as a string.
-    pub fn to_string(&self) -> SecretString {
-        SecretString::from(self.0.to_bech32().to_string())
-    }
-
-    /// Returns the recipient key for this secret key.
-    pub fn to_public(&self) -> Recipient {
-        Recipient(self.0.to_public())
-    }
-}
-
-impl crate::Identity for Identity {
-    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, DecryptError>> {
-        bridge::unwrap_with(&*self.0, stanza)
-    }
-}
+bridge::native_identity!(Identity, Recipient, core::X25519Identity, core::generate, "x25519::Identity");
 
 /// The standard age recipient type. Files encrypted to this recipient can be decrypted with
 /// the corresponding [`Identity`].
@@ -76,23 +42,4 @@ impl FromStr for Recipient {
     }
 }
 
-impl fmt::Display for Recipient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.to_bech32())
-    }
-}
-
-impl fmt::Debug for Recipient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{self}")
-    }
-}
-
-impl crate::Recipient for Recipient {
-    fn wrap_file_key(
-        &self,
-        file_key: &FileKey,
-    ) -> Result<(Vec<Stanza>, std::collections::HashSet<String>), EncryptError> {
-        bridge::wrap_with(&self.0, file_key)
-    }
-}
+bridge::native_recipient!(Recipient);
