@@ -36,7 +36,7 @@ BENCH_ARGS ?= --quick
 
 .PHONY: all build install bench-build test bench tools age age-header pyrage-tests sops minio tag-plugin ssh-keygen sshd strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
 	cargo-cyclonedx auditwheel wheel-tools arm64-root dist dist-test man-db \
-	build-windows build-arm64 age-cross test-plugin-windows cross-test-tools test-windows test-arm64
+	build-windows build-arm64 cross-toolchains dist-builds age-cross test-plugin-windows cross-test-tools test-windows test-arm64
 
 all: build
 
@@ -209,12 +209,15 @@ STAGES := $(CURDIR)/target/test-stages.tsv
 STAGE := bash .ci/stage $(STAGES)
 LOCKS := $(CURDIR)/target/tool-locks
 LATER_TOOLS := rage minio cargo-cyclonedx auditwheel wheel-tools
-TEST_TOOLS := $(filter-out rage,$(TOOLS_LIST))
+TEST_TOOLS := $(filter-out rage,$(TOOLS_LIST)) cross-toolchains
 # Targets of their own rooms (each file says what it adds to TEST_TOOLS and BENCH_DEPS).
 BENCH_DEPS :=
 include mk/git.mk mk/web.mk mk/age-crate.mk
 tool-after = for t in $(1); do flock $(LOCKS)/$$t.lock $(MAKE) -s $$t || exit 1; done
 
+# Every build of the run carries one commit (crates/hyperseal-build-info), the one `make dist`
+# pins at its end, so that dist finds the builds the tests ran instead of making them again.
+test: export HYPERSEAL_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/null)
 test:
 	@$(STAGE) --begin && mkdir -p $(LOCKS)
 	@# A plain `make` here, not $$(MAKE): `make -n test` must not start builds.
@@ -226,6 +229,9 @@ test:
 	@$(STAGE) wait:rage bash -c '$(call tool-after,rage)'
 	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --features $(AGE_CRATE_FEATURES) --timings
 	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
+	@# From here most stages run tests that keep one core busy, not two: dist's builds for other
+	@# platforms run beside them, at the lowest priority (dist-builds).
+	@(flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds) > target/dist-builds.log 2>&1 &
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
@@ -235,6 +241,7 @@ test:
 	@$(STAGE) web-test $(MAKE) web-test
 	@$(STAGE) age-crate $(MAKE) age-crate-test
 	@$(STAGE) wait:dist-tools bash -c '$(call tool-after,$(LATER_TOOLS))'
+	@$(STAGE) wait:dist-builds bash -c 'flock $(LOCKS)/dist-builds.lock $(MAKE) -s dist-builds || { cat target/dist-builds.log; exit 1; }'
 	@$(STAGE) dist $(MAKE) dist
 	@$(STAGE) dist-test $(MAKE) dist-test
 	@$(STAGE) --report
@@ -341,16 +348,24 @@ fuzz-cmin: fuzz-tools
 # (static, like the x86-64 one), cross-compiled here. The toolchains (Rust targets, Debian's
 # mingw-w64 and aarch64 gcc, NASM for aws-lc on Windows) come from bindings/node's Makefile,
 # which needs the same for the addons. PE files carry a link time unless told not to.
+# The cross builds (these two and the addons) have a target directory of their own: cargo locks
+# target/release for a cross build's build scripts too, and `make test` runs them in the
+# background while its test stages build in target/ (dist-builds below).
 WIN_TARGET := x86_64-pc-windows-gnu
 ARM_TARGET := aarch64-unknown-linux-gnu
-CROSS_ENV := CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix \
+CROSS_TARGET_DIR := $(CURDIR)/target/cross
+CROSS_ENV := CARGO_TARGET_DIR=$(CROSS_TARGET_DIR) \
+	CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix \
 	CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
-build-windows:
-	@$(MAKE) -s -C bindings/node cross-win64
+# With debootstrap (arm64-root), in `make test`'s first stage: the builds it runs in the
+# background (dist-builds) then never run apt-get beside the foreground's.
+cross-toolchains:
+	@$(MAKE) -s -C bindings/node cross-win64 cross-arm64 qemu
+	@command -v debootstrap >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap; }
+build-windows: cross-toolchains
 	$(CROSS_ENV) $(CARGO) rustc --release -p hyperseal-cli --bin hyperseal --target $(WIN_TARGET) -- \
 	  -C target-feature=+crt-static -C link-arg=-Wl,--no-insert-timestamp
-build-arm64:
-	@$(MAKE) -s -C bindings/node cross-arm64 qemu
+build-arm64: cross-toolchains
 	$(CROSS_ENV) $(CARGO) rustc --release -p hyperseal-cli --bin hyperseal --target $(ARM_TARGET) -- -C target-feature=+crt-static
 
 # age for those platforms (Go cross-compiles it: `go install` puts it in GOPATH/bin/GOOS_GOARCH
@@ -380,9 +395,9 @@ ARM_SMOKE = $(CROSS_SMOKE) --platform arm64 --run qemu-aarch64-static --age $(AG
 cross-test-tools: age-cross test-plugin-windows
 	@$(MAKE) -s -C bindings/node wine-prefix qemu
 test-windows: build-windows cross-test-tools
-	$(WINE_SMOKE) --hyperseal $(CURDIR)/target/$(WIN_TARGET)/release/hyperseal.exe
+	$(WINE_SMOKE) --hyperseal $(CROSS_TARGET_DIR)/$(WIN_TARGET)/release/hyperseal.exe
 test-arm64: build-arm64 cross-test-tools
-	$(ARM_SMOKE) --hyperseal $(CURDIR)/target/$(ARM_TARGET)/release/hyperseal
+	$(ARM_SMOKE) --hyperseal $(CROSS_TARGET_DIR)/$(ARM_TARGET)/release/hyperseal
 
 # Release artifacts (packaging/dist.sh): the static CLI tarball, the abi3 manylinux_2_28 wheels
 # (x86-64, aarch64) and the sdist, the npm tarballs (the package with the WebAssembly build, and
@@ -441,6 +456,18 @@ arm64-root:
 	  qemu-aarch64-static -L $$r.tmp $$r.tmp/usr/bin/python3 -c 'import pip, pytest'; \
 	  mv $$r.tmp $$r && touch $$r/.complete; fi
 	@mkdir -p $(TOOLS) && ln -sfn $(ARM64_ROOT_CACHE) $(ARM64_ROOT)
+
+# The release builds for other platforms, made before dist.sh packs them (it calls the same
+# builds, which then find nothing to do): the CLI and the addon for Windows and ARM64, the ARM64
+# root that dist-test installs the aarch64 wheel in, and the wheels (packaging/wheels.sh compile,
+# with the commit's time as dist.sh gives it). `make test` runs this in the background; the
+# wheel tools come from its background tool builds, hence their lock.
+COMMIT_TIME = $(shell git log -1 --format=%ct HEAD)
+dist-builds: build-windows build-arm64 arm64-root
+	$(MAKE) -s -C bindings/node addon-linux-arm64-gnu addon-win32-x64-gnu
+	@mkdir -p $(LOCKS) && flock $(LOCKS)/wheel-tools.lock $(MAKE) -s wheel-tools
+	PATH="$(VENV)/bin:$(TOOLS)/cargo/bin:$$PATH" WHEEL_TOOLS=$(WHEEL_TOOLS) WHEEL_LOCK=$(LOCKS)/zig.lock \
+	  SOURCE_DATE_EPOCH=$(COMMIT_TIME) packaging/wheels.sh compile $(CURDIR)/target/zig/wheels
 
 dist: wasm venv cargo-cyclonedx auditwheel wheel-tools
 	PATH="$(VENV)/bin:$(TOOLS)/cargo/bin:$$PATH" CARGO="$(CARGO)" AUDITWHEEL=$(AUDITWHEEL) WHEEL_TOOLS=$(WHEEL_TOOLS) packaging/dist.sh

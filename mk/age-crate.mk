@@ -20,6 +20,10 @@ AGE_CRATE_TARGET := $(TOOLS_CACHE)/age-crate/target
 AGE_CRATE_PEER := $(CURDIR)/crates/hyperseal-age/peer
 AGE_SHIM := $(CURDIR)/crates/hyperseal-age/age
 AGE_CRATE_CARGO = cd $(1) && CARGO_TARGET_DIR=$(AGE_CRATE_TARGET) $(CARGO)
+# age's tests and rage share that target directory and build at one setting (the Makefile's
+# TOOL_INSTALL: opt-level 1, no LTO), so the core, aws-lc and the registry crates they have in
+# common are compiled once for both. The bench's programs keep the release profile.
+AGE_CRATE_TEST_CARGO = cd $(1) && CARGO_TARGET_DIR=$(AGE_CRATE_TARGET) CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false $(CARGO)
 
 # The scratch crate of a peer template: $(1) template folder, $(2) scratch name, $(3) package name.
 define age-crate-scratch
@@ -54,7 +58,7 @@ age-crate-test: age-crate-src age tag-plugin test-plugin ssh-keygen
 	$(call age-crate-scratch,age-tests,age-tests,age-crate-tests)
 	: > $(AGE_CRATE_DIR)/age-tests/lib.rs
 	rm -rf $(AGE_CRATE_DIR)/age-tests/tests && cp -r "$$(dirname "$$(cat $(AGE_CRATE_DIR)/age-manifest)")/tests" $(AGE_CRATE_DIR)/age-tests/tests
-	$(call AGE_CRATE_CARGO,$(AGE_CRATE_DIR)/age-tests) test --release -- $(foreach t,$(AGE_CRATE_KNOWN),--skip $(t))
+	$(call AGE_CRATE_TEST_CARGO,$(AGE_CRATE_DIR)/age-tests) test --release -- $(foreach t,$(AGE_CRATE_KNOWN),--skip $(t))
 	$(MAKE) age-crate-rage
 	bash $(AGE_CRATE_PEER)/rage-interop.sh $(AGE_CRATE_DIR)/rage/bin $(GOBIN) $(CURDIR)/crates/hyperseal/tests/data \
 	  $(CURDIR)/crates/hyperseal-cli/tests/pty_run.py
@@ -62,9 +66,10 @@ age-crate-test: age-crate-src age tag-plugin test-plugin ssh-keygen
 # rage 0.12.1 from crates.io, unchanged, with its `age` dependency patched to this clone's
 # hyperseal-age. --force: the installed rage is rebuilt whenever the clone's sources changed
 # (cargo install would otherwise keep a rage of the same version); the cached target directory
-# makes that a relink. At opt-level 1, as the Makefile's other tools from crates.io.
+# makes that a relink. At opt-level 1, as the Makefile's other tools from crates.io, and in the
+# target directory of age's tests above.
 age-crate-rage:
-	$(TOOL_INSTALL) --force rage --version 0.12.1 --root $(AGE_CRATE_DIR)/rage --target-dir $(AGE_CRATE_TARGET)-rage \
+	$(TOOL_INSTALL) --force rage --version 0.12.1 --root $(AGE_CRATE_DIR)/rage --target-dir $(AGE_CRATE_TARGET) \
 	  --config 'patch.crates-io.age.path="$(AGE_SHIM)"'
 
 # The bench's two programs: one source, against age 0.12.1 and, through the age package's

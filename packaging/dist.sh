@@ -40,6 +40,13 @@ expect_release() {
   [[ "$2" == *"$RELEASE"* ]] || { echo "dist: $1 says '$2', expected '$RELEASE' (rebuild it)" >&2; exit 1; }
 }
 
+# cc-rs, which builds aws-lc's and ring's C, runs their build scripts again when SOURCE_DATE_EPOCH
+# changes, and cargo then rebuilds everything above them. Their sources use neither __DATE__ nor
+# __TIME__, so the bytes do not depend on it: the native builds run without it, and are the very
+# builds that `make test` made and tested. Only the archives and the wheels (maturin's zip times)
+# take the commit's time.
+native() { env -u SOURCE_DATE_EPOCH "$@"; }
+
 # --- The builds that carry the commit: the static CLI, the Python extension, the Node addon.
 # HYPERSEAL_COMMIT pins the one commit read here for all three build scripts, so that a HEAD
 # moving during the builds (a shared tree) cannot give them different names.
@@ -49,7 +56,7 @@ build_all() {
   # it dynamically), so the static one `make build` links is copied at once and checked.
   BIN=$WORK/hyperseal
   for try in 1 2 3; do
-    make --no-print-directory -s build CARGO="$CARGO"
+    native make --no-print-directory -s build CARGO="$CARGO"
     cp target/release/hyperseal "$BIN"
     if file -b "$BIN" | grep -q 'static-pie linked\|statically linked'; then break; fi
     [ $try -lt 3 ] || { echo "dist: target/release/hyperseal is not static: $(file -b "$BIN")" >&2; exit 1; }
@@ -59,15 +66,15 @@ build_all() {
   # The command line for Windows x86-64 and Linux ARM64 (cross-compiled: `make build-windows
   # build-arm64`); their release string is checked in their bytes (they run under Wine and
   # qemu in dist-test).
-  make --no-print-directory -s build-windows build-arm64 CARGO="$CARGO" > "$WORK/cross-build.log" 2>&1 ||
+  native make --no-print-directory -s build-windows build-arm64 CARGO="$CARGO" > "$WORK/cross-build.log" 2>&1 ||
     { cat "$WORK/cross-build.log" >&2; exit 1; }
-  cp target/x86_64-pc-windows-gnu/release/hyperseal.exe "$WORK/hyperseal.exe"
-  cp target/aarch64-unknown-linux-gnu/release/hyperseal "$WORK/hyperseal-aarch64"
+  cp target/cross/x86_64-pc-windows-gnu/release/hyperseal.exe "$WORK/hyperseal.exe"
+  cp target/cross/aarch64-unknown-linux-gnu/release/hyperseal "$WORK/hyperseal-aarch64"
   for b in "$WORK/hyperseal.exe" "$WORK/hyperseal-aarch64"; do
     grep -qaF "$RELEASE" "$b" || { echo "dist: $b does not carry '$RELEASE' (rebuild it)" >&2; exit 1; }
   done
   wheels_build "$WORK/wheel"
-  make --no-print-directory -s -C bindings/node build > "$WORK/node-build.log" 2>&1 || { cat "$WORK/node-build.log" >&2; exit 1; }
+  native make --no-print-directory -s -C bindings/node build > "$WORK/node-build.log" 2>&1 || { cat "$WORK/node-build.log" >&2; exit 1; }
   node -e "const v = require('./bindings/node').VERSION; if (!v.includes(process.argv[1])) { console.error('dist: the addon says ' + v); process.exit(1) }" "$RELEASE"
 }
 for attempt in 1 2 3; do

@@ -33,7 +33,8 @@ PLATFORMS=(
 
 make --no-print-directory -s -C bindings/wasm stage > "$W/stage.log" 2>&1 || { cat "$W/stage.log" >&2; exit 1; }
 for addon in addon-linux-arm64-gnu addon-win32-x64-gnu; do
-  make --no-print-directory -s -C bindings/node "$addon" CARGO="${CARGO:-cargo}" > "$W/$addon.log" 2>&1 ||
+  # Without SOURCE_DATE_EPOCH, as dist.sh's native builds (it says why).
+  env -u SOURCE_DATE_EPOCH make --no-print-directory -s -C bindings/node "$addon" CARGO="${CARGO:-cargo}" > "$W/$addon.log" 2>&1 ||
     { cat "$W/$addon.log" >&2; exit 1; }
 done
 

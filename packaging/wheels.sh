@@ -14,9 +14,17 @@
 # The zig builds have a target directory of their own, target/zig: aws-lc-sys runs its build
 # script again whenever the C compiler changes (CC_<target>), so sharing target/ with the gcc
 # builds of the same targets would rebuild aws-lc and everything above it on every switch. They
-# still take the lock of target/release, which every release build in target/ takes (a cross
-# build too, for its build scripts), so no two release builds run at once.
+# take the lock of target/release (WHEEL_LOCK), which every release build in target/ takes, so
+# that a developer's `make dist` and a build in target/ do not share 2 cores; `make test` builds
+# them in the background beside its tests (the Makefile's dist-builds), under a lock of its own.
+#
+# Run as a command, `packaging/wheels.sh compile OUT-DIR` makes the wheels without the checks
+# below (which need dist.sh): the same maturin calls, so dist.sh's later ones find them built.
 
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then # run as a command: `compile OUT-DIR`
+  set -euo pipefail
+  ROOT=$(cd "$(dirname "$0")/.." && pwd)
+fi
 WHEEL_TOOLS=${WHEEL_TOOLS:-$ROOT/.tools/wheel-tools}
 WHEEL_POLICY=manylinux_2_28
 WHEEL_TARGETS=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu)
@@ -24,17 +32,24 @@ WHEEL_TARGETS=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu)
 # The platform tag of a target's wheel: manylinux_2_28_x86_64, manylinux_2_28_aarch64.
 wheel_platform() { echo "${WHEEL_POLICY}_${1%%-*}"; }
 
-# Builds every wheel into OUT-DIR and checks that each extension carries this release (HYPERSEAL_COMMIT).
-wheels_build() { # OUT-DIR
-  local out=$1 target wheel
+# Builds every wheel into OUT-DIR. SOURCE_DATE_EPOCH (the commit's time) gives the zip entries
+# their times; it must be the same in every call, since cc-rs rebuilds aws-lc when it changes.
+wheels_compile() { # OUT-DIR
+  local out=$1 target lock=${WHEEL_LOCK:-$ROOT/target/release/.cargo-lock}
   rm -rf "$out"
-  mkdir -p "$ROOT/target/release"
+  mkdir -p "$(dirname "$lock")"
   for target in "${WHEEL_TARGETS[@]}"; do
-    (cd bindings/python && PATH="$WHEEL_TOOLS/bin:$PATH" CARGO_TARGET_DIR="$ROOT/target/zig" \
-      flock "$ROOT/target/release/.cargo-lock" \
+    (cd "$ROOT/bindings/python" && PATH="$WHEEL_TOOLS/bin:$PATH" CARGO_TARGET_DIR="$ROOT/target/zig" \
+      flock "$lock" \
       maturin build --release --quiet --zig --compatibility "$WHEEL_POLICY" --target "$target" \
         --auditwheel check --out "$out")
   done
+}
+
+# Builds every wheel into OUT-DIR and checks that each extension carries this release (HYPERSEAL_COMMIT).
+wheels_build() { # OUT-DIR
+  local out=$1 target wheel
+  wheels_compile "$out"
   for target in "${WHEEL_TARGETS[@]}"; do
     wheel=$(ls "$out"/hyperseal-*-cp311-abi3-"$(wheel_platform "$target")".whl)
     expect_release "$(basename "$wheel")" "$(python3 - "$wheel" <<'PY'
@@ -63,3 +78,9 @@ wheels_ship() { # WHEEL-DIR
     cp "$wheel" "$DIST/"
   done
 }
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  [ "${1:-}" = compile ] && [ -n "${2:-}" ] || { echo "usage: packaging/wheels.sh compile OUT-DIR" >&2; exit 2; }
+  : "${SOURCE_DATE_EPOCH:?set it to the time of the commit, as dist.sh does}"
+  wheels_compile "$2"
+fi
