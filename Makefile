@@ -141,6 +141,21 @@ $(TOOLS)/c2sp/vectors.json: | $(VENV)/.installed
 	echo "$(C2SP_VECTORS_SHA256)  $@.tmp" | sha256sum -c --quiet
 	mv $@.tmp $@ && rm -rf $(TOOLS)/c2sp/dl
 
+# One sdist from PyPI, by name and version, into a folder: its URL from the index's JSON, the file
+# as it is. `pip download` would also prepare the sdist's metadata, which for a maturin project
+# means building maturin from source first (--no-binary=:all: reaches the build dependencies):
+# four minutes of compiling for a file that is only unpacked. The caller checks the hash.
+define PYPI_SDIST
+import json, os, sys, urllib.request as u
+name, version, out = sys.argv[1:]
+want = f"{name}-{version}.tar.gz"
+index = u.Request(f"https://pypi.org/simple/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+url = next(f["url"] for f in json.load(u.urlopen(index, timeout=120))["files"] if f["filename"] == want)
+os.makedirs(out, exist_ok=True)
+open(os.path.join(out, want), "wb").write(u.urlopen(url, timeout=300).read())
+endef
+export PYPI_SDIST
+
 # pyrage 1.4.0's own test suite (its sdist's test/, pinned by hash), run against hyperseal.pyrage
 # by bindings/python/tests/test_pyrage.py: unpacked into the tools cache, linked from .tools.
 PYRAGE_TESTS_VERSION := 1.4.0
@@ -150,8 +165,7 @@ pyrage-tests: $(TOOLS)/pyrage-tests/test/__init__.py
 $(TOOLS)/pyrage-tests/test/__init__.py: | $(VENV)/.installed
 	@if [ ! -f $(PYRAGE_TESTS)/test/__init__.py ]; then \
 	  rm -rf $(PYRAGE_TESTS).dl && mkdir -p $(PYRAGE_TESTS).dl && \
-	  $(VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps --no-binary=:all: \
-	    -d $(PYRAGE_TESTS).dl pyrage==$(PYRAGE_TESTS_VERSION) && \
+	  $(PYTHON) -c "$$PYPI_SDIST" pyrage $(PYRAGE_TESTS_VERSION) $(PYRAGE_TESTS).dl && \
 	  echo "$(PYRAGE_SDIST_SHA256)  $(PYRAGE_TESTS).dl/pyrage-$(PYRAGE_TESTS_VERSION).tar.gz" | sha256sum -c --quiet && \
 	  tar -xzf $(PYRAGE_TESTS).dl/pyrage-$(PYRAGE_TESTS_VERSION).tar.gz -C $(PYRAGE_TESTS).dl && \
 	  rm -rf $(PYRAGE_TESTS) && mkdir -p $(PYRAGE_TESTS) && \
@@ -199,16 +213,16 @@ $(GOBIN)/age-header: $(AGE_HEADER)/main.go $(AGE_HEADER)/go.mod $(AGE_HEADER)/go
 # (`make git-test` runs them alone).
 #
 # On a machine that has not built them yet, the tools that later stages need and that need no
-# apt-get (rage for the agent tests, MinIO for Python's, the packaging tools for dist) are built
-# in the background from the start, niced, each under a lock of its own: the Rust builds leave
-# a core idle in their serial steps (linking, LTO, aws-lc's CMake), and the downloads wait on the
-# network. A stage that needs one takes its lock (waits for it) and makes it again: a no-op when
+# apt-get (wasm-bindgen for the browser package, rage for the agent tests, MinIO for Python's,
+# the packaging tools for dist) are built in the background from the start, niced, each under
+# a lock of its own, in the order the stages need them: the Rust builds leave a core idle in
+# their serial steps (linking, LTO, aws-lc's CMake), and the downloads wait on the network. A stage that needs one takes its lock (waits for it) and makes it again: a no-op when
 # the background built it, and the error in the foreground when it failed. Where the tools are
 # cached, all of this takes seconds.
 STAGES := $(CURDIR)/target/test-stages.tsv
 STAGE := bash .ci/stage $(STAGES)
 LOCKS := $(CURDIR)/target/tool-locks
-LATER_TOOLS := rage minio cargo-cyclonedx auditwheel wheel-tools
+LATER_TOOLS := wasm-bindgen-cli rage minio cargo-cyclonedx auditwheel wheel-tools
 TEST_TOOLS := $(filter-out rage,$(TOOLS_LIST)) cross-toolchains
 # Targets of their own rooms (each file says what it adds to TEST_TOOLS and BENCH_DEPS).
 BENCH_DEPS :=
@@ -221,17 +235,18 @@ test: export HYPERSEAL_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/nul
 test:
 	@$(STAGE) --begin && mkdir -p $(LOCKS)
 	@# A plain `make` here, not $$(MAKE): `make -n test` must not start builds.
-	@(for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; done) > target/later-tools.log 2>&1 &
+	@(for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; echo "== $$t: done, rc $$?, $$(date -u +%T)"; done) > target/later-tools.log 2>&1 &
 	@$(STAGE) tools $(MAKE) $(TEST_TOOLS)
 	@$(STAGE) lint $(MAKE) lint
-	@$(STAGE) wasm $(MAKE) wasm-core wasm-deps
+	@$(STAGE) wasm bash -c '$(call tool-after,wasm-bindgen-cli) && $(MAKE) wasm-core wasm-deps'
 	@$(STAGE) python-build $(MAKE) python
 	@$(STAGE) wait:rage bash -c '$(call tool-after,rage)'
+	@# From here most of the time goes to tests that keep one core busy, not two: dist's builds for
+	@# other platforms run beside them, at the lowest priority, in target directories of their own
+	@# (dist-builds).
+	@(flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done, rc $$?, $$(date -u +%T)") > target/dist-builds.log 2>&1 &
 	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --features $(AGE_CRATE_FEATURES) --timings
 	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
-	@# From here most stages run tests that keep one core busy, not two: dist's builds for other
-	@# platforms run beside them, at the lowest priority (dist-builds).
-	@(flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds) > target/dist-builds.log 2>&1 &
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
