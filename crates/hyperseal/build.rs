@@ -8,5 +8,10 @@ fn main() {
     if wasm || std::env::var_os("CARGO_FEATURE_PORTABLE").is_some() {
         println!("cargo::rustc-cfg=portable_backend");
     }
-    println!("cargo::rerun-if-changed=build.rs");
+    // Any rerun-if line stops cargo from running the script again on every change in the
+    // package. Not `rerun-if-changed=build.rs`: the toolkit runs this same file as its build
+    // script, and cargo reads that path inside the toolkit's folder, where no build.rs exists,
+    // so the toolkit and everything above it were rebuilt by every cargo command. A changed
+    // script is a new script binary, which cargo runs again anyway.
+    println!("cargo::rerun-if-env-changed=CARGO_FEATURE_PORTABLE");
 }
