@@ -369,8 +369,11 @@ fuzz-cmin: fuzz-tools
 WIN_TARGET := x86_64-pc-windows-gnu
 ARM_TARGET := aarch64-unknown-linux-gnu
 CROSS_TARGET_DIR := $(CURDIR)/target/cross
+# CXX as well, though aws-lc has no C++: its build script runs again when CXX changes, and the
+# addon's build (bindings/node) names it.
 CROSS_ENV := CARGO_TARGET_DIR=$(CROSS_TARGET_DIR) \
-	CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix \
+	CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix CXX_x86_64_pc_windows_gnu=x86_64-w64-mingw32-g++-posix \
+	CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix \
 	CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 # With debootstrap (arm64-root), in `make test`'s first stage: the builds it runs in the
 # background (dist-builds) then never run apt-get beside the foreground's.
