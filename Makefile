@@ -507,6 +507,7 @@ clippy: lint
 # without test targets: its napi exports only register inside a running node process.
 lint:
 	$(CARGO) fmt --all --check
+	.ci/features-aligned
 	$(CARGO) clippy --release --workspace --all-targets --exclude hyperseal-node --features $(AGE_CRATE_FEATURES) -- -D warnings
 	$(CARGO) clippy --release -p hyperseal-node -- -D warnings
 
