@@ -503,8 +503,9 @@ fmt:
 
 clippy: lint
 
-# Formatting and clippy with warnings denied, part of `make test`. The Node addon is linted
-# without test targets: its napi exports only register inside a running node process.
+# Formatting, feature alignment (.ci/features-aligned) and clippy with warnings denied, part of
+# `make test`. The Node addon is linted without test targets: its napi exports only register
+# inside a running node process.
 lint:
 	$(CARGO) fmt --all --check
 	.ci/features-aligned
