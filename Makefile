@@ -216,8 +216,9 @@ $(GOBIN)/age-header: $(AGE_HEADER)/main.go $(AGE_HEADER)/go.mod $(AGE_HEADER)/go
 # apt-get (wasm-bindgen for the browser package, rage for the agent tests, MinIO for Python's,
 # the packaging tools for dist) are built in the background from the start, niced, each under
 # a lock of its own, in the order the stages need them: the Rust builds leave a core idle in
-# their serial steps (linking, LTO, aws-lc's CMake), and the downloads wait on the network. A stage that needs one takes its lock (waits for it) and makes it again: a no-op when
-# the background built it, and the error in the foreground when it failed. Where the tools are
+# their serial steps (linking, LTO, aws-lc's CMake), and the downloads wait on the network. A
+# stage that needs one takes its lock (waits for it) and makes it again: a no-op when the
+# background built it, and the error in the foreground when it failed. Where the tools are
 # cached, all of this takes seconds.
 STAGES := $(CURDIR)/target/test-stages.tsv
 STAGE := bash .ci/stage $(STAGES)
