@@ -446,8 +446,11 @@ fn destination_appears(fx: &Fixture, t: &mut Tally) {
 /// A FIFO is written through (no `--force` needed) and stays a FIFO.
 fn fifo(fx: &Fixture, t: &mut Tally) {
     let fifo = fx.out.join("fifo");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     for op in [Op::Encrypt, Op::Decrypt] {
+        // A new FIFO for each operation: a child forked meanwhile may hold the last reader's
+        // copy of the read end until it execs, and a writer opening against that copy would
+        // lose its bytes with it, leaving the next reader blocked for ever.
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || fs::read(fifo).unwrap())
@@ -482,8 +485,8 @@ fn fifo(fx: &Fixture, t: &mut Tally) {
         assert_eq!(listing(&fx.out), ["fifo"], "{what}");
         fx.inputs_intact(&what);
         t.scenarios += 1;
+        fs::remove_file(&fifo).unwrap();
     }
-    fs::remove_file(&fifo).unwrap();
 }
 
 /// Device nodes made with mknod in our own directory (never the real /dev): char 1,3 (null)

@@ -198,10 +198,14 @@ fn the_input_file_is_refused_by_inode_even_with_force() {
 
 #[test]
 fn a_fifo_is_written_through_never_replaced() {
-    let d = tmp();
-    let fifo = d.path().join("fifo");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     for force in [false, true] {
+        // A FIFO of its own for each round. Other tests fork while this one runs, and a child
+        // keeps a copy of the last round's read end until it execs: a writer of the next round
+        // on the same FIFO could open against that copy, and its bytes vanish with it when the
+        // child execs, leaving this reader blocked for ever.
+        let d = tmp();
+        let fifo = d.path().join("fifo");
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || fs::read(fifo).unwrap())
