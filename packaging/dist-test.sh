@@ -117,40 +117,64 @@ took "CLI tarball" "$t0"
 # packaging/cross/smoke.py runs the tour, age round trips both ways (age built for the platform),
 # rekey, the all-or-nothing output rules and (Windows) the console, Ctrl-C, a plugin and the
 # identity agent over its named pipe (age through the zip's age-plugin-hyperseal.exe).
-say "CLI for Linux ARM64 (qemu-user) and Windows x86-64 (Wine): installed, the tour, age, rekey, faults"
-t0=$(now)
-ARM_TARBALL=$(one 'hyperseal-*-aarch64-linux.tar.gz')
-mkdir -p "$T/arm64/.local"
-ARM_INSTALL=$(sed -E "s|hyperseal-[^ ]*-x86_64-linux\.tar\.gz|$(basename "$ARM_TARBALL")|; s|~/.local|$T/arm64/.local|" <<< "$INSTALL")
-(cd "$DIST" && bare bash -c "set -e; $ARM_INSTALL")
-file -b "$T/arm64/.local/bin/hyperseal" | grep -q 'ARM aarch64.*statically linked' ||
-  { echo "dist-test: the ARM64 binary is not a static aarch64 one: $(file -b "$T/arm64/.local/bin/hyperseal")" >&2; exit 1; }
-eval "$ARM_SMOKE --hyperseal '$T/arm64/.local/bin/hyperseal'"
-took "CLI for ARM64 (qemu)" "$t0"
-t0=$(now)
-WIN_ZIP=$(one 'hyperseal-*-x86_64-windows.zip')
-python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$WIN_ZIP" "$T/windows"
-WIN_EXE=$(echo "$T"/windows/hyperseal-*-x86_64-windows/hyperseal.exe)
-file -b "$WIN_EXE" | grep -q 'PE32+ executable.*x86-64' || { echo "dist-test: $(file -b "$WIN_EXE")" >&2; exit 1; }
-cmp -s "$WIN_EXE" "$(dirname "$WIN_EXE")/age-plugin-hyperseal.exe" ||
-  { echo "dist-test: the zip has no age-plugin-hyperseal.exe (a copy of hyperseal.exe: the agent's plugin)" >&2; exit 1; }
-if x86_64-w64-mingw32-objdump -p "$WIN_EXE" | grep 'DLL Name' | grep -viE 'kernel32|ntdll|advapi32|bcrypt|ws2_32|userenv|msvcrt|api-ms-win|user32|shell32|ole32|oleaut32|crypt32|secur32|synchronization' >&2; then
-  echo "dist-test: hyperseal.exe needs DLLs Windows does not have (above)" >&2; exit 1
-fi
-eval "$WINE_SMOKE --hyperseal '$WIN_EXE'"
-took "CLI for Windows (Wine)" "$t0"
+cli_arm64() {
+  say "CLI for Linux ARM64 (qemu-user): installed, the tour, age, rekey, faults"
+  local t0 && t0=$(now)
+  local tarball && tarball=$(one 'hyperseal-*-aarch64-linux.tar.gz')
+  local prefix=$T/arm64-cli/.local
+  mkdir -p "$prefix"
+  local install && install=$(sed -E "s|hyperseal-[^ ]*-x86_64-linux\.tar\.gz|$(basename "$tarball")|; s|~/.local|$prefix|" <<< "$INSTALL")
+  (cd "$DIST" && bare bash -c "set -e; $install")
+  file -b "$prefix/bin/hyperseal" | grep -q 'ARM aarch64.*statically linked' ||
+    { echo "dist-test: the ARM64 binary is not a static aarch64 one: $(file -b "$prefix/bin/hyperseal")" >&2; return 1; }
+  eval "$ARM_SMOKE --hyperseal '$prefix/bin/hyperseal'"
+  took "CLI for ARM64 (qemu)" "$t0"
+}
+cli_windows() {
+  say "CLI for Windows x86-64 (Wine): unpacked, the tour, age, rekey, faults, console, plugin, agent"
+  local t0 && t0=$(now)
+  local zip && zip=$(one 'hyperseal-*-x86_64-windows.zip')
+  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$zip" "$T/windows"
+  local exe && exe=$(echo "$T"/windows/hyperseal-*-x86_64-windows/hyperseal.exe)
+  file -b "$exe" | grep -q 'PE32+ executable.*x86-64' || { echo "dist-test: $(file -b "$exe")" >&2; return 1; }
+  cmp -s "$exe" "$(dirname "$exe")/age-plugin-hyperseal.exe" ||
+    { echo "dist-test: the zip has no age-plugin-hyperseal.exe (a copy of hyperseal.exe: the agent's plugin)" >&2; return 1; }
+  if x86_64-w64-mingw32-objdump -p "$exe" | grep 'DLL Name' | grep -viE 'kernel32|ntdll|advapi32|bcrypt|ws2_32|userenv|msvcrt|api-ms-win|user32|shell32|ole32|oleaut32|crypt32|secur32|synchronization' >&2; then
+    echo "dist-test: hyperseal.exe needs DLLs Windows does not have (above)" >&2; return 1
+  fi
+  eval "$WINE_SMOKE --hyperseal '$exe'"
+  took "CLI for Windows (Wine)" "$t0"
+}
 
 # --- The Python wheels (packaging/dist-test-wheels.sh): x86-64 in a fresh venv, aarch64 in an
 # arm64 Debian under qemu-user.
-source packaging/dist-test-wheels.sh
+wheels() { source packaging/dist-test-wheels.sh; }
 
 # --- The npm packages (packaging/dist-test-npm.sh): installed by npm for this machine, for arm64
 # Linux (run under qemu) and for musl Linux, which has no addon (the WebAssembly fallback); the
 # browser build in Chromium, its file opened by the installed CLI.
-say "npm packages: npm install, the README's Node example on each platform, the browser build in Chromium"
-t0=$(now)
-packaging/dist-test-npm.sh "$RELEASE" "$HS" "$T/tour/me.key" "$(cat "$T/tour/me.pub")"
-took "npm packages" "$t0"
+npm_packages() {
+  say "npm packages: npm install, the README's Node example on each platform, the browser build in Chromium"
+  local t0 && t0=$(now)
+  packaging/dist-test-npm.sh "$RELEASE" "$HS" "$T/tour/me.key" "$(cat "$T/tour/me.pub")"
+  took "npm packages" "$t0"
+}
+
+# These wait on emulators (qemu-user, Wine) that keep one core busy at most, so they run side by
+# side, each into a log of its own, printed whole and in order when it ends. The npm packages
+# follow the Windows CLI: the smoke ends by stopping the prefix's Wine server, which would end
+# the npm package's Node for Windows in the same prefix.
+declare -a sections=() pids=()
+side_by_side() { (set -e; for f in "$@"; do "$f"; done) > "$T/$1.log" 2>&1 & sections+=("$1"); pids+=($!); }
+side_by_side cli_windows npm_packages
+side_by_side cli_arm64
+side_by_side wheels
+failed=()
+for i in "${!pids[@]}"; do
+  if wait "${pids[$i]}"; then cat "$T/${sections[$i]}.log"; else cat "$T/${sections[$i]}.log" >&2; failed+=("${sections[$i]}"); fi
+done
+[ ${#failed[@]} = 0 ] || { echo "dist-test: failed: ${failed[*]} (its output above)" >&2; exit 1; }
+
 # --- The web app: unpacked and checked as docs/WEB.md tells a host to (its browser tests are
 # `make web-test`, on the same files built from the tree).
 say "web app: unpacked, sha256sum -c SHA256SUMS"
