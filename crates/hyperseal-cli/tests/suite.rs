@@ -1,6 +1,6 @@
 //! The CLI's integration tests, one binary: each file in this folder is a module here, so the
-//! workspace links one test executable instead of one per file (each link with thin LTO cost
-//! 15–45 s on two cores). Run one file's tests with a module filter:
+//! workspace links one test executable instead of one per file (each link cost 15–45 s on two
+//! cores, with thin LTO then). Run one file's tests with a module filter:
 //! `cargo test --release -p hyperseal-cli --test suite agent_pin::`.
 //!
 //! `faults.rs` stays a binary of its own: it is built a second time with the `test-hooks`

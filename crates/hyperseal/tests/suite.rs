@@ -1,6 +1,6 @@
 //! The library's integration tests, one binary: each file in this folder is a module here, so
-//! the workspace links one test executable instead of one per file (each link with thin LTO is
-//! the bulk of building them). Run one file's tests with a module filter:
+//! the workspace links one test executable instead of one per file (linking was the bulk of
+//! building them). Run one file's tests with a module filter:
 //! `cargo test --release -p hyperseal --test suite roundtrip::`.
 //!
 //! `hostile.rs` stays a binary of its own: its counting global allocator would see every other
