@@ -326,6 +326,36 @@ fn resume(pid: i32) {
     }
 }
 
+/// Waits for the re-key under `strace` to end, resuming it whenever it stays stopped. On a loaded
+/// machine one of strace's own syscall stops can outlast [`stopped_tracee`]'s 50 ms, so the
+/// injected SIGSTOP may come after the test took a stop for it and resumed: nothing would then
+/// resume the re-key, and the wait would never end. An extra SIGCONT in a syscall stop does
+/// nothing, and a writer that got in earlier than planned is still a writer at some point.
+fn wait_resuming(mut strace: std::process::Child, tracee: i32) -> std::process::Output {
+    let mut err = strace.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err, &mut v).unwrap();
+        v
+    });
+    let mut stopped_since: Option<Instant> = None;
+    let status = loop {
+        if let Some(status) = strace.try_wait().unwrap() {
+            break status;
+        }
+        stopped_since = match (proc_state(tracee), stopped_since) {
+            (Some('t' | 'T'), Some(t)) if t.elapsed() > Duration::from_millis(50) => {
+                resume(tracee);
+                None
+            }
+            (Some('t' | 'T'), since) => since.or_else(|| Some(Instant::now())),
+            _ => None,
+        };
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    std::process::Output { status, stdout: Vec::new(), stderr: reader.join().unwrap() }
+}
+
 #[test]
 fn a_writer_that_gets_in_at_any_point_wins() {
     let Some(strace) = common::peer_on_path("strace") else { return };
@@ -383,8 +413,9 @@ fn a_writer_that_gets_in_at_any_point_wins() {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 resume(tracee);
+                // The re-key first: a writer waiting on its lease goes on once it has ended.
+                let o = wait_resuming(child, tracee);
                 writer.join().unwrap();
-                let o = child.wait_with_output().unwrap();
                 let what = format!(
                     "{}: writer after {call} #{n}: {}",
                     case.label,
