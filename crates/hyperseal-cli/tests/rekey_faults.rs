@@ -339,12 +339,23 @@ fn wait_resuming(mut strace: std::process::Child, tracee: i32) -> std::process::
         v
     });
     let mut stopped_since: Option<Instant> = None;
+    let mut resumed = 0;
     let status = loop {
         if let Some(status) = strace.try_wait().unwrap() {
             break status;
         }
         stopped_since = match (proc_state(tracee), stopped_since) {
             (Some('t' | 'T'), Some(t)) if t.elapsed() > Duration::from_millis(50) => {
+                // A process that no SIGCONT moves is a stuck tracer: a failure that says so,
+                // never a test that waits for ever.
+                resumed += 1;
+                if resumed > 100 {
+                    let wchan = fs::read_to_string(format!("/proc/{tracee}/wchan")).unwrap_or_default();
+                    let _ = strace.kill();
+                    // SAFETY: signalling a process we started.
+                    unsafe { libc::kill(tracee, libc::SIGKILL) };
+                    panic!("the re-key under strace stays stopped after 100 SIGCONTs (wchan {wchan:?})");
+                }
                 resume(tracee);
                 None
             }
