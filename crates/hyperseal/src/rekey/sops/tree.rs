@@ -36,7 +36,7 @@ use crate::format::Stanza;
 use crate::output::OutputOptions;
 use crate::recipient::{Identity, Recipient};
 use crate::rekey::beneath::{self, Place};
-use crate::rekey::file::{changed_by_another, commit_over, keep_attributes, open_locked};
+use crate::rekey::file::{changed_by_another, commit_over, keep_attributes, open_locked, remove_stale_copy};
 use crate::rekey::guard::Snapshot;
 use crate::rekey::tree::{relabel, same_files_once};
 use crate::rekey::walk::{Entry, Walk, WalkOptions};
@@ -325,6 +325,16 @@ fn one(
     configs: &Mutex<Configs>,
 ) -> FileOutcome {
     let file = at.display;
+    // A run killed while it replaced this file may have left the old version's second name
+    // beside it (`.NAME.hyperseal-old`, which still opens for the recipients it had). A rewrite
+    // removes it when it opens the file, but a file that run had already re-keyed is unchanged
+    // now and never opened so: removed here.
+    if !options.dry_run {
+        let removed = at.place.reach(file).map_err(Error::from).and_then(|r| remove_stale_copy(&r.path));
+        if let Err(e) = removed {
+            return FileOutcome::Failed(e);
+        }
+    }
     let format = Format::for_path(file);
     if !looks_like_sops(bytes, format) {
         return match walked {
