@@ -489,6 +489,12 @@ fn a_killed_run_is_finished_by_running_it_again() {
     assert!(o.status.success(), "{err}");
     assert!(err.contains("0 skipped, 0 failed"), "{err}");
     assert_eq!(listing(), want, "the last run removed any second name");
+    // The same for a file that is already re-keyed (so never rewritten): its stale second
+    // name is removed by a run that changes nothing.
+    fs::copy(tree.join(&names[0]), tree.join(format!(".{}.hyperseal-old", names[0]))).unwrap();
+    let o = cmd().output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(listing(), want, "a run with nothing to change removed the second name");
     for name in &names {
         let o = sops(&tools, &tree, Some(&keys.pq.0), &["-d", name]);
         assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
