@@ -26,7 +26,8 @@ CARGO ?= cargo
 # Tools built from crates.io (rage, wasm-bindgen-cli, cargo-cyclonedx, cargo-fuzz) are the
 # tests' and the packaging's helpers, never shipped: built at opt-level 1 without LTO, a fresh
 # machine compiles them in about half the time, and none of them does heavy work in a test.
-TOOL_INSTALL = env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false $(CARGO) install
+tool-install = env CARGO_PROFILE_RELEASE_OPT_LEVEL=$(1) CARGO_PROFILE_RELEASE_LTO=false $(CARGO) install
+TOOL_INSTALL = $(call tool-install,1)
 VENV := $(TOOLS)/venv
 PYTHON ?= python3
 # pyca's C2SP chunked-encryption vectors (SHA-256 instantiation) ship in its vectors package.
@@ -429,7 +430,7 @@ CARGO_CYCLONEDX := $(TOOLS)/cargo/bin/cargo-cyclonedx
 cargo-cyclonedx: $(CARGO_CYCLONEDX)
 $(CARGO_CYCLONEDX):
 	@root=$(TOOLS_CACHE)/cargo-cyclonedx/$(CARGO_CYCLONEDX_VERSION); mkdir -p $(dir $@); \
-	  [ -x $$root/bin/cargo-cyclonedx ] || nice -n 10 $(subst OPT_LEVEL=1,OPT_LEVEL=0,$(TOOL_INSTALL)) --locked --root $$root cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION); \
+	  [ -x $$root/bin/cargo-cyclonedx ] || nice -n 10 $(call tool-install,0) --locked --root $$root cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION); \
 	  ln -sfn $$root/bin/cargo-cyclonedx $@
 
 # auditwheel (pypa) in a venv of its own, so the test venv stays what requirements-test.txt says.

@@ -36,7 +36,7 @@ use crate::format::Stanza;
 use crate::output::OutputOptions;
 use crate::recipient::{Identity, Recipient};
 use crate::rekey::beneath::{self, Place};
-use crate::rekey::file::{changed_by_another, commit_over, keep_attributes, open_locked, remove_stale_copy};
+use crate::rekey::file::{changed_by_another, commit_over, keep_attributes, old_copy_path, open_locked};
 use crate::rekey::guard::Snapshot;
 use crate::rekey::tree::{relabel, same_files_once};
 use crate::rekey::walk::{Entry, Walk, WalkOptions};
@@ -327,11 +327,18 @@ fn one(
     let file = at.display;
     // A run killed while it replaced this file may have left the old version's second name
     // beside it (`.NAME.hyperseal-old`, which still opens for the recipients it had). A rewrite
-    // removes it when it opens the file, but a file that run had already re-keyed is unchanged
-    // now and never opened so: removed here.
+    // removes it when it opens the file (`open_locked`, under the file's lock, so a second name
+    // another re-key is using right now is never taken from it); a file that run had already
+    // re-keyed is unchanged now and never opened so: opened the same way here when one is there.
     if !options.dry_run {
-        let removed = at.place.reach(file).map_err(Error::from).and_then(|r| remove_stale_copy(&r.path));
-        if let Err(e) = removed {
+        let cleared =
+            at.place.reach(file).map_err(Error::from).and_then(|r| {
+                match std::fs::symlink_metadata(old_copy_path(&r.path)) {
+                    Ok(_) => open_locked(&r.path, true, Some(at.place.id)).map(drop),
+                    Err(_) => Ok(()),
+                }
+            });
+        if let Err(e) = cleared {
             return FileOutcome::Failed(e);
         }
     }
