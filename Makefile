@@ -493,7 +493,7 @@ dist-builds: build-windows build-arm64 arm64-root cross-test-tools
 	  SOURCE_DATE_EPOCH=$(COMMIT_TIME) packaging/wheels.sh compile $(CURDIR)/target/zig/wheels
 
 dist: wasm venv cargo-cyclonedx auditwheel wheel-tools
-	PATH="$(VENV)/bin:$(TOOLS)/cargo/bin:$$PATH" CARGO="$(CARGO)" AUDITWHEEL=$(AUDITWHEEL) WHEEL_TOOLS=$(WHEEL_TOOLS) packaging/dist.sh
+	PATH="$(VENV)/bin:$(TOOLS)/cargo/bin:$$PATH" CARGO="$(CARGO)" AUDITWHEEL=$(AUDITWHEEL) WHEEL_TOOLS=$(WHEEL_TOOLS) CRATE_TARGET=$(TOOLS_CACHE)/crate-package/target packaging/dist.sh
 
 # Each artifact installed as a user would, with no Rust toolchain on PATH (packaging/dist-test.sh).
 dist-test: chromium age man-db arm64-root cross-test-tools

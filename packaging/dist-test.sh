@@ -184,4 +184,24 @@ tar xzf "$WEB_TARBALL" -C "$T/web"
 (cd "$T"/web/hyperseal-web-* && bare sha256sum --quiet -c SHA256SUMS && [ -f index.html ] && [ -f sw.js ] && [ -f pkg/hyperseal_bg.wasm ]) ||
   { echo "dist-test: $WEB_TARBALL does not hold the page whole" >&2; exit 1; }
 
+# --- The Rust crates: what `cargo publish` would upload (dist.sh verified each builds from its
+# own files). hyperseal-age keeps age's name-level contract: its version is 0.12.x and it has
+# exactly age's features, and its README is the page crates.io shows.
+say "Rust crates: hyperseal-age's manifest and README"
+AGE_CRATE=$(one 'hyperseal-age-0.12.*.crate')
+for c in chacha20-simd128 sm4-simd hyperseal; do one "$c-[0-9]*.crate" > /dev/null; done
+mkdir -p "$T/crate"
+tar xzf "$AGE_CRATE" -C "$T/crate"
+python3 - "$T"/crate/hyperseal-age-*/Cargo.toml <<'PY' || { echo "dist-test: $AGE_CRATE's manifest (above)" >&2; exit 1; }
+import sys, tomllib
+m = tomllib.load(open(sys.argv[1], "rb"))
+pkg, features = m["package"], set(m.get("features", {})) - {"default"}
+assert pkg["name"] == "hyperseal-age" and pkg["version"].startswith("0.12."), pkg
+assert pkg["readme"] == "README.md", pkg.get("readme")
+assert features == {"armor", "ssh", "plugin", "cli-common", "async"}, features
+assert m["dependencies"]["hyperseal"]["version"], m["dependencies"]["hyperseal"]
+PY
+grep -q 'package = "hyperseal-age"' "$T"/crate/hyperseal-age-*/README.md ||
+  { echo "dist-test: $AGE_CRATE's README does not show the one-line switch" >&2; exit 1; }
+
 say "dist-test: all artifacts passed"

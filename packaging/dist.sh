@@ -209,6 +209,22 @@ say "web app"
 bash bindings/wasm/web/build.sh "$WORK/hyperseal-web-$VERSION" > /dev/null
 (cd "$WORK" && pack "hyperseal-web-$VERSION" "$DIST/hyperseal-web-$VERSION.tar.gz")
 
+# --- The Rust crates (docs/RUST.md): hyperseal-age, the drop-in for the `age` crate, and the three
+# workspace crates it depends on (the core and its two cipher crates), as `cargo publish` would
+# upload them. Packaged from the commit's sources above (a plain folder: no dirty-tree check, no
+# file of this checkout that git does not track), and verified: cargo builds each package from its
+# own files alone, the path dependencies resolved to the packages beside it, so a file missing from
+# a package fails here. The verify build is a debug one without debug info, in a per-machine
+# target directory (CRATE_TARGET): the registry crates build once per machine.
+say "Rust crates (cargo package)"
+CRATE_TARGET=${CRATE_TARGET:-$ROOT/target/crate-package}
+(cd "$SRC" && native env CARGO_PROFILE_DEV_DEBUG=0 "$CARGO" package -q --locked --target-dir "$CRATE_TARGET" \
+  -p chacha20-simd128 -p sm4-simd -p hyperseal -p hyperseal-age > "$WORK/crates.log" 2>&1) || { cat "$WORK/crates.log" >&2; exit 1; }
+AGE_CRATE_VERSION=$(awk -F'"' '/^version =/{print $2; exit}' crates/hyperseal-age/Cargo.toml)
+for c in chacha20-simd128-$VERSION sm4-simd-$VERSION hyperseal-$VERSION hyperseal-age-$AGE_CRATE_VERSION; do
+  cp "$CRATE_TARGET/package/$c.crate" "$DIST/"
+done
+
 # --- Checksums, names sorted.
 (cd "$DIST" && LC_ALL=C sha256sum -- * > SHA256SUMS)
 say "dist/ ($RELEASE, SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH)"
