@@ -41,7 +41,8 @@ impl<R: AsyncRead + Unpin> AsyncHead<R> {
                 return Err(bridge::decrypt_error(hyperseal::Error::Armor("not a valid BEGIN line".into())));
             }
             if let Some((header, len)) =
-                hyperseal::format::Header::parse_prefix(&read).map_err(bridge::decrypt_error)?
+                hyperseal::format::Header::parse_prefix_with(&read, bridge::HEADER_RULES)
+                    .map_err(bridge::decrypt_error)?
             {
                 if read.len() >= len + 16 || eof {
                     if header.profile != hyperseal::Profile::Age {
@@ -70,11 +71,18 @@ impl<R: AsyncRead + Unpin> AsyncHead<R> {
             return Err(DecryptError::InvalidHeader);
         }
         let ids: Vec<Box<dyn hyperseal::Identity>> = vec![Box::new(KnownKey(key))];
-        let mut opener = hyperseal::Opener::new(Arc::new(ids));
+        let mut opener = hyperseal::Opener::new(Arc::new(ids)).header_rules(bridge::HEADER_RULES);
         let mut out = vec![];
         opener.update(&self.read, &mut out).map_err(bridge::decrypt_error)?;
-        let reader =
-            AsyncReader { input: self.input, opener: Some(opener), out, at: 0, eof: self.eof, piece: vec![] };
+        let reader = AsyncReader {
+            input: self.input,
+            opener: Some(opener),
+            out,
+            at: 0,
+            eof: self.eof,
+            piece: vec![],
+            failed: None,
+        };
         Ok(StreamReader { inner: ReaderInner::Async(reader) })
     }
 }
@@ -88,6 +96,9 @@ pub(crate) struct AsyncReader<R> {
     at: usize,
     eof: bool,
     piece: Vec<u8>,
+    /// The payload error, returned once the plaintext released before it has been read (the
+    /// chunks that authenticated before the failing one, as age's reader releases them).
+    failed: Option<io::Error>,
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
@@ -107,18 +118,21 @@ impl<R: AsyncRead + Unpin> AsyncRead for StreamReader<R> {
             }
             r.out.clear();
             r.at = 0;
-            let Some(opener) = r.opener.as_mut() else { return Poll::Ready(Ok(0)) };
-            if r.eof {
-                let opener = r.opener.take().expect("checked above");
-                opener.finish(&mut r.out).map_err(|e| payload_error(e.into_io()))?;
-                continue;
+            if let Some(e) = r.failed.take() {
+                return Poll::Ready(Err(e));
             }
-            r.piece.resize(READ_SIZE, 0);
-            let n = ready!(Pin::new(&mut r.input).poll_read(cx, &mut r.piece))?;
-            r.eof = n == 0;
-            if let Err(e) = opener.update(&r.piece[..n], &mut r.out) {
+            let Some(opener) = r.opener.as_mut() else { return Poll::Ready(Ok(0)) };
+            let done = if r.eof {
+                r.opener.take().expect("checked above").finish(&mut r.out)
+            } else {
+                r.piece.resize(READ_SIZE, 0);
+                let n = ready!(Pin::new(&mut r.input).poll_read(cx, &mut r.piece))?;
+                r.eof = n == 0;
+                opener.update(&r.piece[..n], &mut r.out)
+            };
+            if let Err(e) = done {
                 r.opener = None;
-                return Poll::Ready(Err(payload_error(e.into_io())));
+                r.failed = Some(payload_error(e.into_io()));
             }
         }
     }

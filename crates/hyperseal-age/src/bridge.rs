@@ -97,6 +97,12 @@ pub(crate) fn wrap_with(
     Ok((stanzas.into_iter().map(to_age_stanza).collect(), labels.into_iter().collect()))
 }
 
+/// How every reader here parses a header: as the age crate does, which also reads a stanza
+/// whose body ends without its final short line (early rage versions wrote them), so files a
+/// program could open with the age crate still open after the switch.
+pub(crate) const HEADER_RULES: hyperseal::format::HeaderRules =
+    hyperseal::format::HeaderRules { legacy_stanza_end: true };
+
 /// The file key, already unwrapped by the caller's identities, as the one identity the core
 /// needs to check the header MAC and derive the payload key: it answers the first stanza it is
 /// shown and nothing after.

@@ -137,7 +137,7 @@ impl<R: Read> Decryptor<R> {
     pub fn new(input: R) -> Result<Self, DecryptError> {
         let input = In::new(input);
         let seek = input.seek_slot();
-        let d = hyperseal::Decryptor::new(input).map_err(bridge::decrypt_error)?;
+        let d = hyperseal::Decryptor::new_with(input, bridge::HEADER_RULES).map_err(bridge::decrypt_error)?;
         if d.header().profile != hyperseal::Profile::Age {
             return Err(DecryptError::UnknownFormat);
         }

@@ -4,7 +4,7 @@
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 
 use crate::format::armor::{is_armored, looks_like_armor, ArmoredReader};
-use crate::format::{Header, SALT_LEN};
+use crate::format::{Header, HeaderRules, SALT_LEN};
 use crate::recipient::Identity;
 use crate::stream::{self, read_full, ChunkCipher, Dir, Input, Progress, StreamReader};
 use crate::{error::Error, keys};
@@ -71,6 +71,11 @@ pub struct Decryptor<R: Read> {
 impl<R: Read> Decryptor<R> {
     /// Reads the header (and de-armors if the input is armored).
     pub fn new(input: R) -> Result<Self, Error> {
+        Self::new_with(input, HeaderRules::default())
+    }
+
+    /// [`Decryptor::new`], reading the header under `rules`.
+    pub fn new_with(input: R, rules: HeaderRules) -> Result<Self, Error> {
         let mut buffered = BufReader::with_capacity(HEADER_BUFFER, input);
         let prefix = buffered.fill_buf()?;
         if looks_like_armor(prefix) {
@@ -81,8 +86,8 @@ impl<R: Read> Decryptor<R> {
             false => Inner::Plain(buffered),
         });
         let header = match &mut source.0 {
-            Inner::Plain(r) => Header::read_from(r),
-            Inner::Armored(r) => Header::read_from(r),
+            Inner::Plain(r) => Header::read_with(r, rules),
+            Inner::Armored(r) => Header::read_with(r, rules),
         }?;
         Ok(Decryptor { source, header, threads: 0 })
     }

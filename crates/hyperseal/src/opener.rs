@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::format::{Header, SALT_LEN};
+use crate::format::{Header, HeaderRules, SALT_LEN};
 use crate::recipient::Identity;
 use crate::stream::PayloadOpener;
 use crate::{error::Error, keys};
@@ -49,12 +49,25 @@ pub struct Opener {
     state: State,
     header: Option<Header>,
     threads: usize,
+    rules: HeaderRules,
 }
 
 impl Opener {
     /// Prepares to decrypt a binary (not armored) file with `identities`.
     pub fn new(identities: Arc<Vec<Box<dyn Identity>>>) -> Self {
-        Opener { identities, state: State::Header(Pending::default()), header: None, threads: 0 }
+        Opener {
+            identities,
+            state: State::Header(Pending::default()),
+            header: None,
+            threads: 0,
+            rules: HeaderRules::default(),
+        }
+    }
+
+    /// Reads the header under `rules` instead of the specification's.
+    pub fn header_rules(mut self, rules: HeaderRules) -> Self {
+        self.rules = rules;
+        self
     }
 
     /// Sets the threads for large pieces: 1 = this thread only, 0 = all cores (the default).
@@ -90,7 +103,7 @@ impl Opener {
         match std::mem::replace(&mut self.state, State::Done) {
             State::Payload(p) => p.finish(out),
             // The whole file was shorter than its header: say what the stream reader would.
-            State::Header(Pending { buf, .. }) => Err(match Header::read_from(&mut &buf[..]) {
+            State::Header(Pending { buf, .. }) => Err(match Header::read_with(&mut &buf[..], self.rules) {
                 Err(e) => e,
                 Ok(_) => Error::MalformedHeader("file ends before the 16-byte payload nonce".into()),
             }),
@@ -132,7 +145,7 @@ impl Opener {
                 Some(nl) => buf.len() >= at + nl + 1 + SALT_LEN,
                 // "--- " and 43 base64 characters: a longer MAC line is not one.
                 None if buf.len() - at > 64 => {
-                    Header::parse_prefix(buf)?;
+                    Header::parse_prefix_with(buf, self.rules)?;
                     return Err(Error::MalformedHeader("malformed MAC line".into()));
                 }
                 None => false,
@@ -143,7 +156,8 @@ impl Opener {
             self.state = State::Header(pending);
             return Ok(());
         }
-        let parsed = Header::parse_prefix(buf)?.filter(|(_, len)| buf.len() >= len + SALT_LEN);
+        let parsed =
+            Header::parse_prefix_with(buf, self.rules)?.filter(|(_, len)| buf.len() >= len + SALT_LEN);
         let Some((header, len)) = parsed else {
             pending.looked = pending.buf.len();
             self.state = State::Header(pending);

@@ -161,6 +161,11 @@ impl Header {
     /// with [`Error::Limit`]: an endless stanza or line from a pipe costs a bounded amount of
     /// memory and time.
     pub fn read_from(r: &mut impl BufRead) -> Result<Header, Error> {
+        Header::read_with(r, HeaderRules::default())
+    }
+
+    /// [`Header::read_from`] under `rules`.
+    pub fn read_with(r: &mut impl BufRead, rules: HeaderRules) -> Result<Header, Error> {
         let mut lines = Lines { r, raw: Vec::with_capacity(512) };
         let version = lines.next()?.ok_or(Error::EmptyInput)?;
         let profile = match version.as_slice() {
@@ -181,6 +186,8 @@ impl Header {
         let mut stanzas = Vec::new();
         let mut line = lines.next()?.ok_or_else(|| bad("header ends before its MAC"))?;
         loop {
+            // A line the stanza before read past its end (`HeaderRules::legacy_stanza_end`).
+            let mut next = None;
             if let Some(args) = line.strip_prefix(b"-> ") {
                 if stanzas.len() == limits::STANZAS {
                     return Err(limits::too_many("recipient stanzas in the header", limits::STANZAS));
@@ -189,6 +196,11 @@ impl Header {
                 let mut body = Vec::new();
                 loop {
                     let l = lines.next()?.ok_or_else(|| bad("header ends inside a stanza"))?;
+                    // Only where every body line so far was full: a short line ends the body.
+                    if rules.legacy_stanza_end && (l.starts_with(b"-> ") || l.starts_with(b"---")) {
+                        next = Some(l);
+                        break;
+                    }
                     let (bytes, last) = Stanza::parse_body_line(&l)?;
                     if body.len() + bytes.len() > limits::STANZA_BODY {
                         return Err(limits::too_long("a stanza body", limits::STANZA_BODY));
@@ -221,17 +233,36 @@ impl Header {
             } else {
                 return Err(bad("expected a stanza (->) or the MAC line (---)"));
             }
-            line = lines.next()?.ok_or_else(|| bad("header ends before its MAC"))?;
+            line = match next {
+                Some(l) => l,
+                None => lines.next()?.ok_or_else(|| bad("header ends before its MAC"))?,
+            };
         }
     }
+}
+
+/// How strictly a header is read. The default is the age specification's (C2SP) and age v1.3's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeaderRules {
+    /// Also reads a stanza whose body ends without its final short line, when every body line
+    /// was full (or there was none) and the next line starts a stanza (`-> `) or the MAC line
+    /// (`---`). Early rage versions wrote stanzas so, and the Rust age crate still reads them,
+    /// so `hyperseal-age` (its drop-in) does too; age v1.3 and the specification refuse them, and
+    /// so does everything else here. The header MAC covers the bytes as they are.
+    pub legacy_stanza_end: bool,
 }
 
 impl Header {
     /// Parses a header from the start of `buf` as bytes arrive (push-based readers): `Ok(None)`
     /// while `buf` ends before the header does, else the header and its length in bytes.
     pub fn parse_prefix(buf: &[u8]) -> Result<Option<(Header, usize)>, Error> {
+        Header::parse_prefix_with(buf, HeaderRules::default())
+    }
+
+    /// [`Header::parse_prefix`] under `rules`.
+    pub fn parse_prefix_with(buf: &[u8], rules: HeaderRules) -> Result<Option<(Header, usize)>, Error> {
         let mut r = EndAware { rest: buf, ended: false };
-        match Header::read_from(&mut r) {
+        match Header::read_with(&mut r, rules) {
             Ok(h) => Ok(Some((h, buf.len() - r.rest.len()))),
             Err(_) if r.ended => Ok(None),
             Err(e) => Err(e),

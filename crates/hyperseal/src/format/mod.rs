@@ -13,7 +13,7 @@ mod params;
 pub(crate) mod slack;
 mod stanza;
 
-pub use header::Header;
+pub use header::{Header, HeaderRules};
 pub use params::{
     check_chunk_size, Profile, Suite, AGE_V1, DEFAULT_CHUNK, HYPERSEAL_V1, MAX_CHUNK, MIN_CHUNK,
 };

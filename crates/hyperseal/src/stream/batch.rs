@@ -126,6 +126,20 @@ impl Batch {
                 (Dir::Open, Some(ct)) => cipher.open_to(index, is_last, ct, slot).map(drop),
             }
         };
+        // Opening in place overwrites a chunk's ciphertext, which a chunk that fails must keep to
+        // be tried under the other final flag (`open_other_flag`). The chunks kept are those where
+        // a payload's real end can fall when what follows it is wrong: the last full chunk of a
+        // batch (more data follows it, maybe only junk), and in the final batch the full chunk
+        // before it (junk shorter than a chunk after it). One copy of a chunk per batch, against
+        // decrypting the whole batch: measured as noise. A final chunk followed by a chunk's
+        // worth of junk or more, inside a batch, fails without being released.
+        let kept: Vec<(usize, Vec<u8>)> = match (layout.dir, src) {
+            (Dir::Open, None) => (n.saturating_sub(if last { 2 } else { 1 })..n)
+                .filter(|&i| lens[i] == layout.stride())
+                .map(|i| (i, self.buf[i * cap..][..lens[i]].to_vec()))
+                .collect(),
+            _ => Vec::new(),
+        };
         let buf = &mut self.buf[..used];
         self.failed = if threads != 1 && n > 1 {
             let slots: Vec<Mutex<&mut [u8]>> = buf.chunks_mut(cap).map(Mutex::new).collect();
@@ -133,6 +147,18 @@ impl Batch {
         } else {
             buf.chunks_mut(cap).enumerate().find_map(|(i, slot)| one(i, slot).err().map(|e| (i, e)))
         };
+        if let (Dir::Open, Some(i)) = (layout.dir, self.failed.as_ref().map(|(i, _)| *i)) {
+            let ct = match src {
+                Some(s) => Some(&input[s + i * layout.stride()..][..lens[i]]),
+                None => kept.iter().find(|(k, _)| *k == i).map(|(_, c)| &c[..]),
+            };
+            let slot = &mut self.buf[i * cap..(i * cap + cap).min(used)];
+            if let Some(e) = ct
+                .and_then(|ct| super::open_other_flag(cipher, first + i as u64, last && i + 1 == n, ct, slot))
+            {
+                self.failed = Some((i + 1, e));
+            }
+        }
         // Sealing in place fails only past a scheme's chunk limit, before any output is released,
         // and otherwise overwrote every plaintext byte read into this batch
         // (and earlier batches' were overwritten the same way): nothing is left to zeroize, and

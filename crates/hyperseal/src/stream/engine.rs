@@ -155,6 +155,40 @@ pub(crate) fn open_run(
     run(cipher, Dir::Open, first, ct, ends, out, threads)
 }
 
+/// After [`open_run`] failed with `error`: the plaintext bytes of the chunks of `ct` that
+/// authenticate in order before the failing one, opened into `out` again one by one (the
+/// failing chunk tried under the other final flag, [`open_other_flag`](super::open_other_flag)),
+/// and the error that follows them. The failure path only: one thread, from the first chunk.
+pub(crate) fn open_prefix(
+    cipher: &impl ChunkScheme,
+    first: u64,
+    ct: &[u8],
+    ends: bool,
+    out: &mut [u8],
+    error: Error,
+) -> (usize, Error) {
+    if !matches!(error, Error::ChunkAuth(_) | Error::Truncated(_)) {
+        return (0, error); // refused before any chunk was opened (an index limit, a short buffer)
+    }
+    let stride = cipher.chunk_size() + TAG_LEN;
+    let count = if ends { cipher.ready(ct.len(), stride, true, first).0 } else { ct.len() / stride };
+    let mut at = 0;
+    for i in 0..count {
+        let (index, last) = (first + i as u64, ends && i + 1 == count);
+        let src = &ct[i * stride..][..(ct.len() - i * stride).min(stride)];
+        match cipher.open_to(index, last, src, &mut out[at..]) {
+            Ok(n) => at += n,
+            Err(e) => {
+                return match super::open_other_flag(cipher, index, last, src, &mut out[at..]) {
+                    Some(after) => (at + src.len() - TAG_LEN, after),
+                    None => (at, e),
+                }
+            }
+        }
+    }
+    (0, error)
+}
+
 fn run(
     cipher: &impl ChunkScheme,
     dir: Dir,

@@ -68,6 +68,28 @@ pub(crate) trait ChunkScheme: Sync {
     }
 }
 
+/// A full chunk that failed to open under the final flag its place gave it, opened under the
+/// other one (`ct` is its ciphertext ‖ tag, `out` room for its plaintext). Where that
+/// authenticates, the chunk is the sender's own, at its own index, and only what surrounds it is
+/// wrong: a payload cut at a chunk boundary (a non-final chunk where the input ends), or data
+/// after the final chunk. age's readers release such a chunk before reporting that, and so do
+/// these engines, as they release every chunk before a later failing one; the returned error is
+/// the one to report after it. `None`: it opens under neither flag (or is not full, so its place
+/// was never in doubt), and nothing in `out` may be released.
+pub(crate) fn open_other_flag(
+    scheme: &impl ChunkScheme,
+    index: u64,
+    last: bool,
+    ct: &[u8],
+    out: &mut [u8],
+) -> Option<Error> {
+    if ct.len() != scheme.chunk_size() + TAG_LEN {
+        return None;
+    }
+    scheme.open_to(index, !last, ct, out).ok()?;
+    Some(if last { Error::Truncated(index) } else { Error::ChunkAuth(index + 1) })
+}
+
 /// The plaintext length of a payload of `payload` bytes, after authenticating its final chunk,
 /// which `read(offset in the payload, buf)` fills: the one rule of every seekable path (the
 /// reader, random access into a file), so a payload cut short fails whatever range is asked.
@@ -219,5 +241,7 @@ pub(crate) fn nonce(index: u64, last: bool) -> [u8; 12] {
     n
 }
 
+#[cfg(test)]
+mod tail_tests;
 #[cfg(test)]
 mod tests;

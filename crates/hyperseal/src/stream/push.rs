@@ -10,7 +10,8 @@ use std::io::{self, Write};
 
 use zeroize::Zeroizing;
 
-use super::engine::{open_run, seal_run, Dir};
+use super::engine::{open_prefix, open_run, seal_run, Dir};
+use super::open_other_flag;
 use super::{ChunkCipher, ChunkScheme};
 use crate::error::Error;
 use crate::format::TAG_LEN;
@@ -72,15 +73,24 @@ impl<S: ChunkScheme> Pending<S> {
 
     /// Processes the chunks that `data` completes into `out` (at least `update_len` bytes);
     /// returns the bytes written. When opening, on error `out` holds unauthenticated bytes.
-    pub(crate) fn update_into(&mut self, mut data: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+    pub(crate) fn update_into(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+        let (n, r) = self.update_partial(data, out);
+        r.map(|()| n)
+    }
+
+    /// [`update_into`](Self::update_into), saying on error how much of `out` was released: the
+    /// plaintext of every chunk that authenticated before the failing one.
+    fn update_partial(&mut self, mut data: &[u8], out: &mut [u8]) -> (usize, Result<(), Error>) {
         let ((stride, out_stride), total) = (self.strides(), self.releasable(data.len()));
         if total == 0 {
             self.held.extend_from_slice(data);
-            return Ok(0);
+            return (0, Ok(()));
         }
         // Refused before anything changes: past the scheme's last index a nonce would repeat,
         // and the final chunk still needs an index after these.
-        self.scheme.check_index(self.next + total as u64)?;
+        if let Err(e) = self.scheme.check_index(self.next + total as u64) {
+            return (0, Err(e));
+        }
         let mut w = 0;
         let mut run = total;
         if !self.held.is_empty() {
@@ -90,10 +100,22 @@ impl<S: ChunkScheme> Pending<S> {
             data = &data[k..];
             w = match self.dir {
                 Dir::Seal => {
-                    self.scheme.seal_to(self.next, false, &self.held, &mut out[..out_stride])?;
-                    out_stride
+                    match self.scheme.seal_to(self.next, false, &self.held, &mut out[..out_stride]) {
+                        Ok(()) => out_stride,
+                        Err(e) => return (0, Err(e)),
+                    }
                 }
-                Dir::Open => self.scheme.open_to(self.next, false, &self.held, &mut out[..out_stride])?,
+                Dir::Open => {
+                    match self.scheme.open_to(self.next, false, &self.held, &mut out[..out_stride]) {
+                        Ok(n) => n,
+                        Err(e) => {
+                            return match open_other_flag(&self.scheme, self.next, false, &self.held, out) {
+                                Some(after) => (out_stride, Err(after)),
+                                None => (0, Err(e)),
+                            }
+                        }
+                    }
+                }
             };
             (self.next, run) = (self.next + 1, run - 1);
             self.held.clear();
@@ -105,13 +127,19 @@ impl<S: ChunkScheme> Pending<S> {
                 seal_run(&self.scheme, self.next, body, false, to, self.threads);
                 to.len()
             }
-            Dir::Open => open_run(&self.scheme, self.next, body, false, to, self.threads)?,
+            Dir::Open => match open_run(&self.scheme, self.next, body, false, to, self.threads) {
+                Ok(n) => n,
+                Err(e) => {
+                    let (good, e) = open_prefix(&self.scheme, self.next, body, false, to, e);
+                    return (w + good, Err(e));
+                }
+            },
         };
         // The index moves past every chunk used, or the next one would reuse its nonce
         // (`tests::every_path_gives_the_same_bytes`).
         self.next += run as u64;
         self.held.extend_from_slice(rest);
-        Ok(w)
+        (w, Ok(()))
     }
 
     /// Bytes [`finish_into`](Self::finish_into) writes (at most, when opening).
@@ -126,35 +154,49 @@ impl<S: ChunkScheme> Pending<S> {
     /// Processes what is held as the end of the payload, into `out` (at least `finish_len`
     /// bytes); returns the bytes written. Opening fails if the payload was cut short.
     pub(crate) fn finish_into(self, out: &mut [u8]) -> Result<usize, Error> {
+        let (n, r) = self.finish_partial(out);
+        r.map(|()| n)
+    }
+
+    /// [`finish_into`](Self::finish_into), saying on error how much of `out` was released.
+    fn finish_partial(self, out: &mut [u8]) -> (usize, Result<(), Error>) {
         let n = self.finish_len();
         let (chunks, _) = self.scheme.ready(self.held.len(), self.strides().0, true, self.next);
         if let Some(last) = (self.next + chunks as u64).checked_sub(1) {
-            self.scheme.check_index(last)?;
+            if let Err(e) = self.scheme.check_index(last) {
+                return (0, Err(e));
+            }
         }
         match self.dir {
             Dir::Seal => {
                 seal_run(&self.scheme, self.next, &self.held, true, &mut out[..n], self.threads);
-                Ok(n)
+                (n, Ok(()))
             }
-            Dir::Open => open_run(&self.scheme, self.next, &self.held, true, out, self.threads),
+            Dir::Open => match open_run(&self.scheme, self.next, &self.held, true, out, self.threads) {
+                Ok(n) => (n, Ok(())),
+                Err(e) => {
+                    let (good, e) = open_prefix(&self.scheme, self.next, &self.held, true, out, e);
+                    (good, Err(e))
+                }
+            },
         }
     }
 
-    /// [`update_into`](Self::update_into), appending to `out`; nothing unauthenticated stays
-    /// in it on error.
+    /// [`update_into`](Self::update_into), appending to `out`. On error `out` keeps the
+    /// plaintext of the chunks that authenticated before the failing one, and nothing else.
     pub(crate) fn update(&mut self, data: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
         let at = grow(out, self.update_len(data.len()));
-        let r = self.update_into(data, &mut out[at..]);
-        out.truncate(at + *r.as_ref().unwrap_or(&0));
-        r.map(|_| ())
+        let (n, r) = self.update_partial(data, &mut out[at..]);
+        out.truncate(at + n);
+        r
     }
 
-    /// [`finish_into`](Self::finish_into), appending to `out`.
+    /// [`finish_into`](Self::finish_into), appending to `out` (on error, as [`Self::update`]).
     pub(crate) fn finish(self, out: &mut Vec<u8>) -> Result<(), Error> {
         let at = grow(out, self.finish_len());
-        let r = self.finish_into(&mut out[at..]);
-        out.truncate(at + *r.as_ref().unwrap_or(&0));
-        r.map(|_| ())
+        let (n, r) = self.finish_partial(&mut out[at..]);
+        out.truncate(at + n);
+        r
     }
 }
 
