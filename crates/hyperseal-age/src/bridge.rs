@@ -97,6 +97,36 @@ pub(crate) fn wrap_with(
     Ok((stanzas.into_iter().map(to_age_stanza).collect(), labels.into_iter().collect()))
 }
 
+/// The core's callbacks, answered by age's: a passphrase-protected key's passphrase, a plugin's
+/// or the agent's questions (a PIN, a touch). `plugins`: whether the caller named plugins to run
+/// (the core refuses to start one otherwise).
+pub(crate) struct Asks<C> {
+    pub(crate) callbacks: C,
+    pub(crate) plugins: bool,
+}
+
+impl<C: crate::Callbacks> hyperseal::recipient::Callbacks for Asks<C> {
+    fn display_message(&self, message: &str) {
+        self.callbacks.display_message(message)
+    }
+    fn request_passphrase(&self, description: &str) -> Option<zeroize::Zeroizing<String>> {
+        let p = self.callbacks.request_passphrase(description)?;
+        Some(zeroize::Zeroizing::new(p.expose_secret().to_string()))
+    }
+    fn confirm(&self, message: &str, yes: &str, no: Option<&str>) -> Option<bool> {
+        self.callbacks.confirm(message, yes, no)
+    }
+    fn request_public_string(&self, description: &str) -> Option<String> {
+        self.callbacks.request_public_string(description)
+    }
+    fn plugins(&self) -> hyperseal::recipient::plugin::Plugins {
+        match self.plugins {
+            true => hyperseal::recipient::plugin::Plugins::allowed(true),
+            false => hyperseal::recipient::plugin::Plugins::Refuse,
+        }
+    }
+}
+
 /// How every reader here parses a header: as the age crate does, which also reads a stanza
 /// whose body ends without its final short line (early rage versions wrote them), so files a
 /// program could open with the age crate still open after the switch.

@@ -22,7 +22,9 @@
 //! * tag recipients (`age1tag1…`, `age1tagpq1…`) both ways;
 //! * one plugin run for many files (`plugin::IdentityPluginV1::unwrap_files`, with
 //!   [`Decryptor::stanzas`] and [`Decryptor::decrypt_with_file_key`]): one PIN or touch for a
-//!   batch, where age asks once per file.
+//!   batch, where age asks once per file;
+//! * the hyperseal agent as an identity ([`agent::Identity`]): keys unlocked once, outside the
+//!   program.
 //!
 //! What differs from age 0.12, and why, is in the crate's README.
 //!
@@ -61,6 +63,7 @@ mod identity;
 mod io;
 mod protocol;
 
+pub mod agent;
 #[cfg(feature = "armor")]
 #[cfg_attr(docsrs, doc(cfg(feature = "armor")))]
 pub mod armor;

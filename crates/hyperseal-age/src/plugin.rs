@@ -10,33 +10,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use age_core::format::{FileKey, Stanza};
-use age_core::secrecy::ExposeSecret;
 use hyperseal::recipient::plugin as core;
 use zeroize::Zeroizing;
 
 use crate::bridge; // import-cycle: the errors name the plugin's, the plugin speaks through the bridge
 use crate::{Callbacks, DecryptError, EncryptError};
-
-/// The core's callbacks, answered by age's: plugins are allowed (the caller named them).
-struct Asks<C>(C);
-
-impl<C: Callbacks> hyperseal::recipient::Callbacks for Asks<C> {
-    fn display_message(&self, message: &str) {
-        self.0.display_message(message)
-    }
-    fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>> {
-        self.0.request_passphrase(description).map(|p| Zeroizing::new(p.expose_secret().to_string()))
-    }
-    fn confirm(&self, message: &str, yes: &str, no: Option<&str>) -> Option<bool> {
-        self.0.confirm(message, yes, no)
-    }
-    fn request_public_string(&self, description: &str) -> Option<String> {
-        self.0.request_public_string(description)
-    }
-    fn plugins(&self) -> hyperseal::recipient::plugin::Plugins {
-        hyperseal::recipient::plugin::Plugins::allowed(true)
-    }
-}
 
 /// Parsing runs no plugin; the policy only lets a plugin's key string through the parser.
 fn parse_only() -> Arc<dyn hyperseal::recipient::Callbacks> {
@@ -148,7 +126,8 @@ impl<C: Callbacks> RecipientPluginV1<C> {
         callbacks: C,
     ) -> Result<Self, ResolveError> {
         let plugin = Plugin::new(plugin_name)?;
-        let asks: Arc<dyn hyperseal::recipient::Callbacks> = Arc::new(Asks(callbacks));
+        let asks: Arc<dyn hyperseal::recipient::Callbacks> =
+            Arc::new(bridge::Asks { callbacks, plugins: true });
         let mut out = vec![];
         for r in recipients.iter().filter(|r| r.name == plugin.name) {
             out.push(core::PluginRecipient::from_bech32(&r.text, asks.clone()).expect("parsed before"));
@@ -191,7 +170,8 @@ impl<C: Callbacks> IdentityPluginV1<C> {
     }
 
     pub(crate) fn from_parts(_plugin: Plugin, identities: Vec<Identity>, callbacks: C) -> Self {
-        let asks: Arc<dyn hyperseal::recipient::Callbacks> = Arc::new(Asks(callbacks));
+        let asks: Arc<dyn hyperseal::recipient::Callbacks> =
+            Arc::new(bridge::Asks { callbacks, plugins: true });
         let identities = identities
             .iter()
             .map(|i| core::PluginIdentity::from_bech32(&i.text, asks.clone()).expect("parsed before"))

@@ -11,7 +11,6 @@ use std::io::{self, BufRead};
 use std::sync::Arc;
 
 use age_core::format::{FileKey, Stanza};
-use age_core::secrecy::ExposeSecret;
 use hyperseal::recipient as core;
 use zeroize::Zeroizing;
 
@@ -75,19 +74,6 @@ impl crate::Recipient for Recipient {
     }
 }
 
-/// The core's callbacks, answered by age's (a passphrase-protected key asks for its passphrase
-/// when a stanza carries its tag).
-struct Asks<C>(C);
-
-impl<C: Callbacks> hyperseal::recipient::Callbacks for Asks<C> {
-    fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>> {
-        self.0.request_passphrase(description).map(|p| Zeroizing::new(p.expose_secret().to_string()))
-    }
-    fn display_message(&self, message: &str) {
-        self.0.display_message(message)
-    }
-}
-
 /// An SSH private key (OpenSSH or PEM, encrypted or not) as an identity.
 pub struct Identity {
     text: Zeroizing<String>,
@@ -111,7 +97,8 @@ impl Identity {
 
     /// This identity with callbacks to ask a passphrase-protected key's passphrase.
     pub fn with_callbacks<C: Callbacks>(self, callbacks: C) -> impl crate::Identity {
-        let asks: Arc<dyn hyperseal::recipient::Callbacks> = Arc::new(Asks(callbacks));
+        let asks: Arc<dyn hyperseal::recipient::Callbacks> =
+            Arc::new(bridge::Asks { callbacks, plugins: false });
         // The text parsed once already; with these callbacks it parses the same way.
         let parsed = core::parse_identities_with(&self.text, asks).unwrap_or_default();
         bridge::CoreIdentities(parsed)

@@ -6,5 +6,6 @@
 //! crate on.
 
 mod age_peer;
+mod agent;
 mod api;
 mod plugin_batch;
