@@ -70,6 +70,7 @@ pub mod armor;
 #[cfg(feature = "cli-common")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli-common")))]
 pub mod cli_common;
+pub mod encrypted;
 #[cfg(feature = "plugin")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plugin")))]
 pub mod plugin;

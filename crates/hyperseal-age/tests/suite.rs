@@ -8,4 +8,5 @@
 mod age_peer;
 mod agent;
 mod api;
+mod encrypted;
 mod plugin_batch;
