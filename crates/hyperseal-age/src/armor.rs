@@ -21,11 +21,18 @@ pub enum Format {
 }
 
 /// Writes age files, armored or not.
-pub struct ArmoredWriter<W>(Writer<W>);
+pub struct ArmoredWriter<W>(pub(crate) Writer<W>);
 
-enum Writer<W> {
+pub(crate) enum Writer<W> {
     Binary(Out<W>),
     Armored(core::ArmoredWriter<Out<W>>),
+    #[cfg(feature = "async")]
+    Async(crate::async_armor::AsyncArmorWriter<W>),
+}
+
+#[cfg(feature = "async")]
+fn not_sync() -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, "an asynchronous armored writer")
 }
 
 impl<W: Write> ArmoredWriter<W> {
@@ -42,6 +49,8 @@ impl<W: Write> ArmoredWriter<W> {
         match self.0 {
             Writer::Binary(w) => Ok(w.into_inner()),
             Writer::Armored(w) => w.finish().map(Out::into_inner),
+            #[cfg(feature = "async")]
+            Writer::Async(_) => Err(not_sync()),
         }
     }
 }
@@ -51,6 +60,8 @@ impl<W: Write> Write for ArmoredWriter<W> {
         match &mut self.0 {
             Writer::Binary(w) => w.write(buf),
             Writer::Armored(w) => w.write(buf),
+            #[cfg(feature = "async")]
+            Writer::Async(_) => Err(not_sync()),
         }
     }
 
@@ -58,6 +69,8 @@ impl<W: Write> Write for ArmoredWriter<W> {
         match &mut self.0 {
             Writer::Binary(w) => w.flush(),
             Writer::Armored(w) => w.flush(),
+            #[cfg(feature = "async")]
+            Writer::Async(_) => Err(not_sync()),
         }
     }
 }

@@ -1,16 +1,17 @@
-//! The asynchronous side of [`ArmoredReader`] (`armor` and `async` features), on the core's
-//! push-based armor decoder: the first bytes decide whether the input is armored, as in the
-//! synchronous reader.
+//! The asynchronous side of [`ArmoredReader`] and [`ArmoredWriter`] (`armor` and `async`
+//! features): the reader on the core's push-based armor decoder (the first bytes decide whether
+//! the input is armored, as in the synchronous reader), the writer on the core's armor encoder
+//! writing into memory, whose whole lines go to the output as it takes them.
 
 use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use futures::io::BufReader as AsyncBufReader;
-use futures::{AsyncBufRead, AsyncRead};
-use hyperseal::format::armor::{is_armored, ArmorDecoder};
+use futures::{AsyncBufRead, AsyncRead, AsyncWrite};
+use hyperseal::format::armor::{is_armored, ArmorDecoder, ArmoredWriter as Encoder, AGE_LABEL};
 
-use crate::armor::{read_error, ArmoredReader, Reader}; // import-cycle: ArmoredReader is one type, its async side here
+use crate::armor::{read_error, ArmoredReader, ArmoredWriter, Format, Reader, Writer}; // import-cycle: ArmoredReader and ArmoredWriter are one type each, their async side here
 
 /// Bytes asked of the input at a time.
 const READ_SIZE: usize = 16 << 10;
@@ -123,5 +124,92 @@ impl<R: AsyncRead + Unpin> AsyncBufRead for ArmoredReader<R> {
         if let Ok(s) = state(self) {
             s.at = (s.at + amt).min(s.out.len());
         }
+    }
+}
+
+/// The asynchronous writer's state: armor text made but not yet taken by the output.
+pub(crate) struct AsyncArmorWriter<W> {
+    output: W,
+    /// `None`: binary, written straight through. Taken when the end line is written.
+    encoder: Option<Encoder<Vec<u8>>>,
+    armored: bool,
+    out: Vec<u8>,
+    at: usize,
+}
+
+impl<W: AsyncWrite + Unpin> ArmoredWriter<W> {
+    /// Wraps the given asynchronous output in an `ArmoredWriter` that will apply the given
+    /// [`Format`]. Closing it (`poll_close`) writes the end marker when armoring.
+    pub fn wrap_async_output(output: W, format: Format) -> Self {
+        let armored = format == Format::AsciiArmor;
+        let encoder = armored.then(|| Encoder::new(Vec::new(), AGE_LABEL));
+        ArmoredWriter(Writer::Async(AsyncArmorWriter { output, encoder, armored, out: vec![], at: 0 }))
+    }
+}
+
+impl<W: AsyncWrite + Unpin> AsyncArmorWriter<W> {
+    /// Gives the output every byte of armor made so far.
+    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.at < self.out.len() {
+            let n = ready!(Pin::new(&mut self.output).poll_write(cx, &self.out[self.at..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.at += n;
+        }
+        self.out.clear();
+        self.at = 0;
+        Poll::Ready(Ok(()))
+    }
+
+    /// Moves the encoder's whole lines (and, with `end`, the rest and the end line) to `out`.
+    fn take_lines(&mut self, end: bool) -> io::Result<()> {
+        let lines = match (end, &mut self.encoder) {
+            (true, encoder) => match encoder.take() {
+                Some(e) => e.finish()?,
+                None => return Ok(()),
+            },
+            (false, Some(e)) => std::mem::take(e.get_mut()),
+            (false, None) => return Ok(()),
+        };
+        self.out.extend_from_slice(&lines);
+        Ok(())
+    }
+}
+
+fn not_async() -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, "a synchronous armored writer")
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for ArmoredWriter<W> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let Writer::Async(w) = &mut self.get_mut().0 else { return Poll::Ready(Err(not_async())) };
+        if !w.armored {
+            return Pin::new(&mut w.output).poll_write(cx, buf);
+        }
+        // What was made before goes out first: memory holds at most one write's worth.
+        ready!(w.poll_drain(cx))?;
+        let Some(encoder) = w.encoder.as_mut() else {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the armored writer is closed",
+            )));
+        };
+        io::Write::write_all(encoder, buf)?;
+        w.take_lines(false)?;
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let Writer::Async(w) = &mut self.get_mut().0 else { return Poll::Ready(Err(not_async())) };
+        ready!(w.poll_drain(cx))?;
+        Pin::new(&mut w.output).poll_flush(cx)
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let Writer::Async(w) = &mut self.get_mut().0 else { return Poll::Ready(Err(not_async())) };
+        w.take_lines(true)?;
+        ready!(w.poll_drain(cx))?;
+        Pin::new(&mut w.output).poll_close(cx)
     }
 }

@@ -216,6 +216,43 @@ fn tag_recipients_parse_and_encrypt() {
     assert!("age1tagpq1qqqq".parse::<age::tagpq::Recipient>().is_err());
 }
 
+/// age's asynchronous armored writer: the armor is whole once the writer is closed, the same
+/// text the synchronous reader (and age) read, in binary form straight through.
+#[cfg(all(feature = "async", feature = "armor"))]
+#[test]
+fn async_armored_writing() {
+    use age::armor::{ArmoredReader, ArmoredWriter, Format};
+    use futures::AsyncWriteExt;
+    let key = age::x25519::Identity::generate();
+    let plain: Vec<u8> = (0..100_000u32).map(|i| (i * 7) as u8).collect();
+    for format in [Format::AsciiArmor, Format::Binary] {
+        let file = futures::executor::block_on(async {
+            let mut file = vec![];
+            let armored = ArmoredWriter::wrap_async_output(&mut file, format);
+            let encryptor = age::Encryptor::with_recipients(iter::once(&key.to_public() as _)).unwrap();
+            let mut w = encryptor.wrap_async_output(armored).await.unwrap();
+            // Pieces of 1000 bytes, as an asynchronous copy makes them.
+            for piece in plain.chunks(1000) {
+                AsyncWriteExt::write_all(&mut w, piece).await.unwrap();
+            }
+            w.close().await.unwrap();
+            file
+        });
+        if format == Format::AsciiArmor {
+            let text = std::str::from_utf8(&file).expect("armor is text");
+            assert!(text.starts_with("-----BEGIN AGE ENCRYPTED FILE-----\n"), "{}", &text[..40]);
+            assert!(text.ends_with("-----END AGE ENCRYPTED FILE-----\n"));
+            assert!(text.lines().all(|l| l.len() <= 64));
+        } else {
+            assert!(file.starts_with(b"age-encryption.org/v1\n"));
+        }
+        let d = age::Decryptor::new(ArmoredReader::new(&file[..])).unwrap();
+        let mut got = vec![];
+        d.decrypt(iter::once(&key as &dyn age::Identity)).unwrap().read_to_end(&mut got).unwrap();
+        assert!(got == plain, "{format:?}");
+    }
+}
+
 #[cfg(feature = "async")]
 #[test]
 fn async_round_trip() {

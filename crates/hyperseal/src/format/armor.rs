@@ -79,6 +79,12 @@ impl<W: Write> ArmoredWriter<W> {
         Ok(())
     }
 
+    /// The inner writer. What was written to it so far is the armor's whole lines: a caller
+    /// armoring into memory (an asynchronous writer's buffer) takes them from here as they come.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
     /// Writes the remaining bytes and the end line; returns the inner writer.
     pub fn finish(mut self) -> io::Result<W> {
         self.emit(true)?;
