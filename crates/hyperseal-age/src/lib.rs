@@ -26,7 +26,14 @@
 //! * the hyperseal agent as an identity ([`agent::Identity`]): keys unlocked once, outside the
 //!   program.
 //!
-//! What differs from age 0.12, and why, is in the crate's README.
+//! What differs from age 0.12 (the crate's README says why):
+//!
+//! * `Decryptor::new` also reads an armored file without an `ArmoredReader` around it;
+//! * `ssh::Recipient` and `ssh::Identity` are structs, not age's enums over its key types;
+//! * prompts read the terminal through rpassword, never a pinentry program, and messages are
+//!   English only (the error variants are age's);
+//! * before a payload error the readers release what age's do, except the last full chunk
+//!   before 64 KiB or more of trailing junk inside one read batch.
 //!
 //! ```
 //! # use hyperseal_age as age;
