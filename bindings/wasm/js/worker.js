@@ -3,10 +3,9 @@
 //
 // Messages in: { id, op: 'encryptFile' | 'decryptFile', blob, options }, { id, op: 'run', name,
 // args }, or the steps of one file across workers (WorkerPool's parallel path, over the
-// library's PartKey): { id, op: 'beginSeal' | 'beginOpen', blob, options } then
-// { id, op: 'sealPart' | 'openPart', blob (the part's slice), options: { key, first, partSize } };
-// for bytes (WorkerPool.encrypt/decrypt) { id, op: 'sealBytes' | 'openBytes', data (the part's
-// bytes, transferred), options: { key, first, partSize } }, and 'beginSealBytes' |
+// library's PartKey): { id, op: 'beginSeal' | 'beginOpen', blob, options } for a Blob's header,
+// key and plan; each part, of a Blob or of bytes, as { id, op: 'sealBytes' | 'openBytes', data
+// (the part's bytes, transferred), length, options: { key, first, partSize, blob } }, and 'beginSealBytes' |
 // 'beginOpenBytes' when a passphrase's KDF must run here; { id, op: 'ping' } answers once the
 // module has loaded. A sealed part comes back with its claim record (the library's), which the
 // page settles before it keeps the part.
@@ -119,60 +118,18 @@ function beginOpenBytes (prefix, { passphrase, total, workers }) {
 const subtle = globalThis.crypto?.subtle
 
 /**
- * Seals or opens one part (the blob is the part's slice of the input). AES-256-GCM parts go to
- * WebCrypto, chunk by chunk with the calls the library plans (its nonces, its boundaries, its
- * shape checks): Chromium runs them on its own threads with AES instructions, 1.6–1.9× the
- * WebAssembly ChaCha20-Poly1305 and 5–6× its AES-GCM (bindings/wasm/README.md). Everything
- * else runs in WebAssembly. Sealing returns `{ blob, claim }`; opening a Blob of the part's plaintext.
+ * Seals or opens one part moved here from the page: the first `length` bytes of `buf`, which
+ * goes back with the result in its first bytes (`buf` has room for it): one copy into
+ * WebAssembly memory, one copy out, no new array. A sealed part also carries its claim. With
+ * `blob` (a file's part, for a Blob result) the result goes back as a Blob made here, where two
+ * workers make theirs at once, and `buf` only for the page to reuse (opened bytes wiped).
+ *
+ * AES-256-GCM parts go to WebCrypto, chunk by chunk with the calls the library plans (its
+ * nonces, its boundaries, its shape checks): Chromium runs them on its own threads with AES
+ * instructions, 1.6–1.9× the WebAssembly ChaCha20-Poly1305 and 5–6× its AES-GCM
+ * (bindings/wasm/README.md). Everything else runs in WebAssembly.
  */
-async function part (blob, { key, first, partSize }, sealing) {
-  const data = await readBlob(blob)
-  const k = PartKey.fromBytes(key)
-  try {
-    if (subtle && k.suite === 'aes-256-gcm') {
-      const out = await viaWebCrypto(k, first, data, sealing)
-      return sealing ? { blob: new Blob([out]), claim: k.partClaim(partSize, first, out) } : plainBlob(out)
-    }
-    // Into a buffer this worker reuses (a fresh array per part would be faulted in page by page),
-    // copied into the part's Blob before anything else can run here.
-    const out = partBuffer(sealing ? k.sealedLength(first, data.length) : k.openedLength(data.length))
-    if (!sealing) return plainBlob(out.subarray(0, k.openInto(first, data, out)))
-    const [n, claim] = k.sealInto(partSize, first, data, out)
-    return { blob: new Blob([out.subarray(0, n)]), claim }
-  } finally {
-    k.free()
-  }
-}
-
-/** A Blob of opened bytes; the bytes are wiped once the Blob holds its copy. */
-function plainBlob (plain) {
-  const b = new Blob([plain])
-  plain.fill(0)
-  return b
-}
-
-/**
- * A Blob's bytes. `FileReaderSync` where a worker has it: Chromium 156 read a 16 MB Blob in a
- * worker in 11.1 ms this way and in 17.7 ms with `blob.arrayBuffer()` (medians of 7).
- */
-async function readBlob (blob) {
-  if (typeof FileReaderSync === 'function') return new Uint8Array(new FileReaderSync().readAsArrayBuffer(blob))
-  return new Uint8Array(await blob.arrayBuffer())
-}
-
-/** `part`'s output buffer, kept between parts (each part is copied out of it at once). */
-let partOut = new Uint8Array(0)
-function partBuffer (n) {
-  if (partOut.length < n) partOut = new Uint8Array(n)
-  return partOut.subarray(0, n)
-}
-
-/**
- * `part` on bytes moved here from the page: the first `length` bytes of `buf`, which goes back
- * with the result in its first bytes (`buf` has room for it): one copy into WebAssembly memory,
- * one copy out, no new array. A sealed part also carries its claim.
- */
-async function bytesPart (buf, length, { key, first, partSize }, sealing) {
+async function bytesPart (buf, length, { key, first, partSize, blob }, sealing) {
   const data = new Uint8Array(buf, 0, length)
   const k = PartKey.fromBytes(key)
   try {
@@ -188,7 +145,11 @@ async function bytesPart (buf, length, { key, first, partSize }, sealing) {
     } else {
       n = k.openInto(first, data, new Uint8Array(buf))
     }
-    return { buffer: buf, length: n, claim }
+    if (!blob) return { buffer: buf, length: n, claim }
+    const result = new Uint8Array(buf, 0, n)
+    const made = new Blob([result])
+    if (!sealing) result.fill(0)
+    return { blob: made, buffer: buf, claim }
   } finally {
     k.free()
   }
@@ -271,7 +232,6 @@ self.onmessage = async ({ data: { id, op, blob, data, into, length, options, nam
     else if (op === 'beginSeal') ok = beginSeal(blob, options)
     else if (op === 'beginOpen') ok = await beginOpen(blob, options)
     // A Blob, made here: joining Blobs on the main thread is cheap, copying bytes into one is not.
-    else if (op === 'sealPart' || op === 'openPart') ok = await part(blob, options, op === 'sealPart')
     else if (op === 'beginSealBytes') ok = beginSealBytes(data, options)
     else if (op === 'beginOpenBytes') ok = beginOpenBytes(data, options)
     else if (op === 'sealBytes' || op === 'openBytes') ok = await bytesPart(data, length, options, op === 'sealBytes')
