@@ -1,8 +1,9 @@
 // The page's wiring: the two tabs, the buttons and what each one starts. Every operation
 // begins by clearing the last alert and ends in the status region ("… Done") or in one alert.
 
-import { createEncryptStream, createDecryptStream } from '../js/index.js'
+import { createEncryptStream, createDecryptStream, WorkerPool, PARALLEL_MIN } from '../js/index.js'
 import * as keys from './keys.js'
+import { acceptDrops, chosenWithPaths } from './drop.js'
 import { run } from './run.js'
 import { saveText } from './save.js'
 import * as ui from './ui.js'
@@ -30,6 +31,18 @@ for (const [i, t] of tabs.entries()) {
   })
 }
 
+/**
+ * The workers, started at the first large file and kept for the next: from `PARALLEL_MIN`
+ * bytes on, a binary file is sealed (opened) in parts by every core instead of as one stream
+ * on this thread (run.js). Armor is one text encoding of the whole file, so it stays a stream.
+ */
+let workers = null
+const inParts = (file, armored, call) => {
+  if (armored || file.size < PARALLEL_MIN) return null
+  workers ??= new WorkerPool()
+  return (writable, onProgress) => call(workers, writable, onProgress)
+}
+
 /** Runs `op`, turning its outcome into the status or an alert. */
 async function operation (what, op) {
   ui.begin(what)
@@ -40,11 +53,18 @@ async function operation (what, op) {
   }
 }
 
+/** The chosen files as `[{ file, path }]` (paths under a folder dropped on the Encrypt tab). */
 const chosen = (input) => {
-  const files = [...$(input).files]
+  const files = chosenWithPaths($(input))
   if (files.length === 0) throw new Error('Choose one or more files first.')
   return files
 }
+
+acceptDrops($('enc-files'), (list, error) => {
+  const help = $('enc-files-help')
+  if (error) help.textContent = `The dropped folder could not be read: ${ui.sentence(error)}`
+  else help.textContent = `Dropped: ${list.length === 1 ? '1 file' : `${list.length} files`} (${ui.size(list.reduce((n, c) => n + c.file.size, 0))}). Each keeps its folder under the folder you save to.`
+})
 
 // ── encrypt ──────────────────────────────────────────────────────────────────────────────
 $('enc-go').addEventListener('click', () => operation('Encrypting…', async () => {
@@ -66,6 +86,7 @@ $('enc-go').addEventListener('click', () => operation('Encrypting…', async () 
     past: 'Encrypted',
     nameOf: (name) => `${name}.age`,
     transform: () => createEncryptStream(options),
+    parts: (file) => inParts(file, armor, (pool, sink, onProgress) => pool.encryptFileTo(file, sink, { ...options, onProgress })),
   })
 }))
 
@@ -102,6 +123,8 @@ function decrypt (passkey) {
       past: 'Decrypted',
       nameOf: (name) => (name.endsWith('.age') && name.length > 4 ? name.slice(0, -4) : `${name}.decrypted`),
       transform: () => createDecryptStream(options),
+      // An armored file is streamed on this thread by the pool too (its first byte says so).
+      parts: (file) => inParts(file, false, (pool, sink, onProgress) => pool.decryptFileTo(file, sink, { ...options, onProgress })),
     })
   })
 }

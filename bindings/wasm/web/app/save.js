@@ -1,6 +1,7 @@
 // The only way out of the page: files written through the File System Access API, as they are
 // made, never gathered in memory or in a Blob. One output: `showSaveFilePicker` with the
-// suggested name; several: `showDirectoryPicker`, one file each in the chosen folder. (Tests
+// suggested name; several, or any under a dropped folder: `showDirectoryPicker`, one file each
+// at its path in the chosen folder (`photos/a.jpg.age`, the folders made as needed). (Tests
 // replace these two functions with ones that return Origin Private File System handles.)
 //
 // A write goes to the browser's temporary copy and becomes the file only when the stream
@@ -30,7 +31,7 @@ export class Outputs {
     if (typeof window.showSaveFilePicker !== 'function' || typeof window.showDirectoryPicker !== 'function') {
       throw new Error(NO_API)
     }
-    if (names.length === 1) {
+    if (names.length === 1 && !names[0].includes('/')) {
       const handle = await window.showSaveFilePicker({ suggestedName: names[0], id: 'hyperseal' })
       return new Outputs(null, handle)
     }
@@ -44,7 +45,10 @@ export class Outputs {
     return new Outputs(dir, null)
   }
 
-  /** A writable stream for output `i` named `name`: the file appears only when it closes. */
+  /**
+   * A writable stream for output `i` named `name` (a path under the chosen folder, its folders
+   * made as needed): the file appears only when it closes.
+   */
   async open (i, name) {
     let handle = this.#single
     if (handle) {
@@ -54,18 +58,30 @@ export class Outputs {
       const empty = (await handle.getFile()).size === 0
       if (empty) this.#created.push({ handle })
     } else {
-      handle = await this.#dir.getFileHandle(name, { create: true })
-      this.#created.push({ name })
+      const parts = name.split('/')
+      let dir = this.#dir
+      for (const [j, part] of parts.slice(0, -1).entries()) {
+        if (!await exists(dir, part, 'getDirectoryHandle')) this.#created.push({ parent: dir, name: part, depth: j + 1 })
+        dir = await dir.getDirectoryHandle(part, { create: true })
+      }
+      handle = await dir.getFileHandle(parts.at(-1), { create: true })
+      this.#created.push({ parent: dir, name: parts.at(-1) })
     }
     return handle.createWritable({ keepExistingData: false })
   }
 
-  /** Removes every file this operation created (after its writes were aborted). */
+  /**
+   * Removes every file and folder this operation created (after its writes were aborted):
+   * files first, then the folders, the deepest first.
+   */
   async discard () {
-    for (const c of this.#created.splice(0)) {
+    const created = this.#created.splice(0)
+    const files = created.filter((c) => c.depth === undefined)
+    const folders = created.filter((c) => c.depth !== undefined).sort((a, b) => b.depth - a.depth)
+    for (const c of [...files, ...folders]) {
       try {
         if (c.handle) await c.handle.remove()
-        else await this.#dir.removeEntry(c.name)
+        else await c.parent.removeEntry(c.name)
       } catch {
         // Already gone, or the browser forbids it: there is nothing more the page can do.
       }
@@ -73,12 +89,15 @@ export class Outputs {
   }
 }
 
-async function exists (dir, name) {
+/** Whether `path` (a name, or a path of names) is there under `dir`; `last` says as what. */
+async function exists (dir, path, last = 'getFileHandle') {
+  const parts = path.split('/')
   try {
-    await dir.getFileHandle(name)
+    for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part)
+    await dir[last](parts.at(-1))
     return true
   } catch (e) {
-    if (e?.name === 'NotFoundError') return false
+    if (e?.name === 'NotFoundError' || e?.name === 'TypeMismatchError') return false
     throw e
   }
 }
