@@ -3,6 +3,8 @@
 // suggested name; several, or any under a dropped folder: `showDirectoryPicker`, one file each
 // at its path in the chosen folder (`photos/a.jpg.age`, the folders made as needed). (Tests
 // replace these two functions with ones that return Origin Private File System handles.)
+// Without them (Firefox, Safari) one file at a time goes out as a download streamed through the
+// service worker (download.js).
 //
 // A write goes to the browser's temporary copy and becomes the file only when the stream
 // closes, so an operation that fails (a wrong key, a damaged file, the last chunk not
@@ -10,8 +12,16 @@
 // operation is all or nothing: on failure every file it created is removed, including the
 // empty file a save dialog creates, so nothing is left behind.
 
-/** Why there is no way out in a browser without the API (said as one sentence). */
+import { canDownload, download } from './download.js'
+
+/** Why there is no way out in a browser without the API nor a service worker (one sentence). */
 const NO_API = 'This browser cannot write files as they are made, so it cannot save large files: use a recent Chrome, Edge or another Chromium-based browser.'
+
+/**
+ * Why several files cannot go out as downloads: a failed run could not take back the downloads
+ * made before it, so the page saves one at a time there.
+ */
+const ONE_AT_A_TIME = 'This browser saves each file as a download, one file at a time: choose one file.'
 
 export class Outputs {
   #dir
@@ -29,7 +39,9 @@ export class Outputs {
    */
   static async choose (names) {
     if (typeof window.showSaveFilePicker !== 'function' || typeof window.showDirectoryPicker !== 'function') {
-      throw new Error(NO_API)
+      if (!canDownload()) throw new Error(NO_API)
+      if (names.length !== 1) throw new Error(ONE_AT_A_TIME)
+      return new Outputs(null, null)
     }
     if (names.length === 1 && !names[0].includes('/')) {
       const handle = await window.showSaveFilePicker({ suggestedName: names[0], id: 'hyperseal' })
@@ -50,6 +62,8 @@ export class Outputs {
    * made as needed): the file appears only when it closes.
    */
   async open (i, name) {
+    // No picker: a download, which the browser itself drops if it is aborted.
+    if (!this.#single && !this.#dir) return download(name.split('/').join('_'))
     let handle = this.#single
     if (handle) {
       // A save dialog has already created the file, empty, unless the person chose to replace
