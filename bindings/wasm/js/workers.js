@@ -23,9 +23,8 @@ import { hasPasskey, answerRecipients, answerIdentitiesFor, forget } from './pas
 
 /**
  * Blob inputs from this size on go through every worker in parts (AES-256-GCM parts on
- * WebCrypto); below it one worker streams the file. Measured (`npm run bench:browser`, group
- * "file, all cores", Chromium 156, 2 cores): at 1 MB one streaming worker was 7% faster, at 16
- * MB the parts 9% faster; both are bound by Chromium's Blob reads and writes, not by the cipher.
+ * WebCrypto); below it one worker streams the file. Both are bound by Chromium's Blob reads and
+ * writes, not by the cipher (bindings/wasm/README.md, "Files").
  */
 export const PARALLEL_MIN = 4 << 20
 
@@ -58,9 +57,19 @@ export const BYTES_OPEN_PARALLEL_MIN = 32 << 20
  */
 export const BYTES_SHARED_PARALLEL_MIN = 2 << 20
 
-/** Blob inputs: plaintext per part (what one message brings back from a worker). */
+/**
+ * Blob inputs: plaintext per part, read by the page into a buffer it reuses; the largest chunk a
+ * Blob's stream gives in Chromium (its pipe's size).
+ */
 const PART_BYTES = 2 << 20
 
+
+/**
+ * The largest Blob sealed in parts: the library's PartKey sizes a sealed payload in the
+ * platform's word, 32 bits in WebAssembly, so it refuses to begin a file of 4 GiB (less the
+ * tags) or more; such a file is sealed as one stream. Opening takes any size.
+ */
+const SEAL_PARTS_MAX = 2 ** 32 - 2 ** 21
 
 /**
  * Bytes inputs: the most plaintext one part holds (see `bytesPartSize`). It bounds the memory
@@ -314,12 +323,15 @@ export class WorkerPool {
     // Armor is a text encoding of the whole file: one worker streams it (the library's armored
     // writer and push decoder); parts work on binary files only. Even one worker gains from
     // parts: they are what lets AES-256-GCM run on WebCrypto.
-    const armored = op === 'encryptFile' ? rest.armor === true : await startsArmored(blob)
-    if (!armored && parallel !== false && (parallel === true || blob.size >= PARALLEL_MIN)) {
-      return this.#parts(op === 'encryptFile', blob, rest, onProgress, sink)
+    const sealing = op === 'encryptFile'
+    const armored = sealing ? rest.armor === true : await startsArmored(blob)
+    const fits = !sealing || blob.size <= SEAL_PARTS_MAX
+    if (!armored && fits && parallel !== false && (parallel === true || blob.size >= PARALLEL_MIN)) {
+      return this.#parts(sealing, blob, rest, onProgress, sink)
     }
-    // Into a sink, armor streams on this thread: one worker's stream would return one Blob.
-    if (sink && armored) return streamTo(op === 'encryptFile', blob, sink, rest, onProgress)
+    // Into a sink, armor (and a file too large for parts) streams on this thread: one worker's
+    // stream would return one Blob.
+    if (sink && (armored || !fits)) return streamTo(sealing, blob, sink, rest, onProgress)
     const out = await this.#post({ op, blob, options: rest }, onProgress)
     if (sink) await sink.write(out)
     return sink ? undefined : out
