@@ -57,10 +57,7 @@ export const BYTES_OPEN_PARALLEL_MIN = 32 << 20
  */
 export const BYTES_SHARED_PARALLEL_MIN = 2 << 20
 
-/**
- * Blob inputs: plaintext per part, read by the page into a buffer it reuses; the largest chunk a
- * Blob's stream gives in Chromium (its pipe's size).
- */
+/** Blob inputs: plaintext per part; the largest chunk a Blob's stream gives in Chromium. */
 const PART_BYTES = 2 << 20
 
 
@@ -73,7 +70,8 @@ const SEAL_PARTS_MAX = 2 ** 32 - 2 ** 21
 
 /**
  * Bytes inputs: the most plaintext one part holds (see `bytesPartSize`). It bounds the memory
- * in flight and kept for reuse (two buffers of a part per worker) and the time one part takes.
+ * in flight and kept for reuse (two or three buffers of a part per worker) and the time one
+ * part takes.
  */
 const BYTES_PART_MAX = 8 << 20
 
@@ -337,19 +335,15 @@ export class WorkerPool {
     return sink ? undefined : out
   }
 
-  // One Blob across every worker. The page reads the Blob once, as one stream, into buffers it
-  // reuses (a BYOB reader: no fresh memory per chunk), and moves each part to a worker, which
-  // seals (opens) it in place and moves the buffer back. Chromium's cost is per read and per
-  // fresh page: reading 16 MB this way cost 12–14 ms of CPU in all (the browser process and the
-  // page), as a default stream 25–35 ms, as separate slices 40–60 ms, which is what a worker
-  // reading its own parts paid. Two parts per worker are in flight, so a worker never waits for
-  // the read. Without a sink each worker makes its parts' Blobs, joined here in plan order
-  // without copying (a 100 MB copy on the main thread would be a long task); with a `sink` the
-  // bytes are written to it in plan order and the buffer is reused once written (no Blob: it
-  // would cost the browser process as much again as the read), and a part waits for the writer
-  // once it runs more than two parts per worker ahead, so memory stays at a few parts whatever
-  // the file size. Any failure rejects the whole call; nothing is returned and no further part
-  // starts.
+  // One Blob across every worker. The page reads the Blob once, as one BYOB stream into buffers
+  // it reuses, and moves each part to a worker, which seals (opens) it in place and moves the
+  // buffer back: Chromium's cost is per read and per fresh page (16 MB read this way: 12–14 ms
+  // of CPU in all; as the workers' own 4 MB slices 40–46 ms; bindings/wasm/README.md). Two parts
+  // per worker are in flight. Without a sink the workers make the parts' Blobs, joined here in
+  // plan order without copying; with a `sink` the bytes are written in plan order (no Blob) and
+  // the buffer reused once written, and no part starts while three per worker await the writer,
+  // so memory stays at a few parts whatever the file size. Any failure rejects the whole call;
+  // nothing is returned and no further part starts.
   async #parts (sealing, blob, options, onProgress, sink = null) {
     const partSize = PART_BYTES
     const begun = await this.#post({ op: sealing ? 'beginSeal' : 'beginOpen', blob, options: { ...options, partSize } })
@@ -363,8 +357,7 @@ export class WorkerPool {
     let next = 0
     let done = 0
     let failed = false
-    // With a sink: the parts handed to it, the writes in order (one promise chain), the writes
-    // done, and the lanes waiting for one.
+    // With a sink: parts handed to the writes (one promise chain in order), parts written, lanes waiting.
     let flushed = 0
     let writing = sink ? (sealing ? sink.write(begun.head) : Promise.resolve()) : null
     let written = 0
@@ -386,7 +379,6 @@ export class WorkerPool {
     const lanes = Math.min(2 * this.size, plan.length)
     const lane = async () => {
       while (next < plan.length && !failed) {
-        // Parts not yet written: those in flight and at most one more per worker.
         if (sink && next - written >= lanes + this.size) {
           await new Promise((resolve) => waiting.push(resolve))
           continue
@@ -394,10 +386,9 @@ export class WorkerPool {
         const i = next++
         const [first, p0, p1, f0, f1] = plan[i]
         const [n, m] = sealing ? [p1 - p0, f1 - f0] : [f1 - f0, p1 - p0]
-        // Reads are chained in part order (this lane's place was taken with `next++` above).
+        // Reads chained in part order (this lane took its place with `next++`); one failed fails the rest.
         const buf = this.#scratch(Math.max(n, m))
         const read = reading.then(() => reader.read(buf, n))
-        // A failed read fails every read after it (they would be out of place).
         reading = read
         const filled = await read
         const r = await this.#post({ op: sealing ? 'sealBytes' : 'openBytes', data: filled, length: n, options: { key, first, partSize, blob: sink === null } }, undefined, undefined, [filled])
@@ -432,9 +423,9 @@ export class WorkerPool {
     return i >= 0 ? this.spare.splice(i, 1)[0] : new ArrayBuffer(n)
   }
 
-  /** Keeps `buf` for the next part: at most two per worker (the parts in flight). */
+  /** Keeps `buf` for the next part: at most three per worker (the parts a file has in flight). */
   #unscratch (buf) {
-    if (this.spare.length < 2 * this.size) this.spare.push(buf)
+    if (this.spare.length < 3 * this.size) this.spare.push(buf)
   }
 
   #spawn () {
@@ -523,50 +514,40 @@ async function answered (sealing, options, read, size) {
 }
 
 /**
- * `blob` read in order, `read(buf, n)` giving the next `n` bytes in the ArrayBuffer `buf` (or the
- * one that took its place: a BYOB reader moves it). A BYOB reader fills the page's buffers
- * directly; where a Blob's stream has none, its chunks are copied in.
+ * `blob` read in order: `read(buf, n)` gives the next `n` bytes in the ArrayBuffer `buf`, or in
+ * the one that took its place (a BYOB reader moves it). Where a Blob's stream is not a byte
+ * stream, its chunks are copied in.
  */
 function partReader (blob) {
   const stream = blob.stream()
-  const ended = () => ioError('the file ended before its planned size: it changed while it was read')
   let byob = null
   try {
     byob = stream.getReader({ mode: 'byob' })
   } catch {
-    // Not a byte stream in this browser: the default reader below.
+    // Not a byte stream in this browser: the default reader, copied from.
   }
-  if (byob) {
-    return {
-      async read (buf, n) {
-        for (let filled = 0; filled < n;) {
+  const reader = byob ?? stream.getReader()
+  const ended = () => ioError('the file ended before its planned size: it changed while it was read')
+  let chunk = new Uint8Array(0)
+  return {
+    async read (buf, n) {
+      for (let filled = 0; filled < n;) {
+        if (byob) {
           const { done, value } = await byob.read(new Uint8Array(buf, filled, n - filled))
           if (done) throw ended()
           buf = value.buffer
           filled += value.length
+          continue
         }
-        return buf
-      },
-      cancel: () => byob.cancel(),
-    }
-  }
-  const reader = stream.getReader()
-  let chunk = new Uint8Array(0)
-  let at = 0
-  return {
-    async read (buf, n) {
-      const view = new Uint8Array(buf, 0, n)
-      for (let filled = 0; filled < n;) {
-        if (at === chunk.length) {
+        if (chunk.length === 0) {
           const { done, value } = await reader.read()
           if (done) throw ended()
           chunk = value
-          at = 0
         }
-        const take = Math.min(n - filled, chunk.length - at)
-        view.set(chunk.subarray(at, at + take), filled)
+        const take = Math.min(n - filled, chunk.length)
+        new Uint8Array(buf, filled, take).set(chunk.subarray(0, take))
+        chunk = chunk.subarray(take)
         filled += take
-        at += take
       }
       return buf
     },
