@@ -20,6 +20,7 @@
 import * as hs from '../pkg/hyperseal.js'
 import { createEncryptStream, createDecryptStream } from './core.js'
 import { hasPasskey, answerRecipients, answerIdentitiesFor, forget } from './passkeys.js'
+import { partReader } from './blob-reader.js'
 
 /**
  * Blob inputs from this size on go through every worker in parts (AES-256-GCM parts on
@@ -346,7 +347,11 @@ export class WorkerPool {
   // nothing is returned and no further part starts.
   async #parts (sealing, blob, options, onProgress, sink = null) {
     const partSize = PART_BYTES
-    const begun = await this.#post({ op: sealing ? 'beginSeal' : 'beginOpen', blob, options: { ...options, partSize } })
+    // The header and key: here for keys (the first part is read at once, not after a round
+    // trip), in a worker for a passphrase (its KDF) and to open (its header read there).
+    const begun = sealing && typeof options.passphrase !== 'string'
+      ? beginSealFile(blob.size, options, partSize)
+      : await this.#post({ op: sealing ? 'beginSeal' : 'beginOpen', blob, options: { ...options, partSize } })
     const { key, plan } = begun
     // As in `#bytes`: each sealed part's claim is settled here before the part is kept.
     const claims = sealing ? new hs.PartClaims(key, partSize) : null
@@ -513,48 +518,6 @@ async function answered (sealing, options, read, size) {
   return { ...options, [field]: keys }
 }
 
-/**
- * `blob` read in order: `read(buf, n)` gives the next `n` bytes in the ArrayBuffer `buf`, or in
- * the one that took its place (a BYOB reader moves it). Where a Blob's stream is not a byte
- * stream, its chunks are copied in.
- */
-function partReader (blob) {
-  const stream = blob.stream()
-  let byob = null
-  try {
-    byob = stream.getReader({ mode: 'byob' })
-  } catch {
-    // Not a byte stream in this browser: the default reader, copied from.
-  }
-  const reader = byob ?? stream.getReader()
-  const ended = () => ioError('the file ended before its planned size: it changed while it was read')
-  let chunk = new Uint8Array(0)
-  return {
-    async read (buf, n) {
-      for (let filled = 0; filled < n;) {
-        if (byob) {
-          const { done, value } = await byob.read(new Uint8Array(buf, filled, n - filled))
-          if (done) throw ended()
-          buf = value.buffer
-          filled += value.length
-          continue
-        }
-        if (chunk.length === 0) {
-          const { done, value } = await reader.read()
-          if (done) throw ended()
-          chunk = value
-        }
-        const take = Math.min(n - filled, chunk.length)
-        new Uint8Array(buf, filled, take).set(chunk.subarray(0, take))
-        chunk = chunk.subarray(take)
-        filled += take
-      }
-      return buf
-    },
-    cancel: () => reader.cancel(),
-  }
-}
-
 /** The header and salt always fit in this many bytes from the start of a file. */
 const HEADER_MAX = (1 << 20) + 64
 
@@ -582,6 +545,20 @@ function beginSeal (input, { publicKey, ...options }, workers) {
   try {
     const partSize = bytesPartSize(input.length, key.chunkSize, workers)
     return { head: key.head(), key: key.toBytes(), plan: key.plan(partSize), partSize }
+  } finally {
+    key.free()
+  }
+}
+
+/**
+ * Begins sealing a Blob of `size` bytes on this thread, as a worker's `beginSeal` does: hyperseal
+ * files in parts are AES-256-GCM where WebCrypto can run it (js/worker.js).
+ */
+function beginSealFile (size, { publicKey, passphrase, ...options }, partSize) {
+  if (globalThis.crypto?.subtle && options.format !== 'age' && options.suite === undefined) options.suite = 'aes-256-gcm'
+  const key = hs.PartKey.sealNew(publicKey, size, options)
+  try {
+    return { head: key.head(), key: key.toBytes(), plan: key.plan(partSize) }
   } finally {
     key.free()
   }
