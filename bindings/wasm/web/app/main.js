@@ -60,6 +60,9 @@ const chosen = (input) => {
   return files
 }
 
+// The Files input's help says what was dropped, and again how to drop once files are chosen.
+const dropHelp = $('enc-files-help').textContent
+$('enc-files').addEventListener('change', () => { $('enc-files-help').textContent = dropHelp })
 acceptDrops($('enc-files'), (list, error) => {
   const help = $('enc-files-help')
   if (error) help.textContent = `The dropped folder could not be read: ${ui.sentence(error)}`

@@ -105,4 +105,5 @@ test('choosing files with the input after a drop forgets the drop', async () => 
   const r = await encryptFiles(page, [{ name: 'other.txt', mimeType: 'text/plain', buffer: data }], { recipients: key.recipient })
   assert.match(r.status, /^Encrypted other\.txt to other\.txt\.age\. Done$/)
   assert.deepEqual(Object.keys(await saved(page)), ['other.txt.age'])
+  assert.match(await page.locator('#enc-files-help').textContent(), /^Or drop files and folders here/)
 })
