@@ -310,20 +310,34 @@ fn proc_state(pid: i32) -> Option<char> {
 
 /// SIGCONT until `pid` runs again: the first one can arrive while the tracer is still reporting
 /// the SIGSTOP (a signal-delivery stop, which also reads `t`), before the group stop it leads
-/// to, and would then be lost. More SIGCONTs to a running process do nothing.
-fn resume(pid: i32) {
-    let until = Instant::now() + Duration::from_secs(10);
+/// to, and would then be lost. More SIGCONTs to a running process do nothing. `false`: still
+/// stopped after [`SIGCONTS`] of them.
+fn resume(pid: i32) -> bool {
     let mut running = 0;
-    while running < 5 && Instant::now() < until {
+    for _ in 0..SIGCONTS {
         // SAFETY: signalling a process we started.
         unsafe { libc::kill(pid, libc::SIGCONT) };
         std::thread::sleep(Duration::from_millis(2));
         running = match proc_state(pid) {
-            None | Some('Z') => 5,
+            None | Some('Z') => return true,
             Some('t' | 'T') => 0,
             Some(_) => running + 1,
         };
+        if running == 5 {
+            return true;
+        }
     }
+    false
+}
+
+/// SIGCONTs [`resume`] sends before it gives up on one stop.
+const SIGCONTS: usize = 250;
+
+/// How the re-key under `strace` ended: its status, or `None` where strace had to be taken off
+/// it (then its stderr is still all of it, but its status went to its new parent).
+struct Ended {
+    status: Option<std::process::ExitStatus>,
+    stderr: Vec<u8>,
 }
 
 /// Waits for the re-key under `strace` to end, resuming it whenever it stays stopped. On a loaded
@@ -331,7 +345,14 @@ fn resume(pid: i32) {
 /// injected SIGSTOP may come after the test took a stop for it and resumed: nothing would then
 /// resume the re-key, and the wait would never end. An extra SIGCONT in a syscall stop does
 /// nothing, and a writer that got in earlier than planned is still a writer at some point.
-fn wait_resuming(mut strace: std::process::Child, tracee: i32) -> std::process::Output {
+///
+/// A SIGCONT can also meet the group stop while strace is still taking it in: the kernel then
+/// leaves the re-key in its trace stop with no SIGCONT pending, and strace waits for an event
+/// that never comes (seen under load: strace in `wait4`, the re-key in `ptrace_stop` for
+/// minutes, every later SIGCONT absorbed). Then strace is killed: a tracer's death detaches the
+/// re-key, leaving it an ordinary stopped process that the next SIGCONT resumes. Its status is
+/// then its new parent's; the file's fate, which the test checks, is unchanged.
+fn wait_resuming(mut strace: std::process::Child, tracee: i32) -> Ended {
     let mut err = strace.stderr.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut v = Vec::new();
@@ -339,24 +360,19 @@ fn wait_resuming(mut strace: std::process::Child, tracee: i32) -> std::process::
         v
     });
     let mut stopped_since: Option<Instant> = None;
-    let mut resumed = 0;
     let status = loop {
         if let Some(status) = strace.try_wait().unwrap() {
-            break status;
+            break Some(status);
         }
         stopped_since = match (proc_state(tracee), stopped_since) {
             (Some('t' | 'T'), Some(t)) if t.elapsed() > Duration::from_millis(50) => {
-                // A process that no SIGCONT moves is a stuck tracer: a failure that says so,
-                // never a test that waits for ever.
-                resumed += 1;
-                if resumed > 100 {
-                    let wchan = fs::read_to_string(format!("/proc/{tracee}/wchan")).unwrap_or_default();
+                if !resume(tracee) {
                     let _ = strace.kill();
-                    // SAFETY: signalling a process we started.
-                    unsafe { libc::kill(tracee, libc::SIGKILL) };
-                    panic!("the re-key under strace stays stopped after 100 SIGCONTs (wchan {wchan:?})");
+                    let _ = strace.wait();
+                    assert!(resume(tracee), "the re-key stays stopped with strace gone");
+                    // Its stderr ends when it does (the reader holds the pipe's other end).
+                    break None;
                 }
-                resume(tracee);
                 None
             }
             (Some('t' | 'T'), since) => since.or_else(|| Some(Instant::now())),
@@ -364,14 +380,14 @@ fn wait_resuming(mut strace: std::process::Child, tracee: i32) -> std::process::
         };
         std::thread::sleep(Duration::from_millis(2));
     };
-    std::process::Output { status, stdout: Vec::new(), stderr: reader.join().unwrap() }
+    Ended { status, stderr: reader.join().unwrap() }
 }
 
 #[test]
 fn a_writer_that_gets_in_at_any_point_wins() {
     let Some(strace) = common::peer_on_path("strace") else { return };
     let keys = Keys::new();
-    let mut stops = 0;
+    let (mut stops, mut detached) = (0, 0);
     for case in &CASES {
         let work = keys.dir.join(format!("w-{}", case.label.replace(' ', "-")));
         fs::create_dir_all(&work).unwrap();
@@ -426,6 +442,7 @@ fn a_writer_that_gets_in_at_any_point_wins() {
                 resume(tracee);
                 // The re-key first: a writer waiting on its lease goes on once it has ended.
                 let o = wait_resuming(child, tracee);
+                detached += usize::from(o.status.is_none());
                 writer.join().unwrap();
                 let what = format!(
                     "{}: writer after {call} #{n}: {}",
@@ -441,13 +458,15 @@ fn a_writer_that_gets_in_at_any_point_wins() {
                     plain.stdout.iter().all(|&b| b == 43),
                     "the other program's version was lost: {what}"
                 );
-                if !o.status.success() {
+                // A re-key that failed, or whose status went with strace (then its words tell).
+                let said = String::from_utf8_lossy(&o.stderr);
+                if o.status.is_some_and(|s| !s.success()) || (o.status.is_none() && said.contains("error")) {
                     assert!(now == theirs, "{what}: a failed re-key changed their version");
-                    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing changed"), "{what}");
+                    assert!(said.contains("nothing changed"), "{what}");
                 }
                 assert!(leftovers(&work, file).is_empty(), "{what}: {:?}", leftovers(&work, file));
             }
         }
     }
-    eprintln!("concurrent writer: {stops} stops");
+    eprintln!("concurrent writer: {stops} stops, {detached} of them finished with strace taken off");
 }
