@@ -9,13 +9,15 @@
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use zeroize::Zeroizing;
 
+use super::ahead::Ahead;
 use super::recipients;
 use super::spool::{read_full, Spool};
 use crate::recipient::{Identity, Recipient};
-use crate::{Decryptor, Encryptor, Error, Options};
+use crate::{Decryptor, Error};
 
 /// The first line of every age v1 file.
 pub const AGE_INTRO: &[u8] = b"age-encryption.org/v1\n";
@@ -57,7 +59,8 @@ pub struct Filter<T: Repo> {
     repo: T,
     root: PathBuf,
     spool_dir: PathBuf,
-    parsed: HashMap<String, Vec<Box<dyn Recipient>>>,
+    /// Each recipients file's recipients, parsed once, with the encryptors made ahead for it.
+    parsed: HashMap<String, Ahead>,
     /// The clean side's buffers, kept for the process: a command over thousands of small
     /// files would otherwise fault in fresh pages for each. `buf` and `theirs` hold plaintext
     /// and are wiped after every file; `stored` holds only the stored age file.
@@ -103,7 +106,7 @@ impl<T: Repo> Filter<T> {
             if list.is_empty() {
                 return Err(Error::InvalidRecipient(format!("{}: no recipients in it", found.path)));
             }
-            self.parsed.insert(found.path.clone(), list);
+            self.parsed.insert(found.path.clone(), Ahead::new(Arc::new(list)));
         }
         Ok(found.path)
     }
@@ -139,17 +142,12 @@ impl<T: Repo> Filter<T> {
             true => Decryptor::new(stored.reader()?).and_then(|d| d.into_reader(ids)).ok(),
             false => None,
         };
-        let (recipients, missing) = match file {
-            Ok(f) => (&parsed[&f][..], None),
-            Err(e) => (&[][..], Some(e)),
+        let (ahead, missing) = match file {
+            Ok(f) => (parsed.get_mut(&f), None),
+            Err(e) => (None, Some(e)),
         };
-        let mut seal = Sealing {
-            recipients,
-            missing,
-            out: Some(&mut *out),
-            sealer: None,
-            held: Zeroizing::new(Vec::new()),
-        };
+        let mut seal =
+            Sealing { ahead, missing, out: Some(&mut *out), sealer: None, held: Zeroizing::new(Vec::new()) };
         let mut same = earlier.is_some();
         buf[..n].copy_from_slice(&head[..n]);
         crate::wipe(&mut head);
@@ -207,7 +205,8 @@ impl<T: Repo> Filter<T> {
 /// The clean side's sealer, started only once the plaintext is known to differ (or is too
 /// large to hold): until then the matching plaintext waits in `held` (zeroized on drop).
 struct Sealing<'r, 'o> {
-    recipients: &'r [Box<dyn Recipient>],
+    /// The encryptors of the path's recipients file (`None` with `missing`).
+    ahead: Option<&'r mut Ahead>,
     /// Why there are no recipients (fail closed: the first seal fails with it).
     missing: Option<Error>,
     out: Option<&'o mut Spool>,
@@ -233,7 +232,8 @@ impl Sealing<'_, '_> {
         if let Some(out) = self.out.take() {
             // A fresh file key for every sealing: two repositories (or two edits) with the same
             // plaintext store different blobs.
-            let mut w = Encryptor::with_recipients(self.recipients, Options::age())?.wrap_output(out)?;
+            let ahead = self.ahead.as_mut().expect("recipients, or `missing` failed above");
+            let mut w = ahead.next()?.wrap_output(out)?;
             w.write_all(&self.held)?;
             crate::wipe(&mut self.held);
             self.held.clear();

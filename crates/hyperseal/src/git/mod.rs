@@ -5,7 +5,7 @@
 //! - [`process`]: the long-running filter process (`filter.<driver>.process`), one per git
 //!   command.
 //! - [`filter`]: the clean and smudge decisions (fail closed, no churn, no deterministic
-//!   encryption).
+//!   encryption); `ahead.rs`: the encryptors it prepares while git is busy.
 //! - [`merge`]: the merge driver's 3-way merge, in memory only.
 //! - [`rekey`]: a stored blob re-keyed (header only) or rotated.
 //! - [`recipients`]: the nearest `.age-recipients`.
@@ -15,6 +15,7 @@
 //! The library reads no environment and runs no git: the frontend supplies the repository
 //! (its stored blobs), the identities and the parsing of recipients through [`Repo`].
 
+mod ahead;
 pub mod filter;
 pub mod merge;
 pub mod pktline;

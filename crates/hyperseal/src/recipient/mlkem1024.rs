@@ -71,6 +71,10 @@ fn wrap_key(shared: &[u8], ct: &[u8], ek: &[u8]) -> Zeroizing<[u8; 32]> {
 }
 
 impl Recipient for Mlkem1024Recipient {
+    fn wraps_offline(&self) -> bool {
+        true
+    }
+
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         let (ct, shared) = self.ek.encapsulate()?;
         let key = wrap_key(&shared[..], &ct, self.ek.bytes());

@@ -58,6 +58,10 @@ impl X25519Recipient {
 }
 
 impl Recipient for X25519Recipient {
+    fn wraps_offline(&self) -> bool {
+        true
+    }
+
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         // The ephemeral secret comes from the OS RNG (see `rng`), not aws-lc's DRBG.
         let eph_secret = Zeroizing::new(super::primitives::random::<32>()?);

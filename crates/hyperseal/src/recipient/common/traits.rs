@@ -52,6 +52,14 @@ pub trait Recipient: Send + Sync {
     fn fits_any_labels(&self) -> bool {
         false
     }
+
+    /// Whether wrapping is computation alone, here, on public keys: nothing is run, asked or
+    /// touched (no plugin, no security key, no prompt), so a wrap may be made before a file
+    /// needs it, and thrown away unused (`git`'s filter prepares headers ahead). `false` (the
+    /// default): wrap only for a file that is being sealed.
+    fn wraps_offline(&self) -> bool {
+        false
+    }
 }
 
 /// Something that can unwrap a file key from the stanzas addressed to it.

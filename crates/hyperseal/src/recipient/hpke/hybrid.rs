@@ -108,6 +108,10 @@ fn is_low_order(x25519_public: &[u8]) -> bool {
 }
 
 impl Recipient for HybridRecipient {
+    fn wraps_offline(&self) -> bool {
+        true
+    }
+
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         let rand = Zeroizing::new(random::<64>()?);
         let (enc, shared) = self.encapsulate_derand(&rand)?;

@@ -63,6 +63,10 @@ impl Mlkem768P256Recipient {
 }
 
 impl Recipient for Mlkem768P256Recipient {
+    fn wraps_offline(&self) -> bool {
+        true
+    }
+
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         let (enc, shared) = self.public.encap()?;
         let body = base::seal(KEM_MLKEM768_P256, &shared, INFO, file_key);

@@ -62,6 +62,10 @@ impl P256Recipient {
 }
 
 impl Recipient for P256Recipient {
+    fn wraps_offline(&self) -> bool {
+        true
+    }
+
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         let (enc, shared) = kem::p256_encap(&self.point)?;
         let body = base::seal(KEM_P256, &shared, INFO, file_key);

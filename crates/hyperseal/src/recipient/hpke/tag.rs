@@ -127,6 +127,10 @@ fn stanza(kind: &str, tag: [u8; TAG_LEN], enc: &[u8], body: Vec<u8>) -> Stanza {
 }
 
 impl Recipient for TagRecipient {
+    fn wraps_offline(&self) -> bool {
+        true
+    }
+
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         Ok(match &self.key {
             Key::Classic(point) => {

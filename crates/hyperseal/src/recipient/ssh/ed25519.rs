@@ -100,6 +100,10 @@ impl SshEd25519Recipient {
 }
 
 impl Recipient for SshEd25519Recipient {
+    fn wraps_offline(&self) -> bool {
+        true
+    }
+
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         // The ephemeral secret comes from the OS RNG (see `rng`), as for X25519 recipients.
         let eph = Zeroizing::new(random::<32>()?);

@@ -72,6 +72,10 @@ impl SshRsaRecipient {
 }
 
 impl Recipient for SshRsaRecipient {
+    fn wraps_offline(&self) -> bool {
+        true
+    }
+
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         let mut ct = vec![0u8; self.key.ciphertext_size()];
         let n = self.key.encrypt(&OAEP_SHA256_MGF1SHA256, file_key.expose(), &mut ct, Some(LABEL))?.len();
