@@ -150,16 +150,7 @@ impl<W: AsyncWrite + Unpin> ArmoredWriter<W> {
 impl<W: AsyncWrite + Unpin> AsyncArmorWriter<W> {
     /// Gives the output every byte of armor made so far.
     fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while self.at < self.out.len() {
-            let n = ready!(Pin::new(&mut self.output).poll_write(cx, &self.out[self.at..]))?;
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            self.at += n;
-        }
-        self.out.clear();
-        self.at = 0;
-        Poll::Ready(Ok(()))
+        crate::async_io::poll_drain(&mut self.output, &mut self.out, &mut self.at, cx)
     }
 
     /// Moves the encoder's whole lines (and, with `end`, the rest and the end line) to `out`.

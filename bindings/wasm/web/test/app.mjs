@@ -169,5 +169,15 @@ export async function clearSaved (page) {
   })
 }
 
+/** Files for `encryptFiles`/`decryptFiles`, from `[name, bytes]` pairs. */
+export const asFiles = (files) => files.map(([name, buffer]) => ({ name, mimeType: 'application/octet-stream', buffer }))
+
+/** A fresh page for the next test: nothing saved, reloaded, the app ready. */
+export async function freshPage (page) {
+  await clearSaved(page)
+  await page.reload()
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true')
+}
+
 /** The number of save dialogs the app opened since the page loaded. */
 export const pickerCalls = (page) => page.evaluate(() => window.pickerCalls)

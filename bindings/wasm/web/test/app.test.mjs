@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startApp, encryptFiles, decryptFiles, saved, clearSaved, pickerCalls, age, ageKey } from './app.mjs'
+import { startApp, encryptFiles, decryptFiles, saved, clearSaved, pickerCalls, age, ageKey, freshPage, asFiles } from './app.mjs'
 
 let app, page
 const x25519 = ageKey(false)
@@ -20,13 +20,8 @@ before(async () => {
   page = app.page
 })
 after(async () => { await app?.close() })
-beforeEach(async () => {
-  await clearSaved(page)
-  await page.reload()
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true')
-})
+beforeEach(() => freshPage(page))
 
-const asFiles = (files) => files.map(([name, buffer]) => ({ name, mimeType: 'application/octet-stream', buffer }))
 const encrypt = (files, options) => encryptFiles(page, asFiles(files), options)
 const decrypt = (files, options) => decryptFiles(page, asFiles(files), options)
 

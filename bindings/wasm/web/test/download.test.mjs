@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startApp, encryptFiles, decryptFiles, age, ageKey } from './app.mjs'
+import { startApp, encryptFiles, decryptFiles, age, ageKey, asFiles } from './app.mjs'
 
 const MIB = 2 ** 20
 let app, page
@@ -43,7 +43,6 @@ beforeEach(async () => {
   await page.evaluate(() => { delete window.showSaveFilePicker; delete window.showDirectoryPicker })
 })
 
-const asFiles = (files) => files.map(([name, buffer]) => ({ name, mimeType: 'application/octet-stream', buffer }))
 
 function ageSeals (data) {
   const plain = join(app.work, 'plain')

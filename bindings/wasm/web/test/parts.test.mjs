@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startApp, encryptFiles, decryptFiles, saved, clearSaved, age, ageKey } from './app.mjs'
+import { startApp, encryptFiles, decryptFiles, saved, clearSaved, age, ageKey, freshPage, asFiles } from './app.mjs'
 
 const MIB = 2 ** 20
 let app, page
@@ -31,13 +31,8 @@ before(async () => {
   })
 })
 after(async () => { await app?.close() })
-beforeEach(async () => {
-  await clearSaved(page)
-  await page.reload()
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true')
-})
+beforeEach(() => freshPage(page))
 
-const asFiles = (files) => files.map(([name, buffer]) => ({ name, mimeType: 'application/octet-stream', buffer }))
 const workersStarted = () => page.evaluate(() => window.workersStarted)
 
 function ageOpens (sealed, { identity, passphrase }) {
