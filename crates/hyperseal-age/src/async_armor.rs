@@ -150,7 +150,7 @@ impl<W: AsyncWrite + Unpin> ArmoredWriter<W> {
 impl<W: AsyncWrite + Unpin> AsyncArmorWriter<W> {
     /// Gives the output every byte of armor made so far.
     fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        crate::async_io::poll_drain(&mut self.output, &mut self.out, &mut self.at, cx)
+        crate::io::poll_drain(&mut self.output, &mut self.out, &mut self.at, cx)
     }
 
     /// Moves the encoder's whole lines (and, with `end`, the rest and the end line) to `out`.

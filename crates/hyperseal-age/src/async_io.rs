@@ -163,28 +163,8 @@ impl<W: AsyncWrite + Unpin> StreamWriter<W> {
 impl<W: AsyncWrite + Unpin> AsyncWriter<W> {
     /// Writes out what is waiting.
     fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        poll_drain(&mut self.output, &mut self.out, &mut self.at, cx)
+        crate::io::poll_drain(&mut self.output, &mut self.out, &mut self.at, cx)
     }
-}
-
-/// Writes `out[at..]` to `output` (the asynchronous writers' bytes made but not yet taken), then
-/// empties `out`.
-pub(crate) fn poll_drain<W: AsyncWrite + Unpin>(
-    output: &mut W,
-    out: &mut Vec<u8>,
-    at: &mut usize,
-    cx: &mut Context<'_>,
-) -> Poll<io::Result<()>> {
-    while *at < out.len() {
-        let n = ready!(Pin::new(&mut *output).poll_write(cx, &out[*at..]))?;
-        if n == 0 {
-            return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-        }
-        *at += n;
-    }
-    out.clear();
-    *at = 0;
-    Poll::Ready(Ok(()))
 }
 
 fn async_writer<W>(w: Pin<&mut StreamWriter<W>>) -> io::Result<&mut AsyncWriter<W>>

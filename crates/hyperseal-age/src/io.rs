@@ -109,3 +109,24 @@ impl<W> Write for Out<W> {
         (self.flush)(&mut self.inner)
     }
 }
+
+#[cfg(feature = "async")]
+/// Writes `out[at..]` to `output` (the asynchronous writers' bytes made but not yet taken), then
+/// empties `out`.
+pub(crate) fn poll_drain<W: futures::AsyncWrite + Unpin>(
+    output: &mut W,
+    out: &mut Vec<u8>,
+    at: &mut usize,
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<io::Result<()>> {
+    while *at < out.len() {
+        let n = std::task::ready!(std::pin::Pin::new(&mut *output).poll_write(cx, &out[*at..]))?;
+        if n == 0 {
+            return std::task::Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+        }
+        *at += n;
+    }
+    out.clear();
+    *at = 0;
+    std::task::Poll::Ready(Ok(()))
+}
