@@ -218,10 +218,13 @@ bash bindings/wasm/web/build.sh "$WORK/hyperseal-web-$VERSION" > /dev/null
 # target directory (CRATE_TARGET): the registry crates build once per machine.
 say "Rust crates (cargo package)"
 CRATE_TARGET=${CRATE_TARGET:-$ROOT/target/crate-package}
-# cargo unpacks the packages it verifies into a local registry under CARGO_HOME, by name and
-# version, once: with the same version an earlier commit's sources would be built. Those copies
-# (in registry/src/-HASH, never crates.io's index.crates.io-HASH) go first.
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{chacha20-simd128,sm4-simd,hyperseal,hyperseal-age}-[0-9]*
+# cargo treats the packages it verifies as registry crates: it unpacks each into a local
+# registry under CARGO_HOME once per name and version, and builds it once per version in the
+# target directory. With the version unchanged, an earlier commit's sources would be built, so
+# those copies (in registry/src/-HASH, never crates.io's index.crates.io-HASH) and the build
+# records of these four go first; the registry crates below them stay built.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{chacha20-simd128,sm4-simd,hyperseal,hyperseal-age}-[0-9]* \
+  "$CRATE_TARGET"/debug/.fingerprint/{chacha20-simd128,sm4-simd,hyperseal}-*
 (cd "$SRC" && native env CARGO_PROFILE_DEV_DEBUG=0 "$CARGO" package -q --locked --target-dir "$CRATE_TARGET" \
   -p chacha20-simd128 -p sm4-simd -p hyperseal -p hyperseal-age > "$WORK/crates.log" 2>&1) || { cat "$WORK/crates.log" >&2; exit 1; }
 AGE_CRATE_VERSION=$(awk -F'"' '/^version =/{print $2; exit}' crates/hyperseal-age/Cargo.toml)
