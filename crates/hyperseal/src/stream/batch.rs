@@ -65,6 +65,8 @@ pub(crate) struct Batch {
     pub src: Option<usize>,
     /// The first slot that failed, and why; it and later slots are never released.
     pub failed: Option<(usize, Error)>,
+    /// Ciphertext of the slots an in-place open may have to try again (see `process`).
+    kept: Vec<u8>,
     /// Whether `buf` may hold plaintext (read for sealing and not yet sealed, or ever opened):
     /// then it is zeroized when dropped. Sealing from a borrowed slice only puts ciphertext here.
     plaintext: bool,
@@ -130,16 +132,20 @@ impl Batch {
         // be tried under the other final flag (`open_other_flag`). The chunks kept are those where
         // a payload's real end can fall when what follows it is wrong: the last full chunk of a
         // batch (more data follows it, maybe only junk), and in the final batch the full chunk
-        // before it (junk shorter than a chunk after it). One copy of a chunk per batch, against
-        // decrypting the whole batch: measured as noise. A final chunk followed by a chunk's
-        // worth of junk or more, inside a batch, fails without being released.
-        let kept: Vec<(usize, Vec<u8>)> = match (layout.dir, src) {
-            (Dir::Open, None) => (n.saturating_sub(if last { 2 } else { 1 })..n)
-                .filter(|&i| lens[i] == layout.stride())
-                .map(|i| (i, self.buf[i * cap..][..lens[i]].to_vec()))
-                .collect(),
-            _ => Vec::new(),
+        // before it (junk shorter than a chunk after it). One copy of a chunk per batch, into a
+        // buffer the batch keeps (no allocation per batch), against decrypting the whole batch.
+        // A final chunk followed by a chunk's worth of junk or more, inside a batch, fails
+        // without being released.
+        let stride = layout.stride();
+        let from = match (layout.dir, src) {
+            (Dir::Open, None) => n.saturating_sub(if last { 2 } else { 1 }),
+            _ => n,
         };
+        let kept = from..from + (from..n).take_while(|&i| lens[i] == stride).count();
+        self.kept.clear();
+        for i in kept.clone() {
+            self.kept.extend_from_slice(&self.buf[i * cap..][..stride]);
+        }
         let buf = &mut self.buf[..used];
         self.failed = if threads != 1 && n > 1 {
             let slots: Vec<Mutex<&mut [u8]>> = buf.chunks_mut(cap).map(Mutex::new).collect();
@@ -150,7 +156,7 @@ impl Batch {
         if let (Dir::Open, Some(i)) = (layout.dir, self.failed.as_ref().map(|(i, _)| *i)) {
             let ct = match src {
                 Some(s) => Some(&input[s + i * layout.stride()..][..lens[i]]),
-                None => kept.iter().find(|(k, _)| *k == i).map(|(_, c)| &c[..]),
+                None => kept.contains(&i).then(|| &self.kept[(i - from) * stride..][..stride]),
             };
             let slot = &mut self.buf[i * cap..(i * cap + cap).min(used)];
             if let Some(e) = ct
