@@ -158,14 +158,26 @@ pub(crate) fn run_with(threads: usize, helpers: &(dyn Fn() + Sync), caller: &mut
     if threads <= 1 {
         return caller();
     }
+    let close = publish(threads, body);
+    caller();
+    let panicked = close.finish();
+    std::mem::forget(close);
+    assert!(!panicked, "a hyperseal worker panicked");
+}
+
+/// Lists `body` as a job wanting `threads - 1` helpers (`threads` resolved, above 1), and wakes
+/// them. The returned [`Close`] must end the job before `body`'s borrow does.
+fn publish(threads: usize, body: &(dyn Fn() + Sync)) -> Close {
     let pool = pool();
     let id = {
         let mut st = lock(pool);
-        // SAFETY: the 'static reference never outlives this call. It is stored in the job only
-        // until `Close` (below, also on unwinding) stops new helpers (`wanted = 0`), waits for
-        // the job's `active == 0` and removes it; helpers copy it only under the lock while the
-        // job wants them, counting themselves in `active` in the same critical section, and drop
-        // their copy before leaving `active`.
+        // SAFETY: the 'static reference never outlives its borrow. It is stored in the job only
+        // until `Close` (its `finish`, also on drop and so on unwinding) stops new helpers
+        // (`wanted = 0`), waits for the job's `active == 0` and removes it; helpers copy it only
+        // under the lock while the job wants them, counting themselves in `active` in the same
+        // critical section, and drop their copy before leaving `active`. Callers end the `Close`
+        // first: `run_with` before returning, `Started` by field order (its `close` drops before
+        // the `Arc` that owns the body).
         let erased: Body = unsafe { std::mem::transmute::<&(dyn Fn() + Sync), Body>(body) };
         let id = st.next_id;
         st.next_id += 1;
@@ -173,32 +185,125 @@ pub(crate) fn run_with(threads: usize, helpers: &(dyn Fn() + Sync), caller: &mut
         id
     };
     pool.wake.notify_all();
+    Close(pool, id)
+}
 
-    struct Close(&'static Pool, u64);
-    impl Close {
-        /// Stops the job taking helpers, waits for those inside it, removes it; whether one panicked.
-        fn finish(&self) -> bool {
-            let mut st = lock(self.0);
-            let at = |st: &State| st.jobs.iter().position(|j| j.id == self.1);
-            let Some(i) = at(&st) else { return false };
-            st.jobs[i].wanted = 0;
-            while st.jobs.iter().any(|j| j.id == self.1 && j.active > 0) {
-                st = self.0.idle.wait(st).unwrap_or_else(|e| e.into_inner());
-            }
-            let i = at(&st).expect("only this caller removes its job");
-            st.jobs.remove(i).panicked
+/// Ends a published job: see [`Close::finish`]; also on drop.
+struct Close(&'static Pool, u64);
+
+impl Close {
+    /// Stops the job taking helpers, waits for those inside it, removes it; whether one panicked.
+    fn finish(&self) -> bool {
+        let mut st = lock(self.0);
+        let at = |st: &State| st.jobs.iter().position(|j| j.id == self.1);
+        let Some(i) = at(&st) else { return false };
+        st.jobs[i].wanted = 0;
+        while st.jobs.iter().any(|j| j.id == self.1 && j.active > 0) {
+            st = self.0.idle.wait(st).unwrap_or_else(|e| e.into_inner());
         }
+        let i = at(&st).expect("only this caller removes its job");
+        st.jobs.remove(i).panicked
     }
-    impl Drop for Close {
-        fn drop(&mut self) {
-            self.finish();
+}
+
+impl Drop for Close {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// A job that helpers may work on from [`start`] until its caller [`join`](Started::join)s it:
+/// the caller goes on meanwhile (a reader returns the batch before while helpers open the next).
+/// The same rules as [`run`]: `body` shares its work through its own state, the caller's copy
+/// at `join` finishes whatever no helper took, and the caller never waits for a helper that has
+/// not started. Dropped without `join`, it waits only for the helpers inside it.
+pub(crate) struct Started {
+    // Declared first, so dropped first: the job is gone before the body it lists.
+    close: Option<Close>,
+    body: std::sync::Arc<dyn Fn() + Send + Sync>,
+}
+
+/// Starts `body` on up to `threads - 1` helpers (0 = all cores), to be joined by the caller.
+/// With one thread, nothing runs until `join`.
+pub(crate) fn start(threads: usize, body: std::sync::Arc<dyn Fn() + Send + Sync>) -> Started {
+    let threads = resolve(threads);
+    let close = (threads > 1).then(|| publish(threads, &*body));
+    Started { close, body }
+}
+
+impl Started {
+    /// Runs the caller's copy of the body, then waits for the helpers inside it.
+    pub(crate) fn join(mut self) {
+        (self.body)();
+        let panicked = self.close.take().is_some_and(|c| {
+            let p = c.finish();
+            std::mem::forget(c);
+            p
+        });
+        assert!(!panicked, "a hyperseal worker panicked");
+    }
+}
+
+/// A buffer cut into pieces of `size` bytes (the last may be shorter) that threads claim one at
+/// a time, each piece once, so each thread holds its piece exclusively. It owns the buffer, so
+/// a [`Started`] job can work on it after the caller that filled it has returned; the buffer
+/// comes back whole with [`into_inner`](Pieces::into_inner), and is zeroized if dropped instead
+/// (it may hold plaintext).
+pub(crate) struct Pieces {
+    ptr: *mut u8,
+    len: usize,
+    cap: usize,
+    used: usize,
+    size: usize,
+    count: usize,
+    next: AtomicUsize,
+}
+
+// SAFETY: the buffer is owned (as a `Vec<u8>` would be), and shared access hands out only
+// disjoint pieces (see `claim`).
+unsafe impl Send for Pieces {}
+unsafe impl Sync for Pieces {}
+
+impl Pieces {
+    /// Takes `buf`, whose first `used` bytes are cut into pieces of `size` (non-zero).
+    pub(crate) fn new(buf: Vec<u8>, used: usize, size: usize) -> Self {
+        assert!(size > 0 && used <= buf.len());
+        let mut buf = std::mem::ManuallyDrop::new(buf);
+        let (ptr, len, cap) = (buf.as_mut_ptr(), buf.len(), buf.capacity());
+        Pieces { ptr, len, cap, size, count: used.div_ceil(size), next: AtomicUsize::new(0), used }
+    }
+
+    /// The next piece no one has claimed, and its index; `None` once all are claimed.
+    #[allow(clippy::mut_from_ref)] // each piece is handed out once: see the SAFETY note
+    pub(crate) fn claim(&self) -> Option<(usize, &mut [u8])> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        if i >= self.count {
+            return None;
         }
+        let at = i * self.size;
+        let n = self.size.min(self.used - at);
+        // SAFETY: `i` comes from one `fetch_add`, so no other call gets it; pieces of different
+        // indices do not overlap and lie inside the first `used <= len` bytes of the buffer,
+        // which nothing else touches until `into_inner` or drop take `self` by value (after
+        // every claimed piece's borrow of `self` has ended).
+        Some((i, unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), n) }))
     }
-    let close = Close(pool, id);
-    caller();
-    let panicked = close.finish();
-    std::mem::forget(close);
-    assert!(!panicked, "a hyperseal worker panicked");
+
+    /// The buffer back, whole.
+    pub(crate) fn into_inner(self) -> Vec<u8> {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: the parts of the `Vec` taken apart in `new`, rebuilt once (`self` is not
+        // dropped).
+        unsafe { Vec::from_raw_parts(me.ptr, me.len, me.cap) }
+    }
+}
+
+impl Drop for Pieces {
+    fn drop(&mut self) {
+        // SAFETY: as in `into_inner`; `drop` runs only when that did not.
+        let mut buf = unsafe { Vec::from_raw_parts(self.ptr, self.len, self.cap) };
+        zeroize::Zeroize::zeroize(&mut buf);
+    }
 }
 
 /// Calls `f(i)` for every `i` in `0..n`, spread over up to `threads` threads; on failure, the

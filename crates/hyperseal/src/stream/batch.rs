@@ -3,7 +3,8 @@
 //! tag, so both directions work in place.
 
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
-use std::sync::Mutex;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroize;
 
@@ -114,20 +115,67 @@ impl Batch {
         if n == 0 {
             return;
         }
+        let (used, kept) = self.prepare(layout);
+        let at = self.at(layout);
+        let cap = layout.cap();
+        let buf = &mut self.buf[..used];
+        self.failed = if threads != 1 && n > 1 {
+            let slots: Vec<Mutex<&mut [u8]>> = buf.chunks_mut(cap).map(Mutex::new).collect();
+            exec::for_each(n, threads, &|i| {
+                at.one(cipher, input, i, &mut slots[i].lock().expect("one user per slot"))
+            })
+            .err()
+        } else {
+            buf.chunks_mut(cap)
+                .enumerate()
+                .find_map(|(i, slot)| at.one(cipher, input, i, slot).err().map(|e| (i, e)))
+        };
+        self.settle(cipher, layout, input, used, kept);
+    }
+
+    /// Starts opening every filled slot of this batch (read into `buf`) on the executor's
+    /// helpers, and returns at once; [`Opening::join`] finishes the work and gives the batch
+    /// back. The caller meanwhile returns the plaintext of the batch before (see
+    /// `ChunkReader::read`).
+    pub fn start_open<S: ChunkScheme + Send + 'static>(
+        mut self,
+        cipher: &Arc<S>,
+        layout: &Layout,
+        threads: usize,
+    ) -> Opening<S> {
+        debug_assert!(layout.dir == Dir::Open && self.src.is_none());
+        let (used, kept) = if self.lens.is_empty() { (0, 0..0) } else { self.prepare(layout) };
+        let job = Arc::new(OpenJob {
+            cipher: Arc::clone(cipher),
+            at: self.at(layout),
+            pieces: exec::Pieces::new(std::mem::take(&mut self.buf), used, layout.cap()),
+            failed: Mutex::new(None),
+        });
+        let body = Arc::clone(&job);
+        let started = exec::start(
+            threads,
+            Arc::new(move || {
+                while let Some((i, slot)) = body.pieces.claim() {
+                    if let Err(e) = body.at.one(&*body.cipher, &[], i, slot) {
+                        let mut first = body.failed.lock().unwrap_or_else(|p| p.into_inner());
+                        if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                            *first = Some((i, e));
+                        }
+                    }
+                }
+            }),
+        );
+        Opening { batch: self, job, started, used, kept, layout: *layout }
+    }
+
+    /// Before the chunks are processed: room for the final slot, the zeroize-on-drop flag, and
+    /// the ciphertext an in-place open keeps for a retry. Returns the bytes the slots use and
+    /// the slots kept.
+    fn prepare(&mut self, layout: &Layout) -> (usize, Range<usize>) {
+        let n = self.lens.len();
         let used = self.used(layout);
         self.grow(used); // a short final slot was only allocated as far as bytes arrived
         self.plaintext |= layout.dir == Dir::Open;
-        let (first, last, src, lens, cap) = (self.first, self.last, self.src, &self.lens, layout.cap());
-        let one = |i: usize, slot: &mut [u8]| -> Result<(), Error> {
-            let (index, is_last, len) = (first + i as u64, last && i + 1 == n, lens[i]);
-            let from = src.map(|s| &input[s + i * layout.stride()..][..len]);
-            match (layout.dir, from) {
-                (Dir::Seal, None) => cipher.seal(index, is_last, &mut slot[..len + TAG_LEN]),
-                (Dir::Seal, Some(pt)) => cipher.seal_to(index, is_last, pt, &mut slot[..len + TAG_LEN]),
-                (Dir::Open, None) => cipher.open(index, is_last, &mut slot[..len]).map(drop),
-                (Dir::Open, Some(ct)) => cipher.open_to(index, is_last, ct, slot).map(drop),
-            }
-        };
         // Opening in place overwrites a chunk's ciphertext, which a chunk that fails must keep to
         // be tried under the other final flag (`open_other_flag`). The chunks kept are those where
         // a payload's real end can fall when what follows it is wrong: the last full chunk of a
@@ -136,27 +184,48 @@ impl Batch {
         // buffer the batch keeps (no allocation per batch), against decrypting the whole batch.
         // A final chunk followed by a chunk's worth of junk or more, inside a batch, fails
         // without being released.
-        let stride = layout.stride();
-        let from = match (layout.dir, src) {
-            (Dir::Open, None) => n.saturating_sub(if last { 2 } else { 1 }),
+        let (stride, cap) = (layout.stride(), layout.cap());
+        let from = match (layout.dir, self.src) {
+            (Dir::Open, None) => n.saturating_sub(if self.last { 2 } else { 1 }),
             _ => n,
         };
-        let kept = from..from + (from..n).take_while(|&i| lens[i] == stride).count();
+        let kept = from..from + (from..n).take_while(|&i| self.lens[i] == stride).count();
         self.kept.clear();
         for i in kept.clone() {
             self.kept.extend_from_slice(&self.buf[i * cap..][..stride]);
         }
-        let buf = &mut self.buf[..used];
-        self.failed = if threads != 1 && n > 1 {
-            let slots: Vec<Mutex<&mut [u8]>> = buf.chunks_mut(cap).map(Mutex::new).collect();
-            exec::for_each(n, threads, &|i| one(i, &mut slots[i].lock().expect("one user per slot"))).err()
-        } else {
-            buf.chunks_mut(cap).enumerate().find_map(|(i, slot)| one(i, slot).err().map(|e| (i, e)))
-        };
+        (used, kept)
+    }
+
+    /// What each slot's work needs to know of the batch, apart from its buffer.
+    fn at(&self, layout: &Layout) -> SlotWork {
+        SlotWork {
+            dir: layout.dir,
+            first: self.first,
+            n: self.lens.len(),
+            last: self.last,
+            src: self.src,
+            stride: layout.stride(),
+            lens: self.lens.clone(),
+        }
+    }
+
+    /// After the chunks were processed (`failed` set): a failed full chunk is tried under the
+    /// other final flag, and a sealed batch no longer holds plaintext.
+    fn settle(
+        &mut self,
+        cipher: &impl ChunkScheme,
+        layout: &Layout,
+        input: &[u8],
+        used: usize,
+        kept: Range<usize>,
+    ) {
+        let (n, first, last, cap, stride) =
+            (self.lens.len(), self.first, self.last, layout.cap(), layout.stride());
         if let (Dir::Open, Some(i)) = (layout.dir, self.failed.as_ref().map(|(i, _)| *i)) {
-            let ct = match src {
-                Some(s) => Some(&input[s + i * layout.stride()..][..lens[i]]),
-                None => kept.contains(&i).then(|| &self.kept[(i - from) * stride..][..stride]),
+            let ct = match self.src {
+                Some(s) => Some(&input[s + i * stride..][..self.lens[i]]),
+                None => kept.contains(&i).then(|| &self.kept[(i - kept.start) * stride..][..stride]),
             };
             let slot = &mut self.buf[i * cap..(i * cap + cap).min(used)];
             if let Some(e) = ct
@@ -212,6 +281,73 @@ impl Drop for Batch {
     }
 }
 
+/// One slot's work: seal or open chunk `i` of a batch.
+struct SlotWork {
+    dir: Dir,
+    first: u64,
+    n: usize,
+    last: bool,
+    src: Option<usize>,
+    stride: usize,
+    lens: Vec<usize>,
+}
+
+impl SlotWork {
+    /// Processes slot `i` (`slot`: its room in the batch), from `input` when the batch borrows it.
+    fn one(
+        &self,
+        cipher: &(impl ChunkScheme + ?Sized),
+        input: &[u8],
+        i: usize,
+        slot: &mut [u8],
+    ) -> Result<(), Error> {
+        let (index, is_last, len) = (self.first + i as u64, self.last && i + 1 == self.n, self.lens[i]);
+        let from = self.src.map(|s| &input[s + i * self.stride..][..len]);
+        match (self.dir, from) {
+            (Dir::Seal, None) => cipher.seal(index, is_last, &mut slot[..len + TAG_LEN]),
+            (Dir::Seal, Some(pt)) => cipher.seal_to(index, is_last, pt, &mut slot[..len + TAG_LEN]),
+            (Dir::Open, None) => cipher.open(index, is_last, &mut slot[..len]).map(drop),
+            (Dir::Open, Some(ct)) => cipher.open_to(index, is_last, ct, slot).map(drop),
+        }
+    }
+}
+
+/// What the helpers of a started open share.
+struct OpenJob<S> {
+    cipher: Arc<S>,
+    at: SlotWork,
+    pieces: exec::Pieces,
+    /// The lowest failing slot, and why.
+    failed: Mutex<Option<(usize, Error)>>,
+}
+
+/// A batch being opened by the executor's helpers ([`Batch::start_open`]).
+pub(crate) struct Opening<S> {
+    batch: Batch,
+    job: Arc<OpenJob<S>>,
+    started: exec::Started,
+    used: usize,
+    kept: Range<usize>,
+    layout: Layout,
+}
+
+impl<S: ChunkScheme> Opening<S> {
+    /// Opens what no helper took on the calling thread, waits for the helpers' last chunks, and
+    /// returns the opened batch (with `failed` set as `process` sets it).
+    pub fn join(self) -> Batch {
+        let Opening { mut batch, job, started, used, kept, layout } = self;
+        started.join(); // drops the body, and with it its share of `job`
+        let job = Arc::try_unwrap(job)
+            .unwrap_or_else(|_| unreachable!("the started job held the only other share"));
+        batch.buf = job.pieces.into_inner();
+        batch.failed = job.failed.into_inner().unwrap_or_else(|p| p.into_inner());
+        if !batch.lens.is_empty() {
+            batch.settle(&*job.cipher, &layout, &[], used, kept);
+        }
+        batch
+    }
+}
+
 /// First read into a slot not yet allocated (see [`Filler::read_slot`]).
 const GROW_FIRST: usize = 4 << 10;
 
@@ -219,11 +355,15 @@ const GROW_FIRST: usize = 4 << 10;
 pub(crate) struct Filler {
     carry: Option<u8>,
     pub next: u64,
+    /// Whether the last batch came whole from at most two read calls: the input had it ready
+    /// (memory, a file), as a pipe or socket, giving what has arrived (64 KiB at most from a
+    /// pipe by default), seldom does.
+    pub ready: bool,
 }
 
 impl Filler {
     pub fn starting_at(next: u64) -> Self {
-        Filler { carry: None, next }
+        Filler { carry: None, next, ready: false }
     }
 
     /// Reads the next batch; returns whether it holds the final chunk (by `scheme`'s rule).
@@ -236,6 +376,7 @@ impl Filler {
     ) -> io::Result<bool> {
         b.reset(self.next);
         b.plaintext |= layout.dir == Dir::Seal;
+        self.ready = false;
         let stride = layout.stride();
         let (mut total, mut eof) = (0, false);
         if b.buf.len() >= layout.slots * layout.cap() {
@@ -284,7 +425,11 @@ impl Filler {
             n = 1;
         }
         if stride == cap {
-            return Ok(n + read_full(r, &mut b.buf[n..room])?);
+            let got = read_full_counted(r, &mut b.buf[n..room])?;
+            // Two calls: a buffered input's leftover (the byte read ahead filled its buffer), then
+            // the rest straight from the input.
+            self.ready = got.1 <= 2 && n + got.0 == room;
+            return Ok(n + got.0);
         }
         let mut slots: Vec<IoSliceMut<'_>> =
             b.buf[..layout.slots * cap].chunks_mut(cap).map(|s| IoSliceMut::new(&mut s[..stride])).collect();
@@ -333,16 +478,21 @@ impl Filler {
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
 pub(crate) fn read_full(r: &mut (impl Read + ?Sized), buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
+    read_full_counted(r, buf).map(|(n, _)| n)
+}
+
+/// [`read_full`], and the number of calls that returned bytes.
+fn read_full_counted(r: &mut (impl Read + ?Sized), buf: &mut [u8]) -> io::Result<(usize, usize)> {
+    let (mut n, mut calls) = (0, 0);
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
             Ok(0) => break,
-            Ok(k) => n += k,
+            Ok(k) => (n, calls) = (n + k, calls + 1),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(n)
+    Ok((n, calls))
 }
 
 /// `Write::write_all_vectored`, which is not stable yet. A writer without a vectored write of

@@ -242,6 +242,8 @@ pub(crate) fn nonce(index: u64, last: bool) -> [u8; 12] {
 }
 
 #[cfg(test)]
+mod ahead_tests;
+#[cfg(test)]
 mod tail_tests;
 #[cfg(test)]
 mod tests;

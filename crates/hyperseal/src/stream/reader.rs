@@ -6,10 +6,12 @@
 //! batch of chunks that covers the requested position.
 
 use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::Arc;
 
-use super::batch::{read_full, Batch, Dir, Filler, Layout};
+use super::batch::{read_full, Batch, Dir, Filler, Layout, Opening};
 use super::{ChunkCipher, ChunkScheme};
 use crate::error::Error;
+use crate::exec;
 use crate::format::TAG_LEN;
 
 /// Plaintext per batch: the most a seek-and-read decrypts beyond what it returns.
@@ -18,11 +20,17 @@ const BATCH_BYTES: usize = 1 << 20;
 /// Decrypting reader over the chunks of scheme `S`.
 pub(crate) struct ChunkReader<R, S> {
     inner: R,
-    cipher: S,
+    cipher: Arc<S>,
     layout: Layout,
     batch: Batch,
     filler: Filler,
     threads: usize,
+    /// The next batch, read and being opened by the executor's helpers while `batch` is
+    /// returned (see `read`), or what reading it failed with (returned after `batch`).
+    ahead: Option<Result<Box<Opening<S>>, io::Error>>,
+    /// A batch's buffer, kept for the next batch read ahead (boxed: readers are embedded in
+    /// enums of other readers).
+    spare: Box<Batch>,
     /// Whether `batch` holds processed chunks.
     loaded: bool,
     /// Plaintext position of the next byte to return.
@@ -32,7 +40,7 @@ pub(crate) struct ChunkReader<R, S> {
     len: Option<u64>,
 }
 
-impl<R: Read, S: ChunkScheme> ChunkReader<R, S> {
+impl<R: Read, S: ChunkScheme + Send + 'static> ChunkReader<R, S> {
     /// Wraps `inner`, positioned at the first payload chunk. `threads > 1` opens the chunks of
     /// a batch in parallel.
     pub(crate) fn new(inner: R, cipher: S, threads: usize) -> Self {
@@ -42,7 +50,9 @@ impl<R: Read, S: ChunkScheme> ChunkReader<R, S> {
             batch: Batch::default(),
             filler: Filler::starting_at(0),
             threads,
-            cipher,
+            ahead: None,
+            spare: Box::default(),
+            cipher: Arc::new(cipher),
             layout,
             loaded: false,
             pos: 0,
@@ -66,7 +76,7 @@ impl<R: Read, S: ChunkScheme> ChunkReader<R, S> {
     }
 }
 
-impl<R: Read, S: ChunkScheme> Read for ChunkReader<R, S> {
+impl<R: Read, S: ChunkScheme + Send + 'static> Read for ChunkReader<R, S> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         if out.is_empty() {
             return Ok(0);
@@ -93,14 +103,41 @@ impl<R: Read, S: ChunkScheme> Read for ChunkReader<R, S> {
                     return Ok(0);
                 }
             }
-            self.filler.fill(&mut self.inner, &mut self.batch, &self.layout, &self.cipher)?;
-            self.batch.process(&self.cipher, &self.layout, &[], self.threads);
+            match self.ahead.take() {
+                Some(ahead) => {
+                    let opened = ahead?.join();
+                    *self.spare = std::mem::replace(&mut self.batch, opened);
+                }
+                None => {
+                    self.filler.fill(&mut self.inner, &mut self.batch, &self.layout, &*self.cipher)?;
+                    self.batch.process(&*self.cipher, &self.layout, &[], self.threads);
+                }
+            }
             self.loaded = true;
+            self.read_ahead();
         }
     }
 }
 
-impl<R: Read + Seek, S: ChunkScheme> ChunkReader<R, S> {
+impl<R: Read, S: ChunkScheme + Send + 'static> ChunkReader<R, S> {
+    /// Reads the batch after the one just loaded and starts opening it on the executor's
+    /// helpers, so they work while the caller is handed this one in small reads (`io::copy`'s
+    /// 8 KiB): the caller's copying and reading then overlap the opening instead of alternating
+    /// with it, and it joins the opening for what is left when it needs the batch. Only when the
+    /// input gave its last batch in one call (memory, a file): reading ahead from a pipe or a
+    /// socket would hold back plaintext already opened until more input arrives.
+    fn read_ahead(&mut self) {
+        let more = !self.batch.last && self.batch.failed.is_none() && self.filler.ready;
+        if !more || exec::resolve(self.threads) <= 1 {
+            return;
+        }
+        let mut next = std::mem::take(&mut *self.spare);
+        let filled = self.filler.fill(&mut self.inner, &mut next, &self.layout, &*self.cipher);
+        self.ahead = Some(filled.map(|_| Box::new(next.start_open(&self.cipher, &self.layout, self.threads))));
+    }
+}
+
+impl<R: Read + Seek, S: ChunkScheme + Send + 'static> ChunkReader<R, S> {
     /// The plaintext length, after authenticating the final chunk. Seekable inputs only.
     pub(crate) fn plaintext_len(&mut self) -> Result<u64, Error> {
         if let Some(len) = self.len {
@@ -114,7 +151,7 @@ impl<R: Read + Seek, S: ChunkScheme> ChunkReader<R, S> {
         };
         let end = self.inner.seek(SeekFrom::End(0))?;
         let inner = &mut self.inner;
-        let len = super::authenticated_len(&self.cipher, end.saturating_sub(start), |at, buf| {
+        let len = super::authenticated_len(&*self.cipher, end.saturating_sub(start), |at, buf| {
             inner.seek(SeekFrom::Start(start + at))?;
             read_full(inner, buf)?;
             Ok(())
@@ -133,12 +170,13 @@ impl<R: Read + Seek, S: ChunkScheme> ChunkReader<R, S> {
         let full = (self.cipher.chunk_size() + TAG_LEN) as u64;
         self.inner.seek(SeekFrom::Start(start + chunk * full))?;
         self.filler = Filler::starting_at(chunk);
+        self.ahead = None;
         self.loaded = false;
         Ok(())
     }
 }
 
-impl<R: Read + Seek, S: ChunkScheme> Seek for ChunkReader<R, S> {
+impl<R: Read + Seek, S: ChunkScheme + Send + 'static> Seek for ChunkReader<R, S> {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
         let len = self.plaintext_len().map_err(Error::into_io)?;
         let target = match to {
