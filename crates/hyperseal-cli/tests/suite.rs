@@ -35,6 +35,7 @@ mod git_filter;
 mod git_large;
 mod git_merge;
 mod git_rekey;
+mod git_unlock;
 mod git_verify;
 mod hash_check;
 mod hazmat_stream;

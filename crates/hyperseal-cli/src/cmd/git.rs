@@ -222,13 +222,21 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
     // unchanged. What still differs is left as it is (it is the user's work): the rest is
     // checked out again as plaintext.
     let mut marked = git_repo::marked_paths()?;
-    let changed = match force || git_repo::unchanged_as_stored(&root, &marked)? {
+    // The files still as git checked them out are written here, on every core; git checks
+    // out the rest through the filter.
+    #[cfg(unix)]
+    let done = super::git_unlock::checkout(&root, &marked, super::git_filter::unlocked()?)?;
+    #[cfg(not(unix))]
+    let done: Vec<String> = Vec::new();
+    let taken: std::collections::HashSet<&String> = done.iter().collect();
+    marked.retain(|p| !taken.contains(p));
+    let changed = match force || marked.is_empty() || git_repo::unchanged_as_stored(&root, &marked)? {
         true => Vec::new(),
         false => git_repo::changed_marked(&marked)?,
     };
     marked.retain(|p| !changed.contains(p));
     git_repo::checkout_again(&root, &marked)?;
-    eprintln!("unlocked: {} marked file(s) checked out", marked.len());
+    eprintln!("unlocked: {} marked file(s) checked out", marked.len() + done.len());
     if let Some(first) = changed.first() {
         eprintln!(
             "hyperseal: note: {} marked file(s) with uncommitted changes left as they are ({first} among them)",

@@ -34,7 +34,7 @@ pub fn git(args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>> {
     let mut child =
         c.spawn().map_err(|e| hint(format!("cannot run git: {e}"), "install git, or put it on PATH"))?;
     let input = child.stdin.take();
-    let (mut stdout, mut stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
+    let (stdout, stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
     // git answers while it reads (check-attr --stdin): the input goes in from another thread,
     // and each output is read by its own, so no side waits on a full pipe while this one
     // watches the clock.
@@ -42,15 +42,27 @@ pub fn git(args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>> {
         if let (Some(data), Some(mut input)) = (stdin, input) {
             s.spawn(move || input.write_all(data));
         }
-        let out = s.spawn(move || {
-            let mut v = Vec::new();
-            stdout.read_to_end(&mut v).map(|_| v)
-        });
-        let err = s.spawn(move || {
-            let mut v = Vec::new();
-            stderr.read_to_end(&mut v).map(|_| v)
-        });
-        let status = wait_until(&mut child, Instant::now() + GIT_DEADLINE);
+        // Each reader says when its pipe closed, which git does as it exits: waiting for that
+        // (with the deadline) ends the wait at once, where polling the child alone would
+        // oversleep a 50 ms run by as much again.
+        let (closed, eof) = std::sync::mpsc::channel();
+        let reader = |mut pipe: Box<dyn Read + Send>| {
+            let closed = closed.clone();
+            s.spawn(move || {
+                let mut v = Vec::new();
+                let r = pipe.read_to_end(&mut v).map(|_| v);
+                let _ = closed.send(());
+                r
+            })
+        };
+        let (out, err) = (reader(Box::new(stdout)), reader(Box::new(stderr)));
+        let deadline = Instant::now() + GIT_DEADLINE;
+        for _ in 0..2 {
+            if eof.recv_timeout(deadline.saturating_duration_since(Instant::now())).is_err() {
+                break;
+            }
+        }
+        let status = wait_until(&mut child, deadline);
         (status, out.join(), err.join())
     });
     let status = status.context("cannot run git")?;

@@ -14,6 +14,8 @@ mod git_filter;
 mod git_merge;
 mod git_rekey;
 mod git_repo;
+#[cfg(unix)]
+mod git_unlock;
 mod git_verify;
 pub mod header;
 pub mod identity;

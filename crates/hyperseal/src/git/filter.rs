@@ -193,12 +193,20 @@ impl<T: Repo> Filter<T> {
             return Ok((Outcome::Left, spool.reader()?));
         }
         let opened = Decryptor::new(spool.reader()?).and_then(|d| d.into_reader(ids));
-        match opened {
-            Ok(r) => Ok((Outcome::Opened, Box::new(r))),
-            // A file for other recipients stays as stored: this user is not one of them.
-            Err(Error::NoIdentityMatched) => Ok((Outcome::Left, spool.reader()?)),
+        match left_for_others(opened) {
+            Ok(Some(r)) => Ok((Outcome::Opened, Box::new(r))),
+            Ok(None) => Ok((Outcome::Left, spool.reader()?)),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// A file for other recipients stays as stored: this user is not one of them.
+pub(super) fn left_for_others<R>(opened: Result<R, Error>) -> Result<Option<R>, Error> {
+    match opened {
+        Ok(r) => Ok(Some(r)),
+        Err(Error::NoIdentityMatched) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 

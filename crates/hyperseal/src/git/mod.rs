@@ -6,6 +6,10 @@
 //!   command.
 //! - [`filter`]: the clean and smudge decisions (fail closed, no churn, no deterministic
 //!   encryption); `ahead.rs`: the encryptors it prepares while git is busy.
+//! - [`checkout`]: many stored blobs opened at once, for a frontend that writes the work tree
+//!   itself (one plugin or agent round for all of them, then every core).
+//! - [`index`]: git's index file, read for the marked entries and given the stat data of the
+//!   files an unlock wrote itself.
 //! - [`merge`]: the merge driver's 3-way merge, in memory only.
 //! - [`rekey`]: a stored blob re-keyed (header only) or rotated.
 //! - [`recipients`]: the nearest `.age-recipients`.
@@ -16,7 +20,9 @@
 //! (its stored blobs), the identities and the parsing of recipients through [`Repo`].
 
 mod ahead;
+pub mod checkout;
 pub mod filter;
+pub mod index;
 pub mod merge;
 pub mod pktline;
 pub mod process;
@@ -25,6 +31,7 @@ pub mod rekey;
 pub mod spool;
 pub mod verify;
 
+pub use checkout::{smudge_blob, unlock_blobs};
 pub use filter::{Filter, Outcome, Repo, AGE_INTRO};
 pub use process::serve;
 pub use spool::Spool;

@@ -71,6 +71,7 @@ pub struct OutputOptions {
     force: bool,
     input: Option<crate::sys::FileId>,
     named_temporary: bool,
+    unsynced: bool,
 }
 
 impl OutputOptions {
@@ -102,6 +103,15 @@ impl OutputOptions {
         self
     }
 
+    /// Commit without flushing the data to stable storage first (by default it is flushed, so
+    /// after a crash the name, if it is there, has all the bytes). For files that can be made
+    /// again from elsewhere, as git writes a checkout: a repository's work tree written on
+    /// unlock, where a flush per file would cost more than the decryption.
+    pub fn unsynced(mut self, yes: bool) -> Self {
+        self.unsynced = yes;
+        self
+    }
+
     /// Opens the output for `dest`, checking every rule that can be checked before any byte is
     /// written. Nothing appears at `dest` until [`AtomicOutput::commit`] (devices and FIFOs
     /// excepted: they are opened for writing here).
@@ -117,7 +127,7 @@ impl OutputOptions {
             }
             Destination::Replace(target) | Destination::Create(target) => self.temporary(dest, target)?,
         };
-        Ok(AtomicOutput { dest: dest.to_path_buf(), state, written: 0 })
+        Ok(AtomicOutput { dest: dest.to_path_buf(), state, written: 0, sync: !self.unsynced })
     }
 
     fn temporary(&self, dest: &Path, target: PathBuf) -> Result<State, OutputError> {
@@ -137,6 +147,8 @@ pub struct AtomicOutput {
     dest: PathBuf,
     state: State,
     written: u64,
+    /// Flush to stable storage before the name changes (see [`OutputOptions::unsynced`]).
+    sync: bool,
 }
 
 #[derive(Debug)]
@@ -187,7 +199,8 @@ impl AtomicOutput {
         }
     }
 
-    /// Makes the output visible under its name: flushes it to stable storage and links (or, with
+    /// Makes the output visible under its name: flushes it to stable storage (unless
+    /// [`unsynced`](OutputOptions::unsynced)) and links (or, with
     /// `force`, renames) it into place. Without `force`, fails with
     /// [`OutputErrorKind::AlreadyExists`] if a file appeared at the destination meanwhile, and
     /// leaves that file alone. On any error nothing is left behind.
@@ -201,14 +214,14 @@ impl AtomicOutput {
     /// file it replaces is still the one it read.
     pub fn commit_with<T>(self, before: impl FnOnce() -> Result<T, OutputError>) -> Result<T, OutputError> {
         // No `Drop` on this struct itself: the states clean up after themselves when dropped.
-        let AtomicOutput { dest, state, .. } = self;
+        let AtomicOutput { dest, state, sync, .. } = self;
         match state {
             State::Through(mut f) => {
                 f.flush().map_err(|e| OutputError::new(OutputErrorKind::Write, &dest, e))?;
                 before()
             }
-            State::Unnamed(u) => u.commit(&dest, before),
-            State::Named(n) => n.commit(&dest, before),
+            State::Unnamed(u) => u.commit(&dest, sync, before),
+            State::Named(n) => n.commit(&dest, sync, before),
         }
     }
 
@@ -220,6 +233,15 @@ impl AtomicOutput {
             State::Through(_) => Ok(()),
             State::Unnamed(u) => crate::sys::copy_attributes(of, u.file()),
             State::Named(n) => crate::sys::copy_attributes(of, n.file()),
+        }
+    }
+
+    /// Sets the output's modification time (a checkout that must predate git's index: see
+    /// `hyperseal git unlock`). On a device or FIFO written through, nothing.
+    pub fn set_modified(&mut self, time: std::time::SystemTime) -> io::Result<()> {
+        match &mut self.state {
+            State::Through(_) => Ok(()),
+            _ => self.file().set_modified(time),
         }
     }
 

@@ -69,9 +69,12 @@ impl Named {
     pub(super) fn commit<T>(
         mut self,
         dest: &Path,
+        sync: bool,
         before: impl FnOnce() -> Result<T, OutputError>,
     ) -> Result<T, OutputError> {
-        self.file.sync_all().map_err(|e| OutputError::new(OutputErrorKind::Write, dest, e))?;
+        if sync {
+            self.file.sync_all().map_err(|e| OutputError::new(OutputErrorKind::Write, dest, e))?;
+        }
         let commit_err = |e| OutputError::new(OutputErrorKind::Commit, dest, e);
         let value = before()?;
         sys::keep_temporary(&self.file).map_err(commit_err)?;

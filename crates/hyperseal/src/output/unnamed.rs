@@ -41,10 +41,13 @@ impl Unnamed {
     pub(super) fn commit<T>(
         self,
         dest: &Path,
+        sync: bool,
         before: impl FnOnce() -> Result<T, OutputError>,
     ) -> Result<T, OutputError> {
         // Data first, name second: after a crash the name, if it exists, has all the bytes.
-        self.file.sync_all().map_err(|e| OutputError::new(OutputErrorKind::Write, dest, e))?;
+        if sync {
+            self.file.sync_all().map_err(|e| OutputError::new(OutputErrorKind::Write, dest, e))?;
+        }
         let commit_err = |e| OutputError::new(OutputErrorKind::Commit, dest, e);
         if !self.force {
             let value = before()?;

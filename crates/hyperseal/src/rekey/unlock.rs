@@ -29,13 +29,13 @@ use crate::{limits, Decryptor};
 type Answer = Option<Result<FileKey, String>>;
 
 /// What a batch said, by each stanza's digest.
-pub(super) type Answers = HashMap<[u8; 32], Answer>;
+pub(crate) type Answers = HashMap<[u8; 32], Answer>;
 
 /// An identity's answers for the stanzas of one window, in front of the identity itself
 /// (borrowed by the tree re-key; shared across windows, `Arc`, by the sops files' re-key).
-pub(super) struct Cached<I> {
-    pub(super) id: I,
-    pub(super) answers: Answers,
+pub(crate) struct Cached<I> {
+    pub(crate) id: I,
+    pub(crate) answers: Answers,
 }
 
 impl<I> Identity for Cached<I>
@@ -110,7 +110,7 @@ pub(super) fn unlock<'a>(
 /// stanza once, by its digest), and then about `extra`: its answers by digest, and its answers
 /// for `extra` in order. A batch that fails as a whole is that failure for each stanza; with
 /// nothing to ask, it is not asked.
-pub(super) fn ask(
+pub(crate) fn ask(
     id: &dyn Identity,
     headers: &[Vec<Stanza>],
     opened: &[bool],
@@ -159,7 +159,7 @@ fn probes(change: &Change) -> Option<(FileKey, Vec<Stanza>)> {
 
 /// Marks the files `id` answers for (a key or an error: either way later identities are not
 /// asked, as in `open_file_key`).
-pub(super) fn mark_opened(id: &dyn Identity, headers: &[Vec<Stanza>], opened: &mut [bool]) {
+pub(crate) fn mark_opened(id: &dyn Identity, headers: &[Vec<Stanza>], opened: &mut [bool]) {
     for (file, done) in headers.iter().zip(opened.iter_mut()) {
         if !*done && !file.is_empty() {
             *done = id.unwrap_stanzas(file).is_some();

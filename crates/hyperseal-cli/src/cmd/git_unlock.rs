@@ -1,0 +1,266 @@
+//! `unlock`'s checkout, done here instead of by git where it can be: the marked files' blobs are
+//! read in one `git cat-file --batch`, opened on every core, written in place of the stored age
+//! files, and their stat data recorded in git's index, as git's own checkout records it.
+//!
+//! Why: through the filter, git checks out one file per request and waits for each answer,
+//! and the next `git status` sends every rewritten file through the filter again (its index
+//! knows nothing of files it did not write). For thousands of small files that protocol, not
+//! the cryptography, is the time.
+//!
+//! Taken here: each marked file that is, by git's stat rule, the file git checked out for its
+//! index entry (a locked work tree just cloned or checked out), which is then known to hold its
+//! blob as stored, so nothing the user changed is overwritten. Left to the caller and git: files
+//! changed since, anything not a plain regular file in a plain folder (a link on the way, a
+//! missing file, an executable, a conflict, a sparse entry), blobs over 1 MiB (git streams those
+//! through the filter, which holds little in memory), files that fail to open (git then reports
+//! them as it always has), and every file of an index this does not rewrite (see
+//! `hyperseal::git::index`). A failure to record the stat data loses nothing: git then checks
+//! those files' contents once, through the filter.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Result;
+use hyperseal::git::index::{blob_id, HashKind, Index, Match, Stat};
+use hyperseal::output::OutputOptions;
+use hyperseal::recipient::Identity;
+
+use super::git_repo::git;
+
+/// Largest blob opened here; larger ones stream through the filter.
+const MOST: u64 = 1 << 20;
+/// How far before its writing a file's modification time is set. git takes a file whose time
+/// is not older than its index's, in whole seconds (git as Debian builds it compares no
+/// nanoseconds), for "racily clean": it may have changed unseen, so git compares its contents,
+/// here through the filter, and a checkout writes its files and the index within one second.
+/// A file dated a second back is older than the index written after it. Safe as git's own
+/// check is: a change made after the write gives the file a time of its own, which differs from
+/// the one recorded.
+const BACKDATE: std::time::Duration = std::time::Duration::from_secs(1);
+/// Blobs read from git per round: memory stays bounded whatever the repository's size.
+const ROUND: u64 = 64 << 20;
+
+/// Checks out those of `marked` it can: each whose work-tree file is, by git's stat rule, the
+/// file git checked out for its index entry (so nothing the user changed is overwritten);
+/// returns the paths it took care of, written as plaintext or left as stored.
+pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> Result<Vec<String>> {
+    // Another index (a `stash`'s, a hook's): git knows what it is doing with it.
+    if marked.is_empty() || std::env::var_os("GIT_INDEX_FILE").is_some() || ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let asked = git(&["rev-parse", "--git-path", "index", "--show-object-format"], None)?;
+    let asked = String::from_utf8_lossy(&asked);
+    let [index_file, format] = asked.lines().collect::<Vec<_>>()[..] else { return Ok(Vec::new()) };
+    let index_file = root.join(index_file);
+    let hash = match format {
+        "sha1" => HashKind::Sha1,
+        "sha256" => HashKind::Sha256,
+        _ => return Ok(Vec::new()),
+    };
+    let (Ok(read), Ok(meta)) = (std::fs::read(&index_file), std::fs::metadata(&index_file)) else {
+        return Ok(Vec::new());
+    };
+    let Ok(mut index) = Index::parse(read.clone(), hash) else { return Ok(Vec::new()) };
+    let index_mtime = Stat::of(&meta).mtime;
+
+    let wanted: HashMap<&[u8], &String> = marked.iter().map(|p| (p.as_bytes(), p)).collect();
+    let mut found: HashMap<&[u8], usize> = HashMap::new();
+    for (i, e) in index.entries().iter().enumerate() {
+        if wanted.contains_key(e.path.as_slice()) {
+            // A path in conflict has several entries: only a single stage-0 one is ours.
+            found.entry(e.path.as_slice()).and_modify(|at| *at = usize::MAX).or_insert(i);
+        }
+    }
+    // Rounds of blobs of a bounded total size: the size is the entry's, which the file it
+    // matches has, and which is the blob's (a locked work tree holds the blobs as stored).
+    let (mut rounds, mut round, mut used) = (Vec::new(), Vec::new(), 0);
+    let mut dirs = HashMap::new();
+    for p in marked {
+        let Some(e) = found.get(p.as_bytes()).and_then(|&i| index.entries().get(i).map(|e| (i, e))) else {
+            continue;
+        };
+        let (i, e) = e;
+        let plain =
+            e.stage == 0 && e.mode == 0o100644 && !e.skip_worktree && !e.intent_to_add && !e.assume_valid;
+        let size = u64::from(e.size);
+        if !plain || size > MOST || !as_checked_out(root, p, (&e.stat, &e.oid, hash), index_mtime, &mut dirs)
+        {
+            continue;
+        }
+        if used + size > ROUND && !round.is_empty() {
+            rounds.push(std::mem::take(&mut round));
+            used = 0;
+        }
+        used += size;
+        round.push(Job { path: p.clone(), entry: i, oid: e.oid.clone(), stat: None, done: false });
+    }
+    rounds.push(round);
+
+    let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
+    let (mut done, mut written) = (Vec::new(), Vec::new());
+    for mut round in rounds.into_iter().filter(|r| !r.is_empty()) {
+        open_round(root, &mut round, &ids)?;
+        for j in round.into_iter().filter(|j| j.done) {
+            written.extend(j.stat.map(|s| (j.entry, s)));
+            done.push(j.path);
+        }
+    }
+    if !written.is_empty() {
+        for (i, st) in &written {
+            index.set_stat(*i, st);
+        }
+        let newest = written.iter().map(|(_, st)| st.mtime).max().unwrap_or_default();
+        record(&index_file, &read, &index.to_bytes(), newest);
+    }
+    Ok(done)
+}
+
+struct Job {
+    path: String,
+    entry: usize,
+    oid: String,
+    /// The stat data of the file once written.
+    stat: Option<Stat>,
+    /// Written, or left as stored.
+    done: bool,
+}
+
+/// Whether `p` is the file git checked out for its entry (`recorded`, by git's stat rule) and
+/// every folder on the way is a real folder (never a link: writing through one could land
+/// outside the work tree, which git's checkout never does).
+fn as_checked_out(
+    root: &Path,
+    p: &str,
+    (recorded, oid, hash): (&Stat, &str, HashKind),
+    index_mtime: (u32, u32),
+    dirs: &mut HashMap<PathBuf, bool>,
+) -> bool {
+    let path = Path::new(p);
+    let mut at = root.to_path_buf();
+    for part in path.parent().into_iter().flat_map(Path::components) {
+        at.push(part);
+        let ok = *dirs.entry(at.clone()).or_insert_with(|| {
+            matches!(part, std::path::Component::Normal(_))
+                && std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_dir())
+        });
+        if !ok {
+            return false;
+        }
+    }
+    let Ok(m) = std::fs::symlink_metadata(root.join(path)) else { return false };
+    m.file_type().is_file()
+        && match recorded.compare(&Stat::of(&m), index_mtime) {
+            Match::Same => true,
+            // Written in the instant git wrote its index (a clone's last files): the bytes tell,
+            // as they tell git.
+            Match::Racy => std::fs::read(root.join(path)).is_ok_and(|b| blob_id(hash, &b) == oid),
+            Match::Differs => false,
+        }
+}
+
+/// Reads a round's blobs from git (in as many parts as there are cores, each its own `git
+/// cat-file`: reading loose objects is git's slowest part here), opens and writes them on every
+/// core. A file that does not open stays for git, which reports why.
+fn open_round(root: &Path, round: &mut [Job], ids: &[Arc<dyn Identity>]) -> Result<()> {
+    let parts = hyperseal::available_threads().clamp(1, 8);
+    let per = round.len().div_ceil(parts);
+    let outs: Vec<Result<Vec<u8>>> = std::thread::scope(|s| {
+        let readers: Vec<_> = round
+            .chunks(per)
+            .map(|part| {
+                let asked: Vec<u8> = part.iter().flat_map(|j| format!("{}\n", j.oid).into_bytes()).collect();
+                s.spawn(move || git(&["cat-file", "--batch", "--buffer"], Some(&asked)))
+            })
+            .collect();
+        readers
+            .into_iter()
+            .map(|r| r.join().unwrap_or_else(|_| Err(anyhow::anyhow!("git cat-file"))))
+            .collect()
+    });
+    let mut blobs = Vec::with_capacity(round.len());
+    for (out, part) in outs.iter().zip(round.chunks(per)) {
+        let got = answers(out.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?, part.len());
+        if got.len() != part.len() {
+            return Ok(()); // not what was asked: git checks these out
+        }
+        blobs.extend(got);
+    }
+    // One round with a plugin or the agent for the whole of it; then every file opens offline.
+    let ids = hyperseal::git::unlock_blobs(&blobs, ids);
+    let ids = &ids[..];
+    let slots: Vec<Mutex<&mut Job>> = round.iter_mut().map(Mutex::new).collect();
+    let one = |i: usize| -> std::result::Result<(), hyperseal::Error> {
+        let mut job = slots[i].lock().unwrap_or_else(|p| p.into_inner());
+        if let Ok(stat) = write_one(root, &job.path, blobs[i], ids) {
+            (job.stat, job.done) = (stat, true);
+        }
+        Ok(())
+    };
+    let _ = hyperseal::exec::for_each(slots.len(), 0, &one);
+    Ok(())
+}
+
+/// The blobs of `git cat-file --batch`'s answers ("OID blob SIZE\n", SIZE bytes, "\n" each),
+/// as many as are whole, up to `n`.
+fn answers(mut rest: &[u8], n: usize) -> Vec<&[u8]> {
+    let mut blobs = Vec::with_capacity(n);
+    while blobs.len() < n {
+        let Some(eol) = rest.iter().position(|&b| b == b'\n') else { break };
+        let head = String::from_utf8_lossy(&rest[..eol]);
+        let size = match head.split(' ').collect::<Vec<_>>()[..] {
+            [_, "blob", n] => n.parse::<usize>().ok(),
+            _ => None,
+        };
+        let Some(size) = size.filter(|&n| rest.len() > eol + n + 1) else { break };
+        blobs.push(&rest[eol + 1..eol + 1 + size]);
+        rest = &rest[eol + 2 + size..];
+    }
+    blobs
+}
+
+/// Writes one file's plaintext over its stored age file; its stat data, or `None` when it stays
+/// as stored (for other recipients, or not an age file: the file already holds the blob).
+fn write_one(root: &Path, path: &str, blob: &[u8], ids: &[Box<dyn Identity>]) -> Result<Option<Stat>, ()> {
+    let Some(plaintext) = hyperseal::git::smudge_blob(blob, ids).map_err(drop)? else { return Ok(None) };
+    let dest = root.join(path);
+    let mut out = OutputOptions::new().force(true).unsynced(true).create(&dest).map_err(drop)?;
+    std::io::Write::write_all(&mut out, &plaintext).map_err(drop)?;
+    out.set_modified(std::time::SystemTime::now() - BACKDATE).map_err(drop)?;
+    out.commit().map_err(drop)?;
+    let meta = std::fs::symlink_metadata(&dest).map_err(drop)?;
+    Ok(meta.file_type().is_file().then(|| Stat::of(&meta)))
+}
+
+/// Writes `new` as the index, if the index is still `read`: under git's own lock
+/// (`index.lock`, created only if absent), renamed into place as git does. Anything in the way
+/// (a git running, an index changed meanwhile) leaves the index as it is: git will compare
+/// those files' contents once instead.
+///
+/// The index must be newer than every file it records (`newest`), or git takes them for
+/// "racily clean" (see [`BACKDATE`], which makes this hold at once); should the clock have
+/// moved back meanwhile, the lock file is written again, for 50 ms at most, until it is.
+fn record(index_file: &Path, read: &[u8], new: &[u8], newest: (u32, u32)) {
+    use std::io::{Seek, Write};
+    let lock = index_file.with_extension("lock");
+    let Ok(mut f) = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) else { return };
+    let mut write = || -> std::io::Result<(u32, u32)> {
+        f.rewind()?;
+        f.write_all(new)?;
+        Ok(Stat::of(&f.metadata()?).mtime)
+    };
+    let mut done = std::fs::read(index_file).is_ok_and(|now| now == read);
+    for _ in 0..50 {
+        match write() {
+            Ok(t) if t > newest => break,
+            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
+            Err(_) => done = false,
+        }
+        if !done {
+            break;
+        }
+    }
+    if !(done && std::fs::rename(&lock, index_file).is_ok()) {
+        let _ = std::fs::remove_file(&lock);
+    }
+}

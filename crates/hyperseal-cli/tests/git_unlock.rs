@@ -1,0 +1,126 @@
+//! `hyperseal git unlock` writes the work tree itself where it can: the files of a fresh clone
+//! are opened on every core and written as plaintext, with their stat data in git's index, so
+//! neither the unlock nor the next `git status` sends a file through the filter. What it must
+//! not take (a file changed since checkout, an executable, a large blob) git checks out as
+//! before, and a changed file is left as it is.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::common;
+use crate::git_support;
+
+use common::keypair;
+use git_support::{have_git, Repo, AGE_INTRO};
+
+/// A committed repository with `count` small marked files (and whatever `extra` adds), cloned
+/// into `clone`: the clone holds the age files, locked.
+fn cloned(tmp: &Path, count: usize, extra: impl Fn(&Repo)) -> (Repo, Repo, String) {
+    let (key, public) = keypair(tmp, "key", "hybrid");
+    let r = Repo::init(tmp, "origin");
+    r.hs_ok(&["git", "init", "*.env"]);
+    r.write(".age-recipients", format!("{public}\n").as_bytes());
+    r.hs_ok(&["git", "unlock", "-i", &key]);
+    for i in 0..count {
+        r.write(&format!("d{}/f{i}.env", i % 4), &secret(i));
+    }
+    extra(&r);
+    r.ok(&["add", "-A"]);
+    r.ok(&["commit", "-qm", "files"]);
+    let o = git_support::git_in(tmp, &["clone", "-q", r.dir.to_str().unwrap(), "clone"]);
+    assert!(o.status.success());
+    let c = Repo::at(tmp.join("clone"));
+    assert!(c.read("d0/f0.env").starts_with(AGE_INTRO), "a fresh clone holds the age files");
+    (r, c, key)
+}
+
+fn secret(i: usize) -> Vec<u8> {
+    format!("TOKEN_{i}={}\n", "x".repeat(i * 7)).into_bytes()
+}
+
+/// `hyperseal ARGS` (or `git ARGS`) in `r` with git's trace going to `trace`; whether git started
+/// a filter process.
+fn traced(r: &Repo, program: &Path, args: &[&str], trace: &Path) -> (bool, String) {
+    let _ = std::fs::remove_file(trace);
+    let o = Command::new(program)
+        .args(args)
+        .current_dir(&r.dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TRACE", trace)
+        .env("PATH", common::tools_path())
+        .env_remove("HYPERSEAL_AGENT_SOCK")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    let t = std::fs::read_to_string(trace).unwrap_or_default();
+    // git's line for starting a program: "run_command: … git filter-process".
+    let started = t.lines().any(|l| l.contains("run_command:") && l.contains("filter-process"));
+    (started, String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+#[test]
+fn an_unlock_writes_a_clone_itself_and_git_status_needs_no_filter() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, c, key) = cloned(tmp.path(), 40, |_| {});
+    let trace = tmp.path().join("trace");
+    let hs = Path::new(env!("CARGO_BIN_EXE_hyperseal"));
+    let (filtered, _) = traced(&c, hs, &["git", "unlock", "-i", &key], &trace);
+    assert!(!filtered, "no file went through the filter");
+    for i in 0..40 {
+        assert_eq!(c.read(&format!("d{}/f{i}.env", i % 4)), secret(i), "file {i} is plaintext");
+    }
+    // git's index has the new files' stat data: comparing the work tree with it (what `git
+    // status` does first) needs no file's contents. (`git status` itself starts the filter
+    // process in any repository with a process filter, clean or not.)
+    let (filtered, _) = traced(&c, Path::new("git"), &["diff-files", "--quiet"], &trace);
+    assert!(!filtered, "git diff-files sent no file through the filter");
+    assert_eq!(c.status(), "", "a clean work tree");
+    let debug = c.ok(&["ls-files", "--debug", "d1/f5.env"]);
+    assert!(debug.contains(&format!("size: {}\t", secret(5).len())), "{debug}");
+    // Locking again puts the stored files back, and unlocking again works from there.
+    c.hs_ok(&["git", "lock"]);
+    assert!(c.read("d2/f6.env").starts_with(AGE_INTRO));
+    c.hs_ok(&["git", "unlock", "-i", &key]);
+    assert_eq!(c.read("d2/f6.env"), secret(6));
+    assert_eq!(c.status(), "");
+}
+
+#[test]
+fn what_the_unlock_does_not_take_git_checks_out_and_a_changed_file_is_left() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let large: Vec<u8> = (0..(3 << 19)).map(|i: u32| (i % 251) as u8).collect();
+    let (_, c, key) = cloned(tmp.path(), 8, |r| {
+        r.write("big.env", &large);
+        r.write("run.env", b"#!/bin/sh\necho secret\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let f = r.dir.join("run.env");
+            std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    });
+    // The user's change to a locked file: never overwritten.
+    let mut changed = c.read("d1/f1.env");
+    changed.extend_from_slice(b"\nmore\n");
+    c.write("d1/f1.env", &changed);
+
+    let o = c.hs(&["git", "unlock", "-i", &key]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("1 marked file(s) with uncommitted changes left as they are (d1/f1.env"), "{err}");
+    assert_eq!(c.read("d1/f1.env"), changed);
+    assert_eq!(c.read("big.env"), large, "a large blob, checked out by git through the filter");
+    assert_eq!(c.read("run.env"), b"#!/bin/sh\necho secret\n");
+    for i in [0, 2, 3, 4, 5, 6, 7] {
+        assert_eq!(c.read(&format!("d{}/f{i}.env", i % 4)), secret(i));
+    }
+    assert_eq!(c.status(), " M d1/f1.env\n", "only the user's change shows");
+}

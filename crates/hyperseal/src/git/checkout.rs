@@ -1,0 +1,63 @@
+//! Many stored blobs opened at once, for a frontend that writes the work tree itself (`hyperseal
+//! git unlock` checking out thousands of small files): the same decision per blob as the
+//! filter's smudge, and one round with each identity that unwraps in batches (a plugin: perhaps
+//! a PIN or a touch; the agent: a round trip) for all of them, as a tree re-key asks, instead of
+//! one per file. After that round the blobs open offline, so the frontend may open them on
+//! every core.
+
+use std::sync::Arc;
+
+use zeroize::Zeroizing;
+
+use super::filter::{left_for_others, AGE_INTRO};
+use crate::format::Stanza;
+use crate::recipient::Identity;
+use crate::rekey::unlock::{ask, mark_opened, Cached};
+use crate::{limits, Decryptor, Error};
+
+/// The smudge of a blob held in memory: the same decision as
+/// [`Filter::smudge`](super::Filter::smudge). `None`: the work tree gets the blob as stored
+/// (locked, not an age file, or for other recipients); `Some`: its plaintext, authenticated
+/// whole.
+pub fn smudge_blob(blob: &[u8], ids: &[Box<dyn Identity>]) -> Result<Option<Zeroizing<Vec<u8>>>, Error> {
+    if ids.is_empty() || !blob.starts_with(AGE_INTRO) {
+        return Ok(None);
+    }
+    let Some(mut r) = left_for_others(Decryptor::new(blob).and_then(|d| d.into_reader(ids)))? else {
+        return Ok(None);
+    };
+    // Room for all of it: the plaintext is shorter than the file, so the buffer never moves
+    // (a moved buffer would leave a copy of the plaintext behind).
+    let mut out = Zeroizing::new(Vec::with_capacity(blob.len()));
+    std::io::Read::read_to_end(&mut r, &mut out)?;
+    Ok(Some(out))
+}
+
+/// The identities to open `blobs` with: each one that unwraps in batches asked once about the
+/// stanzas of every age file among them that no identity before it opens (at most
+/// [`limits::PLUGIN_BATCH`] stanzas; past that, it is asked per file), the others as they are.
+/// A blob that is not an age file adds nothing.
+pub fn unlock_blobs(blobs: &[&[u8]], identities: &[Arc<dyn Identity>]) -> Vec<Box<dyn Identity>> {
+    let mut headers: Vec<Vec<Stanza>> = Vec::new();
+    if identities.iter().any(|id| id.unwraps_in_batches()) {
+        for blob in blobs.iter().filter(|b| b.starts_with(AGE_INTRO)) {
+            let Ok(d) = Decryptor::from_slice(blob) else { continue };
+            if headers.iter().map(Vec::len).sum::<usize>() + d.header().stanzas.len() > limits::PLUGIN_BATCH {
+                break;
+            }
+            headers.push(d.header().stanzas.clone());
+        }
+    }
+    let mut opened = vec![false; headers.len()];
+    let mut out: Vec<Box<dyn Identity>> = Vec::with_capacity(identities.len());
+    for id in identities {
+        let answers = match id.unwraps_in_batches() && !headers.is_empty() {
+            true => ask(&**id, &headers, &opened, &[]).0,
+            false => Default::default(),
+        };
+        let view: Box<dyn Identity> = Box::new(Cached { id: id.clone(), answers });
+        mark_opened(&*view, &headers, &mut opened);
+        out.push(view);
+    }
+    out
+}
