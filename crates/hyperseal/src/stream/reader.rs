@@ -133,7 +133,8 @@ impl<R: Read, S: ChunkScheme + Send + 'static> ChunkReader<R, S> {
         }
         let mut next = std::mem::take(&mut *self.spare);
         let filled = self.filler.fill(&mut self.inner, &mut next, &self.layout, &*self.cipher);
-        self.ahead = Some(filled.map(|_| Box::new(next.start_open(&self.cipher, &self.layout, self.threads))));
+        self.ahead =
+            Some(filled.map(|_| Box::new(next.start_open(&self.cipher, &self.layout, self.threads))));
     }
 }
 

@@ -23,7 +23,8 @@
 //!
 //! Nothing here prints or reads the environment.
 
-#![allow(unsafe_code)] // System calls without safe wrappers; each `unsafe` block says why it holds.
+// System calls without safe wrappers; each `unsafe` block says why it holds.
+#![allow(unsafe_code)]
 // Most of the seam (outputs, re-keying in place, leases, attributes) serves the `fs` feature's
 // modules: a build without it (in-memory users, the age crate's drop-in) leaves it unused.
 #![cfg_attr(not(feature = "fs"), allow(dead_code, unused_imports))]
