@@ -61,3 +61,74 @@ pub fn unlock_blobs(blobs: &[&[u8]], identities: &[Arc<dyn Identity>]) -> Vec<Bo
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::file_key::FileKey;
+    use crate::recipient::{self, Kind};
+
+    /// An identity that answers in batches (as a plugin or the agent does), counting the
+    /// rounds and the stanzas it is asked about one by one.
+    struct Batching {
+        inner: Vec<Box<dyn Identity>>,
+        rounds: AtomicUsize,
+        singles: AtomicUsize,
+    }
+
+    impl Identity for Batching {
+        fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+            self.singles.fetch_add(1, Ordering::SeqCst);
+            self.inner[0].unwrap_stanza(stanza)
+        }
+        fn unwraps_in_batches(&self) -> bool {
+            true
+        }
+        fn unwrap_each(&self, stanzas: &[&Stanza]) -> Result<Vec<Option<Result<FileKey, Error>>>, Error> {
+            self.rounds.fetch_add(1, Ordering::SeqCst);
+            Ok(stanzas.iter().map(|s| self.inner[0].unwrap_stanza(s)).collect())
+        }
+    }
+
+    #[test]
+    fn a_batching_identity_is_asked_once_for_every_blob() {
+        let mine = recipient::generate(Kind::X25519).unwrap();
+        let theirs = recipient::generate(Kind::X25519).unwrap();
+        // Age files, as the filter stores them.
+        let seal = |k: &recipient::GeneratedKey, text: &[u8]| {
+            let to = vec![recipient::parse_recipient(&k.public).unwrap()];
+            let mut file = Vec::new();
+            let e = crate::Encryptor::with_recipients(&to, crate::Options::age()).unwrap();
+            e.encrypt_slice(text, &mut file, None).unwrap();
+            file
+        };
+        let mut blobs: Vec<Vec<u8>> =
+            (0..20).map(|i| seal(&mine, format!("secret {i}").as_bytes())).collect();
+        blobs.push(seal(&theirs, b"not for me"));
+        blobs.push(b"committed in the clear".to_vec());
+        let id = Arc::new(Batching {
+            inner: recipient::parse_identities(&mine.secret).unwrap(),
+            rounds: AtomicUsize::new(0),
+            singles: AtomicUsize::new(0),
+        });
+        let shared: Arc<dyn Identity> = id.clone();
+        let refs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
+        let ids = unlock_blobs(&refs, &[shared]);
+        for (i, blob) in blobs.iter().enumerate().take(20) {
+            let opened = smudge_blob(blob, &ids).unwrap().expect("mine");
+            assert_eq!(&opened[..], format!("secret {i}").as_bytes());
+        }
+        assert!(smudge_blob(&blobs[20], &ids).unwrap().is_none(), "for other recipients: left as stored");
+        assert!(smudge_blob(&blobs[21], &ids).unwrap().is_none(), "not an age file: left as stored");
+        assert!(smudge_blob(&blobs[0], &[]).unwrap().is_none(), "locked: left as stored");
+        assert_eq!(id.rounds.load(Ordering::SeqCst), 1, "one round for all of them");
+        assert_eq!(id.singles.load(Ordering::SeqCst), 0, "and nothing asked one by one");
+        // A damaged file is an error, not plaintext.
+        let mut bad = blobs[1].clone();
+        let n = bad.len();
+        bad[n - 5] ^= 1;
+        assert!(smudge_blob(&bad, &ids).is_err());
+    }
+}
