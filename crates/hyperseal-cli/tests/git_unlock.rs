@@ -82,6 +82,11 @@ fn an_unlock_writes_a_clone_itself_and_git_status_needs_no_filter() {
     assert_eq!(c.status(), "", "a clean work tree");
     let debug = c.ok(&["ls-files", "--debug", "d1/f5.env"]);
     assert!(debug.contains(&format!("size: {}\t", secret(5).len())), "{debug}");
+    // Unlocking an unlocked work tree: its files are plaintext, not their blobs, so none is
+    // taken for an age file; they stay as they are.
+    c.hs_ok(&["git", "unlock", "-i", &key]);
+    assert_eq!(c.read("d3/f7.env"), secret(7));
+    assert_eq!(c.status(), "");
     // Locking again puts the stored files back, and unlocking again works from there.
     c.hs_ok(&["git", "lock"]);
     assert!(c.read("d2/f6.env").starts_with(AGE_INTRO));

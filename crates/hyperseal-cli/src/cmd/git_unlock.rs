@@ -1,6 +1,7 @@
-//! `unlock`'s checkout, done here instead of by git where it can be: the marked files' blobs are
-//! read in one `git cat-file --batch`, opened on every core, written in place of the stored age
-//! files, and their stat data recorded in git's index, as git's own checkout records it.
+//! `unlock`'s checkout, done here instead of by git where it can be: the marked files of a locked
+//! work tree, which hold their blobs as stored, are read and checked against their blob ids,
+//! opened on every core, written as plaintext in place of the age files, and their stat data
+//! recorded in git's index, as git's own checkout records it.
 //!
 //! Why: through the filter, git checks out one file per request and waits for each answer,
 //! and the next `git status` sends every rewritten file through the filter again (its index
@@ -8,8 +9,8 @@
 //! the cryptography, is the time.
 //!
 //! Taken here: each marked file that is, by git's stat rule, the file git checked out for its
-//! index entry (a locked work tree just cloned or checked out), which is then known to hold its
-//! blob as stored, so nothing the user changed is overwritten. Left to the caller and git: files
+//! index entry (a locked work tree just cloned or checked out) and whose bytes are its staged
+//! blob, so nothing the user changed is overwritten. Left to the caller and git: files
 //! changed since, anything not a plain regular file in a plain folder (a link on the way, a
 //! missing file, an executable, a conflict, a sparse entry), blobs over 1 MiB (git streams those
 //! through the filter, which holds little in memory), files that fail to open (git then reports
@@ -84,8 +85,7 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
         let plain =
             e.stage == 0 && e.mode == 0o100644 && !e.skip_worktree && !e.intent_to_add && !e.assume_valid;
         let size = u64::from(e.size);
-        if !plain || size > MOST || !as_checked_out(root, p, (&e.stat, &e.oid, hash), index_mtime, &mut dirs)
-        {
+        if !plain || size > MOST || !as_checked_out(root, p, &e.stat, index_mtime, &mut dirs) {
             continue;
         }
         if used + size > ROUND && !round.is_empty() {
@@ -100,7 +100,7 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
     let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
     let (mut done, mut written) = (Vec::new(), Vec::new());
     for mut round in rounds.into_iter().filter(|r| !r.is_empty()) {
-        open_round(root, &mut round, &ids)?;
+        open_round(root, &mut round, &ids, hash);
         for j in round.into_iter().filter(|j| j.done) {
             written.extend(j.stat.map(|s| (j.entry, s)));
             done.push(j.path);
@@ -132,7 +132,7 @@ struct Job {
 fn as_checked_out(
     root: &Path,
     p: &str,
-    (recorded, oid, hash): (&Stat, &str, HashKind),
+    recorded: &Stat,
     index_mtime: (u32, u32),
     dirs: &mut HashMap<PathBuf, bool>,
 ) -> bool {
@@ -151,72 +151,46 @@ fn as_checked_out(
     let Ok(m) = std::fs::symlink_metadata(root.join(path)) else { return false };
     m.file_type().is_file()
         && match recorded.compare(&Stat::of(&m), index_mtime) {
-            Match::Same => true,
-            // Written in the instant git wrote its index (a clone's last files): the bytes tell,
-            // as they tell git.
-            Match::Racy => std::fs::read(root.join(path)).is_ok_and(|b| blob_id(hash, &b) == oid),
+            // Racy: written in the instant git wrote its index (a clone's last files). The bytes
+            // tell, as they tell git: every file taken is checked against its blob id when read.
+            Match::Same | Match::Racy => true,
             Match::Differs => false,
         }
 }
 
-/// Reads a round's blobs from git (in as many parts as there are cores, each its own `git
-/// cat-file`: reading loose objects is git's slowest part here), opens and writes them on every
-/// core. A file that does not open stays for git, which reports why.
-fn open_round(root: &Path, round: &mut [Job], ids: &[Arc<dyn Identity>]) -> Result<()> {
-    let parts = hyperseal::available_threads().clamp(1, 8);
-    let per = round.len().div_ceil(parts);
-    let outs: Vec<Result<Vec<u8>>> = std::thread::scope(|s| {
-        let readers: Vec<_> = round
-            .chunks(per)
-            .map(|part| {
-                let asked: Vec<u8> = part.iter().flat_map(|j| format!("{}\n", j.oid).into_bytes()).collect();
-                s.spawn(move || git(&["cat-file", "--batch", "--buffer"], Some(&asked)))
-            })
-            .collect();
-        readers
-            .into_iter()
-            .map(|r| r.join().unwrap_or_else(|_| Err(anyhow::anyhow!("git cat-file"))))
-            .collect()
-    });
-    let mut blobs = Vec::with_capacity(round.len());
-    for (out, part) in outs.iter().zip(round.chunks(per)) {
-        let got = answers(out.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?, part.len());
-        if got.len() != part.len() {
-            return Ok(()); // not what was asked: git checks these out
+/// Reads a round's files, each of which must be, byte for byte, its staged blob (a locked work
+/// tree holds the blobs as stored: checked by git's blob id, so the bytes are the blob's and no
+/// `git cat-file` has to read them again), then opens and writes them on every core. A file
+/// that is not its blob (smudged to plaintext earlier), or that does not open, stays for git,
+/// which handles or reports it as it always has.
+fn open_round(root: &Path, round: &mut [Job], ids: &[Arc<dyn Identity>], hash: HashKind) {
+    let blobs: Vec<Mutex<Option<Vec<u8>>>> = round.iter().map(|_| Mutex::new(None)).collect();
+    let read = |i: usize| -> std::result::Result<(), hyperseal::Error> {
+        let job = &round[i];
+        if let Ok(bytes) = std::fs::read(root.join(&job.path)) {
+            if bytes.len() as u64 <= MOST && blob_id(hash, &bytes) == job.oid {
+                *blobs[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(bytes);
+            }
         }
-        blobs.extend(got);
-    }
+        Ok(())
+    };
+    let _ = hyperseal::exec::for_each(round.len(), 0, &read);
+    let blobs: Vec<Option<Vec<u8>>> =
+        blobs.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner())).collect();
     // One round with a plugin or the agent for the whole of it; then every file opens offline.
-    let ids = hyperseal::git::unlock_blobs(&blobs, ids);
+    let present: Vec<&[u8]> = blobs.iter().flatten().map(Vec::as_slice).collect();
+    let ids = hyperseal::git::unlock_blobs(&present, ids);
     let ids = &ids[..];
     let slots: Vec<Mutex<&mut Job>> = round.iter_mut().map(Mutex::new).collect();
     let one = |i: usize| -> std::result::Result<(), hyperseal::Error> {
+        let Some(blob) = &blobs[i] else { return Ok(()) };
         let mut job = slots[i].lock().unwrap_or_else(|p| p.into_inner());
-        if let Ok(stat) = write_one(root, &job.path, blobs[i], ids) {
+        if let Ok(stat) = write_one(root, &job.path, blob, ids) {
             (job.stat, job.done) = (stat, true);
         }
         Ok(())
     };
     let _ = hyperseal::exec::for_each(slots.len(), 0, &one);
-    Ok(())
-}
-
-/// The blobs of `git cat-file --batch`'s answers ("OID blob SIZE\n", SIZE bytes, "\n" each),
-/// as many as are whole, up to `n`.
-fn answers(mut rest: &[u8], n: usize) -> Vec<&[u8]> {
-    let mut blobs = Vec::with_capacity(n);
-    while blobs.len() < n {
-        let Some(eol) = rest.iter().position(|&b| b == b'\n') else { break };
-        let head = String::from_utf8_lossy(&rest[..eol]);
-        let size = match head.split(' ').collect::<Vec<_>>()[..] {
-            [_, "blob", n] => n.parse::<usize>().ok(),
-            _ => None,
-        };
-        let Some(size) = size.filter(|&n| rest.len() > eol + n + 1) else { break };
-        blobs.push(&rest[eol + 1..eol + 1 + size]);
-        rest = &rest[eol + 2 + size..];
-    }
-    blobs
 }
 
 /// Writes one file's plaintext over its stored age file; its stat data, or `None` when it stays
