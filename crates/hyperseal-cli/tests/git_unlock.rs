@@ -87,11 +87,16 @@ fn an_unlock_writes_a_clone_itself_and_git_status_needs_no_filter() {
     c.hs_ok(&["git", "unlock", "-i", &key]);
     assert_eq!(c.read("d3/f7.env"), secret(7));
     assert_eq!(c.status(), "");
-    // Locking again puts the stored files back, and unlocking again works from there.
-    c.hs_ok(&["git", "lock"]);
+    // Locking again puts the stored files back, and unlocking again works from there, also
+    // from a folder inside the work tree (git lists paths relative to where it runs).
+    let inside = Repo::at(c.dir.join("d2"));
+    inside.hs_ok(&["git", "lock"]);
     assert!(c.read("d2/f6.env").starts_with(AGE_INTRO));
-    c.hs_ok(&["git", "unlock", "-i", &key]);
+    assert!(c.read("d1/f5.env").starts_with(AGE_INTRO), "the whole work tree, not one folder");
+    let (filtered, _) = traced(&inside, hs, &["git", "unlock", "-i", &key], &trace);
+    assert!(!filtered, "no file went through the filter");
     assert_eq!(c.read("d2/f6.env"), secret(6));
+    assert_eq!(c.read("d1/f5.env"), secret(5));
     assert_eq!(c.status(), "");
 }
 

@@ -210,6 +210,8 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
             std::fs::canonicalize(i).map_err(|e| anyhow::Error::new(e).context(i.display().to_string()))?,
         );
     }
+    // From here on every path is the work tree's (git lists paths relative to where it runs).
+    std::env::set_current_dir(&root)?;
     git_repo::configure()?;
     git_repo::forget_identities()?;
     for p in &absolute {
@@ -248,6 +250,8 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
 
 fn lock(force: bool) -> Result<()> {
     let root = git_repo::work_tree()?;
+    // Every path from here on is the work tree's (git lists paths relative to where it runs).
+    std::env::set_current_dir(&root)?;
     if !git_repo::configured() {
         return Err(hint("this repository has no hyperseal filter", "run `hyperseal git init` first"));
     }

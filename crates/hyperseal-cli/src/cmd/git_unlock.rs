@@ -53,7 +53,8 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
     let asked = git(&["rev-parse", "--git-path", "index", "--show-object-format"], None)?;
     let asked = String::from_utf8_lossy(&asked);
     let [index_file, format] = asked.lines().collect::<Vec<_>>()[..] else { return Ok(Vec::new()) };
-    let index_file = root.join(index_file);
+    // Relative to where git ran: this process's folder.
+    let index_file = std::env::current_dir()?.join(index_file);
     let hash = match format {
         "sha1" => HashKind::Sha1,
         "sha256" => HashKind::Sha256,
