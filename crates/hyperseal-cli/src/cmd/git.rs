@@ -202,8 +202,12 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
             "give -i with a key the files were sealed to, or start the agent (HYPERSEAL_AGENT_SOCK)",
         ));
     }
-    // Loaded now, so a wrong path or passphrase fails here and not in the middle of a checkout.
-    super::identity::load_identities(identities, None)?;
+    // Loaded now, so a wrong path or passphrase fails here and not in the middle of a checkout;
+    // and once: the checkout below uses them (a protected identity file asks its passphrase once).
+    let mut loaded = super::identity::load_identities(identities, None)?;
+    if identities.is_empty() {
+        loaded.extend(super::identity::agent_identity());
+    }
     let mut absolute = Vec::new();
     for i in identities {
         absolute.push(
@@ -227,9 +231,12 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
     // The files still as git checked them out are written here, on every core; git checks
     // out the rest through the filter.
     #[cfg(unix)]
-    let done = super::git_unlock::checkout(&root, &marked, super::git_filter::unlocked()?)?;
+    let done = super::git_unlock::checkout(&root, &marked, loaded)?;
     #[cfg(not(unix))]
-    let done: Vec<String> = Vec::new();
+    let done: Vec<String> = {
+        drop(loaded);
+        Vec::new()
+    };
     let taken: std::collections::HashSet<&String> = done.iter().collect();
     marked.retain(|p| !taken.contains(p));
     let changed = match force || marked.is_empty() || git_repo::unchanged_as_stored(&root, &marked)? {

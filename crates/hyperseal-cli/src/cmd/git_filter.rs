@@ -12,7 +12,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use hyperseal::git::{Filter, Hinted, Outcome, Repo, Spool, AGE_INTRO};
+use hyperseal::git::{Filter, Outcome, Repo, Spool, AGE_INTRO};
 use hyperseal::recipient::{Identity, Recipient};
 use hyperseal::Decryptor;
 
@@ -105,15 +105,12 @@ impl Repo for Stored {
 
     fn identities(&mut self) -> Result<&[Box<dyn Identity>], hyperseal::Error> {
         if self.identities.is_none() {
-            let ids = unlocked().map_err(|e| {
+            self.identities = Some(unlocked().map_err(|e| {
                 hyperseal::Error::InvalidKey(format!(
                     "the identities `unlock` recorded: {}",
                     crate::errors::message(&e)
                 ))
-            })?;
-            // One git command opens many files sealed to the same recipients files.
-            let hinted = ids.into_iter().map(|id| Box::new(Hinted::new(id)) as Box<dyn Identity>);
-            self.identities = Some(hinted.collect());
+            })?);
         }
         Ok(self.identities.as_deref().unwrap_or_default())
     }

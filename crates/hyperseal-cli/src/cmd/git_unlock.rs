@@ -111,8 +111,7 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
         for (i, st) in &written {
             index.set_stat(*i, st);
         }
-        let newest = written.iter().map(|(_, st)| st.mtime).max().unwrap_or_default();
-        record(&index_file, &read, &index.to_bytes(), newest);
+        record(&index_file, &read, &index.to_bytes());
     }
     Ok(done)
 }
@@ -168,10 +167,12 @@ fn open_round(root: &Path, round: &mut [Job], ids: &[Arc<dyn Identity>], hash: H
     let blobs: Vec<Mutex<Option<Vec<u8>>>> = round.iter().map(|_| Mutex::new(None)).collect();
     let read = |i: usize| -> std::result::Result<(), hyperseal::Error> {
         let job = &round[i];
-        if let Ok(bytes) = std::fs::read(root.join(&job.path)) {
-            if bytes.len() as u64 <= MOST && blob_id(hash, &bytes) == job.oid {
-                *blobs[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(bytes);
-            }
+        // At most one byte past the bound, whatever the file has become since its stat.
+        let mut bytes = Vec::new();
+        let got = std::fs::File::open(root.join(&job.path))
+            .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, MOST + 1), &mut bytes));
+        if got.is_ok() && bytes.len() as u64 <= MOST && blob_id(hash, &bytes) == job.oid {
+            *blobs[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(bytes);
         }
         Ok(())
     };
@@ -210,32 +211,15 @@ fn write_one(root: &Path, path: &str, blob: &[u8], ids: &[Box<dyn Identity>]) ->
 /// Writes `new` as the index, if the index is still `read`: under git's own lock
 /// (`index.lock`, created only if absent), renamed into place as git does. Anything in the way
 /// (a git running, an index changed meanwhile) leaves the index as it is: git will compare
-/// those files' contents once instead.
-///
-/// The index must be newer than every file it records (`newest`), or git takes them for
-/// "racily clean" (see [`BACKDATE`], which makes this hold at once); should the clock have
-/// moved back meanwhile, the lock file is written again, for 50 ms at most, until it is.
-fn record(index_file: &Path, read: &[u8], new: &[u8], newest: (u32, u32)) {
-    use std::io::{Seek, Write};
+/// those files' contents once instead. The files it records are dated before it (see
+/// [`BACKDATE`]), so git takes none of them for racily clean.
+fn record(index_file: &Path, read: &[u8], new: &[u8]) {
     let lock = index_file.with_extension("lock");
     let Ok(mut f) = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) else { return };
-    let mut write = || -> std::io::Result<(u32, u32)> {
-        f.rewind()?;
-        f.write_all(new)?;
-        Ok(Stat::of(&f.metadata()?).mtime)
-    };
-    let mut done = std::fs::read(index_file).is_ok_and(|now| now == read);
-    for _ in 0..50 {
-        match write() {
-            Ok(t) if t > newest => break,
-            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
-            Err(_) => done = false,
-        }
-        if !done {
-            break;
-        }
-    }
-    if !(done && std::fs::rename(&lock, index_file).is_ok()) {
+    let done = std::fs::read(index_file).is_ok_and(|now| now == read)
+        && std::io::Write::write_all(&mut f, new).is_ok()
+        && std::fs::rename(&lock, index_file).is_ok();
+    if !done {
         let _ = std::fs::remove_file(&lock);
     }
 }

@@ -57,65 +57,9 @@ pub fn unlock_blobs(blobs: &[&[u8]], identities: &[Arc<dyn Identity>]) -> Vec<Bo
         };
         let view: Box<dyn Identity> = Box::new(Cached { id: id.clone(), answers });
         mark_opened(&*view, &headers, &mut opened);
-        out.push(Box::new(Hinted::new(view)));
+        out.push(view);
     }
     out
-}
-
-/// An identity that tries first the stanza at the place where it last found its key. The files
-/// of a repository are sealed to the same recipients files, so their stanzas come in the same
-/// order, and a post-quantum stanza (age's `mlkem768x25519`) does not say whose it is: each one
-/// tried costs an ML-KEM-768 and an X25519 decapsulation. With two recipients, tried in order,
-/// the second one's files cost two of them; tried where the key was last found, one.
-///
-/// The answer is the one the stanzas in order would give whenever at most one stanza is this
-/// identity's (a file sealed twice to one key is the only exception: either copy opens it).
-pub struct Hinted<I> {
-    inner: I,
-    last: std::sync::atomic::AtomicUsize,
-}
-
-impl<I> Hinted<I> {
-    /// `inner`, trying its first stanza first until it has found its key somewhere.
-    pub fn new(inner: I) -> Self {
-        Hinted { inner, last: std::sync::atomic::AtomicUsize::new(0) }
-    }
-}
-
-impl<I: std::ops::Deref + Send + Sync> Identity for Hinted<I>
-where
-    I::Target: Identity,
-{
-    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<crate::file_key::FileKey, Error>> {
-        self.inner.unwrap_stanza(stanza)
-    }
-
-    fn unwrap_stanzas(&self, stanzas: &[Stanza]) -> Option<Result<crate::file_key::FileKey, Error>> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let first = self.last.load(Relaxed).min(stanzas.len().saturating_sub(1));
-        let order = std::iter::once(first).chain((0..stanzas.len()).filter(|&i| i != first));
-        for i in order.take(stanzas.len()) {
-            if let Some(answer) = self.inner.unwrap_stanza(&stanzas[i]) {
-                if answer.is_ok() {
-                    self.last.store(i, Relaxed);
-                }
-                return Some(answer);
-            }
-        }
-        None
-    }
-
-    fn unwraps_in_batches(&self) -> bool {
-        self.inner.unwraps_in_batches()
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn unwrap_each(
-        &self,
-        stanzas: &[&Stanza],
-    ) -> Result<Vec<Option<Result<crate::file_key::FileKey, Error>>>, Error> {
-        self.inner.unwrap_each(stanzas)
-    }
 }
 
 #[cfg(test)]

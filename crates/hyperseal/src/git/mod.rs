@@ -31,7 +31,7 @@ pub mod rekey;
 pub mod spool;
 pub mod verify;
 
-pub use checkout::{smudge_blob, unlock_blobs, Hinted};
+pub use checkout::{smudge_blob, unlock_blobs};
 pub use filter::{Filter, Outcome, Repo, AGE_INTRO};
 pub use process::serve;
 pub use spool::Spool;

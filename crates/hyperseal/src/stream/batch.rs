@@ -116,7 +116,7 @@ impl Batch {
             return;
         }
         let (used, kept) = self.prepare(layout);
-        let at = self.at(layout);
+        let at = SlotWork::new(layout, self.first, self.last, self.src, &self.lens[..]);
         let cap = layout.cap();
         let buf = &mut self.buf[..used];
         self.failed = if threads != 1 && n > 1 {
@@ -145,9 +145,11 @@ impl Batch {
     ) -> Opening<S> {
         debug_assert!(layout.dir == Dir::Open && self.src.is_none());
         let (used, kept) = if self.lens.is_empty() { (0, 0..0) } else { self.prepare(layout) };
+        // The job owns what it needs (the lengths and the buffer), and `join` gives them back.
+        let lens = std::mem::take(&mut self.lens);
         let job = Arc::new(OpenJob {
             cipher: Arc::clone(cipher),
-            at: self.at(layout),
+            at: SlotWork::new(layout, self.first, self.last, self.src, lens),
             pieces: exec::Pieces::new(std::mem::take(&mut self.buf), used, layout.cap()),
             failed: Mutex::new(None),
         });
@@ -195,19 +197,6 @@ impl Batch {
             self.kept.extend_from_slice(&self.buf[i * cap..][..stride]);
         }
         (used, kept)
-    }
-
-    /// What each slot's work needs to know of the batch, apart from its buffer.
-    fn at(&self, layout: &Layout) -> SlotWork {
-        SlotWork {
-            dir: layout.dir,
-            first: self.first,
-            n: self.lens.len(),
-            last: self.last,
-            src: self.src,
-            stride: layout.stride(),
-            lens: self.lens.clone(),
-        }
     }
 
     /// After the chunks were processed (`failed` set): a failed full chunk is tried under the
@@ -281,18 +270,24 @@ impl Drop for Batch {
     }
 }
 
-/// One slot's work: seal or open chunk `i` of a batch.
-struct SlotWork {
+/// One slot's work: seal or open chunk `i` of a batch. The lengths are borrowed from the batch
+/// (`process`) or owned by a started job (`start_open`).
+struct SlotWork<L> {
     dir: Dir,
     first: u64,
     n: usize,
     last: bool,
     src: Option<usize>,
     stride: usize,
-    lens: Vec<usize>,
+    lens: L,
 }
 
-impl SlotWork {
+impl<L: AsRef<[usize]>> SlotWork<L> {
+    fn new(layout: &Layout, first: u64, last: bool, src: Option<usize>, lens: L) -> Self {
+        let n = lens.as_ref().len();
+        SlotWork { dir: layout.dir, first, n, last, src, stride: layout.stride(), lens }
+    }
+
     /// Processes slot `i` (`slot`: its room in the batch), from `input` when the batch borrows it.
     fn one(
         &self,
@@ -301,7 +296,8 @@ impl SlotWork {
         i: usize,
         slot: &mut [u8],
     ) -> Result<(), Error> {
-        let (index, is_last, len) = (self.first + i as u64, self.last && i + 1 == self.n, self.lens[i]);
+        let (index, is_last, len) =
+            (self.first + i as u64, self.last && i + 1 == self.n, self.lens.as_ref()[i]);
         let from = self.src.map(|s| &input[s + i * self.stride..][..len]);
         match (self.dir, from) {
             (Dir::Seal, None) => cipher.seal(index, is_last, &mut slot[..len + TAG_LEN]),
@@ -315,7 +311,7 @@ impl SlotWork {
 /// What the helpers of a started open share.
 struct OpenJob<S> {
     cipher: Arc<S>,
-    at: SlotWork,
+    at: SlotWork<Vec<usize>>,
     pieces: exec::Pieces,
     /// The lowest failing slot, and why.
     failed: Mutex<Option<(usize, Error)>>,
@@ -340,6 +336,7 @@ impl<S: ChunkScheme> Opening<S> {
         let job = Arc::try_unwrap(job)
             .unwrap_or_else(|_| unreachable!("the started job held the only other share"));
         batch.buf = job.pieces.into_inner();
+        batch.lens = job.at.lens;
         batch.failed = job.failed.into_inner().unwrap_or_else(|p| p.into_inner());
         if !batch.lens.is_empty() {
             batch.settle(&*job.cipher, &layout, &[], used, kept);

@@ -124,8 +124,8 @@ impl<R: Read, S: ChunkScheme + Send + 'static> ChunkReader<R, S> {
     /// helpers, so they work while the caller is handed this one in small reads (`io::copy`'s
     /// 8 KiB): the caller's copying and reading then overlap the opening instead of alternating
     /// with it, and it joins the opening for what is left when it needs the batch. Only when the
-    /// input gave its last batch in one call (memory, a file): reading ahead from a pipe or a
-    /// socket would hold back plaintext already opened until more input arrives.
+    /// input had its last batch ready (`Filler::ready`: memory, a file): reading ahead from a
+    /// pipe or a socket would hold back plaintext already opened until more input arrives.
     fn read_ahead(&mut self) {
         let more = !self.batch.last && self.batch.failed.is_none() && self.filler.ready;
         if !more || exec::resolve(self.threads) <= 1 {
