@@ -438,8 +438,9 @@ fn a_tree_is_opened_with_one_plugin_run() {
 
 /// A run killed partway (SIGKILL) leaves every file either as it was or re-keyed, never torn
 /// and no temporary beside it; the same command again finishes the rest. The one thing a kill
-/// may leave is the documented second name of the file being replaced (`.NAME.hyperseal-old`,
-/// the old inode, whole), for at most one file; the next run removes it.
+/// may leave is, for at most one file, a documented second name of the file being replaced:
+/// the old inode, whole (`.NAME.hyperseal-old`), or the new version killed in the instant
+/// before its rename (`.NAME.hyperseal-link`); the next run removes it.
 #[test]
 fn a_killed_run_is_finished_by_running_it_again() {
     let Some((tmp, tools, keys)) = setup() else { return };
@@ -480,7 +481,11 @@ fn a_killed_run_is_finished_by_running_it_again() {
         let _ = child.wait();
         let (second_names, rest): (Vec<String>, Vec<String>) = listing()
             .into_iter()
-            .partition(|n| names.iter().any(|name| *n == format!(".{name}.hyperseal-old")));
+            .partition(|n| {
+                names.iter().any(|name| {
+                    *n == format!(".{name}.hyperseal-old") || *n == format!(".{name}.hyperseal-link")
+                })
+            });
         assert_eq!(rest, want, "nothing left beside the files but a second name");
         assert!(second_names.len() <= 1, "one file at a time is replaced: {second_names:?}");
     }
@@ -491,10 +496,12 @@ fn a_killed_run_is_finished_by_running_it_again() {
     assert_eq!(listing(), want, "the last run removed any second name");
     // The same for a file that is already re-keyed (so never rewritten): its stale second
     // name is removed by a run that changes nothing.
-    fs::copy(tree.join(&names[0]), tree.join(format!(".{}.hyperseal-old", names[0]))).unwrap();
-    let o = cmd().output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(listing(), want, "a run with nothing to change removed the second name");
+    for second in ["hyperseal-old", "hyperseal-link"] {
+        fs::copy(tree.join(&names[0]), tree.join(format!(".{}.{second}", names[0]))).unwrap();
+        let o = cmd().output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(listing(), want, "a run with nothing to change removed .{}.{second}", names[0]);
+    }
     for name in &names {
         let o = sops(&tools, &tree, Some(&keys.pq.0), &["-d", name]);
         assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));

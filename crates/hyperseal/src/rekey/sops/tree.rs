@@ -326,18 +326,21 @@ fn one(
 ) -> FileOutcome {
     let file = at.display;
     // A run killed while it replaced this file may have left the old version's second name
-    // beside it (`.NAME.hyperseal-old`, which still opens for the recipients it had). A rewrite
-    // removes it when it opens the file (`open_locked`, under the file's lock, so a second name
-    // another re-key is using right now is never taken from it); a file that run had already
-    // re-keyed is unchanged now and never opened so: opened the same way here when one is there.
+    // beside it (`.NAME.hyperseal-old`, which still opens for the recipients it had), or, killed
+    // one instant later, the new version under its temporary name (`.NAME.hyperseal-link`). A
+    // rewrite removes both when it opens the file (`open_locked`, under the file's lock, so a
+    // name another re-key is using right now is never taken from it); a file that run had
+    // already re-keyed is unchanged now and never opened so: opened the same way here when
+    // either is there.
     if !options.dry_run {
-        let cleared =
-            at.place.reach(file).map_err(Error::from).and_then(|r| {
-                match std::fs::symlink_metadata(old_copy_path(&r.path)) {
-                    Ok(_) => open_locked(&r.path, true, Some(at.place.id)).map(drop),
-                    Err(_) => Ok(()),
-                }
-            });
+        let cleared = at.place.reach(file).map_err(Error::from).and_then(|r| {
+            let left = std::fs::symlink_metadata(old_copy_path(&r.path)).is_ok()
+                || crate::output::stale_links(&r.path).is_some();
+            match left {
+                true => open_locked(&r.path, true, Some(at.place.id)).map(drop),
+                false => Ok(()),
+            }
+        });
         if let Err(e) = cleared {
             return FileOutcome::Failed(e);
         }
