@@ -479,13 +479,11 @@ fn a_killed_run_is_finished_by_running_it_again() {
         std::thread::sleep(std::time::Duration::from_millis(delay));
         let _ = child.kill();
         let _ = child.wait();
-        let (second_names, rest): (Vec<String>, Vec<String>) = listing()
-            .into_iter()
-            .partition(|n| {
-                names.iter().any(|name| {
-                    *n == format!(".{name}.hyperseal-old") || *n == format!(".{name}.hyperseal-link")
-                })
-            });
+        let (second_names, rest): (Vec<String>, Vec<String>) = listing().into_iter().partition(|n| {
+            names
+                .iter()
+                .any(|name| *n == format!(".{name}.hyperseal-old") || *n == format!(".{name}.hyperseal-link"))
+        });
         assert_eq!(rest, want, "nothing left beside the files but a second name");
         assert!(second_names.len() <= 1, "one file at a time is replaced: {second_names:?}");
     }
