@@ -231,3 +231,58 @@ fn init_twice_changes_nothing() {
     let o = r.hs(&["git", "init", "a b"]);
     assert_eq!(o.status.code(), Some(2), "a pattern with a space is a usage error");
 }
+
+/// Each file's answer reaches git in one write: git blocks until it has the whole answer, so an
+/// answer cut in two wakes it twice per file. (Rust's standard output is line-buffered: behind
+/// it, an answer went out up to its last newline, and the rest at the flush.)
+#[test]
+fn each_answer_is_one_write() {
+    let Some(strace) = common::peer_on_path("strace") else { return };
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (r, _) = unlocked_repo(tmp.path(), "r");
+    let files = 5;
+    for i in 0..files {
+        r.write(&format!("f{i}.env"), format!("LINE={i}\nMORE=x\n").as_bytes());
+    }
+    let trace = tmp.path().join("trace");
+    let o = std::process::Command::new(&strace)
+        .args(["-f", "-qq", "-e", "trace=execve,write", "-e", "signal=none", "-s", "400", "-o"])
+        .arg(&trace)
+        .args(["git", "add", "-A"])
+        .current_dir(&r.dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("PATH", common::tools_path())
+        .env_remove("HYPERSEAL_AGENT_SOCK")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t = std::fs::read_to_string(&trace).unwrap();
+    let filter = t
+        .lines()
+        // hyperseal's own start, not that of the shell git may start it through.
+        .find(|l| {
+            l.contains("execve(")
+                && l.contains("hyperseal\", [")
+                && l.contains("filter-process")
+                && l.ends_with("= 0")
+        })
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no filter process in the trace:\n{t}"));
+    // The filter's writes to git: everything but its standard error.
+    let writes: Vec<&str> = t
+        .lines()
+        .filter(|l| {
+            l.split_whitespace().next() == Some(filter) && l.contains(" write(") && !l.contains(" write(2,")
+        })
+        .collect();
+    let answers = writes.iter().filter(|l| l.contains("\"0013status=success\\n")).count();
+    assert_eq!(answers, files, "{writes:#?}");
+    // Two for the handshake (its version, then its capabilities), then one per file.
+    assert_eq!(writes.len(), 2 + files, "{writes:#?}");
+    assert_eq!(r.ok(&["ls-files"]).lines().filter(|l| l.ends_with(".env")).count(), files);
+}

@@ -1,5 +1,6 @@
-//! A descriptor the caller named by number (`--file-key-fd N`): a file key crosses from one
-//! command to the next through it, never through a file name that another process could open.
+//! Descriptors as files: one the caller named by number (`--file-key-fd N`: a file key crosses
+//! from one command to the next through it, never through a file name that another process
+//! could open), and standard output without Rust's line buffering (the git filter's answers).
 
 use std::fs::File;
 use std::io;
@@ -39,4 +40,17 @@ pub fn is_null_device(_file: &File) -> bool {
 #[cfg(not(unix))]
 pub fn named_descriptor(_fd: i32) -> io::Result<File> {
     Err(io::Error::new(io::ErrorKind::Unsupported, "--file-key-fd needs a Unix system"))
+}
+
+/// A handle on standard output that writes exactly what it is given, when it is given it. Rust's
+/// `Stdout` is line-buffered: a buffered writer over it hands it a whole answer, and it writes
+/// up to the last newline in it and keeps the rest for the next flush, so binary content
+/// (which holds newlines anywhere) goes out in two writes, and a reader blocked on the pipe is
+/// woken twice. None where standard output cannot be duplicated (closed).
+pub fn stdout_file() -> Option<File> {
+    #[cfg(unix)]
+    let owned = std::os::fd::AsFd::as_fd(&io::stdout()).try_clone_to_owned();
+    #[cfg(windows)]
+    let owned = std::os::windows::io::AsHandle::as_handle(&io::stdout()).try_clone_to_owned();
+    owned.ok().map(File::from)
 }

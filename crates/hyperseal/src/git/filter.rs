@@ -92,15 +92,17 @@ impl<T: Repo> Filter<T> {
     }
 
     /// The recipients file of `path` (its text parsed once per process, kept under the name
-    /// returned). A path with no `.age-recipients` above it is an error: it is never sealed,
-    /// and never stored as plaintext either.
+    /// returned; only looked up again for each later file). A path with no `.age-recipients`
+    /// above it is an error: it is never sealed, and never stored as plaintext either.
     fn recipients_for(&mut self, path: &str) -> Result<String, Error> {
-        let found = recipients::nearest(&self.root, path)?.ok_or_else(|| {
-            Error::InvalidRecipient(format!(
-                "no {} file in its folder or any folder above it",
-                recipients::FILE_NAME
-            ))
-        })?;
+        let parsed = &self.parsed;
+        let found =
+            recipients::nearest_with(&self.root, path, |p| parsed.contains_key(p))?.ok_or_else(|| {
+                Error::InvalidRecipient(format!(
+                    "no {} file in its folder or any folder above it",
+                    recipients::FILE_NAME
+                ))
+            })?;
         if !self.parsed.contains_key(&found.path) {
             let list = self.repo.recipients(&found.path, &found.text)?;
             if list.is_empty() {
