@@ -94,7 +94,7 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
             used = 0;
         }
         used += size;
-        round.push(Job { path: p.clone(), entry: i, oid: e.oid.clone(), stat: None, done: false });
+        round.push(Job { path: p.clone(), entry: i, oid: e.oid.clone(), size, stat: None, done: false });
     }
     rounds.push(round);
 
@@ -120,6 +120,8 @@ struct Job {
     path: String,
     entry: usize,
     oid: String,
+    /// The size git recorded, which the file has (its stat matched).
+    size: u64,
     /// The stat data of the file once written.
     stat: Option<Stat>,
     /// Written, or left as stored.
@@ -167,8 +169,10 @@ fn open_round(root: &Path, round: &mut [Job], ids: &[Arc<dyn Identity>], hash: H
     let blobs: Vec<Mutex<Option<Vec<u8>>>> = round.iter().map(|_| Mutex::new(None)).collect();
     let read = |i: usize| -> std::result::Result<(), hyperseal::Error> {
         let job = &round[i];
-        // At most one byte past the bound, whatever the file has become since its stat.
-        let mut bytes = Vec::new();
+        // At most one byte past the bound, whatever the file has become since its stat. Room
+        // for the recorded size and one byte: one read for the file and one that finds its end
+        // (from an empty buffer, the reads would start small and grow).
+        let mut bytes = Vec::with_capacity(job.size as usize + 1);
         let got = std::fs::File::open(root.join(&job.path))
             .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, MOST + 1), &mut bytes));
         if got.is_ok() && bytes.len() as u64 <= MOST && blob_id(hash, &bytes) == job.oid {
