@@ -36,20 +36,11 @@ pub fn filter_process() -> Result<()> {
     let stdin = std::io::stdin().lock();
     // Every answer is flushed whole (`serve` flushes once per file): one write, one wake-up
     // of git, which waits for it before it sends the next file.
-    match crate::sys::fd::stdout_file() {
-        Some(out) => hyperseal::git::serve(
-            &mut filter,
-            stdin,
-            std::io::BufWriter::with_capacity(64 << 10, out),
-            &mut report,
-        )?,
-        None => hyperseal::git::serve(
-            &mut filter,
-            stdin,
-            std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock()),
-            &mut report,
-        )?,
-    }
+    let out: Box<dyn Write> = match crate::sys::fd::stdout_file() {
+        Some(f) => Box::new(f),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    hyperseal::git::serve(&mut filter, stdin, std::io::BufWriter::with_capacity(64 << 10, out), &mut report)?;
     Ok(())
 }
 
