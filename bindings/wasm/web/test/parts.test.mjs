@@ -51,7 +51,8 @@ function ageSeals (data, args, env) {
 }
 
 test('a large file and a small one: the large one in parts on the workers, both open with age', async () => {
-  const big = randomBytes(5 * MIB + 3)
+  // Three parts of the pool's 8 MiB, the last one short.
+  const big = randomBytes(17 * MIB + 3)
   const small = randomBytes(70_000)
   const r = await encryptFiles(page, asFiles([['big.bin', big], ['small.txt', small]]), { recipients: key.recipient })
   assert.equal(r.alert, '')
@@ -94,7 +95,8 @@ test('age\'s large files open in parts: a key and a passphrase', async () => {
 })
 
 test('a damaged large file, a wrong passphrase, and a damaged one after a good one: an alert each, nothing left', async () => {
-  const data = randomBytes(5 * MIB)
+  // Three parts: the damaged one in the middle, after one that opened.
+  const data = randomBytes(20 * MIB)
   const sealed = ageSeals(data, ['-r', key.recipient])
   const damaged = Buffer.from(sealed)
   damaged[Math.floor(damaged.length / 2)] ^= 1
