@@ -15,7 +15,9 @@
 //! the repository while the clone row (and the next contender's rows) ran. Each repository is
 //! packed instead, outside the timing, before it is cloned, as a clone from a server arrives
 //! packed. The three contenders alternate within each round, so a noisy neighbour hits them
-//! alike.
+//! alike. Two more repositories in each round give hyperseal's floors, in notes: plain git on
+//! random files of the age files' size, and git through a filter process that does nothing
+//! (git_floor.rs) on those files.
 
 use std::fs;
 use std::path::Path;
@@ -32,7 +34,7 @@ use super::{Ctx, Table};
 
 pub struct Git;
 
-/// The three ways a repository is set up.
+/// The ways a repository is set up.
 #[derive(Clone, Copy, PartialEq)]
 enum Who {
     Plain,
@@ -41,6 +43,10 @@ enum Who {
     /// Plain git storing random files of the age files' size: git's own work for blobs that
     /// large, which is what it stores under hyperseal (reported in a note, not a column).
     PlainSized,
+    /// git with a filter process that returns each of those files unchanged
+    /// (`hyperseal-bench --git-null-filter`): what any filter process costs git, the floor for
+    /// hyperseal's add (a note too; only its add is timed).
+    NullFilter,
 }
 
 impl Table for Git {
@@ -99,10 +105,12 @@ impl Table for Git {
             who.push(Who::GitCrypt);
         }
         who.push(Who::PlainSized);
+        who.push(Who::NullFilter);
+        let me = s(&std::env::current_exe()?);
         let rounds = if ctx.scale < 0.01 || !ctx.full { 1 } else { 2 };
-        let mut add: Vec<Vec<f64>> = vec![Vec::new(); 4];
-        let mut clone: Vec<Vec<f64>> = vec![Vec::new(); 4];
-        let mut rekey: Vec<Vec<f64>> = vec![Vec::new(); 4];
+        let mut add: Vec<Vec<f64>> = vec![Vec::new(); 5];
+        let mut clone: Vec<Vec<f64>> = vec![Vec::new(); 5];
+        let mut rekey: Vec<Vec<f64>> = vec![Vec::new(); 5];
         for round in 1..=rounds {
             for &w in &who {
                 let i = w as usize;
@@ -120,6 +128,9 @@ impl Table for Git {
                         "git-crypt init >/dev/null && echo 'secrets/** filter=git-crypt diff=git-crypt' > .gitattributes && git-crypt export-key '{}'",
                         s(&crypt_key)
                     ),
+                    Who::NullFilter => format!(
+                        "git config filter.null.process \"'{me}' --git-null-filter\" && git config filter.null.required true && echo 'secrets/** filter=null -text' > .gitattributes"
+                    ),
                 };
                 sh(
                     &base,
@@ -127,16 +138,22 @@ impl Table for Git {
                         "git init -q -b main '{r}' && cd '{r}' && {setup}{and} cp -rp '{src}/secrets' .",
                         r = s(&repo),
                         and = if setup.is_empty() { "" } else { " &&" },
-                        src = s(if w == Who::PlainSized { &src_sized } else { &src }),
+                        src =
+                            s(if matches!(w, Who::PlainSized | Who::NullFilter) { &src_sized } else { &src }),
                     ),
                 )?;
                 add[i].push(in_dir(&repo, "git add -A && git commit -qm add").run_once(ctx.tmp.path())?.wall);
+                if w == Who::NullFilter {
+                    // A clone of it checks out what plain git's does: only its add is timed.
+                    let _ = fs::remove_dir_all(&repo);
+                    continue;
+                }
                 sh(&repo, "git repack -adq")?;
 
                 let copy = base.join(format!("clone-{i}"));
                 let _ = fs::remove_dir_all(&copy);
                 let unlock = match w {
-                    Who::Plain | Who::PlainSized => String::new(),
+                    Who::Plain | Who::PlainSized | Who::NullFilter => String::new(),
                     Who::Hyperseal => format!(" && '{}' git unlock -i '{}' 2>/dev/null", s(exe), s(&key)),
                     Who::GitCrypt => format!(" && git-crypt unlock '{}'", s(&crypt_key)),
                 };
@@ -148,7 +165,7 @@ impl Table for Git {
                 // One recipient removed. git-crypt has one symmetric key for everyone: removing
                 // a member means a new key, every file sealed again, and the key sent to the rest.
                 let rekey_script = match w {
-                    Who::Plain | Who::PlainSized => None,
+                    Who::Plain | Who::PlainSized | Who::NullFilter => None,
                     Who::Hyperseal => {
                         fs::write(repo.join(".age-recipients"), &one)?;
                         Some(format!("'{}' git rekey >/dev/null 2>&1", s(exe)))
@@ -237,6 +254,17 @@ impl Table for Git {
                 hc / c
             ));
         }
+        if let (Some(n), Some(ha)) = (median(&add[4]), median(&add[1])) {
+            out.note(format!(
+                "git with a filter process that does nothing (`hyperseal-bench --git-null-filter`: each \
+                 file returned as it came, one write per answer, as hyperseal's filter answers), on the \
+                 same age-file-sized files: add + commit {n:.2} s, {:.1}× plain git's. That is what git \
+                 spends on any filter process for blobs of this size, so no filter storing these age \
+                 files can come within 2× of plain git; hyperseal's add + commit is {:.2}× it.",
+                median(&add[0]).map_or(f64::NAN, |p| n / p),
+                ha / n
+            ));
+        }
         if crypt.is_none() {
             out.note(
                 "git-crypt is not on PATH (`make git-tools` installs Debian's 0.7.0): its column is empty.",
@@ -265,6 +293,7 @@ fn name(w: Who) -> &'static str {
         Who::Hyperseal => "hyperseal git",
         Who::GitCrypt => "git-crypt",
         Who::PlainSized => "plain git, age-file-sized files",
+        Who::NullFilter => "git with a do-nothing filter, age-file-sized files",
     }
 }
 

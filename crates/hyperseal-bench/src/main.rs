@@ -35,6 +35,7 @@ mod child;
 mod engine;
 mod files;
 mod git;
+mod git_floor;
 mod hazmat;
 mod html;
 mod machine;
@@ -376,6 +377,16 @@ pub fn hint(err: impl std::fmt::Display, hint: impl std::fmt::Display) -> anyhow
 }
 
 fn main() -> ExitCode {
+    // The `git` table's do-nothing filter process, started by git itself (see git_floor.rs).
+    if std::env::args_os().nth(1).is_some_and(|a| a == "--git-null-filter") {
+        return match git_floor::serve() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("hyperseal-bench: error: the null filter: {e:#}");
+                ExitCode::from(1)
+            }
+        };
+    }
     match run(BenchArgs::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
