@@ -30,6 +30,7 @@ mod c2sp_interop;
 mod cli;
 mod completions;
 mod decrypt_help;
+mod git_clone;
 mod git_faults;
 mod git_filter;
 mod git_large;

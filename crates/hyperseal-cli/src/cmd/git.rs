@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use hyperseal::recipient::Identity;
 
 use super::git_repo::{self, git, DRIVER};
 use crate::errors::hint;
@@ -44,6 +45,23 @@ enum GitCommand {
         /// without it such files are left as they are.
         #[arg(long)]
         force: bool,
+    },
+    /// Clone a repository and check it out unlocked: `git clone` and `unlock` in one step,
+    /// each file written once.
+    ///
+    /// Without -i, the identity agent (HYPERSEAL_AGENT_SOCK) opens the marked files. Options
+    /// after `--` go to `git clone` (e.g. `-- --branch dev`).
+    Clone {
+        /// An identity file (repeatable); recorded by its absolute path, never copied.
+        #[arg(short = 'i', long = "identity")]
+        identities: Vec<PathBuf>,
+        /// The repository to clone, as `git clone` takes it.
+        url: String,
+        /// The folder to clone into (default: the repository's name, as git makes it).
+        dir: Option<PathBuf>,
+        /// Options for `git clone`, after `--`.
+        #[arg(last = true)]
+        git_args: Vec<String>,
     },
     /// Forget the identities and put the stored age files back into the work tree.
     Lock {
@@ -96,6 +114,9 @@ pub fn run(a: GitArgs) -> Result<()> {
     match a.command {
         GitCommand::Init { hooks, patterns } => init(&patterns, hooks),
         GitCommand::Unlock { identities, force } => unlock(&identities, force),
+        GitCommand::Clone { identities, url, dir, git_args } => {
+            super::git_clone::clone(&identities, &url, dir.as_deref(), &git_args)
+        }
         GitCommand::Lock { force } => lock(force),
         GitCommand::Verify { rev } => super::git_verify::verify(rev.as_deref()),
         GitCommand::Rekey { all, rotate, dry_run } => super::git_rekey::rekey(all, rotate, dry_run),
@@ -194,16 +215,20 @@ fn recipients_missing(root: &std::path::Path) -> bool {
     !root.join(hyperseal::git::recipients::FILE_NAME).exists()
 }
 
-fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
-    let root = git_repo::work_tree()?;
+/// Identities loaded for an unlock, and the absolute paths of their files.
+pub(super) type Unlocking = (Vec<Box<dyn Identity>>, Vec<PathBuf>);
+
+/// The identities `unlock` and `clone` open files with: loaded now, so a wrong path or
+/// passphrase fails before anything changes (and a protected identity file asks its passphrase
+/// once), with the agent where none is given; and their absolute paths, for the repository's
+/// configuration.
+pub(super) fn identities_for_unlock(identities: &[PathBuf]) -> Result<Unlocking> {
     if identities.is_empty() && super::identity::agent_identity().is_none() {
         return Err(crate::errors::usage(
             "no identity to unlock with",
             "give -i with a key the files were sealed to, or start the agent (HYPERSEAL_AGENT_SOCK)",
         ));
     }
-    // Loaded now, so a wrong path or passphrase fails here and not in the middle of a checkout;
-    // and once: the checkout below uses them (a protected identity file asks its passphrase once).
     let mut loaded = super::identity::load_identities(identities, None)?;
     if identities.is_empty() {
         loaded.extend(super::identity::agent_identity());
@@ -214,16 +239,29 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
             std::fs::canonicalize(i).map_err(|e| anyhow::Error::new(e).context(i.display().to_string()))?,
         );
     }
-    // From here on every path is the work tree's (git lists paths relative to where it runs).
-    std::env::set_current_dir(&root)?;
+    Ok((loaded, absolute))
+}
+
+/// Configures the repository as `init` does and records the identity files (`agent`: the agent
+/// instead) in its local configuration, in place of any recorded before. Run in the work tree.
+pub(super) fn record_identities(absolute: &[PathBuf], agent: bool) -> Result<()> {
     git_repo::configure()?;
     git_repo::forget_identities()?;
-    for p in &absolute {
+    for p in absolute {
         git(&["config", "--local", "--add", git_repo::IDENTITY_KEY, &p.to_string_lossy()], None)?;
     }
-    if identities.is_empty() {
+    if agent {
         git(&["config", "--local", git_repo::AGENT_KEY, "true"], None)?;
     }
+    Ok(())
+}
+
+fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
+    let root = git_repo::work_tree()?;
+    let (loaded, absolute) = identities_for_unlock(identities)?;
+    // From here on every path is the work tree's (git lists paths relative to where it runs).
+    std::env::set_current_dir(&root)?;
+    record_identities(&absolute, identities.is_empty())?;
     // Asked with the identities recorded, so plaintext that matches what is stored counts as
     // unchanged. What still differs is left as it is (it is the user's work): the rest is
     // checked out again as plaintext.

@@ -88,7 +88,7 @@ pub fn git(args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>> {
 /// Waits for `child` until `deadline`; kills and reaps it then (`None`). Polls, from every
 /// millisecond up to every 50: std has no wait with a timeout, and most git runs here end in
 /// a few milliseconds.
-fn wait_until(child: &mut std::process::Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+pub fn wait_until(child: &mut std::process::Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
     let mut pause = Duration::from_millis(1);
     loop {
         if let Some(status) = child.try_wait()? {

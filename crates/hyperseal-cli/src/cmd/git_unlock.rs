@@ -30,7 +30,7 @@ use hyperseal::recipient::Identity;
 use super::git_repo::git;
 
 /// Largest blob opened here; larger ones stream through the filter.
-const MOST: u64 = 1 << 20;
+pub(super) const MOST: u64 = 1 << 20;
 /// How far before its writing a file's modification time is set. git takes a file whose time
 /// is not older than its index's, in whole seconds (git as Debian builds it compares no
 /// nanoseconds), for "racily clean": it may have changed unseen, so git compares its contents,
@@ -40,7 +40,7 @@ const MOST: u64 = 1 << 20;
 /// the one recorded.
 const BACKDATE: std::time::Duration = std::time::Duration::from_secs(1);
 /// Blobs read from git per round: memory stays bounded whatever the repository's size.
-const ROUND: u64 = 64 << 20;
+pub(super) const ROUND: u64 = 64 << 20;
 
 /// Checks out those of `marked` it can: each whose work-tree file is, by git's stat rule, the
 /// file git checked out for its index entry (so nothing the user changed is overwritten);
@@ -50,30 +50,10 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
     if marked.is_empty() || std::env::var_os("GIT_INDEX_FILE").is_some() || ids.is_empty() {
         return Ok(Vec::new());
     }
-    let asked = git(&["rev-parse", "--git-path", "index", "--show-object-format"], None)?;
-    let asked = String::from_utf8_lossy(&asked);
-    let [index_file, format] = asked.lines().collect::<Vec<_>>()[..] else { return Ok(Vec::new()) };
-    // Relative to where git ran: this process's folder.
-    let index_file = std::env::current_dir()?.join(index_file);
-    let hash = match format {
-        "sha1" => HashKind::Sha1,
-        "sha256" => HashKind::Sha256,
-        _ => return Ok(Vec::new()),
-    };
-    let (Ok(read), Ok(meta)) = (std::fs::read(&index_file), std::fs::metadata(&index_file)) else {
+    let Some(IndexAt { file: index_file, read, mut index, hash, mtime: index_mtime }) = read_index()? else {
         return Ok(Vec::new());
     };
-    let Ok(mut index) = Index::parse(read.clone(), hash) else { return Ok(Vec::new()) };
-    let index_mtime = Stat::of(&meta).mtime;
-
-    let wanted: HashMap<&[u8], &String> = marked.iter().map(|p| (p.as_bytes(), p)).collect();
-    let mut found: HashMap<&[u8], usize> = HashMap::new();
-    for (i, e) in index.entries().iter().enumerate() {
-        if wanted.contains_key(e.path.as_slice()) {
-            // A path in conflict has several entries: only a single stage-0 one is ours.
-            found.entry(e.path.as_slice()).and_modify(|at| *at = usize::MAX).or_insert(i);
-        }
-    }
+    let found = single_entries(&index, marked);
     // Rounds of blobs of a bounded total size: the size is the entry's, which the file it
     // matches has, and which is the blob's (a locked work tree holds the blobs as stored).
     let (mut rounds, mut round, mut used) = (Vec::new(), Vec::new(), 0);
@@ -83,10 +63,8 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
             continue;
         };
         let (i, e) = e;
-        let plain =
-            e.stage == 0 && e.mode == 0o100644 && !e.skip_worktree && !e.intent_to_add && !e.assume_valid;
         let size = u64::from(e.size);
-        if !plain || size > MOST || !as_checked_out(root, p, &e.stat, index_mtime, &mut dirs) {
+        if !plain(e) || size > MOST || !as_checked_out(root, p, &e.stat, index_mtime, &mut dirs) {
             continue;
         }
         if used + size > ROUND && !round.is_empty() {
@@ -101,7 +79,8 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
     let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
     let (mut done, mut written) = (Vec::new(), Vec::new());
     for mut round in rounds.into_iter().filter(|r| !r.is_empty()) {
-        open_round(root, &mut round, &ids, hash);
+        let blobs = read_round(root, &round, hash);
+        write_round(root, &mut round, &blobs, &ids, true);
         for j in round.into_iter().filter(|j| j.done) {
             written.extend(j.stat.map(|s| (j.entry, s)));
             done.push(j.path);
@@ -116,16 +95,66 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
     Ok(done)
 }
 
-struct Job {
-    path: String,
-    entry: usize,
-    oid: String,
-    /// The size git recorded, which the file has (its stat matched).
-    size: u64,
+/// git's index as read from its file.
+pub(super) struct IndexAt {
+    pub file: PathBuf,
+    /// The file's bytes when read: it is replaced only if it still holds them.
+    pub read: Vec<u8>,
+    pub index: Index,
+    pub hash: HashKind,
+    /// The file's modification time (git's stat rule compares files against it).
+    pub mtime: (u32, u32),
+}
+
+/// The repository's index (`None` where there is none, or one this does not rewrite).
+pub(super) fn read_index() -> Result<Option<IndexAt>> {
+    let asked = git(&["rev-parse", "--git-path", "index", "--show-object-format"], None)?;
+    let asked = String::from_utf8_lossy(&asked);
+    let [index_file, format] = asked.lines().collect::<Vec<_>>()[..] else { return Ok(None) };
+    // Relative to where git ran: this process's folder.
+    let file = std::env::current_dir()?.join(index_file);
+    let hash = match format {
+        "sha1" => HashKind::Sha1,
+        "sha256" => HashKind::Sha256,
+        _ => return Ok(None),
+    };
+    let (Ok(read), Ok(meta)) = (std::fs::read(&file), std::fs::metadata(&file)) else {
+        return Ok(None);
+    };
+    let Ok(index) = Index::parse(read.clone(), hash) else { return Ok(None) };
+    Ok(Some(IndexAt { file, read, index, hash, mtime: Stat::of(&meta).mtime }))
+}
+
+/// Where each of `marked` has its one entry in `index`: a path in conflict has several, and only
+/// a single stage-0 entry is ours.
+pub(super) fn single_entries<'a>(index: &Index, marked: &'a [String]) -> HashMap<&'a [u8], usize> {
+    let wanted: HashMap<&[u8], &String> = marked.iter().map(|p| (p.as_bytes(), p)).collect();
+    let mut found: HashMap<&'a [u8], usize> = HashMap::new();
+    for (i, e) in index.entries().iter().enumerate() {
+        if let Some((&key, _)) = wanted.get_key_value(e.path.as_slice()) {
+            found.entry(key).and_modify(|at| *at = usize::MAX).or_insert(i);
+        }
+    }
+    found.retain(|_, at| *at != usize::MAX);
+    found
+}
+
+/// A merged entry of an ordinary file that git writes to the work tree and looks at.
+pub(super) fn plain(e: &hyperseal::git::index::Entry) -> bool {
+    e.stage == 0 && e.mode == 0o100644 && !e.skip_worktree && !e.intent_to_add && !e.assume_valid
+}
+
+pub(super) struct Job {
+    pub path: String,
+    /// Its entry in the index.
+    pub entry: usize,
+    pub oid: String,
+    /// The blob's size (here, the size git recorded, which the file has: its stat matched).
+    pub size: u64,
     /// The stat data of the file once written.
-    stat: Option<Stat>,
+    pub stat: Option<Stat>,
     /// Written, or left as stored.
-    done: bool,
+    pub done: bool,
 }
 
 /// Whether `p` is the file git checked out for its entry (`recorded`, by git's stat rule) and
@@ -138,19 +167,10 @@ fn as_checked_out(
     index_mtime: (u32, u32),
     dirs: &mut HashMap<PathBuf, bool>,
 ) -> bool {
-    let path = Path::new(p);
-    let mut at = root.to_path_buf();
-    for part in path.parent().into_iter().flat_map(Path::components) {
-        at.push(part);
-        let ok = *dirs.entry(at.clone()).or_insert_with(|| {
-            matches!(part, std::path::Component::Normal(_))
-                && std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_dir())
-        });
-        if !ok {
-            return false;
-        }
+    if !real_folders(root, p, dirs) {
+        return false;
     }
-    let Ok(m) = std::fs::symlink_metadata(root.join(path)) else { return false };
+    let Ok(m) = std::fs::symlink_metadata(root.join(p)) else { return false };
     m.file_type().is_file()
         && match recorded.compare(&Stat::of(&m), index_mtime) {
             // Racy: written in the instant git wrote its index (a clone's last files). The bytes
@@ -160,12 +180,29 @@ fn as_checked_out(
         }
 }
 
+/// Whether every folder on the way to `p` (under `root`) is a real folder, never a link: writing
+/// through one could land outside the work tree, which git's checkout never does. `dirs` keeps
+/// the answers for the folders already looked at.
+pub(super) fn real_folders(root: &Path, p: &str, dirs: &mut HashMap<PathBuf, bool>) -> bool {
+    let mut at = root.to_path_buf();
+    for part in Path::new(p).parent().into_iter().flat_map(Path::components) {
+        at.push(part);
+        let ok = *dirs.entry(at.clone()).or_insert_with(|| {
+            matches!(part, std::path::Component::Normal(_))
+                && std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_dir())
+        });
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
 /// Reads a round's files, each of which must be, byte for byte, its staged blob (a locked work
 /// tree holds the blobs as stored: checked by git's blob id, so the bytes are the blob's and no
-/// `git cat-file` has to read them again), then opens and writes them on every core. A file
-/// that is not its blob (smudged to plaintext earlier), or that does not open, stays for git,
-/// which handles or reports it as it always has.
-fn open_round(root: &Path, round: &mut [Job], ids: &[Arc<dyn Identity>], hash: HashKind) {
+/// `git cat-file` has to read them again). A file that is not its blob (smudged to plaintext
+/// earlier) stays for git, which handles it as it always has.
+fn read_round(root: &Path, round: &[Job], hash: HashKind) -> Vec<Option<Vec<u8>>> {
     let blobs: Vec<Mutex<Option<Vec<u8>>>> = round.iter().map(|_| Mutex::new(None)).collect();
     let read = |i: usize| -> std::result::Result<(), hyperseal::Error> {
         let job = &round[i];
@@ -181,8 +218,21 @@ fn open_round(root: &Path, round: &mut [Job], ids: &[Arc<dyn Identity>], hash: H
         Ok(())
     };
     let _ = hyperseal::exec::for_each(round.len(), 0, &read);
-    let blobs: Vec<Option<Vec<u8>>> =
-        blobs.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner())).collect();
+    blobs.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner())).collect()
+}
+
+/// Opens a round's blobs (`None`: left to git) on every core and writes each as its file's
+/// plaintext, marking the jobs done. A blob that does not open stays for git, which reports it
+/// as it always has.
+/// `replace`: each file replaces the age file there; otherwise each is new, and a path taken
+/// meanwhile is left as it is.
+pub(super) fn write_round(
+    root: &Path,
+    round: &mut [Job],
+    blobs: &[Option<Vec<u8>>],
+    ids: &[Arc<dyn Identity>],
+    replace: bool,
+) {
     // One round with a plugin or the agent for the whole of it; then every file opens offline.
     let present: Vec<&[u8]> = blobs.iter().flatten().map(Vec::as_slice).collect();
     let ids = hyperseal::git::unlock_blobs(&present, ids);
@@ -191,7 +241,7 @@ fn open_round(root: &Path, round: &mut [Job], ids: &[Arc<dyn Identity>], hash: H
     let one = |i: usize| -> std::result::Result<(), hyperseal::Error> {
         let Some(blob) = &blobs[i] else { return Ok(()) };
         let mut job = slots[i].lock().unwrap_or_else(|p| p.into_inner());
-        if let Ok(stat) = write_one(root, &job.path, blob, ids) {
+        if let Ok(stat) = write_one(root, &job.path, blob, ids, replace) {
             (job.stat, job.done) = (stat, true);
         }
         Ok(())
@@ -199,12 +249,21 @@ fn open_round(root: &Path, round: &mut [Job], ids: &[Arc<dyn Identity>], hash: H
     let _ = hyperseal::exec::for_each(slots.len(), 0, &one);
 }
 
-/// Writes one file's plaintext over its stored age file; its stat data, or `None` when it stays
-/// as stored (for other recipients, or not an age file: the file already holds the blob).
-fn write_one(root: &Path, path: &str, blob: &[u8], ids: &[Box<dyn Identity>]) -> Result<Option<Stat>, ()> {
-    let Some(plaintext) = hyperseal::git::smudge_blob(blob, ids).map_err(drop)? else { return Ok(None) };
+/// Writes one file's plaintext over its stored age file (`replace`), or as a new file; its stat
+/// data, or `None` when it stays as stored (for other recipients, or not an age file: a file
+/// replaced already holds the blob, and a new one is left to git).
+fn write_one(
+    root: &Path,
+    path: &str,
+    blob: &[u8],
+    ids: &[Box<dyn Identity>],
+    replace: bool,
+) -> Result<Option<Stat>, ()> {
+    let Some(plaintext) = hyperseal::git::smudge_blob(blob, ids).map_err(drop)? else {
+        return if replace { Ok(None) } else { Err(()) };
+    };
     let dest = root.join(path);
-    let mut out = OutputOptions::new().force(true).unsynced(true).create(&dest).map_err(drop)?;
+    let mut out = OutputOptions::new().force(replace).unsynced(true).create(&dest).map_err(drop)?;
     std::io::Write::write_all(&mut out, &plaintext).map_err(drop)?;
     out.set_modified(std::time::SystemTime::now() - BACKDATE).map_err(drop)?;
     out.commit().map_err(drop)?;
@@ -217,7 +276,7 @@ fn write_one(root: &Path, path: &str, blob: &[u8], ids: &[Box<dyn Identity>]) ->
 /// (a git running, an index changed meanwhile) leaves the index as it is: git will compare
 /// those files' contents once instead. The files it records are dated before it (see
 /// [`BACKDATE`]), so git takes none of them for racily clean.
-fn record(index_file: &Path, read: &[u8], new: &[u8]) {
+pub(super) fn record(index_file: &Path, read: &[u8], new: &[u8]) {
     let lock = index_file.with_extension("lock");
     let Ok(mut f) = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) else { return };
     let done = std::fs::read(index_file).is_ok_and(|now| now == read)

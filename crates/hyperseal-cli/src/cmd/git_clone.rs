@@ -1,0 +1,291 @@
+//! `hyperseal git clone`: `git clone` and `hyperseal git unlock` in one step, writing each file
+//! once. git clones without checking anything out; the marked files are read from git's
+//! objects (`git cat-file --batch`), opened on every core and written as plaintext with their
+//! stat data in the index, and git then checks out the rest (`git checkout-index`: the files
+//! that are not marked, and marked ones this leaves to the filter).
+//!
+//! Why: a clone followed by `unlock` writes every marked file twice (the age file git checks
+//! out, then its plaintext over it) and reads it back in between. For thousands of small
+//! secrets those writes, not the cryptography, are most of the time.
+//!
+//! Left to git and the filter, as in `unlock`: large blobs (git streams them through the
+//! filter, which holds little in memory), executables, links, and anything that does not open.
+
+#[cfg(unix)]
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+#[cfg(unix)]
+use std::sync::Arc;
+
+use anyhow::Result;
+use hyperseal::recipient::Identity;
+
+use super::git_repo::{self, git};
+#[cfg(unix)]
+use super::git_unlock::{
+    plain, read_index, real_folders, record, single_entries, write_round, Job, MOST, ROUND,
+};
+use crate::errors::{hint, usage};
+
+/// `git clone` options that would leave a work tree this must not fill, or none at all.
+const REFUSED: &[&str] = &["-n", "--no-checkout", "--bare", "--mirror", "--sparse", "--recurse-submodules"];
+
+/// Files per round when no identity unwraps in batches: small enough that git reading the next
+/// round's blobs overlaps with opening this one's, large enough that starting `git cat-file` for
+/// each round (a few milliseconds) is noise.
+#[cfg(unix)]
+const SMALL_ROUND: usize = 1000;
+
+/// Longest the clone itself may take: a large repository over a slow link takes hours, not days;
+/// a clone stuck on a prompt or a dead server ends with an error instead of holding the caller.
+const CLONE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(12 * 3600);
+
+/// Clones `url` into `dir` (git's name for it when absent), records `identities` (the agent
+/// with none) as `unlock` does, and checks out the work tree with the marked files as
+/// plaintext. `git_args` go to `git clone` as they are.
+pub fn clone(identities: &[PathBuf], url: &str, dir: Option<&Path>, git_args: &[String]) -> Result<()> {
+    if let Some(bad) = git_args.iter().find(|a| REFUSED.contains(&a.split('=').next().unwrap_or(a))) {
+        return Err(usage(
+            format!("`hyperseal git clone` checks out the work tree itself, so it cannot take {bad}"),
+            "run `git clone` with it, then `hyperseal git unlock` in the clone",
+        ));
+    }
+    // Loaded before anything is cloned: a wrong path or passphrase fails here.
+    let (loaded, absolute) = super::git::identities_for_unlock(identities)?;
+    let dir = match dir {
+        Some(d) => d.to_path_buf(),
+        None => PathBuf::from(humanish(url).ok_or_else(|| {
+            usage(
+                format!("cannot tell a folder name from {url:?}"),
+                "give the folder: hyperseal git clone URL DIR",
+            )
+        })?),
+    };
+    run_clone(url, &dir, git_args)?;
+    let done = unlock_fresh(&dir, &absolute, identities.is_empty(), loaded).map_err(|e| {
+        hint(
+            format!("{e:#}"),
+            format!("the clone is in {}: run `hyperseal git unlock` there to finish", dir.display()),
+        )
+    })?;
+    eprintln!("cloned into {}: {done} marked file(s) checked out as plaintext", dir.display());
+    Ok(())
+}
+
+/// `git clone --no-checkout`, its progress on the terminal as git prints it.
+fn run_clone(url: &str, dir: &Path, git_args: &[String]) -> Result<()> {
+    let mut c = Command::new("git");
+    c.arg("clone").arg("--no-checkout").args(git_args).arg("--").arg(url).arg(dir);
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| hint(format!("cannot run git: {e}"), "install git, or put it on PATH"))?;
+    match git_repo::wait_until(&mut child, std::time::Instant::now() + CLONE_DEADLINE)? {
+        Some(s) if s.success() => Ok(()),
+        Some(_) => Err(hint("git clone failed", "git's message above says why")),
+        None => Err(anyhow::anyhow!(
+            "git clone did not finish within {} hours and was stopped",
+            CLONE_DEADLINE.as_secs() / 3600
+        )),
+    }
+}
+
+/// In the fresh clone `dir`: configures it, records the identities, writes the marked files
+/// it can, then has git check out everything else. Returns how many marked files are plaintext.
+fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn Identity>>) -> Result<usize> {
+    std::env::set_current_dir(dir)?;
+    let root = git_repo::work_tree()?;
+    std::env::set_current_dir(&root)?;
+    super::git::record_identities(absolute, agent)?;
+    if git(&["rev-parse", "--verify", "-q", "HEAD^{commit}"], None).is_err() {
+        return Ok(0); // An empty repository: nothing to check out.
+    }
+    // The index of HEAD, with no file written yet.
+    git(&["read-tree", "HEAD"], None)?;
+    // The attributes come from the index: the work tree has no .gitattributes yet.
+    let marked = git_repo::marked_among(&git(&["ls-files", "-z"], None)?, true)?;
+    #[cfg(unix)]
+    let written = write_marked(&root, &marked, ids)?;
+    #[cfg(not(unix))]
+    let written = {
+        drop(ids);
+        0
+    };
+    // The rest: files not marked, and the marked ones left above, through the filter. Files
+    // written above have their stat data in the index, so git leaves them as they are.
+    let top = root.to_string_lossy();
+    git(&["-C", &top, "checkout-index", "--all", "-u", "-q"], None)?;
+    Ok(if written == marked.len() { written } else { count_opened(&root, &marked) })
+}
+
+/// The marked files that git's checkout left as plaintext (not as stored age files).
+fn count_opened(root: &Path, marked: &[String]) -> usize {
+    let intro = b"age-encryption.org/v1\n";
+    marked
+        .iter()
+        .filter(|p| {
+            let mut head = [0u8; 22];
+            std::fs::File::open(root.join(p))
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+                .map_or(true, |()| &head != intro)
+        })
+        .count()
+}
+
+#[cfg(unix)]
+/// Writes as plaintext each of `marked` whose index entry is an ordinary file of at most
+/// [`MOST`] bytes and whose path is free, reading the blobs from git in rounds of bounded
+/// size; records their stat data in the index. Returns how many it wrote.
+fn write_marked(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> Result<usize> {
+    if marked.is_empty() || ids.is_empty() {
+        return Ok(0);
+    }
+    let Some(mut at) = read_index()? else { return Ok(0) };
+    let found = single_entries(&at.index, marked);
+    // Each written as a new file: a path already taken (nothing is, in a fresh clone) is left
+    // as it is, to git.
+    let mut jobs: Vec<Job> = Vec::new();
+    for p in marked {
+        let Some(&i) = found.get(p.as_bytes()) else { continue };
+        let e = &at.index.entries()[i];
+        if plain(e) {
+            jobs.push(Job {
+                path: p.clone(),
+                entry: i,
+                oid: e.oid.clone(),
+                size: 0,
+                stat: None,
+                done: false,
+            });
+        }
+    }
+    if jobs.is_empty() {
+        return Ok(0);
+    }
+    // The blobs' sizes (read-tree recorded none), so the rounds stay bounded.
+    let list: String = jobs.iter().map(|j| format!("{}\n", j.oid)).collect();
+    let sizes = git(&["cat-file", "--batch-check=%(objectname) %(objectsize)"], Some(list.as_bytes()))?;
+    let sizes: HashMap<&str, u64> = std::str::from_utf8(&sizes)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' ').and_then(|(oid, n)| Some((oid, n.parse().ok()?))))
+        .collect();
+    for j in &mut jobs {
+        j.size = sizes.get(j.oid.as_str()).copied().unwrap_or(u64::MAX);
+    }
+    jobs.retain(|j| j.size <= MOST);
+
+    let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
+    // Rounds of bounded size. git reads the next round's blobs (inflating them: one core) while
+    // this one's are opened and written (every core). An identity that unwraps in batches (a
+    // plugin: perhaps a PIN or a touch; the agent) is asked once per round, so then a round is
+    // as large as memory allows; otherwise rounds are small, so git and the opening overlap.
+    let batching = ids.iter().any(|id| id.unwraps_in_batches());
+    let most_files = if batching { usize::MAX } else { SMALL_ROUND };
+    let mut rounds: Vec<Vec<Job>> = Vec::new();
+    while !jobs.is_empty() {
+        let (mut take, mut used) = (0, 0);
+        while take < jobs.len() && take < most_files && (take == 0 || used + jobs[take].size <= ROUND) {
+            used += jobs[take].size;
+            take += 1;
+        }
+        rounds.push(jobs.drain(..take).collect());
+    }
+    let (mut dirs, mut made) = (HashMap::new(), HashMap::new());
+    let mut written = Vec::new();
+    std::thread::scope(|s| -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(Vec<Job>, Vec<u8>)>>(1);
+        s.spawn(move || {
+            for round in rounds {
+                let list: String = round.iter().map(|j| format!("{}\n", j.oid)).collect();
+                let got = git(&["cat-file", "--batch"], Some(list.as_bytes())).map(|out| (round, out));
+                let failed = got.is_err();
+                if tx.send(got).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        for got in rx {
+            let (mut round, out) = got?;
+            let mut blobs = parse_batch(&out, &round);
+            drop(out);
+            for (j, blob) in round.iter().zip(blobs.iter_mut()) {
+                // Folders made here (once each), each checked to be a real folder (never a link
+                // out of the tree).
+                let parent = Path::new(&j.path).parent().filter(|d| !d.as_os_str().is_empty());
+                let made = parent.is_none_or(|d| {
+                    *made
+                        .entry(d.to_path_buf())
+                        .or_insert_with(|| std::fs::create_dir_all(root.join(d)).is_ok())
+                });
+                if !made || !real_folders(root, &j.path, &mut dirs) {
+                    *blob = None;
+                }
+            }
+            write_round(root, &mut round, &blobs, &ids, false);
+            written.extend(round.into_iter().filter(|j| j.done).filter_map(|j| j.stat.map(|s| (j.entry, s))));
+        }
+        Ok(())
+    })?;
+    if !written.is_empty() {
+        for (i, st) in &written {
+            at.index.set_stat(*i, st);
+        }
+        record(&at.file, &at.read, &at.index.to_bytes());
+    }
+    Ok(written.len())
+}
+
+#[cfg(unix)]
+/// `git cat-file --batch`'s answer for `round`, one blob per job in order (`None` for one git
+/// did not give as asked).
+fn parse_batch(mut out: &[u8], round: &[Job]) -> Vec<Option<Vec<u8>>> {
+    let mut blobs = Vec::with_capacity(round.len());
+    for j in round {
+        // "<oid> blob <size>\n<content>\n", or "<oid> missing\n".
+        let Some(nl) = out.iter().position(|&b| b == b'\n') else { break };
+        let head = String::from_utf8_lossy(&out[..nl]).into_owned();
+        out = &out[nl + 1..];
+        let mut f = head.split(' ');
+        let (oid, kind, size) = (f.next(), f.next(), f.next().and_then(|n| n.parse::<usize>().ok()));
+        let Some(size) = size.filter(|&n| n < out.len()) else {
+            blobs.push(None);
+            continue;
+        };
+        let fits = oid == Some(j.oid.as_str()) && kind == Some("blob");
+        blobs.push(fits.then(|| out[..size].to_vec()));
+        out = &out[size + 1..];
+    }
+    blobs.resize_with(round.len(), || None);
+    blobs
+}
+
+/// The folder `git clone URL` makes: the last part of the URL, without a trailing `/` or `.git`
+/// (git's own rule, for the URLs people clone from).
+fn humanish(url: &str) -> Option<String> {
+    let mut s = url.trim_end_matches('/');
+    s = s.strip_suffix("/.git").unwrap_or(s);
+    s = s.trim_end_matches('/');
+    let last = s.rsplit(['/', ':']).next()?;
+    let last = last.strip_suffix(".git").unwrap_or(last);
+    (!last.is_empty() && last != "." && last != "..").then(|| last.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::humanish;
+
+    #[test]
+    fn the_folder_is_named_as_git_names_it() {
+        assert_eq!(humanish("https://example.com/team/secrets.git").as_deref(), Some("secrets"));
+        assert_eq!(humanish("git@example.com:team/secrets.git").as_deref(), Some("secrets"));
+        assert_eq!(humanish("/srv/repos/secrets/.git/").as_deref(), Some("secrets"));
+        assert_eq!(humanish("../origin").as_deref(), Some("origin"));
+        assert_eq!(humanish("host:repo").as_deref(), Some("repo"));
+        assert_eq!(humanish("/"), None);
+        assert_eq!(humanish(".."), None);
+    }
+}
