@@ -66,7 +66,10 @@ pub fn clone(identities: &[PathBuf], url: &str, dir: Option<&Path>, git_args: &[
     let done = unlock_fresh(&dir, &absolute, identities.is_empty(), loaded).map_err(|e| {
         hint(
             format!("{e:#}"),
-            format!("the clone is in {}: run `hyperseal git unlock` there to finish", dir.display()),
+            format!(
+                "the clone is in {}: `git checkout -f HEAD` and then `hyperseal git unlock` there finish it",
+                dir.display()
+            ),
         )
     })?;
     eprintln!("cloned into {}: {done} marked file(s) checked out as plaintext", dir.display());
