@@ -7,9 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use hyperseal::recipient::Identity;
 
-use super::git_repo::{self, git, DRIVER};
+use super::git_repo::{self, DRIVER};
 use crate::errors::hint;
 
 #[derive(Args)]
@@ -215,53 +214,12 @@ fn recipients_missing(root: &std::path::Path) -> bool {
     !root.join(hyperseal::git::recipients::FILE_NAME).exists()
 }
 
-/// Identities loaded for an unlock, and the absolute paths of their files.
-pub(super) type Unlocking = (Vec<Box<dyn Identity>>, Vec<PathBuf>);
-
-/// The identities `unlock` and `clone` open files with: loaded now, so a wrong path or
-/// passphrase fails before anything changes (and a protected identity file asks its passphrase
-/// once), with the agent where none is given; and their absolute paths, for the repository's
-/// configuration.
-pub(super) fn identities_for_unlock(identities: &[PathBuf]) -> Result<Unlocking> {
-    if identities.is_empty() && super::identity::agent_identity().is_none() {
-        return Err(crate::errors::usage(
-            "no identity to unlock with",
-            "give -i with a key the files were sealed to, or start the agent (HYPERSEAL_AGENT_SOCK)",
-        ));
-    }
-    let mut loaded = super::identity::load_identities(identities, None)?;
-    if identities.is_empty() {
-        loaded.extend(super::identity::agent_identity());
-    }
-    let mut absolute = Vec::new();
-    for i in identities {
-        absolute.push(
-            std::fs::canonicalize(i).map_err(|e| anyhow::Error::new(e).context(i.display().to_string()))?,
-        );
-    }
-    Ok((loaded, absolute))
-}
-
-/// Configures the repository as `init` does and records the identity files (`agent`: the agent
-/// instead) in its local configuration, in place of any recorded before. Run in the work tree.
-pub(super) fn record_identities(absolute: &[PathBuf], agent: bool) -> Result<()> {
-    git_repo::configure()?;
-    git_repo::forget_identities()?;
-    for p in absolute {
-        git(&["config", "--local", "--add", git_repo::IDENTITY_KEY, &p.to_string_lossy()], None)?;
-    }
-    if agent {
-        git(&["config", "--local", git_repo::AGENT_KEY, "true"], None)?;
-    }
-    Ok(())
-}
-
 fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
     let root = git_repo::work_tree()?;
-    let (loaded, absolute) = identities_for_unlock(identities)?;
+    let (loaded, absolute) = git_repo::identities_for_unlock(identities)?;
     // From here on every path is the work tree's (git lists paths relative to where it runs).
     std::env::set_current_dir(&root)?;
-    record_identities(&absolute, identities.is_empty())?;
+    git_repo::record_identities(&absolute, identities.is_empty())?;
     // Asked with the identities recorded, so plaintext that matches what is stored counts as
     // unchanged. What still differs is left as it is (it is the user's work): the rest is
     // checked out again as plaintext.

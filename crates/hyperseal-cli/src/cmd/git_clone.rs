@@ -52,7 +52,7 @@ pub fn clone(identities: &[PathBuf], url: &str, dir: Option<&Path>, git_args: &[
         ));
     }
     // Loaded before anything is cloned: a wrong path or passphrase fails here.
-    let (loaded, absolute) = super::git::identities_for_unlock(identities)?;
+    let (loaded, absolute) = git_repo::identities_for_unlock(identities)?;
     let dir = match dir {
         Some(d) => d.to_path_buf(),
         None => PathBuf::from(humanish(url).ok_or_else(|| {
@@ -102,7 +102,7 @@ fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn 
     std::env::set_current_dir(dir)?;
     let root = git_repo::work_tree()?;
     std::env::set_current_dir(&root)?;
-    super::git::record_identities(absolute, agent)?;
+    git_repo::record_identities(absolute, agent)?;
     if git(&["rev-parse", "--verify", "-q", "HEAD^{commit}"], None).is_err() {
         return Ok(0); // An empty repository: nothing to check out.
     }

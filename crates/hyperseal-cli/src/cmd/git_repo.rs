@@ -10,6 +10,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use hyperseal::recipient::Identity;
 
 use crate::errors::hint;
 
@@ -301,6 +302,47 @@ pub fn forget_identities() -> Result<()> {
     for key in [IDENTITY_KEY, AGENT_KEY] {
         // Exit status 5: the key was not set, which is what was wanted.
         let _ = git(&["config", "--local", "--unset-all", key], None);
+    }
+    Ok(())
+}
+
+/// Identities loaded for an unlock, and the absolute paths of their files.
+pub type Unlocking = (Vec<Box<dyn Identity>>, Vec<PathBuf>);
+
+/// The identities `unlock` and `clone` open files with: loaded now, so a wrong path or
+/// passphrase fails before anything changes (and a protected identity file asks its passphrase
+/// once), with the agent where none is given; and their absolute paths, for the repository's
+/// configuration.
+pub fn identities_for_unlock(identities: &[PathBuf]) -> Result<Unlocking> {
+    if identities.is_empty() && super::identity::agent_identity().is_none() {
+        return Err(crate::errors::usage(
+            "no identity to unlock with",
+            "give -i with a key the files were sealed to, or start the agent (HYPERSEAL_AGENT_SOCK)",
+        ));
+    }
+    let mut loaded = super::identity::load_identities(identities, None)?;
+    if identities.is_empty() {
+        loaded.extend(super::identity::agent_identity());
+    }
+    let mut absolute = Vec::new();
+    for i in identities {
+        absolute.push(
+            std::fs::canonicalize(i).map_err(|e| anyhow::Error::new(e).context(i.display().to_string()))?,
+        );
+    }
+    Ok((loaded, absolute))
+}
+
+/// Configures the repository as `init` does and records the identity files (`agent`: the agent
+/// instead) in its local configuration, in place of any recorded before. Run in the work tree.
+pub fn record_identities(absolute: &[PathBuf], agent: bool) -> Result<()> {
+    configure()?;
+    forget_identities()?;
+    for p in absolute {
+        git(&["config", "--local", "--add", IDENTITY_KEY, &p.to_string_lossy()], None)?;
+    }
+    if agent {
+        git(&["config", "--local", AGENT_KEY, "true"], None)?;
     }
     Ok(())
 }
