@@ -386,7 +386,10 @@ def windows_agent():
                                    stdout=subprocess.PIPE, stderr=err, timeout=60)
         refused(subprocess.CompletedProcess(again.args, again.returncode, b"", open("agent-again.err", "rb").read()),
                 "already listening")
-        hs("agent", "add", "age.key", env=env)
+        added = hs("agent", "add", "age.key", ok=False, env=env)
+        # On failure, the agent's own messages too (its standard error is agent-start.err).
+        check(added.returncode == 0, f"agent add: exit {added.returncode}: "
+              f"{added.stderr.decode(errors='replace')!r}; the agent wrote {open('agent-start.err', errors='replace').read()!r}")
         status, screen = console(ARGS.hyperseal, ["agent", "add", "prot.key"], ["agent pass"])
         check(status == 0, f"agent add of a protected key: {status} {screen[-300:]!r}")
         listed = hs("agent", "list", env=env).stdout.decode().splitlines()
