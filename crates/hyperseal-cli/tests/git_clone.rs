@@ -4,9 +4,6 @@
 //! (a large blob, a file for other recipients). Options it cannot honour, and a missing or
 //! wrong identity, are refused before anything is cloned.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-
 use crate::common;
 use crate::git_support;
 
@@ -15,23 +12,6 @@ use git_support::{have_git, Repo, AGE_INTRO};
 
 fn secret(i: usize) -> Vec<u8> {
     format!("API_KEY_{i}={}\n", "k".repeat(i * 5)).into_bytes()
-}
-
-/// `hyperseal ARGS` in `dir`, with git's trace in `trace`.
-fn hs_traced(dir: &Path, args: &[&str], trace: &Path) -> std::process::Output {
-    let _ = std::fs::remove_file(trace);
-    let o = Command::new(env!("CARGO_BIN_EXE_hyperseal"))
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_TRACE", trace)
-        .env("PATH", common::tools_path())
-        .env_remove("HYPERSEAL_AGENT_SOCK")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    o
 }
 
 #[test]
@@ -68,12 +48,13 @@ fn a_clone_is_checked_out_unlocked_in_one_step() {
     r.ok(&["add", "-A"]);
     r.ok(&["commit", "-qm", "theirs"]);
 
-    let trace = t.join("trace");
     let origin = r.dir.to_str().unwrap();
-    let o = hs_traced(t, &["git", "clone", "-i", &key, origin, "copy"], &trace);
+    // The folder the clones are made in.
+    let here = Repo::at(t.to_path_buf());
+    let o = here.hs(&["git", "clone", "-i", &key, origin, "copy"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("cloned into copy: 31 marked file(s) checked out as plaintext"), "{err}");
+    assert!(err.contains("cloned into copy: 32 marked file(s) checked out"), "{err}");
     let c = Repo::at(t.join("copy"));
     for i in 0..30 {
         assert_eq!(c.read(&format!("a/b{}/f{i}.env", i % 3)), secret(i), "file {i} is plaintext");
@@ -99,7 +80,7 @@ fn a_clone_is_checked_out_unlocked_in_one_step() {
     c.assert_no_blob_holds(b"NEW_SECRET=42");
 
     // Options for git clone after `--`: a branch.
-    let o = hs_traced(t, &["git", "clone", "-i", &key, origin, "dev-copy", "--", "--branch", "dev"], &trace);
+    let o = here.hs(&["git", "clone", "-i", &key, origin, "dev-copy", "--", "--branch", "dev"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let d = Repo::at(t.join("dev-copy"));
     assert_eq!(d.read("dev.env"), b"DEV_ONLY=1\n");
@@ -122,7 +103,8 @@ fn a_clone_it_cannot_finish_is_refused_before_anything_is_cloned() {
     r.ok(&["add", "-A"]);
     r.ok(&["commit", "-qm", "a"]);
     let origin = r.dir.to_str().unwrap();
-    let trace = t.join("trace");
+    // The folder the clones are made in.
+    let here = Repo::at(t.to_path_buf());
     let missing = t.join("missing.key");
     for (args, says) in [
         (vec!["git", "clone", origin, "c1"], "no identity to unlock with"),
@@ -130,7 +112,7 @@ fn a_clone_it_cannot_finish_is_refused_before_anything_is_cloned() {
         (vec!["git", "clone", "-i", &key, origin, "c3", "--", "--no-checkout"], "cannot take --no-checkout"),
         (vec!["git", "clone", "-i", &key, origin, "c4", "--", "--bare"], "cannot take --bare"),
     ] {
-        let o = hs_traced(t, &args, &trace);
+        let o = here.hs(&args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{args:?}");
         assert!(err.starts_with("hyperseal: error: ") && err.contains(says), "{args:?}: {err}");
@@ -141,7 +123,7 @@ fn a_clone_it_cannot_finish_is_refused_before_anything_is_cloned() {
     // A folder git will not clone into: git's own words, and nothing of it changed.
     std::fs::create_dir(t.join("taken")).unwrap();
     std::fs::write(t.join("taken/mine.txt"), b"mine").unwrap();
-    let o = hs_traced(t, &["git", "clone", "-i", &key, origin, "taken"], &trace);
+    let o = here.hs(&["git", "clone", "-i", &key, origin, "taken"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("already exists") && err.contains("hyperseal: error: git clone failed"), "{err}");

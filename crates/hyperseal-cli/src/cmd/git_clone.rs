@@ -23,9 +23,7 @@ use hyperseal::recipient::Identity;
 
 use super::git_repo::{self, git};
 #[cfg(unix)]
-use super::git_unlock::{
-    plain, read_index, real_folders, record, single_entries, write_round, Job, MOST, ROUND,
-};
+use super::git_unlock::{plain, read_index, real_folders, single_entries, write_round, Job, MOST, ROUND};
 use crate::errors::{hint, usage};
 
 /// `git clone` options that would leave a work tree this must not fill, or none at all.
@@ -72,7 +70,7 @@ pub fn clone(identities: &[PathBuf], url: &str, dir: Option<&Path>, git_args: &[
             ),
         )
     })?;
-    eprintln!("cloned into {}: {done} marked file(s) checked out as plaintext", dir.display());
+    eprintln!("cloned into {}: {done} marked file(s) checked out", dir.display());
     Ok(())
 }
 
@@ -97,7 +95,8 @@ fn run_clone(url: &str, dir: &Path, git_args: &[String]) -> Result<()> {
 }
 
 /// In the fresh clone `dir`: configures it, records the identities, writes the marked files
-/// it can, then has git check out everything else. Returns how many marked files are plaintext.
+/// it can, then has git check out everything else. Returns how many files are marked (as
+/// `unlock` counts them).
 fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn Identity>>) -> Result<usize> {
     std::env::set_current_dir(dir)?;
     let root = git_repo::work_tree()?;
@@ -111,42 +110,25 @@ fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn 
     // The attributes come from the index: the work tree has no .gitattributes yet.
     let marked = git_repo::marked_among(&git(&["ls-files", "-z"], None)?, true)?;
     #[cfg(unix)]
-    let written = write_marked(&root, &marked, ids)?;
+    write_marked(&root, &marked, ids)?;
     #[cfg(not(unix))]
-    let written = {
-        drop(ids);
-        0
-    };
+    drop(ids);
     // The rest: files not marked, and the marked ones left above, through the filter. Files
     // written above have their stat data in the index, so git leaves them as they are.
     let top = root.to_string_lossy();
     git(&["-C", &top, "checkout-index", "--all", "-u", "-q"], None)?;
-    Ok(if written == marked.len() { written } else { count_opened(&root, &marked) })
-}
-
-/// The marked files that git's checkout left as plaintext (not as stored age files).
-fn count_opened(root: &Path, marked: &[String]) -> usize {
-    let intro = b"age-encryption.org/v1\n";
-    marked
-        .iter()
-        .filter(|p| {
-            let mut head = [0u8; 22];
-            std::fs::File::open(root.join(p))
-                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-                .map_or(true, |()| &head != intro)
-        })
-        .count()
+    Ok(marked.len())
 }
 
 #[cfg(unix)]
 /// Writes as plaintext each of `marked` whose index entry is an ordinary file of at most
 /// [`MOST`] bytes and whose path is free, reading the blobs from git in rounds of bounded
-/// size; records their stat data in the index. Returns how many it wrote.
-fn write_marked(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> Result<usize> {
+/// size; records their stat data in the index.
+fn write_marked(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> Result<()> {
     if marked.is_empty() || ids.is_empty() {
-        return Ok(0);
+        return Ok(());
     }
-    let Some(mut at) = read_index()? else { return Ok(0) };
+    let Some(at) = read_index()? else { return Ok(()) };
     let found = single_entries(&at.index, marked);
     // Each written as a new file: a path already taken (nothing is, in a fresh clone) is left
     // as it is, to git.
@@ -166,7 +148,7 @@ fn write_marked(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
         }
     }
     if jobs.is_empty() {
-        return Ok(0);
+        return Ok(());
     }
     // The blobs' sizes (read-tree recorded none), so the rounds stay bounded.
     let list: String = jobs.iter().map(|j| format!("{}\n", j.oid)).collect();
@@ -213,8 +195,8 @@ fn write_marked(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
         });
         for got in rx {
             let (mut round, out) = got?;
+            // Each blob a slice of git's answer, not a copy of it.
             let mut blobs = parse_batch(&out, &round);
-            drop(out);
             for (j, blob) in round.iter().zip(blobs.iter_mut()) {
                 // Folders made here (once each), each checked to be a real folder (never a link
                 // out of the tree).
@@ -233,36 +215,34 @@ fn write_marked(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
         }
         Ok(())
     })?;
-    if !written.is_empty() {
-        for (i, st) in &written {
-            at.index.set_stat(*i, st);
-        }
-        record(&at.file, &at.read, &at.index.to_bytes());
-    }
-    Ok(written.len())
+    at.record(&written);
+    Ok(())
 }
 
 #[cfg(unix)]
 /// `git cat-file --batch`'s answer for `round`, one blob per job in order (`None` for one git
-/// did not give as asked).
-fn parse_batch(mut out: &[u8], round: &[Job]) -> Vec<Option<Vec<u8>>> {
+/// did not give as asked), each a slice of `out`.
+fn parse_batch<'a>(mut out: &'a [u8], round: &[Job]) -> Vec<Option<&'a [u8]>> {
     let mut blobs = Vec::with_capacity(round.len());
     for j in round {
         // "<oid> blob <size>\n<content>\n", or "<oid> missing\n".
         let Some(nl) = out.iter().position(|&b| b == b'\n') else { break };
-        let head = String::from_utf8_lossy(&out[..nl]).into_owned();
+        let mut f = out[..nl].split(|&b| b == b' ');
         out = &out[nl + 1..];
-        let mut f = head.split(' ');
-        let (oid, kind, size) = (f.next(), f.next(), f.next().and_then(|n| n.parse::<usize>().ok()));
-        let Some(size) = size.filter(|&n| n < out.len()) else {
+        let (oid, kind) = (f.next(), f.next());
+        let Some(size) = f.next().and_then(|n| std::str::from_utf8(n).ok()?.parse::<usize>().ok()) else {
             blobs.push(None);
             continue;
         };
-        let fits = oid == Some(j.oid.as_str()) && kind == Some("blob");
-        blobs.push(fits.then(|| out[..size].to_vec()));
+        // An answer cut short: nothing after it can be trusted.
+        if size >= out.len() {
+            break;
+        }
+        let fits = oid == Some(j.oid.as_bytes()) && kind == Some(b"blob".as_slice());
+        blobs.push(fits.then(|| &out[..size]));
         out = &out[size + 1..];
     }
-    blobs.resize_with(round.len(), || None);
+    blobs.resize(round.len(), None);
     blobs
 }
 
@@ -280,6 +260,27 @@ fn humanish(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::humanish;
+
+    #[cfg(unix)]
+    #[test]
+    fn git_s_batch_answer_is_read_blob_by_blob_and_a_short_one_stops_it() {
+        use super::{parse_batch, Job};
+        let job = |oid: &str| Job {
+            path: String::new(),
+            entry: 0,
+            oid: oid.into(),
+            size: 0,
+            stat: None,
+            done: false,
+        };
+        let round = [job("aa"), job("bb"), job("cc"), job("dd"), job("ee")];
+        // A blob, one missing, a tree where a blob was asked, another blob; then one cut short.
+        let out = b"aa blob 3\nabc\nbb missing\ncc tree 2\nxy\ndd blob 0\n\nee blob 9\nshort";
+        let got = parse_batch(out, &round);
+        assert_eq!(got, vec![Some(&b"abc"[..]), None, None, Some(&b""[..]), None]);
+        // Answers out of order are not taken for the jobs asked.
+        assert_eq!(parse_batch(b"bb blob 1\nz\n", &round[..1]), vec![None]);
+    }
 
     #[test]
     fn the_folder_is_named_as_git_names_it() {

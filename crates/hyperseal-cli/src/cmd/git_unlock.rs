@@ -50,21 +50,21 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
     if marked.is_empty() || std::env::var_os("GIT_INDEX_FILE").is_some() || ids.is_empty() {
         return Ok(Vec::new());
     }
-    let Some(IndexAt { file: index_file, read, mut index, hash, mtime: index_mtime }) = read_index()? else {
+    let Some(at) = read_index()? else {
         return Ok(Vec::new());
     };
-    let found = single_entries(&index, marked);
+    let found = single_entries(&at.index, marked);
     // Rounds of blobs of a bounded total size: the size is the entry's, which the file it
     // matches has, and which is the blob's (a locked work tree holds the blobs as stored).
     let (mut rounds, mut round, mut used) = (Vec::new(), Vec::new(), 0);
     let mut dirs = HashMap::new();
     for p in marked {
-        let Some(e) = found.get(p.as_bytes()).and_then(|&i| index.entries().get(i).map(|e| (i, e))) else {
+        let Some(e) = found.get(p.as_bytes()).and_then(|&i| at.index.entries().get(i).map(|e| (i, e))) else {
             continue;
         };
         let (i, e) = e;
         let size = u64::from(e.size);
-        if !plain(e) || size > MOST || !as_checked_out(root, p, &e.stat, index_mtime, &mut dirs) {
+        if !plain(e) || size > MOST || !as_checked_out(root, p, &e.stat, at.mtime, &mut dirs) {
             continue;
         }
         if used + size > ROUND && !round.is_empty() {
@@ -79,19 +79,15 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
     let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
     let (mut done, mut written) = (Vec::new(), Vec::new());
     for mut round in rounds.into_iter().filter(|r| !r.is_empty()) {
-        let blobs = read_round(root, &round, hash);
+        let blobs = read_round(root, &round, at.hash);
+        let blobs: Vec<Option<&[u8]>> = blobs.iter().map(Option::as_deref).collect();
         write_round(root, &mut round, &blobs, &ids, true);
         for j in round.into_iter().filter(|j| j.done) {
             written.extend(j.stat.map(|s| (j.entry, s)));
             done.push(j.path);
         }
     }
-    if !written.is_empty() {
-        for (i, st) in &written {
-            index.set_stat(*i, st);
-        }
-        record(&index_file, &read, &index.to_bytes());
-    }
+    at.record(&written);
     Ok(done)
 }
 
@@ -104,6 +100,32 @@ pub(super) struct IndexAt {
     pub hash: HashKind,
     /// The file's modification time (git's stat rule compares files against it).
     pub mtime: (u32, u32),
+}
+
+impl IndexAt {
+    /// Gives the entries the stat data of the files written for them (`(entry, stat)`) and
+    /// writes the index, if it is still as read: under git's own lock (`index.lock`, created
+    /// only if absent), renamed into place as git does. Anything in the way (a git running, an
+    /// index changed meanwhile) leaves the index as it is: git will compare those files'
+    /// contents once instead. The files it records are dated before it (see [`BACKDATE`]), so
+    /// git takes none of them for racily clean.
+    pub fn record(mut self, written: &[(usize, Stat)]) {
+        if written.is_empty() {
+            return;
+        }
+        for (i, st) in written {
+            self.index.set_stat(*i, st);
+        }
+        let new = self.index.to_bytes();
+        let lock = self.file.with_extension("lock");
+        let Ok(mut f) = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) else { return };
+        let done = std::fs::read(&self.file).is_ok_and(|now| now == self.read)
+            && std::io::Write::write_all(&mut f, &new).is_ok()
+            && std::fs::rename(&lock, &self.file).is_ok();
+        if !done {
+            let _ = std::fs::remove_file(&lock);
+        }
+    }
 }
 
 /// The repository's index (`None` where there is none, or one this does not rewrite).
@@ -229,17 +251,17 @@ fn read_round(root: &Path, round: &[Job], hash: HashKind) -> Vec<Option<Vec<u8>>
 pub(super) fn write_round(
     root: &Path,
     round: &mut [Job],
-    blobs: &[Option<Vec<u8>>],
+    blobs: &[Option<&[u8]>],
     ids: &[Arc<dyn Identity>],
     replace: bool,
 ) {
     // One round with a plugin or the agent for the whole of it; then every file opens offline.
-    let present: Vec<&[u8]> = blobs.iter().flatten().map(Vec::as_slice).collect();
+    let present: Vec<&[u8]> = blobs.iter().flatten().copied().collect();
     let ids = hyperseal::git::unlock_blobs(&present, ids);
     let ids = &ids[..];
     let slots: Vec<Mutex<&mut Job>> = round.iter_mut().map(Mutex::new).collect();
     let one = |i: usize| -> std::result::Result<(), hyperseal::Error> {
-        let Some(blob) = &blobs[i] else { return Ok(()) };
+        let Some(blob) = blobs[i] else { return Ok(()) };
         let mut job = slots[i].lock().unwrap_or_else(|p| p.into_inner());
         if let Ok(stat) = write_one(root, &job.path, blob, ids, replace) {
             (job.stat, job.done) = (stat, true);
@@ -269,20 +291,4 @@ fn write_one(
     out.commit().map_err(drop)?;
     let meta = std::fs::symlink_metadata(&dest).map_err(drop)?;
     Ok(meta.file_type().is_file().then(|| Stat::of(&meta)))
-}
-
-/// Writes `new` as the index, if the index is still `read`: under git's own lock
-/// (`index.lock`, created only if absent), renamed into place as git does. Anything in the way
-/// (a git running, an index changed meanwhile) leaves the index as it is: git will compare
-/// those files' contents once instead. The files it records are dated before it (see
-/// [`BACKDATE`]), so git takes none of them for racily clean.
-pub(super) fn record(index_file: &Path, read: &[u8], new: &[u8]) {
-    let lock = index_file.with_extension("lock");
-    let Ok(mut f) = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) else { return };
-    let done = std::fs::read(index_file).is_ok_and(|now| now == read)
-        && std::io::Write::write_all(&mut f, new).is_ok()
-        && std::fs::rename(&lock, index_file).is_ok();
-    if !done {
-        let _ = std::fs::remove_file(&lock);
-    }
 }
