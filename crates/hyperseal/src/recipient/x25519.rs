@@ -85,6 +85,9 @@ impl Recipient for X25519Recipient {
 /// An age X25519 secret key. Zeroized on drop; `Debug` shows only the public key.
 pub struct X25519Identity {
     secret: Zeroizing<[u8; 32]>,
+    /// The backend's key, made once: making it computes the public key (a fixed-base
+    /// multiplication, about a quarter of an agreement), which each unwrap would otherwise repeat.
+    key: X25519Secret,
     public: [u8; 32],
 }
 
@@ -96,10 +99,10 @@ impl std::fmt::Debug for X25519Identity {
 
 impl X25519Identity {
     fn from_secret(secret: Zeroizing<[u8; 32]>) -> Result<Self, Error> {
-        let public = X25519Secret::new(&secret)
-            .map_err(|_| Error::InvalidKey("X25519 secret key rejected".into()))?
-            .public()?;
-        Ok(X25519Identity { secret, public })
+        let key =
+            X25519Secret::new(&secret).map_err(|_| Error::InvalidKey("X25519 secret key rejected".into()))?;
+        let public = key.public()?;
+        Ok(X25519Identity { secret, key, public })
     }
 
     /// Parses `AGE-SECRET-KEY-1…`.
@@ -133,9 +136,9 @@ impl X25519Identity {
     fn unwrap_own(&self, stanza: &Stanza) -> Result<Option<FileKey>, Error> {
         let share = single_arg(stanza, 32, "X25519 ephemeral share")?;
         check_wrapped_len(&stanza.body)?;
-        let me = X25519Secret::new(&self.secret)?;
         // An all-zero shared secret means a low-order share: the spec requires rejecting it.
-        let shared = me
+        let shared = self
+            .key
             .agree(&share)
             .ok_or_else(|| Error::InvalidStanza("X25519 share is a low-order point".into()))?;
         let key = wrap_key(&shared[..], &share, &self.public);

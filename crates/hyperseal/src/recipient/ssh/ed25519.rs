@@ -18,6 +18,8 @@
 //! the point first, so a 32-byte string that is not a curve point is refused (age would encrypt
 //! to a meaningless key that nobody can decrypt).
 
+use std::sync::Arc;
+
 use aws_lc_rs::agreement::{self, PrivateKey, UnparsedPublicKey, X25519};
 use aws_lc_rs::digest::{digest, SHA512};
 use aws_lc_rs::signature::Ed25519KeyPair;
@@ -39,19 +41,25 @@ const LABEL: &[u8] = b"age-encryption.org/v1/ssh-ed25519";
 #[derive(Clone)]
 struct KeyInfo {
     tag: String,
-    tweak: Zeroizing<[u8; 32]>,
+    /// The tweak as aws-lc's key (it clears it when freed), made once: making a key computes
+    /// its public half, a fixed-base multiplication each wrap and unwrap would otherwise repeat.
+    tweak: Arc<PrivateKey>,
 }
 
 impl KeyInfo {
-    fn new(public: &SshPublicKey) -> Self {
-        KeyInfo { tag: public.fingerprint_tag(), tweak: hkdf32(&public.to_blob(), &[], LABEL) }
+    fn new(public: &SshPublicKey) -> Result<Self, Error> {
+        let tweak = hkdf32(&public.to_blob(), &[], LABEL);
+        Ok(KeyInfo { tag: public.fingerprint_tag(), tweak: Arc::new(scalar_key(&tweak[..])?) })
     }
 }
 
-/// X25519(scalar, u), refusing the all-zero output of a low-order point.
-fn x25519(scalar: &[u8], u: &[u8], low_order: fn() -> Error) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let k = PrivateKey::from_private_key(&X25519, scalar).map_err(|_| Error::Crypto)?;
-    agreement::agree(&k, UnparsedPublicKey::new(&X25519, u), low_order(), |s| {
+fn scalar_key(scalar: &[u8]) -> Result<PrivateKey, Error> {
+    PrivateKey::from_private_key(&X25519, scalar).map_err(|_| Error::Crypto)
+}
+
+/// X25519(k, u), refusing the all-zero output of a low-order point.
+fn x25519(k: &PrivateKey, u: &[u8], low_order: fn() -> Error) -> Result<Zeroizing<Vec<u8>>, Error> {
+    agreement::agree(k, UnparsedPublicKey::new(&X25519, u), low_order(), |s| {
         if s.iter().all(|&b| b == 0) {
             Err(low_order())
         } else {
@@ -66,7 +74,7 @@ fn wrap_key(
     share: &[u8],
     recipient: &[u8; 32],
 ) -> Result<Zeroizing<[u8; 32]>, Error> {
-    let tweaked = x25519(&info.tweak[..], shared, || Error::Crypto)?;
+    let tweaked = x25519(&info.tweak, shared, || Error::Crypto)?;
     let mut salt = [0u8; 64];
     salt[..32].copy_from_slice(share);
     salt[32..].copy_from_slice(recipient);
@@ -95,7 +103,7 @@ impl SshEd25519Recipient {
         let point = CompressedEdwardsY(*pk)
             .decompress()
             .ok_or_else(|| Error::InvalidRecipient("ssh-ed25519 key is not a curve point".into()))?;
-        Ok(SshEd25519Recipient { montgomery: point.to_montgomery().to_bytes(), info: KeyInfo::new(public) })
+        Ok(SshEd25519Recipient { montgomery: point.to_montgomery().to_bytes(), info: KeyInfo::new(public)? })
     }
 }
 
@@ -107,11 +115,10 @@ impl Recipient for SshEd25519Recipient {
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         // The ephemeral secret comes from the OS RNG (see `rng`), as for X25519 recipients.
         let eph = Zeroizing::new(random::<32>()?);
-        let share = PrivateKey::from_private_key(&X25519, &eph[..])
-            .map_err(|_| Error::Crypto)?
-            .compute_public_key()?;
+        let eph = scalar_key(&eph[..])?;
+        let share = eph.compute_public_key()?;
         let low_order = || Error::InvalidRecipient("ssh-ed25519 key is a low-order point".into());
-        let shared = x25519(&eph[..], &self.montgomery, low_order)?;
+        let shared = x25519(&eph, &self.montgomery, low_order)?;
         let key = wrap_key(&self.info, &shared, share.as_ref(), &self.montgomery)?;
         let body = seal_file_key(&key, ZERO_NONCE, file_key);
         let args = vec![self.info.tag.clone(), encode_b64(share.as_ref())];
@@ -129,7 +136,8 @@ impl Recipient for SshEd25519Recipient {
 
 /// An `ssh-ed25519` private key as an age identity. Zeroized on drop; `Debug` is redacted.
 pub struct SshEd25519Identity {
-    scalar: Zeroizing<[u8; 32]>,
+    /// SHA-512(seed)[:32] as aws-lc's key, made once (see `KeyInfo::tweak`).
+    scalar: PrivateKey,
     ours: [u8; 32],
     info: KeyInfo,
 }
@@ -148,19 +156,15 @@ impl SshEd25519Identity {
         let h = digest(&SHA512, seed);
         let mut scalar = Zeroizing::new([0u8; 32]);
         scalar.copy_from_slice(&h.as_ref()[..32]);
-        let ours = PrivateKey::from_private_key(&X25519, &scalar[..])
-            .map_err(|_| Error::Crypto)?
-            .compute_public_key()?
-            .as_ref()
-            .try_into()
-            .map_err(|_| Error::Crypto)?;
-        Ok(SshEd25519Identity { scalar, ours, info: KeyInfo::new(&SshPublicKey::Ed25519(*public)) })
+        let scalar = scalar_key(&scalar[..])?;
+        let ours = scalar.compute_public_key()?.as_ref().try_into().map_err(|_| Error::Crypto)?;
+        Ok(SshEd25519Identity { scalar, ours, info: KeyInfo::new(&SshPublicKey::Ed25519(*public))? })
     }
 
     fn unwrap_own(&self, share: &[u8], body: &[u8]) -> Result<FileKey, Error> {
         check_wrapped_len(body)?;
         let low_order = || Error::InvalidStanza("ssh-ed25519 share is a low-order point".into());
-        let shared = x25519(&self.scalar[..], share, low_order)?;
+        let shared = x25519(&self.scalar, share, low_order)?;
         let key = wrap_key(&self.info, &shared, share, &self.ours)?;
         // The tag said this stanza is ours, so a failure is fatal, as in age.
         open_file_key(&key, ZERO_NONCE, body)
