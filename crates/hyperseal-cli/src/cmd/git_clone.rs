@@ -26,8 +26,26 @@ use super::git_repo::{self, git};
 use super::git_unlock::{plain, read_index, real_folders, single_entries, write_round, Job, MOST, ROUND};
 use crate::errors::{hint, usage};
 
-/// `git clone` options that would leave a work tree this must not fill, or none at all.
-const REFUSED: &[&str] = &["-n", "--no-checkout", "--bare", "--mirror", "--sparse", "--recurse-submodules"];
+/// `git clone` options that would leave a work tree this must not fill, or none at all
+/// (`--recursive` is git's other name for `--recurse-submodules`).
+const REFUSED: &[&str] =
+    &["--no-checkout", "--bare", "--mirror", "--sparse", "--recurse-submodules", "--recursive"];
+
+/// The `git clone` short options that take a value (`-b main`, or `-bmain`): in a bundle of
+/// short options, the rest after one of them is its value.
+const SHORT_WITH_VALUE: &str = "bocuj";
+
+/// The refused option that `arg` is, as git reads it: a long option by its whole name or any
+/// prefix of it (git takes an unambiguous prefix: `--no-check`), `-n` alone or in a bundle of
+/// short options (`-nq`).
+fn refused(arg: &str) -> Option<&'static str> {
+    if let Some(long) = arg.strip_prefix("--") {
+        let name = long.split('=').next().unwrap_or(long);
+        return REFUSED.iter().copied().find(|r| !name.is_empty() && r[2..].starts_with(name));
+    }
+    let short = arg.strip_prefix('-')?;
+    short.chars().take_while(|c| !SHORT_WITH_VALUE.contains(*c)).any(|c| c == 'n').then_some("-n")
+}
 
 /// Files per round when no identity unwraps in batches: small enough that git reading the next
 /// round's blobs overlaps with opening this one's, large enough that starting `git cat-file` for
@@ -43,7 +61,8 @@ const CLONE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(12 * 
 /// with none) as `unlock` does, and checks out the work tree with the marked files as
 /// plaintext. `git_args` go to `git clone` as they are.
 pub fn clone(identities: &[PathBuf], url: &str, dir: Option<&Path>, git_args: &[String]) -> Result<()> {
-    if let Some(bad) = git_args.iter().find(|a| REFUSED.contains(&a.split('=').next().unwrap_or(a))) {
+    if let Some((arg, named)) = git_args.iter().find_map(|a| Some((a, refused(a)?))) {
+        let bad = if arg == named { arg.to_string() } else { format!("{arg} (git's {named})") };
         return Err(usage(
             format!("`hyperseal git clone` checks out the work tree itself, so it cannot take {bad}"),
             "run `git clone` with it, then `hyperseal git unlock` in the clone",
@@ -259,7 +278,31 @@ fn humanish(url: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::humanish;
+    use super::{humanish, refused};
+
+    #[test]
+    fn options_that_leave_no_work_tree_are_refused_however_git_would_read_them() {
+        for (arg, named) in [
+            ("-n", "-n"),
+            ("-nq", "-n"),
+            ("-qn", "-n"),
+            ("--no-checkout", "--no-checkout"),
+            ("--no-check", "--no-checkout"),
+            ("--bare", "--bare"),
+            ("--mir", "--mirror"),
+            ("--sparse", "--sparse"),
+            ("--recursive", "--recursive"),
+            ("--recurse-submodules=lib", "--recurse-submodules"),
+        ] {
+            assert_eq!(refused(arg), Some(named), "{arg}");
+        }
+        // A value, not an option: `-b` takes the rest of its bundle (a branch named "main").
+        for arg in
+            ["-bmain", "-q", "--depth=1", "--branch", "--single-branch", "--no-tags", "main", "-", "--"]
+        {
+            assert_eq!(refused(arg), None, "{arg}");
+        }
+    }
 
     #[cfg(unix)]
     #[test]
