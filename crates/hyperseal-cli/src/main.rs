@@ -83,13 +83,21 @@ fn main() -> ExitCode {
     // SIGXFSZ killing the process without a word.
     hyperseal::output::ignore_file_size_signal();
     sys::die_on_sigpipe();
-    // Plugins are the only programs the CLI starts: adopting the orphans of their descendants
-    // (Linux's child subreaper) lets the end of each plugin exchange kill and reap everything
-    // a plugin started, also what left its process group and lost its parent. Without it (an
-    // error: not Linux, or refused) the plugin's group and its findable descendants still end.
-    let _ = hyperseal::recipient::plugin::adopt_orphans();
-    // age mode first, before clap builds the command tree: scripts may run `age` in loops.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Outside `hyperseal git`, plugins are the only programs the CLI starts: adopting the
+    // orphans of their descendants (Linux's child subreaper) lets the end of each plugin
+    // exchange kill and reap everything a plugin started, also what left its process group and
+    // lost its parent. Without it (an error: not Linux, or refused; or `git`) the plugin's group
+    // and its descendants still end, frozen while they are attached to it. `hyperseal git`
+    // runs git processes of its own, and an adopted orphan cannot be told from one of them
+    // started in the same clock tick as a plugin (`/proc` counts start times in ticks): the
+    // end of the plugin's exchange killed the filter's `git cat-file` that way.
+    let runs_git =
+        argv.iter().skip(1).find(|a| !a.to_string_lossy().starts_with('-')).is_some_and(|a| a == "git");
+    if !runs_git {
+        let _ = hyperseal::recipient::plugin::adopt_orphans();
+    }
+    // age mode first, before clap builds the command tree: scripts may run `age` in loops.
     if argv.first().is_some_and(|a| cmd::age::invoked_as_age(a)) {
         return cmd::age::main(&argv, 1);
     }

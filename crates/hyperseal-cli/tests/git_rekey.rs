@@ -150,3 +150,74 @@ fn a_locked_repository_is_refused_and_nothing_is_staged() {
     assert!(err.starts_with("hyperseal: error:") && err.contains("locked"), "{err}");
     assert!(staged(&r).is_empty());
 }
+
+/// `hyperseal ARGS` in `r`'s work tree with the test plugin on PATH and `env` added.
+fn hs_with(r: &Repo, args: &[&str], env: &[(&str, &std::path::Path)]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_hyperseal"))
+        .args(args)
+        .current_dir(&r.dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("PATH", common::tools_path())
+        .env_remove("HYPERSEAL_AGENT_SOCK")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_os_str())))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Files sealed to a plugin's recipient (the test plugin, age-plugin-hstest, as a security
+/// key's plugin would be) and an X25519 key: removing the X25519 key re-keys every file with
+/// one run of the plugin (one PIN, one touch), and a one-step clone opens every file with one
+/// run too.
+#[test]
+fn a_plugin_runs_once_for_a_rekey_and_for_a_clone() {
+    if !have_git() || common::peers(&["age-plugin-hstest"]).is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let o = std::process::Command::new(std::path::Path::new(common::TOOLS).join("age-plugin-hstest"))
+        .arg("--keygen")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    let (id, plugin_r) = text.split_once('\n').unwrap();
+    let id_file = d.join("hstest.key");
+    std::fs::write(&id_file, format!("{id}\n")).unwrap();
+    let (_, x_pub) = common::keypair(d, "x", "x25519");
+    let r = Repo::init(d, "r");
+    let ok = |args: &[&str], env: &[(&str, &std::path::Path)]| {
+        let o = hs_with(&r, args, env);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    ok(&["git", "init", "*.env"], &[]);
+    r.write(".age-recipients", format!("{}\n{x_pub}\n", plugin_r.trim()).as_bytes());
+    ok(&["git", "unlock", "-i", id_file.to_str().unwrap()], &[]);
+    for i in 0..12 {
+        r.write(&format!("d{}/s{i}.env", i % 3), format!("TOKEN=plugin-secret-{i}\n").as_bytes());
+    }
+    r.ok(&["add", "-A"]);
+    r.ok(&["commit", "-qm", "secrets"]);
+
+    r.write(".age-recipients", format!("{}\n", plugin_r.trim()).as_bytes());
+    let count = d.join("count");
+    let said = ok(&["git", "rekey"], &[("HSTEST_COUNT", &count)]);
+    assert!(said.contains("re-keyed and staged 12 marked file(s)"), "{said}");
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n", "one plugin run for 12 files");
+    for i in 0..12 {
+        let blob = r.blob(&format!(":d{}/s{i}.env", i % 3));
+        assert_eq!(blob.windows(4).filter(|w| w == b"\n-> ").count(), 1, "one stanza left in s{i}");
+    }
+    r.ok(&["add", ".age-recipients"]);
+    r.ok(&["commit", "-qm", "x left"]);
+
+    let count = d.join("count-clone");
+    let copy = d.join("copy");
+    let args =
+        ["git", "clone", "-i", id_file.to_str().unwrap(), r.dir.to_str().unwrap(), copy.to_str().unwrap()];
+    ok(&args, &[("HSTEST_COUNT", &count)]);
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n", "one plugin run for 12 files");
+    assert_eq!(std::fs::read(copy.join("d1/s7.env")).unwrap(), b"TOKEN=plugin-secret-7\n");
+}

@@ -21,9 +21,11 @@ use std::sync::Arc;
 use anyhow::Result;
 use hyperseal::recipient::Identity;
 
+#[cfg(unix)]
+use super::git_blobs::{self, MOST, ROUND};
 use super::git_repo::{self, git};
 #[cfg(unix)]
-use super::git_unlock::{plain, read_index, real_folders, single_entries, write_round, Job, MOST, ROUND};
+use super::git_unlock::{plain, read_index, real_folders, single_entries, write_round, Job};
 use crate::errors::{hint, usage};
 
 /// `git clone` options that would leave a work tree this must not fill, or none at all
@@ -46,12 +48,6 @@ fn refused(arg: &str) -> Option<&'static str> {
     let short = arg.strip_prefix('-')?;
     short.chars().take_while(|c| !SHORT_WITH_VALUE.contains(*c)).any(|c| c == 'n').then_some("-n")
 }
-
-/// Files per round when no identity unwraps in batches: small enough that git reading the next
-/// round's blobs overlaps with opening this one's, large enough that starting `git cat-file` for
-/// each round (a few milliseconds) is noise.
-#[cfg(unix)]
-const SMALL_ROUND: usize = 1000;
 
 /// Longest the clone itself may take: a large repository over a slow link takes hours, not days;
 /// a clone stuck on a prompt or a dead server ends with an error instead of holding the caller.
@@ -170,99 +166,38 @@ fn write_marked(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
         return Ok(());
     }
     // The blobs' sizes (read-tree recorded none), so the rounds stay bounded.
-    let list: String = jobs.iter().map(|j| format!("{}\n", j.oid)).collect();
-    let sizes = git(&["cat-file", "--batch-check=%(objectname) %(objectsize)"], Some(list.as_bytes()))?;
-    let sizes: HashMap<&str, u64> = std::str::from_utf8(&sizes)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_once(' ').and_then(|(oid, n)| Some((oid, n.parse().ok()?))))
-        .collect();
-    for j in &mut jobs {
-        j.size = sizes.get(j.oid.as_str()).copied().unwrap_or(u64::MAX);
+    let sizes = git_blobs::sizes(&jobs.iter().map(|j| j.oid.as_str()).collect::<Vec<_>>())?;
+    for (j, size) in jobs.iter_mut().zip(sizes) {
+        j.size = size;
     }
     jobs.retain(|j| j.size <= MOST);
+    // Owned: the rounds below write into `jobs`.
+    let oids: Vec<String> = jobs.iter().map(|j| j.oid.clone()).collect();
+    let oids: Vec<&str> = oids.iter().map(String::as_str).collect();
+    let sizes: Vec<u64> = jobs.iter().map(|j| j.size).collect();
 
     let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
-    // Rounds of bounded size. git reads the next round's blobs (inflating them: one core) while
-    // this one's are opened and written (every core). An identity that unwraps in batches (a
-    // plugin: perhaps a PIN or a touch; the agent) is asked once per round, so then a round is
-    // as large as memory allows; otherwise rounds are small, so git and the opening overlap.
-    let batching = ids.iter().any(|id| id.unwraps_in_batches());
-    let most_files = if batching { usize::MAX } else { SMALL_ROUND };
-    let mut rounds: Vec<Vec<Job>> = Vec::new();
-    while !jobs.is_empty() {
-        let (mut take, mut used) = (0, 0);
-        while take < jobs.len() && take < most_files && (take == 0 || used + jobs[take].size <= ROUND) {
-            used += jobs[take].size;
-            take += 1;
-        }
-        rounds.push(jobs.drain(..take).collect());
-    }
     let (mut dirs, mut made) = (HashMap::new(), HashMap::new());
     let mut written = Vec::new();
-    std::thread::scope(|s| -> Result<()> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(Vec<Job>, Vec<u8>)>>(1);
-        s.spawn(move || {
-            for round in rounds {
-                let list: String = round.iter().map(|j| format!("{}\n", j.oid)).collect();
-                let got = git(&["cat-file", "--batch"], Some(list.as_bytes())).map(|out| (round, out));
-                let failed = got.is_err();
-                if tx.send(got).is_err() || failed {
-                    return;
-                }
+    git_blobs::in_rounds(&oids, &sizes, git_blobs::round_files(&ids), ROUND, |first, blobs| {
+        let round = &mut jobs[first..first + blobs.len()];
+        for (j, blob) in round.iter().zip(blobs.iter_mut()) {
+            // Folders made here (once each), each checked to be a real folder (never a link
+            // out of the tree).
+            let parent = Path::new(&j.path).parent().filter(|d| !d.as_os_str().is_empty());
+            let made = parent.is_none_or(|d| {
+                *made.entry(d.to_path_buf()).or_insert_with(|| std::fs::create_dir_all(root.join(d)).is_ok())
+            });
+            if !made || !real_folders(root, &j.path, &mut dirs) {
+                *blob = None;
             }
-        });
-        for got in rx {
-            let (mut round, out) = got?;
-            // Each blob a slice of git's answer, not a copy of it.
-            let mut blobs = parse_batch(&out, &round);
-            for (j, blob) in round.iter().zip(blobs.iter_mut()) {
-                // Folders made here (once each), each checked to be a real folder (never a link
-                // out of the tree).
-                let parent = Path::new(&j.path).parent().filter(|d| !d.as_os_str().is_empty());
-                let made = parent.is_none_or(|d| {
-                    *made
-                        .entry(d.to_path_buf())
-                        .or_insert_with(|| std::fs::create_dir_all(root.join(d)).is_ok())
-                });
-                if !made || !real_folders(root, &j.path, &mut dirs) {
-                    *blob = None;
-                }
-            }
-            write_round(root, &mut round, &blobs, &ids, false);
-            written.extend(round.into_iter().filter(|j| j.done).filter_map(|j| j.stat.map(|s| (j.entry, s))));
         }
+        write_round(root, round, blobs, &ids, false);
+        written.extend(round.iter().filter(|j| j.done).filter_map(|j| j.stat.map(|s| (j.entry, s))));
         Ok(())
     })?;
     at.record(&written);
     Ok(())
-}
-
-#[cfg(unix)]
-/// `git cat-file --batch`'s answer for `round`, one blob per job in order (`None` for one git
-/// did not give as asked), each a slice of `out`.
-fn parse_batch<'a>(mut out: &'a [u8], round: &[Job]) -> Vec<Option<&'a [u8]>> {
-    let mut blobs = Vec::with_capacity(round.len());
-    for j in round {
-        // "<oid> blob <size>\n<content>\n", or "<oid> missing\n".
-        let Some(nl) = out.iter().position(|&b| b == b'\n') else { break };
-        let mut f = out[..nl].split(|&b| b == b' ');
-        out = &out[nl + 1..];
-        let (oid, kind) = (f.next(), f.next());
-        let Some(size) = f.next().and_then(|n| std::str::from_utf8(n).ok()?.parse::<usize>().ok()) else {
-            blobs.push(None);
-            continue;
-        };
-        // An answer cut short: nothing after it can be trusted.
-        if size >= out.len() {
-            break;
-        }
-        let fits = oid == Some(j.oid.as_bytes()) && kind == Some(b"blob".as_slice());
-        blobs.push(fits.then(|| &out[..size]));
-        out = &out[size + 1..];
-    }
-    blobs.resize(round.len(), None);
-    blobs
 }
 
 /// The folder `git clone URL` makes: the last part of the URL, without a trailing `/` or `.git`
@@ -302,27 +237,6 @@ mod tests {
         {
             assert_eq!(refused(arg), None, "{arg}");
         }
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn git_s_batch_answer_is_read_blob_by_blob_and_a_short_one_stops_it() {
-        use super::{parse_batch, Job};
-        let job = |oid: &str| Job {
-            path: String::new(),
-            entry: 0,
-            oid: oid.into(),
-            size: 0,
-            stat: None,
-            done: false,
-        };
-        let round = [job("aa"), job("bb"), job("cc"), job("dd"), job("ee")];
-        // A blob, one missing, a tree where a blob was asked, another blob; then one cut short.
-        let out = b"aa blob 3\nabc\nbb missing\ncc tree 2\nxy\ndd blob 0\n\nee blob 9\nshort";
-        let got = parse_batch(out, &round);
-        assert_eq!(got, vec![Some(&b"abc"[..]), None, None, Some(&b""[..]), None]);
-        // Answers out of order are not taken for the jobs asked.
-        assert_eq!(parse_batch(b"bb blob 1\nz\n", &round[..1]), vec![None]);
     }
 
     #[test]

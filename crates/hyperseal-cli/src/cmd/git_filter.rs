@@ -20,6 +20,8 @@ use super::git_repo::{self, git};
 
 /// `hyperseal git filter-process`: serves git on standard input and output until git is done.
 pub fn filter_process() -> Result<()> {
+    #[cfg(unix)]
+    crate::sys::ignore_sigpipe();
     keep_heap();
     let root = git_repo::work_tree()?;
     let spool = git_repo::git_path("hyperseal-spool")?;

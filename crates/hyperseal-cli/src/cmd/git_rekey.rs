@@ -6,14 +6,18 @@
 //! itself (the user stages it with them), never the work tree.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
 use hyperseal::git::recipients::{candidates, nearest, parse_bounded};
-use hyperseal::git::rekey::{change_to, rekey_blob};
+use hyperseal::git::rekey::{change_to, rekey_blob, unlock_for_rekey, Rekeyed};
 use hyperseal::git::Spool;
+use hyperseal::recipient::Identity;
+use hyperseal::rekey::Change;
 
+use super::git_blobs::{self, MOST, ROUND};
 use super::git_filter::{tree, CatFile};
 use super::git_repo::{self, git};
 use crate::errors::hint;
@@ -98,40 +102,68 @@ pub fn rekey(all: bool, rotate: bool, dry_run: bool) -> Result<()> {
             changes.insert(t.recipients.clone(), change_to(list).with_context(|| t.recipients.clone())?);
         }
     }
-    // The new blobs wait (ciphertext only) as files for one `git hash-object --stdin-paths`.
+    // The new blobs wait (ciphertext only) as files for `git hash-object --stdin-paths`.
     let work = Scratch::new(&spool_dir)?;
-    let mut stanzas = std::collections::BTreeMap::new();
-    let mut files = Vec::new();
-    for (n, t) in targets.iter().enumerate() {
+    let files: Vec<PathBuf> = (0..targets.len()).map(|n| work.dir.join(n.to_string())).collect();
+    let done: Vec<Mutex<Option<Result<Rekeyed>>>> = targets.iter().map(|_| Mutex::new(None)).collect();
+    let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
+    let one = |i: usize, got: Result<Rekeyed>| {
+        *done[i].lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(got.with_context(|| targets[i].path.clone()));
+    };
+    let change = |i: usize| &changes[&targets[i].recipients];
+    // The changes in one order, each batch identity asked about all of them at once.
+    let names: Vec<&String> = changes.keys().collect();
+    let change_at: HashMap<&String, usize> = names.iter().enumerate().map(|(n, k)| (*k, n)).collect();
+    let round_changes: Vec<&Change> = names.iter().map(|k| &changes[*k]).collect();
+    // Blobs of up to a MiB in rounds (git reading the next round meanwhile), each round's files
+    // re-keyed on every core; the few larger ones streamed one at a time, as the filter does.
+    let sizes = git_blobs::sizes(&targets.iter().map(|t| t.oid.as_str()).collect::<Vec<_>>())?;
+    let (small, large): (Vec<usize>, Vec<usize>) = (0..targets.len()).partition(|&i| sizes[i] <= MOST);
+    let small_oids: Vec<&str> = small.iter().map(|&i| targets[i].oid.as_str()).collect();
+    let small_sizes: Vec<u64> = small.iter().map(|&i| sizes[i]).collect();
+    git_blobs::in_rounds(&small_oids, &small_sizes, git_blobs::round_files(&ids), ROUND, |first, blobs| {
+        // The agent or a plugin asked once for the whole round (the lock-out check included);
+        // then each file opens offline.
+        let present: Vec<&[u8]> = blobs.iter().flatten().copied().collect();
+        let (view, known) = unlock_for_rekey(&present, &ids, &round_changes);
+        let blobs = &*blobs;
+        let each = |k: usize| -> std::result::Result<(), hyperseal::Error> {
+            let i = small[first + k];
+            let opens = known[change_at[&targets[i].recipients]];
+            let got = match blobs[k] {
+                Some(blob) => {
+                    rekey_to(&mut || Ok(Box::new(blob)), &view, change(i), rotate, opens, &files[i])
+                }
+                None => Err(anyhow::anyhow!("git did not give its blob {}", targets[i].oid)),
+            };
+            one(i, got);
+            Ok(())
+        };
+        let _ = hyperseal::exec::for_each(blobs.len(), 0, &each);
+        // The first failure in the order of the paths, before any later round is read.
+        first_failure(&done, small[first..first + blobs.len()].iter().copied())
+    })?;
+    // Asked only when there is one: a batch identity would run for nothing.
+    let (view, known) = match large.is_empty() {
+        true => Default::default(),
+        false => unlock_for_rekey(&[], &ids, &round_changes),
+    };
+    for &i in &large {
         spool.clear()?;
-        cat.blob(&t.oid, &mut spool)?;
-        let file = work.dir.join(n.to_string());
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&file)?);
-        let done = rekey_blob(
-            &mut || spool.reader().map(|r| Box::new(r) as Box<dyn std::io::Read>),
-            &ids,
-            &changes[&t.recipients],
-            rotate,
-            &mut out,
-        )
-        .with_context(|| t.path.clone())?;
-        out.flush()?;
-        *stanzas.entry((done.before, done.after)).or_insert(0usize) += 1;
-        files.push(file);
+        cat.blob(&targets[i].oid, &mut spool)?;
+        let opens = known[change_at[&targets[i].recipients]];
+        let got = rekey_to(&mut || Ok(Box::new(spool.reader()?)), &view, change(i), rotate, opens, &files[i]);
+        one(i, got);
+        first_failure(&done, [i])?;
     }
-    let mut list = Vec::new();
-    for f in &files {
-        writeln!(list, "{}", f.display())?;
+    let mut stanzas = std::collections::BTreeMap::new();
+    for d in done {
+        if let Some(Ok(r)) = d.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            *stanzas.entry((r.before, r.after)).or_insert(0usize) += 1;
+        }
     }
-    let oids = git(&["hash-object", "-w", "--no-filters", "--stdin-paths"], Some(&list))?;
-    let oids: Vec<&str> = std::str::from_utf8(&oids)?.lines().collect();
-    if oids.len() != targets.len() {
-        return Err(anyhow::anyhow!(
-            "git hash-object answered {} ids for {} files",
-            oids.len(),
-            targets.len()
-        ));
-    }
+    let oids = hash_objects(&files)?;
     let mut info = Vec::new();
     for (t, oid) in targets.iter().zip(&oids) {
         write!(info, "{} {oid}\t{}\0", t.mode, t.path)?;
@@ -153,6 +185,69 @@ pub fn rekey(all: bool, rotate: bool, dry_run: bool) -> Result<()> {
         if rotate { "" } else { " (`--rotate` gives new ones)" }
     );
     Ok(())
+}
+
+/// Re-keys the blob that `open` reads into a new file `file` (see `rekey_blob`).
+fn rekey_to<'a>(
+    open: &mut dyn FnMut() -> std::io::Result<Box<dyn Read + 'a>>,
+    ids: &[Box<dyn Identity>],
+    change: &Change,
+    rotate: bool,
+    opens_known: bool,
+    file: &Path,
+) -> Result<Rekeyed> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(file)?);
+    let done = rekey_blob(open, ids, change, rotate, opens_known, &mut out)?;
+    out.flush()?;
+    Ok(done)
+}
+
+/// The first of `order` whose re-key failed, as an error.
+fn first_failure(
+    done: &[Mutex<Option<Result<Rekeyed>>>],
+    order: impl IntoIterator<Item = usize>,
+) -> Result<()> {
+    for i in order {
+        if let Some(Err(e)) = done[i].lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Writes `files` into git's object store (`git hash-object -w`), a share of them per core, each
+/// share one git process (git writes each object under a temporary name and links it into
+/// place, so processes writing side by side is how git itself works); their ids, in order.
+fn hash_objects(files: &[PathBuf]) -> Result<Vec<String>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // At least 1,000 files per git: starting one costs a few milliseconds.
+    let share = files.len().div_ceil(cores).max(1000);
+    let answers: Vec<Result<Vec<u8>>> = std::thread::scope(|s| {
+        let running: Vec<_> = files
+            .chunks(share)
+            .map(|part| {
+                s.spawn(move || {
+                    let mut list = Vec::new();
+                    for f in part {
+                        writeln!(list, "{}", f.display())?;
+                    }
+                    git(&["hash-object", "-w", "--no-filters", "--stdin-paths"], Some(&list))
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("git hash-object failed"))))
+            .collect()
+    });
+    let mut oids = Vec::with_capacity(files.len());
+    for answer in answers {
+        oids.extend(std::str::from_utf8(&answer?)?.lines().map(str::to_string));
+    }
+    if oids.len() != files.len() {
+        return Err(anyhow::anyhow!("git hash-object answered {} ids for {} files", oids.len(), files.len()));
+    }
+    Ok(oids)
 }
 
 /// Path → mode from `ls-files -s -z` (stage 0): an executable secret stays executable.

@@ -27,10 +27,9 @@ use hyperseal::git::index::{blob_id, HashKind, Index, Match, Stat};
 use hyperseal::output::OutputOptions;
 use hyperseal::recipient::Identity;
 
+use super::git_blobs::{MOST, ROUND};
 use super::git_repo::git;
 
-/// Largest blob opened here; larger ones stream through the filter.
-pub(super) const MOST: u64 = 1 << 20;
 /// How far before its writing a file's modification time is set. git takes a file whose time
 /// is not older than its index's, in whole seconds (git as Debian builds it compares no
 /// nanoseconds), for "racily clean": it may have changed unseen, so git compares its contents,
@@ -39,8 +38,6 @@ pub(super) const MOST: u64 = 1 << 20;
 /// check is: a change made after the write gives the file a time of its own, which differs from
 /// the one recorded.
 const BACKDATE: std::time::Duration = std::time::Duration::from_secs(1);
-/// Blobs read from git per round: memory stays bounded whatever the repository's size.
-pub(super) const ROUND: u64 = 64 << 20;
 
 /// Checks out those of `marked` it can: each whose work-tree file is, by git's stat rule, the
 /// file git checked out for its index entry (so nothing the user changed is overwritten);

@@ -10,6 +10,7 @@ pub mod completions;
 pub mod decrypt;
 pub mod encrypt;
 pub mod git;
+mod git_blobs;
 mod git_clone;
 mod git_filter;
 mod git_merge;

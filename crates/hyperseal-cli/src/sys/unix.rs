@@ -20,6 +20,17 @@ pub fn die_on_sigpipe() {
     }
 }
 
+/// Ignores SIGPIPE again (as Rust starts programs), for the long-running processes git starts
+/// (`git filter-process`): a write to a pipe whose reader went away (git itself, or a helper
+/// this process started) must fail with an error that is reported, not end the process
+/// without a word in the middle of git's command.
+pub fn ignore_sigpipe() {
+    // SAFETY: setting the disposition of one signal to SIG_IGN; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
 /// Whether a write failed because the pipe's reader went away.
 pub fn is_closed_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe

@@ -38,6 +38,19 @@ pub fn smudge_blob(blob: &[u8], ids: &[Box<dyn Identity>]) -> Result<Option<Zero
 /// [`limits::PLUGIN_BATCH`] stanzas; past that, it is asked per file), the others as they are.
 /// A blob that is not an age file adds nothing.
 pub fn unlock_blobs(blobs: &[&[u8]], identities: &[Arc<dyn Identity>]) -> Vec<Box<dyn Identity>> {
+    unlock_asking(blobs, identities, &[]).0
+}
+
+/// One answer for each of `extra`, in order, from one identity asked in a batch.
+pub(crate) type Probed = Vec<Option<Result<crate::file_key::FileKey, crate::Error>>>;
+
+/// [`unlock_blobs`], each identity that unwraps in batches also asked about the `extra` stanzas
+/// in the same run: the views, and the answers each identity asked gave for `extra`.
+pub(crate) fn unlock_asking(
+    blobs: &[&[u8]],
+    identities: &[Arc<dyn Identity>],
+    extra: &[Stanza],
+) -> (Vec<Box<dyn Identity>>, Vec<Probed>) {
     let mut headers: Vec<Vec<Stanza>> = Vec::new();
     if identities.iter().any(|id| id.unwraps_in_batches()) {
         for blob in blobs.iter().filter(|b| b.starts_with(AGE_INTRO)) {
@@ -50,16 +63,21 @@ pub fn unlock_blobs(blobs: &[&[u8]], identities: &[Arc<dyn Identity>]) -> Vec<Bo
     }
     let mut opened = vec![false; headers.len()];
     let mut out: Vec<Box<dyn Identity>> = Vec::with_capacity(identities.len());
+    let mut probed = Vec::new();
     for id in identities {
-        let answers = match id.unwraps_in_batches() && !headers.is_empty() {
-            true => ask(&**id, &headers, &opened, &[]).0,
+        let answers = match id.unwraps_in_batches() && (!headers.is_empty() || !extra.is_empty()) {
+            true => {
+                let (answers, said) = ask(&**id, &headers, &opened, extra);
+                probed.push(said);
+                answers
+            }
             false => Default::default(),
         };
         let view: Box<dyn Identity> = Box::new(Cached { id: id.clone(), answers });
         mark_opened(&*view, &headers, &mut opened);
         out.push(view);
     }
-    out
+    (out, probed)
 }
 
 #[cfg(test)]

@@ -10,7 +10,12 @@ use std::io::{self, BufReader, Read, Write};
 use zeroize::Zeroizing;
 
 use super::filter::AGE_INTRO;
+use std::sync::Arc;
+
+use crate::file_key::FileKey;
+use crate::format::Stanza;
 use crate::recipient::{Identity, Recipient};
+use crate::rekey::unlock::probes;
 use crate::rekey::{Change, Rekey};
 use crate::stream::read_full;
 use crate::{Decryptor, Encryptor, Error, Options};
@@ -39,17 +44,46 @@ pub fn change_to(recipients: Vec<Box<dyn Recipient>>) -> Result<Change, Error> {
     Ok(Change { set: Some(recipients), ..Change::default() })
 }
 
+/// The identities to re-key a round of stored `blobs` with, for `changes` (the distinct changes
+/// of the round's paths), with one run of each identity that unwraps in batches (a plugin: one
+/// PIN, one touch): as [`unlock_blobs`](super::unlock_blobs), and also asked, in the same run,
+/// about one throwaway wrap per recipient of each change. Whether an identity opens a
+/// recipient's wrap does not depend on the file key, so the second answer, for each change,
+/// says whether an identity is known to open every new header it makes: then
+/// [`rekey_blob`]'s lock-out check needs no run per file.
+pub fn unlock_for_rekey(
+    blobs: &[&[u8]],
+    identities: &[Arc<dyn Identity>],
+    changes: &[&Change],
+) -> (Vec<Box<dyn Identity>>, Vec<bool>) {
+    let probes: Vec<Option<(FileKey, Vec<Stanza>)>> = changes.iter().map(|c| probes(c)).collect();
+    let extra: Vec<Stanza> = probes.iter().flatten().flat_map(|(_, wraps)| wraps.iter().cloned()).collect();
+    let (views, probed) = super::checkout::unlock_asking(blobs, identities, &extra);
+    let mut known = vec![false; changes.len()];
+    for said in &probed {
+        let mut at = 0;
+        for (c, (key, wraps)) in probes.iter().enumerate().filter_map(|(c, p)| Some((c, p.as_ref()?))) {
+            let mine = said.get(at..at + wraps.len()).unwrap_or_default();
+            known[c] |= mine.iter().any(|a| matches!(a, Some(Ok(k)) if k.expose() == key.expose()));
+            at += wraps.len();
+        }
+    }
+    (views, known)
+}
+
 /// Writes to `out` the blob that opens for `change`'s recipients instead of the stored one,
 /// which `open` reads from its start (called once, twice for a rotation) and `identities`
 /// open. Without `rotate` the new blob is a new header followed by the stored bytes after its
 /// header, copied as they stream; with it, the plaintext sealed again under a fresh file key.
-/// Refuses a result that `identities` could no longer open (the caller would lose the file),
-/// and a blob that is not a binary age file. Nothing is held whole in memory.
+/// Refuses a result that `identities` could no longer open (the caller would lose the file;
+/// asked per file unless `opens_known`, from [`unlock_for_rekey`]), and a blob that is not a
+/// binary age file. Nothing is held whole in memory.
 pub fn rekey_blob<'a>(
     open: &mut dyn FnMut() -> io::Result<Box<dyn Read + 'a>>,
     identities: &[Box<dyn Identity>],
     change: &Change,
     rotate: bool,
+    opens_known: bool,
     out: &mut dyn Write,
 ) -> Result<Rekeyed, Error> {
     let mut input = BufReader::new(open()?);
@@ -61,7 +95,7 @@ pub fn rekey_blob<'a>(
     let rekey = Rekey::open(&mut input, identities)?;
     let old_header_len = rekey.header_len();
     // Also the lock-out check: the identities must open a wrap to the new list.
-    let plan = rekey.rewrap(change, identities)?;
+    let plan = rekey.rewrap_checked(change, identities, opens_known)?;
     let done =
         Rekeyed { before: plan.before.len(), after: plan.after.len(), old_header_len, rotated: rotate };
     if rotate {
@@ -106,7 +140,7 @@ mod tests {
         let change = change_to(to.iter().map(|p| parse_recipient(p).unwrap()).collect())?;
         let mut out = Vec::new();
         let mut open = || Ok(Box::new(blob) as Box<dyn Read>);
-        let done = rekey_blob(&mut open, ids, &change, rotate, &mut out)?;
+        let done = rekey_blob(&mut open, ids, &change, rotate, false, &mut out)?;
         Ok((out, done))
     }
 

@@ -145,7 +145,7 @@ pub(crate) fn ask(
 
 /// A throwaway file key and its wraps to each recipient `change` sets or adds (none where the
 /// change has none, or a wrap fails: the lock-out check then asks as usual).
-fn probes(change: &Change) -> Option<(FileKey, Vec<Stanza>)> {
+pub(crate) fn probes(change: &Change) -> Option<(FileKey, Vec<Stanza>)> {
     let recipients: Vec<&dyn Recipient> =
         change.set.iter().flatten().chain(&change.add).map(|r| r.as_ref()).collect();
     if recipients.is_empty() {
