@@ -81,7 +81,7 @@ pub(crate) fn unlock_asking(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
@@ -90,10 +90,10 @@ mod tests {
 
     /// An identity that answers in batches (as a plugin or the agent does), counting the
     /// rounds and the stanzas it is asked about one by one.
-    struct Batching {
-        inner: Vec<Box<dyn Identity>>,
-        rounds: AtomicUsize,
-        singles: AtomicUsize,
+    pub(crate) struct Batching {
+        pub(crate) inner: Vec<Box<dyn Identity>>,
+        pub(crate) rounds: AtomicUsize,
+        pub(crate) singles: AtomicUsize,
     }
 
     impl Identity for Batching {

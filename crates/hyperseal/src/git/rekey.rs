@@ -56,7 +56,11 @@ pub fn unlock_for_rekey(
     identities: &[Arc<dyn Identity>],
     changes: &[&Change],
 ) -> (Vec<Box<dyn Identity>>, Vec<bool>) {
-    let probes: Vec<Option<(FileKey, Vec<Stanza>)>> = changes.iter().map(|c| probes(c)).collect();
+    // Wraps to offer only where an identity would be asked in a batch (each wrap to a plugin's
+    // recipient runs that plugin).
+    let batching = identities.iter().any(|id| id.unwraps_in_batches());
+    let probes: Vec<Option<(FileKey, Vec<Stanza>)>> =
+        changes.iter().map(|c| if batching { probes(c) } else { None }).collect();
     let extra: Vec<Stanza> = probes.iter().flatten().flat_map(|(_, wraps)| wraps.iter().cloned()).collect();
     let (views, probed) = super::checkout::unlock_asking(blobs, identities, &extra);
     let mut known = vec![false; changes.len()];
@@ -178,5 +182,41 @@ mod tests {
         assert!(run(&blob, &alice, &[&bob_pub], false).is_err(), "alice would lose the file");
         assert!(run(b"TOKEN=1\n", &alice, &[&alice_pub], false).is_err());
         assert!(run(&blob, &alice, &[], false).is_err(), "an empty list");
+    }
+
+    #[test]
+    fn a_batching_identity_answers_a_rounds_rekey_and_its_lock_out_check_in_one_run() {
+        use crate::git::checkout::tests::Batching;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let ((mine, mine_pub), (_, their_pub)) = (key(), key());
+        let both: Vec<Box<dyn Recipient>> =
+            [&mine_pub, &their_pub].map(|p| parse_recipient(p).unwrap()).into();
+        let blobs: Vec<Vec<u8>> = (0..10)
+            .map(|i| {
+                let mut blob = Vec::new();
+                let e = Encryptor::with_recipients(&both, Options::age()).unwrap();
+                e.encrypt_slice(format!("TOKEN={i}\n").as_bytes(), &mut blob, None).unwrap();
+                blob
+            })
+            .collect();
+        let id =
+            Arc::new(Batching { inner: mine, rounds: AtomicUsize::new(0), singles: AtomicUsize::new(0) });
+        let shared: Arc<dyn Identity> = id.clone();
+        let change = change_to(vec![parse_recipient(&mine_pub).unwrap()]).unwrap();
+        let refs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
+        let (view, known) = unlock_for_rekey(&refs, &[shared], &[&change]);
+        assert_eq!(known, [true], "the batch opened the throwaway wrap to the new list");
+        for (i, blob) in blobs.iter().enumerate() {
+            let mut out = Vec::new();
+            let mut open = || Ok(Box::new(&blob[..]) as Box<dyn Read>);
+            rekey_blob(&mut open, &view, &change, false, known[0], &mut out).unwrap();
+            assert_eq!(crate::decrypt(&id.inner, &out).unwrap(), format!("TOKEN={i}\n").as_bytes());
+        }
+        assert_eq!(id.rounds.load(Ordering::SeqCst), 1, "one run for the round");
+        assert_eq!(id.singles.load(Ordering::SeqCst), 0, "and none per file, the lock-out check included");
+        // Without that answer, the check asks the identity about each new header.
+        let mut open = || Ok(Box::new(&blobs[0][..]) as Box<dyn Read>);
+        rekey_blob(&mut open, &view, &change, false, false, &mut Vec::new()).unwrap();
+        assert!(id.singles.load(Ordering::SeqCst) > 0);
     }
 }
