@@ -205,6 +205,7 @@ fn a_plugin_runs_once_for_a_rekey_and_for_a_clone() {
     let count = d.join("count");
     let said = ok(&["git", "rekey"], &[("HSTEST_COUNT", &count)]);
     assert!(said.contains("re-keyed and staged 12 marked file(s)"), "{said}");
+    assert!(said.contains("12 from 2 to 1 recipient stanza(s)"), "{said}");
     assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n", "one plugin run for 12 files");
     for i in 0..12 {
         let blob = r.blob(&format!(":d{}/s{i}.env", i % 3));

@@ -208,8 +208,12 @@ fn first_failure(
     order: impl IntoIterator<Item = usize>,
 ) -> Result<()> {
     for i in order {
-        if let Some(Err(e)) = done[i].lock().unwrap_or_else(|p| p.into_inner()).take() {
-            return Err(e);
+        let mut slot = done[i].lock().unwrap_or_else(|p| p.into_inner());
+        // Only a failure is taken out: a success stays, to be counted.
+        if matches!(*slot, Some(Err(_))) {
+            if let Some(Err(e)) = slot.take() {
+                return Err(e);
+            }
         }
     }
     Ok(())
