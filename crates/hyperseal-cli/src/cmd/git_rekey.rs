@@ -208,12 +208,10 @@ fn first_failure(
     order: impl IntoIterator<Item = usize>,
 ) -> Result<()> {
     for i in order {
-        let mut slot = done[i].lock().unwrap_or_else(|p| p.into_inner());
         // Only a failure is taken out: a success stays, to be counted.
-        if matches!(*slot, Some(Err(_))) {
-            if let Some(Err(e)) = slot.take() {
-                return Err(e);
-            }
+        let failed = done[i].lock().unwrap_or_else(|p| p.into_inner()).take_if(|r| r.is_err());
+        if let Some(Err(e)) = failed {
+            return Err(e);
         }
     }
     Ok(())

@@ -6,16 +6,15 @@
 //! written from then on.
 
 use std::io::{self, BufReader, Read, Write};
+use std::sync::Arc;
 
 use zeroize::Zeroizing;
 
 use super::filter::AGE_INTRO;
-use std::sync::Arc;
-
 use crate::file_key::FileKey;
 use crate::format::Stanza;
 use crate::recipient::{Identity, Recipient};
-use crate::rekey::unlock::probes;
+use crate::rekey::unlock::{opens_probe, probes};
 use crate::rekey::{Change, Rekey};
 use crate::stream::read_full;
 use crate::{Decryptor, Encryptor, Error, Options};
@@ -67,8 +66,7 @@ pub fn unlock_for_rekey(
     for said in &probed {
         let mut at = 0;
         for (c, (key, wraps)) in probes.iter().enumerate().filter_map(|(c, p)| Some((c, p.as_ref()?))) {
-            let mine = said.get(at..at + wraps.len()).unwrap_or_default();
-            known[c] |= mine.iter().any(|a| matches!(a, Some(Ok(k)) if k.expose() == key.expose()));
+            known[c] |= opens_probe(said.get(at..at + wraps.len()).unwrap_or_default(), key);
             at += wraps.len();
         }
     }

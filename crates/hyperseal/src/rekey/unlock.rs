@@ -97,7 +97,7 @@ pub(super) fn unlock<'a>(
         let extra = probes.as_ref().map_or(&[][..], |(_, wraps)| &wraps[..]);
         let (answers, probed) = ask(&**id, headers, &opened, extra);
         if let Some((key, _)) = &probes {
-            opens_known |= probed.iter().any(|a| matches!(a, Some(Ok(k)) if k.expose() == key.expose()));
+            opens_known |= opens_probe(&probed, key);
         }
         let view = Box::new(Cached { id: &**id, answers });
         mark_opened(&*view, headers, &mut opened);
@@ -155,6 +155,12 @@ pub(crate) fn probes(change: &Change) -> Option<(FileKey, Vec<Stanza>)> {
     let key = FileKey::generate(16);
     let stanzas = wrap_refs(&recipients, &key).ok()?;
     Some((key, stanzas))
+}
+
+/// Whether a batch's answers for one change's throwaway wraps (see [`probes`]) include its key:
+/// the identity opens that recipient's stanza in every new header.
+pub(crate) fn opens_probe(answers: &[Option<Result<FileKey, Error>>], key: &FileKey) -> bool {
+    answers.iter().any(|a| matches!(a, Some(Ok(k)) if k.expose() == key.expose()))
 }
 
 /// Marks the files `id` answers for (a key or an error: either way later identities are not
