@@ -35,14 +35,20 @@ pub fn filter_process() -> Result<()> {
             report_failure(path, e);
         }
     };
-    let stdin = std::io::stdin().lock();
     // Every answer is flushed whole (`serve` flushes once per file): one write, one wake-up
     // of git, which waits for it before it sends the next file.
     let out: Box<dyn Write> = match crate::sys::fd::stdout_file() {
         Some(f) => Box::new(f),
         None => Box::new(std::io::stdout().lock()),
     };
-    hyperseal::git::serve(&mut filter, stdin, std::io::BufWriter::with_capacity(64 << 10, out), &mut report)?;
+    let out = std::io::BufWriter::with_capacity(64 << 10, out);
+    // git's pipe read without sleeping between requests where it can be (sys/git_pipe.rs).
+    #[cfg(unix)]
+    if let Some(pipe) = crate::sys::git_pipe::GitPipe::stdin() {
+        hyperseal::git::serve(&mut filter, pipe, out, &mut report)?;
+        return Ok(());
+    }
+    hyperseal::git::serve(&mut filter, hyperseal::git::Blocking(std::io::stdin().lock()), out, &mut report)?;
     Ok(())
 }
 

@@ -2,8 +2,14 @@
 //! key wrapped for every recipient (for a post-quantum recipient an ML-KEM-768 encapsulation
 //! and two X25519 operations), and git waits for each file's answer before it sends the next:
 //! on a `git add` of thousands of small files those wraps are most of the filter's own work.
-//! Once a recipients file has sealed one file, a thread prepares the next few encryptors for it
-//! while git hashes, compresses and writes, on the core git leaves idle.
+//! Once a recipients file has sealed one file, the next few encryptors for it are made while
+//! git hashes, compresses and writes, in one of two ways:
+//!
+//! - **Between requests**, on the filter's own thread, where the frontend's input can tell
+//!   whether git's next request has arrived ([`super::process::Input`]): [`Ahead::prepare`]
+//!   makes one at a time while it has not. The thread never sleeps while git works, so git's
+//!   next request wakes nobody, and on two cores nothing competes with git for the second one.
+//! - **On a thread of their own**, where it cannot tell (the input blocks).
 //!
 //! Nothing about the files changes: each encryptor is [`Encryptor::with_recipients`], its own
 //! fresh file key, salt and header, consumed by one file (`wrap_output` takes it by value) or
@@ -18,24 +24,37 @@ use std::sync::Arc;
 use crate::recipient::Recipient;
 use crate::{Encryptor, Error, Options};
 
-/// Encryptors handed over at once. Each hand-over wakes the thread (it waits for room), and on
-/// a virtual machine a wake-up of another core costs microseconds of this thread's time: one
-/// per this many files, not one per file.
+/// Encryptors handed over at once by the thread. Each hand-over wakes the thread (it waits for
+/// room), and on a virtual machine a wake-up of another core costs microseconds of this
+/// thread's time: one per this many files, not one per file.
 const BATCH: usize = 8;
+
+/// Most encryptors made between requests and not yet used: enough to absorb a burst of small
+/// files, few enough that a filter that ends throws little work away.
+const PREPARED: usize = 8;
 
 /// The encryptors of one recipients file.
 pub(crate) struct Ahead {
     recipients: Arc<Vec<Box<dyn Recipient>>>,
-    /// Started by the first file sealed (a `git status` that seals nothing starts nothing).
+    /// Made on a thread (else by [`Self::prepare`]).
+    on_thread: bool,
+    /// Every recipient wraps offline: only then is anything made ahead.
+    offline: bool,
+    /// A file has been sealed with these recipients: a `git status` that seals nothing makes
+    /// nothing ahead.
+    used: bool,
+    /// The thread's batches, once started.
     ready: Option<Receiver<Vec<Result<Encryptor, Error>>>>,
-    /// The batch taken last, used up before the next is taken. A filter that ends throws away
-    /// at most this, one batch waiting and one being made.
+    /// Made ahead and not yet used, in order: the batch taken last from the thread, or those
+    /// made by [`Self::prepare`]. A filter that ends throws away at most these, and with a
+    /// thread one batch waiting and one being made.
     taken: VecDeque<Result<Encryptor, Error>>,
 }
 
 impl Ahead {
-    pub(crate) fn new(recipients: Arc<Vec<Box<dyn Recipient>>>) -> Self {
-        Ahead { recipients, ready: None, taken: VecDeque::new() }
+    pub(crate) fn new(recipients: Arc<Vec<Box<dyn Recipient>>>, on_thread: bool) -> Self {
+        let offline = recipients.iter().all(|r| r.wraps_offline());
+        Ahead { recipients, on_thread, offline, used: false, ready: None, taken: VecDeque::new() }
     }
 
     /// An encryptor for the next file: one made ahead, else one made now. Never a wait for the
@@ -43,6 +62,7 @@ impl Ahead {
     /// here costs what it always did, and waiting would add a wake-up to it (measured: half the
     /// runs of a 2,000-file `git add` then took 1.3× as long as with no thread at all).
     pub(crate) fn next(&mut self) -> Result<Encryptor, Error> {
+        self.used = true;
         if let Some(made) = self.taken.pop_front() {
             return made;
         }
@@ -58,9 +78,24 @@ impl Ahead {
                 // A thread that is gone leaves the work to this one.
                 Err(TryRecvError::Disconnected) => self.ready = None,
             },
-            None if self.recipients.iter().all(|r| r.wraps_offline()) => self.start(),
+            None if self.on_thread && self.offline => self.start(),
             None => {}
         }
+        self.make()
+    }
+
+    /// Makes one encryptor for a later file, between git's requests; `false` when there is
+    /// nothing to make (none is made on a thread instead, none is needed yet, or enough wait).
+    pub(crate) fn prepare(&mut self) -> bool {
+        if self.on_thread || !self.offline || !self.used || self.taken.len() >= PREPARED {
+            return false;
+        }
+        let made = self.make();
+        self.taken.push_back(made);
+        true
+    }
+
+    fn make(&self) -> Result<Encryptor, Error> {
         Encryptor::with_recipients(&self.recipients, Options::age())
     }
 
@@ -118,7 +153,7 @@ mod tests {
     fn each_file_gets_its_own_header_and_every_file_opens() {
         let key = recipient::generate(Kind::Hybrid).unwrap();
         let ids = recipient::parse_identities(&key.secret).unwrap();
-        let mut ahead = Ahead::new(Arc::new(vec![recipient::parse_recipient(&key.public).unwrap()]));
+        let mut ahead = Ahead::new(Arc::new(vec![recipient::parse_recipient(&key.public).unwrap()]), true);
         let files: Vec<Vec<u8>> = (0..8).map(|_| seal(&mut ahead, b"the same text")).collect();
         assert!(ahead.ready.is_some(), "post-quantum wraps are made ahead");
         for (i, f) in files.iter().enumerate() {
@@ -133,17 +168,50 @@ mod tests {
     #[test]
     fn a_recipient_that_may_run_or_ask_something_is_never_wrapped_ahead() {
         let key = recipient::generate(Kind::X25519).unwrap();
+        for on_thread in [true, false] {
+            let wraps = Arc::new(AtomicUsize::new(0));
+            let plugin_like = Counting {
+                inner: recipient::parse_recipient(&key.public).unwrap(),
+                offline: false,
+                wraps: Arc::clone(&wraps),
+            };
+            let mut ahead =
+                Ahead::new(Arc::new(vec![Box::new(plugin_like) as Box<dyn Recipient>]), on_thread);
+            for n in 1..=5 {
+                seal(&mut ahead, b"text");
+                assert!(!ahead.prepare(), "nothing is prepared for it");
+                assert_eq!(wraps.load(Ordering::SeqCst), n, "one wrap per sealed file, none ahead");
+            }
+            assert!(ahead.ready.is_none());
+        }
+    }
+
+    #[test]
+    fn between_requests_a_few_are_made_once_a_file_was_sealed_and_each_is_used_once() {
+        let key = recipient::generate(Kind::X25519).unwrap();
+        let ids = recipient::parse_identities(&key.secret).unwrap();
         let wraps = Arc::new(AtomicUsize::new(0));
-        let plugin_like = Counting {
+        let counting = Counting {
             inner: recipient::parse_recipient(&key.public).unwrap(),
-            offline: false,
+            offline: true,
             wraps: Arc::clone(&wraps),
         };
-        let mut ahead = Ahead::new(Arc::new(vec![Box::new(plugin_like) as Box<dyn Recipient>]));
-        for n in 1..=5 {
-            seal(&mut ahead, b"text");
-            assert_eq!(wraps.load(Ordering::SeqCst), n, "one wrap per sealed file, none ahead");
+        let mut ahead = Ahead::new(Arc::new(vec![Box::new(counting) as Box<dyn Recipient>]), false);
+        assert!(!ahead.prepare(), "nothing before the first file is sealed");
+        let first = seal(&mut ahead, b"the same text");
+        let made = std::iter::from_fn(|| ahead.prepare().then_some(())).count();
+        assert_eq!(made, PREPARED);
+        assert_eq!(wraps.load(Ordering::SeqCst), 1 + PREPARED);
+        let mut files = vec![first];
+        files.extend((0..PREPARED).map(|_| seal(&mut ahead, b"the same text")));
+        assert_eq!(wraps.load(Ordering::SeqCst), 1 + PREPARED, "the files used those made ahead");
+        files.push(seal(&mut ahead, b"the same text"));
+        assert_eq!(wraps.load(Ordering::SeqCst), 2 + PREPARED, "none left: made now");
+        assert!(ahead.ready.is_none(), "no thread");
+        let header = |f: &[u8]| f[..f.windows(4).position(|w| w == b"\n---").unwrap()].to_vec();
+        for (i, f) in files.iter().enumerate() {
+            assert_eq!(crate::decrypt(&ids, f).unwrap(), b"the same text");
+            assert!(files[..i].iter().all(|g| header(f) != header(g)), "two files share a header");
         }
-        assert!(ahead.ready.is_none());
     }
 }

@@ -61,6 +61,10 @@ pub struct Filter<T: Repo> {
     spool_dir: PathBuf,
     /// Each recipients file's recipients, parsed once, with the encryptors made ahead for it.
     parsed: HashMap<String, Ahead>,
+    /// Where encryptors are made ahead: on a thread, or between requests ([`Self::prepare_ahead`]).
+    ahead_on_thread: bool,
+    /// The recipients file of the last file cleaned: the next file is most likely under it too.
+    last: Option<String>,
     /// The clean side's buffers, kept for the process: a command over thousands of small
     /// files would otherwise fault in fresh pages for each. `buf` and `theirs` hold plaintext
     /// and are wiped after every file; `stored` holds only the stored age file.
@@ -80,10 +84,25 @@ impl<T: Repo> Filter<T> {
             root: root.to_path_buf(),
             spool_dir: spool_dir.to_path_buf(),
             parsed: HashMap::new(),
+            ahead_on_thread: true,
+            last: None,
             buf: Zeroizing::new(vec![0u8; CHUNK]),
             theirs: Zeroizing::new(vec![0u8; CHUNK]),
             stored: Spool::new(spool_dir),
         }
+    }
+
+    /// Encryptors made ahead between git's requests ([`Self::prepare_ahead`]) instead of on a
+    /// thread; set before the first file.
+    pub(crate) fn prepare_between_requests(&mut self) {
+        self.ahead_on_thread = false;
+    }
+
+    /// Makes one encryptor ahead for the recipients file of the last file sealed; `false` when
+    /// there is nothing to make (see `ahead.rs`).
+    pub(crate) fn prepare_ahead(&mut self) -> bool {
+        let last = self.last.as_ref().and_then(|f| self.parsed.get_mut(f));
+        last.is_some_and(Ahead::prepare)
     }
 
     /// The folder large files are spooled in.
@@ -108,7 +127,7 @@ impl<T: Repo> Filter<T> {
             if list.is_empty() {
                 return Err(Error::InvalidRecipient(format!("{}: no recipients in it", found.path)));
             }
-            self.parsed.insert(found.path.clone(), Ahead::new(Arc::new(list)));
+            self.parsed.insert(found.path.clone(), Ahead::new(Arc::new(list), self.ahead_on_thread));
         }
         Ok(found.path)
     }
@@ -135,6 +154,9 @@ impl<T: Repo> Filter<T> {
         // Looked up now, needed only to seal: plaintext that did not change gets its stored
         // blob back even where the recipients file is not in the work tree (a sparse checkout).
         let file = self.recipients_for(path);
+        if let Some(f) = file.as_ref().ok().filter(|&f| self.last.as_ref() != Some(f)) {
+            self.last = Some(f.clone());
+        }
         let Filter { repo, parsed, buf, theirs, stored, .. } = self;
         stored.clear()?;
         let unlocked = !repo.identities()?.is_empty();

@@ -33,5 +33,5 @@ pub mod verify;
 
 pub use checkout::{smudge_blob, unlock_blobs};
 pub use filter::{Filter, Outcome, Repo, AGE_INTRO};
-pub use process::serve;
+pub use process::{serve, Blocking, Input};
 pub use spool::Spool;

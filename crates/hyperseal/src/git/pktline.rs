@@ -25,6 +25,11 @@ impl<R: Read> PktReader<R> {
         PktReader { inner, buf: Vec::with_capacity(MAX_DATA) }
     }
 
+    /// What it reads from (nothing is buffered here between packets).
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
     /// The next packet's data, or `None` for a flush. `Ok(None)` is never returned at the end
     /// of the input: that is `UnexpectedEof`, except through [`Self::read_list_or_end`].
     pub fn read_packet(&mut self) -> io::Result<Option<&[u8]>> {

@@ -16,6 +16,56 @@ use super::spool::Spool;
 use crate::Error;
 use zeroize::Zeroizing;
 
+/// git's end of the filter's standard input, as [`serve`] reads it.
+///
+/// Between two requests git hashes, compresses and stores the last answer. An input that can
+/// tell whether the next request has arrived lets [`serve`] make the next files' encryptors on
+/// its own thread in that time (`ahead.rs`), and leaves how to wait after that to the frontend:
+/// a process that sleeps in `read` is woken by git's request, and on a virtual machine waking a
+/// sleeping core costs more than the filter's work on a small file. [`Blocking`] is an input
+/// that cannot tell; the encryptors are then made on a thread of their own.
+pub trait Input: Read {
+    /// Whether [`Self::ready`] answers without waiting.
+    fn tells_ready(&self) -> bool;
+    /// Whether a read would return now (data, or the end of the input), without waiting.
+    fn ready(&mut self) -> io::Result<bool>;
+    /// Returns once a read would return now.
+    fn wait(&mut self) -> io::Result<()>;
+}
+
+impl<I: Input + ?Sized> Input for &mut I {
+    fn tells_ready(&self) -> bool {
+        (**self).tells_ready()
+    }
+    fn ready(&mut self) -> io::Result<bool> {
+        (**self).ready()
+    }
+    fn wait(&mut self) -> io::Result<()> {
+        (**self).wait()
+    }
+}
+
+/// Any `Read` as an [`Input`] that cannot tell whether it has something: reads may block.
+pub struct Blocking<R>(pub R);
+
+impl<R: Read> Read for Blocking<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read> Input for Blocking<R> {
+    fn tells_ready(&self) -> bool {
+        false
+    }
+    fn ready(&mut self) -> io::Result<bool> {
+        Ok(true)
+    }
+    fn wait(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// One request's end, for the frontend's log: the path, and what was done or what failed.
 pub type Report<'a> = &'a mut dyn FnMut(&str, Result<Outcome, &Error>);
 
@@ -24,10 +74,14 @@ pub type Report<'a> = &'a mut dyn FnMut(&str, Result<Outcome, &Error>);
 /// closed pipe); a file that cannot be cleaned or smudged is answered `status=error`.
 pub fn serve<T: Repo>(
     filter: &mut Filter<T>,
-    input: impl Read,
+    input: impl Input,
     output: impl Write,
     report: Report<'_>,
 ) -> Result<(), Error> {
+    let between = input.tells_ready();
+    if between {
+        filter.prepare_between_requests();
+    }
     let mut r = PktReader::new(input);
     let mut w = PktWriter::new(output);
     handshake(&mut r, &mut w)?;
@@ -35,7 +89,11 @@ pub fn serve<T: Repo>(
     // One buffer for the process (a command over thousands of small files would otherwise
     // fault in fresh pages for every file); it moves plaintext, so it is wiped after each use.
     let mut buf = Zeroizing::new(vec![0u8; COPY_BUF]);
-    while let Some(list) = r.read_list_or_end()? {
+    loop {
+        if between {
+            until_next_request(filter, r.get_mut())?;
+        }
+        let Some(list) = r.read_list_or_end()? else { break };
         let get = |k: &str| list.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
         let command = get("command").unwrap_or_default().to_string();
         let path = get("pathname").unwrap_or_default().to_string();
@@ -100,6 +158,17 @@ pub fn serve<T: Repo>(
     Ok(())
 }
 
+/// While git works on the last answer: encryptors made ahead until git's next request arrives
+/// or none is needed, then the input's own wait.
+fn until_next_request<T: Repo>(filter: &mut Filter<T>, input: &mut impl Input) -> io::Result<()> {
+    while !input.ready()? {
+        if !filter.prepare_ahead() {
+            return input.wait();
+        }
+    }
+    Ok(())
+}
+
 /// The smudge side's copy buffer.
 const COPY_BUF: usize = 64 << 10;
 
@@ -155,4 +224,145 @@ fn handshake<R: Read, W: Write>(r: &mut PktReader<R>, w: &mut PktWriter<W>) -> R
     w.flush_packet()?;
     w.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Cursor, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::file_key::FileKey;
+    use crate::format::Stanza;
+    use crate::recipient::{self, Identity, Kind, Labels, Recipient};
+
+    /// An X25519 recipient that counts its wraps.
+    struct Counting(Box<dyn Recipient>, Arc<AtomicUsize>);
+
+    impl Recipient for Counting {
+        fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
+            self.1.fetch_add(1, Ordering::SeqCst);
+            self.0.wrap_file_key(file_key)
+        }
+        fn wraps_offline(&self) -> bool {
+            true
+        }
+    }
+
+    /// A locked repository (nothing stored, no identities) whose recipients file gives one
+    /// counting recipient.
+    struct Locked(String, Arc<AtomicUsize>);
+
+    impl Repo for Locked {
+        fn recipients(&mut self, _: &str, _: &str) -> Result<Vec<Box<dyn Recipient>>, Error> {
+            let r = recipient::parse_recipient(&self.0)?;
+            Ok(vec![Box::new(Counting(r, Arc::clone(&self.1)))])
+        }
+        fn identities(&mut self) -> Result<&[Box<dyn Identity>], Error> {
+            Ok(&[])
+        }
+        fn stored(&mut self, _: &str, _: &mut Spool) -> io::Result<bool> {
+            Ok(false)
+        }
+    }
+
+    /// git's side of a conversation, told "not yet" `gap` times after each read before it
+    /// says a request is there.
+    struct Scripted {
+        data: Cursor<Vec<u8>>,
+        gap: usize,
+        left: usize,
+        waits: usize,
+    }
+
+    impl Read for Scripted {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.left = self.gap;
+            self.data.read(buf)
+        }
+    }
+
+    impl Input for Scripted {
+        fn tells_ready(&self) -> bool {
+            true
+        }
+        fn ready(&mut self) -> io::Result<bool> {
+            let now = self.left == 0;
+            self.left = self.left.saturating_sub(1);
+            Ok(now)
+        }
+        fn wait(&mut self) -> io::Result<()> {
+            self.waits += 1;
+            self.left = 0;
+            Ok(())
+        }
+    }
+
+    fn conversation(files: &[&str]) -> Vec<u8> {
+        let mut data = Vec::new();
+        let mut w = PktWriter::new(&mut data);
+        w.text("git-filter-client").unwrap();
+        w.text("version=2").unwrap();
+        w.flush_packet().unwrap();
+        w.text("capability=clean").unwrap();
+        w.text("capability=smudge").unwrap();
+        w.flush_packet().unwrap();
+        for (i, f) in files.iter().enumerate() {
+            w.text("command=clean").unwrap();
+            w.text(&format!("pathname={f}")).unwrap();
+            w.flush_packet().unwrap();
+            let mut c = w.framed();
+            write!(c, "secret number {i}").unwrap();
+            c.finish().unwrap();
+            w.flush_packet().unwrap();
+        }
+        w.flush().unwrap();
+        drop(w);
+        data
+    }
+
+    /// The age files in `serve`'s answers, in order.
+    fn answers(out: &[u8]) -> Vec<Vec<u8>> {
+        let mut r = PktReader::new(out);
+        while r.read_text().unwrap().is_some() {}
+        while r.read_text().unwrap().is_some() {}
+        let mut files = Vec::new();
+        while let Some(list) = r.read_list_or_end().unwrap() {
+            assert_eq!(list, [("status".to_string(), "success".to_string())]);
+            let mut file = Vec::new();
+            r.content().read_to_end(&mut file).unwrap();
+            assert_eq!(r.read_list_or_end().unwrap(), Some(Vec::new()), "status unchanged");
+            files.push(file);
+        }
+        files
+    }
+
+    #[test]
+    fn while_git_works_the_next_files_encryptors_are_made_and_each_is_used_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = recipient::generate(Kind::X25519).unwrap();
+        std::fs::write(dir.path().join(".age-recipients"), format!("{}\n", key.public)).unwrap();
+        let wraps = Arc::new(AtomicUsize::new(0));
+        let mut filter = Filter::new(Locked(key.public.clone(), Arc::clone(&wraps)), dir.path(), dir.path());
+        let names = ["a.env", "b.env", "c.env", "d.env"];
+        let mut input = Scripted { data: Cursor::new(conversation(&names)), gap: 1, left: 0, waits: 0 };
+        let mut out = Vec::new();
+        let mut report = |_: &str, done: Result<Outcome, &Error>| assert_eq!(done.unwrap(), Outcome::Sealed);
+        serve(&mut filter, &mut input, &mut out, &mut report).unwrap();
+
+        // Before the first file nothing is made (no recipients yet): the input's wait. After
+        // each file one encryptor is made in the gap, which the next file uses; the one made
+        // after the last file is thrown away unused.
+        assert_eq!(input.waits, 1);
+        assert_eq!(wraps.load(Ordering::SeqCst), names.len() + 1);
+        let ids = recipient::parse_identities(&key.secret).unwrap();
+        let files = answers(&out);
+        assert_eq!(files.len(), names.len());
+        let header = |f: &[u8]| f[..f.windows(4).position(|w| w == b"\n---").unwrap()].to_vec();
+        for (i, f) in files.iter().enumerate() {
+            assert_eq!(crate::decrypt(&ids, f).unwrap(), format!("secret number {i}").as_bytes());
+            assert!(files[..i].iter().all(|g| header(f) != header(g)), "two files share a header");
+        }
+    }
 }
