@@ -32,10 +32,6 @@ pub use windows::*;
 #[cfg(unix)]
 pub mod process;
 
-// The git filter process's standard input, read without blocking.
-#[cfg(unix)]
-pub mod git_pipe;
-
 // A descriptor named by number (`--file-key-fd`).
 pub mod fd;
 

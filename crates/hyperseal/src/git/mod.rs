@@ -2,6 +2,8 @@
 //! (`filter=hyperseal` in `.gitattributes`), storing plain age v1 files.
 //!
 //! - [`pktline`]: git's packet framing, every length bounded.
+//! - [`pipe`] (Unix): git's pipe read without blocking, so the filter works between requests
+//!   and is not asleep when the next one comes.
 //! - [`process`]: the long-running filter process (`filter.<driver>.process`), one per git
 //!   command.
 //! - [`filter`]: the clean and smudge decisions (fail closed, no churn, no deterministic
@@ -24,6 +26,8 @@ pub mod checkout;
 pub mod filter;
 pub mod index;
 pub mod merge;
+#[cfg(unix)]
+pub mod pipe;
 pub mod pktline;
 pub mod process;
 pub mod recipients;
@@ -33,5 +37,7 @@ pub mod verify;
 
 pub use checkout::{smudge_blob, unlock_blobs};
 pub use filter::{Filter, Outcome, Repo, AGE_INTRO};
+#[cfg(unix)]
+pub use pipe::GitPipe;
 pub use process::{serve, Blocking, Input};
 pub use spool::Spool;
