@@ -86,7 +86,14 @@ fn an_unlock_writes_a_clone_itself_and_git_status_needs_no_filter() {
         let files: String = (0..40)
             .map(|i| {
                 let m = std::fs::symlink_metadata(c.dir.join(format!("d{}/f{i}.env", i % 4))).unwrap();
-                format!("f{i}: mtime {}.{} ctime {}.{} ino {}\n", m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.ino())
+                format!(
+                    "f{i}: mtime {}.{} ctime {}.{} ino {}\n",
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ctime(),
+                    m.ctime_nsec(),
+                    m.ino()
+                )
             })
             .collect();
         panic!(
