@@ -1,10 +1,11 @@
 //! The `git` table's floor for a filter: a long-running filter process (git's
 //! `filter.<driver>.process` protocol, the one `hyperseal git` speaks) that returns every file
 //! exactly as it came. Like hyperseal's filter it reads git's pipe without sleeping between
-//! requests (for a while) and answers each request in one write, and it does no other work;
-//! so `git add` through it costs what git itself spends on a filter process (the packets, the pipe round trip per file, a blob of the
-//! size the filter returns), which no filter can go below. `hyperseal-bench --git-null-filter`
-//! runs it; the table configures it as a driver of its own, on files of the age files' size.
+//! requests (for a while) and answers each request in one write, and it does no other work; so
+//! `git add` through it costs what git itself spends on a filter process (the packets, the pipe
+//! round trip per file, a blob of the size the filter returns), which no filter can go below.
+//! `hyperseal-bench --git-null-filter` runs it; the table configures it as a driver of its own,
+//! on files of the age files' size.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::fd::AsFd;
@@ -16,17 +17,16 @@ const MAX_DATA: usize = 65516;
 
 /// Serves git on standard input and output until git closes the pipe.
 pub fn serve() -> Result<()> {
-    // git's pipe read as hyperseal's filter reads it: checked for up to as long before this
-    // sleeps (a filter asleep in `read` is woken for every file; see `hyperseal::git::pipe`).
+    // git's pipe read as hyperseal's filter reads it (a filter asleep in `read` is woken for
+    // every file; see `hyperseal::git::pipe`), through the pipe's own buffer.
     #[cfg(unix)]
-    let pipe = hyperseal::git::GitPipe::stdin(std::time::Duration::from_micros(300));
+    let pipe = hyperseal::git::GitPipe::stdin(hyperseal::git::pipe::SPIN);
     #[cfg(not(unix))]
-    let pipe: Option<io::Stdin> = None;
-    let raw: Box<dyn Read> = match pipe {
+    let pipe: Option<BufReader<io::Stdin>> = None;
+    let mut input: Box<dyn BufRead> = match pipe {
         Some(p) => Box::new(p),
-        None => Box::new(io::stdin().lock()),
+        None => Box::new(BufReader::with_capacity(1 << 16, io::stdin().lock())),
     };
-    let mut input = BufReader::with_capacity(1 << 16, raw);
     // A duplicate of standard output, unbuffered: Rust's `Stdout` writes up to a line's end and
     // holds the rest, which would split each answer in two writes.
     let mut out = std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?);

@@ -151,21 +151,6 @@ fn a_locked_repository_is_refused_and_nothing_is_staged() {
     assert!(staged(&r).is_empty());
 }
 
-/// `hyperseal ARGS` in `r`'s work tree with the test plugin on PATH and `env` added.
-fn hs_with(r: &Repo, args: &[&str], env: &[(&str, &std::path::Path)]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_hyperseal"))
-        .args(args)
-        .current_dir(&r.dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("PATH", common::tools_path())
-        .env_remove("HYPERSEAL_AGENT_SOCK")
-        .envs(env.iter().map(|(k, v)| (*k, v.as_os_str())))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
-}
-
 /// Files sealed to a plugin's recipient (the test plugin, age-plugin-hstest, as a security
 /// key's plugin would be) and an X25519 key: removing the X25519 key re-keys every file with
 /// one run of the plugin (one PIN, one touch), and a one-step clone opens every file with one
@@ -187,14 +172,18 @@ fn a_plugin_runs_once_for_a_rekey_and_for_a_clone() {
     std::fs::write(&id_file, format!("{id}\n")).unwrap();
     let (_, x_pub) = common::keypair(d, "x", "x25519");
     let r = Repo::init(d, "r");
-    let ok = |args: &[&str], env: &[(&str, &std::path::Path)]| {
-        let o = hs_with(&r, args, env);
+    // The test plugin found on PATH, its runs counted where `HSTEST_COUNT` says.
+    let tools = common::tools_path();
+    let ok = |args: &[&str], count: Option<&std::path::Path>| {
+        let mut env = vec![("PATH", std::ffi::OsStr::new(&tools))];
+        env.extend(count.map(|c| ("HSTEST_COUNT", c.as_os_str())));
+        let o = r.hs_env(args, &env);
         assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
-    ok(&["git", "init", "*.env"], &[]);
+    ok(&["git", "init", "*.env"], None);
     r.write(".age-recipients", format!("{}\n{x_pub}\n", plugin_r.trim()).as_bytes());
-    ok(&["git", "unlock", "-i", id_file.to_str().unwrap()], &[]);
+    ok(&["git", "unlock", "-i", id_file.to_str().unwrap()], None);
     for i in 0..12 {
         r.write(&format!("d{}/s{i}.env", i % 3), format!("TOKEN=plugin-secret-{i}\n").as_bytes());
     }
@@ -203,7 +192,7 @@ fn a_plugin_runs_once_for_a_rekey_and_for_a_clone() {
 
     r.write(".age-recipients", format!("{}\n", plugin_r.trim()).as_bytes());
     let count = d.join("count");
-    let said = ok(&["git", "rekey"], &[("HSTEST_COUNT", &count)]);
+    let said = ok(&["git", "rekey"], Some(&count));
     assert!(said.contains("re-keyed and staged 12 marked file(s)"), "{said}");
     assert!(said.contains("12 from 2 to 1 recipient stanza(s)"), "{said}");
     assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n", "one plugin run for 12 files");
@@ -218,7 +207,7 @@ fn a_plugin_runs_once_for_a_rekey_and_for_a_clone() {
     let copy = d.join("copy");
     let args =
         ["git", "clone", "-i", id_file.to_str().unwrap(), r.dir.to_str().unwrap(), copy.to_str().unwrap()];
-    ok(&args, &[("HSTEST_COUNT", &count)]);
+    ok(&args, Some(&count));
     assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n", "one plugin run for 12 files");
     assert_eq!(std::fs::read(copy.join("d1/s7.env")).unwrap(), b"TOKEN=plugin-secret-7\n");
 }

@@ -18,12 +18,6 @@ use hyperseal::Decryptor;
 
 use super::git_repo::{self, git};
 
-/// How long the filter checks git's pipe for the next request before it sleeps. git's own work
-/// between two small files took 100–150 µs on a 2-vCPU AMD EPYC; twice that catches nearly all
-/// (100, 300 and 1,000 µs measured: 1,000 no faster than 300, 100 about 5% slower).
-#[cfg(unix)]
-const SPIN: std::time::Duration = std::time::Duration::from_micros(300);
-
 /// `hyperseal git filter-process`: serves git on standard input and output until git is done.
 pub fn filter_process() -> Result<()> {
     #[cfg(unix)]
@@ -51,7 +45,7 @@ pub fn filter_process() -> Result<()> {
     // git's pipe read without sleeping between requests where it can be (the library's
     // `git::pipe` says why).
     #[cfg(unix)]
-    if let Some(pipe) = hyperseal::git::GitPipe::stdin(SPIN) {
+    if let Some(pipe) = hyperseal::git::GitPipe::stdin(hyperseal::git::pipe::SPIN) {
         hyperseal::git::serve(&mut filter, pipe, out, &mut report)?;
         return Ok(());
     }

@@ -81,12 +81,18 @@ impl Repo {
 
     /// Runs `hyperseal ARGS` in the work tree.
     pub fn hs(&self, args: &[&str]) -> Output {
+        self.hs_env(args, &[])
+    }
+
+    /// Runs `hyperseal ARGS` in the work tree with `env` added.
+    pub fn hs_env(&self, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_hyperseal"))
             .args(args)
             .current_dir(&self.dir)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env_remove("HYPERSEAL_AGENT_SOCK")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .output()
             .unwrap()

@@ -14,7 +14,7 @@
 //! they stop after the caller's `spin`: a git command busy elsewhere (checking out unmarked
 //! files, writing a tree) costs at most that much CPU per request before the filter sleeps.
 
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
@@ -24,11 +24,17 @@ use crate::sys::pipe::Pipe;
 /// Read size: git sends at most 65,520 bytes per packet.
 const BUF: usize = 64 << 10;
 
+/// How long to check for git's next request before sleeping, as the CLI's filter does: git's
+/// own work between two small files took 100–150 µs on the machine above, and twice that
+/// catches nearly all (with 100 µs `git add` of the 10,000 files was about 5% slower, with
+/// 1,000 µs no faster).
+pub const SPIN: Duration = Duration::from_micros(300);
+
 /// A pipe's read end (git's, for the filter process), non-blocking until dropped.
 pub struct GitPipe {
     pipe: Pipe,
     /// How long [`Input::wait`] checks before it sleeps.
-    spin: std::time::Duration,
+    spin: Duration,
     /// Plaintext passes through on its way to being sealed: wiped when dropped.
     buf: Box<[u8]>,
     at: usize,
@@ -69,6 +75,9 @@ impl Input for GitPipe {
     }
 
     fn wait(&mut self) -> io::Result<()> {
+        if self.ready()? {
+            return Ok(());
+        }
         let start = Instant::now();
         while !self.ready()? {
             if start.elapsed() < self.spin {
@@ -86,11 +95,23 @@ impl Read for GitPipe {
         if out.is_empty() {
             return Ok(0);
         }
-        self.wait()?;
-        let n = out.len().min(self.end - self.at);
+        let n = out.len().min(self.fill_buf()?.len());
         out[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
         self.at += n;
         Ok(n)
+    }
+}
+
+/// Read through its own buffer: a reader that wants lines or the buffer's end needs no second
+/// buffer (and no second copy of every byte) on top.
+impl BufRead for GitPipe {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.wait()?;
+        Ok(&self.buf[self.at..self.end])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.at = (self.at + n).min(self.end);
     }
 }
 
@@ -102,13 +123,10 @@ impl Drop for GitPipe {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Write};
+    use std::io::{BufRead, Read, Write};
     use std::os::fd::OwnedFd;
-    use std::time::Duration;
 
     use super::*;
-
-    const SPIN: Duration = Duration::from_micros(300);
 
     #[test]
     fn it_tells_whether_git_has_written_waits_past_the_spin_and_leaves_the_pipe_as_it_was() {
@@ -120,9 +138,11 @@ mod tests {
         assert!(!p.ready().unwrap(), "nothing written yet");
         write.write_all(b"0009hello").unwrap();
         assert!(p.ready().unwrap());
-        let mut got = [0u8; 9];
+        assert_eq!(p.fill_buf().unwrap(), b"0009hello", "read through its own buffer");
+        p.consume(4);
+        let mut got = [0u8; 5];
         p.read_exact(&mut got).unwrap();
-        assert_eq!(&got, b"0009hello");
+        assert_eq!(&got, b"hello");
         assert!(!p.ready().unwrap(), "all of it read");
         // Written long after the spin gave up: the wait sleeps, and wakes for it.
         let late = std::thread::spawn(move || {
