@@ -1,0 +1,259 @@
+//! `backup`: what a writer does, with its key and nothing that opens an object.
+//!
+//! The order makes every instant safe to die at (docs/BACKUP.md, "Writing"):
+//! 1. a run mark (`runs/NAME`), then a look for a prune's lock;
+//! 2. the id lists of indexes and packs: what the repository holds already;
+//! 3. packs, each followed by its id list;
+//! 4. an index for the new packs (and for whole packs an earlier run left without one);
+//! 5. the snapshot, last: it names only chunks that steps 3 and 4 made findable.
+
+mod pipeline;
+mod walk;
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::format::config::{Algorithm, Chunker, CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, PACK_SIZE};
+use crate::format::snapshot::{Entry, Snapshot};
+use crate::format::table::{Entry as Placed, Table, MAX_ENTRIES};
+use crate::format::MAX_TABLE;
+use crate::keys::{hex16, random_name, ChunkId, WriterKey};
+use crate::object;
+use crate::store::Store;
+use pipeline::{PackerConfig, Packed};
+pub use walk::Progress;
+use walk::{Excludes, Pending, Walk};
+
+/// What to back up.
+pub enum Source {
+    /// Files and folders; each is stored under its own last name.
+    Paths(Vec<PathBuf>),
+    /// A stream stored as one file called `name`.
+    Stream {
+        /// The stream.
+        input: Box<dyn Read + Send>,
+        /// The file's name in the snapshot.
+        name: String,
+    },
+}
+
+/// How to back up.
+pub struct BackupOptions<'a> {
+    /// The host name recorded in the snapshot.
+    pub host: String,
+    /// The snapshot's time (seconds since the epoch): the caller's clock.
+    pub time: i64,
+    /// Globs to leave out (see the walk's rules: a name, or a path under a root).
+    pub excludes: Vec<String>,
+    /// Do not descend into folders on other file systems.
+    pub one_file_system: bool,
+    /// Hashing and compression workers (0: one per core).
+    pub threads: usize,
+    /// Stored bytes per pack.
+    pub pack_size: u64,
+    /// Told the files and bytes read so far, from the walking thread.
+    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+    /// Stops, as a kill would, once this many packs are stored (for tests of recovery).
+    #[doc(hidden)]
+    pub stop_after_packs: Option<usize>,
+}
+
+impl Default for BackupOptions<'_> {
+    fn default() -> Self {
+        BackupOptions {
+            host: String::new(),
+            time: 0,
+            excludes: Vec::new(),
+            one_file_system: false,
+            threads: 0,
+            pack_size: PACK_SIZE,
+            progress: None,
+            stop_after_packs: None,
+        }
+    }
+}
+
+/// What a backup did, in restic's terms where they apply.
+#[derive(Clone, Debug, Default)]
+pub struct BackupSummary {
+    /// The new snapshot's id.
+    pub snapshot: String,
+    /// Files read.
+    pub files: u64,
+    /// Files with at least one chunk the repository did not hold (new or changed).
+    pub files_with_new_data: u64,
+    /// Folders.
+    pub dirs: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Chunks stored by this run, and found already stored.
+    pub chunks_new: u64,
+    /// Chunks already in the repository (or earlier in this run).
+    pub chunks_reused: u64,
+    /// Plaintext bytes of the new chunks ("added").
+    pub bytes_added: u64,
+    /// Bytes of every object written (packs, id lists, index, snapshot).
+    pub bytes_stored: u64,
+    /// Packs written.
+    pub packs: u64,
+    /// What was skipped, and why.
+    pub warnings: Vec<String>,
+}
+
+/// The chunker every repository of this version uses (the config records it).
+fn chunker() -> Chunker {
+    Chunker { algorithm: Algorithm::FastCdc2020, min: CHUNK_MIN, avg: CHUNK_AVG, max: CHUNK_MAX }
+}
+
+/// Backs `source` up into the repository as one new snapshot; returns its summary.
+pub fn backup(store: &dyn Store, key: &WriterKey, source: Source, opts: &BackupOptions<'_>) -> Result<BackupSummary> {
+    let recipients = key.parsed_recipients()?;
+    let excludes = Excludes::new(&opts.excludes)?;
+    let run = random_name();
+    let mark = serde_json::json!({ "start": opts.time, "host": opts.host, "repo": hex::encode(key.repo_id) });
+    store.put_new(&format!("runs/{run}"), mark.to_string().as_bytes())?;
+    if store.list("locks/")?.iter().any(|o| o.name == "locks/prune") {
+        return Err(Error::Locked("a prune holds the repository (locks/prune)".into()));
+    }
+    let (known, adopted) = known_chunks(store)?;
+    let threads = match opts.threads {
+        0 => hyperseal::available_threads(),
+        n => n,
+    };
+    let cfg = PackerConfig { store, recipients: &recipients, pack_size: opts.pack_size, stop_after_packs: opts.stop_after_packs };
+    let mut paths = Vec::new();
+    let ((pending, warnings, counts), packed) = pipeline::run(&cfg, &key.dedup_key, known, threads, |feed| {
+        let mut w = Walk::new(feed, chunker(), &excludes);
+        w.one_file_system = opts.one_file_system;
+        w.progress = opts.progress;
+        match source {
+            Source::Paths(list) => {
+                let mut names = HashSet::new();
+                for p in &list {
+                    let name = root_name(p)?;
+                    if !names.insert(name.clone()) {
+                        return Err(Error::Refused(format!("two paths are named {name:?}: back them up separately")));
+                    }
+                    w.root(p, &name)?;
+                    paths.push(p.display().to_string());
+                }
+            }
+            Source::Stream { mut input, name } => {
+                check_stream_name(&name)?;
+                w.stream(&mut input, &name, opts.time)?;
+                paths.push(name);
+            }
+        }
+        Ok((w.out, w.warnings, w.counts))
+    })?;
+    let mut summary = BackupSummary {
+        files: counts.files,
+        bytes_read: counts.bytes,
+        chunks_new: packed.chunks_new,
+        chunks_reused: packed.chunks_reused,
+        bytes_added: packed.raw_added,
+        bytes_stored: packed.bytes_written,
+        packs: packed.packs,
+        warnings,
+        ..BackupSummary::default()
+    };
+    let mut index = adopted;
+    index.extend(packed.entries.iter().copied());
+    summary.bytes_stored += write_index(store, &recipients, index)?;
+    let entries = resolve(pending, &packed, &mut summary);
+    let snap = Snapshot { version: 1, time: opts.time, host: opts.host.clone(), run, paths, entries };
+    let sealed = object::seal(&recipients, &snap.encode())?;
+    summary.snapshot = random_name();
+    store.put_new(&format!("snapshots/{}", summary.snapshot), &sealed)?;
+    summary.bytes_stored += sealed.len() as u64;
+    Ok(summary)
+}
+
+/// The name a root is stored under: its last component (`/` itself is refused: name a folder).
+fn root_name(p: &std::path::Path) -> Result<String> {
+    let abs = std::path::absolute(p)?;
+    let name = abs.file_name().and_then(|n| n.to_str()).map(str::to_string);
+    let name = match name {
+        Some(n) if n != ".." => n,
+        _ => match std::fs::canonicalize(p)?.file_name().and_then(|n| n.to_str()) {
+            Some(n) => n.to_string(),
+            None => return Err(Error::Refused(format!("{}: give a folder with a name", p.display()))),
+        },
+    };
+    check_stream_name(&name)?;
+    Ok(name)
+}
+
+fn check_stream_name(name: &str) -> Result<()> {
+    match crate::restore::safe_component(name) {
+        true => Ok(()),
+        false => Err(Error::Refused(format!("{name:?} cannot be a name in a snapshot"))),
+    }
+}
+
+/// Chunk ids the repository holds, read from the clear id lists only; and the places of
+/// chunks in packs that no index names yet (an interrupted run's), which this run's index
+/// adopts so that its snapshot may use them.
+fn known_chunks(store: &dyn Store) -> Result<(HashSet<ChunkId>, Vec<Placed>)> {
+    let mut known = HashSet::new();
+    let mut covered = HashSet::new();
+    for o in store.list("index/")?.iter().filter(|o| o.name.ends_with(".ids")) {
+        for e in Table::decode(&store.get(&o.name, MAX_TABLE)?)?.entries {
+            known.insert(e.id);
+            covered.insert(e.pack);
+        }
+    }
+    let data = store.list("data/")?;
+    let packs: HashSet<&str> = data.iter().map(|o| o.name.as_str()).collect();
+    let mut adopted = Vec::new();
+    for o in data.iter().filter(|o| o.name.ends_with(".ids")) {
+        let pack_name = &o.name[..o.name.len() - 4];
+        let Ok(pack) = hex16(&pack_name["data/".len()..]) else { continue };
+        if covered.contains(&pack) || !packs.contains(pack_name) {
+            continue;
+        }
+        for e in Table::decode(&store.get(&o.name, MAX_TABLE)?)?.entries.into_iter().filter(|e| e.pack == pack) {
+            if known.insert(e.id) {
+                adopted.push(e);
+            }
+        }
+    }
+    Ok((known, adopted))
+}
+
+/// Stores the index of `entries` (several objects past a table's bound); returns bytes written.
+fn write_index(store: &dyn Store, recipients: &[Box<dyn hyperseal::Recipient>], entries: Vec<Placed>) -> Result<u64> {
+    let mut written = 0;
+    for part in entries.chunks(MAX_ENTRIES / 2) {
+        let table = Table { entries: part.to_vec() }.encode()?;
+        let name = format!("index/{}", random_name());
+        let sealed = object::seal(recipients, &table)?;
+        store.put_new(&name, &sealed)?;
+        store.put_new(&format!("{name}.ids"), &table)?;
+        written += (sealed.len() + table.len()) as u64;
+    }
+    Ok(written)
+}
+
+/// The snapshot's entries, each file given its chunk ids.
+fn resolve(pending: Vec<Pending>, packed: &Packed, summary: &mut BackupSummary) -> Vec<Entry> {
+    let new: HashSet<ChunkId> = packed.entries.iter().map(|e| e.id).collect();
+    let mut out = Vec::with_capacity(pending.len());
+    for p in pending {
+        match p {
+            Pending::Done(e) => {
+                summary.dirs += matches!(e, Entry::Dir { .. }) as u64;
+                out.push(e)
+            }
+            Pending::File { path, mode, mtime, size, first, count } => {
+                let ids = &packed.ids[first..first + count];
+                summary.files_with_new_data += ids.iter().any(|i| new.contains(i)) as u64;
+                let chunks = ids.iter().map(ChunkId::to_string).collect();
+                out.push(Entry::File { path, mode, mtime, size, chunks });
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,203 @@
+//! The tree walk: every name under the paths given, in sorted order, each folder before what
+//! it holds; files are cut into chunks on the way and fed to the pipeline. Links are recorded,
+//! never followed. What cannot be read is skipped with a warning, as restic does, so one
+//! unreadable file does not lose the whole backup.
+
+use std::collections::HashMap;
+use std::fs::{self, File, Metadata};
+use std::io::Read;
+use std::path::Path;
+
+use fastcdc::v2020::StreamCDC;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use super::pipeline::Feed;
+use crate::error::{Error, Result};
+use crate::format::config::Chunker;
+use crate::format::snapshot::Entry;
+use crate::sys::stat;
+
+/// An entry whose chunk ids are not known yet: a file's are the pipeline's chunks
+/// `first..first + count`.
+pub(crate) enum Pending {
+    Done(Entry),
+    File { path: String, mode: u32, mtime: i64, size: u64, first: usize, count: usize },
+}
+
+/// Counts a walk reports.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct Progress {
+    /// Files read so far.
+    pub files: u64,
+    /// Bytes read so far.
+    pub bytes: u64,
+}
+
+/// Globs in `.gitignore`'s spirit: a pattern without `/` matches a name at any depth, one with
+/// `/` matches the path under a backed-up root (`root/sub/x`).
+pub(crate) struct Excludes {
+    names: GlobSet,
+    paths: GlobSet,
+}
+
+impl Excludes {
+    pub(crate) fn new(patterns: &[String]) -> Result<Excludes> {
+        let (mut names, mut paths) = (GlobSetBuilder::new(), GlobSetBuilder::new());
+        for p in patterns {
+            let p = p.trim_end_matches('/');
+            let g = Glob::new(p.trim_start_matches('/'))
+                .map_err(|e| Error::Refused(format!("exclude pattern {p:?}: {e}")))?;
+            match p.contains('/') {
+                true => paths.add(g),
+                false => names.add(g),
+            };
+        }
+        let build = |b: GlobSetBuilder| b.build().map_err(|e| Error::Refused(format!("exclude patterns: {e}")));
+        Ok(Excludes { names: build(names)?, paths: build(paths)? })
+    }
+
+    fn matches(&self, rel: &str) -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        self.names.is_match(name) || self.paths.is_match(rel)
+    }
+}
+
+pub(crate) struct Walk<'a, 'f> {
+    pub feed: &'f mut Feed,
+    pub chunker: Chunker,
+    pub excludes: &'a Excludes,
+    pub one_file_system: bool,
+    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+    pub out: Vec<Pending>,
+    pub warnings: Vec<String>,
+    pub counts: Progress,
+    links: HashMap<(u64, u64), String>,
+    root_dev: u64,
+}
+
+impl<'a, 'f> Walk<'a, 'f> {
+    pub(crate) fn new(feed: &'f mut Feed, chunker: Chunker, excludes: &'a Excludes) -> Self {
+        Walk {
+            feed,
+            chunker,
+            excludes,
+            one_file_system: false,
+            progress: None,
+            out: Vec::new(),
+            warnings: Vec::new(),
+            counts: Progress::default(),
+            links: HashMap::new(),
+            root_dev: 0,
+        }
+    }
+
+    /// Walks one path given on the command line; it is stored under its own name.
+    pub(crate) fn root(&mut self, path: &Path, name: &str) -> Result<()> {
+        let meta = fs::symlink_metadata(path)?;
+        self.root_dev = stat(&meta).dev;
+        self.visit(path, name, &meta)
+    }
+
+    /// A stream (standard input) as one file.
+    pub(crate) fn stream(&mut self, input: &mut dyn Read, name: &str, mtime: i64) -> Result<()> {
+        self.chunks(input, name.to_string(), 0o600, mtime)
+    }
+
+    fn warn(&mut self, what: String) {
+        self.warnings.push(what);
+    }
+
+    fn visit(&mut self, path: &Path, rel: &str, meta: &Metadata) -> Result<()> {
+        if self.excludes.matches(rel) {
+            return Ok(());
+        }
+        let st = stat(meta);
+        let ft = meta.file_type();
+        if ft.is_dir() {
+            self.out.push(Pending::Done(Entry::Dir { path: rel.into(), mode: st.mode, mtime: st.mtime }));
+            if !(self.one_file_system && st.dev != self.root_dev) {
+                self.dir(path, rel)?;
+            }
+        } else if ft.is_symlink() {
+            match fs::read_link(path).map(|t| t.to_str().map(str::to_string)) {
+                Ok(Some(target)) => self.out.push(Pending::Done(Entry::Symlink { path: rel.into(), target })),
+                Ok(None) => self.warn(format!("{rel}: link target is not UTF-8; skipped")),
+                Err(e) => self.warn(format!("{rel}: {e}; skipped")),
+            }
+        } else if ft.is_file() {
+            if st.nlink > 1 {
+                if let Some(first) = self.links.get(&(st.dev, st.ino)) {
+                    let target = first.clone();
+                    self.out.push(Pending::Done(Entry::Hardlink { path: rel.into(), target }));
+                    return Ok(());
+                }
+                self.links.insert((st.dev, st.ino), rel.to_string());
+            }
+            match File::open(path) {
+                Ok(mut f) => self.chunks(&mut f, rel.to_string(), st.mode, st.mtime)?,
+                Err(e) => self.warn(format!("{rel}: {e}; skipped")),
+            }
+        } else {
+            self.warn(format!("{rel}: not a file, folder or link; skipped"));
+        }
+        Ok(())
+    }
+
+    fn dir(&mut self, path: &Path, rel: &str) -> Result<()> {
+        let mut names = Vec::new();
+        match fs::read_dir(path) {
+            Ok(rd) => {
+                for e in rd {
+                    match e {
+                        Ok(e) => names.push(e.file_name()),
+                        Err(e) => self.warn(format!("{rel}: {e}")),
+                    }
+                }
+            }
+            Err(e) => self.warn(format!("{rel}: {e}; its content skipped")),
+        }
+        names.sort();
+        for n in names {
+            let Some(s) = n.to_str() else {
+                self.warn(format!("{rel}/{}: name is not UTF-8; skipped", n.to_string_lossy()));
+                continue;
+            };
+            let child = path.join(&n);
+            match fs::symlink_metadata(&child) {
+                Ok(m) => self.visit(&child, &format!("{rel}/{s}"), &m)?,
+                Err(e) => self.warn(format!("{rel}/{s}: {e}; skipped")),
+            }
+        }
+        Ok(())
+    }
+
+    fn chunks(&mut self, input: &mut dyn Read, path: String, mode: u32, mtime: i64) -> Result<()> {
+        let k = self.chunker;
+        let first = self.feed_next();
+        let mut size = 0u64;
+        for c in StreamCDC::new(input, k.min, k.avg, k.max) {
+            let c = match c {
+                Ok(c) => c,
+                Err(e) => {
+                    // Chunks already sent stay in packs unreferenced, for a prune to collect.
+                    self.warn(format!("{path}: {e}; skipped"));
+                    return Ok(());
+                }
+            };
+            size += c.length as u64;
+            self.counts.bytes += c.length as u64;
+            self.feed.send(c.data)?;
+            if let Some(p) = self.progress {
+                p(self.counts);
+            }
+        }
+        self.counts.files += 1;
+        let count = self.feed_next() - first;
+        self.out.push(Pending::File { path, mode, mtime, size, first, count });
+        Ok(())
+    }
+
+    fn feed_next(&self) -> usize {
+        self.feed.next()
+    }
+}

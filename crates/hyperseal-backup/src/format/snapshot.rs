@@ -1,0 +1,95 @@
+//! A snapshot (`snapshots/NAME`, an age file of JSON): when, where from, and the tree as a
+//! flat list of entries, every folder before what it holds. Paths are relative, `/`-separated
+//! UTF-8; a restore checks each one (see `restore`), since a snapshot is input like any other.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{format, Result};
+
+/// The snapshot object's JSON.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Snapshot {
+    /// Format version: 1.
+    pub version: u32,
+    /// Seconds since the Unix epoch when the backup started.
+    pub time: i64,
+    /// The host name the writer gave.
+    pub host: String,
+    /// The writer's run (its `runs/NAME` mark): a prune knows from it that the run finished.
+    pub run: String,
+    /// The paths backed up, as given.
+    pub paths: Vec<String>,
+    /// The tree.
+    pub entries: Vec<Entry>,
+}
+
+/// One name in the tree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Entry {
+    /// A folder.
+    Dir {
+        /// Relative path.
+        path: String,
+        /// Permission bits (`st_mode & 0o7777`).
+        mode: u32,
+        /// Modification time, seconds since the epoch.
+        mtime: i64,
+    },
+    /// A regular file: its content is its chunks' plaintexts in order.
+    File {
+        /// Relative path.
+        path: String,
+        /// Permission bits.
+        mode: u32,
+        /// Modification time, seconds since the epoch.
+        mtime: i64,
+        /// Length in bytes (the sum of its chunks').
+        size: u64,
+        /// Chunk ids, 64 hex digits each.
+        chunks: Vec<String>,
+    },
+    /// A symbolic link, stored as its target text (never followed).
+    Symlink {
+        /// Relative path.
+        path: String,
+        /// The link's target, as read.
+        target: String,
+    },
+    /// Another name of a file listed earlier in this snapshot.
+    Hardlink {
+        /// Relative path.
+        path: String,
+        /// The earlier file entry's path.
+        target: String,
+    },
+}
+
+impl Entry {
+    /// The entry's path.
+    pub fn path(&self) -> &str {
+        match self {
+            Entry::Dir { path, .. }
+            | Entry::File { path, .. }
+            | Entry::Symlink { path, .. }
+            | Entry::Hardlink { path, .. } => path,
+        }
+    }
+}
+
+impl Snapshot {
+    /// Reads the JSON (its length was bounded by the caller).
+    pub fn decode(b: &[u8]) -> Result<Snapshot> {
+        let s: Snapshot = serde_json::from_slice(b).map_err(|e| format(format!("snapshot: {e}")))?;
+        if s.version != 1 {
+            return Err(format(format!("snapshot version {} is not supported", s.version)));
+        }
+        Ok(s)
+    }
+
+    /// The JSON.
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a snapshot always serialises")
+    }
+}

@@ -1,0 +1,39 @@
+//! Deduplicated backups that a host can write but never read: every object in the repository
+//! is a plain age v1 file to the repository's recipients, and the writer holds no identity.
+//!
+//! The byte layout of every object is specified in `docs/BACKUP.md`. In short:
+//! - `config`: the repository's parameters and its deduplication key (age, JSON);
+//! - `data/NAME`: a pack, the concatenation of zstd-compressed chunks (age), and
+//!   `data/NAME.ids` beside it: its chunk ids and their places, in the clear;
+//! - `index/NAME` (age) and `index/NAME.ids` (clear): the same table for several packs;
+//! - `snapshots/NAME`: the tree (age, JSON);
+//! - `keys/NAME`: the reader set's recipients (age, JSON), for a prune's new index;
+//! - `runs/NAME`: a writer's start mark; `locks/prune`: the prune lock.
+//!
+//! The library prints nothing and reads no environment; the CLI does both.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+mod backup;
+mod check;
+mod error;
+pub mod format;
+mod keys;
+mod object;
+mod prune;
+mod rekey;
+mod repo;
+mod restore;
+mod store;
+mod sys;
+
+pub use backup::{backup, BackupOptions, BackupSummary, Progress, Source};
+pub use check::{check, CheckReport};
+pub use error::{Error, Result};
+pub use format::snapshot::{Entry, Snapshot};
+pub use keys::{ChunkId, WriterKey};
+pub use prune::{forget, prune, unlock, ForgetReport, PruneOptions, PruneReport};
+pub use rekey::{rekey, RekeyReport};
+pub use repo::{init, Reader, SnapshotInfo};
+pub use restore::{restore, RestoreOptions, RestoreSummary};
+pub use store::{LocalStore, Store};

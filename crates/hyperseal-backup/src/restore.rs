@@ -1,0 +1,245 @@
+//! Restoring a snapshot beneath a folder, and nowhere else.
+//!
+//! A snapshot is input: whoever could write to the store could have written it. So before
+//! anything is written every path is checked (relative, no `.`/`..`, no NUL or line breaks, no
+//! name twice, a hard link only to a file listed before it), and then every folder on the way
+//! to a name is checked again as it is met: a folder, never a link (`symlink_metadata`), made
+//! by this restore or already there. A file is written under a temporary name beside its place
+//! and linked or renamed there only when whole, so a failed restore leaves no half-written
+//! file; without `overwrite`, a name that exists is never replaced.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::snapshot::{Entry, Snapshot};
+use crate::format::table::Entry as Placed;
+use crate::keys::{random_name, ChunkId};
+use crate::object::{unpack_chunk, PackReader};
+use crate::repo::Reader;
+use crate::sys;
+
+/// Longest path a snapshot may hold, and deepest.
+const MAX_PATH: usize = 4096;
+const MAX_DEPTH: usize = 256;
+/// Packs kept open at once (each holds its unwrapped key and a 64 KiB buffer).
+const OPEN_PACKS: usize = 16;
+
+/// How to restore.
+#[derive(Clone, Debug, Default)]
+pub struct RestoreOptions {
+    /// Replace files and links that exist (never a folder by a file).
+    pub overwrite: bool,
+    /// Only these paths (and what is under them); empty: everything.
+    pub include: Vec<String>,
+}
+
+/// What a restore did.
+#[derive(Clone, Debug, Default)]
+pub struct RestoreSummary {
+    /// Files written.
+    pub files: u64,
+    /// Folders made or found.
+    pub dirs: u64,
+    /// Symbolic and hard links made.
+    pub links: u64,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// Whether `c` may be one name in a path: not empty, `.` or `..`; no `/`, NUL or line break.
+pub(crate) fn safe_component(c: &str) -> bool {
+    !c.is_empty() && c != "." && c != ".." && c.len() <= 255 && !c.bytes().any(|b| matches!(b, b'/' | 0 | b'\n' | b'\r'))
+}
+
+fn safe_path(p: &str) -> bool {
+    p.len() <= MAX_PATH && p.split('/').count() <= MAX_DEPTH && p.split('/').all(safe_component)
+}
+
+/// Refuses the whole snapshot if any entry could reach outside the target.
+fn validate(snap: &Snapshot) -> Result<()> {
+    let mut seen = HashSet::new();
+    let mut files = HashSet::new();
+    for e in &snap.entries {
+        let p = e.path();
+        if !safe_path(p) {
+            return Err(Error::Refused(format!("snapshot holds an unsafe path {p:?}; nothing restored")));
+        }
+        if !seen.insert(p) {
+            return Err(Error::Refused(format!("snapshot lists {p:?} twice; nothing restored")));
+        }
+        match e {
+            Entry::File { .. } => {
+                files.insert(p);
+            }
+            Entry::Hardlink { target, .. } if !files.contains(target.as_str()) => {
+                return Err(Error::Refused(format!("hard link {p:?} to {target:?}, not a file before it; nothing restored")));
+            }
+            Entry::Symlink { target, .. } if target.is_empty() || target.contains('\0') => {
+                return Err(Error::Refused(format!("symbolic link {p:?} has an impossible target; nothing restored")));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn selected(path: &str, include: &[String]) -> bool {
+    include.is_empty()
+        || include.iter().any(|i| {
+            let i = i.trim_matches('/');
+            path == i || path.starts_with(&format!("{i}/")) || i.starts_with(&format!("{path}/"))
+        })
+}
+
+/// Restores `snap` beneath `target` (made if missing).
+pub fn restore(reader: &Reader<'_>, snap: &Snapshot, target: &Path, opts: &RestoreOptions) -> Result<RestoreSummary> {
+    validate(snap)?;
+    let (index, _) = reader.index()?;
+    fs::create_dir_all(target)?;
+    let mut r = Restorer { reader, index, target: target.to_path_buf(), opts, packs: HashMap::new(), sum: RestoreSummary::default() };
+    let files: HashMap<&str, &Entry> =
+        snap.entries.iter().filter(|e| matches!(e, Entry::File { .. })).map(|e| (e.path(), e)).collect();
+    let mut dirs = Vec::new();
+    for e in snap.entries.iter().filter(|e| selected(e.path(), &opts.include)) {
+        let at = r.place(e.path())?;
+        match e {
+            Entry::Dir { mode, mtime, .. } => {
+                r.dir(&at)?;
+                dirs.push((at, *mode, *mtime));
+            }
+            Entry::File { mode, mtime, chunks, .. } => r.file(&at, chunks, *mode, *mtime)?,
+            Entry::Symlink { target, .. } => r.link(&at, |tmp| sys::symlink(target, tmp))?,
+            Entry::Hardlink { target, .. } if selected(target, &opts.include) => {
+                let from = r.place(target)?;
+                // The link's source must be the file this restore wrote, not a link put there since.
+                if !fs::symlink_metadata(&from)?.is_file() {
+                    return Err(Error::Refused(format!("{target}: not a file any more")));
+                }
+                r.link(&at, |tmp| fs::hard_link(&from, tmp))?;
+            }
+            Entry::Hardlink { target, .. } => match files.get(target.as_str()) {
+                Some(Entry::File { mode, mtime, chunks, .. }) => r.file(&at, chunks, *mode, *mtime)?,
+                _ => unreachable!("validated: a hard link's target is a file"),
+            },
+        }
+    }
+    // Folder modes and times last, deepest first: writing into a folder changes its time, and a
+    // read-only folder would refuse what goes in it.
+    for (at, mode, mtime) in dirs.into_iter().rev() {
+        let d = File::open(&at)?;
+        sys::set_mode(&d, mode)?;
+        sys::set_mtime(&d, mtime)?;
+    }
+    Ok(r.sum)
+}
+
+struct Restorer<'r, 'a> {
+    reader: &'r Reader<'a>,
+    index: HashMap<ChunkId, Placed>,
+    target: PathBuf,
+    opts: &'r RestoreOptions,
+    packs: HashMap<[u8; 16], PackReader>,
+    sum: RestoreSummary,
+}
+
+impl Restorer<'_, '_> {
+    /// The place of `rel` beneath the target, every folder on the way checked (made where
+    /// missing): a link or a file on the way is refused.
+    fn place(&mut self, rel: &str) -> Result<PathBuf> {
+        let mut at = self.target.clone();
+        let parts: Vec<&str> = rel.split('/').collect();
+        for c in &parts[..parts.len() - 1] {
+            at.push(c);
+            match fs::symlink_metadata(&at) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => return Err(Error::Refused(format!("{}: not a folder (a link or a file on the way)", at.display()))),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(&at)?,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        at.push(parts[parts.len() - 1]);
+        Ok(at)
+    }
+
+    fn dir(&mut self, at: &Path) -> Result<()> {
+        match fs::symlink_metadata(at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(Error::Refused(format!("{}: exists and is not a folder", at.display()))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(at)?,
+            Err(e) => return Err(e.into()),
+        }
+        self.sum.dirs += 1;
+        Ok(())
+    }
+
+    /// Makes `at` by `make` on a temporary name beside it, then gives it the name: by a link
+    /// (which fails where the name exists) or, with overwrite, by a rename over a file or link.
+    fn put(&mut self, at: &Path, make: impl FnOnce(&Path) -> io::Result<()>) -> Result<()> {
+        let tmp = at.with_file_name(format!(".hyperseal-restore-{}", random_name()));
+        make(&tmp)?;
+        let placed = match self.opts.overwrite {
+            true => match fs::symlink_metadata(at) {
+                Ok(m) if m.is_dir() => Err(Error::Refused(format!("{}: a folder is there", at.display()))),
+                _ => fs::rename(&tmp, at).map_err(Error::from),
+            },
+            false => match fs::hard_link(&tmp, at) {
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    Err(Error::Refused(format!("{}: exists (restore with overwrite to replace it)", at.display())))
+                }
+                r => r.map_err(Error::from),
+            },
+        };
+        let _ = fs::remove_file(&tmp).or_else(|e| if e.kind() == io::ErrorKind::NotFound { Ok(()) } else { Err(e) });
+        placed
+    }
+
+    fn link(&mut self, at: &Path, make: impl FnOnce(&Path) -> io::Result<()>) -> Result<()> {
+        self.put(at, make)?;
+        self.sum.links += 1;
+        Ok(())
+    }
+
+    fn file(&mut self, at: &Path, chunks: &[String], mode: u32, mtime: i64) -> Result<()> {
+        let mut written = 0u64;
+        let mut fill = |tmp: &Path| -> io::Result<()> {
+            let mut f = File::options().write(true).create_new(true).open(tmp)?;
+            for c in chunks {
+                let data = self.chunk(c).map_err(io::Error::other)?;
+                f.write_all(&data)?;
+                written += data.len() as u64;
+            }
+            sys::set_mode(&f, mode)?;
+            sys::set_mtime(&f, mtime)
+        };
+        let tmp = at.with_file_name(format!(".hyperseal-restore-{}", random_name()));
+        if let Err(e) = fill(&tmp) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e.into());
+        }
+        if let Err(e) = self.put(at, |t| fs::rename(&tmp, t)) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        self.sum.files += 1;
+        self.sum.bytes += written;
+        Ok(())
+    }
+
+    /// One chunk's plaintext, checked against its id.
+    fn chunk(&mut self, id: &str) -> Result<Vec<u8>> {
+        let id = ChunkId::parse(id)?;
+        let e = *self.index.get(&id).ok_or_else(|| Error::Damaged(format!("chunk {id} is in no index")))?;
+        if !self.packs.contains_key(&e.pack) {
+            if self.packs.len() >= OPEN_PACKS {
+                self.packs.clear();
+            }
+            let p = PackReader::open(self.reader.store, &format!("data/{}", hex::encode(e.pack)), self.reader.ids)?;
+            self.packs.insert(e.pack, p);
+        }
+        let stored = self.packs.get_mut(&e.pack).expect("just opened").read(e.offset, e.stored as usize)?;
+        unpack_chunk(self.reader.key(), &e, &stored)
+    }
+}
