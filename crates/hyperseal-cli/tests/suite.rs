@@ -36,6 +36,7 @@ mod git_filter;
 mod git_large;
 mod git_merge;
 mod git_rekey;
+mod git_side_doors;
 mod git_unlock;
 mod git_verify;
 mod hash_check;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
+use super::git_guard;
 use super::git_repo::{self, DRIVER};
 use crate::errors::hint;
 
@@ -25,8 +26,9 @@ enum GitCommand {
     /// its folder, or one above it); a marked path with none makes `git add` fail. Running it
     /// again changes nothing.
     Init {
-        /// Also install a pre-commit hook that runs `hyperseal git verify` (never over a hook
-        /// of another tool).
+        /// Also install hooks (never over a hook of another tool): before each commit,
+        /// `hyperseal git verify`; after each checkout, merge or pull, marked files made
+        /// private to their owner.
         #[arg(long)]
         hooks: bool,
         /// Paths to encrypt, as .gitattributes patterns (e.g. `secrets/**`, `*.env`).
@@ -107,6 +109,14 @@ enum GitCommand {
     /// git's diff textconv: an age file's plaintext (git runs it; not for people).
     #[command(hide = true)]
     Textconv { file: PathBuf },
+    /// Marked files made private to their owner (the post-checkout and post-merge hooks run
+    /// it; never fails).
+    #[command(hide = true, name = "private-modes")]
+    PrivateModes {
+        /// What git passes a hook (ignored).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        hook_args: Vec<String>,
+    },
 }
 
 pub fn run(a: GitArgs) -> Result<()> {
@@ -125,6 +135,7 @@ pub fn run(a: GitArgs) -> Result<()> {
         }
         GitCommand::FilterProcess => super::git_filter::filter_process(),
         GitCommand::Textconv { file } => super::git_filter::textconv(&file),
+        GitCommand::PrivateModes { .. } => git_guard::private_modes_hook(),
     }
 }
 
@@ -167,46 +178,15 @@ fn init(patterns: &[String], hooks: bool) -> Result<()> {
     if text.len() != before {
         std::fs::write(&file, text).map_err(|e| anyhow::Error::new(e).context(".gitattributes"))?;
     }
+    git_guard::scrub()?;
     if hooks {
-        install_hook()?;
+        git_guard::install_hooks()?;
     }
     if recipients_missing(&root) {
         eprintln!(
             "hyperseal: note: no .age-recipients at the top of the work tree: `git add` of a marked path fails until one is in its folder or above"
         );
     }
-    Ok(())
-}
-
-/// The first lines of the pre-commit hook `--hooks` writes: how it is known again.
-const HOOK_MARK: &str = "# hyperseal git: verify the index before each commit";
-
-/// Writes `.git/hooks/pre-commit` (per repository, `git rev-parse --git-path hooks/pre-commit`)
-/// to run `verify`; an existing hook is replaced only if it is this one.
-fn install_hook() -> Result<()> {
-    let hook = git_repo::git_path("hooks/pre-commit")?;
-    let exe = std::env::current_exe()?;
-    let body = format!("#!/bin/sh\n{HOOK_MARK}\nexec {} git verify\n", git_repo::shell_quote(&exe));
-    match std::fs::read_to_string(&hook) {
-        Ok(old) if old == body => return Ok(()),
-        Ok(old) if !old.contains(HOOK_MARK) => {
-            return Err(hint(
-                format!("{} exists and is not hyperseal's", hook.display()),
-                "add `hyperseal git verify` to that hook yourself",
-            ))
-        }
-        _ => {}
-    }
-    if let Some(dir) = hook.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(&hook, body).map_err(|e| anyhow::Error::new(e).context(hook.display().to_string()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755))?;
-    }
-    eprintln!("installed the pre-commit hook: hyperseal git verify");
     Ok(())
 }
 
@@ -241,6 +221,9 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
     };
     marked.retain(|p| !changed.contains(p));
     git_repo::checkout_again(&root, &marked)?;
+    // git wrote those with the user's umask; the ones written here are private already.
+    git_guard::private_modes(&root, &marked)?;
+    git_guard::scrub()?;
     eprintln!("unlocked: {} marked file(s) checked out", marked.len() + done.len());
     if let Some(first) = changed.first() {
         eprintln!(
@@ -262,6 +245,7 @@ fn lock(force: bool) -> Result<()> {
     refuse_changed(&marked, force, "lock")?;
     git_repo::forget_identities()?;
     git_repo::checkout_again(&root, &marked)?;
+    git_guard::scrub()?;
     eprintln!("locked: {} marked file(s) hold their age files", marked.len());
     Ok(())
 }

@@ -132,6 +132,8 @@ fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn 
     // written above have their stat data in the index, so git leaves them as they are.
     let top = root.to_string_lossy();
     git(&["-C", &top, "checkout-index", "--all", "-u", "-q"], None)?;
+    // Those git wrote with the user's umask; the ones written above are private already.
+    super::git_guard::private_modes(&root, &marked)?;
     Ok(marked.len())
 }
 

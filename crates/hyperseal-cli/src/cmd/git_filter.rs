@@ -326,7 +326,11 @@ pub(super) fn unlocked() -> Result<Vec<Box<dyn Identity>>> {
 }
 
 /// `hyperseal git textconv FILE`: the plaintext of an age file for `git diff`, `log -p` and
-/// `show`; any other file as it is. A locked repository shows what is stored.
+/// `show`; any other file as it is. A locked repository shows what is stored. It never fails
+/// the git command: a file it cannot open (sealed to another team, a malformed header, the
+/// agent gone) is shown as one placeholder line, as the smudge side leaves such a file as
+/// stored. Under `git commit` (`-v`, `commit.verbose`) the placeholder stands for every marked
+/// file: git writes that diff into `.git/COMMIT_EDITMSG`, where it would stay.
 pub fn textconv(file: &PathBuf) -> Result<()> {
     let f =
         std::fs::File::open(file).map_err(|e| anyhow::Error::new(e).context(file.display().to_string()))?;
@@ -334,11 +338,43 @@ pub fn textconv(file: &PathBuf) -> Result<()> {
     let n = (&f).take(start.len() as u64).read(&mut start)?;
     std::io::Seek::rewind(&mut &f)?;
     let mut out = std::io::stdout();
-    let ids = if start[..n] == *AGE_INTRO { unlocked()? } else { Vec::new() };
+    // git hands the textconv what its smudge filter gave (plaintext, in an unlocked work tree),
+    // so under `git commit` nothing of a marked file is shown, age file or not.
+    if under_git_commit() {
+        return placeholder(&mut out, "a marked file's text is not shown in a commit message (it would stay in .git)");
+    }
+    if start[..n] != *AGE_INTRO {
+        std::io::copy(&mut &f, &mut out)?;
+        return Ok(());
+    }
+    let ids = match unlocked() {
+        Ok(ids) => ids,
+        Err(e) => return placeholder(&mut out, &format!("cannot open: {e:#}")),
+    };
     if ids.is_empty() {
         std::io::copy(&mut &f, &mut out)?;
         return Ok(());
     }
-    Decryptor::new(f)?.decrypt_stream(&ids, &mut out, None)?;
+    let opened = Decryptor::new(f).and_then(|d| d.decrypt_stream(&ids, &mut out, None));
+    match opened {
+        Ok(_) => Ok(()),
+        Err(hyperseal::Error::NoIdentityMatched) => {
+            placeholder(&mut out, "sealed to other recipients (no identity of this repository opens it)")
+        }
+        Err(e) => placeholder(&mut out, &format!("cannot open: {e}")),
+    }
+}
+
+/// The line that stands for an age file's plaintext in a diff.
+fn placeholder(out: &mut impl Write, why: &str) -> Result<()> {
+    writeln!(out, "[hyperseal: {why}]")?;
     Ok(())
+}
+
+/// Whether git runs this textconv for `git commit`: its verbose diff goes into the commit
+/// message's file. `git commit` exports the author's date for its hooks before it writes that
+/// diff (git's `prepare_to_commit`); `git diff`, `log` and `show` do not. Someone who sets
+/// `GIT_AUTHOR_DATE` in their shell sees placeholders in every diff: the safe side.
+fn under_git_commit() -> bool {
+    std::env::var_os("GIT_AUTHOR_DATE").is_some()
 }

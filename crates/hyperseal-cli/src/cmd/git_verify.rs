@@ -14,10 +14,12 @@ use super::git_repo::{self, git};
 
 pub fn verify(rev: Option<&str>) -> Result<()> {
     git_repo::work_tree()?;
-    let listed = match rev {
-        None => tree(&git(&["ls-files", "-s", "-z"], None)?, true),
-        Some(r) => tree(&git(&["ls-tree", "-r", "-z", r], None)?, false),
+    let raw = match rev {
+        None => git(&["ls-files", "-s", "-z"], None)?,
+        Some(r) => git(&["ls-tree", "-r", "-z", r], None)?,
     };
+    let listed = tree(&raw, rev.is_none());
+    let links = links_in(&raw);
     let marked = marked_in(&listed, rev.is_none())?;
     let spool_dir = git_repo::git_path("hyperseal-spool")?;
     let mut cat = CatFile::start()?;
@@ -27,6 +29,11 @@ pub fn verify(rev: Option<&str>) -> Result<()> {
     let mut bad = 0;
     for path in &marked {
         let file = candidates(path)?.into_iter().find(|c| listed.contains_key(c));
+        if let Some(f) = file.as_ref().filter(|f| links.contains(*f)) {
+            bad += 1;
+            println!("{path}: its {f} is a symbolic link (the filter takes recipients only from a regular file)");
+            continue;
+        }
         let want = match &file {
             Some(f) if !wanted.contains_key(f) => {
                 spool.clear()?;
@@ -56,6 +63,16 @@ pub fn verify(rev: Option<&str>) -> Result<()> {
         format!("{bad} of {} marked path(s) are not stored as their recipients say", marked.len()),
         "add them again through the filter (`git add --renormalize PATH` in an unlocked work tree), then commit",
     ))
+}
+
+/// The paths that `ls-files -s -z` or `ls-tree -r -z` lists as symbolic links (mode 120000,
+/// the first field of both).
+fn links_in(listed: &[u8]) -> std::collections::HashSet<String> {
+    listed
+        .split(|b| *b == 0)
+        .filter(|e| e.starts_with(b"120000 "))
+        .filter_map(|e| e.iter().position(|b| *b == b'\t').map(|t| String::from_utf8_lossy(&e[t + 1..]).into_owned()))
+        .collect()
 }
 
 /// The listed paths whose `filter` attribute is this driver: the index's `.gitattributes`

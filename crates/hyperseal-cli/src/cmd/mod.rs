@@ -13,6 +13,7 @@ pub mod git;
 mod git_blobs;
 mod git_clone;
 mod git_filter;
+mod git_guard;
 mod git_merge;
 mod git_rekey;
 mod git_repo;

@@ -14,6 +14,11 @@ pub struct Repo {
 
 /// `git` with no global or system configuration, a fixed author, and `.tools/bin` on PATH.
 pub fn git_in(dir: &Path, args: &[&str]) -> Output {
+    git_in_env(dir, args, &[])
+}
+
+/// [`git_in`] with `env` set last (a global configuration file of the test's, an editor).
+pub fn git_in_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -24,6 +29,7 @@ pub fn git_in(dir: &Path, args: &[&str]) -> Output {
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .env("PATH", super::common::tools_path())
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("git")
@@ -70,6 +76,29 @@ impl Repo {
 
     pub fn git(&self, args: &[&str]) -> Output {
         git_in(&self.dir, args)
+    }
+
+    /// [`Repo::git`] with `env` added.
+    pub fn git_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        git_in_env(&self.dir, args, env)
+    }
+
+    /// Every file under the repository's `.git` folder but its object store that holds `secret`
+    /// (rerere's records, the commit message's file, logs, anything git writes beside objects).
+    pub fn dot_git_files_holding(&self, secret: &[u8]) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        let mut todo = vec![self.dir.join(".git")];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let (p, t) = (e.path(), e.file_type().unwrap());
+                if t.is_dir() && p.file_name() != Some(std::ffi::OsStr::new("objects")) {
+                    todo.push(p);
+                } else if t.is_file() && std::fs::read(&p).unwrap().windows(secret.len()).any(|w| w == secret) {
+                    found.push(p);
+                }
+            }
+        }
+        found
     }
 
     /// Runs git, asserts success, returns stdout.

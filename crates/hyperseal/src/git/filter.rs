@@ -146,11 +146,21 @@ impl<T: Repo> Filter<T> {
     fn clean_with(&mut self, path: &str, input: &mut dyn Read, out: &mut Spool) -> Result<Outcome, Error> {
         let mut head = [0u8; AGE_INTRO.len()];
         let n = read_full(input, &mut head)?;
-        if head[..n] == *AGE_INTRO {
-            out.write_all(&head)?;
+        // Plaintext until proved otherwise: only a whole age header passes through as stored (a
+        // locked work tree's files); a secret that merely begins with age's first line is sealed.
+        let mut prefix = Zeroizing::new(head[..n].to_vec());
+        crate::wipe(&mut head);
+        if prefix[..] == *AGE_INTRO && age_header_follows(input, &mut prefix)? {
+            out.write_all(&prefix)?;
             io::copy(input, out)?;
             return Ok(Outcome::AlreadyAge);
         }
+        self.seal_or_keep(path, &mut io::Cursor::new(&prefix[..]).chain(input), out)
+    }
+
+    /// The clean side for plaintext: the stored blob again where it holds the same plaintext,
+    /// else a fresh sealing.
+    fn seal_or_keep(&mut self, path: &str, input: &mut dyn Read, out: &mut Spool) -> Result<Outcome, Error> {
         // Looked up now, needed only to seal: plaintext that did not change gets its stored
         // blob back even where the recipients file is not in the work tree (a sparse checkout).
         let file = self.recipients_for(path);
@@ -173,9 +183,7 @@ impl<T: Repo> Filter<T> {
         let mut seal =
             Sealing { ahead, missing, out: Some(&mut *out), sealer: None, held: Zeroizing::new(Vec::new()) };
         let mut same = earlier.is_some();
-        buf[..n].copy_from_slice(&head[..n]);
-        crate::wipe(&mut head);
-        let mut len = n;
+        let mut len = read_full(input, &mut buf[..])?;
         loop {
             if same {
                 let e = earlier.as_mut().expect("same implies an opened blob");
@@ -222,6 +230,33 @@ impl<T: Repo> Filter<T> {
             Ok(None) => Ok((Outcome::Left, spool.reader()?)),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// Whether `prefix` (age's first line, as read from `input`) begins a whole age v1 header: read
+/// on from `input` into `prefix` until the header parses, fails, or `input` ends. Reads double
+/// each time, so a header at the format's size limit is parsed a few times, not once per read.
+fn age_header_follows(input: &mut dyn Read, prefix: &mut Zeroizing<Vec<u8>>) -> Result<bool, Error> {
+    let mut want = 4 << 10;
+    loop {
+        match crate::format::Header::parse_prefix(prefix) {
+            Ok(Some((header, _))) => return Ok(header.profile == crate::Profile::Age),
+            Ok(None) => {}
+            Err(_) => return Ok(false),
+        }
+        let at = prefix.len();
+        // Grown by hand, not by `resize` on a full vector: a reallocation would leave a copy
+        // of what may be plaintext behind, unwiped.
+        let mut grown = Zeroizing::new(Vec::with_capacity(at + want));
+        grown.extend_from_slice(prefix);
+        grown.resize(at + want, 0);
+        let got = read_full(input, &mut grown[at..])?;
+        grown.truncate(at + got);
+        *prefix = grown;
+        if got == 0 {
+            return Ok(false);
+        }
+        want = (want * 2).min(crate::limits::HEADER_BYTES);
     }
 }
 

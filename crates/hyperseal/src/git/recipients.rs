@@ -46,43 +46,108 @@ pub fn nearest(root: &Path, path: &str) -> io::Result<Option<Found>> {
 }
 
 /// [`nearest`] for a caller that keeps what it parsed: where `known` says the nearest file's
-/// path was read already, it is only looked up (one `stat` for each folder on the way), and
+/// path was read already, it is only looked up (one `lstat` for each folder on the way), and
 /// its `text` is left empty. The filter asks this for every file git sends it, and a `git add`
 /// of thousands of files in one folder would otherwise read the same recipients thousands of
 /// times.
+///
+/// Only a regular file inside the work tree counts: a symbolic link (out of the repository, or
+/// to `/dev/stdin`, which would hang git on its own pipe), a FIFO, a device or a folder at a
+/// candidate's name, or a link among the folders on the way, is an error naming the path. It
+/// fails closed: nothing is sealed to keys kept elsewhere, and nothing is stored unsealed.
 pub fn nearest_with(root: &Path, path: &str, known: impl Fn(&str) -> bool) -> io::Result<Option<Found>> {
     for here in candidates(path)? {
+        if !folders_inside(root, &here)? {
+            continue;
+        }
         let full = root.join(&here);
         if known(&here) {
-            match std::fs::metadata(&full) {
-                Ok(_) => return Ok(Some(Found { path: here, text: String::new() })),
+            match std::fs::symlink_metadata(&full) {
+                Ok(m) if m.is_file() => return Ok(Some(Found { path: here, text: String::new() })),
+                Ok(m) => return Err(not_regular(&here, &m)),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e),
             }
         }
-        if let Some(text) = read_bounded(&full)? {
+        if let Some(text) = read_regular(&full, &here)? {
             return Ok(Some(Found { path: here, text }));
         }
     }
     Ok(None)
 }
 
-/// The text of `file`, `None` if it does not exist; an error past [`MAX_LEN`] or if not UTF-8.
-pub fn read_bounded(file: &Path) -> io::Result<Option<String>> {
-    let f = match std::fs::File::open(file) {
+/// Whether every folder on the way from `root` to `rel` is a folder, not a link: `false` where
+/// one is missing (then so is the file); an error naming the first that is a link.
+fn folders_inside(root: &Path, rel: &str) -> io::Result<bool> {
+    let mut dir = root.to_path_buf();
+    let mut shown = String::new();
+    let parent = Path::new(rel).parent().unwrap_or(Path::new(""));
+    for c in parent.components() {
+        dir.push(c);
+        shown.push_str(&c.as_os_str().to_string_lossy());
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(m) if m.file_type().is_symlink() => return Err(not_regular(&shown, &m)),
+            Ok(_) => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        }
+        shown.push('/');
+    }
+    Ok(true)
+}
+
+/// The text of the recipients file at `file` (shown as `shown`), `None` if it does not exist:
+/// opened without following a link and without blocking, and read only if it is a regular file.
+fn read_regular(file: &Path, shown: &str) -> io::Result<Option<String>> {
+    let mut opts = std::fs::File::options();
+    opts.read(true);
+    let f = match crate::sys::no_follow(&mut opts).open(file) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if crate::sys::is_link_refusal(&e) => {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, link_refused(shown)))
+        }
         Err(e) => return Err(e),
     };
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(shown, &meta));
+    }
+    read_open(f, meta.len()).map(Some)
+}
+
+fn link_refused(shown: &str) -> String {
+    format!("{shown} is a symbolic link: recipients are taken only from a regular file in the work tree")
+}
+
+fn not_regular(shown: &str, meta: &std::fs::Metadata) -> io::Error {
+    if meta.file_type().is_symlink() {
+        return io::Error::new(io::ErrorKind::InvalidData, link_refused(shown));
+    }
+    let what = if meta.is_dir() { "a folder" } else { "not a regular file (a FIFO, socket or device)" };
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{shown} is {what}: recipients are taken only from a regular file in the work tree"),
+    )
+}
+
+/// The text of `file`, `None` if it does not exist; an error past [`MAX_LEN`], if not UTF-8,
+/// or if it is not a regular file (a link, FIFO, device or folder; never followed, never
+/// waited on).
+pub fn read_bounded(file: &Path) -> io::Result<Option<String>> {
+    read_regular(file, &file.to_string_lossy())
+}
+
+fn read_open(f: std::fs::File, len: u64) -> io::Result<String> {
     // Sized by the file's length (one read for the whole of an ordinary recipients file), and
     // still bounded: a file that grows while it is read stops at MAX_LEN + 1.
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     if len > MAX_LEN {
         return Err(too_large());
     }
     let mut bytes = Vec::with_capacity(len as usize + 1);
     f.take(MAX_LEN + 1).read_to_end(&mut bytes)?;
-    text_of(bytes).map(Some)
+    text_of(bytes)
 }
 
 /// Text from `r`, refused past [`MAX_LEN`] bytes or if not UTF-8.
@@ -133,6 +198,50 @@ mod tests {
             "a nearer file is found"
         );
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// Only a regular file in the work tree: a link (out of the tree, to /dev/stdin), a FIFO,
+    /// a folder, or a link on the way fails at once, naming the path.
+    #[cfg(unix)]
+    #[test]
+    fn only_a_regular_file_inside_the_tree() {
+        let root = std::env::temp_dir().join(format!("hyperseal-recipients-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        let elsewhere = root.with_extension("elsewhere");
+        std::fs::write(&elsewhere, "age1elsewhere").unwrap();
+        let refused = |rel: &str| {
+            let e = nearest(&root, rel).expect_err(rel).to_string();
+            assert!(e.contains(".age-recipients") || e.contains("is a symbolic link"), "{rel}: {e}");
+            e
+        };
+        std::os::unix::fs::symlink(&elsewhere, root.join(FILE_NAME)).unwrap();
+        assert!(refused("x.env").contains("symbolic link"));
+        // Also where the filter already parsed that name.
+        assert!(nearest_with(&root, "x.env", |_| true).is_err());
+        std::fs::remove_file(root.join(FILE_NAME)).unwrap();
+        std::os::unix::fs::symlink("/dev/stdin", root.join(FILE_NAME)).unwrap();
+        assert!(refused("x.env").contains("symbolic link"));
+        std::fs::remove_file(root.join(FILE_NAME)).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(root.join(FILE_NAME)).status().unwrap();
+        assert!(made.success());
+        assert!(refused("x.env").contains("not a regular file"));
+        std::fs::remove_file(root.join(FILE_NAME)).unwrap();
+        std::fs::create_dir(root.join(FILE_NAME)).unwrap();
+        assert!(refused("x.env").contains("a folder"));
+        std::fs::remove_dir(root.join(FILE_NAME)).unwrap();
+        // A folder on the way that is a link to a folder outside with a recipients file.
+        let outside = root.with_extension("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join(FILE_NAME), "age1outside").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("b")).unwrap();
+        assert!(refused("b/x.env").contains("b is a symbolic link"));
+        std::fs::write(root.join("a").join(FILE_NAME), "ok").unwrap();
+        assert_eq!(nearest(&root, "a/x.env").unwrap().unwrap().text, "ok");
+        for p in [&root, &outside] {
+            std::fs::remove_dir_all(p).unwrap();
+        }
+        std::fs::remove_file(&elsewhere).unwrap();
     }
 
     #[test]

@@ -1,0 +1,279 @@
+//! git's own doors to a marked file's plaintext, tried with the real git and a user's global
+//! configuration that opens them: rerere and `commit.verbose` leave nothing in `.git`, even
+//! after a merge, a commit and `lock`; `mergetool.keepBackup` is off; files git checks out
+//! are private to their owner; a `.age-recipients` that is a link or a FIFO fails `git add`
+//! at once; plaintext that begins with age's first line is sealed; and `git log -p` of a
+//! repository with another team's files shows a placeholder for them instead of failing.
+
+use std::path::Path;
+
+use crate::common;
+use crate::git_support;
+
+use common::{keypair, peer};
+use git_support::{age_open, have_git, Repo, AGE_INTRO};
+
+/// A global git configuration of the test's with `text`, as `GIT_CONFIG_GLOBAL` names it.
+fn global_config(tmp: &Path, text: &str) -> String {
+    let f = tmp.join("gitconfig");
+    std::fs::write(&f, text).unwrap();
+    f.to_str().unwrap().to_string()
+}
+
+/// A repository with `*.env` marked, unlocked with a new key: the repository and the key.
+fn unlocked(tmp: &Path, global: &str) -> (Repo, String) {
+    let (key, public) = keypair(tmp, "key", "hybrid");
+    let r = Repo::init(tmp, "r");
+    let env = [("GIT_CONFIG_GLOBAL", std::ffi::OsStr::new(global))];
+    assert!(r.hs_env(&["git", "init", "*.env"], &env).status.success());
+    r.write(".age-recipients", format!("{public}\n").as_bytes());
+    assert!(r.hs_env(&["git", "unlock", "-i", &key], &env).status.success());
+    (r, key)
+}
+
+fn ok_env(r: &Repo, args: &[&str], env: &[(&str, &str)]) -> String {
+    let o = r.git_env(args, env);
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn rerere_on_globally_keeps_no_plaintext_in_dot_git() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let global = global_config(tmp.path(), "[rerere]\n\tenabled = true\n\tautoUpdate = true\n");
+    let env = [("GIT_CONFIG_GLOBAL", global.as_str())];
+    let (r, _) = unlocked(tmp.path(), &global);
+    assert_eq!(r.ok(&["config", "--local", "rerere.enabled"]).trim(), "false");
+    assert_eq!(r.ok(&["config", "--local", "mergetool.keepBackup"]).trim(), "false");
+    r.write("s.env", b"USER=app\nPASSWORD=base-secret-1\n");
+    ok_env(&r, &["add", "-A"], &env);
+    ok_env(&r, &["commit", "-qm", "base"], &env);
+    ok_env(&r, &["checkout", "-q", "-b", "other"], &env);
+    r.write("s.env", b"USER=app\nPASSWORD=theirs-secret-3\n");
+    ok_env(&r, &["commit", "-qam", "theirs"], &env);
+    ok_env(&r, &["checkout", "-q", "main"], &env);
+    r.write("s.env", b"USER=app\nPASSWORD=ours-secret-2\n");
+    ok_env(&r, &["commit", "-qam", "ours"], &env);
+    assert!(!r.git_env(&["merge", "other", "-m", "merge"], &env).status.success(), "a conflict");
+    r.write("s.env", b"USER=app\nPASSWORD=resolved-secret-4\n");
+    ok_env(&r, &["add", "s.env"], &env);
+    ok_env(&r, &["commit", "-qm", "resolved"], &env);
+    for secret in [&b"secret-2"[..], b"secret-3", b"secret-4"] {
+        let found = r.dot_git_files_holding(secret);
+        assert!(found.is_empty(), "plaintext in .git: {found:?}");
+    }
+    assert!(!r.dir.join(".git/rr-cache").exists(), "rerere recorded nothing");
+    // Records made before hyperseal closed the door are removed by lock.
+    let old = r.dir.join(".git/rr-cache/0123abcd");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("preimage"), b"PASSWORD=old-secret-5\n").unwrap();
+    let o = r.hs_env(&["git", "lock"], &[("GIT_CONFIG_GLOBAL", std::ffi::OsStr::new(&global))]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(r.dot_git_files_holding(b"secret-5").is_empty() && !r.dir.join(".git/rr-cache").exists());
+}
+
+/// An editor that appends each message file git gives it to `seen`, then writes a message.
+fn editor(tmp: &Path, seen: &Path) -> String {
+    let script = tmp.join("editor.sh");
+    std::fs::write(&script, format!("#!/bin/sh\ncat \"$1\" >> '{}'\nsed -i '1s/^/message/' \"$1\"\n", seen.display()))
+        .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    script.to_str().unwrap().to_string()
+}
+
+#[test]
+fn commit_verbose_leaves_no_plaintext_diff_in_dot_git() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let global = global_config(tmp.path(), "[commit]\n\tverbose = true\n");
+    let seen = tmp.path().join("seen");
+    let ed = editor(tmp.path(), &seen);
+    let env = [("GIT_CONFIG_GLOBAL", global.as_str()), ("GIT_EDITOR", ed.as_str())];
+    let (r, _) = unlocked(tmp.path(), &global);
+    r.write("s.env", b"TOKEN=first-secret-1\n");
+    ok_env(&r, &["add", "-A"], &env);
+    ok_env(&r, &["commit", "-q"], &env);
+    r.write("s.env", b"TOKEN=second-secret-2\n");
+    ok_env(&r, &["add", "s.env"], &env);
+    ok_env(&r, &["commit", "-q"], &env);
+    // And `-v` on the command line, without the global setting.
+    r.write("s.env", b"TOKEN=third-secret-3\n");
+    ok_env(&r, &["commit", "-q", "-v", "-a"], &[("GIT_EDITOR", ed.as_str())]);
+    let shown = String::from_utf8_lossy(&std::fs::read(&seen).unwrap()).into_owned();
+    // The first commit's diff adds the file: a placeholder stands for its text (later ones
+    // change one placeholder into the same, which git shows as no change).
+    assert!(shown.contains(">8") && shown.contains("+[hyperseal: "), "the verbose diff holds a placeholder: {shown}");
+    for secret in [&b"secret-1"[..], b"secret-2", b"secret-3"] {
+        assert!(!shown.as_bytes().windows(secret.len()).any(|w| w == secret), "{shown}");
+        assert!(r.dot_git_files_holding(secret).is_empty(), "plaintext in .git");
+    }
+    // `git diff` outside a commit still shows plaintext.
+    r.write("s.env", b"TOKEN=fourth-secret-4\n");
+    assert!(r.ok(&["diff"]).contains("+TOKEN=fourth-secret-4"));
+    // A diff an older hyperseal let git write there is cut by lock.
+    let msg = r.dir.join(".git/COMMIT_EDITMSG");
+    std::fs::write(&msg, "subject\n# ------------------------ >8 ------------------------\n+TOKEN=old-secret-5\n")
+        .unwrap();
+    r.ok(&["checkout", "s.env"]);
+    r.hs_ok(&["git", "lock"]);
+    assert_eq!(std::fs::read_to_string(&msg).unwrap(), "subject\n");
+}
+
+#[cfg(unix)]
+#[test]
+fn recipients_only_from_a_regular_file_in_the_work_tree() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, elsewhere) = keypair(tmp.path(), "elsewhere", "hybrid");
+    let r = Repo::init(tmp.path(), "r");
+    r.hs_ok(&["git", "init", "*.env"]);
+    let outside = tmp.path().join("outside-recipients");
+    std::fs::write(&outside, format!("{elsewhere}\n")).unwrap();
+    r.write("s.env", b"TOKEN=secret\n");
+    let refused = |what: &str| {
+        // A filter reading a FIFO would wait for ever: the child is stopped well past any
+        // honest `git add` of one file, and the test fails.
+        let mut c = std::process::Command::new("timeout")
+            .args(["120", "git", "add", "s.env"])
+            .current_dir(&r.dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("PATH", common::tools_path())
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(c.stderr.as_mut().unwrap(), &mut err).unwrap();
+        let status = c.wait().unwrap();
+        assert_ne!(status.code(), Some(124), "git add hung on a {what} .age-recipients");
+        assert!(!status.success(), "git add of s.env with a {what} .age-recipients");
+        assert!(err.contains(".age-recipients") && err.contains(what), "{what}: {err}");
+        assert_eq!(r.ok(&["ls-files"]), "", "nothing staged");
+    };
+    let link = r.dir.join(".age-recipients");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    refused("symbolic link");
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink("/dev/stdin", &link).unwrap();
+    refused("symbolic link");
+    std::fs::remove_file(&link).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&link).status().unwrap().success());
+    refused("not a regular file");
+    std::fs::remove_file(&link).unwrap();
+    // verify names a committed link: a regular file when the secret was added, a link later.
+    let (key, public) = keypair(tmp.path(), "key", "hybrid");
+    r.write(".age-recipients", format!("{public}\n").as_bytes());
+    r.hs_ok(&["git", "unlock", "-i", &key]);
+    r.ok(&["add", "-A"]);
+    r.ok(&["commit", "-qm", "one"]);
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    r.ok(&["add", ".age-recipients"]);
+    r.ok(&["commit", "-qm", "a link"]);
+    let o = r.hs(&["git", "verify", "HEAD"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success() && out.contains("s.env") && out.contains("symbolic link"), "{out}");
+}
+
+#[test]
+fn plaintext_that_begins_like_an_age_file_is_sealed() {
+    if !have_git() {
+        return;
+    }
+    let Some(age) = peer("age") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (r, key) = unlocked(tmp.path(), "/dev/null");
+    let texts: [&[u8]; 3] = [
+        b"age-encryption.org/v1\nTOKEN=looks-like-age-secret\n",
+        b"age-encryption.org/v1\n-> X25519 abc\nnot base64!\n--- bad\nTOKEN=secret-two\n",
+        b"age-encryption.org/v1\n",
+    ];
+    for (i, text) in texts.iter().enumerate() {
+        let name = format!("s{i}.env");
+        r.write(&name, text);
+        r.ok(&["add", &name]);
+        let blob = r.blob(&format!(":{name}"));
+        assert!(blob.starts_with(AGE_INTRO) && blob != *text, "{name} is sealed");
+        assert_eq!(age_open(&age, &key, &blob), *text, "{name}");
+    }
+    r.ok(&["commit", "-qm", "one"]);
+    // A real age file in a locked work tree is still stored as it is, and the tree stays clean.
+    r.hs_ok(&["git", "lock"]);
+    assert_eq!(r.status(), "");
+    r.ok(&["add", "--renormalize", "."]);
+    assert_eq!(r.status(), "", "locked files keep their blobs");
+}
+
+#[test]
+fn another_teams_files_show_a_placeholder_in_log_p() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, other_team) = keypair(tmp.path(), "ops", "hybrid");
+    let (r, _) = unlocked(tmp.path(), "/dev/null");
+    r.write("prod/.age-recipients", format!("{other_team}\n").as_bytes());
+    for round in 1..=2 {
+        r.write("prod/db.env", format!("PROD_PASSWORD=ops-secret-{round}\n").as_bytes());
+        r.write("app.env", format!("APP_TOKEN=dev-secret-{round}\n").as_bytes());
+        r.ok(&["add", "-A"]);
+        r.ok(&["commit", "-qm", &format!("round {round}")]);
+    }
+    // Each command succeeds; both sides of another team's change are the same placeholder, so
+    // only the commit that added the file shows it.
+    for args in [&["log", "-p"][..], &["show", "HEAD"], &["diff", "HEAD~1", "HEAD"]] {
+        let out = r.ok(args);
+        assert!(out.contains("+APP_TOKEN=dev-secret-2"), "{args:?}: our files as plaintext: {out}");
+        assert!(!out.contains("ops-secret"), "{args:?}");
+    }
+    let out = r.ok(&["log", "-p", "--", "prod/db.env"]);
+    assert!(out.contains("+[hyperseal: sealed to other recipients"), "{out}");
+}
+
+#[cfg(unix)]
+#[test]
+fn files_git_checks_out_are_private_to_their_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(tmp.path(), "key", "hybrid");
+    let r = Repo::init(tmp.path(), "r");
+    r.hs_ok(&["git", "init", "--hooks", "*.env"]);
+    r.write(".age-recipients", format!("{public}\n").as_bytes());
+    r.hs_ok(&["git", "unlock", "-i", &key]);
+    r.write("s.env", b"A=1\n");
+    r.write("README", b"public\n");
+    r.ok(&["add", "-A"]);
+    r.ok(&["commit", "-qm", "one"]);
+    r.ok(&["checkout", "-q", "-b", "other"]);
+    r.write("s.env", b"A=2\n");
+    r.ok(&["commit", "-qam", "two"]);
+    let mode = |p: &str| std::fs::metadata(r.dir.join(p)).unwrap().permissions().mode() & 0o777;
+    // Made world-readable, as git writes files under a umask of 022.
+    std::fs::set_permissions(r.dir.join("README"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    r.ok(&["checkout", "-q", "main"]);
+    assert_eq!(mode("s.env"), 0o600, "after a checkout (the post-checkout hook)");
+    assert_eq!(mode("README"), 0o644, "unmarked files keep git's mode");
+    r.ok(&["merge", "-q", "other"]);
+    assert_eq!(mode("s.env"), 0o600, "after a merge (the post-merge hook)");
+    // lock and unlock write through git too.
+    r.hs_ok(&["git", "lock"]);
+    std::fs::set_permissions(r.dir.join("s.env"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    r.hs_ok(&["git", "unlock", "-i", &key]);
+    assert_eq!(mode("s.env"), 0o600, "after unlock");
+    assert_eq!(r.status(), "");
+}
