@@ -154,6 +154,25 @@ fn map_io(e: io::Error) -> io::Error {
     }
 }
 
+/// What decides that an input is armored, after leading whitespace.
+const BEGIN: &[u8] = b"-----BEGIN ";
+/// The most bytes looked at to decide: far more whitespace than the core's reader takes.
+const DECIDE_MAX: usize = 4 << 10;
+
+/// Whether `r` starts as armor, peeking only as far as it takes to tell.
+fn armored<R>(r: &mut In<R>) -> io::Result<bool> {
+    let mut want = BEGIN.len();
+    loop {
+        let head = r.peek(want)?;
+        let rest = head.trim_ascii_start();
+        let told = rest.len() >= BEGIN.len() || !BEGIN.starts_with(rest);
+        if told || head.len() < want || want >= DECIDE_MAX {
+            return Ok(core::is_armored(head));
+        }
+        want = (head.len() - rest.len() + BEGIN.len()).min(DECIDE_MAX);
+    }
+}
+
 /// Reads age files, armored or not.
 pub struct ArmoredReader<R>(pub(crate) Reader<R>);
 
@@ -176,11 +195,12 @@ impl<R: Read> ArmoredReader<BufReader<R>> {
 }
 
 impl<R> ArmoredReader<R> {
-    /// Decides on the first bytes whether the input is armored.
+    /// Decides on the first bytes whether the input is armored: on as many as the BEGIN line
+    /// needs (after any leading whitespace), however few each read returns, as age does.
     fn decided(&mut self) -> io::Result<&mut Reader<R>> {
         if let Reader::Unknown(r, slot) = &mut self.0 {
             let mut r = r.take().expect("decided once");
-            let armored = core::is_armored(r.fill_buf()?);
+            let armored = armored(&mut r)?;
             let slot = slot.clone();
             self.0 = match armored {
                 true => Reader::Armored(core::ArmoredReader::new(r)),

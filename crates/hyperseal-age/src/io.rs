@@ -23,18 +23,23 @@ pub(crate) struct In<R> {
     read: ReadFn<R>,
     buffered: Option<(FillFn<R>, ConsumeFn<R>)>,
     seek: SeekSlot<R>,
+    /// Bytes [`In::peek`] took out of `inner` to look at, not yet read (from `at` on): a
+    /// buffered reader's one `fill_buf` may hold fewer bytes than a decision needs.
+    ahead: Vec<u8>,
+    at: usize,
 }
 
 impl<R: Read> In<R> {
     pub(crate) fn new(inner: R) -> Self {
-        In { inner, read: R::read, buffered: None, seek: Arc::default() }
+        In { inner, read: R::read, buffered: None, seek: Arc::default(), ahead: Vec::new(), at: 0 }
     }
 }
 
 #[cfg(feature = "armor")]
 impl<R: BufRead> In<R> {
     pub(crate) fn buffered(inner: R) -> Self {
-        In { inner, read: R::read, buffered: Some((R::fill_buf, R::consume)), seek: Arc::default() }
+        let buffered = Some((R::fill_buf as FillFn<R>, R::consume as ConsumeFn<R>));
+        In { inner, read: R::read, buffered, seek: Arc::default(), ahead: Vec::new(), at: 0 }
     }
 }
 
@@ -43,6 +48,40 @@ impl<R> In<R> {
     pub(crate) fn seek_slot(&self) -> SeekSlot<R> {
         self.seek.clone()
     }
+
+    /// The next bytes without consuming them: at least `n` unless the input ends first, however
+    /// few each read of a pipe or socket returns. Only buffered readers peek.
+    #[cfg(feature = "armor")]
+    pub(crate) fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        let (fill, consume) = self.buffered.ok_or_else(not_buffered)?;
+        if self.at == self.ahead.len() {
+            (self.ahead.clear(), self.at = 0);
+            // Mostly the buffer holds enough already: nothing is copied then.
+            let len = fill(&mut self.inner)?.len();
+            if len >= n || len == 0 {
+                return fill(&mut self.inner);
+            }
+        }
+        while self.ahead.len() - self.at < n {
+            let buf = fill(&mut self.inner)?;
+            if buf.is_empty() {
+                break;
+            }
+            let take = buf.len().min(n - (self.ahead.len() - self.at));
+            self.ahead.extend_from_slice(&buf[..take]);
+            consume(&mut self.inner, take);
+        }
+        Ok(&self.ahead[self.at..])
+    }
+
+    /// How many peeked bytes are still to be read.
+    fn pending(&self) -> usize {
+        self.ahead.len() - self.at
+    }
+}
+
+fn not_buffered() -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, "not a buffered reader")
 }
 
 /// Makes `R`'s `Seek` available to the reader that holds `slot`.
@@ -52,6 +91,12 @@ pub(crate) fn set_seek<R: Seek>(slot: &SeekSlot<R>) {
 
 impl<R> Read for In<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pending() > 0 {
+            let n = self.pending().min(buf.len());
+            buf[..n].copy_from_slice(&self.ahead[self.at..self.at + n]);
+            self.at += n;
+            return Ok(n);
+        }
         (self.read)(&mut self.inner, buf)
     }
 }
@@ -59,13 +104,20 @@ impl<R> Read for In<R> {
 impl<R> BufRead for In<R> {
     // Only `buffered` readers are handed to code that calls these (the armor reader).
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pending() > 0 {
+            return Ok(&self.ahead[self.at..]);
+        }
         match self.buffered {
             Some((fill, _)) => fill(&mut self.inner),
-            None => Err(io::Error::new(io::ErrorKind::Unsupported, "not a buffered reader")),
+            None => Err(not_buffered()),
         }
     }
 
     fn consume(&mut self, amt: usize) {
+        if self.pending() > 0 {
+            self.at += amt.min(self.pending());
+            return;
+        }
         if let Some((_, consume)) = self.buffered {
             consume(&mut self.inner, amt)
         }
@@ -74,10 +126,17 @@ impl<R> BufRead for In<R> {
 
 impl<R> Seek for In<R> {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        match self.seek.get() {
-            Some(seek) => seek(&mut self.inner, pos),
-            None => Err(io::Error::new(io::ErrorKind::Unsupported, "the input cannot seek")),
-        }
+        let Some(seek) = self.seek.get() else {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, "the input cannot seek"));
+        };
+        // `inner` stands past the peeked bytes not read yet: a relative seek counts from here.
+        let pos = match pos {
+            SeekFrom::Current(d) => SeekFrom::Current(d - self.pending() as i64),
+            other => other,
+        };
+        let done = seek(&mut self.inner, pos)?;
+        (self.ahead.clear(), self.at = 0);
+        Ok(done)
     }
 }
 

@@ -170,6 +170,46 @@ fn armor_round_trip() {
     assert_eq!(age::decrypt(&key, armored.as_bytes()).unwrap(), b"hi");
 }
 
+/// A pipe or socket that returns one byte per read.
+#[cfg(feature = "armor")]
+struct OneByte<'a>(&'a [u8]);
+
+#[cfg(feature = "armor")]
+impl Read for OneByte<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.0.len()).min(1);
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+/// The reader decides armor on as many bytes as the BEGIN line needs, not on one first read.
+#[cfg(feature = "armor")]
+#[test]
+fn armor_is_recognised_one_byte_at_a_time() {
+    use age::armor::ArmoredReader;
+    let key = age::x25519::Identity::generate();
+    let armored = age::encrypt_and_armor(&key.to_public(), b"secret").unwrap();
+    for text in [armored.clone(), format!("\n  \r\n{armored}")] {
+        let d = age::Decryptor::new_buffered(ArmoredReader::new(OneByte(text.as_bytes()))).unwrap();
+        let mut plain = vec![];
+        d.decrypt(iter::once(&key as _)).unwrap().read_to_end(&mut plain).unwrap();
+        assert_eq!(plain, b"secret");
+    }
+    // A binary file read the same way, and seeking after the bytes looked at.
+    let binary = age::encrypt(&key.to_public(), &[7u8; 70_000]).unwrap();
+    let d = age::Decryptor::new_buffered(ArmoredReader::new(OneByte(&binary))).unwrap();
+    let mut plain = vec![];
+    d.decrypt(iter::once(&key as _)).unwrap().read_to_end(&mut plain).unwrap();
+    assert_eq!(plain, vec![7u8; 70_000]);
+    let mut r = ArmoredReader::new(std::io::Cursor::new(&binary[..]));
+    let mut first = [0u8; 3];
+    r.read_exact(&mut first).unwrap();
+    assert_eq!(r.seek(SeekFrom::Current(0)).unwrap(), 3);
+    assert_eq!(r.seek(SeekFrom::Current(-3)).unwrap(), 0);
+}
+
 #[test]
 fn identity_file_holds_classic_and_post_quantum_keys() {
     use age::secrecy::ExposeSecret;
