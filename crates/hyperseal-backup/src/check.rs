@@ -64,9 +64,8 @@ pub fn check(reader: &Reader<'_>, read_data: bool) -> Result<CheckReport> {
             Err(e) => rep.errors.push(format!("{}: {e}", o.name)),
         }
     }
-    let (index, index_names) = reader.index()?;
+    let (index, index_names, indexed) = reader.index()?;
     rep.indexes = index_names.len() as u64;
-    let indexed: HashSet<[u8; 16]> = index.values().map(|e| e.pack).collect();
     for pack in &indexed {
         if !names.contains(format!("data/{}", hex::encode(pack)).as_str()) {
             rep.errors.push(format!("data/{}: an index names it, but it is missing", hex::encode(pack)));

@@ -36,4 +36,4 @@ pub use prune::{forget, prune, unlock, ForgetReport, PruneOptions, PruneReport};
 pub use rekey::{rekey, RekeyReport};
 pub use repo::{init, Reader, SnapshotInfo};
 pub use restore::{restore, RestoreOptions, RestoreSummary};
-pub use store::{LocalStore, Store};
+pub use store::{LocalStore, ObjectInfo, ReadSeek, Store};

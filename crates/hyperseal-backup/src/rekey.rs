@@ -24,7 +24,8 @@ pub struct RekeyReport {
     pub rewritten: u64,
     /// Bytes of the rewritten objects.
     pub rewritten_bytes: u64,
-    /// Most stanzas one object lost (non-zero: some reader was removed).
+    /// Most stanzas one object's old header had that its new one does not carry as they were
+    /// (a whole new list wraps every reader afresh, so this counts kept readers too).
     pub removed: usize,
     /// Stanza types before and after, of the config (all objects share the set).
     pub before: Vec<String>,

@@ -1,7 +1,7 @@
 //! Creating a repository, and the reader's view of one (an identity opens the config, the
 //! indexes and the snapshots).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io;
 
 use hyperseal::recipient::{Identity, Recipient};
@@ -125,21 +125,24 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Every chunk the indexes place, and the names of the index objects.
-    pub fn index(&self) -> Result<(HashMap<ChunkId, Entry>, Vec<String>)> {
+    /// Every chunk the indexes place (one place each), the names of the index objects, and
+    /// every pack they name.
+    pub fn index(&self) -> Result<(HashMap<ChunkId, Entry>, Vec<String>, HashSet<[u8; 16]>)> {
         let mut map = HashMap::new();
         let mut names = Vec::new();
+        let mut packs = HashSet::new();
         for o in self.store.list("index/")? {
             if o.name.ends_with(".ids") {
                 continue;
             }
             let table = Table::decode(&object::open(self.store, &o.name, self.ids, MAX_TABLE)?)?;
             for e in table.entries {
+                packs.insert(e.pack);
                 map.entry(e.id).or_insert(e);
             }
             names.push(o.name);
         }
-        Ok((map, names))
+        Ok((map, names, packs))
     }
 
     /// An object's plaintext (for `cat`): the config, an index, a snapshot or a pack.

@@ -114,6 +114,28 @@ pub fn backup(store: &dyn Store, key: &WriterKey, source: Source, opts: &BackupO
     let run = random_name();
     let mark = serde_json::json!({ "start": opts.time, "host": opts.host, "repo": hex::encode(key.repo_id) });
     store.put_new(&format!("runs/{run}"), mark.to_string().as_bytes())?;
+    let done = backup_marked(store, key, &recipients, &excludes, &run, source, opts);
+    // A run that ended says so, so that a prune need not wait for its mark to go stale (a
+    // forgotten snapshot no longer says it either); a killed run cannot, and the wait covers
+    // it. A simulated kill writes nothing, as a real one.
+    if !matches!(done, Err(Error::Interrupted)) {
+        let ended = store.put_new(&format!("runs/{run}.end"), b"{}");
+        if let (Ok(s), Err(e)) = (&done, ended) {
+            return Err(Error::Io(std::io::Error::new(e.kind(), format!("snapshot {} stored, but its run's end mark not: {e}", s.snapshot))));
+        }
+    }
+    done
+}
+
+fn backup_marked(
+    store: &dyn Store,
+    key: &WriterKey,
+    recipients: &[Box<dyn hyperseal::Recipient>],
+    excludes: &Excludes,
+    run: &str,
+    source: Source,
+    opts: &BackupOptions<'_>,
+) -> Result<BackupSummary> {
     if store.list("locks/")?.iter().any(|o| o.name == "locks/prune") {
         return Err(Error::Locked("a prune holds the repository (locks/prune)".into()));
     }
@@ -122,10 +144,10 @@ pub fn backup(store: &dyn Store, key: &WriterKey, source: Source, opts: &BackupO
         0 => hyperseal::available_threads(),
         n => n,
     };
-    let cfg = PackerConfig { store, recipients: &recipients, pack_size: opts.pack_size, stop_after_packs: opts.stop_after_packs };
+    let cfg = PackerConfig { store, recipients, pack_size: opts.pack_size, stop_after_packs: opts.stop_after_packs };
     let mut paths = Vec::new();
     let ((pending, warnings, counts), packed) = pipeline::run(&cfg, &key.dedup_key, known, threads, |feed| {
-        let mut w = Walk::new(feed, chunker(), &excludes);
+        let mut w = Walk::new(feed, chunker(), excludes);
         w.one_file_system = opts.one_file_system;
         w.progress = opts.progress;
         match source {
@@ -161,10 +183,10 @@ pub fn backup(store: &dyn Store, key: &WriterKey, source: Source, opts: &BackupO
     };
     let mut index = adopted;
     index.extend(packed.entries.iter().copied());
-    summary.bytes_stored += write_index(store, &recipients, index)?;
+    summary.bytes_stored += write_index(store, recipients, index)?;
     let entries = resolve(pending, &packed, &mut summary);
-    let snap = Snapshot { version: 1, time: opts.time, host: opts.host.clone(), run, paths, entries };
-    let sealed = object::seal(&recipients, &snap.encode())?;
+    let snap = Snapshot { version: 1, time: opts.time, host: opts.host.clone(), run: run.to_string(), paths, entries };
+    let sealed = object::seal(recipients, &snap.encode())?;
     summary.snapshot = random_name();
     store.put_new(&format!("snapshots/{}", summary.snapshot), &sealed)?;
     summary.bytes_stored += sealed.len() as u64;

@@ -1,0 +1,16 @@
+//! The backup crate's integration tests, one binary (each test binary is a link of its own).
+
+#[path = "suite/common.rs"]
+mod common;
+#[path = "suite/hostile.rs"]
+mod hostile;
+#[path = "suite/peers.rs"]
+mod peers;
+#[path = "suite/recovery.rs"]
+mod recovery;
+#[path = "suite/rekey.rs"]
+mod rekey;
+#[path = "suite/roundtrip.rs"]
+mod roundtrip;
+#[path = "suite/writer.rs"]
+mod writer;

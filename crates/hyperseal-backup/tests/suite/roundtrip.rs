@@ -1,0 +1,126 @@
+//! A tree goes in and comes back the same; a second backup of it stores nothing new.
+
+use std::fs;
+
+use hyperseal_backup::{check, restore, Entry, Reader, RestoreOptions, Source};
+
+use crate::common::{describe, make_tree, noise, small, Repo};
+
+#[test]
+fn a_tree_with_links_comes_back_byte_for_byte() {
+    let repo = Repo::new(&[]);
+    let src = repo.path("src");
+    make_tree(&src);
+    let sum = repo.backup(&[&src]);
+    assert!(sum.packs >= 3, "small packs: several for 4 MiB ({sum:?})");
+    assert_eq!(sum.files, 5, "the hard link's second name is not read again");
+    let ids = repo.reader.identities();
+    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let snap = reader.find("latest").unwrap();
+    assert_eq!(snap.id, sum.snapshot);
+    assert!(snap.snapshot.entries.iter().any(|e| matches!(e, Entry::Hardlink { path, target } if path == "src/hard-twin" && target == "src/docs/deep/er/mid.bin")));
+    let out = repo.path("out");
+    let done = restore(&reader, &snap.snapshot, &out, &RestoreOptions::default()).unwrap();
+    assert_eq!(done.files, 5);
+    assert_eq!(describe(&src), describe(&out.join("src")));
+    let rep = check(&reader, true).unwrap();
+    assert!(rep.errors.is_empty() && rep.notes.is_empty(), "{rep:?}");
+    assert_eq!(rep.chunks_read, sum.chunks_new);
+}
+
+#[test]
+fn an_unchanged_tree_backs_up_to_no_new_chunk() {
+    let repo = Repo::new(&[]);
+    let src = repo.path("src");
+    make_tree(&src);
+    let first = repo.backup(&[&src]);
+    let second = repo.backup(&[&src]);
+    assert_eq!((second.chunks_new, second.packs, second.bytes_added), (0, 0, 0), "{second:?}");
+    assert_eq!(second.chunks_reused, first.chunks_new + first.chunks_reused);
+    assert_eq!(second.files_with_new_data, 0);
+    // Nothing new, so no index: a snapshot and the run marks only.
+    assert!(second.bytes_stored < 16 << 10, "{}", second.bytes_stored);
+}
+
+#[test]
+fn a_changed_file_stores_only_its_changed_chunks() {
+    let repo = Repo::new(&[]);
+    let src = repo.path("src");
+    fs::create_dir_all(&src).unwrap();
+    let mut data = noise(9, 6 << 20);
+    fs::write(src.join("f"), &data).unwrap();
+    let first = repo.backup(&[&src]);
+    data.splice(3 << 20..3 << 20, noise(10, 1000));
+    fs::write(src.join("f"), &data).unwrap();
+    let second = repo.backup(&[&src]);
+    assert!(second.chunks_new <= 2, "an insert changes one or two chunks: {second:?}");
+    assert!(second.chunks_reused + 2 >= first.chunks_new, "{first:?} {second:?}");
+}
+
+#[test]
+fn a_stream_is_one_file() {
+    let repo = Repo::new(&[]);
+    let data = noise(3, 1 << 20);
+    let src = Source::Stream { input: Box::new(std::io::Cursor::new(data.clone())), name: "db.sql".into() };
+    let sum = hyperseal_backup::backup(&repo.store, &repo.writer, src, &small()).unwrap();
+    let ids = repo.reader.identities();
+    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let snap = reader.find(&sum.snapshot[..6]).unwrap();
+    restore(&reader, &snap.snapshot, &repo.path("out"), &RestoreOptions::default()).unwrap();
+    assert_eq!(fs::read(repo.path("out/db.sql")).unwrap(), data);
+}
+
+#[test]
+fn include_restores_one_file_and_the_folders_to_it() {
+    let repo = Repo::new(&[]);
+    let src = repo.path("src");
+    make_tree(&src);
+    repo.backup(&[&src]);
+    let ids = repo.reader.identities();
+    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let snap = reader.find("latest").unwrap().snapshot;
+    let opts = RestoreOptions { include: vec!["src/docs/deep".into()], ..RestoreOptions::default() };
+    let done = restore(&reader, &snap, &repo.path("out"), &opts).unwrap();
+    assert_eq!(done.files, 1);
+    assert_eq!(fs::read(repo.path("out/src/docs/deep/er/mid.bin")).unwrap(), fs::read(src.join("docs/deep/er/mid.bin")).unwrap());
+    assert!(!repo.path("out/src/readme.txt").exists());
+}
+
+#[test]
+fn excludes_leave_names_out() {
+    let repo = Repo::new(&[]);
+    let src = repo.path("src");
+    make_tree(&src);
+    let opts = hyperseal_backup::BackupOptions { excludes: vec!["*.bin".into(), "src/empty-dir".into()], ..small() };
+    repo.backup_with(&[&src], &opts).unwrap();
+    let ids = repo.reader.identities();
+    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let snap = reader.find("latest").unwrap().snapshot;
+    let paths: Vec<&str> = snap.entries.iter().map(Entry::path).collect();
+    assert!(!paths.iter().any(|p| p.ends_with(".bin") || p.contains("empty-dir")), "{paths:?}");
+    assert!(paths.contains(&"src/readme.txt"));
+}
+
+#[test]
+fn forget_and_prune_free_what_no_snapshot_uses() {
+    let repo = Repo::new(&[]);
+    let src = repo.path("src");
+    make_tree(&src);
+    repo.backup(&[&src]);
+    fs::remove_file(src.join("docs/big.bin")).unwrap();
+    fs::write(src.join("new.bin"), noise(77, 2 << 20)).unwrap();
+    let last = repo.backup(&[&src]);
+    let ids = repo.reader.identities();
+    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let f = hyperseal_backup::forget(&reader, 1).unwrap();
+    assert_eq!((f.removed.len(), f.kept), (1, vec![last.snapshot.clone()]));
+    let opts = hyperseal_backup::PruneOptions { now: 1_700_000_100, stale_after: 3600 };
+    let p = hyperseal_backup::prune(&reader, opts).unwrap();
+    assert!(p.packs_removed >= 1 && p.bytes_freed > 2 << 20, "{p:?}");
+    let rep = check(&reader, true).unwrap();
+    assert!(rep.errors.is_empty() && rep.notes.is_empty(), "{rep:?}");
+    let snap = reader.find("latest").unwrap().snapshot;
+    restore(&reader, &snap, &repo.path("out"), &RestoreOptions::default()).unwrap();
+    assert_eq!(describe(&src), describe(&repo.path("out/src")));
+    assert!(repo.objects().iter().all(|n| !n.starts_with("runs/") && !n.starts_with("locks/")), "{:?}", repo.objects());
+}
