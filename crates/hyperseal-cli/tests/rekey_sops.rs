@@ -496,9 +496,14 @@ fn a_killed_run_is_finished_by_running_it_again() {
     // name is removed by a run that changes nothing.
     for second in ["hyperseal-old", "hyperseal-link"] {
         fs::copy(tree.join(&names[0]), tree.join(format!(".{}.{second}", names[0]))).unwrap();
-        let o = cmd().output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = cmd().arg("-q").output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
         assert_eq!(listing(), want, "a run with nothing to change removed .{}.{second}", names[0]);
+        // And said so, as the age re-key does, even with -q.
+        let said = format!(".{}.{second}) was removed", names[0]);
+        let said_link = format!(".{}.{second}), was removed", names[0]);
+        assert!(err.contains(&said) || err.contains(&said_link), "{err}");
     }
     for name in &names {
         let o = sops(&tools, &tree, Some(&keys.pq.0), &["-d", name]);

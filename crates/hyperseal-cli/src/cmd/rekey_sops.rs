@@ -164,6 +164,20 @@ fn summary(a: &RekeyArgs, report: &FilesReport) -> Result<()> {
             }
         }
     }
+    // Always said, even with -q, as the age re-key says it: the old version opened for the
+    // recipients it had.
+    for p in &report.cleared {
+        match p.to_string_lossy().ends_with(".hyperseal-old") {
+            true => eprintln!(
+                "hyperseal: note: a re-key was interrupted while it replaced a file; the old version's second name ({}) was removed",
+                p.display()
+            ),
+            false => eprintln!(
+                "hyperseal: note: a re-key was killed as it replaced a file; its new version, which never took the file's name ({}), was removed",
+                p.display()
+            ),
+        }
+    }
     if !a.quiet || failed > 0 {
         eprintln!("sops files: {changed} {verb}, {unchanged} unchanged, {skipped} skipped, {failed} failed");
     }

@@ -94,6 +94,10 @@ pub enum FileOutcome {
 pub struct FilesReport {
     /// The files, given ones in the order given.
     pub files: Vec<(PathBuf, FileOutcome)>,
+    /// Names an interrupted earlier re-key had left beside a file and this run removed: the old
+    /// version's second name (`.NAME.hyperseal-old`, which still opened for the recipients it
+    /// had) or a new version that never took the file's name (`.NAME.hyperseal-link`).
+    pub cleared: Vec<PathBuf>,
 }
 
 impl FilesReport {
@@ -134,6 +138,7 @@ pub fn rekey_files(
     let configs = Mutex::new(HashMap::new());
     let slots: Vec<Mutex<Option<FileOutcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
     let done = AtomicUsize::new(0);
+    let cleared = Mutex::new(Vec::new());
     let mut start = 0;
     while start < files.len() {
         let mut window = Vec::new();
@@ -167,7 +172,14 @@ pub fn rekey_files(
                 (_, Err(e)) => FileOutcome::Failed(copy_error(e)),
                 ((file, Found::File(place, walked)), Ok(b)) => {
                     let at = Reached { display: file, place };
-                    one(&at, b, *walked, options, &views, recipient, &configs)
+                    let left = leftovers(&at);
+                    let outcome = one(&at, b, *walked, options, &views, recipient, &configs);
+                    if !left.is_empty() {
+                        let still = leftovers(&at);
+                        let mut cleared = cleared.lock().unwrap_or_else(|p| p.into_inner());
+                        cleared.extend(left.into_iter().filter(|p| !still.contains(p)));
+                    }
+                    outcome
                 }
             };
             *slots[start + i].lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
@@ -186,7 +198,19 @@ pub fn rekey_files(
             (f, o.unwrap_or_else(|| FileOutcome::Failed(refuse("not reached"))))
         })
         .collect();
-    Ok(FilesReport { files })
+    let mut cleared = cleared.into_inner().unwrap_or_else(|p| p.into_inner());
+    cleared.sort();
+    Ok(FilesReport { files, cleared })
+}
+
+/// The names an interrupted re-key left beside `at`'s file that are there now, as the caller
+/// names the file's folder.
+fn leftovers(at: &Reached<'_>) -> Vec<PathBuf> {
+    let Ok(r) = at.place.reach(at.display) else { return Vec::new() };
+    let old = old_copy_path(&r.path);
+    let found = [std::fs::symlink_metadata(&old).is_ok().then_some(old), crate::output::stale_links(&r.path)];
+    let folder = at.display.parent().unwrap_or(Path::new(""));
+    found.into_iter().flatten().filter_map(|p| p.file_name().map(|n| folder.join(n))).collect()
 }
 
 /// One identity of a shared list, as the unlock's shared identities are held.
