@@ -208,6 +208,7 @@ fn plaintext_that_begins_like_an_age_file_is_sealed() {
         assert!(blob.starts_with(AGE_INTRO) && blob != *text, "{name} is sealed");
         assert_eq!(age_open(&age, &key, &blob), *text, "{name}");
     }
+    r.ok(&["add", "-A"]);
     r.ok(&["commit", "-qm", "one"]);
     // A real age file in a locked work tree is still stored as it is, and the tree stays clean.
     r.hs_ok(&["git", "lock"]);
