@@ -64,8 +64,9 @@ pub fn check(reader: &Reader<'_>, read_data: bool) -> Result<CheckReport> {
             Err(e) => rep.errors.push(format!("{}: {e}", o.name)),
         }
     }
-    let (index, index_names, indexed) = reader.index()?;
-    rep.indexes = index_names.len() as u64;
+    let merged = reader.index()?;
+    let (index, indexed) = (merged.chunks, merged.packs);
+    rep.indexes = merged.objects.len() as u64;
     for pack in &indexed {
         if !names.contains(format!("data/{}", hex::encode(pack)).as_str()) {
             rep.errors.push(format!("data/{}: an index names it, but it is missing", hex::encode(pack)));

@@ -34,6 +34,6 @@ pub use format::snapshot::{Entry, Snapshot};
 pub use keys::{ChunkId, WriterKey};
 pub use prune::{forget, prune, unlock, ForgetReport, PruneOptions, PruneReport};
 pub use rekey::{rekey, RekeyReport};
-pub use repo::{init, Reader, SnapshotInfo};
+pub use repo::{init, Index, Reader, SnapshotInfo};
 pub use restore::{restore, RestoreOptions, RestoreSummary};
 pub use store::{LocalStore, ObjectInfo, ReadSeek, Store};

@@ -122,7 +122,8 @@ fn prune_locked(reader: &Reader<'_>, opts: PruneOptions) -> Result<PruneReport> 
         })
         .map(|c| ChunkId::parse(c))
         .collect::<Result<_>>()?;
-    let (index, old_indexes, _) = reader.index()?;
+    let merged = reader.index()?;
+    let (index, old_indexes) = (merged.chunks, merged.objects);
     let kept: Vec<Placed> = used.iter().filter_map(|id| index.get(id).copied()).collect();
     if kept.len() < used.len() {
         return Err(Error::Damaged("some snapshot uses chunks no index places: run check; nothing pruned".into()));

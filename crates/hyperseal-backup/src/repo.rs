@@ -72,6 +72,16 @@ pub struct SnapshotInfo {
     pub snapshot: Snapshot,
 }
 
+/// The indexes, merged.
+pub struct Index {
+    /// Every chunk the indexes place (one place each, where several do).
+    pub chunks: HashMap<ChunkId, Entry>,
+    /// The index objects' names.
+    pub objects: Vec<String>,
+    /// Every pack some index names.
+    pub packs: HashSet<[u8; 16]>,
+}
+
 /// A repository opened with identities.
 pub struct Reader<'a> {
     pub(crate) store: &'a dyn Store,
@@ -107,7 +117,7 @@ impl<'a> Reader<'a> {
             let id = o.name["snapshots/".len()..].to_string();
             out.push(SnapshotInfo { id, snapshot: Snapshot::decode(&json)? });
         }
-        out.sort_by(|a, b| (a.snapshot.time, &a.id).cmp(&(b.snapshot.time, &b.id)));
+        out.sort_by(|a, b| (a.snapshot.time, a.snapshot.nanos, &a.id).cmp(&(b.snapshot.time, b.snapshot.nanos, &b.id)));
         Ok(out)
     }
 
@@ -125,9 +135,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Every chunk the indexes place (one place each), the names of the index objects, and
-    /// every pack they name.
-    pub fn index(&self) -> Result<(HashMap<ChunkId, Entry>, Vec<String>, HashSet<[u8; 16]>)> {
+    /// Every index, read and merged.
+    pub fn index(&self) -> Result<Index> {
         let mut map = HashMap::new();
         let mut names = Vec::new();
         let mut packs = HashSet::new();
@@ -142,7 +151,7 @@ impl<'a> Reader<'a> {
             }
             names.push(o.name);
         }
-        Ok((map, names, packs))
+        Ok(Index { chunks: map, objects: names, packs })
     }
 
     /// An object's plaintext (for `cat`): the config, an index, a snapshot or a pack.

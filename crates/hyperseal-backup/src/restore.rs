@@ -97,7 +97,7 @@ fn selected(path: &str, include: &[String]) -> bool {
 /// Restores `snap` beneath `target` (made if missing).
 pub fn restore(reader: &Reader<'_>, snap: &Snapshot, target: &Path, opts: &RestoreOptions) -> Result<RestoreSummary> {
     validate(snap)?;
-    let (index, _, _) = reader.index()?;
+    let index = reader.index()?.chunks;
     fs::create_dir_all(target)?;
     let mut r = Restorer { reader, index, target: target.to_path_buf(), opts, packs: HashMap::new(), sum: RestoreSummary::default() };
     let files: HashMap<&str, &Entry> =

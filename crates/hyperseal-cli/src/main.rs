@@ -57,6 +57,9 @@ enum Command {
     /// Transparent encryption in a git repository: marked paths are stored as age files
     /// (init, unlock, lock).
     Git(cmd::git::GitArgs),
+    /// Deduplicated backups a host can write but not read: every object a plain age file
+    /// (init, create, snapshots, ls, restore, check, forget, prune, rekey, cat).
+    Backup(cmd::backup::BackupArgs),
     /// age v1.3.1's command line (-e -d -r -R -i -j -p -a -o), writing age files; see `age -h`.
     ///
     /// A hyperseal started as `age` (a link of that name) does the same.
@@ -124,6 +127,7 @@ fn main() -> ExitCode {
         Command::Header(a) => cmd::header::run(a),
         Command::Rekey(a) => cmd::rekey::run(a),
         Command::Git(a) => cmd::git::run(a),
+        Command::Backup(a) => cmd::backup::run(a),
         #[cfg(any(unix, windows))]
         Command::Agent(a) => cmd::agent::run(a),
         Command::Toolkit(k) => toolkit::run(k),

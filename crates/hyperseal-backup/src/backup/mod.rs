@@ -45,6 +45,8 @@ pub struct BackupOptions<'a> {
     pub host: String,
     /// The snapshot's time (seconds since the epoch): the caller's clock.
     pub time: i64,
+    /// Nanoseconds past `time`.
+    pub nanos: u32,
     /// Globs to leave out (see the walk's rules: a name, or a path under a root).
     pub excludes: Vec<String>,
     /// Do not descend into folders on other file systems.
@@ -65,6 +67,7 @@ impl Default for BackupOptions<'_> {
         BackupOptions {
             host: String::new(),
             time: 0,
+            nanos: 0,
             excludes: Vec::new(),
             one_file_system: false,
             threads: 0,
@@ -185,7 +188,7 @@ fn backup_marked(
     index.extend(packed.entries.iter().copied());
     summary.bytes_stored += write_index(store, recipients, index)?;
     let entries = resolve(pending, &packed, &mut summary);
-    let snap = Snapshot { version: 1, time: opts.time, host: opts.host.clone(), run: run.to_string(), paths, entries };
+    let snap = Snapshot { version: 1, time: opts.time, nanos: opts.nanos, host: opts.host.clone(), run: run.to_string(), paths, entries };
     let sealed = object::seal(recipients, &snap.encode())?;
     summary.snapshot = random_name();
     store.put_new(&format!("snapshots/{}", summary.snapshot), &sealed)?;

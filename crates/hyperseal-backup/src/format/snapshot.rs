@@ -14,6 +14,9 @@ pub struct Snapshot {
     pub version: u32,
     /// Seconds since the Unix epoch when the backup started.
     pub time: i64,
+    /// Nanoseconds past `time`: orders snapshots made within one second.
+    #[serde(default)]
+    pub nanos: u32,
     /// The host name the writer gave.
     pub host: String,
     /// The writer's run (its `runs/NAME` mark): a prune knows from it that the run finished.

@@ -18,7 +18,7 @@ fn dir(path: &str) -> Entry {
 
 /// Stores a snapshot as an attacker with the recipients would; returns its id.
 fn plant(repo: &Repo, entries: Vec<Entry>) -> String {
-    let snap = Snapshot { version: 1, time: 1, host: "evil".into(), run: "00".into(), paths: vec![], entries };
+    let snap = Snapshot { version: 1, time: 1, nanos: 0, host: "evil".into(), run: "00".into(), paths: vec![], entries };
     let to = [recipient::parse_recipient(&repo.reader.public).unwrap()];
     let mut sealed = Vec::new();
     Encryptor::with_recipients(&to, Options::age()).unwrap().encrypt_slice(&snap.encode(), &mut sealed, None).unwrap();

@@ -5,6 +5,7 @@ pub mod age_legacy_pem;
 pub mod age_messages;
 #[cfg(any(unix, windows))]
 pub mod agent;
+pub mod backup;
 pub mod c2sp;
 pub mod completions;
 pub mod decrypt;

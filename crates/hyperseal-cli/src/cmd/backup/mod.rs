@@ -1,0 +1,161 @@
+//! `hyperseal backup …`: deduplicated backups a host can write but not read, over the
+//! `hyperseal-backup` library. This module holds the command line and what the verbs share
+//! (the repository, identities, exit statuses); `write.rs` the writer's verbs, `read.rs` the
+//! readers', `admin.rs` the ones that delete or re-key.
+
+mod admin;
+mod read;
+mod write;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use hyperseal::recipient::Identity;
+use hyperseal_backup::{Error, LocalStore};
+
+use crate::errors::{hint, usage};
+
+/// Exit statuses scripts can tell apart (restic's where they mean the same).
+pub mod exit {
+    /// The snapshot was made, but some files could not be read (skipped).
+    pub const INCOMPLETE: u8 = 3;
+    /// There is no repository at the place given.
+    pub const NO_REPOSITORY: u8 = 10;
+    /// Another run holds the repository (a prune's lock, or a backup that is running).
+    pub const LOCKED: u8 = 11;
+}
+
+#[derive(Args)]
+pub struct BackupArgs {
+    #[command(subcommand)]
+    command: Verb,
+}
+
+#[derive(Subcommand)]
+enum Verb {
+    /// Create a repository for readers (-r/-R) and write the writer key (no identity in it).
+    Init(write::InitArgs),
+    /// Back up files, folders or standard input as a new snapshot (writer key only).
+    #[command(alias = "backup")]
+    Create(write::CreateArgs),
+    /// List the snapshots.
+    Snapshots(read::SnapshotsArgs),
+    /// List what a snapshot holds.
+    Ls(read::LsArgs),
+    /// Restore a snapshot beneath a folder (never outside it; never over a file without --overwrite).
+    Restore(read::RestoreArgs),
+    /// Check that every snapshot can be restored; --read-data opens every pack and chunk.
+    Check(read::CheckArgs),
+    /// Print an object's plaintext (config, keys/…, index/…, snapshots/…, data/…).
+    Cat(read::CatArgs),
+    /// Remove snapshots but the newest N; --prune then frees what nothing uses.
+    Forget(admin::ForgetArgs),
+    /// Delete packs no snapshot uses (takes the prune lock).
+    Prune(admin::PruneArgs),
+    /// Remove the prune lock a killed prune left.
+    Unlock(admin::UnlockArgs),
+    /// Give every object a new reader set by rewriting headers only (no payload byte).
+    ///
+    /// Removal is not revocation: a removed reader may have copied the repository or its file
+    /// keys already. Give writers the new writer key (--writer-key) too.
+    Rekey(admin::RekeyArgs),
+}
+
+/// The repository: `--repo`, or HYPERSEAL_REPO.
+#[derive(Args)]
+pub(super) struct RepoArg {
+    /// The repository: a folder (or s3://BUCKET/PREFIX, in a later release). Default: HYPERSEAL_REPO.
+    #[arg(long, value_name = "REPO")]
+    repo: Option<String>,
+}
+
+/// Identities: `-i`, and the agent.
+#[derive(Args)]
+pub(super) struct IdentityArgs {
+    /// An identity that opens the repository (repeatable). Not needed where HYPERSEAL_AGENT_SOCK
+    /// names an agent that holds one.
+    #[arg(short = 'i', long = "identity")]
+    identities: Vec<PathBuf>,
+    /// Passphrase of a passphrase-encrypted identity file, first line of FILE; default: ask.
+    #[arg(long = "identity-passphrase-file")]
+    identity_passphrase_file: Option<PathBuf>,
+}
+
+impl RepoArg {
+    pub(super) fn store(&self) -> Result<LocalStore> {
+        let repo = match &self.repo {
+            Some(r) => r.clone(),
+            None => std::env::var("HYPERSEAL_REPO")
+                .map_err(|_| usage("no repository given", "give --repo REPO, or set HYPERSEAL_REPO"))?,
+        };
+        if repo.starts_with("s3://") {
+            return Err(hint(
+                format!("{repo}: S3 repositories are not supported by this build yet"),
+                "back up to a folder, and copy it to S3 with any tool (every object is a plain file)",
+            ));
+        }
+        Ok(LocalStore::new(repo))
+    }
+}
+
+impl IdentityArgs {
+    /// The `-i` identities and the agent's; at least one.
+    pub(super) fn load(&self) -> Result<Vec<Box<dyn Identity>>> {
+        let mut ids = super::identity::load_identities(&self.identities, self.identity_passphrase_file.as_deref())?;
+        ids.extend(super::identity::agent_identity());
+        if ids.is_empty() {
+            return Err(usage(
+                "reading a repository needs an identity",
+                "give -i IDENTITY, or start the agent (hyperseal agent start) and add one",
+            ));
+        }
+        Ok(ids)
+    }
+}
+
+pub fn run(a: BackupArgs) -> Result<()> {
+    let done = match a.command {
+        Verb::Init(a) => write::init(a),
+        Verb::Create(a) => write::create(a),
+        Verb::Snapshots(a) => read::snapshots(a),
+        Verb::Ls(a) => read::ls(a),
+        Verb::Restore(a) => read::restore(a),
+        Verb::Check(a) => read::check(a),
+        Verb::Cat(a) => read::cat(a),
+        Verb::Forget(a) => admin::forget(a),
+        Verb::Prune(a) => admin::prune(a),
+        Verb::Unlock(a) => admin::unlock(a),
+        Verb::Rekey(a) => admin::rekey(a),
+    };
+    done.map_err(explain)
+}
+
+/// The library's errors as the CLI says them: a hint where the next step is not obvious, and
+/// an exit status of their own for a missing repository and a held lock.
+fn explain(e: anyhow::Error) -> anyhow::Error {
+    let Some(b) = e.downcast_ref::<Error>() else { return e };
+    let (msg, h, status) = match b {
+        Error::NotFound(m) if m.contains("no repository") => {
+            (m.clone(), "create one with `hyperseal backup init`, or check --repo", Some(exit::NO_REPOSITORY))
+        }
+        Error::Locked(m) => (m.clone(), "wait for the other run; a killed prune's lock goes with `hyperseal backup unlock`", Some(exit::LOCKED)),
+        Error::Refused(m) => (m.clone(), "nothing outside the target was touched", None),
+        Error::Crypto(hyperseal::Error::NoIdentityMatched) => (
+            "none of the identities opens this repository".into(),
+            "a writer key opens nothing by design: restore with a reader's identity (-i or the agent)",
+            None,
+        ),
+        _ => return e,
+    };
+    if let Some(status) = status {
+        crate::errors::print_error(&msg, Some(h));
+        std::process::exit(status as i32);
+    }
+    hint(msg, h)
+}
+
+/// Seconds since the epoch, from this machine's clock (the library reads none).
+pub(super) fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
