@@ -3,8 +3,9 @@
 //! build1` gives the socket that `ssh -R` carries, and commands run over ssh (the
 //! "remote" host) decrypt through it. Only headers cross (counted by a relay in between), a key
 //! without the grant is refused with the command that would grant it, a forwarded use is
-//! confirmed by the askpass program, `ssh -R` of the main socket is refused, and a forward's
-//! socket goes when its ssh ends.
+//! confirmed by the askpass program, `ssh -R` of the main socket is refused, `ssh -L` of it (run
+//! from the other host, so sshd connects) is served as a forward from an unknown host, and a
+//! forward's socket goes when its ssh ends.
 
 use crate::agent_support;
 use crate::common;
@@ -89,17 +90,51 @@ impl Sshd {
     }
 
     fn ssh(&self, remote: &Path, local: &Path, command: &str) -> Command {
+        let mut c = self.client();
+        c.arg("-R").arg(format!("{}:{}", remote.display(), local.display())).arg("127.0.0.1").arg(command);
+        c
+    }
+
+    /// `ssh -N -L here:there 127.0.0.1` as the other host runs it: a socket `here` whose
+    /// connections this host's sshd carries to `there`. Ended when dropped.
+    fn local_forward(&self, here: &Path, there: &Path) -> Forwarding {
+        let child = self
+            .client()
+            .arg("-N")
+            .arg("-L")
+            .arg(format!("{}:{}", here.display(), there.display()))
+            .arg("127.0.0.1")
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let forwarding = Forwarding(child);
+        let until = Instant::now() + Duration::from_secs(20);
+        while !here.exists() {
+            assert!(Instant::now() < until, "ssh -L did not open {}", here.display());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        forwarding
+    }
+
+    fn client(&self) -> Command {
         let mut c = Command::new("ssh");
         c.args(["-F", "/dev/null", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"])
             .args(["-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes", "-o", "LogLevel=ERROR"])
             .arg("-i")
             .arg(self.dir.path().join("user"))
-            .args(["-p", &self.port.to_string(), "-l", "root", "-R"])
-            .arg(format!("{}:{}", remote.display(), local.display()))
-            .arg("127.0.0.1")
-            .arg(command)
+            .args(["-p", &self.port.to_string(), "-l", "root"])
             .stdin(Stdio::null());
         c
+    }
+}
+
+/// A running `ssh -L`, ended when dropped.
+struct Forwarding(Child);
+
+impl Drop for Forwarding {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -312,4 +347,50 @@ fn ssh_forwarding_the_main_socket_is_refused_and_a_forward_ends_with_its_ssh() {
     a.ok(&["agent", "forward", "--close", "build1"]);
     assert!(!forward.exists(), "--close left the socket");
     assert!(!a.run(&["agent", "forward", "../x"]).status.success(), "a host name with a path in it");
+}
+
+/// `ssh -L` of the main socket, run on the other host: the agent's peer is this host's sshd,
+/// which carries the connection for that host, so it is a forward from a host no one named,
+/// as `ssh -R` of the main socket is: only '*' grants, no management, no local paths.
+#[test]
+fn ssh_local_forward_of_the_main_socket_is_a_forward() {
+    let Some(sshd) = Sshd::start() else { return };
+    let a = agent_with_askpass();
+    let (plain, plain_pub) = keypair(a.dir.path(), "plain");
+    let (any, any_pub) = keypair(a.dir.path(), "any");
+    a.ok(&["agent", "add", plain.to_str().unwrap()]);
+    a.ok(&["agent", "add", "--forward", "*", "--no-confirm", any.to_str().unwrap()]);
+    seal(&plain_pub, b"local only", &a.path("plain.hs"));
+    seal(&any_pub, b"anywhere", &a.path("any.hs"));
+    // A directory of the user's alone, as the client asks of one that `agent forward` reaches.
+    let there = a.path("there");
+    std::fs::create_dir(&there).unwrap();
+    agent_support::chmod(&there, 0o700);
+    let there = there.join("agent.sock");
+    let _forwarding = sshd.local_forward(&there, &a.sock());
+    let through = |args: &[&str]| a.cmd(args).env("HYPERSEAL_AGENT_SOCK", &there).output().unwrap();
+
+    let o = through(&["decrypt", "plain.hs"]);
+    assert!(!o.status.success(), "a key with no grant served ssh -L: {}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--forward '*'"), "{}", text(&o));
+    let o = through(&["decrypt", "any.hs"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(o.stdout, b"anywhere");
+
+    // Its list holds the '*' key alone, and no path of this host.
+    let o = through(&["agent", "list"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let listed = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(listed.lines().filter(|l| !l.trim().is_empty()).count(), 1, "{listed}");
+    assert!(!listed.contains(a.dir.path().to_str().unwrap()), "{listed}");
+
+    // No management: the agent stays, with both keys.
+    for args in [&["agent", "stop"][..], &["agent", "remove", "--all"], &["agent", "forward", "build1"]] {
+        let o = through(args);
+        assert!(!o.status.success(), "{args:?} through ssh -L: {}", text(&o));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("may only open files"), "{args:?}: {}", text(&o));
+    }
+    let listed = String::from_utf8(a.ok(&["agent", "list"])).unwrap();
+    assert!(listed.contains(plain.to_str().unwrap()) && listed.contains(any.to_str().unwrap()), "{listed}");
+    assert_eq!(a.ok(&["decrypt", "plain.hs"]), b"local only");
 }

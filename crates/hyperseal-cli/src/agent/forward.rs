@@ -9,10 +9,11 @@
 //!   `--forward NAME` (or `--forward '*'`); every other key acts as absent;
 //! * each forwarded unwrap is confirmed on this host (an askpass program, ssh-askpass's
 //!   conventions: exit 0 means yes) unless the grant says `--no-confirm`; no askpass, no unwrap;
-//! * the main socket is never served to a forward: a connection on it whose peer is an `ssh`
-//!   process is a hand-made `ssh -R` of it, treated as from an unknown host (only `*` grants);
-//! * a forward socket goes when the `ssh` that used it ends (its pid, learned at the first
-//!   connection whose peer is `ssh`, is watched) or on `hyperseal agent forward --close NAME`;
+//! * the main socket is never served to a forward: a connection on it whose peer is a relay
+//!   (`ssh`, `sshd`, `sshd-session`) is a hand-made `ssh -R` or `ssh -L` of it, treated as from
+//!   an unknown host (only `*` grants);
+//! * a forward socket goes when the ssh process that used it ends (its pid, learned at the first
+//!   connection whose peer is a relay, is watched) or on `hyperseal agent forward --close NAME`;
 //!   one never used (its login never decrypted) goes when a new one needs its place.
 //!
 //! What a forward may do is `origin.rs`; here it is done in that order ([`unwrap_forwarded`]).
@@ -146,7 +147,7 @@ pub fn confirm(
         ));
     };
     let from = match host {
-        UNKNOWN_HOST => "a host reached through `ssh -R` of the agent's main socket".to_string(),
+        UNKNOWN_HOST => "a host reached through ssh (-R or -L) of the agent's main socket".to_string(),
         host => host.to_string(),
     };
     let message = format!("hyperseal agent: allow {from} to open {files} file(s) with {described}?");
@@ -186,14 +187,14 @@ mod sockets {
 
     use hyperseal::agent::conn::{Conn, Listener};
 
-    use super::super::origin::{is_ssh, valid_host, Origin};
+    use super::super::origin::{is_relay, valid_host, Origin};
     use crate::sys::process as sys;
 
     /// The most forward sockets open at once (each holds a thread waiting for connections).
     const MAX_FORWARDS: usize = 64;
 
     /// Until `forward` is closed, hands each connection of this user's to `start`, as coming from
-    /// its host (the first one's process, `ssh`, is watched).
+    /// its host (the first one's process that is ssh's, `ssh` or `sshd`, is watched).
     pub fn serve(forward: &Forward, mut listener: Listener, start: impl Fn(Conn, Origin)) {
         while !forward.closed() {
             let Ok(conn) = listener.accept() else { continue };
@@ -213,7 +214,7 @@ mod sockets {
         pub host: String,
         pub path: PathBuf,
         closed: AtomicBool,
-        /// The `ssh` process that connects through it, once it has.
+        /// The ssh process (`ssh`, `sshd` or `sshd-session`) that connects through it, once one has.
         ssh: Mutex<Option<u32>>,
         /// Whether any connection came through it.
         used: AtomicBool,
@@ -228,14 +229,15 @@ mod sockets {
             self.closed.load(Ordering::SeqCst)
         }
 
-        /// Notes the peer of a connection: the first `ssh` process to connect is the one whose end
-        /// ends the forward. Another peer (a relay, or a local process using the socket directly)
-        /// is not watched: its end says nothing about the forward.
+        /// Notes the peer of a connection: the first ssh process to connect (`ssh -R` from here,
+        /// or the session's `sshd` for `ssh -L` from the remote host) is the one whose end ends
+        /// the forward. Another peer (a relay of the user's own, or a local process using the
+        /// socket directly) is not watched: its end says nothing about the forward.
         pub fn seen(&self, pid: Option<u32>) {
             self.used.store(true, Ordering::SeqCst);
             let mut ssh = self.ssh.lock().unwrap_or_else(|p| p.into_inner());
             if ssh.is_none() {
-                *ssh = pid.filter(|&p| is_ssh(p) == Some(true));
+                *ssh = pid.filter(|&p| is_relay(p) == Some(true));
             }
         }
 

@@ -1,8 +1,8 @@
 //! Where a request comes from and what it may do; `forward.rs` does it in this order, and
 //! nothing here imports another room of the agent. A process of this host on the main socket
 //! is local and may do everything; a forward (a remote host's socket, or the main socket carried
-//! by `ssh -R`, or a peer the kernel cannot name) may only list and open files, with the keys
-//! granted to its host, and under these rules:
+//! by ssh, `-R` or `-L`, or a peer the kernel cannot name) may only list and open files, with the
+//! keys granted to its host, and under these rules:
 //! * nothing is done for it with a key before that key's use is confirmed on this host, where
 //!   the grant asks for confirmation: a plugin key's plugin is not run (no PIN asked, no try
 //!   reaching the card) until the askpass said yes; a key in the agent's own memory may open
@@ -24,9 +24,9 @@ use hyperseal::agent::proto::Request;
 pub enum Origin {
     /// A process of this host on the main socket.
     Local,
-    /// A forward socket for this remote host, or the main socket with `ssh` (or a peer that
-    /// cannot be named) at its other end ([`UNKNOWN_HOST`]). Never on Windows, where no
-    /// `ssh -R` reaches a named pipe; the policy for it is built there all the same.
+    /// A forward socket for this remote host, or the main socket with a relay ([`RELAYS`]) or a
+    /// peer that cannot be named at its other end ([`UNKNOWN_HOST`]). Never on Windows, where
+    /// no ssh forward reaches a named pipe; the policy for it is built there all the same.
     #[cfg_attr(windows, allow(dead_code))]
     Remote(String),
 }
@@ -46,8 +46,9 @@ impl Origin {
     }
 }
 
-/// The host of a forward from the main socket: a hand-made `ssh -R` of it, from a host no one
-/// named, or a peer whose program cannot be named. Only `*` grants reach it.
+/// The host of a forward from the main socket: ssh carrying it by hand (`-R` from this host,
+/// `-L` from the other), from a host no one named, or a peer whose program cannot be named.
+/// Only `*` grants reach it.
 pub const UNKNOWN_HOST: &str = "?";
 
 /// A remote host's name as grants and forward sockets' names carry it: 1 to 64 of
@@ -58,27 +59,49 @@ pub fn valid_host(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
-/// What the kernel says the process `pid` is: `Some(true)` for `ssh` (by its program's file
-/// name, " (deleted)" after an upgrade or not, or by its command name), `Some(false)` for
-/// another program, `None` where neither name can be read.
-#[cfg(unix)]
-pub fn is_ssh(pid: u32) -> Option<bool> {
-    let names = [sys::program_name(pid), sys::command_name(pid)];
-    if names.iter().flatten().any(|n| n == "ssh") {
+/// The programs that carry a connection for another machine, by their file names: OpenSSH's
+/// client (`ssh -R` of a socket, run on this host, connects from `ssh`) and its server (`ssh -L`,
+/// run on the other host, connects from the session's `sshd`, or from `sshd-session` since
+/// OpenSSH 9.8). A relay the user starts by hand under another name (socat) is not among them.
+pub const RELAYS: [&str; 3] = ["ssh", "sshd", "sshd-session"];
+
+/// What the kernel appends to a program's file name once that file is replaced or removed (an
+/// upgrade of openssh while a session runs): the program is still what it was.
+const DELETED: &str = " (deleted)";
+
+/// Whether a program's name, its file's or its command name, is a relay's.
+fn is_relay_name(name: &str) -> bool {
+    RELAYS.contains(&name.strip_suffix(DELETED).unwrap_or(name))
+}
+
+/// The rule over a process's two names, its program's file name and its command name (which the
+/// kernel keeps apart from the file, so a replaced binary still has one): `Some(true)` where
+/// either is a relay's, `Some(false)` where neither is, `None` where neither could be read.
+fn relay_by_names(program: Option<&str>, command: Option<&str>) -> Option<bool> {
+    let names = [program, command];
+    if names.iter().flatten().any(|n| is_relay_name(n)) {
         return Some(true);
     }
     names.iter().any(Option::is_some).then_some(false)
 }
 
+/// What the kernel says the process `pid` is: `Some(true)` for a relay ([`RELAYS`]),
+/// `Some(false)` for another program, `None` where neither of its names can be read.
+#[cfg(unix)]
+pub fn is_relay(pid: u32) -> Option<bool> {
+    relay_by_names(sys::program_name(pid).as_deref(), sys::command_name(pid).as_deref())
+}
+
 /// The origin of a connection on the main socket. Its peer is local only when the kernel
-/// names a program that is not `ssh`: `ssh` is someone's `ssh -R` of the main socket, and a
-/// peer that cannot be named (another pid namespace, a process gone already) is not trusted
-/// with the agent's management or its ungranted keys. Where the system names no peer at all,
-/// every peer is local; on Windows too, where no `ssh -R` reaches a named pipe.
+/// names a program that is not a relay: a relay carries it for another machine (`ssh -R` of
+/// the main socket from here, `ssh -L` of it from there), and a peer that cannot be named
+/// (another pid namespace, a process gone already) is not trusted with the agent's management
+/// or its ungranted keys either. Where the system names no peer at all, every peer is local;
+/// on Windows too, where no ssh forward reaches a named pipe.
 pub fn origin_of_main(peer_pid: Option<u32>) -> Origin {
     #[cfg(unix)]
     if sys::NAMES_PEERS {
-        return match peer_pid.and_then(is_ssh) {
+        return match peer_pid.and_then(is_relay) {
             Some(false) => Origin::Local,
             _ => Origin::Remote(UNKNOWN_HOST.to_string()),
         };
@@ -118,6 +141,28 @@ mod tests {
         for bad in ["", ".hidden", "a/b", "*", "?", "x y", "../x", &"h".repeat(65)] {
             assert!(!valid_host(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn relays_are_named_by_file_or_command_whatever_their_file_became() {
+        let relay = |program, command| relay_by_names(program, command);
+        for name in
+            ["ssh", "sshd", "sshd-session", "ssh (deleted)", "sshd (deleted)", "sshd-session (deleted)"]
+        {
+            assert_eq!(relay(Some(name), None), Some(true), "{name}");
+            assert_eq!(relay(Some(name), Some("bash")), Some(true), "{name}");
+            assert_eq!(relay(None, Some(name)), Some(true), "command name {name}");
+        }
+        // The command name alone is enough: the file renamed, or unreadable.
+        assert_eq!(relay(Some("ssh.dpkg-tmp (deleted)"), Some("ssh")), Some(true));
+        assert_eq!(relay(Some("bash"), Some("sshd-session")), Some(true));
+        for other in
+            ["bash", "ssh-agent", "sshfs", "socat", "ssh-add", "(deleted)", " (deleted)", "xssh", "SSH", ""]
+        {
+            assert_eq!(relay(Some(other), Some(other)), Some(false), "{other:?}");
+        }
+        assert_eq!(relay(Some("hyperseal"), None), Some(false));
+        assert_eq!(relay(None, None), None);
     }
 
     #[cfg(unix)]

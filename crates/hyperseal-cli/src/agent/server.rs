@@ -158,8 +158,8 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         if !conn.peer_is_same_user() {
             continue;
         }
-        // The main socket is never served to a forward: `ssh -R` of it by hand is a forward
-        // from a host no one named.
+        // The main socket is never served to a forward: ssh carrying it by hand (`-R` from
+        // here, `-L` from the other host) is a forward from a host no one named.
         let origin = origin_of_main(conn.peer_pid());
         // A small question already in full is answered here, without a thread's start-up.
         let prefix = match origin {

@@ -1,7 +1,7 @@
 //! The agent process's own calls on Unix: no core dumps and no tracing by the user's other
 //! processes (`PR_SET_DUMPABLE`), locked memory where `RLIMIT_MEMLOCK` allows it, a session of
-//! its own, the signals that end it, taken by one thread, and what program a peer (a forward's
-//! `ssh`) runs. They are the agent process's concern, not the library's: the library keeps only
+//! its own, the signals that end it, taken by one thread, and what program a peer (ssh, carrying
+//! a forward) runs. They are the agent process's concern, not the library's: the library keeps only
 //! the transport's side (`hyperseal::agent::conn`: who is at the other end of a connection).
 
 #![allow(unsafe_code)] // setrlimit, prctl, mlockall, setsid, signal masks and kill(pid, 0).
@@ -116,16 +116,15 @@ pub fn alive(pid: u32) -> bool {
     rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// The file name of the program `pid` runs (Linux: `/proc/PID/exe`), to tell `ssh` at the
-/// other end of a connection; `None` where the system does not say. A program whose file was
-/// replaced or removed while it runs (an upgrade of openssh during a long session) is named
-/// by the kernel `NAME (deleted)`: it is still `NAME`.
+/// The file name of the program `pid` runs (Linux: `/proc/PID/exe`), to tell ssh at the other
+/// end of a connection; `None` where the system does not say. It is the kernel's word as it is:
+/// a program whose file was replaced or removed while it runs (an upgrade of openssh during a
+/// long session) is `NAME (deleted)`, which the agent's rule (`agent/origin.rs`) reads as `NAME`.
 pub fn program_name(pid: u32) -> Option<String> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
-        let name = exe.file_name()?.to_string_lossy().into_owned();
-        Some(name.strip_suffix(" (deleted)").map(str::to_string).unwrap_or(name))
+        Some(exe.file_name()?.to_string_lossy().into_owned())
     }
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     {
