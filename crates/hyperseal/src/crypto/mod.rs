@@ -3,7 +3,8 @@
 //! compile time:
 //!
 //! - `native.rs`: aws-lc (what every native build runs: the fastest, and FIPS-validated code);
-//! - `portable.rs`: RustCrypto (`hkdf`, `hmac`, `chacha20poly1305`, `x25519-dalek`, `ml-kem`),
+//! - `portable.rs`: RustCrypto (`hkdf`, `hmac`, `chacha20poly1305`, `x25519-dalek`, `ml-kem`,
+//!   `aes`/`ctr`/`aes-gcm`, `rsa`),
 //!   pure Rust, so it builds for `wasm32-unknown-unknown`, where aws-lc cannot.
 //!
 //! `cfg(portable_backend)` (set by `build.rs`: always on WebAssembly, natively with the
@@ -18,6 +19,9 @@
 //! - `chacha_seal(key, nonce, buf)` (appends the tag), `chacha_open(key, nonce, buf)`;
 //! - `X25519Secret::{new, public, agree}` (`agree` refuses an all-zero result);
 //! - `mlkem_encapsulate_derand(level, ek, m)`, `MlkemDecaps::{from_seed, decapsulate}`;
+//! - `aes256_ctr(key, iv, buf)`, `aes256_gcm_open(key, nonce, buf, tag)` (OpenSSH key files);
+//! - `RsaOaepPublic::{new, encrypt}` (RSA-OAEP-SHA-256 encryption for `ssh-rsa` recipients: a
+//!   public-key operation; RSA decryption stays native-only, in `recipient/ssh/rsa.rs`);
 //! - `P256Secret::{new, public, agree}`, `p256_compress`, `p256_decompress` (native only: the
 //!   portable twins fail, see [`P256_AVAILABLE`]).
 

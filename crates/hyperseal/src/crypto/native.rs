@@ -16,7 +16,7 @@
 
 #![allow(unsafe_code)]
 
-use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
+use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, CHACHA20_POLY1305};
 use aws_lc_rs::agreement::{agree, PrivateKey, UnparsedPublicKey, ECDH_P256, X25519};
 use aws_lc_rs::kem::{self, AlgorithmId};
 use aws_lc_rs::{hkdf, hmac};
@@ -263,4 +263,45 @@ pub(crate) fn p256_compress(uncompressed: &[u8]) -> Option<[u8; 33]> {
     out[1..].copy_from_slice(&uncompressed[1..33]);
     // Decompressing again checks the curve equation and that y was the matching root.
     (p256_decompress(&out)? == *uncompressed).then_some(out)
+}
+
+/// AES-256-CTR over `buf` in place, the counter block starting at `iv` (an OpenSSH key file's
+/// aes256-ctr).
+pub(crate) fn aes256_ctr(key: &[u8; 32], iv: [u8; 16], buf: &mut [u8]) -> Result<(), Error> {
+    use aws_lc_rs::cipher::{DecryptingKey, DecryptionContext, UnboundCipherKey, AES_256};
+    let k = DecryptingKey::ctr(UnboundCipherKey::new(&AES_256, key).map_err(|_| Error::Crypto)?)
+        .map_err(|_| Error::Crypto)?;
+    k.decrypt(buf, DecryptionContext::Iv128(iv.into())).map_err(|_| Error::Crypto)?;
+    Ok(())
+}
+
+/// AES-256-GCM open of `buf` in place with its detached `tag`, no associated data (an OpenSSH
+/// key file's aes256-gcm@openssh.com); false if it does not authenticate.
+pub(crate) fn aes256_gcm_open(key: &[u8; 32], nonce: [u8; 12], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+    let Ok(k) = UnboundKey::new(&AES_256_GCM, key) else { return false };
+    LessSafeKey::new(k)
+        .open_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), tag, buf)
+        .is_ok()
+}
+
+/// An RSA public key for RSA-OAEP with SHA-256 and MGF1-SHA-256 (age's `ssh-rsa` stanzas).
+pub(crate) struct RsaOaepPublic(aws_lc_rs::rsa::OaepPublicEncryptingKey);
+
+impl RsaOaepPublic {
+    /// From the modulus and public exponent, big-endian; `None` if aws-lc refuses them (the
+    /// caller has already checked the size and the exponent, with its own words).
+    pub(crate) fn new(n: &[u8], e: &[u8]) -> Option<Self> {
+        use aws_lc_rs::rsa::{OaepPublicEncryptingKey, PublicEncryptingKey, PublicKeyComponents};
+        let key: PublicEncryptingKey = PublicKeyComponents { n, e }.try_into().ok()?;
+        OaepPublicEncryptingKey::new(key).ok().map(RsaOaepPublic)
+    }
+
+    /// `msg` encrypted under `label`: as many bytes as the modulus.
+    pub(crate) fn encrypt(&self, msg: &[u8], label: &[u8]) -> Result<Vec<u8>, Error> {
+        use aws_lc_rs::rsa::OAEP_SHA256_MGF1SHA256;
+        let mut ct = vec![0u8; self.0.ciphertext_size()];
+        let n = self.0.encrypt(&OAEP_SHA256_MGF1SHA256, msg, &mut ct, Some(label))?.len();
+        ct.truncate(n);
+        Ok(ct)
+    }
 }

@@ -3,7 +3,10 @@
 //!
 //! Every primitive here is constant-time in the RustCrypto sense (no secret-dependent branches
 //! or table lookups): `x25519-dalek`'s Montgomery ladder, `ml-kem`'s implicit rejection with a
-//! constant-time select, `hmac`'s `verify_slice` (via `subtle`), Poly1305's tag compare.
+//! constant-time select, `hmac`'s `verify_slice` (via `subtle`), Poly1305's tag compare, `aes`'s
+//! fixsliced software AES, and `rsa`'s public-key operation (its exponentiation is constant
+//! time in the message; only the public exponent's length shows). `rsa`'s private-key operation
+//! is not (RUSTSEC-2023-0071), which is why this backend offers RSA encryption and no decryption.
 
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
 // On wasm32 with simd128 its ChaCha20 runs four blocks at once; elsewhere it is RustCrypto's.
@@ -184,4 +187,66 @@ pub(crate) fn p256_decompress(_: &[u8]) -> Option<[u8; 65]> {
 
 pub(crate) fn p256_compress(_: &[u8]) -> Option<[u8; 33]> {
     None
+}
+
+/// AES-256-CTR over `buf` in place, the counter block starting at `iv` (an OpenSSH key file's
+/// aes256-ctr: a 128-bit big-endian counter, as OpenSSH increments it).
+pub(crate) fn aes256_ctr(key: &[u8; 32], iv: [u8; 16], buf: &mut [u8]) -> Result<(), Error> {
+    use ctr::cipher::{KeyIvInit, StreamCipher};
+    ctr::Ctr128BE::<aes::Aes256>::new(key.into(), &iv.into()).apply_keystream(buf);
+    Ok(())
+}
+
+/// AES-256-GCM open of `buf` in place with its detached `tag`, no associated data (an OpenSSH
+/// key file's aes256-gcm@openssh.com); false if it does not authenticate.
+pub(crate) fn aes256_gcm_open(key: &[u8; 32], nonce: [u8; 12], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+    aes_gcm::Aes256Gcm::new(key.into())
+        .decrypt_inout_detached(&nonce.into(), &[], buf.into(), tag.into())
+        .is_ok()
+}
+
+/// The OS randomness of [`crate::rng`] as the `rand_core` generator `rsa` asks for.
+struct OsRng;
+
+impl rsa::rand_core::TryRng for OsRng {
+    type Error = Error;
+
+    fn try_next_u32(&mut self) -> Result<u32, Error> {
+        let mut b = [0u8; 4];
+        crate::rng::fill(&mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Error> {
+        let mut b = [0u8; 8];
+        crate::rng::fill(&mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Error> {
+        crate::rng::fill(dst)
+    }
+}
+
+impl rsa::rand_core::TryCryptoRng for OsRng {}
+
+/// An RSA public key for RSA-OAEP with SHA-256 and MGF1-SHA-256 (age's `ssh-rsa` stanzas).
+pub(crate) struct RsaOaepPublic(rsa::PublicKey);
+
+impl RsaOaepPublic {
+    /// From the modulus and public exponent, big-endian; `None` if `rsa` refuses them (the
+    /// caller has already checked the size and the exponent, with its own words).
+    pub(crate) fn new(n: &[u8], e: &[u8]) -> Option<Self> {
+        use rsa::BoxedUint;
+        let bits = |b: &[u8]| (b.len() as u32 * 8).max(64);
+        let n = BoxedUint::from_be_slice(n, bits(n)).ok()?;
+        let e = BoxedUint::from_be_slice(e, bits(e)).ok()?;
+        rsa::PublicKey::new_with_size_limits(n, e, 2048..=8192).ok().map(RsaOaepPublic)
+    }
+
+    /// `msg` encrypted under `label`: as many bytes as the modulus.
+    pub(crate) fn encrypt(&self, msg: &[u8], label: &[u8]) -> Result<Vec<u8>, Error> {
+        let padding = rsa::Oaep::<Sha256>::new_with_label(label);
+        self.0.encrypt(&mut OsRng, padding, msg).map_err(|_| Error::Crypto)
+    }
 }

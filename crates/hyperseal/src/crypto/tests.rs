@@ -247,3 +247,70 @@ fn p256_native_rules_and_portable_refusal() {
     )
     .is_none());
 }
+
+/// The ciphers of OpenSSH key files: AES-256-CTR gives the same bytes on both backends, for
+/// lengths across block boundaries and counters that carry past 64 bits; AES-256-GCM opens on
+/// each what the other accepts and refuses a flipped bit on both.
+#[test]
+fn openssh_key_ciphers_agree() {
+    for len in [0usize, 1, 16, 17, 64, 1000] {
+        let (key, mut iv, data) = (random::<32>(), random::<16>(), random_vec(len));
+        iv[8..].fill(0xff);
+        let (mut a, mut b) = (data.clone(), data.clone());
+        n::aes256_ctr(&key, iv, &mut a).unwrap();
+        p::aes256_ctr(&key, iv, &mut b).unwrap();
+        assert_eq!(a, b, "len {len}");
+        p::aes256_ctr(&key, iv, &mut b).unwrap();
+        assert_eq!(b, data, "len {len}: CTR is its own inverse");
+    }
+    use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM};
+    for len in [0usize, 1, 37, 500] {
+        let (key, nonce, data) = (random::<32>(), random::<12>(), random_vec(len));
+        let mut sealed = data.clone();
+        let k = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &key).unwrap());
+        let tag =
+            k.seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut sealed);
+        let tag: [u8; 16] = tag.unwrap().as_ref().try_into().unwrap();
+        for open in [n::aes256_gcm_open, p::aes256_gcm_open] {
+            let mut buf = sealed.clone();
+            assert!(open(&key, nonce, &mut buf, &tag), "len {len}");
+            assert_eq!(buf, data, "len {len}");
+            let mut bad = tag;
+            bad[len % 16] ^= 1;
+            assert!(!open(&key, nonce, &mut sealed.clone(), &bad), "len {len}");
+        }
+    }
+}
+
+/// RSA-OAEP-SHA-256 with a label: what the portable backend (RustCrypto `rsa`) encrypts, aws-lc
+/// decrypts, under that label only; both refuse a modulus outside 2048–8192 bits.
+#[test]
+fn rsa_oaep_encryption_agrees() {
+    use aws_lc_rs::encoding::AsDer;
+    use aws_lc_rs::rsa::{
+        KeyPair, KeySize, OaepPrivateDecryptingKey, PrivateDecryptingKey, PublicKeyComponents,
+        OAEP_SHA256_MGF1SHA256,
+    };
+    use aws_lc_rs::signature::KeyPair as _;
+    for size in [KeySize::Rsa2048, KeySize::Rsa3072] {
+        let pair = KeyPair::generate(size).unwrap();
+        let PublicKeyComponents { n: modulus, e } = PublicKeyComponents::<Vec<u8>>::from(pair.public_key());
+        let der = pair.as_der().unwrap();
+        let private =
+            OaepPrivateDecryptingKey::new(PrivateDecryptingKey::from_pkcs8(der.as_ref()).unwrap()).unwrap();
+        let label = b"age-encryption.org/v1/ssh-rsa";
+        for (name, ct) in [
+            ("portable", p::RsaOaepPublic::new(&modulus, &e).unwrap().encrypt(&[7; 16], label).unwrap()),
+            ("native", n::RsaOaepPublic::new(&modulus, &e).unwrap().encrypt(&[7; 16], label).unwrap()),
+        ] {
+            assert_eq!(ct.len(), modulus.len(), "{name}");
+            let mut out = vec![0u8; private.min_output_size()];
+            let pt = private.decrypt(&OAEP_SHA256_MGF1SHA256, &ct, &mut out, Some(label)).unwrap();
+            assert_eq!(pt, [7; 16], "{name}");
+            let mut out = vec![0u8; private.min_output_size()];
+            assert!(private.decrypt(&OAEP_SHA256_MGF1SHA256, &ct, &mut out, Some(b"")).is_err(), "{name}");
+        }
+        let short = &modulus[..modulus.len() / 2];
+        assert!(p::RsaOaepPublic::new(short, &e).is_none() && n::RsaOaepPublic::new(short, &e).is_none());
+    }
+}

@@ -19,8 +19,9 @@
 //!
 //! A kind imports only the machinery below it, never the choosing above it.
 //!
-//! The portable build (WebAssembly) has no RSA and no SSH keys: `common/unavailable.rs` stands
-//! in for both, under the same names, and says why.
+//! The portable build (WebAssembly) has no RSA private keys (`rsa-oaep`, `ssh-rsa` identities):
+//! `common/unavailable.rs` stands in for them, under the same names, and says why. It has SSH
+//! keys otherwise: `ssh-ed25519` both ways and `ssh-rsa` recipients.
 
 mod common;
 #[cfg(test)]
@@ -34,14 +35,12 @@ pub mod plugin;
 #[cfg(not(portable_backend))]
 pub mod rsa;
 pub mod scrypt;
-#[cfg(not(portable_backend))]
 pub mod ssh;
 #[cfg(test)]
 mod tests;
 pub mod x25519;
 
 // The machinery, under the names the kinds use (`super::traits`, `super::primitives`, …).
-#[cfg(not(portable_backend))]
 use common::pem;
 #[cfg(portable_backend)]
 use common::unavailable;
@@ -58,5 +57,3 @@ pub use parse::{
 pub use traits::{wrap_all, wrap_refs, GeneratedKey, Identity, Labels, Recipient, POSTQUANTUM};
 #[cfg(portable_backend)]
 pub use unavailable::rsa;
-#[cfg(portable_backend)]
-use unavailable::ssh;

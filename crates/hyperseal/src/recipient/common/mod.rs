@@ -5,13 +5,12 @@
 //! `bech32_long.rs` (age's bech32 without a length limit), `pem.rs` (PEM blocks and DER, for the
 //! RSA and SSH kinds), and, above the kinds, the choosing between them: `parse.rs` (key texts to
 //! recipients and identities, by prefix) and `kind.rs` ([`Kind`](kind::Kind), generation). The
-//! portable build's stand-ins for RSA and SSH are `unavailable.rs`.
+//! portable build's stand-ins for RSA private keys are `unavailable.rs`.
 
 pub(super) mod bech32_long;
 pub(super) mod callbacks;
 pub(super) mod kind;
 pub(super) mod parse;
-#[cfg(not(portable_backend))]
 pub(super) mod pem;
 pub(super) mod primitives;
 pub(super) mod traits;

@@ -7,6 +7,8 @@ use base64::Engine;
 use zeroize::Zeroizing;
 
 /// RFC 7468 strict-ish PEM: base64 with padding, 64-column lines, LF endings.
+// The portable build reads OpenSSH keys only; encoding and DER are for the native RSA kinds.
+#[cfg_attr(portable_backend, allow(dead_code))]
 pub(crate) fn encode(label: &str, der: &[u8]) -> String {
     let b64 = Zeroizing::new(STANDARD.encode(der));
     let mut out = format!("-----BEGIN {label}-----\n");
@@ -30,6 +32,7 @@ pub(crate) fn decode(pem: &str, label: &str) -> Result<Vec<u8>, String> {
 
 /// One DER element of type `tag` at the start of `input`: its contents and what follows.
 /// Definite lengths only, up to four length bytes (keys are far smaller).
+#[cfg_attr(portable_backend, allow(dead_code))]
 pub(crate) fn der_take(input: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
     let (&t, rest) = input.split_first()?;
     if t != tag {

@@ -1,8 +1,8 @@
-//! What the portable build (WebAssembly) lacks, and why: RSA and SSH keys. Each stand-in has
-//! the native module's names, so the parsing that chooses between kinds (`parse.rs`) is one piece
-//! of code for both builds; every entry fails with a clear error.
-
-use crate::error::Error;
+//! What the portable build (WebAssembly) lacks, and why: RSA private keys (hyperseal's
+//! `rsa-oaep` keys, and `ssh-rsa` identities). Each stand-in has the native module's names, so
+//! the parsing that chooses between kinds (`parse.rs`, `ssh/mod.rs`) is one piece of code for
+//! both builds; every entry fails with a clear error. `ssh-rsa` recipients are not missing:
+//! encrypting is a public-key operation, which the portable backend does (`ssh/rsa_recipient.rs`).
 
 /// RSA-OAEP recipients: not available.
 ///
@@ -70,70 +70,44 @@ pub mod rsa {
     }
 }
 
-/// SSH keys: their parsers and stanzas run on aws-lc.
-pub mod ssh {
-    use std::sync::Arc;
+/// `ssh-rsa` identities: not available; `ssh-rsa` recipients are (the native module's names).
+///
+/// Why: opening an `ssh-rsa` stanza is an RSA private-key operation, and the only pure-Rust RSA
+/// (RustCrypto `rsa`) does not run it in constant time (RUSTSEC-2023-0071, see [`rsa`]). So an
+/// OpenSSH RSA private key is refused when it is read, before any passphrase is asked for, and a
+/// file with `ssh-rsa` stanzas opens here only with another recipient's identity.
+pub mod ssh_rsa {
+    use crate::format::Stanza;
+    use crate::recipient::ssh::openssh_key::RsaComponents;
+    use crate::recipient::traits::Identity;
+    use crate::{error::Error, file_key::FileKey};
 
-    use crate::error::Error;
-    use crate::recipient::callbacks::Callbacks;
-    use crate::recipient::traits::{Identity, Recipient};
+    pub use crate::recipient::ssh::rsa_recipient::SshRsaRecipient;
 
-    pub fn parse_recipient(_: &str) -> Result<Box<dyn Recipient>, Error> {
-        Err(super::ssh_unavailable())
+    /// The error for every `ssh-rsa` private key in this build.
+    pub fn identity_unavailable() -> Error {
+        Error::InvalidKey(
+            "ssh-rsa private keys are not available in this build, since RSA decryption in \
+             WebAssembly is not constant time and its timing could reveal the key (encrypting to \
+             ssh-rsa keys works; decrypt with the hyperseal or age command, or use an ssh-ed25519 key)"
+                .into(),
+        )
     }
 
-    pub fn parse_identity(_: &str, _: Arc<dyn Callbacks>) -> Result<(Box<dyn Identity>, ()), Error> {
-        Err(super::ssh_unavailable())
-    }
+    /// An `ssh-rsa` private key: none can be made in this build.
+    #[derive(Debug)]
+    pub enum SshRsaIdentity {}
 
-    pub mod openssh {
-        /// An SSH key line, as the native parser sees it.
-        pub enum AuthorizedKey {
-            /// Never built here: every SSH line is refused.
-            #[allow(dead_code)]
-            Unsupported(String),
-        }
-
-        /// Whether `s` starts like an SSH public key line.
-        pub fn looks_like_ssh(s: &str) -> bool {
-            s.starts_with("ssh-")
-        }
-
-        /// Refuses every line (the caller then reports it as an unparsable recipient).
-        pub fn parse_authorized_key(_: &str) -> Result<AuthorizedKey, String> {
-            Err("SSH keys are not available in this build".into())
+    impl SshRsaIdentity {
+        /// Always an error in this build.
+        pub fn new(_: &RsaComponents) -> Result<Self, Error> {
+            Err(identity_unavailable())
         }
     }
 
-    pub mod openssh_key {
-        use crate::error::Error;
-
-        /// The first line of an OpenSSH private key file.
-        pub const BEGIN: &str = "-----BEGIN OPENSSH PRIVATE KEY-----";
-
-        /// Never built: parsing fails.
-        pub struct OpensshKeyFile(());
-
-        /// Never built: there is no key file to take it from.
-        pub struct Public(());
-
-        impl OpensshKeyFile {
-            pub fn parse(_: &str) -> Result<Self, Error> {
-                Err(super::super::ssh_unavailable())
-            }
-            pub fn public(&self) -> Public {
-                Public(())
-            }
-        }
-
-        impl Public {
-            pub fn to_authorized_key(&self) -> String {
-                String::new()
-            }
+    impl Identity for SshRsaIdentity {
+        fn unwrap_stanza(&self, _: &Stanza) -> Option<Result<FileKey, Error>> {
+            match *self {}
         }
     }
-}
-
-fn ssh_unavailable() -> Error {
-    Error::InvalidKey("SSH keys are not available in this build (use age1… keys)".into())
 }

@@ -12,21 +12,21 @@
 //! ```
 //!
 //! with LABEL = `age-encryption.org/v1/ssh-ed25519`. The tweak binds the stanza to the whole SSH
-//! key. X25519, SHA-2 and HKDF come from aws-lc-rs like every other recipient here; only the
-//! Edwards → Montgomery map comes from curve25519-dalek, because aws-lc-rs exposes neither that
-//! map nor field arithmetic, and the map is better not written by hand. dalek also decompresses
-//! the point first, so a 32-byte string that is not a curve point is refused (age would encrypt
-//! to a meaningless key that nobody can decrypt).
+//! key. X25519 and HKDF come from `crate::crypto` like every other recipient's (aws-lc natively,
+//! RustCrypto in the portable build); the Edwards side (the Edwards → Montgomery map and the
+//! public key of a seed) comes from curve25519-dalek in both builds, since aws-lc-rs exposes
+//! neither that map nor field arithmetic, and the map is better not written by hand. dalek also
+//! decompresses the point first, so a 32-byte string that is not a curve point is refused (age
+//! would encrypt to a meaningless key that nobody can decrypt).
 
 use std::sync::Arc;
 
-use aws_lc_rs::agreement::{self, PrivateKey, UnparsedPublicKey, X25519};
-use aws_lc_rs::digest::{digest, SHA512};
-use aws_lc_rs::signature::Ed25519KeyPair;
-use curve25519_dalek::edwards::CompressedEdwardsY;
+use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
+use sha2::{Digest, Sha512};
 use zeroize::Zeroizing;
 
 use super::openssh::SshPublicKey;
+use crate::crypto::X25519Secret;
 use crate::format::{encode_b64, Stanza};
 use crate::recipient::primitives::{
     check_wrapped_len, decode_arg, hkdf32, open_file_key, random, seal_file_key, ZERO_NONCE,
@@ -41,31 +41,22 @@ const LABEL: &[u8] = b"age-encryption.org/v1/ssh-ed25519";
 #[derive(Clone)]
 struct KeyInfo {
     tag: String,
-    /// The tweak as aws-lc's key (it clears it when freed), made once: making a key computes
-    /// its public half, a fixed-base multiplication each wrap and unwrap would otherwise repeat.
-    tweak: Arc<PrivateKey>,
+    /// The tweak as the backend's X25519 key (cleared when freed), made once: aws-lc computes
+    /// the public half when a key is made, a fixed-base multiplication each wrap and unwrap
+    /// would otherwise repeat.
+    tweak: Arc<X25519Secret>,
 }
 
 impl KeyInfo {
     fn new(public: &SshPublicKey) -> Result<Self, Error> {
         let tweak = hkdf32(&public.to_blob(), &[], LABEL);
-        Ok(KeyInfo { tag: public.fingerprint_tag(), tweak: Arc::new(scalar_key(&tweak[..])?) })
+        Ok(KeyInfo { tag: public.fingerprint_tag(), tweak: Arc::new(X25519Secret::new(&tweak)?) })
     }
 }
 
-fn scalar_key(scalar: &[u8]) -> Result<PrivateKey, Error> {
-    PrivateKey::from_private_key(&X25519, scalar).map_err(|_| Error::Crypto)
-}
-
 /// X25519(k, u), refusing the all-zero output of a low-order point.
-fn x25519(k: &PrivateKey, u: &[u8], low_order: fn() -> Error) -> Result<Zeroizing<Vec<u8>>, Error> {
-    agreement::agree(k, UnparsedPublicKey::new(&X25519, u), low_order(), |s| {
-        if s.iter().all(|&b| b == 0) {
-            Err(low_order())
-        } else {
-            Ok(Zeroizing::new(s.to_vec()))
-        }
-    })
+fn x25519(k: &X25519Secret, u: &[u8], low_order: fn() -> Error) -> Result<Zeroizing<[u8; 32]>, Error> {
+    k.agree(u).ok_or_else(low_order)
 }
 
 fn wrap_key(
@@ -78,7 +69,7 @@ fn wrap_key(
     let mut salt = [0u8; 64];
     salt[..32].copy_from_slice(share);
     salt[32..].copy_from_slice(recipient);
-    Ok(hkdf32(&salt, &tweaked, LABEL))
+    Ok(hkdf32(&salt, &tweaked[..], LABEL))
 }
 
 /// An `ssh-ed25519` public key as an age recipient.
@@ -114,14 +105,13 @@ impl Recipient for SshEd25519Recipient {
 
     fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
         // The ephemeral secret comes from the OS RNG (see `rng`), as for X25519 recipients.
-        let eph = Zeroizing::new(random::<32>()?);
-        let eph = scalar_key(&eph[..])?;
-        let share = eph.compute_public_key()?;
+        let eph = X25519Secret::new(&Zeroizing::new(random::<32>()?))?;
+        let share = eph.public()?;
         let low_order = || Error::InvalidRecipient("ssh-ed25519 key is a low-order point".into());
         let shared = x25519(&eph, &self.montgomery, low_order)?;
-        let key = wrap_key(&self.info, &shared, share.as_ref(), &self.montgomery)?;
+        let key = wrap_key(&self.info, &shared[..], &share, &self.montgomery)?;
         let body = seal_file_key(&key, ZERO_NONCE, file_key);
-        let args = vec![self.info.tag.clone(), encode_b64(share.as_ref())];
+        let args = vec![self.info.tag.clone(), encode_b64(&share)];
         Ok((vec![Stanza::new(TAG, args, body)], Labels::new()))
     }
 
@@ -136,8 +126,8 @@ impl Recipient for SshEd25519Recipient {
 
 /// An `ssh-ed25519` private key as an age identity. Zeroized on drop; `Debug` is redacted.
 pub struct SshEd25519Identity {
-    /// SHA-512(seed)[:32] as aws-lc's key, made once (see `KeyInfo::tweak`).
-    scalar: PrivateKey,
+    /// SHA-512(seed)[:32] as the backend's X25519 key, made once (see `KeyInfo::tweak`).
+    scalar: X25519Secret,
     ours: [u8; 32],
     info: KeyInfo,
 }
@@ -151,13 +141,17 @@ impl std::fmt::Debug for SshEd25519Identity {
 impl SshEd25519Identity {
     /// From the Ed25519 seed and its public key; refuses a pair that does not belong together.
     pub fn new(seed: &[u8; 32], public: &[u8; 32]) -> Result<Self, Error> {
-        Ed25519KeyPair::from_seed_and_public_key(seed, public)
-            .map_err(|_| Error::InvalidKey("ssh-ed25519 private and public keys do not match".into()))?;
-        let h = digest(&SHA512, seed);
+        let mut h = Zeroizing::new([0u8; 64]);
+        h.copy_from_slice(&Sha512::digest(seed));
         let mut scalar = Zeroizing::new([0u8; 32]);
-        scalar.copy_from_slice(&h.as_ref()[..32]);
-        let scalar = scalar_key(&scalar[..])?;
-        let ours = scalar.compute_public_key()?.as_ref().try_into().map_err(|_| Error::Crypto)?;
+        scalar.copy_from_slice(&h[..32]);
+        // RFC 8032 §5.1.5: the public key is the clamped scalar times the base point (dalek's
+        // fixed-base multiplication is constant time in the scalar).
+        if EdwardsPoint::mul_base_clamped(*scalar).compress().to_bytes() != *public {
+            return Err(Error::InvalidKey("ssh-ed25519 private and public keys do not match".into()));
+        }
+        let scalar = X25519Secret::new(&scalar)?;
+        let ours = scalar.public()?;
         Ok(SshEd25519Identity { scalar, ours, info: KeyInfo::new(&SshPublicKey::Ed25519(*public))? })
     }
 
@@ -165,7 +159,7 @@ impl SshEd25519Identity {
         check_wrapped_len(body)?;
         let low_order = || Error::InvalidStanza("ssh-ed25519 share is a low-order point".into());
         let shared = x25519(&self.scalar, share, low_order)?;
-        let key = wrap_key(&self.info, &shared, share, &self.ours)?;
+        let key = wrap_key(&self.info, &shared[..], share, &self.ours)?;
         // The tag said this stanza is ours, so a failure is fatal, as in age.
         open_file_key(&key, ZERO_NONCE, body)
             .ok_or_else(|| Error::InvalidStanza("ssh-ed25519: failed to decrypt the file key".into()))

@@ -7,22 +7,36 @@
 //!   [`openssh_key`] (OpenSSH private key files, bcrypt-encrypted or not), [`pem_key`] (PKCS#1
 //!   and PKCS#8 PEM private keys, as age also reads them) and [`pem_legacy`] (PEM's legacy
 //!   encryption of those, `Proc-Type: 4,ENCRYPTED`);
-//! * stanza kinds: [`ed25519`] (`ssh-ed25519`) and [`rsa`] (`ssh-rsa`).
+//! * stanza kinds: [`ed25519`] (`ssh-ed25519`) and [`rsa`] (`ssh-rsa`; its recipient side in
+//!   `rsa_recipient.rs`).
 //!
-//! Native only: the parsers and stanzas run on aws-lc (see `../unavailable.rs`).
+//! Both builds read OpenSSH keys and make both stanza kinds through `crate::crypto`, except for
+//! RSA private keys: the portable build (WebAssembly) has no constant-time RSA decryption, so its
+//! `rsa` is a stand-in whose identities are refused with that reason
+//! (`../common/unavailable.rs`), and PEM private keys (`pem_key`, `pem_legacy`), which come to
+//! age mostly as RSA keys, are native only.
 
 pub mod ed25519;
 pub mod openssh;
 pub mod openssh_key;
+#[cfg(not(portable_backend))]
 pub mod pem_key;
+#[cfg(not(portable_backend))]
 pub mod pem_legacy;
+#[cfg(not(portable_backend))]
 pub mod rsa;
+#[cfg(portable_backend)]
+pub use super::unavailable::ssh_rsa as rsa;
+pub(crate) mod rsa_recipient;
 
 use std::sync::{Arc, OnceLock};
 
 use self::ed25519::{SshEd25519Identity, SshEd25519Recipient};
-use self::openssh::{parse_authorized_key, AuthorizedKey, SshPublicKey};
+use self::openssh::SshPublicKey;
+#[cfg(not(portable_backend))]
+use self::openssh::{parse_authorized_key, AuthorizedKey};
 use self::openssh_key::{OpensshKeyFile, SshPrivateKey};
+#[cfg(not(portable_backend))]
 use self::pem_key::EncryptedPemKey;
 use self::rsa::{SshRsaIdentity, SshRsaRecipient};
 use crate::format::Stanza;
@@ -41,6 +55,7 @@ pub fn recipient_of(public: &SshPublicKey) -> Result<Box<dyn Recipient>, Error> 
 /// Parses one `authorized_keys`-style line into a recipient; an unsupported SSH key type is an
 /// error naming the type.
 pub fn parse_recipient(line: &str) -> Result<Box<dyn Recipient>, Error> {
+    use self::openssh::{parse_authorized_key, AuthorizedKey};
     match parse_authorized_key(line).map_err(|e| Error::InvalidRecipient(format!("SSH recipient: {e}")))? {
         AuthorizedKey::Supported(k) => recipient_of(&k),
         AuthorizedKey::Unsupported(t) => Err(Error::InvalidRecipient(format!(
@@ -67,6 +82,11 @@ pub fn parse_identity(
     let public = file.public().clone();
     // Refuse unusable public keys (RSA under 2048 bits) now, not at the first stanza.
     recipient_of(&public).map_err(as_key_error)?;
+    // So too a key this build cannot decrypt with, before a passphrase is asked for.
+    #[cfg(portable_backend)]
+    if matches!(public, SshPublicKey::Rsa { .. }) {
+        return Err(rsa::identity_unavailable());
+    }
     if !file.is_encrypted() {
         return Ok((identity_of(file.decrypt(None)?)?, public));
     }
@@ -74,6 +94,7 @@ pub fn parse_identity(
 }
 
 /// The words of the error for a legacy PEM key whose `.pub` file holds another key (age's).
+#[cfg(not(portable_backend))]
 pub const MISMATCHED_PUBLIC_KEY: &str = "mismatched private and public SSH key";
 
 /// Reads a PEM private key under legacy encryption (`Proc-Type: 4,ENCRYPTED`, as `ssh-keygen -m
@@ -86,6 +107,7 @@ pub const MISMATCHED_PUBLIC_KEY: &str = "mismatched private and public SSH key";
 /// * without, the passphrase is asked now, to learn the public key.
 ///
 /// Also returns the public key (for `encrypt -i`).
+#[cfg(not(portable_backend))]
 pub fn parse_legacy_identity(
     pem: &str,
     public: Option<&str>,
@@ -141,6 +163,7 @@ fn wrong_passphrase(e: Error, description: &str) -> Error {
 /// key with the public key it must turn out to be.
 enum Locked {
     Openssh(OpensshKeyFile),
+    #[cfg(not(portable_backend))]
     Pem(EncryptedPemKey, SshPublicKey),
 }
 
@@ -170,6 +193,7 @@ impl EncryptedSshIdentity {
             Locked::Openssh(file) => identity_of(
                 file.decrypt(Some(pass.as_bytes())).map_err(|e| wrong_passphrase(e, &description))?,
             )?,
+            #[cfg(not(portable_backend))]
             Locked::Pem(key, public) => {
                 let key = key.decrypt(pass.as_bytes()).map_err(|e| wrong_passphrase(e, &description))?;
                 if key.public() != *public {
@@ -219,6 +243,11 @@ mod tests {
         std::fs::read_to_string(format!("{}/../../vectors/ssh/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
     }
 
+    /// The keys whose identities this build has: the portable one has no RSA private keys.
+    fn usable(names: &[&'static str]) -> Vec<&'static str> {
+        names.iter().copied().filter(|n| !(cfg!(portable_backend) && n.starts_with("rsa"))).collect()
+    }
+
     /// Counts passphrase requests and answers with a fixed passphrase.
     struct Counting(&'static str, AtomicUsize);
     impl Callbacks for Counting {
@@ -231,7 +260,7 @@ mod tests {
 
     #[test]
     fn protected_keys_ask_only_for_their_own_stanzas_and_once() {
-        for name in ["ed25519_ctr", "ed25519_gcm", "rsa3072_ctr"] {
+        for name in usable(&["ed25519_ctr", "ed25519_gcm", "rsa3072_ctr"]) {
             let cb = Arc::new(Counting("hyperseal test", AtomicUsize::new(0)));
             let (id, public) = parse_identity(&vector(name), cb.clone()).unwrap();
             let r = recipient_of(&public).unwrap();
@@ -263,7 +292,7 @@ mod tests {
 
     #[test]
     fn unencrypted_keys_and_recipient_lines() {
-        for name in ["ed25519", "rsa2048"] {
+        for name in usable(&["ed25519", "rsa2048"]) {
             let (id, public) = parse_identity(&vector(name), Arc::new(NoCallbacks)).unwrap();
             let r = parse_recipient(&vector(&format!("{name}.pub"))).unwrap();
             let line = vector(&format!("{name}.pub"));
@@ -281,19 +310,15 @@ mod tests {
     /// the matching private keys, protected ones through the callback.
     #[test]
     fn files_made_by_age_decrypt() {
-        for name in ["ed25519", "ed25519_ctr", "ed25519_gcm", "rsa2048", "rsa3072_ctr"] {
+        for name in usable(&["ed25519", "ed25519_ctr", "ed25519_gcm", "rsa2048", "rsa3072_ctr"]) {
             let file = std::fs::read(format!("{}/../../vectors/ssh/{name}.age", env!("CARGO_MANIFEST_DIR")))
                 .unwrap();
             let cb = Arc::new(Counting("hyperseal test", AtomicUsize::new(0)));
             let ids = crate::recipient::parse_identities_with(&vector(name), cb).unwrap();
             assert_eq!(&crate::decrypt::decrypt(&ids, &file).unwrap()[..], b"hello from age\n", "{name}");
             // Another key's identity does not match.
-            let other = crate::recipient::parse_identities(&vector(if name.starts_with("rsa") {
-                "ed25519"
-            } else {
-                "rsa2048"
-            }))
-            .unwrap();
+            let other = if name == "ed25519" { "ed25519_gcm" } else { "ed25519" };
+            let other = crate::recipient::parse_identities(&vector(other)).unwrap();
             assert!(
                 matches!(crate::decrypt::decrypt(&other, &file), Err(Error::NoIdentityMatched)),
                 "{name}"
@@ -304,6 +329,7 @@ mod tests {
     /// PEM keys with legacy encryption made by ssh-keygen (AES-128-CBC) and OpenSSL (AES-256-CBC,
     /// 3DES) open the files the real age made for them: with the `.pub` line (age's way) the
     /// passphrase is asked only for the key's own stanza, once; without it, at once.
+    #[cfg(not(portable_backend))]
     #[test]
     fn legacy_pem_keys_open_files_made_by_age() {
         struct Answer(&'static str, AtomicUsize);
@@ -356,6 +382,7 @@ mod tests {
 
     /// A `.pub` line of another key (or of a kind age cannot use) is refused: at once for the
     /// kind, after the passphrase for a mismatch, as age does.
+    #[cfg(not(portable_backend))]
     #[test]
     fn legacy_pem_key_with_another_public_key() {
         let name = "rsa2048_pem_aes128";
@@ -374,6 +401,26 @@ mod tests {
         );
         let big = format!("{pem}{}", " ".repeat(crate::limits::KEY_TEXT));
         assert!(matches!(parse_legacy_identity(&big, None, Arc::new(NoCallbacks)), Err(Error::Limit(_))));
+    }
+
+    /// The portable build (WebAssembly) takes SSH keys too: `ssh-ed25519` both ways (above) and
+    /// `ssh-rsa` as recipients. An RSA private key is refused when read, before any passphrase
+    /// is asked for, with the reason; files for both kinds still open with an ed25519 key.
+    #[cfg(portable_backend)]
+    #[test]
+    fn portable_build_takes_ssh_recipients_and_refuses_rsa_identities() {
+        for name in ["rsa2048", "rsa3072_ctr"] {
+            let cb = Arc::new(Counting("hyperseal test", AtomicUsize::new(0)));
+            let err = crate::recipient::parse_identities_with(&vector(name), cb.clone()).err().unwrap();
+            assert!(matches!(err, Error::InvalidKey(_)), "{name}: {err}");
+            assert!(err.to_string().contains("not constant time"), "{name}: {err}");
+            assert_eq!(cb.1.load(Ordering::SeqCst), 0, "{name}: no passphrase asked");
+        }
+        let text = format!("{}{}", vector("ed25519.pub"), vector("rsa2048.pub"));
+        let rs = crate::recipient::parse_recipients_file(&text).unwrap();
+        let file = crate::encrypt::encrypt(&rs, b"to both").unwrap();
+        let ids = crate::recipient::parse_identities(&vector("ed25519")).unwrap();
+        assert_eq!(&crate::decrypt::decrypt(&ids, &file).unwrap()[..], b"to both");
     }
 
     /// An `authorized_keys`-style file with comments, options and an ECDSA key (skipped with a

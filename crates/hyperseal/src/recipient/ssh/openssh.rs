@@ -13,9 +13,9 @@
 //! assert_eq!(key.key_type(), "ssh-ed25519");
 //! ```
 
-use aws_lc_rs::digest::{digest, SHA256};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use sha2::{Digest, Sha256};
 
 use crate::format::encode_b64;
 
@@ -182,7 +182,7 @@ impl SshPublicKey {
 
     /// The stanza's first argument: base64 of the first 4 bytes of SHA-256(blob).
     pub fn fingerprint_tag(&self) -> String {
-        encode_b64(&digest(&SHA256, &self.to_blob()).as_ref()[..4])
+        encode_b64(&Sha256::digest(self.to_blob())[..4])
     }
 
     /// The `authorized_keys` form without a comment: `ssh-ed25519 AAAA…`.

@@ -1,13 +1,12 @@
 //! OpenSSH private key files (`-----BEGIN OPENSSH PRIVATE KEY-----`, OpenSSH's PROTOCOL.key),
 //! unencrypted or protected with a passphrase as `ssh-keygen` writes them: bcrypt-pbkdf
 //! (RustCrypto's `bcrypt-pbkdf`) and aes256-ctr (the default) or aes256-gcm@openssh.com
-//! (aws-lc-rs). No primitive is written here, only the container.
+//! (`crate::crypto`: aws-lc natively, RustCrypto in the portable build). No primitive is written
+//! here, only the container.
 //!
 //! The public key sits in the clear before the encrypted part, so a protected key can tell
 //! whether a stanza is addressed to it without asking for the passphrase (age asks only then).
 
-use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM};
-use aws_lc_rs::cipher::{DecryptingKey, DecryptionContext, UnboundCipherKey, AES_256};
 use zeroize::Zeroizing;
 
 use super::openssh::{Reader, SshPublicKey, ED25519, RSA};
@@ -197,25 +196,21 @@ impl OpensshKeyFile {
         let mut km = Zeroizing::new(vec![0u8; 32 + cipher.iv_len()]);
         bcrypt_pbkdf::bcrypt_pbkdf(pass, salt, rounds, &mut km).map_err(|_| bad("bcrypt-pbkdf failed"))?;
         let (key, iv) = km.split_at(32);
+        let key: &[u8; 32] = key.try_into().expect("32-byte key");
         let mut buf = self.private.clone();
         match cipher {
             Cipher::Aes256Ctr => {
                 if !buf.len().is_multiple_of(16) {
                     return Err(bad("encrypted section is not a whole number of blocks"));
                 }
-                let k = DecryptingKey::ctr(UnboundCipherKey::new(&AES_256, key).map_err(|_| Error::Crypto)?)
-                    .map_err(|_| Error::Crypto)?;
-                let iv: [u8; 16] = iv.try_into().expect("16-byte IV");
-                k.decrypt(&mut buf, DecryptionContext::Iv128(iv.into())).map_err(|_| Error::Crypto)?;
+                crate::crypto::aes256_ctr(key, iv.try_into().expect("16-byte IV"), &mut buf)?;
             }
             Cipher::Aes256Gcm => {
-                let k = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key).map_err(|_| Error::Crypto)?);
-                let nonce = Nonce::try_assume_unique_for_key(iv).map_err(|_| Error::Crypto)?;
-                let tag = self.gcm_tag.expect("set for GCM");
-                let n = buf.len();
-                buf.extend_from_slice(&tag);
-                k.open_in_place(nonce, Aad::empty(), &mut buf).map_err(|_| Error::WrongPassphrase)?;
-                buf.truncate(n);
+                let tag = self.gcm_tag.as_ref().expect("set for GCM");
+                let nonce = iv.try_into().expect("12-byte IV");
+                if !crate::crypto::aes256_gcm_open(key, nonce, &mut buf, tag) {
+                    return Err(Error::WrongPassphrase);
+                }
             }
         }
         Ok(buf)

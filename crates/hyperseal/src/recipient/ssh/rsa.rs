@@ -1,10 +1,7 @@
-//! `ssh-rsa` recipients, exactly as age's `agessh` package makes them.
-//!
-//! Stanza `-> ssh-rsa <tag>`, tag = unpadded base64 of the first 4 bytes of SHA-256 of the SSH
-//! wire public key; body = RSA-OAEP-SHA-256 (MGF1-SHA-256) of the file key with the label
-//! `age-encryption.org/v1/ssh-rsa`. Keys of 2048 to 8192 bits, as aws-lc-rs allows (2048 is below
-//! the 3072 bits hyperseal's own `rsa-oaep` asks for; it is accepted here only because SSH keys
-//! of that size are what users have, and age takes them).
+//! `ssh-rsa` identities, exactly as age's `agessh` package opens them: RSA-OAEP-SHA-256
+//! (MGF1-SHA-256) with the label `age-encryption.org/v1/ssh-rsa` (the recipient side is
+//! `rsa_recipient.rs`, re-exported here). Native only: the private-key operation runs on aws-lc,
+//! which is constant time; the portable build refuses these keys (`../common/unavailable.rs`).
 //!
 //! OpenSSH private keys carry n, e, d, p, q and q⁻¹ mod p but not the CRT exponents d mod (p−1)
 //! and d mod (q−1) that aws-lc-rs needs, so [`crt_exponents`] asks aws-lc's bignum code for them:
@@ -13,82 +10,25 @@
 
 use aws_lc_rs::encoding::AsDer;
 use aws_lc_rs::rsa::{
-    KeyPair, KeyPairComponents, OaepPrivateDecryptingKey, OaepPublicEncryptingKey, PrivateDecryptingKey,
-    PublicEncryptingKey, PublicKeyComponents, OAEP_SHA256_MGF1SHA256,
+    KeyPair, KeyPairComponents, OaepPrivateDecryptingKey, PrivateDecryptingKey, PublicKeyComponents,
+    OAEP_SHA256_MGF1SHA256,
 };
 use zeroize::Zeroizing;
 
 use super::openssh::SshPublicKey;
 use super::openssh_key::RsaComponents;
+pub use super::rsa_recipient::SshRsaRecipient;
+use super::rsa_recipient::{LABEL, TAG};
 use crate::format::Stanza;
 use crate::recipient::pem::der_take;
-use crate::recipient::traits::{Identity, Labels, Recipient};
+use crate::recipient::traits::Identity;
 use crate::{error::Error, file_key::FileKey};
-
-const TAG: &str = "ssh-rsa";
-const LABEL: &[u8] = b"age-encryption.org/v1/ssh-rsa";
-
-/// An `ssh-rsa` public key as an age recipient.
-pub struct SshRsaRecipient {
-    key: OaepPublicEncryptingKey,
-    public: SshPublicKey,
-}
-
-impl std::fmt::Debug for SshRsaRecipient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SshRsaRecipient({} bits, {})", self.key.key_size_bits(), self.public.fingerprint_tag())
-    }
-}
 
 fn size_error(e: aws_lc_rs::error::KeyRejected) -> String {
     match e.description_() {
         "TooSmall" => "ssh-rsa keys must have at least 2048 bits".into(),
         "TooLarge" => "ssh-rsa keys over 8192 bits are not supported".into(),
         other => format!("ssh-rsa key rejected ({other})"),
-    }
-}
-
-impl SshRsaRecipient {
-    /// From a parsed `ssh-rsa` public key.
-    pub fn new(public: &SshPublicKey) -> Result<Self, Error> {
-        let SshPublicKey::Rsa { n, e } = public else {
-            return Err(Error::InvalidRecipient("not an ssh-rsa key".into()));
-        };
-        super::openssh::check_rsa_exponent(e).map_err(Error::InvalidRecipient)?;
-        // n has no leading zero byte (the SSH parser strips it), so its bit length is exact.
-        let bits = n.len() * 8 - n[0].leading_zeros() as usize;
-        if !(2048..=8192).contains(&bits) {
-            return Err(Error::InvalidRecipient(format!(
-                "ssh-rsa key of {bits} bits: age needs 2048 to 8192 bits"
-            )));
-        }
-        let key: PublicEncryptingKey = PublicKeyComponents { n: &n[..], e: &e[..] }
-            .try_into()
-            .map_err(|_| Error::InvalidRecipient("ssh-rsa public key rejected".into()))?;
-        let key = OaepPublicEncryptingKey::new(key)
-            .map_err(|_| Error::InvalidRecipient("ssh-rsa public key rejected".into()))?;
-        Ok(SshRsaRecipient { key, public: public.clone() })
-    }
-}
-
-impl Recipient for SshRsaRecipient {
-    fn wraps_offline(&self) -> bool {
-        true
-    }
-
-    fn wrap_file_key(&self, file_key: &FileKey) -> Result<(Vec<Stanza>, Labels), Error> {
-        let mut ct = vec![0u8; self.key.ciphertext_size()];
-        let n = self.key.encrypt(&OAEP_SHA256_MGF1SHA256, file_key.expose(), &mut ct, Some(LABEL))?.len();
-        ct.truncate(n);
-        Ok((vec![Stanza::new(TAG, vec![self.public.fingerprint_tag()], ct)], Labels::new()))
-    }
-
-    fn key_id(&self) -> Option<Vec<u8>> {
-        Some([b"ssh-rsa ".as_slice(), &self.public.to_blob()].concat())
-    }
-
-    fn names_stanza(&self, stanza: &Stanza) -> Option<bool> {
-        Some(stanza.tag == TAG && stanza.args.first() == Some(&self.public.fingerprint_tag()))
     }
 }
 
@@ -253,7 +193,7 @@ mod tests {
             Pair { recipient: &r, identity: &id }.round_trip(&[16, 32], |_, s, labels| {
                 assert!(labels.is_empty());
                 assert_eq!(s.tag, "ssh-rsa");
-                assert_eq!(s.args, [r.public.fingerprint_tag()]);
+                assert_eq!(s.args, [r.tag()]);
                 assert_eq!(s.body.len(), bytes);
             });
             assert!(format!("{id:?}").contains("redacted"));
@@ -269,8 +209,7 @@ mod tests {
         // `other` sees another key's tag
         pair.not_mine(&s, &[&other], &[]);
         // The label matters: hyperseal's own rsa-oaep (empty label) does not open as ssh-rsa.
-        let mut ct = vec![0u8; 256];
-        let n = r.key.encrypt(&OAEP_SHA256_MGF1SHA256, &[7; 16], &mut ct, None).unwrap().len();
+        let ct = r.encrypt_with_label(&[7; 16], b"");
         pair.damaged(
             &s,
             Damaged::Invalid,
@@ -281,7 +220,7 @@ mod tests {
                     b.body.pop();
                 },
                 &|b| b.body[10] ^= 1,
-                &|b| b.body = ct[..n].to_vec(),
+                &|b| b.body = ct.clone(),
             ],
         );
     }
