@@ -128,8 +128,14 @@ pub(crate) fn identities(
             Item::Passkey(nonce, key) => out.push(Box::new(Fido2PrfIdentity::new(nonce, key))),
         }
     }
-    if !texts.is_empty() || out.is_empty() {
-        let text = Zeroizing::new(texts.iter().map(|t| t.as_str()).collect::<Vec<_>>().join("\n"));
+    // A PEM key (an OpenSSH private key) is a key file of its own: parsed alone, so that it can
+    // stand in one list beside secret key lines (the web app's Identities box).
+    let (pem, lines): (Vec<_>, Vec<_>) = texts.iter().partition(|t| t.trim_start().starts_with("-----BEGIN"));
+    for text in pem {
+        out.extend(recipient::parse_identities_with(text, policy(allow_plugins)).map_err(fail)?);
+    }
+    if !lines.is_empty() || out.is_empty() {
+        let text = Zeroizing::new(lines.iter().map(|t| t.as_str()).collect::<Vec<_>>().join("\n"));
         out.extend(recipient::parse_identities_with(&text, policy(allow_plugins)).map_err(fail)?);
     }
     Ok(Arc::new(out))

@@ -43,11 +43,13 @@ export const PAGE_B64 = `
 
 /**
  * Starts Chromium on `pagePath` (under `root`, default the package) and waits until
- * `window.hyperseal` exists; `isolated: false` serves it without COOP/COEP. Returns `{ page, context, work, inPage, open, close }`;
+ * `window.hyperseal` exists; `isolated: false` serves it without COOP/COEP; `needsCli: false`
+ * for a file that never runs the native CLI. Returns `{ page, context, work, inPage, open, close }`;
  * `inPage(fn, arg)` runs `fn(hs, arg)` in the page, with `hs` the initialised package.
  */
-export async function startBrowser ({ root = PKG_ROOT, pagePath = '/test/page.html', isolated = true } = {}) {
-  for (const [what, path] of [['pkg/ (make wasm)', join(PKG_ROOT, 'pkg/hyperseal_bg.wasm')], ['the CLI', CLI], ['Chromium', CHROMIUM]]) {
+export async function startBrowser ({ root = PKG_ROOT, pagePath = '/test/page.html', isolated = true, needsCli = true } = {}) {
+  const needed = [['pkg/ (make wasm)', join(PKG_ROOT, 'pkg/hyperseal_bg.wasm')], ['Chromium', CHROMIUM]]
+  for (const [what, path] of needsCli ? [...needed, ['the CLI', CLI]] : needed) {
     if (!existsSync(path)) throw new Error(`${what} is missing: ${path}`)
   }
   const work = mkdtempSync(join(tmpdir(), 'hyperseal-wasm-test-'))

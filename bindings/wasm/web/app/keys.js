@@ -3,7 +3,7 @@
 // recipient. Every key is parsed and checked by the library, which also refuses a mix of
 // post-quantum and classic recipients; this file only splits lines.
 
-import { createCredential, generateKeyPair, WebAuthnRecipient, WebAuthnIdentity, EncryptSession } from '../js/index.js'
+import { createCredential, generateKeyPair, WebAuthnRecipient, WebAuthnIdentity, EncryptSession, DecryptSession } from '../js/index.js'
 
 /** typage's identity strings for passkeys start so (the library parses the rest). */
 const PASSKEY = 'AGE-PLUGIN-FIDO2PRF-1'
@@ -32,9 +32,19 @@ export function recipients (text) {
   return [...keys, ...passkeys]
 }
 
-/** The identities of the Identities box (with the chosen passkey when `passkey`). */
+/** An OpenSSH private key as `ssh-keygen` writes it: a block of lines, one key. */
+const PEM_BLOCK = /-----BEGIN ([A-Z ]+)-----[\s\S]*?-----END \1-----/g
+
+/**
+ * The identities of the Identities box (with the chosen passkey when `passkey`): each private
+ * key block whole (an SSH key), the other lines one by one. The keys are checked by the library
+ * now, before a save dialog opens or a byte is written.
+ */
 export function identities (text, passkey) {
-  const keys = lines(text)
+  const blocks = []
+  const rest = text.replace(PEM_BLOCK, (block) => { blocks.push(block); return '\n' })
+  const keys = [...blocks, ...lines(rest)]
+  if (keys.length > 0) new DecryptSession(keys, {}).free()
   return passkey ? [new WebAuthnIdentity(), ...keys] : keys
 }
 

@@ -41,10 +41,18 @@ export async function run (chosen, { verb, past, nameOf, transform, parts }) {
         await writable.close()
       } else {
         // pipeTo closes the writable (the file appears) only after the transform's flush, which
-        // is where the library checks the last chunk; any error aborts it instead.
+        // is where the library checks the last chunk; any error aborts it instead, and so does
+        // a transform that cannot be made, before pipeTo has it to abort.
+        let through
+        try {
+          through = transform(file)
+        } catch (e) {
+          await writable.abort().catch(() => {})
+          throw e
+        }
         await file.stream()
           .pipeThrough(meter(report))
-          .pipeThrough(transform(file))
+          .pipeThrough(through)
           .pipeTo(writable)
       }
       before += file.size
