@@ -39,9 +39,14 @@ pub struct Repo {
 impl Repo {
     /// A repository for a post-quantum reader (and `extra` readers).
     pub fn new(extra: &[&Key]) -> Repo {
+        Repo::with_reader(Kind::Hybrid, extra)
+    }
+
+    /// A repository whose first reader is of `kind`.
+    pub fn with_reader(kind: Kind, extra: &[&Key]) -> Repo {
         let dir = tempfile::tempdir().unwrap();
         let store = LocalStore::new(dir.path().join("repo"));
-        let reader = Key::new(Kind::Hybrid);
+        let reader = Key::new(kind);
         let mut list = vec![reader.public.clone()];
         list.extend(extra.iter().map(|k| k.public.clone()));
         let writer = hyperseal_backup::init(&store, &list).unwrap();
