@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/others.rs"]
+mod others;
+
 const BIG: usize = 64 << 20;
 const SMALL: usize = 4 << 20;
 const NAMED_ENV: &str = "HYPERSEAL_NAMED_TEMPORARY";
@@ -353,29 +356,41 @@ fn file_size_limit(fx: &Fixture, t: &mut Tally) {
 }
 
 /// A directory the user cannot write to: a clear error naming the destination, nothing else.
-/// Root ignores permissions, so as root the run drops to `nobody` (files it needs made
-/// readable first).
+/// Root ignores permissions, so as root the run drops to `nobody`, with the binary and the
+/// files it reads where `nobody` can reach them: the fixture's own folder where it can, else
+/// a folder under /tmp (the checkout, and cargo's target/tmp in it, may lie under a private
+/// folder).
 fn read_only_dir(fx: &Fixture, t: &mut Tally) {
     let root = unsafe { libc::geteuid() } == 0; // SAFETY: geteuid cannot fail.
-    let ro = fx.root.join("ro");
-    fs::create_dir(&ro).unwrap();
+    let open = (root && !others::reachable(&fx.root)).then(others::open_dir);
+    let base = open.as_ref().map_or(fx.root.as_path(), |d| d.path());
     for p in [&fx.root, &fx.src] {
         fs::set_permissions(p, fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let key = fx.root.join("ro-k.key");
-    fs::copy(&fx.key, &key).unwrap();
-    for p in [&key, &fx.small, &fx.small_hs, &fx.public] {
-        fs::set_permissions(p, fs::Permissions::from_mode(0o644)).unwrap();
-    }
+    // Copies that nobody may read: the inputs themselves stay as they are (`inputs_intact`).
+    let [key, small, small_hs, public] =
+        [(&fx.key, "ro-k.key"), (&fx.small, "ro-small"), (&fx.small_hs, "ro-small.hs"), (&fx.public, "ro-k.pub")]
+            .map(|(from, name)| {
+                let to = base.join(name);
+                fs::copy(from, &to).unwrap();
+                fs::set_permissions(&to, fs::Permissions::from_mode(0o644)).unwrap();
+                to
+            });
+    let ro = base.join("ro");
+    fs::create_dir(&ro).unwrap();
     fs::set_permissions(&ro, fs::Permissions::from_mode(0o555)).unwrap();
     let dest = ro.join("dest");
     for named in [false, true].into_iter().filter(|&n| !n || NAMED) {
         for op in [Op::Encrypt, Op::Decrypt] {
             let mut c = match op {
-                Op::Encrypt => encrypt(&fx.public, &dest, &fx.small, false, named),
-                Op::Decrypt => decrypt(&key, &dest, &fx.small_hs, false, named),
+                Op::Encrypt => encrypt(&public, &dest, &small, false, named),
+                Op::Decrypt => decrypt(&key, &dest, &small_hs, false, named),
             };
             if root {
+                let mut dropped = Command::new(others::binary());
+                dropped.args(c.get_args()).envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))));
+                dropped.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+                c = dropped;
                 c.uid(65534).gid(65534);
             }
             let o = run(c);
@@ -393,7 +408,9 @@ fn read_only_dir(fx: &Fixture, t: &mut Tally) {
     }
     fs::set_permissions(&ro, fs::Permissions::from_mode(0o755)).unwrap();
     fs::remove_dir(&ro).unwrap();
-    fs::remove_file(&key).unwrap();
+    for f in [key, small, small_hs, public] {
+        fs::remove_file(f).unwrap();
+    }
 }
 
 /// Another program creates the destination while we write: without `--force` it is left alone

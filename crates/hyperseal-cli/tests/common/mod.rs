@@ -1,6 +1,7 @@
 //! Running the built `hyperseal` binary as a user would, shared by the CLI test files.
 
 pub mod bounded;
+pub mod others;
 pub mod peak;
 pub mod swap;
 
