@@ -230,6 +230,11 @@ TEST_TOOLS := $(filter-out rage,$(TOOLS_LIST)) cross-toolchains
 BENCH_DEPS :=
 include mk/git.mk mk/web.mk mk/age-crate.mk
 tool-after = for t in $(1); do flock $(LOCKS)/$$t.lock $(MAKE) -s $$t || exit 1; done
+# A job that runs beside the stages, in a process group of its own whose id is kept in
+# target/background/NAME.pid: a failing stage stops every such group (.ci/stage), so a failed
+# `make test` ends instead of leaving builds running. Its output goes to target/NAME.log.
+, := ,
+background = setsid bash -c 'echo $$$$ > target/background/$(1).pid; $(2)' > target/$(1).log 2>&1 &
 
 # Every build of the run carries one commit (crates/hyperseal-build-info), the one `make dist`
 # pins at its end, so that dist finds the builds the tests ran instead of making them again.
@@ -237,7 +242,7 @@ test: export HYPERSEAL_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/nul
 test:
 	@$(STAGE) --begin && mkdir -p $(LOCKS)
 	@# A plain `make` here, not $$(MAKE): `make -n test` must not start builds.
-	@(for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; echo "== $$t: done, rc $$?, $$(date -u +%T)"; done) > target/later-tools.log 2>&1 &
+	@$(call background,later-tools,for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; echo "== $$t: done$(,) rc $$?$(,) $$(date -u +%T)"; done)
 	@$(STAGE) tools $(MAKE) $(TEST_TOOLS)
 	@$(STAGE) lint $(MAKE) lint
 	@$(STAGE) wasm bash -c '$(call tool-after,wasm-bindgen-cli) && $(MAKE) wasm-core wasm-deps'
@@ -246,7 +251,7 @@ test:
 	@# From here most of the time goes to tests that keep one core busy, not two: dist's builds for
 	@# other platforms run beside them, at the lowest priority, in target directories of their own
 	@# (dist-builds).
-	@(flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done, rc $$?, $$(date -u +%T)") > target/dist-builds.log 2>&1 &
+	@$(call background,dist-builds,flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done$(,) rc $$?$(,) $$(date -u +%T)")
 	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --features $(AGE_CRATE_FEATURES) --timings
 	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
