@@ -102,7 +102,8 @@ fn read_packs(reader: &Reader<'_>, lists: &HashMap<[u8; 16], Table>, rep: &mut C
     for (pack, table) in lists {
         let name = format!("data/{}", hex::encode(pack));
         let mut plain = Vec::new();
-        let opened = PackReader::open(reader.store, &name, reader.ids).and_then(|mut p| p.read_all(&mut plain, MAX_PACK));
+        let opened = PackReader::open(reader.store, &name, reader.ids)
+            .and_then(|mut p| p.read_all(&mut plain, MAX_PACK));
         if let Err(e) = opened {
             rep.errors.push(format!("{name}: {e}"));
             continue;

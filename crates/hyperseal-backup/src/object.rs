@@ -66,8 +66,13 @@ impl PackReader {
 }
 
 /// Decompresses one stored chunk and checks it against its id.
-pub(crate) fn unpack_chunk(key: &[u8; 32], e: &crate::format::table::Entry, stored: &[u8]) -> Result<Vec<u8>> {
-    let raw = zstd::bulk::decompress(stored, e.raw as usize).map_err(|_| format(format!("chunk {}: bad zstd frame", e.id)))?;
+pub(crate) fn unpack_chunk(
+    key: &[u8; 32],
+    e: &crate::format::table::Entry,
+    stored: &[u8],
+) -> Result<Vec<u8>> {
+    let raw = zstd::bulk::decompress(stored, e.raw as usize)
+        .map_err(|_| format(format!("chunk {}: bad zstd frame", e.id)))?;
     if raw.len() != e.raw as usize || crate::keys::ChunkId::of(key, &raw) != e.id {
         return Err(format(format!("chunk {}: content does not match its id", e.id)));
     }

@@ -80,7 +80,9 @@ pub fn prune(reader: &Reader<'_>, opts: PruneOptions) -> Result<PruneReport> {
     let store = reader.store;
     match store.put_new(LOCK, format!("{{\"time\":{}}}", opts.now).as_bytes()) {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            return Err(Error::Locked(format!("{LOCK} exists: another prune runs, or one was killed (unlock removes it)")))
+            return Err(Error::Locked(format!(
+                "{LOCK} exists: another prune runs, or one was killed (unlock removes it)"
+            )))
         }
         r => r?,
     }
@@ -126,7 +128,9 @@ fn prune_locked(reader: &Reader<'_>, opts: PruneOptions) -> Result<PruneReport> 
     let (index, old_indexes) = (merged.chunks, merged.objects);
     let kept: Vec<Placed> = used.iter().filter_map(|id| index.get(id).copied()).collect();
     if kept.len() < used.len() {
-        return Err(Error::Damaged("some snapshot uses chunks no index places: run check; nothing pruned".into()));
+        return Err(Error::Damaged(
+            "some snapshot uses chunks no index places: run check; nothing pruned".into(),
+        ));
     }
     let keep: HashSet<[u8; 16]> = kept.iter().map(|e| e.pack).collect();
     let recipients = reader.recipients()?;

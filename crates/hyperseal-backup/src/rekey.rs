@@ -40,7 +40,8 @@ pub struct RekeyReport {
 fn objects(store: &dyn Store) -> Result<Vec<String>> {
     let mut names = vec!["config".to_string()];
     for folder in ["index/", "snapshots/", "data/"] {
-        let mut list: Vec<String> = store.list(folder)?.into_iter().map(|o| o.name).filter(|n| !n.ends_with(".ids")).collect();
+        let mut list: Vec<String> =
+            store.list(folder)?.into_iter().map(|o| o.name).filter(|n| !n.ends_with(".ids")).collect();
         list.sort();
         names.extend(list);
     }

@@ -31,7 +31,12 @@ pub fn init(store: &dyn Store, recipients: &[String]) -> Result<WriterKey> {
         version: 1,
         repo: hex::encode(repo_id),
         dedup_key: hex::encode(*dedup_key),
-        chunker: Chunker { algorithm: Algorithm::FastCdc2020, min: CHUNK_MIN, avg: CHUNK_AVG, max: CHUNK_MAX },
+        chunker: Chunker {
+            algorithm: Algorithm::FastCdc2020,
+            min: CHUNK_MIN,
+            avg: CHUNK_AVG,
+            max: CHUNK_MAX,
+        },
         compression: "zstd".into(),
     };
     let json = Zeroizing::new(serde_json::to_vec(&config).expect("config serialises"));
@@ -56,7 +61,12 @@ struct Recipients {
 }
 
 /// Stores the recipient set as `keys/NAME`; returns the name.
-pub(crate) fn put_recipients(store: &dyn Store, parsed: &[Box<dyn Recipient>], list: &[String], serial: u64) -> Result<String> {
+pub(crate) fn put_recipients(
+    store: &dyn Store,
+    parsed: &[Box<dyn Recipient>],
+    list: &[String],
+    serial: u64,
+) -> Result<String> {
     let json = serde_json::to_vec(&Recipients { serial, recipients: list.to_vec() }).expect("serialises");
     let name = format!("keys/{}", crate::keys::random_name());
     store.put_new(&name, &object::seal(parsed, &json)?)?;
@@ -95,7 +105,9 @@ impl<'a> Reader<'a> {
     /// Opens the config: the first thing an identity must open.
     pub fn open(store: &'a dyn Store, ids: &'a [Box<dyn Identity>]) -> Result<Reader<'a>> {
         let json = Zeroizing::new(object::open(store, "config", ids, MAX_CONFIG).map_err(|e| match e {
-            Error::Io(e) if e.kind() == io::ErrorKind::NotFound => Error::NotFound("no repository there (no config)".into()),
+            Error::Io(e) if e.kind() == io::ErrorKind::NotFound => {
+                Error::NotFound("no repository there (no config)".into())
+            }
             e => e,
         })?);
         let config = Config::decode(&json)?;
@@ -106,7 +118,11 @@ impl<'a> Reader<'a> {
     /// A writer key for `recipients` (a new reader set, or a lost key file).
     pub fn writer_key(&self, recipients: &[String]) -> Result<WriterKey> {
         parse_recipients(recipients)?;
-        Ok(WriterKey { repo_id: hex16(&self.config.repo)?, dedup_key: self.dedup_key.clone(), recipients: recipients.to_vec() })
+        Ok(WriterKey {
+            repo_id: hex16(&self.config.repo)?,
+            dedup_key: self.dedup_key.clone(),
+            recipients: recipients.to_vec(),
+        })
     }
 
     /// Every snapshot, oldest first.
@@ -117,7 +133,9 @@ impl<'a> Reader<'a> {
             let id = o.name["snapshots/".len()..].to_string();
             out.push(SnapshotInfo { id, snapshot: Snapshot::decode(&json)? });
         }
-        out.sort_by(|a, b| (a.snapshot.time, a.snapshot.nanos, &a.id).cmp(&(b.snapshot.time, b.snapshot.nanos, &b.id)));
+        out.sort_by(|a, b| {
+            (a.snapshot.time, a.snapshot.nanos, &a.id).cmp(&(b.snapshot.time, b.snapshot.nanos, &b.id))
+        });
         Ok(out)
     }
 
@@ -125,7 +143,10 @@ impl<'a> Reader<'a> {
     pub fn find(&self, sel: &str) -> Result<SnapshotInfo> {
         let all = self.snapshots()?;
         if sel == "latest" {
-            return all.into_iter().next_back().ok_or_else(|| Error::NotFound("the repository has no snapshot".into()));
+            return all
+                .into_iter()
+                .next_back()
+                .ok_or_else(|| Error::NotFound("the repository has no snapshot".into()));
         }
         let mut hits: Vec<SnapshotInfo> = all.into_iter().filter(|s| s.id.starts_with(sel)).collect();
         match (sel.is_empty(), hits.len()) {
@@ -166,8 +187,9 @@ impl<'a> Reader<'a> {
         let mut best: Option<Recipients> = None;
         let mut names = Vec::new();
         for o in self.store.list("keys/")? {
-            let r: Recipients = serde_json::from_slice(&object::open(self.store, &o.name, self.ids, MAX_CONFIG)?)
-                .map_err(|e| crate::error::format(format!("{}: {e}", o.name)))?;
+            let r: Recipients =
+                serde_json::from_slice(&object::open(self.store, &o.name, self.ids, MAX_CONFIG)?)
+                    .map_err(|e| crate::error::format(format!("{}: {e}", o.name)))?;
             if best.as_ref().is_none_or(|b| r.serial > b.serial) {
                 best = Some(r);
             }

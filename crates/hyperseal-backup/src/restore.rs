@@ -51,7 +51,11 @@ pub struct RestoreSummary {
 
 /// Whether `c` may be one name in a path: not empty, `.` or `..`; no `/`, NUL or line break.
 pub(crate) fn safe_component(c: &str) -> bool {
-    !c.is_empty() && c != "." && c != ".." && c.len() <= 255 && !c.bytes().any(|b| matches!(b, b'/' | 0 | b'\n' | b'\r'))
+    !c.is_empty()
+        && c != "."
+        && c != ".."
+        && c.len() <= 255
+        && !c.bytes().any(|b| matches!(b, b'/' | 0 | b'\n' | b'\r'))
 }
 
 fn safe_path(p: &str) -> bool {
@@ -75,10 +79,14 @@ fn validate(snap: &Snapshot) -> Result<()> {
                 files.insert(p);
             }
             Entry::Hardlink { target, .. } if !files.contains(target.as_str()) => {
-                return Err(Error::Refused(format!("hard link {p:?} to {target:?}, not a file before it; nothing restored")));
+                return Err(Error::Refused(format!(
+                    "hard link {p:?} to {target:?}, not a file before it; nothing restored"
+                )));
             }
             Entry::Symlink { target, .. } if target.is_empty() || target.contains('\0') => {
-                return Err(Error::Refused(format!("symbolic link {p:?} has an impossible target; nothing restored")));
+                return Err(Error::Refused(format!(
+                    "symbolic link {p:?} has an impossible target; nothing restored"
+                )));
             }
             _ => {}
         }
@@ -95,11 +103,23 @@ fn selected(path: &str, include: &[String]) -> bool {
 }
 
 /// Restores `snap` beneath `target` (made if missing).
-pub fn restore(reader: &Reader<'_>, snap: &Snapshot, target: &Path, opts: &RestoreOptions) -> Result<RestoreSummary> {
+pub fn restore(
+    reader: &Reader<'_>,
+    snap: &Snapshot,
+    target: &Path,
+    opts: &RestoreOptions,
+) -> Result<RestoreSummary> {
     validate(snap)?;
     let index = reader.index()?.chunks;
     fs::create_dir_all(target)?;
-    let mut r = Restorer { reader, index, target: target.to_path_buf(), opts, packs: HashMap::new(), sum: RestoreSummary::default() };
+    let mut r = Restorer {
+        reader,
+        index,
+        target: target.to_path_buf(),
+        opts,
+        packs: HashMap::new(),
+        sum: RestoreSummary::default(),
+    };
     let files: HashMap<&str, &Entry> =
         snap.entries.iter().filter(|e| matches!(e, Entry::File { .. })).map(|e| (e.path(), e)).collect();
     let mut dirs = Vec::new();
@@ -155,7 +175,12 @@ impl Restorer<'_, '_> {
             at.push(c);
             match fs::symlink_metadata(&at) {
                 Ok(m) if m.is_dir() => {}
-                Ok(_) => return Err(Error::Refused(format!("{}: not a folder (a link or a file on the way)", at.display()))),
+                Ok(_) => {
+                    return Err(Error::Refused(format!(
+                        "{}: not a folder (a link or a file on the way)",
+                        at.display()
+                    )))
+                }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(&at)?,
                 Err(e) => return Err(e.into()),
             }
@@ -186,13 +211,16 @@ impl Restorer<'_, '_> {
                 _ => fs::rename(&tmp, at).map_err(Error::from),
             },
             false => match fs::hard_link(&tmp, at) {
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    Err(Error::Refused(format!("{}: exists (restore with overwrite to replace it)", at.display())))
-                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::Refused(format!(
+                    "{}: exists (restore with overwrite to replace it)",
+                    at.display()
+                ))),
                 r => r.map_err(Error::from),
             },
         };
-        let _ = fs::remove_file(&tmp).or_else(|e| if e.kind() == io::ErrorKind::NotFound { Ok(()) } else { Err(e) });
+        let _ =
+            fs::remove_file(&tmp)
+                .or_else(|e| if e.kind() == io::ErrorKind::NotFound { Ok(()) } else { Err(e) });
         placed
     }
 
@@ -236,7 +264,11 @@ impl Restorer<'_, '_> {
             if self.packs.len() >= OPEN_PACKS {
                 self.packs.clear();
             }
-            let p = PackReader::open(self.reader.store, &format!("data/{}", hex::encode(e.pack)), self.reader.ids)?;
+            let p = PackReader::open(
+                self.reader.store,
+                &format!("data/{}", hex::encode(e.pack)),
+                self.reader.ids,
+            )?;
             self.packs.insert(e.pack, p);
         }
         let stored = self.packs.get_mut(&e.pack).expect("just opened").read(e.offset, e.stored as usize)?;

@@ -42,8 +42,13 @@ pub trait Store: Send + Sync {
     fn delete(&self, name: &str) -> io::Result<()>;
     /// Rewrites an object's header for another recipient set; the payload is not rewritten
     /// where the new header fits the old one's room.
-    fn rekey(&self, name: &str, identities: &[Box<dyn Identity>], change: &Change, dry_run: bool)
-        -> Result<Report>;
+    fn rekey(
+        &self,
+        name: &str,
+        identities: &[Box<dyn Identity>],
+        change: &Change,
+        dry_run: bool,
+    ) -> Result<Report>;
 }
 
 /// A repository in a local folder: one file per object, written under a temporary name and

@@ -23,7 +23,11 @@ pub(crate) fn stat(m: &Metadata) -> Stat {
 
 #[cfg(not(unix))]
 pub(crate) fn stat(m: &Metadata) -> Stat {
-    let mtime = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs() as i64);
+    let mtime = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64);
     let mode = if m.permissions().readonly() { 0o444 } else { 0o644 };
     Stat { mode, mtime, dev: 0, ino: 0, nlink: 1 }
 }

@@ -22,7 +22,7 @@ use crate::format::MAX_TABLE;
 use crate::keys::{hex16, random_name, ChunkId, WriterKey};
 use crate::object;
 use crate::store::Store;
-use pipeline::{PackerConfig, Packed};
+use pipeline::{Packed, PackerConfig};
 pub use walk::Progress;
 use walk::{Excludes, Pending, Walk};
 
@@ -111,7 +111,12 @@ fn chunker() -> Chunker {
 }
 
 /// Backs `source` up into the repository as one new snapshot; returns its summary.
-pub fn backup(store: &dyn Store, key: &WriterKey, source: Source, opts: &BackupOptions<'_>) -> Result<BackupSummary> {
+pub fn backup(
+    store: &dyn Store,
+    key: &WriterKey,
+    source: Source,
+    opts: &BackupOptions<'_>,
+) -> Result<BackupSummary> {
     let recipients = key.parsed_recipients()?;
     let excludes = Excludes::new(&opts.excludes)?;
     let run = random_name();
@@ -124,7 +129,10 @@ pub fn backup(store: &dyn Store, key: &WriterKey, source: Source, opts: &BackupO
     if !matches!(done, Err(Error::Interrupted)) {
         let ended = store.put_new(&format!("runs/{run}.end"), b"{}");
         if let (Ok(s), Err(e)) = (&done, ended) {
-            return Err(Error::Io(std::io::Error::new(e.kind(), format!("snapshot {} stored, but its run's end mark not: {e}", s.snapshot))));
+            return Err(Error::Io(std::io::Error::new(
+                e.kind(),
+                format!("snapshot {} stored, but its run's end mark not: {e}", s.snapshot),
+            )));
         }
     }
     done
@@ -147,32 +155,40 @@ fn backup_marked(
         0 => hyperseal::available_threads(),
         n => n,
     };
-    let cfg = PackerConfig { store, recipients, pack_size: opts.pack_size, stop_after_packs: opts.stop_after_packs };
+    let cfg = PackerConfig {
+        store,
+        recipients,
+        pack_size: opts.pack_size,
+        stop_after_packs: opts.stop_after_packs,
+    };
     let mut paths = Vec::new();
-    let ((pending, warnings, counts), packed) = pipeline::run(&cfg, &key.dedup_key, known, threads, |feed| {
-        let mut w = Walk::new(feed, chunker(), excludes);
-        w.one_file_system = opts.one_file_system;
-        w.progress = opts.progress;
-        match source {
-            Source::Paths(list) => {
-                let mut names = HashSet::new();
-                for p in &list {
-                    let name = root_name(p)?;
-                    if !names.insert(name.clone()) {
-                        return Err(Error::Refused(format!("two paths are named {name:?}: back them up separately")));
+    let ((pending, warnings, counts), packed) =
+        pipeline::run(&cfg, &key.dedup_key, known, threads, |feed| {
+            let mut w = Walk::new(feed, chunker(), excludes);
+            w.one_file_system = opts.one_file_system;
+            w.progress = opts.progress;
+            match source {
+                Source::Paths(list) => {
+                    let mut names = HashSet::new();
+                    for p in &list {
+                        let name = root_name(p)?;
+                        if !names.insert(name.clone()) {
+                            return Err(Error::Refused(format!(
+                                "two paths are named {name:?}: back them up separately"
+                            )));
+                        }
+                        w.root(p, &name)?;
+                        paths.push(p.display().to_string());
                     }
-                    w.root(p, &name)?;
-                    paths.push(p.display().to_string());
+                }
+                Source::Stream { mut input, name } => {
+                    check_stream_name(&name)?;
+                    w.stream(&mut input, &name, opts.time)?;
+                    paths.push(name);
                 }
             }
-            Source::Stream { mut input, name } => {
-                check_stream_name(&name)?;
-                w.stream(&mut input, &name, opts.time)?;
-                paths.push(name);
-            }
-        }
-        Ok((w.out, w.warnings, w.counts))
-    })?;
+            Ok((w.out, w.warnings, w.counts))
+        })?;
     let mut summary = BackupSummary {
         files: counts.files,
         bytes_read: counts.bytes,
@@ -188,7 +204,15 @@ fn backup_marked(
     index.extend(packed.entries.iter().copied());
     summary.bytes_stored += write_index(store, recipients, index)?;
     let entries = resolve(pending, &packed, &mut summary);
-    let snap = Snapshot { version: 1, time: opts.time, nanos: opts.nanos, host: opts.host.clone(), run: run.to_string(), paths, entries };
+    let snap = Snapshot {
+        version: 1,
+        time: opts.time,
+        nanos: opts.nanos,
+        host: opts.host.clone(),
+        run: run.to_string(),
+        paths,
+        entries,
+    };
     let sealed = object::seal(recipients, &snap.encode())?;
     summary.snapshot = random_name();
     store.put_new(&format!("snapshots/{}", summary.snapshot), &sealed)?;
@@ -239,7 +263,9 @@ fn known_chunks(store: &dyn Store) -> Result<(HashSet<ChunkId>, Vec<Placed>)> {
         if covered.contains(&pack) || !packs.contains(pack_name) {
             continue;
         }
-        for e in Table::decode(&store.get(&o.name, MAX_TABLE)?)?.entries.into_iter().filter(|e| e.pack == pack) {
+        for e in
+            Table::decode(&store.get(&o.name, MAX_TABLE)?)?.entries.into_iter().filter(|e| e.pack == pack)
+        {
             if known.insert(e.id) {
                 adopted.push(e);
             }
@@ -249,7 +275,11 @@ fn known_chunks(store: &dyn Store) -> Result<(HashSet<ChunkId>, Vec<Placed>)> {
 }
 
 /// Stores the index of `entries` (several objects past a table's bound); returns bytes written.
-fn write_index(store: &dyn Store, recipients: &[Box<dyn hyperseal::Recipient>], entries: Vec<Placed>) -> Result<u64> {
+fn write_index(
+    store: &dyn Store,
+    recipients: &[Box<dyn hyperseal::Recipient>],
+    entries: Vec<Placed>,
+) -> Result<u64> {
     let mut written = 0;
     for part in entries.chunks(MAX_ENTRIES / 2) {
         let table = Table { entries: part.to_vec() }.encode()?;

@@ -109,7 +109,12 @@ pub(crate) fn run<T>(
     })
 }
 
-fn worker(rx: &Mutex<Receiver<Job>>, tx: &SyncSender<Done>, key: &[u8; 32], known: &RwLock<HashSet<ChunkId>>) {
+fn worker(
+    rx: &Mutex<Receiver<Job>>,
+    tx: &SyncSender<Done>,
+    key: &[u8; 32],
+    known: &RwLock<HashSet<ChunkId>>,
+) {
     loop {
         let job = match rx.lock().expect("no worker panics").recv() {
             Ok(job) => job,
@@ -118,7 +123,8 @@ fn worker(rx: &Mutex<Receiver<Job>>, tx: &SyncSender<Done>, key: &[u8; 32], know
         let id = ChunkId::of(key, &job.data);
         // A hint only: the packer decides, so a chunk two workers both found new is stored once.
         let seen = known.read().expect("no worker panics").contains(&id);
-        let stored = (!seen).then(|| zstd::bulk::compress(&job.data, ZSTD_LEVEL).expect("zstd compresses any input"));
+        let stored =
+            (!seen).then(|| zstd::bulk::compress(&job.data, ZSTD_LEVEL).expect("zstd compresses any input"));
         if tx.send(Done { seq: job.seq, id, raw: job.data.len() as u32, stored }).is_err() {
             return;
         }
@@ -141,7 +147,13 @@ fn pack(cfg: &PackerConfig<'_>, rx: Receiver<Done>, known: &RwLock<HashSet<Chunk
             out.chunks_reused += 1;
             continue;
         };
-        pending.push(Entry { id: d.id, pack: pack_id, offset: buf.len() as u64, stored: stored.len() as u32, raw: d.raw });
+        pending.push(Entry {
+            id: d.id,
+            pack: pack_id,
+            offset: buf.len() as u64,
+            stored: stored.len() as u32,
+            raw: d.raw,
+        });
         buf.extend_from_slice(&stored);
         out.chunks_new += 1;
         out.raw_added += d.raw as u64;
@@ -158,7 +170,13 @@ fn pack(cfg: &PackerConfig<'_>, rx: Receiver<Done>, known: &RwLock<HashSet<Chunk
 }
 
 /// Stores a pack, then its clear id list: an id list names only a pack that is whole.
-fn flush(cfg: &PackerConfig<'_>, out: &mut Packed, pack: [u8; 16], buf: &mut Vec<u8>, pending: &mut Vec<Entry>) -> Result<()> {
+fn flush(
+    cfg: &PackerConfig<'_>,
+    out: &mut Packed,
+    pack: [u8; 16],
+    buf: &mut Vec<u8>,
+    pending: &mut Vec<Entry>,
+) -> Result<()> {
     let name = format!("data/{}", hex::encode(pack));
     let sealed = object::seal(cfg.recipients, buf)?;
     cfg.store.put_new(&name, &sealed)?;

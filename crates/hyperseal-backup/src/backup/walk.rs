@@ -52,7 +52,8 @@ impl Excludes {
                 false => names.add(g),
             };
         }
-        let build = |b: GlobSetBuilder| b.build().map_err(|e| Error::Refused(format!("exclude patterns: {e}")));
+        let build =
+            |b: GlobSetBuilder| b.build().map_err(|e| Error::Refused(format!("exclude patterns: {e}")));
         Ok(Excludes { names: build(names)?, paths: build(paths)? })
     }
 

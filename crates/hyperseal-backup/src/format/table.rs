@@ -98,7 +98,8 @@ impl Table {
         }
         let mut entries = Vec::with_capacity(n);
         for r in b[at + 4..].chunks(ENTRY) {
-            let pack = *packs.get(u32::from_be_bytes(r[32..36].try_into().unwrap()) as usize).ok_or_else(bad)?;
+            let pack =
+                *packs.get(u32::from_be_bytes(r[32..36].try_into().unwrap()) as usize).ok_or_else(bad)?;
             let e = Entry {
                 id: ChunkId(r[..32].try_into().unwrap()),
                 pack,
@@ -120,7 +121,13 @@ mod tests {
     use super::*;
 
     fn sample() -> Table {
-        let e = |i: u8, p: u8| Entry { id: ChunkId([i; 32]), pack: [p; 16], offset: i as u64 * 10, stored: 10, raw: 20 };
+        let e = |i: u8, p: u8| Entry {
+            id: ChunkId([i; 32]),
+            pack: [p; 16],
+            offset: i as u64 * 10,
+            stored: 10,
+            raw: 20,
+        };
         Table { entries: vec![e(1, 7), e(2, 7), e(3, 9)] }
     }
 

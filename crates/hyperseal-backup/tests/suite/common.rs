@@ -63,7 +63,11 @@ impl Repo {
         self.backup_with(paths, &BackupOptions { time, ..small() }).unwrap()
     }
 
-    pub fn backup_with(&self, paths: &[&Path], opts: &BackupOptions<'_>) -> hyperseal_backup::Result<BackupSummary> {
+    pub fn backup_with(
+        &self,
+        paths: &[&Path],
+        opts: &BackupOptions<'_>,
+    ) -> hyperseal_backup::Result<BackupSummary> {
         let src = Source::Paths(paths.iter().map(|p| p.to_path_buf()).collect());
         hyperseal_backup::backup(&self.store, &self.writer, src, opts)
     }
@@ -89,7 +93,10 @@ impl Repo {
 
     /// The objects that are age files (all but id lists and marks).
     pub fn age_objects(&self) -> Vec<String> {
-        self.objects().into_iter().filter(|n| !n.ends_with(".ids") && !n.starts_with("runs/") && !n.starts_with("locks/")).collect()
+        self.objects()
+            .into_iter()
+            .filter(|n| !n.ends_with(".ids") && !n.starts_with("runs/") && !n.starts_with("locks/"))
+            .collect()
     }
 }
 

@@ -18,10 +18,21 @@ fn dir(path: &str) -> Entry {
 
 /// Stores a snapshot as an attacker with the recipients would; returns its id.
 fn plant(repo: &Repo, entries: Vec<Entry>) -> String {
-    let snap = Snapshot { version: 1, time: 1, nanos: 0, host: "evil".into(), run: "00".into(), paths: vec![], entries };
+    let snap = Snapshot {
+        version: 1,
+        time: 1,
+        nanos: 0,
+        host: "evil".into(),
+        run: "00".into(),
+        paths: vec![],
+        entries,
+    };
     let to = [recipient::parse_recipient(&repo.reader.public).unwrap()];
     let mut sealed = Vec::new();
-    Encryptor::with_recipients(&to, Options::age()).unwrap().encrypt_slice(&snap.encode(), &mut sealed, None).unwrap();
+    Encryptor::with_recipients(&to, Options::age())
+        .unwrap()
+        .encrypt_slice(&snap.encode(), &mut sealed, None)
+        .unwrap();
     let id = format!("{:032x}", rand_u128());
     repo.store.put_new(&format!("snapshots/{id}"), &sealed).unwrap();
     id
@@ -45,16 +56,21 @@ fn attempt(entries: Vec<Entry>, prepare: impl FnOnce(&std::path::Path)) -> (Resu
     let ids = repo.reader.identities();
     let reader = Reader::open(&repo.store, &ids).unwrap();
     let snap = reader.find(&id).unwrap().snapshot;
-    let r = restore(&reader, &snap, &target, &RestoreOptions { overwrite: true, ..Default::default() }).map(|_| ());
+    let r = restore(&reader, &snap, &target, &RestoreOptions { overwrite: true, ..Default::default() })
+        .map(|_| ());
     assert_eq!(fs::read_dir(&outside).unwrap().count(), 0, "something reached outside the target");
     assert_eq!(fs::read_dir(repo.path("t")).unwrap().count(), 2);
-    let inside: Vec<String> = fs::read_dir(&target).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let inside: Vec<String> = fs::read_dir(&target)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     (r, inside)
 }
 
 #[test]
 fn unsafe_names_refuse_the_whole_snapshot() {
-    let names = ["../outside/x", "/tmp/abs", "a/../../outside/x", "a/./b", "line\nbreak", "nul\0", "", "a//b", "."];
+    let names =
+        ["../outside/x", "/tmp/abs", "a/../../outside/x", "a/./b", "line\nbreak", "nul\0", "", "a//b", "."];
     for name in names {
         let (r, inside) = attempt(vec![file("ok"), file(name)], |_| {});
         assert!(matches!(r, Err(Error::Refused(_))), "{name:?}: {r:?}");
@@ -65,11 +81,14 @@ fn unsafe_names_refuse_the_whole_snapshot() {
 #[test]
 fn a_link_on_the_way_is_never_followed() {
     // The snapshot makes the link, then writes through it.
-    let entries = vec![dir("a"), Entry::Symlink { path: "a/l".into(), target: "../../outside".into() }, file("a/l/x")];
+    let entries =
+        vec![dir("a"), Entry::Symlink { path: "a/l".into(), target: "../../outside".into() }, file("a/l/x")];
     let (r, _) = attempt(entries, |_| {});
     assert!(matches!(r, Err(Error::Refused(_))), "{r:?}");
     // The link was in the target already.
-    let (r, _) = attempt(vec![dir("b"), file("b/x")], |t| std::os::unix::fs::symlink("../outside", t.join("b")).unwrap());
+    let (r, _) = attempt(vec![dir("b"), file("b/x")], |t| {
+        std::os::unix::fs::symlink("../outside", t.join("b")).unwrap()
+    });
     assert!(matches!(r, Err(Error::Refused(_))), "{r:?}");
 }
 
@@ -113,7 +132,8 @@ fn restore_never_overwrites_unless_asked_and_leaves_no_temporary() {
 #[test]
 fn a_missing_chunk_fails_the_file_and_leaves_nothing_half_written() {
     let repo = Repo::new(&[]);
-    let entries = vec![Entry::File { path: "f".into(), mode: 0o644, mtime: 0, size: 5, chunks: vec!["ab".repeat(32)] }];
+    let entries =
+        vec![Entry::File { path: "f".into(), mode: 0o644, mtime: 0, size: 5, chunks: vec!["ab".repeat(32)] }];
     let id = plant(&repo, entries);
     let ids = repo.reader.identities();
     let reader = Reader::open(&repo.store, &ids).unwrap();

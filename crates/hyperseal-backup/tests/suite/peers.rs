@@ -60,7 +60,14 @@ fn the_python_reference_restorer_restores_byte_for_byte() {
     std::fs::write(&key, &repo.reader.secret).unwrap();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("reference/restore.py");
     let out = repo.path("out");
-    let run = Command::new(&python).arg(&script).arg(repo.store.root()).arg(&key).arg(&sum.snapshot).arg(&out).output().unwrap();
+    let run = Command::new(&python)
+        .arg(&script)
+        .arg(repo.store.root())
+        .arg(&key)
+        .arg(&sum.snapshot)
+        .arg(&out)
+        .output()
+        .unwrap();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     assert_eq!(describe(&src), describe(&out.join("src")));
 }

@@ -82,7 +82,10 @@ fn include_restores_one_file_and_the_folders_to_it() {
     let opts = RestoreOptions { include: vec!["src/docs/deep".into()], ..RestoreOptions::default() };
     let done = restore(&reader, &snap, &repo.path("out"), &opts).unwrap();
     assert_eq!(done.files, 1);
-    assert_eq!(fs::read(repo.path("out/src/docs/deep/er/mid.bin")).unwrap(), fs::read(src.join("docs/deep/er/mid.bin")).unwrap());
+    assert_eq!(
+        fs::read(repo.path("out/src/docs/deep/er/mid.bin")).unwrap(),
+        fs::read(src.join("docs/deep/er/mid.bin")).unwrap()
+    );
     assert!(!repo.path("out/src/readme.txt").exists());
 }
 
@@ -91,7 +94,8 @@ fn excludes_leave_names_out() {
     let repo = Repo::new(&[]);
     let src = repo.path("src");
     make_tree(&src);
-    let opts = hyperseal_backup::BackupOptions { excludes: vec!["*.bin".into(), "src/empty-dir".into()], ..small() };
+    let opts =
+        hyperseal_backup::BackupOptions { excludes: vec!["*.bin".into(), "src/empty-dir".into()], ..small() };
     repo.backup_with(&[&src], &opts).unwrap();
     let ids = repo.reader.identities();
     let reader = Reader::open(&repo.store, &ids).unwrap();
@@ -122,5 +126,9 @@ fn forget_and_prune_free_what_no_snapshot_uses() {
     let snap = reader.find("latest").unwrap().snapshot;
     restore(&reader, &snap, &repo.path("out"), &RestoreOptions::default()).unwrap();
     assert_eq!(describe(&src), describe(&repo.path("out/src")));
-    assert!(repo.objects().iter().all(|n| !n.starts_with("runs/") && !n.starts_with("locks/")), "{:?}", repo.objects());
+    assert!(
+        repo.objects().iter().all(|n| !n.starts_with("runs/") && !n.starts_with("locks/")),
+        "{:?}",
+        repo.objects()
+    );
 }

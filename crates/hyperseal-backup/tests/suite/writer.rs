@@ -41,7 +41,8 @@ fn a_writer_key_file_is_bounded_and_strict() {
     assert!(WriterKey::parse(&text.replace("hyperseal-backup-writer-v1", "other")).is_err());
     assert!(WriterKey::parse(&format!("{text}identity AGE-SECRET-KEY-1\n")).is_err());
     assert!(WriterKey::parse(&"#".repeat(2 << 20)).is_err());
-    let no_recipients: String = text.lines().filter(|l| !l.starts_with("recipient")).map(|l| format!("{l}\n")).collect();
+    let no_recipients: String =
+        text.lines().filter(|l| !l.starts_with("recipient")).map(|l| format!("{l}\n")).collect();
     assert!(WriterKey::parse(&no_recipients).is_err());
 }
 
@@ -72,7 +73,13 @@ impl Store for Recording {
         self.calls.lock().unwrap().push(format!("delete {name}"));
         self.inner.delete(name)
     }
-    fn rekey(&self, name: &str, ids: &[Box<dyn Identity>], change: &Change, dry: bool) -> hyperseal_backup::Result<Report> {
+    fn rekey(
+        &self,
+        name: &str,
+        ids: &[Box<dyn Identity>],
+        change: &Change,
+        dry: bool,
+    ) -> hyperseal_backup::Result<Report> {
         self.calls.lock().unwrap().push(format!("rekey {name}"));
         self.inner.rekey(name, ids, change, dry)
     }

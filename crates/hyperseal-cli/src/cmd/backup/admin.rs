@@ -132,10 +132,16 @@ pub fn rekey(a: RekeyArgs) -> Result<()> {
     eprintln!("hyperseal: warning: a removed reader may have copied the repository, or its file keys, already: removal protects only what is written from now on with the new writer key");
     if let Some(path) = &a.writer_key {
         super::write::write_key(path, &reader.writer_key(&recipients)?)?;
-        eprintln!("hyperseal: new writer key in {}: give it to every writer, and retire the old one", path.display());
+        eprintln!(
+            "hyperseal: new writer key in {}: give it to every writer, and retire the old one",
+            path.display()
+        );
     }
     match rep.failed.len() {
         0 => Ok(()),
-        n => Err(crate::errors::hint(format!("{n} objects were not re-keyed"), "run the same command again: it resumes")),
+        n => Err(crate::errors::hint(
+            format!("{n} objects were not re-keyed"),
+            "run the same command again: it resumes",
+        )),
     }
 }

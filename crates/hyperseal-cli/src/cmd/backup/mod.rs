@@ -102,7 +102,8 @@ impl RepoArg {
 impl IdentityArgs {
     /// The `-i` identities and the agent's; at least one.
     pub(super) fn load(&self) -> Result<Vec<Box<dyn Identity>>> {
-        let mut ids = super::identity::load_identities(&self.identities, self.identity_passphrase_file.as_deref())?;
+        let mut ids =
+            super::identity::load_identities(&self.identities, self.identity_passphrase_file.as_deref())?;
         ids.extend(super::identity::agent_identity());
         if ids.is_empty() {
             return Err(usage(
@@ -139,7 +140,11 @@ fn explain(e: anyhow::Error) -> anyhow::Error {
         Error::NotFound(m) if m.contains("no repository") => {
             (m.clone(), "create one with `hyperseal backup init`, or check --repo", Some(exit::NO_REPOSITORY))
         }
-        Error::Locked(m) => (m.clone(), "wait for the other run; a killed prune's lock goes with `hyperseal backup unlock`", Some(exit::LOCKED)),
+        Error::Locked(m) => (
+            m.clone(),
+            "wait for the other run; a killed prune's lock goes with `hyperseal backup unlock`",
+            Some(exit::LOCKED),
+        ),
         Error::Refused(m) => (m.clone(), "nothing outside the target was touched", None),
         Error::Crypto(hyperseal::Error::NoIdentityMatched) => (
             "none of the identities opens this repository".into(),

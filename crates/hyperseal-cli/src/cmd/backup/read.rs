@@ -36,7 +36,11 @@ pub fn snapshots(a: SnapshotsArgs) -> Result<()> {
     println!("{:<10} {:<20} {:<16} paths", "ID", "time (UTC)", "host");
     for s in &all {
         let (id, host) = (&s.id[..8], crate::errors::redact(&s.snapshot.host).into_owned());
-        println!("{id:<10} {:<20} {host:<16} {}", utc(s.snapshot.time), printable(&s.snapshot.paths.join(" ")));
+        println!(
+            "{id:<10} {:<20} {host:<16} {}",
+            utc(s.snapshot.time),
+            printable(&s.snapshot.paths.join(" "))
+        );
     }
     println!("{} snapshots", all.len());
     Ok(())
@@ -60,7 +64,9 @@ pub(super) fn utc(t: i64) -> String {
 
 /// A snapshot's names are input: control characters never reach the terminal as they are.
 fn printable(s: &str) -> String {
-    s.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
+    s.chars()
+        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .collect()
 }
 
 #[derive(Args)]
@@ -162,14 +168,18 @@ pub fn check(a: CheckArgs) -> Result<()> {
     for e in &rep.errors {
         eprintln!("hyperseal: error: {e}");
     }
-    let read = if a.read_data { format!(", {} chunks read and verified", rep.chunks_read) } else { String::new() };
+    let read =
+        if a.read_data { format!(", {} chunks read and verified", rep.chunks_read) } else { String::new() };
     eprintln!("hyperseal: {} snapshots, {} indexes, {} packs{read}", rep.snapshots, rep.indexes, rep.packs);
     match rep.errors.len() {
         0 => {
             eprintln!("hyperseal: no errors were found");
             Ok(())
         }
-        n => Err(hint(format!("{n} problems found (above)"), "a snapshot with missing chunks cannot be restored whole; back up again to store them anew")),
+        n => Err(hint(
+            format!("{n} problems found (above)"),
+            "a snapshot with missing chunks cannot be restored whole; back up again to store them anew",
+        )),
     }
 }
 

@@ -30,16 +30,23 @@ pub struct InitArgs {
 pub(super) fn recipient_strings(list: &[String], files: &[PathBuf]) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for r in list {
-        super::super::identity::parse_recipient_arg(r).map_err(|e| super::super::encrypt::recipient_error(e, None))?;
+        super::super::identity::parse_recipient_arg(r)
+            .map_err(|e| super::super::encrypt::recipient_error(e, None))?;
         out.push(r.trim().to_string());
     }
     for f in files {
         let text = crate::io::read_small(f, "recipients file")?;
-        super::super::identity::parse_recipients_text(&text, f).map_err(|e| super::super::encrypt::recipient_error(e, Some(f)))?;
-        out.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string));
+        super::super::identity::parse_recipients_text(&text, f)
+            .map_err(|e| super::super::encrypt::recipient_error(e, Some(f)))?;
+        out.extend(
+            text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string),
+        );
     }
     if out.is_empty() {
-        return Err(usage("no reader recipients", "give -r RECIPIENT or -R FILE (hyperseal keygen makes a key pair)"));
+        return Err(usage(
+            "no reader recipients",
+            "give -r RECIPIENT or -R FILE (hyperseal keygen makes a key pair)",
+        ));
     }
     Ok(out)
 }
@@ -47,17 +54,24 @@ pub(super) fn recipient_strings(list: &[String], files: &[PathBuf]) -> Result<Ve
 /// Writes a writer key file: owner-only, never over another file.
 pub(super) fn write_key(path: &std::path::Path, key: &WriterKey) -> Result<()> {
     let mut f = crate::sys::create_private(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => hint(format!("{}: exists", path.display()), "a writer key is never overwritten: name a new file"),
+        std::io::ErrorKind::AlreadyExists => {
+            hint(format!("{}: exists", path.display()), "a writer key is never overwritten: name a new file")
+        }
         _ => anyhow::Error::new(e).context(format!("cannot create {}", path.display())),
     })?;
-    f.write_all(key.encode().as_bytes()).and_then(|_| f.sync_all()).with_context(|| format!("cannot write {}", path.display()))
+    f.write_all(key.encode().as_bytes())
+        .and_then(|_| f.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 pub fn init(a: InitArgs) -> Result<()> {
     let recipients = recipient_strings(&a.recipients, &a.recipient_files)?;
     let store = a.repo.store()?;
     if a.writer_key.exists() {
-        return Err(hint(format!("{}: exists", a.writer_key.display()), "a writer key is never overwritten: name a new file"));
+        return Err(hint(
+            format!("{}: exists", a.writer_key.display()),
+            "a writer key is never overwritten: name a new file",
+        ));
     }
     let key = hyperseal_backup::init(&store, &recipients)?;
     write_key(&a.writer_key, &key)?;
@@ -114,7 +128,9 @@ pub fn create(a: CreateArgs) -> Result<()> {
     let mut excludes = a.exclude.clone();
     for f in &a.exclude_file {
         let text = crate::io::read_small(f, "exclude file")?;
-        excludes.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string));
+        excludes.extend(
+            text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string),
+        );
     }
     let source = match (&a.stdin_filename, a.stdin) {
         (Some(name), true) => Source::Stream { input: Box::new(std::io::stdin()), name: name.clone() },
@@ -123,8 +139,10 @@ pub fn create(a: CreateArgs) -> Result<()> {
     let bar = (!a.quiet && !a.json && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {msg} {bytes} read, {bytes_per_sec}, {elapsed}")
-                .expect("valid template"),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {msg} {bytes} read, {bytes_per_sec}, {elapsed}",
+            )
+            .expect("valid template"),
         );
         b
     });
@@ -134,8 +152,11 @@ pub fn create(a: CreateArgs) -> Result<()> {
         if let Some(b) = &bar {
             b.set_message(format!("{} files,", p.files));
             b.set_position(p.bytes);
-        } else if json && step.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 64 == 0 {
-            println!("{}", serde_json::json!({"message_type": "status", "files_done": p.files, "bytes_done": p.bytes}));
+        } else if json && step.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(64) {
+            println!(
+                "{}",
+                serde_json::json!({"message_type": "status", "files_done": p.files, "bytes_done": p.bytes})
+            );
         }
     };
     let clock = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -160,7 +181,11 @@ pub fn create(a: CreateArgs) -> Result<()> {
         report(&sum, started.elapsed().as_secs_f64(), a.json);
     }
     if !sum.warnings.is_empty() {
-        eprintln!("hyperseal: snapshot {} is incomplete: {} names were skipped (above)", &sum.snapshot[..8], sum.warnings.len());
+        eprintln!(
+            "hyperseal: snapshot {} is incomplete: {} names were skipped (above)",
+            &sum.snapshot[..8],
+            sum.warnings.len()
+        );
         std::process::exit(exit::INCOMPLETE as i32);
     }
     Ok(())
@@ -178,9 +203,19 @@ fn report(s: &BackupSummary, secs: f64, json: bool) {
         println!("{v}");
         return;
     }
-    println!("Files:       {} new or changed, {} unmodified", s.files_with_new_data, s.files - s.files_with_new_data);
+    println!(
+        "Files:       {} new or changed, {} unmodified",
+        s.files_with_new_data,
+        s.files - s.files_with_new_data
+    );
     println!("Dirs:        {}", s.dirs);
-    println!("Added to the repository: {} ({} stored, {} chunks new, {} reused)", size(s.bytes_added), size(s.bytes_stored), s.chunks_new, s.chunks_reused);
+    println!(
+        "Added to the repository: {} ({} stored, {} chunks new, {} reused)",
+        size(s.bytes_added),
+        size(s.bytes_stored),
+        s.chunks_new,
+        s.chunks_reused
+    );
     println!("processed {} files, {} in {secs:.1}s", s.files, size(s.bytes_read));
     println!("snapshot {} saved", s.snapshot);
 }
@@ -195,5 +230,9 @@ pub(super) fn size(n: u64) -> String {
 }
 
 fn hostname() -> String {
-    std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "localhost".into())
+    std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
 }
