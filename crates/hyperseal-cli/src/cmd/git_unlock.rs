@@ -34,13 +34,14 @@ use super::git_repo::git;
 /// is not older than its index's, in whole seconds (git as Debian builds it compares no
 /// nanoseconds), for "racily clean": it may have changed unseen, so git compares its contents,
 /// here through the filter, and a checkout writes its files and the index within one second.
-/// A file dated back is older than the index written after it, by a margin: the index's time
-/// comes from the file system's clock (the kernel's coarse clock), which can lag the clock
-/// `SystemTime::now` reads when the machine is starved. Under a full test suite on two vCPUs, with
-/// a one-second margin, git twice sent files just written and recorded here through the filter
-/// (a plugin's run per file), which is what its racy check does; the lag is the likely cause. Safe as git's own check is: a change made after the write gives the
-/// file a time of its own, which differs from the one recorded.
-const BACKDATE: std::time::Duration = std::time::Duration::from_secs(10);
+/// A file dated back is older than the index written after it. Both times come from the file
+/// system's clock (the kernel's coarse clock): each file is dated from its own write as the
+/// file system recorded it (read back from the file), never from `SystemTime::now`, which can
+/// run ahead of that clock on a starved machine (under a full test suite on two vCPUs, files
+/// dated one second back from `now` were still sent through the filter). Two seconds: one for
+/// whole seconds, one to spare. Safe as git's own check is: a change made after the write gives
+/// the file a time of its own, which differs from the one recorded.
+const BACKDATE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Checks out those of `marked` it can: each whose work-tree file is, by git's stat rule, the
 /// file git checked out for its index entry (so nothing the user changed is overwritten);
@@ -287,7 +288,7 @@ fn write_one(
     let dest = root.join(path);
     let mut out = OutputOptions::new().force(replace).unsynced(true).create(&dest).map_err(drop)?;
     std::io::Write::write_all(&mut out, &plaintext).map_err(drop)?;
-    out.set_modified(std::time::SystemTime::now() - BACKDATE).map_err(drop)?;
+    out.backdate(BACKDATE).map_err(drop)?;
     out.commit().map_err(drop)?;
     let meta = std::fs::symlink_metadata(&dest).map_err(drop)?;
     Ok(meta.file_type().is_file().then(|| Stat::of(&meta)))

@@ -236,13 +236,17 @@ impl AtomicOutput {
         }
     }
 
-    /// Sets the output's modification time (a checkout that must predate git's index: see
-    /// `hyperseal git unlock`). On a device or FIFO written through, nothing.
-    pub fn set_modified(&mut self, time: std::time::SystemTime) -> io::Result<()> {
-        match &mut self.state {
-            State::Through(_) => Ok(()),
-            _ => self.file().set_modified(time),
+    /// Sets the output's modification time `by` before the time the file system gave its last
+    /// write (read back from the file, so from the file system's own clock): a checkout that
+    /// must predate git's index, whose time comes from that clock too (see `hyperseal git
+    /// unlock`). On a device or FIFO written through, nothing.
+    pub fn backdate(&mut self, by: std::time::Duration) -> io::Result<()> {
+        if let State::Through(_) = &self.state {
+            return Ok(());
         }
+        let f = self.file();
+        let written = f.metadata()?.modified()?;
+        f.set_modified(written.checked_sub(by).unwrap_or(std::time::UNIX_EPOCH))
     }
 
     /// Appends everything `src` yields. From a `File` (or a `Take` of one) this is an in-kernel
