@@ -13,12 +13,27 @@ pub(crate) struct Stat {
     pub dev: u64,
     pub ino: u64,
     pub nlink: u64,
+    /// Change detection: a file whose length, times and inode are all as cached is not read.
+    pub size: u64,
+    pub mtime_ns: u32,
+    pub ctime: i64,
+    pub ctime_ns: u32,
 }
 
 #[cfg(unix)]
 pub(crate) fn stat(m: &Metadata) -> Stat {
     use std::os::unix::fs::MetadataExt;
-    Stat { mode: m.mode() & 0o7777, mtime: m.mtime(), dev: m.dev(), ino: m.ino(), nlink: m.nlink() }
+    Stat {
+        mode: m.mode() & 0o7777,
+        mtime: m.mtime(),
+        dev: m.dev(),
+        ino: m.ino(),
+        nlink: m.nlink(),
+        size: m.size(),
+        mtime_ns: m.mtime_nsec() as u32,
+        ctime: m.ctime(),
+        ctime_ns: m.ctime_nsec() as u32,
+    }
 }
 
 #[cfg(not(unix))]
@@ -29,7 +44,8 @@ pub(crate) fn stat(m: &Metadata) -> Stat {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs() as i64);
     let mode = if m.permissions().readonly() { 0o444 } else { 0o644 };
-    Stat { mode, mtime, dev: 0, ino: 0, nlink: 1 }
+    // No inode or change time here: the cache never matches, and every file is read.
+    Stat { mode, mtime, dev: 0, ino: 0, nlink: 1, size: m.len(), mtime_ns: 0, ctime: 0, ctime_ns: u32::MAX }
 }
 
 /// Creates a symbolic link (fails where the name exists).
@@ -62,4 +78,13 @@ pub(crate) fn set_mtime(f: &std::fs::File, mtime: i64) -> io::Result<()> {
         Err(_) => return Ok(()),
     };
     f.set_times(std::fs::FileTimes::new().set_modified(t).set_accessed(t))
+}
+
+/// A new file readable and writable by its owner only (where the platform has modes).
+pub(crate) fn create_private(path: &Path) -> io::Result<std::fs::File> {
+    let mut opts = std::fs::File::options();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    opts.open(path)
 }

@@ -7,10 +7,11 @@
 //! 4. an index for the new packs (and for whole packs an earlier run left without one);
 //! 5. the snapshot, last: it names only chunks that steps 3 and 4 made findable.
 
+mod cache;
 mod pipeline;
 mod walk;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -22,6 +23,7 @@ use crate::format::MAX_TABLE;
 use crate::keys::{hex16, random_name, ChunkId, WriterKey};
 use crate::object;
 use crate::store::Store;
+use cache::{Cache, Cached};
 use pipeline::{Packed, PackerConfig};
 pub use walk::Progress;
 use walk::{Excludes, Pending, Walk};
@@ -55,6 +57,9 @@ pub struct BackupOptions<'a> {
     pub threads: usize,
     /// Stored bytes per pack.
     pub pack_size: u64,
+    /// The writer's change-detection cache file: files whose length, times and inode match
+    /// it are not read again. Read before and written after the run.
+    pub cache: Option<PathBuf>,
     /// Told the files and bytes read so far, from the walking thread.
     pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
     /// Stops, as a kill would, once this many packs are stored (for tests of recovery).
@@ -72,6 +77,7 @@ impl Default for BackupOptions<'_> {
             one_file_system: false,
             threads: 0,
             pack_size: PACK_SIZE,
+            cache: None,
             progress: None,
             stop_after_packs: None,
         }
@@ -87,6 +93,8 @@ pub struct BackupSummary {
     pub files: u64,
     /// Files with at least one chunk the repository did not hold (new or changed).
     pub files_with_new_data: u64,
+    /// Files the cache showed unchanged (not read).
+    pub files_cached: u64,
     /// Folders.
     pub dirs: u64,
     /// Bytes read.
@@ -151,6 +159,8 @@ fn backup_marked(
         return Err(Error::Locked("a prune holds the repository (locks/prune)".into()));
     }
     let (known, adopted) = known_chunks(store)?;
+    let repo = hex::encode(key.repo_id);
+    let cache = opts.cache.as_deref().map(|p| Cache::load(p, &repo, &known)).unwrap_or_default();
     let threads = match opts.threads {
         0 => hyperseal::available_threads(),
         n => n,
@@ -162,35 +172,16 @@ fn backup_marked(
         stop_after_packs: opts.stop_after_packs,
     };
     let mut paths = Vec::new();
-    let ((pending, warnings, counts), packed) =
-        pipeline::run(&cfg, &key.dedup_key, known, threads, |feed| {
-            let mut w = Walk::new(feed, chunker(), excludes);
-            w.one_file_system = opts.one_file_system;
-            w.progress = opts.progress;
-            match source {
-                Source::Paths(list) => {
-                    let mut names = HashSet::new();
-                    for p in &list {
-                        let name = root_name(p)?;
-                        if !names.insert(name.clone()) {
-                            return Err(Error::Refused(format!(
-                                "two paths are named {name:?}: back them up separately"
-                            )));
-                        }
-                        w.root(p, &name)?;
-                        paths.push(p.display().to_string());
-                    }
-                }
-                Source::Stream { mut input, name } => {
-                    check_stream_name(&name)?;
-                    w.stream(&mut input, &name, opts.time)?;
-                    paths.push(name);
-                }
-            }
-            Ok((w.out, w.warnings, w.counts))
-        })?;
+    let (walked, packed) = pipeline::run(&cfg, &key.dedup_key, known, threads, |feed| {
+        let mut w = Walk::new(feed, chunker(), excludes);
+        (w.one_file_system, w.progress, w.cache) = (opts.one_file_system, opts.progress, Some(&cache));
+        walk_source(&mut w, source, opts.time, &mut paths)?;
+        Ok((w.out, w.warnings, w.counts, w.cached))
+    })?;
+    let (pending, warnings, counts, cached) = walked;
     let mut summary = BackupSummary {
         files: counts.files,
+        files_cached: cached,
         bytes_read: counts.bytes,
         chunks_new: packed.chunks_new,
         chunks_reused: packed.chunks_reused,
@@ -203,7 +194,7 @@ fn backup_marked(
     let mut index = adopted;
     index.extend(packed.entries.iter().copied());
     summary.bytes_stored += write_index(store, recipients, index)?;
-    let entries = resolve(pending, &packed, &mut summary);
+    let (entries, next_cache) = resolve(pending, &packed, &mut summary);
     let snap = Snapshot {
         version: 1,
         time: opts.time,
@@ -217,7 +208,38 @@ fn backup_marked(
     summary.snapshot = random_name();
     store.put_new(&format!("snapshots/{}", summary.snapshot), &sealed)?;
     summary.bytes_stored += sealed.len() as u64;
+    // The snapshot is stored: a cache that fails to save costs the next run a re-read, no more.
+    if let Some(path) = &opts.cache {
+        if let Err(e) = Cache::save(path, &repo, next_cache) {
+            summary.warnings.push(format!("{}: cache not saved: {e}", path.display()));
+        }
+    }
     Ok(summary)
+}
+
+/// Feeds the walk from the source; `paths` gets what the snapshot records as backed up.
+fn walk_source(w: &mut Walk<'_, '_>, source: Source, time: i64, paths: &mut Vec<String>) -> Result<()> {
+    match source {
+        Source::Paths(list) => {
+            let mut names = HashSet::new();
+            for p in &list {
+                let name = root_name(p)?;
+                if !names.insert(name.clone()) {
+                    return Err(Error::Refused(format!(
+                        "two paths are named {name:?}: back them up separately"
+                    )));
+                }
+                w.root(p, &name)?;
+                paths.push(p.display().to_string());
+            }
+        }
+        Source::Stream { mut input, name } => {
+            check_stream_name(&name)?;
+            w.stream(&mut input, &name, time)?;
+            paths.push(name);
+        }
+    }
+    Ok(())
 }
 
 /// The name a root is stored under: its last component (`/` itself is refused: name a folder).
@@ -292,23 +314,36 @@ fn write_index(
     Ok(written)
 }
 
-/// The snapshot's entries, each file given its chunk ids.
-fn resolve(pending: Vec<Pending>, packed: &Packed, summary: &mut BackupSummary) -> Vec<Entry> {
+/// The snapshot's entries, each file given its chunk ids; and the next cache.
+fn resolve(
+    pending: Vec<Pending>,
+    packed: &Packed,
+    summary: &mut BackupSummary,
+) -> (Vec<Entry>, HashMap<String, Cached>) {
     let new: HashSet<ChunkId> = packed.entries.iter().map(|e| e.id).collect();
     let mut out = Vec::with_capacity(pending.len());
+    let mut cache = HashMap::new();
     for p in pending {
         match p {
             Pending::Done(e) => {
                 summary.dirs += matches!(e, Entry::Dir { .. }) as u64;
                 out.push(e)
             }
-            Pending::File { path, mode, mtime, size, first, count } => {
+            Pending::File { path, mode, mtime, size, first, count, stat } => {
                 let ids = &packed.ids[first..first + count];
                 summary.files_with_new_data += ids.iter().any(|i| new.contains(i)) as u64;
-                let chunks = ids.iter().map(ChunkId::to_string).collect();
+                let chunks: Vec<String> = ids.iter().map(ChunkId::to_string).collect();
+                if let Some(st) = stat {
+                    cache.insert(path.clone(), Cached::new(&st, chunks.clone()));
+                }
+                out.push(Entry::File { path, mode, mtime, size, chunks });
+            }
+            Pending::Cached { path, stat, chunks } => {
+                cache.insert(path.clone(), Cached::new(&stat, chunks.clone()));
+                let (mode, mtime, size) = (stat.mode, stat.mtime, stat.size);
                 out.push(Entry::File { path, mode, mtime, size, chunks });
             }
         }
     }
-    out
+    (out, cache)
 }

@@ -11,17 +11,32 @@ use std::path::Path;
 use fastcdc::v2020::StreamCDC;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
+use super::cache::Cache;
 use super::pipeline::Feed;
 use crate::error::{Error, Result};
 use crate::format::config::Chunker;
 use crate::format::snapshot::Entry;
-use crate::sys::stat;
+use crate::sys::{stat, Stat};
 
 /// An entry whose chunk ids are not known yet: a file's are the pipeline's chunks
 /// `first..first + count`.
 pub(crate) enum Pending {
     Done(Entry),
-    File { path: String, mode: u32, mtime: i64, size: u64, first: usize, count: usize },
+    File {
+        path: String,
+        mode: u32,
+        mtime: i64,
+        size: u64,
+        first: usize,
+        count: usize,
+        stat: Option<Stat>,
+    },
+    /// A file as the cache has it: not read.
+    Cached {
+        path: String,
+        stat: Stat,
+        chunks: Vec<String>,
+    },
 }
 
 /// Counts a walk reports.
@@ -72,6 +87,9 @@ pub(crate) struct Walk<'a, 'f> {
     pub out: Vec<Pending>,
     pub warnings: Vec<String>,
     pub counts: Progress,
+    /// Files taken from the cache, not read.
+    pub cached: u64,
+    pub cache: Option<&'a Cache>,
     links: HashMap<(u64, u64), String>,
     root_dev: u64,
 }
@@ -87,6 +105,8 @@ impl<'a, 'f> Walk<'a, 'f> {
             out: Vec::new(),
             warnings: Vec::new(),
             counts: Progress::default(),
+            cached: 0,
+            cache: None,
             links: HashMap::new(),
             root_dev: 0,
         }
@@ -101,7 +121,7 @@ impl<'a, 'f> Walk<'a, 'f> {
 
     /// A stream (standard input) as one file.
     pub(crate) fn stream(&mut self, input: &mut dyn Read, name: &str, mtime: i64) -> Result<()> {
-        self.chunks(input, name.to_string(), 0o600, mtime)
+        self.chunks(input, name.to_string(), 0o600, mtime, None)
     }
 
     fn warn(&mut self, what: String) {
@@ -134,8 +154,15 @@ impl<'a, 'f> Walk<'a, 'f> {
                 }
                 self.links.insert((st.dev, st.ino), rel.to_string());
             }
+            if let Some(hit) = self.cache.and_then(|c| c.lookup(rel, &st)) {
+                let chunks = hit.chunks.clone();
+                self.out.push(Pending::Cached { path: rel.into(), stat: st, chunks });
+                self.counts.files += 1;
+                self.cached += 1;
+                return Ok(());
+            }
             match File::open(path) {
-                Ok(mut f) => self.chunks(&mut f, rel.to_string(), st.mode, st.mtime)?,
+                Ok(mut f) => self.chunks(&mut f, rel.to_string(), st.mode, st.mtime, Some(st))?,
                 Err(e) => self.warn(format!("{rel}: {e}; skipped")),
             }
         } else {
@@ -172,7 +199,14 @@ impl<'a, 'f> Walk<'a, 'f> {
         Ok(())
     }
 
-    fn chunks(&mut self, input: &mut dyn Read, path: String, mode: u32, mtime: i64) -> Result<()> {
+    fn chunks(
+        &mut self,
+        input: &mut dyn Read,
+        path: String,
+        mode: u32,
+        mtime: i64,
+        stat: Option<Stat>,
+    ) -> Result<()> {
         let k = self.chunker;
         let first = self.feed_next();
         let mut size = 0u64;
@@ -194,7 +228,7 @@ impl<'a, 'f> Walk<'a, 'f> {
         }
         self.counts.files += 1;
         let count = self.feed_next() - first;
-        self.out.push(Pending::File { path, mode, mtime, size, first, count });
+        self.out.push(Pending::File { path, mode, mtime, size, first, count, stat });
         Ok(())
     }
 

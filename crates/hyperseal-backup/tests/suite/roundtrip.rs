@@ -132,3 +132,36 @@ fn forget_and_prune_free_what_no_snapshot_uses() {
         repo.objects()
     );
 }
+
+#[test]
+fn the_cache_skips_unchanged_files_and_trusts_only_chunks_still_stored() {
+    let repo = Repo::new(&[]);
+    let src = repo.path("src");
+    make_tree(&src);
+    let opts = hyperseal_backup::BackupOptions { cache: Some(repo.path("cache/w.json")), ..small() };
+    let first = repo.backup_with(&[&src], &opts).unwrap();
+    assert_eq!(first.files_cached, 0);
+    let second = repo.backup_with(&[&src], &opts).unwrap();
+    assert_eq!((second.files_cached, second.bytes_read, second.chunks_new), (5, 0, 0), "{second:?}");
+    // A changed file is read again (its time and change time moved), the others are not.
+    fs::write(src.join("readme.txt"), "changed\n").unwrap();
+    let third = repo.backup_with(&[&src], &opts).unwrap();
+    assert_eq!((third.files_cached, third.bytes_read), (4, 8), "{third:?}");
+    // Another repository's cache is not used.
+    let other = Repo::new(&[]);
+    assert_eq!(other.backup_with(&[&src], &opts).unwrap().files_cached, 0);
+    // What the cache gave restores as read.
+    let ids = repo.reader.identities();
+    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let snap = reader.find(&third.snapshot).unwrap().snapshot;
+    restore(&reader, &snap, &repo.path("out"), &RestoreOptions::default()).unwrap();
+    assert_eq!(describe(&src), describe(&repo.path("out/src")));
+    // Chunks a prune removed are not trusted: every file is read again.
+    hyperseal_backup::forget(&reader, 0).unwrap();
+    let now = hyperseal_backup::PruneOptions { now: 1_700_000_100, stale_after: 3600 };
+    hyperseal_backup::prune(&reader, now).unwrap();
+    let fifth = repo.backup_with(&[&src], &opts).unwrap();
+    assert_eq!((fifth.files_cached, fifth.chunks_reused), (0, 0), "{fifth:?}");
+    let rep = check(&reader, true).unwrap();
+    assert!(rep.errors.is_empty(), "{rep:?}");
+}

@@ -107,6 +107,13 @@ pub struct CreateArgs {
     /// The file name standard input gets in the snapshot.
     #[arg(long = "stdin-filename", value_name = "NAME")]
     stdin_filename: Option<String>,
+    /// The change-detection cache (files whose length, times and inode match are not read
+    /// again). Default: $XDG_CACHE_HOME/hyperseal/backup/REPO-ID.json (or ~/.cache/…).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_cache")]
+    cache: Option<PathBuf>,
+    /// Read every file, and keep no cache.
+    #[arg(long = "no-cache")]
+    no_cache: bool,
     /// The host name recorded (default: this machine's).
     #[arg(long)]
     host: Option<String>,
@@ -166,6 +173,7 @@ pub fn create(a: CreateArgs) -> Result<()> {
         nanos: clock.subsec_nanos(),
         excludes,
         one_file_system: a.one_file_system,
+        cache: cache_path(&a, &key),
         progress: Some(&progress),
         ..BackupOptions::default()
     };
@@ -196,7 +204,7 @@ fn report(s: &BackupSummary, secs: f64, json: bool) {
     if json {
         let v = serde_json::json!({
             "message_type": "summary", "snapshot_id": s.snapshot, "files_new_or_changed": s.files_with_new_data,
-            "files_unmodified": s.files - s.files_with_new_data, "dirs": s.dirs, "total_files_processed": s.files,
+            "files_unmodified": s.files - s.files_with_new_data, "files_cached": s.files_cached, "dirs": s.dirs, "total_files_processed": s.files,
             "total_bytes_processed": s.bytes_read, "data_added": s.bytes_added, "data_stored": s.bytes_stored,
             "chunks_new": s.chunks_new, "chunks_reused": s.chunks_reused, "packs": s.packs, "total_duration": secs,
         });
@@ -204,9 +212,10 @@ fn report(s: &BackupSummary, secs: f64, json: bool) {
         return;
     }
     println!(
-        "Files:       {} new or changed, {} unmodified",
+        "Files:       {} new or changed, {} unmodified ({} not read: unchanged since the last run)",
         s.files_with_new_data,
-        s.files - s.files_with_new_data
+        s.files - s.files_with_new_data,
+        s.files_cached
     );
     println!("Dirs:        {}", s.dirs);
     println!(
@@ -218,6 +227,21 @@ fn report(s: &BackupSummary, secs: f64, json: bool) {
     );
     println!("processed {} files, {} in {secs:.1}s", s.files, size(s.bytes_read));
     println!("snapshot {} saved", s.snapshot);
+}
+
+/// Where the change-detection cache lives: per repository, in the user's cache folder.
+fn cache_path(a: &CreateArgs, key: &WriterKey) -> Option<PathBuf> {
+    if a.no_cache {
+        return None;
+    }
+    if a.cache.is_some() {
+        return a.cache.clone();
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("hyperseal/backup").join(format!("{}.json", hex::encode(key.repo_id))))
 }
 
 pub(super) fn size(n: u64) -> String {
