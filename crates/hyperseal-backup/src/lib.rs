@@ -32,7 +32,7 @@ pub use check::{check, CheckReport};
 pub use error::{Error, Result};
 pub use format::snapshot::{Entry, Snapshot};
 pub use keys::{ChunkId, WriterKey};
-pub use prune::{forget, prune, unlock, ForgetReport, PruneOptions, PruneReport};
+pub use prune::{forget, prune, unlock, ForgetReport, Keep, PruneOptions, PruneReport};
 pub use rekey::{rekey, RekeyReport};
 pub use repo::{init, Index, Reader, SnapshotInfo};
 pub use restore::{restore, RestoreOptions, RestoreSummary};

@@ -36,18 +36,66 @@ pub struct ForgetReport {
     pub kept: Vec<String>,
 }
 
-/// Removes every snapshot but the `keep_last` newest. Deletes only snapshot objects, so it
-/// needs no lock: a writer never reads snapshots.
-pub fn forget(reader: &Reader<'_>, keep_last: usize) -> Result<ForgetReport> {
-    let all = reader.snapshots()?;
-    let cut = all.len().saturating_sub(keep_last);
+/// Which snapshots `forget` keeps, as restic's policy: the newest `last`, and the newest of
+/// each of the `daily`, `weekly` (Monday to Sunday) and `monthly` most recent periods that
+/// have one (UTC). A snapshot any rule keeps is kept.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Keep {
+    /// The newest N snapshots.
+    pub last: usize,
+    /// The newest snapshot of each of the last N days that have one.
+    pub daily: usize,
+    /// … of each of the last N weeks.
+    pub weekly: usize,
+    /// … of each of the last N months.
+    pub monthly: usize,
+}
+
+/// The period a snapshot's time falls in, for each rule (days, Monday-weeks, months since the
+/// epoch); `last` puts every snapshot in its own.
+fn periods(time: i64, i: usize) -> [i64; 4] {
+    let days = time.div_euclid(86_400);
+    // 1970-01-01 was a Thursday: +3 makes weeks start on Mondays.
+    let week = (days + 3).div_euclid(7);
+    let (y, m) = civil_month(days);
+    [i as i64, days, week, y * 12 + m]
+}
+
+/// Year and month (1–12) of a day since the epoch (Howard Hinnant's `civil_from_days`).
+fn civil_month(days: i64) -> (i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + (m <= 2) as i64, m)
+}
+
+/// Removes every snapshot the policy does not keep. Deletes only snapshot objects, so it needs
+/// no lock: a writer never reads snapshots. A policy that keeps nothing is refused.
+pub fn forget(reader: &Reader<'_>, keep: Keep) -> Result<ForgetReport> {
+    let mut left = [keep.last, keep.daily, keep.weekly, keep.monthly];
+    if left.iter().all(|n| *n == 0) {
+        return Err(Error::Refused("a policy that keeps no snapshot: give --keep-last and the like".into()));
+    }
+    let mut all = reader.snapshots()?;
+    all.reverse();
+    let mut seen: [Option<i64>; 4] = [None; 4];
     let mut rep = ForgetReport::default();
     for (i, s) in all.into_iter().enumerate() {
-        if i < cut {
+        let mut kept = false;
+        for (rule, period) in periods(s.snapshot.time, i).into_iter().enumerate() {
+            if left[rule] > 0 && seen[rule] != Some(period) {
+                (seen[rule], left[rule], kept) = (Some(period), left[rule] - 1, true);
+            }
+        }
+        if kept {
+            rep.kept.push(s.id);
+        } else {
             reader.store.delete(&format!("snapshots/{}", s.id))?;
             rep.removed.push(s.id);
-        } else {
-            rep.kept.push(s.id);
         }
     }
     Ok(rep)

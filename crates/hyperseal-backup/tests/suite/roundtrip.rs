@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use hyperseal_backup::{check, restore, Entry, Reader, RestoreOptions, Source};
+use hyperseal_backup::{check, restore, Entry, Keep, Reader, RestoreOptions, Source, Store};
 
 use crate::common::{describe, make_tree, noise, small, Repo};
 
@@ -116,7 +116,7 @@ fn forget_and_prune_free_what_no_snapshot_uses() {
     let last = repo.backup(&[&src]);
     let ids = repo.reader.identities();
     let reader = Reader::open(&repo.store, &ids).unwrap();
-    let f = hyperseal_backup::forget(&reader, 1).unwrap();
+    let f = hyperseal_backup::forget(&reader, Keep { last: 1, ..Keep::default() }).unwrap();
     assert_eq!((f.removed.len(), f.kept), (1, vec![last.snapshot.clone()]));
     let opts = hyperseal_backup::PruneOptions { now: 1_700_000_100, stale_after: 3600 };
     let p = hyperseal_backup::prune(&reader, opts).unwrap();
@@ -157,11 +157,42 @@ fn the_cache_skips_unchanged_files_and_trusts_only_chunks_still_stored() {
     restore(&reader, &snap, &repo.path("out"), &RestoreOptions::default()).unwrap();
     assert_eq!(describe(&src), describe(&repo.path("out/src")));
     // Chunks a prune removed are not trusted: every file is read again.
-    hyperseal_backup::forget(&reader, 0).unwrap();
+    for s in reader.snapshots().unwrap() {
+        repo.store.delete(&format!("snapshots/{}", s.id)).unwrap();
+    }
     let now = hyperseal_backup::PruneOptions { now: 1_700_000_100, stale_after: 3600 };
     hyperseal_backup::prune(&reader, now).unwrap();
     let fifth = repo.backup_with(&[&src], &opts).unwrap();
     assert_eq!((fifth.files_cached, fifth.chunks_reused), (0, 0), "{fifth:?}");
     let rep = check(&reader, true).unwrap();
     assert!(rep.errors.is_empty(), "{rep:?}");
+}
+
+#[test]
+fn forget_keeps_the_newest_of_each_period() {
+    let repo = Repo::new(&[]);
+    let src = repo.path("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join("f"), "x").unwrap();
+    // Two a day for ten days from Monday 2023-11-13 (1699833600), noon and 18:00.
+    let monday = 1_699_833_600;
+    for day in 0..10 {
+        for hour in [12, 18] {
+            let time = monday + day * 86_400 + hour * 3600;
+            repo.backup_with(&[&src], &hyperseal_backup::BackupOptions { time, ..small() }).unwrap();
+        }
+    }
+    let ids = repo.reader.identities();
+    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let time_of = |id: &str| reader.find(id).unwrap().snapshot.time;
+    assert!(hyperseal_backup::forget(&reader, Keep::default()).is_err(), "keeping nothing is refused");
+    let keep = Keep { last: 1, daily: 3, weekly: 2, ..Keep::default() };
+    let rep = hyperseal_backup::forget(&reader, keep).unwrap();
+    let mut kept: Vec<i64> = rep.kept.iter().map(|id| time_of(id)).collect();
+    kept.sort();
+    // The last three days' 18:00 (the newest counts as last, daily and weekly at once), and
+    // the first week's newest (Sunday 18:00).
+    let at = |day: i64| monday + day * 86_400 + 18 * 3600;
+    assert_eq!(kept, vec![at(6), at(7), at(8), at(9)]);
+    assert_eq!(rep.removed.len(), 16);
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use hyperseal_backup::{PruneOptions, Reader};
+use hyperseal_backup::{Keep, PruneOptions, Reader};
 
 use super::{now, IdentityArgs, RepoArg};
 
@@ -15,9 +15,18 @@ pub struct ForgetArgs {
     repo: RepoArg,
     #[command(flatten)]
     ids: IdentityArgs,
-    /// Keep the newest N snapshots; remove the others.
-    #[arg(long = "keep-last", value_name = "N")]
+    /// Keep the newest N snapshots.
+    #[arg(long = "keep-last", value_name = "N", default_value_t = 0, hide_default_value = true)]
     keep_last: usize,
+    /// Keep the newest snapshot of each of the last N days that have one (UTC).
+    #[arg(long = "keep-daily", value_name = "N", default_value_t = 0, hide_default_value = true)]
+    keep_daily: usize,
+    /// … of each of the last N weeks (Monday to Sunday).
+    #[arg(long = "keep-weekly", value_name = "N", default_value_t = 0, hide_default_value = true)]
+    keep_weekly: usize,
+    /// … of each of the last N months.
+    #[arg(long = "keep-monthly", value_name = "N", default_value_t = 0, hide_default_value = true)]
+    keep_monthly: usize,
     /// Then prune (see `prune`).
     #[arg(long)]
     prune: bool,
@@ -26,7 +35,9 @@ pub struct ForgetArgs {
 pub fn forget(a: ForgetArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
     let reader = Reader::open(&store, &ids)?;
-    let rep = hyperseal_backup::forget(&reader, a.keep_last)?;
+    let keep =
+        Keep { last: a.keep_last, daily: a.keep_daily, weekly: a.keep_weekly, monthly: a.keep_monthly };
+    let rep = hyperseal_backup::forget(&reader, keep)?;
     for id in &rep.removed {
         eprintln!("hyperseal: removed snapshot {id}");
     }

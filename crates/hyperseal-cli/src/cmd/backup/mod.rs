@@ -49,7 +49,7 @@ enum Verb {
     Check(read::CheckArgs),
     /// Print an object's plaintext (config, keys/…, index/…, snapshots/…, data/…).
     Cat(read::CatArgs),
-    /// Remove snapshots but the newest N; --prune then frees what nothing uses.
+    /// Remove snapshots a --keep-last/-daily/-weekly/-monthly policy does not keep; --prune then frees what nothing uses.
     Forget(admin::ForgetArgs),
     /// Delete packs no snapshot uses (takes the prune lock).
     Prune(admin::PruneArgs),
