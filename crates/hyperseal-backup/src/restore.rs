@@ -12,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 use crate::format::snapshot::{Entry, Snapshot};
@@ -102,7 +103,17 @@ fn selected(path: &str, include: &[String]) -> bool {
         })
 }
 
-/// Restores `snap` beneath `target` (made if missing).
+/// A file to write: where, and what.
+struct FileJob<'s> {
+    path: &'s str,
+    chunks: &'s [String],
+    mode: u32,
+    mtime: i64,
+}
+
+/// Restores `snap` beneath `target` (made if missing): folders and symbolic links first, in
+/// order, so that a name beneath a link is refused, never followed; then the files on every
+/// core, each thread with its own open packs; then hard links; then folder modes and times.
 pub fn restore(
     reader: &Reader<'_>,
     snap: &Snapshot,
@@ -112,39 +123,41 @@ pub fn restore(
     validate(snap)?;
     let index = reader.index()?.chunks;
     fs::create_dir_all(target)?;
-    let mut r = Restorer {
-        reader,
-        index,
-        target: target.to_path_buf(),
-        opts,
-        packs: HashMap::new(),
-        sum: RestoreSummary::default(),
-    };
-    let files: HashMap<&str, &Entry> =
-        snap.entries.iter().filter(|e| matches!(e, Entry::File { .. })).map(|e| (e.path(), e)).collect();
-    let mut dirs = Vec::new();
+    let mut r = Restorer::new(reader, &index, target, opts);
+    let by_path: HashMap<&str, &Entry> = snap.entries.iter().map(|e| (e.path(), e)).collect();
+    let (mut dirs, mut files, mut links) = (Vec::new(), Vec::new(), Vec::new());
     for e in snap.entries.iter().filter(|e| selected(e.path(), &opts.include)) {
-        let at = r.place(e.path())?;
         match e {
-            Entry::Dir { mode, mtime, .. } => {
+            Entry::Dir { path, mode, mtime } => {
+                let at = r.place(path)?;
                 r.dir(&at)?;
                 dirs.push((at, *mode, *mtime));
             }
-            Entry::File { mode, mtime, chunks, .. } => r.file(&at, chunks, *mode, *mtime)?,
-            Entry::Symlink { target, .. } => r.link(&at, |tmp| sys::symlink(target, tmp))?,
-            Entry::Hardlink { target, .. } if selected(target, &opts.include) => {
-                let from = r.place(target)?;
-                // The link's source must be the file this restore wrote, not a link put there since.
-                if !fs::symlink_metadata(&from)?.is_file() {
-                    return Err(Error::Refused(format!("{target}: not a file any more")));
-                }
-                r.link(&at, |tmp| fs::hard_link(&from, tmp))?;
+            Entry::Symlink { path, target } => {
+                let at = r.place(path)?;
+                r.link(&at, |tmp| sys::symlink(target, tmp))?;
             }
-            Entry::Hardlink { target, .. } => match files.get(target.as_str()) {
-                Some(Entry::File { mode, mtime, chunks, .. }) => r.file(&at, chunks, *mode, *mtime)?,
+            Entry::File { path, mode, mtime, chunks, .. } => {
+                files.push(FileJob { path, chunks, mode: *mode, mtime: *mtime })
+            }
+            Entry::Hardlink { path, target } if selected(target, &opts.include) => links.push((path, target)),
+            // The other name is not restored: this one gets the content.
+            Entry::Hardlink { path, target } => match by_path.get(target.as_str()) {
+                Some(Entry::File { mode, mtime, chunks, .. }) => {
+                    files.push(FileJob { path, chunks, mode: *mode, mtime: *mtime })
+                }
                 _ => unreachable!("validated: a hard link's target is a file"),
             },
         }
+    }
+    let written = write_files(reader, &index, target, opts, &files)?;
+    for (path, target) in links {
+        let (at, from) = (r.place(path)?, r.place(target)?);
+        // The link's source must be the file this restore wrote, not a link put there since.
+        if !fs::symlink_metadata(&from)?.is_file() {
+            return Err(Error::Refused(format!("{target}: not a file any more")));
+        }
+        r.link(&at, |tmp| fs::hard_link(&from, tmp))?;
     }
     // Folder modes and times last, deepest first: writing into a folder changes its time, and a
     // read-only folder would refuse what goes in it.
@@ -153,49 +166,95 @@ pub fn restore(
         sys::set_mode(&d, mode)?;
         sys::set_mtime(&d, mtime)?;
     }
-    Ok(r.sum)
+    let mut sum = r.sum;
+    (sum.files, sum.bytes) = (written.files, written.bytes);
+    Ok(sum)
+}
+
+/// Writes the files on every core: each thread takes the next file; the first error stops the
+/// others after their current file (which is whole or absent, as always).
+fn write_files(
+    reader: &Reader<'_>,
+    index: &HashMap<ChunkId, Placed>,
+    target: &Path,
+    opts: &RestoreOptions,
+    files: &[FileJob<'_>],
+) -> Result<RestoreSummary> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let threads = hyperseal::available_threads().min(files.len()).max(1);
+    let work = || -> Result<RestoreSummary> {
+        let mut r = Restorer::new(reader, index, target, opts);
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(job) = files.get(i).filter(|_| !stop.load(Ordering::Relaxed)) else { return Ok(r.sum) };
+            let done = r.place(job.path).and_then(|at| r.file(&at, job.chunks, job.mode, job.mtime));
+            if done.is_err() {
+                stop.store(true, Ordering::Relaxed);
+                return done.map(|_| r.sum);
+            }
+        }
+    };
+    let results: Vec<Result<RestoreSummary>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
+        handles.into_iter().map(|h| h.join().expect("a restore thread does not panic")).collect()
+    });
+    let mut sum = RestoreSummary::default();
+    for r in results {
+        let r = r?;
+        (sum.files, sum.bytes) = (sum.files + r.files, sum.bytes + r.bytes);
+    }
+    Ok(sum)
+}
+
+/// Makes a folder, or finds one there. `mkdir` never follows a link at the name (it fails with
+/// "exists"), and what exists must then be a real folder: a link or a file on the way is
+/// refused. Two threads making one folder both succeed.
+fn ensure_dir(at: &Path) -> Result<()> {
+    match fs::create_dir(at) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        r => return Ok(r?),
+    }
+    match fs::symlink_metadata(at)? {
+        m if m.is_dir() => Ok(()),
+        _ => Err(Error::Refused(format!("{}: not a folder (a link or a file on the way)", at.display()))),
+    }
 }
 
 struct Restorer<'r, 'a> {
     reader: &'r Reader<'a>,
-    index: HashMap<ChunkId, Placed>,
-    target: PathBuf,
+    index: &'r HashMap<ChunkId, Placed>,
+    target: &'r Path,
     opts: &'r RestoreOptions,
     packs: HashMap<[u8; 16], PackReader>,
     sum: RestoreSummary,
 }
 
-impl Restorer<'_, '_> {
+impl<'r, 'a> Restorer<'r, 'a> {
+    fn new(
+        reader: &'r Reader<'a>,
+        index: &'r HashMap<ChunkId, Placed>,
+        target: &'r Path,
+        opts: &'r RestoreOptions,
+    ) -> Self {
+        Restorer { reader, index, target, opts, packs: HashMap::new(), sum: RestoreSummary::default() }
+    }
+
     /// The place of `rel` beneath the target, every folder on the way checked (made where
     /// missing): a link or a file on the way is refused.
     fn place(&mut self, rel: &str) -> Result<PathBuf> {
-        let mut at = self.target.clone();
+        let mut at = self.target.to_path_buf();
         let parts: Vec<&str> = rel.split('/').collect();
         for c in &parts[..parts.len() - 1] {
             at.push(c);
-            match fs::symlink_metadata(&at) {
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => {
-                    return Err(Error::Refused(format!(
-                        "{}: not a folder (a link or a file on the way)",
-                        at.display()
-                    )))
-                }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(&at)?,
-                Err(e) => return Err(e.into()),
-            }
+            ensure_dir(&at)?;
         }
         at.push(parts[parts.len() - 1]);
         Ok(at)
     }
 
     fn dir(&mut self, at: &Path) -> Result<()> {
-        match fs::symlink_metadata(at) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => return Err(Error::Refused(format!("{}: exists and is not a folder", at.display()))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(at)?,
-            Err(e) => return Err(e.into()),
-        }
+        ensure_dir(at)?;
         self.sum.dirs += 1;
         Ok(())
     }
