@@ -4,8 +4,12 @@
 mod common;
 #[path = "suite/hostile.rs"]
 mod hostile;
+#[path = "suite/kills.rs"]
+mod kills;
 #[path = "suite/peers.rs"]
 mod peers;
+#[path = "suite/ranges.rs"]
+mod ranges;
 #[path = "suite/recovery.rs"]
 mod recovery;
 #[path = "suite/rekey.rs"]
