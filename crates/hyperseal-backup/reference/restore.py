@@ -23,6 +23,7 @@ except ImportError:
 MAX_SNAPSHOT = 256 << 20
 MAX_TABLE = 64 << 20
 MAX_CHUNK = 8 << 20
+MAX_STORED = MAX_CHUNK + (MAX_CHUNK >> 7)
 MAX_PATH = 4096
 MAX_DEPTH = 256
 
@@ -129,7 +130,7 @@ def parse_table(b):
         r = at + 4 + 52 * i
         cid = b[r:r + 32]
         ordinal, offset, stored, raw = struct.unpack_from(">IQII", b, r + 32)
-        if ordinal >= p or raw > MAX_CHUNK:
+        if ordinal >= p or raw > MAX_CHUNK or stored > MAX_STORED:
             sys.exit("restore.py: damaged chunk table")
         out.append((cid, packs[ordinal], offset, stored, raw))
     return out

@@ -14,9 +14,6 @@ use crate::keys::ChunkId;
 use crate::object::{unpack_chunk, PackReader};
 use crate::repo::Reader;
 
-/// Most plaintext one pack may hold (a pack closes at its size plus at most one chunk).
-const MAX_PACK: u64 = 1 << 30;
-
 /// What `check` found.
 #[derive(Clone, Debug, Default)]
 pub struct CheckReport {
@@ -97,25 +94,34 @@ pub fn check(reader: &Reader<'_>, read_data: bool) -> Result<CheckReport> {
     Ok(rep)
 }
 
-/// Opens every pack that has an id list and checks every chunk it lists.
+/// Opens every pack that has an id list, authenticates all of it, and checks every chunk it
+/// lists; memory holds one chunk at a time.
 fn read_packs(reader: &Reader<'_>, lists: &HashMap<[u8; 16], Table>, rep: &mut CheckReport) {
     for (pack, table) in lists {
         let name = format!("data/{}", hex::encode(pack));
-        let mut plain = Vec::new();
-        let opened = PackReader::open(reader.store, &name, reader.ids)
-            .and_then(|mut p| p.read_all(&mut plain, MAX_PACK));
-        if let Err(e) = opened {
-            rep.errors.push(format!("{name}: {e}"));
-            continue;
-        }
+        let mut opened = match PackReader::open(reader.store, &name, reader.ids) {
+            Ok(p) => p,
+            Err(e) => {
+                rep.errors.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let len = match opened.verify_all() {
+            Ok(len) => len,
+            Err(e) => {
+                rep.errors.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
         for e in &table.entries {
-            let end = e.offset.saturating_add(e.stored as u64);
-            let checked = match plain.get(e.offset as usize..end as usize) {
-                Some(stored) => unpack_chunk(reader.key(), e, stored).map(|_| ()),
-                None => Err(crate::error::format(format!("chunk {} lies past the pack's end", e.id))),
+            let checked = match e.offset.checked_add(e.stored as u64).is_some_and(|end| end <= len) {
+                true => {
+                    opened.read(e.offset, e.stored as usize).and_then(|b| unpack_chunk(reader.key(), e, &b))
+                }
+                false => Err(crate::error::format(format!("chunk {} lies past the pack's end", e.id))),
             };
             match checked {
-                Ok(()) => rep.chunks_read += 1,
+                Ok(_) => rep.chunks_read += 1,
                 Err(err) => rep.errors.push(format!("{name}: {err}")),
             }
         }

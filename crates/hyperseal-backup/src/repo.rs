@@ -177,7 +177,8 @@ impl<'a> Reader<'a> {
 
     /// An object's plaintext (for `cat`): the config, an index, a snapshot or a pack.
     pub fn cat(&self, name: &str) -> Result<Vec<u8>> {
-        let limit = if name.starts_with("data/") { 1 << 30 } else { MAX_SNAPSHOT };
+        // A pack is about 16 MiB; more than this is not one this crate wrote.
+        let limit = if name.starts_with("data/") { 256 << 20 } else { MAX_SNAPSHOT };
         object::open(self.store, name, self.ids, limit)
     }
 

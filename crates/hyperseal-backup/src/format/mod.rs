@@ -15,3 +15,7 @@ pub const MAX_CONFIG: u64 = 64 << 10;
 pub const MAX_MARK: u64 = 4 << 10;
 /// The chunker's largest chunk: the most any chunk decompresses to.
 pub const MAX_CHUNK: usize = 8 << 20;
+/// The most a stored (compressed) chunk may take: zstd's bound for `MAX_CHUNK` bytes that do
+/// not compress (`n + n/256` and a little), rounded up, so that a table cannot make a reader
+/// allocate gigabytes for one chunk.
+pub const MAX_STORED: usize = MAX_CHUNK + (MAX_CHUNK >> 7);

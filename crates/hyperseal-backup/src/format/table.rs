@@ -10,7 +10,8 @@
 //! ```
 //!
 //! `offset` and `stored` place the chunk's zstd frame in the pack's plaintext; `raw` is its
-//! length once decompressed (at most the chunker's maximum).
+//! length once decompressed (at most the chunker's maximum), and `stored` at most zstd's bound
+//! for that ([`super::MAX_STORED`]).
 
 use crate::error::{format, Result};
 use crate::keys::ChunkId;
@@ -107,7 +108,10 @@ impl Table {
                 stored: u32::from_be_bytes(r[44..48].try_into().unwrap()),
                 raw: u32::from_be_bytes(r[48..52].try_into().unwrap()),
             };
-            if e.raw as usize > super::MAX_CHUNK || e.offset.checked_add(e.stored as u64).is_none() {
+            if e.raw as usize > super::MAX_CHUNK
+                || e.stored as usize > super::MAX_STORED
+                || e.offset.checked_add(e.stored as u64).is_none()
+            {
                 return Err(bad());
             }
             entries.push(e);
@@ -157,6 +161,13 @@ mod tests {
         let at = 12 + 2 * 16;
         b[at..at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
         assert!(Table::decode(&b).is_err());
+    }
+
+    #[test]
+    fn a_stored_length_past_zstd_s_bound_is_refused() {
+        let mut t = sample();
+        t.entries[0].stored = (crate::format::MAX_STORED + 1) as u32;
+        assert!(Table::decode(&t.encode().unwrap()).is_err());
     }
 
     #[test]

@@ -197,3 +197,26 @@ fn forget_keeps_the_newest_of_each_period() {
     assert_eq!(kept, vec![at(6), at(7), at(8), at(9)]);
     assert_eq!(rep.removed.len(), 16);
 }
+
+#[test]
+fn check_read_data_finds_a_damaged_pack_and_a_missing_one() {
+    let repo = Repo::new(&[]);
+    let src = repo.path("src");
+    make_tree(&src);
+    repo.backup(&[&src]);
+    let packs: Vec<String> =
+        repo.objects().into_iter().filter(|n| n.starts_with("data/") && !n.ends_with(".ids")).collect();
+    let damaged = repo.store.root().join(&packs[0]);
+    let mut bytes = fs::read(&damaged).unwrap();
+    let at = bytes.len() - 100;
+    bytes[at] ^= 1;
+    fs::write(&damaged, bytes).unwrap();
+    let ids = repo.reader.identities();
+    let reader = Reader::open(&repo.store, &ids).unwrap();
+    assert!(check(&reader, false).unwrap().errors.is_empty(), "without --read-data the damage is unseen");
+    let rep = check(&reader, true).unwrap();
+    assert!(rep.errors.iter().any(|e| e.contains(&packs[0])), "{rep:?}");
+    fs::remove_file(repo.store.root().join(&packs[1])).unwrap();
+    let rep = check(&reader, false).unwrap();
+    assert!(rep.errors.iter().any(|e| e.contains(&packs[1])), "{rep:?}");
+}
