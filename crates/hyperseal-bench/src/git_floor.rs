@@ -18,9 +18,9 @@ const MAX_DATA: usize = 65516;
 /// Serves git on standard input and output until git closes the pipe.
 pub fn serve() -> Result<()> {
     // git's pipe read as hyperseal's filter reads it (a filter asleep in `read` is woken for
-    // every file; see `hyperseal::git::pipe`), through the pipe's own buffer.
+    // every file; see `hyperseal_git::pipe`), through the pipe's own buffer.
     #[cfg(unix)]
-    let pipe = hyperseal::git::GitPipe::stdin(hyperseal::git::pipe::SPIN);
+    let pipe = hyperseal_git::GitPipe::stdin(hyperseal_git::pipe::SPIN);
     #[cfg(not(unix))]
     let pipe: Option<BufReader<io::Stdin>> = None;
     let mut input: Box<dyn BufRead> = match pipe {

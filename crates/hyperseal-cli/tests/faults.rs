@@ -368,14 +368,18 @@ fn read_only_dir(fx: &Fixture, t: &mut Tally) {
         fs::set_permissions(p, fs::Permissions::from_mode(0o755)).unwrap();
     }
     // Copies that nobody may read: the inputs themselves stay as they are (`inputs_intact`).
-    let [key, small, small_hs, public] =
-        [(&fx.key, "ro-k.key"), (&fx.small, "ro-small"), (&fx.small_hs, "ro-small.hs"), (&fx.public, "ro-k.pub")]
-            .map(|(from, name)| {
-                let to = base.join(name);
-                fs::copy(from, &to).unwrap();
-                fs::set_permissions(&to, fs::Permissions::from_mode(0o644)).unwrap();
-                to
-            });
+    let [key, small, small_hs, public] = [
+        (&fx.key, "ro-k.key"),
+        (&fx.small, "ro-small"),
+        (&fx.small_hs, "ro-small.hs"),
+        (&fx.public, "ro-k.pub"),
+    ]
+    .map(|(from, name)| {
+        let to = base.join(name);
+        fs::copy(from, &to).unwrap();
+        fs::set_permissions(&to, fs::Permissions::from_mode(0o644)).unwrap();
+        to
+    });
     let ro = base.join("ro");
     fs::create_dir(&ro).unwrap();
     fs::set_permissions(&ro, fs::Permissions::from_mode(0o555)).unwrap();

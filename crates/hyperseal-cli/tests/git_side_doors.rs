@@ -78,8 +78,11 @@ fn rerere_on_globally_keeps_no_plaintext_in_dot_git() {
 /// An editor that appends each message file git gives it to `seen`, then writes a message.
 fn editor(tmp: &Path, seen: &Path) -> String {
     let script = tmp.join("editor.sh");
-    std::fs::write(&script, format!("#!/bin/sh\ncat \"$1\" >> '{}'\nsed -i '1s/^/message/' \"$1\"\n", seen.display()))
-        .unwrap();
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ncat \"$1\" >> '{}'\nsed -i '1s/^/message/' \"$1\"\n", seen.display()),
+    )
+    .unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -111,7 +114,10 @@ fn commit_verbose_leaves_no_plaintext_diff_in_dot_git() {
     let shown = String::from_utf8_lossy(&std::fs::read(&seen).unwrap()).into_owned();
     // The first commit's diff adds the file: a placeholder stands for its text (later ones
     // change one placeholder into the same, which git shows as no change).
-    assert!(shown.contains(">8") && shown.contains("+[hyperseal: "), "the verbose diff holds a placeholder: {shown}");
+    assert!(
+        shown.contains(">8") && shown.contains("+[hyperseal: "),
+        "the verbose diff holds a placeholder: {shown}"
+    );
     for secret in [&b"secret-1"[..], b"secret-2", b"secret-3"] {
         assert!(!shown.as_bytes().windows(secret.len()).any(|w| w == secret), "{shown}");
         assert!(r.dot_git_files_holding(secret).is_empty(), "plaintext in .git");
@@ -121,8 +127,11 @@ fn commit_verbose_leaves_no_plaintext_diff_in_dot_git() {
     assert!(r.ok(&["diff"]).contains("+TOKEN=fourth-secret-4"));
     // A diff an older hyperseal let git write there is cut by lock.
     let msg = r.dir.join(".git/COMMIT_EDITMSG");
-    std::fs::write(&msg, "subject\n# ------------------------ >8 ------------------------\n+TOKEN=old-secret-5\n")
-        .unwrap();
+    std::fs::write(
+        &msg,
+        "subject\n# ------------------------ >8 ------------------------\n+TOKEN=old-secret-5\n",
+    )
+    .unwrap();
     r.ok(&["checkout", "s.env"]);
     r.hs_ok(&["git", "lock"]);
     assert_eq!(std::fs::read_to_string(&msg).unwrap(), "subject\n");

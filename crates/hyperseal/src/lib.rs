@@ -44,9 +44,6 @@ mod error;
 pub mod exec;
 mod file_key;
 pub mod format;
-// git's clean/smudge filter process; it spools to files, so it comes with the file-system feature.
-#[cfg(all(feature = "fs", any(unix, windows)))]
-pub mod git;
 pub mod identity_file;
 mod key_cache;
 mod keys;
@@ -62,6 +59,7 @@ mod rng;
 mod stream;
 mod suite;
 mod sys;
+pub mod unlock;
 
 pub use decrypt::{decrypt, Decryptor, Source};
 pub use encrypt::{armored, encrypt, Encryptor, FileSizes, Options, Sealer};

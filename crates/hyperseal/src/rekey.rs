@@ -45,7 +45,7 @@ mod tests;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod tree;
 #[cfg(all(feature = "fs", any(unix, windows)))]
-pub(crate) mod unlock;
+mod unlock;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod walk;
 

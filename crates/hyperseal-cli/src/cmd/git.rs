@@ -157,6 +157,7 @@ fn init(patterns: &[String], hooks: bool) -> Result<()> {
         }
     }
     git_repo::configure()?;
+    git_guard::close_side_doors()?;
     let file = root.join(".gitattributes");
     let mut text = match std::fs::read_to_string(&file) {
         Ok(t) => t,
@@ -191,7 +192,7 @@ fn init(patterns: &[String], hooks: bool) -> Result<()> {
 }
 
 fn recipients_missing(root: &std::path::Path) -> bool {
-    !root.join(hyperseal::git::recipients::FILE_NAME).exists()
+    !root.join(hyperseal_git::recipients::FILE_NAME).exists()
 }
 
 fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
@@ -200,6 +201,7 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
     // From here on every path is the work tree's (git lists paths relative to where it runs).
     std::env::set_current_dir(&root)?;
     git_repo::record_identities(&absolute, identities.is_empty())?;
+    git_guard::close_side_doors()?;
     // Asked with the identities recorded, so plaintext that matches what is stored counts as
     // unchanged. What still differs is left as it is (it is the user's work): the rest is
     // checked out again as plaintext.

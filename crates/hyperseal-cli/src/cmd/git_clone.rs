@@ -117,6 +117,7 @@ fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn 
     let root = git_repo::work_tree()?;
     std::env::set_current_dir(&root)?;
     git_repo::record_identities(absolute, agent)?;
+    super::git_guard::close_side_doors()?;
     if git(&["rev-parse", "--verify", "-q", "HEAD^{commit}"], None).is_err() {
         return Ok(0); // An empty repository: nothing to check out.
     }

@@ -12,9 +12,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use hyperseal::git::{Filter, Outcome, Repo, Spool, AGE_INTRO};
 use hyperseal::recipient::{Identity, Recipient};
 use hyperseal::Decryptor;
+use hyperseal_git::{Filter, Outcome, Repo, Spool, AGE_INTRO};
 
 use super::git_repo::{self, git};
 
@@ -45,11 +45,11 @@ pub fn filter_process() -> Result<()> {
     // git's pipe read without sleeping between requests where it can be (the library's
     // `git::pipe` says why).
     #[cfg(unix)]
-    if let Some(pipe) = hyperseal::git::GitPipe::stdin(hyperseal::git::pipe::SPIN) {
-        hyperseal::git::serve(&mut filter, pipe, out, &mut report)?;
+    if let Some(pipe) = hyperseal_git::GitPipe::stdin(hyperseal_git::pipe::SPIN) {
+        hyperseal_git::serve(&mut filter, pipe, out, &mut report)?;
         return Ok(());
     }
-    hyperseal::git::serve(&mut filter, hyperseal::git::Blocking(std::io::stdin().lock()), out, &mut report)?;
+    hyperseal_git::serve(&mut filter, hyperseal_git::Blocking(std::io::stdin().lock()), out, &mut report)?;
     Ok(())
 }
 
@@ -341,7 +341,10 @@ pub fn textconv(file: &PathBuf) -> Result<()> {
     // git hands the textconv what its smudge filter gave (plaintext, in an unlocked work tree),
     // so under `git commit` nothing of a marked file is shown, age file or not.
     if under_git_commit() {
-        return placeholder(&mut out, "a marked file's text is not shown in a commit message (it would stay in .git)");
+        return placeholder(
+            &mut out,
+            "a marked file's text is not shown in a commit message (it would stay in .git)",
+        );
     }
     if start[..n] != *AGE_INTRO {
         std::io::copy(&mut &f, &mut out)?;

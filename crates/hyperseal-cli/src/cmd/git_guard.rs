@@ -62,7 +62,8 @@ pub fn scrub() -> Result<()> {
     let Ok(text) = std::fs::read(&msg) else { return Ok(()) };
     if let Some(at) = text.windows(SCISSORS.len()).position(|w| w == SCISSORS.as_bytes()) {
         let line = text[..at].iter().rposition(|b| *b == b'\n').map_or(0, |n| n + 1);
-        std::fs::write(&msg, &text[..line]).map_err(|e| anyhow::Error::new(e).context(msg.display().to_string()))?;
+        std::fs::write(&msg, &text[..line])
+            .map_err(|e| anyhow::Error::new(e).context(msg.display().to_string()))?;
         eprintln!("hyperseal: cut the diff `git commit -v` left in {}", msg.display());
     }
     Ok(())
@@ -154,7 +155,8 @@ fn write_hook(hook: &PathBuf, body: &str) -> Result<()> {
     if let Some(dir) = hook.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let mut f = std::fs::File::create(hook).map_err(|e| anyhow::Error::new(e).context(hook.display().to_string()))?;
+    let mut f =
+        std::fs::File::create(hook).map_err(|e| anyhow::Error::new(e).context(hook.display().to_string()))?;
     f.write_all(body.as_bytes())?;
     #[cfg(unix)]
     {

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use hyperseal::git::recipients;
+use hyperseal_git::recipients;
 
 use super::git_repo;
 use crate::errors::hint;
@@ -46,7 +46,7 @@ pub fn merge_driver(
     let list = super::identity::parse_recipients_text(&found.text, Path::new(&found.path))
         .with_context(|| found.path.clone())?;
     let blobs = [read(base)?, read(ours)?, read(theirs)?];
-    let (sealed, conflicts) = hyperseal::git::merge::merge_sealed(
+    let (sealed, conflicts) = hyperseal_git::merge::merge_sealed(
         [&blobs[0], &blobs[1], &blobs[2]],
         &ids,
         &list,

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
-use hyperseal::git::recipients::{candidates, nearest, parse_bounded};
-use hyperseal::git::rekey::{change_to, rekey_blob, unlock_for_rekey, Rekeyed};
-use hyperseal::git::Spool;
 use hyperseal::recipient::Identity;
 use hyperseal::rekey::Change;
+use hyperseal_git::recipients::{candidates, nearest, parse_bounded};
+use hyperseal_git::rekey::{change_to, rekey_blob, unlock_for_rekey, Rekeyed};
+use hyperseal_git::Spool;
 
 use super::git_blobs::{self, MOST, ROUND};
 use super::git_filter::{tree, CatFile};

@@ -129,9 +129,9 @@ pub fn git_path(name: &str) -> Result<PathBuf> {
 /// Writes the drivers into the repository's local configuration: the long-running filter,
 /// required (a failing filter fails the git command instead of storing plaintext), and the
 /// diff textconv, and the merge driver (git substitutes the three stored versions' temporary
-/// files, the conflict marker size and the path, each quoted for the shell), and git's own
-/// doors to a marked file's plaintext closed (`git_guard.rs`). Setting a key to the value it
-/// has changes nothing, so running it twice is the same as once.
+/// files, the conflict marker size and the path, each quoted for the shell). Its callers also
+/// close git's own doors to a marked file's plaintext (`git_guard::close_side_doors`). Setting
+/// a key to the value it has changes nothing, so running it twice is the same as once.
 pub fn configure() -> Result<()> {
     let exe = std::env::current_exe().context("cannot find the hyperseal executable's path")?;
     let exe = shell_quote(&exe);
@@ -147,7 +147,7 @@ pub fn configure() -> Result<()> {
     ] {
         git(&["config", "--local", &key, &value], None)?;
     }
-    super::git_guard::close_side_doors()
+    Ok(())
 }
 
 /// Whether `configure` has run in this repository.

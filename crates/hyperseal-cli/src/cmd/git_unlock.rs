@@ -15,7 +15,7 @@
 //! missing file, an executable, a conflict, a sparse entry), blobs over 1 MiB (git streams those
 //! through the filter, which holds little in memory), files that fail to open (git then reports
 //! them as it always has), and every file of an index this does not rewrite (see
-//! `hyperseal::git::index`). A failure to record the stat data loses nothing: git then checks
+//! `hyperseal_git::index`). A failure to record the stat data loses nothing: git then checks
 //! those files' contents once, through the filter.
 
 use std::collections::HashMap;
@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
-use hyperseal::git::index::{blob_id, HashKind, Index, Match, Stat};
 use hyperseal::output::OutputOptions;
 use hyperseal::recipient::Identity;
+use hyperseal_git::index::{blob_id, HashKind, Index, Match, Stat};
 
 use super::git_blobs::{MOST, ROUND};
 use super::git_repo::git;
@@ -163,7 +163,7 @@ pub(super) fn single_entries<'a>(index: &Index, marked: &'a [String]) -> HashMap
 }
 
 /// A merged entry of an ordinary file that git writes to the work tree and looks at.
-pub(super) fn plain(e: &hyperseal::git::index::Entry) -> bool {
+pub(super) fn plain(e: &hyperseal_git::index::Entry) -> bool {
     e.stage == 0 && e.mode == 0o100644 && !e.skip_worktree && !e.intent_to_add && !e.assume_valid
 }
 
@@ -258,7 +258,7 @@ pub(super) fn write_round(
 ) {
     // One round with a plugin or the agent for the whole of it; then every file opens offline.
     let present: Vec<&[u8]> = blobs.iter().flatten().copied().collect();
-    let ids = hyperseal::git::unlock_blobs(&present, ids);
+    let ids = hyperseal_git::unlock_blobs(&present, ids);
     let ids = &ids[..];
     let slots: Vec<Mutex<&mut Job>> = round.iter_mut().map(Mutex::new).collect();
     let one = |i: usize| -> std::result::Result<(), hyperseal::Error> {
@@ -282,7 +282,7 @@ fn write_one(
     ids: &[Box<dyn Identity>],
     replace: bool,
 ) -> Result<Option<Stat>, ()> {
-    let Some(plaintext) = hyperseal::git::smudge_blob(blob, ids).map_err(drop)? else {
+    let Some(plaintext) = hyperseal_git::smudge_blob(blob, ids).map_err(drop)? else {
         return if replace { Ok(None) } else { Err(()) };
     };
     let dest = root.join(path);

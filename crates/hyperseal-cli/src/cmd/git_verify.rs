@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 
 use anyhow::Result;
-use hyperseal::git::recipients::{candidates, parse_bounded};
-use hyperseal::git::verify::{check, stanza_types};
-use hyperseal::git::Spool;
+use hyperseal_git::recipients::{candidates, parse_bounded};
+use hyperseal_git::verify::{check, stanza_types};
+use hyperseal_git::Spool;
 
 use super::git_filter::{tree, CatFile};
 use super::git_repo::{self, git};
@@ -31,7 +31,9 @@ pub fn verify(rev: Option<&str>) -> Result<()> {
         let file = candidates(path)?.into_iter().find(|c| listed.contains_key(c));
         if let Some(f) = file.as_ref().filter(|f| links.contains(*f)) {
             bad += 1;
-            println!("{path}: its {f} is a symbolic link (the filter takes recipients only from a regular file)");
+            println!(
+                "{path}: its {f} is a symbolic link (the filter takes recipients only from a regular file)"
+            );
             continue;
         }
         let want = match &file {
@@ -71,7 +73,9 @@ fn links_in(listed: &[u8]) -> std::collections::HashSet<String> {
     listed
         .split(|b| *b == 0)
         .filter(|e| e.starts_with(b"120000 "))
-        .filter_map(|e| e.iter().position(|b| *b == b'\t').map(|t| String::from_utf8_lossy(&e[t + 1..]).into_owned()))
+        .filter_map(|e| {
+            e.iter().position(|b| *b == b'\t').map(|t| String::from_utf8_lossy(&e[t + 1..]).into_owned())
+        })
         .collect()
 }
 

@@ -93,7 +93,8 @@ impl Repo {
                 let (p, t) = (e.path(), e.file_type().unwrap());
                 if t.is_dir() && p.file_name() != Some(std::ffi::OsStr::new("objects")) {
                     todo.push(p);
-                } else if t.is_file() && std::fs::read(&p).unwrap().windows(secret.len()).any(|w| w == secret) {
+                } else if t.is_file() && std::fs::read(&p).unwrap().windows(secret.len()).any(|w| w == secret)
+                {
                     found.push(p);
                 }
             }

@@ -136,7 +136,7 @@ impl Rekey {
     /// [`Rekey::rewrap`], where `opens_known` says an identity is already known to open a wrap
     /// to one of the change's recipients (a tree's batch answered that for the whole window),
     /// so the lock-out check need not ask it again for this file.
-    pub(crate) fn rewrap_checked(
+    pub fn rewrap_checked(
         &self,
         change: &Change,
         identities: &[Box<dyn Identity + '_>],

@@ -16,7 +16,6 @@
 //! | a re-key's write lease | `F_SETLEASE` (Linux) | none: the checks alone |
 //! | kept attributes | owner, group, mode, xattrs | the read-only flag |
 //! | a plugin's descendants | process group, subreaper, pidfds (Linux) | a Job Object that kills them all when closed |
-//! | the git filter's input | git's pipe non-blocking, `poll` and `sched_yield` (`unix/pipe.rs`) | a blocking read (`git::Blocking`) |
 //! | the agent's transport | a Unix socket, the peer's user and pid from `SO_PEERCRED` (`getpeereid` on the BSDs): `unix/peer.rs` | a named pipe of the user's SID alone, the peer's user from its process token: `windows/pipe.rs` |
 //!
 //! The agent process's own calls (no dumps, locked memory, its session and signals, naming a

@@ -132,6 +132,11 @@ pub fn create(a: CreateArgs) -> Result<()> {
     let text = crate::io::read_small(&a.writer_key, "writer key")?;
     let key = WriterKey::parse(&text).with_context(|| a.writer_key.display().to_string())?;
     let store = a.repo.store()?;
+    // A writer cannot open the config, but a folder without one is a mistyped --repo, not a
+    // repository to fill.
+    if !store.root().join("config").is_file() {
+        return Err(hyperseal_backup::Error::NotFound("no repository there (no config)".into()).into());
+    }
     let mut excludes = a.exclude.clone();
     for f in &a.exclude_file {
         let text = crate::io::read_small(f, "exclude file")?;

@@ -15,7 +15,7 @@ use super::model::MAX_ENC;
 use super::Format;
 use crate::format::Stanza;
 use crate::recipient::Identity;
-use crate::rekey::unlock::{ask, mark_opened, Cached};
+use crate::unlock::{ask, mark_opened, Cached};
 use crate::{limits, Decryptor};
 
 /// The identities to re-key `files` with: each batch identity asked once about every stanza

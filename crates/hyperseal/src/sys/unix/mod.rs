@@ -14,8 +14,6 @@ pub(crate) mod family;
 pub(crate) mod interrupt;
 mod lease;
 pub(crate) mod peer;
-#[cfg(feature = "fs")] // the git filter's input (`git/pipe.rs`)
-pub(crate) mod pipe;
 pub(crate) mod process;
 #[cfg(feature = "fs")] // the positional engine's (`stream/positional.rs`)
 mod space;

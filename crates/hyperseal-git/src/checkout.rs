@@ -10,10 +10,10 @@ use std::sync::Arc;
 use zeroize::Zeroizing;
 
 use super::filter::{left_for_others, AGE_INTRO};
-use crate::format::Stanza;
-use crate::recipient::Identity;
-use crate::rekey::unlock::{ask, mark_opened, Cached};
-use crate::{limits, Decryptor, Error};
+use hyperseal::format::Stanza;
+use hyperseal::recipient::Identity;
+use hyperseal::unlock::{ask, mark_opened, Cached};
+use hyperseal::{limits, Decryptor, Error};
 
 /// The smudge of a blob held in memory: the same decision as
 /// [`Filter::smudge`](super::Filter::smudge). `None`: the work tree gets the blob as stored
@@ -42,7 +42,7 @@ pub fn unlock_blobs(blobs: &[&[u8]], identities: &[Arc<dyn Identity>]) -> Vec<Bo
 }
 
 /// One answer for each of `extra`, in order, from one identity asked in a batch.
-pub(crate) type Probed = Vec<Option<Result<crate::file_key::FileKey, crate::Error>>>;
+pub(crate) type Probed = Vec<Option<Result<hyperseal::FileKey, hyperseal::Error>>>;
 
 /// [`unlock_blobs`], each identity that unwraps in batches also asked about the `extra` stanzas
 /// in the same run: the views, and the answers each identity asked gave for `extra`.
@@ -85,8 +85,8 @@ pub(crate) mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
-    use crate::file_key::FileKey;
-    use crate::recipient::{self, Kind};
+    use hyperseal::recipient::{self, Kind};
+    use hyperseal::FileKey;
 
     /// An identity that answers in batches (as a plugin or the agent does), counting the
     /// rounds and the stanzas it is asked about one by one.
@@ -118,7 +118,7 @@ pub(crate) mod tests {
         let seal = |k: &recipient::GeneratedKey, text: &[u8]| {
             let to = vec![recipient::parse_recipient(&k.public).unwrap()];
             let mut file = Vec::new();
-            let e = crate::Encryptor::with_recipients(&to, crate::Options::age()).unwrap();
+            let e = hyperseal::Encryptor::with_recipients(&to, hyperseal::Options::age()).unwrap();
             e.encrypt_slice(text, &mut file, None).unwrap();
             file
         };

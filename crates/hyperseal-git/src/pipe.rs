@@ -19,7 +19,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use super::process::Input;
-use crate::sys::pipe::Pipe;
+use crate::sys_pipe::Pipe;
 
 /// Read size: git sends at most 65,520 bytes per packet.
 const BUF: usize = 64 << 10;
@@ -117,7 +117,7 @@ impl BufRead for GitPipe {
 
 impl Drop for GitPipe {
     fn drop(&mut self) {
-        crate::wipe(&mut self.buf);
+        hyperseal::wipe(&mut self.buf);
     }
 }
 
@@ -134,7 +134,7 @@ mod tests {
         let read = OwnedFd::from(read);
         let twin = read.try_clone().unwrap();
         let mut p = GitPipe::new(read, SPIN).unwrap();
-        assert!(crate::sys::pipe::nonblocking(&twin));
+        assert!(crate::sys_pipe::nonblocking(&twin));
         assert!(!p.ready().unwrap(), "nothing written yet");
         write.write_all(b"0009hello").unwrap();
         assert!(p.ready().unwrap());
@@ -157,7 +157,7 @@ mod tests {
         assert_eq!(rest, b"0000");
         assert!(p.ready().unwrap(), "the end is ready too");
         drop(p);
-        assert!(!crate::sys::pipe::nonblocking(&twin), "the pipe's flags are restored");
+        assert!(!crate::sys_pipe::nonblocking(&twin), "the pipe's flags are restored");
     }
 
     #[test]

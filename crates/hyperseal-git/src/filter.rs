@@ -16,8 +16,8 @@ use zeroize::Zeroizing;
 use super::ahead::Ahead;
 use super::recipients;
 use super::spool::{read_full, Spool};
-use crate::recipient::{Identity, Recipient};
-use crate::{Decryptor, Error};
+use hyperseal::recipient::{Identity, Recipient};
+use hyperseal::{Decryptor, Error};
 
 /// The first line of every age v1 file.
 pub const AGE_INTRO: &[u8] = b"age-encryption.org/v1\n";
@@ -137,8 +137,8 @@ impl<T: Repo> Filter<T> {
         let done = self.clean_with(path, input, out);
         // Whole, whatever happened: 128 KiB is a few microseconds, and no count of how far
         // plaintext went can be wrong.
-        crate::wipe(&mut self.buf[..]);
-        crate::wipe(&mut self.theirs[..]);
+        hyperseal::wipe(&mut self.buf[..]);
+        hyperseal::wipe(&mut self.theirs[..]);
         done
     }
 
@@ -149,7 +149,7 @@ impl<T: Repo> Filter<T> {
         // Plaintext until proved otherwise: only a whole age header passes through as stored (a
         // locked work tree's files); a secret that merely begins with age's first line is sealed.
         let mut prefix = Zeroizing::new(head[..n].to_vec());
-        crate::wipe(&mut head);
+        hyperseal::wipe(&mut head);
         if prefix[..] == *AGE_INTRO && age_header_follows(input, &mut prefix)? {
             out.write_all(&prefix)?;
             io::copy(input, out)?;
@@ -239,8 +239,8 @@ impl<T: Repo> Filter<T> {
 fn age_header_follows(input: &mut dyn Read, prefix: &mut Zeroizing<Vec<u8>>) -> Result<bool, Error> {
     let mut want = 4 << 10;
     loop {
-        match crate::format::Header::parse_prefix(prefix) {
-            Ok(Some((header, _))) => return Ok(header.profile == crate::Profile::Age),
+        match hyperseal::format::Header::parse_prefix(prefix) {
+            Ok(Some((header, _))) => return Ok(header.profile == hyperseal::Profile::Age),
             Ok(None) => {}
             Err(_) => return Ok(false),
         }
@@ -256,7 +256,7 @@ fn age_header_follows(input: &mut dyn Read, prefix: &mut Zeroizing<Vec<u8>>) -> 
         if got == 0 {
             return Ok(false);
         }
-        want = (want * 2).min(crate::limits::HEADER_BYTES);
+        want = (want * 2).min(hyperseal::limits::HEADER_BYTES);
     }
 }
 
@@ -277,7 +277,7 @@ struct Sealing<'r, 'o> {
     /// Why there are no recipients (fail closed: the first seal fails with it).
     missing: Option<Error>,
     out: Option<&'o mut Spool>,
-    sealer: Option<crate::StreamWriter<&'o mut Spool>>,
+    sealer: Option<hyperseal::StreamWriter<&'o mut Spool>>,
     held: Zeroizing<Vec<u8>>,
 }
 
@@ -302,7 +302,7 @@ impl Sealing<'_, '_> {
             let ahead = self.ahead.as_mut().expect("recipients, or `missing` failed above");
             let mut w = ahead.next()?.wrap_output(out)?;
             w.write_all(&self.held)?;
-            crate::wipe(&mut self.held);
+            hyperseal::wipe(&mut self.held);
             self.held.clear();
             self.sealer = Some(w);
         }

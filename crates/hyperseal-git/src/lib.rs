@@ -19,7 +19,12 @@
 //! - [`verify`]: whether a stored blob is what the filter would have stored (no key needed).
 //!
 //! The library reads no environment and runs no git: the frontend supplies the repository
-//! (its stored blobs), the identities and the parsing of recipients through [`Repo`].
+//! (its stored blobs), the identities and the parsing of recipients through [`Repo`]. It
+//! stands on the core's public API alone (`hyperseal`, and its batch unlock,
+//! `hyperseal::unlock`), as any other application of the library would.
+
+// `unsafe` only in the pipe's system calls (`sys_pipe.rs`), each block with its reason.
+#![deny(unsafe_code)]
 
 mod ahead;
 pub mod checkout;
@@ -33,6 +38,8 @@ pub mod process;
 pub mod recipients;
 pub mod rekey;
 pub mod spool;
+#[cfg(unix)]
+mod sys_pipe;
 pub mod verify;
 
 pub use checkout::{smudge_blob, unlock_blobs};

@@ -11,13 +11,13 @@ use std::sync::Arc;
 use zeroize::Zeroizing;
 
 use super::filter::AGE_INTRO;
-use crate::file_key::FileKey;
-use crate::format::Stanza;
-use crate::recipient::{Identity, Recipient};
-use crate::rekey::unlock::{opens_probe, probes};
-use crate::rekey::{Change, Rekey};
-use crate::stream::read_full;
-use crate::{Decryptor, Encryptor, Error, Options};
+use crate::spool::read_full;
+use hyperseal::format::Stanza;
+use hyperseal::recipient::{Identity, Recipient};
+use hyperseal::rekey::{Change, Rekey};
+use hyperseal::unlock::{opens_probe, probes};
+use hyperseal::FileKey;
+use hyperseal::{Decryptor, Encryptor, Error, Options};
 
 /// What re-keying one blob did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +126,7 @@ pub fn rekey_blob<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recipient::{generate, parse_identities, parse_recipient, Kind};
+    use hyperseal::recipient::{generate, parse_identities, parse_recipient, Kind};
 
     fn key() -> (Vec<Box<dyn Identity>>, String) {
         let k = generate(Kind::X25519).unwrap();
@@ -160,12 +160,12 @@ mod tests {
         let (new, done) = run(&blob, &alice, &[&alice_pub], false).unwrap();
         assert_eq!((done.before, done.after, done.rotated), (2, 1, false));
         assert_eq!(new[new.len() - (blob.len() - done.old_header_len)..], blob[done.old_header_len..]);
-        assert_eq!(crate::decrypt(&alice, &new).unwrap(), b"TOKEN=1\n");
-        assert!(crate::decrypt(&bob, &new).is_err(), "the removed member no longer opens it");
+        assert_eq!(hyperseal::decrypt(&alice, &new).unwrap(), b"TOKEN=1\n");
+        assert!(hyperseal::decrypt(&bob, &new).is_err(), "the removed member no longer opens it");
 
         let (rotated, done) = run(&blob, &alice, &[&alice_pub], true).unwrap();
         assert!(done.rotated && !rotated.ends_with(&blob[done.old_header_len..]));
-        assert_eq!(crate::decrypt(&alice, &rotated).unwrap(), b"TOKEN=1\n");
+        assert_eq!(hyperseal::decrypt(&alice, &rotated).unwrap(), b"TOKEN=1\n");
     }
 
     #[test]
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn a_batching_identity_answers_a_rounds_rekey_and_its_lock_out_check_in_one_run() {
-        use crate::git::checkout::tests::Batching;
+        use crate::checkout::tests::Batching;
         use std::sync::atomic::{AtomicUsize, Ordering};
         let ((mine, mine_pub), (_, their_pub)) = (key(), key());
         let both: Vec<Box<dyn Recipient>> =
@@ -208,7 +208,7 @@ mod tests {
             let mut out = Vec::new();
             let mut open = || Ok(Box::new(&blob[..]) as Box<dyn Read>);
             rekey_blob(&mut open, &view, &change, false, known[0], &mut out).unwrap();
-            assert_eq!(crate::decrypt(&id.inner, &out).unwrap(), format!("TOKEN={i}\n").as_bytes());
+            assert_eq!(hyperseal::decrypt(&id.inner, &out).unwrap(), format!("TOKEN={i}\n").as_bytes());
         }
         assert_eq!(id.rounds.load(Ordering::SeqCst), 1, "one run for the round");
         assert_eq!(id.singles.load(Ordering::SeqCst), 0, "and none per file, the lock-out check included");

@@ -1,4 +1,6 @@
-//! A pipe's read end read without blocking, for the git filter's input (`git/pipe.rs`).
+//! A pipe's read end read without blocking, for the git filter's input (`pipe.rs`): the
+//! system calls, without safe wrappers in std, each `unsafe` block with why it holds.
+#![allow(unsafe_code)]
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -114,7 +114,7 @@ impl<R: Read> Content<'_, R> {
     pub fn drain(&mut self) -> io::Result<()> {
         let mut sink = [0u8; 8192];
         while self.read(&mut sink)? > 0 {}
-        crate::wipe(&mut sink);
+        hyperseal::wipe(&mut sink);
         Ok(())
     }
 
@@ -197,7 +197,7 @@ impl<W: Write> PktWriter<W> {
     fn send_frame(&mut self) -> io::Result<()> {
         let mut frame = std::mem::take(&mut self.frame);
         let sent = self.packet(&frame);
-        crate::wipe(&mut frame);
+        hyperseal::wipe(&mut frame);
         frame.clear();
         self.frame = frame;
         sent
@@ -238,7 +238,7 @@ impl<W: Write> Drop for Framed<'_, W> {
     // The smudge side frames plaintext: none may stay behind in the buffer once the content
     // is abandoned (a failed chunk) or done.
     fn drop(&mut self) {
-        crate::wipe(&mut self.w.frame);
+        hyperseal::wipe(&mut self.w.frame);
         self.w.frame.clear();
     }
 }

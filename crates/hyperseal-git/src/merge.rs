@@ -14,8 +14,8 @@ use std::io::{Read, Write};
 use zeroize::Zeroizing;
 
 use super::filter::AGE_INTRO;
-use crate::recipient::{Identity, Recipient};
-use crate::{Decryptor, Encryptor, Error, Options};
+use hyperseal::recipient::{Identity, Recipient};
+use hyperseal::{Decryptor, Encryptor, Error, Options};
 
 /// Most edits (inserted plus deleted lines) the alignment of one side with the base searches
 /// for. Its work grows with the square of the edits; past this the side's whole differing

@@ -7,8 +7,8 @@
 use std::io::Read;
 
 use super::filter::AGE_INTRO;
-use crate::recipient::{wrap_all, Recipient};
-use crate::{Decryptor, Error, FileKey, Profile};
+use hyperseal::recipient::{wrap_all, Recipient};
+use hyperseal::{Decryptor, Error, FileKey, Profile};
 
 /// Why a stored blob fails the check.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,8 +84,8 @@ pub fn check(blob: impl Read, want: Option<&[String]>) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recipient::{self, Kind};
-    use crate::{Encryptor, Options};
+    use hyperseal::recipient::{self, Kind};
+    use hyperseal::{Encryptor, Options};
 
     #[test]
     fn plaintext_count_and_kind_are_caught() {

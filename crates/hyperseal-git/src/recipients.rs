@@ -102,10 +102,10 @@ fn folders_inside(root: &Path, rel: &str) -> io::Result<bool> {
 fn read_regular(file: &Path, shown: &str) -> io::Result<Option<String>> {
     let mut opts = std::fs::File::options();
     opts.read(true);
-    let f = match crate::sys::no_follow(&mut opts).open(file) {
+    let f = match no_follow(&mut opts).open(file) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if crate::sys::is_link_refusal(&e) => {
+        Err(e) if is_link_refusal(&e) => {
             return Err(io::Error::new(io::ErrorKind::InvalidData, link_refused(shown)))
         }
         Err(e) => return Err(e),
@@ -115,6 +115,34 @@ fn read_regular(file: &Path, shown: &str) -> io::Result<Option<String>> {
         return Err(not_regular(shown, &meta));
     }
     read_open(f, meta.len()).map(Some)
+}
+
+/// Opens never through a symbolic link at the final name, never blocking on a FIFO, and never
+/// making a terminal the controlling one.
+#[cfg(unix)]
+fn no_follow(opts: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt;
+    opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+}
+
+/// The error a [`no_follow`] open gives for a symbolic link.
+#[cfg(unix)]
+fn is_link_refusal(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ELOOP)
+}
+
+/// Opens a symbolic link or junction itself, not what it points to; it is then refused as not
+/// a regular file.
+#[cfg(windows)]
+fn no_follow(opts: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    use std::os::windows::fs::OpenOptionsExt;
+    // FILE_FLAG_OPEN_REPARSE_POINT
+    opts.custom_flags(0x0020_0000)
+}
+
+#[cfg(windows)]
+fn is_link_refusal(_: &io::Error) -> bool {
+    false
 }
 
 fn link_refused(shown: &str) -> String {

@@ -21,8 +21,8 @@ use std::collections::VecDeque;
 use std::sync::mpsc::{sync_channel, Receiver, TryRecvError};
 use std::sync::Arc;
 
-use crate::recipient::Recipient;
-use crate::{Encryptor, Error, Options};
+use hyperseal::recipient::Recipient;
+use hyperseal::{Encryptor, Error, Options};
 
 /// Encryptors handed over at once by the thread. Each hand-over wakes the thread (it waits for
 /// room), and on a virtual machine a wake-up of another core costs microseconds of this
@@ -120,9 +120,9 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
-    use crate::file_key::FileKey;
-    use crate::format::Stanza;
-    use crate::recipient::{self, Kind, Labels};
+    use hyperseal::format::Stanza;
+    use hyperseal::recipient::{self, Kind, Labels};
+    use hyperseal::FileKey;
 
     /// A recipient that counts its wraps, wrapping through an X25519 key.
     struct Counting {
@@ -157,7 +157,7 @@ mod tests {
         let files: Vec<Vec<u8>> = (0..8).map(|_| seal(&mut ahead, b"the same text")).collect();
         assert!(ahead.ready.is_some(), "post-quantum wraps are made ahead");
         for (i, f) in files.iter().enumerate() {
-            assert_eq!(crate::decrypt(&ids, f).unwrap(), b"the same text");
+            assert_eq!(hyperseal::decrypt(&ids, f).unwrap(), b"the same text");
             for g in &files[..i] {
                 let header = |f: &[u8]| f[..f.windows(4).position(|w| w == b"\n---").unwrap()].to_vec();
                 assert_ne!(header(f), header(g), "two files share a header");
@@ -210,7 +210,7 @@ mod tests {
         assert!(ahead.ready.is_none(), "no thread");
         let header = |f: &[u8]| f[..f.windows(4).position(|w| w == b"\n---").unwrap()].to_vec();
         for (i, f) in files.iter().enumerate() {
-            assert_eq!(crate::decrypt(&ids, f).unwrap(), b"the same text");
+            assert_eq!(hyperseal::decrypt(&ids, f).unwrap(), b"the same text");
             assert!(files[..i].iter().all(|g| header(f) != header(g)), "two files share a header");
         }
     }

@@ -9,7 +9,19 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-pub(super) use crate::stream::read_full;
+/// Reads until `buf` is full or the input ends; how many bytes were read.
+pub fn read_full(r: &mut (impl Read + ?Sized), buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
 
 /// Bytes kept in memory before the spool moves to a file: large enough that a typical secret
 /// file never touches the disk, small enough for the filter's 64 MiB memory budget.
@@ -81,7 +93,7 @@ impl Spool {
     fn move_to_file(&mut self) -> io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
         let mut name = [0u8; 12];
-        crate::fill_random(&mut name).map_err(crate::Error::into_io)?;
+        hyperseal::fill_random(&mut name).map_err(hyperseal::Error::into_io)?;
         let path = self.dir.join(format!("spool-{}", hex(&name)));
         let mut f = OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
         // Unnamed from here on: nothing to clean up after a killed filter (on Unix; elsewhere

@@ -13,7 +13,7 @@ use std::io::{self, Read, Write};
 use super::filter::{Filter, Outcome, Repo};
 use super::pktline::{PktReader, PktWriter};
 use super::spool::Spool;
-use crate::Error;
+use hyperseal::Error;
 use zeroize::Zeroizing;
 
 /// git's end of the filter's standard input, as [`serve`] reads it.
@@ -187,7 +187,7 @@ fn copy(from: &mut dyn Read, to: &mut dyn Write, buf: &mut [u8]) -> Result<(), E
             Err(e) => break Err(Error::from(e)),
         }
     };
-    crate::wipe(buf);
+    hyperseal::wipe(buf);
     done
 }
 
@@ -233,9 +233,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::file_key::FileKey;
-    use crate::format::Stanza;
-    use crate::recipient::{self, Identity, Kind, Labels, Recipient};
+    use hyperseal::format::Stanza;
+    use hyperseal::recipient::{self, Identity, Kind, Labels, Recipient};
+    use hyperseal::FileKey;
 
     /// An X25519 recipient that counts its wraps.
     struct Counting(Box<dyn Recipient>, Arc<AtomicUsize>);
@@ -361,7 +361,7 @@ mod tests {
         assert_eq!(files.len(), names.len());
         let header = |f: &[u8]| f[..f.windows(4).position(|w| w == b"\n---").unwrap()].to_vec();
         for (i, f) in files.iter().enumerate() {
-            assert_eq!(crate::decrypt(&ids, f).unwrap(), format!("secret number {i}").as_bytes());
+            assert_eq!(hyperseal::decrypt(&ids, f).unwrap(), format!("secret number {i}").as_bytes());
             assert!(files[..i].iter().all(|g| header(f) != header(g)), "two files share a header");
         }
     }
