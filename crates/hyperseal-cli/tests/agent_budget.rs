@@ -3,10 +3,12 @@
 //! private-key operation; each is answered within its deadline, the files left over "not
 //! tried", while a 33rd connection leaves the accepting thread asleep. A test binary of its own:
 //! it keeps both cores busy for its deadline, which would starve the timed checks of the other
-//! agent tests were they run beside it.
+//! agent tests were they run beside it. And connections one after another are served by threads
+//! kept between them, not a thread each (whose start and end land on the next one's path).
 
 use crate::agent_support;
 
+use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::process::Command;
@@ -78,4 +80,32 @@ fn a_request_works_within_its_deadline_and_a_full_agent_waits_without_spinning()
     waiting.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let mut answer = [0u8; 4];
     waiting.read_exact(&mut answer).unwrap();
+}
+
+/// The agent's threads now.
+fn threads(pid: u32) -> BTreeSet<String> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks.map(|t| t.unwrap().file_name().to_string_lossy().into_owned()).collect()
+}
+
+#[test]
+fn connections_one_after_another_are_served_by_kept_threads() {
+    let a = Agent::start(&[]);
+    let mut list = Vec::new();
+    hyperseal::agent::proto::write_message(&mut list, &hyperseal::agent::proto::Request::List.encode())
+        .unwrap();
+    let mut seen = BTreeSet::new();
+    for _ in 0..12 {
+        // Connected with nothing sent yet, the connection waits on a thread of its own.
+        let mut conn = UnixStream::connect(a.sock()).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        seen.extend(threads(a.pid()));
+        conn.write_all(&list).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut length = [0u8; 4];
+        conn.read_exact(&mut length).unwrap();
+    }
+    // The accepting thread, the housekeeping, the end signals' thread and a connection's thread
+    // (or two, where one was still zeroing its stack when the next came): not one per connection.
+    assert!(seen.len() <= 5, "{} threads served 12 connections one after another: {seen:?}", seen.len());
 }

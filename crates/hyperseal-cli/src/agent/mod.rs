@@ -1,6 +1,7 @@
 //! The identity agent's process (Unix and Windows), one room per concern, each importing only
 //! the rooms listed after it:
-//! * `server.rs`: its socket and connections, each request kind answered by one method;
+//! * `server.rs`: its socket and connections, each request kind answered by one method, on
+//!   threads kept between connections (`pool.rs`);
 //! * `forward.rs`: a remote host's sockets (Unix; none on Windows) and a forward's policy, its
 //!   UNWRAP done in order and each use confirmed through the askpass;
 //! * `keys.rs`: the keys it holds, and to which remote hosts each is granted;
@@ -18,6 +19,7 @@ pub mod keys;
 pub mod origin;
 pub mod pin;
 pub mod plugin;
+pub mod pool;
 pub mod relay;
 pub mod server;
 pub mod socket;

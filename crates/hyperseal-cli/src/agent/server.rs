@@ -1,5 +1,6 @@
 //! The agent process: its socket (`socket.rs`; on Windows a named pipe of the user's alone),
-//! one thread per connection up to [`limits::AGENT_CONNECTIONS`], each connection's peer checked
+//! a thread per connection up to [`limits::AGENT_CONNECTIONS`], kept for the next connection
+//! once done and its stack zeroed (`pool.rs`), each connection's peer checked
 //! (`SO_PEERCRED`; on Windows the user of the client's process) and held to a deadline, and an
 //! end that zeroizes every secret (`stop`, `--idle`, SIGTERM, SIGINT, SIGHUP).
 //!
@@ -28,6 +29,7 @@ use zeroize::Zeroizing;
 use super::forward::{self, Forwards};
 use super::keys::{AddError, Key, Store};
 use super::origin::{origin_of_main, valid_host, Origin};
+use super::pool::Pool;
 use super::relay::{ConnRelay, Relay, CONNECTION_DEADLINE};
 use crate::sys::wipe::scrub_stack;
 
@@ -76,12 +78,23 @@ const NOT_TRIED: &str =
 /// every slot and keep local clients (and `hyperseal agent list`) out.
 const FORWARD_CONNECTIONS: usize = 8;
 
-/// Gives back a forward's slot when its connection is done.
-struct ForwardSlot<'a>(&'a AtomicUsize);
+/// A connection's slot, and a forward's where it came through one: given back when it is done
+/// (or never ran: a thread that could not start), waking the accepting thread if it waits.
+struct Slot {
+    agent: Arc<Agent>,
+    forwarded: bool,
+}
 
-impl Drop for ForwardSlot<'_> {
+impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        let a = &self.agent;
+        if self.forwarded {
+            a.forwarded.fetch_sub(1, Ordering::SeqCst);
+        }
+        a.active.fetch_sub(1, Ordering::SeqCst);
+        // Under the lock, so the accepting thread cannot miss it between check and wait.
+        drop(a.ended_lock.lock().unwrap_or_else(|p| p.into_inner()));
+        a.ended.notify_all();
     }
 }
 
@@ -94,8 +107,8 @@ struct Agent {
     active: AtomicUsize,
     /// Of them, connections from forwards (at most [`FORWARD_CONNECTIONS`]).
     forwarded: AtomicUsize,
-    /// Signalled when a connection's thread ends (with `ended_lock`): the accepting thread
-    /// waits on it while every slot is taken, instead of polling.
+    /// Signalled when a connection is done (with `ended_lock`): the accepting thread waits on
+    /// it while every slot is taken, instead of polling.
     ended: Condvar,
     ended_lock: Mutex<()>,
     /// Bytes of request bodies being read or held, by all connections.
@@ -112,6 +125,8 @@ struct Agent {
     askpass: Option<PathBuf>,
     /// The next connection's number.
     next_id: AtomicU64,
+    /// The connections' threads, kept between connections.
+    threads: Arc<Pool>,
 }
 
 /// Serves at `listener` until stopped; never returns. `idle`: end after that long without a
@@ -133,6 +148,7 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
             .find_map(|v| std::env::var_os(v).filter(|p| !p.is_empty()))
             .map(PathBuf::from),
         next_id: AtomicU64::new(0),
+        threads: Arc::default(),
     });
     #[cfg(unix)]
     {
@@ -162,7 +178,7 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
         // here, `-L` from the other host) is a forward from a host no one named.
         let origin = origin_of_main(conn.peer_pid());
         // A small question already in full is answered here, without a thread's start-up.
-        let prefix = match origin {
+        let (prefix, decoded) = match origin {
             Origin::Local => match agent.quick(&conn) {
                 Quick::Answered => {
                     // The answer is out: the client does not wait for this.
@@ -170,16 +186,17 @@ pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) ->
                     scrub_stack();
                     continue;
                 }
-                Quick::Decoded(prefix) => {
-                    scrub_stack();
-                    prefix
-                }
+                Quick::Decoded(prefix) => (prefix, true),
                 // Bytes read into a buffer that is zeroized: nothing of them was on this stack.
-                Quick::Undecoded(prefix) => prefix,
+                Quick::Undecoded(prefix) => (prefix, false),
             },
-            Origin::Remote(_) => Zeroizing::new(Vec::new()),
+            Origin::Remote(_) => (Zeroizing::new(Vec::new()), false),
         };
         agent.start_connection(conn, prefix, origin);
+        // The request decoded here was on this stack: zeroed while its thread serves it.
+        if decoded {
+            scrub_stack();
+        }
     }
 }
 
@@ -189,14 +206,15 @@ fn spawn(f: impl FnOnce() + Send + 'static) {
 }
 
 impl Agent {
-    /// Serves `conn` on a thread of its own, once a slot is free: when all are taken, the
-    /// longest-waiting reader is closed and this waits for its thread to end (or for an
-    /// answer to go out, where every slot is answering), asleep until a thread ends.
+    /// Serves `conn` on a thread of its own (a kept one, or a new one), once a slot is free:
+    /// when all are taken, the longest-waiting reader is closed and this waits for its
+    /// connection to end (or for an answer to go out, where every slot is answering), asleep
+    /// until one ends.
     fn start_connection(self: &Arc<Self>, conn: Conn, prefix: Zeroizing<Vec<u8>>, origin: Origin) {
         // A forward past its budget is told so at once (it sent its request or will: the
         // answer waits in the socket), and never waits here for a slot.
-        let forward_slot = match origin {
-            Origin::Local => None,
+        let forwarded = match origin {
+            Origin::Local => false,
             Origin::Remote(_) => {
                 let taken = self.forwarded.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
                     (n < FORWARD_CONNECTIONS).then_some(n + 1)
@@ -207,7 +225,7 @@ impl Agent {
                     );
                     return reply(&conn, Answer::Refused(why), Instant::now() + Duration::from_millis(100));
                 }
-                Some(())
+                true
             }
         };
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
@@ -222,18 +240,15 @@ impl Agent {
         let conn = Arc::new(conn);
         self.reading.lock().unwrap_or_else(|p| p.into_inner()).push_back((id, conn.clone()));
         self.active.fetch_add(1, Ordering::SeqCst);
-        let a = self.clone();
-        spawn(move || {
-            let _slot = forward_slot.map(|()| ForwardSlot(&a.forwarded));
-            a.connection(id, conn, prefix, origin);
-            drop(_slot);
-            // The C library keeps this stack for the next thread: no key's copy stays on it.
+        let slot = Slot { agent: self.clone(), forwarded };
+        let job = Box::new(move || {
+            slot.agent.connection(id, conn, prefix, origin);
+            // The answer is out and the connection closed: the client does not wait for this.
+            // The thread serves the next connection on this stack: no key's copy stays on it.
             scrub_stack();
-            a.active.fetch_sub(1, Ordering::SeqCst);
-            // Under the lock, so the accepting thread cannot miss it between check and wait.
-            drop(a.ended_lock.lock().unwrap_or_else(|p| p.into_inner()));
-            a.ended.notify_all();
+            drop(slot);
         });
+        self.threads.run(job, spawn);
     }
 
     /// One connection: one request, one answer, within [`CONNECTION_DEADLINE`]. Any failure
