@@ -33,7 +33,9 @@ fn another_user_is_refused_even_through_an_open_socket() {
     chmod(&a.sock(), 0o777);
     chmod(&a.path("f.hs"), 0o644);
     let o = Command::new("setpriv")
-        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", BIN, "decrypt", "f.hs"])
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(crate::common::others::binary())
+        .args(["decrypt", "f.hs"])
         .current_dir(a.dir.path())
         .env("HYPERSEAL_AGENT_SOCK", a.sock())
         .output()
@@ -197,7 +199,8 @@ fn large_requests_share_one_memory_budget() {
         .map(|_| {
             let mut c = UnixStream::connect(a.sock()).unwrap();
             c.write_all(&big).unwrap();
-            c.write_all(&[1, 1]).unwrap();
+            // The agent may refuse on the length alone and close before these arrive.
+            let _ = c.write_all(&[1, 1]);
             c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
             c
         })

@@ -362,7 +362,7 @@ fn file_size_limit(fx: &Fixture, t: &mut Tally) {
 /// folder).
 fn read_only_dir(fx: &Fixture, t: &mut Tally) {
     let root = unsafe { libc::geteuid() } == 0; // SAFETY: geteuid cannot fail.
-    let open = (root && !others::reachable(&fx.root)).then(others::open_dir);
+    let open = (root && !reachable(&fx.root)).then(open_dir);
     let base = open.as_ref().map_or(fx.root.as_path(), |d| d.path());
     for p in [&fx.root, &fx.src] {
         fs::set_permissions(p, fs::Permissions::from_mode(0o755)).unwrap();
@@ -415,6 +415,18 @@ fn read_only_dir(fx: &Fixture, t: &mut Tally) {
     for f in [key, small, small_hs, public] {
         fs::remove_file(f).unwrap();
     }
+}
+
+/// Whether every user may enter each folder from the root down to `p` (`p` included).
+fn reachable(p: &Path) -> bool {
+    p.ancestors().all(|a| fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
+/// A new folder under `/tmp` that every user may enter (0755), removed when dropped.
+fn open_dir() -> tempfile::TempDir {
+    let d = tempfile::Builder::new().prefix("hyperseal-others-").tempdir_in("/tmp").unwrap();
+    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    d
 }
 
 /// Another program creates the destination while we write: without `--force` it is left alone

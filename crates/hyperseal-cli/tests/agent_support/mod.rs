@@ -33,7 +33,13 @@ impl Agent {
     pub fn start_in(dir: tempfile::TempDir, prefix: &[&str], args: &[&str]) -> Agent {
         let run = dir.path().join("run");
         let mut argv: Vec<&str> = prefix.to_vec();
-        argv.extend([BIN, "agent", "start", "--foreground"]);
+        // Run as another user (a prefix such as setpriv), the binary is taken from where that
+        // user can reach it, whatever folder the checkout is in.
+        let bin = match prefix.is_empty() {
+            true => BIN,
+            false => crate::common::others::binary().to_str().expect("a UTF-8 path"),
+        };
+        argv.extend([bin, "agent", "start", "--foreground"]);
         argv.extend(args);
         let child = Command::new(argv[0])
             .args(&argv[1..])

@@ -1,8 +1,7 @@
 //! What a test that runs as another user (`nobody`, when the tests run as root) hands that
 //! user. The checkout may lie under a private folder (a `mktemp -d` of mode 0700) that no other
 //! user can enter, so nothing under it (the built binary, cargo's target/tmp) can be given to
-//! that user by its path: the binary is linked (or copied) into a folder everyone may enter,
-//! and files go to folders made there.
+//! that user by its path: the binary is linked (or copied) into a folder everyone may enter.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -49,16 +48,4 @@ fn forget_old_builds(dir: &Path) {
             let _ = std::fs::remove_file(e.path());
         }
     }
-}
-
-/// Whether every user may enter each folder from the root down to `p` (`p` included).
-pub fn reachable(p: &Path) -> bool {
-    p.ancestors().all(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
-}
-
-/// A new folder under `/tmp` that every user may enter (0755), removed when dropped.
-pub fn open_dir() -> tempfile::TempDir {
-    let d = tempfile::Builder::new().prefix("hyperseal-others-").tempdir_in("/tmp").unwrap();
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    d
 }
