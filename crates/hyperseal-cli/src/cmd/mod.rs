@@ -11,16 +11,6 @@ pub mod completions;
 pub mod decrypt;
 pub mod encrypt;
 pub mod git;
-mod git_blobs;
-mod git_clone;
-mod git_filter;
-mod git_guard;
-mod git_merge;
-mod git_rekey;
-mod git_repo;
-#[cfg(unix)]
-mod git_unlock;
-mod git_verify;
 pub mod header;
 pub mod identity;
 pub mod inspect;

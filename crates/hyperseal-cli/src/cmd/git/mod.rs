@@ -8,9 +8,19 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-use super::git_guard;
-use super::git_repo::{self, DRIVER};
+use self::repo::DRIVER;
 use crate::errors::hint;
+
+mod blobs;
+mod clone;
+mod filter;
+mod guard;
+mod merge;
+mod rekey;
+mod repo;
+#[cfg(unix)]
+mod unlock;
+mod verify;
 
 #[derive(Args)]
 pub struct GitArgs {
@@ -124,18 +134,18 @@ pub fn run(a: GitArgs) -> Result<()> {
         GitCommand::Init { hooks, patterns } => init(&patterns, hooks),
         GitCommand::Unlock { identities, force } => unlock(&identities, force),
         GitCommand::Clone { identities, url, dir, git_args } => {
-            super::git_clone::clone(&identities, &url, dir.as_deref(), &git_args)
+            clone::clone(&identities, &url, dir.as_deref(), &git_args)
         }
         GitCommand::Lock { force } => lock(force),
-        GitCommand::Verify { rev } => super::git_verify::verify(rev.as_deref()),
-        GitCommand::Rekey { all, rotate, dry_run } => super::git_rekey::rekey(all, rotate, dry_run),
+        GitCommand::Verify { rev } => verify::verify(rev.as_deref()),
+        GitCommand::Rekey { all, rotate, dry_run } => rekey::rekey(all, rotate, dry_run),
         GitCommand::MergeDriver { base, ours, theirs, marker_len, path } => {
             let path = path.ok_or_else(|| anyhow::anyhow!("git gave the merge driver no path (%P)"))?;
-            super::git_merge::merge_driver(&base, &ours, &theirs, marker_len, &path)
+            merge::merge_driver(&base, &ours, &theirs, marker_len, &path)
         }
-        GitCommand::FilterProcess => super::git_filter::filter_process(),
-        GitCommand::Textconv { file } => super::git_filter::textconv(&file),
-        GitCommand::PrivateModes { .. } => git_guard::private_modes_hook(),
+        GitCommand::FilterProcess => filter::filter_process(),
+        GitCommand::Textconv { file } => filter::textconv(&file),
+        GitCommand::PrivateModes { .. } => guard::private_modes_hook(),
     }
 }
 
@@ -145,7 +155,7 @@ fn attribute_line(pattern: &str) -> String {
 }
 
 fn init(patterns: &[String], hooks: bool) -> Result<()> {
-    let root = git_repo::work_tree()?;
+    let root = repo::work_tree()?;
     for p in patterns {
         // A pattern is one field of a .gitattributes line: whitespace or a newline would make
         // another attribute or another line.
@@ -156,8 +166,8 @@ fn init(patterns: &[String], hooks: bool) -> Result<()> {
             ));
         }
     }
-    git_repo::configure()?;
-    git_guard::close_side_doors()?;
+    repo::configure()?;
+    guard::close_side_doors()?;
     let file = root.join(".gitattributes");
     let mut text = match std::fs::read_to_string(&file) {
         Ok(t) => t,
@@ -179,9 +189,9 @@ fn init(patterns: &[String], hooks: bool) -> Result<()> {
     if text.len() != before {
         std::fs::write(&file, text).map_err(|e| anyhow::Error::new(e).context(".gitattributes"))?;
     }
-    git_guard::scrub()?;
+    guard::scrub()?;
     if hooks {
-        git_guard::install_hooks()?;
+        guard::install_hooks()?;
     }
     if recipients_missing(&root) {
         eprintln!(
@@ -196,20 +206,20 @@ fn recipients_missing(root: &std::path::Path) -> bool {
 }
 
 fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
-    let root = git_repo::work_tree()?;
-    let (loaded, absolute) = git_repo::identities_for_unlock(identities)?;
+    let root = repo::work_tree()?;
+    let (loaded, absolute) = repo::identities_for_unlock(identities)?;
     // From here on every path is the work tree's (git lists paths relative to where it runs).
     std::env::set_current_dir(&root)?;
-    git_repo::record_identities(&absolute, identities.is_empty())?;
-    git_guard::close_side_doors()?;
+    repo::record_identities(&absolute, identities.is_empty())?;
+    guard::close_side_doors()?;
     // Asked with the identities recorded, so plaintext that matches what is stored counts as
     // unchanged. What still differs is left as it is (it is the user's work): the rest is
     // checked out again as plaintext.
-    let mut marked = git_repo::marked_paths()?;
+    let mut marked = repo::marked_paths()?;
     // The files still as git checked them out are written here, on every core; git checks
     // out the rest through the filter.
     #[cfg(unix)]
-    let done = super::git_unlock::checkout(&root, &marked, loaded)?;
+    let done = unlock::checkout(&root, &marked, loaded)?;
     #[cfg(not(unix))]
     let done: Vec<String> = {
         drop(loaded);
@@ -217,15 +227,15 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
     };
     let taken: std::collections::HashSet<&String> = done.iter().collect();
     marked.retain(|p| !taken.contains(p));
-    let changed = match force || marked.is_empty() || git_repo::unchanged_as_stored(&root, &marked)? {
+    let changed = match force || marked.is_empty() || repo::unchanged_as_stored(&root, &marked)? {
         true => Vec::new(),
-        false => git_repo::changed_marked(&marked)?,
+        false => repo::changed_marked(&marked)?,
     };
     marked.retain(|p| !changed.contains(p));
-    git_repo::checkout_again(&root, &marked)?;
+    repo::checkout_again(&root, &marked)?;
     // git wrote those with the user's umask; the ones written here are private already.
-    git_guard::private_modes(&root, &marked)?;
-    git_guard::scrub()?;
+    guard::private_modes(&root, &marked)?;
+    guard::scrub()?;
     eprintln!("unlocked: {} marked file(s) checked out", marked.len() + done.len());
     if let Some(first) = changed.first() {
         eprintln!(
@@ -237,17 +247,17 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
 }
 
 fn lock(force: bool) -> Result<()> {
-    let root = git_repo::work_tree()?;
+    let root = repo::work_tree()?;
     // Every path from here on is the work tree's (git lists paths relative to where it runs).
     std::env::set_current_dir(&root)?;
-    if !git_repo::configured() {
+    if !repo::configured() {
         return Err(hint("this repository has no hyperseal filter", "run `hyperseal git init` first"));
     }
-    let marked = git_repo::marked_paths()?;
+    let marked = repo::marked_paths()?;
     refuse_changed(&marked, force, "lock")?;
-    git_repo::forget_identities()?;
-    git_repo::checkout_again(&root, &marked)?;
-    git_guard::scrub()?;
+    repo::forget_identities()?;
+    repo::checkout_again(&root, &marked)?;
+    guard::scrub()?;
     eprintln!("locked: {} marked file(s) hold their age files", marked.len());
     Ok(())
 }
@@ -258,7 +268,7 @@ fn refuse_changed(marked: &[String], force: bool, verb: &str) -> Result<()> {
     if force {
         return Ok(());
     }
-    let changed = git_repo::changed_marked(marked)?;
+    let changed = repo::changed_marked(marked)?;
     match changed.first() {
         None => Ok(()),
         Some(first) => Err(hint(

@@ -17,9 +17,9 @@ use hyperseal_git::recipients::{candidates, nearest, parse_bounded};
 use hyperseal_git::rekey::{change_to, rekey_blob, unlock_for_rekey, Rekeyed};
 use hyperseal_git::Spool;
 
-use super::git_blobs::{self, MOST, ROUND};
-use super::git_filter::{tree, CatFile};
-use super::git_repo::{self, git};
+use super::blobs::{self, MOST, ROUND};
+use super::filter::{tree, CatFile};
+use super::repo::{self, git};
 use crate::errors::hint;
 
 /// One path to re-key: its index entry and the recipients file that governs it.
@@ -31,14 +31,14 @@ struct Target {
 }
 
 pub fn rekey(all: bool, rotate: bool, dry_run: bool) -> Result<()> {
-    let root = git_repo::work_tree()?;
+    let root = repo::work_tree()?;
     let staged = git(&["ls-files", "-s", "-z"], None)?;
     let modes = modes(&staged);
     let index = tree(&staged, true);
     let head = tree(&git(&["ls-tree", "-r", "-z", "HEAD"], None).unwrap_or_default(), false);
-    let marked = git_repo::marked_paths()?;
+    let marked = repo::marked_paths()?;
     let mut cat = CatFile::start()?;
-    let spool_dir = git_repo::git_path("hyperseal-spool")?;
+    let spool_dir = repo::git_path("hyperseal-spool")?;
     let mut spool = Spool::new(&spool_dir);
     // HEAD's text of each recipients file, read once.
     let mut head_text: HashMap<String, String> = HashMap::new();
@@ -86,7 +86,7 @@ pub fn rekey(all: bool, rotate: bool, dry_run: bool) -> Result<()> {
     }
     // One unlock for every file: the identity files are read once, and the agent asks for its
     // passphrase or PIN at most once.
-    let ids = super::git_filter::unlocked()?;
+    let ids = super::filter::unlocked()?;
     if ids.is_empty() {
         return Err(hint(
             "the repository is locked: re-keying opens each file's header",
@@ -97,7 +97,7 @@ pub fn rekey(all: bool, rotate: bool, dry_run: bool) -> Result<()> {
     for t in &targets {
         if !changes.contains_key(&t.recipients) {
             let text = nearest(&root, &t.path)?.map(|f| f.text).unwrap_or_default();
-            let list = super::identity::parse_recipients_text(&text, Path::new(&t.recipients))
+            let list = crate::cmd::identity::parse_recipients_text(&text, Path::new(&t.recipients))
                 .with_context(|| t.recipients.clone())?;
             changes.insert(t.recipients.clone(), change_to(list).with_context(|| t.recipients.clone())?);
         }
@@ -118,11 +118,11 @@ pub fn rekey(all: bool, rotate: bool, dry_run: bool) -> Result<()> {
     let round_changes: Vec<&Change> = names.iter().map(|k| &changes[*k]).collect();
     // Blobs of up to a MiB in rounds (git reading the next round meanwhile), each round's files
     // re-keyed on every core; the few larger ones streamed one at a time, as the filter does.
-    let sizes = git_blobs::sizes(&targets.iter().map(|t| t.oid.as_str()).collect::<Vec<_>>())?;
+    let sizes = blobs::sizes(&targets.iter().map(|t| t.oid.as_str()).collect::<Vec<_>>())?;
     let (small, large): (Vec<usize>, Vec<usize>) = (0..targets.len()).partition(|&i| sizes[i] <= MOST);
     let small_oids: Vec<&str> = small.iter().map(|&i| targets[i].oid.as_str()).collect();
     let small_sizes: Vec<u64> = small.iter().map(|&i| sizes[i]).collect();
-    git_blobs::in_rounds(&small_oids, &small_sizes, git_blobs::round_files(&ids), ROUND, |first, blobs| {
+    blobs::in_rounds(&small_oids, &small_sizes, blobs::round_files(&ids), ROUND, |first, blobs| {
         // The agent or a plugin asked once for the whole round (the lock-out check included);
         // then each file opens offline.
         let present: Vec<&[u8]> = blobs.iter().flatten().copied().collect();

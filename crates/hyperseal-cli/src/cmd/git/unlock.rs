@@ -27,8 +27,8 @@ use hyperseal::output::OutputOptions;
 use hyperseal::recipient::Identity;
 use hyperseal_git::index::{blob_id, HashKind, Index, Match, Stat};
 
-use super::git_blobs::{MOST, ROUND};
-use super::git_repo::git;
+use super::blobs::{MOST, ROUND};
+use super::repo::git;
 
 /// How far before its writing a file's modification time is set. git takes a file whose time
 /// is not older than its index's, in whole seconds (git as Debian builds it compares no

@@ -9,11 +9,11 @@ use hyperseal_git::recipients::{candidates, parse_bounded};
 use hyperseal_git::verify::{check, stanza_types};
 use hyperseal_git::Spool;
 
-use super::git_filter::{tree, CatFile};
-use super::git_repo::{self, git};
+use super::filter::{tree, CatFile};
+use super::repo::{self, git};
 
 pub fn verify(rev: Option<&str>) -> Result<()> {
-    git_repo::work_tree()?;
+    repo::work_tree()?;
     let raw = match rev {
         None => git(&["ls-files", "-s", "-z"], None)?,
         Some(r) => git(&["ls-tree", "-r", "-z", r], None)?,
@@ -21,7 +21,7 @@ pub fn verify(rev: Option<&str>) -> Result<()> {
     let listed = tree(&raw, rev.is_none());
     let links = links_in(&raw);
     let marked = marked_in(&listed, rev.is_none())?;
-    let spool_dir = git_repo::git_path("hyperseal-spool")?;
+    let spool_dir = repo::git_path("hyperseal-spool")?;
     let mut cat = CatFile::start()?;
     let mut spool = Spool::new(&spool_dir);
     // Each recipients file's stanza types, worked out once.
@@ -42,7 +42,7 @@ pub fn verify(rev: Option<&str>) -> Result<()> {
                 cat.blob(&listed[f], &mut spool)?;
                 let text =
                     parse_bounded(spool.reader()?).map_err(|e| anyhow::Error::new(e).context(f.clone()))?;
-                let recipients = super::identity::parse_recipients_text(&text, std::path::Path::new(f))
+                let recipients = crate::cmd::identity::parse_recipients_text(&text, std::path::Path::new(f))
                     .map_err(|e| anyhow::Error::new(e).context(f.clone()))?;
                 wanted.insert(f.clone(), stanza_types(&recipients)?);
                 wanted.get(f)
@@ -89,5 +89,5 @@ fn marked_in(listed: &HashMap<String, String>, index: bool) -> Result<Vec<String
         input.extend_from_slice(n.as_bytes());
         input.push(0);
     }
-    git_repo::marked_among(&input, index)
+    repo::marked_among(&input, index)
 }

@@ -130,7 +130,7 @@ pub fn git_path(name: &str) -> Result<PathBuf> {
 /// required (a failing filter fails the git command instead of storing plaintext), and the
 /// diff textconv, and the merge driver (git substitutes the three stored versions' temporary
 /// files, the conflict marker size and the path, each quoted for the shell). Its callers also
-/// close git's own doors to a marked file's plaintext (`git_guard::close_side_doors`). Setting
+/// close git's own doors to a marked file's plaintext (`guard::close_side_doors`). Setting
 /// a key to the value it has changes nothing, so running it twice is the same as once.
 pub fn configure() -> Result<()> {
     let exe = std::env::current_exe().context("cannot find the hyperseal executable's path")?;
@@ -315,15 +315,15 @@ pub type Unlocking = (Vec<Box<dyn Identity>>, Vec<PathBuf>);
 /// once), with the agent where none is given; and their absolute paths, for the repository's
 /// configuration.
 pub fn identities_for_unlock(identities: &[PathBuf]) -> Result<Unlocking> {
-    if identities.is_empty() && super::identity::agent_identity().is_none() {
+    if identities.is_empty() && crate::cmd::identity::agent_identity().is_none() {
         return Err(crate::errors::usage(
             "no identity to unlock with",
             "give -i with a key the files were sealed to, or start the agent (HYPERSEAL_AGENT_SOCK)",
         ));
     }
-    let mut loaded = super::identity::load_identities(identities, None)?;
+    let mut loaded = crate::cmd::identity::load_identities(identities, None)?;
     if identities.is_empty() {
-        loaded.extend(super::identity::agent_identity());
+        loaded.extend(crate::cmd::identity::agent_identity());
     }
     let mut absolute = Vec::new();
     for i in identities {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use hyperseal_git::recipients;
 
-use super::git_repo;
+use super::repo;
 use crate::errors::hint;
 
 /// Largest stored blob the driver merges: all three plaintexts are held in memory.
@@ -29,21 +29,21 @@ pub fn merge_driver(
     marker_len: Option<usize>,
     path: &str,
 ) -> Result<()> {
-    let ids = super::git_filter::unlocked()?;
+    let ids = super::filter::unlocked()?;
     if ids.is_empty() {
         return Err(hint(
             format!("cannot merge {path}: the repository is locked, so its versions cannot be opened"),
             "run `hyperseal git unlock` and merge again (`git merge --abort` first)",
         ));
     }
-    let root = git_repo::work_tree()?;
+    let root = repo::work_tree()?;
     let found = recipients::nearest(&root, path)?.ok_or_else(|| {
         hint(
             format!("cannot merge {path}: no {} in its folder or any folder above it", recipients::FILE_NAME),
             "put the recipients in a .age-recipients file in its folder or one above",
         )
     })?;
-    let list = super::identity::parse_recipients_text(&found.text, Path::new(&found.path))
+    let list = crate::cmd::identity::parse_recipients_text(&found.text, Path::new(&found.path))
         .with_context(|| found.path.clone())?;
     let blobs = [read(base)?, read(ours)?, read(theirs)?];
     let (sealed, conflicts) = hyperseal_git::merge::merge_sealed(

@@ -16,18 +16,18 @@ use hyperseal::recipient::{Identity, Recipient};
 use hyperseal::Decryptor;
 use hyperseal_git::{Filter, Outcome, Repo, Spool, AGE_INTRO};
 
-use super::git_repo::{self, git};
+use super::repo::{self, git};
 
 /// `hyperseal git filter-process`: serves git on standard input and output until git is done.
 pub fn filter_process() -> Result<()> {
     #[cfg(unix)]
     crate::sys::ignore_sigpipe();
     keep_heap();
-    let root = git_repo::work_tree()?;
-    let spool = git_repo::git_path("hyperseal-spool")?;
+    let root = repo::work_tree()?;
+    let spool = repo::git_path("hyperseal-spool")?;
     let index = match std::env::var_os("GIT_INDEX_FILE") {
         Some(f) => PathBuf::from(f),
-        None => git_repo::git_path("index")?,
+        None => repo::git_path("index")?,
     };
     let mut filter = Filter::new(Stored::new(index), &root, &spool);
     let mut report = |path: &str, done: Result<Outcome, &hyperseal::Error>| {
@@ -114,7 +114,7 @@ impl Stored {
 
 impl Repo for Stored {
     fn recipients(&mut self, file: &str, text: &str) -> Result<Vec<Box<dyn Recipient>>, hyperseal::Error> {
-        super::identity::parse_recipients_text(text, Path::new(file))
+        crate::cmd::identity::parse_recipients_text(text, Path::new(file))
     }
 
     fn identities(&mut self) -> Result<&[Box<dyn Identity>], hyperseal::Error> {
@@ -312,10 +312,10 @@ impl Drop for CatFile {
 
 /// The identities `unlock` recorded: its identity files, then the agent; none while locked.
 pub(super) fn unlocked() -> Result<Vec<Box<dyn Identity>>> {
-    let (files, agent) = git_repo::recorded_identities();
-    let mut ids = super::identity::load_identities(&files, None)?;
+    let (files, agent) = repo::recorded_identities();
+    let mut ids = crate::cmd::identity::load_identities(&files, None)?;
     if agent {
-        ids.push(super::identity::agent_identity().ok_or_else(|| {
+        ids.push(crate::cmd::identity::agent_identity().ok_or_else(|| {
             crate::errors::hint(
                 "the repository is unlocked with the agent, but HYPERSEAL_AGENT_SOCK is not set",
                 "start the agent (`hyperseal agent start`), or `hyperseal git unlock -i KEY`",

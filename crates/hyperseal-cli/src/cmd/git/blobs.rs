@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use hyperseal::recipient::Identity;
 
-use super::git_repo::git;
+use super::repo::git;
 
 /// Largest blob opened in memory by `unlock`, `clone` and `rekey`; larger ones stream (through
 /// the filter, or one at a time).
@@ -117,7 +117,7 @@ fn parse_batch<'a>(mut out: &'a [u8], oids: &[&str]) -> Vec<Option<&'a [u8]>> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_batch;
+    use crate::cmd::parse_batch;
 
     #[test]
     fn git_s_batch_answer_is_read_blob_by_blob_and_a_short_one_stops_it() {

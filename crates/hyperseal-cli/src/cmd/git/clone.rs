@@ -22,10 +22,10 @@ use anyhow::Result;
 use hyperseal::recipient::Identity;
 
 #[cfg(unix)]
-use super::git_blobs::{self, MOST, ROUND};
-use super::git_repo::{self, git};
+use super::blobs::{self, MOST, ROUND};
+use super::repo::{self, git};
 #[cfg(unix)]
-use super::git_unlock::{plain, read_index, real_folders, single_entries, write_round, Job};
+use super::unlock::{plain, read_index, real_folders, single_entries, write_round, Job};
 use crate::errors::{hint, usage};
 
 /// `git clone` options that would leave a work tree this must not fill, or none at all
@@ -65,7 +65,7 @@ pub fn clone(identities: &[PathBuf], url: &str, dir: Option<&Path>, git_args: &[
         ));
     }
     // Loaded before anything is cloned: a wrong path or passphrase fails here.
-    let (loaded, absolute) = git_repo::identities_for_unlock(identities)?;
+    let (loaded, absolute) = repo::identities_for_unlock(identities)?;
     let dir = match dir {
         Some(d) => d.to_path_buf(),
         None => PathBuf::from(humanish(url).ok_or_else(|| {
@@ -99,7 +99,7 @@ fn run_clone(url: &str, dir: &Path, git_args: &[String]) -> Result<()> {
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| hint(format!("cannot run git: {e}"), "install git, or put it on PATH"))?;
-    match git_repo::wait_until(&mut child, std::time::Instant::now() + CLONE_DEADLINE)? {
+    match repo::wait_until(&mut child, std::time::Instant::now() + CLONE_DEADLINE)? {
         Some(s) if s.success() => Ok(()),
         Some(_) => Err(hint("git clone failed", "git's message above says why")),
         None => Err(anyhow::anyhow!(
@@ -114,17 +114,17 @@ fn run_clone(url: &str, dir: &Path, git_args: &[String]) -> Result<()> {
 /// `unlock` counts them).
 fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn Identity>>) -> Result<usize> {
     std::env::set_current_dir(dir)?;
-    let root = git_repo::work_tree()?;
+    let root = repo::work_tree()?;
     std::env::set_current_dir(&root)?;
-    git_repo::record_identities(absolute, agent)?;
-    super::git_guard::close_side_doors()?;
+    repo::record_identities(absolute, agent)?;
+    super::guard::close_side_doors()?;
     if git(&["rev-parse", "--verify", "-q", "HEAD^{commit}"], None).is_err() {
         return Ok(0); // An empty repository: nothing to check out.
     }
     // The index of HEAD, with no file written yet.
     git(&["read-tree", "HEAD"], None)?;
     // The attributes come from the index: the work tree has no .gitattributes yet.
-    let marked = git_repo::marked_among(&git(&["ls-files", "-z"], None)?, true)?;
+    let marked = repo::marked_among(&git(&["ls-files", "-z"], None)?, true)?;
     #[cfg(unix)]
     write_marked(&root, &marked, ids)?;
     #[cfg(not(unix))]
@@ -134,7 +134,7 @@ fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn 
     let top = root.to_string_lossy();
     git(&["-C", &top, "checkout-index", "--all", "-u", "-q"], None)?;
     // Those git wrote with the user's umask; the ones written above are private already.
-    super::git_guard::private_modes(&root, &marked)?;
+    super::guard::private_modes(&root, &marked)?;
     Ok(marked.len())
 }
 
@@ -169,7 +169,7 @@ fn write_marked(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
         return Ok(());
     }
     // The blobs' sizes (read-tree recorded none), so the rounds stay bounded.
-    let sizes = git_blobs::sizes(&jobs.iter().map(|j| j.oid.as_str()).collect::<Vec<_>>())?;
+    let sizes = blobs::sizes(&jobs.iter().map(|j| j.oid.as_str()).collect::<Vec<_>>())?;
     for (j, size) in jobs.iter_mut().zip(sizes) {
         j.size = size;
     }
@@ -182,7 +182,7 @@ fn write_marked(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
     let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
     let (mut dirs, mut made) = (HashMap::new(), HashMap::new());
     let mut written = Vec::new();
-    git_blobs::in_rounds(&oids, &sizes, git_blobs::round_files(&ids), ROUND, |first, blobs| {
+    blobs::in_rounds(&oids, &sizes, blobs::round_files(&ids), ROUND, |first, blobs| {
         let round = &mut jobs[first..first + blobs.len()];
         for (j, blob) in round.iter().zip(blobs.iter_mut()) {
             // Folders made here (once each), each checked to be a real folder (never a link
