@@ -116,6 +116,8 @@ pub fn rekey(a: RekeyArgs) -> Result<()> {
     let recipients = super::write::recipient_strings(&a.recipients, &a.recipient_files)?;
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
     let reader = Reader::open(&store, &ids)?;
+    let old = reader.recipient_strings()?.0;
+    let removes = old.iter().any(|r| !recipients.contains(r));
     let bar = (!a.dry_run && std::io::stderr().is_terminal()).then(|| indicatif::ProgressBar::new(0));
     let progress = |done: u64, total: u64| {
         if let Some(b) = &bar {
@@ -140,7 +142,9 @@ pub fn rekey(a: RekeyArgs) -> Result<()> {
         "hyperseal: {} objects re-keyed: {before} -> {after}; {} headers in place, {} rewritten ({} payload bytes copied)",
         rep.objects, rep.in_place, rep.rewritten, rep.rewritten_bytes
     );
-    eprintln!("hyperseal: warning: a removed reader may have copied the repository, or its file keys, already: removal protects only what is written from now on with the new writer key");
+    if removes {
+        eprintln!("hyperseal: warning: a removed reader may have copied the repository, or its file keys, already: removal protects only what is written from now on with the new writer key");
+    }
     if let Some(path) = &a.writer_key {
         super::write::write_key(path, &reader.writer_key(&recipients)?)?;
         eprintln!(

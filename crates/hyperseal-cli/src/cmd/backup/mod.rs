@@ -148,7 +148,7 @@ fn explain(e: anyhow::Error) -> anyhow::Error {
         Error::Refused(m) => (m.clone(), "nothing outside the target was touched", None),
         Error::Crypto(hyperseal::Error::NoIdentityMatched) => (
             "none of the identities opens this repository".into(),
-            "a writer key opens nothing by design: restore with a reader's identity (-i or the agent)",
+            "give an identity of one of the repository's readers (-i, or the agent); a writer key opens nothing by design",
             None,
         ),
         _ => return e,
