@@ -41,7 +41,7 @@ pub trait Repo {
 
 /// What one clean or smudge did (for the frontend's log; never holds secrets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum FilterOutcome {
     /// Clean: sealed under a fresh file key.
     Sealed,
     /// Clean: the plaintext is the stored blob's, so the stored blob is given back.
@@ -133,7 +133,12 @@ impl<T: Repo> Filter<T> {
     }
 
     /// The clean side: `input` (the work-tree file) becomes the age file written to `out`.
-    pub fn clean(&mut self, path: &str, input: &mut dyn Read, out: &mut Spool) -> Result<Outcome, Error> {
+    pub fn clean(
+        &mut self,
+        path: &str,
+        input: &mut dyn Read,
+        out: &mut Spool,
+    ) -> Result<FilterOutcome, Error> {
         let done = self.clean_with(path, input, out);
         // Whole, whatever happened: 128 KiB is a few microseconds, and no count of how far
         // plaintext went can be wrong.
@@ -143,7 +148,12 @@ impl<T: Repo> Filter<T> {
     }
 
     /// [`Self::clean`] with the kept buffers.
-    fn clean_with(&mut self, path: &str, input: &mut dyn Read, out: &mut Spool) -> Result<Outcome, Error> {
+    fn clean_with(
+        &mut self,
+        path: &str,
+        input: &mut dyn Read,
+        out: &mut Spool,
+    ) -> Result<FilterOutcome, Error> {
         let mut head = [0u8; AGE_INTRO.len()];
         let n = read_full(input, &mut head)?;
         // Plaintext until proved otherwise: only a whole age header passes through as stored (a
@@ -153,14 +163,19 @@ impl<T: Repo> Filter<T> {
         if prefix[..] == *AGE_INTRO && age_header_follows(input, &mut prefix)? {
             out.write_all(&prefix)?;
             io::copy(input, out)?;
-            return Ok(Outcome::AlreadyAge);
+            return Ok(FilterOutcome::AlreadyAge);
         }
         self.seal_or_keep(path, &mut io::Cursor::new(&prefix[..]).chain(input), out)
     }
 
     /// The clean side for plaintext: the stored blob again where it holds the same plaintext,
     /// else a fresh sealing.
-    fn seal_or_keep(&mut self, path: &str, input: &mut dyn Read, out: &mut Spool) -> Result<Outcome, Error> {
+    fn seal_or_keep(
+        &mut self,
+        path: &str,
+        input: &mut dyn Read,
+        out: &mut Spool,
+    ) -> Result<FilterOutcome, Error> {
         // Looked up now, needed only to seal: plaintext that did not change gets its stored
         // blob back even where the recipients file is not in the work tree (a sparse checkout).
         let file = self.recipients_for(path);
@@ -205,10 +220,10 @@ impl<T: Repo> Filter<T> {
             drop(seal);
             out.clear()?;
             stored.copy_to(out)?;
-            return Ok(Outcome::Kept);
+            return Ok(FilterOutcome::Kept);
         }
         seal.finish()?;
-        Ok(Outcome::Sealed)
+        Ok(FilterOutcome::Sealed)
     }
 
     /// The smudge side: reads the stored blob from `input` into `spool` (git sends all of it
@@ -217,17 +232,17 @@ impl<T: Repo> Filter<T> {
         &mut self,
         input: &mut dyn Read,
         spool: &'s mut Spool,
-    ) -> Result<(Outcome, Box<dyn Read + 's>), Error> {
+    ) -> Result<(FilterOutcome, Box<dyn Read + 's>), Error> {
         io::copy(input, spool)?;
         let spool = &*spool;
         let ids = self.repo.identities()?;
         if ids.is_empty() || !spool.starts_with(AGE_INTRO)? {
-            return Ok((Outcome::Left, spool.reader()?));
+            return Ok((FilterOutcome::Left, spool.reader()?));
         }
         let opened = Decryptor::new(spool.reader()?).and_then(|d| d.into_reader(ids));
         match left_for_others(opened) {
-            Ok(Some(r)) => Ok((Outcome::Opened, Box::new(r))),
-            Ok(None) => Ok((Outcome::Left, spool.reader()?)),
+            Ok(Some(r)) => Ok((FilterOutcome::Opened, Box::new(r))),
+            Ok(None) => Ok((FilterOutcome::Left, spool.reader()?)),
             Err(e) => Err(e),
         }
     }

@@ -43,7 +43,7 @@ mod sys_pipe;
 pub mod verify;
 
 pub use checkout::{smudge_blob, unlock_blobs};
-pub use filter::{Filter, Outcome, Repo, AGE_INTRO};
+pub use filter::{Filter, FilterOutcome, Repo, AGE_INTRO};
 #[cfg(unix)]
 pub use pipe::GitPipe;
 pub use process::{serve, Blocking, Input};

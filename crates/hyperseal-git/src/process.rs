@@ -10,7 +10,7 @@
 
 use std::io::{self, Read, Write};
 
-use super::filter::{Filter, Outcome, Repo};
+use super::filter::{Filter, FilterOutcome, Repo};
 use super::pktline::{PktReader, PktWriter};
 use super::spool::Spool;
 use hyperseal::Error;
@@ -67,7 +67,7 @@ impl<R: Read> Input for Blocking<R> {
 }
 
 /// One request's end, for the frontend's log: the path, and what was done or what failed.
-pub type Report<'a> = &'a mut dyn FnMut(&str, Result<Outcome, &Error>);
+pub type Report<'a> = &'a mut dyn FnMut(&str, Result<FilterOutcome, &Error>);
 
 /// Serves git on `input` and `output` (the process's standard input and output) until git
 /// closes `input`. Fails only where the conversation itself broke (a protocol error or a
@@ -348,7 +348,8 @@ mod tests {
         let names = ["a.env", "b.env", "c.env", "d.env"];
         let mut input = Scripted { data: Cursor::new(conversation(&names)), gap: 1, left: 0, waits: 0 };
         let mut out = Vec::new();
-        let mut report = |_: &str, done: Result<Outcome, &Error>| assert_eq!(done.unwrap(), Outcome::Sealed);
+        let mut report =
+            |_: &str, done: Result<FilterOutcome, &Error>| assert_eq!(done.unwrap(), FilterOutcome::Sealed);
         serve(&mut filter, &mut input, &mut out, &mut report).unwrap();
 
         // Before the first file nothing is made (no recipients yet): the input's wait. After

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use hyperseal::recipient::{Identity, Recipient};
 use hyperseal::Decryptor;
-use hyperseal_git::{Filter, Outcome, Repo, Spool, AGE_INTRO};
+use hyperseal_git::{Filter, FilterOutcome, Repo, Spool, AGE_INTRO};
 
 use super::repo::{self, git};
 
@@ -30,7 +30,7 @@ pub fn filter_process() -> Result<()> {
         None => repo::git_path("index")?,
     };
     let mut filter = Filter::new(Stored::new(index), &root, &spool);
-    let mut report = |path: &str, done: Result<Outcome, &hyperseal::Error>| {
+    let mut report = |path: &str, done: Result<FilterOutcome, &hyperseal::Error>| {
         if let Err(e) = done {
             report_failure(path, e);
         }
