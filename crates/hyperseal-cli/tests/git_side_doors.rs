@@ -22,10 +22,15 @@ fn global_config(tmp: &Path, text: &str) -> String {
 
 /// A repository with `*.env` marked, unlocked with a new key: the repository and the key.
 fn unlocked(tmp: &Path, global: &str) -> (Repo, String) {
+    unlocked_with(tmp, global, &["git", "init", "*.env"])
+}
+
+/// [`unlocked`], marked by `init` (hyperseal's arguments).
+fn unlocked_with(tmp: &Path, global: &str, init: &[&str]) -> (Repo, String) {
     let (key, public) = keypair(tmp, "key", "hybrid");
     let r = Repo::init(tmp, "r");
     let env = [("GIT_CONFIG_GLOBAL", std::ffi::OsStr::new(global))];
-    assert!(r.hs_env(&["git", "init", "*.env"], &env).status.success());
+    assert!(r.hs_env(init, &env).status.success());
     r.write(".age-recipients", format!("{public}\n").as_bytes());
     assert!(r.hs_env(&["git", "unlock", "-i", &key], &env).status.success());
     (r, key)
@@ -260,11 +265,7 @@ fn files_git_checks_out_are_private_to_their_owner() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let (key, public) = keypair(tmp.path(), "key", "hybrid");
-    let r = Repo::init(tmp.path(), "r");
-    r.hs_ok(&["git", "init", "--hooks", "*.env"]);
-    r.write(".age-recipients", format!("{public}\n").as_bytes());
-    r.hs_ok(&["git", "unlock", "-i", &key]);
+    let (r, key) = unlocked_with(tmp.path(), "/dev/null", &["git", "init", "--hooks", "*.env"]);
     r.write("s.env", b"A=1\n");
     r.write("README", b"public\n");
     r.ok(&["add", "-A"]);
