@@ -49,7 +49,7 @@ pub struct Progress {
 }
 
 /// Globs in `.gitignore`'s spirit: a pattern without `/` matches a name at any depth, one with
-/// `/` matches the path under a backed-up root (`root/sub/x`).
+/// `/` matches the path under a backed-up root (`sub/x`), or with the root's name (`root/sub/x`).
 pub(crate) struct Excludes {
     names: GlobSet,
     paths: GlobSet,
@@ -74,7 +74,9 @@ impl Excludes {
 
     fn matches(&self, rel: &str) -> bool {
         let name = rel.rsplit('/').next().unwrap_or(rel);
-        self.names.is_match(name) || self.paths.is_match(rel)
+        // A path pattern may name the backed-up folder or start beneath it.
+        let under = rel.split_once('/').map(|(_, r)| r);
+        self.names.is_match(name) || self.paths.is_match(rel) || under.is_some_and(|u| self.paths.is_match(u))
     }
 }
 

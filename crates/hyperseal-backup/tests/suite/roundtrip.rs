@@ -94,14 +94,20 @@ fn excludes_leave_names_out() {
     let repo = Repo::new(&[]);
     let src = repo.path("src");
     make_tree(&src);
-    let opts =
-        hyperseal_backup::BackupOptions { excludes: vec!["*.bin".into(), "src/empty-dir".into()], ..small() };
+    let opts = hyperseal_backup::BackupOptions {
+        excludes: vec!["*.bin".into(), "src/empty-dir".into(), "docs/deep".into()],
+        ..small()
+    };
     repo.backup_with(&[&src], &opts).unwrap();
     let ids = repo.reader.identities();
     let reader = Reader::open(&repo.store, &ids).unwrap();
     let snap = reader.find("latest").unwrap().snapshot;
     let paths: Vec<&str> = snap.entries.iter().map(Entry::path).collect();
-    assert!(!paths.iter().any(|p| p.ends_with(".bin") || p.contains("empty-dir")), "{paths:?}");
+    assert!(
+        !paths.iter().any(|p| p.ends_with(".bin") || p.contains("empty-dir") || p.contains("deep")),
+        "{paths:?}"
+    );
+    assert!(paths.contains(&"src/docs/empty"), "{paths:?}");
     assert!(paths.contains(&"src/readme.txt"));
 }
 

@@ -91,8 +91,8 @@ pub struct CreateArgs {
     /// The writer key (from `init`): recipients and a deduplication key, no identity.
     #[arg(long = "writer-key", value_name = "FILE")]
     writer_key: PathBuf,
-    /// Leave out names matching GLOB (repeatable): without `/` a name at any depth, with `/` a
-    /// path under a backed-up folder (`docs/cache`).
+    /// Leave out names matching GLOB (repeatable): without `/` a name at any depth (`*.tmp`),
+    /// with `/` a path under a backed-up folder (`docs/cache`, or `home/docs/cache` with its name).
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
     /// Read --exclude globs from FILE, one a line (`#` comments).
