@@ -72,3 +72,29 @@ impl Config {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(version: u32, max: u32, extra: &str) -> String {
+        format!(
+            r#"{{"version":{version},"repo":"{}","dedup_key":"{}","chunker":{{"algorithm":"fastcdc-2020","min":524288,"avg":1048576,"max":{max}}},"compression":"zstd"{extra}}}"#,
+            "ab".repeat(16),
+            "cd".repeat(32)
+        )
+    }
+
+    #[test]
+    fn a_config_of_this_version_reads() {
+        assert_eq!(Config::decode(json(1, CHUNK_MAX, "").as_bytes()).unwrap().chunker.max, CHUNK_MAX);
+    }
+
+    #[test]
+    fn other_versions_unknown_fields_and_larger_chunks_are_refused() {
+        assert!(Config::decode(json(2, CHUNK_MAX, "").as_bytes()).is_err());
+        assert!(Config::decode(json(1, CHUNK_MAX, r#","more":1"#).as_bytes()).is_err());
+        assert!(Config::decode(json(1, CHUNK_MAX + 1, "").as_bytes()).is_err());
+        assert!(Config::decode(b"{}").is_err());
+    }
+}

@@ -96,3 +96,29 @@ impl Snapshot {
         serde_json::to_vec(self).expect("a snapshot always serialises")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_round_trips_and_unknown_entries_are_refused() {
+        let s = Snapshot {
+            version: 1,
+            time: 5,
+            nanos: 6,
+            host: "h".into(),
+            run: "r".into(),
+            paths: vec!["p".into()],
+            entries: vec![
+                Entry::Dir { path: "p".into(), mode: 0o755, mtime: 1 },
+                Entry::Symlink { path: "p/l".into(), target: "x".into() },
+            ],
+        };
+        assert_eq!(Snapshot::decode(&s.encode()).unwrap(), s);
+        let text = String::from_utf8(s.encode()).unwrap();
+        assert!(Snapshot::decode(text.replace("symlink", "device").as_bytes()).is_err());
+        assert!(Snapshot::decode(text.replace("\"version\":1", "\"version\":2").as_bytes()).is_err());
+        assert!(Snapshot::decode(text.replace("\"host\"", "\"extra\":0,\"host\"").as_bytes()).is_err());
+    }
+}
