@@ -118,7 +118,7 @@ fn forget_and_prune_free_what_no_snapshot_uses() {
     make_tree(&src);
     repo.backup(&[&src]);
     fs::remove_file(src.join("docs/big.bin")).unwrap();
-    fs::write(src.join("new.bin"), noise(77, 2 << 20)).unwrap();
+    fs::write(src.join("new.bin"), noise(78, 2 << 20)).unwrap();
     let last = repo.backup(&[&src]);
     let ids = repo.reader.identities();
     let reader = Reader::open(&repo.store, &ids).unwrap();
