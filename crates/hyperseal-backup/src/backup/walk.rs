@@ -46,6 +46,8 @@ pub struct Progress {
     pub files: u64,
     /// Bytes read so far.
     pub bytes: u64,
+    /// Bytes of files the cache showed unchanged (not read): done as well.
+    pub unchanged: u64,
 }
 
 /// Globs in `.gitignore`'s spirit: a pattern without `/` matches a name at any depth, one with
@@ -160,7 +162,11 @@ impl<'a, 'f> Walk<'a, 'f> {
                 let chunks = hit.chunks.clone();
                 self.out.push(Pending::Cached { path: rel.into(), stat: st, chunks });
                 self.counts.files += 1;
+                self.counts.unchanged += st.size;
                 self.cached += 1;
+                if let Some(p) = self.progress {
+                    p(self.counts);
+                }
                 return Ok(());
             }
             match File::open(path) {

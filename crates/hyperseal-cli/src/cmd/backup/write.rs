@@ -158,12 +158,15 @@ pub fn create(a: CreateArgs) -> Result<()> {
         );
         b
     });
+    if let (Some(b), Source::Paths(paths)) = (&bar, &source) {
+        count_ahead(b.clone(), paths.clone());
+    }
     let json = a.json && !a.quiet;
     let step = std::sync::atomic::AtomicU64::new(0);
     let progress = |p: Progress| {
         if let Some(b) = &bar {
             b.set_message(format!("{} files,", p.files));
-            b.set_position(p.bytes);
+            b.set_position(p.bytes + p.unchanged);
         } else if json && step.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(64) {
             println!(
                 "{}",
@@ -202,6 +205,31 @@ pub fn create(a: CreateArgs) -> Result<()> {
         std::process::exit(exit::INCOMPLETE as i32);
     }
     Ok(())
+}
+
+/// Sums the sizes under `paths` on a thread of its own (links not followed, excludes not
+/// applied: an estimate), then gives the bar a length, so that it shows a total and an ETA.
+/// The backup does not wait for it.
+fn count_ahead(bar: indicatif::ProgressBar, paths: Vec<PathBuf>) {
+    std::thread::spawn(move || {
+        let (mut total, mut stack) = (0u64, paths);
+        while let Some(p) = stack.pop() {
+            let Ok(m) = std::fs::symlink_metadata(&p) else { continue };
+            if m.is_dir() {
+                stack.extend(std::fs::read_dir(&p).into_iter().flatten().flatten().map(|e| e.path()));
+            } else if m.is_file() {
+                total += m.len();
+            }
+        }
+        bar.set_length(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {bytes}/{total_bytes}, {bytes_per_sec}, eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+    });
 }
 
 /// restic's closing lines, or its summary message in JSON.
