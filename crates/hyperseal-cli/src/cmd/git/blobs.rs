@@ -117,7 +117,7 @@ fn parse_batch<'a>(mut out: &'a [u8], oids: &[&str]) -> Vec<Option<&'a [u8]>> {
 
 #[cfg(test)]
 mod tests {
-    use crate::cmd::parse_batch;
+    use super::parse_batch;
 
     #[test]
     fn git_s_batch_answer_is_read_blob_by_blob_and_a_short_one_stops_it() {
