@@ -40,13 +40,24 @@ pub fn init(store: &dyn Store, recipients: &[String]) -> Result<WriterKey> {
         compression: "zstd".into(),
     };
     let json = Zeroizing::new(serde_json::to_vec(&config).expect("config serialises"));
+    // The reader set first and the config last: a repository is a folder with a config, and
+    // one always has its reader set. A killed init leaves a reader set without a config, which
+    // the next init refuses rather than guess between two sets.
+    if store.open("config").is_ok() {
+        return Err(Error::Refused("a repository already exists there".into()));
+    }
+    if !store.list("keys/")?.is_empty() {
+        return Err(Error::Refused(
+            "keys/ exists without a config (an interrupted init): remove the folder".into(),
+        ));
+    }
+    put_recipients(store, &parsed, recipients, 0)?;
     match store.put_new("config", &object::seal(&parsed, &json)?) {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             return Err(Error::Refused("a repository already exists there".into()))
         }
         r => r?,
     }
-    put_recipients(store, &parsed, recipients, 0)?;
     Ok(WriterKey { repo_id, dedup_key, recipients: recipients.to_vec() })
 }
 

@@ -109,3 +109,19 @@ fn a_backup_only_adds_objects_and_reads_only_id_lists() {
     assert!(calls.iter().any(|c| c.starts_with("put snapshots/")));
     assert!(calls.iter().any(|c| c.starts_with("get data/") || c.starts_with("get index/")), "{calls:?}");
 }
+
+#[test]
+fn init_never_replaces_a_repository() {
+    let repo = Repo::new(&[]);
+    let readers = vec![repo.reader.public.clone()];
+    let again = hyperseal_backup::init(&repo.store, &readers);
+    assert!(matches!(again, Err(Error::Refused(_))), "{again:?}");
+    // A killed init (a reader set, no config) is refused too, not guessed at.
+    let half = LocalStore::new(repo.path("half"));
+    let full = LocalStore::new(repo.path("full"));
+    hyperseal_backup::init(&full, &readers).unwrap();
+    std::fs::create_dir_all(half.root().join("keys")).unwrap();
+    let keys = std::fs::read_dir(full.root().join("keys")).unwrap().next().unwrap().unwrap().path();
+    std::fs::copy(&keys, half.root().join("keys").join(keys.file_name().unwrap())).unwrap();
+    assert!(matches!(hyperseal_backup::init(&half, &readers), Err(Error::Refused(_))));
+}
