@@ -44,7 +44,7 @@ impl<R: io::Read, C: Callbacks> EncryptedIdentity<R, C> {
 }
 
 enum State<R: io::Read, C: Callbacks> {
-    Encrypted(EncryptedIdentity<R, C>),
+    Encrypted(Box<EncryptedIdentity<R, C>>),
     Decrypted(IdentityFile<C>),
     /// Decrypting failed with this error (taken only while the state is in use).
     Failed(Option<DecryptError>),
@@ -66,7 +66,7 @@ impl<R: io::Read, C: Callbacks> Identity<R, C> {
         max_work_factor: Option<u8>,
     ) -> Result<Option<Self>, DecryptError> {
         let encrypted = EncryptedIdentity::new(Decryptor::new(data)?, callbacks, max_work_factor);
-        Ok(encrypted.map(|e| Identity { state: Cell::new(State::Encrypted(e)), filename }))
+        Ok(encrypted.map(|e| Identity { state: Cell::new(State::Encrypted(Box::new(e))), filename }))
     }
 
     /// Decrypts the file if that was not done yet; runs `f` on it and keeps it. `bool`: whether

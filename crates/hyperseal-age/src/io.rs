@@ -55,7 +55,8 @@ impl<R> In<R> {
     pub(crate) fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
         let (fill, consume) = self.buffered.ok_or_else(not_buffered)?;
         if self.at == self.ahead.len() {
-            (self.ahead.clear(), self.at = 0);
+            self.ahead.clear();
+            self.at = 0;
             // Mostly the buffer holds enough already: nothing is copied then.
             let len = fill(&mut self.inner)?.len();
             if len >= n || len == 0 {
@@ -135,7 +136,8 @@ impl<R> Seek for In<R> {
             other => other,
         };
         let done = seek(&mut self.inner, pos)?;
-        (self.ahead.clear(), self.at = 0);
+        self.ahead.clear();
+        self.at = 0;
         Ok(done)
     }
 }
