@@ -194,7 +194,10 @@ fn agent_table() {
     assert!(t["error"].is_null(), "agent failed: {}", t["error"]);
     let sections = t["sections"].as_array().unwrap();
     assert!(sections.len() >= 2, "{} sections", sections.len());
-    assert_eq!(sections[0]["rows"].as_array().unwrap().len(), 3);
+    // In turn (agent, plain, protected), then each in a row (agent, plain).
+    let rows = sections[0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    assert!(serde_json::to_string(rows).unwrap().contains("in a row"), "{rows:?}");
     assert_eq!(sections[1]["rows"].as_array().unwrap().len(), 2);
     let notes = serde_json::to_string(&t["notes"]).unwrap();
     assert!(notes.contains("Goals:"), "{notes}");
