@@ -57,20 +57,8 @@ fn periods(time: i64, i: usize) -> [i64; 4] {
     let days = time.div_euclid(86_400);
     // 1970-01-01 was a Thursday: +3 makes weeks start on Mondays.
     let week = (days + 3).div_euclid(7);
-    let (y, m) = civil_month(days);
+    let (y, m, _) = hyperseal::time::civil_from_days(days);
     [i as i64, days, week, y * 12 + m]
-}
-
-/// Year and month (1–12) of a day since the epoch (Howard Hinnant's `civil_from_days`).
-fn civil_month(days: i64) -> (i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + (m <= 2) as i64, m)
 }
 
 /// Removes every snapshot the policy does not keep. Deletes only snapshot objects, so it needs

@@ -111,19 +111,10 @@ pub fn peer_versions() -> Vec<(String, Option<String>)> {
     .collect()
 }
 
-/// The current UTC time as `YYYY-MM-DD HH:MM UTC` (civil-from-days, no date crate needed).
+/// The current UTC time as `YYYY-MM-DD HH:MM UTC`.
 pub fn utc_now() -> String {
-    let secs =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let secs = hyperseal::time::epoch_seconds(std::time::SystemTime::now());
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = hyperseal::time::civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
 }

@@ -59,6 +59,7 @@ mod rng;
 mod stream;
 mod suite;
 mod sys;
+pub mod time;
 pub mod unlock;
 
 pub use decrypt::{decrypt, Decryptor, Source};

@@ -46,19 +46,10 @@ pub fn snapshots(a: SnapshotsArgs) -> Result<()> {
     Ok(())
 }
 
-/// `YYYY-MM-DD HH:MM:SS` from seconds since the epoch (days to a civil date, Howard Hinnant's
-/// algorithm), so that no time crate is needed for one column.
+/// `YYYY-MM-DD HH:MM:SS` from seconds since the epoch, UTC.
 pub(super) fn utc(t: i64) -> String {
     let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + (m <= 2) as i64;
+    let (y, m, d) = hyperseal::time::civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
 }
 

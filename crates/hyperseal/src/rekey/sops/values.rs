@@ -336,19 +336,7 @@ pub(crate) fn mac(values: &Values, opened: &[Option<(&[u8], &str)>]) -> Result<S
 
 /// `now` as sops writes `lastmodified` (RFC 3339, UTC, whole seconds).
 pub(crate) fn rfc3339(now: std::time::SystemTime) -> String {
-    let secs = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+    crate::time::rfc3339(crate::time::epoch_seconds(now))
 }
 
 #[cfg(test)]
