@@ -32,45 +32,10 @@ struct Target {
 
 pub fn rekey(all: bool, rotate: bool, dry_run: bool) -> Result<()> {
     let root = repo::work_tree()?;
-    let staged = git(&["ls-files", "-s", "-z"], None)?;
-    let modes = modes(&staged);
-    let index = tree(&staged, true);
-    let head = tree(&git(&["ls-tree", "-r", "-z", "HEAD"], None).unwrap_or_default(), false);
-    let marked = repo::marked_paths()?;
     let mut cat = CatFile::start()?;
     let spool_dir = repo::git_path("hyperseal-spool")?;
     let mut spool = Spool::new(&spool_dir);
-    // HEAD's text of each recipients file, read once.
-    let mut head_text: HashMap<String, String> = HashMap::new();
-    let mut targets = Vec::new();
-    for path in &marked {
-        let Some(oid) = index.get(path) else { continue };
-        // Fail closed before anything is written: a marked path with no recipients.
-        let found = nearest(&root, path)?.ok_or_else(|| {
-            hint(
-                format!("{path}: no .age-recipients in its folder or any folder above it"),
-                "put the recipients in a .age-recipients file in its folder or one above",
-            )
-        })?;
-        let was = candidates(path)?.into_iter().find(|c| head.contains_key(c));
-        let changed = match was {
-            None => true,
-            Some(w) if w != found.path => true,
-            Some(w) => {
-                if !head_text.contains_key(&w) {
-                    spool.clear()?;
-                    cat.blob(&head[&w], &mut spool)?;
-                    let text = parse_bounded(spool.reader()?).with_context(|| format!("HEAD:{w}"))?;
-                    head_text.insert(w.clone(), text);
-                }
-                head_text[&w] != found.text
-            }
-        };
-        if all || changed {
-            let mode = modes.get(path).cloned().unwrap_or_else(|| "100644".into());
-            targets.push(Target { path: path.clone(), mode, oid: oid.clone(), recipients: found.path });
-        }
-    }
+    let targets = find_targets(&root, all, &mut cat, &mut spool)?;
     if targets.is_empty() {
         eprintln!(
             "nothing to re-key: no .age-recipients differs from HEAD's (`--all` re-keys every marked path)"
@@ -105,71 +70,141 @@ pub fn rekey(all: bool, rotate: bool, dry_run: bool) -> Result<()> {
     // The new blobs wait (ciphertext only) as files for `git hash-object --stdin-paths`.
     let work = Scratch::new(&spool_dir)?;
     let files: Vec<PathBuf> = (0..targets.len()).map(|n| work.dir.join(n.to_string())).collect();
-    let done: Vec<Mutex<Option<Result<Rekeyed>>>> = targets.iter().map(|_| Mutex::new(None)).collect();
     let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
-    let one = |i: usize, got: Result<Rekeyed>| {
-        *done[i].lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(got.with_context(|| targets[i].path.clone()));
-    };
-    let change = |i: usize| &changes[&targets[i].recipients];
-    // The changes in one order, each batch identity asked about all of them at once.
-    let names: Vec<&String> = changes.keys().collect();
-    let change_at: HashMap<&String, usize> = names.iter().enumerate().map(|(n, k)| (*k, n)).collect();
-    let round_changes: Vec<&Change> = names.iter().map(|k| &changes[*k]).collect();
-    // Blobs of up to a MiB in rounds (git reading the next round meanwhile), each round's files
-    // re-keyed on every core; the few larger ones streamed one at a time, as the filter does.
-    let sizes = blobs::sizes(&targets.iter().map(|t| t.oid.as_str()).collect::<Vec<_>>())?;
-    let (small, large): (Vec<usize>, Vec<usize>) = (0..targets.len()).partition(|&i| sizes[i] <= MOST);
-    let small_oids: Vec<&str> = small.iter().map(|&i| targets[i].oid.as_str()).collect();
-    let small_sizes: Vec<u64> = small.iter().map(|&i| sizes[i]).collect();
-    blobs::in_rounds(&small_oids, &small_sizes, blobs::round_files(&ids), ROUND, |first, blobs| {
-        // The agent or a plugin asked once for the whole round (the lock-out check included);
-        // then each file opens offline.
-        let present: Vec<&[u8]> = blobs.iter().flatten().copied().collect();
-        let (view, known) = unlock_for_rekey(&present, &ids, &round_changes);
-        let blobs = &*blobs;
-        let each = |k: usize| -> std::result::Result<(), hyperseal::Error> {
-            let i = small[first + k];
-            let opens = known[change_at[&targets[i].recipients]];
-            let got = match blobs[k] {
-                Some(blob) => {
-                    rekey_to(&mut || Ok(Box::new(blob)), &view, change(i), rotate, opens, &files[i])
-                }
-                None => Err(anyhow::anyhow!("git did not give its blob {}", targets[i].oid)),
-            };
-            one(i, got);
-            Ok(())
-        };
-        let _ = hyperseal::exec::for_each(blobs.len(), 0, &each);
-        // The first failure in the order of the paths, before any later round is read.
-        first_failure(&done, small[first..first + blobs.len()].iter().copied())
-    })?;
-    // Asked only when there is one: a batch identity would run for nothing.
-    let (view, known) = match large.is_empty() {
-        true => Default::default(),
-        false => unlock_for_rekey(&[], &ids, &round_changes),
-    };
-    for &i in &large {
-        spool.clear()?;
-        cat.blob(&targets[i].oid, &mut spool)?;
-        let opens = known[change_at[&targets[i].recipients]];
-        let got = rekey_to(&mut || Ok(Box::new(spool.reader()?)), &view, change(i), rotate, opens, &files[i]);
-        one(i, got);
-        first_failure(&done, [i])?;
-    }
-    let mut stanzas = std::collections::BTreeMap::new();
-    for d in done {
-        if let Some(Ok(r)) = d.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            *stanzas.entry((r.before, r.after)).or_insert(0usize) += 1;
-        }
-    }
+    let run = Run { targets: &targets, changes: &changes, ids: &ids, rotate, files: &files };
+    let done = run.all(&mut cat, &mut spool)?;
     let oids = hash_objects(&files)?;
     let mut info = Vec::new();
     for (t, oid) in targets.iter().zip(&oids) {
         write!(info, "{} {oid}\t{}\0", t.mode, t.path)?;
     }
     git(&["update-index", "-z", "--index-info"], Some(&info))?;
-    for t in &targets {
+    say_done(&targets, done, rotate);
+    Ok(())
+}
+
+/// The marked paths to re-key: every one with `all`, else those under a `.age-recipients` that
+/// differs from HEAD's (or that HEAD does not have). Fails closed before anything is written on
+/// a marked path with no recipients.
+fn find_targets(root: &Path, all: bool, cat: &mut CatFile, spool: &mut Spool) -> Result<Vec<Target>> {
+    let staged = git(&["ls-files", "-s", "-z"], None)?;
+    let modes = modes(&staged);
+    let index = tree(&staged, true);
+    let head = tree(&git(&["ls-tree", "-r", "-z", "HEAD"], None).unwrap_or_default(), false);
+    // HEAD's text of each recipients file, read once.
+    let mut head_text: HashMap<String, String> = HashMap::new();
+    let mut targets = Vec::new();
+    for path in &repo::marked_paths()? {
+        let Some(oid) = index.get(path) else { continue };
+        let found = nearest(root, path)?.ok_or_else(|| {
+            hint(
+                format!("{path}: no .age-recipients in its folder or any folder above it"),
+                "put the recipients in a .age-recipients file in its folder or one above",
+            )
+        })?;
+        let was = candidates(path)?.into_iter().find(|c| head.contains_key(c));
+        let changed = match was {
+            None => true,
+            Some(w) if w != found.path => true,
+            Some(w) => {
+                if !head_text.contains_key(&w) {
+                    spool.clear()?;
+                    cat.blob(&head[&w], spool)?;
+                    let text = parse_bounded(spool.reader()?).with_context(|| format!("HEAD:{w}"))?;
+                    head_text.insert(w.clone(), text);
+                }
+                head_text[&w] != found.text
+            }
+        };
+        if all || changed {
+            let mode = modes.get(path).cloned().unwrap_or_else(|| "100644".into());
+            targets.push(Target { path: path.clone(), mode, oid: oid.clone(), recipients: found.path });
+        }
+    }
+    Ok(targets)
+}
+
+/// Each path's outcome, in the paths' order (`None`: not reached).
+type Done = Vec<Mutex<Option<Result<Rekeyed>>>>;
+
+/// One re-key of many paths: each target's new blob into its file of `files`.
+struct Run<'a> {
+    targets: &'a [Target],
+    changes: &'a HashMap<String, Change>,
+    ids: &'a [Arc<dyn Identity>],
+    rotate: bool,
+    files: &'a [PathBuf],
+}
+
+impl Run<'_> {
+    /// Blobs of up to a MiB in rounds (git reading the next round meanwhile), each round's files
+    /// re-keyed on every core; the few larger ones streamed one at a time, as the filter does.
+    /// Stops at the first failure in the order of the paths.
+    fn all(&self, cat: &mut CatFile, spool: &mut Spool) -> Result<Done> {
+        let targets = self.targets;
+        let done: Done = targets.iter().map(|_| Mutex::new(None)).collect();
+        let one = |i: usize, got: Result<Rekeyed>| {
+            *done[i].lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(got.with_context(|| targets[i].path.clone()));
+        };
+        let change = |i: usize| &self.changes[&targets[i].recipients];
+        // The changes in one order, each batch identity asked about all of them at once.
+        let names: Vec<&String> = self.changes.keys().collect();
+        let change_at: HashMap<&String, usize> = names.iter().enumerate().map(|(n, k)| (*k, n)).collect();
+        let round_changes: Vec<&Change> = names.iter().map(|k| &self.changes[*k]).collect();
+        let sizes = blobs::sizes(&targets.iter().map(|t| t.oid.as_str()).collect::<Vec<_>>())?;
+        let (small, large): (Vec<usize>, Vec<usize>) = (0..targets.len()).partition(|&i| sizes[i] <= MOST);
+        let small_oids: Vec<&str> = small.iter().map(|&i| targets[i].oid.as_str()).collect();
+        let small_sizes: Vec<u64> = small.iter().map(|&i| sizes[i]).collect();
+        let (ids, rotate, files) = (self.ids, self.rotate, self.files);
+        blobs::in_rounds(&small_oids, &small_sizes, blobs::round_files(ids), ROUND, |first, blobs| {
+            // The agent or a plugin asked once for the whole round (the lock-out check
+            // included); then each file opens offline.
+            let present: Vec<&[u8]> = blobs.iter().flatten().copied().collect();
+            let (view, known) = unlock_for_rekey(&present, ids, &round_changes);
+            let blobs = &*blobs;
+            let each = |k: usize| -> std::result::Result<(), hyperseal::Error> {
+                let i = small[first + k];
+                let opens = known[change_at[&targets[i].recipients]];
+                let got = match blobs[k] {
+                    Some(blob) => {
+                        rekey_to(&mut || Ok(Box::new(blob)), &view, change(i), rotate, opens, &files[i])
+                    }
+                    None => Err(anyhow::anyhow!("git did not give its blob {}", targets[i].oid)),
+                };
+                one(i, got);
+                Ok(())
+            };
+            let _ = hyperseal::exec::for_each(blobs.len(), 0, &each);
+            first_failure(&done, small[first..first + blobs.len()].iter().copied())
+        })?;
+        // Asked only when there is one: a batch identity would run for nothing.
+        let (view, known) = match large.is_empty() {
+            true => Default::default(),
+            false => unlock_for_rekey(&[], ids, &round_changes),
+        };
+        for &i in &large {
+            spool.clear()?;
+            cat.blob(&targets[i].oid, spool)?;
+            let opens = known[change_at[&targets[i].recipients]];
+            let got =
+                rekey_to(&mut || Ok(Box::new(spool.reader()?)), &view, change(i), rotate, opens, &files[i]);
+            one(i, got);
+            first_failure(&done, [i])?;
+        }
+        Ok(done)
+    }
+}
+
+/// The summary: each path, the stanza counts, and what a removed recipient can still read.
+fn say_done(targets: &[Target], done: Done, rotate: bool) {
+    let mut stanzas = std::collections::BTreeMap::new();
+    for d in done {
+        if let Some(Ok(r)) = d.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            *stanzas.entry((r.before, r.after)).or_insert(0usize) += 1;
+        }
+    }
+    for t in targets {
         println!("re-keyed {} (to {})", t.path, t.recipients);
     }
     let how = if rotate { "new file keys, new payloads" } else { "headers only, payloads unchanged" };
@@ -184,10 +219,8 @@ pub fn rekey(all: bool, rotate: bool, dry_run: bool) -> Result<()> {
         "hyperseal: note: removed recipients can still read every earlier commit, and may have kept file keys{}; only changing the secrets themselves revokes them",
         if rotate { "" } else { " (`--rotate` gives new ones)" }
     );
-    Ok(())
 }
 
-/// Re-keys the blob that `open` reads into a new file `file` (see `rekey_blob`).
 fn rekey_to<'a>(
     open: &mut dyn FnMut() -> std::io::Result<Box<dyn Read + 'a>>,
     ids: &[Box<dyn Identity>],
