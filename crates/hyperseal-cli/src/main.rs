@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 #[cfg(any(unix, windows))]
-mod agent;
 mod cmd;
 mod errors;
 mod io;
@@ -14,9 +13,9 @@ mod sys;
 mod terminal;
 mod toolkit;
 
-/// The system allocator; the agent process has it zero every block it frees (`sys/wipe.rs`).
+/// The system allocator; the agent process has it zero every block it frees (`hyperseal_agent::wipe`).
 #[global_allocator]
-static ALLOCATOR: sys::wipe::WipeOnFree = sys::wipe::WipeOnFree;
+static ALLOCATOR: hyperseal_agent::wipe::WipeOnFree = hyperseal_agent::wipe::WipeOnFree;
 
 #[derive(Parser)]
 #[command(
@@ -106,10 +105,10 @@ fn main() -> ExitCode {
     }
     // age-plugin-hyperseal: by name, or by age's state flag (rage starts the link's target).
     #[cfg(any(unix, windows))]
-    if argv.first().is_some_and(|a| agent::plugin::invoked_as_plugin(a))
+    if argv.first().is_some_and(|a| hyperseal_agent::plugin::invoked_as_plugin(a))
         || argv.get(1).and_then(|a| a.to_str()).is_some_and(|a| a.starts_with("--age-plugin="))
     {
-        return agent::plugin::main(&argv);
+        return hyperseal_agent::plugin::main(&argv);
     }
     if argv.get(1).is_some_and(|a| a == "age") {
         return cmd::age::main(&argv, 2);

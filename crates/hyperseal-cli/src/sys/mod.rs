@@ -25,15 +25,5 @@ mod windows;
 #[cfg(windows)]
 pub use windows::*;
 
-// The agent process's own calls on Unix (no dumps, locked memory, its session and end signals,
-// naming a peer's program); on Windows its one call, keeping the standard handles out of
-// children, is in windows.rs. The transport's side (peer credentials, the named pipe) is the
-// library's: `hyperseal::agent::conn`.
-#[cfg(unix)]
-pub mod process;
-
 // A descriptor named by number (`--file-key-fd`).
 pub mod fd;
-
-// Zeroing what a key passed through in the agent process (its allocator and stacks).
-pub mod wipe;

@@ -18,6 +18,10 @@ use std::time::Instant;
 
 #[cfg(unix)]
 use crate::sys::peer as os;
+/// The real user id of this process: the one user a connection must come from, and the owner
+/// the agent's socket directory must have (one definition for the library and the agent).
+#[cfg(unix)]
+pub use crate::sys::peer::uid;
 #[cfg(windows)]
 use crate::sys::pipe;
 

@@ -6,7 +6,7 @@
 //! waits, a new thread takes it. The caller bounds how many jobs run at once (the agent's
 //! connection slots); this bounds how many threads wait.
 //!
-//! A job ends by zeroing the stack its work used (`sys/wipe.rs`), before its thread waits for
+//! A job ends by zeroing the stack its work used (`wipe.rs`), before its thread waits for
 //! the next: a waiting thread holds no copy of a key, as an ended one would not.
 
 use std::collections::VecDeque;

@@ -19,7 +19,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 #[cfg(unix)]
-use crate::sys::process as sys;
+use crate::process as sys;
 use hyperseal::agent::conn::{Conn, Listener};
 use hyperseal::agent::proto::{self, Answer, Request};
 use hyperseal::format::Stanza;
@@ -31,7 +31,7 @@ use super::keys::{AddError, Key, Store};
 use super::origin::{origin_of_main, valid_host, Origin};
 use super::pool::Pool;
 use super::relay::{ConnRelay, Relay, CONNECTION_DEADLINE};
-use crate::sys::wipe::scrub_stack;
+use crate::wipe::scrub_stack;
 
 /// Bytes of request bodies all connections may hold at once: two of the largest messages, so a
 /// tree's window is never refused for another's, and a flood of large requests costs this much.

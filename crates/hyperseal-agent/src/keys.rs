@@ -330,10 +330,8 @@ fn describe(text: &str) -> String {
 
 /// `SHA256:` and the first 16 hex digits of the recipient's SHA-256.
 fn fingerprint(recipient: &str) -> String {
-    let mut h = hyperseal_toolkit::hash::Hasher::new(hyperseal_toolkit::hash::Algorithm::Sha256);
-    h.update(recipient.as_bytes());
-    let d = h.finalize();
-    format!("SHA256:{}", hex::encode(&d[..8]))
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, recipient.as_bytes());
+    format!("SHA256:{}", hex::encode(&d.as_ref()[..8]))
 }
 
 /// The identities, or what `lock` sealed them into.

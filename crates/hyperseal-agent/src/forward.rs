@@ -188,7 +188,7 @@ mod sockets {
     use hyperseal::agent::conn::{Conn, Listener};
 
     use super::super::origin::{is_relay, valid_host, Origin};
-    use crate::sys::process as sys;
+    use crate::process as sys;
 
     /// The most forward sockets open at once (each holds a thread waiting for connections).
     const MAX_FORWARDS: usize = 64;

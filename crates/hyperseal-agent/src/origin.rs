@@ -16,7 +16,7 @@
 //!   on this host, also shows the file).
 
 #[cfg(unix)]
-use crate::sys::process as sys;
+use crate::process as sys;
 use hyperseal::agent::proto::Request;
 
 /// Where a connection came from.

@@ -12,9 +12,9 @@ use std::path::Path;
 #[cfg(windows)]
 use std::time::{Duration, Instant};
 
-#[cfg(unix)]
-use crate::sys::process as sys;
 use anyhow::Result;
+#[cfg(unix)]
+use hyperseal::agent::conn::uid;
 #[cfg(windows)]
 use hyperseal::agent::conn::Conn;
 use hyperseal::agent::conn::Listener;
@@ -49,7 +49,7 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         Some("it is a symbolic link")
     } else if !meta.is_dir() {
         Some("it is not a directory")
-    } else if meta.uid() != sys::uid() {
+    } else if meta.uid() != uid() {
         Some("it belongs to another user")
     } else if meta.mode() & 0o077 != 0 {
         Some("it may be entered by other users (its mode is not 0700)")
@@ -66,7 +66,7 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         }
         let meta = fs::metadata(above)
             .map_err(|e| refuse(dir, format!("{} cannot be read: {e}", above.display())))?;
-        let why = if meta.uid() != sys::uid() && meta.uid() != 0 {
+        let why = if meta.uid() != uid() && meta.uid() != 0 {
             Some(format!(
                 "{} above it belongs to another user (uid {}), who could move it away",
                 above.display(),

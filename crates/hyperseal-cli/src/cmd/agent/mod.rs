@@ -12,7 +12,9 @@ use clap::{Args, Subcommand};
 use hyperseal::agent::proto::{Answer, Request};
 use hyperseal::agent::{self, AgentIdentity};
 
-use crate::agent::{server, socket};
+use hyperseal_agent::server;
+
+mod socket;
 use crate::errors::hint;
 use crate::{io, terminal};
 
@@ -337,10 +339,10 @@ fn start(s: StartArgs) -> Result<()> {
         return start_background(&s, &path);
     }
     // Before a secret arrives: every block this process frees is zeroed first.
-    crate::sys::wipe::wipe_freed_memory();
+    hyperseal_agent::wipe::wipe_freed_memory();
     // Before any thread: the end signals go to one thread, and the process is not dumpable.
     #[cfg(unix)]
-    crate::sys::process::block_end_signals();
+    hyperseal_agent::process::block_end_signals();
     let say = |line: &str| match s.detached {
         true => println!("{line}"),
         false => eprintln!("hyperseal: {line}"),
@@ -359,7 +361,7 @@ fn start(s: StartArgs) -> Result<()> {
     };
     if s.detached {
         #[cfg(unix)]
-        crate::sys::process::new_session();
+        hyperseal_agent::process::new_session();
         println!("ready");
     } else {
         print!("{}", env_lines(&s, &path));
@@ -373,9 +375,9 @@ fn start(s: StartArgs) -> Result<()> {
 fn prepare(path: &Path, say: &dyn Fn(&str)) -> Result<hyperseal::agent::conn::Listener> {
     #[cfg(unix)]
     {
-        crate::sys::process::no_dumps()
+        hyperseal_agent::process::no_dumps()
             .map_err(|e| anyhow::anyhow!("cannot make the agent non-dumpable: {e}"))?;
-        if let Err(why) = crate::sys::process::lock_memory() {
+        if let Err(why) = hyperseal_agent::process::lock_memory() {
             say(&format!("note: secrets are not in locked memory: {why}"));
         }
         socket::make_dir(path.parent().expect("a socket path has a directory"))?;

@@ -8,12 +8,6 @@
 
 use std::io;
 
-/// The real user id of this process.
-pub fn uid() -> u32 {
-    // SAFETY: getuid has no arguments and cannot fail.
-    unsafe { libc::getuid() }
-}
-
 /// No core file, and (Linux) not dumpable: the user's other processes cannot ptrace it or read
 /// its memory through /proc, and its /proc entries belong to root.
 pub fn no_dumps() -> io::Result<()> {
