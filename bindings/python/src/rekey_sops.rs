@@ -1,4 +1,4 @@
-//! `sops=True`: sops files re-keyed (or rotated) over the library's `rekey::sops`. Paths go
+//! `sops=True`: sops files re-keyed (or rotated) over `hyperseal-sops`. Paths go
 //! through `rekey_files` (its walk, `.sops.yaml` rules, one unlock per window of files and
 //! atomic write-over), bytes through `rekey_with` / `rotate_with`; this converts the arguments
 //! into the library's `Target` and its report into dicts. The Python half is
@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use hyperseal::recipient::plugin::Plugins;
 use hyperseal::recipient::{self, Recipient};
-use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, Format, SopsOutcome, Target};
+use hyperseal_sops::{self as sops, FileOutcome, FilesOptions, Format, SopsOutcome, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 

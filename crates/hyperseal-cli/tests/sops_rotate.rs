@@ -1,4 +1,4 @@
-//! `rekey::sops::rotate` against the real sops 3.13.3 (`make sops`): files of every format that
+//! `hyperseal_sops::rotate` against the real sops 3.13.3 (`make sops`): files of every format that
 //! sops made (YAML with comments and two documents, `encrypted_regex`, `mac_only_encrypted`,
 //! JSON with `unencrypted_suffix` and numbers, dotenv with a comment, INI, binary) are rotated to
 //! a post-quantum recipient. sops is the judge: the new key opens each to the same plaintext,
@@ -13,7 +13,7 @@ use std::time::SystemTime;
 
 use common::{age_keygen as keygen, sops_kit};
 use hyperseal::recipient::{parse_identities, Identity};
-use hyperseal::rekey::sops::{rotate, Format, SopsOutcome, Target};
+use hyperseal_sops::{rotate, Format, SopsOutcome, Target};
 
 fn sops(tools: &Path, dir: &Path, key: &Path, args: &[&str]) -> Output {
     Command::new(tools.join("sops"))

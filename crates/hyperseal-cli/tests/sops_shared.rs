@@ -1,5 +1,5 @@
 //! A sops tree re-keyed in a folder others may write, as the age tree re-key is
-//! (tests/rekey_shared.rs): `rekey::sops::rekey_files` walks with the tree re-key's walk and
+//! (tests/rekey_shared.rs): `hyperseal_sops::rekey_files` walks with the tree re-key's walk and
 //! writes through its rewrite, so a file swapped for a link to a file outside the tree, a folder
 //! swapped for a link to a folder outside it, or a file swapped for a FIFO after the walk gets a
 //! failure for that name, the run does not hang, and nothing outside the tree is read for a
@@ -16,7 +16,7 @@ use std::time::Duration;
 use common::sops_kit;
 use common::swap::swapping;
 use hyperseal::recipient::{parse_identities, parse_recipient, Identity};
-use hyperseal::rekey::sops::{rekey_files, FileOutcome, FilesOptions, Target};
+use hyperseal_sops::{rekey_files, FileOutcome, FilesOptions, Target};
 
 fn keygen(tools: &Path, dir: &Path, name: &str) -> (PathBuf, String) {
     common::age_keygen(tools, dir, name, false)

@@ -151,7 +151,7 @@ pub fn c2sp(data: &[u8]) {
     c2sp::c2sp(data)
 }
 
-/// sops files, each format (`rekey::sops`): never a panic; a re-key's output is up to date for
+/// sops files, each format (`hyperseal-sops`): never a panic; a re-key's output is up to date for
 /// the same re-key, and a rotation's output rotates again (every value, comment and the `mac`
 /// sealed under the new key).
 pub fn sops(data: &[u8]) {

@@ -1,10 +1,10 @@
-//! sops files (`rekey::sops`): any bytes, read as each format, are refused or re-keyed, never a
+//! sops files (`hyperseal-sops`): any bytes, read as each format, are refused or re-keyed, never a
 //! panic; what a re-key writes is a file the same re-key leaves unchanged; what a rotation
 //! writes rotates again (its values, comments and `mac` are all sealed under the new key).
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use hyperseal::rekey::sops::{rekey, rotate, Format, SopsOutcome, Target};
+use hyperseal_sops::{rekey, rotate, Format, SopsOutcome, Target};
 
 use crate::fixtures;
 

@@ -35,11 +35,11 @@ mod header;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod journal;
 #[cfg(all(feature = "fs", any(unix, windows)))]
+pub mod kit;
+#[cfg(all(feature = "fs", any(unix, windows)))]
 mod manifest;
 #[cfg(all(feature = "fs", any(unix, windows)))]
 mod rotate;
-#[cfg(feature = "sops")]
-pub mod sops;
 #[cfg(test)]
 mod tests;
 #[cfg(all(feature = "fs", any(unix, windows)))]

@@ -1,4 +1,4 @@
-//! `{ sops: true }`: sops files re-keyed (or rotated) over the library's `rekey::sops`. Files
+//! `{ sops: true }`: sops files re-keyed (or rotated) over `hyperseal-sops`. Files
 //! and folders go through `rekey_files` (its walk, `.sops.yaml` rules, one unlock per window of
 //! files and atomic write-over); bytes through `rekey_with` / `rotate_with`. This converts the
 //! options into the library's `Target` and its report into the JS shapes, nothing else.
@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use hyperseal::recipient::plugin::Plugins;
 use hyperseal::recipient::{self, Recipient};
-use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, FilesReport, Format, SopsOutcome, Target};
+use hyperseal_sops::{self as sops, FileOutcome, FilesOptions, FilesReport, Format, SopsOutcome, Target};
 use napi::bindgen_prelude::Either;
 
 use super::{Identities, RekeyPlan, RekeyReport, RekeyTreeFile, RekeyTreeReport, RekeyTreeSummary};

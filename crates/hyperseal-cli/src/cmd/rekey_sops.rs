@@ -1,10 +1,10 @@
 //! `hyperseal rekey --sops`: the age entries of sops files moved to a new recipient set, every
-//! other byte kept (the library's `rekey::sops`). The target is each file's `.sops.yaml`
+//! other byte kept (`hyperseal-sops`). The target is each file's `.sops.yaml`
 //! creation rule (as `sops updatekeys` reads it), or `-r`/`--add`/`--remove`. Identities are
 //! `-i`, the agent, and where sops looks for age keys: `SOPS_AGE_KEY`, `SOPS_AGE_KEY_FILE`, and
 //! its default key file. The environment is read here: the library takes keys as arguments.
 //! The walk, the rules, the windows of files unlocked once and each file's atomic write are
-//! the library's (`rekey::sops::rekey_files`); this prints the progress and the summary.
+//! the library's (`hyperseal_sops::rekey_files`); this prints the progress and the summary.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -13,7 +13,7 @@ use std::time::SystemTime;
 
 use anyhow::{anyhow, Result};
 use hyperseal::recipient::{self, Identity};
-use hyperseal::rekey::sops::{self, FileOutcome, FilesOptions, FilesReport, Target};
+use hyperseal_sops::{self as sops, FileOutcome, FilesOptions, FilesReport, Target};
 
 use super::rekey_common::RekeyArgs;
 use crate::errors::usage;

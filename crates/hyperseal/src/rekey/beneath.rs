@@ -64,12 +64,12 @@ impl Base {
 
 /// Where the walk found a file (module docs).
 #[derive(Clone)]
-pub(super) struct Place {
+pub struct Place {
     base: Arc<Base>,
     dirs: Vec<(OsString, FileId)>,
     name: OsString,
     /// The file's identity at walk time.
-    pub(super) id: FileId,
+    pub(crate) id: FileId,
 }
 
 impl Place {

@@ -219,7 +219,7 @@ fn each<T: Send, R: Send>(
 /// A file reached twice (two roots that overlap, a link followed to a file also walked, hard
 /// links) is re-keyed once, by its first path; the others are listed as skipped. Files run in
 /// parallel, so one file must never be two jobs.
-pub(super) fn same_files_once(files: &mut [Entry]) {
+pub fn same_files_once(files: &mut [Entry]) {
     let mut seen: HashMap<FileId, PathBuf> = HashMap::new();
     for e in files.iter_mut() {
         let Entry::File(path, place) = e else { continue };

@@ -22,29 +22,31 @@ use crate::sys::{FileId, Stamp};
 
 /// What the walk takes of a run's options. The tree hands these over, so the walk needs nothing
 /// from the tree that drives it.
-pub(super) struct WalkOptions<'a> {
+pub struct WalkOptions<'a> {
     /// Walk directories given as roots (without it a directory is skipped).
-    pub(super) recursive: bool,
+    pub recursive: bool,
     /// Follow symbolic links (to files and directories); without it they are skipped.
-    pub(super) follow_links: bool,
+    pub follow_links: bool,
     /// `--include` globs (all files when empty).
-    pub(super) include: &'a [String],
+    pub include: &'a [String],
     /// `--exclude` globs.
-    pub(super) exclude: &'a [String],
+    pub exclude: &'a [String],
     /// The run's manifest, wherever it is: never a file to re-key.
-    pub(super) manifest: Option<&'a Path>,
+    pub manifest: Option<&'a Path>,
     /// Names passed over in every folder, unlisted (the sops walk's `.git` and `.sops.yaml`).
-    pub(super) pass_over: &'a [&'a str],
+    pub pass_over: &'a [&'a str],
 }
 
 /// A file of the walk, or something it lists as skipped and never touches.
-pub(super) enum Entry {
+pub enum Entry {
+    /// A regular file: its path as the roots name it, and where the walk found it.
     File(PathBuf, Place),
+    /// Listed and never touched: the path, and why (a link, not a regular file, …).
     Skip(PathBuf, String),
 }
 
 /// Walks the roots (module docs).
-pub(super) struct Walk<'a> {
+pub struct Walk<'a> {
     opts: WalkOptions<'a>,
     selection: Selection,
     /// Bases by directory identity: files given as operands in one folder share its handle.
@@ -55,13 +57,19 @@ pub(super) struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    pub(super) fn new(opts: WalkOptions<'a>) -> Result<Walk<'a>, Error> {
+    /// A walk with `opts`; its include and exclude globs are checked here.
+    pub fn new(opts: WalkOptions<'a>) -> Result<Walk<'a>, Error> {
         let selection = Selection::new(opts.include, opts.exclude)?;
         Ok(Walk { opts, selection, bases: HashMap::new(), seen: Vec::new(), out: Vec::new() })
     }
 
+    /// What the roots walked so far found, in order; the walk keeps none of it.
+    pub fn take(&mut self) -> Vec<Entry> {
+        std::mem::take(&mut self.out)
+    }
+
     /// One root: a directory (walked with `recursive`) or a file.
-    pub(super) fn root(&mut self, root: &Path) -> Result<(), Error> {
+    pub fn root(&mut self, root: &Path) -> Result<(), Error> {
         let link = std::fs::symlink_metadata(root)?;
         let is_link = link.file_type().is_symlink();
         let Some(meta) = self.followed(root, root, is_link, link)? else { return Ok(()) };

@@ -8,10 +8,10 @@ use super::datakey::{open_group, still_opens_encs, wrap};
 use super::formats::Format;
 use super::model::{refuse, shown, Entry, Item, Meta, SopsOutcome, MAX_ENC, MAX_GROUPS};
 use super::target::Target;
-use crate::error::Error;
-use crate::format::Profile;
-use crate::recipient::{parse_recipient, Identity, Recipient};
-use crate::Decryptor;
+use hyperseal::format::Profile;
+use hyperseal::recipient::{parse_recipient, Identity, Recipient};
+use hyperseal::Decryptor;
+use hyperseal::Error;
 
 /// Re-keys one sops file held in memory: the age entries of each group become `target`,
 /// every other byte stays. Each group that changes is opened with `identities` (its data key
@@ -46,7 +46,7 @@ pub fn rekey_with(
         return Err(refuse("not a sops file: no key groups in its metadata"));
     }
     if meta.groups.len() > MAX_GROUPS {
-        return Err(crate::limits::too_many("key groups", MAX_GROUPS));
+        return Err(hyperseal::limits::too_many("key groups", MAX_GROUPS));
     }
     let wanted = wanted_lists(meta, target)?;
     // Every `enc` must be an age file, kept or not: a file with a broken entry is refused

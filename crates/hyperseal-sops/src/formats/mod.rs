@@ -11,9 +11,9 @@
 //! sops's binary store wraps the file in JSON, so binary files are read by `json.rs`, which is
 //! also the format of every file name no other format claims (as sops picks it).
 
-use crate::error::Error;
-use crate::rekey::sops::model::{refuse, Layout, MAX_FILE};
-use crate::rekey::sops::values::Values;
+use crate::model::{refuse, Layout, MAX_FILE};
+use crate::values::Values;
+use hyperseal::Error;
 
 /// What a format's file gives: the one surface every sops operation asks a format through.
 pub(crate) trait Store {
@@ -105,7 +105,7 @@ impl Format {
     /// bounded by [`MAX_FILE`] before anything is parsed, and UTF-8 or not a sops file.
     pub(crate) fn read(self, input: &[u8]) -> Result<(&str, Box<dyn Layout + '_>), Error> {
         if input.len() > MAX_FILE {
-            return Err(crate::limits::too_long("a sops file", MAX_FILE));
+            return Err(hyperseal::limits::too_long("a sops file", MAX_FILE));
         }
         let text = std::str::from_utf8(input).map_err(|_| refuse("not a sops file: not UTF-8 text"))?;
         Ok((text, self.layout(text)?))

@@ -24,8 +24,8 @@ use super::rekey::{apply, wanted_lists, ReadRecipient};
 use super::shamir;
 use super::target::Target;
 use super::values::{self, parse_sealed, Values, ENC_PREFIX};
-use crate::error::Error;
-use crate::recipient::{parse_recipient, Identity};
+use hyperseal::recipient::{parse_recipient, Identity};
+use hyperseal::Error;
 
 /// Rotates one sops file held in memory, as `sops rotate` does: a fresh data key, every
 /// `ENC[…]` value and comment sealed again under it with a fresh IV, the `mac` checked and
@@ -91,7 +91,7 @@ pub fn rotate_with(
     let hash = check_mac(text, &found, &opened, &old)?;
 
     let mut new = Zeroizing::new([0u8; 32]);
-    crate::rng::fill(&mut new[..])?;
+    hyperseal::fill_random(&mut new[..])?;
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     for (plain, aad, kind, at) in opened.iter().flatten() {
         edits.push((at.clone(), values::seal(&new[..], plain, aad, kind)?));
@@ -176,7 +176,10 @@ fn open_all(text: &str, found: &Values, key: &[u8]) -> Result<Vec<Opened>, Error
         };
         let Some((plain, aad)) = opened else {
             if tries == 0 {
-                return Err(crate::limits::too_many("tries to place encrypted comments", MAX_COMMENT_TRIES));
+                return Err(hyperseal::limits::too_many(
+                    "tries to place encrypted comments",
+                    MAX_COMMENT_TRIES,
+                ));
             }
             return Err(refuse(format!(
                 "a sealed value the data key does not open at its place (changed outside sops?): {}",

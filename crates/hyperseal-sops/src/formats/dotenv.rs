@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::{contains, Store};
-use crate::error::Error;
-use crate::rekey::sops::model::{
+use hyperseal::Error;
+use crate::model::{
     parse_threshold, refuse, shown, source_name, Entry, Group, Item, Layout, Meta, MAX_ENTRIES, MAX_GROUPS,
     OTHER_SOURCES,
 };
-use crate::rekey::sops::values::{self, Values};
+use crate::values::{self, Values};
 
 /// sops's dotenv store.
 pub(super) const STORE: &dyn Store = &DotenvStore;
@@ -113,12 +113,12 @@ impl Flat {
                 (0, l.key)
             };
             if g >= MAX_GROUPS {
-                return Err(crate::limits::too_many("key groups", MAX_GROUPS));
+                return Err(hyperseal::limits::too_many("key groups", MAX_GROUPS));
             }
             groups = groups.max(g + 1);
             if let Some((i, field)) = split_list(rest, "age") {
                 if i >= MAX_ENTRIES {
-                    return Err(crate::limits::too_many("age entries in a key group", MAX_ENTRIES));
+                    return Err(hyperseal::limits::too_many("age entries in a key group", MAX_ENTRIES));
                 }
                 let slot = slots.entry((g, i)).or_default();
                 match field {

@@ -9,7 +9,7 @@ use regex::Regex;
 use super::formats::yaml::document;
 use super::model::{refuse, source_name, Node};
 use super::target::TargetGroup;
-use crate::error::Error;
+use hyperseal::Error;
 
 /// The file sops looks for, in the file's folder and then each folder above.
 pub const CONFIG_NAME: &str = ".sops.yaml";
@@ -113,7 +113,7 @@ impl Rules {
     pub fn load(path: &Path) -> Result<Rules, Error> {
         let text = std::fs::read(path)?;
         if text.len() > MAX_CONFIG {
-            return Err(crate::limits::too_long(".sops.yaml", MAX_CONFIG));
+            return Err(hyperseal::limits::too_long(".sops.yaml", MAX_CONFIG));
         }
         let text = String::from_utf8(text).map_err(|_| refuse(".sops.yaml is not UTF-8"))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -127,7 +127,7 @@ impl Rules {
             .and_then(Node::seq)
             .ok_or_else(|| refuse(".sops.yaml has no creation_rules"))?;
         if list.len() > MAX_RULES {
-            return Err(crate::limits::too_many("creation rules", MAX_RULES));
+            return Err(hyperseal::limits::too_many("creation rules", MAX_RULES));
         }
         list.iter()
             .map(|r| {

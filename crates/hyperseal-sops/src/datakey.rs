@@ -6,10 +6,10 @@ use zeroize::Zeroizing;
 
 use super::model::{refuse, Group, MAX_ENC};
 use super::shamir;
-use crate::error::Error;
-use crate::format::Profile;
-use crate::recipient::{Identity, Recipient};
-use crate::{Decryptor, Encryptor, Options};
+use hyperseal::format::Profile;
+use hyperseal::recipient::{Identity, Recipient};
+use hyperseal::Error;
+use hyperseal::{Decryptor, Encryptor, Options};
 
 /// The largest plaintext of an `enc`: sops's data key is 32 bytes, a Shamir share 33.
 const MAX_KEY: usize = 64;
@@ -34,7 +34,7 @@ pub(crate) fn open_group(
 /// Opens one armored `enc`.
 pub(crate) fn open(enc: &str, identities: &[Box<dyn Identity>]) -> Result<Zeroizing<Vec<u8>>, Error> {
     if enc.len() > MAX_ENC {
-        return Err(crate::limits::too_long("an age entry's enc", MAX_ENC));
+        return Err(hyperseal::limits::too_long("an age entry's enc", MAX_ENC));
     }
     let dec = Decryptor::from_slice(enc.as_bytes())?;
     if dec.header().profile != Profile::Age {
@@ -68,7 +68,7 @@ impl std::io::Write for KeyBuf {
 /// The armored age file of `key` for `recipient`, as sops writes an `enc`.
 pub(crate) fn wrap(key: &[u8], r: Box<dyn Recipient>) -> Result<String, Error> {
     let enc = Encryptor::with_recipients(&[r], Options::age())?;
-    let mut w = crate::armored(Vec::new(), Profile::Age);
+    let mut w = hyperseal::armored(Vec::new(), Profile::Age);
     enc.encrypt_slice(key, &mut w, None)?;
     let bytes = w.finish()?;
     String::from_utf8(bytes).map_err(|_| Error::Crypto)

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use crate::error::Error;
+use hyperseal::Error;
 
 /// The largest sops file read: far above any real secrets file, and bounded so a hostile one
 /// (a 100 MB value) is refused before a parser walks it.
@@ -159,7 +159,7 @@ pub(crate) fn meta_of(sops: &Node) -> Result<Meta, Error> {
         if let Some(list) = g.get("age") {
             let list = list.seq().ok_or_else(|| bad("`age` is not a list"))?;
             if list.len() > MAX_ENTRIES {
-                return Err(crate::limits::too_many("age entries in a key group", MAX_ENTRIES));
+                return Err(hyperseal::limits::too_many("age entries in a key group", MAX_ENTRIES));
             }
             for e in list {
                 let field = |k| e.get(k).and_then(Node::str).filter(|v| !v.trim().is_empty());
@@ -186,7 +186,7 @@ pub(crate) fn meta_of(sops: &Node) -> Result<Meta, Error> {
         Some(list) => {
             let list = list.seq().ok_or_else(|| bad("`key_groups` is not a list"))?;
             if list.len() > MAX_GROUPS {
-                return Err(crate::limits::too_many("key groups", MAX_GROUPS));
+                return Err(hyperseal::limits::too_many("key groups", MAX_GROUPS));
             }
             list.iter().map(group_of).collect::<Result<Vec<_>, _>>()?
         }

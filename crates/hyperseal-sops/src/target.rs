@@ -3,7 +3,7 @@
 //! into a [`Format`](super::Format)), so the three cannot drift apart.
 
 use super::model::refuse;
-use crate::error::Error;
+use hyperseal::Error;
 
 /// The age recipients a file should have afterwards.
 pub enum Target {
@@ -55,7 +55,7 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rekey::sops::Format;
+    use crate::Format;
 
     #[test]
     fn names_and_lists_give_one_target() {

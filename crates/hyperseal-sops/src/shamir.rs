@@ -12,7 +12,7 @@
 use zeroize::Zeroizing;
 
 use super::model::refuse;
-use crate::error::Error;
+use hyperseal::Error;
 
 /// a·b in GF(2⁸): shift-and-add over b's bits, reduced by the AES polynomial, with no branch on
 /// the (secret) operands.
@@ -55,7 +55,7 @@ pub(crate) fn split(secret: &[u8], parts: usize, threshold: usize) -> Result<Vec
     let mut coeffs = Zeroizing::new(vec![0u8; threshold]);
     for (idx, &byte) in secret.iter().enumerate() {
         coeffs[0] = byte;
-        crate::rng::fill(&mut coeffs[1..])?;
+        hyperseal::fill_random(&mut coeffs[1..])?;
         for (i, share) in out.iter_mut().enumerate() {
             let x = i as u8 + 1;
             // Horner's rule from the highest coefficient.

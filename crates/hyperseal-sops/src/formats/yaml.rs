@@ -7,9 +7,9 @@ use std::ops::Range;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
 
 use super::{contains, Store};
-use crate::error::Error;
-use crate::rekey::sops::model::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
-use crate::rekey::sops::values::{self, Values};
+use hyperseal::Error;
+use crate::model::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
+use crate::values::{self, Values};
 
 /// sops's YAML store.
 pub(super) const STORE: &dyn Store = &YamlStore;
@@ -116,7 +116,7 @@ fn node(
     keep: bool,
 ) -> Result<Option<Node>, Error> {
     if depth > MAX_DEPTH {
-        return Err(crate::limits::too_many("YAML nesting levels", MAX_DEPTH));
+        return Err(hyperseal::limits::too_many("YAML nesting levels", MAX_DEPTH));
     }
     let (e, span) = first;
     let start = lines.byte(&span.start);
@@ -184,7 +184,7 @@ impl<'a> Yaml<'a> {
                 Event::StreamEnd => break,
                 Event::DocumentStart(_) => {
                     if docs.len() >= MAX_DOCUMENTS {
-                        return Err(crate::limits::too_many("YAML documents", MAX_DOCUMENTS));
+                        return Err(hyperseal::limits::too_many("YAML documents", MAX_DOCUMENTS));
                     }
                     docs.push(None);
                 }

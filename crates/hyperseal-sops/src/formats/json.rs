@@ -6,9 +6,9 @@
 use std::ops::Range;
 
 use super::{contains, Store};
-use crate::error::Error;
-use crate::rekey::sops::model::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
-use crate::rekey::sops::values::{self, Values};
+use hyperseal::Error;
+use crate::model::{meta_of, refuse, shown, Item, Layout, Meta, Node, NOT_METADATA};
+use crate::values::{self, Values};
 
 /// sops's JSON (and binary, which it wraps in JSON) store.
 pub(super) const STORE: &dyn Store = &JsonStore;
@@ -76,7 +76,7 @@ impl<'a> Reader<'a> {
     /// One value; `keep` false checks its syntax and builds nothing.
     fn value(&mut self, depth: usize, keep: bool) -> Result<Option<Node>, Error> {
         if depth > MAX_DEPTH {
-            return Err(crate::limits::too_many("JSON nesting levels", MAX_DEPTH));
+            return Err(hyperseal::limits::too_many("JSON nesting levels", MAX_DEPTH));
         }
         let start = {
             self.ws();

@@ -6,9 +6,9 @@ use super::formats::json::{quote, Json};
 use super::formats::{ini, yaml};
 use super::model::*;
 use super::*;
-use crate::error::Error;
-use crate::recipient::{generate, parse_identities, Kind};
-use crate::recipient::{parse_recipient, Identity};
+use hyperseal::recipient::{generate, parse_identities, Kind};
+use hyperseal::recipient::{parse_recipient, Identity};
+use hyperseal::Error;
 
 struct Key {
     public: String,

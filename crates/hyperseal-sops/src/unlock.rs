@@ -13,10 +13,10 @@ use std::sync::Arc;
 
 use super::model::MAX_ENC;
 use super::Format;
-use crate::format::Stanza;
-use crate::recipient::Identity;
-use crate::unlock::{ask, mark_opened, Cached};
-use crate::{limits, Decryptor};
+use hyperseal::format::Stanza;
+use hyperseal::recipient::Identity;
+use hyperseal::unlock::{ask, mark_opened, Cached};
+use hyperseal::{limits, Decryptor};
 
 /// The identities to re-key `files` with: each batch identity asked once about every stanza
 /// of their age entries that no identity before it opens (at most [`limits::PLUGIN_BATCH`]

@@ -6,9 +6,9 @@ use std::ops::Range;
 
 use super::dotenv::{flat_values, range_of, unique_keys, Flat, Line};
 use super::{contains, Store};
-use crate::error::Error;
-use crate::rekey::sops::model::{refuse, shown, Item, Layout, Meta};
-use crate::rekey::sops::values::Values;
+use hyperseal::Error;
+use crate::model::{refuse, shown, Item, Layout, Meta};
+use crate::values::Values;
 
 /// sops's INI store.
 pub(super) const STORE: &dyn Store = &IniStore;

@@ -18,7 +18,6 @@
 //! finishes it, as already re-keyed files are `Unchanged`.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,18 +29,11 @@ use super::model::{refuse, SopsOutcome, MAX_FILE};
 use super::{
     find_config, looks_like_sops, rekey_with, rotate_with, unlock, Format, Rules, Target, CONFIG_NAME,
 };
-use crate::error::Error;
-use crate::file_key::FileKey;
-use crate::format::Stanza;
-use crate::output::OutputOptions;
-use crate::recipient::{Identity, Recipient};
-use crate::rekey::beneath::{self, Place};
-use crate::rekey::file::{changed_by_another, commit_over, keep_attributes, old_copy_path, open_locked};
-use crate::rekey::guard::Snapshot;
-use crate::rekey::tree::{relabel, same_files_once};
-use crate::rekey::walk::{Entry, Walk, WalkOptions};
-use crate::rekey::Outcome as Left;
-use crate::sys::Stamp;
+use hyperseal::format::Stanza;
+use hyperseal::recipient::{Identity, Recipient};
+use hyperseal::rekey::kit::{self, same_files_once, Entry, Place, Walk, WalkOptions};
+use hyperseal::Error;
+use hyperseal::FileKey;
 
 /// Files read at once: a plugin or the agent is asked once per window.
 const WINDOW_FILES: usize = 1024;
@@ -145,7 +137,7 @@ pub fn rekey_files(
         let mut bytes = 0;
         while start + window.len() < files.len() && window.len() < WINDOW_FILES && bytes < WINDOW_BYTES {
             let read = match &files[start + window.len()] {
-                (f, Found::File(place, _)) => read_within(f, place),
+                (f, Found::File(place, _)) => kit::read_beneath(place, f, MAX_FILE, "a sops file"),
                 _ => Ok(Zeroizing::new(Vec::new())),
             };
             bytes += read.as_ref().map_or(0, |b| b.len());
@@ -165,7 +157,7 @@ pub fn rekey_files(
         };
         // Each file is small, so its time is the parse, the wraps and the synced write, which
         // overlap across files.
-        let _ = crate::exec::for_each(window.len(), options.threads, &|i| {
+        let _ = hyperseal::exec::for_each(window.len(), options.threads, &|i| {
             let outcome = match (&files[start + i], &window[i]) {
                 ((_, Found::Skip(why)), _) => FileOutcome::Skipped(why),
                 ((_, Found::Fail(e)), _) => FileOutcome::Failed(copy_error(e)),
@@ -206,11 +198,7 @@ pub fn rekey_files(
 /// The names an interrupted re-key left beside `at`'s file that are there now, as the caller
 /// names the file's folder.
 fn leftovers(at: &Reached<'_>) -> Vec<PathBuf> {
-    let Ok(r) = at.place.reach(at.display) else { return Vec::new() };
-    let old = old_copy_path(&r.path);
-    let found = [std::fs::symlink_metadata(&old).is_ok().then_some(old), crate::output::stale_links(&r.path)];
-    let folder = at.display.parent().unwrap_or(Path::new(""));
-    found.into_iter().flatten().filter_map(|p| p.file_name().map(|n| folder.join(n))).collect()
+    kit::leftovers(at.place, at.display)
 }
 
 /// One identity of a shared list, as the unlock's shared identities are held.
@@ -238,22 +226,6 @@ fn copy_error(e: &Error) -> Error {
         Error::Limit(m) => Error::Limit(m.clone()),
         e => refuse(e.to_string()),
     }
-}
-
-/// The walked file at `place` (`display` to the caller), reached again as the walk found it
-/// (no link followed, the same file), and its bytes, refused past [`MAX_FILE`] before more is
-/// read.
-fn read_within(display: &Path, place: &Place) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let reached = place.reach(display)?;
-    let f = beneath::open_checked(&reached.path, false, place.id, display)?;
-    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let cap = MAX_FILE as u64 + 1;
-    let mut buf = Zeroizing::new(Vec::with_capacity(size.saturating_add(1).min(cap) as usize));
-    (&f).take(cap).read_to_end(&mut buf).map_err(Error::Io)?;
-    if buf.len() > MAX_FILE {
-        return Err(crate::limits::too_long("a sops file", MAX_FILE));
-    }
-    Ok(buf)
 }
 
 /// What the walk made of one path.
@@ -286,7 +258,7 @@ fn files(paths: &[PathBuf], recursive: bool) -> Result<Vec<(PathBuf, Found)>, Er
             return Err(refuse(format!("{} is a folder (walk it with recursive)", f.display())));
         }
         match walk.root(f) {
-            Ok(()) => entries.extend(std::mem::take(&mut walk.out).into_iter().map(|e| (e, folder))),
+            Ok(()) => entries.extend(walk.take().into_iter().map(|e| (e, folder))),
             // A given file fails alone; a folder that cannot be walked fails the run.
             Err(e) if !folder => failed.push((entries.len() + failed.len(), f.clone(), e)),
             Err(e) => {
@@ -295,7 +267,7 @@ fn files(paths: &[PathBuf], recursive: bool) -> Result<Vec<(PathBuf, Found)>, Er
             }
         }
         if entries.len() > MAX_FILES {
-            return Err(crate::limits::too_many("files", MAX_FILES));
+            return Err(hyperseal::limits::too_many("files", MAX_FILES));
         }
     }
     let walked: Vec<bool> = entries.iter().map(|(_, w)| *w).collect();
@@ -357,15 +329,7 @@ fn one(
     // already re-keyed is unchanged now and never opened so: opened the same way here when
     // either is there.
     if !options.dry_run {
-        let cleared = at.place.reach(file).map_err(Error::from).and_then(|r| {
-            let left = std::fs::symlink_metadata(old_copy_path(&r.path)).is_ok()
-                || crate::output::stale_links(&r.path).is_some();
-            match left {
-                true => open_locked(&r.path, true, Some(at.place.id)).map(drop),
-                false => Ok(()),
-            }
-        });
-        if let Err(e) = cleared {
+        if let Err(e) = kit::clear_leftovers(at.place, file) {
             return FileOutcome::Failed(e);
         }
     }
@@ -420,7 +384,7 @@ fn one(
             if options.dry_run {
                 return FileOutcome::Changed { added, removed };
             }
-            match write_over(at, bytes, &new) {
+            match kit::rewrite_in_place(at.place, at.display, bytes, &new) {
                 Ok(()) => FileOutcome::Changed { added, removed },
                 Err(e) => FileOutcome::Failed(e),
             }
@@ -438,43 +402,16 @@ fn reason(e: &Error) -> String {
     }
 }
 
-/// Replaces the walked file with `new` as the tree re-key rewrites a file: reached again
-/// through its place, opened without following a link and locked, checked to hold the very
-/// bytes `new` was made from, and renamed over under a lease after a last check, so a save by
-/// another program since the read wins (its owner, mode and attributes kept).
-fn write_over(at: &Reached<'_>, old: &[u8], new: &[u8]) -> Result<(), Error> {
-    let reached = at.place.reach(at.display)?;
-    let path = &reached.path;
-    written(path, at.place, old, new).map_err(|e| match relabel(e, path, at.display) {
-        // Nothing written: the file is as it was, which its outcome says already.
-        Error::Rekey { outcome: Left::Unchanged, source } => *source,
-        e => e,
-    })
-}
-
-fn written(path: &Path, place: &Place, old: &[u8], new: &[u8]) -> Result<(), Error> {
-    let (file, _) = open_locked(path, true, Some(place.id))?;
-    let snapshot = Snapshot::take(&file, Stamp::of(&file)?, old.len())?;
-    if snapshot.len() != old.len() as u64 || snapshot.header() != old {
-        return Err(changed_by_another(path));
-    }
-    let mut out = OutputOptions::new().force(true).create(path).map_err(|e| Error::Io(e.into()))?;
-    keep_attributes(&mut out, &file)?;
-    out.write_all(new).map_err(Error::Io)?;
-    out.flush().map_err(Error::Io)?;
-    commit_over(out, &file, path, &snapshot)
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::recipient::{generate, parse_identities, parse_recipient, Kind};
+    use hyperseal::recipient::{generate, parse_identities, parse_recipient, Kind};
 
     /// A one-group sops YAML file whose data key is wrapped for `public`, as sops lays it out.
     fn sops_yaml(public: &str) -> String {
-        let enc = crate::rekey::sops::datakey::wrap(&[7; 32], parse_recipient(public).unwrap()).unwrap();
+        let enc = crate::datakey::wrap(&[7; 32], parse_recipient(public).unwrap()).unwrap();
         let enc: String = enc.lines().map(|l| format!("            {l}\n")).collect();
         format!(
             "a: ENC[AES256_GCM,data:x,iv:y,tag:z,type:str]\nsops:\n    age:\n        - recipient: {public}\n          enc: |\n{enc}    lastmodified: \"2026-11-25T21:19:51Z\"\n    mac: ENC[AES256_GCM,data:m]\n    version: 3.13.3\n"

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha512};
 use zeroize::Zeroizing;
 
 use super::model::{refuse, shown, Node};
-use crate::error::Error;
+use hyperseal::Error;
 
 /// sops's GCM: AES-256 with a 32-byte nonce (GHASH-derived counter).
 type SopsGcm = AesGcm<Aes256, U32>;
@@ -242,7 +242,7 @@ pub(crate) fn open(key: &[u8], s: &Sealed, aad: &str) -> Result<Zeroizing<Vec<u8
 pub(crate) fn seal(key: &[u8], plaintext: &[u8], aad: &str, kind: &str) -> Result<String, Error> {
     let gcm = SopsGcm::new_from_slice(key).map_err(|_| Error::Crypto)?;
     let mut iv = [0u8; 32];
-    crate::rng::fill(&mut iv)?;
+    hyperseal::fill_random(&mut iv)?;
     let nonce = aes_gcm::Nonce::<U32>::from(iv);
     let out =
         gcm.encrypt(&nonce, Payload { msg: plaintext, aad: aad.as_bytes() }).map_err(|_| Error::Crypto)?;
@@ -336,7 +336,7 @@ pub(crate) fn mac(values: &Values, opened: &[Option<(&[u8], &str)>]) -> Result<S
 
 /// `now` as sops writes `lastmodified` (RFC 3339, UTC, whole seconds).
 pub(crate) fn rfc3339(now: std::time::SystemTime) -> String {
-    crate::time::rfc3339(crate::time::epoch_seconds(now))
+    hyperseal::time::rfc3339(hyperseal::time::epoch_seconds(now))
 }
 
 #[cfg(test)]
