@@ -217,7 +217,7 @@ impl Drop for Close {
 /// The same rules as [`run`]: `body` shares its work through its own state, the caller's copy
 /// at `join` finishes whatever no helper took, and the caller never waits for a helper that has
 /// not started. Dropped without `join`, it waits only for the helpers inside it.
-pub(crate) struct Started {
+pub struct Started {
     // Declared first, so dropped first: the job is gone before the body it lists.
     close: Option<Close>,
     body: std::sync::Arc<dyn Fn() + Send + Sync>,
@@ -225,7 +225,7 @@ pub(crate) struct Started {
 
 /// Starts `body` on up to `threads - 1` helpers (0 = all cores), to be joined by the caller.
 /// With one thread, nothing runs until `join`.
-pub(crate) fn start(threads: usize, body: std::sync::Arc<dyn Fn() + Send + Sync>) -> Started {
+pub fn start(threads: usize, body: std::sync::Arc<dyn Fn() + Send + Sync>) -> Started {
     let threads = resolve(threads);
     let close = (threads > 1).then(|| publish(threads, &*body));
     Started { close, body }
@@ -233,7 +233,7 @@ pub(crate) fn start(threads: usize, body: std::sync::Arc<dyn Fn() + Send + Sync>
 
 impl Started {
     /// Runs the caller's copy of the body, then waits for the helpers inside it.
-    pub(crate) fn join(mut self) {
+    pub fn join(mut self) {
         (self.body)();
         let panicked = self.close.take().is_some_and(|c| {
             let p = c.finish();
