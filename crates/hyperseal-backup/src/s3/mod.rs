@@ -167,16 +167,21 @@ fn too_large(key: &Key, limit: u64) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("S3: {key} is over {limit} bytes"))
 }
 
-/// object_store's errors as the kinds the repository acts on (absent, taken, refused).
+/// object_store's errors as the kinds the repository acts on (absent, taken, refused), said
+/// in a few words where the kind says it all (the long form carries the request's URL).
 fn io_err(e: object_store::Error) -> io::Error {
     use object_store::Error as E;
-    let kind = match &e {
-        E::NotFound { .. } => io::ErrorKind::NotFound,
-        E::AlreadyExists { .. } | E::Precondition { .. } => io::ErrorKind::AlreadyExists,
-        E::PermissionDenied { .. } | E::Unauthenticated { .. } => io::ErrorKind::PermissionDenied,
-        _ => io::ErrorKind::Other,
+    let (kind, msg) = match &e {
+        E::NotFound { path, .. } => (io::ErrorKind::NotFound, format!("S3: {path}: not found")),
+        E::AlreadyExists { path, .. } | E::Precondition { path, .. } => {
+            (io::ErrorKind::AlreadyExists, format!("S3: {path}: exists, or changed meanwhile"))
+        }
+        E::PermissionDenied { path, .. } | E::Unauthenticated { path, .. } => {
+            (io::ErrorKind::PermissionDenied, format!("S3: {path}: access denied"))
+        }
+        _ => (io::ErrorKind::Other, format!("S3: {e}")),
     };
-    io::Error::new(kind, format!("S3: {e}"))
+    io::Error::new(kind, msg)
 }
 
 /// A repository under an S3 prefix.

@@ -98,7 +98,8 @@ impl Minio {
 
     /// A store under `prefix` with the root credentials.
     pub fn store(&self, prefix: &str) -> S3Store {
-        self.store_as(prefix, ROOT_USER, ROOT_PASSWORD)
+        let (user, secret) = root_user();
+        self.store_as(prefix, user, secret)
     }
 
     /// A store under `prefix` with a user's credentials.
@@ -129,6 +130,11 @@ impl Drop for Minio {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// MinIO's root user and password (every right).
+pub fn root_user() -> (&'static str, &'static str) {
+    (ROOT_USER, ROOT_PASSWORD)
 }
 
 fn health(port: u16) -> bool {

@@ -34,7 +34,7 @@ pub struct ForgetArgs {
 
 pub fn forget(a: ForgetArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let reader = Reader::open(&*store, &ids)?;
     let keep =
         Keep { last: a.keep_last, daily: a.keep_daily, weekly: a.keep_weekly, monthly: a.keep_monthly };
     let rep = hyperseal_backup::forget(&reader, keep)?;
@@ -64,7 +64,7 @@ pub struct PruneArgs {
 
 pub fn prune(a: PruneArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let reader = Reader::open(&*store, &ids)?;
     run_prune(&reader, a.stale_after)
 }
 
@@ -87,7 +87,7 @@ pub struct UnlockArgs {
 }
 
 pub fn unlock(a: UnlockArgs) -> Result<()> {
-    hyperseal_backup::unlock(&a.repo.store()?)?;
+    hyperseal_backup::unlock(&*a.repo.store()?)?;
     eprintln!("hyperseal: the prune lock is gone (make sure no prune is running)");
     Ok(())
 }
@@ -115,7 +115,7 @@ pub struct RekeyArgs {
 pub fn rekey(a: RekeyArgs) -> Result<()> {
     let recipients = super::write::recipient_strings(&a.recipients, &a.recipient_files)?;
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let reader = Reader::open(&*store, &ids)?;
     let old = reader.recipient_strings()?.0;
     let removes = old.iter().any(|r| !recipients.contains(r));
     let bar = (!a.dry_run && std::io::stderr().is_terminal()).then(|| indicatif::ProgressBar::new(0));
