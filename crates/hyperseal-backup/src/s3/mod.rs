@@ -375,3 +375,34 @@ impl Seek for Ranged {
         Ok(self.pos)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_into_bucket_and_prefix() {
+        let got = |u: &str| S3Config::parse_url(u);
+        assert_eq!(got("s3://b/p/q/"), Some(("b".into(), "p/q".into())));
+        assert_eq!(got("s3://b"), Some(("b".into(), String::new())));
+        assert_eq!(got("s3:///p"), None);
+        assert_eq!(got("/local/folder"), None);
+    }
+
+    #[test]
+    fn debug_shows_no_secret() {
+        let cfg = S3Config {
+            bucket: "b".into(),
+            prefix: "p".into(),
+            endpoint: None,
+            region: "us-east-1".into(),
+            access_key_id: "AKIDEXAMPLE".into(),
+            secret_access_key: Zeroizing::new("wJalrXUtnFEMI-secret".into()),
+            session_token: Some(Zeroizing::new("token-secret".into())),
+            timeout: Duration::from_secs(1),
+        };
+        let text = format!("{cfg:?}");
+        assert!(text.contains("AKIDEXAMPLE") && text.contains("<redacted>"), "{text}");
+        assert!(!text.contains("wJalr") && !text.contains("token-secret"), "{text}");
+    }
+}

@@ -219,3 +219,31 @@ fn removing_a_reader_on_s3_copies_payloads_on_the_server() {
     assert!(done.rewritten_bytes <= bound, "{} bytes uploaded of {stored}", done.rewritten_bytes);
     assert!(down <= bound + (1 << 20), "{down} bytes downloaded of {stored}");
 }
+
+#[test]
+fn a_backup_stopped_halfway_on_s3_is_finished_by_the_next_and_prune_keeps_it_whole() {
+    let Some(m) = Minio::start() else { return };
+    let (store, reader) = (m.store("stopped"), Key::new(hyperseal::Kind::Hybrid));
+    let w = init(&store, &reader);
+    let src = m.data().join("src");
+    make_tree(&src);
+    std::fs::write(src.join("more.bin"), noise(11, 3 << 20)).unwrap();
+    let opts = BackupOptions { stop_after_packs: Some(2), ..small() };
+    let stopped = backup(&store, &w, Source::Paths(vec![src.clone()]), &opts);
+    assert!(matches!(stopped, Err(Error::Interrupted)), "{stopped:?}");
+    assert!(store.list("snapshots/").unwrap().is_empty(), "a snapshot before its packs");
+    let ids = reader.identities();
+    let r = Reader::open(&store, &ids).unwrap();
+    let rep = hyperseal_backup::check(&r, true).unwrap();
+    assert!(rep.errors.is_empty(), "{rep:?}");
+    let next = back_up(&store, &w, &src, 1_700_000_010);
+    assert!(next.chunks_reused >= 2, "the stopped run's packs were not reused: {next:?}");
+    // A prune (the lock is a put-if-new on S3 too) keeps everything the snapshot uses.
+    hyperseal_backup::prune(&r, hyperseal_backup::PruneOptions { now: 1_700_000_100, stale_after: 60 })
+        .unwrap();
+    assert!(store.list("locks/").unwrap().is_empty(), "the prune left its lock");
+    let rep = hyperseal_backup::check(&r, true).unwrap();
+    assert!(rep.errors.is_empty() && rep.notes.is_empty(), "{rep:?}");
+    restore_all(&store, &reader, "latest", &m.data().join("out"));
+    assert_eq!(describe(&m.data().join("out/src")), describe(&src));
+}
