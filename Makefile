@@ -239,7 +239,7 @@ LATER_TOOLS := wasm-bindgen-cli rage minio mc cargo-cyclonedx auditwheel wheel-t
 TEST_TOOLS := $(filter-out rage,$(TOOLS_LIST)) cross-toolchains
 # Targets of their own rooms (each file says what it adds to TEST_TOOLS and BENCH_DEPS).
 BENCH_DEPS :=
-include mk/git.mk mk/web.mk mk/age-crate.mk
+include mk/git.mk mk/web.mk mk/age-crate.mk mk/backup.mk
 tool-after = for t in $(1); do flock $(LOCKS)/$$t.lock $(MAKE) -s $$t || exit 1; done
 # A job that runs beside the stages, in a process group of its own whose id is kept in
 # target/background/NAME.pid: a failing stage stops every such group (.ci/stage), so a failed
