@@ -52,7 +52,7 @@ fn a_host_that_may_only_add_objects_backs_up_to_s3_and_reads_nothing() {
     ok(&backup(&m, root, &repo, &["init", "-r", &public, "--writer-key", p(&wkey)]));
     // A second init is refused: the config is never replaced.
     let again = backup(&m, root, &repo, &["init", "-r", &public, "--writer-key", p(&dir.join("w2.key"))]);
-    one_error(&again, "a second init");
+    assert!(one_error(&again, "a second init").contains("never replaced"));
 
     m.user(WRITER.0, WRITER.1, &minio::write_only_policy("hosts/web1"));
     let src = dir.join("src");
@@ -101,4 +101,70 @@ fn an_s3_repository_without_credentials_is_a_clear_error() {
     assert!(err.contains("AWS_ACCESS_KEY_ID"), "{err}");
     let o = hs(&["backup", "snapshots", "--repo", "s3://", "-i", "/nonexistent"], None);
     assert!(!o.status.success());
+}
+
+/// A backup killed (SIGKILL) once its k-th pack is on the store, for k = 1, 2: the repository
+/// still checks, and the next backup finishes, reusing what the killed one uploaded.
+#[test]
+fn a_backup_killed_on_s3_leaves_a_repository_the_next_one_finishes() {
+    use hyperseal_backup::Store as _;
+    let Some(m) = minio::Minio::start() else { return };
+    let root = minio::root_user();
+    let dir = m.data();
+    let (id, public) = keypair(dir, "reader", "x25519");
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    for i in 0..4u64 {
+        std::fs::write(src.join(format!("f{i}.bin")), crate::common::data(12 << 20, 20 + i)).unwrap();
+    }
+    for k in 1..=2usize {
+        let prefix = format!("killed{k}");
+        let repo = format!("s3://{}/{prefix}", minio::BUCKET);
+        let wkey = dir.join(format!("w{k}.key"));
+        ok(&backup(&m, root, &repo, &["init", "-r", &public, "--writer-key", p(&wkey)]));
+        let store = m.store(&prefix);
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hyperseal"));
+        c.args(["backup", "create", "--repo", &repo, "--writer-key", p(&wkey), "--no-cache", "-q", p(&src)]);
+        c.env("AWS_ACCESS_KEY_ID", root.0)
+            .env("AWS_SECRET_ACCESS_KEY", root.1)
+            .env("AWS_ENDPOINT_URL", &m.endpoint);
+        let mut child =
+            c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+        // Polls the store, not the clock: the kill comes after the k-th pack, however slow the machine.
+        let packs = || store.list("data/").unwrap().iter().filter(|o| !o.name.ends_with(".ids")).count();
+        let mut finished = false;
+        while packs() < k {
+            if child.try_wait().unwrap().is_some() {
+                finished = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(!finished || packs() >= k, "the backup ended before its pack {k}");
+        ok(&backup(&m, root, &repo, &["check", "-i", &id, "--read-data"]));
+        let next = ok(&backup(
+            &m,
+            root,
+            &repo,
+            &["create", "--writer-key", p(&wkey), "--no-cache", "--json", p(&src)],
+        ));
+        let summary: serde_json::Value = next
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .find(|v: &serde_json::Value| v["message_type"] == "summary")
+            .unwrap();
+        assert!(
+            summary["chunks_reused"].as_u64().unwrap() > 0,
+            "the killed run's packs were not reused: {summary}"
+        );
+        let target = dir.join(format!("out{k}"));
+        ok(&backup(&m, root, &repo, &["restore", "-i", &id, "latest", "--target", p(&target)]));
+        for i in 0..4u64 {
+            let back = std::fs::read(target.join(format!("src/f{i}.bin"))).unwrap();
+            assert!(back == crate::common::data(12 << 20, 20 + i), "f{i}.bin differs after kill {k}");
+        }
+        ok(&backup(&m, root, &repo, &["check", "-i", &id, "--read-data"]));
+    }
 }

@@ -173,7 +173,7 @@ fn explain(e: anyhow::Error) -> anyhow::Error {
             "wait for the other run; a killed prune's lock goes with `hyperseal backup unlock`",
             Some(exit::LOCKED),
         ),
-        Error::Refused(m) => (m.clone(), "nothing outside the target was touched", None),
+        Error::Refused(m) => (m.clone(), refused_hint(m), None),
         Error::Io(e) if e.kind() == std::io::ErrorKind::PermissionDenied && e.to_string().starts_with("S3") => (
             e.to_string(),
             "these S3 credentials do not allow it (a backed-up host's allow adding objects only, by design)",
@@ -191,6 +191,19 @@ fn explain(e: anyhow::Error) -> anyhow::Error {
         std::process::exit(status as i32);
     }
     hint(msg, h)
+}
+
+/// The next step after a refusal: the library refuses in init, backup and restore.
+fn refused_hint(msg: &str) -> &'static str {
+    if msg.contains("already exists there") {
+        "a repository is never replaced: name another --repo, or back up into the one there"
+    } else if msg.contains("exclude pattern") {
+        "check the --exclude globs (`*`, `?`, `[…]`, `**`)"
+    } else if msg.contains("recipient") || msg.contains("keys/") || msg.contains("policy") {
+        "nothing was changed"
+    } else {
+        "nothing outside the target was touched"
+    }
 }
 
 /// Seconds since the epoch, from this machine's clock (the library reads none).
