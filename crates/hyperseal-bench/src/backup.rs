@@ -1,7 +1,7 @@
 //! `backup`: `hyperseal backup` against the backup tools people use, on one seeded corpus on
 //! the same disk in one run (`backup_corpus.rs`): the first backup, a second of the unchanged
 //! tree, three mutation rounds, the repository's size after them, and a full restore, each with
-//! its peak RSS. Peers: restic and borg (Debian's), rustic (crates.io) and a whole-archive
+//! its peak RSS. Peers: restic and borg (Debian's), rustic and bupstash (crates.io) and a whole-archive
 //! `tar | zstd | age` pipeline, which is what pg_back-style tools do (every run stores
 //! everything again). A peer that is not installed is a note, never a failure.
 
@@ -113,6 +113,29 @@ fn borg(ctx: &Ctx, program: &Path, src: &str) -> Tool {
     tool("borg", setup, backup, (restore, target), repo)
 }
 
+/// bupstash: each run a `put` tagged with its number, the last one restored `--into` a folder.
+fn bupstash(ctx: &Ctx, program: &Path, src: &str) -> Result<Tool> {
+    let key = ctx.path("bupstash.key");
+    run(program, &["new-key", "-o", key.to_str().unwrap()])?;
+    let repo = ctx.path("bupstash-repo");
+    let (p, k) = (program.display().to_string(), key.display().to_string());
+    let env = format!("BUPSTASH_REPOSITORY={}", repo.display());
+    let setup = vec![Job::new("env", &[&env, &p, "init"])];
+    // Its change cache (the send log) in the scratch folder, as hyperseal's is.
+    let log = format!("BUPSTASH_SEND_LOG={}", ctx.path("bupstash.sendlog").display());
+    let (p2, k2, env2, src) = (p.clone(), k.clone(), env.clone(), src.to_string());
+    let backup = Box::new(move |n: usize| {
+        Job::new("env", &[&env2, &log, &p2, "put", "-k", &k2, &format!("run={n}"), &src])
+    });
+    let target = ctx.path("bupstash-restored");
+    let restore = sh(&format!(
+        "mkdir -p '{t}' && {env} '{p}' restore -k '{k}' --into '{t}' run={}",
+        ROUNDS + 1,
+        t = target.display()
+    ));
+    Ok(tool("bupstash", setup, backup, (restore, target), repo))
+}
+
 /// The whole-archive pipeline: every run a new `tar | zstd | age` file of the whole tree.
 fn pipeline(ctx: &Ctx, age: &Path, keygen: &Path, parent: &Path) -> Result<Tool> {
     let key = ctx.path("pipe.key");
@@ -160,7 +183,10 @@ fn tools(ctx: &Ctx, src: &Path, out: &mut TableReport) -> Result<Vec<Tool>> {
             out.note("rustic is not installed (crates.io: cargo install rustic-rs): its row is left out.")
         }
     }
-    out.note("bupstash is not measured by this table yet (crates.io, with Debian's libsodium-dev).");
+    match peer("bupstash", ctx) {
+        Some(p) => all.push(bupstash(ctx, &p, &s)?),
+        None => out.note("bupstash is not installed (crates.io: cargo install bupstash, with Debian's libsodium-dev): its row is left out."),
+    }
     match (peer("age", ctx), peer("age-keygen", ctx), which("zstd")) {
         (Some(a), Some(k), Some(_)) => all.push(pipeline(ctx, &a, &k, src.parent().unwrap())?),
         _ => out.note("age, age-keygen or zstd is missing: the tar | zstd | age row is left out."),
@@ -173,7 +199,7 @@ impl Table for Backup {
         "backup"
     }
     fn title(&self) -> &'static str {
-        "backup: hyperseal backup vs restic, borg, rustic and a tar, zstd, age pipeline (same corpus, same disk)"
+        "backup: hyperseal backup vs restic, borg, rustic, bupstash and a tar, zstd, age pipeline (same corpus, same disk)"
     }
     fn mirrors(&self) -> &'static str {
         "deduplicated backups: first run, unchanged re-run, mutation rounds, repository size, full restore, peak RSS"
