@@ -66,9 +66,14 @@ fn hyperseal(ctx: &Ctx, src: &str) -> Result<Tool> {
     let e = exe.to_str().context("exe path")?.to_string();
     run(&exe, &["keygen", "-o", key.to_str().unwrap()])?;
     let public = run(&exe, &["pubkey", "-i", key.to_str().unwrap()])?;
+    // A second reader, whom the rekey section removes.
+    let leaving = ctx.path("hs-leaving.key");
+    run(&exe, &["keygen", "-o", leaving.to_str().unwrap()])?;
+    let leaving = run(&exe, &["pubkey", "-i", leaving.to_str().unwrap()])?;
     let (r, w, k) = (repo.display().to_string(), wkey.display().to_string(), key.display().to_string());
     let cache = ctx.path("hs-cache.json").display().to_string();
-    let setup = vec![Job::new(&exe, &["backup", "init", "--repo", &r, "-r", &public, "--writer-key", &w])];
+    let init = ["backup", "init", "--repo", &r, "-r", &public, "-r", &leaving, "--writer-key", &w];
+    let setup = vec![Job::new(&exe, &init)];
     let src = src.to_string();
     let (r2, e2) = (r.clone(), e.clone());
     let backup = Box::new(move |_: usize| {
@@ -269,13 +274,16 @@ impl Table for Backup {
         }
         out.sections.push(sec);
         out.charts.push(chart(&all));
+        if let Some(t) = all.iter().find(|t| t.name == "hyperseal backup" && t.failed.is_none()) {
+            rekey_section(ctx, t, out)?;
+        }
         out.note(format!(
             "One run of each figure ({} cores, scratch on {}): the corpus is 25% source-like text, 60% \
              incompressible files of 1 KiB to {} (log-uniform), 15% copies (half shifted by a few bytes); each \
              round inserts in the middle, appends, deletes or adds 2% of the files. Backup figures are \
              wall time (and throughput over the corpus); hyperseal uses its change cache as restic and borg use \
-             their parent snapshot. The one-file restore from S3 and the rekey rows are measured by the backup \
-             crate's MinIO tests (docs/BACKUP.md §15), not here yet.",
+             their parent snapshot. The one-file restore from S3 is measured by the backup crate's MinIO tests \
+             (docs/BACKUP.md §15), not here yet.",
             ctx.threads,
             ctx.tmp_note,
             fmt_size((total / 8).clamp(1024, 256 << 20))
@@ -318,4 +326,48 @@ fn chart(all: &[Tool]) -> Chart {
         }
     }
     c
+}
+
+/// Removing a reader from hyperseal's repository after the rounds: `backup rekey` to the
+/// remaining reader alone. Its closing line says how many headers went in place and how many
+/// bytes were rewritten; no peer can remove a reader (restic's keys share one master key,
+/// borg's and rustic's too, bupstash has no re-key).
+fn rekey_section(ctx: &Ctx, t: &Tool, out: &mut TableReport) -> Result<()> {
+    let exe = ctx.exe()?;
+    let key = ctx.path("hs-reader.key");
+    let public = run(exe, &["pubkey", "-i", key.to_str().unwrap()])?;
+    let (r, k) = (t.repo.display().to_string(), key.display().to_string());
+    ctx.progress("backup", "hyperseal: rekey (a reader removed)");
+    let job = Job::new(exe, &["backup", "rekey", "--repo", &r, "-i", &k, "-r", &public]);
+    let done = job.run_once(ctx.tmp.path())?;
+    let said = std::fs::read_to_string(ctx.tmp.path().join("child-stderr.log")).unwrap_or_default();
+    let line = said.lines().find(|l| l.contains("objects re-keyed")).unwrap_or("").to_string();
+    let number_before = |word: &str| -> Option<u64> {
+        let at = line.find(word)?;
+        line[..at].split_whitespace().last()?.trim_start_matches('(').parse().ok()
+    };
+    let mut sec = Section::new(
+        format!(
+            "Removing a reader from a {} repository (hyperseal backup rekey)",
+            fmt_size(size_of(&t.repo))
+        ),
+        &["objects", "headers in place", "rewritten", "bytes rewritten", "time", "peak RSS"],
+    );
+    let num = |v: Option<u64>, unit: &'static str| match v {
+        Some(v) => Cell::num(v as f64, unit, if unit == "B" { fmt_size(v) } else { v.to_string() }),
+        None => Cell::none(),
+    };
+    sec.rows.push(vec![
+        num(number_before("objects re-keyed"), ""),
+        num(number_before("headers in place"), ""),
+        num(number_before("rewritten ("), ""),
+        num(number_before("bytes through"), "B"),
+        Cell::num(done.wall, "s", fmt_time(done.wall)),
+        Cell::num(done.max_rss_kib as f64 * 1024.0, "B", fmt_size(done.max_rss_kib * 1024)),
+    ]);
+    out.sections.push(sec);
+    if line.is_empty() {
+        out.note(format!("hyperseal rekey printed no summary: {}", said.trim()));
+    }
+    Ok(())
 }

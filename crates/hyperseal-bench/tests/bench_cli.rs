@@ -185,7 +185,7 @@ fn rekey_table() {
 }
 
 /// The backup table at a tiny size: hyperseal's row measures every run and its restore holds
-/// the tree's bytes; peers that are not installed are notes.
+/// the tree's bytes, its rekey rewrites no object; peers that are not installed are notes.
 #[test]
 fn backup_table() {
     let v = bench("backup");
@@ -203,6 +203,10 @@ fn backup_table() {
 
     let notes = serde_json::to_string(&t["notes"]).unwrap();
     assert!(!notes.contains("hyperseal backup:"), "hyperseal failed or restored short: {notes}");
+    // Removing a reader rewrites headers in place: no object is rewritten.
+    let rekey = &t["sections"][1]["rows"][0];
+    assert!(rekey["headers in place"]["value"].as_f64().is_some_and(|v| v > 0.0), "{rekey}");
+    assert_eq!(rekey["rewritten"]["value"].as_f64(), Some(0.0), "{rekey}");
 }
 
 /// The agent table at a tiny size: the agent starts, and every section measures (the age one

@@ -145,7 +145,7 @@ pub fn rekey(a: RekeyArgs) -> Result<()> {
         eprintln!("hyperseal: error: {name}: {e}");
     }
     eprintln!(
-        "hyperseal: {} objects re-keyed: {before} -> {after}; {} headers in place, {} rewritten ({} payload bytes copied)",
+        "hyperseal: {} objects re-keyed: {before} -> {after}; {} headers in place, {} rewritten ({} bytes through this machine)",
         rep.objects, rep.in_place, rep.rewritten, rep.rewritten_bytes
     );
     if removes {
