@@ -32,6 +32,7 @@ mod agent;
 mod agent_keys;
 mod backup;
 mod backup_corpus;
+mod backup_s3;
 mod browser;
 mod child;
 mod engine;

@@ -40,8 +40,10 @@ mod rekey;
 
 /// The smallest ranged read: one 64 KiB STREAM chunk with its tag.
 const READ_MIN: u64 = 64 * 1024 + 16;
-/// The largest ranged read, and so the reader's buffer: sequential reads double the window up
-/// to this, so a read ahead never fetches more than what was read so far plus one chunk.
+/// The largest ranged read, and so the reader's buffer. A miss fetches what the read asked for
+/// (the decrypting reader asks for its batch of STREAM chunks, about 1 MiB, at once) and no
+/// more, so nothing is fetched ahead that the reader did not want: a doubling read-ahead cost a
+/// one-file restore twice the file when the last window ran past it.
 const READ_MAX: u64 = 4 << 20;
 /// Most objects one listing returns: a store that lists more is refused, not buffered.
 const MAX_LIST: usize = 1 << 22;
@@ -274,7 +276,6 @@ impl Store for S3Store {
             pos: 0,
             buf: Vec::new(),
             at: 0,
-            window: READ_MIN,
         };
         Ok(Box::new(reader))
     }
@@ -324,7 +325,8 @@ impl Store for S3Store {
     }
 }
 
-/// A ranged reader over one object: a bounded buffer, filled by one ranged GET per miss.
+/// A ranged reader over one object: a bounded buffer, filled by one ranged GET per miss of the
+/// size the read asked for (at least one STREAM chunk, at most `READ_MAX`).
 struct Ranged {
     inner: Arc<Inner>,
     key: Key,
@@ -335,8 +337,6 @@ struct Ranged {
     buf: Vec<u8>,
     /// Where `buf` starts in the object.
     at: u64,
-    /// The next miss's read size: doubled by sequential reads, back to one chunk after a seek.
-    window: u64,
 }
 
 impl Read for Ranged {
@@ -346,12 +346,7 @@ impl Read for Ranged {
         }
         let end_of_buf = self.at + self.buf.len() as u64;
         if self.pos < self.at || self.pos >= end_of_buf {
-            let sequential = !self.buf.is_empty() && self.pos == end_of_buf;
-            self.window = match sequential {
-                true => (self.window * 2).min(READ_MAX),
-                false => READ_MIN,
-            };
-            let want = (out.len() as u64).max(self.window).min(READ_MAX);
+            let want = (out.len() as u64).clamp(READ_MIN, READ_MAX);
             let end = (self.pos + want).min(self.size);
             self.buf = self.inner.range(&self.key, self.pos..end, self.etag.as_deref())?;
             self.at = self.pos;
