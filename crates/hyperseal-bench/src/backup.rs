@@ -1,4 +1,4 @@
-//! `backup`: `hyperseal backup` against the backup tools people use, on one seeded corpus on
+//! `backup`: `hyperseal backup` against the backup tools people use, on one generated corpus on
 //! the same disk in one run (`backup_corpus.rs`): the first backup, a second of the unchanged
 //! tree, three mutation rounds, the repository's size after them, and a full restore, each with
 //! its peak RSS. Peers: restic and borg (Debian's), rustic and bupstash (crates.io) and a whole-archive

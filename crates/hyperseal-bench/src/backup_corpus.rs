@@ -1,8 +1,8 @@
-//! The `backup` table's corpus: a seeded tree about the size of a home folder (2 GiB nominal,
+//! The `backup` table's corpus: a generated tree about the size of a home folder (2 GiB nominal,
 //! scaled by `--size-scale`): source-like text, documents and media-like incompressible files
 //! from 1 KiB to 256 MiB, and 15% of the bytes as duplicated or shifted copies; then mutation
 //! rounds that touch 2% of the files (inserts in the middle, appends, deletes, new files).
-//! Seeded, so every tool backs up the same bytes and a run can be repeated.
+//! Deterministic, so every tool backs up the same bytes and a run can be repeated.
 
 use std::fs;
 use std::io::Write as _;
@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-/// xorshift64: fast, seeded, and incompressible enough for zstd.
+/// xorshift64: fast, deterministic, and incompressible enough for zstd.
 pub struct Gen(u64);
 
 impl Gen {
-    pub fn new(seed: u64) -> Gen {
-        Gen(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    pub fn new(start: u64) -> Gen {
+        Gen(start.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
@@ -61,8 +61,8 @@ fn text(g: &mut Gen, n: usize) -> Vec<u8> {
 
 /// Writes the corpus under `root` for `total` bytes (nominal 2 GiB after scaling); returns the
 /// files it wrote, relative to `root`.
-pub fn make(root: &Path, total: u64, seed: u64) -> Result<Vec<PathBuf>> {
-    let mut g = Gen::new(seed);
+pub fn make(root: &Path, total: u64, start: u64) -> Result<Vec<PathBuf>> {
+    let mut g = Gen::new(start);
     let mut files = Vec::new();
     let mut written = 0u64;
     // 25% source-like text in small files.

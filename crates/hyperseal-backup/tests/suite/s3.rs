@@ -92,9 +92,9 @@ fn two_writers_at_once_both_land_and_share_chunks() {
     let (store, reader) = (m.store("shared"), Key::new(hyperseal::Kind::Hybrid));
     let w = init(&store, &reader);
     let (a, b) = (m.data().join("a"), m.data().join("b"));
-    for (dir, seed) in [(&a, 10), (&b, 20)] {
+    for (dir, state) in [(&a, 10), (&b, 20)] {
         std::fs::create_dir_all(dir).unwrap();
-        std::fs::write(dir.join("own.bin"), noise(seed, 3 << 20)).unwrap();
+        std::fs::write(dir.join("own.bin"), noise(state, 3 << 20)).unwrap();
     }
     let (sa, sb) = std::thread::scope(|s| {
         let one = s.spawn(|| back_up(&m.store("shared"), &w, &a, 1_700_000_000));
