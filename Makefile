@@ -15,6 +15,10 @@ AGE_CACHE := $(TOOLS_CACHE)/age/$(AGE_VERSION)/bin
 # MinIO, the S3 server of the Python tests (a pseudo-version: MinIO publishes no module tags).
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO := $(TOOLS_CACHE)/minio/$(MINIO_VERSION)/bin/minio
+# mc, MinIO's client: the backup crate's S3 tests make a bucket and a write-only user with it
+# (MinIO's admin API). A pseudo-version too.
+MC_VERSION := v0.0.0-20250313080218-cf909e1063a9
+MC := $(TOOLS_CACHE)/mc/$(MC_VERSION)/bin/mc
 # sops, the oracle of `rekey --sops` (crates/hyperseal-cli/tests/rekey_sops.rs).
 SOPS_VERSION := v3.13.3
 SOPS_CACHE := $(TOOLS_CACHE)/sops/$(SOPS_VERSION)/bin
@@ -35,7 +39,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build install bench-build test bench tools age age-header pyrage-tests sops minio tag-plugin ssh-keygen sshd strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
+.PHONY: all build install bench-build test bench tools age age-header pyrage-tests sops minio mc tag-plugin ssh-keygen sshd strace test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-bench \
 	cargo-cyclonedx auditwheel wheel-tools arm64-root dist dist-test man-db \
 	build-windows build-arm64 cross-toolchains dist-builds age-cross test-plugin-windows cross-test-tools test-windows test-arm64
 
@@ -99,6 +103,13 @@ $(GOBIN)/minio:
 	@mkdir -p $(GOBIN) $(dir $(MINIO))
 	@[ -x $(MINIO) ] || GOBIN=$(dir $(MINIO)) CGO_ENABLED=0 GOFLAGS=-trimpath nice -n 19 go install github.com/minio/minio@$(MINIO_VERSION)
 	ln -sfn $(MINIO) $@
+
+# mc the same way (it shares most of MinIO's modules and build cache: minutes after MinIO).
+mc: $(GOBIN)/mc
+$(GOBIN)/mc:
+	@mkdir -p $(GOBIN) $(dir $(MC))
+	@[ -x $(MC) ] || GOBIN=$(dir $(MC)) CGO_ENABLED=0 GOFLAGS=-trimpath nice -n 19 go install github.com/minio/mc@$(MC_VERSION)
+	ln -sfn $(MC) $@
 
 # rage from crates.io (the agent's tests open files with it through age-plugin-hyperseal, and
 # `make bench RAGE=1` times it): a long build, done once per machine into the tools cache and
@@ -224,11 +235,11 @@ $(GOBIN)/age-header: $(AGE_HEADER)/main.go $(AGE_HEADER)/go.mod $(AGE_HEADER)/go
 STAGES := $(CURDIR)/target/test-stages.tsv
 STAGE := bash .ci/stage $(STAGES)
 LOCKS := $(CURDIR)/target/tool-locks
-LATER_TOOLS := wasm-bindgen-cli rage minio cargo-cyclonedx auditwheel wheel-tools
+LATER_TOOLS := wasm-bindgen-cli rage minio mc cargo-cyclonedx auditwheel wheel-tools
 TEST_TOOLS := $(filter-out rage,$(TOOLS_LIST)) cross-toolchains
 # Targets of their own rooms (each file says what it adds to TEST_TOOLS and BENCH_DEPS).
 BENCH_DEPS :=
-include mk/git.mk mk/web.mk mk/age-crate.mk
+include mk/git.mk mk/web.mk mk/age-crate.mk mk/backup.mk
 tool-after = for t in $(1); do flock $(LOCKS)/$$t.lock $(MAKE) -s $$t || exit 1; done
 # A job that runs beside the stages, in a process group of its own whose id is kept in
 # target/background/NAME.pid: a failing stage stops every such group (.ci/stage), so a failed
@@ -252,12 +263,13 @@ test:
 	@# other platforms run beside them, at the lowest priority, in target directories of their own
 	@# (dist-builds).
 	@$(call background,dist-builds,flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done$(,) rc $$?$(,) $$(date -u +%T)")
+	@# The backup crate's S3 tests need MinIO and mc (built in the background since the start).
+	@$(STAGE) wait:minio bash -c '$(call tool-after,minio mc)'
 	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --features $(AGE_CRATE_FEATURES) --timings
 	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
-	@$(STAGE) wait:minio bash -c '$(call tool-after,minio)'
 	@$(STAGE) python-test $(MAKE) python-test
 	@$(STAGE) wasm-test $(MAKE) wasm-test
 	@$(STAGE) web-test $(MAKE) web-test

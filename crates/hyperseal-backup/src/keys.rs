@@ -13,6 +13,9 @@
 
 use std::fmt;
 
+use std::sync::Arc;
+
+use hyperseal::recipient::plugin::Plugins;
 use hyperseal::recipient::{self, Recipient};
 use zeroize::Zeroizing;
 
@@ -114,14 +117,20 @@ impl WriterKey {
         Ok(WriterKey { repo_id, dedup_key: Zeroizing::new(dedup), recipients })
     }
 
-    /// The recipients, parsed.
-    pub fn parsed_recipients(&self) -> Result<Vec<Box<dyn Recipient>>> {
-        parse_recipients(&self.recipients)
+    /// The recipients, parsed; plugin recipients only where `plugins` allows them to run.
+    pub fn parsed_recipients(&self, plugins: Plugins) -> Result<Vec<Box<dyn Recipient>>> {
+        parse_recipients(&self.recipients, plugins)
     }
 }
 
-pub(crate) fn parse_recipients(list: &[String]) -> Result<Vec<Box<dyn Recipient>>> {
-    Ok(list.iter().map(|r| recipient::parse_recipient(r)).collect::<std::result::Result<_, _>>()?)
+/// Recipient strings, parsed. Whether a plugin's (`age1NAME1…`, which runs `age-plugin-NAME`)
+/// may be used is the caller's to say: the library refuses them unless told.
+pub(crate) fn parse_recipients(list: &[String], plugins: Plugins) -> Result<Vec<Box<dyn Recipient>>> {
+    let policy: Arc<Plugins> = Arc::new(plugins);
+    Ok(list
+        .iter()
+        .map(|r| recipient::parse_recipient_with(r, policy.clone()))
+        .collect::<std::result::Result<_, _>>()?)
 }
 
 pub(crate) fn hex16(s: &str) -> Result<[u8; 16]> {

@@ -10,6 +10,8 @@
 //! - `keys/NAME`: the reader set's recipients (age, JSON), for a prune's new index;
 //! - `runs/NAME`: a writer's start mark; `locks/prune`: the prune lock.
 //!
+//! A repository lives in a local folder ([`LocalStore`]) or under an S3 prefix ([`S3Store`]).
+//!
 //! The library prints nothing and reads no environment; the CLI does both.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -24,6 +26,7 @@ mod prune;
 mod rekey;
 mod repo;
 mod restore;
+mod s3;
 mod store;
 mod sys;
 
@@ -31,9 +34,11 @@ pub use backup::{backup, BackupOptions, BackupSummary, Progress, Source};
 pub use check::{check, CheckReport};
 pub use error::{Error, Result};
 pub use format::snapshot::{Entry, Snapshot};
+pub use hyperseal::recipient::plugin::Plugins;
 pub use keys::{ChunkId, WriterKey};
 pub use prune::{forget, prune, unlock, ForgetReport, Keep, PruneOptions, PruneReport};
 pub use rekey::{rekey, RekeyReport};
-pub use repo::{init, Index, Reader, SnapshotInfo};
+pub use repo::{init, init_with, Index, Reader, SnapshotInfo};
 pub use restore::{restore, RestoreOptions, RestoreSummary};
+pub use s3::{S3Config, S3Store};
 pub use store::{LocalStore, ObjectInfo, ReadSeek, Store};

@@ -58,10 +58,10 @@ pub fn rekey(
     progress: Option<&dyn Fn(u64, u64)>,
 ) -> Result<RekeyReport> {
     let (store, ids) = (reader.store, reader.ids);
-    let change = Change { set: Some(parse_recipients(recipients)?), ..Change::default() };
+    let change = Change { set: Some(parse_recipients(recipients, reader.plugins)?), ..Change::default() };
     if !dry_run {
         let (_, serial, old) = reader.recipient_strings()?;
-        put_recipients(store, &parse_recipients(recipients)?, recipients, serial + 1)?;
+        put_recipients(store, &parse_recipients(recipients, reader.plugins)?, recipients, serial + 1)?;
         for name in old {
             store.delete(&name)?;
         }

@@ -12,6 +12,8 @@ use crate::format::config::{Algorithm, Chunker, Config, CHUNK_AVG, CHUNK_MAX, CH
 use crate::format::snapshot::Snapshot;
 use crate::format::table::{Entry, Table};
 use crate::format::{MAX_CONFIG, MAX_SNAPSHOT, MAX_TABLE};
+use hyperseal::recipient::plugin::Plugins;
+
 use crate::keys::{hex16, hex32, parse_recipients, ChunkId, WriterKey};
 use crate::object;
 use crate::store::Store;
@@ -19,7 +21,12 @@ use crate::store::Store;
 /// Creates a repository for `recipients` (recipient strings) and returns the writer key.
 /// Refuses where a config exists.
 pub fn init(store: &dyn Store, recipients: &[String]) -> Result<WriterKey> {
-    let parsed = parse_recipients(recipients)?;
+    init_with(store, recipients, Plugins::Refuse)
+}
+
+/// [`init`], with plugin recipients allowed where `plugins` says so.
+pub fn init_with(store: &dyn Store, recipients: &[String], plugins: Plugins) -> Result<WriterKey> {
+    let parsed = parse_recipients(recipients, plugins)?;
     if parsed.is_empty() {
         return Err(Error::Refused("a repository needs at least one recipient".into()));
     }
@@ -110,6 +117,8 @@ pub struct Reader<'a> {
     /// The config.
     pub config: Config,
     pub(crate) dedup_key: Zeroizing<[u8; 32]>,
+    /// Whether the reader set may hold plugin recipients (a prune's index and a rekey wrap to it).
+    pub(crate) plugins: Plugins,
 }
 
 impl<'a> Reader<'a> {
@@ -123,12 +132,17 @@ impl<'a> Reader<'a> {
         })?);
         let config = Config::decode(&json)?;
         let dedup_key = Zeroizing::new(hex32(&config.dedup_key)?);
-        Ok(Reader { store, ids, config, dedup_key })
+        Ok(Reader { store, ids, config, dedup_key, plugins: Plugins::Refuse })
+    }
+
+    /// Lets plugin recipients in the reader set run (refused by default).
+    pub fn set_plugins(&mut self, plugins: Plugins) {
+        self.plugins = plugins;
     }
 
     /// A writer key for `recipients` (a new reader set, or a lost key file).
     pub fn writer_key(&self, recipients: &[String]) -> Result<WriterKey> {
-        parse_recipients(recipients)?;
+        parse_recipients(recipients, self.plugins)?;
         Ok(WriterKey {
             repo_id: hex16(&self.config.repo)?,
             dedup_key: self.dedup_key.clone(),
@@ -213,7 +227,7 @@ impl<'a> Reader<'a> {
 
     /// The current reader set, parsed.
     pub fn recipients(&self) -> Result<Vec<Box<dyn Recipient>>> {
-        parse_recipients(&self.recipient_strings()?.0)
+        parse_recipients(&self.recipient_strings()?.0, self.plugins)
     }
 
     /// The deduplication key (readers check chunk ids with it).

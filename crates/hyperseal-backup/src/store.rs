@@ -68,16 +68,20 @@ impl LocalStore {
         &self.root
     }
 
-    /// Names come from this crate, but a listing is the store's word: refuse anything that
-    /// could leave the folder.
     fn path(&self, name: &str) -> io::Result<PathBuf> {
-        let ok = !name.is_empty()
-            && name.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-/".contains(&b));
-        match ok {
-            true => Ok(self.root.join(name)),
-            false => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad object name {name:?}"))),
-        }
+        check_name(name).map(|_| self.root.join(name))
+    }
+}
+
+/// Names come from this crate, but a listing is the store's word: refuse anything that could
+/// leave the folder or the prefix.
+pub(crate) fn check_name(name: &str) -> io::Result<()> {
+    let ok = !name.is_empty()
+        && name.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-/".contains(&b));
+    match ok {
+        true => Ok(()),
+        false => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad object name {name:?}"))),
     }
 }
 

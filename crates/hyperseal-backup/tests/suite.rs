@@ -6,6 +6,8 @@ mod common;
 mod hostile;
 #[path = "suite/kills.rs"]
 mod kills;
+#[path = "suite/minio.rs"]
+mod minio;
 #[path = "suite/peers.rs"]
 mod peers;
 #[path = "suite/ranges.rs"]
@@ -16,5 +18,7 @@ mod recovery;
 mod rekey;
 #[path = "suite/roundtrip.rs"]
 mod roundtrip;
+#[path = "suite/s3.rs"]
+mod s3;
 #[path = "suite/writer.rs"]
 mod writer;

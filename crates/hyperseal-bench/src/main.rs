@@ -30,6 +30,9 @@ use hyperseal::recipient::{self, Kind};
 
 mod agent;
 mod agent_keys;
+mod backup;
+mod backup_corpus;
+mod backup_s3;
 mod browser;
 mod child;
 mod engine;
@@ -68,7 +71,7 @@ struct BenchArgs {
     /// Full profile: sizes up to 1 GiB (6.7 GB for `modes`), more runs per figure. Takes long.
     #[arg(long)]
     full: bool,
-    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, webapp, python, rekey, agent, sops, git, rust-age.
+    /// Tables to run, comma-separated (default: all): files, pubkey, modes, peers, engine, primitives, sm4, hazmat, tokens, node, browser, webapp, python, rekey, agent, sops, git, rust-age, backup.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Directory for report.md, report.json and report.html.
@@ -128,6 +131,7 @@ fn tables() -> Vec<Box<dyn Table>> {
         Box::new(sops::Sops),
         Box::new(git::Git),
         Box::new(rust_age::RustAge),
+        Box::new(backup::Backup),
     ]
 }
 

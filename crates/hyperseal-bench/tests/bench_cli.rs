@@ -184,6 +184,31 @@ fn rekey_table() {
     assert!(text.contains("hyperseal rekey (in place)"), "the slack file was not re-keyed in place");
 }
 
+/// The backup table at a tiny size: hyperseal's row measures every run and its restore holds
+/// the tree's bytes, its rekey rewrites no object; peers that are not installed are notes.
+#[test]
+fn backup_table() {
+    let v = bench("backup");
+    assert_eq!(table_ids(&v), ["backup"]);
+    let t = &v["tables"][0];
+    assert!(t["error"].is_null(), "backup failed: {}", t["error"]);
+    let rows = t["sections"][0]["rows"].as_array().unwrap();
+    let ours = rows
+        .iter()
+        .find(|r| r["tool"] == "hyperseal backup")
+        .unwrap_or_else(|| panic!("no hyperseal row: {t}"));
+    for col in ["first backup", "unchanged", "round 3", "repository", "full restore", "peak RSS restore"] {
+        assert!(ours[col]["value"].as_f64().is_some_and(|v| v > 0.0), "{col}: {ours}");
+    }
+
+    let notes = serde_json::to_string(&t["notes"]).unwrap();
+    assert!(!notes.contains("hyperseal backup:"), "hyperseal failed or restored short: {notes}");
+    // Removing a reader rewrites headers in place: no object is rewritten.
+    let rekey = &t["sections"][1]["rows"][0];
+    assert!(rekey["headers in place"]["value"].as_f64().is_some_and(|v| v > 0.0), "{rekey}");
+    assert_eq!(rekey["rewritten"]["value"].as_f64(), Some(0.0), "{rekey}");
+}
+
 /// The agent table at a tiny size: the agent starts, and every section measures (the age one
 /// where age is installed).
 #[test]

@@ -26,6 +26,8 @@ mod agent_hostile;
 mod agent_memory;
 mod agent_pin;
 mod agent_strangers;
+mod backup_agent;
+mod backup_s3;
 mod c2sp_interop;
 mod cli;
 mod completions;

@@ -16,6 +16,8 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use hyperseal::recipient::plugin::Plugins;
+
 use crate::format::config::{Algorithm, Chunker, CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, PACK_SIZE};
 use crate::format::snapshot::{Entry, Snapshot};
 use crate::format::table::{Entry as Placed, Table, MAX_ENTRIES};
@@ -65,6 +67,9 @@ pub struct BackupOptions<'a> {
     /// Stops, as a kill would, once this many packs are stored (for tests of recovery).
     #[doc(hidden)]
     pub stop_after_packs: Option<usize>,
+    /// Whether the writer key's plugin recipients may run (`age-plugin-NAME` wraps each
+    /// object's file key). Refused by default.
+    pub plugins: Plugins,
 }
 
 impl Default for BackupOptions<'_> {
@@ -80,6 +85,7 @@ impl Default for BackupOptions<'_> {
             cache: None,
             progress: None,
             stop_after_packs: None,
+            plugins: Plugins::Refuse,
         }
     }
 }
@@ -125,7 +131,7 @@ pub fn backup(
     source: Source,
     opts: &BackupOptions<'_>,
 ) -> Result<BackupSummary> {
-    let recipients = key.parsed_recipients()?;
+    let recipients = key.parsed_recipients(opts.plugins)?;
     let excludes = Excludes::new(&opts.excludes)?;
     let run = random_name();
     let mark = serde_json::json!({ "start": opts.time, "host": opts.host, "repo": hex::encode(key.repo_id) });

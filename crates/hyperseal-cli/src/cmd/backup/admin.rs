@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use hyperseal_backup::{Keep, PruneOptions, Reader};
+use hyperseal_backup::{Keep, Plugins, PruneOptions, Reader};
 
 use super::{now, IdentityArgs, RepoArg};
 
@@ -34,7 +34,9 @@ pub struct ForgetArgs {
 
 pub fn forget(a: ForgetArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let mut reader = Reader::open(&*store, &ids)?;
+    // Plugin recipients run, as everywhere in the CLI: a prune's index and a rekey wrap to them.
+    reader.set_plugins(Plugins::Allow);
     let keep =
         Keep { last: a.keep_last, daily: a.keep_daily, weekly: a.keep_weekly, monthly: a.keep_monthly };
     let rep = hyperseal_backup::forget(&reader, keep)?;
@@ -64,7 +66,9 @@ pub struct PruneArgs {
 
 pub fn prune(a: PruneArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let mut reader = Reader::open(&*store, &ids)?;
+    // Plugin recipients run, as everywhere in the CLI: a prune's index and a rekey wrap to them.
+    reader.set_plugins(Plugins::Allow);
     run_prune(&reader, a.stale_after)
 }
 
@@ -87,7 +91,7 @@ pub struct UnlockArgs {
 }
 
 pub fn unlock(a: UnlockArgs) -> Result<()> {
-    hyperseal_backup::unlock(&a.repo.store()?)?;
+    hyperseal_backup::unlock(&*a.repo.store()?)?;
     eprintln!("hyperseal: the prune lock is gone (make sure no prune is running)");
     Ok(())
 }
@@ -115,7 +119,9 @@ pub struct RekeyArgs {
 pub fn rekey(a: RekeyArgs) -> Result<()> {
     let recipients = super::write::recipient_strings(&a.recipients, &a.recipient_files)?;
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let mut reader = Reader::open(&*store, &ids)?;
+    // Plugin recipients run, as everywhere in the CLI: a prune's index and a rekey wrap to them.
+    reader.set_plugins(Plugins::Allow);
     let old = reader.recipient_strings()?.0;
     let removes = old.iter().any(|r| !recipients.contains(r));
     let bar = (!a.dry_run && std::io::stderr().is_terminal()).then(|| indicatif::ProgressBar::new(0));
@@ -139,7 +145,7 @@ pub fn rekey(a: RekeyArgs) -> Result<()> {
         eprintln!("hyperseal: error: {name}: {e}");
     }
     eprintln!(
-        "hyperseal: {} objects re-keyed: {before} -> {after}; {} headers in place, {} rewritten ({} payload bytes copied)",
+        "hyperseal: {} objects re-keyed: {before} -> {after}; {} headers in place, {} rewritten ({} bytes through this machine)",
         rep.objects, rep.in_place, rep.rewritten, rep.rewritten_bytes
     );
     if removes {

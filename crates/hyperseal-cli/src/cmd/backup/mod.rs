@@ -1,10 +1,11 @@
 //! `hyperseal backup …`: deduplicated backups a host can write but not read, over the
 //! `hyperseal-backup` library. This module holds the command line and what the verbs share
 //! (the repository, identities, exit statuses); `write.rs` the writer's verbs, `read.rs` the
-//! readers', `admin.rs` the ones that delete or re-key.
+//! readers', `admin.rs` the ones that delete or re-key, `s3.rs` an S3 store from the environment.
 
 mod admin;
 mod read;
+mod s3;
 mod write;
 
 use std::path::PathBuf;
@@ -12,7 +13,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use hyperseal::recipient::Identity;
-use hyperseal_backup::{Error, LocalStore};
+use hyperseal_backup::{Error, LocalStore, Store};
 
 use crate::errors::{hint, usage};
 
@@ -65,7 +66,9 @@ enum Verb {
 /// The repository: `--repo`, or HYPERSEAL_REPO.
 #[derive(Args)]
 pub(super) struct RepoArg {
-    /// The repository: a folder (or s3://BUCKET/PREFIX, in a later release). Default: HYPERSEAL_REPO.
+    /// The repository: a folder, or s3://BUCKET/PREFIX (credentials, region and endpoint from
+    /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL).
+    /// Default: HYPERSEAL_REPO.
     #[arg(long, value_name = "REPO")]
     repo: Option<String>,
 }
@@ -82,20 +85,45 @@ pub(super) struct IdentityArgs {
     identity_passphrase_file: Option<PathBuf>,
 }
 
+/// A repository's store, with what the verbs say about it.
+pub(super) struct Repo {
+    store: Box<dyn Store>,
+    /// The `--repo` given, for messages.
+    pub(super) name: String,
+    local: Option<PathBuf>,
+}
+
+impl std::ops::Deref for Repo {
+    type Target = dyn Store;
+    fn deref(&self) -> &(dyn Store + 'static) {
+        self.store.as_ref()
+    }
+}
+
+impl Repo {
+    /// Whether a repository is there, asked as a writer may (it cannot read the config): a
+    /// folder with a config, or a prefix with a reader set (written before the config).
+    pub(super) fn exists_for_writer(&self) -> Result<bool> {
+        Ok(match &self.local {
+            Some(root) => root.join("config").is_file(),
+            None => !self.store.list("keys/")?.is_empty(),
+        })
+    }
+}
+
 impl RepoArg {
-    pub(super) fn store(&self) -> Result<LocalStore> {
+    pub(super) fn store(&self) -> Result<Repo> {
         let repo = match &self.repo {
             Some(r) => r.clone(),
             None => std::env::var("HYPERSEAL_REPO")
                 .map_err(|_| usage("no repository given", "give --repo REPO, or set HYPERSEAL_REPO"))?,
         };
         if repo.starts_with("s3://") {
-            return Err(hint(
-                format!("{repo}: S3 repositories are not supported by this build yet"),
-                "back up to a folder, and copy it to S3 with any tool (every object is a plain file)",
-            ));
+            let store = Box::new(s3::store(&repo)?);
+            return Ok(Repo { store, name: repo, local: None });
         }
-        Ok(LocalStore::new(repo))
+        let local = Some(PathBuf::from(&repo));
+        Ok(Repo { store: Box::new(LocalStore::new(&repo)), name: repo, local })
     }
 }
 
@@ -145,7 +173,12 @@ fn explain(e: anyhow::Error) -> anyhow::Error {
             "wait for the other run; a killed prune's lock goes with `hyperseal backup unlock`",
             Some(exit::LOCKED),
         ),
-        Error::Refused(m) => (m.clone(), "nothing outside the target was touched", None),
+        Error::Refused(m) => (m.clone(), refused_hint(m), None),
+        Error::Io(e) if e.kind() == std::io::ErrorKind::PermissionDenied && e.to_string().starts_with("S3") => (
+            e.to_string(),
+            "these S3 credentials do not allow it (a backed-up host's allow adding objects only, by design)",
+            None,
+        ),
         Error::Crypto(hyperseal::Error::NoIdentityMatched) => (
             "none of the identities opens this repository".into(),
             "give an identity of one of the repository's readers (-i, or the agent); a writer key opens nothing by design",
@@ -158,6 +191,19 @@ fn explain(e: anyhow::Error) -> anyhow::Error {
         std::process::exit(status as i32);
     }
     hint(msg, h)
+}
+
+/// The next step after a refusal: the library refuses in init, backup and restore.
+fn refused_hint(msg: &str) -> &'static str {
+    if msg.contains("already exists there") {
+        "a repository is never replaced: name another --repo, or back up into the one there"
+    } else if msg.contains("exclude pattern") {
+        "check the --exclude globs (`*`, `?`, `[…]`, `**`)"
+    } else if msg.contains("recipient") || msg.contains("keys/") || msg.contains("policy") {
+        "nothing was changed"
+    } else {
+        "nothing outside the target was touched"
+    }
 }
 
 /// Seconds since the epoch, from this machine's clock (the library reads none).

@@ -23,7 +23,7 @@ pub struct SnapshotsArgs {
 
 pub fn snapshots(a: SnapshotsArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let reader = Reader::open(&*store, &ids)?;
     let all = reader.snapshots()?;
     if a.json {
         let list: Vec<_> = all
@@ -75,7 +75,7 @@ pub struct LsArgs {
 
 pub fn ls(a: LsArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let reader = Reader::open(&*store, &ids)?;
     let snap = reader.find(&a.snapshot)?;
     let mut out = std::io::stdout().lock();
     for e in &snap.snapshot.entries {
@@ -118,7 +118,7 @@ pub struct RestoreArgs {
 
 pub fn restore(a: RestoreArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let reader = Reader::open(&*store, &ids)?;
     let snap = reader.find(&a.snapshot)?;
     let opts = RestoreOptions { overwrite: a.overwrite, include: a.include.clone() };
     let started = std::time::Instant::now();
@@ -151,7 +151,7 @@ pub struct CheckArgs {
 
 pub fn check(a: CheckArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let reader = Reader::open(&*store, &ids)?;
     let rep = hyperseal_backup::check(&reader, a.read_data)?;
     for n in &rep.notes {
         eprintln!("hyperseal: note: {n}");
@@ -186,7 +186,7 @@ pub struct CatArgs {
 
 pub fn cat(a: CatArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
-    let reader = Reader::open(&store, &ids)?;
+    let reader = Reader::open(&*store, &ids)?;
     let name = match a.object.contains('/') || a.object == "config" {
         true => a.object.clone(),
         false => format!("snapshots/{}", reader.find(&a.object)?.id),

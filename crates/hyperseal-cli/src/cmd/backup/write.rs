@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use hyperseal_backup::{BackupOptions, BackupSummary, Progress, Source, WriterKey};
+use hyperseal_backup::{BackupOptions, BackupSummary, Plugins, Progress, Source, WriterKey};
 
 use super::{exit, RepoArg};
 use crate::errors::{hint, usage};
@@ -73,11 +73,11 @@ pub fn init(a: InitArgs) -> Result<()> {
             "a writer key is never overwritten: name a new file",
         ));
     }
-    let key = hyperseal_backup::init(&store, &recipients)?;
+    let key = hyperseal_backup::init_with(&*store, &recipients, Plugins::Allow)?;
     write_key(&a.writer_key, &key)?;
     eprintln!(
         "hyperseal: repository {} created for {} reader(s); writer key in {} (it opens nothing: keep it on the backed-up host)",
-        store.root().display(),
+        store.name,
         recipients.len(),
         a.writer_key.display()
     );
@@ -134,7 +134,7 @@ pub fn create(a: CreateArgs) -> Result<()> {
     let store = a.repo.store()?;
     // A writer cannot open the config, but a folder without one is a mistyped --repo, not a
     // repository to fill.
-    if !store.root().join("config").is_file() {
+    if !store.exists_for_writer()? {
         return Err(hyperseal_backup::Error::NotFound("no repository there (no config)".into()).into());
     }
     let mut excludes = a.exclude.clone();
@@ -183,10 +183,12 @@ pub fn create(a: CreateArgs) -> Result<()> {
         one_file_system: a.one_file_system,
         cache: cache_path(&a, &key),
         progress: Some(&progress),
+        // Plugin recipients run, as in age: the reader set named them.
+        plugins: Plugins::Allow,
         ..BackupOptions::default()
     };
     let started = std::time::Instant::now();
-    let sum = hyperseal_backup::backup(&store, &key, source, &opts)?;
+    let sum = hyperseal_backup::backup(&*store, &key, source, &opts)?;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
