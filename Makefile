@@ -265,7 +265,7 @@ test:
 	@$(call background,dist-builds,flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done$(,) rc $$?$(,) $$(date -u +%T)")
 	@# The backup crate's S3 tests need MinIO and mc (built in the background since the start).
 	@$(STAGE) wait:minio bash -c '$(call tool-after,minio mc)'
-	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --features $(AGE_CRATE_FEATURES) --timings
+	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --exclude hyperseal-microbench --features $(AGE_CRATE_FEATURES) --timings
 	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable

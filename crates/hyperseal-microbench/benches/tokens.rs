@@ -1,6 +1,6 @@
 //! Token seal+open latency at FISE's payload sizes (its table: 100, 500, 1000 chars,
 //! 4.9 KB, 9.8 KB, 48.8 KB). Run pinned to one core:
-//! `taskset -c 0 cargo bench -p hyperseal-toolkit --bench tokens`.
+//! `taskset -c 0 cargo bench -p hyperseal-microbench --bench tokens`.
 
 use std::hint::black_box;
 use std::time::Duration;

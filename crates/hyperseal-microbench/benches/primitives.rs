@@ -1,7 +1,7 @@
 //! @ldesign/crypto's table on hyperseal: 50-byte messages through AES modes, hashes and HMACs;
 //! RSA-2048/4096 keygen, RSA-2048 encrypt/decrypt/sign/verify; PBKDF2 with and without the
 //! derivation cache; and the batch crossover (sequential vs rayon) behind
-//! `batch::PARALLEL_THRESHOLD`. Run: `cargo bench -p hyperseal-toolkit --bench primitives`.
+//! `batch::PARALLEL_THRESHOLD`. Run: `cargo bench -p hyperseal-microbench --bench primitives`.
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Throughput on 1 MiB buffers, one thread: every supported backend of this
 //! crate plus the RustCrypto `sm4` crate as the peer, through the same mode
-//! crates. Run: `cargo bench -p sm4-simd --bench sm4`.
+//! crates. Run: `cargo bench -p hyperseal-microbench --bench sm4`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sm4_simd::aes_gcm::{AeadInOut, AesGcm};
