@@ -18,7 +18,7 @@ import init, * as hs from './core.js'
 // Not a public export (it hands its caller duties, see the library's parts::PartKey): only
 // WorkerPool's parallel path uses it, here.
 import { PartKey } from '../pkg/hyperseal.js'
-import { bytesPartSize } from './workers.js'
+import { openBegun, sealBegun } from './plan.js'
 
 const ready = init()
 
@@ -94,24 +94,12 @@ async function beginOpen (blob, { privateKey, passphrase, partSize, allowPlugins
 
 /** `WorkerPool.encrypt` with a passphrase: the KDF runs here; the head, key and plan go back. */
 function beginSealBytes (total, { passphrase, workers, ...options }) {
-  const key = PartKey.sealNewWithPassphrase(passphrase, total, options)
-  try {
-    const partSize = bytesPartSize(total, key.chunkSize, workers)
-    return { head: key.head(), key: key.toBytes(), plan: key.plan(partSize), partSize }
-  } finally {
-    key.free()
-  }
+  return sealBegun(PartKey.sealNewWithPassphrase(passphrase, total, options), total, workers)
 }
 
 /** `WorkerPool.decrypt` with a passphrase: `prefix` holds the header. */
 function beginOpenBytes (prefix, { passphrase, total, workers }) {
-  const key = PartKey.openFileWithPassphrase(prefix, total, passphrase)
-  try {
-    const n = key.plaintextLength
-    return { key: key.toBytes(), plan: key.plan(bytesPartSize(n, key.chunkSize, workers)), plaintextLength: n }
-  } finally {
-    key.free()
-  }
+  return openBegun(PartKey.openFileWithPassphrase(prefix, total, passphrase), workers)
 }
 
 /** WebCrypto, where the page has it (secure contexts). */

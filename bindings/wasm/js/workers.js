@@ -21,6 +21,7 @@ import * as hs from '../pkg/hyperseal.js'
 import { createEncryptStream, createDecryptStream } from './core.js'
 import { hasPasskey, answerRecipients, answerIdentitiesFor, forget } from './passkeys.js'
 import { partReader } from './blob-reader.js'
+import { openBegun, sealBegun } from './plan.js'
 
 /**
  * Blob inputs from this size on go through every worker in parts (AES-256-GCM parts on
@@ -80,12 +81,6 @@ const SINK_PART_BYTES = 8 << 20
  */
 const SEAL_PARTS_MAX = 2 ** 32 - 2 ** 21
 
-/**
- * Bytes inputs: the most plaintext one part holds (see `bytesPartSize`). It bounds the memory
- * in flight and kept for reuse (two or three buffers of a part per worker) and the time one
- * part takes.
- */
-const BYTES_PART_MAX = 8 << 20
 
 /**
  * Shared-memory results a worker may have written into before it is replaced. A worker keeps
@@ -544,25 +539,9 @@ function bytesOf (data, op) {
   throw argError(`${op}: the input must be a Uint8Array, an ArrayBuffer or a string`)
 }
 
-/**
- * Plaintext per part for `n` bytes in `chunk`-byte chunks across `workers`: two parts per
- * worker (one in flight, one queued: few round trips, and no worker waits for the page's
- * copies), at most `BYTES_PART_MAX`, whole chunks (the library checks the plan).
- */
-export function bytesPartSize (n, chunk, workers) {
-  const chunks = Math.max(1, Math.ceil(n / chunk))
-  return Math.max(1, Math.min(Math.ceil(chunks / (2 * workers)), Math.floor(BYTES_PART_MAX / chunk))) * chunk
-}
-
 /** Begins sealing `input` on this thread: the file's head, the part key as bytes, its plan. */
 function beginSeal (input, { publicKey, ...options }, workers) {
-  const key = hs.PartKey.sealNew(publicKey, input.length, options)
-  try {
-    const partSize = bytesPartSize(input.length, key.chunkSize, workers)
-    return { head: key.head(), key: key.toBytes(), plan: key.plan(partSize), partSize }
-  } finally {
-    key.free()
-  }
+  return sealBegun(hs.PartKey.sealNew(publicKey, input.length, options), input.length, workers)
 }
 
 /**
@@ -582,10 +561,5 @@ function beginSealFile (size, { publicKey, passphrase, ...options }, partSize) {
 /** Opens `input`'s header on this thread: the part key as bytes, its plan, the plaintext size. */
 function beginOpen (input, { privateKey, allowPlugins }, workers) {
   const key = hs.PartKey.openFile(input.subarray(0, HEADER_MAX), input.length, privateKey, { allowPlugins })
-  try {
-    const n = key.plaintextLength
-    return { key: key.toBytes(), plan: key.plan(bytesPartSize(n, key.chunkSize, workers)), plaintextLength: n }
-  } finally {
-    key.free()
-  }
+  return openBegun(key, workers)
 }

@@ -18,7 +18,7 @@ mkdir -p "$out/app" "$out/js" "$out/pkg"
 cp "$here/index.html" "$here/app.css" "$here/manifest.webmanifest" "$here/icon.svg" "$out/"
 cp "$here"/app/*.js "$out/app/"
 # The package's browser entry and what it imports (worker.js: the WorkerPool's workers).
-cp "$wasm"/js/{index,core,passkeys,workers,worker,blob-reader}.js "$out/js/"
+cp "$wasm"/js/{index,core,passkeys,workers,worker,blob-reader,plan}.js "$out/js/"
 cp "$wasm/pkg/hyperseal.js" "$wasm/pkg/hyperseal_bg.wasm" "$out/pkg/"
 cp "$root/docs/WEB.md" "$out/WEB.md"
 
