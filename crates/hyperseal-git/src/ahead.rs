@@ -195,8 +195,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn between_requests_a_few_are_made_once_a_file_was_sealed_and_each_is_used_once() {
+    /// An `Ahead` over one X25519 recipient that wraps offline and counts its wraps, and the
+    /// identity that opens its files.
+    fn counted(on_thread: bool) -> (Ahead, Vec<Box<dyn hyperseal::Identity>>, Arc<AtomicUsize>) {
         let key = recipient::generate(Kind::X25519).unwrap();
         let ids = recipient::parse_identities(&key.secret).unwrap();
         let wraps = Arc::new(AtomicUsize::new(0));
@@ -205,7 +206,12 @@ mod tests {
             offline: true,
             wraps: Arc::clone(&wraps),
         };
-        let mut ahead = Ahead::new(Arc::new(vec![Box::new(counting) as Box<dyn Recipient>]), false);
+        (Ahead::new(Arc::new(vec![Box::new(counting) as Box<dyn Recipient>]), on_thread), ids, wraps)
+    }
+
+    #[test]
+    fn between_requests_a_few_are_made_once_a_file_was_sealed_and_each_is_used_once() {
+        let (mut ahead, ids, wraps) = counted(false);
         assert!(!ahead.prepare(), "nothing before the first file is sealed");
         let first = seal(&mut ahead, b"the same text");
         let made = std::iter::from_fn(|| ahead.prepare().then_some(())).count();
@@ -229,15 +235,7 @@ mod tests {
         if hyperseal::available_threads() < 2 {
             return eprintln!("note: one core, no helper to make a batch on");
         }
-        let key = recipient::generate(Kind::X25519).unwrap();
-        let ids = recipient::parse_identities(&key.secret).unwrap();
-        let wraps = Arc::new(AtomicUsize::new(0));
-        let counting = Counting {
-            inner: recipient::parse_recipient(&key.public).unwrap(),
-            offline: true,
-            wraps: Arc::clone(&wraps),
-        };
-        let mut ahead = Ahead::new(Arc::new(vec![Box::new(counting) as Box<dyn Recipient>]), true);
+        let (mut ahead, ids, wraps) = counted(true);
         let first = seal(&mut ahead, b"text");
         assert!(ahead.job.is_some(), "the first sealed file offers a batch to the engine");
         // This thread makes nothing while it waits: only a helper can bring the count up.
