@@ -1,0 +1,191 @@
+//! The TPM 2.0 commands this crate sends (TCG TPM 2.0 Library, Part 3), framed and parsed here
+//! and nowhere else. Only what a TPM-bound age key needs: a storage primary, a P-256 decryption
+//! key and a sealed object under it, loading them, `ECDH_ZGen`, `Unseal`, a policy session
+//! (`PolicyPCR`, `PolicyPassword`), `PCR_Read`, `GetCapability` and `FlushContext`.
+//!
+//! Authorization is a password session (`TPM_RS_PW`) or a policy session with
+//! `PolicyPassword`: either way the PIN crosses the bus in the clear (no salted HMAC session,
+//! no parameter encryption). Command buffers that held a PIN, a seed or a shared secret are
+//! zeroized when dropped.
+
+use zeroize::Zeroizing;
+
+use crate::error::{rc, TpmError};
+use crate::marshal::{In, Out};
+use crate::transport::{Link, Location};
+
+const ST_NO_SESSIONS: u16 = 0x8001;
+const ST_SESSIONS: u16 = 0x8002;
+pub(crate) const RH_OWNER: u32 = 0x4000_0001;
+pub(crate) const RH_NULL: u32 = 0x4000_0007;
+const RS_PW: u32 = 0x4000_0009;
+pub(crate) const ALG_SHA256: u16 = 0x000B;
+pub(crate) const SE_POLICY: u8 = 0x01;
+/// `continueSession`: a policy session outlives each command, so a batch starts it once.
+const CONTINUE_SESSION: u8 = 0x01;
+/// The most a TPM retries a "try again" answer (`TPM_RC_RETRY`, `YIELDED`, `TESTING`).
+const RETRIES: usize = 20;
+
+pub(crate) mod cc {
+    pub const CREATE_PRIMARY: u32 = 0x131;
+    pub const STARTUP: u32 = 0x144;
+    pub const CREATE: u32 = 0x153;
+    pub const ECDH_ZGEN: u32 = 0x154;
+    pub const LOAD: u32 = 0x157;
+    pub const UNSEAL: u32 = 0x15E;
+    pub const FLUSH_CONTEXT: u32 = 0x165;
+    pub const POLICY_AUTH_VALUE: u32 = 0x16B;
+    pub const START_AUTH_SESSION: u32 = 0x176;
+    pub const GET_CAPABILITY: u32 = 0x17A;
+    pub const PCR_READ: u32 = 0x17E;
+    pub const POLICY_PCR: u32 = 0x17F;
+    pub const POLICY_PASSWORD: u32 = 0x18C;
+}
+
+/// How a command's handle is authorized.
+pub(crate) enum Auth<'a> {
+    /// A password session: the handle's authValue (the PIN, or empty).
+    Password(&'a [u8]),
+    /// A policy session that ran its policy; the value is the authValue when the policy holds
+    /// `PolicyPassword`, else empty.
+    Policy(u32, &'a [u8]),
+}
+
+/// A response's handles and parameters.
+pub(crate) struct Response {
+    pub handles: Vec<u32>,
+    pub params: Zeroizing<Vec<u8>>,
+}
+
+/// One connection to a TPM, counting the commands it sent.
+pub struct Tpm {
+    link: Link,
+    sent: usize,
+    started: bool,
+}
+
+impl Tpm {
+    /// Connects to the TPM at `location`.
+    pub fn open(location: &Location) -> Result<Self, TpmError> {
+        Ok(Tpm { link: Link::open(location)?, sent: 0, started: false })
+    }
+
+    /// Commands sent so far on this connection.
+    pub fn commands_sent(&self) -> usize {
+        self.sent
+    }
+
+    /// Frames and sends one command: `name` names it in errors; `out_handles` handles come back.
+    pub(crate) fn run(
+        &mut self,
+        name: &'static str,
+        code: u32,
+        handles: &[u32],
+        auths: &[Auth],
+        params: &[u8],
+        out_handles: usize,
+    ) -> Result<Response, TpmError> {
+        let mut body = Out::default();
+        for h in handles {
+            body.u32(*h);
+        }
+        if !auths.is_empty() {
+            let mut area = Out::default();
+            for a in auths {
+                let (h, value) = match a {
+                    Auth::Password(v) => (RS_PW, *v),
+                    Auth::Policy(h, v) => (*h, *v),
+                };
+                area.u32(h).b(&[]).u8(CONTINUE_SESSION).b(value);
+            }
+            body.u32(area.0.len() as u32).raw(&area.0);
+            area.0.iter_mut().for_each(|b| *b = 0);
+        }
+        body.raw(params);
+        let tag = if auths.is_empty() { ST_NO_SESSIONS } else { ST_SESSIONS };
+        let mut cmd = Out::default();
+        cmd.u16(tag).u32(10 + body.0.len() as u32).u32(code).raw(&body.0);
+        let cmd = Zeroizing::new(cmd.0);
+        drop(Zeroizing::new(body.0));
+        let mut tries = 0;
+        loop {
+            self.sent += 1;
+            let resp = Zeroizing::new(self.link.transact(&cmd)?);
+            match parse(&resp, name, tag == ST_SESSIONS, out_handles) {
+                Err(TpmError::Refused { code: c, .. })
+                    if matches!(c, rc::RETRY | rc::YIELDED | rc::TESTING) && tries < RETRIES =>
+                {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20 * tries as u64));
+                }
+                Err(TpmError::Refused { code: rc::INITIALIZE, .. }) if !self.started => {
+                    // A simulator just powered on: TPM2_Startup(CLEAR) once, then again.
+                    self.started = true;
+                    self.run("Startup", cc::STARTUP, &[], &[], &0u16.to_be_bytes(), 0)?;
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// A response: its header checked, an error code turned into [`TpmError::Refused`] (with the
+/// base code, so callers match on it), its handles and parameters.
+fn parse(resp: &[u8], name: &'static str, sessions: bool, out_handles: usize) -> Result<Response, TpmError> {
+    let mut r = In::new(resp);
+    let tag = r.u16()?;
+    let size = r.u32()? as usize;
+    let code = r.u32()?;
+    if size != resp.len() {
+        return Err(TpmError::Protocol(format!(
+            "{name}: the answer's size field says {size}, {} came",
+            resp.len()
+        )));
+    }
+    if code != 0 {
+        return Err(TpmError::Refused { command: name, code: rc::base(code) });
+    }
+    if tag != if sessions { ST_SESSIONS } else { ST_NO_SESSIONS } {
+        return Err(TpmError::Protocol(format!("{name}: unexpected answer tag {tag:#x}")));
+    }
+    let handles = (0..out_handles).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
+    let n = if sessions { r.u32()? as usize } else { r.rest() };
+    let params = Zeroizing::new(r.take(n)?.to_vec());
+    Ok(Response { handles, params })
+}
+
+/// A `TPML_PCR_SELECTION` of SHA-256 PCRs (`pcrs` in 0..24).
+pub(crate) fn selection(pcrs: &[u8]) -> Vec<u8> {
+    let mut bits = [0u8; 3];
+    for p in pcrs {
+        bits[usize::from(p / 8)] |= 1 << (p % 8);
+    }
+    let mut o = Out::default();
+    o.u32(1).u16(ALG_SHA256).u8(3).raw(&bits);
+    o.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_answer_is_refused_with_its_base_code() {
+        let resp = [0x80, 0x01, 0, 0, 0, 10, 0, 0, 0x09, 0x8E];
+        let e = parse(&resp, "Unseal", true, 0).err().unwrap();
+        assert_eq!(e, TpmError::Refused { command: "Unseal", code: rc::AUTH_FAIL });
+    }
+
+    #[test]
+    fn a_size_field_that_lies_is_a_protocol_error() {
+        let resp = [0x80, 0x01, 0, 0, 0, 99, 0, 0, 0, 0];
+        assert!(matches!(parse(&resp, "X", false, 0), Err(TpmError::Protocol(_))));
+        let resp = [0x80, 0x01, 0, 0, 0, 10, 0, 0, 0, 0];
+        assert!(parse(&resp, "X", false, 1).is_err(), "a handle promised, none there");
+    }
+
+    #[test]
+    fn pcr_selection_bitmaps() {
+        assert_eq!(selection(&[0, 7, 23]), [0, 0, 0, 1, 0, 0x0B, 3, 0x81, 0, 0x80]);
+    }
+}

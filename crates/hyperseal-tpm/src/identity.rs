@@ -1,0 +1,205 @@
+//! A TPM key as an age [`Identity`]: the P-256 ECDH happens in the TPM (`ECDH_ZGen`), the
+//! ML-KEM seed is unsealed for one decapsulation and dropped (zeroized) at once; everything
+//! else is the library's tag code (`hyperseal::recipient::tag_held`).
+//!
+//! The TPM is reached, the primary re-created and the objects loaded on the first stanza this
+//! key's tag names, and kept for the identity's life: a batch of files in one process costs one
+//! set-up, then per file the policy (when bound to PCRs) and the two operations. A failure a
+//! retry would repeat (a wrong PIN, a lockout, another TPM, a changed PCR) is remembered, so
+//! one wrong PIN costs one dictionary-attack try, never one per file.
+
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
+
+use hyperseal::format::Stanza;
+use hyperseal::recipient::{tag_held, Callbacks, Identity};
+use hyperseal::{Error, FileKey};
+use zeroize::Zeroizing;
+
+use crate::command::{Auth, Tpm};
+use crate::error::{rc, TpmError};
+use crate::key::TpmKey;
+use crate::transport::Location;
+
+const PT_LOCKOUT_COUNTER: u32 = 0x20E;
+const PT_MAX_AUTH_FAIL: u32 = 0x20F;
+const PT_LOCKOUT_INTERVAL: u32 = 0x210;
+
+/// The objects loaded in the TPM, flushed when dropped.
+struct Loaded {
+    tpm: Tpm,
+    ecdh: u32,
+    sealed: Option<u32>,
+    session: Option<u32>,
+    pin: Zeroizing<Vec<u8>>,
+}
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        // The kernel's resource manager flushes what a process leaves; a simulator does not.
+        for h in [Some(self.ecdh), self.sealed, self.session].into_iter().flatten() {
+            let _ = self.tpm.flush(h);
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    loaded: Option<Loaded>,
+    failed: Option<TpmError>,
+    commands: usize,
+}
+
+/// A TPM-bound identity.
+pub struct TpmIdentity {
+    key: TpmKey,
+    location: Location,
+    callbacks: Arc<dyn Callbacks>,
+    name: String,
+    state: Mutex<State>,
+}
+
+impl TpmIdentity {
+    /// The key of `key`, used through the TPM at `location`; `callbacks` is asked the PIN once.
+    /// `name` names the key in the PIN prompt (its file).
+    pub fn new(key: TpmKey, location: Location, callbacks: Arc<dyn Callbacks>, name: &str) -> Self {
+        TpmIdentity { key, location, callbacks, name: name.into(), state: Mutex::default() }
+    }
+
+    /// TPM commands sent for this identity so far.
+    pub fn commands_sent(&self) -> usize {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.commands + s.loaded.as_ref().map_or(0, |l| l.tpm.commands_sent())
+    }
+
+    fn load(&self) -> Result<Loaded, TpmError> {
+        let pin = match self.key.pin {
+            false => Zeroizing::new(Vec::new()),
+            true => {
+                let p = self.callbacks.request_passphrase(&format!("TPM PIN for {}", self.name));
+                Zeroizing::new(p.ok_or(TpmError::NoPin)?.as_bytes().to_vec())
+            }
+        };
+        let mut tpm = Tpm::open(&self.location)?;
+        let (primary, name) = tpm.create_primary()?;
+        let objects = (|| {
+            if name != self.key.parent_name {
+                return Err(TpmError::DifferentTpm);
+            }
+            let load = |tpm: &mut Tpm, b: &crate::key::Blob| {
+                tpm.load(primary, &b.private, &b.public).map_err(|e| match e {
+                    TpmError::Refused { code: rc::INTEGRITY, .. } => TpmError::DifferentTpm,
+                    e => e,
+                })
+            };
+            let ecdh = load(&mut tpm, &self.key.ecdh)?;
+            let sealed = self.key.sealed.as_ref().map(|b| load(&mut tpm, b)).transpose();
+            Ok((ecdh, sealed))
+        })();
+        // The loaded objects need their parent no more: one TPM slot freed for the batch.
+        let _ = tpm.flush(primary);
+        let (ecdh, sealed) = objects?;
+        let mut loaded = Loaded { tpm, ecdh, sealed: None, session: None, pin };
+        loaded.sealed = sealed?;
+        if !self.key.pcrs.is_empty() {
+            loaded.session = Some(loaded.tpm.start_policy_session()?);
+        }
+        Ok(loaded)
+    }
+
+    /// Runs `op` on the loaded objects (loading them first), with failures explained.
+    fn with_loaded<T>(
+        &self,
+        state: &mut State,
+        op: impl FnOnce(&mut Loaded, Auth) -> Result<T, TpmError>,
+    ) -> Result<T, Error> {
+        if let Some(e) = &state.failed {
+            return Err(e.clone().into_error());
+        }
+        let result = (|| {
+            if state.loaded.is_none() {
+                state.loaded = Some(self.load()?);
+            }
+            let l = state.loaded.as_mut().expect("just loaded");
+            if let Some(s) = l.session {
+                l.tpm.run_policy(s, &self.key.pcrs, self.key.pin)?;
+            }
+            let pin = l.pin.clone();
+            let auth = match l.session {
+                Some(s) => Auth::Policy(s, &pin),
+                None => Auth::Password(&pin),
+            };
+            op(l, auth)
+        })();
+        result.map_err(|e| {
+            let e = self.explain(state, e);
+            if !matches!(e, TpmError::Timeout(_) | TpmError::Protocol(_)) {
+                state.failed = Some(e.clone());
+            }
+            if let Some(l) = state.loaded.take() {
+                state.commands += l.tpm.commands_sent();
+            }
+            e.into_error()
+        })
+    }
+
+    /// Turns a refusal into what it means for this key (asking the TPM what it needs to say so).
+    fn explain(&self, state: &mut State, e: TpmError) -> TpmError {
+        let TpmError::Refused { code, .. } = e else { return e };
+        let Some(l) = state.loaded.as_mut() else {
+            return e;
+        };
+        match code {
+            rc::AUTH_FAIL | rc::BAD_AUTH => {
+                let count = l.tpm.property(PT_LOCKOUT_COUNTER).ok().flatten();
+                let max = l.tpm.property(PT_MAX_AUTH_FAIL).ok().flatten();
+                TpmError::WrongPin { tries_left: count.zip(max).map(|(c, m)| m.saturating_sub(c)) }
+            }
+            rc::LOCKOUT => {
+                TpmError::Lockout { recovery_s: l.tpm.property(PT_LOCKOUT_INTERVAL).ok().flatten() }
+            }
+            rc::VALUE | rc::POLICY_FAIL | rc::PCR_CHANGED => {
+                let changed: Vec<u8> = self
+                    .key
+                    .pcrs
+                    .iter()
+                    .filter(|(i, v)| l.tpm.pcr_read(*i).ok().is_none_or(|now| now != *v))
+                    .map(|p| p.0)
+                    .collect();
+                if changed.is_empty() {
+                    e
+                } else {
+                    TpmError::PcrChanged(changed)
+                }
+            }
+            _ => e,
+        }
+    }
+}
+
+impl Identity for TpmIdentity {
+    fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+        let guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = RefCell::new(guard);
+        let ecdh = |peer: &[u8; 65]| {
+            let peer = *peer;
+            self.with_loaded(&mut state.borrow_mut(), |l, auth| l.tpm.ecdh_zgen(l.ecdh, auth, &peer))
+        };
+        let point = &self.key.point;
+        if self.key.sealed.is_none() {
+            return tag_held::unwrap_classic(point, stanza, ecdh);
+        }
+        let seed = || {
+            self.with_loaded(&mut state.borrow_mut(), |l, auth| {
+                let data = l.tpm.unseal(l.sealed.expect("a post-quantum key"), auth)?;
+                if data.len() != tag_held::MLKEM_SEED_BYTES {
+                    return Err(TpmError::BadIdentity("the sealed seed has the wrong length".into()));
+                }
+                let mut seed = Zeroizing::new([0u8; tag_held::MLKEM_SEED_BYTES]);
+                seed.copy_from_slice(&data);
+                Ok(seed)
+            })
+        };
+        tag_held::unwrap_hybrid(point, stanza, ecdh, seed)
+    }
+}

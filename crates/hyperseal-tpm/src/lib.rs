@@ -1,0 +1,38 @@
+//! TPM 2.0-bound age identities: the unwrap side of age's tag recipients (`age1tag1…`,
+//! `age1tagpq1…`) with the P-256 key inside a TPM and, for the post-quantum kind, the
+//! ML-KEM-768 seed sealed to it.
+//!
+//! A small pure-Rust TPM 2.0 command layer (no libtss2: the released CLI is one static binary):
+//!
+//! * `transport.rs`: where the TPM is (`/dev/tpmrm0`, or swtpm's socket), deadlines, bounds;
+//! * `marshal.rs`, `command.rs`: the wire encoding and the command frame, every returned length
+//!   bounded; `ops.rs`: the commands used, the object templates and the policy digest;
+//! * `key.rs`: the identity file's TPM data; `keygen.rs`: making a key; `identity.rs`: the
+//!   [`Identity`](hyperseal::Identity); `error.rs`: what failed and what to do.
+//!
+//! What this layer does not do (docs/TPM.md): the PIN and, at key creation, the ML-KEM seed
+//! cross the bus to the TPM in the clear (password and unsalted policy sessions, no parameter
+//! encryption), so an attacker who can sniff the LPC/SPI bus sees them; no Windows TBS; the
+//! mssim platform port (power-on) is not driven: start swtpm with
+//! `--flags not-need-init,startup-clear` (a `TPM_RC_INITIALIZE` answer gets one `Startup`).
+//!
+//! The library reads no environment variable: callers pass the [`Location`].
+
+mod command;
+mod error;
+mod identity;
+mod key;
+mod keygen;
+mod marshal;
+mod ops;
+mod transport;
+
+pub use command::Tpm;
+pub use error::{split_hint, TpmError, PREFIX as ERROR_PREFIX};
+pub use identity::TpmIdentity;
+pub use key::{TpmKey, PLUGIN_NAME};
+pub use keygen::{generate, Options, MAX_PIN};
+pub use transport::{Location, DEFAULT_DEVICE};
+
+#[cfg(test)]
+mod swtpm_tests;
