@@ -80,8 +80,7 @@ impl TpmKey {
 
     /// Whether `line` is a TPM identity (cheap: no TPM, no full parse).
     pub fn is_tpm_identity(line: &str) -> bool {
-        line.len() > 30
-            && line[..23].eq_ignore_ascii_case("AGE-PLUGIN-HYPERSEAL-1Q")
+        line.get(..23).is_some_and(|head| head.eq_ignore_ascii_case("AGE-PLUGIN-HYPERSEAL-1Q"))
             && plugin::identity_data(line).is_ok_and(|(n, d)| n == PLUGIN_NAME && d.starts_with(MAGIC))
     }
 

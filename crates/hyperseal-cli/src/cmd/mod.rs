@@ -19,6 +19,7 @@ pub mod rekey;
 mod rekey_common;
 mod rekey_sops;
 mod rekey_tree;
+pub mod tpm;
 
 use hyperseal::Suite;
 
