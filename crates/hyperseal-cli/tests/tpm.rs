@@ -334,3 +334,27 @@ fn without_a_tpm_the_error_says_where_it_looked() {
     assert!(err.contains("hint: ") && err.contains("TPM2TOOLS_TCTI"), "{err}");
     assert!(!dir.path().join("k").exists(), "no key file without a key");
 }
+
+#[test]
+fn the_real_age_decrypts_through_the_plugin() {
+    let (Some(tpm), Some(age)) = (Swtpm::start(), peer("age")) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::os::unix::fs::symlink(HS, plugins.join("age-plugin-hyperseal")).unwrap();
+    let path = format!("{}:{}", plugins.display(), tools_path());
+    for (name, extra) in [("pq.key", &[][..]), ("classic.key", &["--classic"][..])] {
+        let (key, recipient) = keygen(&tpm.tcti(), dir.path(), name, extra);
+        let f = dir.path().join(format!("{name}.age"));
+        let made = Command::new(&age).args(["-r", &recipient, "-o", p(&f), p(&key)]).output().unwrap();
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let out = Command::new(&age)
+            .args(["-d", "-i", p(&key), p(&f)])
+            .env("PATH", &path)
+            .env("TPM2TOOLS_TCTI", tpm.tcti())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout == std::fs::read(&key).unwrap(), "{name}");
+    }
+}

@@ -20,6 +20,7 @@ mod rekey_common;
 mod rekey_sops;
 mod rekey_tree;
 pub mod tpm;
+pub mod tpm_plugin;
 
 use hyperseal::Suite;
 
