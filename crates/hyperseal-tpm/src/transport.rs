@@ -164,6 +164,7 @@ fn read_u32(s: &mut TcpStream) -> std::io::Result<u32> {
 }
 
 /// Waits until the device has a response, at most [`DEADLINE`].
+#[cfg(unix)]
 fn wait_readable(f: &std::fs::File) -> Result<(), TpmError> {
     use std::os::fd::AsRawFd;
     let mut p = libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 };
@@ -175,6 +176,13 @@ fn wait_readable(f: &std::fs::File) -> Result<(), TpmError> {
         0 => Err(TpmError::Timeout("a command".into())),
         _ => Err(TpmError::Protocol(format!("waiting for the TPM: {}", std::io::Error::last_os_error()))),
     }
+}
+
+/// Windows has no TPM character device (its TPM is reached through TBS, which this crate does
+/// not speak): opening one fails first, so this is never reached there.
+#[cfg(not(unix))]
+fn wait_readable(_: &std::fs::File) -> Result<(), TpmError> {
+    Ok(())
 }
 
 #[cfg(test)]
