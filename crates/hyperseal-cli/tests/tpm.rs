@@ -358,3 +358,24 @@ fn the_real_age_decrypts_through_the_plugin() {
         assert!(out.stdout == std::fs::read(&key).unwrap(), "{name}");
     }
 }
+
+#[test]
+fn the_key_file_gives_its_recipient_and_refuses_another_keys() {
+    let Some(tpm) = Swtpm::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (key, recipient) = keygen(&tpm.tcti(), dir.path(), "host.key", &[]);
+    let (other, other_recipient) = keygen(&tpm.tcti(), dir.path(), "other.key", &[]);
+    let out = hs(&tpm.tcti(), &["pubkey", "-i", p(&key)]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), recipient);
+    // encrypt -i: to oneself, as age's -e -i
+    let f = dir.path().join("self.age");
+    ok(&hs(&tpm.tcti(), &["encrypt", "-i", p(&key), "-o", p(&f), p(&other)]));
+    let out = hs(&tpm.tcti(), &["decrypt", "-i", p(&key), p(&f)]);
+    assert!(out.status.success() && out.stdout == std::fs::read(&other).unwrap());
+    // A `# public key:` line swapped for another key's is not believed.
+    let text = std::fs::read_to_string(&key).unwrap().replace(&recipient, &other_recipient);
+    let forged = dir.path().join("forged.key");
+    std::fs::write(&forged, text).unwrap();
+    let err = message(&hs(&tpm.tcti(), &["pubkey", "-i", p(&forged)]));
+    assert!(err.contains("is not this key's"), "{err}");
+}

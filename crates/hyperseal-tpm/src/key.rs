@@ -7,7 +7,8 @@
 //! hand it to `age-plugin-hyperseal`; the data starts with a NUL byte, which no agent socket
 //! path holds (docs/FORMAT.md, "TPM identities").
 
-use hyperseal::recipient::plugin;
+use hyperseal::recipient::tag::TagRecipient;
+use hyperseal::recipient::{plugin, Recipient};
 
 use crate::error::TpmError;
 use crate::marshal::{In, Out};
@@ -61,6 +62,19 @@ impl TpmKey {
     /// The PCRs it is bound to.
     pub fn pcrs(&self) -> Vec<u8> {
         self.pcrs.iter().map(|p| p.0).collect()
+    }
+
+    /// The recipient written beside the key (`# public key: age1tag…` in the identity file):
+    /// the ML-KEM half cannot be checked without the TPM, so its P-256 half and its kind must
+    /// match this key's, or it is refused.
+    pub fn recipient_in(&self, file_text: &str) -> Result<TagRecipient, TpmError> {
+        let bad = |why: &str| TpmError::BadIdentity(why.into());
+        let mut found = file_text.lines().filter_map(|l| l.strip_prefix("# public key: ")).filter_map(|r| {
+            let r = TagRecipient::from_bech32(r.trim()).ok()?;
+            let id = r.key_id()?;
+            (r.is_postquantum() == self.is_postquantum() && id.ends_with(&self.point)).then_some(r)
+        });
+        found.next().ok_or_else(|| bad("its `# public key:` line is missing, or is not this key's"))
     }
 
     /// The `AGE-PLUGIN-HYPERSEAL-1…` line.

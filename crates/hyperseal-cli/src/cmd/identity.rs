@@ -222,7 +222,10 @@ pub fn load_identity_recipients_for(
     passphrase_file: Option<&Path>,
     profile: hyperseal::Profile,
 ) -> Result<Vec<Box<dyn Recipient>>> {
-    each_identity_file(paths, passphrase_file, |b, cb| identity_file::recipients_of_for(b, cb, profile))
+    each_identity_file(paths, passphrase_file, |b, cb| match super::tpm::recipients_of(b) {
+        Some(r) => Ok(r?.into_iter().map(|r| Box::new(r) as Box<dyn Recipient>).collect()),
+        None => identity_file::recipients_of_for(b, cb, profile),
+    })
 }
 
 /// One `-r` recipient (plugin recipients get the terminal for their requests).

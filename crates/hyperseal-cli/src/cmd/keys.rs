@@ -115,6 +115,12 @@ pub fn pubkey(a: PubkeyArgs) -> Result<()> {
             s
         }
     };
+    if let Some(recipients) = super::tpm::recipients_of(text.as_bytes()) {
+        for r in recipients? {
+            println!("{}", r.to_bech32());
+        }
+        return Ok(());
+    }
     if a.age_tag {
         println!("{}", recipient::tag_recipients_of(&text)?);
         return Ok(());

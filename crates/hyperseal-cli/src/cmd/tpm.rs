@@ -81,6 +81,27 @@ pub fn parse_identities(
     Ok(out)
 }
 
+/// The TPM lines of an identity file, with the file's text; `None` for a file without any.
+fn tpm_keys(bytes: &[u8]) -> Option<(Vec<TpmKey>, &str)> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| TpmKey::is_tpm_identity(l)).collect();
+    let keys = lines.iter().filter_map(|l| TpmKey::from_identity_string(l).ok()).collect::<Vec<_>>();
+    (!lines.is_empty()).then_some((keys, text))
+}
+
+/// The recipients of an identity file's TPM keys (`encrypt -i host.key`, `pubkey`), from the
+/// `# public key:` lines keygen wrote (checked against each key), or `None` for a file without
+/// TPM lines.
+pub fn recipients_of(
+    bytes: &[u8],
+) -> Option<Result<Vec<hyperseal::recipient::tag::TagRecipient>, hyperseal::Error>> {
+    let (keys, text) = tpm_keys(bytes)?;
+    if keys.is_empty() {
+        return Some(Err(hyperseal_tpm::TpmError::BadIdentity("a damaged TPM line".into()).into_error()));
+    }
+    Some(keys.iter().map(|k| k.recipient_in(text).map_err(|e| e.into_error())).collect())
+}
+
 /// The PIN of `keygen --tpm --pin`: the first line of `--pin-file`, or asked twice.
 fn new_pin(file: Option<&Path>) -> Result<Zeroizing<String>> {
     let pin = match file {
