@@ -142,3 +142,66 @@ impl TpmKey {
         Ok(key)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(pq: bool) -> TpmKey {
+        let mut public = crate::ops::ecdh_template(&None, false);
+        public.truncate(public.len() - 4);
+        public.extend_from_slice(&[0, 32]);
+        public.extend_from_slice(&[1; 32]);
+        public.extend_from_slice(&[0, 32]);
+        public.extend_from_slice(&[2; 32]);
+        let point = ecc_point(&public).unwrap();
+        let ecdh = Blob { private: vec![9; 126], public };
+        let sealed = pq.then(|| Blob { private: vec![8; 200], public: vec![7; 80] });
+        TpmKey {
+            pin: true,
+            parent_name: vec![0, 11, 5],
+            pcrs: vec![(0, [3; 32]), (7, [4; 32])],
+            ecdh,
+            sealed,
+            point,
+        }
+    }
+
+    #[test]
+    fn the_line_round_trips_and_is_told_from_an_agent_identity() {
+        for pq in [true, false] {
+            let key = sample(pq);
+            let line = key.to_identity_string();
+            assert!(TpmKey::is_tpm_identity(&line), "{line}");
+            assert!(hyperseal::agent::socket_of(&line).is_err(), "never taken for a socket path");
+            assert_eq!(TpmKey::from_identity_string(&line).unwrap(), key);
+        }
+        let agent = hyperseal::agent::plugin_identity(std::path::Path::new("/run/agent.sock"));
+        assert!(!TpmKey::is_tpm_identity(&agent));
+    }
+
+    fn data_of(key: &TpmKey) -> Vec<u8> {
+        plugin::identity_data(&key.to_identity_string()).unwrap().1
+    }
+
+    #[test]
+    fn every_cut_and_every_trailing_byte_is_refused() {
+        let data = data_of(&sample(true));
+        for n in 0..data.len() {
+            let line = plugin::identity_string(PLUGIN_NAME, &data[..n]);
+            assert!(TpmKey::from_identity_string(&line).is_err(), "cut at {n}");
+        }
+        let mut longer = data.clone();
+        longer.push(0);
+        assert!(TpmKey::from_identity_string(&plugin::identity_string(PLUGIN_NAME, &longer)).is_err());
+    }
+
+    #[test]
+    fn pcrs_out_of_order_or_range_are_refused() {
+        let mut key = sample(false);
+        key.pcrs = vec![(7, [0; 32]), (0, [0; 32])];
+        assert!(TpmKey::from_identity_string(&key.to_identity_string()).is_err());
+        key.pcrs = vec![(24, [0; 32])];
+        assert!(TpmKey::from_identity_string(&key.to_identity_string()).is_err());
+    }
+}
