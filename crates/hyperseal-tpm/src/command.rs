@@ -1,7 +1,7 @@
 //! The TPM 2.0 commands this crate sends (TCG TPM 2.0 Library, Part 3), framed and parsed here
 //! and nowhere else. Only what a TPM-bound age key needs: a storage primary, a P-256 decryption
 //! key and a sealed object under it, loading them, `ECDH_ZGen`, `Unseal`, a policy session
-//! (`PolicyPCR`, `PolicyPassword`), `PCR_Read`, `GetCapability` and `FlushContext`.
+//! (`PolicyPCR`, `PolicyPassword`), `PCR_Read`, `GetCapability`, `ReadPublic` and `FlushContext`.
 //!
 //! Authorization is a password session (`TPM_RS_PW`) or a policy session with
 //! `PolicyPassword`: either way the PIN crosses the bus in the clear (no salted HMAC session,
@@ -35,6 +35,7 @@ pub(crate) mod cc {
     pub const UNSEAL: u32 = 0x15E;
     pub const FLUSH_CONTEXT: u32 = 0x165;
     pub const POLICY_AUTH_VALUE: u32 = 0x16B;
+    pub const READ_PUBLIC: u32 = 0x173;
     pub const START_AUTH_SESSION: u32 = 0x176;
     pub const GET_CAPABILITY: u32 = 0x17A;
     pub const PCR_READ: u32 = 0x17E;

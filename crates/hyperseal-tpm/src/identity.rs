@@ -22,6 +22,8 @@ use crate::key::TpmKey;
 use crate::transport::Location;
 
 const PT_LOCKOUT_COUNTER: u32 = 0x20E;
+/// The persistent handle where an SRK is conventionally kept (TCG Provisioning Guidance).
+const SHARED_SRK: u32 = 0x8100_0001;
 const PT_MAX_AUTH_FAIL: u32 = 0x20F;
 const PT_LOCKOUT_INTERVAL: u32 = 0x210;
 
@@ -83,11 +85,18 @@ impl TpmIdentity {
         let mut tpm = Tpm::open(&self.location)?;
         let (primary, name) = tpm.create_primary()?;
         let objects = (|| {
-            if name != self.key.parent_name {
+            // An empty name (age-plugin-tpm's first version) is not checked: the TPM refuses to
+            // load a blob under another parent, which says the same.
+            let parent = if self.key.parent_name.is_empty() || name == self.key.parent_name {
+                primary
+            } else if tpm.read_public(SHARED_SRK).is_ok_and(|n| n == self.key.parent_name) {
+                // age-plugin-tpm's keys may be under the SRK kept at its well-known handle.
+                SHARED_SRK
+            } else {
                 return Err(TpmError::DifferentTpm);
-            }
+            };
             let load = |tpm: &mut Tpm, b: &crate::key::Blob| {
-                tpm.load(primary, &b.private, &b.public).map_err(|e| match e {
+                tpm.load(parent, &b.private, &b.public).map_err(|e| match e {
                     TpmError::Refused { code: rc::INTEGRITY, .. } => TpmError::DifferentTpm,
                     e => e,
                 })

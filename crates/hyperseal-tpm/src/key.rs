@@ -64,10 +64,15 @@ impl TpmKey {
         self.pcrs.iter().map(|p| p.0).collect()
     }
 
-    /// The recipient written beside the key (`# public key: age1tag…` in the identity file):
-    /// the ML-KEM half cannot be checked without the TPM, so its P-256 half and its kind must
+    /// The recipient: a classic key's from its point; a post-quantum key's as written beside
+    /// it (`# public key: age1tagpq1…` in the identity file): the ML-KEM half cannot be checked without the TPM, so its P-256 half and its kind must
     /// match this key's, or it is refused.
     pub fn recipient_in(&self, file_text: &str) -> Result<TagRecipient, TpmError> {
+        if !self.is_postquantum() {
+            // The classic recipient is the key's point: nothing to believe.
+            return hyperseal::recipient::tag_held::recipient(&self.point, None)
+                .map_err(|e| TpmError::BadIdentity(e.to_string()));
+        }
         let bad = |why: &str| TpmError::BadIdentity(why.into());
         let mut found = file_text.lines().filter_map(|l| l.strip_prefix("# public key: ")).filter_map(|r| {
             let r = TagRecipient::from_bech32(r.trim()).ok()?;

@@ -7,7 +7,7 @@
 //! * `transport.rs`: where the TPM is (`/dev/tpmrm0`, or swtpm's socket), deadlines, bounds;
 //! * `marshal.rs`, `command.rs`: the wire encoding and the command frame, every returned length
 //!   bounded; `ops.rs`: the commands used, the object templates and the policy digest;
-//! * `key.rs`: the identity file's TPM data; `keygen.rs`: making a key; `identity.rs`: the
+//! * `key.rs`: the identity file's TPM data (and `age_plugin_tpm.rs`: that plugin's p256 keys); `keygen.rs`: making a key; `identity.rs`: the
 //!   [`Identity`](hyperseal::Identity); `error.rs`: what failed and what to do.
 //!
 //! What this layer does not do (docs/TPM.md): the PIN and, at key creation, the ML-KEM seed
@@ -18,6 +18,7 @@
 //!
 //! The library reads no environment variable: callers pass the [`Location`].
 
+pub mod age_plugin_tpm;
 mod command;
 mod error;
 mod identity;

@@ -219,6 +219,14 @@ impl Tpm {
         Ok(())
     }
 
+    /// `ReadPublic`: the object's name.
+    pub(crate) fn read_public(&mut self, handle: u32) -> Result<Vec<u8>, TpmError> {
+        let r = self.run("ReadPublic", cc::READ_PUBLIC, &[handle], &[], &[], 0)?;
+        let mut i = In::new(&r.params);
+        i.b(MAX_PUBLIC)?;
+        Ok(i.b(MAX_NAME)?.to_vec())
+    }
+
     /// `PCR_Read` of one SHA-256 PCR.
     pub(crate) fn pcr_read(&mut self, pcr: u8) -> Result<[u8; 32], TpmError> {
         let r = self.run("PCR_Read", cc::PCR_READ, &[], &[], &selection(&[pcr]), 0)?;

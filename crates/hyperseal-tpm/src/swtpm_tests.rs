@@ -151,3 +151,22 @@ fn another_tpm_is_named() {
     assert!(msg.contains("different TPM"), "{msg}");
     let _ = TpmError::DifferentTpm;
 }
+
+#[test]
+fn an_age_plugin_tpm_identity_opens_p256tag_stanzas() {
+    let Some(tpm) = Swtpm::start() else { return };
+    let o = Options { postquantum: false, pin: Some(b"42"), pcrs: &[] };
+    let (key, recipient) = generate(&tpm.location, &o).unwrap();
+    let line = crate::age_plugin_tpm::encode(&key);
+    assert!(line.starts_with("AGE-PLUGIN-TPM-1") && crate::age_plugin_tpm::is_identity(&line));
+    let theirs = crate::age_plugin_tpm::parse(&line).unwrap();
+    assert!(theirs.has_pin() && !theirs.is_postquantum());
+    let id = TpmIdentity::new(theirs, tpm.location.clone(), Arc::new(Pin("42")), "k");
+    let (fk, s) = stanza(&recipient);
+    assert_eq!(id.unwrap_stanza(&s).unwrap().unwrap().expose(), fk.expose());
+    for cut in [3, line.len() - 8] {
+        let data = hyperseal::recipient::plugin::identity_data(&line).unwrap().1;
+        let short = hyperseal::recipient::plugin::identity_string("tpm", &data[..cut.min(data.len() - 1)]);
+        assert!(crate::age_plugin_tpm::parse(&short).is_err());
+    }
+}

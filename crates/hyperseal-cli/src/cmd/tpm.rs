@@ -1,5 +1,5 @@
 //! TPM-bound identities in the CLI: `keygen --tpm`, and `-i` files that hold
-//! `AGE-PLUGIN-HYPERSEAL-1…` TPM lines, read natively (no plugin process) into
+//! `AGE-PLUGIN-HYPERSEAL-1…` TPM lines (or age-plugin-tpm's `AGE-PLUGIN-TPM-1…`), read natively (no plugin process) into
 //! `hyperseal_tpm::TpmIdentity`. The TPM code lives in `hyperseal-tpm`; this file only finds the
 //! TPM (`TPM2TOOLS_TCTI`, `TCTI`, as tpm2-tools does), asks the PIN and prints.
 
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Args;
 use hyperseal::recipient::{Callbacks, Identity};
-use hyperseal_tpm::{Location, TpmIdentity, TpmKey};
+use hyperseal_tpm::{age_plugin_tpm, Location, TpmError, TpmIdentity, TpmKey};
 use zeroize::Zeroizing;
 
 use crate::errors::hint;
@@ -52,6 +52,19 @@ pub fn location() -> Result<Location, hyperseal::Error> {
     Location::parse(tcti.as_deref().unwrap_or("")).map_err(|e| e.into_error())
 }
 
+/// Whether `line` is a TPM key's: ours, or age-plugin-tpm's (read natively too).
+fn is_tpm_line(line: &str) -> bool {
+    TpmKey::is_tpm_identity(line) || age_plugin_tpm::is_identity(line)
+}
+
+fn tpm_key(line: &str) -> Result<TpmKey, TpmError> {
+    if age_plugin_tpm::is_identity(line) {
+        age_plugin_tpm::parse(line)
+    } else {
+        TpmKey::from_identity_string(line)
+    }
+}
+
 /// The identities of an identity file that holds TPM lines (its other lines parsed by `rest`),
 /// or `None` for a file without any, which the caller parses as before.
 pub fn parse_identities(
@@ -59,16 +72,15 @@ pub fn parse_identities(
     callbacks: Arc<dyn Callbacks>,
     rest: impl Fn(&[u8], Arc<dyn Callbacks>) -> Result<Vec<Box<dyn Identity>>, hyperseal::Error>,
 ) -> Result<Vec<Box<dyn Identity>>, hyperseal::Error> {
-    let Some(text) =
-        std::str::from_utf8(bytes).ok().filter(|t| t.lines().any(|l| TpmKey::is_tpm_identity(l.trim())))
+    let Some(text) = std::str::from_utf8(bytes).ok().filter(|t| t.lines().any(|l| is_tpm_line(l.trim())))
     else {
         return rest(bytes, callbacks);
     };
     let mut out: Vec<Box<dyn Identity>> = Vec::new();
     let mut others = Zeroizing::new(String::new());
     for line in text.lines() {
-        if TpmKey::is_tpm_identity(line.trim()) {
-            let key = TpmKey::from_identity_string(line.trim()).map_err(|e| e.into_error())?;
+        if is_tpm_line(line.trim()) {
+            let key = tpm_key(line.trim()).map_err(|e| e.into_error())?;
             out.push(Box::new(TpmIdentity::new(key, location()?, callbacks.clone(), "the TPM key")));
         } else if !line.trim().is_empty() && !line.starts_with('#') {
             others.push_str(line);
@@ -81,25 +93,19 @@ pub fn parse_identities(
     Ok(out)
 }
 
-/// The TPM lines of an identity file, with the file's text; `None` for a file without any.
-fn tpm_keys(bytes: &[u8]) -> Option<(Vec<TpmKey>, &str)> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| TpmKey::is_tpm_identity(l)).collect();
-    let keys = lines.iter().filter_map(|l| TpmKey::from_identity_string(l).ok()).collect::<Vec<_>>();
-    (!lines.is_empty()).then_some((keys, text))
-}
-
-/// The recipients of an identity file's TPM keys (`encrypt -i host.key`, `pubkey`), from the
-/// `# public key:` lines keygen wrote (checked against each key), or `None` for a file without
-/// TPM lines.
+/// The recipients of an identity file's TPM keys (`encrypt -i host.key`, `pubkey`): a classic
+/// key's from its point, a post-quantum key's from the `# public key:` line keygen wrote
+/// (checked against the key); `None` for a file without TPM lines.
 pub fn recipients_of(
     bytes: &[u8],
 ) -> Option<Result<Vec<hyperseal::recipient::tag::TagRecipient>, hyperseal::Error>> {
-    let (keys, text) = tpm_keys(bytes)?;
-    if keys.is_empty() {
-        return Some(Err(hyperseal_tpm::TpmError::BadIdentity("a damaged TPM line".into()).into_error()));
+    let text = std::str::from_utf8(bytes).ok()?;
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| is_tpm_line(l)).collect();
+    if lines.is_empty() {
+        return None;
     }
-    Some(keys.iter().map(|k| k.recipient_in(text).map_err(|e| e.into_error())).collect())
+    let each = |l: &&str| tpm_key(l).and_then(|k| k.recipient_in(text)).map_err(|e| e.into_error());
+    Some(lines.iter().map(each).collect())
 }
 
 /// The PIN of `keygen --tpm --pin`: the first line of `--pin-file`, or asked twice.
