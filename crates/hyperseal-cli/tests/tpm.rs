@@ -230,6 +230,7 @@ fn a_wrong_pin_says_the_tries_left_once_for_a_batch() {
 struct Counter {
     port: u16,
     seen: Arc<Mutex<HashMap<u32, usize>>>,
+    wire: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Counter {
@@ -237,15 +238,16 @@ impl Counter {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(HashMap::new()));
-        let counts = seen.clone();
+        let wire = Arc::new(Mutex::new(Vec::new()));
+        let (counts, bytes) = (seen.clone(), wire.clone());
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(mut client) = client else { return };
                 let mut tpm = TcpStream::connect(("127.0.0.1", to)).unwrap();
-                let _ = relay(&mut client, &mut tpm, &counts);
+                let _ = relay(&mut client, &mut tpm, &counts, &bytes);
             }
         });
-        Counter { port, seen }
+        Counter { port, seen, wire }
     }
 
     fn tcti(&self) -> String {
@@ -267,6 +269,7 @@ fn relay(
     client: &mut TcpStream,
     tpm: &mut TcpStream,
     seen: &Mutex<HashMap<u32, usize>>,
+    wire: &Mutex<Vec<u8>>,
 ) -> std::io::Result<()> {
     loop {
         let op = read_u32(client)?;
@@ -279,11 +282,13 @@ fn relay(
         let mut cmd = vec![0u8; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize];
         client.read_exact(&mut cmd)?;
         *seen.lock().unwrap().entry(u32::from_be_bytes(cmd[6..10].try_into().unwrap())).or_default() += 1;
+        wire.lock().unwrap().extend_from_slice(&cmd);
         tpm.write_all(&head)?;
         tpm.write_all(&cmd)?;
         let len = read_u32(tpm)?;
         let mut resp = vec![0u8; len as usize + 4];
         tpm.read_exact(&mut resp)?;
+        wire.lock().unwrap().extend_from_slice(&resp);
         client.write_all(&len.to_be_bytes())?;
         client.write_all(&resp)?;
     }
@@ -378,4 +383,26 @@ fn the_key_file_gives_its_recipient_and_refuses_another_keys() {
     std::fs::write(&forged, text).unwrap();
     let err = message(&hs(&tpm.tcti(), &["pubkey", "-i", p(&forged)]));
     assert!(err.contains("is not this key's"), "{err}");
+}
+
+#[test]
+fn the_pin_never_crosses_the_wire() {
+    let Some(tpm) = Swtpm::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pin = "pin-7f3a9c11";
+    let pin_file = dir.path().join("pin");
+    std::fs::write(&pin_file, format!("{pin}\n")).unwrap();
+    let counter = Counter::start(tpm.port);
+    let (key, recipient) =
+        keygen(&counter.tcti(), dir.path(), "host.key", &["--pin", "--pin-file", p(&pin_file)]);
+    let f = dir.path().join("f.age");
+    ok(&hs(&tpm.tcti(), &["encrypt", "-r", &recipient, "-o", p(&f), p(&key)]));
+    let out =
+        hs(&counter.tcti(), &["decrypt", "-i", p(&key), "--identity-passphrase-file", p(&pin_file), p(&f)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (u, e) = (counter.count(UNSEAL), counter.count(ECDH_ZGEN));
+    assert!(u >= 1 && e >= 1, "the traffic was seen: {u} {e}");
+    let wire = counter.wire.lock().unwrap().clone();
+    let found = wire.windows(pin.len()).any(|w| w == pin.as_bytes());
+    assert!(!found, "the PIN crossed the wire in the clear");
 }

@@ -1,11 +1,11 @@
 //! The TPM 2.0 commands this crate sends (TCG TPM 2.0 Library, Part 3), framed and parsed here
 //! and nowhere else. Only what a TPM-bound age key needs: a storage primary, a P-256 decryption
 //! key and a sealed object under it, loading them, `ECDH_ZGen`, `Unseal`, a policy session
-//! (`PolicyPCR`, `PolicyPassword`), `PCR_Read`, `GetCapability`, `ReadPublic` and `FlushContext`.
+//! (`PolicyPCR`, `PolicyAuthValue`), `PCR_Read`, `GetCapability`, `ReadPublic` and `FlushContext`.
 //!
-//! Authorization is a password session (`TPM_RS_PW`) or a policy session with
-//! `PolicyPassword`: either way the PIN crosses the bus in the clear (no salted HMAC session,
-//! no parameter encryption). Command buffers that held a PIN, a seed or a shared secret are
+//! Authorization is a password session (`TPM_RS_PW`, for the storage primary's empty
+//! authValue only) or a salted session (`session.rs`): the PIN never crosses the bus, and the
+//! secrets that do are encrypted. Command buffers that held a PIN, a seed or a shared secret are
 //! zeroized when dropped.
 
 use zeroize::Zeroizing;
@@ -20,9 +20,7 @@ pub(crate) const RH_OWNER: u32 = 0x4000_0001;
 pub(crate) const RH_NULL: u32 = 0x4000_0007;
 const RS_PW: u32 = 0x4000_0009;
 pub(crate) const ALG_SHA256: u16 = 0x000B;
-pub(crate) const SE_POLICY: u8 = 0x01;
-/// `continueSession`: a policy session outlives each command, so a batch starts it once.
-const CONTINUE_SESSION: u8 = 0x01;
+use crate::session::{Session, CONTINUE};
 /// The most a TPM retries a "try again" answer (`TPM_RC_RETRY`, `YIELDED`, `TESTING`).
 const RETRIES: usize = 20;
 
@@ -40,22 +38,23 @@ pub(crate) mod cc {
     pub const GET_CAPABILITY: u32 = 0x17A;
     pub const PCR_READ: u32 = 0x17E;
     pub const POLICY_PCR: u32 = 0x17F;
-    pub const POLICY_PASSWORD: u32 = 0x18C;
 }
 
 /// How a command's handle is authorized.
 pub(crate) enum Auth<'a> {
-    /// A password session: the handle's authValue (the PIN, or empty).
-    Password(&'a [u8]),
-    /// A policy session that ran its policy; the value is the authValue when the policy holds
-    /// `PolicyPassword`, else empty.
-    Policy(u32, &'a [u8]),
+    /// A password session with an empty authValue (the storage primary's).
+    Empty,
+    /// A salted session (HMAC, or policy that ran its policy): `names` are the command's
+    /// handles' names, `value` the authorized object's authValue (the PIN, or empty), `attrs`
+    /// which parameters travel encrypted.
+    Session { s: &'a mut Session, names: &'a [&'a [u8]], value: &'a [u8], attrs: u8 },
 }
 
-/// A response's handles and parameters.
+/// A response's handles, parameters and authorization area.
 pub(crate) struct Response {
     pub handles: Vec<u32>,
     pub params: Zeroizing<Vec<u8>>,
+    pub auth: Vec<u8>,
 }
 
 /// One connection to a TPM, counting the commands it sent.
@@ -82,37 +81,56 @@ impl Tpm {
         name: &'static str,
         code: u32,
         handles: &[u32],
-        auths: &[Auth],
+        auth: Option<Auth>,
         params: &[u8],
         out_handles: usize,
     ) -> Result<Response, TpmError> {
+        let mut params = Zeroizing::new(params.to_vec());
         let mut body = Out::default();
         for h in handles {
             body.u32(*h);
         }
-        if !auths.is_empty() {
-            let mut area = Out::default();
-            for a in auths {
-                let (h, value) = match a {
-                    Auth::Password(v) => (RS_PW, *v),
-                    Auth::Policy(h, v) => (*h, *v),
-                };
-                area.u32(h).b(&[]).u8(CONTINUE_SESSION).b(value);
+        let mut pending = None;
+        let sessions = auth.is_some();
+        match auth {
+            None => {}
+            Some(Auth::Empty) => {
+                let mut area = Out::default();
+                area.u32(RS_PW).b(&[]).u8(CONTINUE).b(&[]);
+                body.u32(area.0.len() as u32).raw(&area.0);
             }
-            body.u32(area.0.len() as u32).raw(&area.0);
-            area.0.iter_mut().for_each(|b| *b = 0);
+            Some(Auth::Session { s, names, value, attrs }) => {
+                let (entry, caller) = s.authorize(code, names, value, attrs | CONTINUE, &mut params)?;
+                body.u32(entry.len() as u32).raw(&entry);
+                pending = Some((s, value, caller));
+            }
         }
-        body.raw(params);
-        let tag = if auths.is_empty() { ST_NO_SESSIONS } else { ST_SESSIONS };
+        body.raw(&params);
+        let tag = if sessions { ST_SESSIONS } else { ST_NO_SESSIONS };
         let mut cmd = Out::default();
         cmd.u16(tag).u32(10 + body.0.len() as u32).u32(code).raw(&body.0);
         let cmd = Zeroizing::new(cmd.0);
         drop(Zeroizing::new(body.0));
+        let mut resp = self.send(name, &cmd, sessions, out_handles)?;
+        if let Some((s, value, caller)) = pending {
+            s.verify(code, value, &caller, &mut resp.params, &resp.auth)?;
+        }
+        Ok(resp)
+    }
+
+    /// Sends a framed command, again after a "try again" answer, once after a `Startup`.
+    fn send(
+        &mut self,
+        name: &'static str,
+        cmd: &[u8],
+        sessions: bool,
+        out_handles: usize,
+    ) -> Result<Response, TpmError> {
         let mut tries = 0;
         loop {
             self.sent += 1;
-            let resp = Zeroizing::new(self.link.transact(&cmd)?);
-            match parse(&resp, name, tag == ST_SESSIONS, out_handles) {
+            let resp = Zeroizing::new(self.link.transact(cmd)?);
+            match parse(&resp, name, sessions, out_handles) {
                 Err(TpmError::Refused { code: c, .. })
                     if matches!(c, rc::RETRY | rc::YIELDED | rc::TESTING) && tries < RETRIES =>
                 {
@@ -122,7 +140,7 @@ impl Tpm {
                 Err(TpmError::Refused { code: rc::INITIALIZE, .. }) if !self.started => {
                     // A simulator just powered on: TPM2_Startup(CLEAR) once, then again.
                     self.started = true;
-                    self.run("Startup", cc::STARTUP, &[], &[], &0u16.to_be_bytes(), 0)?;
+                    self.run("Startup", cc::STARTUP, &[], None, &0u16.to_be_bytes(), 0)?;
                 }
                 other => return other,
             }
@@ -152,7 +170,8 @@ fn parse(resp: &[u8], name: &'static str, sessions: bool, out_handles: usize) ->
     let handles = (0..out_handles).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
     let n = if sessions { r.u32()? as usize } else { r.rest() };
     let params = Zeroizing::new(r.take(n)?.to_vec());
-    Ok(Response { handles, params })
+    let auth = r.take(r.rest())?.to_vec();
+    Ok(Response { handles, params, auth })
 }
 
 /// A `TPML_PCR_SELECTION` of SHA-256 PCRs (`pcrs` in 0..24).

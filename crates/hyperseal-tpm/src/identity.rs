@@ -2,9 +2,11 @@
 //! ML-KEM seed is unsealed for one decapsulation and dropped (zeroized) at once; everything
 //! else is the library's tag code (`hyperseal::recipient::tag_held`).
 //!
-//! The TPM is reached, the primary re-created and the objects loaded on the first stanza this
-//! key's tag names, and kept for the identity's life: a batch of files in one process costs one
-//! set-up, then per file the policy (when bound to PCRs) and the two operations. A failure a
+//! The TPM is reached, the primary re-created, the objects loaded and one session salted to the
+//! primary started on the first stanza this key's tag names, and kept for the identity's life:
+//! a batch of files in one process costs one set-up, then per file the policy (when bound to
+//! PCRs) and the two operations, each authorized by the session's HMAC (the PIN never sent) with
+//! its secret answer encrypted (`session.rs`). A failure a
 //! retry would repeat (a wrong PIN, a lockout, another TPM, a changed PCR) is remembered, so
 //! one wrong PIN costs one dictionary-attack try, never one per file.
 
@@ -16,9 +18,10 @@ use hyperseal::recipient::{tag_held, Callbacks, Identity};
 use hyperseal::{Error, FileKey};
 use zeroize::Zeroizing;
 
-use crate::command::{Auth, Tpm};
+use crate::command::Tpm;
 use crate::error::{rc, TpmError};
 use crate::key::TpmKey;
+use crate::session::{name_of, Session};
 use crate::transport::Location;
 
 const PT_LOCKOUT_COUNTER: u32 = 0x20E;
@@ -27,19 +30,21 @@ const SHARED_SRK: u32 = 0x8100_0001;
 const PT_MAX_AUTH_FAIL: u32 = 0x20F;
 const PT_LOCKOUT_INTERVAL: u32 = 0x210;
 
-/// The objects loaded in the TPM, flushed when dropped.
+/// The objects loaded in the TPM (with their names, which the session's HMACs cover) and the
+/// salted session every use runs in, flushed when dropped.
 struct Loaded {
     tpm: Tpm,
-    ecdh: u32,
-    sealed: Option<u32>,
-    session: Option<u32>,
+    ecdh: (u32, Vec<u8>),
+    sealed: Option<(u32, Vec<u8>)>,
+    session: Session,
     pin: Zeroizing<Vec<u8>>,
 }
 
 impl Drop for Loaded {
     fn drop(&mut self) {
         // The kernel's resource manager flushes what a process leaves; a simulator does not.
-        for h in [Some(self.ecdh), self.sealed, self.session].into_iter().flatten() {
+        let handles = [Some(self.ecdh.0), self.sealed.as_ref().map(|s| s.0), Some(self.session.handle)];
+        for h in handles.into_iter().flatten() {
             let _ = self.tpm.flush(h);
         }
     }
@@ -83,44 +88,68 @@ impl TpmIdentity {
             }
         };
         let mut tpm = Tpm::open(&self.location)?;
-        let (primary, name) = tpm.create_primary()?;
-        let objects = (|| {
-            // An empty name (age-plugin-tpm's first version) is not checked: the TPM refuses to
-            // load a blob under another parent, which says the same.
-            let parent = if self.key.parent_name.is_empty() || name == self.key.parent_name {
-                primary
-            } else if tpm.read_public(SHARED_SRK).is_ok_and(|n| n == self.key.parent_name) {
-                // age-plugin-tpm's keys may be under the SRK kept at its well-known handle.
-                SHARED_SRK
-            } else {
-                return Err(TpmError::DifferentTpm);
-            };
-            let load = |tpm: &mut Tpm, b: &crate::key::Blob| {
-                tpm.load(parent, &b.private, &b.public).map_err(|e| match e {
-                    TpmError::Refused { code: rc::INTEGRITY, .. } => TpmError::DifferentTpm,
-                    e => e,
-                })
-            };
-            let ecdh = load(&mut tpm, &self.key.ecdh)?;
-            let sealed = self.key.sealed.as_ref().map(|b| load(&mut tpm, b)).transpose();
-            Ok((ecdh, sealed))
-        })();
-        // The loaded objects need their parent no more: one TPM slot freed for the batch.
+        let (primary, name, point) = tpm.create_primary()?;
+        let made = self.load_under(&mut tpm, primary, &name, &point);
+        // The loaded objects and the salted session need their parent no more.
         let _ = tpm.flush(primary);
-        let (ecdh, sealed) = objects?;
-        let mut loaded = Loaded { tpm, ecdh, sealed: None, session: None, pin };
-        loaded.sealed = sealed?;
-        if !self.key.pcrs.is_empty() {
-            loaded.session = Some(loaded.tpm.start_policy_session()?);
+        let (ecdh, sealed, session) = made?;
+        Ok(Loaded { tpm, ecdh, sealed, session, pin })
+    }
+
+    /// Loads the objects under the primary (or age-plugin-tpm's persistent SRK) and starts the
+    /// session salted to the primary; what was made is flushed again if a later step fails.
+    #[allow(clippy::type_complexity)]
+    fn load_under(
+        &self,
+        tpm: &mut Tpm,
+        primary: u32,
+        name: &[u8],
+        point: &[u8; 65],
+    ) -> Result<((u32, Vec<u8>), Option<(u32, Vec<u8>)>, Session), TpmError> {
+        // An empty name (age-plugin-tpm's first version) is not checked: the TPM refuses to
+        // load a blob under another parent, which says the same.
+        let parent = if self.key.parent_name.is_empty() || name == self.key.parent_name {
+            primary
+        } else if tpm.read_public(SHARED_SRK).is_ok_and(|n| n == self.key.parent_name) {
+            // age-plugin-tpm's keys may be under the SRK kept at its well-known handle.
+            SHARED_SRK
+        } else {
+            return Err(TpmError::DifferentTpm);
+        };
+        let load = |tpm: &mut Tpm, b: &crate::key::Blob| {
+            let h = tpm.load(parent, &b.private, &b.public).map_err(|e| match e {
+                TpmError::Refused { code: rc::INTEGRITY, .. } => TpmError::DifferentTpm,
+                e => e,
+            })?;
+            Ok::<_, TpmError>((h, name_of(&b.public)))
+        };
+        let ecdh = load(tpm, &self.key.ecdh)?;
+        let rest = (|| {
+            let sealed = self.key.sealed.as_ref().map(|b| load(tpm, b)).transpose()?;
+            match tpm.start_session(primary, point, !self.key.pcrs.is_empty()) {
+                Ok(s) => Ok((sealed, s)),
+                Err(e) => {
+                    if let Some((h, _)) = &sealed {
+                        let _ = tpm.flush(*h);
+                    }
+                    Err(e)
+                }
+            }
+        })();
+        match rest {
+            Ok((sealed, session)) => Ok((ecdh, sealed, session)),
+            Err(e) => {
+                let _ = tpm.flush(ecdh.0);
+                Err(e)
+            }
         }
-        Ok(loaded)
     }
 
     /// Runs `op` on the loaded objects (loading them first), with failures explained.
     fn with_loaded<T>(
         &self,
         state: &mut State,
-        op: impl FnOnce(&mut Loaded, Auth) -> Result<T, TpmError>,
+        op: impl FnOnce(&mut Loaded) -> Result<T, TpmError>,
     ) -> Result<T, Error> {
         if let Some(e) = &state.failed {
             return Err(e.clone().into_error());
@@ -130,15 +159,10 @@ impl TpmIdentity {
                 state.loaded = Some(self.load()?);
             }
             let l = state.loaded.as_mut().expect("just loaded");
-            if let Some(s) = l.session {
-                l.tpm.run_policy(s, &self.key.pcrs, self.key.pin)?;
+            if !self.key.pcrs.is_empty() {
+                l.tpm.run_policy(l.session.handle, &self.key.pcrs, self.key.pin)?;
             }
-            let pin = l.pin.clone();
-            let auth = match l.session {
-                Some(s) => Auth::Policy(s, &pin),
-                None => Auth::Password(&pin),
-            };
-            op(l, auth)
+            op(l)
         })();
         result.map_err(|e| {
             let e = self.explain(state, e);
@@ -192,15 +216,18 @@ impl Identity for TpmIdentity {
         let state = RefCell::new(guard);
         let ecdh = |peer: &[u8; 65]| {
             let peer = *peer;
-            self.with_loaded(&mut state.borrow_mut(), |l, auth| l.tpm.ecdh_zgen(l.ecdh, auth, &peer))
+            self.with_loaded(&mut state.borrow_mut(), |l| {
+                l.tpm.ecdh_zgen((l.ecdh.0, &l.ecdh.1), &mut l.session, &l.pin, &peer)
+            })
         };
         let point = &self.key.point;
         if self.key.sealed.is_none() {
             return tag_held::unwrap_classic(point, stanza, ecdh);
         }
         let seed = || {
-            self.with_loaded(&mut state.borrow_mut(), |l, auth| {
-                let data = l.tpm.unseal(l.sealed.expect("a post-quantum key"), auth)?;
+            self.with_loaded(&mut state.borrow_mut(), |l| {
+                let (h, name) = l.sealed.as_ref().expect("a post-quantum key");
+                let data = l.tpm.unseal((*h, name), &mut l.session, &l.pin)?;
                 if data.len() != tag_held::MLKEM_SEED_BYTES {
                     return Err(TpmError::BadIdentity("the sealed seed has the wrong length".into()));
                 }

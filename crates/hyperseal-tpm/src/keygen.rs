@@ -1,6 +1,7 @@
 //! Making a TPM-bound key: the P-256 key is generated inside the TPM; the ML-KEM-768 seed is
 //! drawn here, sealed to the TPM under the same policy, used once to compute the public key and
-//! dropped (zeroized). Both objects come back wrapped to this TPM's storage primary.
+//! dropped (zeroized). Both objects come back wrapped to this TPM's storage primary. The PIN and
+//! the seed travel to the TPM encrypted, in a session salted to that primary.
 
 use hyperseal::recipient::tag::TagRecipient;
 use hyperseal::recipient::tag_held;
@@ -40,19 +41,28 @@ pub fn generate(location: &Location, o: &Options) -> Result<(TpmKey, TagRecipien
         return Err(TpmError::BadIdentity(format!("PCRs are numbered 0 to {}", PCR_COUNT - 1)));
     }
     let mut tpm = Tpm::open(location)?;
-    let (primary, parent_name) = tpm.create_primary()?;
+    let (primary, parent_name, srk_point) = tpm.create_primary()?;
+    let mut session = match tpm.start_session(primary, &srk_point, false) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = tpm.flush(primary);
+            return Err(e);
+        }
+    };
+    let parent = (primary, &parent_name[..]);
     let made = (|| {
         let values =
             pcrs.iter().map(|p| Ok((*p, tpm.pcr_read(*p)?))).collect::<Result<Vec<_>, TpmError>>()?;
         let policy = policy_digest(&values, o.pin.is_some());
-        let (private, public) = tpm.create(primary, &ecdh_template(&policy, o.pin.is_some()), pin, &[])?;
+        let (private, public) =
+            tpm.create(parent, &mut session, &ecdh_template(&policy, o.pin.is_some()), pin, &[])?;
         let point = ecc_point(&public)?;
         let ecdh = Blob { private, public };
         let (sealed, recipient) = if o.postquantum {
             let mut seed = Zeroizing::new([0u8; tag_held::MLKEM_SEED_BYTES]);
             hyperseal::fill_random(&mut seed[..]).map_err(|e| TpmError::Protocol(e.to_string()))?;
             let (private, public) =
-                tpm.create(primary, &sealed_template(&policy, o.pin.is_some()), pin, &seed[..])?;
+                tpm.create(parent, &mut session, &sealed_template(&policy, o.pin.is_some()), pin, &seed[..])?;
             (Some(Blob { private, public }), tag_held::recipient(&point, Some(&seed)))
         } else {
             (None, tag_held::recipient(&point, None))
@@ -68,6 +78,7 @@ pub fn generate(location: &Location, o: &Options) -> Result<(TpmKey, TagRecipien
         };
         Ok((key, recipient))
     })();
+    let _ = tpm.flush(session.handle);
     let _ = tpm.flush(primary);
     made
 }

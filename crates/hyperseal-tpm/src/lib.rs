@@ -10,9 +10,13 @@
 //! * `key.rs`: the identity file's TPM data (and `age_plugin_tpm.rs`: that plugin's p256 keys); `keygen.rs`: making a key; `identity.rs`: the
 //!   [`Identity`](hyperseal::Identity); `error.rs`: what failed and what to do.
 //!
-//! What this layer does not do (docs/TPM.md): the PIN and, at key creation, the ML-KEM seed
-//! cross the bus to the TPM in the clear (password and unsalted policy sessions, no parameter
-//! encryption), so an attacker who can sniff the LPC/SPI bus sees them; no Windows TBS; the
+//! * `session.rs`: the session every use of a key runs in, salted to the storage primary: the
+//!   PIN keys an HMAC instead of crossing the bus, and the seed, the PIN at creation and the
+//!   ECDH result travel AES-CFB encrypted; the TPM's answers are HMAC-checked.
+//!
+//! What this layer does not do (docs/TPM.md): at key creation the salt's ECDH trusts the
+//! primary that `CreatePrimary` returns (trust on first use; at unwrap its name is checked
+//! against the identity file before the session is salted to it); no Windows TBS; the
 //! mssim platform port (power-on) is not driven: start swtpm with
 //! `--flags not-need-init,startup-clear` (a `TPM_RC_INITIALIZE` answer gets one `Startup`).
 //!
@@ -26,6 +30,7 @@ mod key;
 mod keygen;
 mod marshal;
 mod ops;
+mod session;
 mod transport;
 
 pub use command::Tpm;

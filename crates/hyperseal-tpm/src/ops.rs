@@ -5,9 +5,10 @@
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
-use crate::command::{cc, selection, Auth, Tpm, ALG_SHA256, RH_NULL, RH_OWNER, SE_POLICY};
+use crate::command::{cc, selection, Auth, Tpm, ALG_SHA256, RH_NULL, RH_OWNER};
 use crate::error::TpmError;
 use crate::marshal::{In, Out};
+use crate::session::{Session, DECRYPT as PARAM_IN, ENCRYPT as PARAM_OUT};
 
 const ALG_KEYEDHASH: u16 = 0x0008;
 const ALG_AES: u16 = 0x0006;
@@ -78,7 +79,7 @@ pub(crate) fn sealed_template(policy: &Option<[u8; 32]>, pin: bool) -> Vec<u8> {
 }
 
 /// The policy the objects are bound to: `PolicyPCR` over `pcrs` (their values now), then
-/// `PolicyPassword` when there is a PIN (Part 3 §23.7 and §23.18: policyDigest extended by the
+/// `PolicyAuthValue` when there is a PIN (Part 3 §23.7 and §23.17: policyDigest extended by the
 /// command code and its arguments). `None` without PCRs: the authValue alone then.
 pub(crate) fn policy_digest(pcrs: &[(u8, [u8; 32])], pin: bool) -> Option<[u8; 32]> {
     if pcrs.is_empty() {
@@ -108,30 +109,32 @@ pub(crate) fn pcr_digest(pcrs: &[(u8, [u8; 32])]) -> [u8; 32] {
 }
 
 impl Tpm {
-    /// `CreatePrimary` of the SRK: its transient handle and its name.
-    pub(crate) fn create_primary(&mut self) -> Result<(u32, Vec<u8>), TpmError> {
+    /// `CreatePrimary` of the SRK: its transient handle, its name and its public point (what a
+    /// session is salted to).
+    pub(crate) fn create_primary(&mut self) -> Result<(u32, Vec<u8>, [u8; 65]), TpmError> {
         let mut p = Out::default();
         p.sized(|s| {
             s.b(&[]).b(&[]);
         });
         p.b(&srk_template()).b(&[]).u32(0);
-        let r =
-            self.run("CreatePrimary", cc::CREATE_PRIMARY, &[RH_OWNER], &[Auth::Password(&[])], &p.0, 1)?;
+        let r = self.run("CreatePrimary", cc::CREATE_PRIMARY, &[RH_OWNER], Some(Auth::Empty), &p.0, 1)?;
         let mut i = In::new(&r.params);
-        i.b(MAX_PUBLIC)?; // outPublic
+        let point = ecc_point(i.b(MAX_PUBLIC)?)?;
         i.b(MAX_PUBLIC)?; // creationData
         i.b(64)?; // creationHash
         i.u16()?;
         i.u32()?;
         i.b(64)?; // creationTicket
         let name = i.b(MAX_NAME)?.to_vec();
-        Ok((r.handles[0], name))
+        Ok((r.handles[0], name, point))
     }
 
-    /// `Create` under `parent`: (private blob, public area), both as the TPM wrote them.
+    /// `Create` under `parent` (its name `parent_name`), the sensitive part (PIN, data)
+    /// encrypted in `session`: (private blob, public area), both as the TPM wrote them.
     pub(crate) fn create(
         &mut self,
-        parent: u32,
+        (parent, parent_name): (u32, &[u8]),
+        session: &mut Session,
         template: &[u8],
         auth: &[u8],
         data: &[u8],
@@ -142,7 +145,8 @@ impl Tpm {
         });
         p.b(template).b(&[]).u32(0);
         let p = Zeroizing::new(p.0);
-        let r = self.run("Create", cc::CREATE, &[parent], &[Auth::Password(&[])], &p, 0)?;
+        let auth = Auth::Session { s: session, names: &[parent_name], value: &[], attrs: PARAM_IN };
+        let r = self.run("Create", cc::CREATE, &[parent], Some(auth), &p, 0)?;
         let mut i = In::new(&r.params);
         let private = i.b(MAX_PRIVATE)?.to_vec();
         let public = i.b(MAX_PUBLIC)?.to_vec();
@@ -153,21 +157,24 @@ impl Tpm {
     pub(crate) fn load(&mut self, parent: u32, private: &[u8], public: &[u8]) -> Result<u32, TpmError> {
         let mut p = Out::default();
         p.b(private).b(public);
-        Ok(self.run("Load", cc::LOAD, &[parent], &[Auth::Password(&[])], &p.0, 1)?.handles[0])
+        Ok(self.run("Load", cc::LOAD, &[parent], Some(Auth::Empty), &p.0, 1)?.handles[0])
     }
 
-    /// `ECDH_ZGen`: the x-coordinate of the key's scalar times `point` (uncompressed, on the curve).
+    /// `ECDH_ZGen`: the x-coordinate of the key's scalar times `point` (uncompressed, on the
+    /// curve); the answer comes back encrypted in `session`.
     pub(crate) fn ecdh_zgen(
         &mut self,
-        key: u32,
-        auth: Auth,
+        (key, name): (u32, &[u8]),
+        session: &mut Session,
+        pin: &[u8],
         point: &[u8; 65],
     ) -> Result<Zeroizing<[u8; 32]>, TpmError> {
         let mut p = Out::default();
         p.sized(|s| {
             s.b(&point[1..33]).b(&point[33..]);
         });
-        let r = self.run("ECDH_ZGen", cc::ECDH_ZGEN, &[key], &[auth], &p.0, 0)?;
+        let auth = Auth::Session { s: session, names: &[name], value: pin, attrs: PARAM_OUT };
+        let r = self.run("ECDH_ZGen", cc::ECDH_ZGEN, &[key], Some(auth), &p.0, 0)?;
         let mut i = In::new(&r.params);
         let outer = i.b(2 + 66 + 2 + 66)?;
         let x = In::new(outer).b(66)?;
@@ -180,29 +187,39 @@ impl Tpm {
         Ok(out)
     }
 
-    /// `Unseal`: the sealed data.
-    pub(crate) fn unseal(&mut self, item: u32, auth: Auth) -> Result<Zeroizing<Vec<u8>>, TpmError> {
-        let r = self.run("Unseal", cc::UNSEAL, &[item], &[auth], &[], 0)?;
+    /// `Unseal`: the sealed data, which comes back encrypted in `session`.
+    pub(crate) fn unseal(
+        &mut self,
+        (item, name): (u32, &[u8]),
+        session: &mut Session,
+        pin: &[u8],
+    ) -> Result<Zeroizing<Vec<u8>>, TpmError> {
+        let auth = Auth::Session { s: session, names: &[name], value: pin, attrs: PARAM_OUT };
+        let r = self.run("Unseal", cc::UNSEAL, &[item], Some(auth), &[], 0)?;
         Ok(Zeroizing::new(In::new(&r.params).b(128)?.to_vec()))
     }
 
     /// `FlushContext`; errors are ignored by callers that clean up.
     pub(crate) fn flush(&mut self, handle: u32) -> Result<(), TpmError> {
-        self.run("FlushContext", cc::FLUSH_CONTEXT, &[], &[], &handle.to_be_bytes(), 0).map(drop)
+        self.run("FlushContext", cc::FLUSH_CONTEXT, &[], None, &handle.to_be_bytes(), 0).map(drop)
     }
 
-    /// An unsalted, unbound policy session (`StartAuthSession`, SHA-256, no symmetric cipher).
-    pub(crate) fn start_policy_session(&mut self) -> Result<u32, TpmError> {
-        let mut nonce = [0u8; 16];
-        hyperseal::fill_random(&mut nonce).map_err(|e| TpmError::Protocol(e.to_string()))?;
-        let mut p = Out::default();
-        p.b(&nonce).b(&[]).u8(SE_POLICY).u16(ALG_NULL).u16(ALG_SHA256);
-        Ok(self.run("StartAuthSession", cc::START_AUTH_SESSION, &[RH_NULL, RH_NULL], &[], &p.0, 1)?.handles
-            [0])
+    /// A session salted to the primary `tpm_key` (its point `point`), unbound: an HMAC session,
+    /// or a policy session when `policy`.
+    pub(crate) fn start_session(
+        &mut self,
+        tpm_key: u32,
+        point: &[u8; 65],
+        policy: bool,
+    ) -> Result<Session, TpmError> {
+        let (params, finish) = Session::start_params(point, policy)?;
+        let r =
+            self.run("StartAuthSession", cc::START_AUTH_SESSION, &[tpm_key, RH_NULL], None, &params, 1)?;
+        finish.finish(r.handles[0], &r.params)
     }
 
     /// The objects' policy in `session`: `PolicyPCR` with the expected digest, then
-    /// `PolicyPassword` when there is a PIN.
+    /// `PolicyAuthValue` when there is a PIN (the PIN then keys the session's HMAC).
     pub(crate) fn run_policy(
         &mut self,
         session: u32,
@@ -212,16 +229,16 @@ impl Tpm {
         let indexes: Vec<u8> = pcrs.iter().map(|p| p.0).collect();
         let mut p = Out::default();
         p.b(&pcr_digest(pcrs)).raw(&selection(&indexes));
-        self.run("PolicyPCR", cc::POLICY_PCR, &[session], &[], &p.0, 0)?;
+        self.run("PolicyPCR", cc::POLICY_PCR, &[session], None, &p.0, 0)?;
         if pin {
-            self.run("PolicyPassword", cc::POLICY_PASSWORD, &[session], &[], &[], 0)?;
+            self.run("PolicyAuthValue", cc::POLICY_AUTH_VALUE, &[session], None, &[], 0)?;
         }
         Ok(())
     }
 
     /// `ReadPublic`: the object's name.
     pub(crate) fn read_public(&mut self, handle: u32) -> Result<Vec<u8>, TpmError> {
-        let r = self.run("ReadPublic", cc::READ_PUBLIC, &[handle], &[], &[], 0)?;
+        let r = self.run("ReadPublic", cc::READ_PUBLIC, &[handle], None, &[], 0)?;
         let mut i = In::new(&r.params);
         i.b(MAX_PUBLIC)?;
         Ok(i.b(MAX_NAME)?.to_vec())
@@ -229,7 +246,7 @@ impl Tpm {
 
     /// `PCR_Read` of one SHA-256 PCR.
     pub(crate) fn pcr_read(&mut self, pcr: u8) -> Result<[u8; 32], TpmError> {
-        let r = self.run("PCR_Read", cc::PCR_READ, &[], &[], &selection(&[pcr]), 0)?;
+        let r = self.run("PCR_Read", cc::PCR_READ, &[], None, &selection(&[pcr]), 0)?;
         let mut i = In::new(&r.params);
         i.u32()?; // pcrUpdateCounter
         let banks = i.u32()?;
@@ -250,7 +267,7 @@ impl Tpm {
     pub(crate) fn property(&mut self, property: u32) -> Result<Option<u32>, TpmError> {
         let mut p = Out::default();
         p.u32(CAP_TPM_PROPERTIES).u32(property).u32(1);
-        let r = self.run("GetCapability", cc::GET_CAPABILITY, &[], &[], &p.0, 0)?;
+        let r = self.run("GetCapability", cc::GET_CAPABILITY, &[], None, &p.0, 0)?;
         let mut i = In::new(&r.params);
         i.u8()?;
         i.u32()?;
@@ -262,7 +279,7 @@ impl Tpm {
     }
 }
 
-/// The uncompressed point of an ECC public area made from [`ecdh_template`].
+/// The uncompressed point of an ECC public area (a key of [`ecdh_template`], or the SRK).
 pub(crate) fn ecc_point(public: &[u8]) -> Result<[u8; 65], TpmError> {
     let bad = || TpmError::BadIdentity("the key's public area is not a P-256 point".into());
     let mut i = In::new(public);
@@ -272,8 +289,18 @@ pub(crate) fn ecc_point(public: &[u8]) -> Result<[u8; 65], TpmError> {
     i.u16()?;
     i.u32()?;
     i.b(64)?; // authPolicy
-    for _ in 0..4 {
-        i.u16()?; // symmetric NULL, scheme NULL, curve, kdf NULL (as the template)
+    if i.u16()? != ALG_NULL {
+        i.u16()?; // symmetric: key bits, mode
+        i.u16()?;
+    }
+    if i.u16()? != ALG_NULL {
+        i.u16()?; // scheme's hash
+    }
+    if i.u16()? != ECC_NIST_P256 {
+        return Err(bad());
+    }
+    if i.u16()? != ALG_NULL {
+        i.u16()?; // KDF's hash
     }
     let (x, y) = (i.b(32)?, i.b(32)?);
     if x.len() != 32 || y.len() != 32 {
