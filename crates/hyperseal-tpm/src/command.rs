@@ -109,8 +109,8 @@ impl Tpm {
         let tag = if sessions { ST_SESSIONS } else { ST_NO_SESSIONS };
         let mut cmd = Out::default();
         cmd.u16(tag).u32(10 + body.0.len() as u32).u32(code).raw(&body.0);
-        let cmd = Zeroizing::new(cmd.0);
-        drop(Zeroizing::new(body.0));
+        let cmd = Zeroizing::new(cmd.take());
+        drop(body);
         let mut resp = self.send(name, &cmd, sessions, out_handles)?;
         if let Some((s, value, caller)) = pending {
             s.verify(code, value, &caller, &mut resp.params, &resp.auth)?;
@@ -182,7 +182,7 @@ pub(crate) fn selection(pcrs: &[u8]) -> Vec<u8> {
     }
     let mut o = Out::default();
     o.u32(1).u16(ALG_SHA256).u8(3).raw(&bits);
-    o.0
+    o.take()
 }
 
 #[cfg(test)]

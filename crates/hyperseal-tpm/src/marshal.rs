@@ -5,11 +5,29 @@
 
 use crate::error::TpmError;
 
-/// Bytes of a command being built.
-#[derive(Default)]
+/// Bytes of a command being built, wiped when dropped: a `Create` carries the PIN and the seed
+/// (encrypted on the wire, but in the clear while being framed). Room for a whole command is
+/// taken at once, so growing leaves no copies behind.
 pub(crate) struct Out(pub(crate) Vec<u8>);
 
+impl Default for Out {
+    fn default() -> Self {
+        Out(Vec::with_capacity(crate::transport::MAX_RESPONSE))
+    }
+}
+
+impl Drop for Out {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.0);
+    }
+}
+
 impl Out {
+    /// The bytes, leaving the wiped husk behind.
+    pub(crate) fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.0)
+    }
+
     pub(crate) fn u8(&mut self, v: u8) -> &mut Self {
         self.0.push(v);
         self

@@ -43,7 +43,7 @@ fn srk_template() -> Vec<u8> {
     o.u16(ALG_ECC).u16(ALG_SHA256).u32(attrs).b(&[]);
     o.u16(ALG_AES).u16(128).u16(ALG_CFB).u16(ALG_NULL).u16(ECC_NIST_P256).u16(ALG_NULL);
     o.b(&[0; 32]).b(&[0; 32]);
-    o.0
+    o.take()
 }
 
 /// Attributes shared by the key and the sealed object: bound to this TPM and this parent; the
@@ -66,7 +66,7 @@ pub(crate) fn ecdh_template(policy: &Option<[u8; 32]>, pin: bool) -> Vec<u8> {
     o.u16(ALG_ECC).u16(ALG_SHA256).u32(child_attrs(policy, pin) | SENSITIVE_DATA_ORIGIN | DECRYPT);
     o.b(policy.as_ref().map_or(&[][..], |p| &p[..]));
     o.u16(ALG_NULL).u16(ALG_NULL).u16(ECC_NIST_P256).u16(ALG_NULL).b(&[]).b(&[]);
-    o.0
+    o.take()
 }
 
 /// A sealed data object (`KEYEDHASH`, no scheme): the data comes from us.
@@ -75,7 +75,7 @@ pub(crate) fn sealed_template(policy: &Option<[u8; 32]>, pin: bool) -> Vec<u8> {
     o.u16(ALG_KEYEDHASH).u16(ALG_SHA256).u32(child_attrs(policy, pin));
     o.b(policy.as_ref().map_or(&[][..], |p| &p[..]));
     o.u16(ALG_NULL).b(&[]);
-    o.0
+    o.take()
 }
 
 /// The policy the objects are bound to: `PolicyPCR` over `pcrs` (their values now), then
@@ -144,7 +144,7 @@ impl Tpm {
             s.b(auth).b(data);
         });
         p.b(template).b(&[]).u32(0);
-        let p = Zeroizing::new(p.0);
+        let p = Zeroizing::new(p.take());
         let auth = Auth::Session { s: session, names: &[parent_name], value: &[], attrs: PARAM_IN };
         let r = self.run("Create", cc::CREATE, &[parent], Some(auth), &p, 0)?;
         let mut i = In::new(&r.params);

@@ -116,7 +116,7 @@ impl Session {
             s.b(&eph_pub[1..33]).b(&eph_pub[33..]);
         });
         p.u8(u8::from(policy)).u16(0x0006).u16(128).u16(0x0043).u16(crate::command::ALG_SHA256);
-        Ok((p.0, Salting { salt, caller }))
+        Ok((p.take(), Salting { salt, caller }))
     }
 
     /// The auth area entry for a command, with its first parameter encrypted when `attrs` say:
@@ -143,7 +143,7 @@ impl Session {
         let tag = self.mac(&sv, &[&cp_hash, &caller, &self.nonce_tpm, &[attrs]]);
         let mut o = Out::default();
         o.u32(self.handle).b(&caller).u8(attrs).b(&tag);
-        Ok((Zeroizing::new(o.0), caller))
+        Ok((Zeroizing::new(o.take()), caller))
     }
 
     fn mac(&self, key: &[u8], parts: &[&[u8]]) -> [u8; 32] {

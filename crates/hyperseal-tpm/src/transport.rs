@@ -130,7 +130,7 @@ impl Link {
                 Ok(buf)
             }
             Link::Socket(s) => {
-                let mut frame = Vec::with_capacity(command.len() + 9);
+                let mut frame = zeroize::Zeroizing::new(Vec::with_capacity(command.len() + 9));
                 frame.extend_from_slice(&TPM_SEND_COMMAND.to_be_bytes());
                 frame.push(0); // locality 0
                 frame.extend_from_slice(&(command.len() as u32).to_be_bytes());
