@@ -17,7 +17,8 @@
 //!   and end signals, naming a peer's program); `wipe.rs`: zeroing what a key passed through
 //!   (the allocator the binary installs, and the stacks);
 //! * `plugin.rs`: `age-plugin-hyperseal`, through which age reaches the agent (over the
-//!   library's client, not these rooms).
+//!   library's client, not these rooms); identities the caller opens in the plugin's own process
+//!   (the CLI's TPM keys) come in through `plugin::main_with`.
 //!
 //! The command line that drives it (where the socket lives, starting, stopping, adding keys,
 //! its messages) is the CLI's `cmd/agent/`.

@@ -27,13 +27,27 @@ pub fn invoked_as_plugin(argv0: &std::ffi::OsStr) -> bool {
     std::path::Path::new(argv0).file_stem().is_some_and(|n| n == "age-plugin-hyperseal")
 }
 
+/// Each file's answer for one identity, from an identity the plugin opens in its own process.
+pub type Answers = Result<Vec<Option<Result<FileKey, hyperseal::Error>>>, hyperseal::Error>;
+
+/// Identities the plugin opens in its own process instead of reaching an agent (the CLI's TPM
+/// keys, `AGE-PLUGIN-HYPERSEAL-1…` lines that name no socket): given an identity line, the files'
+/// stanzas and the age client's prompts, `Some` answers, or `None` for an identity it does not
+/// know (an agent's). Errors are worded for age's user: age prints them as they are.
+pub type Local<'a> = &'a dyn Fn(&str, &[Vec<Stanza>], &dyn Callbacks) -> Option<Answers>;
+
 /// The plugin's `main`: `--age-plugin=identity-v1` and `recipient-v1`.
 pub fn main(args: &[std::ffi::OsString]) -> ExitCode {
+    main_with(args, &|_, _, _| None)
+}
+
+/// [`main`] with identities of the caller's opened in this process ([`Local`]).
+pub fn main_with(args: &[std::ffi::OsString], local: Local) -> ExitCode {
     let state = args.iter().find_map(|a| a.to_str()?.strip_prefix("--age-plugin=").map(str::to_string));
     // Unlocked handles: the age client's prompts are asked from the agent's client thread.
     let (mut stdin, mut stdout) = (io::BufReader::new(io::stdin()), io::stdout());
     let result = match state.as_deref() {
-        Some("identity-v1") => identity_v1(&mut stdin, &mut stdout),
+        Some("identity-v1") => identity_v1(&mut stdin, &mut stdout, local),
         Some("recipient-v1") => recipient_v1(&mut stdin, &mut stdout),
         _ => {
             eprintln!("age-plugin-hyperseal: run by age (age -d -i FILE, with FILE from `hyperseal agent identity`)");
@@ -171,7 +185,11 @@ impl<R: BufRead + Send, W: Write + Send> Callbacks for AgeClient<'_, '_, R, W> {
     }
 }
 
-fn identity_v1<R: BufRead + Send, W: Write + Send>(input: &mut R, out: &mut W) -> io::Result<()> {
+fn identity_v1<R: BufRead + Send, W: Write + Send>(
+    input: &mut R,
+    out: &mut W,
+    local: Local,
+) -> io::Result<()> {
     let mut r = Reader { inner: input, left: limits::AGENT_MESSAGE };
     let mut identities = Vec::new();
     let mut files: Vec<Vec<Stanza>> = Vec::new();
@@ -202,8 +220,12 @@ fn identity_v1<R: BufRead + Send, W: Write + Send>(input: &mut R, out: &mut W) -
         let index = i.to_string();
         let answers = {
             let client = AgeClient { io: Mutex::new((&mut r, &mut *out)) };
-            agent::socket_of(id)
-                .and_then(|path| AgentIdentity::new(path).unwrap_files_with(files.clone(), Some(&client)))
+            match local(id, &files, &client) {
+                Some(answers) => answers,
+                None => agent::socket_of(id).and_then(|path| {
+                    AgentIdentity::new(path).unwrap_files_with(files.clone(), Some(&client))
+                }),
+            }
         };
         let answers = match answers {
             Ok(a) => a,

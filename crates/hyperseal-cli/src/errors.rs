@@ -35,6 +35,10 @@ pub fn report(e: &anyhow::Error) -> u8 {
     if is_broken_pipe(e) {
         return BROKEN_PIPE;
     }
+    if let Some((line, hint)) = tpm_error(e) {
+        print_error(&line, Some(&redact(&hint)));
+        return 1;
+    }
     let hinted = e.downcast_ref::<Hinted>();
     let hint = match hinted {
         Some(h) => Some(h.hint.clone()),
@@ -50,6 +54,17 @@ pub fn report(e: &anyhow::Error) -> u8 {
     } else {
         1
     }
+}
+
+/// A TPM failure (`hyperseal-tpm` carries its hint inside the library error): the line, with
+/// the library's `plugin:` prefix dropped, and the hint.
+fn tpm_error(e: &anyhow::Error) -> Option<(String, String)> {
+    let (m, h) =
+        e.chain().find_map(|c| c.downcast_ref::<hyperseal::Error>().and_then(hyperseal_tpm::split_hint))?;
+    let full = message(e);
+    let at = full.find(hyperseal_tpm::ERROR_PREFIX).unwrap_or(full.len());
+    let before = full[..at].trim_end_matches("plugin: ");
+    Some((format!("{before}{m}"), h))
 }
 
 /// Writes `hyperseal: error: MESSAGE` and its `hyperseal: hint:` line to stderr in one write, so

@@ -108,7 +108,7 @@ fn main() -> ExitCode {
     if argv.first().is_some_and(|a| hyperseal_agent::plugin::invoked_as_plugin(a))
         || argv.get(1).and_then(|a| a.to_str()).is_some_and(|a| a.starts_with("--age-plugin="))
     {
-        return hyperseal_agent::plugin::main(&argv);
+        return hyperseal_agent::plugin::main_with(&argv, &cmd::tpm_plugin::answers);
     }
     if argv.get(1).is_some_and(|a| a == "age") {
         return cmd::age::main(&argv, 2);

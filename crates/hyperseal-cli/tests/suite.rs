@@ -62,5 +62,6 @@ mod sops_shared;
 mod sops_strict;
 mod terminal_signals;
 mod toolkit_cli;
+mod tpm;
 mod usage;
 mod writer_budget;

@@ -192,7 +192,7 @@ fn stdin_identity_file<T: FromSshKey>(
 
 /// The identities of an identity file given as `-` (standard input).
 pub fn load_stdin_identities() -> Result<Vec<Box<dyn Identity>>> {
-    stdin_identity_file(identity_file::parse)
+    stdin_identity_file(|b, cb| super::tpm::parse_identities(b, cb, identity_file::parse))
 }
 
 /// The recipients of an identity file given as `-` (standard input), for `age -e -i -`.
@@ -200,10 +200,12 @@ pub fn load_stdin_identity_recipients(profile: hyperseal::Profile) -> Result<Vec
     stdin_identity_file(|b, cb| identity_file::recipients_of_for(b, cb, profile))
 }
 
-/// Reads and parses every `-i` file; a protected SSH key keeps `passphrase_file`'s passphrase
+/// Reads and parses every `-i` file (TPM lines become TPM identities, `cmd/tpm.rs`); a protected SSH key keeps `passphrase_file`'s passphrase
 /// (or the terminal) for when it is needed; an encrypted identity file is opened at once.
 pub fn load_identities(paths: &[PathBuf], passphrase_file: Option<&Path>) -> Result<Vec<Box<dyn Identity>>> {
-    each_identity_file(paths, passphrase_file, identity_file::parse)
+    each_identity_file(paths, passphrase_file, |b, cb| {
+        super::tpm::parse_identities(b, cb, identity_file::parse)
+    })
 }
 
 /// The recipients of every `-i` file, for `encrypt -i` (age's `-e -i`: encrypt to oneself).
@@ -220,7 +222,10 @@ pub fn load_identity_recipients_for(
     passphrase_file: Option<&Path>,
     profile: hyperseal::Profile,
 ) -> Result<Vec<Box<dyn Recipient>>> {
-    each_identity_file(paths, passphrase_file, |b, cb| identity_file::recipients_of_for(b, cb, profile))
+    each_identity_file(paths, passphrase_file, |b, cb| match super::tpm::recipients_of(b) {
+        Some(r) => Ok(r?.into_iter().map(|r| Box::new(r) as Box<dyn Recipient>).collect()),
+        None => identity_file::recipients_of_for(b, cb, profile),
+    })
 }
 
 /// One `-r` recipient (plugin recipients get the terminal for their requests).

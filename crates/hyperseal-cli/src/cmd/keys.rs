@@ -21,6 +21,8 @@ pub struct KeygenArgs {
     /// Write the identity to FILE (created with mode 0600; never overwritten).
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    tpm: super::tpm::TpmKeygenArgs,
 }
 
 #[derive(Args)]
@@ -46,6 +48,9 @@ fn parse_kind(s: &str) -> Result<String, String> {
 }
 
 pub fn keygen(a: KeygenArgs) -> Result<()> {
+    if a.tpm.tpm {
+        return super::tpm::keygen(&a.tpm, a.output.as_deref());
+    }
     let key = match Kind::from_name(&a.kind) {
         Some(kind) => recipient::generate(kind)?,
         None => {
@@ -69,7 +74,18 @@ pub fn keygen(a: KeygenArgs) -> Result<()> {
             key.secret.as_str()
         ))
     };
-    match &a.output {
+    write_new(a.output.as_deref(), &text)?;
+    if key.public.starts_with("-----BEGIN") {
+        eprint!("Public key:\n{}", key.public);
+    } else {
+        eprintln!("Public key: {}", key.public);
+    }
+    Ok(())
+}
+
+/// Writes a new key file (mode 0600, never over an existing file), or to stdout.
+pub(super) fn write_new(output: Option<&std::path::Path>, text: &str) -> Result<()> {
+    match output {
         Some(path) => {
             let mut f = crate::sys::create_private(path).map_err(|e| match e.kind() {
                 std::io::ErrorKind::AlreadyExists => hint(
@@ -82,11 +98,6 @@ pub fn keygen(a: KeygenArgs) -> Result<()> {
             f.sync_all()?;
         }
         None => std::io::stdout().write_all(text.as_bytes())?,
-    }
-    if key.public.starts_with("-----BEGIN") {
-        eprint!("Public key:\n{}", key.public);
-    } else {
-        eprintln!("Public key: {}", key.public);
     }
     Ok(())
 }
@@ -104,6 +115,12 @@ pub fn pubkey(a: PubkeyArgs) -> Result<()> {
             s
         }
     };
+    if let Some(recipients) = super::tpm::recipients_of(text.as_bytes()) {
+        for r in recipients? {
+            println!("{}", r.to_bech32());
+        }
+        return Ok(());
+    }
     if a.age_tag {
         println!("{}", recipient::tag_recipients_of(&text)?);
         return Ok(());

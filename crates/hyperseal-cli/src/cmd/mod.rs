@@ -19,6 +19,8 @@ pub mod rekey;
 mod rekey_common;
 mod rekey_sops;
 mod rekey_tree;
+pub mod tpm;
+pub mod tpm_plugin;
 
 use hyperseal::Suite;
 

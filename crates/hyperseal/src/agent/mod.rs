@@ -46,7 +46,9 @@ pub fn plugin_identity(socket: &Path) -> String {
 /// The socket path of an identity written by [`plugin_identity`].
 pub fn socket_of(identity: &str) -> Result<PathBuf, Error> {
     match plugin::identity_data(identity)? {
-        (name, data) if name == PLUGIN_NAME && !data.is_empty() => {
+        // A NUL byte is in no path: it starts the other identities the plugin serves (a TPM
+        // key's blobs, `hyperseal-tpm`).
+        (name, data) if name == PLUGIN_NAME && !data.is_empty() && !data.contains(&0) => {
             let path = String::from_utf8(data)
                 .map_err(|_| Error::InvalidKey("the agent identity's socket path is not UTF-8".into()))?;
             Ok(PathBuf::from(path))

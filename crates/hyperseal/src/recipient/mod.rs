@@ -47,7 +47,7 @@ use common::unavailable;
 use common::{bech32_long, callbacks, kind, parse, primitives, traits};
 
 pub use callbacks::{Callbacks, NoCallbacks};
-pub use hpke::{hybrid, mlkem768p256, p256, tag};
+pub use hpke::{hybrid, mlkem768p256, p256, tag, tag_held};
 pub use kind::{generate, passphrase_identities, passphrase_identity_for, passphrase_recipient, Kind};
 pub use parse::{
     identity_recipients, identity_recipients_for, looks_like_identity, parse_identities,

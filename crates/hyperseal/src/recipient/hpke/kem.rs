@@ -146,6 +146,22 @@ pub(crate) fn p256_decap(key: &P256Key, enc: &[u8]) -> Result<Zeroizing<[u8; 32]
     Ok(extract_and_expand(&dh, enc, &key.public))
 }
 
+/// DHKEM(P-256) `Decap` for a key held elsewhere (a TPM): `dh` is the x-coordinate its holder
+/// computed, `pk_r` its public point.
+pub(crate) fn p256_decap_held(dh: &[u8; 32], enc: &[u8], pk_r: &[u8; POINT_LEN]) -> Zeroizing<[u8; 32]> {
+    extract_and_expand(dh, enc, pk_r)
+}
+
+/// A P-256 share that is an uncompressed curve point, or a broken-stanza error: checked here
+/// before it is handed to a key's holder.
+pub(crate) fn check_point(peer: &[u8]) -> Result<[u8; POINT_LEN], Error> {
+    require_p256(false)?;
+    match p256_compress(peer) {
+        Some(_) => Ok(peer.try_into().expect("a compressible point is 65 bytes")),
+        None => Err(Error::InvalidStanza("the P-256 share is not a curve point".into())),
+    }
+}
+
 /// The MLKEM768-P256 combiner.
 fn combiner(ss_pq: &[u8], ss_t: &[u8], ct_t: &[u8], ek_t: &[u8]) -> Zeroizing<[u8; 32]> {
     use sha3::Digest;
@@ -197,6 +213,30 @@ impl HybridPublic {
         enc.extend_from_slice(&eph.public);
         Ok((enc, ss))
     }
+}
+
+impl HybridPublic {
+    /// The public key of an ML-KEM-768 seed (d ‖ z) and a P-256 point held apart from it (the
+    /// seed sealed to a TPM, the point's scalar inside it).
+    pub(crate) fn held(m_seed: &[u8; 64], pk_t: &[u8; POINT_LEN]) -> Result<Self, Error> {
+        check_point(pk_t)?;
+        let dk_m = DecapsKey::from_seed(Level::L768, m_seed)?;
+        Ok(HybridPublic { ek_m: dk_m.encapsulation_key().clone(), pk_t: *pk_t })
+    }
+}
+
+/// MLKEM768-P256 `Decap(enc)` for such a held key: `ss_t` is the ECDH x-coordinate its holder
+/// computed with the share `enc` ends with; the ML-KEM half is expanded from `m_seed` for this
+/// one call and dropped (the backend zeroizes it).
+pub(crate) fn hybrid_decap_held(
+    m_seed: &[u8; 64],
+    pk_t: &[u8; POINT_LEN],
+    enc: &[u8],
+    ss_t: &[u8; 32],
+) -> Result<Zeroizing<[u8; 32]>, Error> {
+    let (ct_m, ct_t) = enc.split_at(Level::L768.ct_len());
+    let ss_pq = DecapsKey::from_seed(Level::L768, m_seed)?.decapsulate(ct_m)?;
+    Ok(combiner(&ss_pq[..], ss_t, ct_t, pk_t))
 }
 
 /// An MLKEM768-P256 private key: the 32-byte seed and the two keys expanded from it.

@@ -11,6 +11,9 @@
 //! | [`mlkem768p256`]: `hs-mlkem768p2561…` | MLKEM768-P256 | `mlkem768p256` |
 //! | [`tag`]: age v1.3's `age1tag1…`, `age1tagpq1…` | DHKEM(P-256), MLKEM768-P256 | `p256tag`, `mlkem768p256tag` |
 //!
+//! `tag_held.rs` unwraps the tag stanzas for a key whose P-256 scalar is held elsewhere (a TPM):
+//! the holder does the ECDH, everything else is here.
+//!
 //! The `p256` and `mlkem768p256` identities are the same keys as the tag recipients, so they
 //! also open the tag stanzas addressed to them (`tag.rs`).
 
@@ -20,3 +23,4 @@ mod kem;
 pub mod mlkem768p256;
 pub mod p256;
 pub mod tag;
+pub mod tag_held;

@@ -41,10 +41,10 @@ pub const HYBRID_PREFIX: &str = "age1tagpq1";
 
 const CLASSIC_HRP: &str = "age1tag";
 const HYBRID_HRP: &str = "age1tagpq";
-const CLASSIC_TYPE: &str = "p256tag";
-const HYBRID_TYPE: &str = "mlkem768p256tag";
-const CLASSIC_LABEL: &[u8] = b"age-encryption.org/p256tag";
-const HYBRID_LABEL: &[u8] = b"age-encryption.org/mlkem768p256tag";
+pub(super) const CLASSIC_TYPE: &str = "p256tag";
+pub(super) const HYBRID_TYPE: &str = "mlkem768p256tag";
+pub(super) const CLASSIC_LABEL: &[u8] = b"age-encryption.org/p256tag";
+pub(super) const HYBRID_LABEL: &[u8] = b"age-encryption.org/mlkem768p256tag";
 const TAG_LEN: usize = 4;
 
 /// Whether `s` is a tag recipient (tested before the plugin rule, which `age1tag1…` also fits).
@@ -104,18 +104,23 @@ impl TagRecipient {
         }
     }
 
+    /// The recipient of a key held elsewhere (`tag_held.rs`).
+    pub(super) fn from_held(point: [u8; POINT_LEN], hybrid: Option<HybridPublic>) -> Self {
+        TagRecipient { key: hybrid.map_or(Key::Classic(point), Key::Hybrid) }
+    }
+
     /// Whether this is the post-quantum (`age1tagpq1…`) kind.
     pub fn is_postquantum(&self) -> bool {
         matches!(self.key, Key::Hybrid(_))
     }
 }
 
-fn compress(p: &[u8; POINT_LEN]) -> [u8; COMPRESSED_LEN] {
+pub(super) fn compress(p: &[u8; POINT_LEN]) -> [u8; COMPRESSED_LEN] {
     crate::crypto::p256_compress(p).expect("a parsed point is on the curve")
 }
 
 /// age's tag: HKDF-Extract(salt = label, ikm = enc ‖ SHA-256(R)[..4])[..4] (see the module docs).
-fn tag(label: &[u8], enc: &[u8], tag_recipient: &[u8]) -> [u8; TAG_LEN] {
+pub(super) fn tag(label: &[u8], enc: &[u8], tag_recipient: &[u8]) -> [u8; TAG_LEN] {
     use sha2::Digest;
     let rh = sha2::Sha256::digest(tag_recipient);
     let prk = hmac_sha256(label, &[enc, &rh[..TAG_LEN]]);
@@ -171,7 +176,7 @@ impl Recipient for TagRecipient {
 
 /// The two arguments of a tag stanza, checked as age's `tagtest` identities check them:
 /// (tag, enc), or a broken-stanza error.
-fn args(stanza: &Stanza, enc_len: usize) -> Result<([u8; TAG_LEN], Vec<u8>), Error> {
+pub(super) fn args(stanza: &Stanza, enc_len: usize) -> Result<([u8; TAG_LEN], Vec<u8>), Error> {
     let [t, enc] = stanza.args.as_slice() else {
         return Err(Error::InvalidStanza(format!("{} stanza must have exactly two arguments", stanza.tag)));
     };
@@ -183,7 +188,7 @@ fn args(stanza: &Stanza, enc_len: usize) -> Result<([u8; TAG_LEN], Vec<u8>), Err
 
 /// After a matching tag the stanza is ours: a body that does not open is an error (as in age's
 /// `tagtest`), not "another recipient's".
-fn opened(kind: &str, key: Option<FileKey>) -> Result<FileKey, Error> {
+pub(super) fn opened(kind: &str, key: Option<FileKey>) -> Result<FileKey, Error> {
     key.ok_or_else(|| {
         Error::InvalidStanza(format!(
             "{kind}: the tag matches this key but the file key does not authenticate"
