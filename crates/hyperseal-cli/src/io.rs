@@ -276,6 +276,25 @@ fn within(bytes: Zeroizing<Vec<u8>>, limit: usize, what: &str) -> Result<Zeroizi
     Ok(bytes)
 }
 
+/// Writes a new key file (mode 0600, never over an existing file), or to stdout.
+pub fn write_new_key(output: Option<&Path>, text: &str) -> Result<()> {
+    match output {
+        Some(path) => {
+            let mut f = crate::sys::create_private(path).map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => hint(
+                    format!("{} already exists", path.display()),
+                    "keygen never overwrites a key; pick another name",
+                ),
+                _ => anyhow::Error::new(e).context(format!("cannot create {}", path.display())),
+            })?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+        }
+        None => std::io::stdout().write_all(text.as_bytes())?,
+    }
+    Ok(())
+}
+
 /// Reads a whole small text file (keys, recipients), within the budget of an identity or
 /// recipients file ([`hyperseal::limits::KEY_FILE`]), with a clear error.
 pub fn read_small(path: &Path, what: &str) -> Result<String> {

@@ -11,7 +11,8 @@
 use zeroize::Zeroizing;
 
 use crate::error::{rc, TpmError};
-use crate::marshal::{In, Out};
+use crate::marshal::{In, Out, ALG_SHA256};
+use crate::session::{Session, CONTINUE};
 use crate::transport::{Link, Location};
 
 const ST_NO_SESSIONS: u16 = 0x8001;
@@ -19,8 +20,6 @@ const ST_SESSIONS: u16 = 0x8002;
 pub(crate) const RH_OWNER: u32 = 0x4000_0001;
 pub(crate) const RH_NULL: u32 = 0x4000_0007;
 const RS_PW: u32 = 0x4000_0009;
-pub(crate) const ALG_SHA256: u16 = 0x000B;
-use crate::session::{Session, CONTINUE};
 /// The most a TPM retries a "try again" answer (`TPM_RC_RETRY`, `YIELDED`, `TESTING`).
 const RETRIES: usize = 20;
 

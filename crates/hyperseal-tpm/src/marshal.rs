@@ -5,6 +5,9 @@
 
 use crate::error::TpmError;
 
+/// TPM_ALG_SHA256: the name and policy hash of every object and session here.
+pub(crate) const ALG_SHA256: u16 = 0x000B;
+
 /// Bytes of a command being built, wiped when dropped: a `Create` carries the PIN and the seed
 /// (encrypted on the wire, but in the clear while being framed). Room for a whole command is
 /// taken at once, so growing leaves no copies behind.

@@ -5,8 +5,9 @@
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
-use crate::command::{cc, selection, Auth, Tpm, ALG_SHA256, RH_NULL, RH_OWNER};
+use crate::command::{cc, selection, Auth, Tpm, RH_NULL, RH_OWNER};
 use crate::error::TpmError;
+use crate::marshal::ALG_SHA256;
 use crate::marshal::{In, Out};
 use crate::session::{Session, DECRYPT as PARAM_IN, ENCRYPT as PARAM_OUT};
 

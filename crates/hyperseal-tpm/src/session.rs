@@ -115,7 +115,7 @@ impl Session {
         p.b(&caller).sized(|s| {
             s.b(&eph_pub[1..33]).b(&eph_pub[33..]);
         });
-        p.u8(u8::from(policy)).u16(0x0006).u16(128).u16(0x0043).u16(crate::command::ALG_SHA256);
+        p.u8(u8::from(policy)).u16(0x0006).u16(128).u16(0x0043).u16(crate::marshal::ALG_SHA256);
         Ok((p.take(), Salting { salt, caller }))
     }
 
@@ -186,7 +186,7 @@ impl Session {
 
 /// A TPM object's name: nameAlg (SHA-256) ‖ SHA-256 of its public area.
 pub(crate) fn name_of(public: &[u8]) -> Vec<u8> {
-    [&crate::command::ALG_SHA256.to_be_bytes()[..], &Sha256::digest(public)[..]].concat()
+    [&crate::marshal::ALG_SHA256.to_be_bytes()[..], &Sha256::digest(public)[..]].concat()
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! `hyperseal keygen` and `hyperseal pubkey`.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -8,7 +7,6 @@ use clap::Args;
 use hyperseal::recipient::{self, Kind};
 use hyperseal_toolkit::sign;
 
-use crate::errors::hint;
 use crate::io;
 
 #[derive(Args)]
@@ -74,30 +72,11 @@ pub fn keygen(a: KeygenArgs) -> Result<()> {
             key.secret.as_str()
         ))
     };
-    write_new(a.output.as_deref(), &text)?;
+    io::write_new_key(a.output.as_deref(), &text)?;
     if key.public.starts_with("-----BEGIN") {
         eprint!("Public key:\n{}", key.public);
     } else {
         eprintln!("Public key: {}", key.public);
-    }
-    Ok(())
-}
-
-/// Writes a new key file (mode 0600, never over an existing file), or to stdout.
-pub(super) fn write_new(output: Option<&std::path::Path>, text: &str) -> Result<()> {
-    match output {
-        Some(path) => {
-            let mut f = crate::sys::create_private(path).map_err(|e| match e.kind() {
-                std::io::ErrorKind::AlreadyExists => hint(
-                    format!("{} already exists", path.display()),
-                    "keygen never overwrites a key; pick another name",
-                ),
-                _ => anyhow::Error::new(e).context(format!("cannot create {}", path.display())),
-            })?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-        }
-        None => std::io::stdout().write_all(text.as_bytes())?,
     }
     Ok(())
 }

@@ -151,14 +151,14 @@ pub fn keygen(a: &TpmKeygenArgs, output: Option<&Path>) -> Result<()> {
         if pcrs.is_empty() { "none".to_string() } else { pcrs.join(",") },
         key.to_identity_string()
     );
-    super::keys::write_new(output, &text)?;
+    crate::io::write_new_key(output, &text)?;
     eprintln!("Public key: {recipient}");
     match &a.recovery {
         Some(path) => {
             let kind = if key.is_postquantum() { hyperseal::Kind::Hybrid } else { hyperseal::Kind::X25519 };
             let spare = hyperseal::recipient::generate(kind)?;
             let text = format!("# recovery key for {recipient}\n# public key: {}\n{}\n", spare.public, spare.secret.as_str());
-            super::keys::write_new(Some(path), &text)?;
+            crate::io::write_new_key(Some(path), &text)?;
             eprintln!("Recovery public key: {} (keep {} offline)", spare.public, path.display());
             eprintln!("Encrypt to both: -r {recipient} -r {}", spare.public);
         }
