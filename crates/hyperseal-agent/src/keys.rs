@@ -13,6 +13,7 @@ use zeroize::Zeroizing;
 
 use super::origin::UNKNOWN_HOST;
 use super::pin::{self, PinCache, PluginCallbacks};
+use super::reader::{self, Readers};
 use super::relay::Relay;
 
 /// One added identity file.
@@ -26,8 +27,12 @@ pub struct Key {
     recipient: String,
     fingerprint: String,
     expires: Option<Instant>,
-    /// A file of plugin identities: the plugin runs in the agent, with this PIN cache.
+    /// A file of plugin identities: the plugin runs in the agent, with this PIN cache (also a
+    /// file the agent's reader reads: its PIN is cached the same way).
     plugin: Option<Arc<PluginCallbacks>>,
+    /// The reader of a file the library does not read (`reader.rs`): its identities are made
+    /// from `text` for each request, and `identities` is empty.
+    reader: Readers,
     /// A plugin key's recipients: its plugin's `recipient-v1` with `add-identity`, as age
     /// encrypts to a plugin identity file (empty for any other key: `list` gives those).
     wrap_to: Vec<Box<dyn recipient::Recipient>>,
@@ -73,6 +78,7 @@ impl Key {
         passphrase: Option<Zeroizing<String>>,
         lifetime: u64,
         pin_ttl: u64,
+        readers: &Readers,
     ) -> Result<Key, AddError> {
         let given = Arc::new(Given { passphrase, asked: AtomicBool::new(false) });
         let failed = |e: Error, given: &Given| match e {
@@ -86,6 +92,9 @@ impl Key {
         let text = identity_file::text_of(bytes, given.as_ref()).map_err(|e| failed(e, &given))?;
         let expires = (lifetime > 0).then(|| Instant::now() + Duration::from_secs(lifetime));
         let pin_ttl = (pin_ttl > 0).then(|| Duration::from_secs(pin_ttl));
+        if let Some(r) = readers.as_ref().filter(|r| r.reads(&text)) {
+            return Key::load_read(name, text, r.clone(), expires, pin_ttl);
+        }
         if let Some(names) = plugin_names(&text) {
             return Key::load_plugin(name, text, names, expires, pin_ttl);
         }
@@ -122,6 +131,7 @@ impl Key {
             fingerprint,
             expires,
             plugin,
+            reader: None,
             wrap_to: Vec::new(),
             pin_ttl,
             forward,
@@ -168,11 +178,62 @@ impl Key {
             fingerprint,
             expires,
             plugin,
+            reader: None,
             wrap_to,
             pin_ttl,
             forward,
             confirm: true,
         })
+    }
+
+    /// A file the agent's reader reads (a TPM key). Like a plugin key it is not proven at
+    /// `add` (its PIN would be needed, with no client to ask), and it shares the plugin keys'
+    /// PIN cache and rules; its recipients are the reader's, so `list` shows them and age's
+    /// `-e -i agent.txt` encrypts to them.
+    fn load_read(
+        name: &str,
+        text: Zeroizing<String>,
+        r: Arc<dyn reader::Reader>,
+        expires: Option<Instant>,
+        pin_ttl: Option<Duration>,
+    ) -> Result<Key, AddError> {
+        let recipients = r.recipients(&text).map_err(|e| AddError::Refused(e.to_string()))?;
+        let recipient = recipients.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>().join(" ");
+        let wrap_to = recipients.into_iter().map(|(_, r)| r).collect();
+        let fingerprint = fingerprint(&recipient);
+        let callbacks = Arc::new(PluginCallbacks {
+            cache: PinCache::new(pin_ttl),
+            serving: std::sync::atomic::AtomicBool::new(true),
+        });
+        Ok(Key {
+            name: name.to_string(),
+            text,
+            passphrase: None,
+            identities: Vec::new(),
+            recipient,
+            fingerprint,
+            expires,
+            plugin: Some(callbacks),
+            reader: Some(r),
+            wrap_to,
+            pin_ttl,
+            forward: Vec::new(),
+            confirm: true,
+        })
+    }
+
+    /// A read key's answers for `files`, in one try (`reader.rs`); `None`: not a read key.
+    fn unwrap_read(
+        &self,
+        files: &[&[hyperseal::format::Stanza]],
+        relay: Option<Arc<dyn Relay>>,
+    ) -> Option<Vec<Option<Result<FileKey, Error>>>> {
+        let (r, callbacks) = (self.reader.as_ref()?, self.plugin.as_ref()?);
+        // The prompt names the file, not its folder: the path is this host's business.
+        let shown = std::path::Path::new(&self.name)
+            .file_name()
+            .map_or(self.name.clone(), |n| n.to_string_lossy().into_owned());
+        Some(reader::unwrap_files(r.as_ref(), &self.text, &shown, callbacks, files, relay))
     }
 
     /// A plugin key's stanzas for `key` (its plugin run as age runs it to encrypt); `None`:
@@ -232,6 +293,9 @@ impl Key {
         stanzas: &[hyperseal::format::Stanza],
         relay: Option<Arc<dyn Relay>>,
     ) -> Option<Result<FileKey, Error>> {
+        if let Some(mut each) = self.unwrap_read(&[stanzas], relay.clone()) {
+            return each.pop().flatten();
+        }
         let try_all = || self.identities.iter().find_map(|id| id.unwrap_stanzas(stanzas));
         match &self.plugin {
             None => try_all(),
@@ -247,6 +311,11 @@ impl Key {
         files: &[Vec<hyperseal::format::Stanza>],
         relay: Option<Arc<dyn Relay>>,
     ) -> Option<Vec<Option<Result<FileKey, Error>>>> {
+        // A read key takes any request whole: its set-up and PIN are per try, not per stanza.
+        let whole: Vec<&[hyperseal::format::Stanza]> = files.iter().map(Vec::as_slice).collect();
+        if let Some(each) = self.unwrap_read(&whole, relay.clone()) {
+            return Some(each);
+        }
         let callbacks = self.plugin.as_ref()?;
         if files.len() < 2 || files.iter().any(|f| f.len() != 1) {
             return None;
@@ -339,6 +408,8 @@ fn fingerprint(recipient: &str) -> String {
 pub struct Store {
     keys: Vec<Arc<Key>>,
     sealed: Option<Sealed>,
+    /// The reader the agent was started with, for files the library does not read.
+    readers: Readers,
 }
 
 /// The locked agent: every key's record (fingerprint, file name, text, passphrase) sealed
@@ -353,6 +424,16 @@ struct Sealed {
 }
 
 impl Store {
+    /// An empty store whose `add` and `unlock` read files the library does not with `readers`.
+    pub fn with_readers(readers: Readers) -> Store {
+        Store { readers, ..Store::default() }
+    }
+
+    /// The reader the agent was started with.
+    pub fn readers(&self) -> Readers {
+        self.readers.clone()
+    }
+
     pub fn add(&mut self, key: Key) -> Result<String, String> {
         if self.sealed.is_some() {
             return Err(LOCKED.into());
@@ -451,7 +532,7 @@ impl Store {
             let pass = (!pass.is_empty()).then(|| Zeroizing::new(String::from_utf8_lossy(pass).into_owned()));
             let left = expires.map_or(0, |t| t.saturating_duration_since(now).as_secs().max(1));
             let pin_ttl = pin_ttl.map_or(0, |t| t.as_secs());
-            let key = match Key::load(&entry.name, text, pass, left, pin_ttl) {
+            let key = match Key::load(&entry.name, text, pass, left, pin_ttl, &self.readers) {
                 Ok(k) => k,
                 Err(AddError::NeedPassphrase(e) | AddError::Refused(e)) => return Err(e),
             };
@@ -515,7 +596,7 @@ mod tests {
 
     fn key(name: &str, lifetime: u64) -> Key {
         let k = generate(Kind::X25519).unwrap();
-        Key::load(name, format!("{}\n", k.secret.as_str()).as_bytes(), None, lifetime, 0).ok().unwrap()
+        Key::load(name, format!("{}\n", k.secret.as_str()).as_bytes(), None, lifetime, 0, &None).ok().unwrap()
     }
 
     fn pass() -> Zeroizing<String> {

@@ -10,6 +10,8 @@
 //! * `forward.rs`: a remote host's sockets (Unix; none on Windows) and a forward's policy, its
 //!   UNWRAP done in order and each use confirmed through the askpass;
 //! * `keys.rs`: the keys it holds, and to which remote hosts each is granted;
+//! * `reader.rs`: identity files the library does not read, read by the program that starts
+//!   the agent (the CLI's TPM keys), their identities made for each request;
 //! * `pin.rs`: plugin keys' PIN cache and their plugin's callbacks;
 //! * `origin.rs`: where a request comes from and what it may do;
 //! * `relay.rs`: asking a request's client (its user, for a plugin key), and the deadlines;
@@ -31,6 +33,7 @@ pub mod plugin;
 pub mod pool;
 #[cfg(unix)]
 pub mod process;
+pub mod reader;
 pub mod relay;
 pub mod server;
 pub mod wipe;

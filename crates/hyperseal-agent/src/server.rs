@@ -30,6 +30,7 @@ use super::forward::{self, Forwards};
 use super::keys::{AddError, Key, Store};
 use super::origin::{origin_of_main, valid_host, Origin};
 use super::pool::Pool;
+use super::reader::Readers;
 use super::relay::{ConnRelay, Relay, CONNECTION_DEADLINE};
 use crate::wipe::scrub_stack;
 
@@ -131,9 +132,9 @@ struct Agent {
 
 /// Serves at `listener` until stopped; never returns. `idle`: end after that long without a
 /// request.
-pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>) -> ! {
+pub fn serve(mut listener: Listener, socket: PathBuf, idle: Option<Duration>, readers: Readers) -> ! {
     let agent = Arc::new(Agent {
-        store: Mutex::new(Store::default()),
+        store: Mutex::new(Store::with_readers(readers)),
         last: Mutex::new(Instant::now()),
         active: AtomicUsize::new(0),
         forwarded: AtomicUsize::new(0),
@@ -404,7 +405,8 @@ impl Agent {
                 "--forward {bad:?}: not a host name (1 to 64 of A-Z a-z 0-9 . _ -, or '*')"
             ));
         }
-        match Key::load(name, bytes, passphrase, lifetime, pin_ttl) {
+        let readers = self.store().readers();
+        match Key::load(name, bytes, passphrase, lifetime, pin_ttl, &readers) {
             Ok(key) => done(self.store().add(key.with_grants(forward, confirm))),
             Err(AddError::NeedPassphrase(why)) => Answer::NeedPassphrase(why),
             Err(AddError::Refused(why)) => Answer::Refused(why),

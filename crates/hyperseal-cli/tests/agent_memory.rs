@@ -35,7 +35,7 @@ fn raw_secret(line: &str) -> Vec<u8> {
 }
 
 /// Which of `needles` occur anywhere in the readable memory of process `pid`.
-fn found_in_memory(pid: u32, needles: &[(&'static str, Vec<u8>)]) -> Vec<&'static str> {
+pub fn found_in_memory(pid: u32, needles: &[(&'static str, Vec<u8>)]) -> Vec<&'static str> {
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
     let mem = std::fs::File::open(format!("/proc/{pid}/mem")).unwrap();
     let longest = needles.iter().map(|(_, n)| n.len()).max().unwrap();

@@ -63,5 +63,6 @@ mod sops_strict;
 mod terminal_signals;
 mod toolkit_cli;
 mod tpm;
+mod tpm_agent;
 mod usage;
 mod writer_budget;

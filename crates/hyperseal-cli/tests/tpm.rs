@@ -19,9 +19,9 @@ use crate::common::{self, peer, peer_on_path, tools_path};
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 
 /// One swtpm on free ports, killed when dropped.
-struct Swtpm {
+pub struct Swtpm {
     child: Child,
-    port: u16,
+    pub port: u16,
     _state: tempfile::TempDir,
 }
 
@@ -36,7 +36,7 @@ fn free_port_pair() -> u16 {
 }
 
 impl Swtpm {
-    fn start() -> Option<Swtpm> {
+    pub fn start() -> Option<Swtpm> {
         peer_on_path("swtpm")?;
         let state = tempfile::tempdir().unwrap();
         let port = free_port_pair();
@@ -59,7 +59,7 @@ impl Swtpm {
         Some(Swtpm { child, port, _state: state })
     }
 
-    fn tcti(&self) -> String {
+    pub fn tcti(&self) -> String {
         format!("swtpm:host=127.0.0.1,port={}", self.port)
     }
 }
@@ -86,7 +86,7 @@ fn p(x: &Path) -> &str {
 }
 
 /// `keygen --tpm EXTRA -o DIR/NAME`: the key file and the printed recipient.
-fn keygen(tcti: &str, dir: &Path, name: &str, extra: &[&str]) -> (PathBuf, String) {
+pub fn keygen(tcti: &str, dir: &Path, name: &str, extra: &[&str]) -> (PathBuf, String) {
     let key = dir.join(name);
     let mut args = vec!["keygen", "--tpm", "-o", p(&key)];
     args.extend_from_slice(extra);
@@ -185,7 +185,7 @@ fn a_changed_pcr_is_named() {
 }
 
 /// `tpm2_getcap properties-variable`'s `TPM2_PT_LOCKOUT_COUNTER`.
-fn lockout_counter(tcti: &str) -> Option<u32> {
+pub fn lockout_counter(tcti: &str) -> Option<u32> {
     let out = Command::new(peer_on_path("tpm2_getcap")?)
         .arg("properties-variable")
         .env("TPM2TOOLS_TCTI", tcti)

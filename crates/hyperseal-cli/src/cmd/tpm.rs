@@ -93,6 +93,84 @@ pub fn parse_identities(
     Ok(out)
 }
 
+/// A TPM error as a client of the agent or age shows it: its message and hint on one line.
+pub fn said(e: &hyperseal::Error) -> String {
+    match hyperseal_tpm::split_hint(e) {
+        Some((message, hint)) => format!("{message} (hint: {hint})"),
+        None => e.to_string(),
+    }
+}
+
+/// TPM identity files for the agent (`hyperseal agent add host.key`), handed to the agent when
+/// the CLI starts it: the agent crate has no TPM code. The agent holds the file's text (TPM
+/// blobs only) and makes its identities for each request with the PIN from its own cache.
+pub struct AgentReader;
+
+/// A TPM identity whose errors read as one line (the agent's client shows them as they are).
+struct Worded(TpmIdentity);
+
+impl Identity for Worded {
+    fn unwrap_stanza(
+        &self,
+        stanza: &hyperseal::format::Stanza,
+    ) -> Option<Result<hyperseal::FileKey, hyperseal::Error>> {
+        self.0.unwrap_stanza(stanza).map(|r| r.map_err(|e| hyperseal::Error::Plugin(said(&e))))
+    }
+}
+
+/// The agent's callbacks, with the PIN prompt ending as a prompt does: the agent's client (age
+/// through `age-plugin-hyperseal`) shows it as it is.
+struct Prompted(Arc<dyn Callbacks>);
+
+impl Callbacks for Prompted {
+    fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>> {
+        self.0.request_passphrase(&format!("{description}:"))
+    }
+}
+
+impl hyperseal_agent::reader::Reader for AgentReader {
+    fn reads(&self, text: &str) -> bool {
+        text.lines().any(|l| is_tpm_line(l.trim()))
+    }
+
+    /// Refuses a file that mixes TPM lines with other keys: the agent would have to ask for
+    /// those keys' secrets at every request (add them from their own file).
+    fn recipients(
+        &self,
+        text: &str,
+    ) -> Result<Vec<(String, Box<dyn hyperseal::recipient::Recipient>)>, hyperseal::Error> {
+        let other = |l: &&str| !l.is_empty() && !l.starts_with('#') && !is_tpm_line(l);
+        if text.lines().map(str::trim).any(|l| other(&l)) {
+            return Err(hyperseal::Error::Plugin(
+                "a TPM identity file for the agent holds TPM lines only: add its other keys from a file of their own".into(),
+            ));
+        }
+        let all = recipients_of(text.as_bytes())
+            .unwrap_or(Ok(Vec::new()))
+            .map_err(|e| hyperseal::Error::Plugin(said(&e)))?;
+        Ok(all
+            .into_iter()
+            .map(|r| (r.to_bech32(), Box::new(r) as Box<dyn hyperseal::recipient::Recipient>))
+            .collect())
+    }
+
+    fn identities(
+        &self,
+        text: &str,
+        name: &str,
+        callbacks: Arc<dyn Callbacks>,
+    ) -> Result<Vec<Box<dyn Identity>>, hyperseal::Error> {
+        let location = location().map_err(|e| hyperseal::Error::Plugin(said(&e)))?;
+        let callbacks: Arc<dyn Callbacks> = Arc::new(Prompted(callbacks));
+        let mut out: Vec<Box<dyn Identity>> = Vec::new();
+        for line in text.lines().map(str::trim).filter(|l| is_tpm_line(l)) {
+            let key = tpm_key(line).map_err(|e| hyperseal::Error::Plugin(said(&e.into_error())))?;
+            out.push(Box::new(Worded(TpmIdentity::new(key, location.clone(), callbacks.clone(), name))));
+        }
+        Ok(out)
+    }
+}
+
 /// The recipients of an identity file's TPM keys (`encrypt -i host.key`, `pubkey`): a classic
 /// key's from its point, a post-quantum key's from the `# public key:` line keygen wrote
 /// (checked against the key); `None` for a file without TPM lines.

@@ -32,7 +32,7 @@ pub fn answers(
     if !TpmKey::is_tpm_identity(id) {
         return None;
     }
-    let worded = |e: Error| Error::Plugin(said(&e));
+    let worded = |e: Error| Error::Plugin(crate::cmd::tpm::said(&e));
     Some(
         unwrap_files(id, files, age)
             .map_err(worded)
@@ -51,12 +51,4 @@ fn unwrap_files(id: &str, files: &[Vec<Stanza>], age: &dyn Callbacks) -> hyperse
     };
     let tpm = TpmIdentity::new(key, crate::cmd::tpm::location()?, Arc::new(Given(pin)), "the TPM key");
     Ok(files.iter().map(|stanzas| tpm.unwrap_stanzas(stanzas)).collect())
-}
-
-/// An error as age shows it: a TPM error's message and hint on one line.
-fn said(e: &Error) -> String {
-    match hyperseal_tpm::split_hint(e) {
-        Some((message, hint)) => format!("{message} (hint: {hint})"),
-        None => e.to_string(),
-    }
 }

@@ -367,7 +367,9 @@ fn start(s: StartArgs) -> Result<()> {
         print!("{}", env_lines(&s, &path));
     }
     std::io::stdout().flush()?;
-    server::serve(listener, path, s.idle)
+    // The agent crate has no TPM code: TPM identity files reach it through this reader.
+    let readers: hyperseal_agent::reader::Readers = Some(std::sync::Arc::new(crate::cmd::tpm::AgentReader));
+    server::serve(listener, path, s.idle, readers)
 }
 
 /// Makes this process fit to hold keys (Unix: not dumpable, memory locked where the limit
