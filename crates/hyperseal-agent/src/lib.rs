@@ -9,7 +9,8 @@
 //!   threads kept between connections (`pool.rs`);
 //! * `forward.rs`: a remote host's sockets (Unix; none on Windows) and a forward's policy, its
 //!   UNWRAP done in order and each use confirmed through the askpass;
-//! * `keys.rs`: the keys it holds, and to which remote hosts each is granted;
+//! * `store.rs`: the keys it holds, or what `lock` sealed them into;
+//! * `keys.rs`: one key, and to which remote hosts it is granted;
 //! * `reader.rs`: identity files the library does not read, read by the program that starts
 //!   the agent (the CLI's TPM keys), their identities made for each request;
 //! * `pin.rs`: plugin keys' PIN cache and their plugin's callbacks;
@@ -36,4 +37,5 @@ pub mod process;
 pub mod reader;
 pub mod relay;
 pub mod server;
+pub mod store;
 pub mod wipe;

@@ -14,13 +14,14 @@
 //! gave that then failed is forgotten.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use hyperseal::format::Stanza;
 use hyperseal::recipient::{Callbacks, Identity, Recipient};
 use hyperseal::{Error, FileKey};
 
 use super::pin::{self, PluginCallbacks};
-use super::relay::Relay;
+use super::relay::{Relay, NOT_TRIED};
 
 /// Identity files of a kind the program that starts the agent knows and the library does not.
 pub trait Reader: Send + Sync {
@@ -57,9 +58,20 @@ pub fn unwrap_files(
     files: &[&[Stanza]],
     relay: Option<Arc<dyn Relay>>,
 ) -> Vec<Option<Result<FileKey, Error>>> {
+    let until = relay.clone();
     let run = || -> Result<Vec<Option<Result<FileKey, Error>>>, Error> {
         let ids = reader.identities(text, name, callbacks.clone())?;
-        Ok(files.iter().map(|f| ids.iter().find_map(|id| id.unwrap_stanzas(f))).collect())
+        // Each file costs the TPM work of its own: the files the request's time does not reach
+        // are answered so, never silently "not mine". The relay's deadline moves on once the
+        // user has answered, so typing the PIN costs no file its try.
+        let out_of_time = || until.as_ref().and_then(|r| r.work_until()).is_some_and(|t| Instant::now() >= t);
+        Ok(files
+            .iter()
+            .map(|f| match out_of_time() {
+                true => Some(Err(Error::Plugin(NOT_TRIED.into()))),
+                false => ids.iter().find_map(|id| id.unwrap_stanzas(f)),
+            })
+            .collect())
         // `ids` drops here: a TPM identity flushes what it loaded and zeroizes its PIN copy.
     };
     let verdict = |r: &Result<Vec<Option<Result<FileKey, Error>>>, Error>| match r {
@@ -75,5 +87,109 @@ pub fn unwrap_files(
             let why = e.to_string();
             files.iter().map(|_| Some(Err(Error::Plugin(why.clone())))).collect()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyperseal::agent::proto::Prompt;
+    use hyperseal::recipient::{self, generate, Kind};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    use zeroize::Zeroizing;
+
+    const PIN: &str = "1234";
+
+    /// An X25519 key behind a PIN, asked once per identity as a TPM identity asks it: a wrong
+    /// one is remembered for the identity's life, never asked again.
+    struct Pinned {
+        inner: Box<dyn Identity>,
+        callbacks: Arc<dyn Callbacks>,
+        verdict: Mutex<Option<bool>>,
+    }
+
+    impl Identity for Pinned {
+        fn unwrap_stanza(&self, stanza: &Stanza) -> Option<Result<FileKey, Error>> {
+            let mut v = self.verdict.lock().unwrap();
+            let ok = *v.get_or_insert_with(|| {
+                self.callbacks.request_passphrase("PIN for test:").is_some_and(|p| p.as_str() == PIN)
+            });
+            match ok {
+                true => self.inner.unwrap_stanza(stanza),
+                false => Some(Err(Error::Plugin("wrong PIN".into()))),
+            }
+        }
+    }
+
+    struct Fake;
+
+    impl Reader for Fake {
+        fn reads(&self, _: &str) -> bool {
+            true
+        }
+        fn recipients(&self, _: &str) -> Result<Vec<(String, Box<dyn Recipient>)>, Error> {
+            Ok(Vec::new())
+        }
+        fn identities(
+            &self,
+            text: &str,
+            _: &str,
+            cb: Arc<dyn Callbacks>,
+        ) -> Result<Vec<Box<dyn Identity>>, Error> {
+            let mut ids = recipient::parse_identities_with(text, cb.clone())?;
+            let inner = ids.pop().expect("one key");
+            Ok(vec![Box::new(Pinned { inner, callbacks: cb, verdict: Mutex::new(None) })])
+        }
+    }
+
+    /// A client that answers every question with `answer`, and counts them.
+    struct Client {
+        answer: Option<&'static str>,
+        asked: AtomicUsize,
+    }
+
+    impl Relay for Client {
+        fn ask(&self, _: Prompt) -> Option<Zeroizing<String>> {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            self.answer.map(|a| Zeroizing::new(a.to_string()))
+        }
+    }
+
+    /// Asks `files` through a client answering `answer`: how many opened, and how often it asked.
+    fn ask(
+        key: &str,
+        files: &[Vec<Stanza>],
+        cb: &Arc<PluginCallbacks>,
+        answer: Option<&'static str>,
+    ) -> (usize, usize) {
+        let client = Arc::new(Client { answer, asked: AtomicUsize::new(0) });
+        let files: Vec<&[Stanza]> = files.iter().map(Vec::as_slice).collect();
+        let each = unwrap_files(&Fake, key, "test", cb, &files, Some(client.clone()));
+        (each.iter().filter(|a| matches!(a, Some(Ok(_)))).count(), client.asked.load(Ordering::SeqCst))
+    }
+
+    fn setup() -> (String, Vec<Vec<Stanza>>, Arc<PluginCallbacks>) {
+        let k = generate(Kind::X25519).unwrap();
+        let r = recipient::parse_recipient(&k.public).unwrap();
+        let files = (0..3).map(|_| r.wrap_file_key(&FileKey::generate(16)).unwrap().0).collect();
+        let cb = PluginCallbacks { cache: pin::PinCache::new(None), serving: AtomicBool::new(true) };
+        (format!("{}\n", k.secret.as_str()), files, Arc::new(cb))
+    }
+
+    #[test]
+    fn the_pin_is_asked_once_for_a_request_then_cached() {
+        let (key, files, cb) = setup();
+        assert_eq!(ask(&key, &files, &cb, Some(PIN)), (3, 1), "one question for three files");
+        assert_eq!(ask(&key, &files, &cb, None), (3, 0), "the next request asks nothing");
+    }
+
+    #[test]
+    fn a_wrong_pin_is_asked_once_and_never_cached() {
+        let (key, files, cb) = setup();
+        assert_eq!(ask(&key, &files, &cb, Some("0000")), (0, 1), "one question, no loop");
+        assert_eq!(ask(&key, &files, &cb, None), (0, 1), "nothing cached: the client is asked");
+        assert_eq!(ask(&key, &files, &cb, Some(PIN)), (3, 1));
+        assert_eq!(ask(&key, &files, &cb, None), (3, 0));
     }
 }

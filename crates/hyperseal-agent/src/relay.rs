@@ -18,6 +18,14 @@ use zeroize::Zeroizing;
 /// operation each, against an RSA key, is otherwise unbounded work).
 pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
 
+/// What an UNWRAP's work leaves of its connection's deadline, to write the answer in (a
+/// window's answer is a few hundred KiB).
+pub const ANSWER_TIME: Duration = Duration::from_secs(1);
+
+/// What a file is answered when its request's time ran out before it was tried.
+pub const NOT_TRIED: &str =
+    "not tried: the request's work passed the agent's budget (9 s a request); ask for fewer files at once";
+
 /// The client connection a request came on, able to ask its user.
 pub trait Relay {
     /// Asks the client's user; `None`: no answer (declined, no terminal, the client is gone).
@@ -27,6 +35,11 @@ pub trait Relay {
     /// every local client with no question.
     fn caches(&self) -> bool {
         true
+    }
+
+    /// When the request's work must stop, so its answer goes out in time (`None`: no limit).
+    fn work_until(&self) -> Option<Instant> {
+        None
     }
 }
 
@@ -104,5 +117,10 @@ impl Relay for ConnRelay {
 
     fn caches(&self) -> bool {
         !self.forwarded
+    }
+
+    fn work_until(&self) -> Option<Instant> {
+        let d = self.deadline();
+        Some(d.checked_sub(ANSWER_TIME).unwrap_or(d))
     }
 }

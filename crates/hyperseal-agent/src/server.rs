@@ -27,11 +27,12 @@ use hyperseal::{limits, FileKey};
 use zeroize::Zeroizing;
 
 use super::forward::{self, Forwards};
-use super::keys::{AddError, Key, Store};
+use super::keys::{AddError, Key};
 use super::origin::{origin_of_main, valid_host, Origin};
 use super::pool::Pool;
 use super::reader::Readers;
-use super::relay::{ConnRelay, Relay, CONNECTION_DEADLINE};
+use super::relay::{ConnRelay, Relay, ANSWER_TIME, CONNECTION_DEADLINE, NOT_TRIED};
+use super::store::Store;
 use crate::wipe::scrub_stack;
 
 /// Bytes of request bodies all connections may hold at once: two of the largest messages, so a
@@ -65,14 +66,6 @@ enum Quick {
     /// Not a whole request yet: read into the buffer and nothing more.
     Undecoded(Zeroizing<Vec<u8>>),
 }
-
-/// What an UNWRAP's work leaves of its connection's deadline, to write the answer in (a
-/// window's answer is a few hundred KiB).
-const ANSWER_TIME: Duration = Duration::from_secs(1);
-
-/// What a file is answered when its request's time ran out before it was tried.
-const NOT_TRIED: &str =
-    "not tried: the request's work passed the agent's budget (9 s a request); ask for fewer files at once";
 
 /// Connections from forwards served at once, of the [`limits::AGENT_CONNECTIONS`]: a forward
 /// waits on this host's askpass and on its remote user, and the remote side must never hold
