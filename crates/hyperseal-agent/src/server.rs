@@ -355,14 +355,21 @@ impl Agent {
                 NOT_TRIED,
             ));
         }
-        // A plugin key takes a window in one run of its plugin, as a direct run does.
-        let mut windows: Vec<_> =
-            keys.iter().map(|k| k.unwrap_window(files, relay.clone().map(|r| r as Arc<dyn Relay>))).collect();
+        // A plugin key (and a read one, a TPM key) takes a window in one run of its plugin, as a
+        // direct run does. It runs when the first file no earlier key opened reaches it: a
+        // request the other keys answer costs no plugin run, no TPM use and no PIN.
+        let mut windows: Vec<_> = keys.iter().map(|_| None).collect();
         // Each file's keys are tried only while time is left; a file reached after
         // that is answered NOT_TRIED, never silently "not ours".
         let mut try_file = |n: usize, f: &Vec<Stanza>| {
             for (i, k) in keys.iter().enumerate() {
-                if let Some(window) = &mut windows[i] {
+                if windows[i].is_none() {
+                    if Instant::now() >= work_until() {
+                        return Some(Err(NOT_TRIED.to_string()));
+                    }
+                    windows[i] = Some(k.unwrap_window(files, relay.clone().map(|r| r as Arc<dyn Relay>)));
+                }
+                if let Some(Some(window)) = &mut windows[i] {
                     match window[n].take() {
                         Some(r) => return Some(r.map_err(|e| e.to_string())),
                         None => continue,

@@ -201,6 +201,27 @@ fn a_wrong_pin_says_the_tries_left_and_is_never_cached_nor_retried() {
     assert!(s.age_quiet("2.age").status.success());
 }
 
+/// A file that a key added before the TPM key opens costs no PIN and no TPM use.
+#[test]
+fn a_file_another_key_opens_asks_no_tpm_pin() {
+    let Some(s) = setup() else { return };
+    let (other, other_public) = common::keypair(s.agent.dir.path(), "other", "hybrid");
+    s.agent.ok(&["agent", "add", &other]);
+    s.add(&[]);
+    let both = s.agent.path("both.age");
+    let o = Command::new(BIN)
+        .args(["encrypt", "-q", "--format", "age", "-r", &other_public, "-r", &s.recipient, "-o"])
+        .arg(&both)
+        .arg(&s.key)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "encrypt: {}", stderr(&o));
+    let (status, err, tty, out) = s.age_typed("both.age", &[]);
+    assert_eq!(status, 0, "{err}\n{tty}");
+    assert_eq!(Setup::prompts(&tty), 0, "the TPM key's PIN was asked: {tty}");
+    assert_eq!(out, s.plain());
+}
+
 /// A TPM file that also holds another kind of key is refused whole, with why.
 #[test]
 fn a_tpm_file_mixed_with_other_keys_is_refused() {
