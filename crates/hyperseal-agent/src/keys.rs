@@ -318,9 +318,9 @@ impl Key {
         relay: Option<Arc<dyn Relay>>,
     ) -> Option<Vec<Option<Result<FileKey, Error>>>> {
         // A read key takes any request whole: its set-up and PIN are per try, not per stanza.
-        let whole: Vec<&[hyperseal::format::Stanza]> = files.iter().map(Vec::as_slice).collect();
-        if let Some(each) = self.unwrap_read(&whole, relay.clone()) {
-            return Some(each);
+        if self.reader.is_some() {
+            let whole: Vec<&[hyperseal::format::Stanza]> = files.iter().map(Vec::as_slice).collect();
+            return self.unwrap_read(&whole, relay);
         }
         let callbacks = self.plugin.as_ref()?;
         if files.len() < 2 || files.iter().any(|f| f.len() != 1) {
