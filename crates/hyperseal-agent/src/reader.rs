@@ -68,7 +68,7 @@ pub fn unwrap_files(
         Ok(files
             .iter()
             .map(|f| match out_of_time() {
-                true => Some(Err(Error::Plugin(NOT_TRIED.into()))),
+                true => Some(Err(worded(NOT_TRIED.into()))),
                 false => ids.iter().find_map(|id| id.unwrap_stanzas(f)),
             })
             .collect())
@@ -85,9 +85,14 @@ pub fn unwrap_files(
         // The key could not be used at all: every file has that error.
         Err(e) => {
             let why = e.to_string();
-            files.iter().map(|_| Some(Err(Error::Plugin(why.clone())))).collect()
+            files.iter().map(|_| Some(Err(worded(why.clone())))).collect()
         }
     }
+}
+
+/// An error whose text is shown as it is: already worded (no kind's prefix added again).
+pub fn worded(why: String) -> Error {
+    Error::Io(std::io::Error::other(why))
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Args;
 use hyperseal::recipient::{Callbacks, Identity};
+use hyperseal_agent::reader::worded;
 use hyperseal_tpm::{age_plugin_tpm, Location, TpmError, TpmIdentity, TpmKey};
 use zeroize::Zeroizing;
 
@@ -114,7 +115,7 @@ impl Identity for Worded {
         &self,
         stanza: &hyperseal::format::Stanza,
     ) -> Option<Result<hyperseal::FileKey, hyperseal::Error>> {
-        self.0.unwrap_stanza(stanza).map(|r| r.map_err(|e| hyperseal::Error::Plugin(said(&e))))
+        self.0.unwrap_stanza(stanza).map(|r| r.map_err(|e| worded(said_by_agent(&e))))
     }
 }
 
@@ -126,6 +127,15 @@ impl Callbacks for Prompted {
     fn request_passphrase(&self, description: &str) -> Option<Zeroizing<String>> {
         self.0.request_passphrase(&format!("{description}:"))
     }
+}
+
+/// A TPM error as the agent's client shows it: a missing PIN is the client's to type, not a
+/// file's to give (the native path's hint names `--identity-passphrase-file`).
+fn said_by_agent(e: &hyperseal::Error) -> String {
+    if e.to_string() == TpmError::NoPin.into_error().to_string() {
+        return "TPM: the key needs its PIN and none was given (hint: run age or hyperseal on a terminal once to type it; the agent keeps it for its --pin-ttl)".into();
+    }
+    said(e)
 }
 
 impl hyperseal_agent::reader::Reader for AgentReader {
@@ -141,13 +151,11 @@ impl hyperseal_agent::reader::Reader for AgentReader {
     ) -> Result<Vec<(String, Box<dyn hyperseal::recipient::Recipient>)>, hyperseal::Error> {
         let other = |l: &&str| !l.is_empty() && !l.starts_with('#') && !is_tpm_line(l);
         if text.lines().map(str::trim).any(|l| other(&l)) {
-            return Err(hyperseal::Error::Plugin(
+            return Err(worded(
                 "a TPM identity file for the agent holds TPM lines only: add its other keys from a file of their own".into(),
             ));
         }
-        let all = recipients_of(text.as_bytes())
-            .unwrap_or(Ok(Vec::new()))
-            .map_err(|e| hyperseal::Error::Plugin(said(&e)))?;
+        let all = recipients_of(text.as_bytes()).unwrap_or(Ok(Vec::new())).map_err(|e| worded(said(&e)))?;
         Ok(all
             .into_iter()
             .map(|r| (r.to_bech32(), Box::new(r) as Box<dyn hyperseal::recipient::Recipient>))
@@ -160,11 +168,11 @@ impl hyperseal_agent::reader::Reader for AgentReader {
         name: &str,
         callbacks: Arc<dyn Callbacks>,
     ) -> Result<Vec<Box<dyn Identity>>, hyperseal::Error> {
-        let location = location().map_err(|e| hyperseal::Error::Plugin(said(&e)))?;
+        let location = location().map_err(|e| worded(said(&e)))?;
         let callbacks: Arc<dyn Callbacks> = Arc::new(Prompted(callbacks));
         let mut out: Vec<Box<dyn Identity>> = Vec::new();
         for line in text.lines().map(str::trim).filter(|l| is_tpm_line(l)) {
-            let key = tpm_key(line).map_err(|e| hyperseal::Error::Plugin(said(&e.into_error())))?;
+            let key = tpm_key(line).map_err(|e| worded(said(&e.into_error())))?;
             out.push(Box::new(Worded(TpmIdentity::new(key, location.clone(), callbacks.clone(), name))));
         }
         Ok(out)
