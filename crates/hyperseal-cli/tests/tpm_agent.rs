@@ -3,7 +3,9 @@
 //! `age-plugin-hyperseal`), then many separate runs of the real age open files sealed to it
 //! with no terminal at all, so with no prompt. A `lock`, a `remove` and the PIN's lifetime
 //! make it asked again; a wrong PIN says the tries left, costs the TPM one failure, and is
-//! neither cached nor tried again on its own.
+//! neither cached nor tried again on its own; hyperseal itself, as the agent's client, asks on its
+//! terminal; a file another key opens asks no PIN; a file mixing TPM lines with other keys is
+//! refused; as root, the PIN is found in the agent's memory while cached and nowhere after lock.
 //!
 //! Without swtpm or age each test prints a note and passes, unless `HYPERSEAL_REQUIRE_PEERS`
 //! is set (`make test`).
@@ -199,6 +201,23 @@ fn a_wrong_pin_says_the_tries_left_and_is_never_cached_nor_retried() {
     assert_eq!(status, 0, "{err}");
     assert_eq!(out, s.plain());
     assert!(s.age_quiet("2.age").status.success());
+}
+
+/// hyperseal's own decrypt, a client of the agent, asks the PIN on its terminal once; age then
+/// needs none.
+#[test]
+fn hyperseal_decrypt_types_the_pin_for_every_client() {
+    let Some(s) = setup() else { return };
+    s.add(&[]);
+    let sock = s.agent.sock();
+    let out = s.agent.path("out.txt");
+    let argv = [BIN, "decrypt", "-o", out.to_str().unwrap(), "0.age"];
+    let env = [("HYPERSEAL_AGENT_SOCK", sock.to_str().unwrap())];
+    let (status, err, tty) = on_terminal(&argv, s.agent.dir.path(), &env, &[PIN]);
+    assert_eq!((status, Setup::prompts(&tty)), (0, 1), "{err}\n{tty}");
+    assert_eq!(std::fs::read(&out).unwrap(), s.plain());
+    let o = s.age_quiet("1.age");
+    assert!(o.status.success() && o.stdout == s.plain(), "{}", stderr(&o));
 }
 
 /// A file that a key added before the TPM key opens costs no PIN and no TPM use.
