@@ -130,8 +130,10 @@ fn a_backup_killed_on_s3_leaves_a_repository_the_next_one_finishes() {
             .env("AWS_ENDPOINT_URL", &m.endpoint);
         let mut child =
             c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
-        // Polls the store, not the clock: the kill comes after the k-th pack, however slow the machine.
-        let packs = || store.list("data/").unwrap().iter().filter(|o| !o.name.ends_with(".ids")).count();
+        // Polls the store, not the clock: the kill comes after the k-th pack and its id list (written
+        // after the pack: a pack whose list is not stored yet cannot be reused, only checked), however
+        // slow the machine.
+        let packs = || store.list("data/").unwrap().iter().filter(|o| o.name.ends_with(".ids")).count();
         let mut finished = false;
         while packs() < k {
             if child.try_wait().unwrap().is_some() {
