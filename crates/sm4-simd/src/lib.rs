@@ -32,6 +32,51 @@ pub use aes_gcm;
 pub use ccm;
 pub use cipher;
 
+/// The `cipher` traits of a backend's `Backend<'_>`: blocks of 16 bytes, `$par` of them in
+/// flight, and encryption and decryption both through its `one`, `par` and `tail` (SM4's
+/// decryption is its encryption with the round keys reversed, so one body serves both).
+macro_rules! block_backend {
+    ($par:ty) => {
+        impl ::cipher::BlockSizeUser for Backend<'_> {
+            type BlockSize = ::cipher::consts::U16;
+        }
+
+        impl ::cipher::ParBlocksSizeUser for Backend<'_> {
+            type ParBlocksSize = $par;
+        }
+
+        impl ::cipher::BlockCipherEncBackend for Backend<'_> {
+            #[inline(always)]
+            fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+                self.one(block);
+            }
+            #[inline(always)]
+            fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+                self.par(blocks);
+            }
+            #[inline(always)]
+            fn encrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+                self.tail(blocks);
+            }
+        }
+
+        impl ::cipher::BlockCipherDecBackend for Backend<'_> {
+            #[inline(always)]
+            fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+                self.one(block);
+            }
+            #[inline(always)]
+            fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+                self.par(blocks);
+            }
+            #[inline(always)]
+            fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+                self.tail(blocks);
+            }
+        }
+    };
+}
+
 mod autodetect;
 pub mod modes;
 mod soft;

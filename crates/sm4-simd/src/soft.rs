@@ -21,7 +21,7 @@ use cipher::{
     array::Array,
     consts::U16,
     inout::{InOut, InOutBuf},
-    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, ParBlocks, ParBlocksSizeUser,
+    Block, ParBlocks,
 };
 
 /// System parameter FK and fixed parameters CK from GB/T 32907.
@@ -255,13 +255,7 @@ pub(crate) struct Backend<'a> {
     pub(crate) rk: &'a [u32; 32],
 }
 
-impl BlockSizeUser for Backend<'_> {
-    type BlockSize = U16;
-}
-
-impl ParBlocksSizeUser for Backend<'_> {
-    type ParBlocksSize = U16;
-}
+block_backend!(U16);
 
 impl Backend<'_> {
     #[inline(always)]
@@ -292,35 +286,6 @@ impl Backend<'_> {
     }
 }
 
-impl BlockCipherEncBackend for Backend<'_> {
-    #[inline(always)]
-    fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
-        self.one(block);
-    }
-    #[inline(always)]
-    fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-        self.par(blocks);
-    }
-    #[inline(always)]
-    fn encrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
-        self.tail(blocks);
-    }
-}
-
-impl BlockCipherDecBackend for Backend<'_> {
-    #[inline(always)]
-    fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
-        self.one(block);
-    }
-    #[inline(always)]
-    fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-        self.par(blocks);
-    }
-    #[inline(always)]
-    fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
-        self.tail(blocks);
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -30,8 +30,7 @@ macro_rules! avx2_backend {
                 array::Array,
                 consts::U16,
                 inout::{InOut, InOutBuf},
-                Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, ParBlocks,
-                ParBlocksSizeUser,
+                Block, ParBlocks,
             };
 
             #[derive(Clone, Copy)]
@@ -205,13 +204,7 @@ macro_rules! avx2_backend {
                 pub(crate) fk: &'a crate::FusedKeys,
             }
 
-            impl BlockSizeUser for Backend<'_> {
-                type BlockSize = U16;
-            }
-
-            impl ParBlocksSizeUser for Backend<'_> {
-                type ParBlocksSize = U16;
-            }
+            block_backend!(U16);
 
             impl Backend<'_> {
                 #[inline(always)]
@@ -246,35 +239,6 @@ macro_rules! avx2_backend {
                 }
             }
 
-            impl BlockCipherEncBackend for Backend<'_> {
-                #[inline(always)]
-                fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
-                    self.one(block);
-                }
-                #[inline(always)]
-                fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-                    self.par(blocks);
-                }
-                #[inline(always)]
-                fn encrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
-                    self.tail(blocks);
-                }
-            }
-
-            impl BlockCipherDecBackend for Backend<'_> {
-                #[inline(always)]
-                fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
-                    self.one(block);
-                }
-                #[inline(always)]
-                fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-                    self.par(blocks);
-                }
-                #[inline(always)]
-                fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
-                    self.tail(blocks);
-                }
-            }
         }
     };
 }

@@ -23,7 +23,7 @@ use cipher::{
     array::Array,
     consts::{U16, U32},
     inout::{InOut, InOutBuf},
-    Block, BlockCipherDecBackend, BlockCipherEncBackend, BlockSizeUser, ParBlocks, ParBlocksSizeUser,
+    Block, ParBlocks,
 };
 
 /// XOR of three registers in one `vpternlogd` (truth table 0x96).
@@ -227,13 +227,7 @@ pub(crate) struct Backend<'a> {
     pub(crate) fk: &'a FusedKeys,
 }
 
-impl BlockSizeUser for Backend<'_> {
-    type BlockSize = U16;
-}
-
-impl ParBlocksSizeUser for Backend<'_> {
-    type ParBlocksSize = U32;
-}
+block_backend!(U32);
 
 impl Backend<'_> {
     #[inline(always)]
@@ -267,32 +261,3 @@ impl Backend<'_> {
     }
 }
 
-impl BlockCipherEncBackend for Backend<'_> {
-    #[inline(always)]
-    fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
-        self.one(block);
-    }
-    #[inline(always)]
-    fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-        self.par(blocks);
-    }
-    #[inline(always)]
-    fn encrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
-        self.tail(blocks);
-    }
-}
-
-impl BlockCipherDecBackend for Backend<'_> {
-    #[inline(always)]
-    fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
-        self.one(block);
-    }
-    #[inline(always)]
-    fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-        self.par(blocks);
-    }
-    #[inline(always)]
-    fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
-        self.tail(blocks);
-    }
-}
