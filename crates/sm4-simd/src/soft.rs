@@ -286,7 +286,6 @@ impl Backend<'_> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -238,7 +238,6 @@ macro_rules! avx2_backend {
                     }
                 }
             }
-
         }
     };
 }
