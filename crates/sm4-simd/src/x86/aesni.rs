@@ -157,23 +157,11 @@ pub(crate) unsafe fn crypt_n<const G: usize>(rk: &[u32; 32], inp: *const u8, out
 /// must be available.
 #[inline]
 #[target_feature(enable = "ssse3,aes")]
-pub(crate) unsafe fn crypt_padded<const G: usize>(
-    rk: &[u32; 32],
-    mut blocks: InOutBuf<'_, '_, Array<u8, U16>>,
-) {
-    let n = blocks.len();
-    debug_assert!(n <= 4 * G && G <= 4);
-    let mut buf = [[0u8; 16]; 16];
-    for (dst, src) in buf.iter_mut().zip(blocks.get_in()) {
-        dst.copy_from_slice(src);
-    }
-    let p = buf.as_mut_ptr().cast::<u8>();
-    // SAFETY: `buf` holds 256 >= 64*G bytes; in-place operation is allowed.
-    unsafe { crypt_n::<G>(rk, p, p) };
-    for (dst, src) in blocks.get_out().iter_mut().zip(&buf[..n]) {
-        dst.copy_from_slice(src);
-    }
-    zeroize::Zeroize::zeroize(&mut buf);
+pub(crate) unsafe fn crypt_padded<const G: usize>(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Array<u8, U16>>) {
+    debug_assert!(blocks.len() <= 4 * G && G <= 4);
+    // SAFETY: the buffer holds the `G` groups `crypt_n::<G>` reads and writes (asserted above);
+    // in place is allowed; this function's features were detected by its caller.
+    super::padded::<16>(blocks, |p| unsafe { crypt_n::<G>(rk, p, p) });
 }
 
 /// `cipher` backend; only constructed inside `#[target_feature]` functions
@@ -186,24 +174,9 @@ pub(crate) struct Backend<'a> {
 
 block_backend!(U8);
 
+one_and_par!(|be, b| single::crypt1(be.fk, &mut b));
+
 impl Backend<'_> {
-    #[inline(always)]
-    fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
-        let mut b: [u8; 16] = (*block.get_in()).into();
-        // SAFETY: `Backend` exists only after AES-NI/SSSE3 were detected.
-        unsafe { single::crypt1(self.fk, &mut b) };
-        block.get_out().copy_from_slice(&b);
-    }
-
-    #[inline(always)]
-    fn par(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-        let (i, o) = blocks.into_raw();
-        // SAFETY: ParBlocks is 8 contiguous 16-byte blocks = 128 bytes for
-        // both pointers (in and out are equal or disjoint per `InOut`), and
-        // the features were detected before `Backend` was built.
-        unsafe { crypt_n::<2>(self.rk, i.cast(), o.cast()) };
-    }
-
     #[inline(always)]
     fn tail(&self, mut blocks: InOutBuf<'_, '_, Block<Self>>) {
         match blocks.len() {

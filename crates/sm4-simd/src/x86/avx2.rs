@@ -177,23 +177,11 @@ macro_rules! avx2_backend {
             /// `blocks.len() <= 8 * G <= 16`; CPU features of this module.
             #[inline]
             #[target_feature(enable = $features)]
-            unsafe fn crypt_padded<const G: usize>(
-                rk: &[u32; 32],
-                mut blocks: InOutBuf<'_, '_, Array<u8, U16>>,
-            ) {
-                let n = blocks.len();
-                debug_assert!(n <= 8 * G && G <= 2);
-                let mut buf = [[0u8; 16]; 16];
-                for (dst, src) in buf.iter_mut().zip(blocks.get_in()) {
-                    dst.copy_from_slice(src);
-                }
-                let p = buf.as_mut_ptr().cast::<u8>();
-                // SAFETY: `buf` holds 256 >= 128*G bytes; in place is allowed.
-                unsafe { crypt_n::<G>(rk, p, p) };
-                for (dst, src) in blocks.get_out().iter_mut().zip(&buf[..n]) {
-                    dst.copy_from_slice(src);
-                }
-                zeroize::Zeroize::zeroize(&mut buf);
+            unsafe fn crypt_padded<const G: usize>(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Array<u8, U16>>) {
+                debug_assert!(blocks.len() <= 8 * G && G <= 2);
+                // SAFETY: the buffer holds the `G` groups `crypt_n::<G>` reads and writes (asserted
+                // above); in place is allowed; this function's features were detected by its caller.
+                crate::x86::padded::<16>(blocks, |p| unsafe { crypt_n::<G>(rk, p, p) });
             }
 
             /// `cipher` backend; only constructed inside `#[target_feature]`
@@ -206,24 +194,9 @@ macro_rules! avx2_backend {
 
             block_backend!(U16);
 
+            one_and_par!(|be, b| crate::x86::single::crypt1_avx(be.fk, &mut b));
+
             impl Backend<'_> {
-                #[inline(always)]
-                fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
-                    let mut b: [u8; 16] = (*block.get_in()).into();
-                    // SAFETY: this backend's features imply AVX, SSSE3 and AES-NI.
-                    unsafe { crate::x86::single::crypt1_avx(self.fk, &mut b) };
-                    block.get_out().copy_from_slice(&b);
-                }
-
-                #[inline(always)]
-                fn par(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-                    let (i, o) = blocks.into_raw();
-                    // SAFETY: 16 contiguous blocks = 256 bytes behind both
-                    // pointers (equal or disjoint per `InOut`); features were
-                    // detected before `Backend` was built.
-                    unsafe { crypt_n::<2>(self.rk, i.cast(), o.cast()) };
-                }
-
                 #[inline(always)]
                 fn tail(&self, mut blocks: InOutBuf<'_, '_, Block<Self>>) {
                     match blocks.len() {

@@ -201,20 +201,11 @@ unsafe fn ctr_slow(rk: &[u32; 32], mut ctr: u128, data: &mut [u8]) {
 /// `blocks.len() <= 16 * G <= 32`; the CPU features of this module.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,gfni")]
-unsafe fn crypt_padded<const G: usize>(rk: &[u32; 32], mut blocks: InOutBuf<'_, '_, Array<u8, U16>>) {
-    let n = blocks.len();
-    debug_assert!(n <= 16 * G && G <= 2);
-    let mut buf = [[0u8; 16]; 32];
-    for (dst, src) in buf.iter_mut().zip(blocks.get_in()) {
-        dst.copy_from_slice(src);
-    }
-    let p = buf.as_mut_ptr().cast::<u8>();
-    // SAFETY: `buf` holds 512 >= 256*G bytes; in place is allowed.
-    unsafe { crypt_n::<G>(rk, p, p) };
-    for (dst, src) in blocks.get_out().iter_mut().zip(&buf[..n]) {
-        dst.copy_from_slice(src);
-    }
-    zeroize::Zeroize::zeroize(&mut buf);
+unsafe fn crypt_padded<const G: usize>(rk: &[u32; 32], blocks: InOutBuf<'_, '_, Array<u8, U16>>) {
+    debug_assert!(blocks.len() <= 16 * G && G <= 2);
+    // SAFETY: the buffer holds the `G` groups `crypt_n::<G>` reads and writes (asserted above);
+    // in place is allowed; this function's features were detected by its caller.
+    super::padded::<32>(blocks, |p| unsafe { crypt_n::<G>(rk, p, p) });
 }
 
 /// `cipher` backend; only constructed inside `#[target_feature]` functions
@@ -229,23 +220,9 @@ pub(crate) struct Backend<'a> {
 
 block_backend!(U32);
 
+one_and_par!(|be, b| gfni_single::crypt1(be.rk, &mut b));
+
 impl Backend<'_> {
-    #[inline(always)]
-    fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
-        let mut b: [u8; 16] = (*block.get_in()).into();
-        // SAFETY: this backend's detection includes AVX-512 F and VL and GFNI.
-        unsafe { gfni_single::crypt1(self.rk, &mut b) };
-        block.get_out().copy_from_slice(&b);
-    }
-
-    #[inline(always)]
-    fn par(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-        let (i, o) = blocks.into_raw();
-        // SAFETY: 32 contiguous blocks = 512 bytes behind both pointers (equal
-        // or disjoint per `InOut`); features detected before `Backend` exists.
-        unsafe { crypt_n::<2>(self.rk, i.cast(), o.cast()) };
-    }
-
     #[inline(always)]
     fn tail(&self, mut blocks: InOutBuf<'_, '_, Block<Self>>) {
         match blocks.len() {

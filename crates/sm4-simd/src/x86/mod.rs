@@ -17,6 +17,52 @@
 //! a 4x4 transpose gives register `X[j]` = word `j` of every block, so each
 //! round is a handful of whole-register operations on all blocks at once.
 
+/// Runs `crypt` in place over a zeroed buffer of `N` blocks that holds `blocks`' input (a
+/// message's last, short batch), copies the first `blocks.len()` blocks out, and wipes the
+/// buffer: it held plaintext or keystream.
+#[inline(always)]
+pub(crate) fn padded<const N: usize>(
+    mut blocks: InOutBuf<'_, '_, Array<u8, U16>>,
+    crypt: impl FnOnce(*mut u8),
+) {
+    let n = blocks.len();
+    debug_assert!(n <= N);
+    let mut buf = [[0u8; 16]; N];
+    for (dst, src) in buf.iter_mut().zip(blocks.get_in()) {
+        dst.copy_from_slice(src);
+    }
+    crypt(buf.as_mut_ptr().cast::<u8>());
+    for (dst, src) in blocks.get_out().iter_mut().zip(&buf[..n]) {
+        dst.copy_from_slice(src);
+    }
+    zeroize::Zeroize::zeroize(&mut buf);
+}
+
+/// A SIMD backend's `one` (a single block through `$crypt1`, given the backend and the block)
+/// and `par` (a full batch: two of its module's `crypt_n` groups, which is its `ParBlocksSize`).
+macro_rules! one_and_par {
+    (|$be:ident, $b:ident| $crypt1:expr) => {
+        impl Backend<'_> {
+            #[inline(always)]
+            fn one(&self, mut block: InOut<'_, '_, Block<Self>>) {
+                let mut $b: [u8; 16] = (*block.get_in()).into();
+                let $be = self;
+                // SAFETY: a `Backend` is built only after its features were detected (lib.rs).
+                unsafe { $crypt1 };
+                block.get_out().copy_from_slice(&$b);
+            }
+
+            #[inline(always)]
+            fn par(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+                let (i, o) = blocks.into_raw();
+                // SAFETY: `ParBlocks` is two `crypt_n` groups of contiguous 16-byte blocks behind
+                // both pointers (equal or disjoint per `InOut`); features detected, as above.
+                unsafe { crypt_n::<2>(self.rk, i.cast(), o.cast()) };
+            }
+        }
+    };
+}
+
 pub(crate) mod aesni;
 #[macro_use]
 pub(crate) mod avx2;
@@ -27,7 +73,7 @@ pub(crate) mod single;
 
 pub(crate) use single::fused_round_keys;
 
-use cipher::{consts::U16, BlockCipherDecClosure, BlockCipherEncClosure};
+use cipher::{array::Array, consts::U16, inout::InOutBuf, BlockCipherDecClosure, BlockCipherEncClosure};
 
 /// Entry points that run a `cipher` closure with a SIMD backend. They carry
 /// `#[target_feature]` so the closure body (the mode's loop) is compiled with
