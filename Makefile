@@ -273,7 +273,6 @@ test:
 	@# The backup crate's S3 tests need MinIO and mc (built in the background since the start).
 	@$(STAGE) wait:minio bash -c '$(call tool-after,minio mc)'
 	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --exclude hyperseal-microbench --features $(AGE_CRATE_FEATURES) --timings
-	@$(STAGE) faults $(CARGO) test --release -p hyperseal-cli --features test-hooks --test faults
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi

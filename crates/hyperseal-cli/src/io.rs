@@ -14,19 +14,6 @@ use zeroize::Zeroizing;
 
 use crate::errors::hint;
 
-/// Set (to anything) to use a named `.hyperseal-*.partial` temporary even where `O_TMPFILE`
-/// works: the path taken on filesystems without it, exercised by the fault-injection tests. A
-/// test hook: only a binary built with the `test-hooks` feature reads it (never the shipped one).
-#[cfg(feature = "test-hooks")]
-const NAMED_TEMPORARY_ENV: &str = "HYPERSEAL_NAMED_TEMPORARY";
-
-fn named_temporary() -> bool {
-    #[cfg(feature = "test-hooks")]
-    return std::env::var_os(NAMED_TEMPORARY_ENV).is_some();
-    #[cfg(not(feature = "test-hooks"))]
-    false
-}
-
 /// An input: a file or stdin.
 pub struct Input {
     pub reader: Box<dyn Read + Send>,
@@ -111,7 +98,7 @@ impl Output {
             }
             return Ok(Output::Stdout { out: io::stdout(), written: 0 });
         };
-        let mut options = OutputOptions::new().force(force).named_temporary(named_temporary());
+        let mut options = OutputOptions::new().force(force);
         if let Some(m) = &input_meta {
             options = options.input(m);
         }

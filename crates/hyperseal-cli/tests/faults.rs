@@ -1,9 +1,8 @@
 //! Fault injection: the nothing-lost promise under signals at random moments, `ulimit -f`, a
 //! read-only directory, a destination that appears during the run, FIFOs and device nodes — on
 //! tmpfs (/dev/shm) and on a disk filesystem (cargo's target/tmp), through the `O_TMPFILE` path
-//! and the named-temporary fallback (`HYPERSEAL_NAMED_TEMPORARY`, honoured only by a binary
-//! built with the `test-hooks` feature, which the shipped one never is: `make test` runs this
-//! file a second time with `--features test-hooks` for those scenarios).
+//! and the named-temporary fallback (reached as on a filesystem without `O_TMPFILE`: the child's
+//! `O_TMPFILE` opens fail with the kernel's `EOPNOTSUPP`, `common/no_tmpfile.rs`).
 //!
 //! After every scenario: the input is unchanged (hashed), the destination is absent, untouched,
 //! or complete and authenticated, and no other file appeared. One test runs the scenarios in
@@ -20,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/no_tmpfile.rs"]
+mod no_tmpfile;
 #[path = "common/others.rs"]
 mod others;
 // The read-only directory scenario, with what it needs to run as another user.
@@ -29,10 +30,8 @@ use read_only::read_only_dir;
 
 const BIG: usize = 64 << 20;
 const SMALL: usize = 4 << 20;
-const NAMED_ENV: &str = "HYPERSEAL_NAMED_TEMPORARY";
-/// Whether the binary under test honours [`NAMED_ENV`]; without it the named scenarios are
-/// skipped (they would silently take the `O_TMPFILE` path).
-const NAMED: bool = cfg!(feature = "test-hooks");
+/// Whether the named-temporary scenarios can run here (see `no_tmpfile`).
+const NAMED: bool = no_tmpfile::AVAILABLE;
 
 /// The inputs (in `src/`) and an empty destination directory `out/`, on one filesystem.
 struct Fixture {
@@ -207,7 +206,7 @@ fn encrypt(public: &Path, dest: &Path, input: &Path, force: bool, named: bool) -
         c.arg("--force");
     }
     if named {
-        c.env(NAMED_ENV, "1");
+        no_tmpfile::deny(&mut c);
     }
     c.arg(input);
     c
@@ -220,7 +219,7 @@ fn decrypt(key: &Path, dest: &Path, input: &Path, force: bool, named: bool) -> C
         c.arg("--force");
     }
     if named {
-        c.env(NAMED_ENV, "1");
+        no_tmpfile::deny(&mut c);
     }
     c.arg(input);
     c
@@ -495,6 +494,29 @@ fn devices(fx: &Fixture, t: &mut Tally) -> bool {
     true
 }
 
+/// The named scenarios test the fallback only if the filter really refuses `O_TMPFILE` there
+/// while the same open works without it: a probe in Python, on the filesystem of `dir`.
+fn filter_takes_effect(dir: &Path) {
+    let probe = |filtered: bool| {
+        let mut c = Command::new("python3");
+        c.arg("-c").arg("import os, sys\ntry:\n os.close(os.open(sys.argv[1], os.O_TMPFILE | os.O_WRONLY, 0o600))\nexcept OSError as e:\n sys.exit(e.errno)");
+        c.arg(dir);
+        if filtered {
+            no_tmpfile::deny(&mut c);
+        }
+        c.status().unwrap().code()
+    };
+    let plain = probe(false);
+    if plain != Some(0) {
+        eprintln!(
+            "fault-injection: {} has no O_TMPFILE (errno {plain:?}): both paths are the fallback",
+            dir.display()
+        );
+        return;
+    }
+    assert_eq!(probe(true), Some(libc::EOPNOTSUPP), "the filter must refuse O_TMPFILE in {}", dir.display());
+}
+
 /// `HYPERSEAL_FAULTS=fsize,fifo` runs only those groups (kills, fsize, readonly, appears, fifo,
 /// devices); unset, all of them.
 fn wanted(group: &str) -> bool {
@@ -517,6 +539,9 @@ fn fault_injection() {
     let mut devices_run = false;
     for (label, base) in bases {
         let fx = Fixture::new(label, &base, &mut rng);
+        if NAMED {
+            filter_takes_effect(&fx.out);
+        }
         if wanted("kills") {
             kills(&fx, &mut rng, &mut t);
         }

@@ -3,8 +3,8 @@
 //! cores, with thin LTO then). Run one file's tests with a module filter:
 //! `cargo test --release -p hyperseal-cli --test suite agent_pin::`.
 //!
-//! `faults.rs` stays a binary of its own: it is built a second time with the `test-hooks`
-//! feature (`make test`'s faults stage), and only it needs that.
+//! `faults.rs` stays a binary of its own: it times its kills against a measured run, so it runs
+//! alone, not beside this binary's tests.
 
 mod agent_support;
 mod common;
