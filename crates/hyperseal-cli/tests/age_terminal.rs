@@ -203,20 +203,35 @@ fn scenarios_match_the_real_age() {
 
     let all = scenarios::scenarios();
     assert!(all.len() >= 40, "{} scenarios", all.len());
-    let mut failures = Vec::new();
-    for (i, sc) in all.iter().enumerate() {
-        let mut runs = Vec::new();
-        for (who, program) in [("age", age.clone()), ("hyperseal", hs.clone())] {
-            let dir: PathBuf = root.path().join(format!("{i}-{who}"));
-            copy_dir(&fixture_dir, &dir);
-            let sc = resolve(sc, &dir);
-            let r = run_in(&dir, &program, &sc);
-            runs.push((who, dir, r));
+    // Scenarios are independent (each pair in its own copies of the fixture) and mostly wait on
+    // a terminal or a key derivation, so a few run at once; the two runs of one scenario stay in
+    // order. The failures are listed in the scenarios' order.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(sc) = all.get(i) else { break };
+                let mut runs = Vec::new();
+                for (who, program) in [("age", &age), ("hyperseal", &hs)] {
+                    let dir: PathBuf = root.path().join(format!("{i}-{who}"));
+                    copy_dir(&fixture_dir, &dir);
+                    let sc = resolve(sc, &dir);
+                    let r = run_in(&dir, program, &sc);
+                    runs.push((who, dir, r));
+                }
+                if let Err(e) = compare(&age, sc, &runs) {
+                    let line =
+                        format!("{}: {e}\n  age: {:?}\n  hyperseal: {:?}", sc.name, runs[0].2, runs[1].2);
+                    failures.lock().unwrap().push((i, line));
+                }
+            });
         }
-        if let Err(e) = compare(&age, sc, &runs) {
-            failures.push(format!("{}: {e}\n  age: {:?}\n  hyperseal: {:?}", sc.name, runs[0].2, runs[1].2));
-        }
-    }
+    });
+    let mut failures = failures.into_inner().unwrap();
+    failures.sort();
+    let failures: Vec<String> = failures.into_iter().map(|(_, line)| line).collect();
     let differences: Vec<String> = all
         .iter()
         .filter_map(|sc| sc.differs.map(|(a, why)| format!("{} ({a:?}): {why}", sc.name)))
