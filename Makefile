@@ -272,7 +272,9 @@ test:
 	@$(call background,dist-builds,flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done$(,) rc $$?$(,) $$(date -u +%T)")
 	@# The backup crate's S3 tests need MinIO and mc (built in the background since the start).
 	@$(STAGE) wait:minio bash -c '$(call tool-after,minio mc)'
-	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release --workspace --exclude hyperseal-microbench --features $(AGE_CRATE_FEATURES) --timings
+	@# Four tests at a time on two cores: most of the CLI's tests wait on child processes,
+	@# terminals and sockets, and the suite takes a third less time than with two.
+	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 RUST_TEST_THREADS=4 $(CARGO) test --release --workspace --exclude hyperseal-microbench --features $(AGE_CRATE_FEATURES) --timings
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
