@@ -349,8 +349,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests;
 
 /// Reads `output` as a plugin's stdout through the exchange's own reader and budgets: the
-/// stanzas up to the end, and the error that stopped it (`None` at a clean end). For the fuzzer.
-#[cfg(feature = "fuzz")]
+/// stanzas up to the end, and the error that stopped it (`None` at a clean end). For the fuzzer;
+/// always built (hidden, and it only reads bytes it is given), so that the fuzz crate needs no
+/// feature of the core and the core the tests build is the one the CLI ships with.
 #[doc(hidden)]
 pub fn read_plugin_output(output: &[u8]) -> (Vec<Stanza>, Option<Error>) {
     let (mut r, mut got) = (super::wire::StanzaReader::new(output, "fuzz"), Vec::new());

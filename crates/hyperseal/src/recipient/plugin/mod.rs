@@ -52,7 +52,6 @@ mod unicode_table;
 mod v1;
 mod wire;
 pub use crate::sys::adopt_orphans;
-#[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub use conn::read_plugin_output;
 

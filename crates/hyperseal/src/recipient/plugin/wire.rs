@@ -34,7 +34,6 @@ pub(super) struct StanzaReader<R> {
 }
 
 impl<R: BufRead> StanzaReader<R> {
-    #[cfg(any(test, feature = "fuzz"))]
     pub(super) fn new(inner: R, name: &str) -> Self {
         Self::with_budget(inner, limits::PLUGIN_BYTES, name)
     }
