@@ -285,7 +285,7 @@ test:
 	@# features a lone `-p hyperseal` resolves differently): CPU work that the next stages, which
 	@# mostly wait on Python, Node and Chromium and build nothing in target/ before node-test,
 	@# leave room for. It runs beside them, niced; wait:test-portable gives its result and time.
-	@$(call background,test-portable,s=$$(date +%s); flock $(LOCKS)/test-portable.lock nice -n 10 $(MAKE) -s test-portable; echo "== test-portable: done$(,) rc $$?$(,) $$(( $$(date +%s) - s )) s in the background")
+	@$(call background,test-portable,flock $(LOCKS)/test-portable.lock bash -c "s=\$$(date +%s); nice -n 10 $(MAKE) -s test-portable; echo == test-portable: done$(,) rc \$$?$(,) \$$(( \$$(date +%s) - s )) s in the background")
 	@$(STAGE) python-test $(MAKE) python-test-only
 	@$(STAGE) age-crate $(MAKE) age-crate-test
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
