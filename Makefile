@@ -268,7 +268,8 @@ test:
 	@$(call background,later-tools,for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; echo "== $$t: done$(,) rc $$?$(,) $$(date -u +%T)"; done)
 	@$(STAGE) tools $(MAKE) $(TEST_TOOLS)
 	@$(STAGE) lint $(MAKE) lint
-	@$(STAGE) wasm bash -c '$(call tool-after,wasm-bindgen-cli) && $(MAKE) wasm-core wasm-deps'
+	@# (The browser package's build compiles the core for wasm32 itself: no wasm-core here.)
+	@$(STAGE) wasm bash -c '$(call tool-after,wasm-bindgen-cli) && $(MAKE) wasm-deps'
 	@$(STAGE) python-build $(MAKE) python
 	@$(STAGE) wait:rage bash -c '$(call tool-after,rage)'
 	@# From here most of the time goes to tests that keep one core busy, not two: dist's builds for
