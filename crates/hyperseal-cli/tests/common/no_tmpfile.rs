@@ -66,7 +66,9 @@ fn program() -> Vec<libc::sock_filter> {
 
 /// Runs `cmd` (and all it starts) with `O_TMPFILE` refused. Panics where [`AVAILABLE`] is false.
 pub fn deny(cmd: &mut Command) {
-    assert!(AVAILABLE, "no O_TMPFILE filter for this target");
+    if !AVAILABLE {
+        panic!("no O_TMPFILE filter for this target");
+    }
     let filter = program();
     // SAFETY: the closure runs in the forked child before exec and makes only two prctl(2)
     // calls, both async-signal-safe; `filter` is moved in and outlives them.
