@@ -8,54 +8,35 @@
 use crate::agent_support;
 use crate::common;
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use agent_support::{keypair, on_terminal, Agent, BIN};
+use agent_support::hstest::{PluginAgent, PIN};
+use agent_support::{keypair, on_terminal, BIN};
 
 /// An agent holding an hstest plugin key, in `mode` (`pin` or `confirm`), with files sealed to
 /// it; `None` where age or the test plugin is not built (a failure under `make test`).
 struct Setup {
-    agent: Agent,
+    plugin: PluginAgent,
     age: PathBuf,
-    /// PATH with `age-plugin-hyperseal` and the test plugin first.
-    path: String,
-    key: PathBuf,
-    /// The plugin key's recipient (`age1hstest1…`).
-    recipient: String,
 }
-
-const PIN: &str = "1234";
 
 fn setup(mode: &str) -> Option<Setup> {
     let age = common::peers(&["age", "age-plugin-hstest"])?;
-    let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    std::fs::create_dir(&run).unwrap();
-    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
-    std::os::unix::fs::symlink(BIN, plugins.join("age-plugin-hyperseal")).unwrap();
-    let path = format!("{}:{}", plugins.display(), common::tools_path());
-    std::fs::write(dir.path().join("pin"), PIN).unwrap();
-    let o =
-        Command::new(Path::new(common::TOOLS).join("age-plugin-hstest")).arg("--keygen").output().unwrap();
-    let text = String::from_utf8(o.stdout).unwrap();
-    let (id, recipient) = text.split_once('\n').unwrap();
-    let key = dir.path().join("hstest.key");
-    std::fs::write(&key, format!("{id}\n")).unwrap();
-    let env = |k: &str, v: &Path| format!("{k}={}", v.display());
-    let (count, pin) =
-        (env("HSTEST_COUNT", &dir.path().join("count")), env("HSTEST_PIN_FILE", &dir.path().join("pin")));
-    let (mode, path_var) = (format!("HSTEST_MODE={mode}"), format!("PATH={path}"));
-    let agent = Agent::start_in(dir, &["env", &mode, &count, &pin, &path_var], &[]);
-    let s = Setup { agent, age, path, key, recipient: recipient.trim().to_string() };
+    let s = Setup { plugin: PluginAgent::start(mode)?, age };
     for i in 0..3 {
-        s.seal(recipient.trim(), format!("file {i}").as_bytes(), &format!("{i}.age"));
+        s.seal(&s.recipient, format!("file {i}").as_bytes(), &format!("{i}.age"));
     }
     std::fs::write(s.agent.path("agent.txt"), s.agent.ok(&["agent", "identity"])).unwrap();
     Some(s)
+}
+
+/// The plugin agent's fields (`agent`, `path`, `key`, `recipient`) read as the set-up's own.
+impl std::ops::Deref for Setup {
+    type Target = PluginAgent;
+    fn deref(&self) -> &PluginAgent {
+        &self.plugin
+    }
 }
 
 impl Setup {
@@ -97,12 +78,6 @@ impl Setup {
         let (status, stderr, tty) =
             on_terminal(&argv, self.agent.dir.path(), &[("PATH", self.path.as_str())], typed);
         (status, stderr, tty, std::fs::read(&out).unwrap_or_default())
-    }
-
-    /// How many times the plugin logged `what` (run, prompt, fail, confirm).
-    fn count(&self, what: &str) -> usize {
-        let log = std::fs::read_to_string(self.agent.path("count")).unwrap_or_default();
-        log.lines().filter(|l| *l == what).count()
     }
 
     fn add(&self, args: &[&str]) {
@@ -161,13 +136,7 @@ fn the_pin_is_asked_again_after_its_lifetime_a_lock_and_a_restart() {
     assert_eq!(s.age_typed("2.age", &[PIN]).0, 0, "the key itself came back after the unlock");
 
     // A new agent knows nothing.
-    s.agent.stop();
-    let dir = std::mem::replace(&mut s.agent.dir, tempfile::tempdir().unwrap());
-    let env = |k: &str, v: PathBuf| format!("{k}={}", v.display());
-    let (count, pin) =
-        (env("HSTEST_COUNT", dir.path().join("count")), env("HSTEST_PIN_FILE", dir.path().join("pin")));
-    let path_var = format!("PATH={}", s.path);
-    s.agent = Agent::start_in(dir, &["env", "HSTEST_MODE=pin", &count, &pin, &path_var], &[]);
+    s.plugin.restart();
     s.add(&[]);
     assert!(!s.age_quiet("1.age").status.success(), "a PIN survived the agent's end");
     assert_eq!(s.count("fail"), 0);

@@ -3,43 +3,18 @@
 //! many objects, each a plugin run, and the PIN is typed once for the whole run; a check after
 //! it, with no terminal to type on, opens them all again.
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 use std::process::Command;
 
-use crate::agent_support::{on_terminal, Agent, BIN};
+use crate::agent_support::hstest::{PluginAgent, PIN};
+use crate::agent_support::{on_terminal, BIN};
 use crate::common;
-
-const PIN: &str = "1234";
 
 #[test]
 fn a_restore_through_the_agent_costs_one_pin_for_the_whole_run() {
-    let Some(_) = common::peers(&["age-plugin-hstest"]) else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    std::fs::create_dir(&run).unwrap();
-    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
-    std::os::unix::fs::symlink(BIN, plugins.join("age-plugin-hyperseal")).unwrap();
-    let path = format!("{}:{}", plugins.display(), common::tools_path());
-    std::fs::write(dir.path().join("pin"), PIN).unwrap();
-    let o =
-        Command::new(Path::new(common::TOOLS).join("age-plugin-hstest")).arg("--keygen").output().unwrap();
-    let text = String::from_utf8(o.stdout).unwrap();
-    let (id, recipient) = text.split_once('\n').unwrap();
-    let key = dir.path().join("hstest.key");
-    std::fs::write(&key, format!("{id}\n")).unwrap();
-    let env = |k: &str, v: &Path| format!("{k}={}", v.display());
-    let (count, pin) =
-        (env("HSTEST_COUNT", &dir.path().join("count")), env("HSTEST_PIN_FILE", &dir.path().join("pin")));
-    let path_var = format!("PATH={path}");
-    let agent = Agent::start_in(dir, &["env", "HSTEST_MODE=pin", &count, &pin, &path_var], &[]);
-    agent.ok(&["agent", "add", key.to_str().unwrap()]);
-    let count = |what: &str| {
-        let log = std::fs::read_to_string(agent.path("count")).unwrap_or_default();
-        log.lines().filter(|l| *l == what).count()
-    };
+    let Some(hs) = PluginAgent::start("pin") else { return };
+    let (agent, path, recipient) = (&hs.agent, &hs.path, &hs.recipient);
+    agent.ok(&["agent", "add", hs.key.to_str().unwrap()]);
+    let count = |what: &str| hs.count(what);
 
     // A repository for the key, and a tree in several packs (every pack, index and snapshot
     // is an object of its own, each with its own file key to unwrap).

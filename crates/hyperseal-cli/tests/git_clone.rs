@@ -8,7 +8,7 @@ use crate::common;
 use crate::git_support;
 
 use common::keypair;
-use git_support::{have_git, Repo, AGE_INTRO};
+use git_support::{git_tmp, unlocked, unlocked_with, Repo, AGE_INTRO};
 
 fn secret(i: usize) -> Vec<u8> {
     format!("API_KEY_{i}={}\n", "k".repeat(i * 5)).into_bytes()
@@ -16,37 +16,27 @@ fn secret(i: usize) -> Vec<u8> {
 
 #[test]
 fn a_clone_is_checked_out_unlocked_in_one_step() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let t = tmp.path();
-    let (key, public) = keypair(t, "key", "hybrid");
     let (_, theirs) = keypair(t, "theirs", "x25519");
-    let r = Repo::init(t, "origin");
-    r.hs_ok(&["git", "init", "*.env"]);
-    r.write(".age-recipients", format!("{public}\n").as_bytes());
+    let (r, key) = unlocked(t, "origin");
     r.write("other/.age-recipients", format!("{theirs}\n").as_bytes());
-    r.hs_ok(&["git", "unlock", "-i", &key]);
     for i in 0..30 {
         r.write(&format!("a/b{}/f{i}.env", i % 3), &secret(i));
     }
     let large: Vec<u8> = (0..(3 << 19)).map(|i: u32| (i % 253) as u8).collect();
     r.write("big.env", &large);
     r.write("README", b"not marked\n");
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "files"]);
+    r.commit_all("files");
     // A branch of its own, cloned through the options after `--`.
     r.ok(&["checkout", "-qb", "dev"]);
     r.write("dev.env", b"DEV_ONLY=1\n");
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "dev"]);
+    r.commit_all("dev");
     r.ok(&["checkout", "-q", "main"]);
     // Last, a file this key cannot open (the origin could not switch branches over it: each
     // `git add` of it seals it anew).
     r.write("other/not-mine.env", b"THEIR_TOKEN=1\n");
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "theirs"]);
+    r.commit_all("theirs");
 
     let origin = r.dir.to_str().unwrap();
     // The folder the clones are made in.
@@ -89,19 +79,11 @@ fn a_clone_is_checked_out_unlocked_in_one_step() {
 
 #[test]
 fn a_clone_it_cannot_finish_is_refused_before_anything_is_cloned() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let t = tmp.path();
-    let (key, public) = keypair(t, "key", "x25519");
-    let r = Repo::init(t, "origin");
-    r.hs_ok(&["git", "init", "*.env"]);
-    r.write(".age-recipients", format!("{public}\n").as_bytes());
-    r.hs_ok(&["git", "unlock", "-i", &key]);
+    let (r, key) = unlocked_with(t, "origin", "x25519", &["*.env"], &[]);
     r.write("a.env", b"A=1\n");
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "a"]);
+    r.commit_all("a");
     let origin = r.dir.to_str().unwrap();
     // The folder the clones are made in.
     let here = Repo::at(t.to_path_buf());

@@ -4,11 +4,10 @@
 use crate::common;
 use crate::git_support;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::keypair;
-use git_support::{filters_in, have_git, Repo};
+use git_support::{filters_in, git_tmp, isolated, unlocked};
 
 /// Bytes the process `pid` has read so far.
 fn read_by(pid: i32) -> u64 {
@@ -18,15 +17,8 @@ fn read_by(pid: i32) -> u64 {
 
 #[test]
 fn a_killed_filter_leaves_no_plaintext_and_nothing_staged() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let (key, public) = keypair(tmp.path(), "k", "hybrid");
-    let r = Repo::init(tmp.path(), "r");
-    r.hs_ok(&["git", "init", "*.env"]);
-    r.write(".age-recipients", format!("{public}\n").as_bytes());
-    r.hs_ok(&["git", "unlock", "-i", &key]);
+    let Some(tmp) = git_tmp() else { return };
+    let (r, _) = unlocked(tmp.path(), "r");
     // Enough work that the filter is still busy when it is found and killed: 2 MiB files,
     // each with a marker the object store must never hold.
     let files: Vec<(String, Vec<u8>)> = (0..48)
@@ -40,11 +32,8 @@ fn a_killed_filter_leaves_no_plaintext_and_nothing_staged() {
         r.write(name, data);
     }
     let dir = r.dir.canonicalize().unwrap();
-    let mut add = Command::new("git")
+    let mut add = isolated("git", &dir)
         .args(["add", "-A"])
-        .current_dir(&dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -7,27 +7,14 @@
 use crate::common;
 use crate::git_support;
 
-use common::{keypair, peer};
-use git_support::{age_open, have_git, Repo, AGE_INTRO};
+use common::keypair;
+use git_support::{age_open, git_tmp, git_tmp_and, isolated, unlocked, Repo, AGE_INTRO};
 
 const SECRET: &[u8] = b"DB_PASSWORD=correct horse battery staple\n";
 
-/// A repository with `secret.env` marked, recipients at the top, unlocked with the key.
-fn unlocked_repo(tmp: &std::path::Path, name: &str) -> (Repo, String) {
-    let (key, public) = keypair(tmp, &format!("{name}-key"), "hybrid");
-    let r = Repo::init(tmp, name);
-    r.hs_ok(&["git", "init", "*.env"]);
-    r.write(".age-recipients", format!("# the team\n{public}\n").as_bytes());
-    r.hs_ok(&["git", "unlock", "-i", &key]);
-    (r, key)
-}
-
 #[test]
 fn a_path_without_recipients_fails_closed() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let r = Repo::init(tmp.path(), "r");
     r.hs_ok(&["git", "init", "*.env"]);
     r.write("app/secret.env", SECRET);
@@ -41,10 +28,7 @@ fn a_path_without_recipients_fails_closed() {
 
 #[test]
 fn mixing_post_quantum_and_classic_recipients_is_refused() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let (_, pq) = keypair(tmp.path(), "pq", "hybrid");
     let (_, classic) = keypair(tmp.path(), "classic", "x25519");
     let r = Repo::init(tmp.path(), "r");
@@ -61,16 +45,11 @@ fn mixing_post_quantum_and_classic_recipients_is_refused() {
 
 #[test]
 fn blobs_are_age_files_and_unchanged_plaintext_stores_the_same_blob() {
-    if !have_git() {
-        return;
-    }
-    let Some(age) = peer("age") else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let (r, key) = unlocked_repo(tmp.path(), "r");
+    let Some((tmp, age)) = git_tmp_and("age") else { return };
+    let (r, key) = unlocked(tmp.path(), "r");
     r.write("secret.env", SECRET);
     r.write("README", b"not marked\n");
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "one"]);
+    r.commit_all("one");
     let blob = r.blob("HEAD:secret.env");
     assert!(blob.starts_with(AGE_INTRO), "a binary age v1 file");
     assert_eq!(age_open(&age, &key, &blob), SECRET, "age v1.3.1 opens the stored blob");
@@ -116,7 +95,7 @@ fn blobs_are_age_files_and_unchanged_plaintext_stores_the_same_blob() {
     assert_eq!(r.staged("secret.env"), changed, "lock and unlock store nothing new");
 
     // Another repository with the same plaintext stores a different blob.
-    let (other, _) = unlocked_repo(tmp.path(), "other");
+    let (other, _) = unlocked(tmp.path(), "other");
     other.write("secret.env", b"DB_PASSWORD=new\n");
     other.ok(&["add", "secret.env"]);
     assert_ne!(other.blob(":secret.env"), r.blob(":secret.env"));
@@ -124,16 +103,18 @@ fn blobs_are_age_files_and_unchanged_plaintext_stores_the_same_blob() {
     r.assert_no_blob_holds(b"DB_PASSWORD=new");
 }
 
+/// [`unlocked`] with `secret.env` committed as `SECRET`.
+fn committed(tmp: &std::path::Path, name: &str) -> (Repo, String) {
+    let (r, key) = unlocked(tmp, name);
+    r.write("secret.env", SECRET);
+    r.commit_all("one");
+    (r, key)
+}
+
 #[test]
 fn lock_refuses_uncommitted_changes() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let (r, _) = unlocked_repo(tmp.path(), "r");
-    r.write("secret.env", SECRET);
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "one"]);
+    let Some(tmp) = git_tmp() else { return };
+    let (r, _) = committed(tmp.path(), "r");
     r.write("secret.env", b"work in progress\n");
     let o = r.hs(&["git", "lock"]);
     assert!(!o.status.success());
@@ -147,14 +128,8 @@ fn lock_refuses_uncommitted_changes() {
 
 #[test]
 fn a_fresh_clone_is_locked_and_clean_until_unlocked() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let (r, key) = unlocked_repo(tmp.path(), "origin");
-    r.write("secret.env", SECRET);
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "one"]);
+    let Some(tmp) = git_tmp() else { return };
+    let (r, key) = committed(tmp.path(), "origin");
     let o = git_support::git_in(tmp.path(), &["clone", "-q", r.dir.to_str().unwrap(), "clone"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let c = Repo::at(tmp.path().join("clone"));
@@ -167,19 +142,13 @@ fn a_fresh_clone_is_locked_and_clean_until_unlocked() {
 
 #[test]
 fn branches_merge_rebase_worktree_and_sparse_checkout() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let (r, _) = unlocked_repo(tmp.path(), "r");
+    let Some(tmp) = git_tmp() else { return };
+    let (r, _) = unlocked(tmp.path(), "r");
     r.write("a.env", b"A=1\n");
     r.write("b.env", b"B=1\n");
     r.write("deep/c.env", b"C=1\n");
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "base"]);
-    r.ok(&["checkout", "-q", "-b", "left"]);
-    r.write("a.env", b"A=2\n");
-    r.ok(&["commit", "-qam", "left"]);
+    r.commit_all("base");
+    r.branch("left", "a.env", b"A=2\n");
     r.ok(&["checkout", "-q", "-b", "right", "main"]);
     assert_eq!(r.read("a.env"), b"A=1\n", "checkout smudges the branch's blob");
     r.write("b.env", b"B=2\n");
@@ -214,10 +183,7 @@ fn branches_merge_rebase_worktree_and_sparse_checkout() {
 
 #[test]
 fn init_twice_changes_nothing() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let r = Repo::init(tmp.path(), "r");
     r.hs_ok(&["git", "init", "*.env", "secrets/**"]);
     let (attrs, config) = (r.read(".gitattributes"), r.read(".git/config"));
@@ -238,26 +204,17 @@ fn init_twice_changes_nothing() {
 #[test]
 fn each_answer_is_one_write() {
     let Some(strace) = common::peer_on_path("strace") else { return };
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let (r, _) = unlocked_repo(tmp.path(), "r");
+    let Some(tmp) = git_tmp() else { return };
+    let (r, _) = unlocked(tmp.path(), "r");
     let files = 5;
     for i in 0..files {
         r.write(&format!("f{i}.env"), format!("LINE={i}\nMORE=x\n").as_bytes());
     }
     let trace = tmp.path().join("trace");
-    let o = std::process::Command::new(&strace)
+    let o = isolated(&strace, &r.dir)
         .args(["-f", "-qq", "-e", "trace=execve,write", "-e", "signal=none", "-s", "400", "-o"])
         .arg(&trace)
         .args(["git", "add", "-A"])
-        .current_dir(&r.dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("PATH", common::tools_path())
-        .env_remove("HYPERSEAL_AGENT_SOCK")
-        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -6,17 +6,15 @@
 //! so no `wait4` here can see its resource usage, and `VmHWM` (unlike `ru_maxrss`) counts only
 //! the memory of the program after its `exec`.
 
-use crate::common;
 use crate::git_support;
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::keypair;
-use git_support::{filters_in, have_git, Repo, AGE_INTRO};
+use git_support::{filters_in, git_tmp, isolated, unlocked_with, Repo, AGE_INTRO};
 
 const SIZE: u64 = 1 << 30;
 const BUDGET_KIB: u64 = 64 << 10;
@@ -75,17 +73,10 @@ fn all_zeros(path: &Path) -> bool {
 
 #[test]
 fn a_1_gib_file_streams_through_the_filter_both_ways() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let (key, public) = keypair(tmp.path(), "k", "hybrid");
-    let r = Repo::init(tmp.path(), "r");
+    let Some(tmp) = git_tmp() else { return };
+    let (r, _) = unlocked_with(tmp.path(), "r", "hybrid", &["*.bin"], &[]);
     // Ciphertext does not compress: storing it saves git a minute of deflate, nothing else.
     r.ok(&["config", "core.compression", "0"]);
-    r.hs_ok(&["git", "init", "*.bin"]);
-    r.write(".age-recipients", format!("{public}\n").as_bytes());
-    r.hs_ok(&["git", "unlock", "-i", &key]);
     // Zeros, sparse: nothing to write, and every byte checkable on the way back.
     let big = r.dir.join("big.bin");
     std::fs::File::create(&big).unwrap().set_len(SIZE).unwrap();
@@ -95,11 +86,8 @@ fn a_1_gib_file_streams_through_the_filter_both_ways() {
     let stored: u64 = r.ok(&["cat-file", "-s", ":big.bin"]).trim().parse().unwrap();
     assert!(stored > SIZE, "the blob holds the whole sealed file: {stored} bytes");
     let mut head = vec![0u8; AGE_INTRO.len()];
-    let mut cat = Command::new("git")
+    let mut cat = isolated("git", &r.dir)
         .args(["cat-file", "blob", ":big.bin"])
-        .current_dir(&r.dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

@@ -4,33 +4,32 @@
 //! change on each side in different lines merges cleanly; a locked repository fails with one
 //! line and keeps our side.
 
-use crate::common;
 use crate::git_support;
 
-use common::{keypair, peer};
-use git_support::{age_open, have_git, Repo, AGE_INTRO};
+use git_support::{age_open, git_tmp, git_tmp_and, unlocked, Repo, AGE_INTRO};
 
-/// A repository with `*.env` marked, unlocked, and `s.env` committed on `main` with `base`.
-fn repo_with(tmp: &std::path::Path, base: &[u8]) -> (Repo, String) {
-    let (key, public) = keypair(tmp, "key", "hybrid");
-    let r = Repo::init(tmp, "r");
-    r.hs_ok(&["git", "init", "*.env"]);
-    r.write(".age-recipients", format!("{public}\n").as_bytes());
-    r.hs_ok(&["git", "unlock", "-i", &key]);
+/// `s.env` as base, ours and theirs: a change to the same line on each side.
+const CONFLICTING: [&[u8]; 3] = [
+    b"USER=app\nPASSWORD=base-secret-1\nPORT=5432\n",
+    b"USER=app\nPASSWORD=ours-secret-2\nPORT=5432\n",
+    b"USER=app\nPASSWORD=theirs-secret-3\nPORT=5432\n",
+];
+
+/// `s.env` as base, ours and theirs: a change on each side, to different lines.
+const APART: [&[u8]; 3] = [
+    b"A=first-1\nB=second-1\nC=third-1\nD=fourth-1\n",
+    b"A=first-2\nB=second-1\nC=third-1\nD=fourth-1\n",
+    b"A=first-1\nB=second-1\nC=third-1\nD=fourth-3\n",
+];
+
+/// A repository with `*.env` marked and unlocked, `s.env` committed on `main` as `base`, then
+/// as `theirs` on branch `other` and as `ours` on `main`.
+fn diverged(tmp: &std::path::Path, [base, ours, theirs]: [&[u8]; 3]) -> (Repo, String) {
+    let (r, key) = unlocked(tmp, "r");
     r.write("s.env", base);
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "base"]);
+    r.commit_all("base");
+    r.diverge("s.env", ours, theirs, &[]);
     (r, key)
-}
-
-/// `s.env` as `theirs` on branch `other`, as `ours` on `main`, both committed.
-fn diverge(r: &Repo, ours: &[u8], theirs: &[u8]) {
-    r.ok(&["checkout", "-q", "-b", "other"]);
-    r.write("s.env", theirs);
-    r.ok(&["commit", "-qam", "theirs"]);
-    r.ok(&["checkout", "-q", "main"]);
-    r.write("s.env", ours);
-    r.ok(&["commit", "-qam", "ours"]);
 }
 
 /// Asserts that no blob in the store holds any of `lines` (each a distinct secret line).
@@ -42,17 +41,8 @@ fn assert_no_plaintext(r: &Repo, lines: &[&[u8]]) {
 
 #[test]
 fn a_conflict_leaves_plaintext_markers_in_the_work_tree_and_only_age_files_in_git() {
-    if !have_git() {
-        return;
-    }
-    let Some(age) = peer("age") else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let (r, key) = repo_with(tmp.path(), b"USER=app\nPASSWORD=base-secret-1\nPORT=5432\n");
-    diverge(
-        &r,
-        b"USER=app\nPASSWORD=ours-secret-2\nPORT=5432\n",
-        b"USER=app\nPASSWORD=theirs-secret-3\nPORT=5432\n",
-    );
+    let Some((tmp, age)) = git_tmp_and("age") else { return };
+    let (r, key) = diverged(tmp.path(), CONFLICTING);
     let o = r.git(&["merge", "other", "-m", "merge"]);
     assert!(!o.status.success(), "a conflicting merge exits non-zero");
     let out = String::from_utf8_lossy(&o.stdout);
@@ -82,17 +72,8 @@ fn a_conflict_leaves_plaintext_markers_in_the_work_tree_and_only_age_files_in_gi
 
 #[test]
 fn changes_to_different_lines_of_one_file_merge_cleanly() {
-    if !have_git() {
-        return;
-    }
-    let Some(age) = peer("age") else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let (r, key) = repo_with(tmp.path(), b"A=first-1\nB=second-1\nC=third-1\nD=fourth-1\n");
-    diverge(
-        &r,
-        b"A=first-2\nB=second-1\nC=third-1\nD=fourth-1\n",
-        b"A=first-1\nB=second-1\nC=third-1\nD=fourth-3\n",
-    );
+    let Some((tmp, age)) = git_tmp_and("age") else { return };
+    let (r, key) = diverged(tmp.path(), APART);
     r.ok(&["merge", "-q", "other", "-m", "merge"]);
     let merged = b"A=first-2\nB=second-1\nC=third-1\nD=fourth-3\n";
     assert_eq!(r.read("s.env"), merged);
@@ -103,12 +84,8 @@ fn changes_to_different_lines_of_one_file_merge_cleanly() {
 
 #[test]
 fn a_locked_repository_fails_the_merge_in_one_line_and_keeps_our_side() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let (r, _) = repo_with(tmp.path(), b"K=base-secret-1\n");
-    diverge(&r, b"K=ours-secret-2\n", b"K=theirs-secret-3\n");
+    let Some(tmp) = git_tmp() else { return };
+    let (r, _) = diverged(tmp.path(), [b"K=base-secret-1\n", b"K=ours-secret-2\n", b"K=theirs-secret-3\n"]);
     r.hs_ok(&["git", "lock"]);
     let ours = r.blob("HEAD:s.env");
     let o = r.git(&["merge", "other", "-m", "merge"]);

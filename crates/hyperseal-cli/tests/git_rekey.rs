@@ -8,7 +8,7 @@ use crate::common;
 use crate::git_support;
 
 use common::peer;
-use git_support::{age_open, have_git, Repo, AGE_INTRO};
+use git_support::{age_open, git_tmp, git_tmp_and, have_git, Repo, AGE_INTRO};
 
 const FILES: usize = 6;
 
@@ -32,8 +32,7 @@ fn team_repo(tmp: &std::path::Path) -> Option<(Repo, String, String, String)> {
         r.write(&format!("team/s{i}.env"), format!("TOKEN=team-secret-{i}\n").as_bytes());
     }
     r.write("ops/o.env", b"TOKEN=ops-secret\n");
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "team"]);
+    r.commit_all("team");
     Some((r, alice, bob, alice_pub))
 }
 
@@ -51,11 +50,7 @@ fn payload(blob: &[u8]) -> &[u8] {
 
 #[test]
 fn removing_a_member_rekeys_only_the_headers_under_that_recipients_file() {
-    if !have_git() {
-        return;
-    }
-    let Some(age) = peer("age") else { return };
-    let tmp = tempfile::tempdir().unwrap();
+    let Some((tmp, age)) = git_tmp_and("age") else { return };
     let Some((r, alice, bob, alice_pub)) = team_repo(tmp.path()) else { return };
     let before: Vec<Vec<u8>> = (0..FILES).map(|i| r.blob(&format!("HEAD:team/s{i}.env"))).collect();
     assert_eq!(age_open(&age, &bob, &before[0]), b"TOKEN=team-secret-0\n", "bob is a member first");
@@ -117,11 +112,7 @@ fn removing_a_member_rekeys_only_the_headers_under_that_recipients_file() {
 
 #[test]
 fn rotate_gives_new_payloads_and_all_takes_every_marked_path() {
-    if !have_git() {
-        return;
-    }
-    let Some(age) = peer("age") else { return };
-    let tmp = tempfile::tempdir().unwrap();
+    let Some((tmp, age)) = git_tmp_and("age") else { return };
     let Some((r, alice, _, _)) = team_repo(tmp.path()) else { return };
     let o = r.hs(&["git", "rekey"]);
     assert!(o.status.success());
@@ -137,10 +128,7 @@ fn rotate_gives_new_payloads_and_all_takes_every_marked_path() {
 
 #[test]
 fn a_locked_repository_is_refused_and_nothing_is_staged() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let Some((r, _, _, alice_pub)) = team_repo(tmp.path()) else { return };
     r.hs_ok(&["git", "lock"]);
     r.write("team/.age-recipients", format!("{alice_pub}\n").as_bytes());
@@ -187,8 +175,7 @@ fn a_plugin_runs_once_for_a_rekey_and_for_a_clone() {
     for i in 0..12 {
         r.write(&format!("d{}/s{i}.env", i % 3), format!("TOKEN=plugin-secret-{i}\n").as_bytes());
     }
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "secrets"]);
+    r.commit_all("secrets");
 
     r.write(".age-recipients", format!("{}\n", plugin_r.trim()).as_bytes());
     let count = d.join("count");

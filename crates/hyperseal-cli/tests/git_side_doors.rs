@@ -10,8 +10,8 @@ use std::path::Path;
 use crate::common;
 use crate::git_support;
 
-use common::{keypair, peer};
-use git_support::{age_open, have_git, Repo, AGE_INTRO};
+use common::keypair;
+use git_support::{age_open, git_tmp, git_tmp_and, isolated, unlocked_with, Repo, AGE_INTRO};
 
 /// A global git configuration of the test's with `text`, as `GIT_CONFIG_GLOBAL` names it.
 fn global_config(tmp: &Path, text: &str) -> String {
@@ -20,52 +20,29 @@ fn global_config(tmp: &Path, text: &str) -> String {
     f.to_str().unwrap().to_string()
 }
 
-/// A repository with `*.env` marked, unlocked with a new key: the repository and the key.
+/// A repository with `*.env` marked, unlocked with a new key under the global git
+/// configuration `global`: the repository and the key.
 fn unlocked(tmp: &Path, global: &str) -> (Repo, String) {
-    unlocked_with(tmp, global, &["git", "init", "*.env"])
-}
-
-/// [`unlocked`], marked by `init` (hyperseal's arguments).
-fn unlocked_with(tmp: &Path, global: &str, init: &[&str]) -> (Repo, String) {
-    let (key, public) = keypair(tmp, "key", "hybrid");
-    let r = Repo::init(tmp, "r");
     let env = [("GIT_CONFIG_GLOBAL", std::ffi::OsStr::new(global))];
-    assert!(r.hs_env(init, &env).status.success());
-    r.write(".age-recipients", format!("{public}\n").as_bytes());
-    assert!(r.hs_env(&["git", "unlock", "-i", &key], &env).status.success());
-    (r, key)
-}
-
-fn ok_env(r: &Repo, args: &[&str], env: &[(&str, &str)]) -> String {
-    let o = r.git_env(args, env);
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    unlocked_with(tmp, "r", "hybrid", &["*.env"], &env)
 }
 
 #[test]
 fn rerere_on_globally_keeps_no_plaintext_in_dot_git() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let global = global_config(tmp.path(), "[rerere]\n\tenabled = true\n\tautoUpdate = true\n");
     let env = [("GIT_CONFIG_GLOBAL", global.as_str())];
     let (r, _) = unlocked(tmp.path(), &global);
     assert_eq!(r.ok(&["config", "--local", "rerere.enabled"]).trim(), "false");
     assert_eq!(r.ok(&["config", "--local", "mergetool.keepBackup"]).trim(), "false");
     r.write("s.env", b"USER=app\nPASSWORD=base-secret-1\n");
-    ok_env(&r, &["add", "-A"], &env);
-    ok_env(&r, &["commit", "-qm", "base"], &env);
-    ok_env(&r, &["checkout", "-q", "-b", "other"], &env);
-    r.write("s.env", b"USER=app\nPASSWORD=theirs-secret-3\n");
-    ok_env(&r, &["commit", "-qam", "theirs"], &env);
-    ok_env(&r, &["checkout", "-q", "main"], &env);
-    r.write("s.env", b"USER=app\nPASSWORD=ours-secret-2\n");
-    ok_env(&r, &["commit", "-qam", "ours"], &env);
+    r.ok_env(&["add", "-A"], &env);
+    r.ok_env(&["commit", "-qm", "base"], &env);
+    r.diverge("s.env", b"USER=app\nPASSWORD=ours-secret-2\n", b"USER=app\nPASSWORD=theirs-secret-3\n", &env);
     assert!(!r.git_env(&["merge", "other", "-m", "merge"], &env).status.success(), "a conflict");
     r.write("s.env", b"USER=app\nPASSWORD=resolved-secret-4\n");
-    ok_env(&r, &["add", "s.env"], &env);
-    ok_env(&r, &["commit", "-qm", "resolved"], &env);
+    r.ok_env(&["add", "s.env"], &env);
+    r.ok_env(&["commit", "-qm", "resolved"], &env);
     for secret in [&b"secret-2"[..], b"secret-3", b"secret-4"] {
         let found = r.dot_git_files_holding(secret);
         assert!(found.is_empty(), "plaintext in .git: {found:?}");
@@ -98,24 +75,21 @@ fn editor(tmp: &Path, seen: &Path) -> String {
 
 #[test]
 fn commit_verbose_leaves_no_plaintext_diff_in_dot_git() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let global = global_config(tmp.path(), "[commit]\n\tverbose = true\n");
     let seen = tmp.path().join("seen");
     let ed = editor(tmp.path(), &seen);
     let env = [("GIT_CONFIG_GLOBAL", global.as_str()), ("GIT_EDITOR", ed.as_str())];
     let (r, _) = unlocked(tmp.path(), &global);
     r.write("s.env", b"TOKEN=first-secret-1\n");
-    ok_env(&r, &["add", "-A"], &env);
-    ok_env(&r, &["commit", "-q"], &env);
+    r.ok_env(&["add", "-A"], &env);
+    r.ok_env(&["commit", "-q"], &env);
     r.write("s.env", b"TOKEN=second-secret-2\n");
-    ok_env(&r, &["add", "s.env"], &env);
-    ok_env(&r, &["commit", "-q"], &env);
+    r.ok_env(&["add", "s.env"], &env);
+    r.ok_env(&["commit", "-q"], &env);
     // And `-v` on the command line, without the global setting.
     r.write("s.env", b"TOKEN=third-secret-3\n");
-    ok_env(&r, &["commit", "-q", "-v", "-a"], &[("GIT_EDITOR", ed.as_str())]);
+    r.ok_env(&["commit", "-q", "-v", "-a"], &[("GIT_EDITOR", ed.as_str())]);
     let shown = String::from_utf8_lossy(&std::fs::read(&seen).unwrap()).into_owned();
     // The first commit's diff adds the file: a placeholder stands for its text (later ones
     // change one placeholder into the same, which git shows as no change).
@@ -145,10 +119,7 @@ fn commit_verbose_leaves_no_plaintext_diff_in_dot_git() {
 #[cfg(unix)]
 #[test]
 fn recipients_only_from_a_regular_file_in_the_work_tree() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let (_, elsewhere) = keypair(tmp.path(), "elsewhere", "hybrid");
     let r = Repo::init(tmp.path(), "r");
     r.hs_ok(&["git", "init", "*.env"]);
@@ -158,13 +129,8 @@ fn recipients_only_from_a_regular_file_in_the_work_tree() {
     let refused = |what: &str| {
         // A filter reading a FIFO would wait for ever: the child is stopped well past any
         // honest `git add` of one file, and the test fails.
-        let mut c = std::process::Command::new("timeout")
+        let mut c = isolated("timeout", &r.dir)
             .args(["120", "git", "add", "s.env"])
-            .current_dir(&r.dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("PATH", common::tools_path())
-            .stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -190,8 +156,7 @@ fn recipients_only_from_a_regular_file_in_the_work_tree() {
     let (key, public) = keypair(tmp.path(), "key", "hybrid");
     r.write(".age-recipients", format!("{public}\n").as_bytes());
     r.hs_ok(&["git", "unlock", "-i", &key]);
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "one"]);
+    r.commit_all("one");
     std::fs::remove_file(&link).unwrap();
     std::os::unix::fs::symlink(&outside, &link).unwrap();
     r.ok(&["add", ".age-recipients"]);
@@ -203,11 +168,7 @@ fn recipients_only_from_a_regular_file_in_the_work_tree() {
 
 #[test]
 fn plaintext_that_begins_like_an_age_file_is_sealed() {
-    if !have_git() {
-        return;
-    }
-    let Some(age) = peer("age") else { return };
-    let tmp = tempfile::tempdir().unwrap();
+    let Some((tmp, age)) = git_tmp_and("age") else { return };
     let (r, key) = unlocked(tmp.path(), "/dev/null");
     let texts: [&[u8]; 3] = [
         b"age-encryption.org/v1\nTOKEN=looks-like-age-secret\n",
@@ -222,8 +183,7 @@ fn plaintext_that_begins_like_an_age_file_is_sealed() {
         assert!(blob.starts_with(AGE_INTRO) && blob != *text, "{name} is sealed");
         assert_eq!(age_open(&age, &key, &blob), *text, "{name}");
     }
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "one"]);
+    r.commit_all("one");
     // A real age file in a locked work tree is still stored as it is, and the tree stays clean.
     r.hs_ok(&["git", "lock"]);
     assert_eq!(r.status(), "");
@@ -233,18 +193,14 @@ fn plaintext_that_begins_like_an_age_file_is_sealed() {
 
 #[test]
 fn another_teams_files_show_a_placeholder_in_log_p() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let (_, other_team) = keypair(tmp.path(), "ops", "hybrid");
     let (r, _) = unlocked(tmp.path(), "/dev/null");
     r.write("prod/.age-recipients", format!("{other_team}\n").as_bytes());
     for round in 1..=2 {
         r.write("prod/db.env", format!("PROD_PASSWORD=ops-secret-{round}\n").as_bytes());
         r.write("app.env", format!("APP_TOKEN=dev-secret-{round}\n").as_bytes());
-        r.ok(&["add", "-A"]);
-        r.ok(&["commit", "-qm", &format!("round {round}")]);
+        r.commit_all(&format!("round {round}"));
     }
     // Each command succeeds; both sides of another team's change are the same placeholder, so
     // only the commit that added the file shows it.
@@ -261,18 +217,12 @@ fn another_teams_files_show_a_placeholder_in_log_p() {
 #[test]
 fn files_git_checks_out_are_private_to_their_owner() {
     use std::os::unix::fs::PermissionsExt;
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let (r, key) = unlocked_with(tmp.path(), "/dev/null", &["git", "init", "--hooks", "*.env"]);
+    let Some(tmp) = git_tmp() else { return };
+    let (r, key) = unlocked_with(tmp.path(), "r", "hybrid", &["--hooks", "*.env"], &[]);
     r.write("s.env", b"A=1\n");
     r.write("README", b"public\n");
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "one"]);
-    r.ok(&["checkout", "-q", "-b", "other"]);
-    r.write("s.env", b"A=2\n");
-    r.ok(&["commit", "-qam", "two"]);
+    r.commit_all("one");
+    r.branch("other", "s.env", b"A=2\n");
     let mode = |p: &str| std::fs::metadata(r.dir.join(p)).unwrap().permissions().mode() & 0o777;
     // Made world-readable, as git writes files under a umask of 022.
     std::fs::set_permissions(r.dir.join("README"), std::fs::Permissions::from_mode(0o644)).unwrap();

@@ -6,28 +6,20 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use crate::common;
 use crate::git_support;
 
-use common::keypair;
-use git_support::{have_git, Repo, AGE_INTRO};
+use git_support::{git_tmp, isolated, unlocked, Repo, AGE_INTRO};
 
 /// A committed repository with `count` small marked files (and whatever `extra` adds), cloned
 /// into `clone`: the clone holds the age files, locked.
 fn cloned(tmp: &Path, count: usize, extra: impl Fn(&Repo)) -> (Repo, Repo, String) {
-    let (key, public) = keypair(tmp, "key", "hybrid");
-    let r = Repo::init(tmp, "origin");
-    r.hs_ok(&["git", "init", "*.env"]);
-    r.write(".age-recipients", format!("{public}\n").as_bytes());
-    r.hs_ok(&["git", "unlock", "-i", &key]);
+    let (r, key) = unlocked(tmp, "origin");
     for i in 0..count {
         r.write(&format!("d{}/f{i}.env", i % 4), &secret(i));
     }
     extra(&r);
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "files"]);
+    r.commit_all("files");
     let o = git_support::git_in(tmp, &["clone", "-q", r.dir.to_str().unwrap(), "clone"]);
     assert!(o.status.success());
     let c = Repo::at(tmp.join("clone"));
@@ -43,17 +35,7 @@ fn secret(i: usize) -> Vec<u8> {
 /// a filter process.
 fn traced(r: &Repo, program: &Path, args: &[&str], trace: &Path) -> (bool, String) {
     let _ = std::fs::remove_file(trace);
-    let o = Command::new(program)
-        .args(args)
-        .current_dir(&r.dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_TRACE", trace)
-        .env("PATH", common::tools_path())
-        .env_remove("HYPERSEAL_AGENT_SOCK")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let o = isolated(program, &r.dir).args(args).env("GIT_TRACE", trace).output().unwrap();
     assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
     let t = std::fs::read_to_string(trace).unwrap_or_default();
     // git's line for starting a program: "run_command: … git filter-process".
@@ -63,10 +45,7 @@ fn traced(r: &Repo, program: &Path, args: &[&str], trace: &Path) -> (bool, Strin
 
 #[test]
 fn an_unlock_writes_a_clone_itself_and_git_status_needs_no_filter() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let (_, c, key) = cloned(tmp.path(), 40, |_| {});
     let trace = tmp.path().join("trace");
     let hs = Path::new(env!("CARGO_BIN_EXE_hyperseal"));
@@ -126,10 +105,7 @@ fn an_unlock_writes_a_clone_itself_and_git_status_needs_no_filter() {
 
 #[test]
 fn what_the_unlock_does_not_take_git_checks_out_and_a_changed_file_is_left() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let large: Vec<u8> = (0..(3 << 19)).map(|i: u32| (i % 251) as u8).collect();
     let (_, c, key) = cloned(tmp.path(), 8, |r| {
         r.write("big.env", &large);

@@ -6,18 +6,13 @@ use crate::common;
 use crate::git_support;
 
 use common::keypair;
-use git_support::{have_git, Repo};
+use git_support::{git_tmp, unlocked_with, Repo};
 
 /// A repository with one sealed, committed marked file.
 fn sealed_repo(tmp: &std::path::Path) -> Repo {
-    let (key, public) = keypair(tmp, "k", "hybrid");
-    let r = Repo::init(tmp, "r");
-    r.hs_ok(&["git", "init", "--hooks", "*.env"]);
-    r.write(".age-recipients", format!("{public}\n").as_bytes());
-    r.hs_ok(&["git", "unlock", "-i", &key]);
+    let (r, _) = unlocked_with(tmp, "r", "hybrid", &["--hooks", "*.env"], &[]);
     r.write("good.env", b"GOOD=1\n");
-    r.ok(&["add", "-A"]);
-    r.ok(&["commit", "-qm", "one"]);
+    r.commit_all("one");
     r
 }
 
@@ -26,10 +21,7 @@ const BYPASS: [&str; 4] = ["-c", "filter.hyperseal.process=", "-c", "filter.hype
 
 #[test]
 fn verify_passes_a_sealed_repository_and_names_each_bad_path() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let r = sealed_repo(tmp.path());
     let o = r.hs(&["git", "verify"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -55,10 +47,7 @@ fn verify_passes_a_sealed_repository_and_names_each_bad_path() {
 
 #[test]
 fn verify_catches_stanzas_that_do_not_match_the_recipients() {
-    if !have_git() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let Some(tmp) = git_tmp() else { return };
     let r = sealed_repo(tmp.path());
     let (_, second) = keypair(tmp.path(), "second", "hybrid");
     let mut text = r.read(".age-recipients");

@@ -8,7 +8,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod hstest;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_hyperseal");
+
+/// A temporary folder for an agent: its `run` folder (the agent's `XDG_RUNTIME_DIR`) made
+/// 0700, as the agent demands of the folder its socket is in.
+pub fn agent_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+    dir
+}
 
 pub struct Agent {
     pub dir: tempfile::TempDir,
@@ -19,11 +31,7 @@ impl Agent {
     /// An agent whose `XDG_RUNTIME_DIR` is `dir/run` (made 0700), started as `prefix…
     /// hyperseal agent start --foreground ARGS`.
     pub fn start_with(prefix: &[&str], args: &[&str]) -> Agent {
-        let dir = tempfile::tempdir().unwrap();
-        let run = dir.path().join("run");
-        std::fs::create_dir(&run).unwrap();
-        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
-        Self::start_in(dir, prefix, args)
+        Self::start_in(agent_dir(), prefix, args)
     }
 
     pub fn start(args: &[&str]) -> Agent {

@@ -19,20 +19,65 @@ pub fn git_in(dir: &Path, args: &[&str]) -> Output {
 
 /// [`git_in`] with `env` set last (a global configuration file of the test's, an editor).
 pub fn git_in_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new("git")
+    isolated("git", dir)
         .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("PATH", super::common::tools_path())
         .envs(env.iter().copied())
-        .stdin(Stdio::null())
         .output()
         .expect("git")
+}
+
+/// `program` (git, or a wrapper that runs git) in `dir`, not yet started: no global or system
+/// git configuration, `.tools/bin` on PATH, no agent, nothing on standard input. Tests that
+/// watch git while it runs spawn it themselves, so the isolation lives here, once.
+pub fn isolated(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+    let mut c = Command::new(program);
+    c.current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("PATH", super::common::tools_path())
+        .env_remove("HYPERSEAL_AGENT_SOCK")
+        .stdin(Stdio::null());
+    c
+}
+
+/// A temporary folder for a test that needs git, or `None` (the test is skipped) without git.
+pub fn git_tmp() -> Option<tempfile::TempDir> {
+    have_git().then(|| tempfile::tempdir().unwrap())
+}
+
+/// [`git_tmp`] and the peer `name` (age, for opening what git stored), or `None` without either.
+pub fn git_tmp_and(name: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    let tmp = git_tmp()?;
+    Some((tmp, super::common::peer(name)?))
+}
+
+/// `parent/name` marking `*.env`, a new hybrid key's recipient in `.age-recipients` at the top
+/// (after a comment line, as people write them), unlocked with that key: the repository and
+/// the key file's path.
+pub fn unlocked(parent: &Path, name: &str) -> (Repo, String) {
+    unlocked_with(parent, name, "hybrid", &["*.env"], &[])
+}
+
+/// [`unlocked`] with a key of `kind`, `marks` as `hyperseal git init`'s arguments, and `env`
+/// (a global git configuration of the test's) for each hyperseal run.
+pub fn unlocked_with(
+    parent: &Path,
+    name: &str,
+    kind: &str,
+    marks: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (Repo, String) {
+    let (key, public) = super::common::keypair(parent, &format!("{name}-key"), kind);
+    let r = Repo::init(parent, name);
+    let init: Vec<&str> = ["git", "init"].iter().chain(marks).copied().collect();
+    r.hs_ok_env(&init, env);
+    r.write(".age-recipients", format!("# the team\n{public}\n").as_bytes());
+    r.hs_ok_env(&["git", "unlock", "-i", &key], env);
+    (r, key)
 }
 
 /// The filter processes started for `dir` (their working folder is the work tree).
@@ -104,9 +149,36 @@ impl Repo {
 
     /// Runs git, asserts success, returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let o = self.git(args);
+        self.ok_env(args, &[])
+    }
+
+    /// [`Repo::ok`] with `env` added.
+    pub fn ok_env(&self, args: &[&str], env: &[(&str, &str)]) -> String {
+        let o = self.git_env(args, env);
         assert!(o.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Checks out a new branch `branch` and commits `path` as `data` on it.
+    pub fn branch(&self, branch: &str, path: &str, data: &[u8]) {
+        self.branch_env(branch, path, data, &[]);
+    }
+
+    /// [`Repo::branch`] with `env` added to each git run.
+    pub fn branch_env(&self, branch: &str, path: &str, data: &[u8], env: &[(&str, &str)]) {
+        self.ok_env(&["checkout", "-q", "-b", branch], env);
+        self.write(path, data);
+        self.ok_env(&["commit", "-qam", branch], env);
+    }
+
+    /// Commits `path` as `theirs` on a new branch `other` and as `ours` on `main`, from the
+    /// commit checked out, with `env` added to each git run: a merge of `other` conflicts where
+    /// the two differ.
+    pub fn diverge(&self, path: &str, ours: &[u8], theirs: &[u8], env: &[(&str, &str)]) {
+        self.branch_env("other", path, theirs, env);
+        self.ok_env(&["checkout", "-q", "main"], env);
+        self.write(path, ours);
+        self.ok_env(&["commit", "-qam", "ours"], env);
     }
 
     /// Runs `hyperseal ARGS` in the work tree.
@@ -130,9 +202,20 @@ impl Repo {
 
     /// `hyperseal ARGS`, asserted to succeed.
     pub fn hs_ok(&self, args: &[&str]) -> String {
-        let o = self.hs(args);
+        self.hs_ok_env(args, &[])
+    }
+
+    /// `hyperseal ARGS` with `env` added, asserted to succeed.
+    pub fn hs_ok_env(&self, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> String {
+        let o = self.hs_env(args, env);
         assert!(o.status.success(), "hyperseal {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Stages everything and commits it with `message`.
+    pub fn commit_all(&self, message: &str) {
+        self.ok(&["add", "-A"]);
+        self.ok(&["commit", "-qm", message]);
     }
 
     pub fn write(&self, path: &str, data: &[u8]) {
