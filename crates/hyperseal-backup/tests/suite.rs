@@ -20,5 +20,7 @@ mod rekey;
 mod roundtrip;
 #[path = "suite/s3.rs"]
 mod s3;
+#[path = "suite/watched.rs"]
+mod watched;
 #[path = "suite/writer.rs"]
 mod writer;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use hyperseal::recipient::{self, Identity};
 use hyperseal::Kind;
-use hyperseal_backup::{BackupOptions, BackupSummary, LocalStore, Source, WriterKey};
+use hyperseal_backup::{BackupOptions, BackupSummary, LocalStore, Reader, Source, WriterKey};
 
 pub struct Key {
     pub public: String,
@@ -32,6 +32,8 @@ pub struct Repo {
     pub store: LocalStore,
     pub reader: Key,
     pub writer: WriterKey,
+    /// The first reader's identities, parsed once: most tests open the repository as it.
+    ids: Vec<Box<dyn Identity>>,
     /// Each backup's time: a second after the last, so "latest" is well defined.
     clock: std::sync::atomic::AtomicI64,
 }
@@ -50,7 +52,28 @@ impl Repo {
         let mut list = vec![reader.public.clone()];
         list.extend(extra.iter().map(|k| k.public.clone()));
         let writer = hyperseal_backup::init(&store, &list).unwrap();
-        Repo { dir, store, reader, writer, clock: 1_700_000_000.into() }
+        let ids = reader.identities();
+        Repo { dir, store, reader, writer, ids, clock: 1_700_000_000.into() }
+    }
+
+    /// A repository for a post-quantum reader, and [`make_tree`]'s tree in its folder `src`.
+    pub fn with_tree() -> (Repo, PathBuf) {
+        let repo = Repo::new(&[]);
+        let src = repo.path("src");
+        make_tree(&src);
+        (repo, src)
+    }
+
+    /// [`Repo::with_tree`], backed up once.
+    pub fn backed_up() -> (Repo, PathBuf) {
+        let (repo, src) = Repo::with_tree();
+        repo.backup(&[&src]);
+        (repo, src)
+    }
+
+    /// The repository opened as its first reader.
+    pub fn open(&self) -> Reader<'_> {
+        Reader::open(&self.store, &self.ids).unwrap()
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -98,6 +121,20 @@ impl Repo {
             .filter(|n| !n.ends_with(".ids") && !n.starts_with("runs/") && !n.starts_with("locks/"))
             .collect()
     }
+}
+
+/// `.tools/REL`, or `None` with a note where `make TARGET` has not installed it; under
+/// HYPERSEAL_REQUIRE_PEERS=1 a missing one fails the test instead of skipping it.
+pub fn installed(rel: &str, target: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools").join(rel);
+    if p.exists() {
+        return Some(p);
+    }
+    if std::env::var("HYPERSEAL_REQUIRE_PEERS").is_ok_and(|v| v == "1") {
+        panic!("{} is missing and HYPERSEAL_REQUIRE_PEERS=1 (make {target})", p.display());
+    }
+    eprintln!("note: {} is not installed; this test is skipped (make {target})", p.display());
+    None
 }
 
 /// Options with 1 MiB packs and a fixed clock.

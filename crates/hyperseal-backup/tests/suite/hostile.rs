@@ -4,9 +4,9 @@
 use std::fs;
 
 use hyperseal::{recipient, Encryptor, Options};
-use hyperseal_backup::{restore, Entry, Error, Reader, RestoreOptions, Snapshot, Store};
+use hyperseal_backup::{restore, Entry, Error, RestoreOptions, Snapshot, Store};
 
-use crate::common::{make_tree, Repo};
+use crate::common::Repo;
 
 fn file(path: &str) -> Entry {
     Entry::File { path: path.into(), mode: 0o644, mtime: 0, size: 0, chunks: vec![] }
@@ -53,8 +53,7 @@ fn attempt(entries: Vec<Entry>, prepare: impl FnOnce(&std::path::Path)) -> (Resu
     fs::create_dir_all(&target).unwrap();
     fs::create_dir_all(&outside).unwrap();
     prepare(&target);
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let snap = reader.find(&id).unwrap().snapshot;
     let r = restore(&reader, &snap, &target, &RestoreOptions { overwrite: true, ..Default::default() })
         .map(|_| ());
@@ -110,12 +109,8 @@ fn a_name_twice_is_refused() {
 
 #[test]
 fn restore_never_overwrites_unless_asked_and_leaves_no_temporary() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
-    repo.backup(&[&src]);
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let (repo, src) = Repo::backed_up();
+    let reader = repo.open();
     let snap = reader.find("latest").unwrap().snapshot;
     let out = repo.path("out");
     fs::create_dir_all(out.join("src")).unwrap();
@@ -135,8 +130,7 @@ fn a_missing_chunk_fails_the_file_and_leaves_nothing_half_written() {
     let entries =
         vec![Entry::File { path: "f".into(), mode: 0o644, mtime: 0, size: 5, chunks: vec!["ab".repeat(32)] }];
     let id = plant(&repo, entries);
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let snap = reader.find(&id).unwrap().snapshot;
     let out = repo.path("out");
     assert!(restore(&reader, &snap, &out, &RestoreOptions::default()).is_err());

@@ -4,60 +4,35 @@
 //! restores the tree. The kill points are counted changes, not times, so every run kills at
 //! the same instants.
 
-use std::io;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hyperseal::recipient::Identity;
-use hyperseal::rekey::{Change, Report};
 use hyperseal_backup::{
-    check, restore, Keep, LocalStore, PruneOptions, Reader, RestoreOptions, Source, Store, WriterKey,
+    check, restore, Keep, LocalStore, PruneOptions, Reader, RestoreOptions, Source, WriterKey,
 };
 
-use crate::common::{describe, make_tree, noise, small, Repo};
+use crate::common::{describe, noise, small, Repo};
+use crate::watched::{Watch, Watched};
 
-/// A local store that dies at its `kill_at`-th change: a write after half of its temporary,
-/// a delete before it happens.
+/// Dies at its `kill_at`-th change to the store: a write after half of its temporary, a
+/// delete before it happens.
 struct Dying {
-    inner: LocalStore,
     writes: AtomicUsize,
     kill_at: usize,
 }
 
-impl Store for Dying {
-    fn put_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        if self.writes.fetch_add(1, Ordering::SeqCst) + 1 == self.kill_at {
-            let dir = self.inner.root().join(name).parent().unwrap().to_path_buf();
-            std::fs::create_dir_all(&dir)?;
-            std::fs::write(dir.join(".tmp-killed"), &bytes[..bytes.len() / 2])?;
-            std::process::abort();
+impl Watch for Dying {
+    fn before(&self, op: &str, name: &str, bytes: &[u8], inner: &LocalStore) {
+        if !matches!(op, "put" | "delete") || self.writes.fetch_add(1, Ordering::SeqCst) + 1 != self.kill_at {
+            return;
         }
-        self.inner.put_new(name, bytes)
-    }
-    fn get(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
-        self.inner.get(name, limit)
-    }
-    fn open(&self, name: &str) -> io::Result<Box<dyn hyperseal_backup::ReadSeek>> {
-        self.inner.open(name)
-    }
-    fn list(&self, folder: &str) -> io::Result<Vec<hyperseal_backup::ObjectInfo>> {
-        self.inner.list(folder)
-    }
-    fn delete(&self, name: &str) -> io::Result<()> {
-        if self.writes.fetch_add(1, Ordering::SeqCst) + 1 == self.kill_at {
-            std::process::abort();
+        if op == "put" {
+            let dir = inner.root().join(name).parent().unwrap().to_path_buf();
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(".tmp-killed"), &bytes[..bytes.len() / 2]).unwrap();
         }
-        self.inner.delete(name)
-    }
-    fn rekey(
-        &self,
-        name: &str,
-        ids: &[Box<dyn Identity>],
-        c: &Change,
-        dry: bool,
-    ) -> hyperseal_backup::Result<Report> {
-        self.inner.rekey(name, ids, c, dry)
+        std::process::abort();
     }
 }
 
@@ -67,11 +42,8 @@ fn child_backup_that_dies() {
     let Ok(kill_at) = std::env::var("HYPERSEAL_BACKUP_KILL_AT") else { return };
     let var = |k: &str| PathBuf::from(std::env::var_os(k).unwrap());
     let key = WriterKey::parse(&std::fs::read_to_string(var("HYPERSEAL_BACKUP_KEY")).unwrap()).unwrap();
-    let store = Dying {
-        inner: LocalStore::new(var("HYPERSEAL_BACKUP_REPO")),
-        writes: 0.into(),
-        kill_at: kill_at.parse().unwrap(),
-    };
+    let inner = LocalStore::new(var("HYPERSEAL_BACKUP_REPO"));
+    let store = Watched { inner, watch: Dying { writes: 0.into(), kill_at: kill_at.parse().unwrap() } };
     if let Some(reader_key) = std::env::var_os("HYPERSEAL_BACKUP_READER") {
         let ids =
             hyperseal::recipient::parse_identities(&std::fs::read_to_string(reader_key).unwrap()).unwrap();
@@ -87,9 +59,7 @@ fn child_backup_that_dies() {
 fn a_backup_killed_at_any_write_leaves_a_repository_that_checks_and_recovers() {
     let mut k = 1;
     loop {
-        let repo = Repo::new(&[]);
-        let src = repo.path("src");
-        make_tree(&src);
+        let (repo, src) = Repo::with_tree();
         std::fs::write(src.join("extra.bin"), noise(21, 2 << 20)).unwrap();
         let key = repo.path("writer.key");
         std::fs::write(&key, repo.writer.encode().as_bytes()).unwrap();
@@ -101,8 +71,7 @@ fn a_backup_killed_at_any_write_leaves_a_repository_that_checks_and_recovers() {
             .env("HYPERSEAL_BACKUP_SRC", &src)
             .output()
             .unwrap();
-        let ids = repo.reader.identities();
-        let reader = Reader::open(&repo.store, &ids).unwrap();
+        let reader = repo.open();
         let rep = check(&reader, true).unwrap();
         assert!(rep.errors.is_empty(), "killed at write {k}: {rep:?}");
         let next = repo.backup(&[&src]);
@@ -123,14 +92,10 @@ fn a_backup_killed_at_any_write_leaves_a_repository_that_checks_and_recovers() {
 fn a_prune_killed_at_any_change_leaves_a_repository_that_checks_and_recovers() {
     let mut k = 1;
     loop {
-        let repo = Repo::new(&[]);
-        let src = repo.path("src");
-        make_tree(&src);
-        repo.backup(&[&src]);
+        let (repo, src) = Repo::backed_up();
         std::fs::remove_file(src.join("docs/big.bin")).unwrap();
         repo.backup(&[&src]);
-        let ids = repo.reader.identities();
-        let reader = Reader::open(&repo.store, &ids).unwrap();
+        let reader = repo.open();
         hyperseal_backup::forget(&reader, Keep { last: 1, ..Keep::default() }).unwrap();
         let (key, reader_key) = (repo.path("writer.key"), repo.path("reader.key"));
         std::fs::write(&key, repo.writer.encode().as_bytes()).unwrap();

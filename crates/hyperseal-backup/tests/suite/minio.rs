@@ -16,15 +16,7 @@ const ROOT_USER: &str = "hyperseal-root";
 const ROOT_PASSWORD: &str = "hyperseal-root-secret";
 
 fn tool(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin").join(name);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("HYPERSEAL_REQUIRE_PEERS").is_ok_and(|v| v == "1") {
-        panic!("{} is missing and HYPERSEAL_REQUIRE_PEERS=1 (make minio mc)", p.display());
-    }
-    eprintln!("note: {} is not installed; this S3 test is skipped (make minio mc)", p.display());
-    None
+    crate::common::installed(&format!("bin/{name}"), "minio mc")
 }
 
 /// A MinIO server with one bucket, stopped (by its own process id) when dropped.

@@ -7,30 +7,15 @@ use std::process::Command;
 
 use crate::common::{describe, make_tree, Repo};
 
-fn tools() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools")
-}
-
 /// The peer's path, or `None` (with a note) where it is not installed.
 fn peer(rel: &str) -> Option<PathBuf> {
-    let p = tools().join(rel);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("HYPERSEAL_REQUIRE_PEERS").is_ok_and(|v| v == "1") {
-        panic!("{} is missing and HYPERSEAL_REQUIRE_PEERS=1 (make tools)", p.display());
-    }
-    eprintln!("note: {} is not installed; this peer test is skipped (make tools)", p.display());
-    None
+    crate::common::installed(rel, "tools")
 }
 
 #[test]
 fn the_real_age_opens_every_object() {
     let Some(age) = peer("bin/age") else { return };
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
-    repo.backup(&[&src]);
+    let (repo, _) = Repo::backed_up();
     let key = repo.path("reader.key");
     std::fs::write(&key, &repo.reader.secret).unwrap();
     let ids = repo.reader.identities();

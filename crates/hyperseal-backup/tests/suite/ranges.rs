@@ -5,11 +5,10 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use hyperseal::recipient::Identity;
-use hyperseal::rekey::{Change, Report};
-use hyperseal_backup::{restore, BackupOptions, LocalStore, ReadSeek, Reader, RestoreOptions, Store};
+use hyperseal_backup::{restore, BackupOptions, LocalStore, ReadSeek, Reader, RestoreOptions};
 
 use crate::common::{noise, small, Repo};
+use crate::watched::{Watch, Watched};
 
 struct Counted {
     inner: Box<dyn ReadSeek>,
@@ -30,40 +29,15 @@ impl Seek for Counted {
     }
 }
 
-/// A local store that counts the bytes read from packs.
-struct Counting {
-    inner: LocalStore,
-    pack_bytes: Arc<AtomicU64>,
-}
+/// Counts the bytes read from packs.
+struct PackBytes(Arc<AtomicU64>);
 
-impl Store for Counting {
-    fn put_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.inner.put_new(name, bytes)
-    }
-    fn get(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
-        self.inner.get(name, limit)
-    }
-    fn open(&self, name: &str) -> io::Result<Box<dyn ReadSeek>> {
-        let inner = self.inner.open(name)?;
+impl Watch for PackBytes {
+    fn opened(&self, name: &str, inner: Box<dyn ReadSeek>) -> Box<dyn ReadSeek> {
         match name.starts_with("data/") {
-            true => Ok(Box::new(Counted { inner, read: self.pack_bytes.clone() })),
-            false => Ok(inner),
+            true => Box::new(Counted { inner, read: self.0.clone() }),
+            false => inner,
         }
-    }
-    fn list(&self, folder: &str) -> io::Result<Vec<hyperseal_backup::ObjectInfo>> {
-        self.inner.list(folder)
-    }
-    fn delete(&self, name: &str) -> io::Result<()> {
-        self.inner.delete(name)
-    }
-    fn rekey(
-        &self,
-        name: &str,
-        ids: &[Box<dyn Identity>],
-        c: &Change,
-        dry: bool,
-    ) -> hyperseal_backup::Result<Report> {
-        self.inner.rekey(name, ids, c, dry)
     }
 }
 
@@ -79,14 +53,14 @@ fn a_one_file_restore_reads_little_more_than_that_file() {
     let opts = BackupOptions { pack_size: 32 << 20, threads: 1, ..small() };
     let sum = repo.backup_with(&[&src], &opts).unwrap();
     assert_eq!(sum.packs, 1);
-    let store = Counting { inner: LocalStore::new(repo.store.root()), pack_bytes: Arc::default() };
+    let store = Watched { inner: LocalStore::new(repo.store.root()), watch: PackBytes(Arc::default()) };
     let ids = repo.reader.identities();
     let reader = Reader::open(&store, &ids).unwrap();
     let snap = reader.find("latest").unwrap().snapshot;
     let only = RestoreOptions { include: vec!["src/b-small.bin".into()], ..RestoreOptions::default() };
     restore(&reader, &snap, &repo.path("out"), &only).unwrap();
     assert_eq!(std::fs::read(repo.path("out/src/b-small.bin")).unwrap(), small_file);
-    let read = store.pack_bytes.load(Ordering::Relaxed);
+    let read = store.watch.0.load(Ordering::Relaxed);
     eprintln!(
         "one-file restore: {read} bytes read from a pack of {} bytes",
         std::fs::metadata(

@@ -3,22 +3,19 @@
 
 use std::fs;
 
-use hyperseal_backup::{check, restore, BackupOptions, Error, PruneOptions, Reader, RestoreOptions, Store};
+use hyperseal_backup::{check, restore, BackupOptions, Error, PruneOptions, RestoreOptions, Store};
 
 use crate::common::{describe, make_tree, noise, small, Repo};
 
 #[test]
 fn a_stopped_backup_checks_clean_and_the_next_one_reuses_its_packs() {
     for stop_after in 1..=3 {
-        let repo = Repo::new(&[]);
-        let src = repo.path("src");
-        make_tree(&src);
+        let (repo, src) = Repo::with_tree();
         fs::write(src.join("more.bin"), noise(11, 3 << 20)).unwrap();
         let opts = BackupOptions { stop_after_packs: Some(stop_after), ..small() };
         assert!(matches!(repo.backup_with(&[&src], &opts), Err(Error::Interrupted)));
         assert!(repo.objects().iter().all(|n| !n.starts_with("snapshots/") && !n.starts_with("index/")));
-        let ids = repo.reader.identities();
-        let reader = Reader::open(&repo.store, &ids).unwrap();
+        let reader = repo.open();
         let rep = check(&reader, true).unwrap();
         assert!(rep.errors.is_empty(), "{rep:?}");
         assert_eq!(rep.notes.len(), stop_after, "each stored pack is in no index yet: {rep:?}");
@@ -34,16 +31,13 @@ fn a_stopped_backup_checks_clean_and_the_next_one_reuses_its_packs() {
 
 #[test]
 fn a_pack_without_its_id_list_is_a_note_and_not_reused() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
+    let (repo, src) = Repo::with_tree();
     let opts = BackupOptions { stop_after_packs: Some(2), ..small() };
     let _ = repo.backup_with(&[&src], &opts);
     // A kill between a pack and its id list.
     let ids_list = repo.objects().into_iter().find(|n| n.ends_with(".ids")).unwrap();
     repo.store.delete(&ids_list).unwrap();
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let rep = check(&reader, false).unwrap();
     assert!(rep.errors.is_empty() && rep.notes.iter().any(|n| n.contains("no id list")), "{rep:?}");
     repo.backup(&[&src]);
@@ -57,14 +51,11 @@ fn a_pack_without_its_id_list_is_a_note_and_not_reused() {
 
 #[test]
 fn prune_waits_for_a_running_backup_and_a_backup_for_a_prune() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
+    let (repo, src) = Repo::with_tree();
     // A writer that was stopped mid-run: its mark is fresh, so prune must not run.
     let opts = BackupOptions { stop_after_packs: Some(1), ..small() };
     let _ = repo.backup_with(&[&src], &opts);
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let now = PruneOptions { now: 1_700_000_100, stale_after: 3600 };
     assert!(matches!(hyperseal_backup::prune(&reader, now), Err(Error::Locked(_))));
     assert!(!repo.objects().contains(&"locks/prune".to_string()), "a prune that gave up released its lock");
@@ -95,8 +86,7 @@ fn two_writers_at_once_both_finish_and_share_chunks() {
     });
     let third = repo.backup(&[&a]);
     assert_eq!(third.chunks_new, 0);
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     assert_eq!(reader.snapshots().unwrap().len(), 3);
     let rep = check(&reader, true).unwrap();
     assert!(rep.errors.is_empty() && rep.notes.is_empty(), "{rep:?}");

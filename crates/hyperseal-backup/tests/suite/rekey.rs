@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fs;
 
 use hyperseal::{Decryptor, Kind};
-use hyperseal_backup::{check, Reader};
+use hyperseal_backup::check;
 
 use crate::common::{make_tree, Key, Repo};
 
@@ -39,8 +39,7 @@ fn removing_a_reader_rewrites_headers_only() {
     let total = repo.age_objects().len();
     assert_eq!((opens(&repo, &repo.reader), opens(&repo, &leaving)), (total, total));
     let before = payloads(&repo);
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let keep = vec![repo.reader.public.clone()];
     let dry = hyperseal_backup::rekey(&reader, &keep, true, None).unwrap();
     assert_eq!((dry.in_place, dry.rewritten), (0, 0));

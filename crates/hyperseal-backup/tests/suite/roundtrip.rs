@@ -2,20 +2,17 @@
 
 use std::fs;
 
-use hyperseal_backup::{check, restore, Entry, Keep, Reader, RestoreOptions, Source, Store};
+use hyperseal_backup::{check, restore, Entry, Keep, RestoreOptions, Source, Store};
 
-use crate::common::{describe, make_tree, noise, small, Repo};
+use crate::common::{describe, noise, small, Repo};
 
 #[test]
 fn a_tree_with_links_comes_back_byte_for_byte() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
+    let (repo, src) = Repo::with_tree();
     let sum = repo.backup(&[&src]);
     assert!(sum.packs >= 3, "small packs: several for 4 MiB ({sum:?})");
     assert_eq!(sum.files, 5, "the hard link's second name is not read again");
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let snap = reader.find("latest").unwrap();
     assert_eq!(snap.id, sum.snapshot);
     assert!(snap.snapshot.entries.iter().any(|e| matches!(e, Entry::Hardlink { path, target } if path == "src/hard-twin" && target == "src/docs/deep/er/mid.bin")));
@@ -30,9 +27,7 @@ fn a_tree_with_links_comes_back_byte_for_byte() {
 
 #[test]
 fn an_unchanged_tree_backs_up_to_no_new_chunk() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
+    let (repo, src) = Repo::with_tree();
     let first = repo.backup(&[&src]);
     let second = repo.backup(&[&src]);
     assert_eq!((second.chunks_new, second.packs, second.bytes_added), (0, 0, 0), "{second:?}");
@@ -63,8 +58,7 @@ fn a_stream_is_one_file() {
     let data = noise(3, 1 << 20);
     let src = Source::Stream { input: Box::new(std::io::Cursor::new(data.clone())), name: "db.sql".into() };
     let sum = hyperseal_backup::backup(&repo.store, &repo.writer, src, &small()).unwrap();
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let snap = reader.find(&sum.snapshot[..6]).unwrap();
     restore(&reader, &snap.snapshot, &repo.path("out"), &RestoreOptions::default()).unwrap();
     assert_eq!(fs::read(repo.path("out/db.sql")).unwrap(), data);
@@ -72,12 +66,8 @@ fn a_stream_is_one_file() {
 
 #[test]
 fn include_restores_one_file_and_the_folders_to_it() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
-    repo.backup(&[&src]);
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let (repo, src) = Repo::backed_up();
+    let reader = repo.open();
     let snap = reader.find("latest").unwrap().snapshot;
     let opts = RestoreOptions { include: vec!["src/docs/deep".into()], ..RestoreOptions::default() };
     let done = restore(&reader, &snap, &repo.path("out"), &opts).unwrap();
@@ -91,16 +81,13 @@ fn include_restores_one_file_and_the_folders_to_it() {
 
 #[test]
 fn excludes_leave_names_out() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
+    let (repo, src) = Repo::with_tree();
     let opts = hyperseal_backup::BackupOptions {
         excludes: vec!["*.bin".into(), "src/empty-dir".into(), "docs/deep".into()],
         ..small()
     };
     repo.backup_with(&[&src], &opts).unwrap();
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let snap = reader.find("latest").unwrap().snapshot;
     let paths: Vec<&str> = snap.entries.iter().map(Entry::path).collect();
     assert!(
@@ -113,15 +100,11 @@ fn excludes_leave_names_out() {
 
 #[test]
 fn forget_and_prune_free_what_no_snapshot_uses() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
-    repo.backup(&[&src]);
+    let (repo, src) = Repo::backed_up();
     fs::remove_file(src.join("docs/big.bin")).unwrap();
     fs::write(src.join("new.bin"), noise(78, 2 << 20)).unwrap();
     let last = repo.backup(&[&src]);
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let f = hyperseal_backup::forget(&reader, Keep { last: 1, ..Keep::default() }).unwrap();
     assert_eq!((f.removed.len(), f.kept), (1, vec![last.snapshot.clone()]));
     let opts = hyperseal_backup::PruneOptions { now: 1_700_000_100, stale_after: 3600 };
@@ -142,9 +125,7 @@ fn forget_and_prune_free_what_no_snapshot_uses() {
 
 #[test]
 fn the_cache_skips_unchanged_files_and_trusts_only_chunks_still_stored() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
+    let (repo, src) = Repo::with_tree();
     let opts = hyperseal_backup::BackupOptions { cache: Some(repo.path("cache/w.json")), ..small() };
     let first = repo.backup_with(&[&src], &opts).unwrap();
     assert_eq!(first.files_cached, 0);
@@ -158,8 +139,7 @@ fn the_cache_skips_unchanged_files_and_trusts_only_chunks_still_stored() {
     let other = Repo::new(&[]);
     assert_eq!(other.backup_with(&[&src], &opts).unwrap().files_cached, 0);
     // What the cache gave restores as read.
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let snap = reader.find(&third.snapshot).unwrap().snapshot;
     restore(&reader, &snap, &repo.path("out"), &RestoreOptions::default()).unwrap();
     assert_eq!(describe(&src), describe(&repo.path("out/src")));
@@ -189,8 +169,7 @@ fn forget_keeps_the_newest_of_each_period() {
             repo.backup_with(&[&src], &hyperseal_backup::BackupOptions { time, ..small() }).unwrap();
         }
     }
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     let time_of = |id: &str| reader.find(id).unwrap().snapshot.time;
     assert!(hyperseal_backup::forget(&reader, Keep::default()).is_err(), "keeping nothing is refused");
     let keep = Keep { last: 1, daily: 3, weekly: 2, ..Keep::default() };
@@ -206,10 +185,7 @@ fn forget_keeps_the_newest_of_each_period() {
 
 #[test]
 fn check_read_data_finds_a_damaged_pack_and_a_missing_one() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
-    repo.backup(&[&src]);
+    let (repo, _) = Repo::backed_up();
     let packs: Vec<String> =
         repo.objects().into_iter().filter(|n| n.starts_with("data/") && !n.ends_with(".ids")).collect();
     let damaged = repo.store.root().join(&packs[0]);
@@ -217,8 +193,7 @@ fn check_read_data_finds_a_damaged_pack_and_a_missing_one() {
     let at = bytes.len() - 100;
     bytes[at] ^= 1;
     fs::write(&damaged, bytes).unwrap();
-    let ids = repo.reader.identities();
-    let reader = Reader::open(&repo.store, &ids).unwrap();
+    let reader = repo.open();
     assert!(check(&reader, false).unwrap().errors.is_empty(), "without --read-data the damage is unseen");
     let rep = check(&reader, true).unwrap();
     assert!(rep.errors.iter().any(|e| e.contains(&packs[0])), "{rep:?}");

@@ -15,6 +15,21 @@ fn init(store: &S3Store, reader: &Key) -> WriterKey {
     hyperseal_backup::init(store, std::slice::from_ref(&reader.public)).unwrap()
 }
 
+/// [`make_tree`]'s tree in `m`'s scratch folder, as `src`.
+fn tree_in(m: &Minio) -> std::path::PathBuf {
+    let src = m.data().join("src");
+    make_tree(&src);
+    src
+}
+
+/// A repository in `m`'s bucket under `prefix` for a new post-quantum reader: the store, the
+/// reader's key and the writer's.
+fn repo_in(m: &Minio, prefix: &str) -> (S3Store, Key, WriterKey) {
+    let (store, reader) = (m.store(prefix), Key::new(hyperseal::Kind::Hybrid));
+    let w = init(&store, &reader);
+    (store, reader, w)
+}
+
 fn back_up(store: &S3Store, w: &WriterKey, path: &Path, time: i64) -> hyperseal_backup::BackupSummary {
     let opts = BackupOptions { time, ..small() };
     backup(store, w, Source::Paths(vec![path.to_path_buf()]), &opts).unwrap()
@@ -30,10 +45,8 @@ fn restore_all(store: &S3Store, reader: &Key, snapshot: &str, to: &Path) {
 #[test]
 fn a_tree_goes_to_s3_and_comes_back_whole() {
     let Some(m) = Minio::start() else { return };
-    let (store, reader) = (m.store("host/repo"), Key::new(hyperseal::Kind::Hybrid));
-    let w = init(&store, &reader);
-    let src = m.data().join("src");
-    make_tree(&src);
+    let (store, reader, w) = repo_in(&m, "host/repo");
+    let src = tree_in(&m);
     let first = back_up(&store, &w, &src, 1_700_000_000);
     assert!(first.packs >= 2, "{first:?}");
     restore_all(&store, &reader, &first.snapshot, &m.data().join("out"));
@@ -58,8 +71,7 @@ fn a_write_only_user_backs_up_and_reads_nothing() {
     let w = init(&admin, &reader);
     m.user("writer", "writer-secret-1234", &write_only_policy("w/repo"));
     let host = m.store_as("w/repo", "writer", "writer-secret-1234");
-    let src = m.data().join("src");
-    make_tree(&src);
+    let src = tree_in(&m);
     let first = back_up(&host, &w, &src, 1_700_000_000);
     assert!(first.chunks_new > 0);
     // The id lists are all it reads: a second run deduplicates against the first.
@@ -89,8 +101,7 @@ fn a_write_only_user_backs_up_and_reads_nothing() {
 #[test]
 fn two_writers_at_once_both_land_and_share_chunks() {
     let Some(m) = Minio::start() else { return };
-    let (store, reader) = (m.store("shared"), Key::new(hyperseal::Kind::Hybrid));
-    let w = init(&store, &reader);
+    let (store, reader, w) = repo_in(&m, "shared");
     let (a, b) = (m.data().join("a"), m.data().join("b"));
     for (dir, state) in [(&a, 10), (&b, 20)] {
         std::fs::create_dir_all(dir).unwrap();
@@ -117,8 +128,7 @@ fn two_writers_at_once_both_land_and_share_chunks() {
 #[test]
 fn a_one_file_restore_from_s3_reads_ranges_not_packs() {
     let Some(m) = Minio::start() else { return };
-    let (store, reader) = (m.store("ranges"), Key::new(hyperseal::Kind::Hybrid));
-    let w = init(&store, &reader);
+    let (store, reader, w) = repo_in(&m, "ranges");
     let src = m.data().join("src");
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(src.join("a-large.bin"), noise(31, 12 << 20)).unwrap();
@@ -223,10 +233,8 @@ fn removing_a_reader_on_s3_copies_payloads_on_the_server() {
 #[test]
 fn a_backup_stopped_halfway_on_s3_is_finished_by_the_next_and_prune_keeps_it_whole() {
     let Some(m) = Minio::start() else { return };
-    let (store, reader) = (m.store("stopped"), Key::new(hyperseal::Kind::Hybrid));
-    let w = init(&store, &reader);
-    let src = m.data().join("src");
-    make_tree(&src);
+    let (store, reader, w) = repo_in(&m, "stopped");
+    let src = tree_in(&m);
     std::fs::write(src.join("more.bin"), noise(11, 3 << 20)).unwrap();
     let opts = BackupOptions { stop_after_packs: Some(2), ..small() };
     let stopped = backup(&store, &w, Source::Paths(vec![src.clone()]), &opts);

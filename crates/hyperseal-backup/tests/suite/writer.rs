@@ -1,21 +1,17 @@
 //! The writer holds no identity: its key file names none, opens nothing, and a backup only
 //! adds objects (it reads id lists, never an age object; it never deletes or replaces).
 
-use std::io;
 use std::sync::Mutex;
 
-use hyperseal::recipient::{self, Identity};
-use hyperseal::rekey::{Change, Report};
-use hyperseal_backup::{Error, LocalStore, Reader, Store, WriterKey};
+use hyperseal::recipient;
+use hyperseal_backup::{Error, LocalStore, Reader, WriterKey};
 
-use crate::common::{make_tree, small, Repo};
+use crate::common::{small, Repo};
+use crate::watched::{Watch, Watched};
 
 #[test]
 fn the_writer_key_holds_no_identity_and_opens_no_object() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
-    repo.backup(&[&src]);
+    let (repo, _) = Repo::backed_up();
     let text = repo.writer.encode();
     for token in text.split_whitespace() {
         assert!(!recipient::looks_like_identity(token), "an identity in the writer key: {token:.20}…");
@@ -46,56 +42,23 @@ fn a_writer_key_file_is_bounded_and_strict() {
     assert!(WriterKey::parse(&no_recipients).is_err());
 }
 
-/// A store that records every call a backup makes.
-struct Recording {
-    inner: LocalStore,
-    calls: Mutex<Vec<String>>,
-}
+/// Records every call a backup makes, as `OP NAME`.
+struct Recording(Mutex<Vec<String>>);
 
-impl Store for Recording {
-    fn put_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.calls.lock().unwrap().push(format!("put {name}"));
-        self.inner.put_new(name, bytes)
-    }
-    fn get(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
-        self.calls.lock().unwrap().push(format!("get {name}"));
-        self.inner.get(name, limit)
-    }
-    fn open(&self, name: &str) -> io::Result<Box<dyn hyperseal_backup::ReadSeek>> {
-        self.calls.lock().unwrap().push(format!("open {name}"));
-        self.inner.open(name)
-    }
-    fn list(&self, folder: &str) -> io::Result<Vec<hyperseal_backup::ObjectInfo>> {
-        self.calls.lock().unwrap().push(format!("list {folder}"));
-        self.inner.list(folder)
-    }
-    fn delete(&self, name: &str) -> io::Result<()> {
-        self.calls.lock().unwrap().push(format!("delete {name}"));
-        self.inner.delete(name)
-    }
-    fn rekey(
-        &self,
-        name: &str,
-        ids: &[Box<dyn Identity>],
-        change: &Change,
-        dry: bool,
-    ) -> hyperseal_backup::Result<Report> {
-        self.calls.lock().unwrap().push(format!("rekey {name}"));
-        self.inner.rekey(name, ids, change, dry)
+impl Watch for Recording {
+    fn before(&self, op: &str, name: &str, _: &[u8], _: &LocalStore) {
+        self.0.lock().unwrap().push(format!("{op} {name}"));
     }
 }
 
 #[test]
 fn a_backup_only_adds_objects_and_reads_only_id_lists() {
-    let repo = Repo::new(&[]);
-    let src = repo.path("src");
-    make_tree(&src);
-    repo.backup(&[&src]);
-    let rec = Recording { inner: LocalStore::new(repo.store.root()), calls: Mutex::new(Vec::new()) };
+    let (repo, src) = Repo::backed_up();
+    let rec = Watched { inner: LocalStore::new(repo.store.root()), watch: Recording(Mutex::new(Vec::new())) };
     std::fs::write(src.join("new"), crate::common::noise(5, 900 << 10)).unwrap();
     let paths = vec![src.clone()];
     hyperseal_backup::backup(&rec, &repo.writer, hyperseal_backup::Source::Paths(paths), &small()).unwrap();
-    let calls = rec.calls.into_inner().unwrap();
+    let calls = rec.watch.0.into_inner().unwrap();
     let mut puts = std::collections::HashSet::new();
     for c in &calls {
         let (op, name) = c.split_once(' ').unwrap();
