@@ -123,20 +123,6 @@ impl Repo {
     }
 }
 
-/// `.tools/REL`, or `None` with a note where `make TARGET` has not installed it; under
-/// HYPERSEAL_REQUIRE_PEERS=1 a missing one fails the test instead of skipping it.
-pub fn installed(rel: &str, target: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools").join(rel);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("HYPERSEAL_REQUIRE_PEERS").is_ok_and(|v| v == "1") {
-        panic!("{} is missing and HYPERSEAL_REQUIRE_PEERS=1 (make {target})", p.display());
-    }
-    eprintln!("note: {} is not installed; this test is skipped (make {target})", p.display());
-    None
-}
-
 /// Options with 1 MiB packs and a fixed clock.
 pub fn small() -> BackupOptions<'static> {
     BackupOptions { host: "test".into(), time: 1_700_000_000, pack_size: 1 << 20, ..BackupOptions::default() }

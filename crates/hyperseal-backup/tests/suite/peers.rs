@@ -9,7 +9,7 @@ use crate::common::{describe, make_tree, Repo};
 
 /// The peer's path, or `None` (with a note) where it is not installed.
 fn peer(rel: &str) -> Option<PathBuf> {
-    crate::common::installed(rel, "tools")
+    crate::minio::installed(rel, "tools")
 }
 
 #[test]
