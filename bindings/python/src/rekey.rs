@@ -183,56 +183,108 @@ pub fn rekey_tree<'py>(
         split_links,
         threads: 0,
     };
-    let failed_callback: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
-    let report = py
-        .detach(|| {
-            let call = |done: usize, total: usize| {
-                let (Some(cb), Ok(mut slot)) = (&progress, failed_callback.lock()) else { return };
-                if slot.is_none() {
-                    *slot = Python::attach(|py| cb.call1(py, (done, total)).err());
-                }
-            };
-            hyperseal::rekey::rekey_tree(&paths, &ids, &change, &opts, Some(&call))
-        })
-        .py_err()?;
-    if let Some(e) = failed_callback.into_inner().ok().flatten() {
-        return Err(e);
-    }
+    let report = with_progress(py, &progress, |call| {
+        hyperseal::rekey::rekey_tree(&paths, &ids, &change, &opts, call.map(|c| c as _))
+    })?;
     let (in_place, rewritten, done, skipped, failed) = report.counts();
-    let files = PyList::empty(py);
-    for (path, outcome) in report.files {
-        let d = PyDict::new(py);
-        d.set_item("path", path)?;
-        match outcome {
+    let summary = [
+        ("in_place", in_place),
+        ("rewritten", rewritten),
+        ("already_done", done),
+        ("skipped", skipped),
+        ("failed", failed),
+    ];
+    tree_report(py, report.files, &summary, |outcome| {
+        Ok(match outcome {
             TreeOutcome::Rekeyed(r) => {
-                let plan = plan_dict(py, &r.plan)?;
                 let how = match r.written {
                     Written::InPlace => "in_place",
                     Written::Rewritten { .. } => "rewritten",
                     Written::Nothing => "planned",
                 };
-                d.set_item("outcome", how)?;
-                d.set_item("plan", plan)?;
+                let fields = PyDict::new(py);
+                fields.set_item("plan", plan_dict(py, &r.plan)?)?;
+                Entry::Changed(how, fields)
             }
-            TreeOutcome::AlreadyDone => d.set_item("outcome", "already_done")?,
-            TreeOutcome::Skipped(why) => {
+            TreeOutcome::AlreadyDone => Entry::Kept("already_done"),
+            TreeOutcome::Skipped(why) => Entry::Skipped(why),
+            TreeOutcome::Failed(e) => Entry::Failed(e),
+        })
+    })
+}
+
+/// Runs `run` without the GIL, with `progress(done, total)` as the library's callback (called
+/// with the GIL taken back). The first exception it raises stops further calls and is raised
+/// once the run is over, since the library's walk cannot be interrupted from a callback.
+pub(crate) fn with_progress<T: Send>(
+    py: Python<'_>,
+    progress: &Option<Py<PyAny>>,
+    run: impl FnOnce(Option<&(dyn Fn(usize, usize) + Sync)>) -> Result<T, hyperseal::Error> + Send,
+) -> PyResult<T> {
+    let failed_callback: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let done = py
+        .detach(|| {
+            let call = |done: usize, total: usize| {
+                let (Some(cb), Ok(mut slot)) = (progress, failed_callback.lock()) else { return };
+                if slot.is_none() {
+                    *slot = Python::attach(|py| cb.call1(py, (done, total)).err());
+                }
+            };
+            run(Some(&call))
+        })
+        .py_err()?;
+    match failed_callback.into_inner().ok().flatten() {
+        Some(e) => Err(e),
+        None => Ok(done),
+    }
+}
+
+/// One file's outcome in the terms both re-key reports share. The tree and the sops reports
+/// name their outcomes differently and describe a change differently (a `plan` dict; the
+/// `added` and `removed` age entries), so each maps its own outcome here and [`tree_report`]
+/// builds the dicts once.
+pub(crate) enum Entry<'py> {
+    /// Re-keyed (or, for a dry run, planned): the outcome's name and the fields describing it.
+    Changed(&'static str, Bound<'py, PyDict>),
+    /// Nothing to do: "already_done" or "unchanged".
+    Kept(&'static str),
+    Skipped(String),
+    Failed(hyperseal::Error),
+}
+
+/// `(files, summary)` as `rekey_tree` returns them, from a library report's files and counts.
+pub(crate) fn tree_report<'py, O>(
+    py: Python<'py>,
+    outcomes: Vec<(PathBuf, O)>,
+    summary: &[(&str, usize)],
+    entry: impl Fn(O) -> PyResult<Entry<'py>>,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
+    let files = PyList::empty(py);
+    for (path, outcome) in outcomes {
+        let d = PyDict::new(py);
+        d.set_item("path", path)?;
+        match entry(outcome)? {
+            Entry::Changed(how, fields) => {
+                d.set_item("outcome", how)?;
+                d.update(fields.as_mapping())?;
+            }
+            Entry::Kept(how) => d.set_item("outcome", how)?,
+            Entry::Skipped(why) => {
                 d.set_item("outcome", "skipped")?;
                 d.set_item("reason", why)?;
             }
-            TreeOutcome::Failed(e) => {
+            Entry::Failed(e) => {
                 d.set_item("outcome", "failed")?;
                 d.set_item("error", crate::errors::to_py(e).value(py))?;
             }
         }
         files.append(d)?;
     }
-    let summary = PyDict::new(py);
-    summary.set_item("in_place", in_place)?;
-    summary.set_item("rewritten", rewritten)?;
-    summary.set_item("already_done", done)?;
-    summary.set_item("skipped", skipped)?;
-    summary.set_item("failed", failed)?;
-    Ok((files, summary))
+    let counts = PyDict::new(py);
+    for (name, n) in summary {
+        counts.set_item(name, n)?;
+    }
+    Ok((files, counts))
 }
 
 /// The change's name, as every re-key manifest records it (the library's `Change::id`): the

@@ -16,6 +16,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::errors::{ArgumentError, IntoPy};
 use crate::keys::{identities_of, public_of, Identity};
+use crate::rekey::{tree_report, with_progress, Entry};
 
 /// Recipient strings: a `str` or an `Identity` (its public key), or a list of them.
 fn strings(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
@@ -107,50 +108,27 @@ pub fn rekey_sops_files<'py>(
         recursive,
         threads: 0,
     };
-    let failed_callback: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
-    let report = py
-        .detach(|| {
-            let call = |done: usize, total: usize| {
-                let (Some(cb), Ok(mut slot)) = (&progress, failed_callback.lock()) else { return };
-                if slot.is_none() {
-                    *slot = Python::attach(|py| cb.call1(py, (done, total)).err());
-                }
-            };
-            sops::rekey_files(&paths, &ids, &options, &reader(allow_plugins), Some(&call))
-        })
-        .py_err()?;
-    if let Some(e) = failed_callback.into_inner().ok().flatten() {
-        return Err(e);
-    }
+    let report = with_progress(py, &progress, |call| {
+        sops::rekey_files(&paths, &ids, &options, &reader(allow_plugins), call)
+    })?;
+    // A dry run's changes are named "planned", in each file and in the summary.
+    let changed_name = if dry_run { "planned" } else { "changed" };
     let (changed, unchanged, skipped, failed) = report.counts();
-    let files = PyList::empty(py);
-    for (path, outcome) in report.files {
-        let d = PyDict::new(py);
-        d.set_item("path", path)?;
-        match outcome {
+    let summary =
+        [(changed_name, changed), ("unchanged", unchanged), ("skipped", skipped), ("failed", failed)];
+    tree_report(py, report.files, &summary, |outcome| {
+        Ok(match outcome {
             FileOutcome::Changed { added, removed } => {
-                d.set_item("outcome", if dry_run { "planned" } else { "changed" })?;
-                d.set_item("added", added)?;
-                d.set_item("removed", removed)?;
+                let fields = PyDict::new(py);
+                fields.set_item("added", added)?;
+                fields.set_item("removed", removed)?;
+                Entry::Changed(changed_name, fields)
             }
-            FileOutcome::Unchanged => d.set_item("outcome", "unchanged")?,
-            FileOutcome::Skipped(why) => {
-                d.set_item("outcome", "skipped")?;
-                d.set_item("reason", why)?;
-            }
-            FileOutcome::Failed(e) => {
-                d.set_item("outcome", "failed")?;
-                d.set_item("error", crate::errors::to_py(e).value(py))?;
-            }
-        }
-        files.append(d)?;
-    }
-    let summary = PyDict::new(py);
-    summary.set_item(if dry_run { "planned" } else { "changed" }, changed)?;
-    summary.set_item("unchanged", unchanged)?;
-    summary.set_item("skipped", skipped)?;
-    summary.set_item("failed", failed)?;
-    Ok((files, summary))
+            FileOutcome::Unchanged => Entry::Kept("unchanged"),
+            FileOutcome::Skipped(why) => Entry::Skipped(why.to_string()),
+            FileOutcome::Failed(e) => Entry::Failed(e),
+        })
+    })
 }
 
 /// A sops file held in memory, re-keyed (or rotated) to an explicit target: `(new, added,

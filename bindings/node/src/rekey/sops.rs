@@ -12,7 +12,8 @@ use hyperseal::recipient::{self, Recipient};
 use hyperseal_sops::{self as sops, FileOutcome, FilesOptions, FilesReport, Format, SopsOutcome, Target};
 use napi::bindgen_prelude::Either;
 
-use super::{Identities, RekeyPlan, RekeyReport, RekeyTreeFile, RekeyTreeReport, RekeyTreeSummary};
+use super::tree::{count, Entry};
+use super::{Identities, RekeyPlan, RekeyReport, RekeyTreeReport, RekeyTreeSummary};
 use crate::errors::Fail;
 use crate::keys::PublicKeys;
 
@@ -102,67 +103,38 @@ pub fn file_report(report: FilesReport) -> Result<RekeyReport, Fail> {
     Ok(RekeyReport {
         before: Vec::new(),
         after: Vec::new(),
-        removed: n(removed),
-        added: n(added),
+        removed: count(removed),
+        added: count(added),
         in_place: false,
     })
 }
 
-fn n(c: usize) -> u32 {
-    c.min(u32::MAX as usize) as u32
-}
-
-/// The files' report as {@link rekeyTree} resolves it.
+/// The files' report as {@link rekeyTree} resolves it: a sops file is always written whole, so
+/// a change counts as `'rewritten'`, and its summary adds `unchanged`.
 pub fn tree_report(report: FilesReport, dry_run: bool) -> RekeyTreeReport {
     let (changed, unchanged, skipped, failed) = report.counts();
-    let files = report
-        .files
-        .into_iter()
-        .map(|(path, outcome)| {
-            let mut file = RekeyTreeFile {
-                path: path.to_string_lossy().into_owned(),
-                outcome: String::new(),
-                reason: None,
-                error: None,
-                plan: None,
-            };
-            file.outcome = match outcome {
-                FileOutcome::Changed { added, removed } => {
-                    file.plan = Some(RekeyPlan {
-                        before: Vec::new(),
-                        after: Vec::new(),
-                        removed: n(removed),
-                        added: n(added),
-                    });
-                    if dry_run {
-                        "planned"
-                    } else {
-                        "rewritten"
-                    }
-                }
-                FileOutcome::Unchanged => "unchanged",
-                FileOutcome::Skipped(why) => {
-                    file.reason = Some(why.to_string());
-                    "skipped"
-                }
-                FileOutcome::Failed(e) => {
-                    file.error = Some(Fail::from(e));
-                    "failed"
-                }
-            }
-            .to_string();
-            file
-        })
-        .collect();
     let summary = RekeyTreeSummary {
         in_place: 0,
-        rewritten: n(changed),
+        rewritten: count(changed),
         already_done: 0,
-        unchanged: Some(n(unchanged)),
-        skipped: n(skipped),
-        failed: n(failed),
+        unchanged: Some(count(unchanged)),
+        skipped: count(skipped),
+        failed: count(failed),
     };
-    RekeyTreeReport { files, summary }
+    super::tree::report(report.files, summary, |outcome| match outcome {
+        FileOutcome::Changed { added, removed } => {
+            let plan = RekeyPlan {
+                before: Vec::new(),
+                after: Vec::new(),
+                removed: count(removed),
+                added: count(added),
+            };
+            Entry::Changed(if dry_run { "planned" } else { "rewritten" }, plan)
+        }
+        FileOutcome::Unchanged => Entry::Kept("unchanged"),
+        FileOutcome::Skipped(why) => Entry::Skipped(why.to_string()),
+        FileOutcome::Failed(e) => Entry::Failed(e),
+    })
 }
 
 /// `format`: how sops stores bytes held in memory (it picks it from a file's name).

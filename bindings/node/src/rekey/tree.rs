@@ -150,16 +150,7 @@ impl RekeyTreeTask {
         let ids = std::mem::replace(&mut self.identities, Ok(Default::default()))?;
         if let Some(job) = self.sops.take() {
             let job = job?;
-            let report = match &self.progress {
-                Some(f) => {
-                    let call = |done: usize, total: usize| {
-                        let args = (done.min(u32::MAX as usize) as u32, total.min(u32::MAX as usize) as u32);
-                        f.call(args.into(), ThreadsafeFunctionCallMode::NonBlocking);
-                    };
-                    job.run(&ids, Some(&call))?
-                }
-                None => job.run(&ids, None)?,
-            };
+            let report = with_progress(&self.progress, |call| job.run(&ids, call))?;
             return Ok(sops::tree_report(report, job.options.dry_run));
         }
         let change = std::mem::replace(&mut self.change, Ok(Change::default()))?;
@@ -171,33 +162,49 @@ impl RekeyTreeTask {
                 options.manifest = Some(dir.join(MANIFEST_NAME));
             }
         }
-        let report = match &self.progress {
-            Some(f) => {
-                let call = |done: usize, total: usize| {
-                    let args = (done.min(u32::MAX as usize) as u32, total.min(u32::MAX as usize) as u32);
-                    f.call(args.into(), ThreadsafeFunctionCallMode::NonBlocking);
-                };
-                hyperseal::rekey::rekey_tree(&self.roots, &ids, &change, &options, Some(&call))
-            }
-            None => hyperseal::rekey::rekey_tree(&self.roots, &ids, &change, &options, None),
-        }?;
+        let report = with_progress(&self.progress, |call| {
+            hyperseal::rekey::rekey_tree(&self.roots, &ids, &change, &options, call.map(|c| c as _))
+        })?;
         Ok(convert(report))
     }
 }
 
-fn convert(report: TreeReport) -> RekeyTreeReport {
-    let n = |c: usize| c.min(u32::MAX as usize) as u32;
-    let (in_place, rewritten, already_done, skipped, failed) = report.counts();
-    let summary = RekeyTreeSummary {
-        in_place: n(in_place),
-        rewritten: n(rewritten),
-        already_done: n(already_done),
-        unchanged: None,
-        skipped: n(skipped),
-        failed: n(failed),
+/// Runs `run` with the JS progress callback, if any, as the library's.
+fn with_progress<T>(
+    progress: &Option<TreeProgressFn>,
+    run: impl FnOnce(Option<&(dyn Fn(usize, usize) + Sync)>) -> T,
+) -> T {
+    let Some(f) = progress else { return run(None) };
+    let call = |done: usize, total: usize| {
+        f.call((count(done), count(total)).into(), ThreadsafeFunctionCallMode::NonBlocking);
     };
-    let files = report
-        .files
+    run(Some(&call))
+}
+
+/// A count as JS receives it (saturated: no walk comes near 2^32 files).
+pub(super) fn count(c: usize) -> u32 {
+    c.min(u32::MAX as usize) as u32
+}
+
+/// One file's outcome in the terms both re-key reports share. The tree and the sops reports
+/// name their outcomes differently (and a sops change has no stanza lists), so each maps its
+/// own outcome here and [`report`] builds the JS entries once.
+pub(super) enum Entry {
+    /// Re-keyed (or, for a dry run, planned): the outcome's name and the change.
+    Changed(&'static str, RekeyPlan),
+    /// Nothing to do: `'already_done'` or `'unchanged'`.
+    Kept(&'static str),
+    Skipped(String),
+    Failed(hyperseal::Error),
+}
+
+/// The report {@link rekeyTree} resolves with, from a library report's files and counts.
+pub(super) fn report<O>(
+    files: Vec<(PathBuf, O)>,
+    summary: RekeyTreeSummary,
+    entry: impl Fn(O) -> Entry,
+) -> RekeyTreeReport {
+    let files = files
         .into_iter()
         .map(|(path, outcome)| {
             let mut file = RekeyTreeFile {
@@ -207,36 +214,58 @@ fn convert(report: TreeReport) -> RekeyTreeReport {
                 error: None,
                 plan: None,
             };
-            file.outcome = match outcome {
-                TreeOutcome::Rekeyed(r) => {
-                    let p = r.plan;
-                    file.plan = Some(RekeyPlan {
-                        before: p.before,
-                        after: p.after,
-                        removed: n(p.removed),
-                        added: n(p.added),
-                    });
-                    match r.written {
-                        Written::InPlace => "in_place",
-                        Written::Rewritten { .. } => "rewritten",
-                        Written::Nothing => "planned",
-                    }
+            let name = match entry(outcome) {
+                Entry::Changed(name, plan) => {
+                    file.plan = Some(plan);
+                    name
                 }
-                TreeOutcome::AlreadyDone => "already_done",
-                TreeOutcome::Skipped(why) => {
+                Entry::Kept(name) => name,
+                Entry::Skipped(why) => {
                     file.reason = Some(why);
                     "skipped"
                 }
-                TreeOutcome::Failed(e) => {
+                Entry::Failed(e) => {
                     file.error = Some(Fail::from(e));
                     "failed"
                 }
-            }
-            .to_string();
+            };
+            file.outcome = name.to_string();
             file
         })
         .collect();
     RekeyTreeReport { files, summary }
+}
+
+fn convert(tree: TreeReport) -> RekeyTreeReport {
+    let (in_place, rewritten, already_done, skipped, failed) = tree.counts();
+    let summary = RekeyTreeSummary {
+        in_place: count(in_place),
+        rewritten: count(rewritten),
+        already_done: count(already_done),
+        unchanged: None,
+        skipped: count(skipped),
+        failed: count(failed),
+    };
+    report(tree.files, summary, |outcome| match outcome {
+        TreeOutcome::Rekeyed(r) => {
+            let p = r.plan;
+            let plan = RekeyPlan {
+                before: p.before,
+                after: p.after,
+                removed: count(p.removed),
+                added: count(p.added),
+            };
+            let name = match r.written {
+                Written::InPlace => "in_place",
+                Written::Rewritten { .. } => "rewritten",
+                Written::Nothing => "planned",
+            };
+            Entry::Changed(name, plan)
+        }
+        TreeOutcome::AlreadyDone => Entry::Kept("already_done"),
+        TreeOutcome::Skipped(why) => Entry::Skipped(why),
+        TreeOutcome::Failed(e) => Entry::Failed(e),
+    })
 }
 
 impl Task for RekeyTreeTask {
