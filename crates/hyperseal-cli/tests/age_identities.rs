@@ -13,17 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use crate::common;
-use common::{on_terminal, peer, tools_path};
+use common::{on_terminal, peer};
 
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 const PASS: &str = "identity file passphrase";
 
-fn run(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let path = tools_path();
-    let o = Command::new(bin).args(args).envs(env.iter().copied()).env("PATH", path).output().unwrap();
-    assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
-    o
-}
+use common::peer_run as run;
 
 fn data(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 7 + i / 65536) as u8).collect()
@@ -56,6 +51,13 @@ fn setup() -> Option<(PathBuf, Setup)> {
     Some((age, Setup { _dir: dir, d, key, recipient, pass_file }))
 }
 
+/// `hyperseal encrypt --format age -q ARGS` (`decrypt -q ARGS` with `open`), asserted to succeed.
+fn hs(open: bool, args: &[&str]) -> Output {
+    let mut argv = if open { vec!["decrypt", "-q"] } else { vec!["encrypt", "--format", "age", "-q"] };
+    argv.extend(args);
+    run(Path::new(HS), &argv, &[])
+}
+
 /// `age -e -j batchpass [-a] -o OUT IN`: age's own `age -p`, without a terminal.
 fn age_passphrase_encrypt(age: &Path, input: &Path, out: &Path, armor: bool) {
     let mut args = vec!["-e", "-j", "batchpass", "-o", out.to_str().unwrap()];
@@ -85,42 +87,13 @@ fn encrypted_identity_files_made_by_age() {
             fs::write(&plain, data(n)).unwrap();
             // age encrypts to the key; hyperseal opens it with the encrypted identity file.
             run(&age, &["-e", "-r", &s.recipient, "-o", &p(&ct), &p(&plain)], &[]);
-            run(
-                Path::new(HS),
-                &[
-                    "decrypt",
-                    "-q",
-                    "-i",
-                    &p(&enc_key),
-                    "--identity-passphrase-file",
-                    &p(&s.pass_file),
-                    "-o",
-                    &p(&out),
-                    &p(&ct),
-                ],
-                &[],
-            );
+            let with_pass = ["-i", &p(&enc_key), "--identity-passphrase-file", &p(&s.pass_file)];
+            hs(true, &[&with_pass[..], &["-o", &p(&out), &p(&ct)]].concat());
             assert_eq!(fs::read(&out).unwrap(), data(n), "age→hyperseal n={n} armor={armor}");
 
             // hyperseal encrypts to the encrypted identity file (-e -i); age opens it with the key.
             let _ = (fs::remove_file(&ct), fs::remove_file(&out));
-            run(
-                Path::new(HS),
-                &[
-                    "encrypt",
-                    "--format",
-                    "age",
-                    "-q",
-                    "-i",
-                    &p(&enc_key),
-                    "--identity-passphrase-file",
-                    &p(&s.pass_file),
-                    "-o",
-                    &p(&ct),
-                    &p(&plain),
-                ],
-                &[],
-            );
+            hs(false, &[&with_pass[..], &["-o", &p(&ct), &p(&plain)]].concat());
             run(&age, &["-d", "-i", &p(&s.key), "-o", &p(&out), &p(&ct)], &[]);
             assert_eq!(fs::read(&out).unwrap(), data(n), "hyperseal -i → age n={n} armor={armor}");
         }
@@ -143,25 +116,15 @@ fn encrypt_to_identity_like_age_e_i() {
         args.push(plain.to_str().unwrap());
         run(&age, &args, &[]);
         let out = s.d.join(format!("out-{name}"));
-        run(Path::new(HS), &["decrypt", "-q", "-i", &p(&s.key), "-o", &p(&out), &p(&ct)], &[]);
+        hs(true, &["-i", &p(&s.key), "-o", &p(&out), &p(&ct)]);
         assert_eq!(fs::read(&out).unwrap(), data(70000));
 
         let ct = s.d.join(format!("hs-{name}"));
-        let mut args = vec![
-            "encrypt",
-            "--format",
-            "age",
-            "-q",
-            "-i",
-            s.key.to_str().unwrap(),
-            "-o",
-            ct.to_str().unwrap(),
-        ];
-        if armor {
-            args.push("-a");
-        }
-        args.push(plain.to_str().unwrap());
-        run(Path::new(HS), &args, &[]);
+        let (key, ct_path, plain_path) = (p(&s.key), p(&ct), p(&plain));
+        let mut args = vec!["-i", &key, "-o", &ct_path];
+        args.extend(armor.then_some("-a"));
+        args.push(&plain_path);
+        hs(false, &args);
         let head = fs::read(&ct).unwrap();
         assert!(armor || head.starts_with(b"age-encryption.org/v1\n-> X25519 "));
         let out = s.d.join(format!("age-out-{name}"));
@@ -173,24 +136,14 @@ fn encrypt_to_identity_like_age_e_i() {
     let pq = s.d.join("pq.txt");
     run(&peer("age-keygen").unwrap(), &["-pq", "-o", &p(&pq)], &[]);
     let ct = s.d.join("pq.age");
-    run(Path::new(HS), &["encrypt", "--format", "age", "-q", "-i", &p(&pq), "-o", &p(&ct), &p(&plain)], &[]);
+    hs(false, &["-i", &p(&pq), "-o", &p(&ct), &p(&plain)]);
     assert!(fs::read(&ct).unwrap().starts_with(b"age-encryption.org/v1\n-> mlkem768x25519 "));
     let out = s.d.join("pq.out");
     run(&age, &["-d", "-i", &p(&pq), "-o", &p(&out), &p(&ct)], &[]);
     assert_eq!(fs::read(&out).unwrap(), data(70000));
+    let mixed = p(&s.d.join("mixed"));
     let o = Command::new(HS)
-        .args([
-            "encrypt",
-            "--format",
-            "age",
-            "-i",
-            &p(&pq),
-            "-r",
-            &s.recipient,
-            "-o",
-            &p(&s.d.join("mixed")),
-            &p(&plain),
-        ])
+        .args(["encrypt", "--format", "age", "-i", &p(&pq), "-r", &s.recipient, "-o", &mixed, &p(&plain)])
         .output()
         .unwrap();
     assert!(!o.status.success() && !s.d.join("mixed").exists());
@@ -203,22 +156,7 @@ fn age_opens_identity_files_encrypted_by_hyperseal_and_prompts_work() {
     // hyperseal makes the encrypted identity file (scrypt, as age -p); age opens it, typing the
     // passphrase on its terminal.
     let enc_key = s.d.join("hs-key.age");
-    run(
-        Path::new(HS),
-        &[
-            "encrypt",
-            "--format",
-            "age",
-            "-q",
-            "-a",
-            "--passphrase-file",
-            &p(&s.pass_file),
-            "-o",
-            &p(&enc_key),
-            &p(&s.key),
-        ],
-        &[],
-    );
+    hs(false, &["-a", "--passphrase-file", &p(&s.pass_file), "-o", &p(&enc_key), &p(&s.key)]);
     let plain = s.d.join("plain");
     fs::write(&plain, data(65537)).unwrap();
     let ct = s.d.join("ct");

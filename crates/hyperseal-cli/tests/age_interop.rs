@@ -7,21 +7,15 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use crate::common;
-use common::{peer, tools_path};
+use common::peer;
 
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 const SIZES: [usize; 6] = [0, 1, 65535, 65536, 65537, 2 * 65536 + 500];
 
-fn run(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    // PATH first holds .tools/bin so age finds age-plugin-batchpass.
-    let path = tools_path();
-    let o = Command::new(bin).args(args).envs(env.iter().copied()).env("PATH", path).output().unwrap();
-    assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
-    o
-}
+use common::peer_run as run;
 
 fn data(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 31 + i / 65536) as u8).collect()
@@ -64,6 +58,26 @@ fn keys(dir: &Path, pq: bool) -> Keys {
     Keys { ids: both.to_str().unwrap().to_string(), recipients }
 }
 
+/// `hyperseal decrypt -q ID… -o OUT CT` (`id`: the identity arguments), asserted to succeed:
+/// what it wrote.
+fn hs_open(id: &[&str], ct: &Path, out: &Path) -> Vec<u8> {
+    let mut args = vec!["decrypt", "-q"];
+    args.extend(id);
+    args.extend(["-o", out.to_str().unwrap(), ct.to_str().unwrap()]);
+    run(Path::new(HS), &args, &[]);
+    fs::read(out).unwrap()
+}
+
+/// Two keys of one kind (post-quantum with `pq`) through [`check_both_directions`].
+fn keys_both_directions(pq: bool, label: &str) {
+    if peer("age").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let k = keys(dir.path(), pq);
+    check_both_directions(dir.path(), &k, label);
+}
+
 fn check_both_directions(dir: &Path, k: &Keys, label: &str) {
     let age = peer("age").unwrap();
     for &n in &SIZES {
@@ -94,32 +108,16 @@ fn check_both_directions(dir: &Path, k: &Keys, label: &str) {
             args.extend(&rs);
             args.push(plain.to_str().unwrap());
             run(&age, &args, &[]);
-            run(
-                Path::new(HS),
-                &["decrypt", "-q", "-i", &k.ids, "-o", out.to_str().unwrap(), ct.to_str().unwrap()],
-                &[],
-            );
-            assert_eq!(fs::read(&out).unwrap(), data(n), "{label} age→hyperseal n={n} armor={armor}");
+            let opened = hs_open(&["-i", &k.ids], &ct, &out);
+            assert_eq!(opened, data(n), "{label} age→hyperseal n={n} armor={armor}");
         }
     }
     // Each identity alone opens a file made for both recipients, in both tools.
     let plain = dir.join("plain");
     fs::write(&plain, data(1000)).unwrap();
     let ct = dir.join("multi");
-    run(
-        &age,
-        &[
-            "-e",
-            "-r",
-            &k.recipients[0],
-            "-r",
-            &k.recipients[1],
-            "-o",
-            ct.to_str().unwrap(),
-            plain.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let (rs, c) = (&k.recipients, ct.to_str().unwrap());
+    run(&age, &["-e", "-r", &rs[0], "-r", &rs[1], "-o", c, plain.to_str().unwrap()], &[]);
     let singles: Vec<PathBuf> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -128,41 +126,18 @@ fn check_both_directions(dir: &Path, k: &Keys, label: &str) {
     assert_eq!(singles.len(), 2, "{singles:?}");
     for (i, single) in singles.iter().enumerate() {
         let out = dir.join(format!("multi-out-{i}"));
-        run(
-            Path::new(HS),
-            &[
-                "decrypt",
-                "-q",
-                "-i",
-                single.to_str().unwrap(),
-                "-o",
-                out.to_str().unwrap(),
-                ct.to_str().unwrap(),
-            ],
-            &[],
-        );
-        assert_eq!(fs::read(&out).unwrap(), data(1000));
+        assert_eq!(hs_open(&["-i", single.to_str().unwrap()], &ct, &out), data(1000));
     }
 }
 
 #[test]
 fn x25519_both_directions() {
-    if peer("age").is_none() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let k = keys(dir.path(), false);
-    check_both_directions(dir.path(), &k, "x25519");
+    keys_both_directions(false, "x25519");
 }
 
 #[test]
 fn mlkem768x25519_both_directions() {
-    if peer("age").is_none() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let k = keys(dir.path(), true);
-    check_both_directions(dir.path(), &k, "pq");
+    keys_both_directions(true, "pq");
 }
 
 #[test]
@@ -201,37 +176,16 @@ fn scrypt_both_directions() {
             }
             args.push(plain.to_str().unwrap());
             run(&age, &args, &env);
-            run(
-                Path::new(HS),
-                &[
-                    "decrypt",
-                    "-q",
-                    "--passphrase-file",
-                    pass_file.to_str().unwrap(),
-                    "-o",
-                    out.to_str().unwrap(),
-                    ct.to_str().unwrap(),
-                ],
-                &[],
-            );
-            assert_eq!(fs::read(&out).unwrap(), data(n), "age→hyperseal scrypt n={n} armor={armor}");
+            let opened = hs_open(&["--passphrase-file", pass_file.to_str().unwrap()], &ct, &out);
+            assert_eq!(opened, data(n), "age→hyperseal scrypt n={n} armor={armor}");
         }
     }
     // A wrong passphrase is refused, and nothing is written.
     let ct = d.join("act0false");
     fs::write(&pass_file, "wrong\n").unwrap();
     let out = d.join("never");
-    let o = Command::new(HS)
-        .args([
-            "decrypt",
-            "--passphrase-file",
-            pass_file.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            ct.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let (pf, o, c) = (pass_file.to_str().unwrap(), out.to_str().unwrap(), ct.to_str().unwrap());
+    let o = Command::new(HS).args(["decrypt", "--passphrase-file", pf, "-o", o, c]).output().unwrap();
     assert!(!o.status.success());
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("incorrect passphrase"),

@@ -9,33 +9,28 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::common;
 use common::{peers, tools_path, TOOLS};
 
 /// age and the two plugins these tests run.
-fn tools() -> Option<PathBuf> {
-    peers(&["age", "age-plugin-batchpass", "age-plugin-hstest"])
+/// age (with the plugins the tests use) and a temporary folder for the test's files.
+fn tools() -> Option<(PathBuf, tempfile::TempDir)> {
+    let age = peers(&["age", "age-plugin-batchpass", "age-plugin-hstest"])?;
+    Some((age, tempfile::tempdir().unwrap()))
+}
+
+/// `dir/plain` holding `n` bytes of test data.
+fn plain_file(dir: &Path, n: usize) -> PathBuf {
+    let plain = dir.join("plain");
+    fs::write(&plain, data(n)).unwrap();
+    plain
 }
 
 const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 
-fn cmd(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(bin)
-        .args(args)
-        .envs(env.iter().copied())
-        .env("PATH", tools_path())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn run(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let o = cmd(bin, args, env);
-    assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
-    o
-}
+use common::{peer_cmd as cmd, peer_run as run};
 
 fn data(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 13 + i / 65536) as u8).collect()
@@ -57,12 +52,17 @@ fn hstest_key(dir: &Path, name: &str) -> (PathBuf, String) {
     (file, r)
 }
 
+/// [`tools`] and a fresh hstest key in the folder: (age, folder, identity file, recipient).
+fn with_key() -> Option<(PathBuf, tempfile::TempDir, PathBuf, String)> {
+    let (age, dir) = tools()?;
+    let (id, r) = hstest_key(dir.path(), "hstest.key");
+    Some((age, dir, id, r))
+}
+
 #[test]
 fn hstest_plugin_both_directions() {
-    let Some(age) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((age, dir, id, r)) = with_key() else { return };
     let d = dir.path();
-    let (id, r) = hstest_key(d, "hstest.key");
     let (plain, ct, out) = (d.join("plain"), d.join("ct"), d.join("out"));
     for n in [0usize, 65535, 65536, 65537] {
         fs::write(&plain, data(n)).unwrap();
@@ -90,10 +90,8 @@ fn hstest_plugin_both_directions() {
 
 #[test]
 fn mixed_recipients_identity_files_and_j() {
-    let Some(age) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((age, dir, hid, hr)) = with_key() else { return };
     let d = dir.path();
-    let (hid, hr) = hstest_key(d, "hstest.key");
     let native = d.join("native.key");
     run(&Path::new(TOOLS).join("age-keygen"), &["-o", &p(&native)], &[]);
     let nr = String::from_utf8(run(&Path::new(TOOLS).join("age-keygen"), &["-y", &p(&native)], &[]).stdout)
@@ -106,8 +104,7 @@ fn mixed_recipients_identity_files_and_j() {
         format!("{}\n{}", fs::read_to_string(&hid).unwrap(), fs::read_to_string(&native).unwrap()),
     )
     .unwrap();
-    let plain = d.join("plain");
-    fs::write(&plain, data(70000)).unwrap();
+    let plain = plain_file(d, 70000);
     let ct = d.join("ct");
     run(
         Path::new(HS),
@@ -153,8 +150,7 @@ fn mixed_recipients_identity_files_and_j() {
 
 #[test]
 fn batchpass_both_directions() {
-    let Some(age) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((age, dir)) = tools() else { return };
     let d = dir.path();
     let env = [("AGE_PASSPHRASE", "batch pass phrase"), ("AGE_PASSPHRASE_WORK_FACTOR", "12")];
     for armor in [false, true] {
@@ -204,12 +200,9 @@ fn on_terminal(command: &str, typed: &str, env: &[(&str, &str)]) -> Output {
 
 #[test]
 fn every_ui_request_on_a_terminal() {
-    let Some(_) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((_, dir, id, r)) = with_key() else { return };
     let d = dir.path();
-    let (id, r) = hstest_key(d, "hstest.key");
-    let plain = d.join("plain");
-    fs::write(&plain, data(1000)).unwrap();
+    let plain = plain_file(d, 1000);
     let (ct, out) = (d.join("ct"), d.join("out"));
     let ui = [("HSTEST_MODE", "ui")];
     // confirm → "1" (yes), request-public → pub-ok, request-secret → sec-ok.
@@ -241,12 +234,9 @@ fn every_ui_request_on_a_terminal() {
 
 #[test]
 fn labels_are_enforced() {
-    let Some(_) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((_, dir, _, r)) = with_key() else { return };
     let d = dir.path();
-    let (_, r) = hstest_key(d, "hstest.key");
-    let plain = d.join("plain");
-    fs::write(&plain, data(10)).unwrap();
+    let plain = plain_file(d, 10);
     let keygen = Path::new(TOOLS).join("age-keygen");
     let (classic, pq) = (d.join("classic.key"), d.join("pq.key"));
     run(&keygen, &["-o", &p(&classic)], &[]);
@@ -254,44 +244,32 @@ fn labels_are_enforced() {
     let public =
         |k: &Path| String::from_utf8(run(&keygen, &["-y", &p(k)], &[]).stdout).unwrap().trim().to_string();
     let pq_env = [("HSTEST_MODE", "pq")];
-    // A plugin that says "postquantum" mixes with age1pq1… but not with a classic X25519 key.
-    let ok = d.join("ok");
-    run(
-        Path::new(HS),
-        &["encrypt", "--format", "age", "-q", "-r", &r, "-r", &public(&pq), "-o", &p(&ok), &p(&plain)],
-        &pq_env,
-    );
-    assert!(ok.exists());
-    let bad = d.join("bad");
-    let o = cmd(
-        Path::new(HS),
-        &["encrypt", "--format", "age", "-r", &r, "-r", &public(&classic), "-o", &p(&bad), &p(&plain)],
-        &pq_env,
-    );
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("incompatible recipients"));
-    assert!(!bad.exists());
-    // Without the label, the same plugin mixes with the classic key and not with the pq one.
-    run(
-        Path::new(HS),
-        &["encrypt", "--format", "age", "-q", "-r", &r, "-r", &public(&classic), "-o", &p(&bad), &p(&plain)],
-        &[],
-    );
-    let o = cmd(
-        Path::new(HS),
-        &["encrypt", "--format", "age", "-r", &r, "-r", &public(&pq), "-o", &p(&d.join("bad2")), &p(&plain)],
-        &[],
-    );
-    assert!(!o.status.success());
+    // A plugin that says "postquantum" mixes with age1pq1… but not with a classic X25519 key;
+    // without the label, the same plugin mixes with the classic key and not with the pq one.
+    for (env, other, mixes) in
+        [(&pq_env[..], &pq, true), (&pq_env, &classic, false), (&[], &classic, true), (&[], &pq, false)]
+    {
+        let out = d.join(format!("{}-{}", env.len(), other.file_name().unwrap().to_str().unwrap()));
+        let (other_r, o, pl) = (public(other), p(&out), p(&plain));
+        let o = cmd(
+            Path::new(HS),
+            &["encrypt", "--format", "age", "-q", "-r", &r, "-r", &other_r, "-o", &o, &pl],
+            env,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.success(), mixes, "{env:?} with {other_r}: {err}");
+        assert_eq!(out.exists(), mixes, "{env:?} with {other_r}");
+        if !env.is_empty() && !mixes {
+            assert!(err.contains("incompatible recipients"), "{err}");
+        }
+    }
 }
 
 #[test]
 fn misbehaving_plugins_give_one_clear_error_and_no_file() {
-    let Some(age) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((age, dir, id, r)) = with_key() else { return };
     let d = dir.path();
-    let (id, r) = hstest_key(d, "hstest.key");
-    let plain = d.join("plain");
-    fs::write(&plain, data(1000)).unwrap();
+    let plain = plain_file(d, 1000);
     let ct = d.join("ct");
     run(&age, &["-e", "-r", &r, "-o", &p(&ct), &p(&plain)], &[]);
     let out = d.join("never");
@@ -332,11 +310,9 @@ fn misbehaving_plugins_give_one_clear_error_and_no_file() {
 
 #[test]
 fn hostile_names_and_the_current_directory() {
-    let Some(_) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((_, dir)) = tools() else { return };
     let d = dir.path();
-    let plain = d.join("plain");
-    fs::write(&plain, data(10)).unwrap();
+    let plain = plain_file(d, 10);
     let out = d.join("never");
     for name in ["../../bin/sh", "a/b", "x y", "", "$(touch pwned)"] {
         let o =
@@ -369,10 +345,8 @@ fn hostile_names_and_the_current_directory() {
 /// plugin does not open never wake it, and the ones it opens keep their payload byte for byte.
 #[test]
 fn a_tree_is_unlocked_with_one_plugin_run() {
-    let Some(_) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((_, dir, id, r)) = with_key() else { return };
     let d = dir.path();
-    let (id, r) = hstest_key(d, "hstest.key");
     let (new_id, new_r) = common::keypair(d, "new.key", "x25519");
     let (_, other_r) = common::keypair(d, "other.key", "x25519");
     let tree = d.join("tree");

@@ -23,11 +23,12 @@ const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 const SIZES: [usize; 6] = [0, 1, 65535, 65536, 65537, 2 * 65536 + 500];
 const PASS: &str = "correct horse ssh staple";
 
-fn tools() -> Option<PathBuf> {
+/// age and a temporary folder for the test's keys and files.
+fn tools() -> Option<(PathBuf, tempfile::TempDir)> {
     let age = Path::new(TOOLS).join("age");
     let keygen = Command::new("ssh-keygen").arg("-?").output().is_ok();
     if age.exists() && keygen {
-        Some(age)
+        Some((age, tempfile::tempdir().unwrap()))
     } else {
         eprintln!("note: age ({}) or ssh-keygen missing (run `make tools`); skipping", age.display());
         // `make test` sets this: there a missing peer is a failure, never a quiet skip.
@@ -96,11 +97,8 @@ fn both_directions(
             run(Path::new(HS), &args);
             let head = fs::read(&ct).unwrap();
             assert!(armor || head.starts_with(b"age-encryption.org/v1\n-> ssh-"), "{label}");
-            run(
-                age,
-                &["-d", "-i", age_id.to_str().unwrap(), "-o", out.to_str().unwrap(), ct.to_str().unwrap()],
-            );
-            assert_eq!(fs::read(&out).unwrap(), data(n), "{label} hyperseal→age n={n} armor={armor}");
+            let opened = open_with(age, &["-d", "-i", age_id.to_str().unwrap()], &ct, &out);
+            assert_eq!(opened, data(n), "{label} hyperseal→age n={n} armor={armor}");
 
             let _ = (fs::remove_file(&ct), fs::remove_file(&out));
             let mut args = vec!["-e", "-o", ct.to_str().unwrap()];
@@ -116,10 +114,19 @@ fn both_directions(
     }
 }
 
+/// `PROGRAM ARGS -o OUT CT` (age's `-d -i KEY`, hyperseal's `decrypt -q -i KEY`), asserted to
+/// succeed, after removing what an earlier run left at `out`: what it wrote.
+fn open_with(program: &Path, args: &[&str], ct: &Path, out: &Path) -> Vec<u8> {
+    let _ = fs::remove_file(out);
+    let mut argv = args.to_vec();
+    argv.extend(["-o", out.to_str().unwrap(), ct.to_str().unwrap()]);
+    run(program, &argv);
+    fs::read(out).unwrap()
+}
+
 #[test]
 fn ssh_ed25519_both_directions() {
-    let Some(age) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((age, dir)) = tools() else { return };
     let k = ssh_keygen(dir.path(), "id_ed25519", &["-t", "ed25519"], "");
     let id = ["-i", k.private.to_str().unwrap()];
     both_directions(dir.path(), &age, &["-r", &k.public], &k.plain, &id, "ssh-ed25519");
@@ -127,8 +134,7 @@ fn ssh_ed25519_both_directions() {
 
 #[test]
 fn ssh_rsa_both_directions() {
-    let Some(age) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((age, dir)) = tools() else { return };
     for bits in ["2048", "3072"] {
         let k = ssh_keygen(dir.path(), &format!("id_rsa{bits}"), &["-t", "rsa", "-b", bits], "");
         let id = ["-i", k.private.to_str().unwrap()];
@@ -138,11 +144,8 @@ fn ssh_rsa_both_directions() {
 
 #[test]
 fn passphrase_protected_keys() {
-    let Some(age) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((age, dir)) = tools() else { return };
     let d = dir.path();
-    let pass_file = d.join("pass");
-    fs::write(&pass_file, format!("{PASS}\n")).unwrap();
     let keys = [
         ssh_keygen(d, "ed_ctr", &["-t", "ed25519"], PASS),
         ssh_keygen(d, "ed_gcm", &["-t", "ed25519", "-Z", "aes256-gcm@openssh.com"], PASS),
@@ -150,32 +153,75 @@ fn passphrase_protected_keys() {
     ];
     for k in &keys {
         assert!(fs::read_to_string(&k.private).unwrap() != fs::read_to_string(&k.plain).unwrap());
-        let id =
-            ["-i", k.private.to_str().unwrap(), "--identity-passphrase-file", pass_file.to_str().unwrap()];
-        let label = k.private.file_name().unwrap().to_str().unwrap();
-        both_directions(d, &age, &["-r", &k.public], &k.plain, &id, label);
     }
+    let t = Protected::new(d, &age, &keys);
 
     // Without a passphrase (no terminal here) or with a wrong one: one clear error, no output.
-    let plain = d.join("small");
-    fs::write(&plain, data(1000)).unwrap();
-    let ct = d.join("small.age");
-    run(&age, &["-e", "-r", &keys[0].public, "-o", ct.to_str().unwrap(), plain.to_str().unwrap()]);
-    let out = d.join("never");
-    let wrong = d.join("wrong");
-    fs::write(&wrong, "not the passphrase\n").unwrap();
-    for extra in [vec![], vec!["--identity-passphrase-file", wrong.to_str().unwrap()]] {
-        let mut args = vec!["decrypt", "-i", keys[0].private.to_str().unwrap(), "-o", out.to_str().unwrap()];
-        args.extend(&extra);
+    let ct = t.small(&keys[0]);
+    for pass in [None, Some(&t.wrong)] {
+        t.refused(&keys[0], pass.map(|p| p.as_path()), &ct, "");
+    }
+}
+
+/// Passphrase-protected keys' shared set-up: the right passphrase and a wrong one in files,
+/// both directions with age already checked for each key.
+struct Protected<'a> {
+    d: &'a Path,
+    age: &'a Path,
+    pass_file: PathBuf,
+    wrong: PathBuf,
+    out: PathBuf,
+}
+
+impl<'a> Protected<'a> {
+    /// Writes the passphrase files and runs [`both_directions`] for each of `keys`, hyperseal
+    /// reading the passphrase from its file.
+    fn new(d: &'a Path, age: &'a Path, keys: &[Key]) -> Self {
+        let t = Protected { d, age, pass_file: d.join("pass"), wrong: d.join("wrong"), out: d.join("never") };
+        fs::write(&t.pass_file, format!("{PASS}\n")).unwrap();
+        fs::write(&t.wrong, "not the passphrase\n").unwrap();
+        for k in keys {
+            let id = [
+                "-i",
+                k.private.to_str().unwrap(),
+                "--identity-passphrase-file",
+                t.pass_file.to_str().unwrap(),
+            ];
+            let label = k.private.file_name().unwrap().to_str().unwrap();
+            both_directions(d, age, &["-r", &k.public], &k.plain, &id, label);
+        }
+        t
+    }
+
+    /// A 1000-byte file age sealed to `k`: the ciphertext's path.
+    fn small(&self, k: &Key) -> PathBuf {
+        let (plain, ct) = (self.d.join("small"), self.d.join("small.age"));
+        fs::write(&plain, data(1000)).unwrap();
+        run(self.age, &["-e", "-r", &k.public, "-o", ct.to_str().unwrap(), plain.to_str().unwrap()]);
+        ct
+    }
+
+    /// `hyperseal decrypt -i KEY` of `ct` with the passphrase file `pass`, if any.
+    fn decrypt(&self, k: &Key, pass: Option<&Path>, ct: &Path) -> Output {
+        let mut args = vec!["decrypt", "-i", k.private.to_str().unwrap(), "-o", self.out.to_str().unwrap()];
+        if let Some(p) = pass {
+            args.extend(["--identity-passphrase-file", p.to_str().unwrap()]);
+        }
         args.push(ct.to_str().unwrap());
-        let o = Command::new(HS).args(&args).stdin(std::process::Stdio::null()).output().unwrap();
+        Command::new(HS).args(&args).stdin(std::process::Stdio::null()).output().unwrap()
+    }
+
+    /// Asserts that `ct` does not open with `pass` (none, or a wrong one): one clear error that
+    /// says which, holds no secret, and leaves no output.
+    fn refused(&self, k: &Key, pass: Option<&Path>, ct: &Path, case: &str) {
+        let o = self.decrypt(k, pass, ct);
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success(), "{extra:?}");
+        assert!(!o.status.success(), "{case} {pass:?}");
         assert!(err.starts_with("hyperseal: error: ") && err.lines().count() <= 2, "{err}");
-        let want = if extra.is_empty() { "no passphrase was given" } else { "incorrect passphrase" };
+        let want = if pass.is_none() { "no passphrase was given" } else { "incorrect passphrase" };
         assert!(err.contains(want), "{err}");
         assert!(!err.contains("not the passphrase") && !err.contains(PASS), "no secret in errors");
-        assert!(!out.exists());
+        assert!(!self.out.exists());
     }
 }
 
@@ -185,15 +231,12 @@ fn passphrase_protected_keys() {
 /// file the passphrase is needed at once; a wrong one is one clear error without the secret.
 #[test]
 fn legacy_pem_keys() {
-    let Some(age) = tools() else { return };
+    let Some((age, dir)) = tools() else { return };
     if Command::new("openssl").arg("version").output().is_err() {
         assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "openssl missing under make test");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let pass_file = d.join("pass");
-    fs::write(&pass_file, format!("{PASS}\n")).unwrap();
     let mut keys = vec![ssh_keygen(d, "pem_aes128", &["-t", "rsa", "-b", "2048", "-m", "PEM"], PASS)];
     for (name, cipher) in [("pem_aes256", "-aes256"), ("pem_aes192", "-aes192"), ("pem_des3", "-des3")] {
         let private = d.join(name);
@@ -214,50 +257,27 @@ fn legacy_pem_keys() {
     for k in &keys {
         let text = fs::read_to_string(&k.private).unwrap();
         assert!(text.contains("Proc-Type: 4,ENCRYPTED") && text.contains("DEK-Info: "), "{text}");
-        let id =
-            ["-i", k.private.to_str().unwrap(), "--identity-passphrase-file", pass_file.to_str().unwrap()];
-        let label = k.private.file_name().unwrap().to_str().unwrap();
-        both_directions(d, &age, &["-r", &k.public], &k.plain, &id, label);
     }
+    let t = Protected::new(d, &age, &keys);
 
-    let plain = d.join("small");
-    fs::write(&plain, data(1000)).unwrap();
-    let (ct, out, wrong) = (d.join("small.age"), d.join("never"), d.join("wrong"));
-    fs::write(&wrong, "not the passphrase\n").unwrap();
-    run(&age, &["-e", "-r", &keys[3].public, "-o", ct.to_str().unwrap(), plain.to_str().unwrap()]);
+    let ct = t.small(&keys[3]);
     for with_pub in [true, false] {
         if !with_pub {
             fs::remove_file(d.join("pem_des3.pub")).unwrap();
         }
-        for pass in [None, Some(&wrong), Some(&pass_file)] {
-            let mut args =
-                vec!["decrypt", "-i", keys[3].private.to_str().unwrap(), "-o", out.to_str().unwrap()];
-            if let Some(p) = pass {
-                args.extend(["--identity-passphrase-file", p.to_str().unwrap()]);
-            }
-            args.push(ct.to_str().unwrap());
-            let o = Command::new(HS).args(&args).stdin(std::process::Stdio::null()).output().unwrap();
-            let err = String::from_utf8_lossy(&o.stderr);
-            if pass == Some(&pass_file) {
-                assert!(o.status.success(), "{err}");
-                assert_eq!(fs::read(&out).unwrap(), data(1000));
-                fs::remove_file(&out).unwrap();
-                continue;
-            }
-            assert!(!o.status.success(), "with .pub {with_pub}, {pass:?}");
-            assert!(err.starts_with("hyperseal: error: ") && err.lines().count() <= 2, "{err}");
-            let want = if pass.is_none() { "no passphrase was given" } else { "incorrect passphrase" };
-            assert!(err.contains(want), "{err}");
-            assert!(!err.contains("not the passphrase") && !err.contains(PASS), "no secret in errors");
-            assert!(!out.exists());
+        for pass in [None, Some(&t.wrong)] {
+            t.refused(&keys[3], pass.map(|p| p.as_path()), &ct, &format!("with .pub {with_pub},"));
         }
+        let o = t.decrypt(&keys[3], Some(&t.pass_file), &ct);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(fs::read(&t.out).unwrap(), data(1000));
+        fs::remove_file(&t.out).unwrap();
     }
 }
 
 #[test]
 fn authorized_keys_and_github_keys_files() {
-    let Some(age) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((age, dir)) = tools() else { return };
     let d = dir.path();
     let ed = ssh_keygen(d, "ed", &["-t", "ed25519"], "");
     let rsa = ssh_keygen(d, "rsa", &["-t", "rsa", "-b", "2048"], "");
@@ -276,36 +296,19 @@ fn authorized_keys_and_github_keys_files() {
 
     let plain = d.join("plain");
     fs::write(&plain, data(65537)).unwrap();
+    let (ct, pl) = (d.join("ct"), plain.to_str().unwrap());
     for file in [&authorized, &github] {
-        let ct = d.join("ct");
         let _ = fs::remove_file(&ct);
-        let o = run(
-            Path::new(HS),
-            &[
-                "encrypt",
-                "--format",
-                "age",
-                "-q",
-                "-R",
-                file.to_str().unwrap(),
-                "-o",
-                ct.to_str().unwrap(),
-                plain.to_str().unwrap(),
-            ],
-        );
+        let (f, c) = (file.to_str().unwrap(), ct.to_str().unwrap());
+        let o = run(Path::new(HS), &["encrypt", "--format", "age", "-q", "-R", f, "-o", c, pl]);
         let note = String::from_utf8_lossy(&o.stderr);
         assert!(
             note.contains("ignoring an SSH key of unsupported type ecdsa-sha2-nistp256 at line"),
             "{note}"
         );
         for k in [&ed, &rsa] {
-            let out = d.join("out");
-            let _ = fs::remove_file(&out);
-            run(
-                &age,
-                &["-d", "-i", k.private.to_str().unwrap(), "-o", out.to_str().unwrap(), ct.to_str().unwrap()],
-            );
-            assert_eq!(fs::read(&out).unwrap(), data(65537));
+            let opened = open_with(&age, &["-d", "-i", k.private.to_str().unwrap()], &ct, &d.join("out"));
+            assert_eq!(opened, data(65537));
         }
     }
     // age with the GitHub file (it skips the ECDSA key too), hyperseal decrypts with either key.
@@ -313,19 +316,9 @@ fn authorized_keys_and_github_keys_files() {
     run(&age, &["-e", "-R", github.to_str().unwrap(), "-o", ct.to_str().unwrap(), plain.to_str().unwrap()]);
     for k in [&ed, &rsa] {
         let out = d.join(format!("hs-{}", k.private.file_name().unwrap().to_str().unwrap()));
-        run(
-            Path::new(HS),
-            &[
-                "decrypt",
-                "-q",
-                "-i",
-                k.private.to_str().unwrap(),
-                "-o",
-                out.to_str().unwrap(),
-                ct.to_str().unwrap(),
-            ],
-        );
-        assert_eq!(fs::read(&out).unwrap(), data(65537));
+        let opened =
+            open_with(Path::new(HS), &["decrypt", "-q", "-i", k.private.to_str().unwrap()], &ct, &out);
+        assert_eq!(opened, data(65537));
     }
     // `pubkey` of a private SSH key is its authorized_keys line (without the comment).
     let o = run(Path::new(HS), &["pubkey", "-i", ed.private.to_str().unwrap()]);
@@ -334,8 +327,7 @@ fn authorized_keys_and_github_keys_files() {
 
 #[test]
 fn wrong_and_unusable_keys_are_refused() {
-    let Some(age) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((age, dir)) = tools() else { return };
     let d = dir.path();
     let ed = ssh_keygen(d, "ed", &["-t", "ed25519"], "");
     let other = ssh_keygen(d, "other", &["-t", "ed25519"], "");
@@ -361,8 +353,7 @@ fn wrong_and_unusable_keys_are_refused() {
 /// with a protected key needs no passphrase (the public key is in the clear).
 #[test]
 fn protected_keys_on_a_terminal() {
-    let Some(age) = tools() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let Some((age, dir)) = tools() else { return };
     let d = dir.path();
     let p = |x: &Path| x.to_str().unwrap().to_string();
     for (name, kind) in [("ed", &["-t", "ed25519"][..]), ("rsa", &["-t", "rsa", "-b", "2048"][..])] {

@@ -15,10 +15,10 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use crate::common;
-use common::{peers, tools_path};
+use common::peers;
 
 /// age and the tag test plugin.
 fn age() -> Option<PathBuf> {
@@ -37,13 +37,11 @@ fn hybrid() -> String {
 }
 
 fn cmd(bin: &Path, args: &[&str]) -> Output {
-    Command::new(bin).args(args).env("PATH", tools_path()).stdin(Stdio::null()).output().unwrap()
+    common::peer_cmd(bin, args, &[])
 }
 
 fn run(bin: &Path, args: &[&str]) -> Output {
-    let o = cmd(bin, args);
-    assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
-    o
+    common::peer_run(bin, args, &[])
 }
 
 fn data(n: usize) -> Vec<u8> {
@@ -58,35 +56,51 @@ fn is_armored(file: &Path) -> bool {
     fs::read(file).unwrap().starts_with(b"-----BEGIN AGE ENCRYPTED FILE-----")
 }
 
-/// hyperseal encrypts to each tagtest recipient (armored and not); age decrypts with the plugin.
-#[test]
-fn hyperseal_to_age_via_the_tagtest_plugin() {
-    let Some(age) = age() else { return };
+/// For each tagtest recipient (classic and hybrid), armored and not, and each size: the
+/// plaintext written to `in`, `seal(recipient, armor, input, file)` run, the file's armor
+/// checked, then `open(kind, armor, n, file)`. Both directions walk the same matrix.
+fn each_sealed(
+    direction: &str,
+    seal: impl Fn(&str, bool, &Path, &Path),
+    open: impl Fn(&str, bool, usize, &Path),
+) {
     let dir = tempfile::tempdir().unwrap();
-    let hs = Path::new(HS);
     for (kind, r) in [("tag", CLASSIC.to_string()), ("tagpq", hybrid())] {
         for armor in [false, true] {
             for n in SIZES {
                 let (input, file) =
                     (dir.path().join("in"), dir.path().join(format!("{kind}-{armor}-{n}.age")));
                 fs::write(&input, data(n)).unwrap();
-                let mut args = vec!["encrypt", "-q", "--format", "age", "-r", &r, "-o", p(&file), p(&input)];
-                if armor {
-                    args.insert(1, "-a");
-                }
-                run(hs, &args);
+                seal(&r, armor, &input, &file);
                 assert_eq!(is_armored(&file), armor);
-                let header = fs::read(&file).unwrap();
-                if !armor {
-                    let stanza = if kind == "tag" { "\n-> p256tag " } else { "\n-> mlkem768p256tag " };
-                    assert!(header.windows(stanza.len()).any(|w| w == stanza.as_bytes()), "{kind}");
-                }
-                let out = run(&age, &["-d", "-j", "tagtest", p(&file)]);
-                assert!(out.stdout == data(n), "{kind} armor={armor} n={n}: age decrypted something else");
+                open(kind, armor, n, &file);
             }
         }
-        println!("hyperseal -> age ({kind}): plain and armored OK");
+        println!("{direction} ({kind}): plain and armored OK");
     }
+}
+
+/// hyperseal encrypts to each tagtest recipient (armored and not); age decrypts with the plugin.
+#[test]
+fn hyperseal_to_age_via_the_tagtest_plugin() {
+    let Some(age) = age() else { return };
+    let hs = Path::new(HS);
+    let seal = |r: &str, armor: bool, input: &Path, file: &Path| {
+        let mut args = vec!["encrypt", "-q", "--format", "age", "-r", r, "-o", p(file), p(input)];
+        if armor {
+            args.insert(1, "-a");
+        }
+        run(hs, &args);
+    };
+    each_sealed("hyperseal -> age", seal, |kind, armor, n, file| {
+        if !armor {
+            let header = fs::read(file).unwrap();
+            let stanza = if kind == "tag" { "\n-> p256tag " } else { "\n-> mlkem768p256tag " };
+            assert!(header.windows(stanza.len()).any(|w| w == stanza.as_bytes()), "{kind}");
+        }
+        let out = run(&age, &["-d", "-j", "tagtest", p(file)]);
+        assert!(out.stdout == data(n), "{kind} armor={armor} n={n}: age decrypted something else");
+    });
 }
 
 /// age encrypts to each tagtest recipient (armored and not); hyperseal decrypts with the same keys
@@ -94,31 +108,20 @@ fn hyperseal_to_age_via_the_tagtest_plugin() {
 #[test]
 fn age_to_hyperseal_with_the_same_keys() {
     let Some(age) = age() else { return };
-    let dir = tempfile::tempdir().unwrap();
     let hs = Path::new(HS);
-    for (kind, r) in [("tag", CLASSIC.to_string()), ("tagpq", hybrid())] {
-        for armor in [false, true] {
-            for n in SIZES {
-                let (input, file) =
-                    (dir.path().join("in"), dir.path().join(format!("{kind}-{armor}-{n}.age")));
-                fs::write(&input, data(n)).unwrap();
-                let mut args = vec!["-r", &r, "-o", p(&file), p(&input)];
-                if armor {
-                    args.insert(0, "-a");
-                }
-                run(&age, &args);
-                assert_eq!(is_armored(&file), armor);
-                let out = run(hs, &["decrypt", "-q", "-i", IDS, p(&file)]);
-                assert!(
-                    out.stdout == data(n),
-                    "{kind} armor={armor} n={n}: hyperseal decrypted something else"
-                );
-                let out = run(hs, &["decrypt", "-q", "-j", "tagtest", p(&file)]);
-                assert!(out.stdout == data(n), "{kind} armor={armor} n={n}: via the plugin");
-            }
+    let seal = |r: &str, armor: bool, input: &Path, file: &Path| {
+        let mut args = vec!["-r", r, "-o", p(file), p(input)];
+        if armor {
+            args.insert(0, "-a");
         }
-        println!("age -> hyperseal ({kind}): plain and armored OK");
-    }
+        run(&age, &args);
+    };
+    each_sealed("age -> hyperseal", seal, |kind, armor, n, file| {
+        let out = run(hs, &["decrypt", "-q", "-i", IDS, p(file)]);
+        assert!(out.stdout == data(n), "{kind} armor={armor} n={n}: hyperseal decrypted something else");
+        let out = run(hs, &["decrypt", "-q", "-j", "tagtest", p(file)]);
+        assert!(out.stdout == data(n), "{kind} armor={armor} n={n}: via the plugin");
+    });
 }
 
 /// A fresh `keygen --kind p256` / `p256-mlkem768` key: age encrypts to its `pubkey --age-tag`

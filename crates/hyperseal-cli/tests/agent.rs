@@ -16,25 +16,24 @@ const TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/bin");
 
 /// `.tools/bin/age` (make age), or `None` with a note; a failure under `make test`.
 fn age() -> Option<std::path::PathBuf> {
-    let age = Path::new(TOOLS).join("age");
-    if !age.exists() {
-        eprintln!("note: {TOOLS}/age not installed (run `make age`); skipping the age part");
-        assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
-        return None;
-    }
-    Some(age)
+    installed(Path::new(TOOLS).join("age"), "age")
 }
 
 /// `.tools/cargo/bin/rage` (`make rage`, part of `make tools`), or `None` with a note outside
 /// `make test` (under it a missing peer fails the test).
 fn rage() -> Option<std::path::PathBuf> {
-    let rage = Path::new(TOOLS).join("../cargo/bin/rage");
-    if !rage.exists() {
-        eprintln!("note: rage not installed (run `make rage`); skipping the rage part");
+    installed(Path::new(TOOLS).join("../cargo/bin/rage"), "rage")
+}
+
+/// `program` if `make TARGET` installed it; else `None` with a note, or under `make test`
+/// (HYPERSEAL_REQUIRE_PEERS) a failure.
+fn installed(program: std::path::PathBuf, target: &str) -> Option<std::path::PathBuf> {
+    if !program.exists() {
+        eprintln!("note: {} not installed (run `make {target}`); skipping that part", program.display());
         assert!(std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(), "a peer is missing under make test");
         return None;
     }
-    Some(rage)
+    Some(program)
 }
 
 /// `key` as an `age -p` identity file under `pass`, made on a terminal by `hyperseal age -p`.
@@ -119,34 +118,36 @@ fn a_protected_identity_added_once_opens_every_door_without_a_prompt() {
     }
 }
 
+/// An agent holding key `a`, added with `--lifetime LIFETIME`, and key `b`, added without:
+/// `a.hs` sealed to `a` ("for a"), `b.hs` to `b` ("for b"). The agent, `b`'s key file, and both
+/// recipients.
+fn a_with_lifetime_and_b(lifetime: &str) -> (Agent, std::path::PathBuf, String, String) {
+    let a = Agent::start(&[]);
+    let (_, public_a) = a.add_sealed("a", &["--lifetime", lifetime], b"for a", "a.hs");
+    let (key_b, public_b) = a.add_sealed("b", &[], b"for b", "b.hs");
+    (a, key_b, public_a, public_b)
+}
+
 #[test]
 fn a_lifetime_ends_and_remove_forgets() {
-    let a = Agent::start(&[]);
-    let (key, public) = keypair(a.dir.path(), "k");
-    let (key2, public2) = keypair(a.dir.path(), "k2");
-    seal(&public, b"one", &a.path("1.hs"));
-    seal(&public2, b"two", &a.path("2.hs"));
-    a.ok(&["agent", "add", "--lifetime", "2s", key.to_str().unwrap()]);
-    a.ok(&["agent", "add", key2.to_str().unwrap()]);
-    assert_eq!(a.ok(&["decrypt", "1.hs"]), b"one");
+    let (a, key_b, public_a, public_b) = a_with_lifetime_and_b("2s");
+    assert_eq!(a.ok(&["decrypt", "a.hs"]), b"for a");
     std::thread::sleep(Duration::from_millis(2600));
-    let o = a.run(&["decrypt", "1.hs"]);
+    let o = a.run(&["decrypt", "a.hs"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no identity matched"), "{o:?}");
-    assert_eq!(a.ok(&["decrypt", "2.hs"]), b"two");
+    assert_eq!(a.ok(&["decrypt", "b.hs"]), b"for b");
     let list = String::from_utf8(a.ok(&["agent", "list"])).unwrap();
-    assert!(!list.contains(&public) && list.contains(&public2), "{list}");
-    assert!(key2.ends_with("k2.key"));
-    a.ok(&["agent", "remove", "k2.key"]);
-    assert!(!a.run(&["decrypt", "2.hs"]).status.success());
+    assert!(!list.contains(&public_a) && list.contains(&public_b), "{list}");
+    assert!(key_b.ends_with("b.key"));
+    a.ok(&["agent", "remove", "b.key"]);
+    assert!(!a.run(&["decrypt", "b.hs"]).status.success());
 }
 
 #[test]
 fn lock_refuses_until_the_right_passphrase_unlocks() {
     let a = Agent::start(&[]);
-    let (key, public) = keypair(a.dir.path(), "k");
-    seal(&public, b"locked away", &a.path("f.hs"));
-    a.ok(&["agent", "add", key.to_str().unwrap()]);
+    let (_, public) = a.add_sealed("k", &[], b"locked away", "f.hs");
     let sock = a.sock();
     let env = [("HYPERSEAL_AGENT_SOCK", sock.to_str().unwrap())];
     let (status, stderr, _) =
@@ -169,9 +170,7 @@ fn lock_refuses_until_the_right_passphrase_unlocks() {
 #[test]
 fn stop_removes_the_socket_and_a_gone_agent_is_one_clear_line() {
     let mut a = Agent::start(&[]);
-    let (key, public) = keypair(a.dir.path(), "k");
-    seal(&public, b"x", &a.path("f.hs"));
-    a.ok(&["agent", "add", key.to_str().unwrap()]);
+    let (key, _) = a.add_sealed("k", &[], b"x", "f.hs");
     a.ok(&["agent", "stop"]);
     let status = a.child.wait().unwrap();
     assert!(status.success());
@@ -189,9 +188,7 @@ fn stop_removes_the_socket_and_a_gone_agent_is_one_clear_line() {
 #[test]
 fn an_agent_killed_mid_request_fails_the_client_with_one_line_and_no_output() {
     let a = Agent::start(&[]);
-    let (key, public) = keypair(a.dir.path(), "k");
-    seal(&public, b"never written", &a.path("f.hs"));
-    a.ok(&["agent", "add", key.to_str().unwrap()]);
+    a.add_sealed("k", &[], b"never written", "f.hs");
     // Stopped, the agent holds the request unanswered; killed, it closes the connection.
     let pid = a.pid().to_string();
     assert!(Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
@@ -233,20 +230,15 @@ fn start_prints_the_shell_lines_and_the_background_agent_answers() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("already listening"));
     let stop = Command::new(BIN).args(["agent", "stop"]).env("HYPERSEAL_AGENT_SOCK", &sock).output().unwrap();
     assert!(stop.status.success(), "{}", String::from_utf8_lossy(&stop.stderr));
-    let until = std::time::Instant::now() + Duration::from_secs(5);
-    while sock.exists() && std::time::Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!sock.exists());
+    assert!(agent_support::waited(Duration::from_secs(5), 20, || !sock.exists()));
     for (flag, line) in
         [("--csh", "setenv HYPERSEAL_AGENT_SOCK '"), ("--fish", "set -gx HYPERSEAL_AGENT_SOCK '")]
     {
         let o = start(Some(flag));
         assert!(String::from_utf8_lossy(&o.stdout).starts_with(line), "{o:?}");
         Command::new(BIN).args(["agent", "stop"]).env("HYPERSEAL_AGENT_SOCK", &sock).output().unwrap();
-        while sock.exists() && std::time::Instant::now() < until + Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // Gone before the next start, which would otherwise find it listening.
+        agent_support::waited(Duration::from_secs(10), 20, || !sock.exists());
     }
 }
 
@@ -286,23 +278,14 @@ fn a_protected_ssh_key_is_proven_at_add_and_refused_with_a_wrong_passphrase() {
 #[test]
 fn idle_ends_the_agent_and_its_socket() {
     let mut a = Agent::start(&["--idle", "1s"]);
-    let until = std::time::Instant::now() + Duration::from_secs(10);
-    while a.child.try_wait().unwrap().is_none() {
-        assert!(std::time::Instant::now() < until, "the idle agent did not end");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let ended = agent_support::waited(Duration::from_secs(10), 50, || a.child.try_wait().unwrap().is_some());
+    assert!(ended, "the idle agent did not end");
     assert!(!a.sock().exists());
 }
 
 #[test]
 fn a_key_whose_lifetime_ended_while_locked_never_comes_back_and_the_others_keep_their_own() {
-    let a = Agent::start(&[]);
-    let (key_a, public_a) = keypair(a.dir.path(), "a");
-    let (key_b, public_b) = keypair(a.dir.path(), "b");
-    seal(&public_a, b"for a", &a.path("a.hs"));
-    seal(&public_b, b"for b", &a.path("b.hs"));
-    a.ok(&["agent", "add", "--lifetime", "3s", key_a.to_str().unwrap()]);
-    a.ok(&["agent", "add", key_b.to_str().unwrap()]);
+    let (a, _, public_a, public_b) = a_with_lifetime_and_b("3s");
     let (status, stderr) = a.lock(true, "lock pass");
     assert_eq!(status, 0, "{stderr}");
     std::thread::sleep(Duration::from_millis(3500));

@@ -11,15 +11,14 @@ use crate::agent_support;
 use crate::common;
 
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use agent_support::{keypair, seal, Agent, BIN};
+use agent_support::{keypair, waited, Agent, BIN};
 
 /// A throwaway sshd on 127.0.0.1, ended when dropped.
 struct Sshd {
@@ -76,11 +75,8 @@ impl Sshd {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let until = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < until, "sshd did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let listening = || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+        assert!(waited(Duration::from_secs(20), 50, listening), "sshd did not start");
         Some(Sshd { dir, port, child })
     }
 
@@ -108,11 +104,11 @@ impl Sshd {
             .spawn()
             .unwrap();
         let forwarding = Forwarding(child);
-        let until = Instant::now() + Duration::from_secs(20);
-        while !here.exists() {
-            assert!(Instant::now() < until, "ssh -L did not open {}", here.display());
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        assert!(
+            waited(Duration::from_secs(20), 50, || here.exists()),
+            "ssh -L did not open {}",
+            here.display()
+        );
         forwarding
     }
 
@@ -166,23 +162,6 @@ fn counting_relay(listen: &Path, to: PathBuf) -> Arc<AtomicUsize> {
     count
 }
 
-/// The agent, with an askpass program that answers what the file `answer` says (0: yes) and
-/// logs what it was asked.
-fn agent_with_askpass() -> Agent {
-    let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    std::fs::create_dir(&run).unwrap();
-    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let d = dir.path().display();
-    let askpass = dir.path().join("askpass");
-    std::fs::write(&askpass, format!("#!/bin/sh\necho \"$1\" >> {d}/askpass.log\nexit $(cat {d}/answer)\n"))
-        .unwrap();
-    std::fs::set_permissions(&askpass, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::write(dir.path().join("answer"), "1").unwrap();
-    let var = format!("HYPERSEAL_ASKPASS={}", askpass.display());
-    Agent::start_in(dir, &["env", &var, "SSH_ASKPASS="], &[])
-}
-
 /// `hyperseal agent forward HOST`: the new socket's path.
 fn open_forward(a: &Agent, host: &str) -> PathBuf {
     PathBuf::from(String::from_utf8(a.ok(&["agent", "forward", host])).unwrap().trim())
@@ -205,7 +184,7 @@ fn text(o: &Output) -> String {
 #[test]
 fn a_remote_host_decrypts_through_its_forward_and_only_headers_cross() {
     let Some(sshd) = Sshd::start() else { return };
-    let a = agent_with_askpass();
+    let a = Agent::with_askpass(true, &[]);
     let (key, public) = keypair(a.dir.path(), "granted");
     a.ok(&["agent", "add", "--forward", "build1", "--no-confirm", key.to_str().unwrap()]);
     let listed = String::from_utf8(a.ok(&["agent", "list"])).unwrap();
@@ -254,16 +233,10 @@ fn a_remote_host_decrypts_through_its_forward_and_only_headers_cross() {
 #[test]
 fn no_key_serves_a_forward_without_its_grant_and_confirmations_are_asked() {
     let Some(sshd) = Sshd::start() else { return };
-    let a = agent_with_askpass();
-    let (plain, plain_pub) = keypair(a.dir.path(), "plain");
-    let (confirmed, confirmed_pub) = keypair(a.dir.path(), "confirmed");
-    let (other, other_pub) = keypair(a.dir.path(), "other-host");
-    a.ok(&["agent", "add", plain.to_str().unwrap()]);
-    a.ok(&["agent", "add", "--forward", "build1", confirmed.to_str().unwrap()]);
-    a.ok(&["agent", "add", "--forward", "build2", "--no-confirm", other.to_str().unwrap()]);
-    seal(&plain_pub, b"local only", &a.path("plain.hs"));
-    seal(&confirmed_pub, b"confirmed", &a.path("confirmed.hs"));
-    seal(&other_pub, b"build2's", &a.path("other.hs"));
+    let a = Agent::with_askpass(true, &[]);
+    a.add_sealed("plain", &[], b"local only", "plain.hs");
+    let (confirmed, _) = a.add_sealed("confirmed", &["--forward", "build1"], b"confirmed", "confirmed.hs");
+    a.add_sealed("other-host", &["--forward", "build2", "--no-confirm"], b"build2's", "other.hs");
     let remote = a.path("remote.sock");
     // Each ssh connection gets a forward of its own (it goes when that ssh ends).
     let run =
@@ -310,13 +283,9 @@ fn no_key_serves_a_forward_without_its_grant_and_confirmations_are_asked() {
 #[test]
 fn ssh_forwarding_the_main_socket_is_refused_and_a_forward_ends_with_its_ssh() {
     let Some(sshd) = Sshd::start() else { return };
-    let a = agent_with_askpass();
-    let (build1, build1_pub) = keypair(a.dir.path(), "build1");
-    let (any, any_pub) = keypair(a.dir.path(), "any");
-    a.ok(&["agent", "add", "--forward", "build1", "--no-confirm", build1.to_str().unwrap()]);
-    a.ok(&["agent", "add", "--forward", "*", "--no-confirm", any.to_str().unwrap()]);
-    seal(&build1_pub, b"build1", &a.path("b.hs"));
-    seal(&any_pub, b"anywhere", &a.path("any.hs"));
+    let a = Agent::with_askpass(true, &[]);
+    a.add_sealed("build1", &["--forward", "build1", "--no-confirm"], b"build1", "b.hs");
+    a.add_sealed("any", &["--forward", "*", "--no-confirm"], b"anywhere", "any.hs");
     let remote = a.path("remote.sock");
 
     // ssh -R of the main socket: a forward from a host no one named; only '*' reaches it.
@@ -332,11 +301,8 @@ fn ssh_forwarding_the_main_socket_is_refused_and_a_forward_ends_with_its_ssh() {
     let o = sshd.run(&remote, &forward, &remote_decrypt(&a.path("b.hs"), &remote));
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(o.stdout, b"build1");
-    let until = Instant::now() + Duration::from_secs(5);
-    while forward.exists() {
-        assert!(Instant::now() < until, "the forward socket outlived its ssh");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let gone = waited(Duration::from_secs(5), 50, || !forward.exists());
+    assert!(gone, "the forward socket outlived its ssh");
     // A peer that is not ssh (a local process, a relay) says nothing about the forward's end:
     // the forward stays after it has gone. Then --close ends it.
     let forward = open_forward(&a, "build1");
@@ -355,13 +321,9 @@ fn ssh_forwarding_the_main_socket_is_refused_and_a_forward_ends_with_its_ssh() {
 #[test]
 fn ssh_local_forward_of_the_main_socket_is_a_forward() {
     let Some(sshd) = Sshd::start() else { return };
-    let a = agent_with_askpass();
-    let (plain, plain_pub) = keypair(a.dir.path(), "plain");
-    let (any, any_pub) = keypair(a.dir.path(), "any");
-    a.ok(&["agent", "add", plain.to_str().unwrap()]);
-    a.ok(&["agent", "add", "--forward", "*", "--no-confirm", any.to_str().unwrap()]);
-    seal(&plain_pub, b"local only", &a.path("plain.hs"));
-    seal(&any_pub, b"anywhere", &a.path("any.hs"));
+    let a = Agent::with_askpass(true, &[]);
+    let (plain, _) = a.add_sealed("plain", &[], b"local only", "plain.hs");
+    let (any, _) = a.add_sealed("any", &["--forward", "*", "--no-confirm"], b"anywhere", "any.hs");
     // A directory of the user's alone, as the client asks of one that `agent forward` reaches.
     let there = a.path("there");
     std::fs::create_dir(&there).unwrap();

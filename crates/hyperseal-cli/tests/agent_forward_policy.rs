@@ -10,41 +10,18 @@ use crate::agent_support;
 use crate::common;
 
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agent_support::{keypair, seal, Agent, BIN};
+use agent_support::{Agent, BIN};
 use hyperseal::agent::proto::{self, Answer, Request};
 use hyperseal::agent::AgentIdentity;
 use hyperseal::format::Stanza;
 use hyperseal::recipient::Callbacks;
 use zeroize::Zeroizing;
-
-/// An agent whose askpass answers what the file `answer` says (0: yes; "none": no askpass at
-/// all) and logs each question to `askpass.log`; `env`: more of the agent's environment.
-fn agent(askpass: bool, env: &[&str]) -> Agent {
-    let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    std::fs::create_dir(&run).unwrap();
-    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let d = dir.path().display();
-    let program = dir.path().join("askpass");
-    std::fs::write(&program, format!("#!/bin/sh\necho \"$1\" >> {d}/askpass.log\nexit $(cat {d}/answer)\n"))
-        .unwrap();
-    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::write(dir.path().join("answer"), "1").unwrap();
-    let var = match askpass {
-        true => format!("HYPERSEAL_ASKPASS={}", program.display()),
-        false => "HYPERSEAL_ASKPASS=".to_string(),
-    };
-    let mut prefix = vec!["env", var.as_str(), "SSH_ASKPASS="];
-    prefix.extend(env);
-    Agent::start_in(dir, &prefix, &[])
-}
 
 fn open_forward(a: &Agent, host: &str) -> PathBuf {
     PathBuf::from(String::from_utf8(a.ok(&["agent", "forward", host])).unwrap().trim())
@@ -121,7 +98,7 @@ fn plugin_agent(askpass: bool) -> Option<PluginAgent> {
     let count_var = format!("HSTEST_COUNT={}", count.display());
     let pin = format!("HSTEST_PIN_FILE={}", tmp.path().join("pin").display());
     let path = format!("PATH={}", common::tools_path());
-    let a = agent(askpass, &["HSTEST_MODE=pin", &count_var, &pin, &path]);
+    let a = Agent::with_askpass(askpass, &["HSTEST_MODE=pin", &count_var, &pin, &path]);
     a.ok(&["agent", "add", "--forward", "build1", key.to_str().unwrap()]);
     let file = a.path("p.age");
     let mut c = Command::new(BIN);
@@ -182,10 +159,8 @@ fn a_forward_runs_no_plugin_and_caches_no_pin_before_the_local_yes() {
 
 #[test]
 fn a_forward_tries_no_key_it_was_not_granted() {
-    let a = agent(true, &[]);
-    let (key, public) = keypair(a.dir.path(), "local-only");
-    a.ok(&["agent", "add", key.to_str().unwrap()]);
-    seal(&public, b"local only", &a.path("f.hs"));
+    let a = Agent::with_askpass(true, &[]);
+    a.add_sealed("local-only", &[], b"local only", "f.hs");
     let forward = open_forward(&a, "build1");
     let remote = Remote::new("");
     let answers = unwrap_as(&forward, &remote, vec![stanzas(&a.path("f.hs"))]);
@@ -200,10 +175,8 @@ fn a_forward_tries_no_key_it_was_not_granted() {
 
 #[test]
 fn each_refusal_has_its_own_hint_and_names_no_path() {
-    let a = agent(true, &[]);
-    let (key, public) = keypair(a.dir.path(), "granted");
-    a.ok(&["agent", "add", "--forward", "build1", key.to_str().unwrap()]);
-    seal(&public, b"granted", &a.path("g.hs"));
+    let a = Agent::with_askpass(true, &[]);
+    a.add_sealed("granted", &["--forward", "build1"], b"granted", "g.hs");
     let forward = open_forward(&a, "build1");
     let o = a.cmd(&["decrypt", "g.hs"]).env("HYPERSEAL_AGENT_SOCK", &forward).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -228,10 +201,8 @@ fn silent_forward_client(forward: &Path, file: &Path) -> UnixStream {
 
 #[test]
 fn forwards_left_unanswered_keep_no_local_client_out() {
-    let a = agent(true, &[]);
-    let (key, public) = keypair(a.dir.path(), "granted");
-    a.ok(&["agent", "add", "--forward", "build1", key.to_str().unwrap()]);
-    seal(&public, b"granted", &a.path("g.hs"));
+    let a = Agent::with_askpass(true, &[]);
+    a.add_sealed("granted", &["--forward", "build1"], b"granted", "g.hs");
     let forward = open_forward(&a, "build1");
     // More silent clients than the agent has slots, all on the forward.
     let n = hyperseal::limits::AGENT_CONNECTIONS + 8;
@@ -270,10 +241,8 @@ fn forwards_left_unanswered_keep_no_local_client_out() {
 
 #[test]
 fn unused_forwards_make_room_and_used_ones_stay() {
-    let a = agent(true, &[]);
-    let (key, public) = keypair(a.dir.path(), "granted");
-    a.ok(&["agent", "add", "--forward", "build1", "--no-confirm", key.to_str().unwrap()]);
-    seal(&public, b"granted", &a.path("g.hs"));
+    let a = Agent::with_askpass(true, &[]);
+    a.add_sealed("granted", &["--forward", "build1", "--no-confirm"], b"granted", "g.hs");
     let used = open_forward(&a, "build1");
     let o = a.cmd(&["decrypt", "g.hs"]).env("HYPERSEAL_AGENT_SOCK", &used).output().unwrap();
     assert_eq!(o.stdout, b"granted");
@@ -290,10 +259,8 @@ fn unused_forwards_make_room_and_used_ones_stay() {
 #[test]
 fn peer_named_ssh() {
     let (Some(sock), Some(go)) = (std::env::var_os("PEER_SOCK"), std::env::var_os("PEER_GO")) else { return };
-    let until = Instant::now() + Duration::from_secs(60);
-    while !Path::new(&go).exists() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // Asked to go or not, it asks: the test that started it judges the answer.
+    agent_support::waited(Duration::from_secs(60), 20, || Path::new(&go).exists());
     let answer = AgentIdentity::new(PathBuf::from(sock)).ask(&Request::Stop, 0);
     match answer {
         Ok(Answer::Refused(why)) => println!("ANSWER refused: {why}"),
@@ -304,7 +271,7 @@ fn peer_named_ssh() {
 
 #[test]
 fn a_replaced_ssh_is_still_ssh() {
-    let a = agent(true, &[]);
+    let a = Agent::with_askpass(true, &[]);
     let ssh = a.path("ssh");
     std::fs::copy(std::env::current_exe().unwrap(), &ssh).unwrap();
     let go = a.path("go");

@@ -21,9 +21,7 @@ fn another_user_is_refused_even_through_an_open_socket() {
         return;
     }
     let a = Agent::start(&[]);
-    let (key, public) = keypair(a.dir.path(), "k");
-    seal(&public, b"not for nobody", &a.path("f.hs"));
-    a.ok(&["agent", "add", key.to_str().unwrap()]);
+    a.add_sealed("k", &[], b"not for nobody", "f.hs");
     // Everything on the way made reachable for nobody: only the peer check is left.
     for (p, mode) in
         [(a.dir.path().to_path_buf(), 0o755), (a.path("run"), 0o755), (a.path("run/hyperseal"), 0o755)]

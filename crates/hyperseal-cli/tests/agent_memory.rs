@@ -102,59 +102,58 @@ fn use_it(a: &Agent) {
     assert_eq!(a.ok(&["decrypt", "many.hs"]), b"twenty recipients");
 }
 
-fn assert_gone(a: &Agent, needles: &[(&'static str, Vec<u8>)], after: &str) {
-    let left = found_in_memory(a.pid(), needles);
+/// An agent from [`agent_with_a_key`] put through `steps`, then scanned: nothing of the key may
+/// be left in its memory. Skipped where the scan cannot run (not root).
+fn nothing_left_after(after: &str, steps: impl FnOnce(&Agent)) {
+    if !is_root(SCAN) {
+        return;
+    }
+    let (a, needles) = agent_with_a_key();
+    steps(&a);
+    let left = found_in_memory(a.pid(), &needles);
     assert!(left.is_empty(), "after {after}, the agent's memory still holds {left:?}");
+}
+
+/// `agent remove --all`, after which the agent opens nothing.
+fn remove_all(a: &Agent) {
+    a.ok(&["agent", "remove", "--all"]);
+    assert!(!a.run(&["decrypt", "one.hs"]).status.success());
+}
+
+/// `agent lock` (`on`) or `agent unlock`, asserted to succeed.
+fn lock(a: &Agent, on: bool) {
+    let (status, stderr) = a.lock(on, "lock pass");
+    assert_eq!(status, 0, "{stderr}");
 }
 
 #[test]
 fn nothing_of_a_key_is_left_after_remove() {
-    if !is_root(SCAN) {
-        return;
-    }
-    let (a, needles) = agent_with_a_key();
-    a.ok(&["agent", "remove", "--all"]);
-    assert!(!a.run(&["decrypt", "one.hs"]).status.success());
-    assert_gone(&a, &needles, "remove --all");
+    nothing_left_after("remove --all", remove_all);
 }
 
 #[test]
 fn nothing_of_a_key_is_left_after_it_was_used_and_removed() {
-    if !is_root(SCAN) {
-        return;
-    }
-    let (a, needles) = agent_with_a_key();
-    use_it(&a);
-    a.ok(&["agent", "remove", "--all"]);
-    assert!(!a.run(&["decrypt", "one.hs"]).status.success());
-    assert_gone(&a, &needles, "remove --all");
+    nothing_left_after("remove --all", |a| {
+        use_it(a);
+        remove_all(a);
+    });
 }
 
 #[test]
 fn nothing_of_a_key_is_left_after_lock() {
-    if !is_root(SCAN) {
-        return;
-    }
-    let (a, needles) = agent_with_a_key();
-    use_it(&a);
-    let (status, stderr) = a.lock(true, "lock pass");
-    assert_eq!(status, 0, "{stderr}");
-    assert_gone(&a, &needles, "lock");
+    nothing_left_after("lock", |a| {
+        use_it(a);
+        lock(a, true);
+    });
 }
 
 #[test]
 fn nothing_of_a_key_is_left_after_a_lock_that_follows_an_unlock() {
-    if !is_root(SCAN) {
-        return;
-    }
-    let (a, needles) = agent_with_a_key();
-    let (status, stderr) = a.lock(true, "lock pass");
-    assert_eq!(status, 0, "{stderr}");
-    let (status, stderr) = a.lock(false, "lock pass");
-    assert_eq!(status, 0, "{stderr}");
-    let (status, stderr) = a.lock(true, "lock pass");
-    assert_eq!(status, 0, "{stderr}");
-    assert_gone(&a, &needles, "lock, unlock and lock");
+    nothing_left_after("lock, unlock and lock", |a| {
+        lock(a, true);
+        lock(a, false);
+        lock(a, true);
+    });
 }
 
 /// A security key's PIN (the test plugin's, in PIN mode) typed once by a local client, with a
@@ -198,11 +197,9 @@ fn a_pin_past_its_lifetime_is_not_left_in_memory() {
     assert_eq!(found_in_memory(a.pid(), &needles), vec!["the PIN"], "the control: the PIN is cached");
     // The lifetime is one second; the housekeeping runs every 200 ms. A wide margin for a
     // loaded machine, and no use of the key meanwhile.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !found_in_memory(a.pid(), &needles).is_empty() {
-        assert!(std::time::Instant::now() < until, "the PIN outlived its lifetime in the agent's memory");
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
+    let gone = || found_in_memory(a.pid(), &needles).is_empty();
+    let forgotten = agent_support::waited(std::time::Duration::from_secs(30), 500, gone);
+    assert!(forgotten, "the PIN outlived its lifetime in the agent's memory");
 }
 
 /// A client's user who types its PIN at every prompt.

@@ -149,10 +149,7 @@ fn start_refuses_a_socket_directory_another_user_could_move_away() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let until = Instant::now() + Duration::from_secs(5);
-        while child.try_wait().unwrap().is_none() && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        agent_support::waited(Duration::from_secs(5), 20, || child.try_wait().unwrap().is_some());
         let _ = child.kill();
         child.wait_with_output().unwrap()
     };

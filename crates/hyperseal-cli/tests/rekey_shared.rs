@@ -17,7 +17,7 @@ use hyperseal::rekey::{rekey_tree, Change, TreeOptions, TreeOutcome};
 
 use crate::common;
 use common::swap::swapping;
-use common::{hs, keypair, ok, p};
+use common::{hs, keypair, ok, p, TwoKeys};
 
 fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -40,23 +40,13 @@ fn opens(key: &str, file: &Path) -> bool {
     hs(&["decrypt", "-i", key, p(file)], None).status.success()
 }
 
-/// A folder with the caller's key (`me`), a key to add (`new`) and an empty `tree/`.
-struct Setup {
-    dir: tempfile::TempDir,
-    me: String,
-    me_pub: String,
-    new: String,
-    new_pub: String,
-    tree: PathBuf,
-}
-
-fn setup() -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    let (me, me_pub) = keypair(dir.path(), "me", "x25519");
-    let (new, new_pub) = keypair(dir.path(), "new", "x25519");
-    let tree = dir.path().join("tree");
+/// A folder with the caller's key (`me`), a key to add (`new`) and an empty `tree/`: the keys
+/// and the tree.
+fn setup() -> (TwoKeys, PathBuf) {
+    let keys = common::two_keys();
+    let tree = keys.dir.path().join("tree");
     fs::create_dir(&tree).unwrap();
-    Setup { dir, me, me_pub, new, new_pub, tree }
+    (keys, tree)
 }
 
 #[test]
@@ -118,7 +108,7 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_tree() {
 
 #[test]
 fn a_manifest_the_caller_did_not_make_is_refused() {
-    let Setup { dir, me, me_pub, new_pub, tree: t, .. } = setup();
+    let (TwoKeys { dir, me, me_pub, new_pub, .. }, t) = setup();
     let d = dir.path();
     encrypt(&me_pub, &t.join("a.hs"), "a");
     let a = fs::read(t.join("a.hs")).unwrap();
@@ -158,7 +148,7 @@ fn a_manifest_the_caller_did_not_make_is_refused() {
 
 #[test]
 fn a_version_saved_after_a_failed_run_is_rekeyed_not_counted_done() {
-    let Setup { dir, me, me_pub, new, new_pub, tree: t } = setup();
+    let (TwoKeys { dir, me, me_pub, new, new_pub }, t) = setup();
     let d = dir.path();
     for f in ["a.hs", "b.hs"] {
         encrypt(&me_pub, &t.join(f), f);
@@ -188,7 +178,7 @@ fn a_version_saved_after_a_failed_run_is_rekeyed_not_counted_done() {
 /// As root, the run drops to `nobody` (root may write every file).
 #[test]
 fn a_colleagues_file_you_may_only_read_is_skipped() {
-    let Setup { dir, me, me_pub, new_pub, tree: t, .. } = setup();
+    let (TwoKeys { dir, me, me_pub, new_pub, .. }, t) = setup();
     let d = dir.path();
     fs::set_permissions(d, fs::Permissions::from_mode(0o755)).unwrap();
     let (_, colleague_pub) = keypair(d, "colleague", "x25519");
@@ -228,7 +218,7 @@ fn a_colleagues_file_you_may_only_read_is_skipped() {
 #[test]
 fn a_name_that_is_not_utf8_is_found_on_resume() {
     use std::os::unix::ffi::OsStrExt;
-    let Setup { dir, me, me_pub, new_pub, tree: t, .. } = setup();
+    let (TwoKeys { dir, me, me_pub, new_pub, .. }, t) = setup();
     let d = dir.path();
     let latin1 = t.join(std::ffi::OsStr::from_bytes(b"caf\xe9.hs"));
     encrypt(&me_pub, &d.join("cafe.hs"), "latin-1 name");

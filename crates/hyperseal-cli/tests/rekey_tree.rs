@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{hs, keypair, ok, p};
+use common::{hs, keypair, ok, p, two_keys, TwoKeys};
 
 /// Every file under `dir` (names relative to it) with its bytes.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -41,10 +41,8 @@ fn recipients(file: &Path) -> String {
 
 #[test]
 fn a_tree_is_rekeyed_and_the_rest_is_skipped_untouched() {
-    let dir = tempfile::tempdir().unwrap();
+    let TwoKeys { dir, me, me_pub: my_pub, new, new_pub } = two_keys();
     let d = dir.path();
-    let (me, my_pub) = keypair(d, "me", "x25519");
-    let (new, new_pub) = keypair(d, "new", "x25519");
     let (_, other_pub) = keypair(d, "other", "x25519");
     let t = d.join("tree");
     fs::create_dir_all(t.join("sub/deeper")).unwrap();
@@ -139,10 +137,8 @@ fn a_tree_is_rekeyed_and_the_rest_is_skipped_untouched() {
 /// nothing else is left (no journal, no second name, no temporary).
 #[test]
 fn a_killed_run_resumes_with_the_same_command() {
-    let dir = tempfile::tempdir().unwrap();
+    let TwoKeys { dir, me, me_pub: my_pub, new, new_pub } = two_keys();
     let d = dir.path();
-    let (me, my_pub) = keypair(d, "me", "x25519");
-    let (new, new_pub) = keypair(d, "new", "x25519");
     let plain: Vec<u8> = (0..3000u32).map(|i| (i * 13 % 251) as u8).collect();
     fs::write(d.join("plain"), &plain).unwrap();
     ok(&hs(&["encrypt", "-q", "-r", &my_pub, "-o", p(&d.join("one.hs")), p(&d.join("plain"))], None));
@@ -206,10 +202,8 @@ fn a_killed_run_resumes_with_the_same_command() {
 /// others are listed as skipped. An X25519 `--add` twice would add two stanzas.
 #[test]
 fn a_file_reached_twice_is_rekeyed_once() {
-    let dir = tempfile::tempdir().unwrap();
+    let TwoKeys { dir, me, me_pub: my_pub, new_pub, .. } = two_keys();
     let d = dir.path();
-    let (me, my_pub) = keypair(d, "me", "x25519");
-    let (_, new_pub) = keypair(d, "new", "x25519");
     let t = d.join("tree");
     fs::create_dir_all(t.join("sub")).unwrap();
     fs::write(d.join("plain"), b"payload").unwrap();
@@ -241,10 +235,8 @@ fn a_file_reached_twice_is_rekeyed_once() {
 /// manifest record (`done`) is taken back, and the old version at the second name.
 #[test]
 fn a_second_name_left_by_a_run_stopped_after_its_rename_is_removed_on_resume() {
-    let dir = tempfile::tempdir().unwrap();
+    let TwoKeys { dir, me, me_pub: my_pub, new_pub, .. } = two_keys();
     let d = dir.path();
-    let (me, my_pub) = keypair(d, "me", "x25519");
-    let (_, new_pub) = keypair(d, "new", "x25519");
     let t = d.join("tree");
     fs::create_dir(&t).unwrap();
     fs::write(d.join("plain"), b"the old version").unwrap();

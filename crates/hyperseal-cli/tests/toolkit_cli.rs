@@ -30,6 +30,18 @@ fn have(t: &str) -> bool {
     ok
 }
 
+/// A temporary folder for a test against openssl, or `None` (skipped) without openssl.
+fn openssl_tmp() -> Option<tempfile::TempDir> {
+    have("openssl").then(|| tempfile::tempdir().unwrap())
+}
+
+/// `dir/NAME` holding `n` random bytes: its path and the bytes.
+fn random_file(dir: &std::path::Path, name: &str, n: usize) -> (std::path::PathBuf, Vec<u8>) {
+    let (path, bytes) = (dir.join(name), random(n));
+    fs::write(&path, &bytes).unwrap();
+    (path, bytes)
+}
+
 fn random(n: usize) -> Vec<u8> {
     common::data(n, 0x9e37_79b9_7f4a_7c15 ^ n as u64)
 }
@@ -81,15 +93,9 @@ fn hash_output_equals_coreutils_and_check_works() {
 
 #[test]
 fn mac_matches_openssl_hmac() {
-    if !have("openssl") {
-        return;
-    }
-    let d = tempfile::tempdir().unwrap();
-    let key = random(32);
-    let kf = d.path().join("k");
-    fs::write(&kf, &key).unwrap();
-    let f = d.path().join("f");
-    fs::write(&f, random(5000)).unwrap();
+    let Some(d) = openssl_tmp() else { return };
+    let (kf, key) = random_file(d.path(), "k", 32);
+    let (f, _) = random_file(d.path(), "f", 5000);
     for (algo, md) in [
         ("hmac-sha256", "sha256"),
         ("hmac-sha512", "sha512"),
@@ -99,14 +105,8 @@ fn mac_matches_openssl_hmac() {
         let ours = ok(&hs(&["mac", "--algo", algo, "--key-file", p(&kf), p(&f)], None));
         let theirs = String::from_utf8(tool(
             Command::new("openssl")
-                .args([
-                    "dgst",
-                    &format!("-{md}"),
-                    "-mac",
-                    "HMAC",
-                    "-macopt",
-                    &format!("hexkey:{}", hex::encode(&key)),
-                ])
+                .args(["dgst", &format!("-{md}"), "-mac", "HMAC", "-macopt"])
+                .arg(format!("hexkey:{}", hex::encode(&key)))
                 .arg(&f),
         ))
         .unwrap();
@@ -117,86 +117,50 @@ fn mac_matches_openssl_hmac() {
 
 #[test]
 fn kdf_matches_openssl_kdf() {
-    if !have("openssl") {
-        return;
-    }
-    let d = tempfile::tempdir().unwrap();
+    let Some(d) = openssl_tmp() else { return };
     let pw = d.path().join("pw");
     fs::write(&pw, b"correct horse battery staple\n").unwrap();
     let salt = "000102030405060708090a0b0c0d0e0f";
-    let openssl = |args: &[&str]| -> String {
-        let out = String::from_utf8(tool(Command::new("openssl").arg("kdf").args(args))).unwrap();
+    // `openssl kdf -keylen LEN -kdfopt OPT… NAME`, as hex.
+    let openssl = |keylen: &str, opts: &[&str], name: &str| -> String {
+        let mut c = Command::new("openssl");
+        c.args(["kdf", "-keylen", keylen]);
+        for opt in opts {
+            c.args(["-kdfopt", opt]);
+        }
+        let out = String::from_utf8(tool(c.arg(name))).unwrap();
         out.trim().replace(':', "").to_ascii_lowercase()
     };
-    let pass = "pass:correct horse battery staple";
-    let ours = ok(&hs(
-        &["kdf", "--algo", "pbkdf2", "--password-file", p(&pw), "--salt", salt, "--iterations", "1000"],
-        None,
-    ));
-    let theirs = openssl(&[
-        "-keylen",
-        "32",
-        "-kdfopt",
-        "digest:SHA256",
-        "-kdfopt",
-        pass,
-        "-kdfopt",
-        &format!("hexsalt:{salt}"),
-        "-kdfopt",
-        "iter:1000",
-        "PBKDF2",
-    ]);
-    assert_eq!(ours.trim(), theirs);
-    let ours = ok(&hs(
-        &["kdf", "--algo", "scrypt", "--salt", salt, "--log-n", "10", "-r", "8", "-p", "1", "-l", "48"],
-        Some(b"correct horse battery staple\n"),
-    ));
-    let theirs = openssl(&[
-        "-keylen",
-        "48",
-        "-kdfopt",
-        pass,
-        "-kdfopt",
-        &format!("hexsalt:{salt}"),
-        "-kdfopt",
-        "n:1024",
-        "-kdfopt",
-        "r:8",
-        "-kdfopt",
-        "p:1",
-        "SCRYPT",
-    ]);
-    assert_eq!(ours.trim(), theirs);
-    let ours = ok(&hs(
-        &[
-            "kdf",
-            "--algo",
-            "hkdf",
-            "--password-file",
-            p(&pw),
-            "--salt",
-            salt,
-            "--info",
-            "696e666f",
-            "-l",
+    let (pass, hex_salt) = ("pass:correct horse battery staple", format!("hexsalt:{salt}"));
+    let from_stdin: &[u8] = b"correct horse battery staple\n";
+    // Each: hyperseal's `kdf --algo` arguments and standard input, openssl's length, options, name.
+    let cases: [(&[&str], Option<&[u8]>, &str, &[&str], &str); 3] = [
+        (
+            &["pbkdf2", "--password-file", p(&pw), "--salt", salt, "--iterations", "1000"],
+            None,
+            "32",
+            &["digest:SHA256", pass, &hex_salt, "iter:1000"],
+            "PBKDF2",
+        ),
+        (
+            &["scrypt", "--salt", salt, "--log-n", "10", "-r", "8", "-p", "1", "-l", "48"],
+            Some(from_stdin),
+            "48",
+            &[pass, &hex_salt, "n:1024", "r:8", "p:1"],
+            "SCRYPT",
+        ),
+        (
+            &["hkdf", "--password-file", p(&pw), "--salt", salt, "--info", "696e666f", "-l", "42"],
+            None,
             "42",
-        ],
-        None,
-    ));
-    let theirs = openssl(&[
-        "-keylen",
-        "42",
-        "-kdfopt",
-        "digest:SHA256",
-        "-kdfopt",
-        "key:correct horse battery staple",
-        "-kdfopt",
-        &format!("hexsalt:{salt}"),
-        "-kdfopt",
-        "hexinfo:696e666f",
-        "HKDF",
-    ]);
-    assert_eq!(ours.trim(), theirs);
+            &["digest:SHA256", "key:correct horse battery staple", &hex_salt, "hexinfo:696e666f"],
+            "HKDF",
+        ),
+    ];
+    for (ours, stdin, keylen, opts, name) in cases {
+        let ours = ok(&hs(&[&["kdf", "--algo"], ours].concat(), stdin));
+        assert_eq!(ours.trim(), openssl(keylen, opts, name), "{name}");
+    }
     let a = ok(&hs(
         &["kdf", "--algo", "argon2id", "--salt", salt, "--m-cost", "64", "--t-cost", "1"],
         Some(b"pw"),
@@ -209,13 +173,8 @@ fn kdf_matches_openssl_kdf() {
 
 #[test]
 fn hazmat_is_openssl_enc_compatible_and_always_warns() {
-    if !have("openssl") {
-        return;
-    }
-    let d = tempfile::tempdir().unwrap();
-    let pt = random(3001);
-    let ptf = d.path().join("pt");
-    fs::write(&ptf, &pt).unwrap();
+    let Some(d) = openssl_tmp() else { return };
+    let (ptf, pt) = random_file(d.path(), "pt", 3001);
     for (algo, klen) in [
         ("aes-256-cbc", 32),
         ("aes-128-cbc", 16),
@@ -293,10 +252,7 @@ fn hazmat_is_openssl_enc_compatible_and_always_warns() {
 
 #[test]
 fn sign_and_verify_interoperate_with_openssl() {
-    if !have("openssl") {
-        return;
-    }
-    let d = tempfile::tempdir().unwrap();
+    let Some(d) = openssl_tmp() else { return };
     let msg = d.path().join("msg");
     fs::write(&msg, random(10_000)).unwrap();
     let cases: [(&str, &[&str], &[&str]); 3] = [

@@ -12,6 +12,22 @@ pub mod hstest;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_hyperseal");
 
+/// Polls `done` every `every_ms` milliseconds for at most `within`: whether it came true. The
+/// tests wait this way for a process to start or end and for a socket to come or go, and
+/// assert on the answer where running out of time is a failure.
+pub fn waited(within: Duration, every_ms: u64, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + within;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(every_ms));
+    }
+}
+
 /// A temporary folder for an agent: its `run` folder (the agent's `XDG_RUNTIME_DIR`) made
 /// 0700, as the agent demands of the folder its socket is in.
 pub fn agent_dir() -> tempfile::TempDir {
@@ -32,6 +48,26 @@ impl Agent {
     /// hyperseal agent start --foreground ARGS`.
     pub fn start_with(prefix: &[&str], args: &[&str]) -> Agent {
         Self::start_in(agent_dir(), prefix, args)
+    }
+
+    /// An agent whose askpass program answers what the file `answer` says (0: yes; it starts
+    /// as 1: no) and logs each question to `askpass.log`; with `askpass` false, no askpass at
+    /// all. `env`: more of the agent's environment (`NAME=value`).
+    pub fn with_askpass(askpass: bool, env: &[&str]) -> Agent {
+        let dir = agent_dir();
+        let d = dir.path().display();
+        let program = dir.path().join("askpass");
+        let script = format!("#!/bin/sh\necho \"$1\" >> {d}/askpass.log\nexit $(cat {d}/answer)\n");
+        std::fs::write(&program, script).unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(dir.path().join("answer"), "1").unwrap();
+        let var = match askpass {
+            true => format!("HYPERSEAL_ASKPASS={}", program.display()),
+            false => "HYPERSEAL_ASKPASS=".to_string(),
+        };
+        let mut prefix = vec!["env", var.as_str(), "SSH_ASKPASS="];
+        prefix.extend(env);
+        Self::start_in(dir, &prefix, &[])
     }
 
     pub fn start(args: &[&str]) -> Agent {
@@ -58,11 +94,8 @@ impl Agent {
             .spawn()
             .unwrap();
         let agent = Agent { dir, child };
-        let until = Instant::now() + Duration::from_secs(20);
-        while std::os::unix::net::UnixStream::connect(agent.sock()).is_err() {
-            assert!(Instant::now() < until, "the agent did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let listening = || std::os::unix::net::UnixStream::connect(agent.sock()).is_ok();
+        assert!(waited(Duration::from_secs(20), 20, listening), "the agent did not start");
         agent
     }
 
@@ -108,6 +141,18 @@ impl Agent {
         };
         let (status, stderr, _) = on_terminal(&[BIN, "agent", verb], self.dir.path(), &env, &typed);
         (status, stderr)
+    }
+
+    /// A new key `dir/NAME.key` added with `add` (`agent add` options), and `data` sealed to it
+    /// in `dir/FILE`: the key file and its recipient.
+    pub fn add_sealed(&self, name: &str, add: &[&str], data: &[u8], file: &str) -> (PathBuf, String) {
+        let (key, public) = keypair(self.dir.path(), name);
+        let mut args = vec!["agent", "add"];
+        args.extend(add);
+        args.push(key.to_str().unwrap());
+        self.ok(&args);
+        seal(&public, data, &self.path(file));
+        (key, public)
     }
 
     /// Sends SIGTERM and waits for the end.

@@ -93,6 +93,42 @@ pub fn hs(args: &[&str], stdin: Option<&[u8]>) -> Output {
     out
 }
 
+/// `BIN ARGS` (age, its plugins, hyperseal) with `env`, PATH led by `.tools/bin` so age finds
+/// its plugins, and nothing on standard input.
+pub fn peer_cmd(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(bin)
+        .args(args)
+        .envs(env.iter().copied())
+        .env("PATH", tools_path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// [`peer_cmd`], asserted to succeed.
+pub fn peer_run(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let o = peer_cmd(bin, args, env);
+    assert!(o.status.success(), "{} {args:?} failed: {}", bin.display(), String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// A new temporary folder with two X25519 keys in it: `me` (the caller's) and `new` (one to
+/// add), each as its identity file's path and its recipient.
+pub struct TwoKeys {
+    pub dir: tempfile::TempDir,
+    pub me: String,
+    pub me_pub: String,
+    pub new: String,
+    pub new_pub: String,
+}
+
+pub fn two_keys() -> TwoKeys {
+    let dir = tempfile::tempdir().unwrap();
+    let (me, me_pub) = keypair(dir.path(), "me", "x25519");
+    let (new, new_pub) = keypair(dir.path(), "new", "x25519");
+    TwoKeys { dir, me, me_pub, new, new_pub }
+}
+
 /// Asserts success and returns stdout as text.
 pub fn ok(o: &Output) -> String {
     assert!(o.status.success(), "failed: {}", String::from_utf8_lossy(&o.stderr));
