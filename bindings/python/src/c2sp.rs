@@ -29,7 +29,9 @@ fn too_small(need: usize) -> PyErr {
 
 /// What the two push objects share: `update` turns input into output bytes (sealed chunks, or
 /// plaintext of chunks that authenticated), `finish` ends the message.
-trait Push: Send {
+trait Push: Send + Sized {
+    fn new(key: &Key, context: &[u8]) -> Result<Self, hyperseal::Error>;
+    fn threads(self, n: usize) -> Self;
     fn update_len(&self, n: usize) -> usize;
     fn update_into(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize, hyperseal::Error>;
     fn finish_len(&self) -> usize;
@@ -39,6 +41,12 @@ trait Push: Send {
 macro_rules! push_for {
     ($t:ty) => {
         impl Push for $t {
+            fn new(key: &Key, context: &[u8]) -> Result<Self, hyperseal::Error> {
+                <$t>::new(key, context)
+            }
+            fn threads(self, n: usize) -> Self {
+                <$t>::threads(self, n)
+            }
             fn update_len(&self, n: usize) -> usize {
                 <$t>::update_len(self, n)
             }
@@ -103,6 +111,73 @@ fn finalize<'py, P: Push>(inner: &mut Option<P>, py: Python<'py>) -> PyResult<Bo
     bytes_with(py, n, |out| p.finish_into(out))?.py_err()
 }
 
+/// A push object for `key` and `context`, on `threads` cores when given.
+fn open<P: Push>(
+    key: &Bound<'_, PyAny>,
+    context: Option<&Bound<'_, PyAny>>,
+    threads: Option<usize>,
+) -> PyResult<P> {
+    let ctx = context_of(context)?;
+    let p = P::new(&key_of(key)?, slice(&ctx)).py_err()?;
+    Ok(match threads {
+        Some(t) => p.threads(t),
+        None => p,
+    })
+}
+
+/// One-shot: the whole of `data` through a push object, into one bytes object of `len` bytes.
+fn one_shot<'py, P: Push>(
+    py: Python<'py>,
+    mut p: P,
+    len: usize,
+    data: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    bytes_with(py, len, |out| {
+        let n = p.update_into(data, out)?;
+        Ok::<_, hyperseal::Error>(n + p.finish_into(&mut out[n..])?)
+    })?
+    .py_err()
+}
+
+/// The Python class over a push object: the constructor and the methods both share, and
+/// `$extra`, the class's own. One `#[pymethods]` block per class is all PyO3 allows, so the
+/// shared methods are generated into it.
+macro_rules! push_class {
+    ($class:ident, $push:ty, $($extra:tt)*) => {
+        #[pymethods]
+        impl $class {
+            #[new]
+            #[pyo3(signature = (key, context = None, *, threads = None))]
+            fn new(
+                key: &Bound<'_, PyAny>,
+                context: Option<&Bound<'_, PyAny>>,
+                threads: Option<usize>,
+            ) -> PyResult<Self> {
+                Ok($class { inner: Some(open::<$push>(key, context, threads)?) })
+            }
+
+            fn update<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+                update(&mut self.inner, py, data)
+            }
+
+            fn update_into(
+                &mut self,
+                py: Python<'_>,
+                data: &Bound<'_, PyAny>,
+                buf: &Bound<'_, PyAny>,
+            ) -> PyResult<usize> {
+                update_into(&mut self.inner, py, data, buf)
+            }
+
+            fn finalize<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+                finalize(&mut self.inner, py)
+            }
+
+            $($extra)*
+        }
+    };
+}
+
 /// Encrypts one message pushed in pieces: `update()` returns the salt and commitment and then
 /// every complete 16 KiB chunk, `finalize()` the short final chunk.
 #[pyclass(name = "Encryptor", module = "hyperseal.c2sp", subclass)]
@@ -110,23 +185,9 @@ pub struct C2spEncryptor {
     inner: Option<c2sp::Encryptor>,
 }
 
-#[pymethods]
-impl C2spEncryptor {
-    #[new]
-    #[pyo3(signature = (key, context = None, *, threads = None))]
-    fn new(
-        key: &Bound<'_, PyAny>,
-        context: Option<&Bound<'_, PyAny>>,
-        threads: Option<usize>,
-    ) -> PyResult<Self> {
-        let ctx = context_of(context)?;
-        let mut enc = c2sp::Encryptor::new(&key_of(key)?, slice(&ctx)).py_err()?;
-        if let Some(t) = threads {
-            enc = enc.threads(t);
-        }
-        Ok(C2spEncryptor { inner: Some(enc) })
-    }
-
+push_class!(
+    C2spEncryptor,
+    c2sp::Encryptor,
     /// A fresh random key: 16 bytes for bits=128 (Cobblestone-128), 32 for bits=256.
     #[staticmethod]
     #[pyo3(signature = (bits = 256))]
@@ -138,24 +199,7 @@ impl C2spEncryptor {
         };
         Ok(PyBytes::new(py, Key::generate(variant).expose()))
     }
-
-    fn update<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        update(&mut self.inner, py, data)
-    }
-
-    fn update_into(
-        &mut self,
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-        buf: &Bound<'_, PyAny>,
-    ) -> PyResult<usize> {
-        update_into(&mut self.inner, py, data, buf)
-    }
-
-    fn finalize<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        finalize(&mut self.inner, py)
-    }
-}
+);
 
 /// Decrypts one message pushed in pieces: `update()` returns plaintext only from chunks that
 /// authenticated, `finalize()` opens the final chunk and fails on a truncated message. After
@@ -165,40 +209,7 @@ pub struct C2spDecryptor {
     inner: Option<c2sp::Decryptor>,
 }
 
-#[pymethods]
-impl C2spDecryptor {
-    #[new]
-    #[pyo3(signature = (key, context = None, *, threads = None))]
-    fn new(
-        key: &Bound<'_, PyAny>,
-        context: Option<&Bound<'_, PyAny>>,
-        threads: Option<usize>,
-    ) -> PyResult<Self> {
-        let ctx = context_of(context)?;
-        let mut dec = c2sp::Decryptor::new(&key_of(key)?, slice(&ctx)).py_err()?;
-        if let Some(t) = threads {
-            dec = dec.threads(t);
-        }
-        Ok(C2spDecryptor { inner: Some(dec) })
-    }
-
-    fn update<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        update(&mut self.inner, py, data)
-    }
-
-    fn update_into(
-        &mut self,
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-        buf: &Bound<'_, PyAny>,
-    ) -> PyResult<usize> {
-        update_into(&mut self.inner, py, data, buf)
-    }
-
-    fn finalize<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        finalize(&mut self.inner, py)
-    }
-}
+push_class!(C2spDecryptor, c2sp::Decryptor,);
 
 /// One-shot: the whole message, sealed on every core.
 #[pyfunction(name = "c2sp_encrypt")]
@@ -209,15 +220,10 @@ pub fn encrypt<'py>(
     data: &Bound<'py, PyAny>,
     context: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (key, ctx, input) = (key_of(key)?, context_of(context)?, Input::get(data, "data")?);
-    let (c, d) = (slice(&ctx), input.as_slice());
-    let mut enc = c2sp::Encryptor::new(&key, c).py_err()?;
-    let len = c2sp::sealed_len(d.len() as u64) as usize;
-    bytes_with(py, len, |out| {
-        let n = enc.update_into(d, out)?;
-        Ok::<_, hyperseal::Error>(n + enc.finish_into(&mut out[n..])?)
-    })?
-    .py_err()
+    let enc = open::<c2sp::Encryptor>(key, context, None)?;
+    let input = Input::get(data, "data")?;
+    let d = input.as_slice();
+    one_shot(py, enc, c2sp::sealed_len(d.len() as u64) as usize, d)
 }
 
 /// One-shot: checks the commitment and length, then opens every chunk on every core; returns
@@ -230,13 +236,9 @@ pub fn decrypt<'py>(
     data: &Bound<'py, PyAny>,
     context: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (key, ctx, input) = (key_of(key)?, context_of(context)?, Input::get(data, "data")?);
-    let (c, d) = (slice(&ctx), input.as_slice());
+    let dec = open::<c2sp::Decryptor>(key, context, None)?;
+    let input = Input::get(data, "data")?;
+    let d = input.as_slice();
     let (len, _) = c2sp::opened_len(d.len() as u64).py_err()?;
-    let mut dec = c2sp::Decryptor::new(&key, c).py_err()?;
-    bytes_with(py, len as usize, |out| {
-        let n = dec.update_into(d, out)?;
-        Ok::<_, hyperseal::Error>(n + dec.finish_into(&mut out[n..])?)
-    })?
-    .py_err()
+    one_shot(py, dec, len as usize, d)
 }
