@@ -9,7 +9,7 @@
 # allow_plugins=True. Never pass that for key strings that come from untrusted users.
 import os
 from collections.abc import Buffer, Callable, Sequence
-from typing import IO, Literal
+from typing import IO, Literal, TypedDict, Unpack
 
 __version__: str
 
@@ -267,20 +267,27 @@ class C2spDecryptor:
     def finalize(self) -> bytes: ...
 
 
+class _RekeyChange(TypedDict, total=False):
+    """The keywords every file re-key takes: the opening passphrase (instead of identities),
+    the new recipients (the full list, or ``add``/``remove``), whether the result may leave out
+    the given identities, and whether plugin keys are allowed (all default to None or False)."""
+
+    passphrase: _Passphrase | None
+    recipients: _Recipients | None
+    add: _Recipients | None
+    remove: _Recipients | None
+    remove_own: bool
+    allow_plugins: bool
+
 def rekey_file(
     path: _Path,
     identities: _Identities | None = None,
     *,
-    passphrase: _Passphrase | None = None,
-    recipients: _Recipients | None = None,
-    add: _Recipients | None = None,
-    remove: _Recipients | None = None,
-    remove_own: bool = False,
     output: _Path | None = None,
     force: bool = False,
     dry_run: bool = False,
     split_links: bool = False,
-    allow_plugins: bool = False,
+    **change: Unpack[_RekeyChange],
 ) -> dict[str, object]:
     """The library's file re-key (see :func:`hyperseal.rekey_file`): the plan (``before``,
     ``after``, ``removed``, ``added``) with ``written`` ("in_place", "rewritten", "nothing")
@@ -290,11 +297,6 @@ def rekey_tree(
     paths: list[_Path],
     identities: _Identities | None = None,
     *,
-    passphrase: _Passphrase | None = None,
-    recipients: _Recipients | None = None,
-    add: _Recipients | None = None,
-    remove: _Recipients | None = None,
-    remove_own: bool = False,
     recursive: bool = True,
     include: list[str] = ...,
     exclude: list[str] = ...,
@@ -302,8 +304,8 @@ def rekey_tree(
     dry_run: bool = False,
     manifest: _Path | None = None,
     split_links: bool = False,
-    allow_plugins: bool = False,
     progress: Callable[[int, int], object] | None = None,
+    **change: Unpack[_RekeyChange],
 ) -> tuple[list[dict[str, object]], dict[str, int]]:
     """The library's tree re-key (see :func:`hyperseal.rekey_tree`): a dict per file and the
     counts (``in_place``, ``rewritten``, ``already_done``, ``skipped``, ``failed``)."""
@@ -363,13 +365,7 @@ def looks_like_sops(data: bytes, name: str) -> bool:
 def rekey_head(
     head: Buffer,
     identities: _Identities | None = None,
-    *,
-    passphrase: _Passphrase | None = None,
-    recipients: _Recipients | None = None,
-    add: _Recipients | None = None,
-    remove: _Recipients | None = None,
-    remove_own: bool = False,
-    allow_plugins: bool = False,
+    **change: Unpack[_RekeyChange],
 ) -> tuple[bytes, int, dict[str, object]]:
     """``(new_header, old_header_len, plan)`` for the start of a binary file (see
     :func:`hyperseal.rekey_bytes`)."""
