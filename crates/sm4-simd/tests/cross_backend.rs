@@ -68,27 +68,10 @@ fn check_against_soft(backend: Backend) {
     }
 }
 
-#[test]
-fn aesni_matches_soft() {
-    check_against_soft(Backend::AesNi);
-}
-
-#[test]
-fn avx2_matches_soft() {
-    check_against_soft(Backend::Avx2);
-}
-
-#[test]
-fn vaes_matches_soft() {
-    check_against_soft(Backend::Vaes);
-}
-
-#[test]
-fn gfni_matches_soft() {
-    check_against_soft(Backend::Gfni);
-}
-
-#[test]
-fn gfni512_matches_soft() {
-    check_against_soft(Backend::Gfni512);
-}
+test_each_backend!(check_against_soft:
+    aesni_matches_soft => AesNi,
+    avx2_matches_soft => Avx2,
+    vaes_matches_soft => Vaes,
+    gfni_matches_soft => Gfni,
+    gfni512_matches_soft => Gfni512,
+);

@@ -154,35 +154,14 @@ fn check_backend(backend: Backend) {
     }
 }
 
-#[test]
-fn backend_soft() {
-    check_backend(Backend::Soft);
-}
-
-#[test]
-fn backend_aesni() {
-    check_backend(Backend::AesNi);
-}
-
-#[test]
-fn backend_avx2() {
-    check_backend(Backend::Avx2);
-}
-
-#[test]
-fn backend_vaes() {
-    check_backend(Backend::Vaes);
-}
-
-#[test]
-fn backend_gfni() {
-    check_backend(Backend::Gfni);
-}
-
-#[test]
-fn backend_gfni512() {
-    check_backend(Backend::Gfni512);
-}
+test_each_backend!(check_backend:
+    backend_soft => Soft,
+    backend_aesni => AesNi,
+    backend_avx2 => Avx2,
+    backend_vaes => Vaes,
+    backend_gfni => Gfni,
+    backend_gfni512 => Gfni512,
+);
 
 /// The convenience API goes through the default backend; check it against
 /// the reference too, including PKCS#7 CBC and the GCM functions.
