@@ -133,3 +133,23 @@ impl From<napi::Error> for Fail {
         Fail::arg(e.reason.clone())
     }
 }
+
+/// `Task` for a job on the libuv pool whose `run(&mut self)` gives the JS value or a `Fail`:
+/// the failure rejects the promise with its coded error.
+macro_rules! fail_task {
+    ($task:ty => $js:ty) => {
+        impl napi::Task for $task {
+            type Output = Result<$js, $crate::errors::Fail>;
+            type JsValue = $js;
+
+            fn compute(&mut self) -> napi::Result<Self::Output> {
+                Ok(self.run())
+            }
+
+            fn resolve(&mut self, env: napi::Env, output: Self::Output) -> napi::Result<$js> {
+                output.map_err(|f| f.into_rejection(&env))
+            }
+        }
+    };
+}
+pub(crate) use fail_task;

@@ -11,10 +11,9 @@ use hyperseal::output::{OutputError, OutputErrorKind, OutputOptions};
 use hyperseal::{Decryptor, Encryptor, Options};
 use napi::bindgen_prelude::{AsyncTask, Either, Status, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Env, Task};
 use napi_derive::napi;
 
-use crate::errors::{Code, Fail};
+use crate::errors::{fail_task, Code, Fail};
 use crate::keys::{self, PublicKeys};
 
 /// What `onProgress` receives.
@@ -93,7 +92,8 @@ impl FileTask {
         }
     }
 
-    fn run(&self) -> Result<u64, Fail> {
+    /// The plaintext length, as the JS number it resolves with.
+    fn run(&mut self) -> Result<f64, Fail> {
         let input = File::open(&self.src).map_err(|e| io_fail(&self.src, "cannot open", e))?;
         let meta = input.metadata().map_err(|e| io_fail(&self.src, "cannot read", e))?;
         if meta.is_dir() {
@@ -130,7 +130,7 @@ impl FileTask {
         output.commit().map_err(output_fail)?;
         // Always end on 100%, whatever the batching (and an armored file's estimate) gave.
         self.report(n, n);
-        Ok(n)
+        Ok(n as f64)
     }
 }
 
@@ -149,18 +149,7 @@ fn output_fail(e: OutputError) -> Fail {
     }
 }
 
-impl Task for FileTask {
-    type Output = Result<u64, Fail>;
-    type JsValue = f64;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(self.run())
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<f64> {
-        output.map(|n| n as f64).map_err(|f| f.into_rejection(&env))
-    }
-}
+fail_task!(FileTask => f64);
 
 fn threads(n: Option<u32>) -> usize {
     n.map_or_else(hyperseal::available_threads, |n| n.max(1) as usize)

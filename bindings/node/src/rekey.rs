@@ -15,10 +15,9 @@ use std::sync::Arc;
 use hyperseal::recipient::{self, Identity, Recipient};
 use hyperseal::rekey::Change;
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Uint8Array};
-use napi::{Env, Task};
 use napi_derive::napi;
 
-use crate::errors::{Fail, JsErr};
+use crate::errors::{fail_task, Fail, JsErr};
 use crate::keys::{self, PublicKeys};
 
 mod sops;
@@ -216,18 +215,7 @@ fn run_file(
     Ok(report(&r.plan, r.written == hyperseal::rekey::Written::InPlace))
 }
 
-impl Task for RekeyTask {
-    type Output = Result<RekeyReport, Fail>;
-    type JsValue = RekeyReport;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(self.run())
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<RekeyReport> {
-        output.map_err(|f| f.into_rejection(&env))
-    }
-}
+fail_task!(RekeyTask => RekeyReport);
 
 /// Re-keys the file at `path` (opened with `identities`) without re-encrypting its payload:
 /// `options.recipients` replaces every recipient, `options.add` / `options.remove` edit the

@@ -151,6 +151,7 @@ fn derive(kdf: tk::PasswordKdf, password: &Input, salt: &Input, len: Option<u32>
 
 /// Options of {@link kdfPbkdf2}.
 #[napi(object)]
+#[derive(Default)]
 pub struct Pbkdf2Options {
     /// Iterations (default 600000, at most 10000000).
     pub iterations: Option<u32>,
@@ -167,7 +168,7 @@ pub fn kdf_pbkdf2(
     salt: Either<&[u8], String>,
     options: Option<Pbkdf2Options>,
 ) -> Result<AsyncTask<BytesTask>, JsErr> {
-    let o = options.unwrap_or(Pbkdf2Options { iterations: None, hash: None, length: None });
+    let o = options.unwrap_or_default();
     let d = tk::Pbkdf2Params::default();
     let p = tk::Pbkdf2Params {
         hash: hash_fn(o.hash.as_deref())?,
@@ -178,6 +179,7 @@ pub fn kdf_pbkdf2(
 
 /// Options of {@link kdfArgon2id}.
 #[napi(object)]
+#[derive(Default)]
 pub struct Argon2Options {
     /// Memory in KiB (default 19456, i.e. 19 MiB).
     pub memory_kib: Option<u32>,
@@ -196,12 +198,7 @@ pub fn kdf_argon2id(
     salt: Either<&[u8], String>,
     options: Option<Argon2Options>,
 ) -> AsyncTask<BytesTask> {
-    let o = options.unwrap_or(Argon2Options {
-        memory_kib: None,
-        time_cost: None,
-        parallelism: None,
-        length: None,
-    });
+    let o = options.unwrap_or_default();
     let d = tk::Argon2Params::default();
     let p = tk::Argon2Params {
         m_cost_kib: o.memory_kib.unwrap_or(d.m_cost_kib),
@@ -213,6 +210,7 @@ pub fn kdf_argon2id(
 
 /// Options of {@link kdfScrypt} (`kdf.scrypt` also accepts Node's `N` / `cost`).
 #[napi(object)]
+#[derive(Default)]
 pub struct ScryptOptions {
     /// CPU/memory cost N, a power of two (default 131072 = 2^17). Same as Node's `N`.
     pub cost: Option<f64>,
@@ -231,12 +229,7 @@ pub fn kdf_scrypt(
     salt: Either<&[u8], String>,
     options: Option<ScryptOptions>,
 ) -> Result<AsyncTask<BytesTask>, JsErr> {
-    let o = options.unwrap_or(ScryptOptions {
-        cost: None,
-        block_size: None,
-        parallelization: None,
-        length: None,
-    });
+    let o = options.unwrap_or_default();
     let d = tk::ScryptParams::default();
     let log_n = match o.cost {
         None => d.log_n,

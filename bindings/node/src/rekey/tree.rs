@@ -8,11 +8,10 @@ use std::path::PathBuf;
 use hyperseal::rekey::{Change, TreeOptions, TreeOutcome, TreeReport, Written, MANIFEST_NAME};
 use napi::bindgen_prelude::{AsyncTask, Either, FnArgs, Status, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Env, Task};
 use napi_derive::napi;
 
 use super::{change_of, sops, Identities, Keys};
-use crate::errors::Fail;
+use crate::errors::{fail_task, Fail};
 use crate::keys::PublicKeys;
 
 type TreeProgressFn =
@@ -268,18 +267,7 @@ fn convert(tree: TreeReport) -> RekeyTreeReport {
     })
 }
 
-impl Task for RekeyTreeTask {
-    type Output = Result<RekeyTreeReport, Fail>;
-    type JsValue = RekeyTreeReport;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(self.run())
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<RekeyTreeReport> {
-        output.map_err(|f| f.into_rejection(&env))
-    }
-}
+fail_task!(RekeyTreeTask => RekeyTreeReport);
 
 fn globs(g: Option<PublicKeys>) -> Vec<String> {
     match g {
