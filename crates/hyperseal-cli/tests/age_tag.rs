@@ -52,6 +52,21 @@ fn p(x: &Path) -> &str {
     x.to_str().unwrap()
 }
 
+/// `DIR/in` holding `data`: the plaintext file of a test.
+fn input_in(dir: &Path, data: &[u8]) -> PathBuf {
+    let input = dir.join("in");
+    fs::write(&input, data).unwrap();
+    input
+}
+
+/// `hyperseal keygen --kind KIND -o DIR/NAME`: the key file and the public key it printed.
+fn keygen(dir: &Path, name: &str, kind: &str) -> (PathBuf, String) {
+    let key = dir.join(name);
+    let o = run(Path::new(HS), &["keygen", "--kind", kind, "-o", p(&key)]);
+    let said = String::from_utf8(o.stderr).unwrap();
+    (key, said.trim().strip_prefix("Public key: ").unwrap().to_string())
+}
+
 fn is_armored(file: &Path) -> bool {
     fs::read(file).unwrap().starts_with(b"-----BEGIN AGE ENCRYPTED FILE-----")
 }
@@ -135,10 +150,7 @@ fn fresh_keys_age_tag_form_and_native_form() {
     for (kind, prefix, tag_prefix) in
         [("p256", "hs-p2561", "age1tag1"), ("p256-mlkem768", "hs-mlkem768p2561", "age1tagpq1")]
     {
-        let key = dir.path().join(format!("{kind}.key"));
-        let o = run(hs, &["keygen", "--kind", kind, "-o", p(&key)]);
-        let public =
-            String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
+        let (key, public) = keygen(dir.path(), &format!("{kind}.key"), kind);
         assert!(public.starts_with(prefix), "{public}");
         let tag = String::from_utf8(run(hs, &["pubkey", "--age-tag", "-i", p(&key)]).stdout).unwrap();
         let tag = tag.trim();
@@ -178,30 +190,14 @@ fn mixed_recipients_with_age() {
     let Some(age) = age() else { return };
     let dir = tempfile::tempdir().unwrap();
     let hs = Path::new(HS);
-    let input = dir.path().join("in");
-    fs::write(&input, data(65536)).unwrap();
+    let input = input_in(dir.path(), &data(65536));
     for (native_kind, tag_r) in [("x25519", CLASSIC.to_string()), ("hybrid", hybrid())] {
-        let key = dir.path().join(format!("{native_kind}.key"));
-        let o = run(hs, &["keygen", "--kind", native_kind, "-o", p(&key)]);
-        let public =
-            String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
+        let (key, public) = keygen(dir.path(), &format!("{native_kind}.key"), native_kind);
         let file = dir.path().join(format!("mixed-{native_kind}.age"));
+        let both = ["-r", &tag_r, "-r", &public];
         run(
             hs,
-            &[
-                "encrypt",
-                "-q",
-                "-a",
-                "--format",
-                "age",
-                "-r",
-                &tag_r,
-                "-r",
-                &public,
-                "-o",
-                p(&file),
-                p(&input),
-            ],
+            &[&["encrypt", "-q", "-a", "--format", "age"][..], &both, &["-o", p(&file), p(&input)]].concat(),
         );
         assert!(run(&age, &["-d", "-j", "tagtest", p(&file)]).stdout == data(65536));
         assert!(run(&age, &["-d", "-i", p(&key), p(&file)]).stdout == data(65536));
@@ -211,9 +207,7 @@ fn mixed_recipients_with_age() {
         assert!(run(hs, &["decrypt", "-q", "-i", IDS, p(&theirs)]).stdout == data(65536));
         assert!(run(hs, &["decrypt", "-q", "-i", p(&key), p(&theirs)]).stdout == data(65536));
     }
-    let x = dir.path().join("x.key");
-    let o = run(hs, &["keygen", "--kind", "x25519", "-o", p(&x)]);
-    let x_pub = String::from_utf8(o.stderr).unwrap().trim().strip_prefix("Public key: ").unwrap().to_string();
+    let (_, x_pub) = keygen(dir.path(), "x.key", "x25519");
     let out = dir.path().join("refused.age");
     let o = cmd(
         hs,
@@ -231,8 +225,7 @@ fn wrong_key_and_damaged_stanza() {
     let Some(age) = age() else { return };
     let dir = tempfile::tempdir().unwrap();
     let hs = Path::new(HS);
-    let input = dir.path().join("in");
-    fs::write(&input, b"tag test\n").unwrap();
+    let input = input_in(dir.path(), b"tag test\n");
     let file = dir.path().join("f.age");
     run(&age, &["-r", CLASSIC, "-o", p(&file), p(&input)]);
     let other = dir.path().join("other.key");

@@ -35,6 +35,14 @@ fn args(cipher: &str) -> (Vec<String>, Vec<String>) {
     (ours, theirs)
 }
 
+/// `hyperseal hazmat VERB OURS… TAIL…` (`ours`: [`args`]'s), `stdin` on standard input.
+fn hazmat(verb: &str, ours: &[String], tail: &[&str], stdin: Option<&[u8]>) -> std::process::Output {
+    let mut argv: Vec<&str> = vec!["hazmat", verb];
+    argv.extend(ours.iter().map(String::as_str));
+    argv.extend(tail);
+    hs(&argv, stdin)
+}
+
 const CIPHERS: [&str; 9] = [
     "aes-128-cbc",
     "aes-256-cbc",
@@ -61,18 +69,13 @@ fn streams_match_openssl_around_batch_boundaries() {
         for cipher in CIPHERS {
             let (ours, theirs) = args(cipher);
             let ctf = d.path().join("ct");
-            let mut enc: Vec<&str> = vec!["hazmat", "encrypt"];
-            enc.extend(ours.iter().map(String::as_str));
-            enc.extend(["--force", "-o", p(&ctf), p(&ptf)]);
-            ok(&hs(&enc, None));
+            ok(&hazmat("encrypt", &ours, &["--force", "-o", p(&ctf), p(&ptf)], None));
             let ours_ct = fs::read(&ctf).unwrap();
             let o = Command::new("openssl").arg("enc").args(&theirs).arg("-in").arg(&ptf).output().unwrap();
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             assert!(ours_ct == o.stdout, "{cipher}, {n} bytes: ciphertext differs from openssl enc");
             // Back through stdin and stdout.
-            let mut dec: Vec<&str> = vec!["hazmat", "decrypt"];
-            dec.extend(ours.iter().map(String::as_str));
-            let back = hs(&dec, Some(&ours_ct));
+            let back = hazmat("decrypt", &ours, &[], Some(&ours_ct));
             ok(&back);
             assert!(back.stdout == biggest[..n], "{cipher}, {n} bytes: decryption differs");
         }
@@ -89,17 +92,11 @@ fn bad_padding_after_a_batch_leaves_no_output() {
     for cipher in ["aes-256-cbc", "sm4-ecb"] {
         let (ours, _) = args(cipher);
         let ctf = d.path().join("ct");
-        let mut enc: Vec<&str> = vec!["hazmat", "encrypt"];
-        enc.extend(ours.iter().map(String::as_str));
-        enc.extend(["--force", "-o", p(&ctf), p(&ptf)]);
-        ok(&hs(&enc, None));
+        ok(&hazmat("encrypt", &ours, &["--force", "-o", p(&ctf), p(&ptf)], None));
         let mut ct = fs::read(&ctf).unwrap();
         *ct.last_mut().unwrap() ^= 0x80;
         let out = d.path().join("out");
-        let mut dec: Vec<&str> = vec!["hazmat", "decrypt"];
-        dec.extend(ours.iter().map(String::as_str));
-        dec.extend(["-o", p(&out)]);
-        let o = hs(&dec, Some(&ct));
+        let o = hazmat("decrypt", &ours, &["-o", p(&out)], Some(&ct));
         assert_eq!(o.status.code(), Some(1), "{cipher}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("hyperseal: error: decryption failed: bad padding or length"), "{err}");

@@ -16,6 +16,11 @@ use common::peak;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
+/// `make()` where the peak of memory can be measured; `None` (the test is skipped) elsewhere.
+fn measurable<T>(make: fn() -> T) -> Option<T> {
+    peak::fresh().then(make)
+}
+
 /// `-o OUT` in a fresh directory, the identity file, and the directory.
 struct Case {
     dir: tempfile::TempDir,
@@ -55,10 +60,7 @@ fn body_line() -> Vec<u8> {
 
 #[test]
 fn an_endless_stanza_body_from_a_pipe() {
-    if !peak::fresh() {
-        return;
-    }
-    let case = Case::new();
+    let Some(case) = measurable(Case::new) else { return };
     for args in [&["decrypt"][..], &["age", "-d"]] {
         let line = case.decrypt(args, endless(AGE, &body_line()));
         assert!(line.contains("input too large") && line.contains("stanza body"), "{args:?}: {line}");
@@ -91,10 +93,7 @@ fn an_endless_armored_stanza_body_from_a_pipe() {
 
 #[test]
 fn one_line_of_100_mb() {
-    if !peak::fresh() {
-        return;
-    }
-    let case = Case::new();
+    let Some(case) = measurable(Case::new) else { return };
     let input =
         Box::new(std::io::Cursor::new(AGE[..22].to_vec()).chain(std::io::repeat(b'A').take(100 << 20)));
     let line = case.decrypt(&["decrypt"], input);
@@ -103,10 +102,7 @@ fn one_line_of_100_mb() {
 
 #[test]
 fn armor_that_never_ends() {
-    if !peak::fresh() {
-        return;
-    }
-    let case = Case::new();
+    let Some(case) = measurable(Case::new) else { return };
     let line = case.decrypt(&["decrypt"], endless(b"-----BEGIN AGE ENCRYPTED FILE-----\n", b"A"));
     assert!(line.contains("input too large") && line.contains("armor line"), "{line}");
     // Valid stanza lines, forever.
@@ -183,10 +179,7 @@ impl Toolkit {
 /// signature file are refused at the signature budget, after reading 64 KiB + 1 bytes.
 #[test]
 fn a_signature_that_never_ends() {
-    if !peak::fresh() {
-        return;
-    }
-    let t = Toolkit::new();
+    let Some(t) = measurable(Toolkit::new) else { return };
     let verify = |sig: &str| t.fails(&["verify", "--pubkey", "@pub", "--sig", sig, "@msg"], None);
     // The setup is sound: the real signature verifies.
     let ok = Command::new(env!("CARGO_BIN_EXE_hyperseal"))
@@ -204,10 +197,7 @@ fn a_signature_that_never_ends() {
 
 #[test]
 fn an_hmac_key_file_that_never_ends() {
-    if !peak::fresh() {
-        return;
-    }
-    let t = Toolkit::new();
+    let Some(t) = measurable(Toolkit::new) else { return };
     let line = t.fails(&["mac", "--key-file", "/dev/zero", "@msg"], None);
     assert_eq!(line, "hyperseal: error: input too large: the --key-file is longer than 256 KiB");
 }
@@ -215,10 +205,7 @@ fn an_hmac_key_file_that_never_ends() {
 /// Base64url that never ends is refused at the longest token `seal` writes.
 #[test]
 fn a_token_that_never_ends() {
-    if !peak::fresh() {
-        return;
-    }
-    let t = Toolkit::new();
+    let Some(t) = measurable(Toolkit::new) else { return };
     let line = t.fails(&["token", "open", "--key", "@token.key"], Some(endless(b"", b"AQ")));
     assert!(line.starts_with("hyperseal: error: input too large: the token is longer than "), "{line}");
 }
@@ -226,10 +213,7 @@ fn a_token_that_never_ends() {
 /// A checksum list comes from wherever the files came from: a line that never ends.
 #[test]
 fn a_checksum_line_that_never_ends() {
-    if !peak::fresh() {
-        return;
-    }
-    let t = Toolkit::new();
+    let Some(t) = measurable(Toolkit::new) else { return };
     let line = t.fails(&["hash", "--check", "/dev/zero"], None);
     assert!(line.contains("input too large: a line of the checksum list"), "{line}");
     let line = t.fails(&["hash", "--check", "-"], Some(endless(b"", &[b'a'; 64])));

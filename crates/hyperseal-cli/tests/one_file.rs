@@ -23,6 +23,14 @@ fn setup() -> (tempfile::TempDir, String, String, Vec<u8>) {
     (dir, key, public, plain)
 }
 
+/// [`setup`] with `in` encrypted to `ct`: the folder, the key file, the plaintext.
+fn sealed() -> (tempfile::TempDir, String, Vec<u8>) {
+    let (dir, key, public, plain) = setup();
+    let d = dir.path();
+    ok(&hs(&["encrypt", "-r", &public, "-o", p(&d.join("ct")), p(&d.join("in"))], None));
+    (dir, key, plain)
+}
+
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> =
         fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
@@ -51,10 +59,9 @@ fn positional_and_streamed_files_agree_both_ways() {
 
 #[test]
 fn a_damaged_chunk_leaves_no_output_and_keeps_an_existing_one() {
-    let (dir, key, public, _) = setup();
+    let (dir, key, _) = sealed();
     let d = dir.path();
     let ct = d.join("ct");
-    ok(&hs(&["encrypt", "-r", &public, "-o", p(&ct), p(&d.join("in"))], None));
     let mut bytes = fs::read(&ct).unwrap();
     // In the middle and near the end: pieces other workers may finish first.
     let (mid, late) = (bytes.len() / 2, bytes.len() - 70_000);
@@ -128,10 +135,9 @@ fn a_file_into_a_file_is_read_and_written_at_offsets() {
 /// exactly the bytes the streamed reader gives; a file cut short fails whatever the range.
 #[test]
 fn random_access_into_a_file_matches_the_reader() {
-    let (dir, key, public, plain) = setup();
+    let (dir, key, plain) = sealed();
     let d = dir.path();
     let ct = d.join("ct");
-    ok(&hs(&["encrypt", "-r", &public, "-o", p(&ct), p(&d.join("in"))], None));
     for (offset, length) in [(0usize, SIZE), (1_000_003, 5 << 20), (SIZE - 4_500_000, 9 << 20)] {
         let (o, l) = (offset.to_string(), length.to_string());
         let pt = d.join("pt");

@@ -23,6 +23,14 @@ fn stderr(o: &std::process::Output) -> String {
 }
 
 /// A plaintext of `n` bytes and its encryption to `public` (extra encrypt arguments in `args`).
+/// A new temporary folder with the keys `a` and `b` in it: the folder, then each key's identity
+/// file and recipient.
+fn a_and_b() -> (tempfile::TempDir, (String, String), (String, String)) {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (keypair(d.path(), "a"), keypair(d.path(), "b"));
+    (d, a, b)
+}
+
 fn encrypted(dir: &Path, public: &str, n: usize, args: &[&str]) -> (Vec<u8>, String) {
     let plain: Vec<u8> = (0..n as u32).map(|i| (i * 7 % 253) as u8).collect();
     let p = dir.join("plain");
@@ -47,9 +55,7 @@ fn opens(id: &str, file: &str) -> Option<Vec<u8>> {
 
 #[test]
 fn in_place_keeps_every_payload_byte_and_age_agrees() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a");
-    let (b_id, b) = keypair(d.path(), "b");
+    let (d, (a_id, a), (b_id, b)) = a_and_b();
     let (plain, file) = encrypted(d.path(), &a, 3 << 20, &["--format", "age"]);
     let before = fs::read(&file).unwrap();
     let o = hs(&["rekey", "-i", &a_id, "-r", &b, "--remove-own", &file], None);
@@ -83,9 +89,7 @@ fn in_place_keeps_every_payload_byte_and_age_agrees() {
 
 #[test]
 fn small_files_armored_files_and_outputs_are_rewritten() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a");
-    let (b_id, b) = keypair(d.path(), "b");
+    let (d, (a_id, a), (b_id, b)) = a_and_b();
     for args in [&[][..], &["-a"][..], &["--format", "age", "-a"][..]] {
         let (plain, file) = encrypted(d.path(), &a, 1000, args);
         let armored = args.contains(&"-a");
@@ -110,9 +114,7 @@ fn small_files_armored_files_and_outputs_are_rewritten() {
 
 #[test]
 fn refusals_and_dry_run_change_nothing() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a");
-    let (_, b) = keypair(d.path(), "b");
+    let (d, (a_id, a), (_, b)) = a_and_b();
     let (c_id, _) = keypair(d.path(), "c");
     let (_, file) = encrypted(d.path(), &a, 2 << 20, &[]);
     let before = fs::read(&file).unwrap();
@@ -140,9 +142,7 @@ fn refusals_and_dry_run_change_nothing() {
 
 #[test]
 fn many_files_report_each_and_fail_if_any_failed() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a");
-    let (b_id, b) = keypair(d.path(), "b");
+    let (d, (a_id, a), (b_id, b)) = a_and_b();
     let (plain, file) = encrypted(d.path(), &a, 100, &[]);
     let good = d.path().join("good.enc");
     fs::rename(&file, &good).unwrap();
@@ -158,9 +158,7 @@ fn many_files_report_each_and_fail_if_any_failed() {
 
 #[test]
 fn rotate_makes_a_new_file_key() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a");
-    let (b_id, b) = keypair(d.path(), "b");
+    let (d, (a_id, a), (b_id, b)) = a_and_b();
     let (plain, file) = encrypted(d.path(), &a, 300_000, &[]);
     let before = fs::read(&file).unwrap();
     ok(&hs(&["rekey", "--rotate", "-i", &a_id, "-r", &b, "--remove-own", &file], None));
@@ -177,9 +175,7 @@ fn rotate_makes_a_new_file_key() {
 /// the old key or the new one, and the next re-key completes or cleans up the journal.
 #[test]
 fn a_kill_at_any_instant_leaves_the_old_set_or_the_new() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a");
-    let (b_id, b) = keypair(d.path(), "b");
+    let (d, (a_id, a), (b_id, b)) = a_and_b();
     // 4 MiB: written with slack, re-keyed in place. 900 KB: no slack, so rewritten.
     let (plain, file) = {
         let (p, f) = encrypted(d.path(), &a, 4 << 20, &[]);
@@ -238,9 +234,7 @@ fn a_kill_at_any_instant_leaves_the_old_set_or_the_new() {
 /// A full disk (the file size limit) while the payload is copied: the file is untouched.
 #[test]
 fn a_full_disk_leaves_the_old_file() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a");
-    let (_, b) = keypair(d.path(), "b");
+    let (d, (a_id, a), (_, b)) = a_and_b();
     let (plain, file) = encrypted(d.path(), &a, 3 << 20, &["--format", "age", "-a"]);
     let before = fs::read(&file).unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_hyperseal"));

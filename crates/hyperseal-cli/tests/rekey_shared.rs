@@ -9,14 +9,12 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use hyperseal::recipient::{parse_recipient, Identity};
 use hyperseal::rekey::{rekey_tree, Change, TreeOptions, TreeOutcome};
 
 use crate::common;
-use common::swap::swapping;
+use common::swap::{swapping, walked_within_a_minute};
 use common::{hs, keypair, ok, p, TwoKeys};
 
 fn err(o: &Output) -> String {
@@ -71,27 +69,14 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_tree() {
     let change = Change { add: vec![parse_recipient(&carol_pub).unwrap()], ..Change::default() };
     let opts = TreeOptions { recursive: true, threads: 1, ..TreeOptions::default() };
 
-    // A FIFO must not hang the run: it runs on a thread the test gives a minute.
-    let (tx, rx) = mpsc::channel();
     let root = t.clone();
-    std::thread::spawn(move || {
-        let report = rekey_tree(&[root], &ids, &change, &opts, None).unwrap();
-        let lines: Vec<(PathBuf, String)> = report
-            .files
-            .into_iter()
-            .map(|(path, o)| {
-                let what = match o {
-                    TreeOutcome::Rekeyed(_) => "rekeyed".to_string(),
-                    TreeOutcome::AlreadyDone => "done".into(),
-                    TreeOutcome::Skipped(why) => format!("skipped: {why}"),
-                    TreeOutcome::Failed(e) => format!("failed: {e}"),
-                };
-                (path, what)
-            })
-            .collect();
-        tx.send(lines).unwrap();
+    let walk = move || rekey_tree(&[root], &ids, &change, &opts, None).unwrap().files;
+    let lines = walked_within_a_minute(walk, |o| match o {
+        TreeOutcome::Rekeyed(_) => "rekeyed".to_string(),
+        TreeOutcome::AlreadyDone => "done".into(),
+        TreeOutcome::Skipped(why) => format!("skipped: {why}"),
+        TreeOutcome::Failed(e) => format!("failed: {e}"),
     });
-    let lines = rx.recv_timeout(Duration::from_secs(60)).expect("the run hung on a swapped-in FIFO");
     let of = |f: &str| lines.iter().find(|(path, _)| path == &t.join(f)).map(|(_, w)| w.clone()).unwrap();
     assert_eq!(of("a.hs"), "rekeyed");
     for f in ["u/d/y.hs", "u/f.hs", "u/x.hs"] {

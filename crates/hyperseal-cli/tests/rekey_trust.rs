@@ -19,6 +19,14 @@ fn stderr(o: &std::process::Output) -> String {
 }
 
 /// An encryption of 100 KB to `to`, at `dir/name` (extra encrypt arguments in `args`).
+/// A new temporary folder with two X25519 keys named `names` in it: the folder, then each key's
+/// identity file and recipient.
+fn two_x25519(names: [&str; 2]) -> (tempfile::TempDir, [(String, String); 2]) {
+    let d = tempfile::tempdir().unwrap();
+    let keys = names.map(|name| keypair(d.path(), name, "x25519"));
+    (d, keys)
+}
+
 fn encrypted(dir: &Path, name: &str, to: &[&str], args: &[&str]) -> String {
     encrypted_sized(dir, name, to, args, 100_000)
 }
@@ -84,9 +92,7 @@ fn a_post_quantum_file_is_never_rewrapped_to_a_classical_key() {
 
 #[test]
 fn rotate_keeps_the_lock_out_guard() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a", "x25519");
-    let (c_id, c) = keypair(d.path(), "c", "x25519");
+    let (d, [(a_id, a), (c_id, c)]) = two_x25519(["a", "c"]);
     let file = encrypted(d.path(), "f.hs", &[&a], &[]);
     let before = fs::read(&file).unwrap();
     let o = hs(&["rekey", "--rotate", "-i", &a_id, "-r", &c, &file], None);
@@ -105,9 +111,7 @@ fn rotate_keeps_the_lock_out_guard() {
 /// journal is live, and must be neither applied nor removed.
 #[test]
 fn recovery_waits_for_the_lock() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a", "x25519");
-    let (_, b) = keypair(d.path(), "b", "x25519");
+    let (d, [(a_id, a), (_, b)]) = two_x25519(["a", "b"]);
     let file = encrypted_sized(d.path(), "f.hs", &[&a], &[], WITH_SLACK);
     let before = fs::read(&file).unwrap();
     // A live journal, as a re-key has it on disk while it writes.
@@ -143,9 +147,7 @@ fn recovery_waits_for_the_lock() {
 /// the next re-key completes it.
 #[test]
 fn a_torn_header_opens_through_its_journal() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a", "x25519");
-    let (b_id, b) = keypair(d.path(), "b", "x25519");
+    let (d, [(a_id, a), (b_id, b)]) = two_x25519(["a", "b"]);
     let file = encrypted_sized(d.path(), "f.age", &[&a], &["--format", "age"], WITH_SLACK);
     let Some(jpath) = killed_at_header_write(&a_id, &b, &file) else { return };
     let j = fs::read(jpath).unwrap();
@@ -175,9 +177,7 @@ fn a_torn_header_opens_through_its_journal() {
 
 #[test]
 fn a_fifo_or_link_at_the_journal_name_never_hangs_the_rekey() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a", "x25519");
-    let (_, b) = keypair(d.path(), "b", "x25519");
+    let (d, [(a_id, a), (_, b)]) = two_x25519(["a", "b"]);
     let file = encrypted(d.path(), "victim.hs", &[&a], &[]);
     let before = fs::read(&file).unwrap();
     let jpath = hyperseal::rekey::journal_path(Path::new(&file));
@@ -214,9 +214,7 @@ fn a_fifo_or_link_at_the_journal_name_never_hangs_the_rekey() {
 
 #[test]
 fn a_rewrite_keeps_owner_mode_attributes_and_links() {
-    let d = tempfile::tempdir().unwrap();
-    let (a_id, a) = keypair(d.path(), "a", "x25519");
-    let (b_id, b) = keypair(d.path(), "b", "x25519");
+    let (d, [(a_id, a), (b_id, b)]) = two_x25519(["a", "b"]);
     // Armored: always rewritten (its payload is not at a fixed offset).
     let file = encrypted(d.path(), "f.age", &[&a], &["--format", "age", "-a"]);
     fs::set_permissions(&file, fs::Permissions::from_mode(0o640)).unwrap();

@@ -51,6 +51,15 @@ fn files() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
     ]
 }
 
+/// sops and age-keygen with a temporary folder, and in it an `old` classic key and a `new`
+/// post-quantum one (each its file and recipient); `None` (skipped) without sops.
+fn old_and_new() -> Option<(PathBuf, tempfile::TempDir, (PathBuf, String), (PathBuf, String))> {
+    let (tools, tmp) = sops_kit()?;
+    let old = keygen(&tools, tmp.path(), "old", false);
+    let new = keygen(&tools, tmp.path(), "new", true);
+    Some((tools, tmp, old, new))
+}
+
 fn sealed_values(text: &str) -> Vec<&str> {
     text.match_indices("ENC[AES256_GCM,data:")
         .map(|(i, _)| &text[i..i + text[i..].find(']').unwrap()])
@@ -59,10 +68,8 @@ fn sealed_values(text: &str) -> Vec<&str> {
 
 #[test]
 fn rotated_files_open_with_sops_under_the_new_key_only() {
-    let Some((tools, tmp)) = sops_kit() else { return };
+    let Some((tools, tmp, old, new)) = old_and_new() else { return };
     let (tools, dir) = (tools.as_path(), tmp.path());
-    let old = keygen(tools, dir, "old", false);
-    let new = keygen(tools, dir, "new", true);
     let ids: Vec<Box<dyn Identity>> = parse_identities(&fs::read_to_string(&old.0).unwrap()).unwrap();
     let target = Target::Edit { add: vec![new.1.clone()], remove: vec![old.1.clone()] };
     for (name, plain, opts) in files() {
@@ -171,10 +178,8 @@ fn a_file_changed_outside_sops_is_not_rotated() {
 /// every file opens with the new key alone, none with the old, and `sops updatekeys` agrees.
 #[test]
 fn the_cli_rotates_a_folder_to_its_rules() {
-    let Some((tools, tmp)) = sops_kit() else { return };
+    let Some((tools, tmp, old, new)) = old_and_new() else { return };
     let (tools, dir) = (tools.as_path(), tmp.path());
-    let old = keygen(tools, dir, "old", false);
-    let new = keygen(tools, dir, "new", true);
     let both = dir.join("both.txt");
     fs::write(&both, fs::read_to_string(&old.0).unwrap() + &fs::read_to_string(&new.0).unwrap()).unwrap();
     let repo = dir.join("repo");

@@ -10,11 +10,10 @@ use crate::common;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::sync::Arc;
 
 use common::sops_kit;
-use common::swap::swapping;
+use common::swap::{swapping, walked_within_a_minute};
 use hyperseal::recipient::{parse_identities, parse_recipient, Identity};
 use hyperseal_sops::{rekey_files, FileOutcome, FilesOptions, Target};
 
@@ -37,15 +36,34 @@ fn sealed(tools: &Path, dir: &Path, name: &str, to: &str) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// What both tests start from: sops, a temporary folder, the administrator's key (its file and
+/// recipient), carol's recipient, and in the folder `tree/` (made down to `tree_dirs`) and the
+/// victim's `victim/`. `None` (skipped) without sops.
+struct Kit {
+    tools: PathBuf,
+    dir: tempfile::TempDir,
+    admin: PathBuf,
+    admin_pub: String,
+    carol_pub: String,
+    t: PathBuf,
+    victim: PathBuf,
+}
+
+fn kit(tree_dirs: &str) -> Option<Kit> {
+    let (tools, dir) = sops_kit()?;
+    let d = dir.path();
+    let (admin, admin_pub) = keygen(&tools, d, "admin");
+    let (_, carol_pub) = keygen(&tools, d, "carol");
+    let (t, victim) = (d.join("tree"), d.join("victim"));
+    fs::create_dir_all(t.join(tree_dirs)).unwrap();
+    fs::create_dir_all(&victim).unwrap();
+    Some(Kit { tools, dir, admin, admin_pub, carol_pub, t, victim })
+}
+
 #[test]
 fn a_swap_after_the_walk_touches_nothing_outside_the_sops_tree() {
-    let Some((tools, dir)) = sops_kit() else { return };
-    let (tools, d) = (tools.as_path(), dir.path());
-    let (admin, admin_pub) = keygen(tools, d, "admin");
-    let (_, carol_pub) = keygen(tools, d, "carol");
-    let (t, victim) = (d.join("tree"), d.join("victim"));
-    fs::create_dir_all(t.join("u/d")).unwrap();
-    fs::create_dir_all(&victim).unwrap();
+    let Some(Kit { tools, dir: _dir, admin, admin_pub, carol_pub, t, victim }) = kit("u/d") else { return };
+    let tools = tools.as_path();
     for f in ["a.yaml", "u/d/y.yaml", "u/f.yaml", "u/x.yaml"] {
         sealed(tools, &t, f, &admin_pub);
     }
@@ -63,28 +81,15 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_sops_tree() {
         ..FilesOptions::default()
     };
 
-    // A FIFO must not hang the run: it runs on a thread the test gives a minute.
-    let (tx, rx) = mpsc::channel();
     let root = t.clone();
-    std::thread::spawn(move || {
-        let read = |r: &str| parse_recipient(r);
-        let report = rekey_files(&[root], &ids, &options, &read, None).unwrap();
-        let lines: Vec<(PathBuf, String)> = report
-            .files
-            .into_iter()
-            .map(|(path, o)| {
-                let what = match o {
-                    FileOutcome::Changed { .. } => "changed".to_string(),
-                    FileOutcome::Unchanged => "unchanged".into(),
-                    FileOutcome::Skipped(why) => format!("skipped: {why}"),
-                    FileOutcome::Failed(e) => format!("failed: {e}"),
-                };
-                (path, what)
-            })
-            .collect();
-        tx.send(lines).unwrap();
+    let read = |r: &str| parse_recipient(r);
+    let walk = move || rekey_files(&[root], &ids, &options, &read, None).unwrap().files;
+    let lines = walked_within_a_minute(walk, |o| match o {
+        FileOutcome::Changed { .. } => "changed".to_string(),
+        FileOutcome::Unchanged => "unchanged".into(),
+        FileOutcome::Skipped(why) => format!("skipped: {why}"),
+        FileOutcome::Failed(e) => format!("failed: {e}"),
     });
-    let lines = rx.recv_timeout(Duration::from_secs(60)).expect("the run hung on a swapped-in FIFO");
     let of = |f: &str| {
         lines.iter().find(|(path, _)| path == &t.join(f)).map(|(_, w)| w.clone()).unwrap_or_default()
     };
@@ -107,13 +112,8 @@ fn a_swap_after_the_walk_touches_nothing_outside_the_sops_tree() {
 /// A link in the tree is listed as skipped and never followed, to a file or a folder.
 #[test]
 fn links_in_a_sops_tree_are_not_followed() {
-    let Some((tools, dir)) = sops_kit() else { return };
-    let (tools, d) = (tools.as_path(), dir.path());
-    let (admin, admin_pub) = keygen(tools, d, "admin");
-    let (_, carol_pub) = keygen(tools, d, "carol");
-    let (t, victim) = (d.join("tree"), d.join("victim"));
-    fs::create_dir_all(&t).unwrap();
-    fs::create_dir_all(&victim).unwrap();
+    let Some(Kit { tools, dir: _dir, admin, admin_pub, carol_pub, t, victim }) = kit("") else { return };
+    let tools = tools.as_path();
     sealed(tools, &victim, "secret.yaml", &admin_pub);
     let before = fs::read(victim.join("secret.yaml")).unwrap();
     std::os::unix::fs::symlink(victim.join("secret.yaml"), t.join("x.yaml")).unwrap();

@@ -3,9 +3,10 @@
 //! files and folder, and by a FIFO. Nothing outside the tree may change, and nothing may hang.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
 
 use hyperseal::format::Stanza;
 use hyperseal::recipient::{parse_identities, Identity};
@@ -45,4 +46,19 @@ pub fn swapping(key_file: &Path, tree: &Path, victim: &Path, ext: &str) -> Swapp
     let key = fs::read_to_string(key_file).unwrap();
     let inner = parse_identities(&key).unwrap().remove(0);
     Swapping { inner, swap: Mutex::new(Some(Box::new(swap))) }
+}
+
+/// Runs `walk` (a re-key of the swapped tree) on a thread of its own, its outcomes named by
+/// `name`, and gives back one line per file. A FIFO must not hang the run, so the test gives
+/// it a minute and fails after that.
+pub fn walked_within_a_minute<O: 'static>(
+    walk: impl FnOnce() -> Vec<(PathBuf, O)> + Send + 'static,
+    name: fn(O) -> String,
+) -> Vec<(PathBuf, String)> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let lines: Vec<(PathBuf, String)> = walk().into_iter().map(|(path, o)| (path, name(o))).collect();
+        tx.send(lines).unwrap();
+    });
+    rx.recv_timeout(Duration::from_secs(60)).expect("the run hung on a swapped-in FIFO")
 }
