@@ -6,6 +6,8 @@
 //! neither cached nor tried again on its own; hyperseal itself, as the agent's client, asks on its
 //! terminal; a file another key opens asks no PIN; a file mixing TPM lines with other keys is
 //! refused; as root, the PIN is found in the agent's memory while cached and nowhere after lock.
+//! The seed a decapsulation unseals (learnt here with tpm2-tools alone) is in no file a decrypt
+//! wrote, nor, as root, in the agent's memory after it opened files and was locked.
 //!
 //! Without swtpm or age each test prints a note and passes, unless `HYPERSEAL_REQUIRE_PEERS`
 //! is set (`make test`).
@@ -273,4 +275,181 @@ fn nothing_of_the_pin_is_left_in_the_agent_after_lock() {
     assert_eq!(s.agent.lock(false, "lock pass").0, 0);
     let found = crate::agent_memory::found_in_memory(s.agent.pid(), &needles);
     assert!(found.is_empty(), "the PIN is in the agent's memory after unlock");
+}
+
+/// The bytes of an `AGE-PLUGIN-HYPERSEAL-1…` line (bech32 of any length, its checksum dropped).
+fn plugin_line_bytes(key: &std::path::Path) -> Vec<u8> {
+    const CHARSET: &str = "qpzry9x8gf2tvdw0s3jn54khce6mua7l";
+    let text = std::fs::read_to_string(key).unwrap();
+    let line = text.lines().find(|l| l.starts_with("AGE-PLUGIN-HYPERSEAL-1")).unwrap().to_lowercase();
+    let data = &line[line.rfind('1').unwrap() + 1..line.len() - 6];
+    let (mut acc, mut bits, mut out) = (0u32, 0u32, Vec::new());
+    for c in data.chars() {
+        acc = (acc << 5) | CHARSET.find(c).unwrap() as u32;
+        bits += 5;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
+
+/// Runs tpm2-tools' `TOOL ARGS` in `dir` against `tcti`, then flushes every transient object:
+/// swtpm has no resource manager, and three objects fill it.
+fn tpm2(tcti: &str, dir: &std::path::Path, tool: &str, args: &[&str]) -> Vec<u8> {
+    let run = |tool: &str, args: &[&str]| {
+        let o = Command::new(tool).args(args).current_dir(dir).env("TPM2TOOLS_TCTI", tcti).output().unwrap();
+        assert!(o.status.success(), "{tool}: {}", stderr(&o));
+        o.stdout
+    };
+    let out = run(tool, args);
+    run("tpm2_flushcontext", &["-t"]);
+    out
+}
+
+/// The 64-byte ML-KEM seed sealed in `key`, unsealed with tpm2-tools alone (FORMAT.md §12): the
+/// storage primary re-created from the SRK template, the sealed object's blobs loaded under it,
+/// `tpm2_unseal` with the PIN. The seed goes only to this process's memory; `None` without
+/// tpm2-tools.
+fn seed_by_tpm2_tools(tcti: &str, key: &std::path::Path, pin: &str) -> Option<Vec<u8>> {
+    common::peer_on_path("tpm2_unseal")?;
+    let b = plugin_line_bytes(key);
+    assert_eq!(&b[..6], b"\0TPM\x01\x03", "a post-quantum key with a PIN");
+    let b16 = |at: &mut usize| {
+        let n = u16::from_be_bytes([b[*at], b[*at + 1]]) as usize;
+        *at += 2 + n;
+        b[*at - 2 - n..*at].to_vec()
+    };
+    let mut at = 6;
+    let parent_name = b16(&mut at)[2..].to_vec();
+    at += 1 + 33 * b[at] as usize;
+    let (_ecdh_private, _ecdh_public) = (b16(&mut at), b16(&mut at));
+    let (private, public) = (b16(&mut at), b16(&mut at));
+    assert_eq!(at, b.len(), "the sealed seed's blobs end the identity");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seal.priv"), private).unwrap();
+    std::fs::write(dir.path().join("seal.pub"), public).unwrap();
+    // tpm2-tools reads the unique field as its C struct: x and y, each a little-endian length
+    // and a 128-byte buffer; the SRK template's are 32 zero bytes each.
+    let mut unique = vec![0u8; 2 * 130];
+    unique[0] = 32;
+    unique[130] = 32;
+    std::fs::write(dir.path().join("unique"), unique).unwrap();
+    let attrs = "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt";
+    let primary = ["-Q", "-C", "o", "-g", "sha256", "-G", "ecc256:aes128cfb", "-a", attrs, "-u", "unique"];
+    tpm2(tcti, dir.path(), "tpm2_createprimary", &[&primary[..], &["-c", "p.ctx"]].concat());
+    tpm2(tcti, dir.path(), "tpm2_readpublic", &["-Q", "-c", "p.ctx", "-n", "p.name"]);
+    let name = std::fs::read(dir.path().join("p.name")).unwrap();
+    assert_eq!(name, parent_name, "tpm2-tools made the key's parent again");
+    let load = ["-Q", "-C", "p.ctx", "-u", "seal.pub", "-r", "seal.priv", "-c", "seal.ctx"];
+    tpm2(tcti, dir.path(), "tpm2_load", &load);
+    let seed = tpm2(tcti, dir.path(), "tpm2_unseal", &["-c", "seal.ctx", "-p", pin]);
+    assert_eq!(seed.len(), 64, "d || z");
+    Some(seed)
+}
+
+/// What must never be found: the seed, each of its halves (d and z, FIPS 203) and its hex.
+fn seed_needles(seed: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("the seed", seed.to_vec()),
+        ("d", seed[..32].to_vec()),
+        ("z", seed[32..].to_vec()),
+        ("the seed in hex", hex::encode(seed).into_bytes()),
+    ]
+}
+
+/// Every file under `dir`, each with the needles it holds.
+fn files_holding(dir: &std::path::Path, needles: &[(&'static str, Vec<u8>)]) -> Vec<(PathBuf, &'static str)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(files_holding(&path, needles));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            for (name, needle) in needles {
+                if bytes.windows(needle.len()).any(|w| w == needle) {
+                    found.push((path.clone(), *name));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// `hyperseal decrypt` with the TPM key opens files (one per run, and a batch in one `rekey`),
+/// with its own folder as HOME and TMPDIR: no file written there, and nothing it printed,
+/// holds the seed.
+#[test]
+fn no_file_a_decrypt_wrote_holds_the_unsealed_seed() {
+    let Some(tpm) = Swtpm::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (home, tmp) = (dir.path().join("home"), dir.path().join("tmp"));
+    std::fs::create_dir(&home).unwrap();
+    std::fs::create_dir(&tmp).unwrap();
+    let pin_file = dir.path().join("pin");
+    std::fs::write(&pin_file, format!("{PIN}\n")).unwrap();
+    let pin_arg = pin_file.to_str().unwrap();
+    let (key, recipient) = keygen(&tpm.tcti(), dir.path(), "host.key", &["--pin", "--pin-file", pin_arg]);
+    let Some(seed) = seed_by_tpm2_tools(&tpm.tcti(), &key, PIN) else { return };
+    let hs = |args: &[&str]| {
+        let o = Command::new(BIN)
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", &home)
+            .env("TMPDIR", &tmp)
+            .env("TPM2TOOLS_TCTI", tpm.tcti())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        [o.stdout, o.stderr].concat()
+    };
+    let mut printed = Vec::new();
+    for (i, size) in [0usize, 1024, 200_000].into_iter().enumerate() {
+        std::fs::write(dir.path().join(format!("{i}")), common::data(size, i as u64)).unwrap();
+        let (plain, sealed) = (format!("{i}"), format!("{i}.age"));
+        printed.extend(hs(&["encrypt", "-q", "--format", "age", "-r", &recipient, "-o", &sealed, &plain]));
+        let out = format!("{i}.out");
+        printed.extend(hs(&[
+            "decrypt",
+            "-i",
+            "host.key",
+            "--identity-passphrase-file",
+            pin_arg,
+            "-o",
+            &out,
+            &sealed,
+        ]));
+        assert_eq!(std::fs::read(dir.path().join(out)).unwrap(), common::data(size, i as u64));
+        printed.extend(hs(&["decrypt", "-i", "host.key", "--identity-passphrase-file", pin_arg, &sealed]));
+    }
+    let (_, spare) = common::keypair(dir.path(), "spare", "hybrid");
+    let rekey = ["rekey", "-i", "host.key", "--identity-passphrase-file", pin_arg, "--add", &spare];
+    printed.extend(hs(&[&rekey[..], &["0.age", "1.age", "2.age"]].concat()));
+    let needles = seed_needles(&seed);
+    assert!(files_holding(dir.path(), &needles).is_empty(), "{:?}", files_holding(dir.path(), &needles));
+    let shown: Vec<_> = needles.iter().filter(|(_, n)| printed.windows(n.len()).any(|w| w == n)).collect();
+    assert!(shown.is_empty(), "printed: {:?}", shown.iter().map(|n| n.0).collect::<Vec<_>>());
+}
+
+/// As root: the agent opens files with the TPM key (age through the plugin, and hyperseal as
+/// its client), is locked, and its whole memory is searched for the seed tpm2-tools unsealed.
+#[test]
+fn the_unsealed_seed_is_not_in_the_agent_after_use_and_lock() {
+    if !crate::agent_support::is_root("the TPM seed search of the agent's memory") {
+        return;
+    }
+    let Some(s) = setup() else { return };
+    let Some(seed) = seed_by_tpm2_tools(&s.tpm.tcti(), &s.key, PIN) else { return };
+    s.add(&[]);
+    assert_eq!(s.age_typed("0.age", &[PIN]).0, 0);
+    for i in 0..5 {
+        assert!(s.age_quiet(&format!("{}.age", i % 3)).status.success());
+    }
+    let o = s.agent.run(&["decrypt", "1.age"]);
+    assert!(o.status.success() && o.stdout == s.plain(), "{}", stderr(&o));
+    assert_eq!(s.agent.lock(true, "lock pass").0, 0);
+    let found = crate::agent_memory::found_in_memory(s.agent.pid(), &seed_needles(&seed));
+    assert!(found.is_empty(), "the agent's memory holds {found:?} after lock");
 }
