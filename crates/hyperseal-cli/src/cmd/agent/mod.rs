@@ -213,8 +213,18 @@ fn check_socket_dir() -> Result<()> {
 }
 
 fn ask(request: &Request) -> Result<Answer> {
+    ask_within(request, agent::DEFAULT_TIMEOUT)
+}
+
+/// How long an `add` may take: the agent runs the identity file's passphrase KDF (scrypt or
+/// Argon2 at the work factor the file names, within the library's caps), seconds of work that a
+/// busy machine stretches past the default deadline, which is meant for questions that take
+/// milliseconds. Still a deadline: an agent that hangs is given up on.
+const ADD_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn ask_within(request: &Request, timeout: Duration) -> Result<Answer> {
     let path = client_socket()?;
-    AgentIdentity::new(&path).ask(request, 0).map_err(|e| {
+    AgentIdentity::new(&path).with_timeout(timeout).ask(request, 0).map_err(|e| {
         hint(e, "start one with eval \"$(hyperseal agent start)\", or check HYPERSEAL_AGENT_SOCK")
     })
 }
@@ -267,7 +277,7 @@ fn add(
                 forward: grants.forward.clone(),
                 confirm: grants.confirm,
             };
-            match ask(&request)? {
+            match ask_within(&request, ADD_TIMEOUT)? {
                 Answer::Done(recipients) => {
                     eprintln!("hyperseal: added {}: {recipients}", file.display());
                     break;
