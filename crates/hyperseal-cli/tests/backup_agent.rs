@@ -28,7 +28,7 @@ fn a_restore_through_the_agent_costs_one_pin_for_the_whole_run() {
     let plain = |args: &[&str]| {
         let o = Command::new(BIN)
             .args(args)
-            .env("PATH", &path)
+            .env("PATH", path)
             .env_remove("HYPERSEAL_AGENT_SOCK")
             .output()
             .unwrap();

@@ -3,21 +3,9 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Output;
 
 use crate::common;
-use common::{hs, ok, peak};
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn only_files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    v.sort();
-    v
-}
+use common::{hs, names, ok, peak, stderr};
 
 fn keypair(dir: &Path, kind: &str) -> (String, String) {
     let key = dir.join(format!("{kind}.key"));
@@ -121,7 +109,7 @@ fn damaged_file_leaves_nothing_behind() {
     let n = bytes.len();
     bytes[n - 40_000] ^= 1;
     fs::write(&enc, &bytes).unwrap();
-    let before = only_files(d.path());
+    let before = names(d.path());
     let out = d.path().join("out");
     let o = hs(&["decrypt", "-i", &key, "-o", out.to_str().unwrap(), enc.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(1));
@@ -129,13 +117,13 @@ fn damaged_file_leaves_nothing_behind() {
     assert!(err.starts_with("hyperseal: error: payload chunk 3 failed to authenticate"), "{err}");
     assert!(err.contains("\nhyperseal: hint: "), "{err}");
     assert_eq!(err.lines().count(), 2);
-    assert_eq!(only_files(d.path()), before, "no output or temporary file may remain");
+    assert_eq!(names(d.path()), before, "no output or temporary file may remain");
     // Truncated: named as such, and still nothing written.
     fs::write(&enc, &bytes[..n - 10]).unwrap();
     let o = hs(&["decrypt", "-i", &key, "-o", out.to_str().unwrap(), enc.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(1));
     assert!(!out.exists());
-    assert_eq!(only_files(d.path()), before);
+    assert_eq!(names(d.path()), before);
     // The input is never modified.
     assert_eq!(fs::read(&enc).unwrap(), bytes[..n - 10]);
 }

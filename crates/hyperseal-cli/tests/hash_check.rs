@@ -5,9 +5,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::common::stderr;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -7,9 +7,8 @@
 use crate::common;
 
 use std::fs;
-use std::path::Path;
 
-use common::{data, hs, keypair, ok, p, peer};
+use common::{data, hs, keypair, names, ok, p, peer};
 
 /// 9 MiB and a bit: several pieces, a short final chunk.
 const SIZE: usize = (9 << 20) + 12_345;
@@ -29,13 +28,6 @@ fn sealed() -> (tempfile::TempDir, String, Vec<u8>) {
     let d = dir.path();
     ok(&hs(&["encrypt", "-r", &public, "-o", p(&d.join("ct")), p(&d.join("in"))], None));
     (dir, key, plain)
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    v.sort();
-    v
 }
 
 #[test]

@@ -8,18 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use crate::common;
-use common::{hs, ok};
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
-}
+use common::{hs, names, ok, stderr};
 
 /// A directory with an x25519 key pair (`k.key`, `k.pub`), a 1 MiB file `f` and `f.hs`.
 fn setup() -> tempfile::TempDir {
@@ -124,7 +113,7 @@ fn a_directory_destination_is_named_as_such_without_a_force_hint() {
         assert_eq!(o.status.code(), Some(1));
         assert_eq!(stderr(&o), format!("hyperseal: error: {} is a directory\n", d.path().display()));
     }
-    assert_eq!(listing(d.path()), ["f", "f.hs", "k.key", "k.pub"]);
+    assert_eq!(names(d.path()), ["f", "f.hs", "k.key", "k.pub"]);
 }
 
 #[test]
@@ -148,7 +137,7 @@ fn a_dangling_symlink_destination_is_explained_and_not_followed() {
         );
         assert!(!err.contains("os error"), "{err}");
     }
-    assert_eq!(listing(d.path()), ["f", "f.hs", "k.key", "k.pub", "link"]);
+    assert_eq!(names(d.path()), ["f", "f.hs", "k.key", "k.pub", "link"]);
 }
 
 #[test]

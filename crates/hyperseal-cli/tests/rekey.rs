@@ -9,17 +9,13 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::common;
-use common::{hs, ok, peer};
+use common::{hs, ok, peer, stderr};
 
 fn keypair(dir: &Path, name: &str) -> (String, String) {
     let key = dir.join(format!("{name}.key"));
     ok(&hs(&["keygen", "--kind", "x25519", "-o", key.to_str().unwrap()], None));
     let public = ok(&hs(&["pubkey", "-i", key.to_str().unwrap()], None)).trim().to_string();
     (key.to_str().unwrap().to_string(), public)
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A plaintext of `n` bytes and its encryption to `public` (extra encrypt arguments in `args`).

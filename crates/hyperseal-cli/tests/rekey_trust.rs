@@ -12,11 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common;
-use common::{hs, keypair, ok};
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{hs, keypair, ok, stderr};
 
 /// An encryption of 100 KB to `to`, at `dir/name` (extra encrypt arguments in `args`).
 /// A new temporary folder with two X25519 keys named `names` in it: the folder, then each key's

@@ -3,14 +3,9 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Output;
 
 use crate::common;
-use common::{hs, ok};
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{hs, ok, stderr};
 
 /// The secret part of a key text: the bech32 data after the last `1` of each key line, the
 /// base64 body of a PEM, or the whole text (a passphrase).

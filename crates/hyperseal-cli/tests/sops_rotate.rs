@@ -51,9 +51,12 @@ fn files() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
     ]
 }
 
+/// An age-keygen key: its file and its recipient.
+type AgeKey = (PathBuf, String);
+
 /// sops and age-keygen with a temporary folder, and in it an `old` classic key and a `new`
 /// post-quantum one (each its file and recipient); `None` (skipped) without sops.
-fn old_and_new() -> Option<(PathBuf, tempfile::TempDir, (PathBuf, String), (PathBuf, String))> {
+fn old_and_new() -> Option<(PathBuf, tempfile::TempDir, AgeKey, AgeKey)> {
     let (tools, tmp) = sops_kit()?;
     let old = keygen(&tools, tmp.path(), "old", false);
     let new = keygen(&tools, tmp.path(), "new", true);

@@ -30,6 +30,10 @@ fn have(t: &str) -> bool {
     ok
 }
 
+/// A `kdf` case: hyperseal's `kdf --algo` arguments and standard input, then openssl's key
+/// length, `-kdfopt` options and algorithm name.
+type KdfCase<'a> = (&'a [&'a str], Option<&'a [u8]>, &'a str, &'a [&'a str], &'a str);
+
 /// A temporary folder for a test against openssl, or `None` (skipped) without openssl.
 fn openssl_tmp() -> Option<tempfile::TempDir> {
     have("openssl").then(|| tempfile::tempdir().unwrap())
@@ -134,7 +138,7 @@ fn kdf_matches_openssl_kdf() {
     let (pass, hex_salt) = ("pass:correct horse battery staple", format!("hexsalt:{salt}"));
     let from_stdin: &[u8] = b"correct horse battery staple\n";
     // Each: hyperseal's `kdf --algo` arguments and standard input, openssl's length, options, name.
-    let cases: [(&[&str], Option<&[u8]>, &str, &[&str], &str); 3] = [
+    let cases: [KdfCase; 3] = [
         (
             &["pbkdf2", "--password-file", p(&pw), "--salt", salt, "--iterations", "1000"],
             None,

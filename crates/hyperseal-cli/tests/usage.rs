@@ -6,14 +6,10 @@ use std::fs;
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use crate::common;
-use common::{hs, ok, peak};
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{hs, ok, peak, stderr};
 
 /// A usage error: status 2, and stderr is one error line plus at most one hint line.
 fn assert_usage_error(args: &[&str]) -> String {

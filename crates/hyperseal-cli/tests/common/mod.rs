@@ -129,6 +129,21 @@ pub fn two_keys() -> TwoKeys {
     TwoKeys { dir, me, me_pub, new, new_pub }
 }
 
+/// What a run printed on standard error, as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The names of what `dir` holds, sorted: what a run left behind, compared whole.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
 /// Asserts success and returns stdout as text.
 pub fn ok(o: &Output) -> String {
     assert!(o.status.success(), "failed: {}", String::from_utf8_lossy(&o.stderr));
