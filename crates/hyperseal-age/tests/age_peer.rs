@@ -25,8 +25,14 @@ fn age_bin() -> Option<PathBuf> {
 
 /// Runs age with `args`, `input` on stdin; its stdout.
 fn run_age(bin: &PathBuf, args: &[&str], input: &[u8]) -> Vec<u8> {
+    run_age_env(bin, args, input, &[])
+}
+
+/// [`run_age`] with `env` added (a PATH that finds age's plugins).
+fn run_age_env(bin: &PathBuf, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Vec<u8> {
     let mut child = Command::new(bin)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -117,20 +123,7 @@ fn tag_recipients_with_age() {
     for (recipient, public) in recipients.iter().zip([classic, hybrid.trim()]) {
         // Ours to age, through its plugin.
         let ours = encrypt(recipient.as_ref(), &plain, false);
-        let out = Command::new(&bin)
-            .args(["-d", "-j", "tagtest"])
-            .env("PATH", &path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                c.stdin.take().unwrap().write_all(&ours)?;
-                c.wait_with_output()
-            })
-            .unwrap();
-        assert!(out.status.success(), "age -d -j tagtest: {}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(out.stdout, plain);
+        assert_eq!(run_age_env(&bin, &["-d", "-j", "tagtest"], &ours, &[("PATH", &path)]), plain);
         // age's to us.
         let theirs = run_age(&bin, &["-e", "-r", public], &plain);
         let d = age::Decryptor::new(&theirs[..]).unwrap();

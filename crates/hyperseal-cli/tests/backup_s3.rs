@@ -35,6 +35,14 @@ fn one_error(o: &Output, what: &str) -> String {
     err
 }
 
+/// A MinIO server and a reader's key in its scratch folder (identity file, recipient); `None`
+/// (skipped) without MinIO.
+fn with_reader() -> Option<(minio::Minio, String, String)> {
+    let m = minio::Minio::start()?;
+    let (id, public) = keypair(m.data(), "reader", "x25519");
+    Some((m, id, public))
+}
+
 fn tree(root: &Path) {
     std::fs::create_dir_all(root.join("etc")).unwrap();
     std::fs::write(root.join("etc/app.conf"), "key = value\n".repeat(200)).unwrap();
@@ -43,10 +51,8 @@ fn tree(root: &Path) {
 
 #[test]
 fn a_host_that_may_only_add_objects_backs_up_to_s3_and_reads_nothing() {
-    let Some(m) = minio::Minio::start() else { return };
-    let root = minio::root_user();
-    let dir = m.data();
-    let (id, public) = keypair(dir, "reader", "x25519");
+    let Some((m, id, public)) = with_reader() else { return };
+    let (root, dir) = (minio::root_user(), m.data());
     let repo = format!("s3://{}/hosts/web1", minio::BUCKET);
     let wkey = dir.join("writer.key");
     ok(&backup(&m, root, &repo, &["init", "-r", &public, "--writer-key", p(&wkey)]));
@@ -108,10 +114,8 @@ fn an_s3_repository_without_credentials_is_a_clear_error() {
 #[test]
 fn a_backup_killed_on_s3_leaves_a_repository_the_next_one_finishes() {
     use hyperseal_backup::Store as _;
-    let Some(m) = minio::Minio::start() else { return };
-    let root = minio::root_user();
-    let dir = m.data();
-    let (id, public) = keypair(dir, "reader", "x25519");
+    let Some((m, id, public)) = with_reader() else { return };
+    let (root, dir) = (minio::root_user(), m.data());
     let src = dir.join("src");
     std::fs::create_dir_all(&src).unwrap();
     for i in 0..4u64 {

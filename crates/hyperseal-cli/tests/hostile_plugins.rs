@@ -253,14 +253,7 @@ fn plugin_descendants_that_leave_its_group_do_not_survive() {
          while [ ! -s {p}/child ] || [ ! -s {p}/orphan ]; do sleep 0.01; done\n\
          exec sleep 60"
     );
-    let exe = d.join("age-plugin-escape");
-    fs::write(&exe, format!("#!/bin/sh\n{script}\n")).unwrap();
-    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
-    let (plain, out) = (d.join("plain"), d.join("out"));
-    fs::write(&plain, b"hello").unwrap();
-    let args =
-        ["encrypt", "--format", "age", "-j", "escape", "-o", out.to_str().unwrap(), plain.to_str().unwrap()];
-    let r = run(d, &args, MEMORY);
+    let (r, out) = encrypt_through(d, "escape", &script);
     let err = String::from_utf8_lossy(&r.stderr);
     let found: Vec<i32> = ["child", "orphan"]
         .iter()
@@ -282,6 +275,19 @@ fn plugin_descendants_that_leave_its_group_do_not_survive() {
 
 /// The pids of the processes still running `script` (their command line names it), zombies
 /// left out.
+/// Installs `script` as the plugin `age-plugin-NAME` in `d`, and runs `encrypt -j NAME` of a
+/// small file there under the memory cap: the run, and the output file it was asked to write.
+fn encrypt_through(d: &Path, name: &str, script: &str) -> (Run, std::path::PathBuf) {
+    let exe = d.join(format!("age-plugin-{name}"));
+    fs::write(&exe, format!("#!/bin/sh\n{script}\n")).unwrap();
+    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    let (plain, out) = (d.join("plain"), d.join("out"));
+    fs::write(&plain, b"hello").unwrap();
+    let args =
+        ["encrypt", "--format", "age", "-j", name, "-o", out.to_str().unwrap(), plain.to_str().unwrap()];
+    (run(d, &args, MEMORY), out)
+}
+
 fn running(script: &Path) -> Vec<i32> {
     let needle = script.as_os_str().as_encoded_bytes();
     let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
@@ -317,14 +323,7 @@ fn a_fork_and_exit_chain_does_not_outlive_hyperseal() {
         ),
     )
     .unwrap();
-    let exe = d.join("age-plugin-chain");
-    fs::write(&exe, format!("#!/bin/sh\nsetsid sh {} &\nexec sleep 60\n", link.display())).unwrap();
-    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
-    let (plain, out) = (d.join("plain"), d.join("out"));
-    fs::write(&plain, b"hello").unwrap();
-    let args =
-        ["encrypt", "--format", "age", "-j", "chain", "-o", out.to_str().unwrap(), plain.to_str().unwrap()];
-    let r = run(d, &args, MEMORY);
+    let (r, out) = encrypt_through(d, "chain", &format!("setsid sh {} &\nexec sleep 60", link.display()));
     fs::write(&exited, b"").unwrap();
     std::thread::sleep(Duration::from_secs(3));
     let (escaped, left) = (marker.exists(), running(&link));
