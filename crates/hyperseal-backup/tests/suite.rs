@@ -20,7 +20,5 @@ mod rekey;
 mod roundtrip;
 #[path = "suite/s3.rs"]
 mod s3;
-#[path = "suite/watched.rs"]
-mod watched;
 #[path = "suite/writer.rs"]
 mod writer;

@@ -11,8 +11,8 @@ use crate::common;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use agent_support::hstest::{PluginAgent, PIN};
 use agent_support::{keypair, on_terminal, BIN};
+use agent_support::{PluginAgent, PIN};
 
 /// An agent holding an hstest plugin key, in `mode` (`pin` or `confirm`), with files sealed to
 /// it; `None` where age or the test plugin is not built (a failure under `make test`).

@@ -5,8 +5,8 @@
 
 use std::process::Command;
 
-use crate::agent_support::hstest::{PluginAgent, PIN};
 use crate::agent_support::{on_terminal, BIN};
+use crate::agent_support::{PluginAgent, PIN};
 use crate::common;
 
 #[test]

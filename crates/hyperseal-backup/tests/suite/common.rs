@@ -1,14 +1,18 @@
 //! What the tests share: keys, a repository in a temporary folder, a tree with every kind of
-//! entry, and a comparison of two trees.
+//! entry, a comparison of two trees, and a store whose calls a test watches.
 
 use std::collections::HashMap;
 use std::fs;
+use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use hyperseal::recipient::{self, Identity};
+use hyperseal::rekey::{Change, Report};
 use hyperseal::Kind;
-use hyperseal_backup::{BackupOptions, BackupSummary, LocalStore, Reader, Source, WriterKey};
+use hyperseal_backup::{
+    BackupOptions, BackupSummary, LocalStore, ObjectInfo, ReadSeek, Reader, Source, Store, WriterKey,
+};
 
 pub struct Key {
     pub public: String,
@@ -186,5 +190,61 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>, inodes: &mut H
             format!("file {:o} {} {}", m.mode() & 0o7777, m.len(), h)
         };
         out.push((rel, what));
+    }
+}
+
+// A local store whose calls a test watches: the tests that count what a restore reads, record
+// what a backup calls, or kill a backup at its k-th write all need every `Store` call passed
+// down unchanged, so that forwarding is written once here and each test says only what it
+// watches.
+
+/// What a test does as a call goes by. Each method defaults to doing nothing.
+pub trait Watch: Send + Sync {
+    /// Before the call `op` (`put`, `get`, `open`, `list`, `delete`, `rekey`) on `name` reaches
+    /// the local store; `bytes` is what a `put` writes.
+    fn before(&self, _op: &str, _name: &str, _bytes: &[u8], _inner: &LocalStore) {}
+
+    /// The reader an `open` of `name` returns, in place of the local store's.
+    fn opened(&self, _name: &str, reader: Box<dyn ReadSeek>) -> Box<dyn ReadSeek> {
+        reader
+    }
+}
+
+/// A local store with a [`Watch`] on every call.
+pub struct Watched<W> {
+    pub inner: LocalStore,
+    pub watch: W,
+}
+
+impl<W: Watch> Store for Watched<W> {
+    fn put_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.watch.before("put", name, bytes, &self.inner);
+        self.inner.put_new(name, bytes)
+    }
+    fn get(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
+        self.watch.before("get", name, &[], &self.inner);
+        self.inner.get(name, limit)
+    }
+    fn open(&self, name: &str) -> io::Result<Box<dyn ReadSeek>> {
+        self.watch.before("open", name, &[], &self.inner);
+        Ok(self.watch.opened(name, self.inner.open(name)?))
+    }
+    fn list(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
+        self.watch.before("list", folder, &[], &self.inner);
+        self.inner.list(folder)
+    }
+    fn delete(&self, name: &str) -> io::Result<()> {
+        self.watch.before("delete", name, &[], &self.inner);
+        self.inner.delete(name)
+    }
+    fn rekey(
+        &self,
+        name: &str,
+        ids: &[Box<dyn Identity>],
+        change: &Change,
+        dry: bool,
+    ) -> hyperseal_backup::Result<Report> {
+        self.watch.before("rekey", name, &[], &self.inner);
+        self.inner.rekey(name, ids, change, dry)
     }
 }

@@ -13,7 +13,7 @@ use hyperseal_backup::{
 };
 
 use crate::common::{describe, noise, small, Repo};
-use crate::watched::{Watch, Watched};
+use crate::common::{Watch, Watched};
 
 /// Dies at its `kill_at`-th change to the store: a write after half of its temporary, a
 /// delete before it happens.

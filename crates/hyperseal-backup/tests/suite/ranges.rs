@@ -8,7 +8,7 @@ use std::sync::Arc;
 use hyperseal_backup::{restore, BackupOptions, LocalStore, ReadSeek, Reader, RestoreOptions};
 
 use crate::common::{noise, small, Repo};
-use crate::watched::{Watch, Watched};
+use crate::common::{Watch, Watched};
 
 struct Counted {
     inner: Box<dyn ReadSeek>,

@@ -7,7 +7,7 @@ use hyperseal::recipient;
 use hyperseal_backup::{Error, LocalStore, Reader, WriterKey};
 
 use crate::common::{small, Repo};
-use crate::watched::{Watch, Watched};
+use crate::common::{Watch, Watched};
 
 #[test]
 fn the_writer_key_holds_no_identity_and_opens_no_object() {
