@@ -367,10 +367,11 @@ fn rekey_section(ctx: &Ctx, t: &Tool, out: &mut TableReport) -> Result<()> {
         &["repository", "objects", "headers in place", "rewritten", "bytes rewritten", "time", "peak RSS"],
     );
     let many = ctx.path("hs-rekey-repo");
-    many_objects(ctx, &many, &[public.clone(), leaving])?;
+    let objects = ctx.size(OBJECTS) as usize;
+    many_objects(ctx, &many, objects, &[public.clone(), leaving])?;
     let repos = [
         (format!("the corpus's, {}", fmt_size(size_of(&t.repo))), &t.repo),
-        (format!("{OBJECTS} packs of 1 KiB, {}", fmt_size(size_of(&many))), &many),
+        (format!("{objects} packs of 1 KiB, {}", fmt_size(size_of(&many))), &many),
     ];
     for (what, repo) in repos {
         let (r, k) = (repo.display().to_string(), key.display().to_string());
@@ -404,17 +405,17 @@ fn rekey_section(ctx: &Ctx, t: &Tool, out: &mut TableReport) -> Result<()> {
     Ok(())
 }
 
-/// Packs in the many-object repository: one 1 KiB file each.
-const OBJECTS: usize = 10_000;
+/// Packs in the many-object repository (nominal; `--size-scale` scales it): one 1 KiB file each.
+const OBJECTS: u64 = 10_000;
 
-/// A repository of at least [`OBJECTS`] objects for `readers`, whatever the corpus's scale: as
-/// many incompressible 1 KiB files, each stored in a pack of its own (the library's pack size
-/// set to one byte), plus the config, key, index and snapshot objects.
-fn many_objects(ctx: &Ctx, repo: &Path, readers: &[String]) -> Result<()> {
-    ctx.progress("backup", format!("hyperseal: a repository of {OBJECTS} packs"));
+/// A repository of `objects` packs for `readers`: as many incompressible 1 KiB files, each
+/// stored in a pack of its own (the library's pack size set to one byte), plus the config,
+/// key, index and snapshot objects.
+fn many_objects(ctx: &Ctx, repo: &Path, objects: usize, readers: &[String]) -> Result<()> {
+    ctx.progress("backup", format!("hyperseal: a repository of {objects} packs"));
     let tree = ctx.path("rekey-tree");
     let mut g = super::backup_corpus::Gen::new(99);
-    for i in 0..OBJECTS {
+    for i in 0..objects {
         let dir = tree.join(format!("d{}", i % 100));
         std::fs::create_dir_all(&dir)?;
         let bytes: Vec<u8> = (0..128).flat_map(|_| g.next().to_le_bytes()).collect();
