@@ -86,6 +86,10 @@ struct BenchArgs {
     /// The repository checkout (for bindings/node); default: the current directory.
     #[arg(long, value_name = "DIR", default_value = ".")]
     repo: PathBuf,
+    /// Scratch directory to work beneath (default: /dev/shm, else the system temp dir); the
+    /// `backup` table's corpus and repositories (several GiB) belong on a disk.
+    #[arg(long, value_name = "DIR")]
+    scratch: Option<PathBuf>,
     /// Multiplies every data size by F (for tests: 0.001 runs in seconds; figures then mean nothing).
     #[arg(long, default_value_t = 1.0, value_name = "F")]
     size_scale: f64,
@@ -253,7 +257,14 @@ impl Drop for ScratchFile {
 }
 
 /// Scratch space: tmpfs when there is one, so the disk does not dominate file-level figures.
-fn scratch_dir() -> Result<(tempfile::TempDir, String)> {
+fn scratch_dir(beneath: Option<&Path>) -> Result<(tempfile::TempDir, String)> {
+    if let Some(dir) = beneath {
+        let d = tempfile::Builder::new()
+            .prefix("hyperseal-bench-")
+            .tempdir_in(dir)
+            .with_context(|| format!("cannot create a temp dir in {}", dir.display()))?;
+        return Ok((d, format!("{} (--scratch)", dir.display())));
+    }
     let shm = Path::new("/dev/shm");
     if shm.is_dir() {
         if let Ok(d) = tempfile::Builder::new().prefix("hyperseal-bench-").tempdir_in(shm) {
@@ -315,7 +326,7 @@ fn run(a: BenchArgs) -> Result<()> {
         }
     }
 
-    let (tmp, tmp_note) = scratch_dir()?;
+    let (tmp, tmp_note) = scratch_dir(a.scratch.as_deref())?;
     let ctx = Ctx {
         full: a.full,
         scale: a.size_scale,

@@ -218,20 +218,41 @@ impl<'a, 'f> Walk<'a, 'f> {
         let k = self.chunker;
         let first = self.feed_next();
         let mut size = 0u64;
-        for c in StreamCDC::new(input, k.min, k.avg, k.max) {
-            let c = match c {
-                Ok(c) => c,
-                Err(e) => {
-                    // Chunks already sent stay in packs unreferenced, for a prune to collect.
-                    self.warn(format!("{path}: {e}; skipped"));
-                    return Ok(());
+        // An input no longer than the smallest chunk is one chunk (the chunker cuts nothing
+        // below `min`), so it skips the chunker, which zeroes a buffer of the largest chunk's
+        // size (8 MiB) for every input and shifts all of it for every chunk: most of the
+        // walking thread's time on a tree of small files. The chunks are the same either way.
+        let mut head = Vec::new();
+        if let Err(e) = Read::take(&mut *input, u64::from(k.min) + 1).read_to_end(&mut head) {
+            self.warn(format!("{path}: {e}; skipped"));
+            return Ok(());
+        }
+        if head.len() <= k.min as usize {
+            if !head.is_empty() {
+                size = head.len() as u64;
+                self.counts.bytes += size;
+                self.feed.send(head)?;
+                if let Some(p) = self.progress {
+                    p(self.counts);
                 }
-            };
-            size += c.length as u64;
-            self.counts.bytes += c.length as u64;
-            self.feed.send(c.data)?;
-            if let Some(p) = self.progress {
-                p(self.counts);
+            }
+        } else {
+            let whole = std::io::Cursor::new(head).chain(input);
+            for c in StreamCDC::new(whole, k.min, k.avg, k.max) {
+                let c = match c {
+                    Ok(c) => c,
+                    Err(e) => {
+                        // Chunks already sent stay in packs unreferenced, for a prune to collect.
+                        self.warn(format!("{path}: {e}; skipped"));
+                        return Ok(());
+                    }
+                };
+                size += c.length as u64;
+                self.counts.bytes += c.length as u64;
+                self.feed.send(c.data)?;
+                if let Some(p) = self.progress {
+                    p(self.counts);
+                }
             }
         }
         self.counts.files += 1;
