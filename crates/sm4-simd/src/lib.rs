@@ -45,32 +45,21 @@ macro_rules! block_backend {
             type ParBlocksSize = $par;
         }
 
-        impl ::cipher::BlockCipherEncBackend for Backend<'_> {
+        block_backend!(@one_way BlockCipherEncBackend, encrypt_block, encrypt_par_blocks, encrypt_tail_blocks);
+        block_backend!(@one_way BlockCipherDecBackend, decrypt_block, decrypt_par_blocks, decrypt_tail_blocks);
+    };
+    (@one_way $backend:ident, $block:ident, $par_blocks:ident, $tail_blocks:ident) => {
+        impl ::cipher::$backend for Backend<'_> {
             #[inline(always)]
-            fn encrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
+            fn $block(&self, block: InOut<'_, '_, Block<Self>>) {
                 self.one(block);
             }
             #[inline(always)]
-            fn encrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+            fn $par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
                 self.par(blocks);
             }
             #[inline(always)]
-            fn encrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
-                self.tail(blocks);
-            }
-        }
-
-        impl ::cipher::BlockCipherDecBackend for Backend<'_> {
-            #[inline(always)]
-            fn decrypt_block(&self, block: InOut<'_, '_, Block<Self>>) {
-                self.one(block);
-            }
-            #[inline(always)]
-            fn decrypt_par_blocks(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
-                self.par(blocks);
-            }
-            #[inline(always)]
-            fn decrypt_tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
+            fn $tail_blocks(&self, blocks: InOutBuf<'_, '_, Block<Self>>) {
                 self.tail(blocks);
             }
         }
