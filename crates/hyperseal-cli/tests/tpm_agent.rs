@@ -279,20 +279,9 @@ fn nothing_of_the_pin_is_left_in_the_agent_after_lock() {
 
 /// The bytes of an `AGE-PLUGIN-HYPERSEAL-1…` line (bech32 of any length, its checksum dropped).
 fn plugin_line_bytes(key: &std::path::Path) -> Vec<u8> {
-    const CHARSET: &str = "qpzry9x8gf2tvdw0s3jn54khce6mua7l";
     let text = std::fs::read_to_string(key).unwrap();
-    let line = text.lines().find(|l| l.starts_with("AGE-PLUGIN-HYPERSEAL-1")).unwrap().to_lowercase();
-    let data = &line[line.rfind('1').unwrap() + 1..line.len() - 6];
-    let (mut acc, mut bits, mut out) = (0u32, 0u32, Vec::new());
-    for c in data.chars() {
-        acc = (acc << 5) | CHARSET.find(c).unwrap() as u32;
-        bits += 5;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    out
+    let line = text.lines().find(|l| l.starts_with("AGE-PLUGIN-HYPERSEAL-1")).unwrap();
+    crate::agent_memory::bech32_data(line)
 }
 
 /// Runs tpm2-tools' `TOOL ARGS` in `dir` against `tcti`, then flushes every transient object:
