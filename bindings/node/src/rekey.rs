@@ -20,8 +20,10 @@ use napi_derive::napi;
 use crate::errors::{fail_task, Fail, JsErr};
 use crate::keys::{self, PublicKeys};
 
+mod report;
 mod sops;
 mod tree;
+pub use report::*;
 pub use tree::*;
 
 /// Options of {@link rekeyFile} and {@link rekey}.

@@ -12,7 +12,7 @@ use hyperseal::recipient::{self, Recipient};
 use hyperseal_sops::{self as sops, FileOutcome, FilesOptions, FilesReport, Format, SopsOutcome, Target};
 use napi::bindgen_prelude::Either;
 
-use super::tree::{count, Entry};
+use super::report::{count, Entry};
 use super::{Identities, RekeyPlan, RekeyReport, RekeyTreeReport, RekeyTreeSummary};
 use crate::errors::Fail;
 use crate::keys::PublicKeys;
@@ -121,7 +121,7 @@ pub fn tree_report(report: FilesReport, dry_run: bool) -> RekeyTreeReport {
         skipped: count(skipped),
         failed: count(failed),
     };
-    super::tree::report(report.files, summary, |outcome| match outcome {
+    super::report::report(report.files, summary, |outcome| match outcome {
         FileOutcome::Changed { added, removed } => {
             let plan = RekeyPlan {
                 before: Vec::new(),
