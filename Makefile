@@ -282,17 +282,12 @@ test:
 	@# terminals and sockets, and the suite takes a third less time than with two.
 	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 RUST_TEST_THREADS=4 $(CARGO) test --release --workspace --exclude hyperseal-microbench --features $(AGE_CRATE_FEATURES) --timings
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
-	@# The core's tests on the portable backend rebuild the core (and the dependencies whose
-	@# features a lone `-p hyperseal` resolves differently): CPU work that the next stages, which
-	@# mostly wait on Python, Node and Chromium and build nothing in target/ before node-test,
-	@# leave room for. It runs beside them, niced; wait:test-portable gives its result and time.
-	@$(call background,test-portable,flock $(LOCKS)/test-portable.lock bash -c "s=\$$(date +%s); nice -n 10 $(MAKE) -s test-portable; echo == test-portable: done$(,) rc \$$?$(,) \$$(( \$$(date +%s) - s )) s in the background")
-	@$(STAGE) python-test $(MAKE) python-test-only
-	@$(STAGE) age-crate $(MAKE) age-crate-test
+	@$(STAGE) test-portable $(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
+	@$(STAGE) python-test $(MAKE) python-test-only
 	@$(STAGE) wasm-test $(MAKE) wasm-test
 	@$(STAGE) web-test $(MAKE) web-test
-	@$(STAGE) wait:test-portable bash -c 'flock $(LOCKS)/test-portable.lock true; tail -n 1 target/test-portable.log; grep -q "^== test-portable: done, rc 0," target/test-portable.log || { cat target/test-portable.log; exit 1; }'
+	@$(STAGE) age-crate $(MAKE) age-crate-test
 	@$(STAGE) wait:dist-tools bash -c '$(call tool-after,$(LATER_TOOLS))'
 	@$(STAGE) wait:dist-builds bash -c 'flock $(LOCKS)/dist-builds.lock $(MAKE) -s dist-builds || { cat target/dist-builds.log; exit 1; }'
 	@$(STAGE) dist $(MAKE) dist
