@@ -207,7 +207,7 @@ python-test: python
 	$(MAKE) python-test-only
 
 # The Python tests on the package as it was last built (make test builds it in its
-# python-build stage, and runs these while the portable tests build beside them).
+# python-build stage; `maturin develop` again would only wait on cargo's lock to find it built).
 python-test-only: minio pyrage-tests sops
 	$(VENV)/bin/python -m pytest -q bindings/python/tests
 
