@@ -229,29 +229,18 @@ impl<'a, 'f> Walk<'a, 'f> {
         }
         if head.len() <= k.min as usize {
             if !head.is_empty() {
-                size = head.len() as u64;
-                self.counts.bytes += size;
-                self.feed.send(head)?;
-                if let Some(p) = self.progress {
-                    p(self.counts);
-                }
+                size = self.send(head)?;
             }
         } else {
             let whole = std::io::Cursor::new(head).chain(input);
             for c in StreamCDC::new(whole, k.min, k.avg, k.max) {
-                let c = match c {
-                    Ok(c) => c,
+                match c {
+                    Ok(c) => size += self.send(c.data)?,
                     Err(e) => {
                         // Chunks already sent stay in packs unreferenced, for a prune to collect.
                         self.warn(format!("{path}: {e}; skipped"));
                         return Ok(());
                     }
-                };
-                size += c.length as u64;
-                self.counts.bytes += c.length as u64;
-                self.feed.send(c.data)?;
-                if let Some(p) = self.progress {
-                    p(self.counts);
                 }
             }
         }
@@ -263,5 +252,16 @@ impl<'a, 'f> Walk<'a, 'f> {
 
     fn feed_next(&self) -> usize {
         self.feed.next()
+    }
+
+    /// Hands one chunk to the workers, counts it and tells the progress; its length.
+    fn send(&mut self, chunk: Vec<u8>) -> Result<u64> {
+        let n = chunk.len() as u64;
+        self.counts.bytes += n;
+        self.feed.send(chunk)?;
+        if let Some(p) = self.progress {
+            p(self.counts);
+        }
+        Ok(n)
     }
 }
