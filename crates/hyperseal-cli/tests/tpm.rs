@@ -345,13 +345,19 @@ fn without_a_tpm_the_error_says_where_it_looked() {
     assert!(!dir.path().join("k").exists(), "no key file without a key");
 }
 
+/// A folder holding `age-plugin-hyperseal` (this build, by its plugin name), for a peer's PATH.
+fn plugin_dir(dir: &std::path::Path) -> std::path::PathBuf {
+    let plugins = dir.join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::os::unix::fs::symlink(HS, plugins.join("age-plugin-hyperseal")).unwrap();
+    plugins
+}
+
 #[test]
 fn the_real_age_decrypts_through_the_plugin() {
     let (Some(tpm), Some(age)) = (Swtpm::start(), peer("age")) else { return };
     let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
-    std::os::unix::fs::symlink(HS, plugins.join("age-plugin-hyperseal")).unwrap();
+    let plugins = plugin_dir(dir.path());
     let path = format!("{}:{}", plugins.display(), tools_path());
     for (name, extra) in [("pq.key", &[][..]), ("classic.key", &["--classic"][..])] {
         let (key, recipient) = keygen(&tpm.tcti(), dir.path(), name, extra);
@@ -416,9 +422,7 @@ fn the_pin_never_crosses_the_wire() {
 fn the_real_sops_opens_a_file_for_the_tpm_key_through_the_plugin() {
     let (Some(tpm), Some(sops)) = (Swtpm::start(), peer("sops")) else { return };
     let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
-    std::os::unix::fs::symlink(HS, plugins.join("age-plugin-hyperseal")).unwrap();
+    let plugins = plugin_dir(dir.path());
     let (key, recipient) = keygen(&tpm.tcti(), dir.path(), "host.key", &[]);
     assert!(recipient.starts_with("age1tagpq1"), "{recipient}");
     let (plain_key, plain) = common::age_keygen(sops.parent().unwrap(), dir.path(), "admin", false);
