@@ -132,7 +132,12 @@ test('streams: tampered, truncated, wrong key, garbage and armored inputs fail w
   await rejectsWith(runStream(sealed.subarray(0, sealed.length - 5), dec()), 'ERR_HYPERSEAL_AUTH')
   await rejectsWith(runStream(sealed.subarray(0, 100000), dec()), 'ERR_HYPERSEAL_AUTH')
   await rejectsWith(runStream(sealed, hs.createDecryptStream({ privateKey: other.privateKey })), 'ERR_HYPERSEAL_NO_IDENTITY')
-  await rejectsWith(runStream(crypto.randomBytes(5000), dec()), 'ERR_HYPERSEAL_FORMAT')
+  // Garbage, also starting as armor may ('-', whitespace): "not a file", never "too long".
+  for (const first of [undefined, 0x2d, 0x20, 0x0a]) {
+    const garbage = crypto.randomBytes(5000)
+    if (first !== undefined) garbage[0] = first
+    await rejectsWith(runStream(garbage, dec()), 'ERR_HYPERSEAL_FORMAT')
+  }
   await rejectsWith(runStream(Buffer.from('-----BEGIN AGE ENCRYPTED FILE-----\n'), dec()), 'ERR_HYPERSEAL_FORMAT')
   await rejectsWith(runStream(sealed.subarray(0, 30), dec()), 'ERR_HYPERSEAL_FORMAT')
   throwsWith(() => hs.createEncryptStream({ publicKey: 'garbage' }), 'ERR_HYPERSEAL_KEY')

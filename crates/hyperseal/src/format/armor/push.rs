@@ -33,6 +33,13 @@ pub fn starts_armor(first: u8) -> bool {
     first == b'-' || is_space(first)
 }
 
+/// Whether `line`, a line read so far before the BEGIN line, can still be whitespace or the start
+/// of a BEGIN line.
+fn could_begin(line: &[u8]) -> bool {
+    const BEGIN: &[u8] = b"-----BEGIN ";
+    line.iter().copied().all(is_space) || BEGIN.starts_with(line) || line.starts_with(BEGIN)
+}
+
 enum State {
     /// Before the BEGIN line: whitespace seen so far.
     Begin { skipped: usize },
@@ -79,6 +86,12 @@ impl ArmorDecoder {
             let take = nl.map_or(rest.len(), |i| i + 1);
             self.line.extend_from_slice(&rest[..take]);
             rest = &rest[take..];
+            if matches!(self.state, Some(State::Begin { .. })) && !could_begin(&self.line) {
+                // Decided as soon as the line cannot become one: binary that happens to start
+                // with `-` or whitespace is "not armor" (as the pull path says), never "too long".
+                self.state = None;
+                return Err(bad("unknown BEGIN line"));
+            }
             if self.line.len() > ARMOR_LINE || (nl.is_none() && self.line.len() == ARMOR_LINE) {
                 self.state = None;
                 return Err(limits::too_long("an armor line", ARMOR_LINE));
@@ -244,6 +257,22 @@ mod tests {
             let mut out = Vec::new();
             assert!(d.update(c.as_bytes(), &mut out).and_then(|()| d.finish()).is_err(), "{c}");
         }
+    }
+
+    #[test]
+    fn binary_starting_like_armor_is_not_armor_not_too_long() {
+        // A binary file's first byte may be `-` or whitespace (`starts_armor` then sends it here):
+        // the error must say "not armor", as the pull path does, however long its first line.
+        let mut long = vec![b'-'];
+        long.extend((0u8..=255).filter(|&b| b != b'\n').cycle().take(300));
+        for (input, piece) in [(long.clone(), 1), (long.clone(), 300), ([&b" "[..], &long[1..]].concat(), 7)]
+        {
+            let mut d = ArmorDecoder::new();
+            let r = input.chunks(piece).try_for_each(|p| d.update(p, &mut Vec::new()));
+            assert!(matches!(r, Err(Error::Armor(_))), "{r:?}");
+        }
+        let mut d = ArmorDecoder::new();
+        assert!(d.update(b"  \t\n-----BEG", &mut Vec::new()).is_ok(), "a BEGIN line may still come");
     }
 
     #[test]
