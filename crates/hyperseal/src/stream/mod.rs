@@ -29,7 +29,11 @@ mod reader;
 pub(crate) use batch::read_full;
 pub(crate) use engine::{open_run, seal_run, sealed_len, stream, Dir, Input};
 pub use push::StreamWriter;
-pub(crate) use push::{grow, PayloadOpener, PayloadSealer, Pending};
+pub(crate) use push::{PayloadOpener, PayloadSealer};
+// C2SP's parts (native builds only: lib.rs).
+#[cfg(not(portable_backend))]
+pub(crate) use push::{grow, Pending};
+#[cfg(any(test, not(portable_backend)))]
 pub(crate) use reader::ChunkReader;
 pub use reader::StreamReader;
 

@@ -35,19 +35,21 @@ impl<S: ChunkScheme> Pending<S> {
         Pending { scheme, dir, next: 0, held: Zeroizing::new(Vec::new()), threads }
     }
 
+    #[cfg(not(portable_backend))] // C2SP's alone (native builds only: lib.rs)
     pub(crate) fn scheme(&self) -> &S {
         &self.scheme
     }
 
     /// Starts at chunk `index` instead of 0, to test the index limits without sealing 2^38
     /// chunks first.
-    #[cfg(test)]
+    #[cfg(all(test, not(portable_backend)))] // C2SP's tests
     pub(crate) fn at_index(mut self, index: u64) -> Self {
         self.next = index;
         self
     }
 
     /// Worker threads for large pieces (1 = the calling thread only).
+    #[cfg(not(portable_backend))] // C2SP's alone (native builds only: lib.rs)
     pub(crate) fn set_threads(&mut self, n: usize) {
         self.threads = n.max(1);
     }
@@ -73,6 +75,7 @@ impl<S: ChunkScheme> Pending<S> {
 
     /// Processes the chunks that `data` completes into `out` (at least `update_len` bytes);
     /// returns the bytes written. When opening, on error `out` holds unauthenticated bytes.
+    #[cfg(not(portable_backend))] // C2SP's alone (native builds only: lib.rs)
     pub(crate) fn update_into(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize, Error> {
         let (n, r) = self.update_partial(data, out);
         r.map(|()| n)
@@ -153,6 +156,7 @@ impl<S: ChunkScheme> Pending<S> {
 
     /// Processes what is held as the end of the payload, into `out` (at least `finish_len`
     /// bytes); returns the bytes written. Opening fails if the payload was cut short.
+    #[cfg(not(portable_backend))] // C2SP's alone (native builds only: lib.rs)
     pub(crate) fn finish_into(self, out: &mut [u8]) -> Result<usize, Error> {
         let (n, r) = self.finish_partial(out);
         r.map(|()| n)

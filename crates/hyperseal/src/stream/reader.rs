@@ -66,6 +66,7 @@ impl<R: Read, S: ChunkScheme + Send + 'static> ChunkReader<R, S> {
         self.inner
     }
 
+    #[cfg(not(portable_backend))] // C2SP's alone (native builds only: lib.rs)
     pub(crate) fn set_threads(&mut self, n: usize) {
         self.threads = n.max(1);
     }
