@@ -329,11 +329,13 @@ chromium:
 wasm-test: wasm build chromium
 	$(MAKE) -C bindings/wasm test
 
-# The library's whole test suite on the portable backend natively (same bytes as aws-lc: see
-# crates/hyperseal/tests/backends.rs and src/crypto/tests.rs).
+# The library's and the toolkit's whole test suites on the portable backend natively (same bytes
+# as aws-lc: see crates/hyperseal/tests/backends.rs and src/crypto/tests.rs). One build for both,
+# whose dependencies resolve as in the workspace's test build (.ci/features-aligned), so it adds
+# the two crates and the portable signature crates only.
+PORTABLE_TEST := -p hyperseal -p hyperseal-toolkit --features hyperseal/portable,hyperseal-toolkit/portable
 test-portable:
-	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release -p hyperseal --features portable
-	$(CARGO) test --release -p hyperseal-toolkit --features portable --lib --test suite
+	HYPERSEAL_REQUIRE_PEERS=1 $(CARGO) test --release $(PORTABLE_TEST)
 
 # The Node addon, for the bench's `node` table (skipped with a note if npm is missing or fails).
 node-addon:
