@@ -39,7 +39,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build install bench-build test bench tools age age-header pyrage-tests sops minio mc tag-plugin ssh-keygen sshd strace swtpm test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test chromium venv c2sp-vectors python python-test python-test-only python-bench \
+.PHONY: all build install bench-build test bench tools age age-header pyrage-tests sops minio mc tag-plugin ssh-keygen sshd strace swtpm test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test wasm-test-only chromium venv c2sp-vectors python python-test python-test-only python-bench \
 	cargo-cyclonedx auditwheel wheel-tools arm64-root dist dist-test man-db \
 	build-windows build-arm64 cross-toolchains dist-builds age-cross test-plugin-windows cross-test-tools test-windows test-arm64
 
@@ -285,7 +285,7 @@ test:
 	@$(STAGE) test-portable $(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
 	@$(STAGE) python-test $(MAKE) python-test-only
-	@$(STAGE) wasm-test $(MAKE) wasm-test
+	@$(STAGE) wasm-test $(MAKE) wasm-test-only
 	@$(STAGE) web-test $(MAKE) web-test
 	@$(STAGE) age-crate $(MAKE) age-crate-test
 	@$(STAGE) wait:dist-tools bash -c '$(call tool-after,$(LATER_TOOLS))'
@@ -325,8 +325,11 @@ chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
 
 # The browser package in headless Chromium: round trips, error codes, and files crossing between
-# the page and the native CLI both ways (bindings/wasm/test/run.mjs).
-wasm-test: wasm build chromium
+# the page and the native CLI (target/release/hyperseal) both ways (bindings/wasm/test/run.mjs).
+# `make test` runs wasm-test-only: its cargo stage built that CLI already, and `build` would
+# compile it again, statically and with the CLI's own feature resolution.
+wasm-test: build wasm-test-only
+wasm-test-only: wasm chromium
 	$(MAKE) -C bindings/wasm test
 
 # The library's and the toolkit's whole test suites on the portable backend natively (same bytes
@@ -339,7 +342,7 @@ test-portable:
 
 # The Node addon, for the bench's `node` table (skipped with a note if npm is missing or fails).
 node-addon:
-	-@if command -v npm >/dev/null && [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node build; fi
+	-@if command -v npm >/dev/null && [ -f bindings/node/package.json ]; then $(MAKE) -C bindings/node addon; fi
 
 # The WebAssembly build, its npm packages (playwright-core, esbuild, the benchmark's peers) and
 # Chromium: for the browser tests and the bench's `browser` table. `make bench` goes on without

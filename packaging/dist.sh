@@ -74,7 +74,7 @@ build_all() {
     grep -qaF "$RELEASE" "$b" || { echo "dist: $b does not carry '$RELEASE' (rebuild it)" >&2; exit 1; }
   done
   wheels_build "$WORK/wheel"
-  native make --no-print-directory -s -C bindings/node build > "$WORK/node-build.log" 2>&1 || { cat "$WORK/node-build.log" >&2; exit 1; }
+  native make --no-print-directory -s -C bindings/node addon > "$WORK/node-build.log" 2>&1 || { cat "$WORK/node-build.log" >&2; exit 1; }
   node -e "const v = require('./bindings/node').VERSION; if (!v.includes(process.argv[1])) { console.error('dist: the addon says ' + v); process.exit(1) }" "$RELEASE"
 }
 for attempt in 1 2 3; do
