@@ -273,7 +273,11 @@ fn peer_named_ssh() {
 fn a_replaced_ssh_is_still_ssh() {
     let a = Agent::with_askpass(true, &[]);
     let ssh = a.path("ssh");
-    std::fs::copy(std::env::current_exe().unwrap(), &ssh).unwrap();
+    // Copied by a child process: a copy written here holds a write descriptor that every
+    // process the other tests fork meanwhile inherits until it execs, and running the copy then
+    // fails with ETXTBSY ("Text file busy").
+    let copied = Command::new("cp").arg(std::env::current_exe().unwrap()).arg(&ssh).status().unwrap();
+    assert!(copied.success());
     let go = a.path("go");
     // libtest names a test by its path in the binary, less the crate's name.
     let peer = format!("{}::peer_named_ssh", module_path!().split_once("::").unwrap().1);
