@@ -1,7 +1,8 @@
 //! Chunks in, packs out, on every core: the walker (the caller's thread) cuts files into
-//! chunks, workers hash and compress them, and one packer gathers new chunks into packs and
-//! seals each under its own file key. Queues are bounded, so memory stays at a few chunks per
-//! worker plus one pack, whatever the file sizes.
+//! chunks, workers hash and compress them, one packer gathers new chunks into packs, and one
+//! uploader seals each pack under its own file key and stores it while the packer fills the
+//! next. Queues are bounded, so memory stays at a few chunks per worker plus two packs,
+//! whatever the file sizes.
 
 use std::collections::HashSet;
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -131,12 +132,42 @@ fn worker(
     }
 }
 
+/// A full pack on its way to the uploader.
+struct Full {
+    id: [u8; 16],
+    buf: Vec<u8>,
+    entries: Vec<Entry>,
+}
+
+/// Gathers new chunks into packs and hands each full one to the uploader. The uploader's error
+/// (a failed store, or the test stop) is the packer's.
 fn pack(cfg: &PackerConfig<'_>, rx: Receiver<Done>, known: &RwLock<HashSet<ChunkId>>) -> Result<Packed> {
+    // A rendezvous: the packer fills one pack while the uploader stores the one before, and
+    // waits for it rather than holding a third.
+    let (full_tx, full_rx) = mpsc::sync_channel::<Full>(0);
+    std::thread::scope(|s| {
+        let uploader = s.spawn(|| upload(cfg, full_rx));
+        let gathered = gather(cfg.pack_size, rx, known, &full_tx);
+        drop(full_tx);
+        let mut stored = uploader.join().expect("the uploader does not panic")?;
+        let gathered = gathered?;
+        stored.ids = gathered.ids;
+        stored.chunks_new = gathered.chunks_new;
+        stored.chunks_reused = gathered.chunks_reused;
+        stored.raw_added = gathered.raw_added;
+        Ok(stored)
+    })
+}
+
+fn gather(
+    pack_size: u64,
+    rx: Receiver<Done>,
+    known: &RwLock<HashSet<ChunkId>>,
+    uploader: &SyncSender<Full>,
+) -> Result<Packed> {
     let mut out = Packed::default();
     let mut ids: Vec<Option<ChunkId>> = Vec::new();
-    let mut buf: Vec<u8> = Vec::new();
-    let mut pending: Vec<Entry> = Vec::new();
-    let mut pack_id = random_id();
+    let mut full = Full { id: random_id(), buf: Vec::new(), entries: Vec::new() };
     for d in rx {
         if ids.len() <= d.seq {
             ids.resize(d.seq + 1, None);
@@ -147,48 +178,46 @@ fn pack(cfg: &PackerConfig<'_>, rx: Receiver<Done>, known: &RwLock<HashSet<Chunk
             out.chunks_reused += 1;
             continue;
         };
-        pending.push(Entry {
+        full.entries.push(Entry {
             id: d.id,
-            pack: pack_id,
-            offset: buf.len() as u64,
+            pack: full.id,
+            offset: full.buf.len() as u64,
             stored: stored.len() as u32,
             raw: d.raw,
         });
-        buf.extend_from_slice(&stored);
+        full.buf.extend_from_slice(&stored);
         out.chunks_new += 1;
         out.raw_added += d.raw as u64;
-        if buf.len() as u64 >= cfg.pack_size {
-            flush(cfg, &mut out, pack_id, &mut buf, &mut pending)?;
-            pack_id = random_id();
+        if full.buf.len() as u64 >= pack_size {
+            let next =
+                Full { id: random_id(), buf: Vec::with_capacity(full.buf.capacity()), entries: Vec::new() };
+            // Fails only once the uploader stopped; its error is the one reported.
+            uploader.send(std::mem::replace(&mut full, next)).map_err(|_| Error::Interrupted)?;
         }
     }
-    if !buf.is_empty() {
-        flush(cfg, &mut out, pack_id, &mut buf, &mut pending)?;
+    if !full.buf.is_empty() {
+        uploader.send(full).map_err(|_| Error::Interrupted)?;
     }
     out.ids = ids.into_iter().map(|i| i.expect("every chunk sent came back")).collect();
     Ok(out)
 }
 
-/// Stores a pack, then its clear id list: an id list names only a pack that is whole.
-fn flush(
-    cfg: &PackerConfig<'_>,
-    out: &mut Packed,
-    pack: [u8; 16],
-    buf: &mut Vec<u8>,
-    pending: &mut Vec<Entry>,
-) -> Result<()> {
-    let name = format!("data/{}", hex::encode(pack));
-    let sealed = object::seal(cfg.recipients, buf)?;
-    cfg.store.put_new(&name, &sealed)?;
-    let table = Table { entries: std::mem::take(pending) };
-    let bytes = table.encode()?;
-    cfg.store.put_new(&format!("{name}.ids"), &bytes)?;
-    out.bytes_written += (sealed.len() + bytes.len()) as u64;
-    out.entries.extend(table.entries);
-    out.packs += 1;
-    buf.clear();
-    if cfg.stop_after_packs.is_some_and(|n| out.packs as usize >= n) {
-        return Err(Error::Interrupted);
+/// Stores each pack, then its clear id list: an id list names only a pack that is whole.
+fn upload(cfg: &PackerConfig<'_>, rx: Receiver<Full>) -> Result<Packed> {
+    let mut out = Packed::default();
+    for full in rx {
+        let name = format!("data/{}", hex::encode(full.id));
+        let sealed = object::seal(cfg.recipients, &full.buf)?;
+        cfg.store.put_new(&name, &sealed)?;
+        let table = Table { entries: full.entries };
+        let bytes = table.encode()?;
+        cfg.store.put_new(&format!("{name}.ids"), &bytes)?;
+        out.bytes_written += (sealed.len() + bytes.len()) as u64;
+        out.entries.extend(table.entries);
+        out.packs += 1;
+        if cfg.stop_after_packs.is_some_and(|n| out.packs as usize >= n) {
+            return Err(Error::Interrupted);
+        }
     }
-    Ok(())
+    Ok(out)
 }
