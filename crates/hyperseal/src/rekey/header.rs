@@ -178,7 +178,11 @@ impl Rekey {
                 matches!(id.unwrap_stanzas(&probe.stanzas), Some(Ok(k)) if k.expose() == self.file_key.expose())
             })
         };
-        if !change.remove_own && !opens_known && !still_opens() {
+        // An addition keeps every old stanza byte for byte, the one these identities opened
+        // among them, so they still open the result: not asked again (a TPM key would run its
+        // ECDH and unseal once more per file, a plugin once more per window).
+        let only_added = change.set.is_none() && change.remove.is_empty();
+        if !change.remove_own && !opens_known && !only_added && !still_opens() {
             return Err(Error::InvalidArgument(
                 "the new recipients leave out every key this file was opened with: you could not open it again"
                     .into(),

@@ -61,6 +61,40 @@ fn add_keeps_the_payload_and_the_length() {
     assert_eq!(decrypt(&a.ids, &new).unwrap(), plain);
 }
 
+/// An identity that counts the headers it is asked to open.
+struct Counted(Box<dyn Identity>, std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Identity for Counted {
+    fn unwrap_stanza(&self, stanza: &crate::format::Stanza) -> Option<Result<crate::FileKey, Error>> {
+        self.0.unwrap_stanza(stanza)
+    }
+    fn unwrap_stanzas(&self, stanzas: &[crate::format::Stanza]) -> Option<Result<crate::FileKey, Error>> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.unwrap_stanzas(stanzas)
+    }
+}
+
+#[test]
+fn an_addition_opens_the_header_once_and_a_replacement_checks_the_result() {
+    // An addition keeps the stanza the identity opened, so the lock-out check need not open the
+    // new header (for a TPM key, one ECDH and one unseal less per file); a new list must be
+    // checked.
+    let (a, b) = (key(Kind::X25519), key(Kind::X25519));
+    let file = encrypt(&to(&[&a]), slack(), b"secret");
+    let asked = |change: &Change| {
+        let n = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let ids: Vec<Box<dyn Identity>> = parse_identities(&a.secret)
+            .unwrap()
+            .into_iter()
+            .map(|id| Box::new(Counted(id, n.clone())) as Box<dyn Identity>)
+            .collect();
+        rekey(&file, &ids, change).unwrap();
+        n.load(std::sync::atomic::Ordering::Relaxed)
+    };
+    assert_eq!(asked(&Change { add: to(&[&b]), ..Change::default() }), 1);
+    assert_eq!(asked(&Change { set: Some(to(&[&a, &b])), ..Change::default() }), 2);
+}
+
 #[test]
 fn set_replaces_and_the_removed_key_fails() {
     let (a, b, c) = (key(Kind::X25519), key(Kind::X25519), key(Kind::X25519));
