@@ -34,7 +34,8 @@
 //! - `datakey.rs`: the data key opened from an `enc`, wrapped for a recipient, combined from
 //!   Shamir shares (`shamir.rs`); `values.rs`: sops's value cipher, its walk paths and `mac`.
 //! - `target.rs`: the target a frontend names; `rules.rs`: `.sops.yaml`; `tree.rs`: files and
-//!   folders; `unlock.rs`: one unlock per window of files.
+//!   folders, in windows run by the library's round driver (`hyperseal::unlock::in_windows`);
+//!   `unlock.rs`: one unlock per window of files.
 
 mod datakey;
 mod formats;

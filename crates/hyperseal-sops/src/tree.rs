@@ -19,7 +19,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -32,6 +31,7 @@ use super::{
 use hyperseal::format::Stanza;
 use hyperseal::recipient::{Identity, Recipient};
 use hyperseal::rekey::kit::{self, same_files_once, Entry, Place, Walk, WalkOptions};
+use hyperseal::unlock::{in_windows, Drive, Progress, Window};
 use hyperseal::Error;
 use hyperseal::FileKey;
 
@@ -128,71 +128,76 @@ pub fn rekey_files(
         (0..identities.len()).map(|i| Arc::new(Nth(identities.clone(), i)) as Arc<dyn Identity>).collect();
     let batches = ids.iter().any(|i| i.unwraps_in_batches());
     let configs = Mutex::new(HashMap::new());
-    let slots: Vec<Mutex<Option<FileOutcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
-    let done = AtomicUsize::new(0);
     let cleared = Mutex::new(Vec::new());
-    let mut start = 0;
-    while start < files.len() {
-        let mut window = Vec::new();
-        let mut bytes = 0;
-        while start + window.len() < files.len() && window.len() < WINDOW_FILES && bytes < WINDOW_BYTES {
-            let read = match &files[start + window.len()] {
-                (f, Found::File(place, _)) => kit::read_beneath(place, f, MAX_FILE, "a sops file"),
-                _ => Ok(Zeroizing::new(Vec::new())),
-            };
-            bytes += read.as_ref().map_or(0, |b| b.len());
-            window.push(read);
-        }
-        let views = match batches {
-            true => {
-                let inputs: Vec<(&[u8], Format)> = window
-                    .iter()
-                    .zip(&files[start..])
-                    .filter(|(_, (_, found))| matches!(found, Found::File(..)))
-                    .filter_map(|(r, (f, _))| r.as_ref().ok().map(|b| (&b[..], Format::for_path(f))))
-                    .collect();
-                unlock(&inputs, &ids)
-            }
-            false => unlock(&[], &ids),
+    // A file is read only when its window has room for it: a window holds its files' bytes.
+    let read = files.iter().map(|(f, found)| match found {
+        Found::File(place, _) => (f, found, kit::read_beneath(place, f, MAX_FILE, "a sops file")),
+        _ => (f, found, Ok(Zeroizing::new(Vec::new()))),
+    });
+    let unlocked = |window: &mut [Loaded<'_>]| {
+        let inputs: Vec<(&[u8], Format)> = match batches {
+            true => window
+                .iter()
+                .filter(|(_, found, _)| matches!(found, Found::File(..)))
+                .filter_map(|(f, _, r)| r.as_ref().ok().map(|b| (&b[..], Format::for_path(f))))
+                .collect(),
+            false => Vec::new(),
         };
-        // Each file is small, so its time is the parse, the wraps and the synced write, which
-        // overlap across files.
-        let _ = hyperseal::exec::for_each(window.len(), options.threads, &|i| {
-            let outcome = match (&files[start + i], &window[i]) {
-                ((_, Found::Skip(why)), _) => FileOutcome::Skipped(why),
-                ((_, Found::Fail(e)), _) => FileOutcome::Failed(copy_error(e)),
-                (_, Err(e)) => FileOutcome::Failed(copy_error(e)),
-                ((file, Found::File(place, walked)), Ok(b)) => {
-                    let at = Reached { display: file, place };
-                    let left = leftovers(&at);
-                    let outcome = one(&at, b, *walked, options, &views, recipient, &configs);
-                    if !left.is_empty() {
-                        let still = leftovers(&at);
-                        let mut cleared = cleared.lock().unwrap_or_else(|p| p.into_inner());
-                        cleared.extend(left.into_iter().filter(|p| !still.contains(p)));
-                    }
-                    outcome
-                }
-            };
-            *slots[start + i].lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
-            if let Some(p) = progress {
-                p(done.fetch_add(1, Ordering::Relaxed) + 1, files.len());
+        unlock(&inputs, &ids)
+    };
+    // Each file is small, so its time is the parse, the wraps and the synced write, which
+    // overlap across files.
+    let work = |views: &Vec<Box<dyn Identity>>, (file, found, read): Loaded<'_>| match (found, read) {
+        (Found::Skip(why), _) => FileOutcome::Skipped(why),
+        (Found::Fail(e), _) => FileOutcome::Failed(copy_error(e)),
+        (_, Err(e)) => FileOutcome::Failed(e),
+        (Found::File(place, walked), Ok(b)) => {
+            let at = Reached { display: file, place };
+            let left = leftovers(&at);
+            let outcome = one(&at, &b, *walked, options, views, recipient, &configs);
+            if !left.is_empty() {
+                let still = leftovers(&at);
+                let mut cleared = cleared.lock().unwrap_or_else(|p| p.into_inner());
+                cleared.extend(left.into_iter().filter(|p| !still.contains(p)));
             }
-            Ok(())
-        });
-        start += window.len();
-    }
-    let files = files
-        .into_iter()
-        .zip(slots)
-        .map(|((f, _), s)| {
-            let o = s.into_inner().unwrap_or_else(|p| p.into_inner());
-            (f, o.unwrap_or_else(|| FileOutcome::Failed(refuse("not reached"))))
-        })
-        .collect();
+            outcome
+        }
+    };
+    let total = files.len();
+    let tell = |done| {
+        if let Some(p) = progress {
+            p(done, total);
+        }
+    };
+    let drive = Drive { threads: options.threads, progress: Progress::Workers(&tell), stop: None };
+    let outcomes = in_windows(read, Files::default, unlocked, work, drive);
+    let files = files.into_iter().zip(outcomes).map(|((f, _), o)| (f, o)).collect();
     let mut cleared = cleared.into_inner().unwrap_or_else(|p| p.into_inner());
     cleared.sort();
     Ok(FilesReport { files, cleared })
+}
+
+/// A file of a window: its path, what the walk made of it, and its bytes (none where it is not
+/// a file to read) or why they could not be read.
+type Loaded<'a> = (&'a PathBuf, &'a Found, Result<Zeroizing<Vec<u8>>, Error>);
+
+/// The window rule: files are read until a window holds [`WINDOW_FILES`] of them, or passes
+/// [`WINDOW_BYTES`] with its last one.
+#[derive(Default)]
+struct Files {
+    count: usize,
+    bytes: usize,
+}
+
+impl Window<Loaded<'_>> for Files {
+    fn room(&self) -> bool {
+        self.count < WINDOW_FILES && self.bytes < WINDOW_BYTES
+    }
+
+    fn add(&mut self, (_, _, read): &Loaded<'_>) {
+        self.count += 1;
+        self.bytes += read.as_ref().map_or(0, |b| b.len());
+    }
 }
 
 /// The names an interrupted re-key left beside `at`'s file that are there now, as the caller
@@ -219,7 +224,7 @@ impl Identity for Nth {
     }
 }
 
-/// A window's read error, for its file's outcome (the window keeps its own).
+/// The walk's error for a given path, for its file's outcome (the list keeps its own).
 fn copy_error(e: &Error) -> Error {
     match e {
         Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),

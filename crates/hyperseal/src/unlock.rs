@@ -15,6 +15,11 @@
 //! The cache holds file keys (zeroized on drop) for the caller's round only: the callers keep
 //! at most [`limits::PLUGIN_BATCH`](crate::limits::PLUGIN_BATCH) stanzas or
 //! [`limits::PLUGIN_BATCH_BYTES`](crate::limits::PLUGIN_BATCH_BYTES) of them in a round.
+//!
+//! The rounds themselves are driven by [`in_windows`] (`unlock/round.rs`): items cut into
+//! windows by the caller's [`Window`] rule, one unlock per window, each item worked on the
+//! library's executor, the results in order, progress per item. The tree re-key and the sops
+//! files' re-key run on it.
 
 use std::collections::HashMap;
 
@@ -25,6 +30,10 @@ use crate::file_key::FileKey;
 use crate::format::Stanza;
 use crate::recipient::{wrap_refs, Identity, Recipient};
 use crate::rekey::Change;
+
+mod round;
+
+pub use round::{in_windows, Drive, Progress, Whole, Window};
 
 /// What a batch said of one stanza: not this identity's, its file key, or why it failed.
 pub type Answer = Option<Result<FileKey, String>>;

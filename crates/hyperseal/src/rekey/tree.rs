@@ -21,7 +21,6 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
@@ -30,15 +29,15 @@ use super::beneath::{self, Place};
 use super::file::{recover_checked, rekey_file_with, remove_stale_copy, Checks, FileOptions, Written};
 use super::header::Change;
 use super::manifest::{key, Manifest, Record};
-use super::unlock::{stanzas_of, unlock, Window};
+use super::unlock::{stanzas_of, unlock, Batch};
 use super::walk::{Entry, Walk, WalkOptions};
 use crate::error::Error;
 use crate::error::Outcome;
-use crate::exec;
 use crate::format::armor::{AGE_LABEL, HYPERSEAL_LABEL};
-use crate::format::Header;
+use crate::format::{Header, Stanza};
 use crate::recipient::Identity;
 use crate::sys::FileId;
+use crate::unlock::{in_windows, Drive, Progress};
 
 /// What to re-key and how.
 #[derive(Clone, Debug, Default)]
@@ -126,94 +125,48 @@ pub fn rekey_tree(
         _ => None,
     };
     same_files_once(&mut files);
-    let mut report = TreeReport::default();
     let total = files.len();
-    let threads = opts.threads;
     let file_opts =
         FileOptions { dry_run: opts.dry_run, split_links: opts.split_links, ..FileOptions::default() };
     // With an identity that unlocks in batches (a plugin), the files go by windows: their
-    // headers read, the plugin asked once for the window, then each file re-keyed.
+    // headers read, the plugin asked once for the window, then each file re-keyed. Without one
+    // no file weighs anything, so all are one window.
     let batching = identities.iter().any(|id| id.unwraps_in_batches());
-    let mut window = Window::default();
-    let mut run = |window: Window<Entry>| {
-        let (ids, opens_known): (Vec<Box<dyn Identity + '_>>, bool) = match batching {
-            true => unlock(identities, &window.headers, change),
-            false => (identities.iter().map(|id| Box::new(&**id) as Box<dyn Identity>).collect(), false),
-        };
-        let work = |entry: Entry| match entry {
-            Entry::Skip(path, why) => (path, TreeOutcome::Skipped(why)),
-            Entry::File(path, place) => {
-                let job = Job {
-                    identities: &ids,
-                    change,
-                    opts: &file_opts,
-                    manifest: manifest.as_ref(),
-                    opens_known,
-                };
-                let outcome = one(&path, &place, &job);
-                (path, outcome)
-            }
-        };
-        let before = report.files.len();
-        let tick = |done: usize| {
-            if let Some(p) = progress {
-                p(before + done, total);
-            }
-        };
-        report.files.extend(each(window.entries, threads, work, tick));
-    };
-    for entry in files {
+    let entries = files.into_iter().map(|entry| {
         let stanzas = match (&entry, batching) {
             (Entry::File(path, place), true) => stanzas_of(path, place),
             _ => Vec::new(),
         };
-        if !window.fits(&stanzas) {
-            run(std::mem::take(&mut window));
-        }
-        window.push(entry, stanzas);
-    }
-    run(window);
-    Ok(report)
-}
-
-/// `work` on each of `items` on up to `threads` threads of the library's executor (files are
-/// independent: each has its own lock, journal and temporary), the results in the items'
-/// order; `tick(n)` on the caller's thread for n = 1, 2, … as results come in (the bindings'
-/// progress callbacks need their own thread).
-fn each<T: Send, R: Send>(
-    items: Vec<T>,
-    threads: usize,
-    work: impl Fn(T) -> R + Sync,
-    tick: impl Fn(usize),
-) -> Vec<R> {
-    let n = items.len();
-    let queue = Mutex::new(items.into_iter().enumerate());
-    let out: Mutex<Vec<Option<R>>> = Mutex::new((0..n).map(|_| None).collect());
-    let done = AtomicUsize::new(0);
-    let step = || {
-        let Some((i, item)) = queue.lock().unwrap_or_else(|p| p.into_inner()).next() else { return false };
-        let r = work(item);
-        out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
-        done.fetch_add(1, Ordering::Relaxed);
-        true
-    };
-    let mut told = 0;
-    // One call per file, counting up, as the bindings' progress callbacks expect.
-    let tell = |told: &mut usize| {
-        let now = done.load(Ordering::Relaxed);
-        for n in *told + 1..=now {
-            tick(n);
-        }
-        *told = now.max(*told);
-    };
-    exec::run_with(threads, &|| while step() {}, &mut || {
-        while step() {
-            tell(&mut told);
-        }
+        (entry, stanzas)
     });
-    tell(&mut told);
-    let out = out.into_inner().unwrap_or_else(|p| p.into_inner());
-    out.into_iter().map(|r| r.expect("every item was worked")).collect()
+    let unlocked = |window: &mut [(Entry, Vec<Stanza>)]| -> (Vec<Box<dyn Identity + '_>>, bool) {
+        match batching {
+            true => {
+                let headers: Vec<Vec<Stanza>> = window.iter_mut().map(|(_, s)| std::mem::take(s)).collect();
+                unlock(identities, &headers, change)
+            }
+            false => (identities.iter().map(|id| Box::new(&**id) as Box<dyn Identity>).collect(), false),
+        }
+    };
+    let manifest = manifest.as_ref();
+    let work = |(ids, opens_known): &(Vec<Box<dyn Identity + '_>>, bool), (entry, _)| match entry {
+        Entry::Skip(path, why) => (path, TreeOutcome::Skipped(why)),
+        Entry::File(path, place) => {
+            let job = Job { identities: ids, change, opts: &file_opts, manifest, opens_known: *opens_known };
+            let outcome = one(&path, &place, &job);
+            (path, outcome)
+        }
+    };
+    let mut tell = |done| {
+        if let Some(p) = progress {
+            p(done, total);
+        }
+    };
+    // Files are independent (each has its own lock, journal and temporary); progress is told on
+    // this thread, as the bindings' callbacks need.
+    let drive = Drive { threads: opts.threads, progress: Progress::Caller(&mut tell), stop: None };
+    let files = in_windows(entries, Batch::default, unlocked, work, drive);
+    Ok(TreeReport { files })
 }
 
 /// A file reached twice (two roots that overlap, a link followed to a file also walked, hard

@@ -1,11 +1,12 @@
-//! The tree re-key's windows, each unlocked once (`crate::unlock`): a window of a tree's files
-//! holds at most [`limits::PLUGIN_BATCH`] stanzas or [`limits::PLUGIN_BATCH_BYTES`] of them,
-//! and their identities are asked once for all of it.
+//! The tree re-key's windows, each unlocked once (`crate::unlock`, its windows driven by
+//! `crate::unlock::in_windows`): a window of a tree's files holds at most
+//! [`limits::PLUGIN_BATCH`] stanzas or [`limits::PLUGIN_BATCH_BYTES`] of them, and their
+//! identities are asked once for all of it.
 
 use super::header::Change;
 use crate::format::Stanza;
 use crate::recipient::Identity;
-use crate::unlock::{ask, mark_opened, opens_probe, probes, Cached};
+use crate::unlock::{ask, mark_opened, opens_probe, probes, Cached, Window};
 use crate::{limits, Decryptor};
 
 /// The identities to re-key a window's files with: each batch identity behind the answers it
@@ -48,34 +49,24 @@ pub(super) fn unlock<'a>(
     (out, opens_known)
 }
 
-/// Entries of a tree waiting to be re-keyed, with their files' stanzas, up to one batch's
-/// worth ([`limits::PLUGIN_BATCH`] stanzas, [`limits::PLUGIN_BATCH_BYTES`] of them).
-pub(super) struct Window<T> {
-    pub(super) entries: Vec<T>,
-    pub(super) headers: Vec<Vec<Stanza>>,
+/// The tree's window rule ([`crate::unlock::in_windows`]): a window of entries, each with its
+/// file's stanzas, holds up to one batch's worth ([`limits::PLUGIN_BATCH`] stanzas,
+/// [`limits::PLUGIN_BATCH_BYTES`] of them).
+#[derive(Default)]
+pub(super) struct Batch {
     count: usize,
     bytes: usize,
 }
 
-impl<T> Default for Window<T> {
-    fn default() -> Self {
-        Window { entries: Vec::new(), headers: Vec::new(), count: 0, bytes: 0 }
-    }
-}
-
-impl<T> Window<T> {
-    /// Whether `stanzas` fit beside what the window holds (an empty window takes anything).
-    pub(super) fn fits(&self, stanzas: &[Stanza]) -> bool {
+impl<T> Window<(T, Vec<Stanza>)> for Batch {
+    fn fits(&self, (_, stanzas): &(T, Vec<Stanza>)) -> bool {
         let (n, b) = cost(stanzas);
-        self.entries.is_empty()
-            || (self.count + n <= limits::PLUGIN_BATCH && self.bytes + b <= limits::PLUGIN_BATCH_BYTES)
+        self.count + n <= limits::PLUGIN_BATCH && self.bytes + b <= limits::PLUGIN_BATCH_BYTES
     }
 
-    pub(super) fn push(&mut self, entry: T, stanzas: Vec<Stanza>) {
-        let (n, b) = cost(&stanzas);
+    fn add(&mut self, (_, stanzas): &(T, Vec<Stanza>)) {
+        let (n, b) = cost(stanzas);
         (self.count, self.bytes) = (self.count + n, self.bytes + b);
-        self.entries.push(entry);
-        self.headers.push(stanzas);
     }
 }
 
