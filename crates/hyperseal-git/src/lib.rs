@@ -27,9 +27,12 @@
 #![deny(unsafe_code)]
 
 mod ahead;
+pub mod cat_file;
 pub mod checkout;
 pub mod filter;
+pub mod git;
 pub mod index;
+pub mod marked;
 pub mod merge;
 #[cfg(unix)]
 pub mod pipe;
@@ -41,9 +44,12 @@ pub mod spool;
 #[cfg(unix)]
 mod sys_pipe;
 pub mod verify;
+#[cfg(unix)]
+pub mod worktree;
 
 pub use checkout::{smudge_blob, unlock_blobs};
 pub use filter::{Filter, FilterOutcome, Repo, AGE_INTRO};
+pub use git::{Git, GitError};
 #[cfg(unix)]
 pub use pipe::GitPipe;
 pub use process::{serve, Blocking, Input};

@@ -1,7 +1,7 @@
 //! `hyperseal git clone`: `git clone` and `hyperseal git unlock` in one step, writing each file
 //! once. git clones without checking anything out; the marked files are read from git's
-//! objects (`git cat-file --batch`), opened on every core and written as plaintext with their
-//! stat data in the index, and git then checks out the rest (`git checkout-index`: the files
+//! objects, opened on every core and written as plaintext with their stat data in the index
+//! (`hyperseal_git::worktree::write_new`), and git then checks out the rest (`git checkout-index`: the files
 //! that are not marked, and marked ones this leaves to the filter).
 //!
 //! Why: a clone followed by `unlock` writes every marked file twice (the age file git checks
@@ -11,21 +11,15 @@
 //! Left to git and the filter, as in `unlock`: large blobs (git streams them through the
 //! filter, which holds little in memory), executables, links, and anything that does not open.
 
-#[cfg(unix)]
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-#[cfg(unix)]
-use std::sync::Arc;
+use std::process::Stdio;
 
 use anyhow::Result;
 use hyperseal::recipient::Identity;
+use hyperseal_git::git::wait_until;
+use hyperseal_git::marked;
 
-#[cfg(unix)]
-use super::blobs::{self, MOST, ROUND};
-use super::repo::{self, git};
-#[cfg(unix)]
-use super::unlock::{plain, read_index, real_folders, single_entries, write_round, Job};
+use super::{git, repo_git, said};
 use crate::errors::{hint, usage};
 
 /// `git clone` options that would leave a work tree this must not fill, or none at all
@@ -65,7 +59,7 @@ pub fn clone(identities: &[PathBuf], url: &str, dir: Option<&Path>, git_args: &[
         ));
     }
     // Loaded before anything is cloned: a wrong path or passphrase fails here.
-    let (loaded, absolute) = repo::identities_for_unlock(identities)?;
+    let (loaded, absolute) = super::identities_for_unlock(identities)?;
     let dir = match dir {
         Some(d) => d.to_path_buf(),
         None => PathBuf::from(humanish(url).ok_or_else(|| {
@@ -91,7 +85,7 @@ pub fn clone(identities: &[PathBuf], url: &str, dir: Option<&Path>, git_args: &[
 
 /// `git clone --no-checkout`, its progress on the terminal as git prints it.
 fn run_clone(url: &str, dir: &Path, git_args: &[String]) -> Result<()> {
-    let mut c = Command::new("git");
+    let mut c = repo_git().command();
     c.arg("clone").arg("--no-checkout").args(git_args).arg("--").arg(url).arg(dir);
     let mut child = c
         .stdin(Stdio::null())
@@ -99,7 +93,7 @@ fn run_clone(url: &str, dir: &Path, git_args: &[String]) -> Result<()> {
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| hint(format!("cannot run git: {e}"), "install git, or put it on PATH"))?;
-    match repo::wait_until(&mut child, std::time::Instant::now() + CLONE_DEADLINE)? {
+    match wait_until(&mut child, std::time::Instant::now() + CLONE_DEADLINE)? {
         Some(s) if s.success() => Ok(()),
         Some(_) => Err(hint("git clone failed", "git's message above says why")),
         None => Err(anyhow::anyhow!(
@@ -114,9 +108,10 @@ fn run_clone(url: &str, dir: &Path, git_args: &[String]) -> Result<()> {
 /// `unlock` counts them).
 fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn Identity>>) -> Result<usize> {
     std::env::set_current_dir(dir)?;
-    let root = repo::work_tree()?;
+    let root = super::work_tree()?;
     std::env::set_current_dir(&root)?;
-    repo::record_identities(absolute, agent)?;
+    let g = repo_git();
+    marked::record_identities(&g, &super::exe()?, absolute, agent).map_err(said)?;
     super::guard::close_side_doors()?;
     if git(&["rev-parse", "--verify", "-q", "HEAD^{commit}"], None).is_err() {
         return Ok(0); // An empty repository: nothing to check out.
@@ -124,9 +119,12 @@ fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn 
     // The index of HEAD, with no file written yet.
     git(&["read-tree", "HEAD"], None)?;
     // The attributes come from the index: the work tree has no .gitattributes yet.
-    let marked = repo::marked_among(&git(&["ls-files", "-z"], None)?, true)?;
+    let marked = marked::marked_among(&g, &git(&["ls-files", "-z"], None)?, true).map_err(said)?;
+    // Each written as a new file, with its stat data in the index: a path already taken
+    // (nothing is, in a fresh clone) is left as it is, to git.
     #[cfg(unix)]
-    write_marked(&root, &marked, ids)?;
+    hyperseal_git::worktree::write_new(&g, hyperseal_git::cat_file::READ_DEADLINE, &root, &marked, ids)
+        .map_err(said)?;
     #[cfg(not(unix))]
     drop(ids);
     // The rest: files not marked, and the marked ones left above, through the filter. Files
@@ -136,71 +134,6 @@ fn unlock_fresh(dir: &Path, absolute: &[PathBuf], agent: bool, ids: Vec<Box<dyn 
     // Those git wrote with the user's umask; the ones written above are private already.
     super::guard::private_modes(&root, &marked)?;
     Ok(marked.len())
-}
-
-#[cfg(unix)]
-/// Writes as plaintext each of `marked` whose index entry is an ordinary file of at most
-/// [`MOST`] bytes and whose path is free, reading the blobs from git in rounds of bounded
-/// size; records their stat data in the index.
-fn write_marked(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> Result<()> {
-    if marked.is_empty() || ids.is_empty() {
-        return Ok(());
-    }
-    let Some(at) = read_index()? else { return Ok(()) };
-    let found = single_entries(&at.index, marked);
-    // Each written as a new file: a path already taken (nothing is, in a fresh clone) is left
-    // as it is, to git.
-    let mut jobs: Vec<Job> = Vec::new();
-    for p in marked {
-        let Some(&i) = found.get(p.as_bytes()) else { continue };
-        let e = &at.index.entries()[i];
-        if plain(e) {
-            jobs.push(Job {
-                path: p.clone(),
-                entry: i,
-                oid: e.oid.clone(),
-                size: 0,
-                stat: None,
-                done: false,
-            });
-        }
-    }
-    if jobs.is_empty() {
-        return Ok(());
-    }
-    // The blobs' sizes (read-tree recorded none), so the rounds stay bounded.
-    let sizes = blobs::sizes(&jobs.iter().map(|j| j.oid.as_str()).collect::<Vec<_>>())?;
-    for (j, size) in jobs.iter_mut().zip(sizes) {
-        j.size = size;
-    }
-    jobs.retain(|j| j.size <= MOST);
-    // Owned: the rounds below write into `jobs`.
-    let oids: Vec<String> = jobs.iter().map(|j| j.oid.clone()).collect();
-    let oids: Vec<&str> = oids.iter().map(String::as_str).collect();
-    let sizes: Vec<u64> = jobs.iter().map(|j| j.size).collect();
-
-    let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
-    let (mut dirs, mut made) = (HashMap::new(), HashMap::new());
-    let mut written = Vec::new();
-    blobs::in_rounds(&oids, &sizes, blobs::round_files(&ids), ROUND, |first, blobs| {
-        let round = &mut jobs[first..first + blobs.len()];
-        for (j, blob) in round.iter().zip(blobs.iter_mut()) {
-            // Folders made here (once each), each checked to be a real folder (never a link
-            // out of the tree).
-            let parent = Path::new(&j.path).parent().filter(|d| !d.as_os_str().is_empty());
-            let made = parent.is_none_or(|d| {
-                *made.entry(d.to_path_buf()).or_insert_with(|| std::fs::create_dir_all(root.join(d)).is_ok())
-            });
-            if !made || !real_folders(root, &j.path, &mut dirs) {
-                *blob = None;
-            }
-        }
-        write_round(root, round, blobs, &ids, false);
-        written.extend(round.iter().filter(|j| j.done).filter_map(|j| j.stat.map(|s| (j.entry, s))));
-        Ok(())
-    })?;
-    at.record(&written);
-    Ok(())
 }
 
 /// The folder `git clone URL` makes: the last part of the URL, without a trailing `/` or `.git`

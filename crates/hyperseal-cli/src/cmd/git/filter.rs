@@ -1,35 +1,34 @@
 //! The programs git runs: the long-running filter (`hyperseal git filter-process`, one per git
 //! command) and the diff textconv (`hyperseal git textconv FILE`). The library decides every
 //! clean and smudge; this file gives it the repository: the identities `unlock` recorded, the
-//! recipients parsed as `-R` reads them, and the blobs git stored, through one `git cat-file
-//! --batch` per filter process.
+//! recipients parsed as `-R` reads them, and the blobs git stored (`hyperseal_git::store`).
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use hyperseal::recipient::{Identity, Recipient};
 use hyperseal::Decryptor;
 use hyperseal_git::{Filter, FilterOutcome, Repo, Spool, AGE_INTRO};
 
-use super::repo::{self, git};
-
 /// `hyperseal git filter-process`: serves git on standard input and output until git is done.
 pub fn filter_process() -> Result<()> {
     #[cfg(unix)]
     crate::sys::ignore_sigpipe();
     keep_heap();
-    let root = repo::work_tree()?;
-    let spool = repo::git_path("hyperseal-spool")?;
+    let root = super::work_tree()?;
+    let spool = super::git_path("hyperseal-spool")?;
+    // `stash` or `commit -a` point GIT_INDEX_FILE (inherited from git) at their own index.
     let index = match std::env::var_os("GIT_INDEX_FILE") {
         Some(f) => PathBuf::from(f),
-        None => repo::git_path("index")?,
+        None => super::git_path("index")?,
     };
-    let mut filter = Filter::new(Stored::new(index), &root, &spool);
+    let blobs = hyperseal_git::cat_file::Stored::new(
+        super::repo_git(),
+        index,
+        hyperseal_git::cat_file::READ_DEADLINE,
+    );
+    let mut filter = Filter::new(Stored { identities: None, blobs }, &root, &spool);
     let mut report = |path: &str, done: Result<FilterOutcome, &hyperseal::Error>| {
         if let Err(e) = done {
             report_failure(path, e);
@@ -82,34 +81,11 @@ fn report_failure(path: &str, e: &hyperseal::Error) {
     crate::errors::print_error(&message, hint);
 }
 
-/// The repository as the filter sees it.
+/// The repository as the filter sees it: the identities `unlock` recorded, and the blobs git
+/// stored.
 struct Stored {
     identities: Option<Vec<Box<dyn Identity>>>,
-    index_file: PathBuf,
-    /// The index file's size and modification time when `index` was read.
-    index_stamp: Option<(u64, Option<std::time::SystemTime>)>,
-    index: Option<HashMap<String, String>>,
-    head: Option<HashMap<String, String>>,
-    cat: Option<CatFile>,
-}
-
-impl Stored {
-    fn new(index_file: PathBuf) -> Self {
-        Stored { identities: None, index_file, index_stamp: None, index: None, head: None, cat: None }
-    }
-
-    /// Forgets the index and HEAD read earlier when git wrote a new index since: one git
-    /// command (a rebase, a checkout) moves the index several times, and comparing with an
-    /// old blob would seal unchanged plaintext again. `git add` writes its index only at the
-    /// end, so it reads the index once.
-    fn refresh(&mut self) {
-        let stamp = std::fs::metadata(&self.index_file).ok().map(|m| (m.len(), m.modified().ok()));
-        if stamp != self.index_stamp {
-            self.index_stamp = stamp;
-            self.index = None;
-            self.head = None;
-        }
-    }
+    blobs: hyperseal_git::cat_file::Stored,
 }
 
 impl Repo for Stored {
@@ -130,189 +106,13 @@ impl Repo for Stored {
     }
 
     fn stored(&mut self, path: &str, into: &mut Spool) -> std::io::Result<bool> {
-        let io = |e: anyhow::Error| std::io::Error::other(crate::errors::message(&e));
-        // The index first: `git add` compares with what is staged, and `stash` or `commit -a`
-        // point GIT_INDEX_FILE (inherited from git) at their own index. HEAD for a path that
-        // was removed from the index and is added again.
-        self.refresh();
-        if self.index.is_none() {
-            self.index = Some(tree(&git(&["ls-files", "-s", "-z"], None).map_err(io)?, true));
-        }
-        let mut oid = self.index.as_ref().and_then(|m| m.get(path)).cloned();
-        if oid.is_none() {
-            if self.head.is_none() {
-                let listed = git(&["ls-tree", "-r", "-z", "HEAD"], None).unwrap_or_default();
-                self.head = Some(tree(&listed, false));
-            }
-            oid = self.head.as_ref().and_then(|m| m.get(path)).cloned();
-        }
-        let Some(oid) = oid else { return Ok(false) };
-        if self.cat.is_none() {
-            self.cat = Some(CatFile::start()?);
-        }
-        self.cat.as_mut().expect("started").blob(&oid, into)
-    }
-}
-
-/// Path → object id from `ls-files -s -z` (`MODE OID STAGE\tPATH`, stage 0 only) or from
-/// `ls-tree -r -z` (`MODE TYPE OID\tPATH`, blobs only).
-pub(super) fn tree(listed: &[u8], index: bool) -> HashMap<String, String> {
-    let mut map = HashMap::new();
-    for entry in listed.split(|b| *b == 0) {
-        let text = String::from_utf8_lossy(entry);
-        let Some((meta, path)) = text.split_once('\t') else { continue };
-        let f: Vec<&str> = meta.split(' ').collect();
-        let oid = match (index, f.as_slice()) {
-            (true, [_, oid, "0"]) => oid,
-            (false, [_, "blob", oid]) => oid,
-            _ => continue,
-        };
-        map.insert(path.to_string(), oid.to_string());
-    }
-    map
-}
-
-/// How long one read from `git cat-file` may wait. git answers from its object store at once;
-/// the longest honest wait is building a large deltified blob before its first byte. A child
-/// that says nothing for this long is killed, and the filter fails that file instead of
-/// hanging the git command that runs it.
-const CAT_READ_DEADLINE: Duration = Duration::from_secs(120);
-
-/// One `git cat-file --batch` for the whole filter process, every read from it under
-/// [`CAT_READ_DEADLINE`].
-pub(super) struct CatFile {
-    child: Arc<Mutex<Child>>,
-    watch: Arc<Watch>,
-    input: ChildStdin,
-    output: BufReader<Watched>,
-}
-
-/// The deadline of the read in progress, shared with the thread that kills the child when it
-/// passes.
-struct Watch {
-    state: Mutex<WatchState>,
-    wake: Condvar,
-}
-
-#[derive(Default)]
-struct WatchState {
-    deadline: Option<Instant>,
-    fired: bool,
-    closed: bool,
-}
-
-impl Watch {
-    /// Changes the state without waking the watcher: it never sleeps past one deadline's
-    /// length, so a deadline set now is seen in time, and a read costs no thread switch.
-    fn set(&self, f: impl FnOnce(&mut WatchState)) {
-        f(&mut self.state.lock().unwrap_or_else(|e| e.into_inner()));
-    }
-
-    fn close(&self) {
-        self.set(|s| s.closed = true);
-        self.wake.notify_all();
-    }
-
-    /// Waits for a deadline to pass (then kills `child`) until the reader closes.
-    fn run(&self, child: &Mutex<Child>) {
-        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if g.closed {
-                return;
-            }
-            let Some(t) = g.deadline else {
-                g = self.wake.wait_timeout(g, CAT_READ_DEADLINE).unwrap_or_else(|e| e.into_inner()).0;
-                continue;
-            };
-            let now = Instant::now();
-            if now >= t {
-                g.fired = true;
-                drop(g);
-                let _ = child.lock().unwrap_or_else(|e| e.into_inner()).kill();
-                return;
-            }
-            g = self.wake.wait_timeout(g, t - now).unwrap_or_else(|e| e.into_inner()).0;
-        }
-    }
-}
-
-/// The child's output, each read armed with the deadline.
-struct Watched {
-    inner: ChildStdout,
-    watch: Arc<Watch>,
-}
-
-impl Read for Watched {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.watch.set(|s| s.deadline = Some(Instant::now() + CAT_READ_DEADLINE));
-        let got = self.inner.read(buf);
-        let mut fired = false;
-        self.watch.set(|s| {
-            s.deadline = None;
-            fired = s.fired;
-        });
-        if fired {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("git cat-file did not answer within {} s", CAT_READ_DEADLINE.as_secs()),
-            ));
-        }
-        got
-    }
-}
-
-impl CatFile {
-    pub(super) fn start() -> std::io::Result<Self> {
-        let mut child = Command::new("git")
-            .args(["cat-file", "--batch"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()?;
-        let input = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        let child = Arc::new(Mutex::new(child));
-        let watch = Arc::new(Watch { state: Mutex::new(WatchState::default()), wake: Condvar::new() });
-        let (c, w) = (Arc::clone(&child), Arc::clone(&watch));
-        std::thread::spawn(move || w.run(&c));
-        let output = BufReader::new(Watched { inner: stdout, watch: Arc::clone(&watch) });
-        Ok(CatFile { child, watch, input, output })
-    }
-
-    /// Copies the blob `oid` into `into`; `false` if git does not have it.
-    pub(super) fn blob(&mut self, oid: &str, into: &mut Spool) -> std::io::Result<bool> {
-        writeln!(self.input, "{oid}")?;
-        self.input.flush()?;
-        let mut line = String::new();
-        (&mut self.output).take(256).read_line(&mut line)?;
-        let f: Vec<&str> = line.trim_end().split(' ').collect();
-        let size = match f.as_slice() {
-            [_, "blob", size] => size.parse::<u64>().map_err(std::io::Error::other)?,
-            [_, "missing"] => return Ok(false),
-            _ => return Err(std::io::Error::other("git cat-file answered something unexpected")),
-        };
-        let copied = std::io::copy(&mut (&mut self.output).take(size), into)?;
-        let mut newline = [0u8; 1];
-        self.output.read_exact(&mut newline)?;
-        if copied != size {
-            return Err(std::io::Error::other("git cat-file's blob was cut short"));
-        }
-        Ok(true)
-    }
-}
-
-impl Drop for CatFile {
-    fn drop(&mut self) {
-        self.watch.close();
-        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = child.kill();
-        let _ = child.wait();
+        self.blobs.stored(path, into)
     }
 }
 
 /// The identities `unlock` recorded: its identity files, then the agent; none while locked.
 pub(super) fn unlocked() -> Result<Vec<Box<dyn Identity>>> {
-    let (files, agent) = repo::recorded_identities();
+    let (files, agent) = hyperseal_git::marked::recorded_identities(&super::repo_git());
     let mut ids = crate::cmd::identity::load_identities(&files, None)?;
     if agent {
         ids.push(crate::cmd::identity::agent_identity().ok_or_else(|| {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::repo::{self, git, git_text};
+use super::{git, git_path, git_text, marked_paths, work_tree};
 use crate::errors::hint;
 
 /// Local configuration that closes git's own doors to a marked file's plaintext, and why.
@@ -53,12 +53,12 @@ const SCISSORS: &str = "------------------------ >8 ------------------------";
 /// (useless once rerere is off here) and the diff below the scissors line of the last commit
 /// message's file.
 pub fn scrub() -> Result<()> {
-    let rr = repo::git_path("rr-cache")?;
+    let rr = git_path("rr-cache")?;
     if std::fs::symlink_metadata(&rr).is_ok() {
         std::fs::remove_dir_all(&rr).map_err(|e| anyhow::Error::new(e).context(rr.display().to_string()))?;
         eprintln!("hyperseal: removed {} (rerere's records of conflicts, plaintext included)", rr.display());
     }
-    let msg = repo::git_path("COMMIT_EDITMSG")?;
+    let msg = git_path("COMMIT_EDITMSG")?;
     let Ok(text) = std::fs::read(&msg) else { return Ok(()) };
     if let Some(at) = text.windows(SCISSORS.len()).position(|w| w == SCISSORS.as_bytes()) {
         let line = text[..at].iter().rposition(|b| *b == b'\n').map_or(0, |n| n + 1);
@@ -101,9 +101,9 @@ pub fn private_modes(_root: &Path, _marked: &[String]) -> Result<usize> {
 /// `hyperseal git private-modes`, run by the post-checkout and post-merge hooks: never fails
 /// the git command that ran it (a hook's exit status becomes that command's), says why instead.
 pub fn private_modes_hook() -> Result<()> {
-    let done = repo::work_tree().and_then(|root| {
+    let done = work_tree().and_then(|root| {
         std::env::set_current_dir(&root)?;
-        private_modes(&root, &repo::marked_paths()?)
+        private_modes(&root, &marked_paths()?)
     });
     if let Err(e) = done {
         eprintln!("hyperseal: note: marked files keep git's modes: {e:#}");
@@ -126,10 +126,10 @@ const HOOKS: [(&str, &str, &str); 3] = [
 /// is replaced only if it is one of these. A hook of another tool is left as it is, and the
 /// error names each, after the others are installed.
 pub fn install_hooks() -> Result<()> {
-    let exe = super::repo::shell_quote(&std::env::current_exe()?);
+    let exe = hyperseal_git::marked::shell_quote(&std::env::current_exe()?);
     let mut foreign = Vec::new();
     for (name, what, command) in HOOKS {
-        let hook = repo::git_path(&format!("hooks/{name}"))?;
+        let hook = git_path(&format!("hooks/{name}"))?;
         let body = format!("#!/bin/sh\n{HOOK_MARK} {what}\nexec {exe} {command}\n");
         match std::fs::read_to_string(&hook) {
             Ok(old) if old == body => continue,

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use hyperseal_git::recipients;
 
-use super::repo;
 use crate::errors::hint;
 
 /// Largest stored blob the driver merges: all three plaintexts are held in memory.
@@ -36,7 +35,7 @@ pub fn merge_driver(
             "run `hyperseal git unlock` and merge again (`git merge --abort` first)",
         ));
     }
-    let root = repo::work_tree()?;
+    let root = super::work_tree()?;
     let found = recipients::nearest(&root, path)?.ok_or_else(|| {
         hint(
             format!("cannot merge {path}: no {} in its folder or any folder above it", recipients::FILE_NAME),

@@ -3,23 +3,23 @@
 //! configures the drivers, `unlock` and `lock` switch the work tree between plaintext and
 //! what is stored; git itself runs `filter-process` and `textconv`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use hyperseal::recipient::Identity;
+use hyperseal_git::cat_file::{self, CatFile};
+use hyperseal_git::marked::{self, DRIVER};
+use hyperseal_git::{Git, GitError};
 
-use self::repo::DRIVER;
 use crate::errors::hint;
 
-mod blobs;
 mod clone;
 mod filter;
 mod guard;
 mod merge;
 mod rekey;
-mod repo;
-#[cfg(unix)]
-mod unlock;
 mod verify;
 
 #[derive(Args)]
@@ -155,7 +155,7 @@ fn attribute_line(pattern: &str) -> String {
 }
 
 fn init(patterns: &[String], hooks: bool) -> Result<()> {
-    let root = repo::work_tree()?;
+    let root = work_tree()?;
     for p in patterns {
         // A pattern is one field of a .gitattributes line: whitespace or a newline would make
         // another attribute or another line.
@@ -166,7 +166,7 @@ fn init(patterns: &[String], hooks: bool) -> Result<()> {
             ));
         }
     }
-    repo::configure()?;
+    marked::configure(&repo_git(), &exe()?).map_err(said)?;
     guard::close_side_doors()?;
     let file = root.join(".gitattributes");
     let mut text = match std::fs::read_to_string(&file) {
@@ -206,20 +206,25 @@ fn recipients_missing(root: &std::path::Path) -> bool {
 }
 
 fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
-    let root = repo::work_tree()?;
-    let (loaded, absolute) = repo::identities_for_unlock(identities)?;
+    let root = work_tree()?;
+    let (loaded, absolute) = identities_for_unlock(identities)?;
     // From here on every path is the work tree's (git lists paths relative to where it runs).
     std::env::set_current_dir(&root)?;
-    repo::record_identities(&absolute, identities.is_empty())?;
+    let git = repo_git();
+    marked::record_identities(&git, &exe()?, &absolute, identities.is_empty()).map_err(said)?;
     guard::close_side_doors()?;
     // Asked with the identities recorded, so plaintext that matches what is stored counts as
     // unchanged. What still differs is left as it is (it is the user's work): the rest is
     // checked out again as plaintext.
-    let mut marked = repo::marked_paths()?;
+    let mut marked = marked_paths()?;
     // The files still as git checked them out are written here, on every core; git checks
-    // out the rest through the filter.
+    // out the rest through the filter. Another index (a `stash`'s, a hook's): git knows what
+    // it is doing with it.
     #[cfg(unix)]
-    let done = unlock::checkout(&root, &marked, loaded)?;
+    let done = match std::env::var_os("GIT_INDEX_FILE") {
+        Some(_) => Vec::new(),
+        None => hyperseal_git::worktree::checkout(&git, &root, &marked, loaded).map_err(said)?,
+    };
     #[cfg(not(unix))]
     let done: Vec<String> = {
         drop(loaded);
@@ -227,12 +232,13 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
     };
     let taken: std::collections::HashSet<&String> = done.iter().collect();
     marked.retain(|p| !taken.contains(p));
-    let changed = match force || marked.is_empty() || repo::unchanged_as_stored(&root, &marked)? {
+    let as_stored = || marked::unchanged_as_stored(&git, &root, &marked).map_err(said);
+    let changed = match force || marked.is_empty() || as_stored()? {
         true => Vec::new(),
-        false => repo::changed_marked(&marked)?,
+        false => marked::changed_marked(&git, &marked).map_err(said)?,
     };
     marked.retain(|p| !changed.contains(p));
-    repo::checkout_again(&root, &marked)?;
+    marked::checkout_again(&git, &root, &marked).map_err(said)?;
     // git wrote those with the user's umask; the ones written here are private already.
     guard::private_modes(&root, &marked)?;
     guard::scrub()?;
@@ -247,16 +253,17 @@ fn unlock(identities: &[PathBuf], force: bool) -> Result<()> {
 }
 
 fn lock(force: bool) -> Result<()> {
-    let root = repo::work_tree()?;
+    let root = work_tree()?;
     // Every path from here on is the work tree's (git lists paths relative to where it runs).
     std::env::set_current_dir(&root)?;
-    if !repo::configured() {
+    let git = repo_git();
+    if !marked::configured(&git) {
         return Err(hint("this repository has no hyperseal filter", "run `hyperseal git init` first"));
     }
-    let marked = repo::marked_paths()?;
+    let marked = marked_paths()?;
     refuse_changed(&marked, force, "lock")?;
-    repo::forget_identities()?;
-    repo::checkout_again(&root, &marked)?;
+    marked::forget_identities(&git);
+    marked::checkout_again(&git, &root, &marked).map_err(said)?;
     guard::scrub()?;
     eprintln!("locked: {} marked file(s) hold their age files", marked.len());
     Ok(())
@@ -268,12 +275,117 @@ fn refuse_changed(marked: &[String], force: bool, verb: &str) -> Result<()> {
     if force {
         return Ok(());
     }
-    let changed = repo::changed_marked(marked)?;
+    let changed = marked::changed_marked(&repo_git(), marked).map_err(said)?;
     match changed.first() {
         None => Ok(()),
         Some(first) => Err(hint(
             format!("{} marked file(s) have uncommitted changes ({first} among them)", changed.len()),
             format!("commit or stash them first, or `hyperseal git {verb} --force` to lose them"),
         )),
+    }
+}
+
+/// Longest a git command run here may take: far beyond any honest run (a checkout through the
+/// filter of a very large repository), short enough that a git stuck on a lock or a prompt ends
+/// with an error instead of holding the caller for ever.
+const GIT_DEADLINE: Duration = Duration::from_secs(30 * 60);
+
+/// git as these commands run it: the user's own, found on PATH, in this process's folder.
+fn repo_git() -> Git {
+    Git::new("git", GIT_DEADLINE)
+}
+
+/// A failure of git as the user reads it: one line, and what to do where a missing git is why.
+fn said(e: GitError) -> anyhow::Error {
+    match e {
+        GitError::Start(_) => hint(e.to_string(), "install git, or put it on PATH"),
+        e => anyhow::Error::new(e),
+    }
+}
+
+/// Runs `git ARGS` (with `stdin` on its input) and returns its standard output.
+fn git(args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>> {
+    repo_git().run(args, stdin).map_err(said)
+}
+
+/// `git ARGS` as text, trimmed.
+fn git_text(args: &[&str]) -> Result<String> {
+    repo_git().text(args).map_err(said)
+}
+
+/// The work tree's root; an error outside a work tree.
+fn work_tree() -> Result<PathBuf> {
+    repo_git().work_tree().map_err(|_| {
+        hint("not inside a git work tree", "run `hyperseal git` inside a repository's work tree")
+    })
+}
+
+/// An absolute path under the repository's git folder (per work tree), for the filter's spool.
+fn git_path(name: &str) -> Result<PathBuf> {
+    repo_git().git_path(name).map_err(said)
+}
+
+/// Every path in the index whose `filter` attribute is this driver.
+fn marked_paths() -> Result<Vec<String>> {
+    marked::marked_paths(&repo_git()).map_err(said)
+}
+
+/// The one `git cat-file --batch` of a command, each read from it bounded.
+fn cat_file() -> Result<CatFile> {
+    Ok(CatFile::start(&repo_git(), cat_file::READ_DEADLINE)?)
+}
+
+/// This program, as git runs it for the drivers and the hooks.
+fn exe() -> Result<PathBuf> {
+    std::env::current_exe().context("cannot find the hyperseal executable's path")
+}
+
+/// Identities loaded for an unlock, and the absolute paths of their files.
+type Unlocking = (Vec<Box<dyn Identity>>, Vec<PathBuf>);
+
+/// The identities `unlock` and `clone` open files with: loaded now, so a wrong path or
+/// passphrase fails before anything changes (and a protected identity file asks its passphrase
+/// once), with the agent where none is given; and their absolute paths, for the repository's
+/// configuration.
+fn identities_for_unlock(identities: &[PathBuf]) -> Result<Unlocking> {
+    if identities.is_empty() && crate::cmd::identity::agent_identity().is_none() {
+        return Err(crate::errors::usage(
+            "no identity to unlock with",
+            "give -i with a key the files were sealed to, or start the agent (HYPERSEAL_AGENT_SOCK)",
+        ));
+    }
+    let mut loaded = crate::cmd::identity::load_identities(identities, None)?;
+    if identities.is_empty() {
+        loaded.extend(crate::cmd::identity::agent_identity());
+    }
+    let mut absolute = Vec::new();
+    for i in identities {
+        absolute.push(std::fs::canonicalize(i).with_context(|| Path::new(i).display().to_string())?);
+    }
+    Ok((loaded, absolute))
+}
+
+/// Many blobs out of git's object store at once, for the commands that handle every marked file
+/// (`clone`, `rekey`): the library's one `git cat-file` client, its failures worded as every
+/// git failure here.
+mod blobs {
+    use anyhow::Result;
+    pub use hyperseal_git::cat_file::{round_files, MOST, ROUND};
+
+    /// Each blob's size, in the order of `oids`; `u64::MAX` for one git does not have.
+    pub fn sizes(oids: &[&str]) -> Result<Vec<u64>> {
+        hyperseal_git::cat_file::sizes(&super::repo_git(), oids).map_err(super::said)
+    }
+
+    /// The blobs `oids` (of `sizes`) read in rounds of at most `files` blobs and `bytes` bytes,
+    /// each round handed to `each` with its first index (`hyperseal_git::cat_file::in_rounds`).
+    pub fn in_rounds(
+        oids: &[&str],
+        sizes: &[u64],
+        files: usize,
+        bytes: u64,
+        each: impl FnMut(usize, &mut [Option<&[u8]>]) -> Result<()>,
+    ) -> Result<()> {
+        hyperseal_git::cat_file::in_rounds(super::cat_file()?, oids, sizes, files, bytes, each)
     }
 }

@@ -13,13 +13,13 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result};
 use hyperseal::recipient::Identity;
 use hyperseal::rekey::Change;
+use hyperseal_git::cat_file::{tree, CatFile};
 use hyperseal_git::recipients::{candidates, nearest, parse_bounded};
 use hyperseal_git::rekey::{change_to, rekey_blob, unlock_for_rekey, Rekeyed};
 use hyperseal_git::Spool;
 
 use super::blobs::{self, MOST, ROUND};
-use super::filter::{tree, CatFile};
-use super::repo::{self, git};
+use super::{cat_file, git, git_path, marked_paths, work_tree};
 use crate::errors::hint;
 
 /// One path to re-key: its index entry and the recipients file that governs it.
@@ -31,9 +31,9 @@ struct Target {
 }
 
 pub fn rekey(all: bool, rotate: bool, dry_run: bool) -> Result<()> {
-    let root = repo::work_tree()?;
-    let mut cat = CatFile::start()?;
-    let spool_dir = repo::git_path("hyperseal-spool")?;
+    let root = work_tree()?;
+    let mut cat = cat_file()?;
+    let spool_dir = git_path("hyperseal-spool")?;
     let mut spool = Spool::new(&spool_dir);
     let targets = find_targets(&root, all, &mut cat, &mut spool)?;
     if targets.is_empty() {
@@ -94,7 +94,7 @@ fn find_targets(root: &Path, all: bool, cat: &mut CatFile, spool: &mut Spool) ->
     // HEAD's text of each recipients file, read once.
     let mut head_text: HashMap<String, String> = HashMap::new();
     let mut targets = Vec::new();
-    for path in &repo::marked_paths()? {
+    for path in &marked_paths()? {
         let Some(oid) = index.get(path) else { continue };
         let found = nearest(root, path)?.ok_or_else(|| {
             hint(

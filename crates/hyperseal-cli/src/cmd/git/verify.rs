@@ -9,11 +9,12 @@ use hyperseal_git::recipients::{candidates, parse_bounded};
 use hyperseal_git::verify::{check, stanza_types};
 use hyperseal_git::Spool;
 
-use super::filter::{tree, CatFile};
-use super::repo::{self, git};
+use hyperseal_git::cat_file::tree;
+
+use super::{cat_file, git, git_path, work_tree};
 
 pub fn verify(rev: Option<&str>) -> Result<()> {
-    repo::work_tree()?;
+    work_tree()?;
     let raw = match rev {
         None => git(&["ls-files", "-s", "-z"], None)?,
         Some(r) => git(&["ls-tree", "-r", "-z", r], None)?,
@@ -21,8 +22,8 @@ pub fn verify(rev: Option<&str>) -> Result<()> {
     let listed = tree(&raw, rev.is_none());
     let links = links_in(&raw);
     let marked = marked_in(&listed, rev.is_none())?;
-    let spool_dir = repo::git_path("hyperseal-spool")?;
-    let mut cat = CatFile::start()?;
+    let spool_dir = git_path("hyperseal-spool")?;
+    let mut cat = cat_file()?;
     let mut spool = Spool::new(&spool_dir);
     // Each recipients file's stanza types, worked out once.
     let mut wanted: HashMap<String, Vec<String>> = HashMap::new();
@@ -89,5 +90,5 @@ fn marked_in(listed: &HashMap<String, String>, index: bool) -> Result<Vec<String
         input.extend_from_slice(n.as_bytes());
         input.push(0);
     }
-    repo::marked_among(&input, index)
+    hyperseal_git::marked::marked_among(&super::repo_git(), &input, index).map_err(super::said)
 }

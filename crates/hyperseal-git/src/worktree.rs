@@ -1,4 +1,5 @@
-//! `unlock`'s checkout, done here instead of by git where it can be: the marked files of a locked
+//! The marked files written into the work tree by the frontend instead of by git, where it can
+//! be: `unlock`'s checkout, and `clone`'s. For `unlock`, the marked files of a locked
 //! work tree, which hold their blobs as stored, are read and checked against their blob ids,
 //! opened on every core, written as plaintext in place of the age files, and their stat data
 //! recorded in git's index, as git's own checkout records it.
@@ -15,20 +16,25 @@
 //! missing file, an executable, a conflict, a sparse entry), blobs over 1 MiB (git streams those
 //! through the filter, which holds little in memory), files that fail to open (git then reports
 //! them as it always has), and every file of an index this does not rewrite (see
-//! `hyperseal_git::index`). A failure to record the stat data loses nothing: git then checks
+//! `index.rs`). A failure to record the stat data loses nothing: git then checks
 //! those files' contents once, through the filter.
+
+//!
+//! For `clone` ([`write_new`]), into a work tree git has not checked out yet: the marked files'
+//! blobs read from git's objects in rounds ([`crate::cat_file::in_rounds`]), each written as a
+//! new file; git checks out the rest after.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use anyhow::Result;
 use hyperseal::output::OutputOptions;
 use hyperseal::recipient::Identity;
-use hyperseal_git::index::{blob_id, HashKind, Index, Match, Stat};
 
-use super::blobs::{MOST, ROUND};
-use super::repo::git;
+use crate::cat_file::{self, CatFile, MOST, ROUND};
+use crate::git::{Git, GitError};
+use crate::index::{blob_id, plain, HashKind, IndexAt, Match, Stat};
 
 /// How far before its writing a file's modification time is set. git takes a file whose time
 /// is not older than its index's, in whole seconds (git as Debian builds it compares no
@@ -45,16 +51,21 @@ const BACKDATE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Checks out those of `marked` it can: each whose work-tree file is, by git's stat rule, the
 /// file git checked out for its index entry (so nothing the user changed is overwritten);
-/// returns the paths it took care of, written as plaintext or left as stored.
-pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> Result<Vec<String>> {
-    // Another index (a `stash`'s, a hook's): git knows what it is doing with it.
-    if marked.is_empty() || std::env::var_os("GIT_INDEX_FILE").is_some() || ids.is_empty() {
+/// returns the paths it took care of, written as plaintext or left as stored. The caller leaves
+/// another index than the repository's (a `stash`'s, a hook's) to git.
+pub fn checkout(
+    git: &Git,
+    root: &Path,
+    marked: &[String],
+    ids: Vec<Box<dyn Identity>>,
+) -> Result<Vec<String>, GitError> {
+    if marked.is_empty() || ids.is_empty() {
         return Ok(Vec::new());
     }
-    let Some(at) = read_index()? else {
+    let Some(at) = IndexAt::read(git)? else {
         return Ok(Vec::new());
     };
-    let found = single_entries(&at.index, marked);
+    let found = at.single_entries(marked);
     // Rounds of blobs of a bounded total size: the size is the entry's, which the file it
     // matches has, and which is the blob's (a locked work tree holds the blobs as stored).
     let (mut rounds, mut round, mut used) = (Vec::new(), Vec::new(), 0);
@@ -92,92 +103,89 @@ pub fn checkout(root: &Path, marked: &[String], ids: Vec<Box<dyn Identity>>) -> 
     Ok(done)
 }
 
-/// git's index as read from its file.
-pub(super) struct IndexAt {
-    pub file: PathBuf,
-    /// The file's bytes when read: it is replaced only if it still holds them.
-    pub read: Vec<u8>,
-    pub index: Index,
-    pub hash: HashKind,
-    /// The file's modification time (git's stat rule compares files against it).
-    pub mtime: (u32, u32),
-}
-
-impl IndexAt {
-    /// Gives the entries the stat data of the files written for them (`(entry, stat)`) and
-    /// writes the index, if it is still as read: under git's own lock (`index.lock`, created
-    /// only if absent), renamed into place as git does. Anything in the way (a git running, an
-    /// index changed meanwhile) leaves the index as it is: git will compare those files'
-    /// contents once instead. The files it records are dated before it (see [`BACKDATE`]), so
-    /// git takes none of them for racily clean.
-    pub fn record(mut self, written: &[(usize, Stat)]) {
-        if written.is_empty() {
-            return;
-        }
-        for (i, st) in written {
-            self.index.set_stat(*i, st);
-        }
-        let new = self.index.to_bytes();
-        let lock = self.file.with_extension("lock");
-        let Ok(mut f) = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) else { return };
-        let done = std::fs::read(&self.file).is_ok_and(|now| now == self.read)
-            && std::io::Write::write_all(&mut f, &new).is_ok()
-            && std::fs::rename(&lock, &self.file).is_ok();
-        if !done {
-            let _ = std::fs::remove_file(&lock);
+/// Writes as plaintext each of `marked` whose index entry is an ordinary file of at most
+/// [`MOST`] bytes and whose path is free, reading the blobs from git in rounds of bounded
+/// size through `cat`; records their stat data in the index.
+pub fn write_new(
+    git: &Git,
+    read_deadline: Duration,
+    root: &Path,
+    marked: &[String],
+    ids: Vec<Box<dyn Identity>>,
+) -> Result<(), GitError> {
+    if marked.is_empty() || ids.is_empty() {
+        return Ok(());
+    }
+    let Some(at) = IndexAt::read(git)? else { return Ok(()) };
+    let found = at.single_entries(marked);
+    // Each written as a new file: a path already taken (nothing is, in a fresh clone) is left
+    // as it is, to git.
+    let mut jobs: Vec<Job> = Vec::new();
+    for p in marked {
+        let Some(&i) = found.get(p.as_bytes()) else { continue };
+        let e = &at.index.entries()[i];
+        if plain(e) {
+            jobs.push(Job {
+                path: p.clone(),
+                entry: i,
+                oid: e.oid.clone(),
+                size: 0,
+                stat: None,
+                done: false,
+            });
         }
     }
-}
-
-/// The repository's index (`None` where there is none, or one this does not rewrite).
-pub(super) fn read_index() -> Result<Option<IndexAt>> {
-    let asked = git(&["rev-parse", "--git-path", "index", "--show-object-format"], None)?;
-    let asked = String::from_utf8_lossy(&asked);
-    let [index_file, format] = asked.lines().collect::<Vec<_>>()[..] else { return Ok(None) };
-    // Relative to where git ran: this process's folder.
-    let file = std::env::current_dir()?.join(index_file);
-    let hash = match format {
-        "sha1" => HashKind::Sha1,
-        "sha256" => HashKind::Sha256,
-        _ => return Ok(None),
-    };
-    let (Ok(read), Ok(meta)) = (std::fs::read(&file), std::fs::metadata(&file)) else {
-        return Ok(None);
-    };
-    let Ok(index) = Index::parse(read.clone(), hash) else { return Ok(None) };
-    Ok(Some(IndexAt { file, read, index, hash, mtime: Stat::of(&meta).mtime }))
-}
-
-/// Where each of `marked` has its one entry in `index`: a path in conflict has several, and only
-/// a single stage-0 entry is ours.
-pub(super) fn single_entries<'a>(index: &Index, marked: &'a [String]) -> HashMap<&'a [u8], usize> {
-    let wanted: HashMap<&[u8], &String> = marked.iter().map(|p| (p.as_bytes(), p)).collect();
-    let mut found: HashMap<&'a [u8], usize> = HashMap::new();
-    for (i, e) in index.entries().iter().enumerate() {
-        if let Some((&key, _)) = wanted.get_key_value(e.path.as_slice()) {
-            found.entry(key).and_modify(|at| *at = usize::MAX).or_insert(i);
-        }
+    if jobs.is_empty() {
+        return Ok(());
     }
-    found.retain(|_, at| *at != usize::MAX);
-    found
+    // The blobs' sizes (read-tree recorded none), so the rounds stay bounded.
+    let sizes = cat_file::sizes(git, &jobs.iter().map(|j| j.oid.as_str()).collect::<Vec<_>>())?;
+    for (j, size) in jobs.iter_mut().zip(sizes) {
+        j.size = size;
+    }
+    jobs.retain(|j| j.size <= MOST);
+    // Owned: the rounds below write into `jobs`.
+    let oids: Vec<String> = jobs.iter().map(|j| j.oid.clone()).collect();
+    let oids: Vec<&str> = oids.iter().map(String::as_str).collect();
+    let sizes: Vec<u64> = jobs.iter().map(|j| j.size).collect();
+
+    let ids: Vec<Arc<dyn Identity>> = ids.into_iter().map(Arc::from).collect();
+    let (mut dirs, mut made) = (HashMap::new(), HashMap::new());
+    let mut written = Vec::new();
+    let cat = CatFile::start(git, read_deadline).map_err(GitError::Start)?;
+    cat_file::in_rounds(cat, &oids, &sizes, cat_file::round_files(&ids), ROUND, |first, blobs| {
+        let round = &mut jobs[first..first + blobs.len()];
+        for (j, blob) in round.iter().zip(blobs.iter_mut()) {
+            // Folders made here (once each), each checked to be a real folder (never a link
+            // out of the tree).
+            let parent = Path::new(&j.path).parent().filter(|d| !d.as_os_str().is_empty());
+            let made = parent.is_none_or(|d| {
+                *made.entry(d.to_path_buf()).or_insert_with(|| std::fs::create_dir_all(root.join(d)).is_ok())
+            });
+            if !made || !real_folders(root, &j.path, &mut dirs) {
+                *blob = None;
+            }
+        }
+        write_round(root, round, blobs, &ids, false);
+        written.extend(round.iter().filter(|j| j.done).filter_map(|j| j.stat.map(|s| (j.entry, s))));
+        Ok::<(), std::io::Error>(())
+    })
+    .map_err(GitError::Output)?;
+    at.record(&written);
+    Ok(())
 }
 
-/// A merged entry of an ordinary file that git writes to the work tree and looks at.
-pub(super) fn plain(e: &hyperseal_git::index::Entry) -> bool {
-    e.stage == 0 && e.mode == 0o100644 && !e.skip_worktree && !e.intent_to_add && !e.assume_valid
-}
-
-pub(super) struct Job {
-    pub path: String,
+struct Job {
+    path: String,
     /// Its entry in the index.
-    pub entry: usize,
-    pub oid: String,
+    entry: usize,
+    oid: String,
     /// The blob's size (here, the size git recorded, which the file has: its stat matched).
-    pub size: u64,
+    size: u64,
     /// The stat data of the file once written.
-    pub stat: Option<Stat>,
+    stat: Option<Stat>,
     /// Written, or left as stored.
-    pub done: bool,
+    done: bool,
 }
 
 /// Whether `p` is the file git checked out for its entry (`recorded`, by git's stat rule) and
@@ -206,7 +214,7 @@ fn as_checked_out(
 /// Whether every folder on the way to `p` (under `root`) is a real folder, never a link: writing
 /// through one could land outside the work tree, which git's checkout never does. `dirs` keeps
 /// the answers for the folders already looked at.
-pub(super) fn real_folders(root: &Path, p: &str, dirs: &mut HashMap<PathBuf, bool>) -> bool {
+fn real_folders(root: &Path, p: &str, dirs: &mut HashMap<PathBuf, bool>) -> bool {
     let mut at = root.to_path_buf();
     for part in Path::new(p).parent().into_iter().flat_map(Path::components) {
         at.push(part);
@@ -249,7 +257,7 @@ fn read_round(root: &Path, round: &[Job], hash: HashKind) -> Vec<Option<Vec<u8>>
 /// as it always has.
 /// `replace`: each file replaces the age file there; otherwise each is new, and a path taken
 /// meanwhile is left as it is.
-pub(super) fn write_round(
+fn write_round(
     root: &Path,
     round: &mut [Job],
     blobs: &[Option<&[u8]>],
@@ -258,7 +266,7 @@ pub(super) fn write_round(
 ) {
     // One round with a plugin or the agent for the whole of it; then every file opens offline.
     let present: Vec<&[u8]> = blobs.iter().flatten().copied().collect();
-    let ids = hyperseal_git::unlock_blobs(&present, ids);
+    let ids = crate::unlock_blobs(&present, ids);
     let ids = &ids[..];
     let slots: Vec<Mutex<&mut Job>> = round.iter_mut().map(Mutex::new).collect();
     let one = |i: usize| -> std::result::Result<(), hyperseal::Error> {
@@ -282,7 +290,7 @@ fn write_one(
     ids: &[Box<dyn Identity>],
     replace: bool,
 ) -> Result<Option<Stat>, ()> {
-    let Some(plaintext) = hyperseal_git::smudge_blob(blob, ids).map_err(drop)? else {
+    let Some(plaintext) = crate::smudge_blob(blob, ids).map_err(drop)? else {
         return if replace { Ok(None) } else { Err(()) };
     };
     let dest = root.join(path);
