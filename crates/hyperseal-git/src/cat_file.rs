@@ -13,7 +13,9 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+#[cfg(unix)]
+use std::time::Instant;
+use std::time::{Duration, SystemTime};
 
 use hyperseal::recipient::Identity;
 
@@ -55,12 +57,15 @@ pub struct CatFile {
     child: Child,
     input: ChildStdin,
     output: BufReader<Timed>,
+    // Only Unix bounds the reads and writes (`poll`); elsewhere they block.
+    #[cfg_attr(not(unix), allow(dead_code))]
     read_deadline: Duration,
 }
 
 /// git's answers, each read waiting at most the deadline.
 struct Timed {
     inner: ChildStdout,
+    #[cfg_attr(not(unix), allow(dead_code))]
     wait: Duration,
 }
 

@@ -14,17 +14,12 @@
 //! lets git check out instead: version 4 (paths compressed against the previous entry), a split
 //! index (`link`), a sparse index (`sdir`), and any extension not known to be stat-free.
 //!
-//! [`IndexAt`] is the index as a frontend that writes work-tree files itself uses it: found and
-//! read through git (its path and the repository's object format), and written back under
-//! git's own lock, only if nobody changed it meanwhile.
+//! The index as a frontend that writes work-tree files itself uses it (found and read through
+//! git, written back under git's own lock) is `worktree.rs`'s `IndexAt`.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::path::PathBuf;
 
 use aws_lc_rs::digest;
-
-use crate::git::{Git, GitError};
 
 /// The repository's object format: the length of object names and of the index's checksum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -315,80 +310,6 @@ impl Index {
         }
         out
     }
-}
-
-/// git's index as read from its file.
-pub struct IndexAt {
-    pub file: PathBuf,
-    /// The file's bytes when read: it is replaced only if it still holds them.
-    pub read: Vec<u8>,
-    pub index: Index,
-    pub hash: HashKind,
-    /// The file's modification time (git's stat rule compares files against it).
-    pub mtime: (u32, u32),
-}
-
-impl IndexAt {
-    /// The repository's index (`None` where there is none, or one this does not rewrite).
-    pub fn read(git: &Git) -> Result<Option<IndexAt>, GitError> {
-        let asked = git.run(&["rev-parse", "--git-path", "index", "--show-object-format"], None)?;
-        let asked = String::from_utf8_lossy(&asked);
-        let [index_file, format] = asked.lines().collect::<Vec<_>>()[..] else { return Ok(None) };
-        let file = git.absolute(index_file)?;
-        let hash = match format {
-            "sha1" => HashKind::Sha1,
-            "sha256" => HashKind::Sha256,
-            _ => return Ok(None),
-        };
-        let (Ok(read), Ok(meta)) = (std::fs::read(&file), std::fs::metadata(&file)) else {
-            return Ok(None);
-        };
-        let Ok(index) = Index::parse(read.clone(), hash) else { return Ok(None) };
-        Ok(Some(IndexAt { file, read, index, hash, mtime: Stat::of(&meta).mtime }))
-    }
-
-    /// Gives the entries the stat data of the files written for them (`(entry, stat)`) and
-    /// writes the index, if it is still as read: under git's own lock (`index.lock`, created
-    /// only if absent), renamed into place as git does. Anything in the way (a git running, an
-    /// index changed meanwhile) leaves the index as it is: git will compare those files'
-    /// contents once instead. The files it records should be dated before it (see
-    /// `worktree::BACKDATE`), so git takes none of them for racily clean.
-    pub fn record(mut self, written: &[(usize, Stat)]) {
-        if written.is_empty() {
-            return;
-        }
-        for (i, st) in written {
-            self.index.set_stat(*i, st);
-        }
-        let new = self.index.to_bytes();
-        let lock = self.file.with_extension("lock");
-        let Ok(mut f) = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) else { return };
-        let done = std::fs::read(&self.file).is_ok_and(|now| now == self.read)
-            && std::io::Write::write_all(&mut f, &new).is_ok()
-            && std::fs::rename(&lock, &self.file).is_ok();
-        if !done {
-            let _ = std::fs::remove_file(&lock);
-        }
-    }
-
-    /// Where each of `marked` has its one entry: a path in conflict has several, and only a
-    /// single stage-0 entry is taken.
-    pub fn single_entries<'a>(&self, marked: &'a [String]) -> HashMap<&'a [u8], usize> {
-        let wanted: HashMap<&[u8], &String> = marked.iter().map(|p| (p.as_bytes(), p)).collect();
-        let mut found: HashMap<&'a [u8], usize> = HashMap::new();
-        for (i, e) in self.index.entries().iter().enumerate() {
-            if let Some((&key, _)) = wanted.get_key_value(e.path.as_slice()) {
-                found.entry(key).and_modify(|at| *at = usize::MAX).or_insert(i);
-            }
-        }
-        found.retain(|_, at| *at != usize::MAX);
-        found
-    }
-}
-
-/// A merged entry of an ordinary file that git writes to the work tree and looks at.
-pub fn plain(e: &Entry) -> bool {
-    e.stage == 0 && e.mode == 0o100644 && !e.skip_worktree && !e.intent_to_add && !e.assume_valid
 }
 
 #[cfg(test)]

@@ -12,18 +12,28 @@
 //!   itself (one plugin or agent round for all of them, then every core).
 //! - [`index`]: git's index file, read for the marked entries and given the stat data of the
 //!   files an unlock wrote itself.
+//! - [`git`]: git run as a peer, with a deadline on every run and a typed [`GitError`].
+//! - [`cat_file`]: the one `git cat-file --batch` client: a blob, sizes, blobs in rounds, and
+//!   the filter's stored blobs ([`cat_file::Stored`]).
+//! - [`marked`]: the marked paths, which of them changed, checking them out again; the drivers
+//!   and recorded identities in the local configuration.
+//! - [`worktree`] (Unix): unlock's and clone's own checkout of the marked files, their stat
+//!   data recorded in the index under git's lock (`IndexAt`).
 //! - [`merge`]: the merge driver's 3-way merge, in memory only.
 //! - [`rekey`]: a stored blob re-keyed (header only) or rotated.
 //! - [`recipients`]: the nearest `.age-recipients`.
 //! - [`spool`]: where a file waits while git is still sending it (ciphertext only).
 //! - [`verify`]: whether a stored blob is what the filter would have stored (no key needed).
 //!
-//! The library reads no environment and runs no git: the frontend supplies the repository
-//! (its stored blobs), the identities and the parsing of recipients through [`Repo`]. It
-//! stands on the core's public API alone (`hyperseal`, and its batch unlock,
-//! `hyperseal::unlock`), as any other application of the library would.
+//! The library runs git, but reads no environment variable and prints nothing: the git program,
+//! the folder it runs in and every deadline are the frontend's arguments ([`Git`]), and a
+//! failure is a [`GitError`] the frontend words for its users. It starts no thread of its own
+//! (git's pipes are served by `poll` on Unix; the next round of blobs is read on the core's
+//! executor). The frontend supplies the identities and the parsing of recipients through
+//! [`Repo`]. It stands on the core's public API alone (`hyperseal`, its batch unlock,
+//! `hyperseal::unlock`, and its output writer), as any other application of the library would.
 
-// `unsafe` only in the pipe's system calls (`sys_pipe.rs`), each block with its reason.
+// `unsafe` only in the pipes' system calls (`sys_pipe.rs`), each block with its reason.
 #![deny(unsafe_code)]
 
 mod ahead;

@@ -34,7 +34,7 @@ use hyperseal::recipient::Identity;
 
 use crate::cat_file::{self, CatFile, MOST, ROUND};
 use crate::git::{Git, GitError};
-use crate::index::{blob_id, plain, HashKind, IndexAt, Match, Stat};
+use crate::index::{blob_id, Entry, HashKind, Index, Match, Stat};
 
 /// How far before its writing a file's modification time is set. git takes a file whose time
 /// is not older than its index's, in whole seconds (git as Debian builds it compares no
@@ -300,4 +300,78 @@ fn write_one(
     out.commit().map_err(drop)?;
     let meta = std::fs::symlink_metadata(&dest).map_err(drop)?;
     Ok(meta.file_type().is_file().then(|| Stat::of(&meta)))
+}
+
+/// git's index as read from its file.
+pub struct IndexAt {
+    pub file: PathBuf,
+    /// The file's bytes when read: it is replaced only if it still holds them.
+    pub read: Vec<u8>,
+    pub index: Index,
+    pub hash: HashKind,
+    /// The file's modification time (git's stat rule compares files against it).
+    pub mtime: (u32, u32),
+}
+
+impl IndexAt {
+    /// The repository's index (`None` where there is none, or one this does not rewrite).
+    pub fn read(git: &Git) -> Result<Option<IndexAt>, GitError> {
+        let asked = git.run(&["rev-parse", "--git-path", "index", "--show-object-format"], None)?;
+        let asked = String::from_utf8_lossy(&asked);
+        let [index_file, format] = asked.lines().collect::<Vec<_>>()[..] else { return Ok(None) };
+        let file = git.absolute(index_file)?;
+        let hash = match format {
+            "sha1" => HashKind::Sha1,
+            "sha256" => HashKind::Sha256,
+            _ => return Ok(None),
+        };
+        let (Ok(read), Ok(meta)) = (std::fs::read(&file), std::fs::metadata(&file)) else {
+            return Ok(None);
+        };
+        let Ok(index) = Index::parse(read.clone(), hash) else { return Ok(None) };
+        Ok(Some(IndexAt { file, read, index, hash, mtime: Stat::of(&meta).mtime }))
+    }
+
+    /// Gives the entries the stat data of the files written for them (`(entry, stat)`) and
+    /// writes the index, if it is still as read: under git's own lock (`index.lock`, created
+    /// only if absent), renamed into place as git does. Anything in the way (a git running, an
+    /// index changed meanwhile) leaves the index as it is: git will compare those files'
+    /// contents once instead. The files it records should be dated before it (see
+    /// [`BACKDATE`]), so git takes none of them for racily clean.
+    pub fn record(mut self, written: &[(usize, Stat)]) {
+        if written.is_empty() {
+            return;
+        }
+        for (i, st) in written {
+            self.index.set_stat(*i, st);
+        }
+        let new = self.index.to_bytes();
+        let lock = self.file.with_extension("lock");
+        let Ok(mut f) = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) else { return };
+        let done = std::fs::read(&self.file).is_ok_and(|now| now == self.read)
+            && std::io::Write::write_all(&mut f, &new).is_ok()
+            && std::fs::rename(&lock, &self.file).is_ok();
+        if !done {
+            let _ = std::fs::remove_file(&lock);
+        }
+    }
+
+    /// Where each of `marked` has its one entry: a path in conflict has several, and only a
+    /// single stage-0 entry is taken.
+    pub fn single_entries<'a>(&self, marked: &'a [String]) -> HashMap<&'a [u8], usize> {
+        let wanted: HashMap<&[u8], &String> = marked.iter().map(|p| (p.as_bytes(), p)).collect();
+        let mut found: HashMap<&'a [u8], usize> = HashMap::new();
+        for (i, e) in self.index.entries().iter().enumerate() {
+            if let Some((&key, _)) = wanted.get_key_value(e.path.as_slice()) {
+                found.entry(key).and_modify(|at| *at = usize::MAX).or_insert(i);
+            }
+        }
+        found.retain(|_, at| *at != usize::MAX);
+        found
+    }
+}
+
+/// A merged entry of an ordinary file that git writes to the work tree and looks at.
+pub fn plain(e: &Entry) -> bool {
+    e.stage == 0 && e.mode == 0o100644 && !e.skip_worktree && !e.intent_to_add && !e.assume_valid
 }
