@@ -248,16 +248,24 @@ fn pump<R: io::Read>(pipe: &mut Option<R>, into: &mut Vec<u8>, buf: &mut [u8]) -
 
 /// Gives git `stdin` and reads its error output on the core's executor while this thread reads
 /// its output. Reads here block: the deadline bounds the wait for git to end once its output
-/// closed.
+/// closed. With one core there is no helper to take the input: it goes in first, which holds
+/// as long as git reads all of it before its answer fills the pipe.
 #[cfg(not(unix))]
 fn exchange(child: &mut Child, stdin: Option<&[u8]>, _deadline: Instant) -> io::Result<(Vec<u8>, Vec<u8>)> {
     use std::io::{Read, Write};
     use std::sync::{Arc, Mutex};
 
     type Side = Mutex<Option<(Option<std::process::ChildStdin>, Vec<u8>, Option<std::process::ChildStderr>)>>;
-    let input = child.stdin.take().filter(|_| stdin.is_some());
-    let side: Arc<Side> =
-        Arc::new(Mutex::new(Some((input, stdin.unwrap_or_default().to_vec(), child.stderr.take()))));
+    let mut input = child.stdin.take().filter(|_| stdin.is_some());
+    if hyperseal::available_threads() < 2 {
+        if let Some(mut pipe) = input.take() {
+            // A git that stopped reading tells why in its status.
+            let _ = pipe.write_all(stdin.unwrap_or_default());
+        }
+    }
+    // Copied only for a helper to give: the job outlives no borrow.
+    let data = input.as_ref().map_or_else(Vec::new, |_| stdin.unwrap_or_default().to_vec());
+    let side: Arc<Side> = Arc::new(Mutex::new(Some((input.take(), data, child.stderr.take()))));
     let err: Arc<Mutex<io::Result<Vec<u8>>>> = Arc::new(Mutex::new(Ok(Vec::new())));
     let (taken, into) = (Arc::clone(&side), Arc::clone(&err));
     // Any number of copies may run (the job's contract): the first takes the pipes.
