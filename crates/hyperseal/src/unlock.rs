@@ -18,8 +18,8 @@
 //!
 //! The rounds themselves are driven by [`in_windows`] (`unlock/round.rs`): items cut into
 //! windows by the caller's [`Window`] rule, one unlock per window, each item worked on the
-//! library's executor, the results in order, progress per item. The tree re-key and the sops
-//! files' re-key run on it.
+//! library's executor, the results in order, progress per item. The tree re-key, the sops
+//! files' re-key and the CLI's `git rekey` run on it.
 
 use std::collections::HashMap;
 

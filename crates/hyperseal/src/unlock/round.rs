@@ -1,8 +1,10 @@
 //! The round driver the applications' work on many files runs through (the tree re-key, the
-//! sops files' re-key): the items cut into windows by the caller's rule, each window
-//! unlocked once (one plugin run or agent round trip for all its headers), then each item of
-//! the window worked on the library's executor, results kept in the items' order and progress
-//! told per item; optionally the run stops after a window one of whose results says so.
+//! sops files' re-key, git's re-key of blobs): the items cut into windows by the caller's rule
+//! (or by the caller itself, [`Whole`]: git reads its blobs in rounds of bounded size), each
+//! window unlocked once (one plugin run or agent round trip for all its headers), then each
+//! item of the window worked on the library's executor, results kept in the items' order and
+//! progress told per item; optionally the run stops after a window one of whose results says
+//! so.
 //!
 //! The items are made lazily, one window at a time: an item is made only when the window may
 //! still take it ([`Window::room`]), so a caller whose items are costly to make (a file read

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result};
 use hyperseal::recipient::Identity;
 use hyperseal::rekey::Change;
+use hyperseal::unlock::{in_windows, Drive, Progress, Whole};
 use hyperseal_git::cat_file::{tree, CatFile};
 use hyperseal_git::recipients::{candidates, nearest, parse_bounded};
 use hyperseal_git::rekey::{change_to, rekey_blob, unlock_for_rekey, Rekeyed};
@@ -127,6 +128,10 @@ fn find_targets(root: &Path, all: bool, cat: &mut CatFile, spool: &mut Spool) ->
 /// Each path's outcome, in the paths' order (`None`: not reached).
 type Done = Vec<Mutex<Option<Result<Rekeyed>>>>;
 
+/// A round's identities, each batch identity behind its answers, and per change whether they open
+/// what it wraps to (`unlock_for_rekey`).
+type Unlocked = (Vec<Box<dyn Identity>>, Vec<bool>);
+
 /// One re-key of many paths: each target's new blob into its file of `files`.
 struct Run<'a> {
     targets: &'a [Target],
@@ -158,24 +163,25 @@ impl Run<'_> {
         let small_sizes: Vec<u64> = small.iter().map(|&i| sizes[i]).collect();
         let (ids, rotate, files) = (self.ids, self.rotate, self.files);
         blobs::in_rounds(&small_oids, &small_sizes, blobs::round_files(ids), ROUND, |first, blobs| {
-            // The agent or a plugin asked once for the whole round (the lock-out check
-            // included); then each file opens offline.
-            let present: Vec<&[u8]> = blobs.iter().flatten().copied().collect();
-            let (view, known) = unlock_for_rekey(&present, ids, &round_changes);
-            let blobs = &*blobs;
-            let each = |k: usize| -> std::result::Result<(), hyperseal::Error> {
-                let i = small[first + k];
+            // Each round is one window: git cut it by size. The agent or a plugin is asked once
+            // for the whole round (the lock-out check included); then each file opens offline.
+            let round = blobs.iter().enumerate().map(|(k, blob)| (small[first + k], *blob));
+            let unlock = |round: &mut [(usize, Option<&[u8]>)]| {
+                let present: Vec<&[u8]> = round.iter().filter_map(|(_, blob)| *blob).collect();
+                unlock_for_rekey(&present, ids, &round_changes)
+            };
+            let work = |(view, known): &Unlocked, (i, blob): (usize, Option<&[u8]>)| {
                 let opens = known[change_at[&targets[i].recipients]];
-                let got = match blobs[k] {
+                let got = match blob {
                     Some(blob) => {
-                        rekey_to(&mut || Ok(Box::new(blob)), &view, change(i), rotate, opens, &files[i])
+                        rekey_to(&mut || Ok(Box::new(blob)), view, change(i), rotate, opens, &files[i])
                     }
                     None => Err(anyhow::anyhow!("git did not give its blob {}", targets[i].oid)),
                 };
                 one(i, got);
-                Ok(())
             };
-            let _ = hyperseal::exec::for_each(blobs.len(), 0, &each);
+            let drive = Drive { threads: 0, progress: Progress::Quiet, stop: None };
+            in_windows(round, || Whole, unlock, work, drive);
             first_failure(&done, small[first..first + blobs.len()].iter().copied())
         })?;
         // Asked only when there is one: a batch identity would run for nothing.
