@@ -267,10 +267,10 @@ tool-after = for t in $(1); do flock $(LOCKS)/$$t.lock $(MAKE) -s $$t || exit 1;
 # CPU seconds it used to target/background/NAME.cpu (the stage table prints them).
 # `nice` alone does not lower it: setsid starts a new session, which Linux schedules as a group of
 # its own (autogroup) with an equal share of the CPUs whatever its processes' nice values, so the
-# group itself is niced (where the kernel has autogroups) and the job takes only the time the
-# stages leave.
+# group itself is niced to $(3) (where the kernel has autogroups): the stages come first, then the
+# tools a later stage waits for (10), then the builds only dist needs (19).
 , := ,
-background = setsid bash -c 'echo $$$$ > target/background/$(1).pid; echo 19 2>/dev/null > /proc/self/autogroup; \
+background = setsid bash -c 'echo $$$$ > target/background/$(1).pid; echo $(3) 2>/dev/null > /proc/self/autogroup; \
   $(2); times > target/background/$(1).times; awk '\''NR == 2 { split($$1, u, /[ms]/); split($$2, s, /[ms]/); \
   printf "%d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'\'' target/background/$(1).times > target/background/$(1).cpu' \
   > target/$(1).log 2>&1 &
@@ -281,7 +281,7 @@ test: export HYPERSEAL_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/nul
 test:
 	@$(STAGE) --begin && mkdir -p $(LOCKS)
 	@# A plain `make` here, not $$(MAKE): `make -n test` must not start builds.
-	@$(call background,later-tools,for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; echo "== $$t: done$(,) rc $$?$(,) $$(date -u +%T)"; done)
+	@$(call background,later-tools,for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; echo "== $$t: done$(,) rc $$?$(,) $$(date -u +%T)"; done,10)
 	@$(STAGE) tools $(MAKE) $(TEST_TOOLS)
 	@$(STAGE) lint $(MAKE) lint
 	@# (The browser package's build compiles the core for wasm32 itself: no wasm-core here.)
@@ -291,7 +291,7 @@ test:
 	@# From here most of the time goes to tests that keep one core busy, not two: dist's builds for
 	@# other platforms run beside them, at the lowest priority, in target directories of their own
 	@# (dist-builds).
-	@$(call background,dist-builds,flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done$(,) rc $$?$(,) $$(date -u +%T)")
+	@$(call background,dist-builds,flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done$(,) rc $$?$(,) $$(date -u +%T)",19)
 	@# The backup crate's S3 tests need MinIO and mc (built in the background since the start).
 	@$(STAGE) wait:minio bash -c '$(call tool-after,minio mc)'
 	@# Four tests at a time on two cores: most of the CLI's tests wait on child processes,
