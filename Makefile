@@ -118,15 +118,12 @@ $(GOBIN)/mc:
 
 # rage from crates.io (the agent's tests open files with it through age-plugin-hyperseal, and
 # `make bench RAGE=1` times it): a long build, done once per machine into the tools cache and
-# linked, as age is. It builds in the target directory of mk/age-crate.mk's rage (the same
-# release built against hyperseal-age), resolved as that one is (so not --locked): the two share
-# every crate but `age`, and a fresh machine compiles them once (measured: the second build's
-# 107 CPU seconds fall to 60).
+# linked, as age is.
 RAGE_VERSION := 0.12.1
 RAGE_CACHE := $(TOOLS_CACHE)/rage/$(RAGE_VERSION)
 rage: $(TOOLS)/cargo/bin/rage
 $(TOOLS)/cargo/bin/rage:
-	@[ -x $(RAGE_CACHE)/bin/rage ] || nice $(TOOL_INSTALL) --root $(RAGE_CACHE) --target-dir $(AGE_CRATE_TARGET) rage --version $(RAGE_VERSION)
+	@[ -x $(RAGE_CACHE)/bin/rage ] || nice $(TOOL_INSTALL) --locked --root $(RAGE_CACHE) rage --version $(RAGE_VERSION)
 	@mkdir -p $(dir $@)
 	ln -sfn $(RAGE_CACHE)/bin/rage $@
 
@@ -263,17 +260,9 @@ include mk/git.mk mk/web.mk mk/age-crate.mk mk/backup.mk
 tool-after = for t in $(1); do flock $(LOCKS)/$$t.lock $(MAKE) -s $$t || exit 1; done
 # A job that runs beside the stages, in a process group of its own whose id is kept in
 # target/background/NAME.pid: a failing stage stops every such group (.ci/stage), so a failed
-# `make test` ends instead of leaving builds running. Its output goes to target/NAME.log, and the
-# CPU seconds it used to target/background/NAME.cpu (the stage table prints them).
-# `nice` alone does not lower it: setsid starts a new session, which Linux schedules as a group of
-# its own (autogroup) with an equal share of the CPUs whatever its processes' nice values, so the
-# group itself is niced to $(3) (where the kernel has autogroups): the stages come first, then the
-# tools a later stage waits for (10), then the builds only dist needs (19).
+# `make test` ends instead of leaving builds running. Its output goes to target/NAME.log.
 , := ,
-background = setsid bash -c 'echo $$$$ > target/background/$(1).pid; echo $(3) 2>/dev/null > /proc/self/autogroup; \
-  $(2); times > target/background/$(1).times; awk '\''NR == 2 { split($$1, u, /[ms]/); split($$2, s, /[ms]/); \
-  printf "%d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'\'' target/background/$(1).times > target/background/$(1).cpu' \
-  > target/$(1).log 2>&1 &
+background = setsid bash -c 'echo $$$$ > target/background/$(1).pid; $(2)' > target/$(1).log 2>&1 &
 
 # Every build of the run carries one commit (crates/hyperseal-build-info), the one `make dist`
 # pins at its end, so that dist finds the builds the tests ran instead of making them again.
@@ -281,7 +270,7 @@ test: export HYPERSEAL_COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/nul
 test:
 	@$(STAGE) --begin && mkdir -p $(LOCKS)
 	@# A plain `make` here, not $$(MAKE): `make -n test` must not start builds.
-	@$(call background,later-tools,for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; echo "== $$t: done$(,) rc $$?$(,) $$(date -u +%T)"; done,10)
+	@$(call background,later-tools,for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; echo "== $$t: done$(,) rc $$?$(,) $$(date -u +%T)"; done)
 	@$(STAGE) tools $(MAKE) $(TEST_TOOLS)
 	@$(STAGE) lint $(MAKE) lint
 	@# (The browser package's build compiles the core for wasm32 itself: no wasm-core here.)
@@ -291,7 +280,7 @@ test:
 	@# From here most of the time goes to tests that keep one core busy, not two: dist's builds for
 	@# other platforms run beside them, at the lowest priority, in target directories of their own
 	@# (dist-builds).
-	@$(call background,dist-builds,flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done$(,) rc $$?$(,) $$(date -u +%T)",19)
+	@$(call background,dist-builds,flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done$(,) rc $$?$(,) $$(date -u +%T)")
 	@# The backup crate's S3 tests need MinIO and mc (built in the background since the start).
 	@$(STAGE) wait:minio bash -c '$(call tool-after,minio mc)'
 	@# Four tests at a time on two cores: most of the CLI's tests wait on child processes,
