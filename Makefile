@@ -260,9 +260,12 @@ include mk/git.mk mk/web.mk mk/age-crate.mk mk/backup.mk
 tool-after = for t in $(1); do flock $(LOCKS)/$$t.lock $(MAKE) -s $$t || exit 1; done
 # A job that runs beside the stages, in a process group of its own whose id is kept in
 # target/background/NAME.pid: a failing stage stops every such group (.ci/stage), so a failed
-# `make test` ends instead of leaving builds running. Its output goes to target/NAME.log.
+# `make test` ends instead of leaving builds running. Its output goes to target/NAME.log, and the
+# CPU seconds it used to target/background/NAME.cpu (the stage table prints them).
 , := ,
-background = setsid bash -c 'echo $$$$ > target/background/$(1).pid; $(2)' > target/$(1).log 2>&1 &
+background = setsid bash -c 'echo $$$$ > target/background/$(1).pid; $(2); times > target/background/$(1).times; \
+  awk '\''NR == 2 { split($$1, u, /[ms]/); split($$2, s, /[ms]/); printf "%d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'\'' \
+  target/background/$(1).times > target/background/$(1).cpu' > target/$(1).log 2>&1 &
 
 # Every build of the run carries one commit (crates/hyperseal-build-info), the one `make dist`
 # pins at its end, so that dist finds the builds the tests ran instead of making them again.

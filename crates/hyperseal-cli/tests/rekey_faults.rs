@@ -416,7 +416,7 @@ fn a_writer_that_gets_in_at_any_point_wins() {
                 // this thread had the file open just before. So a refusal with nothing changed is
                 // tried again.
                 let mut refusals = 0;
-                let tracee = loop {
+                let (tracee, child) = loop {
                     fs::write(&path, &original).unwrap();
                     let mut child = Command::new(&strace)
                         .args(["-f", "-qq", "-o", "/dev/null", "-e"])
@@ -451,7 +451,6 @@ fn a_writer_that_gets_in_at_any_point_wins() {
                     assert!(o.status.success(), "{what}");
                     continue 'calls;
                 };
-                let (tracee, child) = tracee;
                 stops += 1;
                 // `cat theirs > file`, from another thread: while the re-key holds its lease, the
                 // open waits for it, so the re-key is resumed after a moment either way.
