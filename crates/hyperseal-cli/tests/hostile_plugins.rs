@@ -1,7 +1,8 @@
 //! Hostile age plugins against the release binary. Each plugin is a real executable
 //! `age-plugin-NAME` (a shell script) in a directory of its own, put on PATH; hyperseal runs
 //! under a memory cap (`prlimit`, see [`MEMORY`]) and a deadline, with
-//! `HYPERSEAL_PLUGIN_TIMEOUT=2`. Whatever the plugin does — stay silent, speak garbage, never
+//! `HYPERSEAL_PLUGIN_TIMEOUT=2` (or [`COUNTED`] where a cap on messages or bytes is what must end
+//! the run). Whatever the plugin does — stay silent, speak garbage, never
 //! read, flood, send stanzas without end, print terminal escapes — hyperseal must end with exit
 //! status 1 and one `hyperseal: error:` line naming the plugin, within the timeout and a few
 //! seconds, leave nothing at `-o`, and never copy a raw ESC byte to its stderr.
@@ -19,11 +20,18 @@ const HS: &str = env!("CARGO_BIN_EXE_hyperseal");
 /// The plugin timeout these runs set (seconds).
 const TIMEOUT: u64 = 2;
 
-/// When a run is killed from outside (`timeout -s KILL`), so that a hang fails as a kill and
-/// not as a stuck test. Far past the plugin's timeout, so that a loaded machine never reaches
-/// it, and well short of the minute the hostile plugins' sleepers live: a hyperseal that waited
-/// for them is killed here and fails on its exit status.
-const DEADLINE: Duration = Duration::from_secs(TIMEOUT + 30);
+/// The plugin timeout of the cases a count ends (messages, stanzas, bytes). Each message there
+/// is a round trip between two processes; on a loaded machine 4096 of them can take more than
+/// [`TIMEOUT`] of waiting, and the deadline would end the run before the cap it is meant to
+/// show. Far more than any machine needs, so the count is what ends these runs.
+const COUNTED: u64 = 60;
+
+/// How long after the plugin's timeout a run is killed from outside (`timeout -s KILL`), so
+/// that a hang fails as a kill and not as a stuck test. Far past the plugin's timeout, so that a
+/// loaded machine never reaches it, and (with [`TIMEOUT`]) well short of the minute the hostile
+/// plugins' sleepers live: a hyperseal that waited for them is killed and fails on its exit
+/// status.
+const DEADLINE: Duration = Duration::from_secs(30);
 
 /// How long a run that kept the plugin's timeout may take: the timeout, the grace before the
 /// kill and the process's own start and end on a loaded machine. A run that waited for the
@@ -45,6 +53,8 @@ struct Case {
     decrypt: bool,
     /// What the error line says besides the plugin's name.
     says: &'static str,
+    /// The plugin timeout the run is given (seconds): [`TIMEOUT`], or [`COUNTED`].
+    timeout: u64,
 }
 
 /// Reads phase 1 (up to our `done`) so that what follows lands in phase 2.
@@ -56,36 +66,41 @@ const DRAIN: &str = "exec 3<&0; cat <&3 >/dev/null &";
 
 fn cases() -> Vec<Case> {
     vec![
-        Case { name: "silent", script: "exec sleep 60", decrypt: false, says: "no answer within 2 s" },
+        Case { name: "silent", script: "exec sleep 60", decrypt: false, says: "no answer within 2 s", timeout: TIMEOUT },
         Case {
             name: "garbage",
             script: "PHASE1; printf 'this is not a stanza\\n'; exec sleep 60",
             decrypt: false,
             says: "sent something that is not a stanza",
+            timeout: TIMEOUT,
         },
         Case {
             name: "deaf",
             script: "exec sleep 60",
             decrypt: true,
             says: "did not read its input within 2 s",
+            timeout: TIMEOUT,
         },
         Case {
             name: "flood",
             script: "PHASE1; DRAIN while :; do printf -- '-> flood-%s 1 2\\naGk\\n' x; done",
             decrypt: false,
             says: "more than 4096 messages from age-plugin-flood",
+            timeout: COUNTED,
         },
         Case {
             name: "stanzas",
             script: "PHASE1; DRAIN while :; do printf -- '-> recipient-stanza 0 X25519 AAAA\\nAAAA\\n'; done",
             decrypt: false,
             says: "more than 4096 recipient stanzas from age-plugin-stanzas",
+            timeout: COUNTED,
         },
         Case {
             name: "endless",
             script: "PHASE1; DRAIN printf -- '-> msg\\n'; exec tr '\\0' A </dev/zero",
             decrypt: true,
             says: "a message from age-plugin-endless is longer than 1 MiB",
+            timeout: COUNTED,
         },
         Case {
             name: "escapes",
@@ -96,6 +111,7 @@ fn cases() -> Vec<Case> {
                      printf -- '-> error internal\\nG1sySiBnb25lG1szMW0\\n'; IFS= read -r _; IFS= read -r _; exit 1",
             decrypt: false,
             says: "refused to wrap: ?[2J gone?[31m",
+            timeout: TIMEOUT,
         },
     ]
 }
@@ -137,12 +153,17 @@ struct Run {
 /// Runs hyperseal under the memory cap and the deadline (`timeout -s KILL`: a hang shows as a
 /// kill, not as a stuck test).
 fn run(dir: &Path, args: &[&str], memory: u64) -> Run {
+    run_for(dir, args, memory, TIMEOUT)
+}
+
+/// As [`run`], with a plugin timeout of `timeout` seconds (killed [`DEADLINE`] after it).
+fn run_for(dir: &Path, args: &[&str], memory: u64, timeout: u64) -> Run {
     let started = Instant::now();
     let o = Command::new("timeout")
-        .args(["-s", "KILL", &DEADLINE.as_secs().to_string(), "prlimit", &format!("--as={memory}"), "--", HS])
+        .args(["-s", "KILL", &(timeout + DEADLINE.as_secs()).to_string(), "prlimit", &format!("--as={memory}"), "--", HS])
         .args(args)
         .env("PATH", format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default()))
-        .env("HYPERSEAL_PLUGIN_TIMEOUT", TIMEOUT.to_string())
+        .env("HYPERSEAL_PLUGIN_TIMEOUT", timeout.to_string())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -184,7 +205,7 @@ fn hostile_plugins_end_in_one_clear_error() {
         write_plugin(d, &case);
         let out = d.join(format!("out-{}", case.name));
         let args = args_for(&case, if case.decrypt { &file } else { &plain }, &out);
-        let r = run(d, &args.iter().map(String::as_str).collect::<Vec<_>>(), MEMORY);
+        let r = run_for(d, &args.iter().map(String::as_str).collect::<Vec<_>>(), MEMORY, case.timeout);
         let err = String::from_utf8_lossy(&r.stderr).into_owned();
         let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("hyperseal: error:")).collect();
         let checks = [
@@ -195,7 +216,8 @@ fn hostile_plugins_end_in_one_clear_error() {
                 "names the plugin",
             ),
             (errors.first().is_some_and(|l| l.contains(case.says)), "says why"),
-            (r.took < ENDED, "within the plugin's timeout"),
+            // A counted case is not timed: its deadline is there only to end a hang.
+            (case.timeout == COUNTED || r.took < ENDED, "within the plugin's timeout"),
             (!out.exists(), "nothing at -o"),
             (!r.stderr.contains(&0x1b), "no raw ESC on stderr"),
         ];
@@ -225,6 +247,7 @@ fn the_memory_cap_admits_a_normal_run() {
                      printf -- '-> done\\n\\n'; IFS= read -r _; IFS= read -r _",
             decrypt: false,
             says: "",
+            timeout: TIMEOUT,
         },
     );
     let (plain, out) = (d.join("plain"), d.join("out.age"));
