@@ -158,9 +158,10 @@ fn run(dir: &Path, args: &[&str], memory: u64) -> Run {
 
 /// As [`run`], with a plugin timeout of `timeout` seconds (killed [`DEADLINE`] after it).
 fn run_for(dir: &Path, args: &[&str], memory: u64, timeout: u64) -> Run {
+    let kill = (timeout + DEADLINE.as_secs()).to_string();
     let started = Instant::now();
     let o = Command::new("timeout")
-        .args(["-s", "KILL", &(timeout + DEADLINE.as_secs()).to_string(), "prlimit", &format!("--as={memory}"), "--", HS])
+        .args(["-s", "KILL", &kill, "prlimit", &format!("--as={memory}"), "--", HS])
         .args(args)
         .env("PATH", format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default()))
         .env("HYPERSEAL_PLUGIN_TIMEOUT", timeout.to_string())
