@@ -283,7 +283,11 @@ impl Agent {
             Err(e) => (Answer::Refused(e.to_string()), None),
         };
         drop(body);
-        reply(&conn, answer, relay.map_or(deadline, |r| r.deadline()));
+        // The answer gets its ANSWER_TIME however late the work ended (a loaded machine): a
+        // client that reads gets it, one that does not is cut off that much later. (This
+        // connection's own thread: never the accepting one.)
+        let by = relay.map_or(deadline, |r| r.deadline()).max(Instant::now() + ANSWER_TIME);
+        reply(&conn, answer, by);
         if stop {
             self.end(1);
         }

@@ -1,9 +1,10 @@
 //! A request's work is bounded by its deadline, and a full agent waits without spinning: every
 //! one of the 32 slots answers a request of 5,000 stanzas that each cost the agent an RSA
 //! private-key operation; each is answered within its deadline, the files left over "not
-//! tried", while a 33rd connection leaves the accepting thread asleep. A test binary of its own:
-//! it keeps both cores busy for its deadline, which would starve the timed checks of the other
-//! agent tests were they run beside it. And connections one after another are served by threads
+//! tried", while a 33rd connection leaves the accepting thread asleep. It keeps both cores busy
+//! for the agent's budget beside the suite's other tests, so every slot's work ends late and at
+//! once: the answers must still arrive (the agent gives each its answer time however late its
+//! work ended). And connections one after another are served by threads
 //! kept between them, not a thread each (whose start and end land on the next one's path).
 
 use crate::agent_support;
