@@ -19,7 +19,7 @@ web: wasm
 # trip gets two hours.
 WEB_DEADLINE_MS = $(if $(WEB_LARGE),7200000,600000)
 web-test: web wasm-deps age
-	cd bindings/wasm && node --test --test-concurrency=1 --test-timeout=$(WEB_DEADLINE_MS) web/test/*.test.mjs
+	cd bindings/wasm && node --test --test-concurrency=1 --test-timeout=$(WEB_DEADLINE_MS) --test-force-exit web/test/*.test.mjs
 
 # docs/web.png (the README's and docs/WEB.md's picture), taken by the tests' tooling.
 .PHONY: web-screenshot
