@@ -3,6 +3,12 @@
 // and per fresh page (bindings/wasm/README.md, "Files"), so one BYOB stream into reused buffers
 // costs a fraction of a read per part or a default stream's fresh chunk per read.
 
+// The streams being read, held from a root. Chromium (156) collects a Blob's byte stream whose
+// only holder is the function awaiting its read (an async frame is reachable only from the
+// promise it awaits), and that read then never settles: a call that never ends, with no error.
+// gc() during a read shows it (test/pool-sink.test.mjs); a stream held here is read to its end.
+const reading = new Set()
+
 /**
  * `blob` read in order: `read(buf, n)` gives the next `n` bytes in the ArrayBuffer `buf`, or in
  * the one that took its place (a BYOB reader moves it). Where a Blob's stream is not a byte
@@ -17,6 +23,7 @@ export function partReader (blob) {
     // Not a byte stream in this browser: the default reader, copied from.
   }
   const reader = byob ?? stream.getReader()
+  reading.add(stream)
   const ended = () => Object.assign(new Error('the file ended before its planned size: it changed while it was read'), { code: 'ERR_HYPERSEAL_IO' })
   let chunk = new Uint8Array(0)
   return {
@@ -41,6 +48,10 @@ export function partReader (blob) {
       }
       return buf
     },
-    cancel: () => reader.cancel(),
+    /** Ends the read (the caller's `finally`, whatever happened) and lets the stream go. */
+    cancel: () => {
+      reading.delete(stream)
+      return reader.cancel()
+    },
   }
 }

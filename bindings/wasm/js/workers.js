@@ -362,8 +362,6 @@ export class WorkerPool {
     const { key, plan } = begun
     // As in `#bytes`: each sealed part's claim is settled here before the part is kept.
     const claims = sealing ? new hs.PartClaims(key, partSize) : null
-    // Opening: the payload starts after the header.
-    const reader = partReader(sealing ? blob : blob.slice(plan[0][3]))
     let reading = Promise.resolve()
     const out = new Array(plan.length)
     let next = 0
@@ -419,6 +417,8 @@ export class WorkerPool {
         onProgress?.(done)
       }
     }
+    // Opening: the payload starts after the header. Made just before the `try` that cancels it.
+    const reader = partReader(sealing ? blob : blob.slice(plan[0][3]))
     try {
       await Promise.all(Array.from({ length: lanes }, () => lane().catch((e) => { failed = true; wake(); throw e })))
       if (sink) await writing
