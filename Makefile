@@ -235,10 +235,10 @@ $(GOBIN)/age-header: $(AGE_HEADER)/main.go $(AGE_HEADER)/go.mod $(AGE_HEADER)/go
 # the first failure). HYPERSEAL_REQUIRE_PEERS: a test whose real peer (age, openssl, the C2SP
 # vectors…) is missing fails here instead of skipping with a note, as it may in a bare `cargo
 # test`. `python` before the cargo tests: the bench's python table test
-# (crates/hyperseal-bench/tests) needs the built package. The cargo stage writes its build's
-# timings (target/cargo-timings/cargo-timing.html): most of that stage is compiling and linking
-# the test binaries, and this says which: each crate's integration tests are one binary
-# (tests/suite.rs), since each link cost 15–45 s (with thin LTO then). The git tests run there too
+# (crates/hyperseal-bench/tests) needs the built package. The cargo-build stage compiles and
+# links the test binaries and writes its timings (target/cargo-timings/cargo-timing.html), which
+# say where that time goes: each crate's integration tests are one binary (tests/suite.rs), since
+# each link cost 15–45 s (with thin LTO then). The git tests run there too
 # (`make git-test` runs them alone).
 #
 # On a machine that has not built them yet, the tools that later stages need and that need no
@@ -275,20 +275,28 @@ test:
 	@# A plain `make` here, not $$(MAKE): `make -n test` must not start builds.
 	@$(call background,later-tools,for t in $(LATER_TOOLS); do flock $(LOCKS)/$$t.lock nice make -s $$t; echo "== $$t: done$(,) rc $$?$(,) $$(date -u +%T)"; done)
 	@$(STAGE) tools $(MAKE) $(TEST_TOOLS)
+	@# dist's builds for other platforms (dist-builds) run beside the stages from here, in target
+	@# directories of their own, at the lowest priority: they take only the CPU time the stages
+	@# leave (serial steps, tests that wait on children, browsers and sockets), so a stage is never
+	@# slower for them and their tests' deadlines never share a core with them. `nice` alone does
+	@# not do that where the kernel groups processes by session (autogroup, the default on
+	@# Debian's kernels): a new session's group gets an equal share whatever its processes'
+	@# niceness, so the group itself is niced (where there is no autogroup, the write fails and
+	@# `nice` is what counts).
+	@$(call background,dist-builds,{ echo 19 > /proc/self/autogroup; } 2>/dev/null; flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done$(,) rc $$?$(,) $$(date -u +%T)")
 	@$(STAGE) lint $(MAKE) lint
 	@# (The browser package's build compiles the core for wasm32 itself: no wasm-core here.)
 	@$(STAGE) wasm bash -c '$(call tool-after,wasm-bindgen-cli) && $(MAKE) wasm-deps'
 	@$(STAGE) python-build $(MAKE) python
+	@# The test binaries are built before waiting for the tools only their runs need (rage for the
+	@# agent's tests; MinIO and mc for the backup crate's S3 tests, built in the background since
+	@# the start): on a machine that has not built those yet, the build goes on meanwhile.
+	@$(STAGE) cargo-build $(CARGO) test --release --workspace --exclude hyperseal-microbench --features $(AGE_CRATE_FEATURES) --no-run --timings
 	@$(STAGE) wait:rage bash -c '$(call tool-after,rage)'
-	@# From here most of the time goes to tests that keep one core busy, not two: dist's builds for
-	@# other platforms run beside them, at the lowest priority, in target directories of their own
-	@# (dist-builds).
-	@$(call background,dist-builds,flock $(LOCKS)/dist-builds.lock nice -n 19 make -s dist-builds; echo "== dist-builds: done$(,) rc $$?$(,) $$(date -u +%T)")
-	@# The backup crate's S3 tests need MinIO and mc (built in the background since the start).
 	@$(STAGE) wait:minio bash -c '$(call tool-after,minio mc)'
 	@# Four tests at a time on two cores: most of the CLI's tests wait on child processes,
 	@# terminals and sockets, and the suite takes a third less time than with two.
-	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 RUST_TEST_THREADS=4 $(CARGO) test --release --workspace --exclude hyperseal-microbench --features $(AGE_CRATE_FEATURES) --timings
+	@$(STAGE) cargo-test env HYPERSEAL_REQUIRE_PEERS=1 RUST_TEST_THREADS=4 $(CARGO) test --release --workspace --exclude hyperseal-microbench --features $(AGE_CRATE_FEATURES)
 	@$(STAGE) sm4-backends $(CARGO) run --release -q -p sm4-simd --example backends
 	@$(STAGE) test-portable $(MAKE) test-portable
 	@if [ -f bindings/node/package.json ]; then $(STAGE) node-test $(MAKE) -C bindings/node test; fi
