@@ -12,7 +12,8 @@ use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::format::snapshot::{Entry, Snapshot};
@@ -171,8 +172,11 @@ pub fn restore(
     Ok(sum)
 }
 
-/// Writes the files on every core: each thread takes the next file; the first error stops the
-/// others after their current file (which is whole or absent, as always).
+/// Writes the files on every core, on the library's executor (`hyperseal::exec`): each thread
+/// takes the next file. A restorer keeps the packs it opened, so a thread takes one for a file
+/// and gives it back after, and the packs stay open for the next file. The first error stops the
+/// others after their current file (which is whole or absent, as always); the failing file
+/// listed first is the one reported, as one thread would.
 fn write_files(
     reader: &Reader<'_>,
     index: &HashMap<ChunkId, Placed>,
@@ -180,29 +184,35 @@ fn write_files(
     opts: &RestoreOptions,
     files: &[FileJob<'_>],
 ) -> Result<RestoreSummary> {
-    let next = AtomicUsize::new(0);
+    let idle: Mutex<Vec<Restorer<'_, '_>>> = Mutex::new(Vec::new());
+    let failed: Mutex<Option<(usize, Error)>> = Mutex::new(None);
     let stop = AtomicBool::new(false);
-    let threads = hyperseal::available_threads().min(files.len()).max(1);
-    let work = || -> Result<RestoreSummary> {
-        let mut r = Restorer::new(reader, index, target, opts);
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(job) = files.get(i).filter(|_| !stop.load(Ordering::Relaxed)) else { return Ok(r.sum) };
-            let done = r.place(job.path).and_then(|at| r.file(&at, job.chunks, job.mode, job.mtime));
-            if done.is_err() {
-                stop.store(true, Ordering::Relaxed);
-                return done.map(|_| r.sum);
+    let one = |i: usize| -> std::result::Result<(), hyperseal::Error> {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let job = &files[i];
+        let taken = idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut r = taken.unwrap_or_else(|| Restorer::new(reader, index, target, opts));
+        let done = r.place(job.path).and_then(|at| r.file(&at, job.chunks, job.mode, job.mtime));
+        idle.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+        if let Err(e) = done {
+            stop.store(true, Ordering::Relaxed);
+            let mut slot = failed.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.as_ref().is_none_or(|(j, _)| i < *j) {
+                *slot = Some((i, e));
             }
         }
+        // Errors travel in `failed`: this crate's, not the executor's.
+        Ok(())
     };
-    let results: Vec<Result<RestoreSummary>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
-        handles.into_iter().map(|h| h.join().expect("a restore thread does not panic")).collect()
-    });
+    let _ = hyperseal::exec::for_each(files.len(), 0, &one);
+    if let Some((_, e)) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
     let mut sum = RestoreSummary::default();
-    for r in results {
-        let r = r?;
-        (sum.files, sum.bytes) = (sum.files + r.files, sum.bytes + r.bytes);
+    for r in idle.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        (sum.files, sum.bytes) = (sum.files + r.sum.files, sum.bytes + r.sum.bytes);
     }
     Ok(sum)
 }

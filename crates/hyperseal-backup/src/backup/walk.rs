@@ -83,7 +83,7 @@ impl Excludes {
 }
 
 pub(crate) struct Walk<'a, 'f> {
-    pub feed: &'f mut Feed,
+    pub feed: &'f mut Feed<'a>,
     pub chunker: Chunker,
     pub excludes: &'a Excludes,
     pub one_file_system: bool,
@@ -99,7 +99,7 @@ pub(crate) struct Walk<'a, 'f> {
 }
 
 impl<'a, 'f> Walk<'a, 'f> {
-    pub(crate) fn new(feed: &'f mut Feed, chunker: Chunker, excludes: &'a Excludes) -> Self {
+    pub(crate) fn new(feed: &'f mut Feed<'a>, chunker: Chunker, excludes: &'a Excludes) -> Self {
         Walk {
             feed,
             chunker,

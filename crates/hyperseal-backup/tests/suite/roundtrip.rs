@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use hyperseal_backup::{check, restore, Entry, Keep, RestoreOptions, Source, Store};
+use hyperseal_backup::{check, restore, BackupOptions, Entry, Keep, RestoreOptions, Source, Store};
 
 use crate::common::{describe, noise, small, Repo};
 
@@ -23,6 +23,25 @@ fn a_tree_with_links_comes_back_byte_for_byte() {
     let rep = check(&reader, true).unwrap();
     assert!(rep.errors.is_empty() && rep.notes.is_empty(), "{rep:?}");
     assert_eq!(rep.chunks_read, sum.chunks_new);
+}
+
+/// The walking thread hashes and compresses too once a pack's worth is queued, so one thread
+/// (no helper at all) finishes the run and stores the chunks that four do.
+#[test]
+fn one_thread_or_four_store_the_same_chunks() {
+    let mut runs = Vec::new();
+    for threads in [1, 4] {
+        let (repo, src) = Repo::with_tree();
+        let sum = repo.backup_with(&[&src], &BackupOptions { threads, ..small() }).unwrap();
+        let reader = repo.open();
+        let snap = reader.find("latest").unwrap();
+        let out = repo.path("out");
+        restore(&reader, &snap.snapshot, &out, &RestoreOptions::default()).unwrap();
+        assert_eq!(describe(&src), describe(&out.join("src")), "{threads} threads");
+        assert!(sum.packs >= 3, "small packs: several for 4 MiB ({sum:?})");
+        runs.push((sum.files, sum.chunks_new, sum.chunks_reused, sum.bytes_added));
+    }
+    assert_eq!(runs[0], runs[1], "1 thread, then 4");
 }
 
 #[test]
