@@ -80,7 +80,23 @@ impl Minio {
     }
 
     /// Runs mc against this server with its own config folder; panics with its output on failure.
+    /// MinIO answers its readiness check before its admin side has loaded its users: until then
+    /// mc is told "Server not initialized yet" (seen on a loaded machine, at `alias set`), so
+    /// that answer is asked again, a bounded number of times; any other failure fails at once.
     pub fn mc(&self, args: &[&str]) -> String {
+        for _ in 0..600 {
+            let (ok, text) = self.mc_output(args);
+            if ok {
+                return text;
+            }
+            assert!(text.contains("Server not initialized yet"), "mc {args:?}: {text}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("mc {args:?}: MinIO was still not initialized after 600 tries");
+    }
+
+    /// Runs mc as [`Minio::mc`] does; whether it succeeded, and what it printed.
+    fn mc_output(&self, args: &[&str]) -> (bool, String) {
         let out = Command::new(&self.mc)
             .arg("--config-dir")
             .arg(self.dir.path().join("mc"))
@@ -90,8 +106,7 @@ impl Minio {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "mc {args:?}: {text}");
-        text
+        (out.status.success(), text)
     }
 
     /// A user whose only rights are the policy `json`.
