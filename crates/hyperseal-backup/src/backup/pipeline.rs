@@ -5,7 +5,8 @@
 //!
 //! The queue holds about a pack's worth of chunks, so the helpers have work while the caller
 //! stores a pack; past that the caller hashes and compresses too. So the run finishes on any
-//! number of threads, one included, and memory stays at about two packs whatever the file sizes.
+//! number of threads, one included, and memory stays at a few packs' worth (the queue, the pack
+//! being filled and its sealed copy) whatever the file sizes.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
