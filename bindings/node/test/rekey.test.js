@@ -8,7 +8,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const crypto = require('node:crypto')
 const { execFileSync, spawnSync } = require('node:child_process')
-const { hs, tmpdir, cliBin, rejectsWith, throwsWith } = require('./helpers')
+const { hs, tmpdir, cliBin, packageForOthers, rejectsWith, throwsWith } = require('./helpers')
 
 const x = () => hs.generateKeyPair({ kind: 'x25519' })
 const [a, b, c] = [x(), x(), x()]
@@ -252,14 +252,21 @@ test('a file whose owner the caller cannot give a new file is refused and left a
   fs.chmodSync(dir, 0o777)
   fs.chmodSync(p, 0o666)
   const before = fs.readFileSync(p)
-  const call = `require(${JSON.stringify(path.resolve(__dirname, '..'))})
-    .rekeyFile(process.argv[1], process.env.KEY, { add: process.env.ADD.split(' ') })
-    .then(() => console.log('re-keyed'), (e) => console.log(e.code, e.message))`
-  const run = spawnSync(process.execPath, ['-e', call, p], {
-    uid: 1234, gid: 1234, encoding: 'utf8', env: { ...process.env, KEY: a.privateKey, ADD: many().join(' ') }
-  })
-  assert.equal(run.status, 0, run.stderr)
-  assert.match(run.stdout, /^ERR_HYPERSEAL_IO .*could not keep the original's owner/)
+  // User 1234 loads the package from a copy it can reach, wherever the checkout is.
+  const others = packageForOthers({ KEY: a.privateKey, ADD: many().join(' ') })
+  try {
+    const call = `const hs = require(${JSON.stringify(others.dir)})
+      console.log(hs.backend)
+      hs.rekeyFile(process.argv[1], process.env.KEY, { add: process.env.ADD.split(' ') })
+        .then(() => console.log('re-keyed'), (e) => console.log(e.code, e.message))`
+    const run = spawnSync(process.execPath, ['-e', call, p], { uid: 1234, gid: 1234, cwd: others.dir, encoding: 'utf8', env: others.env })
+    assert.equal(run.status, 0, run.stderr)
+    const [backend, outcome] = run.stdout.split('\n')
+    assert.equal(backend, hs.backend, 'the other user ran another backend than the one under test')
+    assert.match(outcome, /^ERR_HYPERSEAL_IO .*could not keep the original's owner/)
+  } finally {
+    others.remove()
+  }
   assert.ok(fs.readFileSync(p).equals(before))
   assert.equal(fs.statSync(p).uid, 0)
   assert.deepEqual(fs.readdirSync(dir), ['f.hs'])
