@@ -64,6 +64,9 @@ pub fn check(reader: &Reader<'_>, read_data: bool) -> Result<CheckReport> {
     let merged = reader.index()?;
     let (index, indexed) = (merged.chunks, merged.packs);
     rep.indexes = merged.objects.len() as u64;
+    for k in merged.skipped {
+        rep.errors.push(format!("{}: does not open ({}); passed over", k.name, k.why));
+    }
     for pack in &indexed {
         if !names.contains(format!("data/{}", hex::encode(pack)).as_str()) {
             rep.errors.push(format!("data/{}: an index names it, but it is missing", hex::encode(pack)));
@@ -72,7 +75,7 @@ pub fn check(reader: &Reader<'_>, read_data: bool) -> Result<CheckReport> {
     for pack in lists.keys().filter(|p| !indexed.contains(*p)) {
         rep.notes.push(format!("data/{}: in no index yet (the next backup adopts it)", hex::encode(pack)));
     }
-    for s in reader.snapshots()? {
+    let skipped = reader.for_each_snapshot(|s| {
         rep.snapshots += 1;
         let missing = s.snapshot.entries.iter().flat_map(|e| match e {
             Entry::File { chunks, .. } => chunks.as_slice(),
@@ -87,6 +90,10 @@ pub fn check(reader: &Reader<'_>, read_data: bool) -> Result<CheckReport> {
         if bad > 0 {
             rep.errors.push(format!("snapshot {}: {bad} chunks are in no index", s.id));
         }
+        Ok(())
+    })?;
+    for k in skipped {
+        rep.errors.push(format!("{}: does not open ({}); passed over", k.name, k.why));
     }
     if read_data {
         read_packs(reader, &lists, &mut rep);

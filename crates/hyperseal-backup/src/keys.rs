@@ -133,6 +133,19 @@ pub(crate) fn parse_recipients(list: &[String], plugins: Plugins) -> Result<Vec<
         .collect::<std::result::Result<_, _>>()?)
 }
 
+/// A reader set's tag (`keys/SERIAL-TAG`): keyed BLAKE3 of the recipient strings under the
+/// deduplication key, 16 bytes in hex. A writer compares it with its own key's set; without
+/// the key, the name says nothing about who the readers are.
+pub(crate) fn set_tag(dedup_key: &[u8; 32], recipients: &[String]) -> String {
+    let mut h = blake3::Hasher::new_keyed(dedup_key);
+    h.update(b"hyperseal backup v1 reader set tag\0");
+    for r in recipients {
+        h.update(&(r.len() as u64).to_be_bytes());
+        h.update(r.as_bytes());
+    }
+    hex::encode(&h.finalize().as_bytes()[..16])
+}
+
 pub(crate) fn hex16(s: &str) -> Result<[u8; 16]> {
     let mut b = [0u8; 16];
     hex::decode_to_slice(s.trim(), &mut b).map_err(|_| format("expected 32 hex digits"))?;

@@ -18,10 +18,10 @@ use std::io;
 use crate::error::{Error, Result};
 use crate::format::snapshot::Entry;
 use crate::format::table::{Entry as Placed, Table, MAX_ENTRIES};
-use crate::format::MAX_MARK;
+use crate::format::{MAX_MARK, MAX_TABLE};
 use crate::keys::{random_name, ChunkId};
 use crate::object;
-use crate::repo::Reader;
+use crate::repo::{repo_mark, Reader, Skipped, REPO_MARKS};
 use crate::store::Store;
 
 /// The prune lock's name.
@@ -34,6 +34,8 @@ pub struct ForgetReport {
     pub removed: Vec<String>,
     /// Snapshot ids kept.
     pub kept: Vec<String>,
+    /// Snapshot objects that did not open: neither kept nor removed.
+    pub skipped: Vec<Skipped>,
 }
 
 /// Which snapshots `forget` keeps, as restic's policy: the newest `last`, and the newest of
@@ -68,10 +70,11 @@ pub fn forget(reader: &Reader<'_>, keep: Keep) -> Result<ForgetReport> {
     if left.iter().all(|n| *n == 0) {
         return Err(Error::Refused("a policy that keeps no snapshot: give --keep-last and the like".into()));
     }
-    let mut all = reader.snapshots()?;
+    let listed = reader.snapshots()?;
+    let mut all = listed.list;
     all.reverse();
     let mut seen: [Option<i64>; 4] = [None; 4];
-    let mut rep = ForgetReport::default();
+    let mut rep = ForgetReport { skipped: listed.skipped, ..ForgetReport::default() };
     for (i, s) in all.into_iter().enumerate() {
         let mut kept = false;
         for (rule, period) in periods(s.snapshot.time, i).into_iter().enumerate() {
@@ -109,6 +112,8 @@ pub struct PruneReport {
     pub packs_kept: u64,
     /// Index objects replaced by the new one.
     pub indexes_replaced: u64,
+    /// Objects that did not open (snapshots, indexes): left as they are.
+    pub skipped: Vec<Skipped>,
 }
 
 /// Deletes every pack no snapshot uses, under the lock.
@@ -134,41 +139,45 @@ pub fn unlock(store: &dyn Store) -> Result<()> {
 
 fn prune_locked(reader: &Reader<'_>, opts: PruneOptions) -> Result<PruneReport> {
     let store = reader.store;
-    let snapshots = reader.snapshots()?;
-    let finished: HashSet<&str> = snapshots.iter().map(|s| s.snapshot.run.as_str()).collect();
+    // The run marks before the snapshots: a run that stores its snapshot after this listing
+    // shows here as running (and holds the prune off), never as ended with its snapshot
+    // unseen, which would make its new packs look unused.
     let marks = store.list("runs/")?;
-    let ended: HashSet<&str> = marks.iter().filter_map(|o| o.name.strip_suffix(".end")).collect();
-    let mut spent = Vec::new();
-    for m in marks.iter().filter(|o| !o.name.ends_with(".end")) {
-        let run = &m.name["runs/".len()..];
-        let start = serde_json::from_slice::<serde_json::Value>(&store.get(&m.name, MAX_MARK)?)
-            .ok()
-            .and_then(|v| v["start"].as_i64())
-            .unwrap_or(0);
-        if finished.contains(run) || ended.contains(m.name.as_str()) || start < opts.now - opts.stale_after {
-            spent.push(m.name.clone());
-        } else {
-            return Err(Error::Locked(format!("a backup is running ({} started at {start})", m.name)));
+    let mut finished = HashSet::new();
+    let mut used: HashSet<ChunkId> = HashSet::new();
+    let mut snapshot_names = HashSet::new();
+    let mut skipped = reader.for_each_snapshot(|s| {
+        finished.insert(s.snapshot.run.clone());
+        snapshot_names.insert(s.id.clone());
+        for e in &s.snapshot.entries {
+            if let Entry::File { chunks, .. } = e {
+                for c in chunks {
+                    used.insert(ChunkId::parse(c).map_err(|_| {
+                        Error::Damaged(format!(
+                            "snapshots/{}: a chunk id that is not one: nothing pruned",
+                            s.id
+                        ))
+                    })?);
+                }
+            }
         }
+        Ok(())
+    })?;
+    // Snapshots that do not open are not counted (what they use is not kept); each is named.
+    snapshot_names.extend(skipped.iter().map(|k| k.name["snapshots/".len()..].to_string()));
+    let spent = spent_marks(store, &marks, &finished, opts)?;
+    let (kept, keep, old_indexes, more) = verified_places(reader, &used)?;
+    skipped.extend(more);
+    // Anything new since the first look (a run, a snapshot) stops the prune before it deletes:
+    // on a store whose listings lag, the two looks above may have missed a run that finished.
+    let seen: HashSet<&str> = marks.iter().map(|o| o.name.as_str()).collect();
+    let new_run = store.list("runs/")?.into_iter().find(|o| !seen.contains(o.name.as_str()));
+    let new_snap = reader.snapshot_ids()?.into_iter().find(|id| !snapshot_names.contains(id));
+    if let Some(what) = new_run.map(|o| o.name).or(new_snap.map(|id| format!("snapshots/{id}"))) {
+        return Err(Error::Locked(format!(
+            "{what} appeared while the prune read the repository: nothing deleted, run it again"
+        )));
     }
-    let used: HashSet<ChunkId> = snapshots
-        .iter()
-        .flat_map(|s| s.snapshot.entries.iter())
-        .flat_map(|e| match e {
-            Entry::File { chunks, .. } => chunks.as_slice(),
-            _ => &[],
-        })
-        .map(|c| ChunkId::parse(c))
-        .collect::<Result<_>>()?;
-    let merged = reader.index()?;
-    let (index, old_indexes) = (merged.chunks, merged.objects);
-    let kept: Vec<Placed> = used.iter().filter_map(|id| index.get(id).copied()).collect();
-    if kept.len() < used.len() {
-        return Err(Error::Damaged(
-            "some snapshot uses chunks no index places: run check; nothing pruned".into(),
-        ));
-    }
-    let keep: HashSet<[u8; 16]> = kept.iter().map(|e| e.pack).collect();
     let recipients = reader.recipients()?;
     // The new index first: until the old ones are gone, chunks are placed twice, never zero times.
     for part in kept.chunks(MAX_ENTRIES / 2) {
@@ -177,7 +186,8 @@ fn prune_locked(reader: &Reader<'_>, opts: PruneOptions) -> Result<PruneReport> 
         store.put_new(&name, &object::seal(&recipients, &table)?)?;
         store.put_new(&format!("{name}.ids"), &table)?;
     }
-    let mut rep = PruneReport { indexes_replaced: old_indexes.len() as u64, ..PruneReport::default() };
+    let mut rep =
+        PruneReport { indexes_replaced: old_indexes.len() as u64, skipped, ..PruneReport::default() };
     for name in &old_indexes {
         store.delete(&format!("{name}.ids"))?;
         store.delete(name)?;
@@ -196,8 +206,122 @@ fn prune_locked(reader: &Reader<'_>, opts: PruneOptions) -> Result<PruneReport> 
         rep.bytes_freed += size + sizes.get(&format!("{name}.ids")).copied().unwrap_or(0);
     }
     for m in spent {
-        store.delete(&format!("{m}.end"))?;
         store.delete(&m)?;
     }
+    // A repository made before writers could check its id gets its mark from a reader.
+    let id = crate::keys::hex16(&reader.config.repo)?;
+    if store.list(REPO_MARKS)?.is_empty() {
+        store.put_new(&repo_mark(&id), b"")?;
+    }
     Ok(rep)
+}
+
+/// The run marks a prune may delete: every object of a run (`runs/RUN`, `.end`, `.aliveN`)
+/// that has a snapshot or an end mark, or whose newest object the store received longer than
+/// `stale_after` ago (the store's times: a writer's clock says nothing; a long run stores a
+/// sign of life now and then). Any other run is running: the prune stops.
+fn spent_marks(
+    store: &dyn Store,
+    marks: &[crate::store::ObjectInfo],
+    finished: &HashSet<String>,
+    opts: PruneOptions,
+) -> Result<Vec<String>> {
+    struct Run<'m> {
+        ended: bool,
+        newest: Option<i64>,
+        names: Vec<&'m str>,
+    }
+    let mut runs: HashMap<&str, Run<'_>> = HashMap::new();
+    for o in marks {
+        let rest = &o.name["runs/".len()..];
+        let (run, suffix) = rest.split_once('.').unwrap_or((rest, ""));
+        let r = runs.entry(run).or_insert(Run { ended: false, newest: None, names: Vec::new() });
+        r.ended |= suffix == "end";
+        r.newest = r.newest.max(secs(o.modified));
+        r.names.push(&o.name);
+    }
+    // The store's now: when it received this prune's lock.
+    let store_now = store.list("locks/")?.into_iter().find(|o| o.name == LOCK).and_then(|o| secs(o.modified));
+    let mut spent = Vec::new();
+    for (run, r) in runs {
+        let (newest, now) = match (r.newest, store_now) {
+            (Some(t), Some(now)) => (t, now),
+            // A store that gives no times: the mark's own start, as the writer wrote it.
+            _ => {
+                let mark = store.get(&format!("runs/{run}"), MAX_MARK).unwrap_or_default();
+                let start =
+                    serde_json::from_slice::<serde_json::Value>(&mark).ok().and_then(|v| v["start"].as_i64());
+                (start.unwrap_or(0), opts.now)
+            }
+        };
+        if finished.contains(run) || r.ended || newest <= now - opts.stale_after {
+            // The end mark last: a prune killed halfway leaves a run that still reads as ended.
+            let mut names = r.names;
+            names.sort_by_key(|n| n.ends_with(".end"));
+            spent.extend(names.into_iter().map(str::to_string));
+        } else {
+            return Err(Error::Locked(format!("a backup is running (runs/{run}, last seen at {newest})")));
+        }
+    }
+    Ok(spent)
+}
+
+fn secs(t: Option<std::time::SystemTime>) -> Option<i64> {
+    t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_secs() as i64)
+}
+
+/// Every place of a chunk in use that the prune keeps, the packs they lie in, the index
+/// objects read, and those passed over. An index is a writer's word (a writer key seals one),
+/// so a place counts only where its pack exists and the pack's own id list places the chunk
+/// the same way; every agreeing place is kept, so a planted index that names another pack
+/// cannot make the real one look unused. A place in a missing pack, or one its pack's id list
+/// disagrees with, stops the prune, naming the index.
+type Verified = (Vec<Placed>, HashSet<[u8; 16]>, Vec<String>, Vec<Skipped>);
+
+fn verified_places(reader: &Reader<'_>, used: &HashSet<ChunkId>) -> Result<Verified> {
+    let store = reader.store;
+    let packs: HashSet<String> = store.list("data/")?.into_iter().map(|o| o.name).collect();
+    let mut lists: HashMap<[u8; 16], HashMap<ChunkId, Placed>> = HashMap::new();
+    let (mut kept, mut keep, mut names) = (Vec::new(), HashSet::new(), Vec::new());
+    let mut placed: HashSet<ChunkId> = HashSet::new();
+    let mut seen: HashSet<(ChunkId, [u8; 16], u64)> = HashSet::new();
+    let skipped = reader.for_each_index(|name, table| {
+        names.push(name.to_string());
+        for e in table.entries.into_iter().filter(|e| used.contains(&e.id)) {
+            let pack = format!("data/{}", hex::encode(e.pack));
+            if !packs.contains(&pack) || !packs.contains(&format!("{pack}.ids")) {
+                return Err(Error::Damaged(format!(
+                    "{name} places chunk {} in {pack}, which is missing: nothing pruned",
+                    e.id
+                )));
+            }
+            if let std::collections::hash_map::Entry::Vacant(v) = lists.entry(e.pack) {
+                let table = store
+                    .get(&format!("{pack}.ids"), MAX_TABLE)
+                    .map_err(Error::from)
+                    .and_then(|b| Table::decode(&b));
+                let table =
+                    table.map_err(|err| Error::Damaged(format!("{pack}.ids: {err}: nothing pruned")))?;
+                v.insert(table.entries.into_iter().filter(|x| x.pack == e.pack).map(|x| (x.id, x)).collect());
+            }
+            if lists[&e.pack].get(&e.id) != Some(&e) {
+                return Err(Error::Damaged(format!(
+                    "{name} places chunk {} in {pack} where its id list does not: nothing pruned",
+                    e.id
+                )));
+            }
+            keep.insert(e.pack);
+            if seen.insert((e.id, e.pack, e.offset)) {
+                kept.push(e);
+            }
+            placed.insert(e.id);
+        }
+        Ok(())
+    })?;
+    if let Some(id) = used.iter().find(|id| !placed.contains(id)) {
+        return Err(Error::Damaged(format!(
+            "a snapshot uses chunk {id}, which no index places: run check; nothing pruned"
+        )));
+    }
+    Ok((kept, keep, names, skipped))
 }

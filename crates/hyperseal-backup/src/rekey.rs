@@ -60,8 +60,10 @@ pub fn rekey(
     let (store, ids) = (reader.store, reader.ids);
     let change = Change { set: Some(parse_recipients(recipients, reader.plugins)?), ..Change::default() };
     if !dry_run {
-        let (_, serial, old) = reader.recipient_strings()?;
-        put_recipients(store, &parse_recipients(recipients, reader.plugins)?, recipients, serial + 1)?;
+        let (serial, old) = reader.keys_objects()?;
+        let mac_key = reader.reader_key()?;
+        let parsed = parse_recipients(recipients, reader.plugins)?;
+        put_recipients(store, &parsed, recipients, serial + 1, mac_key.as_deref(), reader.key())?;
         for name in old {
             store.delete(&name)?;
         }

@@ -133,6 +133,7 @@ pub fn backup(
 ) -> Result<BackupSummary> {
     let recipients = key.parsed_recipients(opts.plugins)?;
     let excludes = Excludes::new(&opts.excludes)?;
+    check_key(store, key)?;
     let run = random_name();
     let mark = serde_json::json!({ "start": opts.time, "host": opts.host, "repo": hex::encode(key.repo_id) });
     store.put_new(&format!("runs/{run}"), mark.to_string().as_bytes())?;
@@ -164,22 +165,35 @@ fn backup_marked(
     if store.list("locks/")?.iter().any(|o| o.name == "locks/prune") {
         return Err(Error::Locked("a prune holds the repository (locks/prune)".into()));
     }
-    let (known, adopted) = known_chunks(store)?;
+    let (known, adopted, skipped) = known_chunks(store)?;
     let repo = hex::encode(key.repo_id);
     let cache = opts.cache.as_deref().map(|p| Cache::load(p, &repo, &known)).unwrap_or_default();
     let threads = match opts.threads {
         0 => hyperseal::available_threads(),
         n => n,
     };
+    // A long run says it is alive, so that a prune does not take it for a killed one once
+    // `stale_after` has passed since its start (marks are aged by the store's times).
+    let alive = std::sync::Mutex::new((std::time::Instant::now(), 0u32));
+    let after_pack = || -> Result<()> {
+        let mut a = alive.lock().unwrap_or_else(|p| p.into_inner());
+        if a.0.elapsed() >= ALIVE_EVERY {
+            *a = (std::time::Instant::now(), a.1 + 1);
+            store.put_new(&format!("runs/{run}.alive{}", a.1), b"{}")?;
+        }
+        Ok(())
+    };
     let cfg = PackerConfig {
         store,
         recipients,
         pack_size: opts.pack_size,
         stop_after_packs: opts.stop_after_packs,
+        after_pack: &after_pack,
     };
     let mut paths = Vec::new();
     let (walked, packed) = pipeline::run(&cfg, &key.dedup_key, known, threads, |feed| {
         let mut w = Walk::new(feed, chunker(), excludes);
+        w.seed = walk::chunker_seed(&key.dedup_key);
         (w.one_file_system, w.progress, w.cache) = (opts.one_file_system, opts.progress, Some(&cache));
         walk_source(&mut w, source, opts.time, &mut paths)?;
         Ok((w.out, w.warnings, w.counts, w.cached))
@@ -194,7 +208,7 @@ fn backup_marked(
         bytes_added: packed.raw_added,
         bytes_stored: packed.bytes_written,
         packs: packed.packs,
-        warnings,
+        warnings: skipped.into_iter().chain(warnings).collect(),
         ..BackupSummary::default()
     };
     let mut index = adopted;
@@ -211,6 +225,7 @@ fn backup_marked(
         entries,
     };
     let sealed = object::seal(recipients, &snap.encode())?;
+    still_standing(store, run, &packed)?;
     summary.snapshot = random_name();
     store.put_new(&format!("snapshots/{}", summary.snapshot), &sealed)?;
     summary.bytes_stored += sealed.len() as u64;
@@ -270,14 +285,32 @@ fn check_stream_name(name: &str) -> Result<()> {
     }
 }
 
-/// Chunk ids the repository holds, read from the clear id lists only; and the places of
-/// chunks in packs that no index names yet (an interrupted run's), which this run's index
-/// adopts so that its snapshot may use them.
-fn known_chunks(store: &dyn Store) -> Result<(HashSet<ChunkId>, Vec<Placed>)> {
+/// Chunk ids the repository holds, read from the clear id lists only; the places of chunks
+/// in packs that no index names yet (an interrupted run's), which this run's index adopts so
+/// that its snapshot may use them; and the id lists passed over. Anyone who can add objects
+/// can add an id list, so one that does not decode is named and passed over (its chunks are
+/// stored again), never the end of every host's backups.
+fn known_chunks(store: &dyn Store) -> Result<(HashSet<ChunkId>, Vec<Placed>, Vec<String>)> {
     let mut known = HashSet::new();
     let mut covered = HashSet::new();
+    let mut skipped = Vec::new();
+    let read = |name: &str, skipped: &mut Vec<String>| -> Result<Option<Table>> {
+        match store.get(name, MAX_TABLE).map_err(Error::from).and_then(|b| Table::decode(&b)) {
+            Ok(t) => Ok(Some(t)),
+            Err(Error::Io(e))
+                if e.kind() != std::io::ErrorKind::NotFound
+                    && e.kind() != std::io::ErrorKind::InvalidData =>
+            {
+                Err(Error::Io(e))
+            }
+            Err(e) => {
+                skipped.push(format!("{name}: {e}; passed over (its chunks are stored again)"));
+                Ok(None)
+            }
+        }
+    };
     for o in store.list("index/")?.iter().filter(|o| o.name.ends_with(".ids")) {
-        for e in Table::decode(&store.get(&o.name, MAX_TABLE)?)?.entries {
+        for e in read(&o.name, &mut skipped)?.map(|t| t.entries).unwrap_or_default() {
             known.insert(e.id);
             covered.insert(e.pack);
         }
@@ -291,15 +324,64 @@ fn known_chunks(store: &dyn Store) -> Result<(HashSet<ChunkId>, Vec<Placed>)> {
         if covered.contains(&pack) || !packs.contains(pack_name) {
             continue;
         }
-        for e in
-            Table::decode(&store.get(&o.name, MAX_TABLE)?)?.entries.into_iter().filter(|e| e.pack == pack)
-        {
+        let entries = read(&o.name, &mut skipped)?.map(|t| t.entries).unwrap_or_default();
+        for e in entries.into_iter().filter(|e| e.pack == pack) {
             if known.insert(e.id) {
                 adopted.push(e);
             }
         }
     }
-    Ok((known, adopted))
+    Ok((known, adopted, skipped))
+}
+
+/// How often a running backup stores a sign of life (`runs/RUN.aliveN`).
+const ALIVE_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Refuses a writer key that is not this repository's, or that seals to a reader set `rekey`
+/// has since replaced, before anything is uploaded. Both show to a writer as names only
+/// (`repo/ID`; `keys/SERIAL-TAG`, the tag keyed with the deduplication key): a repository
+/// made before them has none, and is not checked.
+fn check_key(store: &dyn Store, key: &WriterKey) -> Result<()> {
+    let marks = store.list(crate::repo::REPO_MARKS)?;
+    let ours = crate::repo::repo_mark(&key.repo_id);
+    if !marks.is_empty() && !marks.iter().any(|o| o.name == ours) {
+        return Err(Error::Refused(format!(
+            "this writer key is for repository {}, not the one there: give that repository's writer key",
+            hex::encode(key.repo_id)
+        )));
+    }
+    let tags: Vec<String> =
+        store.list("keys/")?.into_iter().filter_map(|o| crate::repo::set_tag_of(&o.name)).collect();
+    let tag = crate::keys::set_tag(&key.dedup_key, &key.recipients);
+    if !tags.is_empty() && !tags.contains(&tag) {
+        return Err(Error::Refused(
+            "this writer key seals to a reader set that rekey has since replaced: ask a reader for a new one \
+             (hyperseal backup rekey --writer-key)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Before the snapshot is stored: the run's mark and the packs it wrote are still there. A
+/// run that went on past a prune's `stale_after` without a sign of life may have had its
+/// packs taken; it then fails, and stores no snapshot that names what is gone.
+fn still_standing(store: &dyn Store, run: &str, packed: &Packed) -> Result<()> {
+    let mark = format!("runs/{run}");
+    if !store.list("runs/")?.iter().any(|o| o.name == mark) {
+        return Err(Error::Locked(format!(
+            "{mark} was removed by a prune that took this run for a killed one: no snapshot stored, back up again"
+        )));
+    }
+    let packs: HashSet<String> = store.list("data/")?.into_iter().map(|o| o.name).collect();
+    if let Some(e) = packed.entries.iter().find(|e| !packs.contains(&format!("data/{}", hex::encode(e.pack))))
+    {
+        return Err(Error::Damaged(format!(
+            "data/{}, stored by this run, is gone: no snapshot stored, back up again",
+            hex::encode(e.pack)
+        )));
+    }
+    Ok(())
 }
 
 /// Stores the index of `entries` (several objects past a table's bound); returns bytes written.

@@ -57,6 +57,8 @@ pub(crate) struct PackerConfig<'a> {
     pub pack_size: u64,
     /// Stop (as if killed) once this many packs are stored.
     pub stop_after_packs: Option<usize>,
+    /// Called after each pack is stored (the run refreshes its mark there).
+    pub after_pack: &'a (dyn Fn() -> Result<()> + Sync),
 }
 
 /// What the helpers and the caller share.
@@ -295,6 +297,7 @@ impl<'c> Packer<'c> {
         out.bytes_written += (sealed.len() + bytes.len()) as u64;
         out.entries.extend(table.entries);
         out.packs += 1;
+        (cfg.after_pack)()?;
         if cfg.stop_after_packs.is_some_and(|n| out.packs as usize >= n) {
             return Err(Error::Interrupted);
         }

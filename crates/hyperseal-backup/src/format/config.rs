@@ -51,6 +51,11 @@ pub struct Config {
     pub chunker: Chunker,
     /// Always `"zstd"`.
     pub compression: String,
+    /// 64 hex digits only readers hold (a writer key does not): the MAC key of the reader set
+    /// (`keys/`), so that a writer cannot store a set that readers then seal to. Absent in
+    /// repositories made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader_key: Option<String>,
 }
 
 impl Config {
@@ -62,6 +67,7 @@ impl Config {
             && c.compression == "zstd"
             && crate::keys::hex16(&c.repo).is_ok()
             && crate::keys::hex32(&c.dedup_key).is_ok()
+            && c.reader_key.as_deref().is_none_or(|k| crate::keys::hex32(k).is_ok())
             && 64 <= k.min
             && k.min <= k.avg
             && k.avg <= k.max
@@ -96,5 +102,8 @@ mod tests {
         assert!(Config::decode(json(1, CHUNK_MAX, r#","more":1"#).as_bytes()).is_err());
         assert!(Config::decode(json(1, CHUNK_MAX + 1, "").as_bytes()).is_err());
         assert!(Config::decode(b"{}").is_err());
+        assert!(Config::decode(json(1, CHUNK_MAX, r#","reader_key":"zz""#).as_bytes()).is_err());
+        let k = format!(r#","reader_key":"{}""#, "ef".repeat(32));
+        assert!(Config::decode(json(1, CHUNK_MAX, &k).as_bytes()).unwrap().reader_key.is_some());
     }
 }

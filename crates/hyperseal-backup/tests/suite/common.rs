@@ -118,11 +118,23 @@ impl Repo {
         out
     }
 
+    /// Makes every run mark look `secs` older to the store (prune ages marks by the store's
+    /// times, as a day passing would).
+    pub fn age_marks(&self, secs: u64) {
+        for name in self.objects().into_iter().filter(|n| n.starts_with("runs/")) {
+            let f = fs::File::options().write(true).open(self.store.root().join(&name)).unwrap();
+            let t = f.metadata().unwrap().modified().unwrap() - std::time::Duration::from_secs(secs);
+            f.set_modified(t).unwrap();
+        }
+    }
+
     /// The objects that are age files (all but id lists and marks).
     pub fn age_objects(&self) -> Vec<String> {
         self.objects()
             .into_iter()
-            .filter(|n| !n.ends_with(".ids") && !n.starts_with("runs/") && !n.starts_with("locks/"))
+            .filter(|n| {
+                !n.ends_with(".ids") && !["runs/", "locks/", "repo/"].iter().any(|p| n.starts_with(p))
+            })
             .collect()
     }
 }

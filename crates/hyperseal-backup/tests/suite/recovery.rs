@@ -43,6 +43,7 @@ fn a_pack_without_its_id_list_is_a_note_and_not_reused() {
     repo.backup(&[&src]);
     let rep = check(&reader, true).unwrap();
     assert!(rep.errors.is_empty(), "{rep:?}");
+    repo.age_marks(120);
     let opts = PruneOptions { now: 1_700_000_100, stale_after: 60 };
     hyperseal_backup::prune(&reader, opts).unwrap();
     let rep = check(&reader, true).unwrap();
@@ -59,7 +60,9 @@ fn prune_waits_for_a_running_backup_and_a_backup_for_a_prune() {
     let now = PruneOptions { now: 1_700_000_100, stale_after: 3600 };
     assert!(matches!(hyperseal_backup::prune(&reader, now), Err(Error::Locked(_))));
     assert!(!repo.objects().contains(&"locks/prune".to_string()), "a prune that gave up released its lock");
-    // A day later the mark is stale: prune runs, and removes the stopped run's pack.
+    // A day later (to the store) the mark is stale: prune runs, and removes the stopped run's
+    // pack. The writer's own clock plays no part: the mark says it started long ago.
+    repo.age_marks(2 * 86_400);
     let later = PruneOptions { now: 1_700_000_000 + 2 * 86_400, stale_after: 86_400 };
     let p = hyperseal_backup::prune(&reader, later).unwrap();
     assert_eq!(p.packs_removed, 1);
@@ -87,7 +90,7 @@ fn two_writers_at_once_both_finish_and_share_chunks() {
     let third = repo.backup(&[&a]);
     assert_eq!(third.chunks_new, 0);
     let reader = repo.open();
-    assert_eq!(reader.snapshots().unwrap().len(), 3);
+    assert_eq!(reader.snapshots().unwrap().list.len(), 3);
     let rep = check(&reader, true).unwrap();
     assert!(rep.errors.is_empty() && rep.notes.is_empty(), "{rep:?}");
 }

@@ -40,6 +40,7 @@ pub fn forget(a: ForgetArgs) -> Result<()> {
     let keep =
         Keep { last: a.keep_last, daily: a.keep_daily, weekly: a.keep_weekly, monthly: a.keep_monthly };
     let rep = hyperseal_backup::forget(&reader, keep)?;
+    super::read::skipped_warnings(&rep.skipped);
     for id in &rep.removed {
         eprintln!("hyperseal: removed snapshot {id}");
     }
@@ -74,6 +75,7 @@ pub fn prune(a: PruneArgs) -> Result<()> {
 
 fn run_prune(reader: &Reader<'_>, stale_after: i64) -> Result<()> {
     let rep = hyperseal_backup::prune(reader, PruneOptions { now: now(), stale_after })?;
+    super::read::skipped_warnings(&rep.skipped);
     eprintln!(
         "hyperseal: {} packs removed ({} freed), {} kept; {} indexes replaced by one",
         rep.packs_removed,
@@ -122,8 +124,9 @@ pub fn rekey(a: RekeyArgs) -> Result<()> {
     let mut reader = Reader::open(&*store, &ids)?;
     // Plugin recipients run, as everywhere in the CLI: a prune's index and a rekey wrap to them.
     reader.set_plugins(Plugins::Allow);
-    let old = reader.recipient_strings()?.0;
-    let removes = old.iter().any(|r| !recipients.contains(r));
+    // A reader set that cannot be told (several, none authenticated) may hold anyone: warn.
+    let removes =
+        reader.recipient_strings().map_or(true, |(old, ..)| old.iter().any(|r| !recipients.contains(r)));
     let bar = (!a.dry_run && std::io::stderr().is_terminal()).then(|| indicatif::ProgressBar::new(0));
     let progress = |done: u64, total: u64| {
         if let Some(b) = &bar {

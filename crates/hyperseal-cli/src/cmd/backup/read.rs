@@ -24,7 +24,9 @@ pub struct SnapshotsArgs {
 pub fn snapshots(a: SnapshotsArgs) -> Result<()> {
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
     let reader = Reader::open(&*store, &ids)?;
-    let all = reader.snapshots()?;
+    let listed = reader.snapshots()?;
+    skipped_warnings(&listed.skipped);
+    let all = listed.list;
     if a.json {
         let list: Vec<_> = all
             .iter()
@@ -44,6 +46,14 @@ pub fn snapshots(a: SnapshotsArgs) -> Result<()> {
     }
     println!("{} snapshots", all.len());
     Ok(())
+}
+
+/// Objects a reader passed over (they do not open with these identities, or do not decode):
+/// one warning each, so a planted or damaged object is seen and never stops the verb.
+pub(super) fn skipped_warnings(list: &[hyperseal_backup::Skipped]) {
+    for k in list {
+        eprintln!("hyperseal: warning: {}: passed over: {}", k.name, printable(&k.why));
+    }
 }
 
 /// `YYYY-MM-DD HH:MM:SS` from seconds since the epoch, UTC.
