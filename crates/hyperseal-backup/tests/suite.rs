@@ -14,11 +14,19 @@ mod peers;
 mod ranges;
 #[path = "suite/recovery.rs"]
 mod recovery;
+#[path = "suite/reference.rs"]
+mod reference;
 #[path = "suite/rekey.rs"]
 mod rekey;
+#[path = "suite/restoring.rs"]
+mod restoring;
 #[path = "suite/roundtrip.rs"]
 mod roundtrip;
 #[path = "suite/s3.rs"]
 mod s3;
+#[path = "suite/trust.rs"]
+mod trust;
+#[path = "suite/walking.rs"]
+mod walking;
 #[path = "suite/writer.rs"]
 mod writer;
