@@ -73,6 +73,14 @@ impl LocalStore {
     }
 }
 
+/// How old a put's temporary must be before a listing removes it as a killed put's.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(86_400);
+
+/// An error that names the object: "No such file or directory" alone names nothing.
+fn named(name: &str, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{name}: {e}"))
+}
+
 /// Names come from this crate, but a listing is the store's word: refuse anything that could
 /// leave the folder or the prefix.
 pub(crate) fn check_name(name: &str) -> io::Result<()> {
@@ -102,7 +110,7 @@ impl Store for LocalStore {
     }
 
     fn get(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
-        let f = File::open(self.path(name)?)?;
+        let f = File::open(self.path(name)?).map_err(|e| named(name, e))?;
         let mut out = Vec::new();
         f.take(limit + 1).read_to_end(&mut out)?;
         if out.len() as u64 > limit {
@@ -112,7 +120,7 @@ impl Store for LocalStore {
     }
 
     fn open(&self, name: &str) -> io::Result<Box<dyn ReadSeek>> {
-        Ok(Box::new(File::open(self.path(name)?)?))
+        Ok(Box::new(File::open(self.path(name)?).map_err(|e| named(name, e))?))
     }
 
     fn list(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
@@ -125,8 +133,16 @@ impl Store for LocalStore {
         for e in rd {
             let e = e?;
             let Some(n) = e.file_name().to_str().map(str::to_string) else { continue };
-            // Temporaries of a put in progress (or killed) are not objects.
+            // Temporaries of a put in progress (or killed) are not objects. One a day old is
+            // a killed put's (a put takes seconds): it goes, so kills do not pile up files.
             if n.starts_with('.') {
+                if n.starts_with(".tmp-") {
+                    let old =
+                        e.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok());
+                    if old.is_some_and(|d| d > STALE_TEMP) {
+                        let _ = fs::remove_file(e.path());
+                    }
+                }
                 continue;
             }
             let meta = e.metadata()?;

@@ -94,3 +94,19 @@ fn two_writers_at_once_both_finish_and_share_chunks() {
     let rep = check(&reader, true).unwrap();
     assert!(rep.errors.is_empty() && rep.notes.is_empty(), "{rep:?}");
 }
+
+/// A put killed before its link leaves a temporary; a listing a day later removes it, and a
+/// missing object's error names it.
+#[test]
+fn a_killed_put_s_temporary_goes_and_a_missing_object_is_named() {
+    let (repo, _src) = Repo::backed_up();
+    let dir = repo.store.root().join("data");
+    let (fresh, old) = (dir.join(".tmp-fresh"), dir.join(".tmp-old"));
+    std::fs::write(&fresh, b"x").unwrap();
+    let f = std::fs::File::create(&old).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400)).unwrap();
+    repo.store.list("data/").unwrap();
+    assert!(fresh.exists() && !old.exists(), "a put in progress was removed, or a killed one kept");
+    let e = repo.store.get("data/0123456789abcdef0123456789abcdef", 10).unwrap_err();
+    assert!(e.to_string().contains("data/0123456789abcdef0123456789abcdef"), "{e}");
+}
