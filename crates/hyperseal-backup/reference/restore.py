@@ -4,9 +4,11 @@
     python3 restore.py REPO IDENTITY_FILE SNAPSHOT TARGET
 
 SNAPSHOT is an id, a unique prefix of one, or "latest". Needs an age library with the
-pyrage API (hyperseal.pyrage, or pyrage for X25519 repositories) and a zstd decoder
-(Python 3.14's compression.zstd, the zstandard package, or pyarrow). Chunk ids are checked
-where the blake3 package is installed; age's authentication and the lengths are checked always.
+pyrage API (hyperseal.pyrage, or pyrage for X25519 repositories), the blake3 package and a zstd
+decoder (Python 3.14's compression.zstd, the zstandard package, or pyarrow). Every chunk is
+checked against its id, as well as by age's authentication and its lengths: an index is only
+a writer's word, and whoever can write to the store can plant a pack and an index that place
+other bytes under a snapshot's chunk id.
 """
 
 import json
@@ -18,6 +20,12 @@ try:
     from hyperseal import pyrage
 except ImportError:
     import pyrage
+
+# Without it no chunk could be checked against its id, so nothing is restored at all.
+try:
+    import blake3
+except ImportError:
+    sys.exit("restore.py: the blake3 package is needed to check chunk ids (pip install blake3)")
 
 # Bounds from docs/BACKUP.md, "Limits": checked before anything is kept.
 MAX_SNAPSHOT = 256 << 20
@@ -104,12 +112,8 @@ class Repo:
         data = zstd_decompress(frame, raw) if len(frame) == stored else b""
         if len(data) != raw:
             sys.exit("restore.py: chunk %s is damaged" % cid.hex())
-        try:
-            import blake3
-            if blake3.blake3(data, key=self.dedup_key).digest() != cid:
-                sys.exit("restore.py: chunk %s does not match its id" % cid.hex())
-        except ImportError:
-            pass
+        if blake3.blake3(data, key=self.dedup_key).digest() != cid:
+            sys.exit("restore.py: chunk %s does not match its id" % cid.hex())
         return data
 
 

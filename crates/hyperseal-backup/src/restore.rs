@@ -1,15 +1,17 @@
 //! Restoring a snapshot beneath a folder, and nowhere else.
 //!
 //! A snapshot is input: whoever could write to the store could have written it. So before
-//! anything is written every path is checked (relative, no `.`/`..`, no NUL or line breaks, no
-//! name twice, a hard link only to a file listed before it), and then every folder on the way
-//! to a name is checked again as it is met: a folder, never a link (`symlink_metadata`), made
-//! by this restore or already there. A file is written under a temporary name beside its place
-//! and linked or renamed there only when whole, so a failed restore leaves no half-written
-//! file; without `overwrite`, a name that exists is never replaced.
+//! anything is written every path is checked (each name a plain one on the platform restoring,
+//! [`safe_name`]; no name twice, a hard link only to a file listed before it), and then every
+//! folder on the way to a name is checked again as it is met: a folder, never a link
+//! (`symlink_metadata`), made by this restore or already there. A file is written under a
+//! temporary name beside its place and linked or renamed there only when whole, so a failed
+//! restore leaves no half-written file; without `overwrite`, a name that exists is never
+//! replaced. What a restore makes is private (0600, 0700) until it gets its own mode, and
+//! folders get theirs last, through a handle opened without following a link.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,26 +53,60 @@ pub struct RestoreSummary {
     pub bytes: u64,
 }
 
-/// Whether `c` may be one name in a path: not empty, `.` or `..`; no `/`, NUL or line break.
+/// Prefix of the temporary names a restore writes under (then 32 hex digits).
+const TMP_PREFIX: &str = ".hyperseal-restore-";
+
+/// Whether `c` may be one name in a path on this platform ([`safe_name`]).
 pub(crate) fn safe_component(c: &str) -> bool {
-    !c.is_empty()
+    safe_name(c, cfg!(windows))
+}
+
+/// Whether `c` is a plain name of one thing in a folder, not a way elsewhere. Everywhere: not
+/// empty, `.` or `..`, at most 255 bytes, no `/` and no ASCII control character (NUL, line
+/// breaks). On Windows, where more than `/` separates and some names are devices: also no `\`,
+/// `:` (a drive, a stream), `<>"|?*`, no trailing dot or space (Windows drops them, so the name
+/// would be another), and no device name (CON, PRN, AUX, NUL, COM0-9, LPT0-9, COM¹²³, LPT¹²³,
+/// CONIN$, CONOUT$), in any case and with any extension. A Linux snapshot may hold `a:b`; it
+/// restores on Linux.
+pub(crate) fn safe_name(c: &str, windows: bool) -> bool {
+    let plain = !c.is_empty()
         && c != "."
         && c != ".."
         && c.len() <= 255
-        && !c.bytes().any(|b| matches!(b, b'/' | 0 | b'\n' | b'\r'))
+        && !c.bytes().any(|b| b == b'/' || b.is_ascii_control());
+    plain
+        && !(windows
+            && (c.chars().any(|ch| matches!(ch, '\\' | ':' | '<' | '>' | '"' | '|' | '?' | '*'))
+                || c.ends_with(['.', ' '])
+                || windows_device(c)))
 }
 
-fn safe_path(p: &str) -> bool {
-    p.len() <= MAX_PATH && p.split('/').count() <= MAX_DEPTH && p.split('/').all(safe_component)
+/// Whether Windows takes `c` for a device: the name before its first dot, less trailing
+/// spaces, is one (`nul.txt` and `NUL .tar.gz` are the device NUL).
+fn windows_device(c: &str) -> bool {
+    let stem = c.split('.').next().unwrap_or(c).trim_end_matches(' ').to_ascii_uppercase();
+    let numbered = |prefix: &str| {
+        stem.strip_prefix(prefix).is_some_and(|n| {
+            matches!(n, "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "¹" | "²" | "³")
+        })
+    };
+    matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$")
+        || numbered("COM")
+        || numbered("LPT")
 }
 
-/// Refuses the whole snapshot if any entry could reach outside the target.
-fn validate(snap: &Snapshot) -> Result<()> {
+fn safe_path(p: &str, windows: bool) -> bool {
+    p.len() <= MAX_PATH && p.split('/').count() <= MAX_DEPTH && p.split('/').all(|c| safe_name(c, windows))
+}
+
+/// Refuses the whole snapshot if any entry could reach outside the target, or name a device,
+/// on the platform restoring (`windows`).
+fn validate(snap: &Snapshot, windows: bool) -> Result<()> {
     let mut seen = HashSet::new();
     let mut files = HashSet::new();
     for e in &snap.entries {
         let p = e.path();
-        if !safe_path(p) {
+        if !safe_path(p, windows) {
             return Err(Error::Refused(format!("snapshot holds an unsafe path {p:?}; nothing restored")));
         }
         if !seen.insert(p) {
@@ -121,9 +157,10 @@ pub fn restore(
     target: &Path,
     opts: &RestoreOptions,
 ) -> Result<RestoreSummary> {
-    validate(snap)?;
+    validate(snap, cfg!(windows))?;
     let index = reader.index()?.chunks;
     fs::create_dir_all(target)?;
+    remove_stale(target)?;
     let mut r = Restorer::new(reader, &index, target, opts);
     let by_path: HashMap<&str, &Entry> = snap.entries.iter().map(|e| (e.path(), e)).collect();
     let (mut dirs, mut files, mut links) = (Vec::new(), Vec::new(), Vec::new());
@@ -131,8 +168,9 @@ pub fn restore(
         match e {
             Entry::Dir { path, mode, mtime } => {
                 let at = r.place(path)?;
-                r.dir(&at)?;
-                dirs.push((at, *mode, *mtime));
+                let made = r.dir(&at)?;
+                remove_stale(&at)?;
+                dirs.push(DirDone { at, made, mode: *mode, mtime: *mtime });
             }
             Entry::Symlink { path, target } => {
                 let at = r.place(path)?;
@@ -160,16 +198,59 @@ pub fn restore(
         }
         r.link(&at, |tmp| fs::hard_link(&from, tmp))?;
     }
-    // Folder modes and times last, deepest first: writing into a folder changes its time, and a
-    // read-only folder would refuse what goes in it.
-    for (at, mode, mtime) in dirs.into_iter().rev() {
-        let d = File::open(&at)?;
-        sys::set_mode(&d, mode)?;
-        sys::set_mtime(&d, mtime)?;
-    }
+    finish_dirs(dirs)?;
     let mut sum = r.sum;
     (sum.files, sum.bytes) = (written.files, written.bytes);
     Ok(sum)
+}
+
+/// A folder a restore made or found, to get its mode and time last.
+struct DirDone {
+    at: PathBuf,
+    /// As it was when made or found: what is given a mode must still be this folder.
+    made: sys::Stat,
+    mode: u32,
+    mtime: i64,
+}
+
+/// Folder modes and times last, deepest first: writing into a folder changes its time, and a
+/// read-only folder would refuse what goes in it. Each through a handle to the folder made, so
+/// a folder swapped since (for a link to one outside, say) is refused, never followed.
+fn finish_dirs(dirs: Vec<DirDone>) -> Result<()> {
+    for d in dirs.into_iter().rev() {
+        // `Other` is how `sys` says the folder was replaced; anything else is the system's error.
+        let f = sys::open_made_dir(&d.at, &d.made).map_err(|e| match e.kind() {
+            io::ErrorKind::Other => Error::Refused(format!("{}: {e}; its mode not set", d.at.display())),
+            _ => Error::from(e),
+        })?;
+        sys::set_mode(&f, d.mode)?;
+        sys::set_mtime(&f, d.mtime)?;
+    }
+    Ok(())
+}
+
+/// Removes what an interrupted restore left in `dir`: files and links named [`TMP_PREFIX`] and
+/// 32 hex digits, never a folder or any other name. None of this restore's own is there: the
+/// pass that meets folders is sequential, each of its temporaries gone before the next entry,
+/// and files are written after it. (So two restores into one target at once are not supported:
+/// one may take the other's temporaries for stale.)
+fn remove_stale(dir: &Path) -> Result<()> {
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        let name = e.file_name();
+        if name.to_str().is_some_and(is_temporary) && !e.file_type()?.is_dir() {
+            match fs::remove_file(e.path()) {
+                Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err.into()),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_temporary(name: &str) -> bool {
+    name.strip_prefix(TMP_PREFIX)
+        .is_some_and(|h| h.len() == 32 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
 }
 
 /// Writes the files on every core, on the library's executor (`hyperseal::exec`): each thread
@@ -179,7 +260,7 @@ pub fn restore(
 /// listed first is the one reported, as one thread would.
 fn write_files(
     reader: &Reader<'_>,
-    index: &HashMap<ChunkId, Placed>,
+    index: &HashMap<ChunkId, Vec<Placed>>,
     target: &Path,
     opts: &RestoreOptions,
     files: &[FileJob<'_>],
@@ -217,23 +298,23 @@ fn write_files(
     Ok(sum)
 }
 
-/// Makes a folder, or finds one there. `mkdir` never follows a link at the name (it fails with
-/// "exists"), and what exists must then be a real folder: a link or a file on the way is
-/// refused. Two threads making one folder both succeed.
-fn ensure_dir(at: &Path) -> Result<()> {
-    match fs::create_dir(at) {
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        r => return Ok(r?),
+/// Makes a folder (private until [`finish_dirs`]), or finds one there; what it is. `mkdir`
+/// never follows a link at the name (it fails with "exists"), and what is there must be a real
+/// folder: a link or a file on the way is refused. Two threads making one folder both succeed.
+fn ensure_dir(at: &Path) -> Result<sys::Stat> {
+    match sys::create_dir_private(at) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e.into()),
+        _ => {}
     }
     match fs::symlink_metadata(at)? {
-        m if m.is_dir() => Ok(()),
+        m if m.is_dir() => Ok(sys::stat(&m)),
         _ => Err(Error::Refused(format!("{}: not a folder (a link or a file on the way)", at.display()))),
     }
 }
 
 struct Restorer<'r, 'a> {
     reader: &'r Reader<'a>,
-    index: &'r HashMap<ChunkId, Placed>,
+    index: &'r HashMap<ChunkId, Vec<Placed>>,
     target: &'r Path,
     opts: &'r RestoreOptions,
     packs: HashMap<[u8; 16], PackReader>,
@@ -243,7 +324,7 @@ struct Restorer<'r, 'a> {
 impl<'r, 'a> Restorer<'r, 'a> {
     fn new(
         reader: &'r Reader<'a>,
-        index: &'r HashMap<ChunkId, Placed>,
+        index: &'r HashMap<ChunkId, Vec<Placed>>,
         target: &'r Path,
         opts: &'r RestoreOptions,
     ) -> Self {
@@ -263,16 +344,16 @@ impl<'r, 'a> Restorer<'r, 'a> {
         Ok(at)
     }
 
-    fn dir(&mut self, at: &Path) -> Result<()> {
-        ensure_dir(at)?;
+    fn dir(&mut self, at: &Path) -> Result<sys::Stat> {
+        let made = ensure_dir(at)?;
         self.sum.dirs += 1;
-        Ok(())
+        Ok(made)
     }
 
     /// Makes `at` by `make` on a temporary name beside it, then gives it the name: by a link
     /// (which fails where the name exists) or, with overwrite, by a rename over a file or link.
     fn put(&mut self, at: &Path, make: impl FnOnce(&Path) -> io::Result<()>) -> Result<()> {
-        let tmp = at.with_file_name(format!(".hyperseal-restore-{}", random_name()));
+        let tmp = at.with_file_name(format!("{TMP_PREFIX}{}", random_name()));
         make(&tmp)?;
         let placed = match self.opts.overwrite {
             true => match fs::symlink_metadata(at) {
@@ -302,7 +383,7 @@ impl<'r, 'a> Restorer<'r, 'a> {
     fn file(&mut self, at: &Path, chunks: &[String], mode: u32, mtime: i64) -> Result<()> {
         let mut written = 0u64;
         let mut fill = |tmp: &Path| -> io::Result<()> {
-            let mut f = File::options().write(true).create_new(true).open(tmp)?;
+            let mut f = sys::create_private(tmp)?;
             for c in chunks {
                 let data = self.chunk(c).map_err(io::Error::other)?;
                 f.write_all(&data)?;
@@ -311,7 +392,7 @@ impl<'r, 'a> Restorer<'r, 'a> {
             sys::set_mode(&f, mode)?;
             sys::set_mtime(&f, mtime)
         };
-        let tmp = at.with_file_name(format!(".hyperseal-restore-{}", random_name()));
+        let tmp = at.with_file_name(format!("{TMP_PREFIX}{}", random_name()));
         if let Err(e) = fill(&tmp) {
             let _ = fs::remove_file(&tmp);
             return Err(e.into());
@@ -325,22 +406,177 @@ impl<'r, 'a> Restorer<'r, 'a> {
         Ok(())
     }
 
-    /// One chunk's plaintext, checked against its id.
+    /// One chunk's plaintext, checked against its id: from the first place that holds it
+    /// whole. An index is a writer's word, so a place may be wrong (a planted index, a pack
+    /// gone or damaged); another index's place of the same chunk is then tried.
     fn chunk(&mut self, id: &str) -> Result<Vec<u8>> {
         let id = ChunkId::parse(id)?;
-        let e = *self.index.get(&id).ok_or_else(|| Error::Damaged(format!("chunk {id} is in no index")))?;
+        let places =
+            self.index.get(&id).ok_or_else(|| Error::Damaged(format!("chunk {id} is in no index")))?;
+        let mut last = None;
+        for e in places {
+            match self.chunk_at(e) {
+                Ok(data) => return Ok(data),
+                Err(err) => last = Some(err),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::Damaged(format!("chunk {id} is in no index"))))
+    }
+
+    fn chunk_at(&mut self, e: &Placed) -> Result<Vec<u8>> {
+        let name = format!("data/{}", hex::encode(e.pack));
+        let named = |err: Error| Error::Damaged(format!("{name}: {err}"));
         if !self.packs.contains_key(&e.pack) {
             if self.packs.len() >= OPEN_PACKS {
                 self.packs.clear();
             }
-            let p = PackReader::open(
-                self.reader.store,
-                &format!("data/{}", hex::encode(e.pack)),
-                self.reader.ids,
-            )?;
+            let p = PackReader::open(self.reader.store, &name, self.reader.ids).map_err(named)?;
             self.packs.insert(e.pack, p);
         }
-        let stored = self.packs.get_mut(&e.pack).expect("just opened").read(e.offset, e.stored as usize)?;
-        unpack_chunk(self.reader.key(), &e, &stored)
+        let stored = self
+            .packs
+            .get_mut(&e.pack)
+            .expect("just opened")
+            .read(e.offset, e.stored as usize)
+            .map_err(named)?;
+        unpack_chunk(self.reader.key(), e, &stored).map_err(named)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_are_no_plain_name_anywhere() {
+        for windows in [false, true] {
+            for bad in ["", ".", "..", "a/b", "nul\0", "line\nbreak", "cr\r", "bell\x07", "tab\t", "del\x7f"]
+            {
+                assert!(!safe_name(bad, windows), "{bad:?} (windows: {windows})");
+            }
+            for good in [
+                "a",
+                "a.txt",
+                ".hidden",
+                "...x",
+                "naïve",
+                "con-fig",
+                "COM10",
+                "LPT",
+                "x".repeat(255).as_str(),
+            ] {
+                assert!(safe_name(good, windows), "{good:?} (windows: {windows})");
+            }
+            assert!(!safe_name(&"x".repeat(256), windows));
+        }
+    }
+
+    #[test]
+    fn windows_refuses_separators_drives_devices_and_trailing_dots() {
+        let bad = [
+            r"C:\Windows",
+            r"..\outside",
+            r"\\host\share",
+            "c:",
+            "a:stream",
+            r"x\y",
+            "a<b",
+            "a>b",
+            "a\"b",
+            "a|b",
+            "a?b",
+            "a*b",
+            "trailing.",
+            "trailing ",
+            "CON",
+            "con",
+            "Nul.txt",
+            "nul .tar.gz",
+            "aux.",
+            "PRN.md",
+            "COM1",
+            "com9.log",
+            "LPT1",
+            "lpt0",
+            "COM¹",
+            "lpt³.txt",
+            "CONIN$",
+            "conout$.x",
+        ];
+        for name in bad {
+            assert!(!safe_name(name, true), "{name:?} passes on Windows");
+            // Each is a plain name on Linux, where a Linux snapshot may well hold it.
+            assert!(safe_name(name, false), "{name:?} refused on Linux");
+        }
+        for good in ["CONSOLE", "con-1", "COM", "LPT10", "COM¹0", "nul-device", "a.con", "x.nul"] {
+            assert!(safe_name(good, true), "{good:?} refused on Windows");
+        }
+    }
+
+    #[test]
+    fn a_windows_path_is_checked_name_by_name() {
+        assert!(safe_path("dir/sub/file.txt", true));
+        assert!(!safe_path("dir/CON/file.txt", true));
+        assert!(!safe_path(r"dir/C:\x", true));
+        assert!(safe_path(r"dir/C:\x", false), "a Linux name holding \\ and : restores on Linux");
+    }
+
+    #[test]
+    fn temporaries_are_exactly_the_prefix_and_32_hex_digits() {
+        assert!(is_temporary(&format!("{TMP_PREFIX}{}", random_name())));
+        for not in [
+            format!("{TMP_PREFIX}{}", "a".repeat(31)),
+            format!("{TMP_PREFIX}{}", "a".repeat(33)),
+            format!("{TMP_PREFIX}{}", "A".repeat(32)),
+            format!("{TMP_PREFIX}{}x", "a".repeat(31)),
+            format!("x{TMP_PREFIX}{}", "a".repeat(32)),
+            "notes.txt".to_string(),
+        ] {
+            assert!(!is_temporary(&not), "{not:?}");
+        }
+    }
+
+    /// A folder swapped for a link between the files being written and the modes being set:
+    /// the mode goes nowhere, least of all to the folder the link names.
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_swapped_for_a_link_is_not_given_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let (made, outside) = (t.path().join("made"), t.path().join("outside"));
+        fs::create_dir(&outside).unwrap();
+        fs::set_permissions(&outside, fs::Permissions::from_mode(0o700)).unwrap();
+        let found = ensure_dir(&made).unwrap();
+        fs::remove_dir(&made).unwrap();
+        std::os::unix::fs::symlink(&outside, &made).unwrap();
+        let r = finish_dirs(vec![DirDone { at: made.clone(), made: found, mode: 0o777, mtime: 5 }]);
+        assert!(matches!(r, Err(Error::Refused(_))), "{r:?}");
+        let m = fs::metadata(&outside).unwrap();
+        assert_eq!(m.permissions().mode() & 0o7777, 0o700, "the mode reached the folder outside");
+        assert_ne!(sys::stat(&m).mtime, 5);
+
+        // Another real folder at the name is not the one made either.
+        fs::remove_file(&made).unwrap();
+        let found = ensure_dir(&made).unwrap();
+        fs::rename(&made, t.path().join("moved")).unwrap();
+        fs::rename(&outside, &made).unwrap();
+        let r = finish_dirs(vec![DirDone { at: made.clone(), made: found, mode: 0o777, mtime: 5 }]);
+        assert!(matches!(r, Err(Error::Refused(_))), "{r:?}");
+        assert_eq!(fs::metadata(&made).unwrap().permissions().mode() & 0o7777, 0o700);
+
+        // The folder made gets its mode and time.
+        let found = sys::stat(&fs::symlink_metadata(&made).unwrap());
+        finish_dirs(vec![DirDone { at: made.clone(), made: found, mode: 0o750, mtime: 5 }]).unwrap();
+        let m = fs::metadata(&made).unwrap();
+        assert_eq!((m.permissions().mode() & 0o7777, sys::stat(&m).mtime), (0o750, 5));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_made_is_private_until_its_mode_is_set() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        ensure_dir(&t.path().join("d")).unwrap();
+        assert_eq!(fs::metadata(t.path().join("d")).unwrap().permissions().mode() & 0o777, 0o700);
     }
 }

@@ -1,10 +1,12 @@
 //! The tree walk: every name under the paths given, in sorted order, each folder before what
 //! it holds; files are cut into chunks on the way and fed to the pipeline. Links are recorded,
 //! never followed. What cannot be read is skipped with a warning, as restic does, so one
-//! unreadable file does not lose the whole backup.
+//! unreadable file does not lose the whole backup. A file is read only if what opens is what
+//! was listed ([`sys::open_listed_file`]): a link or a FIFO swapped in after the `lstat` is
+//! skipped, never followed or waited on.
 
 use std::collections::HashMap;
-use std::fs::{self, File, Metadata};
+use std::fs::{self, Metadata};
 use std::io::Read;
 use std::path::Path;
 
@@ -16,7 +18,17 @@ use super::pipeline::Feed;
 use crate::error::{Error, Result};
 use crate::format::config::Chunker;
 use crate::format::snapshot::Entry;
-use crate::sys::{stat, Stat};
+use crate::sys::{self, stat, Stat};
+
+/// The chunker's seed for a repository: FastCDC's gear table is XORed with it, so where the
+/// cuts fall depends on the deduplication key. Without it, a file's chunk lengths are the same
+/// in every repository, and anyone who can list the store could match the lengths in the clear
+/// id lists against a known file's. Derived, not stored: a writer holds the deduplication key
+/// and reads no config. Never zero (zero leaves the table as published).
+pub(crate) fn chunker_seed(dedup_key: &[u8; 32]) -> u64 {
+    let k = blake3::derive_key("hyperseal backup v1 chunker seed", dedup_key);
+    u64::from_le_bytes(k[..8].try_into().expect("8 bytes")).max(1)
+}
 
 /// An entry whose chunk ids are not known yet: a file's are the pipeline's chunks
 /// `first..first + count`.
@@ -85,6 +97,8 @@ impl Excludes {
 pub(crate) struct Walk<'a, 'f> {
     pub feed: &'f mut Feed<'a>,
     pub chunker: Chunker,
+    /// The chunker's per-repository seed ([`chunker_seed`]).
+    pub seed: u64,
     pub excludes: &'a Excludes,
     pub one_file_system: bool,
     pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
@@ -94,6 +108,8 @@ pub(crate) struct Walk<'a, 'f> {
     /// Files taken from the cache, not read.
     pub cached: u64,
     pub cache: Option<&'a Cache>,
+    /// The stored name of each file with several names (device, inode): its later names are
+    /// hard links to it. A name is recorded only once its content is stored.
     links: HashMap<(u64, u64), String>,
     root_dev: u64,
 }
@@ -103,6 +119,7 @@ impl<'a, 'f> Walk<'a, 'f> {
         Walk {
             feed,
             chunker,
+            seed: 0,
             excludes,
             one_file_system: false,
             progress: None,
@@ -125,7 +142,7 @@ impl<'a, 'f> Walk<'a, 'f> {
 
     /// A stream (standard input) as one file.
     pub(crate) fn stream(&mut self, input: &mut dyn Read, name: &str, mtime: i64) -> Result<()> {
-        self.chunks(input, name.to_string(), 0o600, mtime, None)
+        self.chunks(input, name.to_string(), 0o600, mtime, None).map(|_| ())
     }
 
     fn warn(&mut self, what: String) {
@@ -150,33 +167,45 @@ impl<'a, 'f> Walk<'a, 'f> {
                 Err(e) => self.warn(format!("{rel}: {e}; skipped")),
             }
         } else if ft.is_file() {
-            if st.nlink > 1 {
-                if let Some(first) = self.links.get(&(st.dev, st.ino)) {
-                    let target = first.clone();
-                    self.out.push(Pending::Done(Entry::Hardlink { path: rel.into(), target }));
-                    return Ok(());
-                }
-                self.links.insert((st.dev, st.ino), rel.to_string());
-            }
-            if let Some(hit) = self.cache.and_then(|c| c.lookup(rel, &st)) {
-                let chunks = hit.chunks.clone();
-                self.out.push(Pending::Cached { path: rel.into(), stat: st, chunks });
-                self.counts.files += 1;
-                self.counts.unchanged += st.size;
-                self.cached += 1;
-                if let Some(p) = self.progress {
-                    p(self.counts);
-                }
+            let inode = (st.nlink > 1).then_some((st.dev, st.ino));
+            if let Some(first) = inode.and_then(|i| self.links.get(&i)) {
+                let target = first.clone();
+                self.out.push(Pending::Done(Entry::Hardlink { path: rel.into(), target }));
                 return Ok(());
             }
-            match File::open(path) {
-                Ok(mut f) => self.chunks(&mut f, rel.to_string(), st.mode, st.mtime, Some(st))?,
-                Err(e) => self.warn(format!("{rel}: {e}; skipped")),
+            // A name skipped as unreadable is no file of the snapshot, so no link may name it:
+            // the file's next name is then read as a file, and becomes the first if it is stored.
+            if self.file(path, rel, st)? {
+                if let Some(i) = inode {
+                    self.links.insert(i, rel.to_string());
+                }
             }
         } else {
             self.warn(format!("{rel}: not a file, folder or link; skipped"));
         }
         Ok(())
+    }
+
+    /// One regular file, from the cache or read; whether it is stored (not skipped).
+    fn file(&mut self, path: &Path, rel: &str, st: Stat) -> Result<bool> {
+        if let Some(hit) = self.cache.and_then(|c| c.lookup(rel, &st)) {
+            let chunks = hit.chunks.clone();
+            self.out.push(Pending::Cached { path: rel.into(), stat: st, chunks });
+            self.counts.files += 1;
+            self.counts.unchanged += st.size;
+            self.cached += 1;
+            if let Some(p) = self.progress {
+                p(self.counts);
+            }
+            return Ok(true);
+        }
+        match sys::open_listed_file(path, &st) {
+            Ok(mut f) => self.chunks(&mut f, rel.to_string(), st.mode, st.mtime, Some(st)),
+            Err(e) => {
+                self.warn(format!("{rel}: {e}; skipped"));
+                Ok(false)
+            }
+        }
     }
 
     fn dir(&mut self, path: &Path, rel: &str) -> Result<()> {
@@ -198,6 +227,11 @@ impl<'a, 'f> Walk<'a, 'f> {
                 self.warn(format!("{rel}/{}: name is not UTF-8; skipped", n.to_string_lossy()));
                 continue;
             };
+            // A restore refuses a whole snapshot that holds such a name (a line break, say).
+            if !crate::restore::safe_component(s) {
+                self.warn(format!("{rel}/{s:?}: no restore could write this name; skipped"));
+                continue;
+            }
             let child = path.join(&n);
             match fs::symlink_metadata(&child) {
                 Ok(m) => self.visit(&child, &format!("{rel}/{s}"), &m)?,
@@ -207,6 +241,8 @@ impl<'a, 'f> Walk<'a, 'f> {
         Ok(())
     }
 
+    /// Cuts `input` into chunks and feeds them; whether the file is stored (a read error skips
+    /// it with a warning).
     fn chunks(
         &mut self,
         input: &mut dyn Read,
@@ -214,7 +250,7 @@ impl<'a, 'f> Walk<'a, 'f> {
         mode: u32,
         mtime: i64,
         stat: Option<Stat>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let k = self.chunker;
         let first = self.feed_next();
         let mut size = 0u64;
@@ -225,7 +261,7 @@ impl<'a, 'f> Walk<'a, 'f> {
         let mut head = Vec::new();
         if let Err(e) = Read::take(&mut *input, u64::from(k.min) + 1).read_to_end(&mut head) {
             self.warn(format!("{path}: {e}; skipped"));
-            return Ok(());
+            return Ok(false);
         }
         if head.len() <= k.min as usize {
             if !head.is_empty() {
@@ -233,13 +269,14 @@ impl<'a, 'f> Walk<'a, 'f> {
             }
         } else {
             let whole = std::io::Cursor::new(head).chain(input);
-            for c in StreamCDC::new(whole, k.min, k.avg, k.max) {
+            let level = fastcdc::v2020::Normalization::Level1;
+            for c in StreamCDC::with_level_and_seed(whole, k.min, k.avg, k.max, level, self.seed) {
                 match c {
                     Ok(c) => size += self.send(c.data)?,
                     Err(e) => {
                         // Chunks already sent stay in packs unreferenced, for a prune to collect.
                         self.warn(format!("{path}: {e}; skipped"));
-                        return Ok(());
+                        return Ok(false);
                     }
                 }
             }
@@ -247,7 +284,7 @@ impl<'a, 'f> Walk<'a, 'f> {
         self.counts.files += 1;
         let count = self.feed_next() - first;
         self.out.push(Pending::File { path, mode, mtime, size, first, count, stat });
-        Ok(())
+        Ok(true)
     }
 
     fn feed_next(&self) -> usize {
