@@ -1,9 +1,10 @@
 //! git's own doors to a marked file's plaintext, tried with the real git and a user's global
-//! configuration that opens them: rerere and `commit.verbose` leave nothing in `.git`, even
-//! after a merge, a commit and `lock`; `mergetool.keepBackup` is off; files git checks out
-//! are private to their owner; a `.age-recipients` that is a link or a FIFO fails `git add`
-//! at once; plaintext that begins with age's first line is sealed; and `git log -p` of a
-//! repository with another team's files shows a placeholder for them instead of failing.
+//! configuration that opens them: rerere, `commit.verbose` and `diff.*.cachetextconv` leave
+//! nothing in `.git`, even after a merge, a commit and `lock`; `mergetool.keepBackup` is off;
+//! files git checks out, resets, stashes or leaves in conflict are private to their owner; a
+//! `.age-recipients` that is a link or a FIFO fails `git add` at once; plaintext that begins
+//! with age's first line is sealed; and `git log -p` of a repository with another team's files
+//! shows a placeholder for them instead of failing.
 
 use std::path::Path;
 
@@ -237,4 +238,102 @@ fn files_git_checks_out_are_private_to_their_owner() {
     r.hs_ok(&["git", "unlock", "-i", &key]);
     assert_eq!(mode("s.env"), 0o600, "after unlock");
     assert_eq!(r.status(), "");
+}
+
+/// git's cache of textconv output, where a global `diff.hyperseal.cachetextconv` would put it.
+const TEXTCONV_NOTES: &str = "refs/notes/textconv/hyperseal";
+
+#[test]
+fn cachetextconv_on_globally_keeps_no_decrypted_diffs() {
+    let Some(tmp) = git_tmp() else { return };
+    let global = global_config(tmp.path(), "[diff \"hyperseal\"]\n\tcachetextconv = true\n");
+    let env = [("GIT_CONFIG_GLOBAL", global.as_str())];
+    let (r, _) = unlocked(tmp.path(), &global);
+    assert_eq!(r.ok(&["config", "--local", "diff.hyperseal.cachetextconv"]).trim(), "false");
+    r.write("s.env", b"TOKEN=first-secret-1\n");
+    r.ok_env(&["add", "-A"], &env);
+    r.ok_env(&["commit", "-qm", "one"], &env);
+    r.write("s.env", b"TOKEN=second-secret-2\n");
+    r.ok_env(&["commit", "-qam", "two"], &env);
+    for args in [&["log", "-p"][..], &["diff", "HEAD~1", "HEAD"], &["show", "HEAD"]] {
+        assert!(r.ok_env(args, &env).contains("+TOKEN=second-secret-2"), "{args:?} shows plaintext");
+    }
+    let has_notes = || r.git(&["rev-parse", "--verify", "--quiet", TEXTCONV_NOTES]).status.success();
+    assert!(!has_notes(), "git cached no decrypted diff");
+    r.assert_no_blob_holds(b"secret-2");
+    // A cache made before the door was closed (the command line wins over local configuration):
+    // lock removes its ref and says how to prune what it held.
+    r.ok_env(&["-c", "diff.hyperseal.cachetextconv=true", "log", "-p"], &env);
+    assert!(has_notes(), "git -c cachetextconv=true made the cache");
+    assert!(r.all_blobs().iter().any(|b| b.windows(8).any(|w| w == b"secret-2")), "it holds plaintext");
+    let o = r.hs_env(&["git", "lock"], &[("GIT_CONFIG_GLOBAL", std::ffi::OsStr::new(&global))]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!has_notes(), "lock removed {TEXTCONV_NOTES}: {err}");
+    assert!(err.contains(TEXTCONV_NOTES) && err.contains("git gc --prune=now"), "{err}");
+    // The advice it printed leaves no plaintext object.
+    r.ok_env(&["reflog", "expire", "--expire=now", "--all"], &env);
+    r.ok_env(&["gc", "-q", "--prune=now"], &env);
+    r.assert_no_blob_holds(b"secret-1");
+    r.assert_no_blob_holds(b"secret-2");
+}
+
+/// `git ARGS` in `r` under a umask of 022, as most users run it: the files git writes are 0644
+/// unless something makes them private.
+#[cfg(unix)]
+fn git_umask_022(r: &Repo, args: &[&str]) -> std::process::Output {
+    isolated("sh", &r.dir)
+        .args(["-c", "umask 022 && exec git \"$@\"", "git"])
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn marked_files_stay_private_after_reset_stash_and_a_conflicted_merge() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(tmp) = git_tmp() else { return };
+    let (r, _) = unlocked_with(tmp.path(), "r", "hybrid", &["--hooks", "*.env"], &[]);
+    r.write("s.env", b"A=base-secret\n");
+    r.write("README", b"public\n");
+    r.commit_all("one");
+    r.diverge("s.env", b"A=ours-secret\n", b"A=theirs-secret\n", &[]);
+    let mode = |p: &str| std::fs::metadata(r.dir.join(p)).unwrap().permissions().mode() & 0o777;
+    let chmod = |p: &str, m: u32| {
+        std::fs::set_permissions(r.dir.join(p), std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    // Each step starts from a world-readable file and ends with the git command: what is
+    // private afterwards was made so by a hook that command ran. Every step is tried, and the
+    // failure names each that left the file readable by others.
+    let mut left_open = Vec::new();
+    let mut step = |what: &str, args: &[&str], succeeds: bool| {
+        chmod("s.env", 0o644);
+        let o = git_umask_022(&r, args);
+        assert_eq!(o.status.success(), succeeds, "{what}: {}", String::from_utf8_lossy(&o.stderr));
+        if mode("s.env") != 0o600 {
+            left_open.push(format!("{what}: {:o}", mode("s.env")));
+        }
+    };
+    step("a conflicted merge", &["merge", "other", "-m", "merge"], false);
+    assert!(r.read("s.env").starts_with(b"<<<<<<<"), "the conflict is in the work tree");
+    step("git merge --abort", &["merge", "--abort"], true);
+    r.write("s.env", b"A=uncommitted-secret\n");
+    r.write("README", b"changed\n");
+    chmod("README", 0o644);
+    step("git reset --hard", &["reset", "--hard", "-q"], true);
+    assert_eq!(r.read("s.env"), b"A=ours-secret\n");
+    assert_eq!(mode("README"), 0o644, "unmarked files keep git's mode");
+    r.write("s.env", b"A=stashed-secret\n");
+    step("git stash", &["stash", "-q"], true);
+    assert_eq!(r.read("s.env"), b"A=ours-secret\n");
+    step("git stash pop", &["stash", "pop", "-q"], true);
+    assert_eq!(r.read("s.env"), b"A=stashed-secret\n");
+    assert!(left_open.is_empty(), "marked files left readable by others: {left_open:?}");
+    let hook = std::fs::read_to_string(r.dir.join(".git/hooks/post-index-change")).unwrap();
+    assert!(hook.contains("# hyperseal git:") && hook.contains("git private-modes"), "{hook}");
 }

@@ -11,6 +11,10 @@
 //! * `git commit -v` writes the staged diff into `.git/COMMIT_EDITMSG`, where it stays until the
 //!   next commit: the textconv shows no plaintext under `git commit` (`filter.rs`), and
 //!   `lock` cuts a diff an older run left there.
+//! * `diff.<driver>.cachetextconv` makes git store each textconv output (a marked file's
+//!   plaintext) as an object under `refs/notes/textconv/<driver>`, kept through `lock` and `gc`:
+//!   switched off locally, and a cache made before is unreferenced (its objects go at the next
+//!   prune, which is the user's to run: it drops every other unreachable object too).
 //! * git writes the files it checks out through the filter with the user's umask: the hooks
 //!   `--hooks` installs, and `unlock` and `clone` themselves, make marked files private to their
 //!   owner.
@@ -24,8 +28,13 @@ use super::{git, git_path, git_text, marked_paths, work_tree};
 use crate::errors::hint;
 
 /// Local configuration that closes git's own doors to a marked file's plaintext, and why.
-const SIDE_DOORS: [(&str, &str, &str); 2] = [
+const SIDE_DOORS: [(&str, &str, &str); 3] = [
     ("rerere.enabled", "false", "rerere would keep conflicted secrets in plaintext in .git/rr-cache"),
+    (
+        "diff.hyperseal.cachetextconv",
+        "false",
+        "git would store decrypted diffs as objects under refs/notes/textconv/hyperseal",
+    ),
     (
         "mergetool.keepBackup",
         "false",
@@ -49,10 +58,22 @@ pub fn close_side_doors() -> Result<()> {
 /// The line git's verbose commit template puts above the diff (after the comment character).
 const SCISSORS: &str = "------------------------ >8 ------------------------";
 
+/// Where `diff.hyperseal.cachetextconv` makes git keep the textconv's plaintext output.
+const TEXTCONV_NOTES: &str = "refs/notes/textconv/hyperseal";
+
 /// Removes what git's side doors left in `.git` before they were closed: rerere's records
-/// (useless once rerere is off here) and the diff below the scissors line of the last commit
-/// message's file.
+/// (useless once rerere is off here), the textconv cache's ref, and the diff below the scissors
+/// line of the last commit message's file.
 pub fn scrub() -> Result<()> {
+    // Deleting the ref leaves its objects unreachable; pruning them would also drop every other
+    // unreachable object (what a user might still recover), so that step is only named.
+    if git_text(&["rev-parse", "--verify", "--quiet", TEXTCONV_NOTES]).is_ok() {
+        git(&["update-ref", "-d", TEXTCONV_NOTES], None)?;
+        eprintln!("hyperseal: removed {TEXTCONV_NOTES} (git's cache of decrypted diffs)");
+        eprintln!(
+            "hyperseal: its plaintext objects stay in .git until pruned: git reflog expire --expire=now --all && git gc --prune=now"
+        );
+    }
     let rr = git_path("rr-cache")?;
     if std::fs::symlink_metadata(&rr).is_ok() {
         std::fs::remove_dir_all(&rr).map_err(|e| anyhow::Error::new(e).context(rr.display().to_string()))?;
@@ -98,8 +119,9 @@ pub fn private_modes(_root: &Path, _marked: &[String]) -> Result<usize> {
     Ok(0)
 }
 
-/// `hyperseal git private-modes`, run by the post-checkout and post-merge hooks: never fails
-/// the git command that ran it (a hook's exit status becomes that command's), says why instead.
+/// `hyperseal git private-modes`, run by the post-checkout, post-merge and post-index-change
+/// hooks: never fails the git command that ran it (a hook's exit status becomes that
+/// command's), says why instead.
 pub fn private_modes_hook() -> Result<()> {
     let done = work_tree().and_then(|root| {
         std::env::set_current_dir(&root)?;
@@ -115,11 +137,21 @@ pub fn private_modes_hook() -> Result<()> {
 const HOOK_MARK: &str = "# hyperseal git:";
 
 /// The hooks `--hooks` installs: before each commit, `verify`; after each checkout and merge,
-/// marked files private to their owner.
-const HOOKS: [(&str, &str, &str); 3] = [
+/// marked files private to their owner. post-checkout and post-merge miss what rewrites the work
+/// tree without a checkout or a finished merge (a conflicted merge, `merge --abort`, `reset
+/// --hard`, `stash`, `stash pop`); each of those writes the index afterwards, and git runs
+/// post-index-change after every index write. Its arguments (whether git says it updated the
+/// work tree) are not trusted: `apply --index` and `checkout-index -u` write files and say they
+/// did not.
+const HOOKS: [(&str, &str, &str); 4] = [
     ("pre-commit", "verify the index before each commit", "git verify"),
     ("post-checkout", "marked files private to their owner after each checkout", "git private-modes"),
     ("post-merge", "marked files private to their owner after each merge or pull", "git private-modes"),
+    (
+        "post-index-change",
+        "marked files private to their owner after each index write (reset, stash, a conflicted merge)",
+        "git private-modes",
+    ),
 ];
 
 /// Writes [`HOOKS`] (per repository, `git rev-parse --git-path hooks/NAME`); an existing hook

@@ -37,8 +37,8 @@ enum GitCommand {
     /// again changes nothing.
     Init {
         /// Also install hooks (never over a hook of another tool): before each commit,
-        /// `hyperseal git verify`; after each checkout, merge or pull, marked files made
-        /// private to their owner.
+        /// `hyperseal git verify`; after each checkout, merge, pull, reset, stash or other
+        /// index write, marked files made private to their owner.
         #[arg(long)]
         hooks: bool,
         /// Paths to encrypt, as .gitattributes patterns (e.g. `secrets/**`, `*.env`).
@@ -119,8 +119,8 @@ enum GitCommand {
     /// git's diff textconv: an age file's plaintext (git runs it; not for people).
     #[command(hide = true)]
     Textconv { file: PathBuf },
-    /// Marked files made private to their owner (the post-checkout and post-merge hooks run
-    /// it; never fails).
+    /// Marked files made private to their owner (the post-checkout, post-merge and
+    /// post-index-change hooks run it; never fails).
     #[command(hide = true, name = "private-modes")]
     PrivateModes {
         /// What git passes a hook (ignored).
