@@ -1,6 +1,7 @@
 //! The one place that names a platform: file modes, inode numbers, links. Elsewhere the crate
 //! asks these functions, so a port is this file.
 
+use std::ffi::OsStr;
 use std::fs::{File, Metadata};
 use std::io;
 use std::path::Path;
@@ -109,16 +110,13 @@ fn replaced() -> io::Error {
 /// inode: whatever was swapped in after the `lstat` is never read under this name.
 #[cfg(unix)]
 pub(crate) fn open_listed_file(path: &Path, seen: &Stat) -> io::Result<File> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let f = File::options()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| if e.raw_os_error() == Some(libc::ELOOP) { replaced() } else { e })?;
-    let m = f.metadata()?;
-    if !m.is_file() || m.dev() != seen.dev || m.ino() != seen.ino {
-        return Err(replaced());
-    }
+        .map_err(not_followed)?;
+    same(&f, seen, Kind::File)?;
     set_blocking(&f)?;
     Ok(f)
 }
@@ -129,6 +127,283 @@ pub(crate) fn open_listed_file(path: &Path, _seen: &Stat) -> io::Result<File> {
     match f.metadata()?.is_file() {
         true => Ok(f),
         false => Err(replaced()),
+    }
+}
+
+/// What `lstat` says a name is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Dir,
+    File,
+    Symlink,
+    /// A FIFO, socket or device: never read.
+    Other,
+}
+
+pub(crate) fn kind(m: &Metadata) -> Kind {
+    let t = m.file_type();
+    match () {
+        _ if t.is_dir() => Kind::Dir,
+        _ if t.is_file() => Kind::File,
+        _ if t.is_symlink() => Kind::Symlink,
+        _ => Kind::Other,
+    }
+}
+
+/// A folder the walk holds open (`O_DIRECTORY | O_NOFOLLOW`, and still the folder listed):
+/// what is in it is listed, looked at and opened through this handle (`openat`, `fstatat`,
+/// `readlinkat`), never by a path from the root again. A folder on the way swapped for a link
+/// after it was opened leads nowhere else: the handle holds the folder, not its name.
+#[cfg(unix)]
+pub(crate) struct Dir(File);
+
+#[cfg(unix)]
+impl Dir {
+    /// The folder at `path` (a root given to the walk), if it is still the one `seen`.
+    pub(crate) fn open(path: &Path, seen: &Stat) -> io::Result<Dir> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let f = File::options()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(not_followed)?;
+        same(&f, seen, Kind::Dir)?;
+        Ok(Dir(f))
+    }
+
+    /// The folder `name` in this one, if it is still the one `seen`.
+    pub(crate) fn open_dir(&self, name: &OsStr, seen: &Stat) -> io::Result<Dir> {
+        let f = self.open_at(name, libc::O_DIRECTORY | libc::O_NOFOLLOW)?;
+        same(&f, seen, Kind::Dir)?;
+        Ok(Dir(f))
+    }
+
+    /// The regular file `name` in this folder, to read, as [`open_listed_file`] opens one.
+    pub(crate) fn open_file(&self, name: &OsStr, seen: &Stat) -> io::Result<File> {
+        let f = self.open_at(name, libc::O_NOFOLLOW | libc::O_NONBLOCK)?;
+        same(&f, seen, Kind::File)?;
+        set_blocking(&f)?;
+        Ok(f)
+    }
+
+    #[allow(unsafe_code)]
+    fn open_at(&self, name: &OsStr, flags: libc::c_int) -> io::Result<File> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let name = c_name(name)?;
+        // SAFETY: openat reads the NUL-terminated `name`, alive across the call, relative to a
+        // descriptor `self` holds open; it returns a new descriptor or -1.
+        let fd = unsafe {
+            libc::openat(self.0.as_raw_fd(), name.as_ptr(), flags | libc::O_RDONLY | libc::O_CLOEXEC)
+        };
+        if fd < 0 {
+            return Err(not_followed(io::Error::last_os_error()));
+        }
+        // SAFETY: `fd` was just returned by openat and nothing else owns it.
+        Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// What `name` in this folder is, not following a link (`fstatat`, `AT_SYMLINK_NOFOLLOW`).
+    #[allow(unsafe_code)]
+    pub(crate) fn lstat(&self, name: &OsStr) -> io::Result<(Stat, Kind)> {
+        use std::os::fd::AsRawFd;
+        let name = c_name(name)?;
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: fstatat reads the NUL-terminated `name` and, on success, fills all of `st`;
+        // both are ours for the call, and the descriptor is held open by `self`.
+        let r = unsafe {
+            libc::fstatat(self.0.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), libc::AT_SYMLINK_NOFOLLOW)
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fstatat returned 0, so it filled `st`.
+        Ok(from_libc(&unsafe { st.assume_init() }))
+    }
+
+    /// The target of the link `name` in this folder (`readlinkat`).
+    #[allow(unsafe_code)]
+    pub(crate) fn read_link(&self, name: &OsStr) -> io::Result<std::ffi::OsString> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStringExt;
+        let name = c_name(name)?;
+        let mut buf = vec![0u8; 256];
+        loop {
+            // SAFETY: readlinkat writes at most `buf.len()` bytes into `buf`, ours for the call.
+            let n = unsafe {
+                libc::readlinkat(self.0.as_raw_fd(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+            };
+            let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
+            // A target as long as the buffer may have been cut: read again with room to spare.
+            if n < buf.len() {
+                buf.truncate(n);
+                return Ok(std::ffi::OsString::from_vec(buf));
+            }
+            buf.resize(buf.len() * 2, 0);
+        }
+    }
+
+    /// The names in this folder (less `.` and `..`), and the error that ended the listing
+    /// early, if one did (what was listed before it is kept).
+    #[allow(unsafe_code)]
+    pub(crate) fn names(&self) -> (Vec<std::ffi::OsString>, Option<io::Error>) {
+        use std::os::fd::IntoRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        // fdopendir takes the descriptor it is given: a duplicate, so `self` keeps its own.
+        let fd = match self.0.try_clone() {
+            Ok(f) => f.into_raw_fd(),
+            Err(e) => return (Vec::new(), Some(e)),
+        };
+        // SAFETY: `fd` is an open folder descriptor nothing else owns; fdopendir takes it (or
+        // fails, and it is closed here).
+        let dir = unsafe { libc::fdopendir(fd) };
+        if dir.is_null() {
+            let e = io::Error::last_os_error();
+            // SAFETY: `fd` is ours still: fdopendir failed.
+            unsafe { libc::close(fd) };
+            return (Vec::new(), Some(e));
+        }
+        // SAFETY: `dir` is the stream fdopendir returned; the duplicate shares its offset with
+        // `self`, so the listing starts over from the first name.
+        unsafe { libc::rewinddir(dir) };
+        let (mut out, mut failed) = (Vec::new(), None);
+        loop {
+            clear_errno();
+            // SAFETY: `dir` is open until closedir below; each entry is read before the next call.
+            let e = unsafe { libc::readdir(dir) };
+            if e.is_null() {
+                // The end, or an error: only an error sets errno.
+                let err = io::Error::last_os_error();
+                if err.raw_os_error().is_some_and(|c| c != 0) {
+                    failed = Some(err);
+                }
+                break;
+            }
+            // SAFETY: `d_name` of the entry readdir returned is NUL-terminated, valid until the
+            // next readdir; it is copied before that.
+            let name = unsafe { std::ffi::CStr::from_ptr((*e).d_name.as_ptr()) };
+            let name = std::ffi::OsStr::from_bytes(name.to_bytes());
+            if name != "." && name != ".." {
+                out.push(name.to_owned());
+            }
+        }
+        // SAFETY: `dir` is open and closed once, here; it closes the duplicate descriptor.
+        unsafe { libc::closedir(dir) };
+        (out, failed)
+    }
+}
+
+/// Sets errno to 0, so that a null `readdir` tells an error from the end. Where this crate
+/// knows no way to, errno is left: an error is then taken for the end only if errno was 0.
+#[allow(unsafe_code)]
+#[cfg(unix)]
+fn clear_errno() {
+    // SAFETY: each returns this thread's errno location, always valid to write an int to.
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "emscripten"))]
+    unsafe {
+        *libc::__errno_location() = 0
+    };
+    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
+    unsafe {
+        *libc::__error() = 0
+    };
+}
+
+#[cfg(unix)]
+fn c_name(name: &std::ffi::OsStr) -> io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(name.as_bytes()).map_err(|_| io::Error::other("a name holds NUL"))
+}
+
+/// A link met with `O_NOFOLLOW` (ELOOP, or ENOTDIR with `O_DIRECTORY` on some systems) is a
+/// name replaced since it was listed.
+#[cfg(unix)]
+fn not_followed(e: io::Error) -> io::Error {
+    match e.raw_os_error() {
+        Some(libc::ELOOP | libc::ENOTDIR) => replaced(),
+        _ => e,
+    }
+}
+
+/// Whether what `f` opened is the `seen` one: same kind, device and inode.
+#[cfg(unix)]
+fn same(f: &File, seen: &Stat, want: Kind) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let m = f.metadata()?;
+    match kind(&m) == want && m.dev() == seen.dev && m.ino() == seen.ino {
+        true => Ok(()),
+        false => Err(replaced()),
+    }
+}
+
+/// A [`Stat`] and [`Kind`] from `fstatat`'s answer, as [`stat`] and [`kind`] give them from
+/// std's (the cache compares the two).
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast)]
+fn from_libc(s: &libc::stat) -> (Stat, Kind) {
+    let kind = match s.st_mode as u32 & libc::S_IFMT as u32 {
+        t if t == libc::S_IFDIR as u32 => Kind::Dir,
+        t if t == libc::S_IFREG as u32 => Kind::File,
+        t if t == libc::S_IFLNK as u32 => Kind::Symlink,
+        _ => Kind::Other,
+    };
+    let st = Stat {
+        mode: s.st_mode as u32 & 0o7777,
+        mtime: s.st_mtime as i64,
+        dev: s.st_dev as u64,
+        ino: s.st_ino as u64,
+        nlink: s.st_nlink as u64,
+        size: s.st_size as u64,
+        mtime_ns: s.st_mtime_nsec as u32,
+        ctime: s.st_ctime as i64,
+        ctime_ns: s.st_ctime_nsec as u32,
+    };
+    (st, kind)
+}
+
+/// Elsewhere the folder is held by its path: each name is looked at through it.
+#[cfg(not(unix))]
+pub(crate) struct Dir(std::path::PathBuf);
+
+#[cfg(not(unix))]
+impl Dir {
+    pub(crate) fn open(path: &Path, _seen: &Stat) -> io::Result<Dir> {
+        match std::fs::symlink_metadata(path)?.is_dir() {
+            true => Ok(Dir(path.to_path_buf())),
+            false => Err(replaced()),
+        }
+    }
+
+    pub(crate) fn open_dir(&self, name: &OsStr, seen: &Stat) -> io::Result<Dir> {
+        Dir::open(&self.0.join(name), seen)
+    }
+
+    pub(crate) fn open_file(&self, name: &OsStr, seen: &Stat) -> io::Result<File> {
+        open_listed_file(&self.0.join(name), seen)
+    }
+
+    pub(crate) fn lstat(&self, name: &OsStr) -> io::Result<(Stat, Kind)> {
+        let m = std::fs::symlink_metadata(self.0.join(name))?;
+        Ok((stat(&m), kind(&m)))
+    }
+
+    pub(crate) fn read_link(&self, name: &OsStr) -> io::Result<std::ffi::OsString> {
+        std::fs::read_link(self.0.join(name)).map(|p| p.into_os_string())
+    }
+
+    pub(crate) fn names(&self) -> (Vec<std::ffi::OsString>, Option<io::Error>) {
+        let (mut out, mut failed) = (Vec::new(), None);
+        match std::fs::read_dir(&self.0) {
+            Ok(rd) => {
+                for e in rd {
+                    match e {
+                        Ok(e) => out.push(e.file_name()),
+                        Err(e) => failed = Some(e),
+                    }
+                }
+            }
+            Err(e) => failed = Some(e),
+        }
+        (out, failed)
     }
 }
 
@@ -154,18 +429,13 @@ fn set_blocking(f: &File) -> io::Result<()> {
 /// refused and never changed.
 #[cfg(unix)]
 pub(crate) fn open_made_dir(path: &Path, made: &Stat) -> io::Result<File> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let f =
-        File::options().read(true).custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW).open(path).map_err(
-            |e| match e.raw_os_error() {
-                Some(libc::ELOOP | libc::ENOTDIR) => replaced(),
-                _ => e,
-            },
-        )?;
-    let m = f.metadata()?;
-    if !m.is_dir() || m.dev() != made.dev || m.ino() != made.ino {
-        return Err(replaced());
-    }
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = File::options()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(not_followed)?;
+    same(&f, made, Kind::Dir)?;
     Ok(f)
 }
 
@@ -255,5 +525,39 @@ mod tests {
         assert!(open_made_dir(&dir, &seen(&dir)).is_ok());
         assert!(open_made_dir(&dir, &seen(&outside)).is_err());
         assert!(open_made_dir(&link, &seen(&outside)).is_err(), "followed a link");
+    }
+
+    /// A folder swapped for a link after the walk opened it: the names looked at and opened
+    /// are the folder's that was opened, not those of the folder the link names.
+    #[test]
+    fn a_folder_held_open_is_read_not_the_link_put_at_its_name() {
+        let t = tempfile::tempdir().unwrap();
+        let (dir, outside) = (t.path().join("d"), t.path().join("outside"));
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(dir.join("f"), "mine").unwrap();
+        std::fs::write(outside.join("f"), "root's only").unwrap();
+        std::fs::write(outside.join("g"), "root's only").unwrap();
+        let d = Dir::open(&dir, &seen(&dir)).unwrap();
+        std::fs::rename(&dir, t.path().join("moved")).unwrap();
+        symlink(&outside, &dir).unwrap();
+        let (names, failed) = d.names();
+        assert!(failed.is_none());
+        assert_eq!(names, vec![std::ffi::OsString::from("f")]);
+        assert!(d.lstat(OsStr::new("g")).is_err());
+        let (st, kind) = d.lstat(OsStr::new("f")).unwrap();
+        assert_eq!(kind, Kind::File);
+        let mut text = String::new();
+        d.open_file(OsStr::new("f"), &st).unwrap().read_to_string(&mut text).unwrap();
+        assert_eq!(text, "mine");
+        // As `stat` says from std's answer: the cache compares the two.
+        let std_says = seen(&t.path().join("moved/f"));
+        assert_eq!(format!("{st:?}"), format!("{std_says:?}"));
+        // And a link inside is neither opened as a folder nor as a file.
+        symlink(&outside, t.path().join("moved/l")).unwrap();
+        assert_eq!(d.lstat(OsStr::new("l")).unwrap().1, Kind::Symlink);
+        assert_eq!(d.read_link(OsStr::new("l")).unwrap(), outside.as_os_str());
+        assert!(d.open_dir(OsStr::new("l"), &seen(&outside)).is_err());
+        assert!(d.open_file(OsStr::new("l"), &seen(&outside.join("f"))).is_err());
     }
 }

@@ -3,10 +3,13 @@
 //! never followed. What cannot be read is skipped with a warning, as restic does, so one
 //! unreadable file does not lose the whole backup. A file is read only if what opens is what
 //! was listed ([`sys::open_listed_file`]): a link or a FIFO swapped in after the `lstat` is
-//! skipped, never followed or waited on.
+//! skipped, never followed or waited on. Folders are walked by handle ([`sys::Dir`]): a name is
+//! looked at and opened in the folder that was listed, so a folder on the way swapped for a
+//! link after it was opened leads nowhere else.
 
 use std::collections::HashMap;
-use std::fs::{self, Metadata};
+use std::ffi::OsStr;
+use std::fs;
 use std::io::Read;
 use std::path::Path;
 
@@ -18,7 +21,7 @@ use super::pipeline::Feed;
 use crate::error::{Error, Result};
 use crate::format::config::Chunker;
 use crate::format::snapshot::Entry;
-use crate::sys::{self, stat, Stat};
+use crate::sys::{self, stat, Kind, Stat};
 
 /// The chunker's seed for a repository: FastCDC's gear table is XORed with it, so where the
 /// cuts fall depends on the deduplication key. Without it, a file's chunk lengths are the same
@@ -94,6 +97,13 @@ impl Excludes {
     }
 }
 
+/// Where a name is: a path given to the walk, or a name in a folder the walk holds open.
+#[derive(Clone, Copy)]
+enum At<'d> {
+    Root(&'d Path),
+    In(&'d sys::Dir, &'d OsStr),
+}
+
 pub(crate) struct Walk<'a, 'f> {
     pub feed: &'f mut Feed<'a>,
     pub chunker: Chunker,
@@ -136,8 +146,9 @@ impl<'a, 'f> Walk<'a, 'f> {
     /// Walks one path given on the command line; it is stored under its own name.
     pub(crate) fn root(&mut self, path: &Path, name: &str) -> Result<()> {
         let meta = fs::symlink_metadata(path)?;
-        self.root_dev = stat(&meta).dev;
-        self.visit(path, name, &meta)
+        let st = stat(&meta);
+        self.root_dev = st.dev;
+        self.visit(At::Root(path), name, st, sys::kind(&meta))
     }
 
     /// A stream (standard input) as one file.
@@ -149,24 +160,33 @@ impl<'a, 'f> Walk<'a, 'f> {
         self.warnings.push(what);
     }
 
-    fn visit(&mut self, path: &Path, rel: &str, meta: &Metadata) -> Result<()> {
+    fn visit(&mut self, at: At<'_>, rel: &str, st: Stat, kind: Kind) -> Result<()> {
         if self.excludes.matches(rel) {
             return Ok(());
         }
-        let st = stat(meta);
-        let ft = meta.file_type();
-        if ft.is_dir() {
+        if kind == Kind::Dir {
             self.out.push(Pending::Done(Entry::Dir { path: rel.into(), mode: st.mode, mtime: st.mtime }));
             if !(self.one_file_system && st.dev != self.root_dev) {
-                self.dir(path, rel)?;
+                let opened = match at {
+                    At::Root(path) => sys::Dir::open(path, &st),
+                    At::In(dir, name) => dir.open_dir(name, &st),
+                };
+                match opened {
+                    Ok(d) => self.dir(&d, rel)?,
+                    Err(e) => self.warn(format!("{rel}: {e}; its content skipped")),
+                }
             }
-        } else if ft.is_symlink() {
-            match fs::read_link(path).map(|t| t.to_str().map(str::to_string)) {
-                Ok(Some(target)) => self.out.push(Pending::Done(Entry::Symlink { path: rel.into(), target })),
-                Ok(None) => self.warn(format!("{rel}: link target is not UTF-8; skipped")),
+        } else if kind == Kind::Symlink {
+            let target = match at {
+                At::Root(path) => fs::read_link(path).map(|t| t.into_os_string()),
+                At::In(dir, name) => dir.read_link(name),
+            };
+            match target.map(|t| t.into_string()) {
+                Ok(Ok(target)) => self.out.push(Pending::Done(Entry::Symlink { path: rel.into(), target })),
+                Ok(Err(_)) => self.warn(format!("{rel}: link target is not UTF-8; skipped")),
                 Err(e) => self.warn(format!("{rel}: {e}; skipped")),
             }
-        } else if ft.is_file() {
+        } else if kind == Kind::File {
             let inode = (st.nlink > 1).then_some((st.dev, st.ino));
             if let Some(first) = inode.and_then(|i| self.links.get(&i)) {
                 let target = first.clone();
@@ -175,7 +195,7 @@ impl<'a, 'f> Walk<'a, 'f> {
             }
             // A name skipped as unreadable is no file of the snapshot, so no link may name it:
             // the file's next name is then read as a file, and becomes the first if it is stored.
-            if self.file(path, rel, st)? {
+            if self.file(at, rel, st)? {
                 if let Some(i) = inode {
                     self.links.insert(i, rel.to_string());
                 }
@@ -187,7 +207,7 @@ impl<'a, 'f> Walk<'a, 'f> {
     }
 
     /// One regular file, from the cache or read; whether it is stored (not skipped).
-    fn file(&mut self, path: &Path, rel: &str, st: Stat) -> Result<bool> {
+    fn file(&mut self, at: At<'_>, rel: &str, st: Stat) -> Result<bool> {
         if let Some(hit) = self.cache.and_then(|c| c.lookup(rel, &st)) {
             let chunks = hit.chunks.clone();
             self.out.push(Pending::Cached { path: rel.into(), stat: st, chunks });
@@ -199,7 +219,11 @@ impl<'a, 'f> Walk<'a, 'f> {
             }
             return Ok(true);
         }
-        match sys::open_listed_file(path, &st) {
+        let opened = match at {
+            At::Root(path) => sys::open_listed_file(path, &st),
+            At::In(dir, name) => dir.open_file(name, &st),
+        };
+        match opened {
             Ok(mut f) => self.chunks(&mut f, rel.to_string(), st.mode, st.mtime, Some(st)),
             Err(e) => {
                 self.warn(format!("{rel}: {e}; skipped"));
@@ -208,18 +232,10 @@ impl<'a, 'f> Walk<'a, 'f> {
         }
     }
 
-    fn dir(&mut self, path: &Path, rel: &str) -> Result<()> {
-        let mut names = Vec::new();
-        match fs::read_dir(path) {
-            Ok(rd) => {
-                for e in rd {
-                    match e {
-                        Ok(e) => names.push(e.file_name()),
-                        Err(e) => self.warn(format!("{rel}: {e}")),
-                    }
-                }
-            }
-            Err(e) => self.warn(format!("{rel}: {e}; its content skipped")),
+    fn dir(&mut self, dir: &sys::Dir, rel: &str) -> Result<()> {
+        let (mut names, failed) = dir.names();
+        if let Some(e) = failed {
+            self.warn(format!("{rel}: {e}; its content listed before it is kept"));
         }
         names.sort();
         for n in names {
@@ -232,9 +248,8 @@ impl<'a, 'f> Walk<'a, 'f> {
                 self.warn(format!("{rel}/{s:?}: no restore could write this name; skipped"));
                 continue;
             }
-            let child = path.join(&n);
-            match fs::symlink_metadata(&child) {
-                Ok(m) => self.visit(&child, &format!("{rel}/{s}"), &m)?,
+            match dir.lstat(&n) {
+                Ok((st, kind)) => self.visit(At::In(dir, &n), &format!("{rel}/{s}"), st, kind)?,
                 Err(e) => self.warn(format!("{rel}/{s}: {e}; skipped")),
             }
         }
