@@ -235,6 +235,12 @@ struct Counter {
 
 impl Counter {
     fn start(to: u16) -> Counter {
+        Counter::rewriting(to, |_, _| {})
+    }
+
+    /// A counter that also hands each answer to `rewrite` (with its command's code) on the way
+    /// back: an active interposer on the TPM's bus.
+    fn rewriting(to: u16, rewrite: fn(u32, &mut [u8])) -> Counter {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(HashMap::new()));
@@ -244,7 +250,7 @@ impl Counter {
             for client in listener.incoming() {
                 let Ok(mut client) = client else { return };
                 let mut tpm = TcpStream::connect(("127.0.0.1", to)).unwrap();
-                let _ = relay(&mut client, &mut tpm, &counts, &bytes);
+                let _ = relay(&mut client, &mut tpm, &counts, &bytes, rewrite);
             }
         });
         Counter { port, seen, wire }
@@ -270,6 +276,7 @@ fn relay(
     tpm: &mut TcpStream,
     seen: &Mutex<HashMap<u32, usize>>,
     wire: &Mutex<Vec<u8>>,
+    rewrite: fn(u32, &mut [u8]),
 ) -> std::io::Result<()> {
     loop {
         let op = read_u32(client)?;
@@ -281,13 +288,15 @@ fn relay(
         client.read_exact(&mut head)?;
         let mut cmd = vec![0u8; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize];
         client.read_exact(&mut cmd)?;
-        *seen.lock().unwrap().entry(u32::from_be_bytes(cmd[6..10].try_into().unwrap())).or_default() += 1;
+        let code = u32::from_be_bytes(cmd[6..10].try_into().unwrap());
+        *seen.lock().unwrap().entry(code).or_default() += 1;
         wire.lock().unwrap().extend_from_slice(&cmd);
         tpm.write_all(&head)?;
         tpm.write_all(&cmd)?;
         let len = read_u32(tpm)?;
         let mut resp = vec![0u8; len as usize + 4];
         tpm.read_exact(&mut resp)?;
+        rewrite(code, &mut resp[..len as usize]);
         wire.lock().unwrap().extend_from_slice(&resp);
         client.write_all(&len.to_be_bytes())?;
         client.write_all(&resp)?;
@@ -449,4 +458,84 @@ fn the_real_sops_opens_a_file_for_the_tpm_key_through_the_plugin() {
     let opened = sops_cmd(&key, &["-d", p(&file)]);
     assert!(opened.status.success(), "{}", String::from_utf8_lossy(&opened.stderr));
     assert_eq!(String::from_utf8_lossy(&opened.stdout), "db_password: correct horse battery staple\n");
+}
+
+/// The error and hint lines of a failed run, each checked to be one of hyperseal's.
+fn error_and_hint(o: &Output) -> (String, String) {
+    let err = message(o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "one error line, one hint: {err}");
+    let e = lines[0].strip_prefix("hyperseal: error: ").unwrap_or_else(|| panic!("{err}"));
+    let h = lines[1].strip_prefix("hyperseal: hint: ").unwrap_or_else(|| panic!("{err}"));
+    assert!(!e.contains('\u{1f}') && !h.contains('\u{1f}'), "{err:?}");
+    (e.to_string(), h.to_string())
+}
+
+#[test]
+fn an_unsupported_tcti_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let tcti = "tabrmd:bus_name=com.intel.tss2.Tabrmd";
+    let (e, h) = error_and_hint(&hs(tcti, &["keygen", "--tpm", "-o", p(&dir.path().join("k"))]));
+    assert!(e.contains("tabrmd") && e.contains("not supported"), "{e}");
+    assert!(h.contains("device:/dev/tpmrm0") && h.contains("swtpm:host="), "{h}");
+    assert!(!dir.path().join("k").exists(), "no key file without a key");
+    // The same for a key that is used, not made.
+    let Some(tpm) = Swtpm::start() else { return };
+    let (key, recipient) = keygen(&tpm.tcti(), dir.path(), "host.key", &[]);
+    let f = dir.path().join("f.age");
+    ok(&hs(&tpm.tcti(), &["encrypt", "-r", &recipient, "-o", p(&f), p(&key)]));
+    let (e, h) = error_and_hint(&hs(tcti, &["decrypt", "-i", p(&key), p(&f)]));
+    assert!(e.contains("tabrmd") && e.contains("not supported"), "{e}");
+    assert!(h.contains("device:/dev/tpmrm0"), "{h}");
+}
+
+#[test]
+fn a_pcr_out_of_range_is_named_not_taken_for_a_damaged_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("k");
+    let (e, h) =
+        error_and_hint(&hs("device:/nonexistent/tpmrm0", &["keygen", "--tpm", "--pcr", "99", "-o", p(&k)]));
+    assert!(e.contains("PCR 99") && e.contains("0 to 23"), "{e}");
+    assert!(!e.contains("identity") && !h.contains("damaged"), "{e} | {h}");
+    assert!(h.contains("--pcr"), "{h}");
+    assert!(!k.exists(), "no key file without a key");
+}
+
+/// P-256's generator: a valid point whose scalar (1) everyone knows.
+const GENERATOR: [u8; 64] = [
+    0x6B, 0x17, 0xD1, 0xF2, 0xE1, 0x2C, 0x42, 0x47, 0xF8, 0xBC, 0xE6, 0xE5, 0x63, 0xA4, 0x40, 0xF2, 0x77,
+    0x03, 0x7D, 0x81, 0x2D, 0xEB, 0x33, 0xA0, 0xF4, 0xA1, 0x39, 0x45, 0xD8, 0x98, 0xC2, 0x96, 0x4F, 0xE3,
+    0x42, 0xE2, 0xFE, 0x1A, 0x7F, 0x9B, 0x8E, 0xE7, 0xEB, 0x4A, 0x7C, 0x0F, 0x9E, 0x16, 0x2B, 0xCE, 0x33,
+    0x57, 0x6B, 0x31, 0x5E, 0xCE, 0xCB, 0xB6, 0x40, 0x68, 0x37, 0xBF, 0x51, 0xF5,
+];
+
+/// Puts the generator in place of the storage primary's point in `CreatePrimary`'s answer,
+/// leaving its name field as the TPM wrote it.
+fn swap_primary_point(code: u32, resp: &mut [u8]) {
+    if code != CREATE_PRIMARY || resp[6..10] != [0; 4] {
+        return;
+    }
+    // handle, parameterSize, then TPM2B_PUBLIC: the point's two 32-byte coordinates end it.
+    let end = 20 + usize::from(u16::from_be_bytes([resp[18], resp[19]]));
+    resp[end - 66..end - 34].copy_from_slice(&GENERATOR[..32]);
+    resp[end - 32..end].copy_from_slice(&GENERATOR[32..]);
+}
+
+#[test]
+fn a_point_swapped_on_the_bus_stops_the_decrypt_before_any_session() {
+    let Some(tpm) = Swtpm::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (key, recipient) = keygen(&tpm.tcti(), dir.path(), "host.key", &[]);
+    let f = dir.path().join("f.age");
+    ok(&hs(&tpm.tcti(), &["encrypt", "-r", &recipient, "-o", p(&f), p(&key)]));
+    let proxy = Counter::rewriting(tpm.port, swap_primary_point);
+    let (e, h) = error_and_hint(&hs(&proxy.tcti(), &["decrypt", "-i", p(&key), p(&f)]));
+    assert!(e.contains("CreatePrimary") && e.contains("altered"), "{e}");
+    assert!(!e.contains("PIN") && !e.contains("different TPM"), "{e}");
+    assert!(h.contains("TPM2TOOLS_TCTI"), "{h}");
+    assert_eq!(proxy.count(START_AUTH_SESSION), 0, "no session was started after the altered answer");
+    // Without the interposer the same file opens.
+    let out = hs(&tpm.tcti(), &["decrypt", "-i", p(&key), p(&f)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout == std::fs::read(&key).unwrap());
 }

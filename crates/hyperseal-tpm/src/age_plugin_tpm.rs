@@ -55,10 +55,13 @@ pub fn parse(line: &str) -> Result<TpmKey, TpmError> {
     Ok(key)
 }
 
-/// The line age-plugin-tpm (version 2) would write for `key`: for tests.
+/// The line age-plugin-tpm would write for `key`: for tests. Version 1 has no parent name.
 #[cfg(test)]
-pub(crate) fn encode(key: &TpmKey) -> String {
+pub(crate) fn encode(key: &TpmKey, version: u8) -> String {
     let mut o = crate::marshal::Out::default();
-    o.u8(2).u8(u8::from(key.pin)).b(&key.ecdh.public).b(&key.ecdh.private).b(&key.parent_name);
+    o.u8(version).u8(u8::from(key.pin)).b(&key.ecdh.public).b(&key.ecdh.private);
+    if version > 1 {
+        o.b(&key.parent_name);
+    }
     plugin::identity_string(NAME, &o.0)
 }

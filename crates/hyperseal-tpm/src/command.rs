@@ -59,14 +59,36 @@ pub(crate) struct Response {
 /// One connection to a TPM, counting the commands it sent.
 pub struct Tpm {
     link: Link,
+    location: Location,
     sent: usize,
     started: bool,
+    /// The link was replaced after a failed exchange, for flushes only (see [`Tpm::flush`]).
+    flushing_only: bool,
 }
 
 impl Tpm {
     /// Connects to the TPM at `location`.
     pub fn open(location: &Location) -> Result<Self, TpmError> {
-        Ok(Tpm { link: Link::open(location)?, sent: 0, started: false })
+        let link = Link::open(location)?;
+        Ok(Tpm { link, location: location.clone(), sent: 0, started: false, flushing_only: false })
+    }
+
+    /// Gives up the connection after an answer that cannot be trusted: nothing more but the
+    /// flushes of [`Tpm::flush`] is sent.
+    pub(crate) fn abandon(&mut self) {
+        self.link.abandon();
+    }
+
+    /// `FlushContext`; errors are ignored by callers that clean up. After a failed exchange
+    /// the connection is not used again, and a simulator (which, unlike the kernel's resource
+    /// manager, keeps what a closed connection loaded, and has room for three objects) gets
+    /// the flushes over a new one, the only commands that one carries.
+    pub(crate) fn flush(&mut self, handle: u32) -> Result<(), TpmError> {
+        if self.link.is_broken() && !self.flushing_only && matches!(self.location, Location::Socket { .. }) {
+            self.flushing_only = true;
+            self.link.reopen(&self.location)?;
+        }
+        self.run("FlushContext", cc::FLUSH_CONTEXT, &[], None, &handle.to_be_bytes(), 0).map(drop)
     }
 
     /// Commands sent so far on this connection.
@@ -84,6 +106,11 @@ impl Tpm {
         params: &[u8],
         out_handles: usize,
     ) -> Result<Response, TpmError> {
+        if self.flushing_only && code != cc::FLUSH_CONTEXT {
+            return Err(TpmError::Protocol(format!(
+                "{name}: an earlier exchange with the TPM failed, and its connection is not used again"
+            )));
+        }
         let mut params = Zeroizing::new(params.to_vec());
         let mut body = Out::default();
         for h in handles {
@@ -112,7 +139,12 @@ impl Tpm {
         drop(body);
         let mut resp = self.send(name, &cmd, sessions, out_handles)?;
         if let Some((s, value, caller)) = pending {
-            s.verify(code, value, &caller, &mut resp.params, &resp.auth)?;
+            if let Err(e) = s.verify(name, code, value, &caller, &mut resp.params, &resp.auth) {
+                // An answer that fails its HMAC came from something other than the TPM: nothing
+                // more is said to it.
+                self.link.abandon();
+                return Err(e);
+            }
         }
         Ok(resp)
     }
@@ -129,7 +161,12 @@ impl Tpm {
         loop {
             self.sent += 1;
             let resp = Zeroizing::new(self.link.transact(cmd)?);
-            match parse(&resp, name, sessions, out_handles) {
+            let parsed = parse(&resp, name, sessions, out_handles);
+            if let Err(TpmError::Protocol(_)) = parsed {
+                // A frame that breaks its own lengths: whatever follows on the link is suspect.
+                self.link.abandon();
+            }
+            match parsed {
                 Err(TpmError::Refused { code: c, .. })
                     if matches!(c, rc::RETRY | rc::YIELDED | rc::TESTING) && tries < RETRIES =>
                 {
@@ -201,6 +238,23 @@ mod tests {
         assert!(matches!(parse(&resp, "X", false, 0), Err(TpmError::Protocol(_))));
         let resp = [0x80, 0x01, 0, 0, 0, 10, 0, 0, 0, 0];
         assert!(parse(&resp, "X", false, 1).is_err(), "a handle promised, none there");
+    }
+
+    #[test]
+    fn after_an_answer_that_breaks_its_framing_nothing_more_is_sent() {
+        use std::io::Write;
+        let (location, after) = crate::transport::fake::serve(|s, _| {
+            // A TPM frame whose size field says 99 bytes inside a 10-byte mssim answer.
+            let resp = [0x80, 0x01, 0, 0, 0, 99, 0, 0, 0, 0];
+            let _ = s.write_all(&10u32.to_be_bytes());
+            let _ = s.write_all(&resp);
+            let _ = s.write_all(&0u32.to_be_bytes());
+        });
+        let mut tpm = Tpm::open(&location).unwrap();
+        assert!(matches!(tpm.property(0x20E), Err(TpmError::Protocol(_))));
+        assert!(tpm.property(0x20E).is_err(), "the connection is not used again");
+        drop(tpm);
+        assert!(after.recv().unwrap().is_empty(), "nothing more went over it");
     }
 
     #[test]

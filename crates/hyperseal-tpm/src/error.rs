@@ -39,12 +39,21 @@ pub(crate) mod rc {
 /// A TPM failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TpmError {
+    /// The TPM location (`TPM2TOOLS_TCTI`) names no TPM this crate can talk to: `spelled` as
+    /// given, `why` it is refused.
+    BadLocation { spelled: String, why: String },
     /// The TPM cannot be reached at `location`: `reason` is the system's word.
     Unreachable { location: String, reason: String, denied: bool },
     /// No answer within the deadline.
     Timeout(String),
     /// The TPM's answer broke the protocol (a length, a tag).
     Protocol(String),
+    /// An answer is not what the TPM wrote: it contradicts itself (a public area and a name
+    /// that do not match) or fails its session HMAC. `what` names the answer.
+    Altered(String),
+    /// The TPM refused a session's HMAC on a key that has no PIN, so no PIN can be wrong:
+    /// the command or the session's salt was not what reached the TPM.
+    SessionRefused { command: &'static str },
     /// The parent key this TPM makes is not the one the identity was made under.
     DifferentTpm,
     /// These PCRs no longer hold the values the key is bound to.
@@ -59,12 +68,19 @@ pub enum TpmError {
     Refused { command: &'static str, code: u32 },
     /// The identity file's TPM data is malformed.
     BadIdentity(String),
+    /// A key cannot be made as asked (a PCR that does not exist, a PIN too long): `why`, and
+    /// the `fix` the hint gives.
+    BadOption { why: String, fix: String },
 }
 
 impl TpmError {
     /// The hint line: what to do.
     pub fn hint(&self) -> String {
         match self {
+            TpmError::BadLocation { .. } => "set TPM2TOOLS_TCTI to device:/dev/tpmrm0 (the kernel's resource manager), swtpm:host=…,port=… or mssim:host=…,port=…, or unset it for /dev/tpmrm0".into(),
+            TpmError::Altered(_) => "nothing secret crossed in the clear, but check what sits between this process and the TPM (TPM2TOOLS_TCTI, a TPM proxy, the TPM's bus) before using the key again".into(),
+            TpmError::SessionRefused { .. } => "not a PIN problem: check what sits between this process and the TPM (TPM2TOOLS_TCTI, a TPM proxy, the TPM's bus), then try again".into(),
+            TpmError::BadOption { fix, .. } => fix.clone(),
             TpmError::Unreachable { denied: true, .. } => {
                 "add your user to the `tss` group (then log in again), or run as a user that may open /dev/tpmrm0".into()
             }
@@ -92,6 +108,15 @@ impl TpmError {
 impl fmt::Display for TpmError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            TpmError::BadLocation { spelled, why } => write!(f, "TPM location {spelled:?}: {why}"),
+            TpmError::Altered(what) => {
+                write!(f, "{what}: something between this process and the TPM altered it")
+            }
+            TpmError::SessionRefused { command } => write!(
+                f,
+                "the TPM refused the session HMAC of {command}, and the key has no PIN: the command or the session's secret was altered on its way"
+            ),
+            TpmError::BadOption { why, .. } => f.write_str(why),
             TpmError::Unreachable { location, reason, .. } => {
                 write!(f, "cannot reach the TPM at {location}: {reason}")
             }

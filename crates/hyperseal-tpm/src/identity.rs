@@ -3,12 +3,20 @@
 //! else is the library's tag code (`hyperseal::recipient::tag_held`).
 //!
 //! The TPM is reached, the primary re-created, the objects loaded and one session salted to the
-//! primary started on the first stanza this key's tag names, and kept for the identity's life:
+//! key itself started on the first stanza this key's tag names, and kept for the identity's life:
 //! a batch of files in one process costs one set-up, then per file the policy (when bound to
 //! PCRs) and the two operations, each authorized by the session's HMAC (the PIN never sent) with
 //! its secret answer encrypted (`session.rs`). A failure a
-//! retry would repeat (a wrong PIN, a lockout, another TPM, a changed PCR) is remembered, so
-//! one wrong PIN costs one dictionary-attack try, never one per file.
+//! retry would repeat (a wrong PIN, a lockout, another TPM, a changed PCR, an altered answer)
+//! is remembered, so one wrong PIN costs one dictionary-attack try, never one per file.
+//!
+//! Why the session is salted to the key and not to the primary: the key's point is in the
+//! identity file (it is the recipient), so only the TPM that holds the key's scalar can compute
+//! the salt, whatever answers arrive from the bus; the primary's point comes from the bus and
+//! would have to be tied to the file first, which age-plugin-tpm's first version, storing no
+//! parent name, cannot do. The primary's name, computed from the public area `CreatePrimary`
+//! returns, is still compared with the file's: it tells another TPM (or an altered answer)
+//! apart before anything is loaded.
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
@@ -88,8 +96,10 @@ impl TpmIdentity {
             }
         };
         let mut tpm = Tpm::open(&self.location)?;
-        let (primary, name, point) = tpm.create_primary()?;
-        let made = self.load_under(&mut tpm, primary, &name, &point);
+        // The name computed from the returned public area (checked against the answer's own
+        // name field in `create_primary`); its point is not used.
+        let (primary, name, _) = tpm.create_primary()?;
+        let made = self.load_under(&mut tpm, primary, &name);
         // The loaded objects and the salted session need their parent no more.
         let _ = tpm.flush(primary);
         let (ecdh, sealed, session) = made?;
@@ -97,17 +107,18 @@ impl TpmIdentity {
     }
 
     /// Loads the objects under the primary (or age-plugin-tpm's persistent SRK) and starts the
-    /// session salted to the primary; what was made is flushed again if a later step fails.
+    /// session salted to the key (the module docs say why); what was made is flushed again if
+    /// a later step fails.
     #[allow(clippy::type_complexity)]
     fn load_under(
         &self,
         tpm: &mut Tpm,
         primary: u32,
         name: &[u8],
-        point: &[u8; 65],
     ) -> Result<((u32, Vec<u8>), Option<(u32, Vec<u8>)>, Session), TpmError> {
-        // An empty name (age-plugin-tpm's first version) is not checked: the TPM refuses to
-        // load a blob under another parent, which says the same.
+        // An empty name (age-plugin-tpm's first version) cannot be checked: the TPM refuses to
+        // load a blob under another parent, which says the same, and the session's secrecy
+        // does not rest on the parent.
         let parent = if self.key.parent_name.is_empty() || name == self.key.parent_name {
             primary
         } else if tpm.read_public(SHARED_SRK).is_ok_and(|n| n == self.key.parent_name) {
@@ -126,7 +137,7 @@ impl TpmIdentity {
         let ecdh = load(tpm, &self.key.ecdh)?;
         let rest = (|| {
             let sealed = self.key.sealed.as_ref().map(|b| load(tpm, b)).transpose()?;
-            match tpm.start_session(primary, point, !self.key.pcrs.is_empty()) {
+            match tpm.start_session(ecdh.0, &self.key.point, !self.key.pcrs.is_empty()) {
                 Ok(s) => Ok((sealed, s)),
                 Err(e) => {
                     if let Some((h, _)) = &sealed {
@@ -178,11 +189,14 @@ impl TpmIdentity {
 
     /// Turns a refusal into what it means for this key (asking the TPM what it needs to say so).
     fn explain(&self, state: &mut State, e: TpmError) -> TpmError {
-        let TpmError::Refused { code, .. } = e else { return e };
+        let TpmError::Refused { command, code } = e else { return e };
         let Some(l) = state.loaded.as_mut() else {
             return e;
         };
         match code {
+            // Without a PIN the authValue is empty: the HMAC the TPM refused was keyed by the
+            // session alone, so the session or the command was not what reached the TPM.
+            rc::AUTH_FAIL | rc::BAD_AUTH if !self.key.pin => TpmError::SessionRefused { command },
             rc::AUTH_FAIL | rc::BAD_AUTH => {
                 let count = l.tpm.property(PT_LOCKOUT_COUNTER).ok().flatten();
                 let max = l.tpm.property(PT_MAX_AUTH_FAIL).ok().flatten();

@@ -1,7 +1,9 @@
 //! Making a TPM-bound key: the P-256 key is generated inside the TPM; the ML-KEM-768 seed is
 //! drawn here, sealed to the TPM under the same policy, used once to compute the public key and
 //! dropped (zeroized). Both objects come back wrapped to this TPM's storage primary. The PIN and
-//! the seed travel to the TPM encrypted, in a session salted to that primary.
+//! the seed travel to the TPM encrypted, in a session salted to that primary, whose point is
+//! taken as the TPM returns it (trust on first use: nothing is known yet to check it against;
+//! its name is computed from the returned area and must match the answer's own).
 
 use hyperseal::recipient::tag::TagRecipient;
 use hyperseal::recipient::tag_held;
@@ -30,15 +32,25 @@ pub struct Options<'a> {
 pub fn generate(location: &Location, o: &Options) -> Result<(TpmKey, TagRecipient), TpmError> {
     let pin = o.pin.unwrap_or(&[]);
     if pin.len() > MAX_PIN || pin.ends_with(&[0]) {
-        return Err(TpmError::BadIdentity(format!(
-            "a TPM PIN is at most {MAX_PIN} bytes, not ending in NUL"
-        )));
+        return Err(TpmError::BadOption {
+            why: format!("a TPM PIN is at most {MAX_PIN} bytes, not ending in a NUL byte"),
+            fix: "choose a shorter PIN (the TPM's lockout, not the length, stops guessing)".into(),
+        });
     }
     let mut pcrs: Vec<u8> = o.pcrs.to_vec();
     pcrs.sort_unstable();
     pcrs.dedup();
-    if pcrs.iter().any(|p| *p >= PCR_COUNT) {
-        return Err(TpmError::BadIdentity(format!("PCRs are numbered 0 to {}", PCR_COUNT - 1)));
+    let missing: Vec<String> = pcrs.iter().filter(|p| **p >= PCR_COUNT).map(u8::to_string).collect();
+    if !missing.is_empty() {
+        let (what, exist) = if missing.len() == 1 { ("PCR", "does") } else { ("PCRs", "do") };
+        return Err(TpmError::BadOption {
+            why: format!(
+                "{what} {} {exist} not exist: PCRs are numbered 0 to {}",
+                missing.join(", "),
+                PCR_COUNT - 1
+            ),
+            fix: format!("choose --pcr values from 0 to {} (7 holds the Secure Boot state)", PCR_COUNT - 1),
+        });
     }
     let mut tpm = Tpm::open(location)?;
     let (primary, parent_name, srk_point) = tpm.create_primary()?;

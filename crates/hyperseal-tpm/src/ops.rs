@@ -9,7 +9,7 @@ use crate::command::{cc, selection, Auth, Tpm, RH_NULL, RH_OWNER};
 use crate::error::TpmError;
 use crate::marshal::ALG_SHA256;
 use crate::marshal::{In, Out};
-use crate::session::{Session, DECRYPT as PARAM_IN, ENCRYPT as PARAM_OUT};
+use crate::session::{name_of, Session, DECRYPT as PARAM_IN, ENCRYPT as PARAM_OUT};
 
 const ALG_KEYEDHASH: u16 = 0x0008;
 const ALG_AES: u16 = 0x0006;
@@ -110,24 +110,46 @@ pub(crate) fn pcr_digest(pcrs: &[(u8, [u8; 32])]) -> [u8; 32] {
 }
 
 impl Tpm {
-    /// `CreatePrimary` of the SRK: its transient handle, its name and its public point (what a
-    /// session is salted to).
+    /// `CreatePrimary` of the SRK: its transient handle, its name and its public point.
+    ///
+    /// The name is computed here from the public area the answer holds, and the answer's own
+    /// name field must equal it: a point swapped on the bus then changes the name the caller
+    /// compares with the identity file's, instead of passing under an intact name field. The
+    /// area must be the SRK template's with a point filled in (what the TPM derives).
     pub(crate) fn create_primary(&mut self) -> Result<(u32, Vec<u8>, [u8; 65]), TpmError> {
+        let template = srk_template();
         let mut p = Out::default();
         p.sized(|s| {
             s.b(&[]).b(&[]);
         });
-        p.b(&srk_template()).b(&[]).u32(0);
+        p.b(&template).b(&[]).u32(0);
         let r = self.run("CreatePrimary", cc::CREATE_PRIMARY, &[RH_OWNER], Some(Auth::Empty), &p.0, 1)?;
-        let mut i = In::new(&r.params);
-        let point = ecc_point(i.b(MAX_PUBLIC)?)?;
-        i.b(MAX_PUBLIC)?; // creationData
-        i.b(64)?; // creationHash
-        i.u16()?;
-        i.u32()?;
-        i.b(64)?; // creationTicket
-        let name = i.b(MAX_NAME)?.to_vec();
-        Ok((r.handles[0], name, point))
+        let checked = (|| {
+            let mut i = In::new(&r.params);
+            let public = i.b(MAX_PUBLIC)?;
+            i.b(MAX_PUBLIC)?; // creationData
+            i.b(64)?; // creationHash
+            i.u16()?;
+            i.u32()?;
+            i.b(64)?; // creationTicket
+            let name = verified_name("CreatePrimary", public, i.b(MAX_NAME)?)?;
+            // The template's unique field is two 32-byte zero coordinates, each after its length.
+            let fixed = template.len() - 2 * (2 + 32);
+            if public.len() != template.len() || public[..fixed] != template[..fixed] {
+                return Err(TpmError::Protocol("CreatePrimary made a key of another template".into()));
+            }
+            Ok((name, ecc_point(public)?))
+        })();
+        match checked {
+            Ok((name, point)) => Ok((r.handles[0], name, point)),
+            Err(e) => {
+                // An answer not as the TPM wrote it: the connection is given up, and the primary
+                // the TPM did make is flushed (over a new connection on a simulator).
+                self.abandon();
+                let _ = self.flush(r.handles[0]);
+                Err(e)
+            }
+        }
     }
 
     /// `Create` under `parent` (its name `parent_name`), the sensitive part (PIN, data)
@@ -200,13 +222,8 @@ impl Tpm {
         Ok(Zeroizing::new(In::new(&r.params).b(128)?.to_vec()))
     }
 
-    /// `FlushContext`; errors are ignored by callers that clean up.
-    pub(crate) fn flush(&mut self, handle: u32) -> Result<(), TpmError> {
-        self.run("FlushContext", cc::FLUSH_CONTEXT, &[], None, &handle.to_be_bytes(), 0).map(drop)
-    }
-
-    /// A session salted to the primary `tpm_key` (its point `point`), unbound: an HMAC session,
-    /// or a policy session when `policy`.
+    /// A session salted to the loaded key `tpm_key` (its point `point`: the TPM uses the key's
+    /// scalar), unbound: an HMAC session, or a policy session when `policy`.
     pub(crate) fn start_session(
         &mut self,
         tpm_key: u32,
@@ -237,12 +254,12 @@ impl Tpm {
         Ok(())
     }
 
-    /// `ReadPublic`: the object's name.
+    /// `ReadPublic`: the object's name, computed from its public area (as `create_primary`).
     pub(crate) fn read_public(&mut self, handle: u32) -> Result<Vec<u8>, TpmError> {
         let r = self.run("ReadPublic", cc::READ_PUBLIC, &[handle], None, &[], 0)?;
         let mut i = In::new(&r.params);
-        i.b(MAX_PUBLIC)?;
-        Ok(i.b(MAX_NAME)?.to_vec())
+        let public = i.b(MAX_PUBLIC)?;
+        verified_name("ReadPublic", public, i.b(MAX_NAME)?)
     }
 
     /// `PCR_Read` of one SHA-256 PCR.
@@ -280,6 +297,25 @@ impl Tpm {
     }
 }
 
+/// The name of the object whose public area (`TPMT_PUBLIC`) is `public`: nameAlg ‖ H(public)
+/// (TCG TPM 2.0 Library, Part 1, "Names"), computed here; the name field of the same answer
+/// (`claimed`) must agree, or the answer was altered after the TPM wrote it.
+fn verified_name(command: &str, public: &[u8], claimed: &[u8]) -> Result<Vec<u8>, TpmError> {
+    let mut i = In::new(public);
+    i.u16()?;
+    if i.u16()? != ALG_SHA256 {
+        // Every object this crate makes or loads is named with SHA-256 (`name_of`).
+        return Err(TpmError::Protocol(format!("{command}: a key not named with SHA-256")));
+    }
+    let name = name_of(public);
+    if name != claimed {
+        return Err(TpmError::Altered(format!(
+            "the answer to {command} names another key than the public area it holds"
+        )));
+    }
+    Ok(name)
+}
+
 /// The uncompressed point of an ECC public area (a key of [`ecdh_template`], or the SRK).
 pub(crate) fn ecc_point(public: &[u8]) -> Result<[u8; 65], TpmError> {
     let bad = || TpmError::BadIdentity("the key's public area is not a P-256 point".into());
@@ -287,7 +323,10 @@ pub(crate) fn ecc_point(public: &[u8]) -> Result<[u8; 65], TpmError> {
     if i.u16()? != ALG_ECC {
         return Err(bad());
     }
-    i.u16()?;
+    if i.u16()? != ALG_SHA256 {
+        // Its name, which every session HMAC covers, is computed with SHA-256 (`name_of`).
+        return Err(TpmError::BadIdentity("the key is not named with SHA-256".into()));
+    }
     i.u32()?;
     i.b(64)?; // authPolicy
     if i.u16()? != ALG_NULL {

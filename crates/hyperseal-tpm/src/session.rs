@@ -1,8 +1,10 @@
 //! Salted sessions with parameter encryption (TCG TPM 2.0 Library, Part 1 §19 and §21): what
 //! keeps the PIN, the ML-KEM seed and the ECDH result off the bus between CPU and TPM.
 //!
-//! The session is salted to the storage primary (an ECC key: the salt is agreed by ECDH with an
-//! ephemeral key, KDFe), so its session key is unknown to anyone who only watches the bus. Each
+//! The session is salted to an ECC key of the TPM (the salt is agreed by ECDH with an ephemeral
+//! key, KDFe): to the key being used, whose point the identity file holds, or at key creation to
+//! the storage primary. Its session key is then unknown to anyone on the bus, as long as the
+//! point is the TPM's: hence the key's own point from the file (see `identity.rs`). Each
 //! command then carries an HMAC under session key ‖ authValue instead of the PIN, and the first
 //! parameter that holds a secret travels AES-128-CFB encrypted (the `inSensitive` of `Create`,
 //! the `outData` of `Unseal`, the `outPoint` of `ECDH_ZGen`). The TPM's answers are
@@ -58,8 +60,15 @@ fn nonce() -> Result<[u8; NONCE_LEN], TpmError> {
     Ok(n)
 }
 
+/// The session's salt from the ECDH result `z`: KDFe (Part 1 §11.4.10.3), one SHA-256 block
+/// over counter ‖ Z ‖ "SECRET\0" ‖ the ephemeral key's x ‖ the salting key's x.
+pub(crate) fn kdfe(z: &[u8], eph_x: &[u8], key_x: &[u8]) -> Zeroizing<[u8; 32]> {
+    let h = Sha256::new().chain_update(1u32.to_be_bytes()).chain_update(z).chain_update(b"SECRET\0");
+    Zeroizing::new(h.chain_update(eph_x).chain_update(key_x).finalize().into())
+}
+
 /// `KDFa(SHA-256, key, label, contextU, contextV, 256)`, Part 1 §11.4.10.2: one HMAC block.
-fn kdfa(key: &[u8], label: &str, u: &[u8], v: &[u8]) -> Zeroizing<[u8; 32]> {
+pub(crate) fn kdfa(key: &[u8], label: &str, u: &[u8], v: &[u8]) -> Zeroizing<[u8; 32]> {
     let k = hmac::Key::new(hmac::HMAC_SHA256, key);
     let mut c = hmac::Context::with_key(&k);
     for part in [&1u32.to_be_bytes()[..], label.as_bytes(), &[0], u, v, &256u32.to_be_bytes()] {
@@ -91,7 +100,7 @@ fn first_b(params: &mut [u8]) -> Result<&mut [u8], TpmError> {
 }
 
 impl Session {
-    /// `StartAuthSession`'s parameters for a session salted to the primary whose uncompressed
+    /// `StartAuthSession`'s parameters for a session salted to the key whose uncompressed
     /// point is `point`, and the salt that makes the session from the answer.
     pub(crate) fn start_params(point: &[u8; 65], policy: bool) -> Result<(Vec<u8>, Salting), TpmError> {
         let eph = agreement::PrivateKey::generate(&agreement::ECDH_P256).map_err(|_| crypto("key"))?;
@@ -99,17 +108,7 @@ impl Session {
         let eph_pub: [u8; 65] = eph_pub.as_ref().try_into().map_err(|_| crypto("key"))?;
         let peer = agreement::UnparsedPublicKey::new(&agreement::ECDH_P256, &point[..]);
         let z = agreement::agree(&eph, peer, crypto("agreement"), |z| Ok(Zeroizing::new(z.to_vec())))?;
-        // KDFe (Part 1 §11.4.10.3): SHA-256(counter ‖ Z ‖ "SECRET\0" ‖ ephemeral x ‖ key's x).
-        let salt: Zeroizing<[u8; 32]> = Zeroizing::new(
-            Sha256::new()
-                .chain_update(1u32.to_be_bytes())
-                .chain_update(&z[..])
-                .chain_update(b"SECRET\0")
-                .chain_update(&eph_pub[1..33])
-                .chain_update(&point[1..33])
-                .finalize()
-                .into(),
-        );
+        let salt = kdfe(&z, &eph_pub[1..33], &point[1..33]);
         let caller = nonce()?;
         let mut p = Out::default();
         p.b(&caller).sized(|s| {
@@ -157,6 +156,7 @@ impl Session {
     /// when `attrs` asked for it.
     pub(crate) fn verify(
         &mut self,
+        command: &str,
         code: u32,
         value: &[u8],
         caller: &[u8],
@@ -172,9 +172,7 @@ impl Session {
         let rp_hash = rp_hash.chain_update(&*params).finalize();
         let want = self.mac(&sv, &[&rp_hash, &nonce_tpm, caller, &[attrs]]);
         if !bool::from(want.ct_eq(tag)) {
-            return Err(TpmError::Protocol(
-                "the TPM's answer failed its session HMAC (a tampered bus?)".into(),
-            ));
+            return Err(TpmError::Altered(format!("the answer to {command} fails its session HMAC")));
         }
         self.nonce_tpm = nonce_tpm;
         if attrs & ENCRYPT != 0 {

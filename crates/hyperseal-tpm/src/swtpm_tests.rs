@@ -80,14 +80,14 @@ impl Drop for Swtpm {
     }
 }
 
-struct Pin(&'static str);
+pub(crate) struct Pin(pub &'static str);
 impl hyperseal::recipient::Callbacks for Pin {
     fn request_passphrase(&self, _: &str) -> Option<zeroize::Zeroizing<String>> {
         Some(zeroize::Zeroizing::new(self.0.into()))
     }
 }
 
-fn stanza(r: &dyn Recipient) -> (FileKey, hyperseal::format::Stanza) {
+pub(crate) fn stanza(r: &dyn Recipient) -> (FileKey, hyperseal::format::Stanza) {
     let fk = FileKey::generate(16);
     (fk.clone(), r.wrap_file_key(&fk).unwrap().0.remove(0))
 }
@@ -116,7 +116,7 @@ fn both_kinds_open_many_stanzas_with_one_set_up() {
     }
 }
 
-fn tpm_error(r: Option<Result<FileKey, Error>>) -> String {
+pub(crate) fn tpm_error(r: Option<Result<FileKey, Error>>) -> String {
     let e = r.unwrap().expect_err("an error");
     let (m, h) = crate::split_hint(&e).unwrap_or_else(|| panic!("not a TPM error: {e}"));
     format!("{m} | {h}")
@@ -157,7 +157,7 @@ fn an_age_plugin_tpm_identity_opens_p256tag_stanzas() {
     let Some(tpm) = Swtpm::start() else { return };
     let o = Options { postquantum: false, pin: Some(b"42"), pcrs: &[] };
     let (key, recipient) = generate(&tpm.location, &o).unwrap();
-    let line = crate::age_plugin_tpm::encode(&key);
+    let line = crate::age_plugin_tpm::encode(&key, 2);
     assert!(line.starts_with("AGE-PLUGIN-TPM-1") && crate::age_plugin_tpm::is_identity(&line));
     let theirs = crate::age_plugin_tpm::parse(&line).unwrap();
     assert!(theirs.has_pin() && !theirs.is_postquantum());
@@ -168,5 +168,17 @@ fn an_age_plugin_tpm_identity_opens_p256tag_stanzas() {
         let data = hyperseal::recipient::plugin::identity_data(&line).unwrap().1;
         let short = hyperseal::recipient::plugin::identity_string("tpm", &data[..cut.min(data.len() - 1)]);
         assert!(crate::age_plugin_tpm::parse(&short).is_err());
+    }
+}
+
+#[test]
+fn a_pcr_bound_key_with_a_pin_opens_in_a_policy_session_salted_to_itself() {
+    let Some(tpm) = Swtpm::start() else { return };
+    let o = Options { postquantum: true, pin: Some(b"2580"), pcrs: &[0, 7] };
+    let (key, recipient) = generate(&tpm.location, &o).unwrap();
+    let id = TpmIdentity::new(key, tpm.location.clone(), Arc::new(Pin("2580")), "k");
+    for _ in 0..3 {
+        let (fk, s) = stanza(&recipient);
+        assert_eq!(id.unwrap_stanza(&s).unwrap().unwrap().expose(), fk.expose());
     }
 }
