@@ -51,6 +51,9 @@ pub struct RestoreSummary {
     pub links: u64,
     /// Bytes written.
     pub bytes: u64,
+    /// Files not restored, and why: a chunk that no place holds whole (a damaged or missing
+    /// pack, an index that lies). The rest of the snapshot is restored around them.
+    pub failed: Vec<(String, String)>,
 }
 
 /// Prefix of the temporary names a restore writes under (then 32 hex digits).
@@ -190,7 +193,14 @@ pub fn restore(
         }
     }
     let written = write_files(reader, &index, target, opts, &files)?;
+    let lost: HashSet<&str> = written.failed.iter().map(|(p, _)| p.as_str()).collect();
+    let mut failed_links = Vec::new();
     for (path, target) in links {
+        if lost.contains(target.as_str()) {
+            failed_links
+                .push((path.to_string(), format!("another name of {target}, which was not restored")));
+            continue;
+        }
         let (at, from) = (r.place(path)?, r.place(target)?);
         // The link's source must be the file this restore wrote, not a link put there since.
         if !fs::symlink_metadata(&from)?.is_file() {
@@ -200,7 +210,8 @@ pub fn restore(
     }
     finish_dirs(dirs)?;
     let mut sum = r.sum;
-    (sum.files, sum.bytes) = (written.files, written.bytes);
+    (sum.files, sum.bytes, sum.failed) = (written.files, written.bytes, written.failed);
+    sum.failed.extend(failed_links);
     Ok(sum)
 }
 
@@ -267,6 +278,7 @@ fn write_files(
 ) -> Result<RestoreSummary> {
     let idle: Mutex<Vec<Restorer<'_, '_>>> = Mutex::new(Vec::new());
     let failed: Mutex<Option<(usize, Error)>> = Mutex::new(None);
+    let damaged: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
     let stop = AtomicBool::new(false);
     let one = |i: usize| -> std::result::Result<(), hyperseal::Error> {
         if stop.load(Ordering::Relaxed) {
@@ -277,6 +289,16 @@ fn write_files(
         let mut r = taken.unwrap_or_else(|| Restorer::new(reader, index, target, opts));
         let done = r.place(job.path).and_then(|at| r.file(&at, job.chunks, job.mode, job.mtime));
         idle.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+        // A file whose data is damaged costs that file only; anything else (the target
+        // refusing a write, a full disk) stops the restore.
+        let done = match done {
+            Ok(Err(why)) => {
+                damaged.lock().unwrap_or_else(|p| p.into_inner()).push((i, why));
+                Ok(())
+            }
+            Ok(Ok(())) => Ok(()),
+            Err(e) => Err(e),
+        };
         if let Err(e) = done {
             stop.store(true, Ordering::Relaxed);
             let mut slot = failed.lock().unwrap_or_else(|p| p.into_inner());
@@ -292,6 +314,9 @@ fn write_files(
         return Err(e);
     }
     let mut sum = RestoreSummary::default();
+    let mut damaged = damaged.into_inner().unwrap_or_else(|p| p.into_inner());
+    damaged.sort();
+    sum.failed = damaged.into_iter().map(|(i, why)| (files[i].path.to_string(), why)).collect();
     for r in idle.into_inner().unwrap_or_else(|p| p.into_inner()) {
         (sum.files, sum.bytes) = (sum.files + r.sum.files, sum.bytes + r.sum.bytes);
     }
@@ -380,12 +405,27 @@ impl<'r, 'a> Restorer<'r, 'a> {
         Ok(())
     }
 
-    fn file(&mut self, at: &Path, chunks: &[String], mode: u32, mtime: i64) -> Result<()> {
+    /// Writes one file whole, or not at all: `Ok(Err(why))` where its data is damaged (the
+    /// restore goes on without it), `Err` where the target fails (the restore stops).
+    fn file(
+        &mut self,
+        at: &Path,
+        chunks: &[String],
+        mode: u32,
+        mtime: i64,
+    ) -> Result<std::result::Result<(), String>> {
         let mut written = 0u64;
+        let mut damage = None;
         let mut fill = |tmp: &Path| -> io::Result<()> {
             let mut f = sys::create_private(tmp)?;
             for c in chunks {
-                let data = self.chunk(c).map_err(io::Error::other)?;
+                let data = match self.chunk(c) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        damage = Some(e.to_string());
+                        return Ok(());
+                    }
+                };
                 f.write_all(&data)?;
                 written += data.len() as u64;
             }
@@ -393,7 +433,12 @@ impl<'r, 'a> Restorer<'r, 'a> {
             sys::set_mtime(&f, mtime)
         };
         let tmp = at.with_file_name(format!("{TMP_PREFIX}{}", random_name()));
-        if let Err(e) = fill(&tmp) {
+        let filled = fill(&tmp);
+        if let Some(why) = damage {
+            let _ = fs::remove_file(&tmp);
+            return Ok(Err(why));
+        }
+        if let Err(e) = filled {
             let _ = fs::remove_file(&tmp);
             return Err(e.into());
         }
@@ -403,7 +448,7 @@ impl<'r, 'a> Restorer<'r, 'a> {
         }
         self.sum.files += 1;
         self.sum.bytes += written;
-        Ok(())
+        Ok(Ok(()))
     }
 
     /// One chunk's plaintext, checked against its id: from the first place that holds it

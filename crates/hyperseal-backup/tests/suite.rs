@@ -2,6 +2,8 @@
 
 #[path = "suite/common.rs"]
 mod common;
+#[path = "suite/damage.rs"]
+mod damage;
 #[path = "suite/hostile.rs"]
 mod hostile;
 #[path = "suite/kills.rs"]

@@ -145,7 +145,16 @@ pub fn restore(a: RestoreArgs) -> Result<()> {
             started.elapsed().as_secs_f64()
         );
     }
-    Ok(())
+    for (path, why) in &done.failed {
+        eprintln!("hyperseal: error: {}: not restored: {}", printable(path), printable(why));
+    }
+    match done.failed.len() {
+        0 => Ok(()),
+        n => Err(hint(
+            format!("{n} files could not be restored (named above); every other file was"),
+            "hyperseal backup check --read-data names the damaged objects",
+        )),
+    }
 }
 
 #[derive(Args)]
