@@ -28,6 +28,8 @@ mod rekey;
 mod repo;
 mod restore;
 mod s3;
+mod serve;
+mod ssh;
 mod store;
 mod sys;
 
@@ -43,4 +45,6 @@ pub use rekey::{rekey, RekeyReport};
 pub use repo::{init, init_with, Index, Reader, Skipped};
 pub use restore::{restore, RestoreOptions, RestoreSummary};
 pub use s3::{S3Config, S3Store};
+pub use serve::{serve, ServeOptions};
+pub use ssh::{ssh_command, SshStore};
 pub use store::{LocalStore, ObjectInfo, ReadSeek, Store};

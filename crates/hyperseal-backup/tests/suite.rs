@@ -26,6 +26,8 @@ mod restoring;
 mod roundtrip;
 #[path = "suite/s3.rs"]
 mod s3;
+#[path = "suite/serve.rs"]
+mod serve;
 #[path = "suite/trust.rs"]
 mod trust;
 #[path = "suite/walking.rs"]

@@ -28,6 +28,7 @@ mod agent_pin;
 mod agent_strangers;
 mod backup_agent;
 mod backup_s3;
+mod backup_ssh;
 mod c2sp_interop;
 mod cli;
 mod completions;

@@ -6,6 +6,7 @@
 mod admin;
 mod read;
 mod s3;
+mod serve;
 mod write;
 
 use std::path::PathBuf;
@@ -61,6 +62,8 @@ enum Verb {
     /// Removal is not revocation: a removed reader may have copied the repository or its file
     /// keys already. Give writers the new writer key (--writer-key) too.
     Rekey(admin::RekeyArgs),
+    /// Serve a repository folder on standard input and output (an ssh forced command).
+    Serve(serve::ServeArgs),
 }
 
 /// The repository: `--repo`, or HYPERSEAL_REPO.
@@ -118,6 +121,9 @@ impl RepoArg {
             None => std::env::var("HYPERSEAL_REPO")
                 .map_err(|_| usage("no repository given", "give --repo REPO, or set HYPERSEAL_REPO"))?,
         };
+        if repo.starts_with("ssh://") {
+            return Ok(Repo { store: Box::new(serve::store(&repo)?), name: repo, local: None });
+        }
         if repo.starts_with("s3://") {
             let store = Box::new(s3::store(&repo)?);
             return Ok(Repo { store, name: repo, local: None });
@@ -156,6 +162,7 @@ pub fn run(a: BackupArgs) -> Result<()> {
         Verb::Prune(a) => admin::prune(a),
         Verb::Unlock(a) => admin::unlock(a),
         Verb::Rekey(a) => admin::rekey(a),
+        Verb::Serve(a) => serve::serve(a),
     };
     done.map_err(explain)
 }
@@ -177,6 +184,11 @@ fn explain(e: anyhow::Error) -> anyhow::Error {
         Error::Io(e) if e.kind() == std::io::ErrorKind::PermissionDenied && e.to_string().starts_with("S3") => (
             e.to_string(),
             "these S3 credentials do not allow it (a backed-up host's allow adding objects only, by design)",
+            None,
+        ),
+        Error::Io(e) if e.to_string().contains(": append-only repository: ") => (
+            e.to_string(),
+            "this server serves writers only (backup serve --append-only): read the folder, or through a plain backup serve",
             None,
         ),
         Error::Crypto(hyperseal::Error::NoIdentityMatched) => (
