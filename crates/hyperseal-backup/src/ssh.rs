@@ -19,12 +19,15 @@ use hyperseal::rekey::{Change, Report};
 
 use crate::error::{Error, Result};
 use crate::serve::wire::{self, Msg, Parse};
-use crate::store::{ObjectInfo, ReadSeek, Store};
+use crate::store::{check_name, ObjectInfo, ReadSeek, Store};
 
 /// A ranged reader fetches at least this much at once (the decrypting reader's batch).
 const READ_AHEAD: usize = 1 << 20;
 /// How much of the child's standard error is kept for a message (its last lines).
 const STDERR_KEPT: usize = 2048;
+/// Most objects a listing takes from the server (the server's own bound, and the S3 store's):
+/// a server that sends more is not believed.
+const MAX_LIST: usize = 1 << 22;
 
 /// A store served by `hyperseal backup serve` over a child process's pipes (or any stream).
 pub struct SshStore {
@@ -260,6 +263,28 @@ impl Conn {
         io::Error::new(io::ErrorKind::ConnectionAborted, msg)
     }
 
+    /// One frame of a listing into `out`; whether more follow. A listing is the server's word:
+    /// a name that leaves the folder, or a listing past the bound, is refused.
+    fn listed(&self, body: &[u8], folder: &str, out: &mut Vec<ObjectInfo>) -> io::Result<bool> {
+        let mut p = Parse(body);
+        let more = p.u8()?;
+        while !p.0.is_empty() {
+            let (n, size, secs, nanos) = (p.str()?, p.u64()?, p.u64()?, p.u32()?);
+            let name = format!("{folder}/{n}");
+            check_name(&name)?;
+            if n.contains('/') || out.len() >= MAX_LIST {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: a listing of {folder}/ past the bound or with {n:?}", self.name),
+                ));
+            }
+            let modified = (secs != u64::MAX)
+                .then(|| SystemTime::UNIX_EPOCH + Duration::new(secs, nanos.min(999_999_999)));
+            out.push(ObjectInfo { name, size, modified });
+        }
+        Ok(more == 1)
+    }
+
     /// A ranged read: the object's size and the bytes.
     fn get_range(&self, name: &str, offset: u64, len: usize) -> io::Result<(u64, Vec<u8>)> {
         let body = self.call(&[Msg::new(wire::GET).str(name).u64(offset).u32(len as u32).0])?;
@@ -326,20 +351,16 @@ impl Store for SshStore {
         let mut st = c.state.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::new();
         let mut body = c.exchange(&mut st, &[Msg::new(wire::LIST).str(folder).0], true)?;
-        let prefix = folder.trim_end_matches('/');
         loop {
-            let mut p = Parse(&body);
-            let more = p.u8()?;
-            while !p.0.is_empty() {
-                let (n, size, secs, nanos) = (p.str()?, p.u64()?, p.u64()?, p.u32()?);
-                let modified = (secs != u64::MAX)
-                    .then(|| SystemTime::UNIX_EPOCH + Duration::new(secs, nanos.min(999_999_999)));
-                out.push(ObjectInfo { name: format!("{prefix}/{n}"), size, modified });
+            match c.listed(&body, folder.trim_end_matches('/'), &mut out) {
+                Ok(false) => return Ok(out),
+                Ok(true) => body = c.exchange(&mut st, &[], true)?,
+                Err(e) => {
+                    // The rest of the listing's frames are unread: out of step from here.
+                    st.broken = Some((e.kind(), e.to_string()));
+                    return Err(e);
+                }
             }
-            if more == 0 {
-                return Ok(out);
-            }
-            body = c.exchange(&mut st, &[], true)?;
         }
     }
 

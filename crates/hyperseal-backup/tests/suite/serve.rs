@@ -247,3 +247,21 @@ fn a_backup_through_an_append_only_server_restores_byte_for_byte_through_a_plain
     let rep = hyperseal_backup::check(&reader, true).unwrap();
     assert!(rep.errors.is_empty(), "{rep:?}");
 }
+
+#[test]
+fn an_ssh_url_becomes_one_ssh_command_and_an_option_in_disguise_is_refused() {
+    let ssh = ["ssh".to_string(), "-i".into(), "/k".into()];
+    assert_eq!(
+        hyperseal_backup::ssh_command("ssh://bk@host.example:2222/srv/bk/it's", &ssh).unwrap(),
+        ["ssh", "-i", "/k", "-p", "2222", "bk@host.example", r"hyperseal backup serve '/srv/bk/it'\''s'"]
+    );
+    assert_eq!(
+        hyperseal_backup::ssh_command("ssh://[::1]/r", &ssh[..1]).unwrap(),
+        ["ssh", "::1", "hyperseal backup serve '/r'"]
+    );
+    for bad in
+        ["ssh://-oProxyCommand=x/r", "ssh://-l@h/r", "ssh://h:port/r", "ssh://h", "ssh://h/", "s3://b/p"]
+    {
+        assert!(hyperseal_backup::ssh_command(bad, &ssh).is_none(), "{bad}");
+    }
+}
