@@ -78,6 +78,7 @@ enum Op {
     Read,
     List,
     Delete,
+    Rekey,
 }
 
 fn refused(msg: String) -> io::Error {
@@ -144,6 +145,13 @@ impl Server<'_> {
                 let done = self.check(Op::Delete, name).and_then(|_| self.store.delete(name));
                 self.answer(done.map(|_| vec![wire::OK]))
             }
+            wire::REHEAD => {
+                let (name, old_len) = (p.str()?, p.u32()? as usize);
+                let old = p.0.get(..old_len).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidData))?;
+                let new = &p.0[old_len..];
+                let done = self.rehead(name, old, new);
+                self.answer(done.map(|n| Msg::new(wire::OK).u64(n).0))
+            }
             _ => Err(io::Error::new(io::ErrorKind::InvalidData, "an unknown or unexpected request")),
         }
     }
@@ -179,6 +187,7 @@ impl Server<'_> {
                 Err(refused(format!("reading {name} (a writer reads only data/*.ids and index/*.ids)")))
             }
             Op::Delete => Err(refused(format!("deleting {name}"))),
+            Op::Rekey => Err(refused(format!("re-keying {name}"))),
         }
     }
 
@@ -279,6 +288,33 @@ impl Server<'_> {
         let path = self.root.join(name);
         fs::hard_link(tmp, &path).map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
         File::open(path.parent().expect("names have a folder"))?.sync_all()
+    }
+
+    /// A re-key's new header: the object is replaced by `new` and its bytes past `old` (its
+    /// old header, as the client read it, which must still be there). The payload is copied
+    /// here, on the server, byte for byte; only headers cross the link. The new object is
+    /// written under a temporary and renamed over the old one, so a crash leaves one or the
+    /// other whole. Returns the new object's length.
+    fn rehead(&self, name: &str, old: &[u8], new: &[u8]) -> io::Result<u64> {
+        self.check(Op::Rekey, name)?;
+        let path = self.root.join(name);
+        let mut f = File::open(&path).map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
+        let mut head = vec![0u8; old.len()];
+        if f.read_exact(&mut head).is_err() || head != old {
+            return Err(io::Error::other(format!(
+                "{name} changed since its header was read: run rekey again"
+            )));
+        }
+        let dir = path.parent().expect("names have a folder");
+        let tmp = Temp(dir.join(format!(".tmp-{}", crate::keys::random_name())));
+        let mut out = File::options().write(true).create_new(true).open(&tmp.0)?;
+        out.write_all(new)?;
+        let copied = io::copy(&mut f, &mut out)?;
+        out.set_permissions(f.metadata()?.permissions())?;
+        out.sync_all()?;
+        fs::rename(&tmp.0, &path)?;
+        File::open(dir)?.sync_all()?;
+        Ok(new.len() as u64 + copied)
     }
 
     /// A ranged read: the object's size, then at most `len` bytes from `offset`.

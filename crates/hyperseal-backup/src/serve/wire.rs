@@ -25,6 +25,7 @@ pub(crate) const DATA: u8 = 3;
 pub(crate) const GET: u8 = 4;
 pub(crate) const LIST: u8 = 5;
 pub(crate) const DELETE: u8 = 6;
+pub(crate) const REHEAD: u8 = 7;
 
 /// Answers.
 pub(crate) const OK: u8 = 0;

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use hyperseal_backup::{restore, serve, Reader, RestoreOptions, ServeOptions, Source, SshStore, Store};
 
-use crate::common::{describe, noise, small, Repo};
+use hyperseal::Kind;
+
+use crate::common::{describe, make_tree, noise, small, Key, Repo};
 
 const NAME: &str = "ssh://backup@test/srv/repo";
 
@@ -264,4 +266,39 @@ fn an_ssh_url_becomes_one_ssh_command_and_an_option_in_disguise_is_refused() {
     {
         assert!(hyperseal_backup::ssh_command(bad, &ssh).is_none(), "{bad}");
     }
+}
+
+/// A reader's re-key through a plain server: only headers cross; the server puts each new one
+/// before the old payload, which stays byte for byte.
+#[test]
+fn a_rekey_through_a_plain_server_sends_headers_only_and_keeps_every_payload() {
+    let leaving = Key::new(Kind::Hybrid);
+    let repo = Repo::new(&[&leaving]);
+    let src = repo.path("src");
+    make_tree(&src);
+    repo.backup(&[&src]);
+    let payloads = || -> Vec<(String, String)> {
+        let mut out: Vec<_> = (repo.age_objects().into_iter().filter(|n| !n.starts_with("keys/")))
+            .map(|n| {
+                let bytes = std::fs::read(repo.store.root().join(&n)).unwrap();
+                let head = hyperseal::Decryptor::from_slice(&bytes).unwrap().header().encode_len();
+                (n, blake3::hash(&bytes[head..]).to_hex().to_string())
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let before = payloads();
+    let (plain, _server) = served(repo.store.root(), ServeOptions::default());
+    let ids = repo.reader.identities();
+    let reader = Reader::open(&plain, &ids).unwrap();
+    let keep = vec![repo.reader.public.clone()];
+    let done = hyperseal_backup::rekey(&reader, &keep, false, None).unwrap();
+    assert!(done.failed.is_empty(), "{:?}", done.failed);
+    assert_eq!(done.rewritten as usize, before.len(), "{done:?}");
+    assert_eq!(payloads(), before, "no payload byte changed");
+    assert!(temporaries(repo.store.root()).is_empty());
+    assert!(Reader::open(&repo.store, &leaving.identities()).is_err(), "the removed reader opens nothing");
+    let rep = hyperseal_backup::check(&repo.open(), true).unwrap();
+    assert!(rep.errors.is_empty(), "{rep:?}");
 }
