@@ -40,7 +40,7 @@ C2SP_VECTORS_PKG := cryptography_vectors==50.0.2
 C2SP_VECTORS_SHA256 := 99e0330ddfe2df9d80572f672767d77614b3d4ad356658bb9bd7c2a2e6c9b9d6
 BENCH_ARGS ?= --quick
 
-.PHONY: all build install bench-build test bench tools age age-header pyrage-tests sops minio mc tag-plugin ssh-keygen sshd strace swtpm test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test wasm-test-only chromium venv c2sp-vectors python python-test python-test-only python-bench \
+.PHONY: all build install bench-build test bench tools age age-header pyrage-tests sops minio mc tag-plugin ssh-keygen sshd strace swtpm restic test-plugin rage node-addon wasm-deps wasm-bench clean fmt clippy lint fuzz fuzz-tools fuzz-cmin wasm-target wasm-core test-portable wasm wasm-bindgen-cli wasm-test wasm-test-only chromium venv c2sp-vectors python python-test python-test-only python-bench \
 	cargo-cyclonedx auditwheel wheel-tools arm64-root dist dist-test man-db \
 	build-windows build-arm64 cross-toolchains dist-builds age-cross test-plugin-windows cross-test-tools test-windows test-arm64
 
@@ -201,7 +201,13 @@ swtpm:
 	@command -v swtpm >/dev/null && command -v tpm2_pcrextend >/dev/null || { apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends swtpm swtpm-tools tpm2-tools; }
 
-TOOLS_LIST := age sops tag-plugin ssh-keygen sshd strace swtpm test-plugin age-header venv c2sp-vectors rage
+# restic 0.14 (Debian's package): the backup crate's forget tests compare its policy with
+# restic's (crates/hyperseal-backup/tests/suite/forget.rs, crates/hyperseal-cli/tests/backup_forget.rs).
+restic:
+	@command -v restic >/dev/null || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends restic; }
+
+TOOLS_LIST := age sops tag-plugin ssh-keygen sshd strace swtpm restic test-plugin age-header venv c2sp-vectors rage
 tools: $(TOOLS_LIST)
 
 # The `hyperseal` Python package (bindings/python, PyO3 stable ABI) built by maturin into the venv.

@@ -19,6 +19,7 @@
 mod backup;
 mod check;
 mod error;
+mod forget;
 pub mod format;
 mod keys;
 mod listing;
@@ -36,11 +37,14 @@ mod sys;
 pub use backup::{backup, BackupOptions, BackupSummary, Progress, Source};
 pub use check::{check, CheckReport};
 pub use error::{Error, Result};
+pub use forget::{
+    forget, forget_with, tag_list, Filter, ForgetGroup, ForgetOptions, ForgetReport, GroupBy, Keep, Within,
+};
 pub use format::snapshot::{Entry, Snapshot};
 pub use hyperseal::recipient::plugin::Plugins;
 pub use keys::{ChunkId, WriterKey};
 pub use listing::{SnapshotInfo, Snapshots};
-pub use prune::{forget, prune, unlock, ForgetReport, Keep, PruneOptions, PruneReport};
+pub use prune::{prune, unlock, PruneOptions, PruneReport};
 pub use rekey::{rekey, RekeyReport};
 pub use repo::{init, init_with, Index, Reader, Skipped};
 pub use restore::{restore, RestoreOptions, RestoreSummary};

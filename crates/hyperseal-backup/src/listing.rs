@@ -41,6 +41,8 @@ struct Head {
     host: String,
     run: String,
     paths: Vec<String>,
+    #[serde(default)]
+    tags: Vec<String>,
     #[allow(dead_code)]
     entries: IgnoredAny,
 }
@@ -50,8 +52,8 @@ fn head(b: &[u8]) -> Result<Snapshot> {
     if h.version != 1 {
         return Err(crate::error::format(format!("snapshot version {} is not supported", h.version)));
     }
-    let Head { version, time, nanos, host, run, paths, .. } = h;
-    Ok(Snapshot { version, time, nanos, host, run, paths, entries: Vec::new() })
+    let Head { version, time, nanos, host, run, paths, tags, .. } = h;
+    Ok(Snapshot { version, time, nanos, host, run, paths, tags, entries: Vec::new() })
 }
 
 impl Reader<'_> {
@@ -143,6 +145,7 @@ mod tests {
             host: "h".into(),
             run: "r".into(),
             paths: vec!["p".into()],
+            tags: Vec::new(),
             entries: vec![Entry::Dir { path: "p".into(), mode: 0o755, mtime: 1 }],
         };
         let h = head(&s.encode()).unwrap();

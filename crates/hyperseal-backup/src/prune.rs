@@ -1,4 +1,4 @@
-//! `forget` and `prune`: the only operations that delete, and both need an identity.
+//! `prune` (with `forget`, the only operations that delete; both need an identity).
 //!
 //! Writers take no lock, so prune must never delete what a running backup may still use (a
 //! chunk it found in an id list, or a pack it wrote). The rule, two marks and two looks:
@@ -26,71 +26,6 @@ use crate::store::Store;
 
 /// The prune lock's name.
 pub const LOCK: &str = "locks/prune";
-
-/// What `forget` removed.
-#[derive(Clone, Debug, Default)]
-pub struct ForgetReport {
-    /// Snapshot ids removed.
-    pub removed: Vec<String>,
-    /// Snapshot ids kept.
-    pub kept: Vec<String>,
-    /// Snapshot objects that did not open: neither kept nor removed.
-    pub skipped: Vec<Skipped>,
-}
-
-/// Which snapshots `forget` keeps, as restic's policy: the newest `last`, and the newest of
-/// each of the `daily`, `weekly` (Monday to Sunday) and `monthly` most recent periods that
-/// have one (UTC). A snapshot any rule keeps is kept.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Keep {
-    /// The newest N snapshots.
-    pub last: usize,
-    /// The newest snapshot of each of the last N days that have one.
-    pub daily: usize,
-    /// … of each of the last N weeks.
-    pub weekly: usize,
-    /// … of each of the last N months.
-    pub monthly: usize,
-}
-
-/// The period a snapshot's time falls in, for each rule (days, Monday-weeks, months since the
-/// epoch); `last` puts every snapshot in its own.
-fn periods(time: i64, i: usize) -> [i64; 4] {
-    let days = time.div_euclid(86_400);
-    // 1970-01-01 was a Thursday: +3 makes weeks start on Mondays.
-    let week = (days + 3).div_euclid(7);
-    let (y, m, _) = hyperseal::time::civil_from_days(days);
-    [i as i64, days, week, y * 12 + m]
-}
-
-/// Removes every snapshot the policy does not keep. Deletes only snapshot objects, so it needs
-/// no lock: a writer never reads snapshots. A policy that keeps nothing is refused.
-pub fn forget(reader: &Reader<'_>, keep: Keep) -> Result<ForgetReport> {
-    let mut left = [keep.last, keep.daily, keep.weekly, keep.monthly];
-    if left.iter().all(|n| *n == 0) {
-        return Err(Error::Refused("a policy that keeps no snapshot: give --keep-last and the like".into()));
-    }
-    let listed = reader.snapshots()?;
-    let mut all = listed.list;
-    all.reverse();
-    let mut seen: [Option<i64>; 4] = [None; 4];
-    let mut rep = ForgetReport { skipped: listed.skipped, ..ForgetReport::default() };
-    for (i, s) in all.into_iter().enumerate() {
-        let mut kept = false;
-        for (rule, period) in periods(s.snapshot.time, i).into_iter().enumerate() {
-            if left[rule] > 0 && seen[rule] != Some(period) {
-                (seen[rule], left[rule], kept) = (Some(period), left[rule] - 1, true);
-            }
-        }
-        if kept {
-            rep.kept.push(s.id);
-        } else {
-            reader.store.delete(&format!("snapshots/{}", s.id))?;
-            rep.removed.push(s.id);
-        }
-    }
-    Ok(rep)
-}
 
 /// How to prune.
 #[derive(Clone, Copy, Debug)]

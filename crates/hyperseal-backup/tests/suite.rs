@@ -4,6 +4,8 @@
 mod common;
 #[path = "suite/damage.rs"]
 mod damage;
+#[path = "suite/forget.rs"]
+mod forget;
 #[path = "suite/hostile.rs"]
 mod hostile;
 #[path = "suite/kills.rs"]

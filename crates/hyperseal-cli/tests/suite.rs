@@ -27,6 +27,7 @@ mod agent_memory;
 mod agent_pin;
 mod agent_strangers;
 mod backup_agent;
+mod backup_forget;
 mod backup_s3;
 mod backup_ssh;
 mod c2sp_interop;

@@ -47,6 +47,8 @@ pub enum Source {
 pub struct BackupOptions<'a> {
     /// The host name recorded in the snapshot.
     pub host: String,
+    /// Tags recorded in the snapshot (for `forget` and `snapshots` to select by).
+    pub tags: Vec<String>,
     /// The snapshot's time (seconds since the epoch): the caller's clock.
     pub time: i64,
     /// Nanoseconds past `time`.
@@ -76,6 +78,7 @@ impl Default for BackupOptions<'_> {
     fn default() -> Self {
         BackupOptions {
             host: String::new(),
+            tags: Vec::new(),
             time: 0,
             nanos: 0,
             excludes: Vec::new(),
@@ -222,6 +225,7 @@ fn backup_marked(
         host: opts.host.clone(),
         run: run.to_string(),
         paths,
+        tags: opts.tags.clone(),
         entries,
     };
     let sealed = object::seal(recipients, &snap.encode())?;

@@ -23,6 +23,10 @@ pub struct Snapshot {
     pub run: String,
     /// The paths backed up, as given.
     pub paths: Vec<String>,
+    /// Labels the writer gave (`--tag`), for `forget` and `snapshots` to select by. Left out
+    /// of the JSON when empty, so a snapshot without tags reads as it did before tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// The tree.
     pub entries: Vec<Entry>,
 }
@@ -110,6 +114,7 @@ mod tests {
             host: "h".into(),
             run: "r".into(),
             paths: vec!["p".into()],
+            tags: vec!["t".into()],
             entries: vec![
                 Entry::Dir { path: "p".into(), mode: 0o755, mtime: 1 },
                 Entry::Symlink { path: "p/l".into(), target: "x".into() },

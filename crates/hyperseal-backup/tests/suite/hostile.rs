@@ -25,6 +25,7 @@ fn plant(repo: &Repo, entries: Vec<Entry>) -> String {
         host: "evil".into(),
         run: "00".into(),
         paths: vec![],
+        tags: vec![],
         entries,
     };
     let to = [recipient::parse_recipient(&repo.reader.public).unwrap()];

@@ -51,6 +51,7 @@ fn plant_forged_chunk(repo: &Repo, bytes: &[u8]) -> String {
         host: "planted".into(),
         run: "00".into(),
         paths: vec![],
+        tags: vec![],
         entries: vec![file],
     };
     let name = "ab".repeat(16);

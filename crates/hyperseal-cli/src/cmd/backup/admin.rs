@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use hyperseal_backup::{Keep, Plugins, PruneOptions, Reader};
+use hyperseal_backup::{ForgetOptions, Keep, Plugins, PruneOptions, Reader};
 
+use super::read::SelectArgs;
 use super::{now, IdentityArgs, RepoArg};
 
 #[derive(Args)]
@@ -15,10 +16,15 @@ pub struct ForgetArgs {
     repo: RepoArg,
     #[command(flatten)]
     ids: IdentityArgs,
-    /// Keep the newest N snapshots.
+    #[command(flatten)]
+    select: SelectArgs,
+    /// Keep the newest N snapshots (of each group).
     #[arg(long = "keep-last", value_name = "N", default_value_t = 0, hide_default_value = true)]
     keep_last: usize,
-    /// Keep the newest snapshot of each of the last N days that have one (UTC).
+    /// Keep the newest snapshot of each of the last N hours that have one (UTC).
+    #[arg(long = "keep-hourly", value_name = "N", default_value_t = 0, hide_default_value = true)]
+    keep_hourly: usize,
+    /// … of each of the last N days.
     #[arg(long = "keep-daily", value_name = "N", default_value_t = 0, hide_default_value = true)]
     keep_daily: usize,
     /// … of each of the last N weeks (Monday to Sunday).
@@ -27,24 +33,87 @@ pub struct ForgetArgs {
     /// … of each of the last N months.
     #[arg(long = "keep-monthly", value_name = "N", default_value_t = 0, hide_default_value = true)]
     keep_monthly: usize,
-    /// Then prune (see `prune`).
+    /// … of each of the last N years.
+    #[arg(long = "keep-yearly", value_name = "N", default_value_t = 0, hide_default_value = true)]
+    keep_yearly: usize,
+    /// Keep every snapshot made within DURATION (2y5m7d3h) of the group's newest.
+    #[arg(long = "keep-within", value_name = "DURATION")]
+    keep_within: Option<String>,
+    /// Keep every snapshot that has all these tags (a,b; repeatable: any list).
+    #[arg(long = "keep-tag", value_name = "TAGS")]
+    keep_tag: Vec<String>,
+    /// Group by host, paths and/or tags (comma-separated; '' for one group).
+    #[arg(long = "group-by", value_name = "GROUPS", default_value = "host,paths")]
+    group_by: String,
+    /// Say what would be removed; remove nothing.
+    #[arg(long = "dry-run", short = 'n')]
+    dry_run: bool,
+    /// One JSON array of groups on standard output, as restic's.
     #[arg(long)]
+    json: bool,
+    /// Then prune (see `prune`).
+    #[arg(long, conflicts_with = "dry_run")]
     prune: bool,
 }
 
 pub fn forget(a: ForgetArgs) -> Result<()> {
+    let keep = Keep {
+        last: a.keep_last,
+        hourly: a.keep_hourly,
+        daily: a.keep_daily,
+        weekly: a.keep_weekly,
+        monthly: a.keep_monthly,
+        yearly: a.keep_yearly,
+        within: a.keep_within.as_deref().map(str::parse).transpose()?.unwrap_or_default(),
+        tags: a.keep_tag.iter().map(|t| hyperseal_backup::tag_list(t)).collect(),
+    };
+    let opts =
+        ForgetOptions { keep, group_by: a.group_by.parse()?, filter: a.select.filter(), dry_run: a.dry_run };
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
     let mut reader = Reader::open(&*store, &ids)?;
     // Plugin recipients run, as everywhere in the CLI: a prune's index and a rekey wrap to them.
     reader.set_plugins(Plugins::Allow);
-    let keep =
-        Keep { last: a.keep_last, daily: a.keep_daily, weekly: a.keep_weekly, monthly: a.keep_monthly };
-    let rep = hyperseal_backup::forget(&reader, keep)?;
+    let rep = hyperseal_backup::forget_with(&reader, &opts)?;
     super::read::skipped_warnings(&rep.skipped);
-    for id in &rep.removed {
-        eprintln!("hyperseal: removed snapshot {id}");
+    if a.json {
+        let groups: Vec<_> = rep
+            .groups
+            .iter()
+            .map(|g| {
+                let list = |l: &[hyperseal_backup::SnapshotInfo]| l.iter().map(super::read::snapshot_json).collect::<Vec<_>>();
+                serde_json::json!({"host": g.host, "paths": g.paths, "tags": g.tags, "keep": list(&g.kept), "remove": list(&g.removed)})
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(groups));
+    } else {
+        let verb = if a.dry_run { "would remove" } else { "removed" };
+        for g in &rep.groups {
+            let what = [
+                ("host", g.host.clone()),
+                ("paths", g.paths.as_ref().map(|p| p.join(" "))),
+                ("tags", g.tags.as_ref().map(|t| t.join(","))),
+            ];
+            let named: Vec<String> = what
+                .iter()
+                .filter_map(|(k, v)| Some(format!("{k} {}", super::read::printable(v.as_ref()?))))
+                .collect();
+            eprintln!(
+                "hyperseal: group {}: {} kept, {} {verb}",
+                if named.is_empty() { "all".into() } else { named.join(", ") },
+                g.kept.len(),
+                g.removed.len()
+            );
+            for s in &g.removed {
+                eprintln!("hyperseal: {verb} snapshot {} ({})", s.id, super::read::utc(s.snapshot.time));
+            }
+        }
     }
-    eprintln!("hyperseal: {} snapshots removed, {} kept", rep.removed.len(), rep.kept.len());
+    eprintln!(
+        "hyperseal: {} snapshots {}, {} kept",
+        rep.removed.len(),
+        if a.dry_run { "to remove" } else { "removed" },
+        rep.kept.len()
+    );
     if a.prune {
         run_prune(&reader, DAY)?;
     }

@@ -51,7 +51,7 @@ enum Verb {
     Check(read::CheckArgs),
     /// Print an object's plaintext (config, keys/…, index/…, snapshots/…, data/…).
     Cat(read::CatArgs),
-    /// Remove snapshots a --keep-last/-daily/-weekly/-monthly policy does not keep; --prune then frees what nothing uses.
+    /// Remove snapshots a --keep-* policy does not keep, per host and paths; --prune then frees what nothing uses.
     Forget(admin::ForgetArgs),
     /// Delete packs no snapshot uses (takes the prune lock).
     Prune(admin::PruneArgs),

@@ -1,11 +1,12 @@
 //! The readers' verbs: each opens the repository with an identity (`-i`, or the agent).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use hyperseal_backup::{Entry, Reader, RestoreOptions};
+use hyperseal_backup::{Entry, Filter, GroupBy, Reader, RestoreOptions, SnapshotInfo};
 
 use super::{IdentityArgs, RepoArg};
 use crate::errors::hint;
@@ -16,35 +17,107 @@ pub struct SnapshotsArgs {
     repo: RepoArg,
     #[command(flatten)]
     ids: IdentityArgs,
-    /// One JSON array on standard output.
+    #[command(flatten)]
+    select: SelectArgs,
+    /// Group by host, paths and/or tags (comma-separated), each group under its own heading.
+    #[arg(long = "group-by", value_name = "GROUPS", default_value = "")]
+    group_by: String,
+    /// One JSON array on standard output (of groups, with --group-by).
     #[arg(long)]
     json: bool,
 }
 
+/// The snapshots a verb looks at, as restic selects them.
+#[derive(Args)]
+pub(super) struct SelectArgs {
+    /// Only snapshots of this host (repeatable: any of them).
+    #[arg(long, value_name = "HOST")]
+    host: Vec<String>,
+    /// Only snapshots that have all these tags (a,b; repeatable: any list).
+    #[arg(long, value_name = "TAGS")]
+    tag: Vec<String>,
+    /// Only snapshots that name this path (repeatable: every one).
+    #[arg(long, value_name = "PATH")]
+    path: Vec<String>,
+}
+
+impl SelectArgs {
+    pub(super) fn filter(&self) -> Filter {
+        Filter {
+            hosts: self.host.clone(),
+            tags: self.tag.iter().map(|t| hyperseal_backup::tag_list(t)).collect(),
+            paths: self.path.clone(),
+        }
+    }
+}
+
+/// A snapshot in JSON, without its tree.
+pub(super) fn snapshot_json(s: &SnapshotInfo) -> serde_json::Value {
+    let t = &s.snapshot;
+    serde_json::json!({"id": s.id, "short_id": &s.id[..8], "time": t.time, "host": t.host, "paths": t.paths, "tags": t.tags})
+}
+
 pub fn snapshots(a: SnapshotsArgs) -> Result<()> {
+    let (filter, group_by): (_, GroupBy) = (a.select.filter(), a.group_by.parse()?);
     let (store, ids) = (a.repo.store()?, a.ids.load()?);
     let reader = Reader::open(&*store, &ids)?;
     let listed = reader.snapshots()?;
     skipped_warnings(&listed.skipped);
-    let all = listed.list;
+    let mut groups: BTreeMap<Vec<String>, Vec<SnapshotInfo>> = BTreeMap::new();
+    for s in listed.list.into_iter().filter(|s| filter.matches(&s.snapshot)) {
+        let (mut paths, mut tags) = (s.snapshot.paths.clone(), s.snapshot.tags.clone());
+        paths.sort();
+        tags.sort();
+        let key = [
+            (group_by.host, s.snapshot.host.clone()),
+            (group_by.paths, paths.join(" ")),
+            (group_by.tags, tags.join(",")),
+        ];
+        groups
+            .entry(key.into_iter().map(|(on, v)| if on { v } else { String::new() }).collect())
+            .or_default()
+            .push(s);
+    }
+    let grouped = group_by.host || group_by.paths || group_by.tags;
     if a.json {
-        let list: Vec<_> = all
-            .iter()
-            .map(|s| serde_json::json!({"id": s.id, "time": s.snapshot.time, "host": s.snapshot.host, "paths": s.snapshot.paths}))
-            .collect();
+        let list: Vec<_> = if grouped {
+            groups.values().map(|g| {
+                let t = &g[0].snapshot;
+                let key = serde_json::json!({"host": group_by.host.then_some(&t.host), "paths": group_by.paths.then_some(&t.paths), "tags": group_by.tags.then_some(&t.tags)});
+                serde_json::json!({"group_key": key, "snapshots": g.iter().map(snapshot_json).collect::<Vec<_>>()})
+            }).collect()
+        } else {
+            groups.values().flatten().map(snapshot_json).collect()
+        };
         println!("{}", serde_json::Value::Array(list));
         return Ok(());
     }
-    println!("{:<10} {:<20} {:<16} paths", "ID", "time (UTC)", "host");
-    for s in &all {
-        let (id, host) = (&s.id[..8], crate::errors::redact(&s.snapshot.host).into_owned());
-        println!(
-            "{id:<10} {:<20} {host:<16} {}",
-            utc(s.snapshot.time),
-            printable(&s.snapshot.paths.join(" "))
-        );
+    let mut count = 0;
+    for (key, list) in &groups {
+        if grouped {
+            let t = &list[0].snapshot;
+            let what = [
+                (group_by.host, "host", t.host.clone()),
+                (group_by.paths, "paths", key[1].clone()),
+                (group_by.tags, "tags", key[2].clone()),
+            ];
+            let named: Vec<String> =
+                what.iter().filter(|w| w.0).map(|(_, k, v)| format!("{k} [{}]", printable(v))).collect();
+            println!("snapshots for {}:", named.join(", "));
+        }
+        println!("{:<10} {:<20} {:<16} {:<16} paths", "ID", "time (UTC)", "host", "tags");
+        for s in list {
+            let (id, host) = (&s.id[..8], crate::errors::redact(&s.snapshot.host).into_owned());
+            let tags = printable(&s.snapshot.tags.join(","));
+            println!(
+                "{id:<10} {:<20} {host:<16} {tags:<16} {}",
+                utc(s.snapshot.time),
+                printable(&s.snapshot.paths.join(" "))
+            );
+        }
+        count += list.len();
     }
-    println!("{} snapshots", all.len());
+    println!("{count} snapshots");
     Ok(())
 }
 
@@ -64,7 +137,7 @@ pub(super) fn utc(t: i64) -> String {
 }
 
 /// A snapshot's names are input: control characters never reach the terminal as they are.
-fn printable(s: &str) -> String {
+pub(super) fn printable(s: &str) -> String {
     s.chars()
         .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
         .collect()

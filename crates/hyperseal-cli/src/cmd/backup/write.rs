@@ -117,6 +117,13 @@ pub struct CreateArgs {
     /// The host name recorded (default: this machine's).
     #[arg(long)]
     host: Option<String>,
+    /// A tag recorded in the snapshot (repeatable; a,b gives two), for forget and snapshots.
+    #[arg(long, value_name = "TAG")]
+    tag: Vec<String>,
+    /// The time recorded, 'YYYY-MM-DD HH:MM:SS' UTC (default: now). forget counts a snapshot
+    /// as no later than when the repository received it.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    time: Option<i64>,
     /// JSON lines on standard output: progress, then a summary.
     #[arg(long)]
     json: bool,
@@ -177,8 +184,9 @@ pub fn create(a: CreateArgs) -> Result<()> {
     let clock = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let opts = BackupOptions {
         host: a.host.clone().unwrap_or_else(hostname),
-        time: clock.as_secs() as i64,
-        nanos: clock.subsec_nanos(),
+        tags: tags(&a.tag),
+        time: a.time.unwrap_or(clock.as_secs() as i64),
+        nanos: if a.time.is_some() { 0 } else { clock.subsec_nanos() },
         excludes,
         one_file_system: a.one_file_system,
         cache: cache_path(&a, &key),
@@ -207,6 +215,45 @@ pub fn create(a: CreateArgs) -> Result<()> {
         std::process::exit(exit::INCOMPLETE as i32);
     }
     Ok(())
+}
+
+/// The tags of repeated `--tag a,b` values, each once, in the order given (as restic records them).
+fn tags(given: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in given.iter().flat_map(|g| g.split(',')).map(str::trim).filter(|t| !t.is_empty()) {
+        if !out.iter().any(|o| o == t) {
+            out.push(t.to_string());
+        }
+    }
+    out
+}
+
+/// Seconds since the epoch of `YYYY-MM-DD HH:MM:SS` (or `YYYY-MM-DD`), UTC.
+fn parse_time(s: &str) -> std::result::Result<i64, String> {
+    let bad = || format!("{s:?} is not YYYY-MM-DD HH:MM:SS (UTC)");
+    let (date, clock) = s.trim().split_once(' ').unwrap_or((s.trim(), "00:00:00"));
+    let num = |v: Option<&str>| v.and_then(|v| v.parse::<i64>().ok()).ok_or_else(bad);
+    let (mut d, mut c) = (date.splitn(3, '-'), clock.splitn(3, ':'));
+    let (y, m, day) = (num(d.next())?, num(d.next())?, num(d.next())?);
+    let (h, mi, sec) = (num(c.next())?, num(c.next())?, num(c.next())?);
+    if !(1..=12).contains(&m)
+        || !(1..=31).contains(&day)
+        || h > 23
+        || mi > 59
+        || sec > 59
+        || !(0..=9999).contains(&y)
+    {
+        return Err(bad());
+    }
+    // Howard Hinnant's days_from_civil; the date must round-trip (no February 30).
+    let yy = if m <= 2 { y - 1 } else { y };
+    let (era, yoe) = (yy.div_euclid(400), yy.rem_euclid(400));
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    if hyperseal::time::civil_from_days(days) != (y, m, day) {
+        return Err(bad());
+    }
+    Ok(days * 86_400 + h * 3600 + mi * 60 + sec)
 }
 
 /// Sums the sizes under `paths` on a thread of its own (links not followed, excludes not
