@@ -70,7 +70,8 @@ enum Verb {
 #[derive(Args)]
 pub(super) struct RepoArg {
     /// The repository: a folder, or s3://BUCKET/PREFIX (credentials, region and endpoint from
-    /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL).
+    /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL),
+    /// or ssh://[USER@]HOST[:PORT]/PATH (`backup serve` over ssh; HYPERSEAL_BACKUP_SSH: ssh's command).
     /// Default: HYPERSEAL_REPO.
     #[arg(long, value_name = "REPO")]
     repo: Option<String>,
