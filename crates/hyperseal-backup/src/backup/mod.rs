@@ -313,14 +313,19 @@ fn known_chunks(store: &dyn Store) -> Result<(HashSet<ChunkId>, Vec<Placed>, Vec
             }
         }
     };
+    let data = store.list("data/")?;
+    let packs: HashSet<&str> = data.iter().map(|o| o.name.as_str()).collect();
+    let present: HashSet<[u8; 16]> =
+        data.iter().filter_map(|o| o.name.strip_prefix("data/").and_then(|n| hex16(n).ok())).collect();
     for o in store.list("index/")?.iter().filter(|o| o.name.ends_with(".ids")) {
         for e in read(&o.name, &mut skipped)?.map(|t| t.entries).unwrap_or_default() {
-            known.insert(e.id);
+            // A chunk whose pack is gone is stored again: an index outlives a lost pack.
+            if present.contains(&e.pack) {
+                known.insert(e.id);
+            }
             covered.insert(e.pack);
         }
     }
-    let data = store.list("data/")?;
-    let packs: HashSet<&str> = data.iter().map(|o| o.name.as_str()).collect();
     let mut adopted = Vec::new();
     for o in data.iter().filter(|o| o.name.ends_with(".ids")) {
         let pack_name = &o.name[..o.name.len() - 4];

@@ -5,6 +5,7 @@
 
 mod admin;
 mod read;
+mod repair;
 mod s3;
 mod serve;
 mod write;
@@ -57,6 +58,8 @@ enum Verb {
     Prune(admin::PruneArgs),
     /// Remove the prune lock a killed prune left.
     Unlock(admin::UnlockArgs),
+    /// Repair after damage: `repair index` rebuilds the indexes from the packs that are there.
+    Repair(repair::RepairArgs),
     /// Give every object a new reader set by rewriting headers only (no payload byte).
     ///
     /// Removal is not revocation: a removed reader may have copied the repository or its file
@@ -162,6 +165,7 @@ pub fn run(a: BackupArgs) -> Result<()> {
         Verb::Forget(a) => admin::forget(a),
         Verb::Prune(a) => admin::prune(a),
         Verb::Unlock(a) => admin::unlock(a),
+        Verb::Repair(a) => repair::repair(a),
         Verb::Rekey(a) => admin::rekey(a),
         Verb::Serve(a) => serve::serve(a),
     };
