@@ -115,7 +115,7 @@ class Repo:
                 continue
             if data is not None:
                 return data
-            why = "data/%s: damaged, or not the chunk its id names" % entry[1]
+            why = "data/%s: damaged, or does not match its id" % entry[1]
         sys.exit("restore.py: chunk %s: %s" % (cid.hex(), why))
 
     def chunk_at(self, entry):
