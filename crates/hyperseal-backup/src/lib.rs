@@ -45,7 +45,7 @@ pub use format::snapshot::{Entry, Snapshot};
 pub use hyperseal::recipient::plugin::Plugins;
 pub use keys::{ChunkId, WriterKey};
 pub use listing::{SnapshotInfo, Snapshots};
-pub use prune::{prune, unlock, PruneOptions, PruneReport};
+pub use prune::{prune, prune_ready, running, unlock, PruneOptions, PruneReport};
 pub use rekey::{rekey, RekeyReport};
 pub use repair::{repair_index, RepairReport};
 pub use repo::{init, init_with, Index, Reader, Skipped};

@@ -68,8 +68,46 @@ pub fn prune(reader: &Reader<'_>, opts: PruneOptions) -> Result<PruneReport> {
 }
 
 /// Removes the prune lock a killed prune left.
-pub fn unlock(store: &dyn Store) -> Result<()> {
-    Ok(store.delete(LOCK)?)
+/// Returns whether there was one.
+pub fn unlock(store: &dyn Store) -> Result<bool> {
+    let there = store.list("locks/")?.iter().any(|o| o.name == LOCK);
+    store.delete(LOCK)?;
+    Ok(there)
+}
+
+/// The run marks that hold a prune off now (a backup running, or one killed less than
+/// `stale_after` ago), by name: what `unlock` cannot remove, said instead of done.
+pub fn running(reader: &Reader<'_>, opts: PruneOptions) -> Result<Vec<String>> {
+    let finished: HashSet<String> = reader.snapshots()?.list.into_iter().map(|s| s.snapshot.run).collect();
+    let mut runs: HashMap<String, Vec<crate::store::ObjectInfo>> = HashMap::new();
+    for o in reader.store.list("runs/")? {
+        let run = o.name["runs/".len()..].split('.').next().unwrap_or_default().to_string();
+        runs.entry(run).or_default().push(o);
+    }
+    let mut held = Vec::new();
+    for (run, objects) in runs {
+        if let Err(Error::Locked(_)) = spent_marks(reader.store, &objects, &finished, opts) {
+            held.push(format!("runs/{run}"));
+        }
+    }
+    held.sort();
+    Ok(held)
+}
+
+/// Whether a prune could run now: no prune lock, no backup running. `forget --prune` asks
+/// first, so that it removes no snapshot when the prune would then refuse.
+pub fn prune_ready(reader: &Reader<'_>, opts: PruneOptions) -> Result<()> {
+    if reader.store.list("locks/")?.iter().any(|o| o.name == LOCK) {
+        return Err(Error::Locked(format!(
+            "{LOCK} exists: another prune runs, or one was killed (unlock removes it)"
+        )));
+    }
+    match running(reader, opts)?.first() {
+        Some(run) => {
+            Err(Error::Locked(format!("a backup is running ({run}): nothing forgotten, nothing pruned")))
+        }
+        None => Ok(()),
+    }
 }
 
 fn prune_locked(reader: &Reader<'_>, opts: PruneOptions) -> Result<PruneReport> {

@@ -110,3 +110,25 @@ fn a_killed_put_s_temporary_goes_and_a_missing_object_is_named() {
     let e = repo.store.get("data/0123456789abcdef0123456789abcdef", 10).unwrap_err();
     assert!(e.to_string().contains("data/0123456789abcdef0123456789abcdef"), "{e}");
 }
+
+/// `forget --prune` asks whether a prune could run before it removes anything; `unlock` says
+/// whether there was a lock, and the runs that hold a prune off are named, not removed.
+#[test]
+fn a_prune_that_could_not_run_is_known_before_anything_is_forgotten() {
+    let (repo, src) = Repo::with_tree();
+    repo.backup(&[&src]);
+    fs::write(src.join("more.bin"), noise(41, 2 << 20)).unwrap();
+    let stopped = repo.backup_with(&[&src], &BackupOptions { stop_after_packs: Some(1), ..small() });
+    assert!(matches!(stopped, Err(Error::Interrupted)), "{stopped:?}");
+    let reader = repo.open();
+    let now = PruneOptions { now: 1_700_000_100, stale_after: 3600 };
+    let ready = hyperseal_backup::prune_ready(&reader, now);
+    assert!(matches!(&ready, Err(Error::Locked(m)) if m.contains("runs/")), "{ready:?}");
+    assert_eq!(hyperseal_backup::running(&reader, now).unwrap().len(), 1);
+    assert!(!hyperseal_backup::unlock(&repo.store).unwrap(), "there was no lock");
+    repo.store.put_new("locks/prune", b"{}").unwrap();
+    assert!(hyperseal_backup::unlock(&repo.store).unwrap());
+    // A day later the killed run no longer holds a prune off.
+    let later = PruneOptions { now: 1_700_000_000 + 2 * 86_400, stale_after: 86_400 };
+    hyperseal_backup::prune_ready(&reader, later).unwrap();
+}

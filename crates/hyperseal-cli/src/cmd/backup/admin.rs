@@ -73,6 +73,10 @@ pub fn forget(a: ForgetArgs) -> Result<()> {
     let mut reader = Reader::open(&*store, &ids)?;
     // Plugin recipients run, as everywhere in the CLI: a prune's index and a rekey wrap to them.
     reader.set_plugins(Plugins::Allow);
+    // With --prune, nothing is forgotten unless the prune can then run.
+    if a.prune {
+        hyperseal_backup::prune_ready(&reader, PruneOptions { now: now(), stale_after: DAY })?;
+    }
     let rep = hyperseal_backup::forget_with(&reader, &opts)?;
     super::read::skipped_warnings(&rep.skipped);
     if a.json {
@@ -162,8 +166,22 @@ pub struct UnlockArgs {
 }
 
 pub fn unlock(a: UnlockArgs) -> Result<()> {
-    hyperseal_backup::unlock(&*a.repo.store()?)?;
-    eprintln!("hyperseal: the prune lock is gone (make sure no prune is running)");
+    let store = a.repo.store()?;
+    match hyperseal_backup::unlock(&*store)? {
+        true => eprintln!("hyperseal: removed locks/prune (make sure no prune is running)"),
+        false => eprintln!("hyperseal: there was no prune lock to remove"),
+    }
+    // Run marks are not locks to remove (a backup may be running): name them, and when they
+    // stop holding a prune off.
+    let marks: Vec<String> =
+        store.list("runs/")?.into_iter().map(|o| o.name).filter(|n| !n.contains('.')).collect();
+    let ended: Vec<String> =
+        store.list("runs/")?.into_iter().map(|o| o.name).filter(|n| n.ends_with(".end")).collect();
+    for m in marks.iter().filter(|m| !ended.contains(&format!("{m}.end"))) {
+        eprintln!(
+            "hyperseal: {m}: a backup running, or one killed: unless its snapshot is stored, a prune waits until --stale-after (a day) has passed since it was last seen"
+        );
+    }
     Ok(())
 }
 
