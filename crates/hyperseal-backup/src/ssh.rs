@@ -141,6 +141,7 @@ impl SshStore {
     ) -> io::Result<SshStore> {
         let (tx, to_write) = mpsc::sync_channel::<Vec<u8>>(1);
         std::thread::spawn(move || {
+            crate::sys::block_sigpipe_in_this_thread();
             for f in to_write {
                 if output.write_all(&f).and_then(|_| output.flush()).is_err() {
                     break;

@@ -561,3 +561,25 @@ mod tests {
         assert!(d.open_file(OsStr::new("l"), &seen(&outside.join("f"))).is_err());
     }
 }
+
+/// Blocks SIGPIPE in the calling thread only. A write to a pipe whose reader is gone (an `ssh`
+/// that exited) then fails with EPIPE in that thread, which the store reports, instead of the
+/// signal ending the whole process silently where the program kept SIGPIPE's default action
+/// (the CLI does, for `| head`). A write's SIGPIPE goes to the thread that wrote, so no other
+/// thread's handling changes.
+#[allow(unsafe_code)]
+#[cfg(unix)]
+pub(crate) fn block_sigpipe_in_this_thread() {
+    // SAFETY: a zeroed sigset_t is valid storage for sigemptyset, which initialises it;
+    // pthread_sigmask reads the set and writes nothing back (null old set).
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// (No SIGPIPE elsewhere.)
+#[cfg(not(unix))]
+pub(crate) fn block_sigpipe_in_this_thread() {}

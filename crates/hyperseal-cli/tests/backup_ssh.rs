@@ -149,3 +149,17 @@ fn a_server_that_is_not_there_is_named_with_a_hint() {
     assert!(err.starts_with(&format!("hyperseal: error: {url}")), "{err}");
     assert!(err.lines().any(|l| l.starts_with("hyperseal: hint: ")), "{err}");
 }
+
+/// An `ssh` that exits before reading a byte (a refused login, a missing program): each run
+/// fails with one error line and a hint, never dies of SIGPIPE silently (the CLI keeps
+/// SIGPIPE's default action for `| head`; the store's writing thread blocks it).
+#[test]
+fn an_ssh_that_exits_at_once_is_an_error_not_a_silent_death() {
+    for _ in 0..10 {
+        let o = backup("false", &["unlock", "--repo", "ssh://nowhere/srv/repo"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{:?} {err}", o.status);
+        assert!(err.starts_with("hyperseal: error: ssh://nowhere/srv/repo"), "{err}");
+        assert!(err.lines().any(|l| l.starts_with("hyperseal: hint: ")), "{err}");
+    }
+}
