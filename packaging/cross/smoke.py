@@ -420,6 +420,33 @@ def windows_agent():
     say("the identity agent over its named pipe: a protected key typed once, hyperseal and age through it")
 
 
+def windows_backup_names():
+    """A snapshot is input: names that are plain on Linux but reach elsewhere on Windows (a
+    drive, a `\\` separator, a device, a trailing dot) are refused before anything is written;
+    a plain tree round-trips."""
+    os.makedirs("tree/sub")
+    open(os.path.join("tree", "sub", "a.txt"), "w").write("plain\n")
+    hs("backup", "init", "--repo", "bk", "-R", "me.pub", "--writer-key", "bk.wk")
+    hs("backup", "create", "--repo", "bk", "--writer-key", "bk.wk", "tree")
+    hs("backup", "restore", "--repo", "bk", "-i", "me.key", "latest", "--target", "plain")
+    check(open(os.path.join("plain", "tree", "sub", "a.txt")).read() == "plain\n", "a plain tree restores")
+    hostile = ["C:\\evil.txt", "..\\evil.txt", "sub\\..\\..\\evil.txt", "\\\\host\\share\\evil.txt",
+               "CON", "nul.txt", "evil.txt.", "evil.txt ", "a:stream"]
+    for i, name in enumerate(hostile):
+        snap = {"version": 1, "time": 1_700_000_000 + i, "nanos": 0, "host": "h", "run": "r", "paths": ["x"],
+                "entries": [{"type": "dir", "path": "x", "mode": 0o755, "mtime": 0},
+                            {"type": "file", "path": "x/" + name, "mode": 0o644, "mtime": 0, "size": 0,
+                             "chunks": []}]}
+        sid = "%032x" % (0xEE00 + i)
+        hs("encrypt", "-R", "me.pub", "-o", os.path.join("bk", "snapshots", sid), stdin=json.dumps(snap).encode())
+        target = "out%d" % i
+        refused(hs("backup", "restore", "--repo", "bk", "-i", "me.key", sid, "--target", target, ok=False),
+                "unsafe path")
+        check(not os.path.exists(target) or not os.listdir(target), f"{name!r}: something was written")
+    check(not [n for n in os.listdir(".") if "evil" in n], "nothing reached the folder above the target")
+    say("backup restore refuses Windows drive, separator, device and trailing-dot names")
+
+
 def wine_up():
     """One Wine server for the whole run (each program then starts in ~0.1 s instead of ~1 s),
     and its background services started here, with no pipe of ours: they outlive the program
@@ -456,6 +483,7 @@ def checks():
             windows_closed_pipe()
             windows_plugin()
             windows_agent()
+            windows_backup_names()
         os.chdir("/")
     print(f"== {ARGS.platform}: {len(PASSED)} checks passed ({v})")
 

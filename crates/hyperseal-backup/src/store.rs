@@ -106,7 +106,7 @@ impl Store for LocalStore {
         let linked = written.and_then(|_| fs::hard_link(&tmp, &path));
         let _ = fs::remove_file(&tmp);
         linked?;
-        File::open(dir).and_then(|d| d.sync_all())
+        crate::sys::sync_dir(dir)
     }
 
     fn get(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {

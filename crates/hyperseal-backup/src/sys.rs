@@ -93,6 +93,7 @@ pub(crate) fn create_private(path: &Path) -> io::Result<std::fs::File> {
 /// A new folder only its owner may enter (where the platform has modes): a restore gives it
 /// its own mode last, and until then nobody else sees what is being written in it.
 pub(crate) fn create_dir_private(path: &Path) -> io::Result<()> {
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut b = std::fs::DirBuilder::new();
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
@@ -583,3 +584,17 @@ pub(crate) fn block_sigpipe_in_this_thread() {
 /// (No SIGPIPE elsewhere.)
 #[cfg(not(unix))]
 pub(crate) fn block_sigpipe_in_this_thread() {}
+
+/// Makes a new name in `dir` durable. On Unix that is an fsync of the folder. Windows opens no
+/// folder as a file ("Access is denied" without backup semantics), and NTFS journals the name
+/// with the file: nothing to do there.
+#[cfg(unix)]
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
+    std::fs::File::open(dir).and_then(|d| d.sync_all())
+}
+
+/// (See the Unix one.)
+#[cfg(not(unix))]
+pub(crate) fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}

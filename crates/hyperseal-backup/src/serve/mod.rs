@@ -313,7 +313,7 @@ impl Server<'_> {
         out.set_permissions(f.metadata()?.permissions())?;
         out.sync_all()?;
         fs::rename(&tmp.0, &path)?;
-        File::open(dir)?.sync_all()?;
+        crate::sys::sync_dir(dir)?;
         Ok(new.len() as u64 + copied)
     }
 
