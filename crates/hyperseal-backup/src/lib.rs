@@ -23,6 +23,7 @@ mod forget;
 pub mod format;
 mod keys;
 mod listing;
+mod names;
 mod object;
 mod prune;
 mod rekey;

@@ -283,7 +283,7 @@ fn root_name(p: &std::path::Path) -> Result<String> {
 }
 
 fn check_stream_name(name: &str) -> Result<()> {
-    match crate::restore::safe_component(name) {
+    match crate::names::safe_component(name) {
         true => Ok(()),
         false => Err(Error::Refused(format!("{name:?} cannot be a name in a snapshot"))),
     }

@@ -244,7 +244,7 @@ impl<'a, 'f> Walk<'a, 'f> {
                 continue;
             };
             // A restore refuses a whole snapshot that holds such a name (a line break, say).
-            if !crate::restore::safe_component(s) {
+            if !crate::names::safe_component(s) {
                 self.warn(format!("{rel}/{s:?}: no restore could write this name; skipped"));
                 continue;
             }
