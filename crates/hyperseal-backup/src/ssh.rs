@@ -8,7 +8,7 @@
 //! every later call fails with the same error, naming the repository.
 
 use std::ffi::OsString;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -19,7 +19,7 @@ use hyperseal::rekey::{Change, Report, Written};
 
 use crate::error::{Error, Result};
 use crate::serve::wire::{self, Msg, Parse};
-use crate::store::{check_name, ObjectInfo, ReadSeek, Store};
+use crate::store::{check_name, ObjectInfo, Ranged, ReadSeek, Store};
 
 /// A ranged reader fetches at least this much at once (the decrypting reader's batch).
 const READ_AHEAD: usize = 1 << 20;
@@ -343,8 +343,9 @@ impl Store for SshStore {
 
     fn open(&self, name: &str) -> io::Result<Box<dyn ReadSeek>> {
         let (size, _) = self.conn.get_range(name, 0, 0)?;
-        let conn = self.conn.clone();
-        Ok(Box::new(Remote { conn, name: name.to_string(), size, pos: 0, buf: Vec::new(), buf_at: 0 }))
+        let (conn, owned) = (self.conn.clone(), name.to_string());
+        let fetch = move |at: u64, len: u64| conn.get_range(&owned, at, len as usize).map(|(_, b)| b);
+        Ok(Box::new(Ranged::new(name, size, (READ_AHEAD as u64, wire::MAX_DATA as u64), fetch)))
     }
 
     fn list(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
@@ -396,53 +397,5 @@ impl Store for SshStore {
         let body = self.conn.call(&[req])?;
         let bytes = Parse(&body).u64()?;
         Ok(Report { plan, written: Written::Rewritten { bytes }, recovered: None })
-    }
-}
-
-/// An object read in ranges, at least [`READ_AHEAD`] bytes a request.
-struct Remote {
-    conn: Arc<Conn>,
-    name: String,
-    size: u64,
-    pos: u64,
-    buf: Vec<u8>,
-    buf_at: u64,
-}
-
-impl Read for Remote {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.pos >= self.size || out.is_empty() {
-            return Ok(0);
-        }
-        let in_buf = self.pos >= self.buf_at && self.pos < self.buf_at + self.buf.len() as u64;
-        if !in_buf {
-            let want = out.len().clamp(READ_AHEAD, wire::MAX_DATA);
-            let (_, bytes) = self.conn.get_range(&self.name, self.pos, want)?;
-            if bytes.is_empty() {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("{} shrank while read", self.name),
-                ));
-            }
-            (self.buf, self.buf_at) = (bytes, self.pos);
-        }
-        let from = (self.pos - self.buf_at) as usize;
-        let n = out.len().min(self.buf.len() - from);
-        out[..n].copy_from_slice(&self.buf[from..from + n]);
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl Seek for Remote {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let pos = match to {
-            SeekFrom::Start(p) => Some(p),
-            SeekFrom::End(d) => self.size.checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        self.pos =
-            pos.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a seek before the start"))?;
-        Ok(self.pos)
     }
 }

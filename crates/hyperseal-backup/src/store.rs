@@ -3,7 +3,7 @@
 //! implementation of [`Store`] beside the local folder here.
 
 use std::fs::{self, File};
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -170,5 +170,65 @@ impl Store for LocalStore {
     ) -> Result<Report> {
         let opts = FileOptions { dry_run, ..FileOptions::default() };
         Ok(hyperseal::rekey::rekey_file(&self.path(name)?, identities, change, &opts)?)
+    }
+}
+
+/// A remote object read in ranges: a bounded buffer, filled by one `fetch(at, len)` per miss,
+/// `len` the size the read asked for clamped to `[min, max]` (and to the object's end). The S3
+/// and ssh stores both open objects as this: the decrypting reader asks for its batch at once,
+/// so a miss fetches what it needs and nothing far ahead of it.
+pub(crate) struct Ranged<F> {
+    fetch: F,
+    /// For messages.
+    name: String,
+    size: u64,
+    pos: u64,
+    buf: Vec<u8>,
+    /// Where `buf` starts in the object.
+    at: u64,
+    min: u64,
+    max: u64,
+}
+
+impl<F: FnMut(u64, u64) -> io::Result<Vec<u8>> + Send> Ranged<F> {
+    pub(crate) fn new(name: &str, size: u64, (min, max): (u64, u64), fetch: F) -> Self {
+        Ranged { fetch, name: name.to_string(), size, pos: 0, buf: Vec::new(), at: 0, min, max }
+    }
+}
+
+impl<F: FnMut(u64, u64) -> io::Result<Vec<u8>> + Send> Read for Ranged<F> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos >= self.size || out.is_empty() {
+            return Ok(0);
+        }
+        if self.pos < self.at || self.pos >= self.at + self.buf.len() as u64 {
+            let want = (out.len() as u64).clamp(self.min, self.max).min(self.size - self.pos);
+            let bytes = (self.fetch)(self.pos, want)?;
+            if bytes.is_empty() || bytes.len() as u64 > want {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("{} changed while it was read", self.name),
+                ));
+            }
+            (self.buf, self.at) = (bytes, self.pos);
+        }
+        let from = (self.pos - self.at) as usize;
+        let n = out.len().min(self.buf.len() - from);
+        out[..n].copy_from_slice(&self.buf[from..from + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<F> Seek for Ranged<F> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let pos = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.size.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos =
+            pos.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a seek before the start"))?;
+        Ok(self.pos)
     }
 }

@@ -17,7 +17,7 @@
 
 use std::fmt;
 use std::future::Future;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +34,7 @@ use object_store::{
 use zeroize::Zeroizing;
 
 use crate::error::Result;
-use crate::store::{check_name, ObjectInfo, ReadSeek, Store};
+use crate::store::{check_name, ObjectInfo, Ranged, ReadSeek, Store};
 
 mod rekey;
 
@@ -268,16 +268,10 @@ impl Store for S3Store {
     fn open(&self, name: &str) -> io::Result<Box<dyn ReadSeek>> {
         let key = self.inner.key(name)?;
         let meta = self.inner.run(async { self.inner.s3.head(&key).await.map_err(io_err) })?;
-        let reader = Ranged {
-            inner: self.inner.clone(),
-            key,
-            etag: meta.e_tag,
-            size: meta.size,
-            pos: 0,
-            buf: Vec::new(),
-            at: 0,
-        };
-        Ok(Box::new(reader))
+        let (inner, etag) = (self.inner.clone(), meta.e_tag);
+        // Every range is read from the version `head` saw.
+        let fetch = move |at: u64, len: u64| inner.range(&key, at..at + len, etag.as_deref());
+        Ok(Box::new(Ranged::new(name, meta.size, (READ_MIN, READ_MAX), fetch)))
     }
 
     fn list(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
@@ -322,52 +316,6 @@ impl Store for S3Store {
         dry_run: bool,
     ) -> Result<Report> {
         self.rekey_object(name, identities, change, dry_run)
-    }
-}
-
-/// A ranged reader over one object: a bounded buffer, filled by one ranged GET per miss of the
-/// size the read asked for (at least one STREAM chunk, at most `READ_MAX`).
-struct Ranged {
-    inner: Arc<Inner>,
-    key: Key,
-    /// Every range is read from the version `open` saw.
-    etag: Option<String>,
-    size: u64,
-    pos: u64,
-    buf: Vec<u8>,
-    /// Where `buf` starts in the object.
-    at: u64,
-}
-
-impl Read for Ranged {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.pos >= self.size || out.is_empty() {
-            return Ok(0);
-        }
-        let end_of_buf = self.at + self.buf.len() as u64;
-        if self.pos < self.at || self.pos >= end_of_buf {
-            let want = (out.len() as u64).clamp(READ_MIN, READ_MAX);
-            let end = (self.pos + want).min(self.size);
-            self.buf = self.inner.range(&self.key, self.pos..end, self.etag.as_deref())?;
-            self.at = self.pos;
-        }
-        let from = (self.pos - self.at) as usize;
-        let n = out.len().min(self.buf.len() - from);
-        out[..n].copy_from_slice(&self.buf[from..from + n]);
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl Seek for Ranged {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let pos = match to {
-            SeekFrom::Start(p) => Some(p),
-            SeekFrom::End(d) => self.size.checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        self.pos = pos.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
-        Ok(self.pos)
     }
 }
 

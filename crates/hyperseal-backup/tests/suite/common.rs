@@ -220,6 +220,11 @@ pub trait Watch: Send + Sync {
     fn opened(&self, _name: &str, reader: Box<dyn ReadSeek>) -> Box<dyn ReadSeek> {
         reader
     }
+
+    /// What a `list` of `folder` returns, in place of the local store's listing (after it).
+    fn listed(&self, _folder: &str, list: Vec<ObjectInfo>) -> Vec<ObjectInfo> {
+        list
+    }
 }
 
 /// A local store with a [`Watch`] on every call.
@@ -243,7 +248,7 @@ impl<W: Watch> Store for Watched<W> {
     }
     fn list(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
         self.watch.before("list", folder, &[], &self.inner);
-        self.inner.list(folder)
+        Ok(self.watch.listed(folder, self.inner.list(folder)?))
     }
     fn delete(&self, name: &str) -> io::Result<()> {
         self.watch.before("delete", name, &[], &self.inner);

@@ -2,17 +2,14 @@
 //! readers' verbs. Every object planted here is made with the writer key alone, as such a host
 //! would; the store lists names in order, as S3 does, so a planted `index/000…` comes first.
 
-use std::io;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Mutex;
 
-use hyperseal::recipient::Identity;
-use hyperseal::rekey::{Change, Report};
 use hyperseal::{Encryptor, Kind, Options};
 use hyperseal_backup::format::table::Table;
 use hyperseal_backup::{
-    check, restore, Error, LocalStore, ObjectInfo, Plugins, PruneOptions, ReadSeek, Reader, RestoreOptions,
-    Source, Store, WriterKey,
+    check, restore, Error, LocalStore, ObjectInfo, Plugins, PruneOptions, Reader, RestoreOptions, Source,
+    Store, WriterKey,
 };
 
 use crate::common::*;
@@ -42,36 +39,19 @@ fn packs(repo: &Repo) -> Vec<String> {
     repo.objects().into_iter().filter(|n| n.starts_with("data/")).collect()
 }
 
-/// A store over the repository's folder whose listings are sorted by name, as S3's are.
-struct Sorted(LocalStore);
+/// Listings sorted by name, as S3's are.
+struct Sorted;
 
-impl Store for Sorted {
-    fn put_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.0.put_new(name, bytes)
+impl Watch for Sorted {
+    fn listed(&self, _folder: &str, mut list: Vec<ObjectInfo>) -> Vec<ObjectInfo> {
+        list.sort_by(|a, b| a.name.cmp(&b.name));
+        list
     }
-    fn get(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
-        self.0.get(name, limit)
-    }
-    fn open(&self, name: &str) -> io::Result<Box<dyn ReadSeek>> {
-        self.0.open(name)
-    }
-    fn list(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
-        let mut l = self.0.list(folder)?;
-        l.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(l)
-    }
-    fn delete(&self, name: &str) -> io::Result<()> {
-        self.0.delete(name)
-    }
-    fn rekey(
-        &self,
-        n: &str,
-        i: &[Box<dyn Identity>],
-        c: &Change,
-        d: bool,
-    ) -> hyperseal_backup::Result<Report> {
-        self.0.rekey(n, i, c, d)
-    }
+}
+
+/// The repository's folder as a store that lists in name order.
+fn sorted(repo: &Repo) -> Watched<Sorted> {
+    Watched { inner: LocalStore::new(repo.store.root()), watch: Sorted }
 }
 
 fn restores_whole(repo: &Repo, reader: &Reader<'_>, src: &std::path::Path, sel: &str, out: &str) {
@@ -87,7 +67,7 @@ fn an_index_placing_chunks_in_a_missing_pack_stops_prune_and_deletes_nothing() {
     t.entries.iter_mut().for_each(|e| e.pack = [0xaa; 16]);
     repo.store.put_new(&format!("index/{FIRST}"), &seal(&repo.writer, &t.encode().unwrap())).unwrap();
     let before = packs(&repo);
-    let store = Sorted(LocalStore::new(repo.store.root()));
+    let store = sorted(&repo);
     let ids = repo.reader.identities();
     let reader = Reader::open(&store, &ids).unwrap();
     let err = hyperseal_backup::prune(&reader, NOW).unwrap_err();
@@ -129,7 +109,7 @@ fn a_planted_pack_and_index_neither_drop_the_real_pack_nor_restore_their_bytes()
     repo.store.put_new(&format!("index/{FIRST}"), &seal(&repo.writer, &bytes)).unwrap();
     repo.store.put_new(&format!("index/{FIRST}.ids"), &bytes).unwrap();
     let before = packs(&repo);
-    let store = Sorted(LocalStore::new(repo.store.root()));
+    let store = sorted(&repo);
     let ids = repo.reader.identities();
     let reader = Reader::open(&store, &ids).unwrap();
     restores_whole(&repo, &reader, &src, "latest", "out");
@@ -139,50 +119,26 @@ fn a_planted_pack_and_index_neither_drop_the_real_pack_nor_restore_their_bytes()
     restores_whole(&repo, &reader, &src, "latest", "again");
 }
 
-/// A store that stops a backup once it has stored its mark and looked for a prune's lock,
-/// until told to go on: the backup is then past every point where it would see the prune.
+/// Stops a backup once it has stored its mark and looked for a prune's lock, until told to go
+/// on: the backup is then past every point where it would see the prune.
 struct Gate {
-    inner: LocalStore,
     started: Mutex<Sender<()>>,
     go: Mutex<Receiver<()>>,
 }
 
-impl Store for Gate {
-    fn put_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.inner.put_new(name, bytes)
-    }
-    fn get(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
-        self.inner.get(name, limit)
-    }
-    fn open(&self, name: &str) -> io::Result<Box<dyn ReadSeek>> {
-        self.inner.open(name)
-    }
-    fn list(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
-        let l = self.inner.list(folder)?;
+impl Watch for Gate {
+    fn listed(&self, folder: &str, list: Vec<ObjectInfo>) -> Vec<ObjectInfo> {
         if folder == "locks/" {
             self.started.lock().unwrap().send(()).unwrap();
             self.go.lock().unwrap().recv().unwrap();
         }
-        Ok(l)
-    }
-    fn delete(&self, name: &str) -> io::Result<()> {
-        self.inner.delete(name)
-    }
-    fn rekey(
-        &self,
-        n: &str,
-        i: &[Box<dyn Identity>],
-        c: &Change,
-        d: bool,
-    ) -> hyperseal_backup::Result<Report> {
-        self.inner.rekey(n, i, c, d)
+        list
     }
 }
 
-/// A store whose first listing of `snapshots/` lets the gated backup finish before it answers
-/// (with what it listed before): the backup's snapshot and end mark land while the prune reads.
+/// Its first listing of `snapshots/` lets the gated backup finish before it answers (with what
+/// it listed before): the backup's snapshot and end mark land while the prune reads.
 struct Racing {
-    inner: LocalStore,
     go: Mutex<Option<Sender<()>>>,
     done: Mutex<Receiver<()>>,
 }
@@ -196,34 +152,12 @@ impl Racing {
     }
 }
 
-impl Store for Racing {
-    fn put_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.inner.put_new(name, bytes)
-    }
-    fn get(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
-        self.inner.get(name, limit)
-    }
-    fn open(&self, name: &str) -> io::Result<Box<dyn ReadSeek>> {
-        self.inner.open(name)
-    }
-    fn list(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
-        let l = self.inner.list(folder)?;
+impl Watch for Racing {
+    fn listed(&self, folder: &str, list: Vec<ObjectInfo>) -> Vec<ObjectInfo> {
         if folder == "snapshots/" {
             self.release();
         }
-        Ok(l)
-    }
-    fn delete(&self, name: &str) -> io::Result<()> {
-        self.inner.delete(name)
-    }
-    fn rekey(
-        &self,
-        n: &str,
-        i: &[Box<dyn Identity>],
-        c: &Change,
-        d: bool,
-    ) -> hyperseal_backup::Result<Report> {
-        self.inner.rekey(n, i, c, d)
+        list
     }
 }
 
@@ -234,15 +168,13 @@ fn a_backup_that_finishes_while_prune_reads_keeps_its_packs() {
     let (started_tx, started_rx) = channel();
     let (go_tx, go_rx) = channel();
     let (done_tx, done_rx) = channel();
-    let gate = Gate {
+    let gate = Watched {
         inner: LocalStore::new(repo.store.root()),
-        started: Mutex::new(started_tx),
-        go: Mutex::new(go_rx),
+        watch: Gate { started: Mutex::new(started_tx), go: Mutex::new(go_rx) },
     };
-    let racing = Racing {
+    let racing = Watched {
         inner: LocalStore::new(repo.store.root()),
-        go: Mutex::new(Some(go_tx)),
-        done: Mutex::new(done_rx),
+        watch: Racing { go: Mutex::new(Some(go_tx)), done: Mutex::new(done_rx) },
     };
     let ids = repo.reader.identities();
     let second = std::thread::scope(|s| {
@@ -256,7 +188,7 @@ fn a_backup_that_finishes_while_prune_reads_keeps_its_packs() {
         let reader = Reader::open(&racing, &ids).unwrap();
         let pruned = hyperseal_backup::prune(&reader, NOW);
         // Whatever the prune did, the backup finishes now.
-        racing.release();
+        racing.watch.release();
         assert!(matches!(pruned, Err(Error::Locked(_))), "a prune beside a running backup: {pruned:?}");
         writer.join().unwrap().unwrap()
     });
