@@ -20,66 +20,14 @@ use std::time::Duration;
 
 use agent_support::{keypair, waited, Agent, BIN};
 
-/// A throwaway sshd on 127.0.0.1, ended when dropped.
-struct Sshd {
-    dir: tempfile::TempDir,
-    port: u16,
-    child: Child,
-}
+use agent_support::sshd::Sshd;
 
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `Sshd` as these tests start it: forwarding of Unix sockets allowed.
+fn start_sshd() -> Option<Sshd> {
+    Sshd::start("", "AllowStreamLocalForwarding yes\nStreamLocalBindUnlink yes\n")
 }
 
 impl Sshd {
-    /// `None` (a failure under `make test`) where sshd is not installed or this is not root
-    /// (sshd needs root to run logins with privilege separation).
-    fn start() -> Option<Sshd> {
-        let sshd = Path::new("/usr/sbin/sshd");
-        if !sshd.exists() || !agent_support::is_root("a real sshd") {
-            eprintln!("note: /usr/sbin/sshd (Debian's openssh-server) not usable here; skipping");
-            assert!(
-                std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(),
-                "a peer is missing under make test"
-            );
-            return None;
-        }
-        std::fs::create_dir_all("/run/sshd").unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        for key in ["host", "user"] {
-            let o = Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-                .arg(d.join(key))
-                .output()
-                .unwrap();
-            assert!(o.status.success(), "ssh-keygen: {o:?}");
-        }
-        std::fs::copy(d.join("user.pub"), d.join("authorized_keys")).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let config = format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host\nAuthorizedKeysFile {d}/authorized_keys\n\
-             PidFile {d}/sshd.pid\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             UsePAM no\nPermitRootLogin yes\nAllowStreamLocalForwarding yes\nStreamLocalBindUnlink yes\n",
-            d = d.display()
-        );
-        std::fs::write(d.join("sshd_config"), config).unwrap();
-        let child = Command::new(sshd)
-            .args(["-D", "-e", "-f"])
-            .arg(d.join("sshd_config"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let listening = || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
-        assert!(waited(Duration::from_secs(20), 50, listening), "sshd did not start");
-        Some(Sshd { dir, port, child })
-    }
-
     /// `ssh -R remote:local 127.0.0.1 COMMAND`, run to its end.
     fn run(&self, remote: &Path, local: &Path, command: &str) -> Output {
         self.ssh(remote, local, command).output().unwrap()
@@ -117,7 +65,7 @@ impl Sshd {
         c.args(["-F", "/dev/null", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"])
             .args(["-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes", "-o", "LogLevel=ERROR"])
             .arg("-i")
-            .arg(self.dir.path().join("user"))
+            .arg(self.user_key())
             .args(["-p", &self.port.to_string(), "-l", "root"])
             .stdin(Stdio::null());
         c
@@ -183,7 +131,7 @@ fn text(o: &Output) -> String {
 
 #[test]
 fn a_remote_host_decrypts_through_its_forward_and_only_headers_cross() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = start_sshd() else { return };
     let a = Agent::with_askpass(true, &[]);
     let (key, public) = keypair(a.dir.path(), "granted");
     a.ok(&["agent", "add", "--forward", "build1", "--no-confirm", key.to_str().unwrap()]);
@@ -232,7 +180,7 @@ fn a_remote_host_decrypts_through_its_forward_and_only_headers_cross() {
 
 #[test]
 fn no_key_serves_a_forward_without_its_grant_and_confirmations_are_asked() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = start_sshd() else { return };
     let a = Agent::with_askpass(true, &[]);
     a.add_sealed("plain", &[], b"local only", "plain.hs");
     let (confirmed, _) = a.add_sealed("confirmed", &["--forward", "build1"], b"confirmed", "confirmed.hs");
@@ -282,7 +230,7 @@ fn no_key_serves_a_forward_without_its_grant_and_confirmations_are_asked() {
 
 #[test]
 fn ssh_forwarding_the_main_socket_is_refused_and_a_forward_ends_with_its_ssh() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = start_sshd() else { return };
     let a = Agent::with_askpass(true, &[]);
     a.add_sealed("build1", &["--forward", "build1", "--no-confirm"], b"build1", "b.hs");
     a.add_sealed("any", &["--forward", "*", "--no-confirm"], b"anywhere", "any.hs");
@@ -320,7 +268,7 @@ fn ssh_forwarding_the_main_socket_is_refused_and_a_forward_ends_with_its_ssh() {
 /// as `ssh -R` of the main socket is: only '*' grants, no management, no local paths.
 #[test]
 fn ssh_local_forward_of_the_main_socket_is_a_forward() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = start_sshd() else { return };
     let a = Agent::with_askpass(true, &[]);
     let (plain, _) = a.add_sealed("plain", &[], b"local only", "plain.hs");
     let (any, _) = a.add_sealed("any", &["--forward", "*", "--no-confirm"], b"anywhere", "any.hs");

@@ -1,84 +1,29 @@
 //! `--repo ssh://…` through a real sshd (Debian's openssh-server, started on 127.0.0.1 with a
-//! throwaway host key and user key, as `agent_forward.rs` does) whose authorized_keys line runs
+//! throwaway host key and user key: `agent_support/sshd.rs`) whose authorized_keys line runs
 //! `hyperseal backup serve --append-only` as a forced command: a backup goes through, every
 //! reader verb through the same key is refused by the server, and the folder restores byte for
 //! byte. Skipped with a note where sshd is missing or this is not root; under
 //! HYPERSEAL_REQUIRE_PEERS that is a failure.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Command, Output, Stdio};
 
-use crate::agent_support::{is_root, waited, BIN};
+use crate::agent_support::sshd::Sshd;
+use crate::agent_support::BIN;
 use crate::common::{keypair, ok, p};
 
-/// A throwaway sshd on 127.0.0.1 whose one key runs `forced`, ended when dropped.
-struct Sshd {
-    dir: tempfile::TempDir,
-    port: u16,
-    child: Child,
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// An sshd whose one key runs `forced`.
+fn start_sshd(forced: &str) -> Option<Sshd> {
+    Sshd::start(&format!("command=\"{forced}\",restrict"), "")
 }
 
 impl Sshd {
-    fn start(forced: &str) -> Option<Sshd> {
-        let sshd = Path::new("/usr/sbin/sshd");
-        if !sshd.exists() || !is_root("a real sshd") {
-            eprintln!(
-                "note: /usr/sbin/sshd (Debian's openssh-server) not usable here; skipping the ssh:// test"
-            );
-            assert!(
-                std::env::var_os("HYPERSEAL_REQUIRE_PEERS").is_none(),
-                "a peer is missing under make test"
-            );
-            return None;
-        }
-        std::fs::create_dir_all("/run/sshd").unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        for key in ["host", "user"] {
-            let o = Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-                .arg(d.join(key))
-                .output()
-                .unwrap();
-            assert!(o.status.success(), "ssh-keygen: {o:?}");
-        }
-        let public = std::fs::read_to_string(d.join("user.pub")).unwrap();
-        std::fs::write(d.join("authorized_keys"), format!("command=\"{forced}\",restrict {public}")).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let config = format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host\nAuthorizedKeysFile {d}/authorized_keys\n\
-             PidFile {d}/sshd.pid\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             UsePAM no\nPermitRootLogin yes\n",
-            d = d.display()
-        );
-        std::fs::write(d.join("sshd_config"), config).unwrap();
-        let child = Command::new(sshd)
-            .args(["-D", "-e", "-f"])
-            .arg(d.join("sshd_config"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let listening = || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
-        assert!(waited(Duration::from_secs(20), 50, listening), "sshd did not start");
-        Some(Sshd { dir, port, child })
-    }
-
     /// `HYPERSEAL_BACKUP_SSH`: ssh with this server's user key and no prompt or known host.
-    fn ssh(&self) -> String {
+    fn ssh_program(&self) -> String {
         format!(
             "ssh -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes \
              -o LogLevel=ERROR -i {}",
-            self.dir.path().join("user").display()
+            self.user_key().display()
         )
     }
 }
@@ -106,8 +51,8 @@ fn a_host_backs_up_through_an_append_only_forced_command_and_reads_nothing() {
     let w = work.path();
     let repo = w.join("repo");
     let forced = format!("{BIN} backup serve --append-only {}", repo.display());
-    let Some(sshd) = Sshd::start(&forced) else { return };
-    let ssh = sshd.ssh();
+    let Some(sshd) = start_sshd(&forced) else { return };
+    let ssh = sshd.ssh_program();
     let (id, public) = keypair(w, "reader", "x25519");
     let wkey = w.join("writer.key");
     ok(&backup(&ssh, &["init", "--repo", p(&repo), "-r", &public, "--writer-key", p(&wkey)]));

@@ -3,6 +3,8 @@
 //! with `HYPERSEAL_AGENT_SOCK` pointing at it, in a session of their own (`setsid`), so no
 //! command can reach a terminal to prompt on.
 
+pub mod sshd;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
