@@ -105,7 +105,7 @@ struct Recipients {
 
 /// The reader set's MAC (docs/BACKUP.md §4.2): keyed BLAKE3 over a label, the serial and
 /// each recipient with its length, so no two sets share an input.
-pub(crate) fn reader_mac(key: &[u8; 32], serial: u64, recipients: &[String]) -> String {
+pub(crate) fn reader_mac(key: &[u8; 32], serial: u64, recipients: &[String]) -> blake3::Hash {
     let mut h = blake3::Hasher::new_keyed(key);
     h.update(b"hyperseal backup v1 reader set\0");
     h.update(&serial.to_be_bytes());
@@ -113,7 +113,7 @@ pub(crate) fn reader_mac(key: &[u8; 32], serial: u64, recipients: &[String]) -> 
         h.update(&(r.len() as u64).to_be_bytes());
         h.update(r.as_bytes());
     }
-    h.finalize().to_hex().to_string()
+    h.finalize()
 }
 
 /// Splits what a reader passes over (an object that does not open with these identities, is
@@ -145,7 +145,7 @@ pub(crate) fn put_recipients(
     reader_key: Option<&[u8; 32]>,
     dedup_key: &[u8; 32],
 ) -> Result<String> {
-    let mac = reader_key.map(|k| reader_mac(k, serial, list));
+    let mac = reader_key.map(|k| reader_mac(k, serial, list).to_hex().to_string());
     let json =
         serde_json::to_vec(&Recipients { serial, recipients: list.to_vec(), mac }).expect("serialises");
     let name = format!("keys/{serial}-{}", crate::keys::set_tag(dedup_key, list));
@@ -285,7 +285,9 @@ impl<'a> Reader<'a> {
                 }
             };
             if let Some(k) = &mac_key {
-                if r.mac.as_deref() != Some(reader_mac(k, r.serial, &r.recipients).as_str()) {
+                // blake3::Hash compares in constant time.
+                let given = r.mac.as_deref().and_then(|m| blake3::Hash::from_hex(m).ok());
+                if given != Some(reader_mac(k, r.serial, &r.recipients)) {
                     refused.push(format!("{} (no valid reader MAC: not written by a reader)", o.name));
                     continue;
                 }

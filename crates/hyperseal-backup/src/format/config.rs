@@ -37,8 +37,8 @@ pub enum Algorithm {
     FastCdc2020,
 }
 
-/// The config object's JSON.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The config object's JSON. `Debug` leaves out the two keys.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Format version: 1.
@@ -56,6 +56,17 @@ pub struct Config {
     /// repositories made before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reader_key: Option<String>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("version", &self.version)
+            .field("repo", &self.repo)
+            .field("chunker", &self.chunker)
+            .field("compression", &self.compression)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Config {
@@ -94,6 +105,13 @@ mod tests {
     #[test]
     fn a_config_of_this_version_reads() {
         assert_eq!(Config::decode(json(1, CHUNK_MAX, "").as_bytes()).unwrap().chunker.max, CHUNK_MAX);
+    }
+
+    #[test]
+    fn debug_shows_no_key() {
+        let k = format!(r#","reader_key":"{}""#, "ef".repeat(32));
+        let shown = format!("{:?}", Config::decode(json(1, CHUNK_MAX, &k).as_bytes()).unwrap());
+        assert!(!shown.contains("cdcd") && !shown.contains("efef") && shown.contains("abab"), "{shown}");
     }
 
     #[test]
